@@ -1,0 +1,102 @@
+"""Errors: per-key failures are values (:class:`Failure`); exceptions are for a call as a whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import kafka.errors as _kafka_errors
+
+
+class ErrorCode(IntEnum):
+    """The Kafka error codes this client reacts to by name (others are reported by number)."""
+
+    NONE = 0
+    OFFSET_OUT_OF_RANGE = 1
+    UNKNOWN_TOPIC_OR_PARTITION = 3
+    LEADER_NOT_AVAILABLE = 5
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    COORDINATOR_LOAD_IN_PROGRESS = 14
+    COORDINATOR_NOT_AVAILABLE = 15
+    NOT_COORDINATOR = 16
+    INVALID_GROUP_ID = 24
+    GROUP_AUTHORIZATION_FAILED = 30
+    UNSUPPORTED_VERSION = 35
+    UNSTABLE_OFFSET_COMMIT = 88
+    NON_EMPTY_GROUP = 68
+    GROUP_ID_NOT_FOUND = 69
+    UNKNOWN_TOPIC_ID = 100
+
+
+#: Errors after which the same coordinator is asked again, after a backoff.
+RETRY_SAME_BROKER = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
+#: Errors after which the cached coordinator is dropped and looked up again.
+RELOOKUP = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
+#: Errors after which partition metadata is refreshed and the leader asked again.
+REFRESH_LEADER = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE})
+
+# Codes that are not broker errors but outcomes of this client itself.
+CLIENT_TIMEOUT = -100
+CLIENT_DISCONNECTED = -101
+CLIENT_UNSUPPORTED = -102
+
+
+def error_name(code: int) -> str:
+    if code == CLIENT_TIMEOUT:
+        return "CLIENT_TIMEOUT"
+    if code == CLIENT_DISCONNECTED:
+        return "CLIENT_DISCONNECTED"
+    if code == CLIENT_UNSUPPORTED:
+        return "CLIENT_UNSUPPORTED"
+    cls = _kafka_errors.for_code(code)
+    name = getattr(cls, "message", None)
+    if not name or cls is _kafka_errors.UnrecognizedBrokerError:
+        return f"UNKNOWN_ERROR_{code}"
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why one key (a group, a partition, a broker) has no result. A value, not an exception."""
+
+    code: int
+    message: str = ""
+
+    @property
+    def name(self) -> str:
+        return error_name(self.code)
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.message}" if self.message else self.name
+
+    def to_dict(self) -> dict:
+        return {"error_code": self.code, "error": self.name, "message": self.message}
+
+
+class KafkaGroupsError(Exception):
+    """Base class of the exceptions this package raises."""
+
+
+class ConfigurationError(KafkaGroupsError, ValueError):
+    """Bad input: raised before anything is sent. The message names the input and the fix."""
+
+
+class NoBrokerAvailable(KafkaGroupsError, ConnectionError):
+    """None of the bootstrap servers (or known brokers) could be reached."""
+
+
+class AuthenticationError(KafkaGroupsError):
+    """SASL or TLS authentication failed. Never carries the secret itself."""
+
+
+class ProtocolError(KafkaGroupsError):
+    """A broker answered with something this client cannot read."""
+
+
+class RequestTimeout(KafkaGroupsError, TimeoutError):
+    """One request got no response within its timeout."""
+
+
+class BrokerDisconnected(KafkaGroupsError, ConnectionError):
+    """The connection to a broker closed while requests were in flight."""

@@ -1,0 +1,219 @@
+"""What the client returns: frozen, typed values with one JSON path (``to_dict``) each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Generic, Hashable, Iterator, Mapping, TypeVar
+
+from .errors import Failure
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}[{self.partition}]"
+
+
+class GroupState(str, Enum):
+    """Classic and KIP-848 group states, plus UNKNOWN for anything a broker invents."""
+
+    STABLE = "Stable"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    EMPTY = "Empty"
+    DEAD = "Dead"
+    UNKNOWN = "Unknown"
+
+    @classmethod
+    def parse(cls, text: str | None) -> "GroupState":
+        if not text:
+            return cls.UNKNOWN
+        folded = text.replace("_", "").replace(" ", "").lower()
+        for state in cls:
+            if state.value.lower() == folded:
+                return state
+        return cls.UNKNOWN
+
+    @property
+    def is_rebalancing(self) -> bool:
+        return self in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE,
+                        GroupState.ASSIGNING, GroupState.RECONCILING)
+
+
+def nest_by_topic(items: Mapping[TopicPartition, Any]) -> dict[str, dict[str, Any]]:
+    """``{TopicPartition: v}`` -> ``{topic: {"partition": v}}``: the JSON shape used everywhere."""
+    out: dict[str, dict[str, Any]] = {}
+    for tp in sorted(items):
+        value = items[tp]
+        out.setdefault(tp.topic, {})[str(tp.partition)] = value.to_dict() if hasattr(value, "to_dict") else value
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedResults(Generic[K, V]):
+    """One outcome per key: a value in ``values`` or a :class:`Failure` in ``failures``, never both."""
+
+    values: Mapping[K, V] = field(default_factory=dict)
+    failures: Mapping[K, Failure] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[K]:
+        yield from self.values
+        yield from self.failures
+
+    def __len__(self) -> int:
+        return len(self.values) + len(self.failures)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.values or key in self.failures
+
+    def __getitem__(self, key: K) -> V:
+        """The value for ``key``; a failed key raises ``KeyError`` naming its failure."""
+        if key in self.values:
+            return self.values[key]
+        if key in self.failures:
+            raise KeyError(f"{key}: {self.failures[key]}")
+        raise KeyError(key)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def to_dict(self) -> dict[str, Any]:
+        def encode_key(key: Any) -> str:
+            return f"{key.topic}:{key.partition}" if isinstance(key, TopicPartition) else str(key)
+
+        def encode_value(value: Any) -> Any:
+            return value.to_dict() if hasattr(value, "to_dict") else value
+
+        return {
+            "results": {encode_key(k): encode_value(v) for k, v in self.values.items()},
+            "errors": {encode_key(k): f.to_dict() for k, f in self.failures.items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    group_id: str
+    protocol_type: str
+    state: GroupState
+    group_type: str | None
+    coordinator_id: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group_id": self.group_id, "protocol_type": self.protocol_type, "state": self.state.value,
+                "group_type": self.group_type, "coordinator_id": self.coordinator_id}
+
+
+@dataclass(frozen=True, slots=True)
+class ListGroupsResult:
+    """Groups from every broker; a broker that failed is listed in ``broker_failures``, not dropped."""
+
+    groups: tuple[GroupListing, ...]
+    broker_failures: Mapping[int, Failure] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"groups": [g.to_dict() for g in self.groups],
+                "broker_failures": {str(k): f.to_dict() for k, f in self.broker_failures.items()}}
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: tuple[TopicPartition, ...]
+    subscribed_topics: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"member_id": self.member_id, "group_instance_id": self.group_instance_id,
+                "client_id": self.client_id, "client_host": self.client_host,
+                "assignment": {t: sorted(p.partition for p in self.assignment if p.topic == t)
+                               for t in sorted({p.topic for p in self.assignment})},
+                "subscribed_topics": list(self.subscribed_topics)}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    group_id: str
+    state: GroupState
+    protocol_type: str
+    protocol: str
+    members: tuple[MemberDescription, ...]
+    coordinator_id: int
+    group_type: str = "classic"  # "classic" (DescribeGroups) or "consumer" (KIP-848 ConsumerGroupDescribe)
+
+    @property
+    def is_plain_consumer_group(self) -> bool:
+        """Connect, Streams and other protocol types are groups, but not plain consumer groups."""
+        return self.protocol_type in ("consumer", "")
+
+    @property
+    def assigned_partitions(self) -> frozenset[TopicPartition]:
+        return frozenset(tp for member in self.members for tp in member.assignment)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group_id": self.group_id, "state": self.state.value, "protocol_type": self.protocol_type,
+                "protocol": self.protocol, "group_type": self.group_type, "coordinator_id": self.coordinator_id,
+                "members": [m.to_dict() for m in self.members]}
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    """A group's commit for one partition. ``offset`` is None when the group has no commit there."""
+
+    offset: int | None
+    metadata: str = ""
+    leader_epoch: int | None = None
+    error: Failure | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"offset": self.offset, "metadata": self.metadata, "leader_epoch": self.leader_epoch}
+        if self.error is not None:
+            out["error"] = self.error.to_dict()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GroupOffsets:
+    group_id: str
+    partitions: Mapping[TopicPartition, CommittedOffset]
+
+    def committed(self) -> dict[TopicPartition, int]:
+        """Only the partitions with a usable commit."""
+        return {tp: c.offset for tp, c in self.partitions.items() if c.offset is not None and c.error is None}
+
+    @property
+    def topics(self) -> frozenset[str]:
+        return frozenset(tp.topic for tp in self.partitions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group_id": self.group_id, "partitions": nest_by_topic(self.partitions)}
+
+
+@dataclass(frozen=True, slots=True)
+class ListedOffset:
+    """A ListOffsets answer. ``timestamp`` is -1 for latest/earliest specs."""
+
+    offset: int
+    timestamp: int = -1
+    leader_epoch: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"offset": self.offset, "timestamp": self.timestamp, "leader_epoch": self.leader_epoch}
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDescription:
+    name: str
+    partitions: Mapping[int, int]  # partition -> leader id (-1 when none)
+    is_internal: bool = False
