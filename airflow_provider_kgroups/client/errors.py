@@ -40,6 +40,7 @@ REFRESH_LEADER = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_N
 CLIENT_TIMEOUT = -100
 CLIENT_DISCONNECTED = -101
 CLIENT_UNSUPPORTED = -102
+CLIENT_INCOMPLETE_RESPONSE = -103
 
 
 def error_name(code: int) -> str:
@@ -49,9 +50,11 @@ def error_name(code: int) -> str:
         return "CLIENT_DISCONNECTED"
     if code == CLIENT_UNSUPPORTED:
         return "CLIENT_UNSUPPORTED"
+    if code == CLIENT_INCOMPLETE_RESPONSE:
+        return "CLIENT_INCOMPLETE_RESPONSE"
     cls = _kafka_errors.for_code(code)
     name = getattr(cls, "message", None)
-    if not name or cls is _kafka_errors.UnrecognizedBrokerError:
+    if not name or cls.__name__ == "UnrecognizedBrokerError":
         return f"UNKNOWN_ERROR_{code}"
     return name
 

@@ -1,0 +1,26 @@
+"""Batched Kafka consumer-group client (asyncio, no Airflow, no Spark).
+
+Layers, bottom up: ``transport`` (sockets, framing, auth), ``driver`` (the one batching
+mechanism), ``lookup`` (which broker serves a key), ``handlers`` (one module per API),
+``client`` (the verbs) and ``sync`` (a blocking facade).
+"""
+
+from .client import AsyncGroupsClient
+from .config import ClientConfig
+from .errors import (
+    AuthenticationError, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable,
+)
+from .results import (
+    CommittedOffset, GroupDescription, GroupListing, GroupOffsets, GroupState, KeyedResults, ListedOffset,
+    ListGroupsResult, MemberDescription, TopicDescription, TopicPartition,
+)
+from .selection import GroupSelector
+from .sync import GroupsClient
+from .transport import RequestStats
+
+__all__ = [
+    "AsyncGroupsClient", "GroupsClient", "ClientConfig", "GroupSelector", "RequestStats",
+    "Failure", "KafkaGroupsError", "ConfigurationError", "NoBrokerAvailable", "AuthenticationError",
+    "CommittedOffset", "GroupDescription", "GroupListing", "GroupOffsets", "GroupState", "KeyedResults",
+    "ListedOffset", "ListGroupsResult", "MemberDescription", "TopicDescription", "TopicPartition",
+]

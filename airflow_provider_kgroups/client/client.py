@@ -1,0 +1,159 @@
+"""The public asyncio client: a few verbs over the driver, each one deadline-bound call."""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable, Mapping
+
+from .cluster import ClusterMetadata
+from .config import ClientConfig
+from .driver import ApiHandler, Call, Driver
+from .errors import ConfigurationError
+from .handlers.delete_groups import DeleteGroupsHandler
+from .handlers.describe_groups import USE_CLASSIC, ConsumerGroupDescribeHandler, DescribeGroupsHandler
+from .handlers.list_groups import ListGroupsHandler
+from .handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED, ListOffsetsHandler
+from .handlers.offset_fetch import OffsetFetchHandler
+from .lookup import CoordinatorLookup, LeaderLookup
+from .results import (
+    GroupDescription, GroupOffsets, KeyedResults, ListedOffset, ListGroupsResult, TopicDescription, TopicPartition,
+)
+from .selection import validate_group_ids
+from .transport import ConnectionPool, RequestStats
+
+log = logging.getLogger(__name__)
+
+OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
+
+
+def _check_timeout(timeout_s: float | None) -> None:
+    if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
+                                  or timeout_s <= 0):
+        raise ConfigurationError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}.")
+
+
+def _partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+    tps = list(dict.fromkeys(partitions))
+    for tp in tps:
+        if not isinstance(tp, TopicPartition) or not tp.topic or tp.partition < 0:
+            raise ConfigurationError(f"{tp!r} is not a TopicPartition(topic, partition >= 0).")
+    return tps
+
+
+class AsyncGroupsClient:
+    """Batched consumer-group administration for many groups at once.
+
+    Every verb takes an optional ``timeout_s`` (default ``config.call_timeout_s``) for the
+    whole call; each key gets its own value or :class:`~.errors.Failure`.
+    """
+
+    def __init__(self, config: ClientConfig, stats: RequestStats | None = None) -> None:
+        self.config = config
+        self.pool = ConnectionPool(config, stats)
+        self.metadata = ClusterMetadata()
+        self._coordinators = CoordinatorLookup(self.metadata)
+        self._leaders = LeaderLookup(self.metadata)
+
+    @property
+    def stats(self) -> RequestStats:
+        return self.pool.stats
+
+    async def __aenter__(self) -> "AsyncGroupsClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    def _call(self, timeout_s: float | None) -> Call:
+        _check_timeout(timeout_s)
+        return Call.start(self.pool, self.config, timeout_s)
+
+    async def _run(self, call: Call, handler: ApiHandler, keys) -> KeyedResults:
+        if not self.metadata.bootstrapped:
+            await self.metadata.refresh(call)  # raises NoBrokerAvailable when nothing answers
+        return await Driver(call, handler).run(keys)
+
+    # -- groups ------------------------------------------------------------------------------
+
+    async def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
+                          timeout_s: float | None = None) -> ListGroupsResult:
+        """Every group on every broker (ListGroups goes to each broker: it lists what it coordinates)."""
+        call = self._call(timeout_s)
+        await self.metadata.refresh(call)
+        handler = ListGroupsHandler(frozenset(states), frozenset(types))
+        results = await self._run(call, handler, self.metadata.brokers)
+        groups = sorted((g for listings in results.values.values() for g in listings), key=lambda g: g.group_id)
+        return ListGroupsResult(groups=tuple(groups), broker_failures=dict(results.failures))
+
+    async def describe_groups(self, group_ids: Iterable[str],
+                              timeout_s: float | None = None) -> KeyedResults[str, GroupDescription]:
+        """State, protocol and members with their assignments; KIP-848 groups via ConsumerGroupDescribe."""
+        ids = validate_group_ids(group_ids)
+        call = self._call(timeout_s)
+        modern = await self._run(call, ConsumerGroupDescribeHandler(self._coordinators), ids)
+        classic_ids = [g for g, v in modern.values.items() if v == USE_CLASSIC]
+        values = {g: v for g, v in modern.values.items() if v != USE_CLASSIC}
+        failures = dict(modern.failures)
+        if classic_ids:
+            classic = await self._run(call, DescribeGroupsHandler(self._coordinators), classic_ids)
+            values.update(classic.values)
+            failures.update(classic.failures)
+        return KeyedResults({g: values[g] for g in ids if g in values}, failures)
+
+    async def fetch_committed_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Iterable[int]] | None = None,
+                                      require_stable: bool = False,
+                                      timeout_s: float | None = None) -> KeyedResults[str, GroupOffsets]:
+        """Committed offsets per group (all partitions it committed, or only ``topics``)."""
+        ids = validate_group_ids(group_ids)
+        wanted = None if topics is None else {t: sorted(set(p)) for t, p in topics.items()}
+        call = self._call(timeout_s)
+        return await self._run(call, OffsetFetchHandler(self._coordinators, wanted, require_stable), ids)
+
+    async def delete_groups(self, group_ids: Iterable[str],
+                            timeout_s: float | None = None) -> KeyedResults[str, bool]:
+        """Delete groups; the broker refuses non-empty (NON_EMPTY_GROUP) and unknown groups per group."""
+        ids = validate_group_ids(group_ids)
+        return await self._run(self._call(timeout_s), DeleteGroupsHandler(self._coordinators), ids)
+
+    # -- partitions --------------------------------------------------------------------------
+
+    async def list_offsets(self, specs: Mapping[TopicPartition, int], *, read_committed: bool = False,
+                           timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+        """ListOffsets by partition leader. A spec is -1 latest, -2 earliest, -3 max timestamp, or a ms timestamp."""
+        tps = _partitions(specs)
+        for tp in tps:
+            if not isinstance(specs[tp], int) or specs[tp] < MAX_TIMESTAMP:
+                raise ConfigurationError(f"offset spec {specs[tp]!r} for {tp} is not -1, -2, -3 or a timestamp in ms.")
+        if not tps:
+            return KeyedResults()
+        handler = ListOffsetsHandler(self._leaders, dict(specs), READ_COMMITTED if read_committed else READ_UNCOMMITTED)
+        return await self._run(self._call(timeout_s), handler, tps)
+
+    async def log_end_offsets(self, partitions: Iterable[TopicPartition], *, read_committed: bool = False,
+                              timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+        return await self.list_offsets({tp: LATEST for tp in _partitions(partitions)},
+                                       read_committed=read_committed, timeout_s=timeout_s)
+
+    async def log_start_offsets(self, partitions: Iterable[TopicPartition],
+                                timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+        return await self.list_offsets({tp: EARLIEST for tp in _partitions(partitions)}, timeout_s=timeout_s)
+
+    async def offsets_for_timestamp(self, partitions: Iterable[TopicPartition], timestamp_ms: int,
+                                    timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+        """The first offset whose record timestamp is >= ``timestamp_ms`` (the log end when none is)."""
+        if isinstance(timestamp_ms, bool) or not isinstance(timestamp_ms, int) or timestamp_ms < 0:
+            raise ConfigurationError(f"timestamp_ms must be a non-negative int (ms since the epoch), got {timestamp_ms!r}.")
+        return await self.list_offsets({tp: timestamp_ms for tp in _partitions(partitions)}, timeout_s=timeout_s)
+
+    async def describe_topics(self, topics: Iterable[str] | None = None,
+                              timeout_s: float | None = None) -> dict[str, TopicDescription]:
+        """Partitions and leaders of ``topics`` (None: every topic). Unknown topics are left out."""
+        call = self._call(timeout_s)
+        names = None if topics is None else sorted(set(topics))
+        await self.metadata.refresh(call, names)
+        wanted = self.metadata.topics if names is None else {n: self.metadata.topics[n] for n in names
+                                                             if n in self.metadata.topics}
+        return dict(wanted)

@@ -1,0 +1,72 @@
+"""What the client knows about the cluster: brokers and partition leaders, from Metadata."""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable
+
+from .config import BrokerAddress
+from .driver import Call
+from .errors import ErrorCode, error_name
+from .protocol import MetadataRequest
+from .results import TopicDescription
+
+log = logging.getLogger(__name__)
+
+
+class ClusterMetadata:
+    """Brokers and topics as last seen; refreshed on demand (a leader moved, a topic is new)."""
+
+    def __init__(self) -> None:
+        self.brokers: dict[int, BrokerAddress] = {}
+        self.topics: dict[str, TopicDescription] = {}
+        self.topic_errors: dict[str, int] = {}
+        self._stale_topics: set[str] = set()
+        self.bootstrapped = False
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        if topic in self._stale_topics:
+            return None
+        description = self.topics.get(topic)
+        if description is None:
+            return None
+        leader = description.partitions.get(partition, -1)
+        return leader if leader >= 0 else None
+
+    def mark_stale(self, topics: Iterable[str]) -> None:
+        self._stale_topics.update(topics)
+
+    async def refresh(self, call: Call, topics: Iterable[str] | None = ()) -> None:
+        """Ask any broker for brokers plus ``topics`` (``None`` = every topic, ``()`` = none)."""
+        conn = await call.pool.any()
+        version = conn.version_for(MetadataRequest)
+        names = None if topics is None else sorted(set(topics))
+        if names is None and version == 0:
+            names = []  # v0 has no "all topics" null; an empty list means all there
+        request = MetadataRequest(
+            topics=None if names is None else [MetadataRequest.MetadataRequestTopic(name=n) for n in names],
+            allow_auto_topic_creation=False,
+        )
+        response = await conn.send(request, version, call.request_timeout())
+        self.brokers = {b.node_id: BrokerAddress(b.host, b.port) for b in response.brokers}
+        call.pool.set_brokers(self.brokers)
+        self.bootstrapped = True
+        for topic in response.topics:
+            self._stale_topics.discard(topic.name)
+            if topic.error_code and topic.error_code != ErrorCode.LEADER_NOT_AVAILABLE:
+                self.topics.pop(topic.name, None)
+                self.topic_errors[topic.name] = topic.error_code
+                continue
+            self.topic_errors.pop(topic.name, None)
+            self.topics[topic.name] = TopicDescription(
+                name=topic.name,
+                partitions={p.partition_index: (p.leader_id if not p.error_code or p.leader_id >= 0 else -1)
+                            for p in topic.partitions},
+                is_internal=bool(topic.is_internal),
+            )
+        if names:
+            for missing in set(names) - {t.name for t in response.topics}:
+                self.topics.pop(missing, None)
+                self.topic_errors[missing] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        log.debug("metadata: %d brokers, %d topics (%s)", len(self.brokers), len(response.topics),
+                  ", ".join(f"{t}: {error_name(c)}" for t, c in self.topic_errors.items()) or "no topic errors")

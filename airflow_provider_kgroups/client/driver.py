@@ -1,0 +1,262 @@
+"""The one batching mechanism every operation runs on (after the Java admin client's driver).
+
+Each key (a group, a partition, a broker) is in one of three stages: waiting for a
+lookup (which broker serves it?), mapped to a broker, or finished with a value or a
+:class:`Failure`. A :class:`Lookup` strategy maps keys to brokers; an :class:`ApiHandler`
+builds requests for the keys mapped to one broker and reads each response into an
+:class:`Outcome`. The driver does the rest for every API alike: requests to different
+brokers in flight at once, several requests to one broker pipelined on its connection,
+per-key retries with backoff, re-lookup when a broker turns out to be wrong, and one
+deadline for the whole call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Generic, Hashable, Iterable, Protocol, TypeVar
+
+from .config import ClientConfig
+from .errors import (
+    CLIENT_DISCONNECTED, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected, Failure, KafkaGroupsError,
+    RequestTimeout,
+)
+from .protocol import ApiMessage
+from .results import KeyedResults
+from .transport import BrokerConnection, ConnectionPool
+
+log = logging.getLogger(__name__)
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPlan(Generic[K]):
+    """One request to send and the keys whose fate its response decides."""
+
+    request: ApiMessage
+    version: int
+    keys: tuple[K, ...]
+
+
+@dataclass(slots=True)
+class Outcome(Generic[K, V]):
+    """How one response (or one lookup) left its keys."""
+
+    completed: dict[K, V] = field(default_factory=dict)
+    failed: dict[K, Failure] = field(default_factory=dict)
+    unmapped: set[K] = field(default_factory=set)  # wrong broker: look it up again
+    retry: set[K] = field(default_factory=set)  # right broker, not ready: ask it again after a backoff
+    reasons: dict[K, str] = field(default_factory=dict)  # why a key is unmapped or retried (for timeouts)
+
+    def merge(self, other: "Outcome[K, V]") -> None:
+        self.completed.update(other.completed)
+        self.failed.update(other.failed)
+        self.unmapped |= other.unmapped
+        self.retry |= other.retry
+        self.reasons.update(other.reasons)
+
+    def requeue(self, key: K, failure: Failure, *, relookup: bool) -> None:
+        (self.unmapped if relookup else self.retry).add(key)
+        self.reasons[key] = str(failure)
+
+
+class Lookup(Protocol[K]):
+    """Which broker serves a key. ``lookup`` returns key -> node id in ``completed``."""
+
+    def cached(self, key: K) -> int | None: ...
+
+    def forget(self, keys: Iterable[K]) -> None: ...
+
+    async def lookup(self, keys: list[K], call: "Call") -> Outcome[K, int]: ...
+
+
+class ApiHandler(Protocol[K, V]):
+    """One Kafka API: build requests for a broker's keys, read responses into outcomes."""
+
+    request_class: type[ApiMessage]
+    lookup: Lookup[K]
+
+    def build(self, keys: list[K], version: int) -> list[RequestPlan[K]]: ...
+
+    def parse(self, plan: RequestPlan[K], response: Any) -> Outcome[K, V]: ...
+
+
+@dataclass
+class Call:
+    """What one public call shares: the pool, the deadline, the backoff policy."""
+
+    pool: ConnectionPool
+    config: ClientConfig
+    deadline: float
+
+    @classmethod
+    def start(cls, pool: ConnectionPool, config: ClientConfig, timeout_s: float | None) -> "Call":
+        return cls(pool, config, time.monotonic() + (timeout_s if timeout_s is not None else config.call_timeout_s))
+
+    @property
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def request_timeout(self) -> float:
+        return max(0.001, min(self.config.request_timeout_s, self.time_left))
+
+    def backoff(self, attempt: int) -> float:
+        base = min(self.config.retry_backoff_max_s, self.config.retry_backoff_s * (2 ** max(0, attempt - 1)))
+        return base * random.uniform(0.8, 1.2)
+
+    async def send(self, conn: BrokerConnection, plan: RequestPlan) -> Any:
+        return await conn.send(plan.request, plan.version, self.request_timeout())
+
+
+def unsupported_outcome(keys: Iterable[K], api: str, node: int) -> Outcome:
+    failure = Failure(CLIENT_UNSUPPORTED, f"broker {node} does not support {api}")
+    return Outcome(failed={key: failure for key in keys})
+
+
+class Driver(Generic[K, V]):
+    """Runs one handler over many keys until each key has a value or a failure."""
+
+    def __init__(self, call: Call, handler: ApiHandler[K, V]) -> None:
+        self.call = call
+        self.handler = handler
+        self.api = handler.request_class.__name__.removesuffix("Request")
+        self.values: dict[K, V] = {}
+        self.failures: dict[K, Failure] = {}
+        self._waiting_lookup: set[K] = set()
+        self._mapped: dict[int, set[K]] = {}
+        self._attempts: dict[K, int] = {}
+        self._delayed: list[tuple[float, int, str, int, frozenset]] = []  # (ready, seq, stage, node, keys)
+        self._seq = itertools.count()
+        self._last_error: dict[K, str] = {}
+
+    async def run(self, keys: Iterable[K]) -> KeyedResults[K, V]:
+        for key in dict.fromkeys(keys):
+            node = self.handler.lookup.cached(key)
+            if node is None:
+                self._waiting_lookup.add(key)
+            else:
+                self._mapped.setdefault(node, set()).add(key)
+        tasks: dict[asyncio.Task, tuple[str, int, tuple]] = {}
+        try:
+            while True:
+                self._release_delayed()
+                if self._waiting_lookup:
+                    batch = tuple(self._waiting_lookup)
+                    self._waiting_lookup.clear()
+                    tasks[asyncio.ensure_future(self.handler.lookup.lookup(list(batch), self.call))] = ("lookup", -1, batch)
+                for node, node_keys in list(self._mapped.items()):
+                    if node_keys:
+                        batch = tuple(node_keys)
+                        self._mapped[node] = set()
+                        tasks[asyncio.ensure_future(self._fulfil(node, list(batch)))] = ("fulfil", node, batch)
+                if not tasks and not self._delayed:
+                    break
+                wait_for = self.call.time_left
+                if self._delayed:
+                    wait_for = min(wait_for, self._delayed[0][0] - time.monotonic())
+                if self.call.time_left <= 0:
+                    self._expire(tasks)
+                    break
+                if not tasks:
+                    await asyncio.sleep(max(0.0, wait_for))
+                    continue
+                done, _ = await asyncio.wait(tasks, timeout=max(0.0, wait_for), return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    stage, node, batch = tasks.pop(task)
+                    self._absorb(stage, node, batch, task)
+        finally:
+            for task in tasks:
+                task.cancel()
+        return KeyedResults(values=self.values, failures=self.failures)
+
+    # -- one broker's share ------------------------------------------------------------------
+
+    async def _fulfil(self, node: int, keys: list[K]) -> Outcome[K, V]:
+        """Send every request for ``keys`` to ``node`` at once (pipelined) and merge the outcomes."""
+        conn = await self.call.pool.get(node)
+        version = conn.version_for(self.handler.request_class)
+        if version is None:
+            unsupported = getattr(self.handler, "unsupported", None)
+            return unsupported(keys, node) if unsupported else unsupported_outcome(keys, self.api, node)
+        plans = self.handler.build(keys, version)
+        responses = await asyncio.gather(*(self.call.send(conn, plan) for plan in plans), return_exceptions=True)
+        outcome: Outcome[K, V] = Outcome()
+        for plan, response in zip(plans, responses):
+            if isinstance(response, BaseException):
+                outcome.merge(self._transport_failure(plan.keys, response))
+            else:
+                outcome.merge(self.handler.parse(plan, response))
+        return outcome
+
+    def _transport_failure(self, keys: Iterable[K], error: BaseException) -> Outcome[K, V]:
+        if isinstance(error, (BrokerDisconnected, RequestTimeout, ConnectionError, OSError)):
+            # A dropped or silent broker: its keys go back to lookup, as in the Java client.
+            return Outcome(unmapped=set(keys), reasons={key: str(error) for key in keys})
+        if isinstance(error, asyncio.CancelledError):
+            raise error
+        failure = Failure(CLIENT_DISCONNECTED if isinstance(error, KafkaGroupsError) else CLIENT_UNSUPPORTED,
+                          f"{type(error).__name__}: {error}")
+        return Outcome(failed={key: failure for key in keys})
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def _absorb(self, stage: str, node: int, batch: tuple, task: asyncio.Task) -> None:
+        error = task.exception()
+        if error is not None:
+            outcome = self._transport_failure(batch, error)
+            if stage == "lookup":  # no broker answered the lookup: try the lookup again later
+                outcome = Outcome(retry=outcome.unmapped, failed=outcome.failed, reasons=outcome.reasons)
+        else:
+            outcome = task.result()
+        self.values.update(outcome.completed if stage == "fulfil" else {})
+        self.failures.update(outcome.failed)
+        self._last_error.update(outcome.reasons)
+        if stage == "lookup":
+            for key, mapped_node in outcome.completed.items():
+                self._mapped.setdefault(mapped_node, set()).add(key)
+            self._delay("lookup", -1, outcome.retry | outcome.unmapped)
+            return
+        if outcome.unmapped:
+            self.handler.lookup.forget(outcome.unmapped)
+            self._delay("lookup", -1, outcome.unmapped)
+        self._delay("fulfil", node, outcome.retry)
+
+    def _delay(self, stage: str, node: int, keys: set[K]) -> None:
+        if not keys:
+            return
+        attempt = max(self._attempts.get(k, 0) for k in keys) + 1
+        for key in keys:
+            self._attempts[key] = attempt
+        ready = time.monotonic() + self.call.backoff(attempt)
+        heapq.heappush(self._delayed, (ready, next(self._seq), stage, node, frozenset(keys)))
+        log.debug("%s: %d key(s) back to %s in %.0f ms (attempt %d)", self.api, len(keys), stage,
+                  (ready - time.monotonic()) * 1000, attempt)
+
+    def _release_delayed(self) -> None:
+        now = time.monotonic()
+        while self._delayed and self._delayed[0][0] <= now:
+            _, _, stage, node, keys = heapq.heappop(self._delayed)
+            if stage == "lookup":
+                self._waiting_lookup |= keys
+            else:
+                self._mapped.setdefault(node, set()).update(keys)
+
+    def _expire(self, tasks: dict) -> None:
+        unfinished: set = set(self._waiting_lookup)
+        for keys in self._mapped.values():
+            unfinished |= keys
+        for _, _, _, _, keys in self._delayed:
+            unfinished |= keys
+        for _, _, batch in tasks.values():
+            unfinished |= set(batch)
+        for key in unfinished - self.values.keys() - self.failures.keys():
+            detail = self._last_error.get(key)
+            self.failures[key] = Failure(CLIENT_TIMEOUT, "deadline passed before a result"
+                                         + (f"; last error: {detail}" if detail else ""))

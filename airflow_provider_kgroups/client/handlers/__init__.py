@@ -1,0 +1,1 @@
+"""One module per Kafka API: build requests for one broker's keys, read responses into outcomes."""

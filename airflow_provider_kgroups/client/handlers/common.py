@@ -1,0 +1,26 @@
+"""What every coordinator API handler shares."""
+
+from __future__ import annotations
+
+from ..driver import Outcome
+from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
+
+
+def route_group_error(outcome: Outcome, group_id: str, error_code: int, message: str | None = None) -> bool:
+    """Sort a group-level error into retry / re-lookup / failed. True when there was an error."""
+    if error_code == ErrorCode.NONE:
+        return False
+    failure = Failure(error_code, message or "")
+    if error_code in RETRY_SAME_BROKER:
+        outcome.requeue(group_id, failure, relookup=False)
+    elif error_code in RELOOKUP:
+        outcome.requeue(group_id, failure, relookup=True)
+    else:
+        outcome.failed[group_id] = failure
+    return True
+
+
+def missing_from_response(outcome: Outcome, asked: tuple, answered: set, api: str) -> None:
+    """A key the broker did not answer for fails rather than vanishing."""
+    for key in set(asked) - answered:
+        outcome.failed[key] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"{api} response did not mention {key!r}")

@@ -1,0 +1,56 @@
+"""ListGroups: sent to every broker, each listing the groups it coordinates.
+
+The states filter needs v4+ and the types filter v5+; on older brokers the filter is
+applied here instead, so callers get the same answer from every broker.
+"""
+
+from __future__ import annotations
+
+from ..driver import Outcome, RequestPlan
+from ..errors import RELOOKUP, RETRY_SAME_BROKER, Failure
+from ..lookup import BrokerLookup
+from ..protocol import ListGroupsRequest
+from ..results import GroupListing, GroupState
+
+STATES_FILTER_VERSION = 4
+TYPES_FILTER_VERSION = 5
+
+
+class ListGroupsHandler:
+    request_class = ListGroupsRequest
+
+    def __init__(self, states: frozenset[str] = frozenset(), types: frozenset[str] = frozenset()) -> None:
+        self.lookup = BrokerLookup()
+        self._states = states
+        self._types = types
+
+    def build(self, node_ids: list[int], version: int) -> list[RequestPlan[int]]:
+        request = ListGroupsRequest(
+            states_filter=sorted(self._states) if version >= STATES_FILTER_VERSION else [],
+            types_filter=sorted(self._types) if version >= TYPES_FILTER_VERSION else [],
+        )
+        return [RequestPlan(request, version, tuple(node_ids))]
+
+    def parse(self, plan: RequestPlan[int], response) -> Outcome[int, tuple[GroupListing, ...]]:
+        node = plan.keys[0]
+        outcome: Outcome[int, tuple[GroupListing, ...]] = Outcome()
+        if response.error_code:
+            failure = Failure(response.error_code)
+            if response.error_code in RETRY_SAME_BROKER | RELOOKUP:
+                outcome.requeue(node, failure, relookup=False)
+            else:
+                outcome.failed[node] = failure
+            return outcome
+        listings = []
+        for group in response.groups:
+            state = GroupState.parse(group.group_state) if plan.version >= STATES_FILTER_VERSION else GroupState.UNKNOWN
+            group_type = (group.group_type or None) if plan.version >= TYPES_FILTER_VERSION else None
+            if self._states and plan.version < STATES_FILTER_VERSION:
+                pass  # the broker cannot tell states: keep the group rather than hide it
+            elif self._states and state.value not in self._states and state is not GroupState.UNKNOWN:
+                continue
+            if self._types and group_type is not None and group_type.lower() not in {t.lower() for t in self._types}:
+                continue
+            listings.append(GroupListing(group.group_id, group.protocol_type or "", state, group_type, node))
+        outcome.completed[node] = tuple(listings)
+        return outcome

@@ -1,0 +1,60 @@
+"""ListOffsets: log-start, log-end (high watermark or last stable offset) and offsets for a
+timestamp, one request per partition leader carrying all its partitions."""
+
+from __future__ import annotations
+
+from ..driver import Outcome, RequestPlan
+from ..errors import REFRESH_LEADER, ErrorCode, Failure
+from ..lookup import LeaderLookup
+from ..protocol import ListOffsetsRequest
+from ..results import ListedOffset, TopicPartition
+from .common import missing_from_response
+
+LATEST = -1
+EARLIEST = -2
+MAX_TIMESTAMP = -3
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
+
+class ListOffsetsHandler:
+    request_class = ListOffsetsRequest
+
+    def __init__(self, lookup: LeaderLookup, specs: dict[TopicPartition, int],
+                 isolation_level: int = READ_UNCOMMITTED) -> None:
+        self.lookup = lookup
+        self._specs = specs
+        self._isolation = isolation_level
+
+    def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
+        by_topic: dict[str, list[TopicPartition]] = {}
+        for tp in tps:
+            by_topic.setdefault(tp.topic, []).append(tp)
+        request = ListOffsetsRequest(
+            replica_id=-1, isolation_level=self._isolation,
+            topics=[ListOffsetsRequest.ListOffsetsTopic(name=topic, partitions=[
+                ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                    partition_index=tp.partition, timestamp=self._specs[tp], current_leader_epoch=-1)
+                for tp in sorted(parts)]) for topic, parts in sorted(by_topic.items())],
+        )
+        return [RequestPlan(request, version, tuple(tps))]
+
+    def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, ListedOffset]:
+        outcome: Outcome[TopicPartition, ListedOffset] = Outcome()
+        asked = set(plan.keys)
+        for topic in response.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, p.partition_index)
+                if tp not in asked:
+                    continue
+                if p.error_code in REFRESH_LEADER:
+                    outcome.requeue(tp, Failure(p.error_code), relookup=True)
+                elif p.error_code != ErrorCode.NONE:
+                    outcome.failed[tp] = Failure(p.error_code)
+                else:
+                    outcome.completed[tp] = ListedOffset(
+                        offset=p.offset, timestamp=p.timestamp,
+                        leader_epoch=p.leader_epoch if p.leader_epoch >= 0 else None)
+        missing_from_response(outcome, plan.keys, set(outcome.completed) | set(outcome.failed) | outcome.unmapped,
+                              "ListOffsets")
+        return outcome

@@ -1,0 +1,70 @@
+"""OffsetFetch: committed offsets of many groups. v8+ carries many groups per request
+(KIP-709); below v8 each group gets its own request, all pipelined on the connection."""
+
+from __future__ import annotations
+
+from ..driver import Outcome, RequestPlan
+from ..errors import Failure
+from ..lookup import CoordinatorLookup
+from ..protocol import OffsetFetchRequest
+from ..results import CommittedOffset, GroupOffsets, TopicPartition
+from .common import missing_from_response, route_group_error
+
+BATCHED_OFFSET_FETCH = 8
+NULL_TOPICS_MIN_VERSION = 2  # "all partitions" (Topics=null) needs v2+
+NO_COMMIT = -1
+
+
+class OffsetFetchHandler:
+    request_class = OffsetFetchRequest
+
+    def __init__(self, lookup: CoordinatorLookup, topics: dict[str, list[int]] | None = None,
+                 require_stable: bool = False) -> None:
+        self.lookup = lookup
+        self._topics = topics  # None: every partition the group committed
+        self._require_stable = require_stable
+
+    def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
+        if version >= BATCHED_OFFSET_FETCH:
+            groups = [OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=self._batched_topics())
+                      for g in group_ids]
+            return [RequestPlan(OffsetFetchRequest(groups=groups, require_stable=self._require_stable),
+                                version, tuple(group_ids))]
+        return [RequestPlan(OffsetFetchRequest(group_id=g, topics=self._single_topics(version),
+                                               require_stable=self._require_stable), version, (g,))
+                for g in group_ids]
+
+    def _batched_topics(self):
+        if self._topics is None:
+            return None
+        return [OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics(name=t, partition_indexes=p)
+                for t, p in self._topics.items()]
+
+    def _single_topics(self, version: int):
+        if self._topics is None:
+            if version < NULL_TOPICS_MIN_VERSION:
+                raise ValueError("OffsetFetch below v2 cannot ask for all partitions; name the topics")
+            return None
+        return [OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=p)
+                for t, p in self._topics.items()]
+
+    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupOffsets]:
+        outcome: Outcome[str, GroupOffsets] = Outcome()
+        if plan.version >= BATCHED_OFFSET_FETCH:
+            answers = [(g.group_id, g.error_code, g.topics) for g in response.groups]
+        else:
+            answers = [(plan.keys[0], response.error_code, response.topics)]
+        for group_id, error_code, topics in answers:
+            if group_id not in plan.keys or route_group_error(outcome, group_id, error_code):
+                continue
+            partitions = {}
+            for topic in topics:
+                for p in topic.partitions:
+                    offset = p.committed_offset if p.committed_offset != NO_COMMIT else None
+                    epoch = p.committed_leader_epoch if p.committed_leader_epoch >= 0 else None
+                    partitions[TopicPartition(topic.name, p.partition_index)] = CommittedOffset(
+                        offset=offset, metadata=p.metadata or "", leader_epoch=epoch,
+                        error=Failure(p.error_code) if p.error_code else None)
+            outcome.completed[group_id] = GroupOffsets(group_id, partitions)
+        missing_from_response(outcome, plan.keys, {a[0] for a in answers}, "OffsetFetch")
+        return outcome

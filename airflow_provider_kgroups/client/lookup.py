@@ -1,0 +1,144 @@
+"""Lookup strategies: which broker serves a key. Handlers never see how keys were mapped.
+
+* :class:`CoordinatorLookup` - groups to their coordinator with FindCoordinator: one
+  batched request (v4+, KIP-699) to one broker, or, where no broker has v4, one request
+  per key spread over the brokers and pipelined. Results are cached across calls.
+* :class:`LeaderLookup` - partitions to their leader with Metadata.
+* :class:`BrokerLookup` - the key *is* a broker (ListGroups goes to every broker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Iterable
+
+from .cluster import ClusterMetadata
+from .config import BrokerAddress
+from .driver import Call, Outcome, RequestPlan
+from .errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
+from .protocol import FindCoordinatorRequest
+from .results import TopicPartition
+
+GROUP_KEY_TYPE = 0
+BATCHED_FIND_COORDINATOR = 4
+
+
+class CoordinatorLookup:
+    def __init__(self, metadata: ClusterMetadata) -> None:
+        self._metadata = metadata
+        self._coordinators: dict[str, int] = {}
+
+    def cached(self, group_id: str) -> int | None:
+        return self._coordinators.get(group_id)
+
+    def forget(self, group_ids: Iterable[str]) -> None:
+        for group_id in group_ids:
+            self._coordinators.pop(group_id, None)
+
+    async def lookup(self, group_ids: list[str], call: Call) -> Outcome[str, int]:
+        if not self._metadata.bootstrapped:
+            await self._metadata.refresh(call)
+        conns = await _connect_all(call, self._metadata.brokers)
+        batched = [c for c in conns if (c.version_for(FindCoordinatorRequest) or 0) >= BATCHED_FIND_COORDINATOR]
+        if batched:
+            conn = min(batched, key=lambda c: c.in_flight)
+            version = conn.version_for(FindCoordinatorRequest)
+            plan = RequestPlan(FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=list(group_ids)),
+                               version, tuple(group_ids))
+            return self._read(plan, await call.send(conn, plan), call)
+        # No broker batches: one request per key, spread over the brokers, all in flight at once.
+        plans = []
+        for group_id, conn in zip(group_ids, itertools.cycle(conns)):
+            version = conn.version_for(FindCoordinatorRequest)
+            request = FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY_TYPE)
+            plans.append((conn, RequestPlan(request, version, (group_id,))))
+        responses = await asyncio.gather(*(call.send(c, p) for c, p in plans), return_exceptions=True)
+        outcome: Outcome[str, int] = Outcome()
+        for (_, plan), response in zip(plans, responses):
+            if isinstance(response, BaseException):
+                outcome.retry.update(plan.keys)
+                outcome.reasons.update({k: str(response) for k in plan.keys})
+            else:
+                outcome.merge(self._read(plan, response, call))
+        return outcome
+
+    def _read(self, plan: RequestPlan, response, call: Call) -> Outcome[str, int]:
+        if plan.version >= BATCHED_FIND_COORDINATOR:
+            answers = [(c.key, c.error_code, c.error_message, c.node_id, c.host, c.port) for c in response.coordinators]
+        else:
+            answers = [(plan.keys[0], response.error_code, response.error_message,
+                        response.node_id, response.host, response.port)]
+        outcome: Outcome[str, int] = Outcome()
+        new_brokers = {}
+        for key, error_code, message, node_id, host, port in answers:
+            if key not in plan.keys:
+                continue
+            if error_code == ErrorCode.NONE:
+                self._coordinators[key] = node_id
+                new_brokers[node_id] = BrokerAddress(host, port)
+                outcome.completed[key] = node_id
+            elif error_code in RETRY_SAME_BROKER or error_code in RELOOKUP:
+                outcome.requeue(key, Failure(error_code, message or ""), relookup=True)
+            else:
+                outcome.failed[key] = Failure(error_code, message or "")
+        # Keys the broker left out of its answer are looked up again.
+        missing = set(plan.keys) - outcome.completed.keys() - outcome.failed.keys() - outcome.unmapped
+        outcome.unmapped |= missing
+        outcome.reasons.update({k: "missing from FindCoordinator response" for k in missing})
+        unknown = {n: a for n, a in new_brokers.items() if call.pool.address_of(n) != a}
+        if unknown:
+            call.pool.set_brokers(unknown)
+        return outcome
+
+
+class LeaderLookup:
+    def __init__(self, metadata: ClusterMetadata) -> None:
+        self._metadata = metadata
+
+    def cached(self, tp: TopicPartition) -> int | None:
+        return self._metadata.leader_of(tp.topic, tp.partition)
+
+    def forget(self, tps: Iterable[TopicPartition]) -> None:
+        self._metadata.mark_stale({tp.topic for tp in tps})
+
+    async def lookup(self, tps: list[TopicPartition], call: Call) -> Outcome[TopicPartition, int]:
+        await self._metadata.refresh(call, {tp.topic for tp in tps})
+        outcome: Outcome[TopicPartition, int] = Outcome()
+        for tp in tps:
+            error = self._metadata.topic_errors.get(tp.topic)
+            description = self._metadata.topics.get(tp.topic)
+            if error is not None or description is None:
+                outcome.failed[tp] = Failure(error or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                             f"topic {tp.topic!r} is not in the cluster metadata")
+            elif tp.partition not in description.partitions:
+                outcome.failed[tp] = Failure(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                             f"topic {tp.topic!r} has no partition {tp.partition}")
+            elif description.partitions[tp.partition] < 0:
+                outcome.requeue(tp, Failure(ErrorCode.LEADER_NOT_AVAILABLE, ""), relookup=False)
+            else:
+                outcome.completed[tp] = description.partitions[tp.partition]
+        return outcome
+
+
+class BrokerLookup:
+    """Keys are broker node ids; nothing to look up."""
+
+    def cached(self, node_id: int) -> int | None:
+        return node_id
+
+    def forget(self, node_ids: Iterable[int]) -> None:
+        pass
+
+    async def lookup(self, node_ids: list[int], call: Call) -> Outcome[int, int]:
+        # Only reached after a broker's request failed: ask it again after the backoff.
+        return Outcome(completed={n: n for n in node_ids})
+
+
+async def _connect_all(call: Call, brokers: dict[int, BrokerAddress]):
+    """Live connections to every known broker (those that accept one), bootstrap ones as a last resort."""
+    results = await asyncio.gather(*(call.pool.get(n) for n in brokers), return_exceptions=True)
+    conns = [r for r in results if not isinstance(r, BaseException)]
+    if not conns:
+        conns = [await call.pool.any()]
+    return conns

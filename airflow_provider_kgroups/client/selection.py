@@ -1,0 +1,80 @@
+"""Choosing groups by exact ids and patterns, validated before anything is sent."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import ConfigurationError
+
+REGEX_PREFIX = "re:"
+
+
+def validate_group_ids(group_ids: Iterable[str], *, what: str = "group_ids") -> list[str]:
+    """A non-empty list of non-empty strings, duplicates dropped (order kept)."""
+    if isinstance(group_ids, str):
+        raise ConfigurationError(f"{what} must be a list of group ids, not the single string {group_ids!r}; "
+                                 f"write [{group_ids!r}].")
+    ids = list(dict.fromkeys(group_ids))
+    if not ids:
+        raise ConfigurationError(f"{what} is empty: name at least one consumer group.")
+    bad = [g for g in ids if not isinstance(g, str) or not g.strip()]
+    if bad:
+        raise ConfigurationError(f"{what} contains {bad[0]!r}: every group id must be a non-empty string.")
+    return ids
+
+
+def compile_pattern(pattern: str) -> re.Pattern:
+    """A glob (``orders-*``) or, with the ``re:`` prefix, a regular expression matched in full."""
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise ConfigurationError(f"group pattern {pattern!r} is empty: use a glob such as 'orders-*' "
+                                 f"or a regex such as 're:orders-[0-9]+'.")
+    if pattern.startswith(REGEX_PREFIX):
+        body = pattern[len(REGEX_PREFIX):]
+        try:
+            return re.compile(rf"(?:{body})\Z")
+        except re.error as exc:
+            raise ConfigurationError(f"group pattern {pattern!r} is not a valid regular expression: {exc}.") from None
+    if pattern.count("[") != pattern.count("]"):
+        raise ConfigurationError(f"group pattern {pattern!r} has an unbalanced '[': close the character class "
+                                 "or escape it as '[[]'.")
+    return re.compile(fnmatch.translate(pattern))
+
+
+@dataclass(frozen=True)
+class GroupSelector:
+    """Exact ids plus include patterns, minus exclude patterns. Exact ids are never excluded."""
+
+    ids: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ids, str) or isinstance(self.patterns, str) or isinstance(self.exclude, str):
+            raise ConfigurationError("group ids, patterns and excludes must be lists, not single strings.")
+        if not self.ids and not self.patterns:
+            raise ConfigurationError("no groups selected: give group ids, patterns (e.g. 'orders-*'), or both.")
+        if self.ids:
+            validate_group_ids(self.ids)
+        object.__setattr__(self, "_include", tuple(compile_pattern(p) for p in self.patterns))
+        object.__setattr__(self, "_exclude", tuple(compile_pattern(p) for p in self.exclude))
+
+    @property
+    def needs_listing(self) -> bool:
+        return bool(self.patterns)
+
+    def matches(self, group_id: str) -> bool:
+        if group_id in self.ids:
+            return True
+        return (any(p.match(group_id) for p in self._include)  # type: ignore[attr-defined]
+                and not any(p.match(group_id) for p in self._exclude))  # type: ignore[attr-defined]
+
+    def select(self, listed: Iterable[str]) -> list[str]:
+        """The exact ids (listed or not) followed by the listed groups that match."""
+        chosen = dict.fromkeys(self.ids)
+        for group_id in sorted(listed):
+            if self.matches(group_id):
+                chosen.setdefault(group_id)
+        return list(chosen)

@@ -1,0 +1,65 @@
+"""A synchronous facade for callers that are not async (CLI, Airflow poke mode, scripts).
+
+It owns a private event loop on a daemon thread, so it works the same whether or not
+the caller's thread already runs a loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from .client import AsyncGroupsClient
+from .config import ClientConfig
+from .transport import RequestStats
+
+
+class GroupsClient:
+    """Same verbs as :class:`AsyncGroupsClient`, blocking. Use as a context manager or call ``close()``."""
+
+    _VERBS = ("list_groups", "describe_groups", "fetch_committed_offsets", "delete_groups", "list_offsets",
+              "log_end_offsets", "log_start_offsets", "offsets_for_timestamp", "describe_topics")
+
+    def __init__(self, config: ClientConfig, stats: RequestStats | None = None) -> None:
+        self.config = config
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="kgroups-client", daemon=True)
+        self._thread.start()
+        self.aclient = AsyncGroupsClient(config, stats)
+
+    @property
+    def stats(self) -> RequestStats:
+        return self.aclient.stats
+
+    def run(self, coroutine) -> Any:
+        """Run any coroutine (e.g. one using ``self.aclient``) on the client's loop and wait for it."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def __getattr__(self, name: str):
+        if name not in self._VERBS:
+            raise AttributeError(name)
+        verb = getattr(self.aclient, name)
+
+        def call(*args, **kwargs):
+            return self.run(verb(*args, **kwargs))
+
+        call.__name__ = name
+        call.__doc__ = verb.__doc__
+        return call
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            self.run(self.aclient.close())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            self._loop.close()
+
+    def __enter__(self) -> "GroupsClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,223 @@
+"""One TCP (or TLS) connection to one broker.
+
+It frames requests, pipelines them (many in flight, matched back by correlation id),
+negotiates API versions once per connection, and authenticates with SASL. It knows
+nothing about groups, retries or deadlines: a request either gets its response or
+raises (timeout, disconnect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import struct
+import time
+from typing import Callable
+
+from ..config import BrokerAddress, ClientConfig
+from ..errors import (
+    AuthenticationError, BrokerDisconnected, ErrorCode, ProtocolError, RequestTimeout, error_name,
+)
+from ..protocol import (
+    CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
+    SaslAuthenticateRequest, SaslHandshakeRequest,
+)
+from .sasl import mechanism_for
+
+log = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+_CORRELATION = struct.Struct(">i")
+_MAX_FRAME = 100 * 1024 * 1024
+
+#: Called after every request: (node_id, api name, version, seconds, error or None).
+Observer = Callable[[int, str, int, float, BaseException | None], None]
+
+
+class BrokerConnection:
+    def __init__(self, node_id: int, address: BrokerAddress, config: ClientConfig,
+                 observer: Observer | None = None) -> None:
+        self.node_id = node_id
+        self.address = address
+        self._config = config
+        self._observer = observer
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._read_task: asyncio.Task | None = None
+        self._pending: dict[int, tuple[asyncio.Future, type, int]] = {}
+        self._correlation_ids = itertools.count(1)
+        self._closed = False
+        self.api_versions: dict[int, tuple[int, int]] = {}
+
+    def __repr__(self) -> str:
+        return f"BrokerConnection(node={self.node_id}, {self.address})"
+
+    @property
+    def connected(self) -> bool:
+        return self._writer is not None and not self._closed
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the socket, negotiate versions, authenticate. Bounded by the connect timeout."""
+        try:
+            await asyncio.wait_for(self._connect(), self._config.connect_timeout_s)
+        except (asyncio.TimeoutError, TimeoutError):
+            await self.close()
+            raise RequestTimeout(f"connecting to broker {self.address} took over "
+                                 f"{self._config.connect_timeout_s:g}s") from None
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _connect(self) -> None:
+        ssl_context = self._config.ssl_context()
+        try:
+            self._reader, self._writer = await asyncio.open_connection(
+                self.address.host, self.address.port, ssl=ssl_context,
+                server_hostname=self.address.host if ssl_context else None,
+            )
+        except OSError as exc:
+            raise BrokerDisconnected(f"cannot connect to broker {self.address}: {exc.strerror or exc}") from None
+        self._read_task = asyncio.get_running_loop().create_task(self._read_responses())
+        await self._negotiate_versions()
+        if self._config.uses_sasl:
+            await self._authenticate()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._fail_pending(BrokerDisconnected(f"connection to broker {self.address} closed"))
+        if self._read_task is not None and self._read_task is not asyncio.current_task():
+            self._read_task.cancel()
+        if self._writer is not None:
+            self._writer.close()
+            try:
+                await asyncio.wait_for(self._writer.wait_closed(), 1.0)
+            except (Exception, asyncio.CancelledError):  # noqa: BLE001 - closing is best effort
+                pass
+
+    # -- versions ----------------------------------------------------------------------------
+
+    async def _negotiate_versions(self) -> None:
+        request = ApiVersionsRequest(client_software_name="kgroups", client_software_version="0.1.0")
+        version = CLIENT_MAX_VERSIONS[ApiVersionsRequest]
+        response = await self.send(request, version, self._config.connect_timeout_s)
+        if response.error_code == ErrorCode.UNSUPPORTED_VERSION:
+            # The broker answered at v0 with what it supports; ask again within its range.
+            ours = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+            lo, hi = ours.get(ApiVersionsRequest.API_KEY, (0, 0))
+            response = await self.send(ApiVersionsRequest(), min(hi, version), self._config.connect_timeout_s)
+        if response.error_code:
+            raise ProtocolError(f"broker {self.address} refused ApiVersions: {error_name(response.error_code)}")
+        self.api_versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+
+    def version_for(self, request_cls: type[ApiMessage]) -> int | None:
+        """The highest version both sides speak, or None if the broker lacks the API."""
+        theirs = self.api_versions.get(request_cls.API_KEY)
+        if theirs is None:
+            return None
+        best = min(theirs[1], CLIENT_MAX_VERSIONS[request_cls])
+        return best if best >= theirs[0] else None
+
+    # -- SASL --------------------------------------------------------------------------------
+
+    async def _authenticate(self) -> None:
+        cfg = self._config
+        timeout = cfg.connect_timeout_s
+        handshake_version = self.version_for(SaslHandshakeRequest)
+        if handshake_version is None or handshake_version < 1:
+            raise AuthenticationError(f"broker {self.address} does not support SaslHandshake v1+")
+        handshake = await self.send(SaslHandshakeRequest(mechanism=cfg.sasl_mechanism), 1, timeout)
+        if handshake.error_code:
+            raise AuthenticationError(
+                f"broker {self.address} refused SASL mechanism {cfg.sasl_mechanism} "
+                f"({error_name(handshake.error_code)}); it offers {', '.join(handshake.mechanisms or [])}"
+            )
+        mechanism = mechanism_for(cfg.sasl_mechanism, cfg.sasl_username, cfg.sasl_password)
+        auth_version = self.version_for(SaslAuthenticateRequest) or 0
+        message: bytes | None = mechanism.first()
+        while message is not None:
+            response = await self.send(SaslAuthenticateRequest(auth_bytes=message), auth_version, timeout)
+            if response.error_code:
+                # The broker's message names the user at most, never the password.
+                raise AuthenticationError(
+                    f"SASL {cfg.sasl_mechanism} authentication as {cfg.sasl_username!r} to broker {self.address} "
+                    f"failed: {response.error_message or error_name(response.error_code)}"
+                )
+            message = mechanism.step(bytes(response.auth_bytes or b""))
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def send(self, request: ApiMessage, version: int, timeout: float) -> ApiMessage:
+        """Send one request and wait for its response (other requests may be in flight)."""
+        if self._closed or self._writer is None:
+            raise BrokerDisconnected(f"connection to broker {self.address} is closed")
+        correlation_id = next(self._correlation_ids)
+        request.with_header(correlation_id=correlation_id, client_id=self._config.client_id)
+        frame = request.encode(version=version, header=True, framed=True)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[correlation_id] = (future, RESPONSE_FOR[request.API_KEY], version)
+        started = time.monotonic()
+        error: BaseException | None = None
+        try:
+            self._writer.write(frame)
+            return await asyncio.wait_for(future, timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
+                                   f"within {timeout:.3g}s")
+            # Like the Java client: a timed-out connection is not trusted with more requests.
+            await self.close()
+            raise error from None
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            self._pending.pop(correlation_id, None)
+            if self._observer is not None:
+                self._observer(self.node_id, request.name.removesuffix("Request"), version,
+                               time.monotonic() - started, error)
+
+    async def _read_responses(self) -> None:
+        reader = self._reader
+        assert reader is not None
+        try:
+            while True:
+                size = _SIZE.unpack(await reader.readexactly(4))[0]
+                if not 0 < size <= _MAX_FRAME:
+                    raise ProtocolError(f"broker {self.address} sent a frame of {size} bytes")
+                body = await reader.readexactly(size)
+                correlation_id = _CORRELATION.unpack_from(body)[0]
+                entry = self._pending.get(correlation_id)
+                if entry is None:
+                    continue  # a response to a request that already timed out
+                future, response_cls, version = entry
+                if future.done():
+                    continue
+                try:
+                    future.set_result(response_cls.decode(body, version=version, header=True))
+                except Exception as exc:  # noqa: BLE001 - a bad body fails that request, not the loop
+                    future.set_exception(ProtocolError(
+                        f"cannot decode {response_cls.__name__} v{version} from broker {self.address}: {exc}"))
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
+            reason = "closed the connection" if isinstance(exc, asyncio.IncompleteReadError) else str(exc)
+            self._fail_pending(BrokerDisconnected(f"broker {self.address} {reason}"))
+        except ProtocolError as exc:
+            self._fail_pending(exc)
+        except asyncio.CancelledError:
+            return
+        self._closed = True
+        if self._writer is not None:
+            self._writer.close()
+
+    def _fail_pending(self, error: BaseException) -> None:
+        for future, _, _ in list(self._pending.values()):
+            if not future.done():
+                future.set_exception(error)
+        self._pending.clear()

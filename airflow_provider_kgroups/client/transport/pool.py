@@ -1,0 +1,132 @@
+"""One connection per broker, opened on first use and shared by every request to it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Protocol
+
+from ..config import BrokerAddress, ClientConfig
+from ..errors import AuthenticationError, KafkaGroupsError, NoBrokerAvailable
+from .connection import BrokerConnection
+
+log = logging.getLogger("airflow_provider_kgroups.client.requests")
+
+
+class RequestObserver(Protocol):
+    def __call__(self, node_id: int, api: str, version: int, seconds: float,
+                 error: BaseException | None) -> None: ...
+
+
+@dataclass
+class RequestStats:
+    """Requests sent, by API and by broker: what benchmarks and tests count."""
+
+    by_api: Counter = field(default_factory=Counter)
+    by_node: Counter = field(default_factory=Counter)
+    seconds_by_api: Counter = field(default_factory=Counter)
+    errors: int = 0
+
+    def __call__(self, node_id: int, api: str, version: int, seconds: float, error: BaseException | None) -> None:
+        self.by_api[api] += 1
+        self.by_node[node_id] += 1
+        self.seconds_by_api[api] += seconds
+        if error is not None:
+            self.errors += 1
+        if log.isEnabledFor(logging.DEBUG):
+            outcome = f" failed: {error}" if error is not None else ""
+            log.debug("%s v%d -> broker %d in %.1f ms%s", api, version, node_id, seconds * 1000, outcome)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_api.values())
+
+    def reset(self) -> None:
+        self.by_api.clear()
+        self.by_node.clear()
+        self.seconds_by_api.clear()
+        self.errors = 0
+
+
+class ConnectionPool:
+    """Maps node ids to addresses and keeps one live connection per node.
+
+    Bootstrap servers get negative node ids (-1, -2, ...) until metadata names the
+    real brokers, as the Java client does.
+    """
+
+    def __init__(self, config: ClientConfig, stats: RequestStats | None = None) -> None:
+        self._config = config
+        self.stats = stats or RequestStats()
+        self._addresses: dict[int, BrokerAddress] = {
+            -(i + 1): address for i, address in enumerate(config.bootstrap_servers)
+        }
+        self._connections: dict[int, BrokerConnection] = {}
+        self._connecting: dict[int, asyncio.Task] = {}
+
+    def set_brokers(self, brokers: dict[int, BrokerAddress]) -> None:
+        """Record broker addresses from Metadata or FindCoordinator; a moved broker is reconnected."""
+        for node_id, address in brokers.items():
+            old = self._addresses.get(node_id)
+            self._addresses[node_id] = address
+            if old is not None and old != address and node_id in self._connections:
+                conn = self._connections.pop(node_id)
+                asyncio.get_running_loop().create_task(conn.close())
+
+    @property
+    def known_nodes(self) -> list[int]:
+        return sorted(n for n in self._addresses if n >= 0)
+
+    def address_of(self, node_id: int) -> BrokerAddress | None:
+        return self._addresses.get(node_id)
+
+    async def get(self, node_id: int) -> BrokerConnection:
+        """The live connection to ``node_id``, opening it if needed (one attempt at a time)."""
+        conn = self._connections.get(node_id)
+        if conn is not None and conn.connected:
+            return conn
+        task = self._connecting.get(node_id)
+        if task is None:
+            address = self._addresses.get(node_id)
+            if address is None:
+                raise KafkaGroupsError(f"no address known for broker {node_id}")
+            conn = BrokerConnection(node_id, address, self._config, observer=self.stats)
+            task = asyncio.get_running_loop().create_task(self._open(node_id, conn))
+            self._connecting[node_id] = task
+        return await asyncio.shield(task)
+
+    async def _open(self, node_id: int, conn: BrokerConnection) -> BrokerConnection:
+        try:
+            await conn.connect()
+            self._connections[node_id] = conn
+            return conn
+        finally:
+            self._connecting.pop(node_id, None)
+
+    async def any(self, prefer: Iterable[int] = ()) -> BrokerConnection:
+        """The least-loaded live connection, else the first broker that accepts one.
+
+        Used for requests any broker can answer (Metadata, FindCoordinator).
+        """
+        live = [c for c in self._connections.values() if c.connected]
+        if live:
+            return min(live, key=lambda c: (c.in_flight, c.node_id < 0))
+        candidates = list(prefer) + self.known_nodes + sorted((n for n in self._addresses if n < 0), reverse=True)
+        errors = []
+        for node_id in dict.fromkeys(candidates):
+            try:
+                return await self.get(node_id)
+            except AuthenticationError:
+                raise  # a wrong password is not fixed by trying the next broker
+            except (KafkaGroupsError, OSError) as exc:
+                errors.append(f"{self._addresses[node_id]}: {exc}")
+        raise NoBrokerAvailable("no broker reachable; tried " + "; ".join(errors))
+
+    async def close(self) -> None:
+        connections = list(self._connections.values())
+        self._connections.clear()
+        for task in list(self._connecting.values()):
+            task.cancel()
+        await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)

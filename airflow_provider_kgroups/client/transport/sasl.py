@@ -1,0 +1,86 @@
+"""SASL client mechanisms: PLAIN (RFC 4616) and SCRAM-SHA-256/512 (RFC 5802, RFC 7677).
+
+A mechanism is a tiny state machine: ``first()`` gives the initial message and
+``step(challenge)`` the next one (or None when done). Secrets never reach an exception.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+
+from ..errors import AuthenticationError
+
+
+class PlainMechanism:
+    name = "PLAIN"
+
+    def __init__(self, username: str, password: str) -> None:
+        self._message = b"\0" + username.encode() + b"\0" + password.encode()
+
+    def first(self) -> bytes:
+        return self._message
+
+    def step(self, challenge: bytes) -> bytes | None:
+        return None
+
+
+def _saslname(username: str) -> str:
+    return username.replace("=", "=3D").replace(",", "=2C")
+
+
+class ScramMechanism:
+    def __init__(self, name: str, username: str, password: str) -> None:
+        self.name = name
+        self._hash = {"SCRAM-SHA-256": hashlib.sha256, "SCRAM-SHA-512": hashlib.sha512}[name]
+        self._username = username
+        self._password = password.encode()
+        self._nonce = base64.b64encode(secrets.token_bytes(24)).decode()
+        self._first_bare = f"n={_saslname(username)},r={self._nonce}"
+        self._server_signature: bytes | None = None
+
+    def first(self) -> bytes:
+        return ("n,," + self._first_bare).encode()
+
+    def _hmac(self, key: bytes, data: bytes) -> bytes:
+        return hmac.new(key, data, self._hash).digest()
+
+    def step(self, challenge: bytes) -> bytes | None:
+        if self._server_signature is None:
+            return self._client_final(challenge.decode())
+        self._verify_server_final(challenge.decode())
+        return None
+
+    def _client_final(self, server_first: str) -> bytes:
+        attrs = dict(item.split("=", 1) for item in server_first.split(","))
+        if "e" in attrs:
+            raise AuthenticationError(f"SCRAM server error: {attrs['e']}")
+        nonce, salt, iterations = attrs["r"], base64.b64decode(attrs["s"]), int(attrs["i"])
+        if not nonce.startswith(self._nonce):
+            raise AuthenticationError("SCRAM server nonce does not extend the client nonce")
+        salted = hashlib.pbkdf2_hmac(self._hash().name, self._password, salt, iterations)
+        client_key = self._hmac(salted, b"Client Key")
+        stored_key = self._hash(client_key).digest()
+        without_proof = f"c=biws,r={nonce}"
+        auth_message = f"{self._first_bare},{server_first},{without_proof}".encode()
+        signature = self._hmac(stored_key, auth_message)
+        proof = bytes(a ^ b for a, b in zip(client_key, signature))
+        self._server_signature = self._hmac(self._hmac(salted, b"Server Key"), auth_message)
+        return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
+
+    def _verify_server_final(self, server_final: str) -> None:
+        attrs = dict(item.split("=", 1) for item in server_final.split(","))
+        if "e" in attrs:
+            raise AuthenticationError(f"SCRAM server error: {attrs['e']}")
+        if not hmac.compare_digest(base64.b64decode(attrs.get("v", "")), self._server_signature or b""):
+            raise AuthenticationError("SCRAM server signature does not match: the broker could not prove the password")
+
+
+def mechanism_for(name: str, username: str, password: str):
+    if name == "PLAIN":
+        return PlainMechanism(username, password)
+    if name in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+        return ScramMechanism(name, username, password)
+    raise AuthenticationError(f"SASL mechanism {name!r} is not supported")
