@@ -160,3 +160,82 @@ class ClientConfig:
     def from_mapping(cls, values: Mapping[str, Any]) -> "ClientConfig":
         values = dict(values)
         return cls.create(values.pop("bootstrap_servers", None), **values)
+
+
+#: Java / librdkafka client property -> ClientConfig field. One table for the CLI's
+#: ``--command-config`` files and Airflow ``kafka`` connections alike.
+KAFKA_PROPERTY_NAMES = {
+    "bootstrap.servers": "bootstrap_servers",
+    "metadata.broker.list": "bootstrap_servers",
+    "client.id": "client_id",
+    "security.protocol": "security_protocol",
+    "sasl.mechanism": "sasl_mechanism",
+    "sasl.mechanisms": "sasl_mechanism",
+    "sasl.username": "sasl_username",
+    "sasl.password": "sasl_password",
+    "ssl.ca.location": "ssl_cafile",
+    "ssl.certificate.location": "ssl_certfile",
+    "ssl.key.location": "ssl_keyfile",
+    "ssl.key.password": "ssl_key_password",
+    "ssl.endpoint.identification.algorithm": "ssl_check_hostname",
+    "enable.ssl.certificate.verification": "ssl_check_hostname",
+    "request.timeout.ms": "request_timeout_s",
+    "socket.connection.setup.timeout.ms": "connect_timeout_s",
+    "default.api.timeout.ms": "call_timeout_s",
+    "retry.backoff.ms": "retry_backoff_s",
+    "retry.backoff.max.ms": "retry_backoff_max_s",
+}
+#: Properties that change nothing for an admin client and are accepted silently.
+KAFKA_PROPERTIES_IGNORED = frozenset({
+    "group.id", "auto.offset.reset", "enable.auto.commit", "session.timeout.ms", "acks", "linger.ms",
+    "api.version.request", "socket.keepalive.enable", "log_level", "debug",
+})
+
+
+def config_from_kafka_properties(properties: Mapping[str, Any], **overrides: Any) -> ClientConfig:
+    """Translate Java/librdkafka-style properties; anything this client cannot honour is an error."""
+    options: dict[str, Any] = {}
+    unsupported = []
+    for key, value in properties.items():
+        if key in KAFKA_PROPERTIES_IGNORED:
+            continue
+        name = KAFKA_PROPERTY_NAMES.get(key)
+        if name is None:
+            unsupported.append(key)
+            continue
+        if name.endswith("_s") and key.endswith(".ms"):
+            try:
+                value = float(value) / 1000.0
+            except (TypeError, ValueError):
+                raise ConfigurationError(f"{key} must be a number of milliseconds, got {value!r}.") from None
+        elif key == "ssl.endpoint.identification.algorithm":
+            value = str(value).lower() == "https"
+        elif key == "enable.ssl.certificate.verification":
+            value = str(value).lower() not in ("false", "0", "no")
+        options[name] = value
+    if unsupported:
+        raise ConfigurationError(
+            f"unsupported Kafka client propert{'y' if len(unsupported) == 1 else 'ies'} "
+            f"{', '.join(sorted(unsupported))}: this client supports {', '.join(sorted(KAFKA_PROPERTY_NAMES))} "
+            "(GSSAPI/OAUTHBEARER and JKS keystores are not implemented; use PEM files)."
+        )
+    options.update({k: v for k, v in overrides.items() if v is not None})
+    return ClientConfig.create(options.pop("bootstrap_servers", None), **options)
+
+
+def read_properties_file(path: str) -> dict[str, str]:
+    """A Java-style ``key=value`` client.properties file (``#`` comments)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read client properties file {path!r}: {exc.strerror}.") from None
+    properties = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise ConfigurationError(f"{path}:{number}: expected 'key=value', got {line!r}.")
+        properties[key.strip()] = value.strip()
+    return properties
