@@ -32,12 +32,12 @@ def _saslname(username: str) -> str:
 
 
 class ScramMechanism:
-    def __init__(self, name: str, username: str, password: str) -> None:
+    def __init__(self, name: str, username: str, password: str, nonce: str | None = None) -> None:
         self.name = name
         self._hash = {"SCRAM-SHA-256": hashlib.sha256, "SCRAM-SHA-512": hashlib.sha512}[name]
         self._username = username
         self._password = password.encode()
-        self._nonce = base64.b64encode(secrets.token_bytes(24)).decode()
+        self._nonce = nonce or base64.b64encode(secrets.token_bytes(24)).decode()
         self._first_bare = f"n={_saslname(username)},r={self._nonce}"
         self._server_signature: bytes | None = None
 
