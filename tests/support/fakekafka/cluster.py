@@ -1,0 +1,199 @@
+"""FakeCluster: the cluster state plus N brokers serving it, faults and the request log."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+
+from .broker import FakeBroker
+from .codec import API_CLASSES, DEFAULT_MAX_VERSIONS, ApiRef, api_key_of, codec_range
+from .faults import Drop, Faults, Injection
+from .reqlog import LoggedRequest, RequestLog
+from .state import ClusterState
+
+if TYPE_CHECKING:
+    from .threaded import ThreadedFakeCluster
+
+__all__ = ["FakeCluster", "VersionSpec"]
+
+#: a max version, a (min, max) pair, or None to not offer the API at all
+VersionSpec = Union[int, tuple[int, int], None]
+
+
+def _versions_with(base: dict[int, tuple[int, int]], overrides: Mapping[ApiRef, VersionSpec] | None
+                   ) -> dict[int, tuple[int, int]]:
+    versions = dict(base)
+    for api, spec in (overrides or {}).items():
+        key = api_key_of(api)
+        if spec is None:
+            versions.pop(key, None)
+            continue
+        if key not in API_CLASSES:
+            raise ValueError(f"the fake does not implement api {api!r}")
+        lo, hi = (codec_range(key)[0], spec) if isinstance(spec, int) else spec
+        codec_lo, codec_hi = codec_range(key)
+        if not codec_lo <= lo <= hi <= codec_hi:
+            raise ValueError(f"{api}: versions {lo}-{hi} outside what the codec serves ({codec_lo}-{codec_hi})")
+        versions[key] = (lo, hi)
+    return versions
+
+
+class FakeCluster(ClusterState):
+    """An in-process Kafka cluster speaking the wire protocol on 127.0.0.1.
+
+    Args:
+        brokers: how many brokers (node ids 0..n-1), or the node ids.
+        api_versions: overrides for every broker, ``{"FindCoordinator": 3}`` (max),
+            ``{"OffsetFetch": (1, 7)}`` (min, max) or ``{"ConsumerGroupDescribe": None}`` (off).
+        broker_api_versions: per-broker overrides on top, ``{2: {"OffsetFetch": 7}}``.
+        sasl: ``{"PLAIN": {"user": "pw"}, "SCRAM-SHA-512": {"user": "pw"}}``: every
+            connection must authenticate before anything but ApiVersions/SASL requests.
+        ssl_context: a server-side context: the brokers speak TLS.
+        processing_s, latency_s: default delays for every request (see :mod:`.connection`).
+        racks: ``{node id: rack}`` advertised in Metadata.
+        offsets_topic_partitions: partitions of the virtual ``__consumer_offsets`` that the
+            default coordinator hash uses (Kafka's default: 50).
+    """
+
+    def __init__(self, brokers: int | Sequence[int] = 3, *,
+                 api_versions: Mapping[ApiRef, VersionSpec] | None = None,
+                 broker_api_versions: Mapping[int, Mapping[ApiRef, VersionSpec]] | None = None,
+                 sasl: Mapping[str, Mapping[str, str]] | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
+                 host: str = "127.0.0.1",
+                 processing_s: float = 0.0, latency_s: float = 0.0,
+                 racks: Mapping[int, str] | None = None,
+                 offsets_topic_partitions: int = 50) -> None:
+        node_ids = list(range(brokers)) if isinstance(brokers, int) else list(brokers)
+        super().__init__(node_ids, offsets_topic_partitions=offsets_topic_partitions)
+        if sasl:
+            from .auth import MECHANISMS
+            unknown = set(sasl) - set(MECHANISMS)
+            if unknown:
+                raise ValueError(f"unsupported SASL mechanisms {sorted(unknown)} (supported: {MECHANISMS})")
+        self.sasl = dict(sasl) if sasl else None
+        self.ssl_context = ssl_context
+        self.faults = Faults(lock=self.lock)
+        self.faults.set_delay(None, None, processing_s=processing_s, latency_s=latency_s)
+        self.request_log = RequestLog()
+        self.handler_errors: list[BaseException] = []  # exceptions raised by handlers (fake bugs)
+        base = _versions_with(DEFAULT_MAX_VERSIONS, api_versions)
+        self.brokers: dict[int, FakeBroker] = {
+            n: FakeBroker(self, n, versions=_versions_with(base, (broker_api_versions or {}).get(n)), host=host,
+                          ssl_context=ssl_context, rack=(racks or {}).get(n))
+            for n in node_ids
+        }
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> "FakeCluster":
+        self._loop = asyncio.get_running_loop()
+        for broker in self.brokers.values():
+            await broker.start()
+        return self
+
+    async def stop(self) -> None:
+        for broker in self.brokers.values():
+            await broker.stop()
+
+    async def __aenter__(self) -> "FakeCluster":
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @classmethod
+    def running_in_thread(cls, brokers: int | Sequence[int] = 3, **kwargs: Any) -> ThreadedFakeCluster:
+        """A context manager running the cluster on its own event loop in a daemon thread,
+        for synchronous callers: ``with FakeCluster.running_in_thread(brokers=9) as c:``."""
+        from .threaded import ThreadedFakeCluster
+        return ThreadedFakeCluster(cls(brokers, **kwargs))
+
+    @property
+    def bootstrap(self) -> str:
+        """``"127.0.0.1:port,..."`` of every broker."""
+        return ",".join(f"{b.host}:{b.port}" for b in self.brokers.values())
+
+    def address(self, node: int) -> tuple[str, int]:
+        broker = self.brokers[node]
+        return broker.host, broker.port
+
+    @property
+    def controller_id(self) -> int:
+        return self.node_ids[0]
+
+    async def stop_broker(self, node: int) -> None:
+        """The broker goes down: connection refused, open connections reset."""
+        await self.brokers[node].stop()
+
+    async def start_broker(self, node: int) -> None:
+        """Bring a stopped broker back on the same port."""
+        await self.brokers[node].start()
+
+    def set_api_versions(self, versions: Mapping[ApiRef, VersionSpec], *, node: int | None = None) -> None:
+        """Change advertised versions at run time (a rolling upgrade), on one broker or all.
+        Clients see the change on their next ApiVersions, i.e. on a new connection."""
+        with self.lock:
+            for broker in self.brokers.values():
+                if node is None or broker.node_id == node:
+                    broker.versions = _versions_with(broker.versions, versions)
+
+    # ------------------------------------------------------------------ request log
+
+    def count(self, api: ApiRef, node: int | None = None) -> int:
+        """Requests of one API received (by one broker or all)."""
+        return self.request_log.count(api, node)
+
+    def requests(self, api: ApiRef | None = None, node: int | None = None) -> list[LoggedRequest]:
+        return self.request_log.requests(api, node)
+
+    def requests_by_api(self, node: int | None = None) -> dict[str, int]:
+        return self.request_log.by_api(node)
+
+    def reset_counts(self) -> None:
+        self.request_log.reset()
+
+    # ------------------------------------------------------------------ faults
+
+    def inject_error(self, api: ApiRef, error: int, *, key: Any = None, node: int | None = None,
+                     times: int | None = None, message: str | None = None) -> Injection:
+        """Answer ``api`` with ``error`` for ``key`` (see :mod:`.faults` for keys; None: all)
+        on broker ``node`` (None: any), the next ``times`` requests (None: always).
+        Returns the injection: ``.hits`` counts answered requests, ``.cancel()`` stops it."""
+        return self.faults.inject(api_key_of(api), error, key=key, node=node, times=times, message=message)
+
+    def drop_mid_response(self, api: ApiRef | None = None, *, node: int | None = None,
+                          times: int | None = 1) -> Drop:
+        """The next ``times`` responses to ``api`` (None: any) on ``node`` (None: any broker)
+        are cut: half the frame is written, then the connection is closed."""
+        return self.faults.add_drop(None if api is None else api_key_of(api), node, times)
+
+    def blackhole(self, node: int, on: bool = True, *, api: ApiRef | None = None) -> None:
+        """The broker reads requests (and logs them) but answers nothing while on; a
+        connection that reached such a request stays stalled, and resumes in order when
+        switched off. ``api``: only requests of that API stall the connection."""
+        self.faults.set_blackhole(node, on, None if api is None else api_key_of(api))
+        self._wake_brokers()
+
+    def set_delay(self, *, processing_s: float | None = None, latency_s: float | None = None,
+                  node: int | None = None, api: ApiRef | None = None) -> None:
+        """Delays for one broker and/or one API (most specific setting wins)."""
+        self.faults.set_delay(node, None if api is None else api_key_of(api), processing_s=processing_s,
+                              latency_s=latency_s)
+
+    def clear_faults(self) -> None:
+        """Cancel every injection and drop, lift every blackhole (delays stay)."""
+        self.faults.clear()
+        self._wake_brokers()
+
+    def _wake_brokers(self) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def wake() -> None:
+            for broker in self.brokers.values():
+                broker.wake()
+        loop.call_soon_threadsafe(wake)

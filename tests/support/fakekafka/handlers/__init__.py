@@ -1,0 +1,23 @@
+"""API handlers: one function per Kafka API, ``handler(ctx) -> response object``.
+
+A handler reads ``ctx.request`` (decoded at ``ctx.version``), the cluster state
+(``ctx.cluster``, lock held) and scripted errors (``ctx.injected(key)``), and returns an
+unencoded kafka.protocol response; :mod:`..dispatch` encodes and frames it.
+
+- :mod:`.cluster_info`: ApiVersions, Metadata, FindCoordinator
+- :mod:`.groups`: OffsetFetch, OffsetCommit, DescribeGroups, ConsumerGroupDescribe, ListGroups, DeleteGroups
+- :mod:`.logs`: ListOffsets, Fetch
+- :mod:`.sasl`: SaslHandshake, SaslAuthenticate
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from . import cluster_info, groups, logs, sasl
+
+HANDLERS: dict[int, Callable[[Any], Any]] = {
+    **cluster_info.HANDLERS, **groups.HANDLERS, **logs.HANDLERS, **sasl.HANDLERS,
+}
+
+__all__ = ["HANDLERS"]

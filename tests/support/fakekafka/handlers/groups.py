@@ -1,0 +1,302 @@
+"""Group coordinator APIs: OffsetFetch, OffsetCommit, DescribeGroups, ConsumerGroupDescribe,
+ListGroups, DeleteGroups, with Apache Kafka's (4.x group coordinator) answers.
+
+Each group-keyed API first applies an injected error for the group, then answers
+NOT_COORDINATOR (16) when this broker is not the group's coordinator.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from kafka.protocol.admin import DeleteGroupsResponse, DescribeGroupsResponse, ListGroupsResponse
+from kafka.protocol.api_key import ApiKey
+from kafka.protocol.consumer import OffsetCommitResponse, OffsetFetchResponse
+
+from ..codec import API_CLASSES, Err
+from ..model import CLASSIC, CONSUMER, NON_EMPTY_STATES, ZERO_UUID, Committed, Group
+
+if TYPE_CHECKING:
+    from ..dispatch import RequestContext
+
+__all__ = ["HANDLERS"]
+
+NOT_COORDINATOR_MESSAGE = "This is not the correct coordinator."
+
+# (partition, committed offset, leader epoch, metadata, error)
+PartitionRow = tuple[int, int, int, str, int]
+
+
+def _group_error(ctx: RequestContext, group_id: str) -> tuple[int, str | None]:
+    """(error, message) that answers for the whole group before any lookup, or (0, None)."""
+    injected = ctx.injected(group_id)
+    if injected is not None:
+        return injected.error, injected.message
+    if not ctx.is_coordinator(group_id):
+        return Err.NOT_COORDINATOR, NOT_COORDINATOR_MESSAGE
+    return 0, None
+
+
+def _live_group(ctx: RequestContext, group_id: str) -> Group | None:
+    group = ctx.cluster.groups.get(group_id)
+    return None if group is None or group.state == "Dead" else group
+
+
+# ---------------------------------------------------------------------------- OffsetFetch
+
+def _fetch_offsets(ctx: RequestContext, group_id: str,
+                   topics: Iterable[tuple[str, Iterable[int]]] | None) -> list[tuple[str, list[PartitionRow]]]:
+    """Committed offsets, as Kafka's OffsetMetadataManager.fetch(All)Offsets returns them:
+    ``topics=None`` -> every committed partition; unknown group -> nothing; an explicit
+    partition without a commit -> offset -1, metadata ""."""
+    group = _live_group(ctx, group_id)
+    offsets = group.offsets if group is not None else {}
+    if topics is None:
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in sorted(offsets):
+            by_topic.setdefault(topic, []).append(partition)
+        topics = by_topic.items()
+    result = []
+    for topic, partitions in topics:
+        rows = []
+        for p in partitions:
+            injected = ctx.injected((group_id, topic, p), wildcard=False)
+            committed = offsets.get((topic, p))
+            if injected is not None:
+                rows.append((p, -1, -1, "", injected.error))
+            elif committed is None:
+                rows.append((p, -1, -1, "", 0))
+            else:
+                rows.append((p, committed.offset, committed.leader_epoch, committed.metadata, 0))
+        result.append((topic, rows))
+    return result
+
+
+def offset_fetch(ctx: RequestContext) -> Any:
+    req, v = ctx.request, ctx.version
+    R = OffsetFetchResponse
+    if v >= 8:
+        groups = []
+        for g in req.groups:
+            error, _ = _group_error(ctx, g.group_id)
+            topics = [] if error else [
+                R.OffsetFetchResponseGroup.OffsetFetchResponseTopics(
+                    name=topic,
+                    partitions=[R.OffsetFetchResponseGroup.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
+                        partition_index=p, committed_offset=off, committed_leader_epoch=epoch, metadata=meta,
+                        error_code=err) for p, off, epoch, meta, err in rows])
+                for topic, rows in _fetch_offsets(
+                    ctx, g.group_id, None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics])
+            ]
+            groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics, error_code=error))
+        return R(throttle_time_ms=0, groups=groups)
+
+    requested = None if req.topics is None else [(t.name, t.partition_indexes) for t in req.topics]
+    error, _ = _group_error(ctx, req.group_id)
+    T, P = R.OffsetFetchResponseTopic, R.OffsetFetchResponseTopic.OffsetFetchResponsePartition
+    if error:
+        if v >= 2:
+            return R(throttle_time_ms=0, topics=[], error_code=error)
+        # v1 has no top-level error: every requested partition carries it
+        rows_by_topic = [(t, [(p, -1, -1, "", error) for p in ps]) for t, ps in requested or []]
+    else:
+        rows_by_topic = _fetch_offsets(ctx, req.group_id, requested)
+    topics = [T(name=topic, partitions=[P(partition_index=p, committed_offset=off, committed_leader_epoch=epoch,
+                                          metadata=meta, error_code=err) for p, off, epoch, meta, err in rows])
+              for topic, rows in rows_by_topic]
+    return R(throttle_time_ms=0, topics=topics, error_code=0)
+
+
+# ---------------------------------------------------------------------------- OffsetCommit
+
+def _commit_error(group: Group | None, generation: int, member_id: str) -> int:
+    """Kafka's validateOffsetCommit, simplified: admin commits (generation/epoch < 0) only
+    into an Empty or absent group; member commits need a known member of that generation."""
+    if group is None:
+        return 0 if generation < 0 else Err.ILLEGAL_GENERATION
+    if generation < 0:
+        if group.group_type == CONSUMER:
+            return 0 if not group.members else Err.UNKNOWN_MEMBER_ID
+        return 0 if group.state == "Empty" else Err.UNKNOWN_MEMBER_ID
+    member = group.members.get(member_id)
+    if member is None:
+        return Err.UNKNOWN_MEMBER_ID
+    if group.group_type == CONSUMER:
+        epoch = member.member_epoch if member.member_epoch is not None else group.generation
+        return 0 if generation == epoch else Err.STALE_MEMBER_EPOCH
+    return 0 if generation == group.generation else Err.ILLEGAL_GENERATION
+
+
+def offset_commit(ctx: RequestContext) -> Any:
+    req, v, cluster = ctx.request, ctx.version, ctx.cluster
+    R = OffsetCommitResponse
+    T, P = R.OffsetCommitResponseTopic, R.OffsetCommitResponseTopic.OffsetCommitResponsePartition
+    error, _ = _group_error(ctx, req.group_id)
+    group = _live_group(ctx, req.group_id)
+    if not error:
+        error = _commit_error(group, req.generation_id_or_member_epoch, req.member_id or "")
+    topics = []
+    for t in req.topics:
+        name = t.name
+        topic_error = 0
+        if v >= 10:
+            topic = cluster.topics_by_id.get(t.topic_id)
+            name = topic.name if topic is not None else None
+            topic_error = 0 if topic is not None else Err.UNKNOWN_TOPIC_ID
+        topic = cluster.topics.get(name) if name is not None else None
+        rows = []
+        for p in t.partitions:
+            if error or topic_error:
+                rows.append(P(partition_index=p.partition_index, error_code=error or topic_error))
+                continue
+            if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                rows.append(P(partition_index=p.partition_index, error_code=Err.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            injected = ctx.injected((req.group_id, name, p.partition_index), wildcard=False)
+            if injected is not None:
+                rows.append(P(partition_index=p.partition_index, error_code=injected.error))
+                continue
+            if group is None:
+                group = cluster._create_simple_group(req.group_id)
+            group.offsets[(name, p.partition_index)] = Committed(
+                p.committed_offset, p.committed_metadata or "", p.committed_leader_epoch)
+            rows.append(P(partition_index=p.partition_index, error_code=0))
+        topics.append(T(name=t.name, topic_id=getattr(t, "topic_id", ZERO_UUID), partitions=rows))
+    return R(throttle_time_ms=0, topics=topics)
+
+
+# ---------------------------------------------------------------------------- DescribeGroups
+
+def describe_groups(ctx: RequestContext) -> Any:
+    """Classic groups only, as in Kafka 4: a KIP-848 ("consumer" type) group, an absent or a
+    Dead group is "Dead"; from v6 with GROUP_ID_NOT_FOUND (69) and a message. Members carry
+    metadata and assignment only when the group is Stable (Kafka's describeNoMetadata)."""
+    req, v = ctx.request, ctx.version
+    R = DescribeGroupsResponse
+    G, M = R.DescribedGroup, R.DescribedGroup.DescribedGroupMember
+    out = []
+    for group_id in req.groups:
+        error, message = _group_error(ctx, group_id)
+        if error:
+            out.append(G(error_code=error, error_message=message, group_id=group_id, group_state="",
+                         protocol_type="", protocol_data="", members=[]))
+            continue
+        group = _live_group(ctx, group_id)
+        if group is None or group.group_type != CLASSIC:
+            not_found = (f"Group {group_id} is not a classic group." if group is not None
+                         else f"Group {group_id} not found.")
+            out.append(G(error_code=Err.GROUP_ID_NOT_FOUND if v >= 6 else 0,
+                         error_message=not_found if v >= 6 else None, group_id=group_id, group_state="Dead",
+                         protocol_type="", protocol_data="", members=[]))
+            continue
+        stable = group.state == "Stable"
+        members = [M(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                     client_host=m.host, member_metadata=m.metadata() if stable else b"",
+                     member_assignment=m.assignment_data() if stable else b"")
+                   for m in group.members.values()]
+        out.append(G(error_code=0, error_message=None, group_id=group_id, group_state=group.state,
+                     protocol_type=group.protocol_type, protocol_data=group.protocol if stable else "",
+                     members=members))
+    return R(throttle_time_ms=0, groups=out)
+
+
+# ---------------------------------------------------------------------------- ConsumerGroupDescribe
+
+def consumer_group_describe(ctx: RequestContext) -> Any:
+    """KIP-848 groups only: a classic or absent group is GROUP_ID_NOT_FOUND (69)."""
+    req, cluster = ctx.request, ctx.cluster
+    R = API_CLASSES[ApiKey.ConsumerGroupDescribe][1]
+    G = R.DescribedGroup
+    M = G.Member
+    A = M.Assignment
+    TP = A.TopicPartitions
+
+    def assignment(parts: dict[str, list[int]]) -> Any:
+        return A(topic_partitions=[
+            TP(topic_id=cluster.topics[t].topic_id if t in cluster.topics else ZERO_UUID, topic_name=t,
+               partitions=list(ps)) for t, ps in sorted(parts.items())])
+
+    out = []
+    for group_id in req.group_ids:
+        error, message = _group_error(ctx, group_id)
+        group = None if error else _live_group(ctx, group_id)
+        if not error and (group is None or group.group_type != CONSUMER):
+            error = Err.GROUP_ID_NOT_FOUND
+            message = (f"Group {group_id} is not a consumer group." if group is not None
+                       else f"Group {group_id} not found.")
+        if error:
+            out.append(G(error_code=error, error_message=message, group_id=group_id, group_state="",
+                         group_epoch=0, assignment_epoch=0, assignor_name="", members=[]))
+            continue
+        assert group is not None
+        members = [M(member_id=m.member_id, instance_id=m.group_instance_id, rack_id=m.rack_id,
+                     member_epoch=m.member_epoch if m.member_epoch is not None else group.generation,
+                     client_id=m.client_id, client_host=m.host, subscribed_topic_names=m.subscribed_topics(),
+                     subscribed_topic_regex=None, assignment=assignment(m.assignment),
+                     target_assignment=assignment(m.target_assignment if m.target_assignment is not None
+                                                  else m.assignment))
+                   for m in group.members.values()]
+        out.append(G(error_code=0, error_message=None, group_id=group_id, group_state=group.state,
+                     group_epoch=group.generation,
+                     assignment_epoch=group.assignment_epoch if group.assignment_epoch is not None
+                     else group.generation,
+                     assignor_name=group.protocol, members=members))
+    return R(throttle_time_ms=0, groups=out)
+
+
+# ---------------------------------------------------------------------------- ListGroups
+
+def list_groups(ctx: RequestContext) -> Any:
+    """The groups this broker coordinates (Dead ones excepted), filtered by state (v4+) and
+    type (v5+), case-insensitively as Kafka does."""
+    req, v, cluster = ctx.request, ctx.version, ctx.cluster
+    R = ListGroupsResponse
+    injected = ctx.injected(None)
+    if injected is not None:
+        return R(throttle_time_ms=0, error_code=injected.error, groups=[])
+    states = {s.lower() for s in (req.states_filter or [])} if v >= 4 else set()
+    types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
+    listed = []
+    for group_id in cluster.groups_coordinated_by(ctx.node):
+        group = cluster.groups[group_id]
+        if group.state == "Dead":
+            continue
+        if states and group.state.lower() not in states:
+            continue
+        if types and group.group_type not in types:
+            continue
+        listed.append(R.ListedGroup(group_id=group_id, protocol_type=group.protocol_type, group_state=group.state,
+                                    group_type=group.group_type))
+    return R(throttle_time_ms=0, error_code=0, groups=listed)
+
+
+# ---------------------------------------------------------------------------- DeleteGroups
+
+def delete_groups(ctx: RequestContext) -> Any:
+    """Empty -> deleted with its offsets; a group with members or rebalancing -> 68
+    NON_EMPTY_GROUP; absent or Dead -> 69 GROUP_ID_NOT_FOUND."""
+    req, cluster = ctx.request, ctx.cluster
+    R = DeleteGroupsResponse
+    results = []
+    for group_id in req.groups_names:
+        error, _ = _group_error(ctx, group_id)
+        if not error:
+            group = _live_group(ctx, group_id)
+            if group is None:
+                error = Err.GROUP_ID_NOT_FOUND
+            elif group.state in NON_EMPTY_STATES:
+                error = Err.NON_EMPTY_GROUP
+            else:
+                cluster._remove_group(group_id)
+        results.append(R.DeletableGroupResult(group_id=group_id, error_code=error))
+    return R(throttle_time_ms=0, results=results)
+
+
+HANDLERS = {
+    ApiKey.OffsetFetch: offset_fetch,
+    ApiKey.OffsetCommit: offset_commit,
+    ApiKey.DescribeGroups: describe_groups,
+    ApiKey.ConsumerGroupDescribe: consumer_group_describe,
+    ApiKey.ListGroups: list_groups,
+    ApiKey.DeleteGroups: delete_groups,
+}

@@ -1,0 +1,194 @@
+"""Partition-log APIs answered by the partition leader: ListOffsets, a basic Fetch, and a
+basic Produce (appends the records with their timestamps; no idempotence/transactions)."""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING, Any
+
+from kafka.protocol.api_key import ApiKey
+from kafka.protocol.consumer import FetchResponse, ListOffsetsResponse
+from kafka.protocol.producer import ProduceResponse
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords
+
+from ..codec import Err
+from ..model import Partition, Record
+
+if TYPE_CHECKING:
+    from ..dispatch import RequestContext
+
+__all__ = ["HANDLERS", "build_record_batch"]
+
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+#: longest a Fetch that found nothing waits (Kafka waits up to MaxWaitMs for data)
+FETCH_EMPTY_WAIT_CAP_S = 0.5
+
+
+def _partition(ctx: RequestContext, topic: str | None, index: int) -> tuple[int, Partition | None]:
+    """(error, partition) for a partition this broker must lead."""
+    t = ctx.cluster.topics.get(topic) if topic is not None else None
+    if t is None or not 0 <= index < len(t.partitions):
+        return Err.UNKNOWN_TOPIC_OR_PARTITION, None
+    part = t.partitions[index]
+    injected = ctx.injected((topic, index))
+    if injected is not None:
+        return injected.error, None
+    if part.leader != ctx.node:
+        return Err.NOT_LEADER_OR_FOLLOWER, None
+    return 0, part
+
+
+def _offset_for(part: Partition, timestamp: int, isolation_level: int) -> tuple[int, int]:
+    """(offset, timestamp) as Kafka's Partition.fetchOffsetForTimestamp answers: a lookup by
+    timestamp or max timestamp that finds nothing fetchable is (-1, -1)."""
+    fetchable = part.lso if isolation_level == 1 else part.end
+    if timestamp == LATEST:
+        return fetchable, -1
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
+        return part.log_start, -1
+    if timestamp == LATEST_TIERED:
+        return -1, -1  # no tiered storage
+    found: Record | None = None
+    if timestamp == MAX_TIMESTAMP:
+        for record in part.records:
+            if found is None or record.timestamp > found.timestamp:
+                found = record
+    else:
+        found = next((r for r in part.records if r.timestamp >= timestamp), None)
+    if found is None or found.offset >= fetchable:
+        return -1, -1
+    return found.offset, found.timestamp
+
+
+def list_offsets(ctx: RequestContext) -> Any:
+    req = ctx.request
+    R = ListOffsetsResponse
+    T, P = R.ListOffsetsTopicResponse, R.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
+    isolation = req.isolation_level if ctx.version >= 2 else 0
+    topics = []
+    for t in req.topics:
+        rows = []
+        for p in t.partitions:
+            error, part = _partition(ctx, t.name, p.partition_index)
+            if part is None:
+                rows.append(P(partition_index=p.partition_index, error_code=error, timestamp=-1, offset=-1,
+                              leader_epoch=-1))
+                continue
+            offset, ts = _offset_for(part, p.timestamp, isolation)
+            rows.append(P(partition_index=p.partition_index, error_code=0, timestamp=ts, offset=offset,
+                          leader_epoch=part.leader_epoch if offset >= 0 else -1))
+        topics.append(T(name=t.name, partitions=rows))
+    return R(throttle_time_ms=0, topics=topics)
+
+
+_BASE_OFFSET = struct.Struct(">q")
+_LEADER_EPOCH = struct.Struct(">i")
+
+
+def build_record_batch(records: list[Record], max_bytes: int, leader_epoch: int = 0) -> bytes:
+    """One v2 record batch holding ``records`` (at least the first, then while it fits).
+
+    The builder writes offset deltas and leaves the base offset and leader epoch to the
+    broker, which is us: both sit before the CRC'd part of the header.
+    """
+    if not records:
+        return b""
+    base = records[0].offset
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=max(max_bytes, 1))
+    for record in records:
+        if builder.append(record.offset - base, timestamp=record.timestamp, key=record.key, value=record.value,
+                          headers=[]) is None:
+            break
+    buf = builder.build()
+    _BASE_OFFSET.pack_into(buf, 0, base)
+    _LEADER_EPOCH.pack_into(buf, 12, leader_epoch)
+    return bytes(buf)
+
+
+def fetch(ctx: RequestContext) -> Any:
+    """Records from the fetch offset up to the high watermark (LSO for read_committed),
+    as one batch bounded by the partition's max bytes; no fetch sessions (id 0)."""
+    req, v, cluster = ctx.request, ctx.version, ctx.cluster
+    R = FetchResponse
+    T, P = R.FetchableTopicResponse, R.FetchableTopicResponse.PartitionData
+    isolation = req.isolation_level
+    budget = req.max_bytes if req.max_bytes and req.max_bytes > 0 else 0x7FFFFFFF
+    topics, any_records = [], False
+    for t in req.topics:
+        name = t.topic
+        unknown_error = Err.UNKNOWN_TOPIC_OR_PARTITION
+        if v >= 13:
+            topic = cluster.topics_by_id.get(t.topic_id)
+            name = topic.name if topic is not None else None
+            unknown_error = Err.UNKNOWN_TOPIC_ID
+        rows = []
+        for p in t.partitions:
+            error, part = _partition(ctx, name, p.partition)
+            if name is None:
+                error = unknown_error
+            if part is None:
+                rows.append(P(partition_index=p.partition, error_code=error, high_watermark=-1,
+                              last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
+                              preferred_read_replica=-1, records=b""))
+                continue
+            limit = part.lso if isolation == 1 else part.end
+            if not part.log_start <= p.fetch_offset <= part.end:
+                rows.append(P(partition_index=p.partition, error_code=Err.OFFSET_OUT_OF_RANGE,
+                              high_watermark=part.end, last_stable_offset=part.lso, log_start_offset=part.log_start,
+                              aborted_transactions=None, preferred_read_replica=-1, records=b""))
+                continue
+            records = [r for r in part.records_from(p.fetch_offset) if r.offset < limit]
+            data = build_record_batch(records, min(p.partition_max_bytes, budget), part.leader_epoch) \
+                if records and budget > 0 else b""
+            budget -= len(data)
+            any_records = any_records or bool(data)
+            rows.append(P(partition_index=p.partition, error_code=0, high_watermark=part.end,
+                          last_stable_offset=part.lso, log_start_offset=part.log_start, aborted_transactions=None,
+                          preferred_read_replica=-1, records=data))
+        topics.append(T(topic=t.topic, topic_id=getattr(t, "topic_id", None), partitions=rows))
+    if not any_records and req.max_wait_ms > 0:
+        ctx.extra_delay_s = min(req.max_wait_ms / 1000.0, FETCH_EMPTY_WAIT_CAP_S)
+    return R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
+
+
+def produce(ctx: RequestContext) -> Any:
+    """Append each record at the log end with its own (create) timestamp."""
+    req, v, cluster = ctx.request, ctx.version, ctx.cluster
+    R = ProduceResponse
+    T, P = R.TopicProduceResponse, R.TopicProduceResponse.PartitionProduceResponse
+    topics = []
+    for t in req.topic_data:
+        name = t.name
+        if v >= 13:
+            topic = cluster.topics_by_id.get(t.topic_id)
+            name = topic.name if topic is not None else None
+        rows = []
+        for p in t.partition_data:
+            error, part = _partition(ctx, name, p.index)
+            if name is None:
+                error = Err.UNKNOWN_TOPIC_ID
+            if part is None:
+                rows.append(P(index=p.index, error_code=error, base_offset=-1, log_append_time_ms=-1,
+                              log_start_offset=-1, record_errors=[], error_message=None))
+                continue
+            base = part.end
+            for batch in MemoryRecords(bytes(p.records or b"")):
+                for record in batch:
+                    part.add_record(Record(offset=part.end, timestamp=record.timestamp, key=record.key,
+                                           value=record.value))
+                    part.end += 1
+            rows.append(P(index=p.index, error_code=0, base_offset=base, log_append_time_ms=-1,
+                          log_start_offset=part.log_start, record_errors=[], error_message=None))
+        topics.append(T(name=t.name, topic_id=getattr(t, "topic_id", None), partition_responses=rows))
+    if req.acks == 0:
+        ctx.no_response = True
+    return R(responses=topics, throttle_time_ms=0)
+
+
+HANDLERS = {
+    ApiKey.ListOffsets: list_offsets,
+    ApiKey.Fetch: fetch,
+    ApiKey.Produce: produce,
+}

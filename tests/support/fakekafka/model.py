@@ -1,0 +1,211 @@
+"""The data the fake cluster holds: topics, partitions, records, groups, members, offsets.
+
+Plain mutable dataclasses; :mod:`.state` owns them and guards them with a lock. Group
+states and the Java-compatible coordinator hash live here too.
+"""
+
+from __future__ import annotations
+
+import bisect
+import uuid
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from kafka.protocol.consumer import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+
+__all__ = [
+    "CLASSIC", "CONSUMER", "CLASSIC_STATES", "CONSUMER_STATES", "NON_EMPTY_STATES",
+    "Committed", "Member", "Group", "Partition", "Record", "Topic", "java_string_hash",
+    "kafka_partition_for", "topic_id_for", "encode_assignment", "encode_subscription",
+]
+
+CLASSIC = "classic"
+CONSUMER = "consumer"  # KIP-848 group type
+
+CLASSIC_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
+CONSUMER_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
+#: states in which Kafka refuses DeleteGroups with NON_EMPTY_GROUP
+NON_EMPTY_STATES = frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"})
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def java_string_hash(s: str) -> int:
+    """``String.hashCode()`` of Java (over UTF-16 code units, signed 32-bit)."""
+    data = s.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def kafka_partition_for(group_id: str, partitions: int) -> int:
+    """Kafka's ``partitionFor(groupId)``: ``Utils.abs(groupId.hashCode) % partitions``."""
+    h = java_string_hash(group_id)
+    h = 0 if h == -(1 << 31) else abs(h)
+    return h % partitions
+
+
+def topic_id_for(name: str) -> uuid.UUID:
+    """A stable topic id per name (Kafka's are random; stable ids make tests reproducible)."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, "fakekafka-topic:" + name)
+
+
+Assignment = Mapping[str, Iterable[int]]
+
+
+def _normalise_assignment(assignment: Assignment | Iterable[tuple[str, int]] | None) -> dict[str, list[int]]:
+    """``{"t": [0, 1]}`` or ``[("t", 0), ("t", 1)]`` -> ``{"t": [0, 1]}``."""
+    if not assignment:
+        return {}
+    if isinstance(assignment, Mapping):
+        return {topic: sorted(int(p) for p in parts) for topic, parts in assignment.items()}
+    out: dict[str, list[int]] = {}
+    for topic, partition in assignment:
+        out.setdefault(topic, []).append(int(partition))
+    return {topic: sorted(parts) for topic, parts in out.items()}
+
+
+def encode_assignment(assignment: Mapping[str, list[int]], user_data: bytes | None = None) -> bytes:
+    """ConsumerProtocolAssignment v0 bytes: int16 version, [topic, [int32]], user_data."""
+    tp = ConsumerProtocolAssignment.TopicPartition
+    msg = ConsumerProtocolAssignment(
+        version=0,
+        assigned_partitions=[tp(topic=t, partitions=list(ps)) for t, ps in sorted(assignment.items())],
+        user_data=user_data,
+    )
+    return bytes(msg.encode())
+
+
+def encode_subscription(topics: Iterable[str], user_data: bytes | None = None) -> bytes:
+    """ConsumerProtocolSubscription v0 bytes: int16 version, [topic], user_data."""
+    return bytes(ConsumerProtocolSubscription(version=0, topics=sorted(topics), user_data=user_data).encode())
+
+
+@dataclass
+class Committed:
+    """One committed offset, as OffsetFetch returns it."""
+
+    offset: int
+    metadata: str = ""
+    leader_epoch: int = -1
+
+    @classmethod
+    def of(cls, value: "int | tuple | Committed") -> "Committed":
+        """``5``, ``(5, "meta")``, ``(5, "meta", 3)`` or a :class:`Committed`."""
+        if isinstance(value, Committed):
+            return Committed(value.offset, value.metadata, value.leader_epoch)
+        if isinstance(value, tuple):
+            return cls(*value)
+        return cls(int(value))
+
+
+@dataclass
+class Member:
+    """A group member. ``assignment`` is ``{topic: [partitions]}`` (or ``[(topic, p), ...]``).
+
+    For protocol type "consumer" the member metadata and assignment bytes are generated
+    (ConsumerProtocolSubscription / ConsumerProtocolAssignment v0); for other protocol types
+    (Connect, ...) pass the opaque bytes in ``metadata_bytes`` / ``assignment_bytes``.
+    """
+
+    member_id: str
+    assignment: Assignment | Iterable[tuple[str, int]] | None = None
+    client_id: str = "consumer-1"
+    host: str = "/127.0.0.1"
+    group_instance_id: str | None = None
+    subscription: list[str] | None = None  # topics; default: the assigned topics
+    metadata_bytes: bytes | None = None
+    assignment_bytes: bytes | None = None
+    member_epoch: int | None = None  # KIP-848 groups; default: the group epoch
+    rack_id: str | None = None
+    target_assignment: Assignment | Iterable[tuple[str, int]] | None = None  # KIP-848; default: assignment
+
+    def __post_init__(self) -> None:
+        self.assignment = _normalise_assignment(self.assignment)
+        if self.target_assignment is not None:
+            self.target_assignment = _normalise_assignment(self.target_assignment)
+
+    @classmethod
+    def of(cls, value: "Member | Mapping") -> "Member":
+        if isinstance(value, Member):
+            return value
+        return cls(**value)
+
+    def subscribed_topics(self) -> list[str]:
+        if self.subscription is not None:
+            return sorted(self.subscription)
+        return sorted(self.assignment)  # type: ignore[arg-type]
+
+    def metadata(self) -> bytes:
+        if self.metadata_bytes is not None:
+            return self.metadata_bytes
+        return encode_subscription(self.subscribed_topics())
+
+    def assignment_data(self) -> bytes:
+        if self.assignment_bytes is not None:
+            return self.assignment_bytes
+        return encode_assignment(self.assignment)  # type: ignore[arg-type]
+
+
+@dataclass
+class Group:
+    group_id: str
+    state: str = "Empty"
+    protocol_type: str = "consumer"
+    protocol: str = "range"  # classic: the chosen assignor; KIP-848: the server assignor name
+    group_type: str = CLASSIC
+    members: dict[str, Member] = field(default_factory=dict)
+    offsets: dict[tuple[str, int], Committed] = field(default_factory=dict)
+    generation: int = 1  # classic generation id / KIP-848 group epoch
+    assignment_epoch: int | None = None  # KIP-848; default: the group epoch
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    offset: int
+    timestamp: int
+    key: bytes | None = None
+    value: bytes | None = None
+
+
+@dataclass
+class Partition:
+    """One partition's log as far as admin APIs see it.
+
+    ``records`` are optional and sparse: a topic seeded with ``end_offsets`` has offsets but
+    no records; :meth:`.state.ClusterState.append` adds records with timestamps.
+    """
+
+    index: int
+    leader: int
+    leader_epoch: int = 0
+    log_start: int = 0
+    end: int = 0  # log end offset = high watermark (one replica)
+    last_stable: int | None = None  # read_committed bound; None = end
+    records: list[Record] = field(default_factory=list)
+    _offsets: list[int] = field(default_factory=list, repr=False)
+
+    @property
+    def lso(self) -> int:
+        return self.end if self.last_stable is None else min(self.last_stable, self.end)
+
+    def add_record(self, record: Record) -> None:
+        self.records.append(record)
+        self._offsets.append(record.offset)
+
+    def records_from(self, offset: int) -> list[Record]:
+        return self.records[bisect.bisect_left(self._offsets, offset):]
+
+    def truncate_before(self, offset: int) -> None:
+        i = bisect.bisect_left(self._offsets, offset)
+        del self.records[:i]
+        del self._offsets[:i]
+
+
+@dataclass
+class Topic:
+    name: str
+    partitions: list[Partition]
+    topic_id: uuid.UUID = ZERO_UUID
+    internal: bool = False

@@ -1,0 +1,312 @@
+"""Cluster-wide state shared by all fake brokers, with the helpers tests use to seed it.
+
+Every public method takes the cluster lock, so a test thread may seed or inspect the
+cluster while the brokers serve requests on their event loop thread. API handlers run with
+the lock held (see :mod:`.dispatch`) and read the attributes directly.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+import uuid
+from typing import Callable, Iterable, Mapping, Sequence
+
+from .model import (
+    CLASSIC, CLASSIC_STATES, CONSUMER, CONSUMER_STATES, Committed, Group, Member, Partition,
+    Record, Topic, kafka_partition_for, topic_id_for,
+)
+
+__all__ = ["ClusterState"]
+
+OffsetsArg = Mapping  # {(topic, partition): offset | (offset, metadata[, epoch]) | Committed}
+                      # or {topic: {partition: ...}}
+
+
+def _flatten_offsets(offsets: OffsetsArg | None) -> dict[tuple[str, int], Committed]:
+    out: dict[tuple[str, int], Committed] = {}
+    for key, value in (offsets or {}).items():
+        if isinstance(key, tuple):
+            out[(key[0], int(key[1]))] = Committed.of(value)
+        else:
+            for partition, committed in value.items():
+                out[(key, int(partition))] = Committed.of(committed)
+    return out
+
+
+def _check_state(group_type: str, state: str) -> None:
+    allowed = CONSUMER_STATES if group_type == CONSUMER else CLASSIC_STATES
+    if state not in allowed:
+        raise ValueError(f"state {state!r} is not a {group_type} group state {allowed}")
+
+
+def _per_partition(value: int | Sequence[int] | None, partitions: int, default: int) -> list[int]:
+    if value is None:
+        return [default] * partitions
+    if isinstance(value, int):
+        return [value] * partitions
+    if len(value) != partitions:
+        raise ValueError(f"expected {partitions} values, got {len(value)}")
+    return [int(v) for v in value]
+
+
+class ClusterState:
+    """Brokers' shared view: topics, partition leaders, groups, coordinators.
+
+    ``node_ids``: the broker ids. ``offsets_topic_partitions``: partitions of the
+    (virtual) ``__consumer_offsets`` topic, used by the default coordinator choice, which
+    is Kafka's: partition ``abs(groupId.hashCode) % 50`` whose leader is
+    ``node_ids[partition % len(node_ids)]``.
+    """
+
+    def __init__(self, node_ids: Sequence[int], *, offsets_topic_partitions: int = 50) -> None:
+        if not node_ids:
+            raise ValueError("a cluster needs at least one broker")
+        self.lock = threading.RLock()
+        self.node_ids: list[int] = list(node_ids)
+        self.offsets_topic_partitions = offsets_topic_partitions
+        self.cluster_id = "fakekafka-cluster"
+        self.topics: dict[str, Topic] = {}
+        self.topics_by_id: dict[uuid.UUID, Topic] = {}
+        self.groups: dict[str, Group] = {}
+        self._coordinator_override: dict[str, int] = {}
+        self._groups_by_coordinator: dict[int, set[str]] = {n: set() for n in self.node_ids}
+        self._next_leader = 0
+
+    # ------------------------------------------------------------------ topics
+
+    def add_topic(self, name: str, partitions: int = 1, *, end_offsets: int | Sequence[int] | None = None,
+                  start_offsets: int | Sequence[int] | None = None,
+                  last_stable_offsets: int | Sequence[int] | None = None,
+                  leaders: Sequence[int] | None = None) -> None:
+        """Create (or replace) a topic. Leaders go round robin over the brokers, continuing
+        across topics, unless ``leaders`` gives one node id per partition."""
+        with self.lock:
+            ends = _per_partition(end_offsets, partitions, 0)
+            starts = _per_partition(start_offsets, partitions, 0)
+            if leaders is None:
+                leaders = [self.node_ids[(self._next_leader + p) % len(self.node_ids)] for p in range(partitions)]
+                self._next_leader += partitions
+            elif len(leaders) != partitions:
+                raise ValueError("one leader per partition")
+            parts = []
+            for p in range(partitions):
+                self._check_node(leaders[p])
+                if starts[p] > ends[p]:
+                    raise ValueError(f"partition {p}: start offset {starts[p]} > end offset {ends[p]}")
+                parts.append(Partition(index=p, leader=leaders[p], log_start=starts[p], end=ends[p]))
+            if last_stable_offsets is not None:
+                for part, lso in zip(parts, _per_partition(last_stable_offsets, partitions, 0), strict=True):
+                    part.last_stable = lso
+            self.delete_topic(name)
+            topic = Topic(name=name, partitions=parts, topic_id=topic_id_for(name))
+            self.topics[name] = topic
+            self.topics_by_id[topic.topic_id] = topic
+
+    def delete_topic(self, name: str) -> None:
+        """Remove a topic (committed offsets on it stay, as in Kafka until they expire)."""
+        with self.lock:
+            topic = self.topics.pop(name, None)
+            if topic is not None:
+                self.topics_by_id.pop(topic.topic_id, None)
+
+    def append(self, topic: str, partition: int, n: int = 1, *,
+               timestamp_ms: int | Sequence[int] | Callable[[int], int] | None = None,
+               value: bytes | Callable[[int], bytes | None] | None = None,
+               key: bytes | None = None) -> tuple[int, int]:
+        """Append ``n`` records at the end of the log; return (first offset, new end offset).
+
+        ``timestamp_ms``: one value for all, a sequence of ``n``, a function of the offset,
+        or None for now.
+        """
+        with self.lock:
+            part = self._partition(topic, partition)
+            first = part.end
+            for i in range(n):
+                offset = first + i
+                if timestamp_ms is None:
+                    ts = int(time.time() * 1000)
+                elif callable(timestamp_ms):
+                    ts = int(timestamp_ms(offset))
+                elif isinstance(timestamp_ms, int):
+                    ts = timestamp_ms
+                else:
+                    ts = int(timestamp_ms[i])
+                val = value(offset) if callable(value) else value
+                part.add_record(Record(offset=offset, timestamp=ts, key=key, value=val))
+            part.end = first + n
+            return first, part.end
+
+    def set_offsets(self, topic: str, partition: int, *, start: int | None = None, end: int | None = None,
+                    last_stable: int | None = None) -> None:
+        """Move a partition's log start / end (high watermark) / last stable offset."""
+        with self.lock:
+            part = self._partition(topic, partition)
+            if end is not None:
+                part.end = end
+            if start is not None:
+                part.log_start = start
+                part.truncate_before(start)
+            if last_stable is not None:
+                part.last_stable = last_stable
+
+    def move_leader(self, topic: str, partition: int, node: int) -> None:
+        """Make ``node`` the partition leader (bumps the leader epoch)."""
+        with self.lock:
+            self._check_node(node)
+            part = self._partition(topic, partition)
+            part.leader = node
+            part.leader_epoch += 1
+
+    def leader_of(self, topic: str, partition: int) -> int:
+        with self.lock:
+            return self._partition(topic, partition).leader
+
+    def end_offset(self, topic: str, partition: int) -> int:
+        with self.lock:
+            return self._partition(topic, partition).end
+
+    def start_offset(self, topic: str, partition: int) -> int:
+        with self.lock:
+            return self._partition(topic, partition).log_start
+
+    def partitions_led_by(self, node: int) -> list[tuple[str, int]]:
+        with self.lock:
+            return [(t.name, p.index) for t in self.topics.values() for p in t.partitions if p.leader == node]
+
+    # ------------------------------------------------------------------ groups
+
+    def add_group(self, group_id: str, *, offsets: OffsetsArg | None = None,
+                  members: Iterable[Member | Mapping] | None = None, state: str | None = None,
+                  protocol_type: str = "consumer", protocol: str | None = None,
+                  coordinator: int | None = None, group_type: str = CLASSIC,
+                  generation: int = 1) -> None:
+        """Create (or replace) a group.
+
+        ``state`` defaults to Stable with members, else Empty. ``group_type`` "classic" or
+        "consumer" (KIP-848). ``protocol`` is the assignor ("range" classic, "uniform"
+        KIP-848). ``coordinator`` pins the coordinator (else Kafka's hash).
+        """
+        with self.lock:
+            if group_type not in (CLASSIC, CONSUMER):
+                raise ValueError(f"group_type must be {CLASSIC!r} or {CONSUMER!r}")
+            member_list = [Member.of(m) for m in (members or [])]
+            if state is None:
+                state = "Stable" if member_list else "Empty"
+            _check_state(group_type, state)
+            if protocol is None:
+                protocol = "uniform" if group_type == CONSUMER else "range"
+            if coordinator is not None:
+                self._check_node(coordinator)
+                self._set_coordinator(group_id, coordinator)
+            self._remove_group(group_id)
+            self.groups[group_id] = Group(
+                group_id=group_id, state=state, protocol_type=protocol_type, protocol=protocol,
+                group_type=group_type, members={m.member_id: m for m in member_list},
+                offsets=_flatten_offsets(offsets), generation=generation,
+            )
+            self._groups_by_coordinator[self.coordinator_of(group_id)].add(group_id)
+
+    def delete_group(self, group_id: str) -> None:
+        with self.lock:
+            self._remove_group(group_id)
+
+    def set_group_state(self, group_id: str, state: str) -> None:
+        with self.lock:
+            group = self._group(group_id)
+            _check_state(group.group_type, state)
+            group.state = state
+
+    def set_members(self, group_id: str, members: Iterable[Member | Mapping], *, state: str | None = None) -> None:
+        """Replace the members (and optionally the state) of an existing group."""
+        with self.lock:
+            group = self._group(group_id)
+            if state is not None:
+                _check_state(group.group_type, state)
+                group.state = state
+            group.members = {m.member_id: m for m in (Member.of(x) for x in members)}
+
+    def commit(self, group_id: str, offsets: OffsetsArg) -> None:
+        """Store committed offsets (creating an Empty classic group if missing)."""
+        with self.lock:
+            if group_id not in self.groups:
+                self.add_group(group_id)
+            self.groups[group_id].offsets.update(_flatten_offsets(offsets))
+
+    def move_coordinator(self, group_id: str, node: int) -> None:
+        """From now on ``node`` coordinates the group (works for absent groups too)."""
+        with self.lock:
+            self._check_node(node)
+            self._set_coordinator(group_id, node)
+
+    def coordinator_of(self, group_id: str) -> int:
+        """The coordinator FindCoordinator names, whether the group exists or not."""
+        with self.lock:
+            node = self._coordinator_override.get(group_id)
+            if node is None:
+                p = kafka_partition_for(group_id, self.offsets_topic_partitions)
+                node = self.node_ids[p % len(self.node_ids)]
+            return node
+
+    def group(self, group_id: str) -> Group | None:
+        """A deep copy of the group (None if absent), safe to inspect from any thread."""
+        with self.lock:
+            g = self.groups.get(group_id)
+            return copy.deepcopy(g) if g is not None else None
+
+    def has_group(self, group_id: str) -> bool:
+        with self.lock:
+            return group_id in self.groups
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], int]:
+        """``{(topic, partition): offset}`` committed by the group ({} if absent)."""
+        with self.lock:
+            g = self.groups.get(group_id)
+            return {tp: c.offset for tp, c in g.offsets.items()} if g else {}
+
+    def group_ids(self) -> list[str]:
+        with self.lock:
+            return sorted(self.groups)
+
+    def groups_coordinated_by(self, node: int) -> list[str]:
+        """Ids of existing groups whose coordinator is ``node``."""
+        with self.lock:
+            return sorted(self._groups_by_coordinator.get(node, ()))
+
+    # ------------------------------------------------------------------ internals (lock held)
+
+    def _check_node(self, node: int) -> None:
+        if node not in self._groups_by_coordinator:
+            raise ValueError(f"no broker with node id {node} (brokers: {self.node_ids})")
+
+    def _partition(self, topic: str, partition: int) -> Partition:
+        try:
+            return self.topics[topic].partitions[partition]
+        except (KeyError, IndexError):
+            raise KeyError(f"no partition {topic}-{partition}") from None
+
+    def _group(self, group_id: str) -> Group:
+        try:
+            return self.groups[group_id]
+        except KeyError:
+            raise KeyError(f"no group {group_id!r}") from None
+
+    def _set_coordinator(self, group_id: str, node: int) -> None:
+        old = self.coordinator_of(group_id)
+        self._coordinator_override[group_id] = node
+        if group_id in self.groups:
+            self._groups_by_coordinator[old].discard(group_id)
+            self._groups_by_coordinator[node].add(group_id)
+
+    def _remove_group(self, group_id: str) -> None:
+        if self.groups.pop(group_id, None) is not None:
+            self._groups_by_coordinator[self.coordinator_of(group_id)].discard(group_id)
+
+    def _create_simple_group(self, group_id: str) -> Group:
+        """What Kafka does on an OffsetCommit for an unknown group: an Empty classic group
+        with no protocol type."""
+        group = Group(group_id=group_id, state="Empty", protocol_type="", protocol="", generation=0)
+        self.groups[group_id] = group
+        self._groups_by_coordinator[self.coordinator_of(group_id)].add(group_id)
+        return group
