@@ -43,6 +43,10 @@ class RequestPlan(Generic[K]):
     request: ApiMessage
     version: int
     keys: tuple[K, ...]
+    key_set: frozenset = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key_set", frozenset(self.keys))  # responses are matched to keys in O(1)
 
 
 @dataclass(slots=True)

@@ -72,7 +72,7 @@ class CoordinatorLookup:
         outcome: Outcome[str, int] = Outcome()
         new_brokers = {}
         for key, error_code, message, node_id, host, port in answers:
-            if key not in plan.keys:
+            if key not in plan.key_set:
                 continue
             if error_code == ErrorCode.NONE:
                 self._coordinators[key] = node_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from typing import Any, Generic, Hashable, Iterator, Mapping, TypeVar
 
 from .errors import Failure
@@ -19,6 +20,13 @@ class TopicPartition:
 
     def __str__(self) -> str:
         return f"{self.topic}[{self.partition}]"
+
+
+@lru_cache(maxsize=1 << 16)
+def topic_partition(topic: str, partition: int) -> TopicPartition:
+    """One shared instance per partition: a response for 3,000 groups names the same few
+    hundred partitions over and over."""
+    return TopicPartition(topic, partition)
 
 
 class GroupState(str, Enum):

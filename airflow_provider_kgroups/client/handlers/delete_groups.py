@@ -20,7 +20,7 @@ class DeleteGroupsHandler:
     def parse(self, plan: RequestPlan[str], response) -> Outcome[str, bool]:
         outcome: Outcome[str, bool] = Outcome()
         for result in response.results:
-            if result.group_id in plan.keys and not route_group_error(outcome, result.group_id, result.error_code):
+            if result.group_id in plan.key_set and not route_group_error(outcome, result.group_id, result.error_code):
                 outcome.completed[result.group_id] = True
         missing_from_response(outcome, plan.keys, {r.group_id for r in response.results}, "DeleteGroups")
         return outcome

@@ -60,7 +60,7 @@ class DescribeGroupsHandler:
         outcome: Outcome[str, GroupDescription] = Outcome()
         node = self.lookup.cached(plan.keys[0]) if plan.keys else -1
         for group in response.groups:
-            if group.group_id not in plan.keys:
+            if group.group_id not in plan.key_set:
                 continue
             if group.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
                 # v6+: the broker says outright that the group does not exist; that is an answer.
@@ -107,7 +107,7 @@ class ConsumerGroupDescribeHandler:
         outcome: Outcome = Outcome()
         node = self.lookup.cached(plan.keys[0]) if plan.keys else -1
         for group in response.groups:
-            if group.group_id not in plan.keys:
+            if group.group_id not in plan.key_set:
                 continue
             if group.error_code in _NOT_A_NEW_GROUP:
                 outcome.completed[group.group_id] = USE_CLASSIC

@@ -7,7 +7,7 @@ from ..driver import Outcome, RequestPlan
 from ..errors import REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import ListOffsetsRequest
-from ..results import ListedOffset, TopicPartition
+from ..results import ListedOffset, TopicPartition, topic_partition
 from .common import missing_from_response
 
 LATEST = -1
@@ -41,11 +41,10 @@ class ListOffsetsHandler:
 
     def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, ListedOffset]:
         outcome: Outcome[TopicPartition, ListedOffset] = Outcome()
-        asked = set(plan.keys)
         for topic in response.topics:
             for p in topic.partitions:
-                tp = TopicPartition(topic.name, p.partition_index)
-                if tp not in asked:
+                tp = topic_partition(topic.name, p.partition_index)
+                if tp not in plan.key_set:
                     continue
                 if p.error_code in REFRESH_LEADER:
                     outcome.requeue(tp, Failure(p.error_code), relookup=True)

