@@ -28,6 +28,8 @@ CLIENTS = ("kgroups", "kafka-python", "confluent-kafka")
 TOPICS, PARTITIONS, LATENCY_S, BROKERS = 30, 12, 0.002, 9
 OLD_BROKER = {"FindCoordinator": 3, "OffsetFetch": 7}
 API_COLUMNS = ("Metadata", "FindCoordinator", "OffsetFetch", "ListOffsets")
+LIBRARIES = {"kgroups": ("airflow_provider_kgroups.client",), "floor": ("airflow_provider_kgroups.client",),
+             "kafka-python": ("kafka.admin", "kafka.protocol.consumer"), "confluent-kafka": ("confluent_kafka.admin",)}
 
 
 def run_worker(client: str, bootstrap: str, groups: list[str]) -> dict:
@@ -51,9 +53,16 @@ def worker_main(client: str, bootstrap: str) -> None:
     from benchmarks.floor import run_floor
     from benchmarks.peers import RUNNERS
 
+    import time
+
     groups = json.loads(sys.stdin.read())
     runner = run_floor if client == "floor" else RUNNERS[client]
-    print(json.dumps(runner(bootstrap, groups)))
+    for module in LIBRARIES.get(client, ()):
+        __import__(module)  # import time is not the work being measured
+    cpu = time.process_time()
+    result = runner(bootstrap, groups)
+    result["cpu_s"] = time.process_time() - cpu  # all threads of the process (librdkafka's too)
+    print(json.dumps(result))
 
 
 def seed_fake(cluster, groups: int) -> list[str]:
@@ -96,29 +105,31 @@ def fake_scenario(label: str, groups: int, old_brokers: bool, clients, repeat: i
 
 def tansu_scenario(label: str, groups: int, clients, repeat: int) -> list[dict]:
     from benchmarks.proxy import CountingProxy
-    from tests.support.seed import bulk_commit, create_topic, produce_one_per_batch
+    from tests.support.seed import Seeder
     from tests.support.tansu import TansuBroker
 
-    with CountingProxy.running_in_thread() as proxy, TansuBroker(advertised_port=proxy.port) as broker:
+    with CountingProxy() as proxy, TansuBroker(advertised_port=proxy.port) as broker:
         proxy.forward_to(broker.port)
         topics = [f"bench-{t}" for t in range(10)]
-        for topic in topics:
-            create_topic(proxy.bootstrap, topic, partitions=3)
-            produce_one_per_batch(proxy.bootstrap, topic, per_partition=5, partitions=3)
-        ids = [f"tgroup-{g:05d}" for g in range(groups)]
-        bulk_commit(proxy.bootstrap, {g: {(topics[i % 10], p): 1 + i % 4 for p in range(3)} for i, g in enumerate(ids)})
+        with Seeder(proxy.bootstrap) as seeder:
+            seeder.create_topics({topic: 3 for topic in topics})
+            for topic in topics:
+                for partition in range(3):
+                    seeder.produce(topic, partition, 5)  # one record per batch: exact end offsets on Tansu
+            ids = [f"tgroup-{g:05d}" for g in range(groups)]
+            seeder.commit_many({g: {(topics[i % 10], p): 1 + i % 4 for p in range(3)} for i, g in enumerate(ids)})
         return measure(label, proxy.bootstrap, ids, proxy.counts, proxy.reset, clients, repeat)
 
 
 def print_table(rows: list[dict]) -> None:
-    header = ("scenario", "client", "median wall s", "peak RSS MB", "groups ok/err", "offsets", "ends") + API_COLUMNS + ("total req",)
+    header = ("scenario", "client", "median wall s", "client CPU s", "peak RSS MB", "groups ok/err", "offsets", "ends") + API_COLUMNS + ("total req",)
     lines = []
     for r in rows:
         if "error" in r:
             lines.append((r["scenario"], r["client"], "failed: " + r["error"]) + ("",) * (len(header) - 3))
             continue
         req = r["requests"]
-        lines.append((r["scenario"], r["client"], f"{r['seconds']:.3f}", f"{r['peak_rss_mb']:.0f}",
+        lines.append((r["scenario"], r["client"], f"{r['seconds']:.3f}", f"{r['cpu_s']:.3f}", f"{r['peak_rss_mb']:.0f}",
                       f"{r['groups_ok']}/{r['group_errors']}", r["offsets"], r["ends"] if r["client"] != "floor" else "-",
                       *(req.get(api, 0) for api in API_COLUMNS), sum(req.values())))
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]

@@ -8,15 +8,19 @@ from typing import Iterable, Mapping
 from .cluster import ClusterMetadata
 from .config import ClientConfig
 from .driver import ApiHandler, Call, Driver
-from .errors import ConfigurationError
+from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, Failure
 from .handlers.delete_groups import DeleteGroupsHandler
-from .handlers.describe_groups import USE_CLASSIC, ConsumerGroupDescribeHandler, DescribeGroupsHandler
+from .handlers.describe_groups import NOT_A_CONSUMER_GROUP, ConsumerGroupDescribeHandler, DescribeGroupsHandler
+from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler, RecordTimestamp
 from .handlers.list_groups import ListGroupsHandler
 from .handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED, ListOffsetsHandler
+from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
 from .handlers.offset_fetch import OffsetFetchHandler
 from .lookup import CoordinatorLookup, LeaderLookup
 from .results import (
-    GroupDescription, GroupOffsets, KeyedResults, ListedOffset, ListGroupsResult, TopicDescription, TopicPartition,
+    CommittedOffset, GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, ListGroupsResult,
+    TopicDescription,
+    TopicPartition,
 )
 from .selection import validate_group_ids
 from .transport import ConnectionPool, RequestStats
@@ -90,17 +94,26 @@ class AsyncGroupsClient:
 
     async def describe_groups(self, group_ids: Iterable[str],
                               timeout_s: float | None = None) -> KeyedResults[str, GroupDescription]:
-        """State, protocol and members with their assignments; KIP-848 groups via ConsumerGroupDescribe."""
+        """State, protocol and members with their assignments, for classic and KIP-848 groups.
+
+        DescribeGroups goes first: it describes classic groups (still most groups) in one
+        request per coordinator, and Apache Kafka answers ``Dead`` for a KIP-848 group. Only
+        the groups it calls Dead are asked again with ConsumerGroupDescribe, where the
+        coordinator has it. (Asking ConsumerGroupDescribe first, as the Java client does, costs
+        a second round for every classic group, and brokers such as Tansu answer it for classic
+        groups too, without their members.)
+        """
         ids = validate_group_ids(group_ids)
         call = self._call(timeout_s)
-        modern = await self._run(call, ConsumerGroupDescribeHandler(self._coordinators), ids)
-        classic_ids = [g for g, v in modern.values.items() if v == USE_CLASSIC]
-        values = {g: v for g, v in modern.values.items() if v != USE_CLASSIC}
-        failures = dict(modern.failures)
-        if classic_ids:
-            classic = await self._run(call, DescribeGroupsHandler(self._coordinators), classic_ids)
-            values.update(classic.values)
-            failures.update(classic.failures)
+        classic = await self._run(call, DescribeGroupsHandler(self._coordinators), ids)
+        values, failures = dict(classic.values), dict(classic.failures)
+        dead = [g for g, d in classic.values.items() if d.state is GroupState.DEAD]
+        if dead:
+            modern = await self._run(call, ConsumerGroupDescribeHandler(self._coordinators), dead)
+            values.update({g: d for g, d in modern.values.items() if d != NOT_A_CONSUMER_GROUP})
+            failures.update(modern.failures)
+            for group_id in modern.failures:
+                values.pop(group_id, None)
         return KeyedResults({g: values[g] for g in ids if g in values}, failures)
 
     async def fetch_committed_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Iterable[int]] | None = None,
@@ -117,6 +130,24 @@ class AsyncGroupsClient:
         """Delete groups; the broker refuses non-empty (NON_EMPTY_GROUP) and unknown groups per group."""
         ids = validate_group_ids(group_ids)
         return await self._run(self._call(timeout_s), DeleteGroupsHandler(self._coordinators), ids)
+
+    async def commit_offsets(self, group_id: str,
+                             offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
+                             timeout_s: float | None = None) -> KeyedResults[TopicPartition, int]:
+        """Commit ``offsets`` for a group without joining it (generation -1, empty member id):
+        Kafka accepts this only while the group has no members. Used to restore a backup."""
+        validate_group_ids([group_id], what="group_id")
+        commits = {tp: _to_commit(tp, value) for tp, value in offsets.items()}
+        _partitions(commits)
+        if not commits:
+            raise ConfigurationError(f"no offsets to commit for group {group_id!r}.")
+        results = await self._run(self._call(timeout_s), OffsetCommitHandler(self._coordinators, {group_id: commits}),
+                                  [group_id])
+        if group_id in results.failures:
+            return KeyedResults({}, {tp: results.failures[group_id] for tp in commits})
+        per_partition = results.values[group_id]
+        return KeyedResults({tp: commits[tp].offset for tp, error in per_partition.items() if error is None},
+                            {tp: error for tp, error in per_partition.items() if error is not None})
 
     # -- partitions --------------------------------------------------------------------------
 
@@ -148,6 +179,44 @@ class AsyncGroupsClient:
             raise ConfigurationError(f"timestamp_ms must be a non-negative int (ms since the epoch), got {timestamp_ms!r}.")
         return await self.list_offsets({tp: timestamp_ms for tp in _partitions(partitions)}, timeout_s=timeout_s)
 
+    async def fetch_record_timestamps(self, positions: Mapping[TopicPartition, int | Iterable[int]], *,
+                                      read_committed: bool = False, partition_bytes: int = DEFAULT_PARTITION_BYTES,
+                                      timeout_s: float | None = None
+                                      ) -> KeyedResults[TopicPartition, dict[int, RecordTimestamp]]:
+        """The timestamp of the record at (or first after) each offset: per partition,
+        ``{offset: RecordTimestamp}``. One small Fetch per partition leader for all its
+        partitions (``partition_bytes`` each, grown only for a batch that does not fit);
+        several offsets of one partition are answered from one page where they fit, and
+        the rest from further pages, each again one request per leader."""
+        wanted: dict[TopicPartition, list[int]] = {}
+        for tp in _partitions(positions):
+            offsets = [positions[tp]] if isinstance(positions[tp], int) else list(positions[tp])
+            if not offsets or any(isinstance(o, bool) or not isinstance(o, int) or o < 0 for o in offsets):
+                raise ConfigurationError(f"offsets {positions[tp]!r} for {tp} are not non-negative ints.")
+            wanted[tp] = sorted(set(offsets))
+        if isinstance(partition_bytes, bool) or not isinstance(partition_bytes, int) or partition_bytes < 1024:
+            raise ConfigurationError(f"partition_bytes must be an int >= 1024, got {partition_bytes!r}.")
+        call = self._call(timeout_s)
+        isolation = READ_COMMITTED if read_committed else READ_UNCOMMITTED
+        values: dict[TopicPartition, dict[int, RecordTimestamp]] = {}
+        failures: dict = {}
+        budgets: dict[TopicPartition, int] = {}
+        starts: dict[TopicPartition, int] = {}
+        while wanted:
+            handler = FetchTimestampHandler(self._leaders, wanted, isolation, partition_bytes, budgets, starts)
+            page = await self._run(call, handler, list(wanted))
+            failures.update(page.failures)
+            for tp, found in page.values.items():
+                values.setdefault(tp, {}).update(found)
+            # Next page: what this page did not reach; a page that moved nothing forward ends it.
+            next_wanted = {tp: offsets for tp, offsets in handler.unresolved.items()
+                           if offsets and (page.values.get(tp) or handler.next_starts.get(tp, -1) > starts.get(tp, -1))}
+            for tp, offsets in handler.unresolved.items():
+                if offsets and tp not in next_wanted:
+                    failures[tp] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"Fetch made no progress at offset {offsets[0]}")
+            wanted, budgets, starts = next_wanted, handler.budgets, handler.next_starts
+        return KeyedResults(values, failures)
+
     async def describe_topics(self, topics: Iterable[str] | None = None,
                               timeout_s: float | None = None) -> dict[str, TopicDescription]:
         """Partitions and leaders of ``topics`` (None: every topic). Unknown topics are left out."""
@@ -157,3 +226,17 @@ class AsyncGroupsClient:
         wanted = self.metadata.topics if names is None else {n: self.metadata.topics[n] for n in names
                                                              if n in self.metadata.topics}
         return dict(wanted)
+
+
+def _to_commit(tp: TopicPartition, value: int | CommittedOffset | OffsetToCommit) -> OffsetToCommit:
+    if isinstance(value, OffsetToCommit):
+        commit = value
+    elif isinstance(value, CommittedOffset):
+        commit = OffsetToCommit(value.offset if value.offset is not None else -1, value.metadata, value.leader_epoch)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        commit = OffsetToCommit(value)
+    else:
+        raise ConfigurationError(f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, got {value!r}.")
+    if commit.offset < 0:
+        raise ConfigurationError(f"offset for {tp} must be >= 0, got {commit.offset}.")
+    return commit

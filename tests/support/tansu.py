@@ -202,8 +202,11 @@ class TansuBroker:
     def __init__(self, *, host: str = "127.0.0.1", port: int | None = None,
                  binary: str | None = None, log_path: str | os.PathLike | None = None,
                  start_timeout: float = 20.0, stop_timeout: float = 10.0,
-                 extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> None:
+                 extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+                 advertised_port: int | None = None) -> None:
         self.host = host
+        # Advertise another port (e.g. a counting proxy in front of the broker) in metadata.
+        self.advertised_port = advertised_port
         self._requested_port = port
         self.port: int | None = None
         self._binary = binary
@@ -303,9 +306,10 @@ class TansuBroker:
 
     def _spawn_and_wait(self, binary: str, port: int) -> None:
         url = f"tcp://{self.host}:{port}"
+        advertised = f"tcp://{self.host}:{self.advertised_port or port}"
         self.cluster_id = f"kgroups-{uuid.uuid4().hex[:12]}"
         cmd = [binary, "broker", "--cluster-id", self.cluster_id,
-               "--listener-url", url, "--advertised-listener-url", url,
+               "--listener-url", url, "--advertised-listener-url", advertised,
                "--storage-engine", "memory://tansu/", *self.extra_args]
         env = dict(os.environ if self._env is None else self._env)
         for name in _BROKER_ENV_VARS:

@@ -1,9 +1,9 @@
 """DescribeGroups (classic groups) and ConsumerGroupDescribe (KIP-848 groups).
 
-Both batch every group of one coordinator into one request. ConsumerGroupDescribe answers
-GROUP_ID_NOT_FOUND for a group that is not a KIP-848 group; those groups (and every group
-on a coordinator without API 69) are then described with DescribeGroups, as the Java
-client does.
+Both batch every group of one coordinator into one request. The client describes with
+DescribeGroups first and asks ConsumerGroupDescribe only about groups DescribeGroups called
+Dead; ConsumerGroupDescribe's GROUP_ID_NOT_FOUND (or a coordinator without API 69) then
+confirms the classic answer.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from .common import missing_from_response, route_group_error
 
 log = logging.getLogger(__name__)
 
-#: A ConsumerGroupDescribe value meaning "not a KIP-848 group here: describe it the classic way".
-USE_CLASSIC = "use-classic-describe"
+#: A ConsumerGroupDescribe value meaning "not a KIP-848 group here: the classic answer stands".
+NOT_A_CONSUMER_GROUP = "not-a-kip-848-group"
 _NOT_A_NEW_GROUP = {ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.UNSUPPORTED_VERSION}
 
 
@@ -101,7 +101,7 @@ class ConsumerGroupDescribeHandler:
                             version, tuple(group_ids))]
 
     def unsupported(self, group_ids: list[str], node: int) -> Outcome:
-        return Outcome(completed={g: USE_CLASSIC for g in group_ids})
+        return Outcome(completed={g: NOT_A_CONSUMER_GROUP for g in group_ids})
 
     def parse(self, plan: RequestPlan[str], response) -> Outcome:
         outcome: Outcome = Outcome()
@@ -110,7 +110,7 @@ class ConsumerGroupDescribeHandler:
             if group.group_id not in plan.key_set:
                 continue
             if group.error_code in _NOT_A_NEW_GROUP:
-                outcome.completed[group.group_id] = USE_CLASSIC
+                outcome.completed[group.group_id] = NOT_A_CONSUMER_GROUP
                 continue
             if route_group_error(outcome, group.group_id, group.error_code, group.error_message):
                 continue
