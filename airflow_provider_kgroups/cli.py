@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
-from .client import ClientConfig, ConfigurationError, GroupSelector, GroupsClient, NoBrokerAvailable
+from .client import ClientConfig, ConfigurationError, GroupSelector, GroupsClient, GroupState, NoBrokerAvailable
 from .client.config import config_from_kafka_properties, read_properties_file
 from .client.errors import AuthenticationError, KafkaGroupsError
 
@@ -97,8 +97,15 @@ def render_table(headers: Sequence[str], rows: list[Sequence[Any]]) -> str:
 def cmd_groups(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
     progress("listing groups on every broker")
     result = client.list_groups(states=args.state, types=args.type)
-    rows = [(g.group_id, g.state.value, g.protocol_type or "-", g.group_type or "-", g.coordinator_id)
-            for g in result.groups]
+    states = {g.group_id: g.state for g in result.groups}
+    unknown = [g for g, state in states.items() if state is GroupState.UNKNOWN]
+    if unknown:
+        # Brokers below ListGroups v4 (or that do not track it) give no state: describe those.
+        progress(f"describing {len(unknown)} group(s) whose state the listing did not give")
+        described = client.describe_groups(unknown)
+        states.update({g: d.state for g, d in described.values.items()})
+    rows = [(g.group_id, states[g.group_id].value, g.protocol_type or "-", g.group_type or "-", g.coordinator_id)
+            for g in result.groups if not args.state or states[g.group_id].value in args.state]
     table = render_table(("GROUP", "STATE", "PROTOCOL-TYPE", "TYPE", "COORDINATOR"), rows)
     table += "".join(f"\nbroker {b} failed: {f}" for b, f in result.broker_failures.items())
     return result.to_dict(), table, not result.broker_failures
@@ -118,8 +125,8 @@ def cmd_describe(client: GroupsClient, args, progress: Progress) -> tuple[Any, s
             rows.append((gid, d.state.value, d.protocol_type or "-", d.coordinator_id, "-", "-"))
         for m in d.members:
             assigned = ",".join(str(tp) for tp in m.assignment) or "-"
-            rows.append((gid, d.state.value, d.protocol_type or "-", d.coordinator_id,
-                         f"{m.client_id}@{m.client_host}", assigned))
+            member = f"{m.client_id}@{m.client_host}" if m.client_id else m.member_id
+            rows.append((gid, d.state.value, d.protocol_type or "-", d.coordinator_id, member, assigned))
     table = render_table(("GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR", "MEMBER", "ASSIGNMENT"), rows)
     return result.to_dict(), table, result.ok
 

@@ -1,0 +1,98 @@
+"""The kgroups command against the fake cluster (Apache Kafka semantics): outputs, exit codes,
+and that delete without --yes changes nothing."""
+
+import json
+
+import pytest
+
+from airflow_provider_kgroups.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_PARTIAL, EXIT_UNREACHABLE, main
+from tests.support.fakekafka import Err, FakeCluster, Member
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with FakeCluster.running_in_thread(brokers=3) as c:
+        c.add_topic("orders", 3, end_offsets=[100, 100, 100])
+        c.add_group("orders-landing", offsets={("orders", 0): 100, ("orders", 1): 90})
+        c.add_group("orders-live", offsets={("orders", 0): 100},
+                    members=[Member("m-1", {"orders": [0, 1, 2]}, client_id="app", host="/10.0.0.1")])
+        c.add_group("tmp-1", offsets={("orders", 2): 5})
+        c.add_group("tmp-2", offsets={("orders", 2): 7})
+        yield c
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_groups_lists_every_broker_with_states(cluster, capsys):
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "groups")
+    assert code == EXIT_OK
+    states = {g["group_id"]: g["state"] for g in json.loads(out)["groups"]}
+    assert states == {"orders-landing": "Empty", "orders-live": "Stable", "tmp-1": "Empty", "tmp-2": "Empty"}
+
+
+def test_lag_per_partition_with_totals(cluster, capsys):
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "lag", "orders-landing",
+                       "--unknown-lag", "from_earliest")
+    assert code == EXIT_OK
+    group = json.loads(out)["groups"]["orders-landing"]
+    lags = {p["partition"]: p["lag"] for p in group["partitions"]}
+    assert lags[0] == 0 and lags[1] == 10
+    assert group["total_lag"] == sum(lags.values())
+
+
+def test_delete_is_a_dry_run_without_yes(cluster, capsys):
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "delete", "--pattern", "tmp-*")
+    assert code == EXIT_OK
+    assert "would delete" in out and "nothing deleted" in out
+    assert cluster.has_group("tmp-1") and cluster.has_group("tmp-2")
+    assert cluster.count("DeleteGroups") == 0
+
+
+def test_delete_with_yes_reports_each_group(cluster, capsys):
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "delete", "tmp-1", "orders-live", "--yes")
+    result = json.loads(out)
+    assert code == EXIT_PARTIAL  # orders-live has members: the broker refuses, the others go on
+    assert set(result["results"]) == {"tmp-1"}
+    assert result["errors"]["orders-live"]["error"] == "NON_EMPTY_GROUP"
+    assert not cluster.has_group("tmp-1") and cluster.has_group("orders-live")
+
+
+def test_a_failing_group_gives_exit_code_1(cluster, capsys):
+    cluster.inject_error("OffsetFetch", Err.GROUP_AUTHORIZATION_FAILED, key="orders-landing", times=1)
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "lag", "orders-landing", "orders-live")
+    assert code == EXIT_PARTIAL
+    assert "GROUP_AUTHORIZATION_FAILED" in out
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (("-b", "nohost", "groups"), "is not 'host:port'"),
+    (("-b", "127.0.0.1:1", "describe"), "no groups selected"),
+    (("-b", "127.0.0.1:1", "lag", "--pattern", "re:("), "not a valid regular expression"),
+    (("-b", "127.0.0.1:1", "--timeout", "-5", "groups"), "call_timeout_s"),
+    (("groups",), "no bootstrap servers"),
+])
+def test_bad_input_exits_2_naming_the_problem(capsys, monkeypatch, argv, fragment):
+    monkeypatch.delenv("KGROUPS_BOOTSTRAP_SERVERS", raising=False)
+    code, _, err = run(capsys, *argv)
+    assert code == EXIT_BAD_INPUT
+    assert fragment in err
+
+
+def test_unreachable_cluster_exits_3(capsys):
+    code, _, err = run(capsys, "-b", "127.0.0.1:1", "--timeout", "2", "groups")
+    assert code == EXIT_UNREACHABLE
+    assert "no broker reachable" in err
+
+
+def test_command_config_file_is_read_and_secrets_stay_out_of_output(cluster, capsys, tmp_path):
+    props = tmp_path / "client.properties"
+    props.write_text(f"# ops cluster\nbootstrap.servers={cluster.bootstrap}\nsecurity.protocol=PLAINTEXT\n")
+    code, out, _ = run(capsys, "--command-config", str(props), "groups")
+    assert code == EXIT_OK and "orders-landing" in out
+    props.write_text("bootstrap.servers=x:1\nsasl.jaas.config=secret-value\n")
+    code, _, err = run(capsys, "--command-config", str(props), "groups")
+    assert code == EXIT_BAD_INPUT and "sasl.jaas.config" in err and "secret-value" not in err
