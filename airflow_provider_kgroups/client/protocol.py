@@ -12,7 +12,8 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import (
-    FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, OffsetFetchRequest, OffsetFetchResponse,
+    FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetFetchRequest, OffsetFetchResponse,
 )
 from kafka.protocol.metadata import (
     ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse,
@@ -47,6 +48,7 @@ CLIENT_MAX_VERSIONS: dict[type, int] = {
     DeleteGroupsRequest: 2,
     ListOffsetsRequest: 9,
     FetchRequest: 12,  # v13 replaces topic names with topic ids
+    OffsetCommitRequest: 9,  # v10 replaces topic names with topic ids
 }
 
 RESPONSE_FOR: dict[int, type] = {
@@ -63,6 +65,7 @@ RESPONSE_FOR: dict[int, type] = {
         (DeleteGroupsRequest, DeleteGroupsResponse),
         (ListOffsetsRequest, ListOffsetsResponse),
         (FetchRequest, FetchResponse),
+        (OffsetCommitRequest, OffsetCommitResponse),
     ]
 }
 

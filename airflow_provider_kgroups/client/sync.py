@@ -19,7 +19,8 @@ class GroupsClient:
     """Same verbs as :class:`AsyncGroupsClient`, blocking. Use as a context manager or call ``close()``."""
 
     _VERBS = ("list_groups", "describe_groups", "fetch_committed_offsets", "delete_groups", "list_offsets",
-              "log_end_offsets", "log_start_offsets", "offsets_for_timestamp", "describe_topics")
+              "log_end_offsets", "log_start_offsets", "offsets_for_timestamp", "describe_topics",
+              "fetch_record_timestamps", "commit_offsets")
 
     def __init__(self, config: ClientConfig, stats: RequestStats | None = None) -> None:
         self.config = config

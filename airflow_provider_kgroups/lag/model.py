@@ -58,18 +58,30 @@ class GroupLag:
     members: int
     partitions: tuple[PartitionLag, ...]
     error: Failure | None = None  # the group itself could not be read
+    policy: UnknownLagPolicy = UnknownLagPolicy.FAIL  # how NO_COMMIT partitions were counted
+
+    def counts_in_totals(self, partition: PartitionLag) -> bool:
+        """IGNORE leaves partitions without a commit out of totals; every other partition counts."""
+        return not (self.policy is UnknownLagPolicy.IGNORE and LagFlag.NO_COMMIT in partition.flags)
 
     @property
     def total_lag(self) -> int | None:
-        """Sum over partitions with a known lag; None if any counted partition is unknown."""
-        lags = [p.lag for p in self.partitions if LagFlag.NO_COMMIT not in p.flags or p.lag is not None]
+        """Sum over the partitions that count; None if any of them is unknown (FAIL and no
+        commit, or an error): an unknown lag is never summed as zero."""
+        lags = [p.lag for p in self.partitions if self.counts_in_totals(p)]
         if any(lag is None for lag in lags):
             return None
         return sum(lags)  # type: ignore[arg-type]
 
+    @property
+    def worst(self) -> PartitionLag | None:
+        """The counted partition with the largest known lag (ties: the first in partition order)."""
+        known = [p for p in self.partitions if p.lag is not None and self.counts_in_totals(p)]
+        return max(known, key=lambda p: p.lag, default=None)  # type: ignore[arg-type, return-value]
+
     def to_dict(self) -> dict[str, Any]:
         return {"group_id": self.group_id, "state": self.state.value, "protocol_type": self.protocol_type,
-                "members": self.members, "total_lag": self.total_lag,
+                "members": self.members, "total_lag": self.total_lag, "policy": self.policy.value,
                 "partitions": [p.to_dict() for p in self.partitions],
                 "error": self.error.to_dict() if self.error else None}
 
@@ -87,6 +99,24 @@ class LagSnapshot:
         return {"taken_at_ms": self.taken_at_ms, "policy": self.policy.value,
                 "groups": {g: v.to_dict() for g, v in self.groups.items()},
                 "failures": {g: f.to_dict() for g, f in self.failures.items()}}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The history store's rows (:data:`HISTORY_COLUMNS`) for this snapshot. Groups in
+        ``failures`` (nothing could be read) have no row: an unread group is not evidence of
+        anything. A group whose description failed but whose offsets were read keeps its
+        rows, with state ``Unknown``."""
+        out: list[dict[str, Any]] = []
+        for group in self.groups.values():
+            head = {"snapshot_ms": self.taken_at_ms, "group_id": group.group_id, "group_state": group.state.value,
+                    "protocol_type": group.protocol_type, "members": group.members}
+            if not group.partitions:
+                out.append({**head, "topic": None, "partition": None, "committed": None, "log_start": None,
+                            "log_end": None, "lag": None, "flags": ""})
+            for p in group.partitions:
+                out.append({**head, "topic": p.topic, "partition": p.partition, "committed": p.committed,
+                            "log_start": p.log_start, "log_end": p.log_end, "lag": p.lag,
+                            "flags": ",".join(sorted(f.value for f in p.flags))})
+        return out
 
 
 #: The history store's row: one per (snapshot, group, partition); a group with no partition

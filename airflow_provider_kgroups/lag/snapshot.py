@@ -1,0 +1,187 @@
+"""A lag snapshot of many groups in one call.
+
+Order of reads (why it matters): groups are described first (state, members, assignments),
+then their committed offsets are read, and only then the log-start and log-end offsets of
+every partition involved, deduplicated across groups, in one ListOffsets round per leader
+(earliest and latest go out together). Because the end offsets are read after the commits,
+a lag can only be overstated by what was produced in between, never negative; if a commit
+still lands past the end offset we read (the commit raced ahead of our ListOffsets), the lag
+is clamped to 0 and flagged ``CLAMPED``.
+
+Per partition (:func:`partition_lag`):
+
+* committed read with an error, or no end offset -> ``ERROR``, lag unknown;
+* no committed offset -> ``NO_COMMIT``; the lag is the policy's (:class:`UnknownLagPolicy`):
+  ``fail`` unknown (and the group's total is unknown), ``ignore`` unknown but left out of
+  totals, ``from_earliest`` log end - log start, ``from_latest`` 0;
+* committed > log end -> ``CLAMPED``, lag 0;
+* otherwise lag = log end - committed, and ``LOST`` when committed < log start (records
+  the group never read were deleted by retention; the lag still counts them, as
+  kafka-consumer-groups.sh does, so that it never jumps when retention runs).
+
+Which partitions a group has: every partition it committed, every partition assigned to one
+of its members (listed even without a commit), and, when ``topics`` is given, every partition
+of those topics (and nothing else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Collection, Iterable, Mapping
+
+from ..client.errors import ConfigurationError, Failure
+from ..client.results import GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicPartition
+from ..client.selection import validate_group_ids
+from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
+from .policy import parse_policy
+
+__all__ = ["take_snapshot", "compute_lag", "partition_lag", "partitions_of_groups", "topic_partitions", "now_ms"]
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _keyed(results) -> KeyedResults:
+    return results if isinstance(results, KeyedResults) else KeyedResults(dict(results or {}), {})
+
+
+def _offset_of(value: ListedOffset | int | None) -> int | None:
+    if value is None:
+        return None
+    offset = value.offset if isinstance(value, ListedOffset) else value
+    return offset if offset >= 0 else None
+
+
+def partition_lag(tp: TopicPartition, committed: int | None, log_start: int | None, log_end: int | None,
+                  policy: UnknownLagPolicy, *, assigned_to: str | None = None,
+                  error: Failure | None = None) -> PartitionLag:
+    """One partition's lag by the rules in the module docstring."""
+    def make(lag: int | None, *flags: LagFlag, failure: Failure | None = None) -> PartitionLag:
+        return PartitionLag(tp.topic, tp.partition, committed, log_start, log_end, lag, frozenset(flags),
+                            assigned_to, failure)
+
+    if error is not None:
+        return make(None, LagFlag.ERROR, *((LagFlag.NO_COMMIT,) if committed is None else ()), failure=error)
+    if committed is None:
+        if policy is UnknownLagPolicy.FROM_LATEST:
+            return make(0, LagFlag.NO_COMMIT)
+        if policy is UnknownLagPolicy.FROM_EARLIEST:
+            if log_start is None or log_end is None:
+                return make(None, LagFlag.NO_COMMIT, LagFlag.ERROR,
+                            failure=Failure(-1, "log start or end offset unknown: cannot count from earliest"))
+            return make(max(0, log_end - log_start), LagFlag.NO_COMMIT)
+        return make(None, LagFlag.NO_COMMIT)
+    if log_end is None:
+        return make(None, LagFlag.ERROR, failure=Failure(-1, "log end offset unknown"))
+    flags = [LagFlag.LOST] if log_start is not None and committed < log_start else []
+    if committed > log_end:
+        return make(0, LagFlag.CLAMPED, *flags)
+    return make(log_end - committed, *flags)
+
+
+def partitions_of_groups(descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets],
+                         topics: Mapping[str, Collection[int]] | None = None) -> dict[str, list[TopicPartition]]:
+    """Per group (of those whose offsets were read): committed + assigned partitions, or with
+    ``topics`` exactly the partitions of those topics."""
+    out = {}
+    for group_id, group_offsets in offsets.items():
+        if topics is not None:
+            out[group_id] = sorted(TopicPartition(t, p) for t, parts in topics.items() for p in parts)
+            continue
+        description = descriptions.get(group_id)
+        assigned = description.assigned_partitions if description is not None else frozenset()
+        out[group_id] = sorted(set(group_offsets.partitions) | assigned)
+    return out
+
+
+def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str, GroupDescription],
+                offsets: KeyedResults[str, GroupOffsets] | Mapping[str, GroupOffsets],
+                starts: KeyedResults[TopicPartition, ListedOffset] | Mapping[TopicPartition, int],
+                ends: KeyedResults[TopicPartition, ListedOffset] | Mapping[TopicPartition, int],
+                policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL, taken_at_ms: int = 0, *,
+                topics: Mapping[str, Collection[int]] | None = None,
+                group_ids: Iterable[str] | None = None) -> LagSnapshot:
+    """The snapshot from what was read; pure (no I/O, no clock).
+
+    A group whose committed offsets could not be read is in ``failures``. A group whose
+    description failed but whose offsets were read gets state ``Unknown`` and the
+    description's failure in ``GroupLag.error``: its lag is still known.
+    """
+    policy = parse_policy(policy)
+    described, committed_by_group = _keyed(descriptions), _keyed(offsets)
+    starts, ends = _keyed(starts), _keyed(ends)
+    ids = list(group_ids) if group_ids is not None else list(dict.fromkeys([*described, *committed_by_group]))
+    wanted = partitions_of_groups(described.values, committed_by_group.values, topics)
+    groups: dict[str, GroupLag] = {}
+    failures: dict[str, Failure] = {}
+    for group_id in ids:
+        if group_id not in committed_by_group.values:
+            failures[group_id] = committed_by_group.failures.get(group_id) or described.failures.get(group_id) \
+                or Failure(-1, "committed offsets were not read")
+            continue
+        description = described.values.get(group_id)
+        committed = committed_by_group.values[group_id].partitions
+        owners = {tp: m.member_id for m in (description.members if description else ()) for tp in m.assignment}
+        partitions = []
+        for tp in wanted[group_id]:
+            commit = committed.get(tp)
+            error = (commit.error if commit is not None else None) or ends.failures.get(tp)
+            partitions.append(partition_lag(
+                tp, commit.offset if commit is not None else None, _offset_of(starts.values.get(tp)),
+                _offset_of(ends.values.get(tp)), policy, assigned_to=owners.get(tp), error=error))
+        groups[group_id] = GroupLag(
+            group_id=group_id,
+            state=description.state if description else GroupState.UNKNOWN,
+            protocol_type=description.protocol_type if description else "",
+            members=len(description.members) if description else 0,
+            partitions=tuple(partitions),
+            error=None if description else described.failures.get(group_id, Failure(-1, "group was not described")),
+            policy=policy)
+    return LagSnapshot(taken_at_ms=taken_at_ms, groups=groups, policy=policy, failures=failures)
+
+
+async def topic_partitions(client, topics: Iterable[str]) -> dict[str, list[int]]:
+    """Every partition of ``topics``; a topic the cluster does not have is a ConfigurationError."""
+    if isinstance(topics, str):
+        raise ConfigurationError(f"topics must be a list of topic names, not the single string {topics!r}.")
+    names = sorted(set(topics))
+    if not names or any(not isinstance(t, str) or not t for t in names):
+        raise ConfigurationError(f"topics must be a non-empty list of topic names, got {list(topics)!r}.")
+    described = await client.describe_topics(names)
+    missing = [t for t in names if t not in described]
+    if missing:
+        raise ConfigurationError(f"topic(s) {', '.join(map(repr, missing))} do not exist in the cluster: "
+                                 "check the names (topics are case-sensitive).")
+    return {t: sorted(described[t].partitions) for t in names}
+
+
+async def take_snapshot(client, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+                        read_committed: bool = False, topics: Iterable[str] | None = None,
+                        timeout_s: float | None = None) -> LagSnapshot:
+    """Lag of ``group_ids`` now (see the module docstring for the order of reads and the rules).
+
+    ``client`` is an :class:`~airflow_provider_kgroups.client.AsyncGroupsClient` (from sync
+    code: ``groups_client.run(take_snapshot(groups_client.aclient, ...))``). ``topics``
+    limits the snapshot to those topics and lists all their partitions; naming a topic that
+    does not exist raises :class:`ConfigurationError`. ``read_committed`` uses the last
+    stable offset as log end (transactional topics: no phantom lag of 1 for commit markers).
+    """
+    policy = parse_policy(policy)
+    ids = validate_group_ids(group_ids)
+    wanted_topics = await topic_partitions(client, topics) if topics is not None else None
+    descriptions = await client.describe_groups(ids, timeout_s=timeout_s)
+    taken_at = now_ms()
+    offsets = await client.fetch_committed_offsets(ids, timeout_s=timeout_s)
+    per_group = partitions_of_groups(descriptions.values, offsets.values, wanted_topics)
+    tps = sorted({tp for parts in per_group.values() for tp in parts})
+    if tps and wanted_topics is None:
+        await client.describe_topics({tp.topic for tp in tps}, timeout_s=timeout_s)  # one Metadata, leaders cached
+    if tps:
+        starts, ends = await asyncio.gather(client.log_start_offsets(tps, timeout_s=timeout_s),
+                                            client.log_end_offsets(tps, read_committed=read_committed,
+                                                                   timeout_s=timeout_s))
+    else:
+        starts = ends = KeyedResults()
+    return compute_lag(descriptions, offsets, starts, ends, policy, taken_at, topics=wanted_topics, group_ids=ids)

@@ -1,0 +1,152 @@
+"""compute_lag / partition_lag: the per-partition rules, the policy and the group totals, no broker."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
+from airflow_provider_kgroups.client.results import (
+    CommittedOffset, GroupOffsets, GroupState, KeyedResults, ListedOffset,
+)
+from airflow_provider_kgroups.lag.model import HISTORY_COLUMNS, LagFlag, UnknownLagPolicy
+from airflow_provider_kgroups.lag.snapshot import compute_lag, partition_lag
+from airflow_provider_kgroups.lag.totals import topic_lags, worst_partitions
+
+from .builders import T0, description, group, offsets, partition, snapshot, tp
+
+P = UnknownLagPolicy
+
+
+def test_lag_is_log_end_minus_committed():
+    lag = partition_lag(tp("t", 0), committed=90, log_start=0, log_end=100, policy=P.FAIL)
+    assert lag.lag == 10 and lag.flags == frozenset()
+
+
+def test_commit_past_log_end_is_clamped_to_zero_and_flagged():
+    lag = partition_lag(tp("t", 0), committed=105, log_start=0, log_end=100, policy=P.FAIL)
+    assert lag.lag == 0 and lag.flags == {LagFlag.CLAMPED}
+
+
+def test_commit_below_log_start_is_lost_and_still_counts_the_gap():
+    lag = partition_lag(tp("t", 0), committed=10, log_start=50, log_end=100, policy=P.FAIL)
+    assert lag.lag == 90 and lag.flags == {LagFlag.LOST}
+
+
+@pytest.mark.parametrize("policy, expected", [(P.FAIL, None), (P.IGNORE, None), (P.FROM_EARLIEST, 70),
+                                              (P.FROM_LATEST, 0)])
+def test_no_commit_follows_the_policy(policy, expected):
+    lag = partition_lag(tp("t", 0), committed=None, log_start=30, log_end=100, policy=policy)
+    assert lag.lag == expected and LagFlag.NO_COMMIT in lag.flags
+
+
+def test_from_earliest_without_a_log_start_is_an_error_not_a_guess():
+    lag = partition_lag(tp("t", 0), committed=None, log_start=None, log_end=100, policy=P.FROM_EARLIEST)
+    assert lag.lag is None and {LagFlag.NO_COMMIT, LagFlag.ERROR} <= lag.flags
+
+
+def test_unknown_policy_name_is_a_configuration_error():
+    with pytest.raises(ConfigurationError, match="unknown lag policy 'zero'.*'fail'"):
+        compute_lag({}, {}, {}, {}, "zero", T0)
+
+
+def test_policy_accepts_its_name():
+    snap = compute_lag({}, {}, {}, {}, "From_Earliest", T0)
+    assert snap.policy is P.FROM_EARLIEST
+
+
+def _inputs():
+    t0, t1, u0 = tp("t", 0), tp("t", 1), tp("u", 0)
+    descriptions = {"g": description("g", members={"m-1": [t0, t1, u0]})}
+    committed = {"g": offsets("g", {t0: 90, t1: 40})}  # u0 is assigned but never committed
+    starts = {t0: 0, t1: 0, u0: 5}
+    ends = {t0: 100, t1: 50, u0: 25}
+    return descriptions, committed, starts, ends
+
+
+def test_assigned_partitions_without_a_commit_are_listed_with_their_member():
+    snap = compute_lag(*_inputs(), P.FAIL, T0)
+    by_tp = {p.tp: p for p in snap.groups["g"].partitions}
+    assert by_tp[tp("u", 0)].flags == {LagFlag.NO_COMMIT}
+    assert by_tp[tp("u", 0)].assigned_to == "m-1"
+    assert by_tp[tp("u", 0)].committed is None
+    assert snap.taken_at_ms == T0 and snap.groups["g"].members == 1
+
+
+def test_fail_policy_makes_the_group_total_unknown_not_partial():
+    snap = compute_lag(*_inputs(), P.FAIL, T0)
+    assert snap.groups["g"].total_lag is None
+
+
+def test_ignore_policy_leaves_no_commit_partitions_out_of_totals():
+    snap = compute_lag(*_inputs(), P.IGNORE, T0)
+    assert snap.groups["g"].total_lag == 20
+    assert any(LagFlag.NO_COMMIT in p.flags for p in snap.groups["g"].partitions)  # still listed
+
+
+def test_from_earliest_counts_the_whole_retained_log():
+    assert compute_lag(*_inputs(), P.FROM_EARLIEST, T0).groups["g"].total_lag == 40
+
+
+def test_from_latest_counts_zero():
+    assert compute_lag(*_inputs(), P.FROM_LATEST, T0).groups["g"].total_lag == 20
+
+
+def test_partition_error_makes_total_unknown_under_every_policy():
+    descriptions, committed, starts, ends = _inputs()
+    ends = KeyedResults({k: ListedOffset(v) for k, v in ends.items() if k != tp("t", 1)},
+                        {tp("t", 1): Failure(6, "not leader")})
+    for policy in P:
+        snap = compute_lag(descriptions, committed, starts, ends, policy, T0)
+        bad = next(p for p in snap.groups["g"].partitions if p.tp == tp("t", 1))
+        assert bad.flags == {LagFlag.ERROR} and bad.error.code == 6
+        assert snap.groups["g"].total_lag is None
+
+
+def test_committed_offset_read_with_an_error_is_an_error_partition():
+    committed = {"g": GroupOffsets("g", {tp("t", 0): CommittedOffset(None, error=Failure(88))})}
+    snap = compute_lag({"g": description("g")}, committed, {tp("t", 0): 0}, {tp("t", 0): 10}, P.FROM_LATEST, T0)
+    (only,) = snap.groups["g"].partitions
+    assert LagFlag.ERROR in only.flags and only.lag is None and only.error.code == 88
+
+
+def test_groups_whose_offsets_failed_are_failures_and_described_only_groups_keep_their_lag():
+    committed = KeyedResults({"b": offsets("b", {tp("t", 0): 5})}, {"a": Failure(30, "denied")})
+    described = KeyedResults({"a": description("a")}, {"b": Failure(15)})
+    snap = compute_lag(described, committed, {tp("t", 0): 0}, {tp("t", 0): 10}, P.FAIL, T0, group_ids=["a", "b"])
+    assert snap.failures["a"].code == 30 and "a" not in snap.groups
+    assert snap.groups["b"].state is GroupState.UNKNOWN and snap.groups["b"].error.code == 15
+    assert snap.groups["b"].total_lag == 5
+
+
+def test_topics_restrict_and_complete_the_partitions():
+    t0, t1, x0 = tp("t", 0), tp("t", 1), tp("x", 0)
+    committed = {"g": offsets("g", {t0: 1, x0: 3})}
+    snap = compute_lag({"g": description("g")}, committed, {}, {t0: 5, t1: 7, x0: 9}, P.FROM_LATEST, T0,
+                       topics={"t": [0, 1]})
+    assert [p.tp for p in snap.groups["g"].partitions] == [t0, t1]
+    assert snap.groups["g"].partitions[1].flags == {LagFlag.NO_COMMIT}
+
+
+def test_totals_and_worst_per_topic():
+    g = group("g", partition("t", 0, 90, 100), partition("t", 1, 10, 100), partition("u", 0, 0, 5),
+              partition("u", 1, None, 9))
+    topics = topic_lags(g)
+    assert topics["t"].total_lag == 100 and topics["t"].worst.partition == 1
+    assert topics["u"].total_lag is None and topics["u"].unknown == 1  # FAIL policy: unknown, not 5
+    assert g.worst.tp == tp("t", 1)
+    assert [p.tp for p in worst_partitions(g, 2)] == [tp("t", 1), tp("t", 0)]
+
+
+def test_rows_follow_the_history_schema_and_keep_groups_without_partitions():
+    snap = snapshot(T0, group("g", partition("t", 0, 90, 100)), group("empty", state="Empty", members=0))
+    rows = snap.rows()
+    assert all(tuple(r) == HISTORY_COLUMNS for r in rows)
+    assert {(r["group_id"], r["topic"], r["lag"]) for r in rows} == {("g", "t", 10), ("empty", None, None)}
+
+
+def test_to_dict_is_json_ready():
+    import json
+
+    snap = compute_lag(*_inputs(), P.FROM_EARLIEST, T0)
+    data = json.loads(json.dumps(snap.to_dict()))
+    assert data["groups"]["g"]["total_lag"] == 40 and data["groups"]["g"]["policy"] == "from_earliest"

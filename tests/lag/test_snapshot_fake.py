@@ -1,0 +1,126 @@
+"""take_snapshot against the fake cluster: the numbers, the order of reads, the request counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_kgroups.client.errors import ConfigurationError
+from airflow_provider_kgroups.client.results import GroupState, TopicPartition
+from airflow_provider_kgroups.lag.model import LagFlag, UnknownLagPolicy
+from airflow_provider_kgroups.lag.snapshot import take_snapshot
+from tests.support.fakekafka import Err, Member
+
+from .fake import with_fake_cluster
+
+
+def seed(cluster):
+    cluster.add_topic("orders", partitions=3, end_offsets=[100, 200, 300], start_offsets=[0, 50, 0])
+    cluster.add_topic("audit", partitions=1, end_offsets=[10], last_stable_offsets=[8])
+    cluster.add_group("billing", offsets={("orders", 0): 90, ("orders", 1): 20, ("orders", 2): 310},
+                      members=[Member("m-1", assignment={"orders": [0, 1, 2], "audit": [0]})])
+    cluster.add_group("paused", offsets={("orders", 0): 100, ("audit", 0): 7})
+
+
+def test_snapshot_numbers_flags_and_states():
+    async def body(cluster, client):
+        return await take_snapshot(client, ["billing", "paused", "never-existed"])
+
+    snap = with_fake_cluster(body, setup=seed)
+    billing = {p.tp: p for p in snap.groups["billing"].partitions}
+    assert billing[TopicPartition("orders", 0)].lag == 10
+    assert billing[TopicPartition("orders", 1)].flags == {LagFlag.LOST}  # 20 < log start 50
+    assert billing[TopicPartition("orders", 1)].lag == 180
+    assert billing[TopicPartition("orders", 2)].flags == {LagFlag.CLAMPED}
+    assert billing[TopicPartition("audit", 0)].flags == {LagFlag.NO_COMMIT}
+    assert billing[TopicPartition("audit", 0)].assigned_to == "m-1"
+    assert snap.groups["billing"].state is GroupState.STABLE and snap.groups["billing"].members == 1
+    assert snap.groups["billing"].total_lag is None  # FAIL policy and audit[0] never committed
+    assert snap.groups["paused"].state is GroupState.EMPTY and snap.groups["paused"].total_lag == 3
+    assert snap.groups["never-existed"].state is GroupState.DEAD and snap.groups["never-existed"].partitions == ()
+    assert not snap.failures
+
+
+def test_committed_offsets_are_read_before_end_offsets_in_one_round_per_leader():
+    async def body(cluster, client):
+        await take_snapshot(client, ["billing", "paused"], policy=UnknownLagPolicy.IGNORE)
+        return cluster.requests()
+
+    log = with_fake_cluster(body, setup=seed)
+    apis = [r.api for r in log]
+    last_offset_fetch = max(i for i, api in enumerate(apis) if api == "OffsetFetch")
+    first_list_offsets = min(i for i, api in enumerate(apis) if api == "ListOffsets")
+    assert last_offset_fetch < first_list_offsets
+    list_offsets = [r for r in log if r.api == "ListOffsets"]
+    leaders = {r.node for r in list_offsets}
+    assert len(list_offsets) == 2 * len(leaders)  # earliest + latest, together, per leader
+    for r in list_offsets:  # partitions deduplicated across the two groups
+        asked = [(t.name, p.partition_index) for t in r.request.topics for p in t.partitions]
+        assert len(asked) == len(set(asked))
+    assert apis.count("FindCoordinator") == 1  # batched, then cached for OffsetFetch
+    assert apis.count("Metadata") <= 2  # bootstrap + one refresh for all topics involved
+
+
+def test_read_committed_uses_the_last_stable_offset():
+    async def body(cluster, client):
+        plain = await take_snapshot(client, ["paused"])
+        stable = await take_snapshot(client, ["paused"], read_committed=True)
+        return plain, stable
+
+    plain, stable = with_fake_cluster(body, setup=seed)
+    audit = TopicPartition("audit", 0)
+    assert {p.tp: p.lag for p in plain.groups["paused"].partitions}[audit] == 3
+    assert {p.tp: p.lag for p in stable.groups["paused"].partitions}[audit] == 1
+
+
+def test_topics_limit_and_complete_the_partitions():
+    async def body(cluster, client):
+        return await take_snapshot(client, ["paused"], topics=["orders"], policy="from_latest")
+
+    snap = with_fake_cluster(body, setup=seed)
+    parts = snap.groups["paused"].partitions
+    assert [p.tp for p in parts] == [TopicPartition("orders", i) for i in range(3)]
+    assert [LagFlag.NO_COMMIT in p.flags for p in parts] == [False, True, True]
+    assert snap.groups["paused"].total_lag == 0
+
+
+def test_unknown_topic_is_a_configuration_error():
+    async def body(cluster, client):
+        with pytest.raises(ConfigurationError, match="'nope' do not exist"):
+            await take_snapshot(client, ["paused"], topics=["orders", "nope"])
+
+    with_fake_cluster(body, setup=seed)
+
+
+def test_unknown_policy_fails_before_any_request():
+    async def body(cluster, client):
+        with pytest.raises(ConfigurationError, match="unknown lag policy"):
+            await take_snapshot(client, ["paused"], policy="nan")
+        return cluster.requests()
+
+    assert with_fake_cluster(body, setup=seed) == []
+
+
+def test_a_group_that_cannot_be_read_is_a_failure_and_the_rest_is_reported():
+    def setup(cluster):
+        seed(cluster)
+        cluster.inject_error("OffsetFetch", Err.GROUP_AUTHORIZATION_FAILED, key="billing")
+
+    async def body(cluster, client):
+        return await take_snapshot(client, ["billing", "paused"])
+
+    snap = with_fake_cluster(body, setup=setup)
+    assert snap.failures["billing"].code == Err.GROUP_AUTHORIZATION_FAILED
+    assert snap.groups["paused"].total_lag == 3
+
+
+def test_deleted_topic_shows_as_error_partition():
+    def setup(cluster):
+        seed(cluster)
+        cluster.delete_topic("audit")
+
+    async def body(cluster, client):
+        return await take_snapshot(client, ["paused"])
+
+    snap = with_fake_cluster(body, setup=setup)
+    audit = next(p for p in snap.groups["paused"].partitions if p.topic == "audit")
+    assert LagFlag.ERROR in audit.flags and audit.error.code == Err.UNKNOWN_TOPIC_OR_PARTITION

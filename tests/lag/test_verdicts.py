@@ -1,0 +1,223 @@
+"""Every verdict rule on sequences of snapshots built here, including Burrow's blind spots."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_kgroups.client.errors import ConfigurationError
+from airflow_provider_kgroups.lag.verdicts import (
+    LagPoint, Verdict, VerdictRules, group_verdicts, lag_slope_per_s, partition_verdict,
+)
+
+from .builders import MINUTE, T0, group, partition, series, snapshot
+
+RULES = VerdictRules(window_ms=30 * MINUTE, stuck_after_ms=10 * MINUTE, min_points=3)
+
+
+def verdict_of(points, rules=RULES, log_start=0):
+    """(minute, committed, log_end) points -> (verdict, reason) of the one partition."""
+    verdicts = group_verdicts(series("g", points, log_start=log_start), rules)
+    return verdicts["g"].verdict, verdicts["g"].reason
+
+
+def moving(lags, step=1000, every=2):
+    """Committed offset moves by ``step`` each point; lag follows ``lags``."""
+    return [(i * every, i * step, i * step + lag) for i, lag in enumerate(lags)]
+
+
+# -- LOST -----------------------------------------------------------------------------------------
+
+def test_lost_when_committed_is_below_log_start():
+    verdict, reason = verdict_of([(0, 10, 500), (2, 10, 600)], log_start=50)
+    assert verdict is Verdict.LOST
+    assert "below the log start 50" in reason and "40 records" in reason
+
+
+def test_lost_beats_every_other_rule():
+    # also stuck for 20 min while the log grows (STOP) - but losing data is worse
+    verdict, _ = verdict_of([(m, 10, 500 + m * 10) for m in range(0, 21, 2)], log_start=50)
+    assert verdict is Verdict.LOST
+
+
+# -- REWIND ---------------------------------------------------------------------------------------
+
+def test_rewind_when_offset_goes_back_and_has_not_recovered():
+    verdict, reason = verdict_of([(0, 1000, 1100), (2, 2000, 2100), (4, 500, 2200)])
+    assert verdict is Verdict.REWIND and "from 2000 to 500" in reason
+
+
+def test_rewind_clears_once_the_group_passes_where_it_was():
+    verdict, _ = verdict_of([(0, 1000, 1100), (2, 2000, 2100), (4, 500, 2200), (6, 2150, 2200)])
+    assert verdict is not Verdict.REWIND
+
+
+def test_rewind_outside_the_window_is_forgotten():
+    points = [(0, 2000, 2100), (2, 500, 2100)] + [(m, 500 + m * 40, 500 + m * 40 + 10) for m in range(40, 70, 5)]
+    assert verdict_of(points)[0] is Verdict.OK
+
+
+# -- OK: caught up, slow topics -------------------------------------------------------------------
+
+def test_caught_up_is_ok():
+    assert verdict_of(moving([0, 0, 0, 0]))[0] is Verdict.OK
+
+
+def test_slow_topic_with_nothing_to_read_is_ok_not_stop():
+    # No commit for an hour, but the log end does not move and the lag is 0: Burrow says STOP.
+    verdict, reason = verdict_of([(m, 500, 500) for m in range(0, 61, 5)])
+    assert verdict is Verdict.OK and reason == "caught up"
+
+
+def test_first_record_after_a_long_idle_spell_is_not_stop():
+    # Idle (lag 0) for 50 min, then one record arrives: the stuck clock starts at that record.
+    points = [(m, 500, 500) for m in range(0, 51, 5)] + [(52, 500, 501)]
+    assert verdict_of(points)[0] is Verdict.OK
+
+
+def test_allowed_lag_tolerates_transaction_markers():
+    points = [(m, 500, 501) for m in range(0, 31, 5)]  # lag 1 forever: the commit marker
+    assert verdict_of(points, VerdictRules(window_ms=30 * MINUTE, allowed_lag=1))[0] is Verdict.OK
+    assert verdict_of(points)[0] is Verdict.STALL
+
+
+# -- STOP / STALL ---------------------------------------------------------------------------------
+
+def test_stop_when_offset_is_stuck_while_the_log_grows():
+    verdict, reason = verdict_of([(m, 100, 200 + m * 10) for m in range(0, 13, 2)])
+    assert verdict is Verdict.STOP
+    assert "stuck at 100 for 12.0 min" in reason and "grew by 120" in reason
+    assert "1 member(s)" in reason
+
+
+def test_stop_needs_the_full_stuck_time():
+    points = [(m, 100, 200 + m * 10) for m in range(0, 9, 2)]  # 8 min < 10 min
+    assert verdict_of(points)[0] is not Verdict.STOP
+
+
+def test_stop_detection_time_does_not_depend_on_the_sampling_rate():
+    every_minute = [(m, 100, 200 + m * 10) for m in range(0, 11)]
+    every_five = [(m, 100, 200 + m * 10) for m in range(0, 11, 5)]
+    assert verdict_of(every_minute)[0] is Verdict.STOP
+    assert verdict_of(every_five)[0] is Verdict.STOP
+    assert verdict_of(every_minute[:-1])[0] is not Verdict.STOP
+
+
+def test_stall_when_offset_is_stuck_with_lag_and_the_log_end_does_not_move():
+    verdict, reason = verdict_of([(m, 100, 150) for m in range(0, 13, 2)])
+    assert verdict is Verdict.STALL
+    assert "50 records to read" in reason and "not moving" in reason
+
+
+def test_stop_reports_the_members_so_a_stopped_consumer_is_visible():
+    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 100, 200 + m), state="Empty", members=0))
+             for m in range(0, 13, 2)]
+    verdict = group_verdicts(snaps, RULES)["g"]
+    assert verdict.verdict is Verdict.STOP and "0 member(s), state Empty" in verdict.reason
+
+
+# -- WARN -----------------------------------------------------------------------------------------
+
+def test_warn_when_lag_grows_steadily():
+    verdict, reason = verdict_of(moving([100, 200, 300, 400, 500]))
+    assert verdict is Verdict.WARN and "100 -> 500" in reason
+
+
+def test_one_dip_does_not_hide_a_growing_trend():
+    lags = [100, 200, 300, 50, 400, 500, 600]
+    assert any(b < a for a, b in zip(lags, lags[1:]))  # Burrow: "lag fell once" -> OK
+    verdict, reason = verdict_of(moving(lags))
+    assert verdict is Verdict.WARN and "rose in 5 of 6 steps" in reason
+
+
+def test_one_burst_does_not_make_a_shrinking_lag_a_trend():
+    assert verdict_of(moving([100, 90, 80, 70, 500]))[0] is Verdict.OK
+
+
+def test_noise_around_a_level_is_not_a_trend():
+    assert verdict_of(moving([5, 3, 5, 3, 5, 3, 5]))[0] is Verdict.OK
+
+
+def test_warn_needs_min_points():
+    assert verdict_of(moving([100, 500]))[0] is Verdict.OK
+
+
+def test_shrinking_lag_is_ok():
+    verdict, reason = verdict_of(moving([500, 400, 300, 200]))
+    assert verdict is Verdict.OK and "moving" in reason
+
+
+def test_lag_slope_is_least_squares():
+    points = [LagPoint(T0 + s * 1000, 0, 0, lag, lag) for s, lag in [(0, 0), (1, 2), (2, 4)]]
+    assert lag_slope_per_s(points) == pytest.approx(2.0)
+
+
+# -- no commit, unreadable ------------------------------------------------------------------------
+
+def test_never_committed_while_the_log_grows_is_stop():
+    verdict, reason = verdict_of([(m, None, 10 * m) for m in range(0, 13, 2)])
+    assert verdict is Verdict.STOP and "no committed offset for 12.0 min" in reason
+
+
+def test_never_committed_on_an_empty_partition_is_ok():
+    assert verdict_of([(m, None, 0) for m in range(0, 13, 2)])[0] is Verdict.OK
+
+
+def test_never_committed_with_records_but_no_growth_is_unknown_not_ok():
+    assert verdict_of([(m, None, 40) for m in range(0, 13, 2)])[0] is Verdict.UNKNOWN
+
+
+def test_unreadable_latest_point_is_unknown():
+    verdict, reason = verdict_of([(0, 10, 20), (2, 12, None)])
+    assert verdict is Verdict.UNKNOWN and "could not be read" in reason
+
+
+def test_partition_verdict_without_points():
+    assert partition_verdict([])[0] is Verdict.UNKNOWN
+
+
+# -- groups ---------------------------------------------------------------------------------------
+
+def test_group_verdict_is_the_worst_partition_with_its_reason():
+    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 1000 * m, 1000 * m),
+                                             partition("t", 1, 100, 200 + 10 * m),
+                                             partition("t", 2, 100, 200 + 10 * m)))
+             for m in range(0, 13, 2)]
+    verdict = group_verdicts(snaps, RULES)["g"]
+    assert verdict.verdict is Verdict.STOP
+    assert verdict.reason.startswith("t[1]: committed offset stuck") and "(1 more partition(s) STOP)" in verdict.reason
+    assert [p.verdict for p in verdict.partitions] == [Verdict.OK, Verdict.STOP, Verdict.STOP]
+
+
+def test_group_missing_from_the_latest_snapshot_is_unknown_and_empty_group_is_ok():
+    snaps = [snapshot(T0, group("g", partition("t", 0, 1, 1)), group("e", state="Empty", members=0))]
+    verdicts = group_verdicts(snaps, RULES, group_ids=["g", "e", "missing"])
+    assert verdicts["missing"].verdict is Verdict.UNKNOWN
+    assert verdicts["e"].verdict is Verdict.OK and verdicts["g"].verdict is Verdict.OK
+
+
+def test_partitions_the_group_no_longer_has_are_ignored():
+    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 100, 200 + 10 * m))) for m in range(0, 13, 2)]
+    snaps.append(snapshot(T0 + 14 * MINUTE, group("g", partition("u", 0, 5, 5))))
+    assert group_verdicts(snaps, RULES)["g"].verdict is Verdict.OK
+
+
+def test_snapshot_order_does_not_matter():
+    snaps = series("g", moving([100, 200, 300, 400]))
+    assert group_verdicts(list(reversed(snaps)), RULES)["g"].verdict is Verdict.WARN
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"window_ms": -1}, "window_ms must be a non-negative int"),
+    ({"window_ms": 0}, "window_ms must be > 0"),
+    ({"stuck_after_ms": 40 * MINUTE}, "must not exceed window_ms"),
+    ({"min_points": 1}, "min_points must be >= 2"),
+    ({"allowed_lag": -3}, "allowed_lag must be a non-negative int"),
+])
+def test_bad_rules_are_configuration_errors(kwargs, message):
+    with pytest.raises(ConfigurationError, match=message):
+        VerdictRules(**kwargs)
+
+
+def test_no_snapshots_is_a_configuration_error():
+    with pytest.raises(ConfigurationError, match="at least one snapshot"):
+        group_verdicts([], RULES)
