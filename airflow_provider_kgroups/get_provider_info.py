@@ -1,0 +1,110 @@
+"""What Airflow's providers manager reads (entry point ``apache_airflow_provider``).
+
+Kept import-free (no Airflow, no client): Airflow calls it while it starts, for every
+process, and the connection form is built from the ``conn-fields`` and
+``ui-field-behaviour`` declared here without importing the hook.
+"""
+
+from __future__ import annotations
+
+from airflow_provider_kgroups import __version__
+
+INTEGRATION = "Kafka consumer groups"
+
+SECURITY_PROTOCOLS = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+SASL_MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+
+def _text(label: str, description: str, **schema) -> dict:
+    return {"label": label, "description": description, "schema": {"type": ["string", "null"], **schema}}
+
+
+def get_provider_info() -> dict:
+    return {
+        "package-name": "airflow-provider-kgroups",
+        "name": "Kafka consumer groups",
+        "description": (
+            "Kafka consumer groups for Apache Airflow: batched lag checks, a catch-up barrier sensor "
+            "(poke or deferrable) that hands Spark its offsets, lag snapshots to a history store and "
+            "a safe, dry-run-first dead-group cleanup."
+        ),
+        "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": INTEGRATION,
+                "external-doc-url": "https://kafka.apache.org/documentation/#consumerconfigs",
+                "tags": ["apache", "kafka"],
+            }
+        ],
+        "hooks": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.hooks.groups"]}],
+        "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.sensors.lag"]}],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.triggers.lag"]}],
+        "operators": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "airflow_provider_kgroups.operators.cleanup",
+                    "airflow_provider_kgroups.operators.snapshot",
+                ],
+            }
+        ],
+        "connection-types": [
+            {
+                "connection-type": "kgroups",
+                "hook-class-name": "airflow_provider_kgroups.hooks.groups.KafkaGroupsHook",
+                "hook-name": "Kafka consumer groups",
+                "ui-field-behaviour": {
+                    "hidden-fields": ["schema"],
+                    "relabeling": {
+                        "host": "Bootstrap servers",
+                        "login": "SASL username",
+                        "password": "SASL password",
+                    },
+                    "placeholders": {
+                        "host": "kafka-1:9092,kafka-2:9092",
+                        "port": "9092 (only when Bootstrap servers has no port)",
+                        "login": "only for SASL_PLAINTEXT / SASL_SSL",
+                        "password": "only for SASL_PLAINTEXT / SASL_SSL",
+                        "extra": '{"security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512"}',
+                    },
+                },
+                "conn-fields": {
+                    "security_protocol": {
+                        "label": "Security protocol",
+                        "description": "How to reach the brokers: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
+                        "schema": {"type": ["string", "null"], "enum": SECURITY_PROTOCOLS, "default": "PLAINTEXT"},
+                    },
+                    "sasl_mechanism": {
+                        "label": "SASL mechanism",
+                        "description": "For SASL_PLAINTEXT / SASL_SSL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.",
+                        "schema": {"type": ["string", "null"], "enum": SASL_MECHANISMS},
+                    },
+                    "ssl_cafile": _text("TLS CA file", "Path of the PEM file with the CA certificates to trust "
+                                        "(SSL / SASL_SSL); empty: the system's trust store."),
+                    "ssl_certfile": _text("TLS client certificate file",
+                                          "Path of the PEM client certificate, for mutual TLS."),
+                    "ssl_keyfile": _text("TLS client key file",
+                                         "Path of the PEM private key of the client certificate."),
+                    "ssl_key_password": _text("TLS client key password",
+                                              "Password of the client key, if it is encrypted.", format="password"),
+                    "ssl_check_hostname": {
+                        "label": "Check TLS host name",
+                        "description": "Verify that the broker certificate matches its host name.",
+                        "schema": {"type": ["boolean", "null"], "default": True},
+                    },
+                    "client_id": _text("Client id", "client.id sent to the brokers (shows in their logs and quotas).",
+                                       default="kgroups"),
+                    "request_timeout_s": {
+                        "label": "Request timeout (s)",
+                        "description": "Deadline of one request to one broker.",
+                        "schema": {"type": ["number", "null"], "default": 30},
+                    },
+                    "call_timeout_s": {
+                        "label": "Call timeout (s)",
+                        "description": "Deadline of one whole call (all brokers, retries included).",
+                        "schema": {"type": ["number", "null"], "default": 60},
+                    },
+                },
+            }
+        ],
+    }

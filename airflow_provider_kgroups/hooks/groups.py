@@ -1,0 +1,232 @@
+"""``KafkaGroupsHook``: the Airflow connection -> the batched consumer-group client.
+
+The hook owns the connection and the client and offers a few verbs (select, snapshot,
+barrier targets, describe, delete, back up, restore); operators, the sensor and the trigger
+call only these. Nothing is looked up or opened before the first verb: constructing the hook
+is free, so operators can build it at parse time without touching the network (they still
+build it lazily).
+
+Two ways in:
+
+* sync (operators, poke mode): :attr:`client` is a :class:`GroupsClient` (its own event
+  loop on a daemon thread); call :meth:`close` when done.
+* async (triggers): :meth:`aget_client` resolves the connection with Airflow's async lookup
+  (``BaseHook.aget_connection`` + ``Connection.aextra_dejson``), so no synchronous
+  connection lookup ever runs on the triggerer's event loop; :meth:`aclose` closes it.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from airflow.sdk import BaseHook
+
+from ..client import AsyncGroupsClient, ClientConfig, GroupSelector, GroupsClient
+from ..client.errors import ConfigurationError, KafkaGroupsError
+from ..client.results import GroupDescription, GroupOffsets, KeyedResults
+from ..history.backup import restore_offsets
+from ..lag.barrier import BarrierTarget, fix_target
+from ..lag.deadgroups import DeadGroupRules, DeadGroupsResult, find_dead_groups
+from ..lag.model import LagSnapshot, UnknownLagPolicy
+from ..lag.seconds import GroupLagSeconds, lag_seconds
+from ..lag.snapshot import take_snapshot
+from .connection import client_config_from_connection
+
+if TYPE_CHECKING:
+    from ..sensors.gate import Decision, LagGate
+
+
+class KafkaGroupsHook(BaseHook):
+    """Kafka consumer groups through a ``kgroups`` (or the official ``kafka``) connection.
+
+    :param kafka_groups_conn_id: the connection id (type ``kgroups`` or ``kafka``).
+    :param client_options: ClientConfig options that win over the connection's
+        (e.g. ``{"call_timeout_s": 20}``).
+    """
+
+    conn_name_attr = "kafka_groups_conn_id"
+    default_conn_name = "kgroups_default"
+    conn_type = "kgroups"
+    hook_name = "Kafka consumer groups"
+
+    def __init__(self, kafka_groups_conn_id: str = default_conn_name,
+                 client_options: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        if not isinstance(kafka_groups_conn_id, str) or not kafka_groups_conn_id.strip():
+            raise ConfigurationError(f"kafka_groups_conn_id must be a connection id, got {kafka_groups_conn_id!r}.")
+        self.kafka_groups_conn_id = kafka_groups_conn_id
+        self.client_options = dict(client_options or {})
+        self._aclient: AsyncGroupsClient | None = None
+
+    # -- configuration ------------------------------------------------------------------------
+
+    def _config_from(self, conn, extra: Mapping[str, Any]) -> ClientConfig:
+        return client_config_from_connection(
+            conn.conn_type, conn_id=self.kafka_groups_conn_id, host=conn.host, port=conn.port, login=conn.login,
+            password=conn.password, extra=extra, overrides=self.client_options)
+
+    def _log_config(self, config: ClientConfig, conn_type: str) -> None:
+        """One line, no secret (call after the secrets are masked)."""
+        self.log.info("Kafka groups connection %s (type %s): bootstrap %s, %s%s", self.kafka_groups_conn_id,
+                      conn_type, ",".join(map(str, config.bootstrap_servers)), config.security_protocol,
+                      f" {config.sasl_mechanism} as {config.sasl_username}" if config.uses_sasl else "")
+
+    @cached_property
+    def client_config(self) -> ClientConfig:
+        """The validated client configuration (sync connection lookup; not for event loops)."""
+        from airflow.sdk.log import mask_secret
+
+        conn = self.get_connection(self.kafka_groups_conn_id)
+        config = self._config_from(conn, conn.extra_dejson)
+        for secret in (config.sasl_password, config.ssl_key_password):
+            if secret:
+                mask_secret(secret)
+        self._log_config(config, conn.conn_type)
+        return config
+
+    async def aget_client_config(self) -> ClientConfig:
+        """The same configuration, resolved with Airflow's async connection lookup."""
+        from airflow.sdk.log import amask_secret
+
+        conn = await self.aget_connection(self.kafka_groups_conn_id)
+        config = self._config_from(conn, await conn.aextra_dejson())
+        for secret in (config.sasl_password, config.ssl_key_password):
+            if secret:
+                await amask_secret(secret)
+        self._log_config(config, conn.conn_type)
+        return config
+
+    # -- clients ------------------------------------------------------------------------------
+
+    @cached_property
+    def client(self) -> GroupsClient:
+        """The blocking client (created on first use)."""
+        return GroupsClient(self.client_config)
+
+    def get_conn(self) -> GroupsClient:
+        return self.client
+
+    async def aget_client(self) -> AsyncGroupsClient:
+        """The asyncio client for the running loop (created on first use)."""
+        if self._aclient is None:
+            self._aclient = AsyncGroupsClient(await self.aget_client_config())
+        return self._aclient
+
+    def close(self) -> None:
+        client = self.__dict__.pop("client", None)
+        if client is not None:
+            client.close()
+
+    async def aclose(self) -> None:
+        client, self._aclient = self._aclient, None
+        if client is not None:
+            await client.close()
+
+    def _run(self, coroutine_fn, *args, **kwargs):
+        """Run an ``async def f(aclient, ...)`` on the sync client's loop: one code path for both ways in."""
+        client = self.client
+        return client.run(coroutine_fn(client.aclient, *args, **kwargs))
+
+    # -- verbs (each written once, async, over an AsyncGroupsClient) --------------------------
+
+    @staticmethod
+    async def _select(aclient: AsyncGroupsClient, selector: GroupSelector) -> list[str]:
+        if not selector.needs_listing:
+            return list(selector.ids)
+        listed = await aclient.list_groups()
+        if listed.broker_failures:
+            failed = ", ".join(f"{b}: {f}" for b, f in sorted(listed.broker_failures.items()))
+            raise KafkaGroupsError(f"cannot list groups on every broker ({failed}): a pattern would miss groups.")
+        return selector.select(g.group_id for g in listed.groups)
+
+    def select_groups(self, selector: GroupSelector) -> list[str]:
+        """The exact ids plus the listed groups matching the patterns (ListGroups only if patterns)."""
+        return self._run(self._select, selector)
+
+    async def aselect_groups(self, selector: GroupSelector) -> list[str]:
+        return await self._select(await self.aget_client(), selector)
+
+    def snapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+                 topics: Iterable[str] | None = None, read_committed: bool = False) -> LagSnapshot:
+        """A lag snapshot of ``group_ids`` (the lag engine's ``take_snapshot``)."""
+        return self._run(take_snapshot, list(group_ids), policy=policy, topics=topics, read_committed=read_committed)
+
+    async def asnapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+                        topics: Iterable[str] | None = None, read_committed: bool = False) -> LagSnapshot:
+        return await take_snapshot(await self.aget_client(), list(group_ids), policy=policy, topics=topics,
+                                   read_committed=read_committed)
+
+    def fix_barrier(self, group_ids: Iterable[str], *, topics: Iterable[str] | None = None,
+                    timestamp_ms: int | None = None, read_committed: bool = False) -> BarrierTarget:
+        """Fix a catch-up target now: log-end offsets, or the offsets at ``timestamp_ms``."""
+        return self._run(fix_target, list(group_ids), topics=topics, timestamp_ms=timestamp_ms,
+                         read_committed=read_committed)
+
+    def lag_seconds(self, snapshot: LagSnapshot, *, read_committed: bool = False) -> dict[str, GroupLagSeconds]:
+        """Lag in seconds of each group's worst partition (one small Fetch per leader)."""
+        return self._run(lag_seconds, snapshot, read_committed=read_committed)
+
+    @staticmethod
+    async def _check_gate(aclient: AsyncGroupsClient, gate: "LagGate") -> "Decision":
+        spec = gate.spec
+        snapshot = await take_snapshot(aclient, spec.group_ids, policy=spec.policy, topics=spec.topics,
+                                       read_committed=spec.read_committed)
+        if gate.needs_target:
+            missing = gate.missing(snapshot)
+            if missing is not None:
+                return missing
+            gate.set_target(await fix_target(aclient, spec.group_ids, topics=spec.topics,
+                                             timestamp_ms=spec.barrier_timestamp_ms,
+                                             read_committed=spec.read_committed))
+        seconds = None
+        if spec.max_lag_seconds is not None:
+            seconds = await lag_seconds(aclient, snapshot, read_committed=spec.read_committed)
+        return gate.evaluate(snapshot, seconds)
+
+    def check_gate(self, gate: "LagGate") -> "Decision":
+        """One check of a lag gate (snapshot, target on the first check, lag seconds if needed)."""
+        return self._run(self._check_gate, gate)
+
+    async def acheck_gate(self, gate: "LagGate") -> "Decision":
+        return await self._check_gate(await self.aget_client(), gate)
+
+    def find_dead_groups(self, group_ids: Iterable[str] | None, *, history: Iterable[LagSnapshot] = (),
+                         rules: DeadGroupRules = DeadGroupRules()) -> DeadGroupsResult:
+        """Classify groups (default: every listed group) as active / paused / dead, with evidence."""
+        return self._run(find_dead_groups, None if group_ids is None else list(group_ids), history=history,
+                         rules=rules)
+
+    def describe_groups(self, group_ids: Iterable[str]) -> KeyedResults[str, GroupDescription]:
+        return self.client.describe_groups(list(group_ids))
+
+    def committed_offsets(self, group_ids: Iterable[str]) -> KeyedResults[str, GroupOffsets]:
+        return self.client.fetch_committed_offsets(list(group_ids))
+
+    def delete_groups(self, group_ids: Iterable[str]) -> KeyedResults[str, bool]:
+        """Delete groups; the broker refuses a group with members (NON_EMPTY_GROUP), per group."""
+        return self.client.delete_groups(list(group_ids))
+
+    def restore_offsets(self, backup: str, group_ids: Iterable[str] | None = None,
+                        storage_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+        """Undo a cleanup: commit the offsets saved in ``backup`` (a backup URL from the cleanup
+        operator's result) for ``group_ids`` (default: every group in it). The groups must be
+        Empty or absent. Returns per group ``{"results": {"topic:partition": offset}, "errors": {...}}``."""
+        results = self._run(restore_offsets, backup, group_ids, storage_options=storage_options)
+        for group_id, outcome in results.items():
+            self.log.info("Restored %s: %d partition(s) committed, %d failed", group_id, len(outcome.values),
+                          len(outcome.failures))
+        return {g: r.to_dict() for g, r in results.items()}
+
+    # -- the UI's "Test" button ---------------------------------------------------------------
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Reach the cluster with the connection's settings: (ok, message). Never echoes a secret."""
+        try:
+            topics = self.client.describe_topics(None)
+            brokers = len(self.client.aclient.metadata.brokers)
+            return True, f"Connected: {brokers} broker(s), {len(topics)} topic(s)."
+        except Exception as exc:  # the UI shows the message; ClientConfig errors never carry secrets
+            return False, f"{type(exc).__name__}: {exc}"
+        finally:
+            self.close()

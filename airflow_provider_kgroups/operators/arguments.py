@@ -1,0 +1,187 @@
+"""Argument parsing shared by the operators, the sensor and the trigger. No Airflow import.
+
+Every parser takes the argument's name and value and returns the parsed value or raises
+:class:`ConfigurationError` naming the argument and the fix. Values that still hold Jinja
+(:func:`is_templated`) are checked only after rendering; :func:`check_arguments` does both.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from datetime import datetime
+from typing import Any, Callable, Mapping, Sequence
+
+from ..client.errors import ConfigurationError
+from ..client.selection import GroupSelector
+
+
+def is_templated(value: Any) -> bool:
+    """True when ``value`` (or an item of it) still holds Jinja: validate it after rendering."""
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value
+    if isinstance(value, Mapping):
+        return any(is_templated(k) or is_templated(v) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(is_templated(v) for v in value)
+    return False
+
+
+def parse_str_list(name: str, value: Any, *, allow_empty: bool = True) -> tuple[str, ...]:
+    """A list of non-empty strings (or its rendered text, "['a', 'b']"); None -> ()."""
+    if value is None:
+        return ()
+    if isinstance(value, str) and value.strip().startswith("["):  # a rendered template: "['a', 'b']"
+        try:
+            value = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            raise ConfigurationError(f"{name}={value!r} is not a list such as ['orders-landing'].") from None
+        if not isinstance(value, list):
+            raise ConfigurationError(f"{name}={value!r} is not a list such as ['orders-landing'].")
+    if isinstance(value, str):
+        raise ConfigurationError(f"{name} must be a list of strings, not the single string {value!r}: "
+                                 f"write {name}=[{value!r}].")
+    items = tuple(value)
+    bad = [v for v in items if not isinstance(v, str) or not v.strip()]
+    if bad:
+        raise ConfigurationError(f"{name} contains {bad[0]!r}: every item must be a non-empty string.")
+    if not items and not allow_empty:
+        raise ConfigurationError(f"{name} is empty: give at least one.")
+    return tuple(dict.fromkeys(items))
+
+
+def parse_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    text = str(value).strip().lower() if value is not None else ""
+    if text not in choices:
+        raise ConfigurationError(f"{name}={value!r} is not one of {', '.join(map(repr, choices))}.")
+    return text
+
+
+def parse_number(name: str, value: Any, *, integer: bool = False, allow_zero: bool = True) -> float | int | None:
+    """None stays None; numbers and numeric strings (rendered templates) are checked >= 0."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be a number, got {value!r}.")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"{name} must be a number, got {value!r}.") from None
+    if math.isnan(number) or math.isinf(number) or number < 0 or (number == 0 and not allow_zero):
+        raise ConfigurationError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}.")
+    if integer:
+        if number != int(number):
+            raise ConfigurationError(f"{name} must be a whole number of offsets, got {value!r}.")
+        return int(number)
+    return number
+
+
+def parse_timestamp_ms(name: str, value: Any) -> int | None:
+    """A timezone-aware datetime, an ISO-8601 string with a zone (what ``{{ data_interval_end }}``
+    renders to), or epoch milliseconds (int) -> epoch ms."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be a datetime, an ISO-8601 string or epoch milliseconds.")
+    if isinstance(value, int):
+        if value < 0:
+            raise ConfigurationError(f"{name} must be >= 0 epoch milliseconds, got {value}.")
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return int(text)
+        try:
+            value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigurationError(f"{name}={text!r} is not an ISO-8601 time such as '2024-05-01T00:00:00+00:00' "
+                                     "(or '{{ data_interval_end }}').") from None
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ConfigurationError(f"{name}={value.isoformat()!r} has no time zone: add one (e.g. +00:00), "
+                                     "a barrier time must be unambiguous.")
+        return int(value.timestamp() * 1000)
+    raise ConfigurationError(f"{name} must be a datetime, an ISO-8601 string or epoch milliseconds, "
+                             f"got {type(value).__name__}.")
+
+
+def parse_offsets_map(name: str, value: Any) -> dict[str, dict[str, int]] | None:
+    """Spark-style ``{"topic": {"0": 23}}`` from a dict or its JSON (or Python-literal) text.
+
+    Also accepts a previous success XCom of the sensor (its ``endingOffsets`` are used), so
+    ``previous_barrier="{{ ti.xcom_pull(task_ids='gate', include_prior_dates=True) }}"`` works.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text in ("None", "null"):
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError:
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                raise ConfigurationError(f"{name} is not JSON such as '{{\"orders\": {{\"0\": 23}}}}'.") from None
+    if isinstance(value, Mapping) and "endingOffsets" in value:  # a previous result of this sensor
+        return parse_offsets_map(name, value["endingOffsets"])
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{name} must be {{topic: {{partition: offset}}}}, got {type(value).__name__}.")
+    out: dict[str, dict[str, int]] = {}
+    for topic, parts in value.items():
+        if not isinstance(parts, Mapping):
+            raise ConfigurationError(f"{name}[{topic!r}] must be {{partition: offset}}.")
+        for partition, offset in parts.items():
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < -2:
+                raise ConfigurationError(f"{name}[{topic!r}][{partition!r}]={offset!r} is not an offset "
+                                         "(>= 0, or -2 for earliest).")
+            try:
+                out.setdefault(str(topic), {})[str(int(partition))] = offset
+            except ValueError:
+                raise ConfigurationError(f"{name}[{topic!r}] has partition {partition!r}, not an int.") from None
+    return out
+
+
+def check_arguments(task_id: str, values: Mapping[str, Any], parsers: Mapping[str, Callable[..., Any]], *,
+                    rendered: bool) -> dict[str, Any]:
+    """Parse ``values[name]`` with ``parsers[name](name, value)``; before rendering, templated
+    values are skipped (None in the result). Errors become ValueError("<task_id>: ...")."""
+    out = {}
+    for name, parse in parsers.items():
+        value = values[name]
+        if not rendered and is_templated(value):
+            out[name] = None
+            continue
+        try:
+            out[name] = parse(name, value)
+        except ConfigurationError as exc:
+            raise ValueError(f"{task_id}: {exc}") from None
+    return out
+
+
+def parse_selector(task_id: str, ids: Any, patterns: Any, excludes: Any, *,
+                   allow_all: bool) -> GroupSelector:
+    """Group ids and patterns -> a selector; neither given: every group (only with ``allow_all``)."""
+    try:
+        ids_, patterns_ = parse_str_list("group_ids", ids), parse_str_list("group_patterns", patterns)
+        excludes_ = parse_str_list("exclude_patterns", excludes)
+        if not ids_ and not patterns_:
+            if allow_all:
+                return GroupSelector(patterns=("*",), exclude=excludes_)
+            raise ConfigurationError("give group_ids and/or group_patterns (e.g. group_ids=['orders-landing'] or "
+                                     "group_patterns=['orders-*']).")
+        return GroupSelector(ids=ids_, patterns=patterns_, exclude=excludes_)
+    except ConfigurationError as exc:
+        raise ValueError(f"{task_id}: {exc}") from None
+
+
+def parse_bool(name: str, value: Any) -> bool:
+    """True/False, or their rendered text ("True", "false"); anything else is an error (no guessing
+    on flags such as ``dry_run``)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ConfigurationError(f"{name} must be True or False, got {value!r}.")

@@ -1,0 +1,73 @@
+"""``ConsumerLagTrigger``: the deferrable half of :class:`~..sensors.lag.ConsumerLagSensor`.
+
+It polls with the asyncio client and decides with the same :class:`~..sensors.gate.LagGate`
+as poke mode. Its kwargs are plain JSON: the connection *id* (never the connection, never a
+secret), the gate's spec and state (the barrier fixed by the sensor's first check), the
+deadline and the poll interval. The connection is resolved inside ``run()`` with Airflow's
+async lookup, so nothing synchronous touches the triggerer's event loop.
+
+A triggerer restart re-creates the trigger from these kwargs: the barrier is kept (it was
+fixed before deferring); rate checkpoints and streaks go back to what the sensor handed over,
+and the verdict window starts empty.
+
+Events: ``{"status": "done", "result": {...}}``, ``{"status": "fail", "kind": ..., "message": ...}``,
+``{"status": "timeout", "message": ...}`` or ``{"status": "error", "message": ...}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, AsyncIterator
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from ..client.errors import ConfigurationError, KafkaGroupsError
+from ..hooks.groups import KafkaGroupsHook
+from ..sensors.gate import Decision, GateSpec, GateState, LagGate
+
+
+class ConsumerLagTrigger(BaseTrigger):
+    def __init__(self, *, kafka_groups_conn_id: str, spec: dict[str, Any], state: dict[str, Any],
+                 deadline_ms: int, poll_interval: float = 30.0) -> None:
+        super().__init__()
+        self.kafka_groups_conn_id = kafka_groups_conn_id
+        self.spec = spec
+        self.state = state
+        self.deadline_ms = int(deadline_ms)
+        self.poll_interval = float(poll_interval)
+        self._hook: KafkaGroupsHook | None = None
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}", {
+            "kafka_groups_conn_id": self.kafka_groups_conn_id, "spec": self.spec, "state": self.state,
+            "deadline_ms": self.deadline_ms, "poll_interval": self.poll_interval})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        gate = LagGate(GateSpec.from_dict(self.spec), GateState.from_dict(self.state), self.deadline_ms)
+        self._hook = KafkaGroupsHook(self.kafka_groups_conn_id)
+        try:
+            while True:
+                try:
+                    decision = await self._hook.acheck_gate(gate)
+                except ConfigurationError as exc:
+                    yield TriggerEvent({"status": "error", "message": str(exc)})
+                    return
+                except KafkaGroupsError as exc:
+                    decision = Decision("wait", f"check failed, will retry: {type(exc).__name__}: {exc}")
+                self.log.info("%s", decision.message)
+                if decision.finished:
+                    yield TriggerEvent(decision.to_event())
+                    return
+                left_s = (self.deadline_ms - time.time() * 1000) / 1000.0
+                if left_s <= 0:
+                    yield TriggerEvent({"status": "timeout", "message": decision.message})
+                    return
+                await asyncio.sleep(min(self.poll_interval, left_s))
+        finally:
+            await self.cleanup()
+
+    async def cleanup(self) -> None:
+        hook, self._hook = self._hook, None
+        if hook is not None:
+            await hook.aclose()

@@ -1,0 +1,37 @@
+"""Every few minutes: a lag snapshot of the consumer groups, appended to the history store.
+
+The history is what the lag verdicts (STOP / STALL / WARN over a window), the dead-group
+evidence ("no commit progress for N days") and the Spark jobs read. Set
+``KGROUPS_HISTORY_URL`` (a directory or an fsspec URL such as ``s3://bucket/kgroups-history``)
+and ``KGROUPS_SNAPSHOT_EVERY_MINUTES``; the connection is ``kgroups_default``.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+
+from airflow.sdk import DAG
+
+from airflow_provider_kgroups.operators.snapshot import ConsumerGroupSnapshotOperator
+
+HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
+EVERY_MINUTES = int(os.environ.get("KGROUPS_SNAPSHOT_EVERY_MINUTES", "5"))
+
+with DAG(
+    dag_id="kgroups_snapshot",
+    schedule=timedelta(minutes=EVERY_MINUTES),
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    tags=["kafka", "kgroups"],
+    doc_md=__doc__,
+):
+    ConsumerGroupSnapshotOperator(
+        task_id="snapshot",
+        history_url=HISTORY_URL,
+        exclude_patterns=["__*"],  # every group but internal ones
+        execution_timeout=timedelta(minutes=EVERY_MINUTES),
+        retries=1,
+        retry_delay=timedelta(seconds=30),
+    )

@@ -1,0 +1,117 @@
+"""The lag gate's decisions (pure: snapshots in, decisions out) and the trigger's round trip."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pytest
+
+from airflow_provider_kgroups.client.results import GroupState, TopicPartition
+from airflow_provider_kgroups.lag.barrier import BarrierTarget, TargetKind
+from airflow_provider_kgroups.lag.model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
+from airflow_provider_kgroups.sensors.gate import GateSpec, GateState, LagGate, spark_offsets
+from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
+
+T0 = 1_700_000_000_000
+TP0 = TopicPartition("orders", 0)
+
+
+def snap(at_s: float, committed: int | None, log_end: int, *, state=GroupState.STABLE, members=1,
+         group="g", policy=UnknownLagPolicy.FAIL) -> LagSnapshot:
+    lag = None if committed is None else max(0, log_end - committed)
+    flags = frozenset({LagFlag.NO_COMMIT}) if committed is None else frozenset()
+    part = PartitionLag("orders", 0, committed, 0, log_end, lag, flags)
+    at = T0 + int(at_s * 1000)
+    return LagSnapshot(at, {group: GroupLag(group, state, "consumer", members, (part,), policy=policy)}, policy)
+
+
+def barrier_gate(target: int, *, deadline_s: float = 3600, **spec) -> LagGate:
+    gate = LagGate(GateSpec(group_ids=("g",), **spec), GateState(started_ms=T0), T0 + int(deadline_s * 1000))
+    gate.set_target(BarrierTarget({"g": {TP0: target}}, TargetKind.LOG_END, T0))
+    return gate
+
+
+def test_barrier_waits_then_succeeds_with_spark_offsets():
+    gate = barrier_gate(100, previous_barrier={"orders": {"0": 40}})
+    assert gate.evaluate(snap(0, 50, 120)).status == "wait"
+    done = gate.evaluate(snap(10, 100, 130))  # producers went on: the target did not move
+    assert done.status == "done"
+    assert done.result["offsets"] == {"orders": {"0": 100}} and done.result["reached"] == {"g": {"orders": {"0": 100}}}
+    assert (done.result["startingOffsets"], done.result["endingOffsets"]) == ('{"orders": {"0": 40}}',
+                                                                              '{"orders": {"0": 100}}')
+
+
+def test_projection_beyond_the_time_left_fails_fast_after_two_checks():
+    gate = barrier_gate(10_000, deadline_s=60)
+    assert gate.evaluate(snap(0, 0, 10_000)).status == "wait"
+    assert gate.evaluate(snap(10, 100, 10_000)).status == "wait"  # 10/s: 990 s needed, 50 s left
+    decision = gate.evaluate(snap(20, 200, 10_000))
+    assert (decision.status, decision.kind) == ("fail", "projection")
+    assert "exceeds" in decision.message
+
+
+def test_a_stopped_group_fails_fast_on_a_persistent_stop_verdict():
+    gate = barrier_gate(1_000, stuck_after_s=60)
+    statuses = [gate.evaluate(snap(t, 500, 1_000 + t)).status for t in (0, 30, 60)]
+    assert statuses == ["wait", "wait", "wait"]  # STOP seen once (at 60 s): not yet persistent
+    decision = gate.evaluate(snap(90, 500, 1_100))
+    assert (decision.status, decision.kind) == ("fail", "verdict") and "STOP" in decision.message
+
+
+@pytest.mark.parametrize("state, members, committed, expected", [
+    (GroupState.DEAD, 0, None, "is Dead"),
+    (GroupState.EMPTY, 0, None, "does not exist"),
+])
+def test_missing_groups_fail_at_the_first_check(state, members, committed, expected):
+    decision = barrier_gate(10).evaluate(snap(0, committed, 10, state=state, members=members))
+    assert (decision.status, decision.kind) == ("fail", "missing") and expected in decision.message
+
+
+def test_threshold_mode_and_unknown_lag_policy():
+    spec = GateSpec(group_ids=("g",), lag_mode="threshold", max_lag_per_partition=5)
+    gate = LagGate(spec, GateState(started_ms=T0), T0 + 3_600_000)
+    assert gate.evaluate(snap(0, 10, 20)).status == "wait"
+    assert gate.evaluate(snap(1, None, 20)).status == "wait"  # fail policy: unknown lag cannot pass
+    done = gate.evaluate(snap(2, 17, 20))
+    assert done.status == "done" and done.result["endingOffsets"] == '{"orders": {"0": 17}}'
+    ignoring = LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0, unknown_lag="ignore"),
+                       GateState(started_ms=T0), T0 + 3_600_000)
+    assert ignoring.evaluate(snap(0, None, 20, policy=UnknownLagPolicy.IGNORE)).status == "done"
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"lag_mode": "threshold"}, "needs at least one of max_lag_per_partition"),
+    ({"max_total_lag": 3}, "apply to lag_mode='threshold'"),
+    ({"lag_mode": "barrier", "unknown_lag": "zero"}, "unknown lag policy 'zero'"),
+    ({"fail_on_verdicts": ("STOPPED",)}, "fail_on_verdicts has 'STOPPED'"),
+])
+def test_spec_refuses_bad_combinations(kwargs, named):
+    with pytest.raises(ValueError, match=named):
+        GateSpec(group_ids=("g",), **kwargs)
+
+
+def test_spark_offsets_start_at_earliest_and_never_after_the_end():
+    starting, ending = spark_offsets({TP0: 5, TopicPartition("orders", 1): 7}, {"orders": {"0": 9}})
+    assert json.loads(starting) == {"orders": {"0": 5, "1": -2}} and json.loads(ending) == {"orders": {"0": 5, "1": 7}}
+
+
+def test_trigger_serialize_round_trips_as_plain_json():
+    gate = barrier_gate(100, previous_barrier='{"orders": {"0": 1}}')
+    gate.evaluate(snap(0, 50, 120))
+    trigger = ConsumerLagTrigger(kafka_groups_conn_id="kg", spec=gate.spec.to_dict(), state=gate.state.to_dict(),
+                                 deadline_ms=T0 + 60_000, poll_interval=5)
+    path, kwargs = trigger.serialize()
+    module, _, name = path.rpartition(".")
+    again = getattr(importlib.import_module(module), name)(**json.loads(json.dumps(kwargs)))
+    assert again.serialize() == (path, kwargs)
+    restored = LagGate(GateSpec.from_dict(kwargs["spec"]), GateState.from_dict(kwargs["state"]), kwargs["deadline_ms"])
+    assert restored.target == gate.target and restored.state.checks == 1
+
+
+def test_barrier_timestamp_takes_what_data_interval_end_renders_to():
+    import pendulum
+
+    end = pendulum.datetime(2024, 5, 1, tz="UTC")
+    for value in (str(end), end, end.isoformat(), 1714521600000):
+        assert GateSpec(group_ids=("g",), barrier_timestamp_ms=value).barrier_timestamp_ms == 1714521600000

@@ -1,0 +1,149 @@
+"""The snapshot and cleanup operators under real Airflow (dag.test on sqlite).
+
+Cleanup on the real broker: a dry run deletes nothing, a real run deletes exactly the dead
+group, keeps the paused, system and live ones, and its backup restores the offsets. Cleanup on
+the fake cluster, for the Apache Kafka semantics Tansu lacks (NON_EMPTY_GROUP, Dead): a group
+that gains a member right before the deletion is kept, a broker refusal is a skip, an
+unexpected error fails the task at the end without stopping the other deletions.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import fsspec
+import pytest
+
+from airflow_provider_kgroups.client.results import GroupState
+from airflow_provider_kgroups.history.backup import load_backup
+from airflow_provider_kgroups.history.store import HistoryStore
+from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
+from airflow_provider_kgroups.lag.model import GroupLag, LagSnapshot, PartitionLag
+from tests.support.fakekafka import Err, FakeCluster, Member
+
+HOUR_MS = 3_600_000
+
+
+def seed_history(url: str, points: dict[str, list[tuple[int, str, int]]]) -> None:
+    """Per group, (age in hours, topic, committed offset) history points of partition 0, Empty."""
+    now = int(time.time() * 1000)
+    store = HistoryStore(url)
+    for group_id, entries in points.items():
+        for age_h, topic, committed in entries:
+            store.append(LagSnapshot(taken_at_ms=now - age_h * HOUR_MS, groups={group_id: GroupLag(
+                group_id, GroupState.EMPTY, "consumer", 0,
+                (PartitionLag(topic, 0, committed, 0, committed, 0),))}))
+
+
+@pytest.mark.realbroker
+def test_snapshot_operator_appends_to_the_history(run_dag, seed, tansu, kgroups_conn, name_prefix, tmp_path):
+    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    topic = f"{name_prefix}t"
+    seed.create_topic(topic, partitions=2)
+    seed.produce(topic, 0, 3)
+    seed.commit(f"{name_prefix}a", {(topic, 0): 1, (topic, 1): 0})
+    seed.commit(f"{name_prefix}b", {(topic, 0): 3})
+    history = str(tmp_path / "history")
+    result = run_dag("kg_snapshot", {"history": history, "pattern": f"{name_prefix}*"})
+    assert result.state == "success", result
+    summary = result.xcoms["snapshot"]
+    assert summary["groups"] == 2 and summary["failures"] == {}
+    assert summary["worst"][0] == {"group_id": f"{name_prefix}a", "total_lag": 2}
+    rows = HistoryStore(history).read_rows()
+    assert summary["rows"] == len(rows) and {r["snapshot_ms"] for r in rows} == {summary["taken_at_ms"]}
+    assert {(r["group_id"], r["partition"], r["committed"], r["lag"]) for r in rows} == {
+        (f"{name_prefix}a", 0, 1, 2), (f"{name_prefix}a", 1, 0, 0), (f"{name_prefix}b", 0, 3, 0)}
+
+
+@pytest.mark.realbroker
+def test_cleanup_dry_run_then_real_run_on_the_real_broker(run_dag, seed, tansu, kgroups_conn, name_prefix, tmp_path,
+                                                          live_group):
+    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    p = name_prefix
+    topic = f"{p}t"
+    seed.create_topic(topic)
+    seed.produce(topic, 0, 5)
+    dead, paused, system = f"{p}dead", f"{p}paused", f"connect-{p}sink"
+    for group_id, offset in ((dead, 5), (paused, 3), (system, 5)):
+        seed.commit(group_id, {(topic, 0): offset})
+    history = str(tmp_path / "history")
+    seed_history(history, {dead: [(240, topic, 5)], system: [(240, topic, 5)],
+                           paused: [(240, topic, 2), (1, topic, 3)]})
+    conf = {"history": history, "ids": [live_group.group_id], "patterns": [f"{p}*", f"connect-{p}*"],
+            "conn": "kgroups_test"}
+
+    dry = run_dag("kg_cleanup", {**conf, "dry_run": True})
+    assert dry.state == "success", dry
+    out = dry.xcoms["cleanup"]
+    assert out["dry_run"] is True and out["would_delete"] == [dead] and out["deleted"] == []
+    assert out["examined"] == 4 and out["kept"] == {"active": 1, "paused": 1, "dead": 1}
+    assert all(seed.committed(g) for g in (dead, paused, system)), "a dry run deletes nothing"
+
+    real = run_dag("kg_cleanup", {**conf, "dry_run": False})
+    assert real.state == "success", real
+    out = real.xcoms["cleanup"]
+    assert out["deleted"] == [dead] and out["failed"] == [] and out["skipped"] == []
+    assert seed.committed(dead) == {}
+    assert seed.committed(paused) and seed.committed(system)
+    assert seed.group_state(live_group.group_id) == "Stable"
+    assert "default deny pattern 'connect-*'" in json.dumps(_audit(out["audit_url"])["decisions"][system])
+    backup = load_backup(out["backup_url"])
+    assert {tp.topic: c.offset for tp, c in backup.groups[dead].items()} == {topic: 5}
+
+    hook = KafkaGroupsHook("kgroups_test")  # the documented one-call restore
+    try:
+        restored = hook.restore_offsets(out["backup_url"])
+    finally:
+        hook.close()
+    assert restored[dead]["errors"] == {}
+    assert {tp.topic: o for tp, o in seed.committed(dead).items()} == {topic: 5}
+
+
+def _audit(url: str) -> dict:
+    with fsspec.open(url, "r") as f:
+        return json.load(f)
+
+
+def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgroups_conn, tmp_path, monkeypatch):
+    with FakeCluster.running_in_thread(brokers=3) as cluster:
+        cluster.add_topic("orders", partitions=1, end_offsets=[50])
+        groups = ["dead-1", "racy", "nonempty", "broken", "topicless"]
+        for group_id in groups[:4]:
+            cluster.add_group(group_id, offsets={("orders", 0): 50})
+        cluster.add_group("topicless", offsets={("deleted-topic", 0): 9})  # its only topic is gone
+        cluster.add_group("live", offsets={("orders", 0): 50}, members=[Member("m-1", assignment={"orders": [0]})])
+        history = str(tmp_path / "history")
+        seed_history(history, {g: [(240, "orders", 50)] for g in groups[:4]})
+        cluster.inject_error("DeleteGroups", Err.NON_EMPTY_GROUP, key="nonempty")
+        cluster.inject_error("DeleteGroups", Err.GROUP_AUTHORIZATION_FAILED, key="broken")
+        original = KafkaGroupsHook.describe_groups
+
+        def a_consumer_rejoins_first(self, group_ids):  # the race the second describe is there for
+            cluster.set_members("racy", [Member("m-2", assignment={"orders": [0]})], state="Stable")
+            return original(self, group_ids)
+
+        monkeypatch.setattr(KafkaGroupsHook, "describe_groups", a_consumer_rejoins_first)
+        kgroups_conn("kgroups_fake", host=cluster.bootstrap)
+        conf = {"history": history, "ids": [*groups, "live", "never-existed"], "patterns": [], "conn": "kgroups_fake"}
+        capped = run_dag("kg_cleanup", {**conf, "dry_run": True, "max_deletions": 2})
+        assert capped.state == "success", capped
+        out = capped.xcoms["cleanup"]
+        assert out["cap"] == 2 and len(out["would_delete"]) == 2 and len(out["skipped"]) == 3
+        assert "over this run's cap of 2" in out["decisions"][out["skipped"][0]]["reason"]
+        assert all(cluster.has_group(g) for g in groups), "a dry run deletes nothing"
+
+        result = run_dag("kg_cleanup", {**conf, "dry_run": False})
+        assert result.state == "failed" and result.tasks["cleanup"] == "failed", result
+        out = result.xcoms["cleanup"]  # pushed before failing
+        assert out["deleted"] == ["dead-1", "topicless"] and out["failed"] == ["broken"]
+        assert out["skipped"] == ["nonempty", "racy"]
+        assert "NON_EMPTY_GROUP" in out["decisions"]["nonempty"]["reason"]
+        assert "now Stable with 1 member(s)" in out["decisions"]["racy"]["reason"]
+        assert not cluster.has_group("dead-1") and not cluster.has_group("topicless")
+        assert all(cluster.has_group(g) for g in ("racy", "nonempty", "broken", "live"))
+        audit = _audit(out["audit_url"])
+        assert audit["decisions"]["never-existed"]["decision"] == "keep"
+        assert "Dead" in audit["decisions"]["never-existed"]["reason"]
+        assert audit["summary"]["backup_url"] == out["backup_url"]
+        assert set(load_backup(out["backup_url"]).groups) == {"dead-1", "topicless", "nonempty", "broken"}

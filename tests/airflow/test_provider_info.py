@@ -1,0 +1,55 @@
+"""The provider as Airflow sees it: schema-valid info, registered hook and connection form."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib import resources
+
+import jsonschema
+
+from airflow_provider_kgroups.get_provider_info import get_provider_info
+
+
+def test_provider_info_validates_against_airflows_schema():
+    schema = json.loads(resources.files("airflow").joinpath("provider_info.schema.json").read_text())
+    info = get_provider_info()
+    jsonschema.validate(info, schema)
+    # every declared module imports and holds what it is declared for
+    import importlib
+
+    for section in ("hooks", "sensors", "operators", "triggers"):
+        for entry in info[section]:
+            for module in entry["python-modules"]:
+                importlib.import_module(module)
+    conn = info["connection-types"][0]
+    assert conn["connection-type"] == "kgroups"
+    module, _, cls = conn["hook-class-name"].rpartition(".")
+    hook_class = getattr(importlib.import_module(module), cls)
+    assert hook_class.conn_type == "kgroups" and hook_class.default_conn_name == "kgroups_default"
+    assert conn["conn-fields"]["ssl_key_password"]["schema"]["format"] == "password"
+
+
+def test_airflow_lists_the_provider_hook_and_connection_form(airflow_db):
+    from airflow.providers_manager import ProvidersManager
+    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
+
+    assert "airflow-provider-kgroups" in ProvidersManager().providers
+    hook = ProvidersManagerTaskRuntime().hooks["kgroups"]
+    assert hook.hook_class_name == "airflow_provider_kgroups.hooks.groups.KafkaGroupsHook"
+    assert hook.connection_id_attribute_name == "kafka_groups_conn_id"
+    pm = ProvidersManager()
+    widgets = pm.connection_form_widgets
+    assert widgets["extra__kgroups__security_protocol"].field["schema"]["enum"][0] == "PLAINTEXT"
+    assert widgets["extra__kgroups__ssl_key_password"].is_sensitive
+    assert pm.field_behaviours["kgroups"]["relabeling"]["host"] == "Bootstrap servers"
+    # and the CLI shows it, from a fresh process with the same AIRFLOW_HOME
+    airflow = os.path.join(os.path.dirname(sys.executable), "airflow")
+    out = subprocess.run(["sh", "-c", f"{airflow} providers get airflow-provider-kgroups -o json && "
+                                      f"{airflow} providers hooks -o json"],
+                         capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert '"airflow-provider-kgroups"' in out.stdout
+    assert "airflow_provider_kgroups.hooks.groups.KafkaGroupsHook" in out.stdout
