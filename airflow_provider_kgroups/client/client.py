@@ -36,12 +36,64 @@ def _check_timeout(timeout_s: float | None) -> None:
         raise ConfigurationError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}.")
 
 
+def _is_partition(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     tps = list(dict.fromkeys(partitions))
     for tp in tps:
-        if not isinstance(tp, TopicPartition) or not tp.topic or tp.partition < 0:
+        if not isinstance(tp, TopicPartition) or not isinstance(tp.topic, str) or not tp.topic \
+                or not _is_partition(tp.partition):
             raise ConfigurationError(f"{tp!r} is not a TopicPartition(topic, partition >= 0).")
     return tps
+
+
+def _strings(values: Iterable[str], what: str) -> list:
+    if isinstance(values, (str, bytes)):
+        raise ConfigurationError(f"{what} must be a list, not the single string {values!r}; write [{values!r}].")
+    return list(values)
+
+
+def _group_states(states: Iterable[str]) -> frozenset[str]:
+    """Kafka's state names, whatever the case (``stable``, ``preparing_rebalance``); a typo is an error
+    rather than a filter that silently matches nothing."""
+    known = [s.value for s in GroupState if s is not GroupState.UNKNOWN]
+    out = set()
+    for state in _strings(states, "states"):
+        parsed = GroupState.parse(state) if isinstance(state, str) else GroupState.UNKNOWN
+        if parsed is GroupState.UNKNOWN:
+            raise ConfigurationError(f"states: {state!r} is not a group state; use {', '.join(known)}.")
+        out.add(parsed.value)
+    return frozenset(out)
+
+
+def _group_types(types: Iterable[str]) -> frozenset[str]:
+    out = _strings(types, "types")
+    bad = [t for t in out if not isinstance(t, str) or not t.strip()]
+    if bad:
+        raise ConfigurationError(f"types: {bad[0]!r} is not a group type such as 'classic' or 'consumer'.")
+    return frozenset(t.strip() for t in out)
+
+
+def _topic_filter(topics: Mapping[str, Iterable[int]] | None) -> dict[str, list[int]] | None:
+    """``{topic: [partition, ...]}`` checked before anything is sent (None: every partition)."""
+    if topics is None:
+        return None
+    if not isinstance(topics, Mapping):
+        raise ConfigurationError(f"topics must be a mapping of topic -> partitions, got {topics!r}.")
+    wanted = {}
+    for topic, partitions in topics.items():
+        if not isinstance(topic, str) or not topic:
+            raise ConfigurationError(f"topics: {topic!r} is not a topic name.")
+        if isinstance(partitions, (str, bytes)) or not isinstance(partitions, Iterable):
+            raise ConfigurationError(f"topics[{topic!r}] must be a list of partitions, got {partitions!r}.")
+        partitions = list(partitions)
+        bad = [p for p in partitions if not _is_partition(p)]
+        if bad:
+            raise ConfigurationError(f"topics[{topic!r}] contains {bad[0]!r}: partitions are ints >= 0.")
+        wanted[topic] = sorted(set(partitions))
+    return wanted
 
 
 class AsyncGroupsClient:
@@ -84,10 +136,11 @@ class AsyncGroupsClient:
 
     async def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
                           timeout_s: float | None = None) -> ListGroupsResult:
-        """Every group on every broker (ListGroups goes to each broker: it lists what it coordinates)."""
+        """Every group on every broker (ListGroups goes to each broker: it lists what it coordinates).
+        States match case-insensitively, as in Kafka (``stable`` is ``Stable``)."""
+        handler = ListGroupsHandler(_group_states(states), _group_types(types))
         call = self._call(timeout_s)
         await self.metadata.refresh(call)
-        handler = ListGroupsHandler(frozenset(states), frozenset(types))
         results = await self._run(call, handler, self.metadata.brokers)
         groups = sorted((g for listings in results.values.values() for g in listings), key=lambda g: g.group_id)
         return ListGroupsResult(groups=tuple(groups), broker_failures=dict(results.failures))
@@ -121,7 +174,7 @@ class AsyncGroupsClient:
                                       timeout_s: float | None = None) -> KeyedResults[str, GroupOffsets]:
         """Committed offsets per group (all partitions it committed, or only ``topics``)."""
         ids = validate_group_ids(group_ids)
-        wanted = None if topics is None else {t: sorted(set(p)) for t, p in topics.items()}
+        wanted = _topic_filter(topics)
         call = self._call(timeout_s)
         return await self._run(call, OffsetFetchHandler(self._coordinators, wanted, require_stable), ids)
 
@@ -236,7 +289,8 @@ def _to_commit(tp: TopicPartition, value: int | CommittedOffset | OffsetToCommit
     elif isinstance(value, int) and not isinstance(value, bool):
         commit = OffsetToCommit(value)
     else:
-        raise ConfigurationError(f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, got {value!r}.")
+        raise ConfigurationError(f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, "
+                                 f"got {value!r}.")
     if commit.offset < 0:
         raise ConfigurationError(f"offset for {tp} must be >= 0, got {commit.offset}.")
     return commit

@@ -38,7 +38,7 @@ class ClusterMetadata:
 
     async def refresh(self, call: Call, topics: Iterable[str] | None = ()) -> None:
         """Ask any broker for brokers plus ``topics`` (``None`` = every topic, ``()`` = none)."""
-        conn = await call.pool.any()
+        conn = await call.any_connection()
         version = conn.version_for(MetadataRequest)
         names = None if topics is None else sorted(set(topics))
         if names is None and version == 0:
@@ -58,6 +58,8 @@ class ClusterMetadata:
                 self.topic_errors[topic.name] = topic.error_code
                 continue
             self.topic_errors.pop(topic.name, None)
+            if topic.error_code == ErrorCode.LEADER_NOT_AVAILABLE:  # being created or electing: ask again
+                self.topic_errors[topic.name] = topic.error_code
             self.topics[topic.name] = TopicDescription(
                 name=topic.name,
                 partitions={p.partition_index: (p.leader_id if not p.error_code or p.leader_id >= 0 else -1)

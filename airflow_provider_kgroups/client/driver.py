@@ -91,6 +91,9 @@ class ApiHandler(Protocol[K, V]):
 
     def parse(self, plan: RequestPlan[K], response: Any) -> Outcome[K, V]: ...
 
+    # Optional hooks: ``unsupported(keys, node) -> Outcome`` when the broker lacks the API;
+    # ``refuse(keys, version, node) -> {key: Failure}`` for keys its version cannot carry.
+
 
 @dataclass
 class Call:
@@ -117,6 +120,14 @@ class Call:
 
     async def send(self, conn: BrokerConnection, plan: RequestPlan) -> Any:
         return await conn.send(plan.request, plan.version, self.request_timeout())
+
+    async def connection(self, node: int) -> BrokerConnection:
+        """The connection to ``node``; waiting for it to open counts as a request (bounded alike)."""
+        return await self.pool.get(node, timeout=self.request_timeout())
+
+    async def any_connection(self) -> BrokerConnection:
+        """A connection to any broker, each one tried for at most a request timeout."""
+        return await self.pool.any(timeout=self.request_timeout())
 
 
 def unsupported_outcome(keys: Iterable[K], api: str, node: int) -> Outcome:
@@ -184,14 +195,18 @@ class Driver(Generic[K, V]):
 
     async def _fulfil(self, node: int, keys: list[K]) -> Outcome[K, V]:
         """Send every request for ``keys`` to ``node`` at once (pipelined) and merge the outcomes."""
-        conn = await self.call.pool.get(node)
+        conn = await self.call.connection(node)
         version = conn.version_for(self.handler.request_class)
         if version is None:
             unsupported = getattr(self.handler, "unsupported", None)
             return unsupported(keys, node) if unsupported else unsupported_outcome(keys, self.api, node)
-        plans = self.handler.build(keys, version)
-        responses = await asyncio.gather(*(self.call.send(conn, plan) for plan in plans), return_exceptions=True)
         outcome: Outcome[K, V] = Outcome()
+        refuse = getattr(self.handler, "refuse", None)  # keys this broker's version cannot serve: not sent
+        if refuse is not None:
+            outcome.failed.update(refuse(keys, version, node))
+            keys = [key for key in keys if key not in outcome.failed]
+        plans = self.handler.build(keys, version) if keys else []
+        responses = await asyncio.gather(*(self.call.send(conn, plan) for plan in plans), return_exceptions=True)
         for plan, response in zip(plans, responses):
             if isinstance(response, BaseException):
                 outcome.merge(self._transport_failure(plan.keys, response))

@@ -16,7 +16,7 @@ from typing import Iterable
 from .cluster import ClusterMetadata
 from .config import BrokerAddress
 from .driver import Call, Outcome, RequestPlan
-from .errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
+from .errors import REFRESH_LEADER, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
 from .protocol import FindCoordinatorRequest
 from .results import TopicPartition
 
@@ -108,7 +108,9 @@ class LeaderLookup:
         for tp in tps:
             error = self._metadata.topic_errors.get(tp.topic)
             description = self._metadata.topics.get(tp.topic)
-            if error is not None or description is None:
+            if error in REFRESH_LEADER:
+                outcome.requeue(tp, Failure(error, f"topic {tp.topic!r} has no leaders yet"), relookup=False)
+            elif error is not None or description is None:
                 outcome.failed[tp] = Failure(error or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                              f"topic {tp.topic!r} is not in the cluster metadata")
             elif tp.partition not in description.partitions:
@@ -136,9 +138,10 @@ class BrokerLookup:
 
 
 async def _connect_all(call: Call, brokers: dict[int, BrokerAddress]):
-    """Live connections to every known broker (those that accept one), bootstrap ones as a last resort."""
-    results = await asyncio.gather(*(call.pool.get(n) for n in brokers), return_exceptions=True)
+    """Live connections to every known broker that opens one within a request timeout (a silent
+    broker must not hold up the lookup of every key), bootstrap ones as a last resort."""
+    results = await asyncio.gather(*(call.connection(n) for n in brokers), return_exceptions=True)
     conns = [r for r in results if not isinstance(r, BaseException)]
     if not conns:
-        conns = [await call.pool.any()]
+        conns = [await call.any_connection()]
     return conns

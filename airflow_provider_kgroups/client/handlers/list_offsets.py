@@ -4,7 +4,7 @@ timestamp, one request per partition leader carrying all its partitions."""
 from __future__ import annotations
 
 from ..driver import Outcome, RequestPlan
-from ..errors import REFRESH_LEADER, ErrorCode, Failure
+from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import ListOffsetsRequest
 from ..results import ListedOffset, TopicPartition, topic_partition
@@ -15,6 +15,7 @@ EARLIEST = -2
 MAX_TIMESTAMP = -3
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
+MAX_TIMESTAMP_VERSION = 7  # KIP-734
 
 
 class ListOffsetsHandler:
@@ -25,6 +26,14 @@ class ListOffsetsHandler:
         self.lookup = lookup
         self._specs = specs
         self._isolation = isolation_level
+
+    def refuse(self, tps: list[TopicPartition], version: int, node: int) -> dict[TopicPartition, Failure]:
+        """Below v7 a broker does not know "max timestamp": those partitions fail, the rest go."""
+        if version >= MAX_TIMESTAMP_VERSION:
+            return {}
+        failure = Failure(CLIENT_UNSUPPORTED, f"broker {node} has ListOffsets up to v{version}; "
+                                              f"max_timestamp needs v{MAX_TIMESTAMP_VERSION}")
+        return {tp: failure for tp in tps if self._specs[tp] == MAX_TIMESTAMP}
 
     def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
         by_topic: dict[str, list[TopicPartition]] = {}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Protocol
 
 from ..config import BrokerAddress, ClientConfig
-from ..errors import AuthenticationError, KafkaGroupsError, NoBrokerAvailable
+from ..errors import AuthenticationError, KafkaGroupsError, NoBrokerAvailable, RequestTimeout
 from .connection import BrokerConnection
 
 log = logging.getLogger("airflow_provider_kgroups.client.requests")
@@ -82,8 +82,13 @@ class ConnectionPool:
     def address_of(self, node_id: int) -> BrokerAddress | None:
         return self._addresses.get(node_id)
 
-    async def get(self, node_id: int) -> BrokerConnection:
-        """The live connection to ``node_id``, opening it if needed (one attempt at a time)."""
+    async def get(self, node_id: int, timeout: float | None = None) -> BrokerConnection:
+        """The live connection to ``node_id``, opening it if needed (one attempt at a time).
+
+        ``timeout`` bounds how long this caller waits for a connection being opened (a broker
+        that accepts the socket but never answers): :class:`RequestTimeout` then, while the
+        attempt itself goes on, bounded by ``connect_timeout_s``, for whoever asks next.
+        """
         conn = self._connections.get(node_id)
         if conn is not None and conn.connected:
             return conn
@@ -95,7 +100,15 @@ class ConnectionPool:
             conn = BrokerConnection(node_id, address, self._config, observer=self.stats)
             task = asyncio.get_running_loop().create_task(self._open(node_id, conn))
             self._connecting[node_id] = task
-        return await asyncio.shield(task)
+        if timeout is None:
+            return await asyncio.shield(task)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            if task.done():
+                raise  # the attempt itself timed out (connect_timeout_s): its own error says so
+            raise RequestTimeout(f"connecting to broker {node_id} at {self._addresses.get(node_id)} "
+                                 f"took over {timeout:.3g}s") from None
 
     async def _open(self, node_id: int, conn: BrokerConnection) -> BrokerConnection:
         try:
@@ -105,8 +118,9 @@ class ConnectionPool:
         finally:
             self._connecting.pop(node_id, None)
 
-    async def any(self, prefer: Iterable[int] = ()) -> BrokerConnection:
-        """The least-loaded live connection, else the first broker that accepts one.
+    async def any(self, prefer: Iterable[int] = (), timeout: float | None = None) -> BrokerConnection:
+        """The least-loaded live connection, else the first broker that accepts one
+        (waiting at most ``timeout`` for each).
 
         Used for requests any broker can answer (Metadata, FindCoordinator).
         """
@@ -117,7 +131,7 @@ class ConnectionPool:
         errors = []
         for node_id in dict.fromkeys(candidates):
             try:
-                return await self.get(node_id)
+                return await self.get(node_id, timeout)
             except AuthenticationError:
                 raise  # a wrong password is not fixed by trying the next broker
             except (KafkaGroupsError, OSError) as exc:
