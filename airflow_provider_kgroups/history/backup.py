@@ -2,7 +2,7 @@
 
 One JSON document per backup, next to the history::
 
-    <store url>/backups/<YYYYMMDDTHHMMSSZ>-<uuid>.json
+    <store url>/_backups/<YYYYMMDDTHHMMSSZ>-<uuid>.json
 
     {"format": "kgroups-offsets-backup", "version": 1, "created_ms": 1700000000000,
      "note": "cleanup run 2024-05-01",
@@ -33,7 +33,7 @@ __all__ = ["OffsetsBackup", "backup_offsets", "load_backup", "list_backups", "re
 
 BACKUP_FORMAT = "kgroups-offsets-backup"
 BACKUP_VERSION = 1
-BACKUP_DIR = "backups"
+BACKUP_DIR = "_backups"  # the "_" makes Spark and pyarrow skip it when reading the Parquet history
 
 
 @dataclass(frozen=True, slots=True)

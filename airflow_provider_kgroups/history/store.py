@@ -157,7 +157,7 @@ class HistoryStore:
         try:
             return ds.dataset(self._root, format="parquet", filesystem=self._fs, partitioning=_PARTITIONING,
                               schema=HISTORY_SCHEMA.append(pa.field("date", pa.string())),
-                              exclude_invalid_files=False, ignore_prefixes=[".", "_", "backups"])
+                              exclude_invalid_files=False, ignore_prefixes=[".", "_"])
         except FileNotFoundError:
             return None
 

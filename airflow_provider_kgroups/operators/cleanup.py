@@ -15,7 +15,7 @@ Per run:
    run; the longest idle go first, the rest wait for the next run;
 4. ``dry_run=True`` (the default) stops here and reports ``would_delete``;
 5. otherwise: describe the candidates *again* and skip any that is no longer Empty or has a
-   member; back up their committed offsets to ``<history_url>/backups/`` (the deletion does
+   member; back up their committed offsets to ``<history_url>/_backups/`` (the deletion does
    not happen unless the backup reads back identical); delete; a broker refusal because the
    group has members again (NON_EMPTY_GROUP) or because it is already gone is a skip, any
    other error a failure;
