@@ -227,7 +227,8 @@ class AsyncGroupsClient:
 
     async def offsets_for_timestamp(self, partitions: Iterable[TopicPartition], timestamp_ms: int,
                                     timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
-        """The first offset whose record timestamp is >= ``timestamp_ms`` (the log end when none is)."""
+        """The first offset whose record timestamp is >= ``timestamp_ms``; -1 (Kafka's answer) when no
+        record is that recent."""
         if isinstance(timestamp_ms, bool) or not isinstance(timestamp_ms, int) or timestamp_ms < 0:
             raise ConfigurationError(f"timestamp_ms must be a non-negative int (ms since the epoch), got {timestamp_ms!r}.")
         return await self.list_offsets({tp: timestamp_ms for tp in _partitions(partitions)}, timeout_s=timeout_s)

@@ -263,3 +263,26 @@ def test_five_hundred_groups_on_old_brokers_are_pipelined_per_coordinator():
             assert c.handler_errors == []
 
     asyncio.run(main())
+
+
+def test_concurrent_calls_on_one_client_share_connections():
+    async def main():
+        async with FakeCluster(brokers=3, latency_s=0.005) as c:
+            seeded = seed_groups(c, 30)
+            tps = [TopicPartition("orders", p) for p in range(4)]
+            async with AsyncGroupsClient(config(c)) as client:
+                offsets, described, ends, listing = await asyncio.gather(
+                    client.fetch_committed_offsets(list(seeded)), client.describe_groups(list(seeded)),
+                    client.log_end_offsets(tps), client.list_groups())
+            assert as_seeded(offsets) == seeded
+            assert set(described.values) == set(seeded) and described.failures == {}
+            assert {tp: v.offset for tp, v in ends.values.items()} == {tp: 100_000 for tp in tps}
+            assert {g.group_id for g in listing.groups} == set(seeded)
+            # one connection per broker plus the bootstrap one, however many calls raced for them
+            assert c.count("ApiVersions") == 4
+            owners = len(by_coordinator(c, seeded))
+            assert c.count("OffsetFetch") == owners and c.count("DescribeGroups") == owners
+            assert c.count("ListGroups") == 3
+            assert c.handler_errors == []
+
+    asyncio.run(main())

@@ -84,6 +84,24 @@ def test_not_coordinator_injected_for_every_group_of_one_broker():
     asyncio.run(main())
 
 
+def test_not_coordinator_for_ever_ends_in_a_timeout_naming_it():
+    async def main():
+        async with FakeCluster(brokers=3) as c:
+            seeded = seed(c, 6)
+            c.inject_error("OffsetFetch", Err.NOT_COORDINATOR, key="g2")
+            async with AsyncGroupsClient(config(c, retry_backoff_max_s=0.05)) as client:
+                result = await client.fetch_committed_offsets(list(seeded), timeout_s=0.5)
+            assert {g: f.code for g, f in result.failures.items()} == {"g2": CLIENT_TIMEOUT}
+            assert "NOT_COORDINATOR" in result.failures["g2"].message
+            assert committed(result) == {g: o for g, o in seeded.items() if g != "g2"}
+            # every NOT_COORDINATOR sent it back to lookup (the deadline may fall between the two)
+            fetches = c.count("OffsetFetch", c.coordinator_of("g2"))
+            assert fetches >= 3 and c.count("FindCoordinator") - fetches in (0, 1)
+            assert c.handler_errors == []
+
+    asyncio.run(main())
+
+
 def test_coordinator_load_in_progress_is_retried_on_the_same_broker():
     async def main():
         async with FakeCluster(brokers=3) as c:
@@ -143,10 +161,12 @@ def test_coordinator_not_available_on_find_coordinator_looks_that_key_up_again()
             assert len(finds) == 2
             assert sorted(finds[0].request.coordinator_keys) == sorted(seeded)
             assert list(finds[1].request.coordinator_keys) == ["g3"]
-            # g3's coordinator may get its own OffsetFetch (it was looked up later)
-            owners = {c.coordinator_of(g) for g in seeded}
-            assert c.count("OffsetFetch") in (len(owners), len(owners) + 1)
-            assert sum(e.request.groups.__len__() for e in c.requests("OffsetFetch")) == 12
+            # the others went out when the first lookup answered; g3 later, in its own OffsetFetch
+            owners = {c.coordinator_of(g) for g in seeded if g != "g3"}
+            assert c.count("OffsetFetch") == len(owners) + 1
+            last = c.requests("OffsetFetch", c.coordinator_of("g3"))[-1]
+            assert [g.group_id for g in last.request.groups] == ["g3"]
+            assert sum(len(e.request.groups) for e in c.requests("OffsetFetch")) == 12
             assert c.handler_errors == []
 
     asyncio.run(main())
