@@ -39,8 +39,11 @@ class CoordinatorLookup:
     async def lookup(self, group_ids: list[str], call: Call) -> Outcome[str, int]:
         if not self._metadata.bootstrapped:
             await self._metadata.refresh(call)
-        conns = await _connect_all(call, self._metadata.brokers)
-        batched = [c for c in conns if (c.version_for(FindCoordinatorRequest) or 0) >= BATCHED_FIND_COORDINATOR]
+        # A live broker that batches answers at once; only without one is every broker
+        # connected (to learn its versions), which a silent broker can slow down.
+        batched = _batching(call.pool.live())
+        conns = call.pool.live() if batched else await _connect_all(call, self._metadata.brokers)
+        batched = batched or _batching(conns)
         if batched:
             conn = min(batched, key=lambda c: c.in_flight)
             version = conn.version_for(FindCoordinatorRequest)
@@ -135,6 +138,10 @@ class BrokerLookup:
     async def lookup(self, node_ids: list[int], call: Call) -> Outcome[int, int]:
         # Only reached after a broker's request failed: ask it again after the backoff.
         return Outcome(completed={n: n for n in node_ids})
+
+
+def _batching(conns) -> list:
+    return [c for c in conns if (c.version_for(FindCoordinatorRequest) or 0) >= BATCHED_FIND_COORDINATOR]
 
 
 async def _connect_all(call: Call, brokers: dict[int, BrokerAddress]):

@@ -79,6 +79,10 @@ class ConnectionPool:
     def known_nodes(self) -> list[int]:
         return sorted(n for n in self._addresses if n >= 0)
 
+    def live(self) -> list[BrokerConnection]:
+        """Connections open now (no waiting)."""
+        return [c for c in self._connections.values() if c.connected]
+
     def address_of(self, node_id: int) -> BrokerAddress | None:
         return self._addresses.get(node_id)
 
@@ -124,7 +128,7 @@ class ConnectionPool:
 
         Used for requests any broker can answer (Metadata, FindCoordinator).
         """
-        live = [c for c in self._connections.values() if c.connected]
+        live = self.live()
         if live:
             return min(live, key=lambda c: (c.in_flight, c.node_id < 0))
         candidates = list(prefer) + self.known_nodes + sorted((n for n in self._addresses if n < 0), reverse=True)
