@@ -24,9 +24,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
-## Benchmarks against the peers (kafka-python, confluent-kafka); prints tables, asserts nothing.
+## Benchmarks (prints tables and keeps them in benchmarks/RESULTS-*.txt for the README; asserts nothing).
 bench: $(STAMP)
-	$(PY) benchmarks/bench_client.py
+	$(PY) benchmarks/bench_client.py | tee benchmarks/RESULTS-client.txt
+	$(PY) benchmarks/bench_lag.py | tee benchmarks/RESULTS-lag.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .demo
