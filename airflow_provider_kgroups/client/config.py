@@ -162,9 +162,9 @@ class ClientConfig:
         return cls.create(values.pop("bootstrap_servers", None), **values)
 
 
-#: Java / librdkafka client property -> ClientConfig field. One table for the CLI's
-#: ``--command-config`` files and Airflow ``kafka`` connections alike.
-KAFKA_PROPERTY_NAMES = {
+#: Java / librdkafka client property -> ClientConfig option (same meaning, same unit). One
+#: translation serves the CLI's ``--command-config`` files and Airflow ``kafka`` connections.
+KAFKA_TRANSLATED = {
     "bootstrap.servers": "bootstrap_servers",
     "metadata.broker.list": "bootstrap_servers",
     "client.id": "client_id",
@@ -177,48 +177,105 @@ KAFKA_PROPERTY_NAMES = {
     "ssl.certificate.location": "ssl_certfile",
     "ssl.key.location": "ssl_keyfile",
     "ssl.key.password": "ssl_key_password",
-    "ssl.endpoint.identification.algorithm": "ssl_check_hostname",
-    "enable.ssl.certificate.verification": "ssl_check_hostname",
-    "request.timeout.ms": "request_timeout_s",
+}
+#: Property in milliseconds -> ClientConfig option in seconds.
+KAFKA_TRANSLATED_MS = {
     "socket.connection.setup.timeout.ms": "connect_timeout_s",
+    "socket.timeout.ms": "request_timeout_s",
+    "request.timeout.ms": "request_timeout_s",
     "default.api.timeout.ms": "call_timeout_s",
     "retry.backoff.ms": "retry_backoff_s",
     "retry.backoff.max.ms": "retry_backoff_max_s",
 }
-#: Properties that change nothing for an admin client and are accepted silently.
-KAFKA_PROPERTIES_IGNORED = frozenset({
-    "group.id", "auto.offset.reset", "enable.auto.commit", "session.timeout.ms", "acks", "linger.ms",
-    "api.version.request", "socket.keepalive.enable", "log_level", "debug",
+#: Properties that only shape a consumer, a producer or client-side logging: an admin client
+#: of consumer groups has nothing to honour, so they are accepted and ignored (the same
+#: configuration keeps working for consumers and the official provider's operators).
+KAFKA_IGNORED = frozenset({
+    "group.id", "group.instance.id", "auto.offset.reset", "enable.auto.commit", "auto.commit.interval.ms",
+    "enable.auto.offset.store", "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms",
+    "partition.assignment.strategy", "group.protocol", "group.remote.assignor", "isolation.level",
+    "enable.partition.eof", "check.crcs", "fetch.min.bytes", "fetch.max.bytes", "fetch.wait.max.ms",
+    "fetch.message.max.bytes", "max.partition.fetch.bytes", "queued.min.messages", "queued.max.messages.kbytes",
+    "acks", "request.required.acks", "enable.idempotence", "linger.ms", "queue.buffering.max.ms",
+    "queue.buffering.max.messages", "queue.buffering.max.kbytes", "batch.size", "batch.num.messages",
+    "compression.type", "compression.codec", "message.timeout.ms", "delivery.timeout.ms", "transactional.id",
+    "transaction.timeout.ms", "message.send.max.retries", "retries", "partitioner", "message.max.bytes",
+    "receive.message.max.bytes", "max.in.flight.requests.per.connection", "max.in.flight",
+    "debug", "log_level", "log.connection.close", "statistics.interval.ms", "topic.metadata.refresh.interval.ms",
+    "metadata.max.age.ms", "allow.auto.create.topics", "socket.keepalive.enable", "socket.nagle.disable",
+    "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "api.version.request", "broker.version.fallback",
+    "broker.address.family", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "client.rack",
+    "connections.max.idle.ms",
 })
 
 
-def config_from_kafka_properties(properties: Mapping[str, Any], **overrides: Any) -> ClientConfig:
-    """Translate Java/librdkafka-style properties; anything this client cannot honour is an error."""
+def is_blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def as_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ConfigurationError(f"option {name} must be true or false, got {value!r}.")
+
+
+def as_seconds(name: str, value: Any, scale: float = 1.0) -> float:
+    try:
+        return float(value) * scale
+    except (TypeError, ValueError):
+        unit = "milliseconds" if scale != 1.0 else "seconds"
+        raise ConfigurationError(f"option {name} must be a number of {unit}, got {value!r}.") from None
+
+
+def kafka_properties_to_options(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """Java/librdkafka properties -> ClientConfig options. Anything this client cannot honour
+    is an error naming it: silently dropping (say) a Kerberos setting would connect otherwise."""
     options: dict[str, Any] = {}
     unsupported = []
     for key, value in properties.items():
-        if key in KAFKA_PROPERTIES_IGNORED:
+        if is_blank(value):
             continue
-        name = KAFKA_PROPERTY_NAMES.get(key)
-        if name is None:
-            unsupported.append(key)
-            continue
-        if name.endswith("_s") and key.endswith(".ms"):
-            try:
-                value = float(value) / 1000.0
-            except (TypeError, ValueError):
-                raise ConfigurationError(f"{key} must be a number of milliseconds, got {value!r}.") from None
+        if key in KAFKA_TRANSLATED:
+            target = KAFKA_TRANSLATED[key]
+            if target in options and str(options[target]) != str(value):
+                raise ConfigurationError(f"{target} is set twice with different values "
+                                         f"(e.g. sasl.mechanism and sasl.mechanisms): keep one.")
+            options[target] = value
+        elif key in KAFKA_TRANSLATED_MS:
+            options[KAFKA_TRANSLATED_MS[key]] = as_seconds(key, value, scale=0.001)
         elif key == "ssl.endpoint.identification.algorithm":
-            value = str(value).lower() == "https"
+            algorithm = str(value).strip().lower()
+            if algorithm not in ("https", "none"):
+                raise ConfigurationError(f"ssl.endpoint.identification.algorithm {value!r} is not supported: "
+                                         "use 'https' (check the host name) or 'none'.")
+            options["ssl_check_hostname"] = algorithm == "https"
         elif key == "enable.ssl.certificate.verification":
-            value = str(value).lower() not in ("false", "0", "no")
-        options[name] = value
+            if not as_bool(key, value):
+                if "ssl.ca.location" in properties:
+                    raise ConfigurationError("enable.ssl.certificate.verification=false with ssl.ca.location "
+                                             "cannot be honoured: drop one of them.")
+                options["ssl_check_hostname"] = False
+        elif key not in KAFKA_IGNORED:
+            unsupported.append(key)
     if unsupported:
         raise ConfigurationError(
-            f"unsupported Kafka client propert{'y' if len(unsupported) == 1 else 'ies'} "
-            f"{', '.join(sorted(unsupported))}: this client supports {', '.join(sorted(KAFKA_PROPERTY_NAMES))} "
-            "(GSSAPI/OAUTHBEARER and JKS keystores are not implemented; use PEM files)."
+            f"unsupported Kafka client option(s) {', '.join(sorted(unsupported))}: this client supports "
+            "bootstrap.servers, client.id, security.protocol, sasl.mechanism(s) PLAIN/SCRAM-SHA-256/SCRAM-SHA-512, "
+            "sasl.username, sasl.password, ssl.ca.location, ssl.certificate.location, ssl.key.location, "
+            "ssl.key.password, ssl.endpoint.identification.algorithm and timeouts in ms (GSSAPI, OAUTHBEARER and "
+            "JKS keystores are not implemented); consumer/producer-only options are ignored."
         )
+    return options
+
+
+def config_from_kafka_properties(properties: Mapping[str, Any], **overrides: Any) -> ClientConfig:
+    """A ClientConfig from Java/librdkafka-style properties (plus explicit overrides)."""
+    options = kafka_properties_to_options(properties)
     options.update({k: v for k, v in overrides.items() if v is not None})
     return ClientConfig.create(options.pop("bootstrap_servers", None), **options)
 

@@ -85,7 +85,7 @@ def test_kafka_connection_extra_is_translated_and_consumer_options_ignored():
     ("kafka", {"extra": {"bootstrap.servers": "b:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
                          "sasl.username": "u", "sasl.password": "hunter2"}}, "OAUTHBEARER"),
     ("kafka", {"extra": {"bootstrap.servers": "b:1", "sasl.mechanism": "PLAIN", "sasl.mechanisms": "SCRAM-SHA-256"}},
-     "sasl_mechanism twice"),
+     "sasl_mechanism is set twice"),
     ("kgroups", {"host": "b:1", "extra": {"sasl_password": "hunter2"}}, "Login and Password fields"),
     ("kgroups", {"host": "b:1", "login": "u", "password": "hunter2"}, "security_protocol is PLAINTEXT"),
     ("kgroups", {"host": "b:1", "extra": {"securty_protocol": "SSL"}}, "securty_protocol"),
