@@ -45,7 +45,7 @@ class CoordinatorLookup:
         conns = call.pool.live() if batched else await _connect_all(call, self._metadata.brokers)
         batched = batched or _batching(conns)
         if batched:
-            conn = min(batched, key=lambda c: c.in_flight)
+            conn = batched[0]  # the least loaded (connections come in load order)
             version = conn.version_for(FindCoordinatorRequest)
             plan = RequestPlan(FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=list(group_ids)),
                                version, tuple(group_ids))

@@ -12,12 +12,7 @@ from collections import Counter
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, TopicPartition
 from tests.support.fakekafka import FakeCluster
-
-HANDSHAKE_APIS = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
-
-
-def config(c: FakeCluster, **options) -> ClientConfig:
-    return ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, **options)
+from tests.client.fakeutil import HANDSHAKE_APIS, config
 
 
 def counts(c: FakeCluster) -> dict[str, int]:

@@ -9,29 +9,7 @@ import asyncio
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, TopicPartition
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT, CLIENT_UNSUPPORTED
 from tests.support.fakekafka import Err, FakeCluster, Member
-
-HANDSHAKE_APIS = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
-
-
-def config(c: FakeCluster, **options) -> ClientConfig:
-    return ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, **options)
-
-
-def counts(c: FakeCluster) -> dict[str, int]:
-    return {api: n for api, n in c.requests_by_api().items() if api not in HANDSHAKE_APIS}
-
-
-def seed(c: FakeCluster, n: int) -> dict[str, dict[TopicPartition, int]]:
-    c.add_topic("orders", 3, end_offsets=10_000)
-    out = {}
-    for i in range(n):
-        c.add_group(f"g{i}", offsets={("orders", i % 3): 100 + i})
-        out[f"g{i}"] = {TopicPartition("orders", i % 3): 100 + i}
-    return out
-
-
-def committed(result) -> dict[str, dict[TopicPartition, int]]:
-    return {g: v.committed() for g, v in result.values.items()}
+from tests.client.fakeutil import HANDSHAKE_APIS, committed, config, counts, seed
 
 
 def other_node(c: FakeCluster, node: int) -> int:

@@ -9,29 +9,7 @@ import asyncio
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, TopicPartition
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT
 from tests.support.fakekafka import FakeCluster
-
-HANDSHAKE_APIS = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
-
-
-def config(c: FakeCluster, **options) -> ClientConfig:
-    return ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, **options)
-
-
-def counts(c: FakeCluster) -> dict[str, int]:
-    return {api: n for api, n in c.requests_by_api().items() if api not in HANDSHAKE_APIS}
-
-
-def seed(c: FakeCluster, n: int) -> dict[str, dict[TopicPartition, int]]:
-    c.add_topic("orders", 3, end_offsets=10_000)
-    out = {}
-    for i in range(n):
-        c.add_group(f"g{i}", offsets={("orders", i % 3): 100 + i})
-        out[f"g{i}"] = {TopicPartition("orders", i % 3): 100 + i}
-    return out
-
-
-def committed(result) -> dict[str, dict[TopicPartition, int]]:
-    return {g: v.committed() for g, v in result.values.items()}
+from tests.client.fakeutil import HANDSHAKE_APIS, committed, config, counts, seed
 
 
 def owned_by(c: FakeCluster, groups, node: int) -> set[str]:
@@ -247,9 +225,12 @@ def test_silent_broker_chosen_for_the_lookup_delays_but_does_not_fail_it():
             later = [f"b{i}" for i in range(6)]
             for i, g in enumerate(first + later):
                 c.add_group(g, offsets={("orders", 0): i}, coordinator=1 + i % 2)
-            silent = 0  # the broker the lookup goes to first (every connection idle)
+            silent = 0
             async with AsyncGroupsClient(config(c, request_timeout_s=0.3)) as client:
                 await client.fetch_committed_offsets(first)
+                # With every connection idle, the lookup goes to the lowest broker id: open one to
+                # broker 0 so that it is the one chosen, then silence it.
+                await client.pool.get(silent)
                 c.blackhole(silent)
                 c.reset_counts()
                 result = await client.fetch_committed_offsets(later, timeout_s=5)

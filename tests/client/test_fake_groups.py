@@ -12,16 +12,7 @@ import asyncio
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, GroupState, TopicPartition
 from tests.support.fakekafka import Err, FakeCluster, Member
-
-HANDSHAKE_APIS = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
-
-
-def config(c: FakeCluster, **options) -> ClientConfig:
-    return ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, **options)
-
-
-def counts(c: FakeCluster) -> dict[str, int]:
-    return {api: n for api, n in c.requests_by_api().items() if api not in HANDSHAKE_APIS}
+from tests.client.fakeutil import HANDSHAKE_APIS, config, counts
 
 
 def tps(*pairs) -> tuple[TopicPartition, ...]:

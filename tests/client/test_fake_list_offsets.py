@@ -8,18 +8,10 @@ import asyncio
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, TopicPartition
 from tests.support.fakekafka import Err, FakeCluster
+from tests.client.fakeutil import HANDSHAKE_APIS, config, counts
 
-HANDSHAKE_APIS = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
 ORDERS_END = [100, 200, 300, 400, 500, 600]
 ORDERS_START = [0, 10, 20, 30, 40, 50]
-
-
-def config(c: FakeCluster, **options) -> ClientConfig:
-    return ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, **options)
-
-
-def counts(c: FakeCluster) -> dict[str, int]:
-    return {api: n for api, n in c.requests_by_api().items() if api not in HANDSHAKE_APIS}
 
 
 def seed(c: FakeCluster) -> list[TopicPartition]:

@@ -13,12 +13,7 @@ from airflow_provider_kgroups.client import (
 )
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT
 from tests.support.fakekafka import Err, FakeCluster, Member
-
-HANDSHAKE_APIS = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
-
-
-def counts(c) -> dict[str, int]:
-    return {api: n for api, n in c.requests_by_api().items() if api not in HANDSHAKE_APIS}
+from tests.client.fakeutil import HANDSHAKE_APIS, counts
 
 
 def seed(c) -> dict[str, dict[TopicPartition, int]]:

@@ -50,6 +50,10 @@ class RequestStats:
         self.errors = 0
 
 
+def _load_order(conn: BrokerConnection) -> tuple:
+    return conn.in_flight, conn.node_id < 0, abs(conn.node_id)
+
+
 class ConnectionPool:
     """Maps node ids to addresses and keeps one live connection per node.
 
@@ -80,8 +84,9 @@ class ConnectionPool:
         return sorted(n for n in self._addresses if n >= 0)
 
     def live(self) -> list[BrokerConnection]:
-        """Connections open now (no waiting)."""
-        return [c for c in self._connections.values() if c.connected]
+        """Connections open now (no waiting), least loaded first, real brokers before bootstrap
+        entries, then by node id: the same choice every time for the same state."""
+        return sorted((c for c in self._connections.values() if c.connected), key=_load_order)
 
     def address_of(self, node_id: int) -> BrokerAddress | None:
         return self._addresses.get(node_id)
@@ -130,7 +135,7 @@ class ConnectionPool:
         """
         live = self.live()
         if live:
-            return min(live, key=lambda c: (c.in_flight, c.node_id < 0))
+            return live[0]
         candidates = list(prefer) + self.known_nodes + sorted((n for n in self._addresses if n < 0), reverse=True)
         errors = []
         for node_id in dict.fromkeys(candidates):

@@ -1,0 +1,32 @@
+"""What the fake-cluster client tests share: a quick-retry config, request counts without
+the connection handshake, and a standard seed of groups on one topic."""
+
+from __future__ import annotations
+
+from airflow_provider_kgroups.client import ClientConfig, TopicPartition
+from tests.support.fakekafka import FakeCluster
+
+HANDSHAKE_APIS = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
+
+
+def config(c: FakeCluster, **options) -> ClientConfig:
+    return ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, **options)
+
+
+def counts(c: FakeCluster) -> dict[str, int]:
+    """Requests by API, leaving out the per-connection handshake."""
+    return {api: n for api, n in c.requests_by_api().items() if api not in HANDSHAKE_APIS}
+
+
+def seed(c: FakeCluster, n: int) -> dict[str, dict[TopicPartition, int]]:
+    """``n`` groups g0..g{n-1}, each with one commit on topic "orders" (3 partitions)."""
+    c.add_topic("orders", 3, end_offsets=10_000)
+    out = {}
+    for i in range(n):
+        c.add_group(f"g{i}", offsets={("orders", i % 3): 100 + i})
+        out[f"g{i}"] = {TopicPartition("orders", i % 3): 100 + i}
+    return out
+
+
+def committed(result) -> dict[str, dict[TopicPartition, int]]:
+    return {g: v.committed() for g, v in result.values.items()}
