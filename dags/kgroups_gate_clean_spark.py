@@ -1,31 +1,183 @@
-"""Gate, clean, then Spark, once per data interval.
+"""Gate, clean, then Spark, once per data interval: the provider's flagship example.
 
-1. ``wait_for_landing`` (deferrable): the barrier is the offsets at the end of the data
-   interval; it succeeds when every landing group has committed past it, and fails fast if a
-   group is missing, stopped, or cannot catch up before the timeout. Its XCom carries Spark's
-   ``startingOffsets`` (where the previous run's barrier ended) and ``endingOffsets``.
-2. ``clean_dead_groups``: the dead-group cleanup, a dry run unless the run is triggered with
-   ``{"cleanup_dry_run": false}``; backups and an audit record go next to the history.
-3. ``spark_job``: PLACEHOLDER until the PySpark job lands (next issue); it only shows the
-   offset range the job will read.
+1. ``wait_for_landing`` (ConsumerLagSensor, barrier mode, deferrable): fixes a barrier per
+   partition of the landing topics and waits until every landing group has committed up to it.
+   The barrier is the first offset at or after the end of the data interval (param
+   ``barrier="timestamp"``), or the log end at the first check (``barrier="log_end"``) for
+   brokers that cannot answer ListOffsets by timestamp (Tansu 0.6.0 answers 0, so the demo
+   uses ``log_end``; so does a manual run without a data interval). It fails fast when a group
+   is missing, stopped, or projected to miss the timeout. Its XCom carries Spark's
+   ``startingOffsets`` (where the previous run's barrier ended; earliest on the first run) and
+   ``endingOffsets`` (the barrier, exclusive): **the only hand-off to Spark**.
+2. ``clean_dead_groups`` (DeadConsumerGroupCleanupOperator): dead groups are deleted when the
+   run says ``{"cleanup_dry_run": false}`` (a dry run otherwise), with every safety on: a cap of
+   20 deletions and 50 % of the candidates per run, the default deny patterns for system groups
+   (``connect-*``, ``__*``, ...), a second describe right before deleting, and a backup of each
+   group's offsets (``<history>/_backups/``, restorable in one call) plus an audit record.
+3. ``totals_from_landing`` (``@task.pyspark``): reads from the landing zone exactly the records
+   in ``[startingOffsets, endingOffsets)`` (files chosen by their offset names, rows filtered by
+   offset: a file that straddles the barrier contributes only its rows below it; a hole in the
+   landing zone fails the task instead of reading less) and writes per-key totals (records, sum
+   of ``qty``) as Parquet under ``<output>/run=<run id>/`` with a ``_manifest.json`` naming the
+   offset range and files it covers. Local mode (``local[*]``) unless ``KGROUPS_SPARK_CONN_ID``
+   names a Spark connection (any master: ``local[2]``, ``spark://...``, ``yarn``, ``sc://`` for
+   Spark Connect).
+4. ``kafka_source_available`` -> ``totals_from_kafka``: the same range straight from Kafka with
+   Spark's Kafka source (``assign`` + ``startingOffsets``/``endingOffsets`` from the same XCom),
+   for teams that have the ``spark-sql-kafka-0-10`` package. Param ``kafka_source``: ``auto``
+   (run it only when the package is on the classpath or ``KGROUPS_SPARK_KAFKA_PACKAGE`` names
+   it), ``on`` or ``off``; when it does not run it is *skipped*, and the DAG run still succeeds.
 
-Settings: ``KGROUPS_HISTORY_URL``, ``KGROUPS_LANDING_GROUPS`` (comma-separated globs),
-``KGROUPS_LANDING_TOPICS`` (comma-separated); the connection is ``kgroups_default``.
+To reprocess an interval, clear ``totals_from_landing`` only: its range stays the one in the
+gate's XCom. Clearing the gate fixes the barrier again: the same offsets in timestamp mode, a
+newer log end in log-end mode.
+
+Deployment settings (environment variables, read when the file is parsed):
+
+- ``KGROUPS_CONN_ID``: the kgroups (or official kafka) connection, default ``kgroups_default``
+- ``KGROUPS_LANDING_GROUPS``: comma-separated globs of the landing groups (``orders-landing*``)
+- ``KGROUPS_LANDING_TOPICS``: comma-separated landing topics (``orders``)
+- ``KGROUPS_LANDING_ROOT``: the landing zone (``/tmp/kgroups-landing``); ``KGROUPS_LANDING_FORMAT``:
+  ``jsonl`` (default) or ``parquet``
+- ``KGROUPS_OUTPUT_ROOT``: where the Spark results go (``/tmp/kgroups-output``)
+- ``KGROUPS_HISTORY_URL``: the lag history store (evidence, backups, audit records)
+- ``KGROUPS_CLEANUP_PATTERNS``: comma-separated globs the cleanup may judge (default: every group)
+- ``KGROUPS_BARRIER``: the default of the ``barrier`` param (``timestamp``)
+- ``KGROUPS_GATE_POKE_SECONDS`` (60) and ``KGROUPS_GATE_TIMEOUT_MINUTES`` (60): the gate's pace and patience
+- ``KGROUPS_SPARK_CONN_ID``: a Spark connection (unset: ``local[*]``); ``KGROUPS_SPARK_CONF``: JSON of
+  extra Spark settings, e.g. ``{"spark.ui.enabled": "false"}``
+- ``KGROUPS_SPARK_KAFKA_PACKAGE``: e.g. ``org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0``
 """
 
 from __future__ import annotations
 
+import glob
+import json
+import logging
 import os
+import re
 from datetime import datetime, timedelta
+from typing import Any
 
-from airflow.sdk import DAG, task
+from airflow.sdk import DAG, Param, task
 
 from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 
+log = logging.getLogger(__name__)
+
+
+def _csv(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+CONN_ID = os.environ.get("KGROUPS_CONN_ID", "kgroups_default")
+LANDING_GROUPS = _csv("KGROUPS_LANDING_GROUPS", "orders-landing*")
+LANDING_TOPICS = _csv("KGROUPS_LANDING_TOPICS", "orders")
+LANDING_ROOT = os.environ.get("KGROUPS_LANDING_ROOT", "/tmp/kgroups-landing")
+LANDING_FORMAT = os.environ.get("KGROUPS_LANDING_FORMAT", "jsonl")
+OUTPUT_ROOT = os.environ.get("KGROUPS_OUTPUT_ROOT", "/tmp/kgroups-output")
 HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
-LANDING_GROUPS = os.environ.get("KGROUPS_LANDING_GROUPS", "orders-landing*").split(",")
-LANDING_TOPICS = os.environ.get("KGROUPS_LANDING_TOPICS", "orders").split(",")
+CLEANUP_PATTERNS = _csv("KGROUPS_CLEANUP_PATTERNS", "")
+BARRIER = os.environ.get("KGROUPS_BARRIER", "timestamp")
+POKE_SECONDS = float(os.environ.get("KGROUPS_GATE_POKE_SECONDS", "60"))
+TIMEOUT = timedelta(minutes=float(os.environ.get("KGROUPS_GATE_TIMEOUT_MINUTES", "60")))
+SPARK_CONN_ID = os.environ.get("KGROUPS_SPARK_CONN_ID") or None  # None: local[*]
+SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(os.environ.get("KGROUPS_SPARK_CONF") or "{}")}
+SPARK_KAFKA_PACKAGE = os.environ.get("KGROUPS_SPARK_KAFKA_PACKAGE", "")
+#: how many per-key totals go into the XCom (all of them are in the Parquet output)
+XCOM_TOTALS = 50
+
+
+def output_dir(run_id: str, source: str) -> str:
+    """``<output>/run=<run id, path-safe>/source=<landing|kafka>``."""
+    return f"{OUTPUT_ROOT.rstrip('/')}/run={re.sub(r'[^A-Za-z0-9._-]+', '_', run_id)}/source={source}"
+
+
+def totals_per_key(rows):
+    """The example's business logic: per record key, how many records and the sum of the JSON
+    value's ``qty``. ``rows`` has string columns ``key`` and ``value``."""
+    from pyspark.sql import functions as F
+
+    qty = F.get_json_object(F.col("value"), "$.qty").cast("long")
+    return rows.groupBy("key").agg(F.count(F.lit(1)).alias("records"), F.sum(qty).alias("qty"))
+
+
+def write_result(spark, rows, gate: dict[str, Any], directory: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """Totals as Parquet in ``directory``, then ``_manifest.json`` (range, partitions, totals)
+    next to them; returns the manifest without the file lists (the XCom)."""
+    import fsspec
+    from pyspark.sql import functions as F
+
+    rows = rows.persist()
+    totals = totals_per_key(rows).persist()
+    try:
+        per_partition = rows.groupBy("topic", "partition").agg(
+            F.count(F.lit(1)).alias("records"), F.countDistinct("offset").alias("distinct_offsets"),
+            F.min("offset").alias("first_offset"), F.max("offset").alias("last_offset")).collect()
+        totals.coalesce(1).write.mode("overwrite").parquet(directory)
+        keys = totals.count()
+        first_totals = {r["key"]: {"records": r["records"], "qty": r["qty"]}
+                        for r in totals.orderBy("key").limit(XCOM_TOTALS).collect()}
+    finally:
+        totals.unpersist()
+        rows.unpersist()
+    partitions: dict[str, dict[str, Any]] = {}
+    for r in sorted(per_partition, key=lambda r: (r["topic"], r["partition"])):
+        partitions.setdefault(r["topic"], {})[str(r["partition"])] = {
+            "records": r["records"], "distinct_offsets": r["distinct_offsets"], "first_offset": r["first_offset"],
+            "last_offset": r["last_offset"]}
+    manifest = {
+        "output": directory, "startingOffsets": gate["startingOffsets"], "endingOffsets": gate["endingOffsets"],
+        "rows": sum(p["records"] for parts in partitions.values() for p in parts.values()),
+        "keys": keys, "totals": first_totals, "totals_truncated": keys > len(first_totals), "partitions": partitions,
+        "gate": {k: gate.get(k) for k in ("group_ids", "checks", "waited_s", "reached", "target")}, **extra,
+    }
+    with fsspec.open(f"{directory}/_manifest.json", "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+    log.info("Wrote %d key(s) from %d record(s) in [%s, %s) to %s", keys, manifest["rows"], gate["startingOffsets"],
+             gate["endingOffsets"], directory)
+    return {k: v for k, v in manifest.items() if k not in ("landing", "gate")}
+
+
+def spark_kafka_jar() -> str | None:
+    """Where Spark's Kafka source comes from here, or None: the package named by
+    ``KGROUPS_SPARK_KAFKA_PACKAGE`` (resolved by Spark at session start), or a
+    ``spark-sql-kafka-0-10`` jar in pyspark's or ``$SPARK_HOME``'s jars."""
+    if SPARK_KAFKA_PACKAGE:
+        return SPARK_KAFKA_PACKAGE
+    folders = [os.path.join(os.environ[v], "jars") for v in ("SPARK_HOME",) if os.environ.get(v)]
+    try:
+        import pyspark
+
+        folders.append(os.path.join(os.path.dirname(pyspark.__file__), "jars"))
+    except ImportError:
+        pass
+    for folder in folders:
+        found = sorted(glob.glob(os.path.join(folder, "spark-sql-kafka-0-10_*.jar")))
+        if found:
+            return found[-1]
+    return None
+
+
+def spark_kafka_options(config) -> dict[str, str]:
+    """Kafka client settings for Spark's Kafka source (Java client names, without the
+    ``kafka.`` prefix) from the connection's ClientConfig: security protocol, SASL
+    (PLAIN/SCRAM) and a PEM CA file."""
+    options = {"security.protocol": config.security_protocol}
+    if config.sasl_mechanism:
+        module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if config.sasl_mechanism == "PLAIN"
+                  else "org.apache.kafka.common.security.scram.ScramLoginModule")
+        options["sasl.mechanism"] = config.sasl_mechanism
+        options["sasl.jaas.config"] = (f"{module} required username={json.dumps(config.sasl_username)} "
+                                       f"password={json.dumps(config.sasl_password)};")
+    if config.ssl_cafile:
+        options["ssl.truststore.type"] = "PEM"
+        options["ssl.truststore.location"] = config.ssl_cafile
+    if config.security_protocol in ("SSL", "SASL_SSL") and not config.ssl_check_hostname:
+        options["ssl.endpoint.identification.algorithm"] = ""
+    return options
+
 
 with DAG(
     dag_id="kgroups_gate_clean_spark",
@@ -33,7 +185,14 @@ with DAG(
     start_date=datetime(2024, 1, 1),
     catchup=False,
     max_active_runs=1,
-    params={"cleanup_dry_run": True},
+    params={
+        "cleanup_dry_run": Param(True, type="boolean", description="report dead groups only, delete nothing"),
+        "barrier": Param(BARRIER, enum=["timestamp", "log_end"],
+                         description="timestamp: offsets at the data interval's end; log_end: log end at the "
+                                     "first check (for brokers without ListOffsets by timestamp, e.g. Tansu)"),
+        "kafka_source": Param("auto", enum=["auto", "on", "off"],
+                              description="also read the range with Spark's Kafka source (spark-sql-kafka)"),
+    },
     tags=["kafka", "kgroups", "spark"],
     doc_md=__doc__,
 ):
@@ -41,22 +200,63 @@ with DAG(
         task_id="wait_for_landing",
         group_patterns=LANDING_GROUPS,
         topics=LANDING_TOPICS,
-        barrier_timestamp="{{ data_interval_end }}",
+        barrier_timestamp="{{ data_interval_end if params.barrier == 'timestamp' and data_interval_end else '' }}",
         previous_barrier="{{ ti.xcom_pull(task_ids='wait_for_landing', include_prior_dates=True) }}",
+        kafka_groups_conn_id=CONN_ID,
         deferrable=True,
-        poke_interval=60,
-        timeout=timedelta(hours=1),
+        poke_interval=POKE_SECONDS,
+        timeout=TIMEOUT,
     )
     clean = DeadConsumerGroupCleanupOperator(
         task_id="clean_dead_groups",
         history_url=HISTORY_URL,
+        group_patterns=CLEANUP_PATTERNS or None,
         dry_run="{{ params.cleanup_dry_run }}",
         max_deletions=20,
+        max_deletions_percent=50,
+        kafka_groups_conn_id=CONN_ID,
     )
 
-    @task
-    def spark_job(offsets: dict) -> dict:
-        """PLACEHOLDER (next issue: the PySpark job). Reads [startingOffsets, endingOffsets)."""
-        return {"startingOffsets": offsets["startingOffsets"], "endingOffsets": offsets["endingOffsets"]}
+    @task.pyspark(conn_id=SPARK_CONN_ID, config_kwargs=SPARK_CONF)
+    def totals_from_landing(offsets: dict, spark=None, run_id: str | None = None) -> dict:
+        """Exactly [startingOffsets, endingOffsets) of the landing zone -> totals per key."""
+        from airflow_provider_kgroups.landing import read_selection, select_range
 
-    gate >> clean >> spark_job(gate.output)
+        selection = select_range(LANDING_ROOT, offsets, fmt=LANDING_FORMAT)
+        log.info("Landing files for the range: %d (%s)", len(selection.files),
+                 "overlapping: duplicates dropped" if selection.overlapping else "no overlap")
+        return write_result(spark, read_selection(spark, selection), offsets, output_dir(run_id, "landing"),
+                            {"source": "landing", "landing": selection.to_dict()})
+
+    @task.short_circuit
+    def kafka_source_available(params: dict | None = None) -> bool:
+        mode = (params or {}).get("kafka_source", "auto")
+        found = spark_kafka_jar()
+        if mode == "off" or (mode == "auto" and not found):
+            log.info("Skipping the Kafka-source example: %s", "kafka_source is 'off'" if mode == "off" else
+                     "the spark-sql-kafka-0-10 package is not on the classpath (set KGROUPS_SPARK_KAFKA_PACKAGE "
+                     "or add the jar, or run with kafka_source='on')")
+            return False
+        log.info("Spark's Kafka source: %s", found or "forced on (kafka_source='on')")
+        return True
+
+    @task.pyspark(conn_id=SPARK_CONN_ID, config_kwargs={**SPARK_CONF, **(
+        {"spark.jars.packages": SPARK_KAFKA_PACKAGE} if SPARK_KAFKA_PACKAGE else {})})
+    def totals_from_kafka(offsets: dict, spark=None, run_id: str | None = None) -> dict:
+        """The same range read from Kafka itself, with Spark's Kafka source."""
+        from pyspark.sql import functions as F
+
+        from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
+        from airflow_provider_kgroups.spark.offsets import read_kafka_range
+
+        config = KafkaGroupsHook(CONN_ID).client_config
+        bootstrap = ",".join(f"{b.host}:{b.port}" for b in config.bootstrap_servers)
+        records = read_kafka_range(spark, bootstrap, offsets, kafka_options=spark_kafka_options(config))
+        rows = records.select(
+            "topic", "partition", "offset", F.col("key").cast("string").alias("key"),
+            F.col("value").cast("string").alias("value"))
+        return write_result(spark, rows, offsets, output_dir(run_id, "kafka"), {"source": "kafka"})
+
+    landed = totals_from_landing(gate.output)
+    gate >> clean >> landed
+    clean >> kafka_source_available() >> totals_from_kafka(gate.output)

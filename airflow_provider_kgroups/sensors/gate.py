@@ -20,7 +20,6 @@ only (a trigger starts a new window).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
@@ -35,6 +34,7 @@ from ..lag.model import LagSnapshot, UnknownLagPolicy
 from ..lag.policy import parse_policy
 from ..lag.seconds import GroupLagSeconds
 from ..lag.verdicts import Verdict, VerdictRules, group_verdicts
+from ..spark.offsets import nest_offsets as _nest, spark_offsets  # the one implementation (re-exported)
 
 LAG_MODES = ("barrier", "threshold")
 DEFAULT_FAIL_ON = ("STOP", "STALL", "LOST")
@@ -147,24 +147,6 @@ class Decision:
 
     def to_event(self) -> dict[str, Any]:
         return {"status": self.status, "message": self.message, "result": self.result, "kind": self.kind}
-
-
-def _nest(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for tp in sorted(offsets):
-        out.setdefault(tp.topic, {})[str(tp.partition)] = offsets[tp]
-    return out
-
-
-def spark_offsets(ending: Mapping[TopicPartition, int],
-                  previous: Mapping[str, Mapping[str, int]] | None) -> tuple[str, str]:
-    """Spark Kafka source ``startingOffsets``/``endingOffsets`` JSON for records in
-    [previous barrier or earliest, ending): every partition listed in both, ending exclusive."""
-    starting = {}
-    for tp, end in ending.items():
-        start = (previous or {}).get(tp.topic, {}).get(str(tp.partition), -2)
-        starting[tp] = min(start, end) if start >= 0 else -2
-    return json.dumps(_nest(starting), sort_keys=True), json.dumps(_nest(ending), sort_keys=True)
 
 
 # -- the gate ------------------------------------------------------------------------------------

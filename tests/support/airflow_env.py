@@ -1,0 +1,119 @@
+"""Real Airflow for the provider's tests: a private AIRFLOW_HOME, an sqlite metadata database
+and two DAG bundles: ``dags-folder`` (``tests/airflow/dags/``, one small DAG file per
+scenario) and ``example-dags`` (the repository's ``dags/``, the examples users copy).
+
+Airflow reads its configuration once, when ``airflow`` is first imported; importing this
+module sets the environment, so a conftest imports it before any test module imports Airflow
+(tests/airflow/conftest.py and tests/e2e/conftest.py both do; the first import wins, the
+second is a no-op). ``dag.test()`` needs the DAG's file inside a configured bundle (else
+"Cannot create DagRun ... because the dag is not serialized"): it walks the bundles until it
+finds the DAG.
+
+Fixtures (import them into a conftest):
+
+- ``airflow_db`` (session): ``resetdb()`` once; every ``dag.test()`` needs it.
+- ``run_dag(dag_id, conf, xcom_keys=(), folder=TEST_DAGS)``: ``dag.test(run_conf=conf)`` on
+  the DAG of that id parsed from ``folder``; returns a :class:`DagRunResult` (state, per-task
+  state and XCom, seconds).
+- ``kgroups_conn(conn_id, conn_type="kgroups", **fields)``: a connection through
+  ``AIRFLOW_CONN_<ID>`` (JSON form) for the test's duration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_DAGS = REPO / "tests" / "airflow" / "dags"
+EXAMPLE_DAGS = REPO / "dags"
+_BUNDLE = "airflow.dag_processing.bundles.local.LocalDagBundle"
+
+if "airflow.configuration" in sys.modules:  # too late to point Airflow at a private home
+    raise RuntimeError("Airflow was imported before tests/support/airflow_env.py set AIRFLOW_HOME; "
+                       "import it from the conftest, and do not import Airflow at module level elsewhere.")
+HOME = tempfile.mkdtemp(prefix="kgroups-airflow-")
+os.environ.update({
+    "AIRFLOW_HOME": HOME,
+    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    "AIRFLOW__CORE__DAGS_FOLDER": str(TEST_DAGS),
+    "AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST": json.dumps([
+        {"name": "dags-folder", "classpath": _BUNDLE, "kwargs": {}},
+        {"name": "example-dags", "classpath": _BUNDLE, "kwargs": {"path": str(EXAMPLE_DAGS)}},
+    ]),
+    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME}/airflow.db",
+})
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> str:
+    from airflow.utils import db
+
+    db.resetdb()
+    return HOME
+
+
+@dataclass
+class DagRunResult:
+    state: str
+    tasks: dict[str, str]  # task id -> state
+    xcoms: dict[str, Any]  # task id -> return value
+    seconds: float
+    extra_xcoms: dict[tuple[str, str], Any] = field(default_factory=dict)  # (task id, key) -> value
+    run_id: str = ""
+    durations: dict[str, float] = field(default_factory=dict)  # task id -> seconds (last try)
+
+    def __repr__(self) -> str:
+        return f"DagRunResult(state={self.state!r}, tasks={self.tasks!r}, seconds={self.seconds:.1f})"
+
+
+def dagbag(folder: Path = TEST_DAGS):
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(folder))
+    assert bag.import_errors == {}, bag.import_errors
+    return bag
+
+
+def _state(value: Any) -> str:
+    return str(value.value if hasattr(value, "value") else value)
+
+
+@pytest.fixture
+def run_dag(airflow_db):
+    def run(dag_id: str, conf: dict[str, Any] | None = None, xcom_keys: tuple[str, ...] = (),
+            folder: Path = TEST_DAGS, logical_date=None) -> DagRunResult:
+        dag = dagbag(folder).get_dag(dag_id)
+        assert dag is not None, f"no DAG {dag_id!r} in {folder}"
+        started = time.monotonic()
+        kwargs = {"logical_date": logical_date} if logical_date is not None else {}
+        dr = dag.test(run_conf=conf or {}, **kwargs)
+        seconds = time.monotonic() - started
+        tasks, xcoms, extra, durations = {}, {}, {}, {}
+        for ti in dr.get_task_instances():
+            tasks[ti.task_id] = _state(ti.state)
+            if ti.start_date and ti.end_date:
+                durations[ti.task_id] = (ti.end_date - ti.start_date).total_seconds()
+            xcoms[ti.task_id] = ti.xcom_pull(task_ids=ti.task_id)
+            for key in xcom_keys:
+                extra[(ti.task_id, key)] = ti.xcom_pull(task_ids=ti.task_id, key=key)
+        return DagRunResult(_state(dr.state), tasks, xcoms, seconds, extra, dr.run_id, durations)
+
+    return run
+
+
+@pytest.fixture
+def kgroups_conn(monkeypatch):
+    def define(conn_id: str, conn_type: str = "kgroups", **fields: Any) -> str:
+        monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps({"conn_type": conn_type, **fields}))
+        return conn_id
+
+    return define

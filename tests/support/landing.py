@@ -1,0 +1,374 @@
+"""The data world of the flagship DAG, for the demo and the end-to-end tests: a producer of
+order records that remembers exactly what it wrote, and a landing consumer (a real Kafka
+consumer group) that writes landing files keyed by topic, partition and offset and commits.
+
+    with OrderProducer(bootstrap, "orders", partitions=3, rate_per_s=40) as producer, \\
+            LandingConsumer(bootstrap, "orders-landing", ["orders"], "/data/landing") as landing:
+        producer.produce(600)               # a backlog, synchronously
+        producer.start()                    # then 40 records/s in a thread until stop()
+        landing.start()                     # joins (~3 s on Tansu), lands, commits
+        landing.wait_committed({("orders", 0): 100})
+
+Both use kafka-python, never this project's client, so the provider is checked against data
+it did not write. Tansu 0.6.0 quirks handled here (see tests/support/seed.py):
+
+* one record per produce batch (``linger_ms=0``, waiting for each send): ListOffsets(latest)
+  is exact only then, and the barrier is a ListOffsets(latest);
+* one topic per long-lived producer (a kafka-python 3.0.12 producer that writes a second
+  topic can spin on metadata);
+* ``session_timeout_ms=6000`` for the consumer: Tansu holds the first JoinGroup for half of it.
+
+Record ``n`` (0, 1, 2, ... in production order) goes to partition ``n % partitions`` with key
+``sku-<n % 5>`` and value ``{"order": n, "sku": key, "qty": 1 + 7n % 10}`` (JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.structs import OffsetAndMetadata, TopicPartition
+
+from airflow_provider_kgroups.landing import write_file
+
+__all__ = ["KEYS", "Produced", "OrderProducer", "LandingConsumer", "LandingError", "expected_totals",
+           "SESSION_TIMEOUT_MS"]
+
+KEYS = tuple(f"sku-{i}" for i in range(5))
+SESSION_TIMEOUT_MS = 6000
+T = TypeVar("T")
+
+
+class LandingError(RuntimeError):
+    """A producer or landing consumer failed, or a wait passed its deadline."""
+
+
+@dataclass(frozen=True, slots=True)
+class Produced:
+    """One record as the broker acknowledged it."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: str
+    qty: int
+    order: int
+
+
+def order_record(n: int) -> tuple[str, int]:
+    return KEYS[n % len(KEYS)], 1 + (7 * n) % 10
+
+
+def expected_totals(records: Iterable[Produced], ranges: Mapping[tuple[str, int], tuple[int | None, int]]
+                    ) -> dict[str, tuple[int, int]]:
+    """``{key: (records, qty)}`` over the records with ``start <= offset < end`` of their
+    partition's range (start None: from the first)."""
+    out: dict[str, list[int]] = {}
+    for r in records:
+        bounds = ranges.get((r.topic, r.partition))
+        if bounds is None:
+            continue
+        start, end = bounds
+        if (start is None or r.offset >= start) and r.offset < end:
+            totals = out.setdefault(r.key, [0, 0])
+            totals[0] += 1
+            totals[1] += r.qty
+    return {k: (v[0], v[1]) for k, v in sorted(out.items())}
+
+
+class _Waitable:
+    """A condition variable, a stop event, an error slot, and ``wait_for`` with a deadline."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+        self.closed = False
+
+    def wait_for(self, predicate: Callable[[Any], T], timeout: float, what: str) -> T:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if self.error is not None:
+                    raise LandingError(f"{self.name} failed: {self.error!r}") from self.error
+                value = predicate(self)
+                if value:
+                    return value
+                if self.closed:
+                    raise LandingError(f"{self.name} stopped while waiting for {what}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise LandingError(f"timed out after {timeout:.1f}s waiting for {what} ({self.name})")
+                self._cond.wait(left)
+
+    def _start_thread(self, target: Callable[[], None]) -> None:
+        if self._thread is not None:
+            raise LandingError(f"{self.name} already started")
+        self._thread = threading.Thread(target=target, name=self.name, daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 15.0) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                raise LandingError(f"{self.name} did not stop within {timeout}s")
+
+    def _fail(self, exc: BaseException) -> None:
+        with self._cond:
+            self.error = exc
+            self._cond.notify_all()
+
+
+class OrderProducer(_Waitable):
+    """Produces order records one per batch and keeps the acknowledged ones (``records``).
+    :meth:`produce` writes synchronously; :meth:`start` writes ``rate_per_s`` records per second
+    in a thread until :meth:`stop`."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int, *, rate_per_s: float = 50.0,
+                 client_id: str = "orders-producer", timeout: float = 30.0) -> None:
+        super().__init__(f"producer of {topic!r}")
+        self.topic = topic
+        self.partitions = partitions
+        self.rate_per_s = rate_per_s
+        self.timeout = timeout
+        self.records: list[Produced] = []
+        self._lock = threading.Lock()  # one send at a time: sequence numbers follow offsets
+        self._producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, acks=1, retries=0,
+                                       linger_ms=0, max_in_flight_requests_per_connection=1,
+                                       request_timeout_ms=int(timeout * 1000))
+
+    def __enter__(self) -> "OrderProducer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def produce(self, count: int) -> list[Produced]:
+        out = []
+        for _ in range(count):
+            with self._lock:
+                n = len(self.records)
+                key, qty = order_record(n)
+                value = json.dumps({"order": n, "sku": key, "qty": qty}).encode()
+                future = self._producer.send(self.topic, key=key.encode(), value=value, partition=n % self.partitions)
+                self._producer.flush(timeout=self.timeout)
+                meta = future.get(timeout=self.timeout)
+                record = Produced(self.topic, meta.partition, meta.offset, key, qty, n)
+                with self._cond:
+                    self.records.append(record)
+                    self._cond.notify_all()
+            out.append(record)
+        return out
+
+    def start(self) -> "OrderProducer":
+        self._start_thread(self._run)
+        return self
+
+    def _run(self) -> None:
+        interval = 1.0 / self.rate_per_s
+        next_at = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                self.produce(1)
+                next_at += interval
+                self._stop.wait(max(0.0, next_at - time.monotonic()))
+        except BaseException as exc:  # surfaced to waiters
+            self._fail(exc)
+        finally:
+            with self._cond:
+                self.closed = True
+                self._cond.notify_all()
+
+    def end_offsets(self) -> dict[int, int]:
+        """Per partition, the offset after the last acknowledged record."""
+        with self._cond:
+            ends: dict[int, int] = {}
+            for r in self.records:
+                ends[r.partition] = max(ends.get(r.partition, 0), r.offset + 1)
+            return ends
+
+    def snapshot(self) -> list[Produced]:
+        with self._cond:
+            return list(self.records)
+
+    def wait_past(self, offsets: Mapping[int, int], timeout: float = 30.0) -> dict[int, int]:
+        """Wait until every partition in ``offsets`` has records at or beyond that offset."""
+        def past(me: "OrderProducer"):
+            ends: dict[int, int] = {}
+            for r in me.records:
+                ends[r.partition] = max(ends.get(r.partition, 0), r.offset + 1)
+            return ends if all(ends.get(p, 0) > o for p, o in offsets.items()) else None
+
+        return self.wait_for(past, timeout, f"records past {dict(offsets)}")
+
+    def close(self) -> None:
+        try:
+            self.stop()
+        finally:
+            self._producer.close(timeout=self.timeout)
+
+
+class LandingConsumer(_Waitable):
+    """A consumer group member that lands what it reads, as a Kafka Connect sink would: records
+    are buffered per partition and flushed as one landing file (positions ``[before, after)``,
+    :func:`airflow_provider_kgroups.landing.write_file`) once ``flush_records`` are buffered or
+    the oldest has waited ``flush_interval_s``; then one synchronous commit of ``after`` for every
+    partition flushed. A commit never runs ahead of the files.
+
+    ``max_records_per_s`` makes it slow on purpose (behind and catching up); :meth:`pause`
+    stops fetching while the member stays in the group (buffered records are still flushed).
+    State (read under the condition): ``committed`` ({TopicPartition: offset}), ``files``
+    (paths written), ``landed`` (records), ``assignment``, ``joined_in``, ``error``."""
+
+    def __init__(self, bootstrap: str, group_id: str, topics: Iterable[str], root: str, *, fmt: str = "jsonl",
+                 max_poll_records: int = 500, max_records_per_s: float | None = None, flush_records: int = 200,
+                 flush_interval_s: float = 0.5,
+                 session_timeout_ms: int = SESSION_TIMEOUT_MS, client_id: str | None = None) -> None:
+        super().__init__(f"landing consumer {group_id!r}")
+        self.group_id = group_id
+        self.topics = list(topics)
+        self.root = root
+        self.fmt = fmt
+        self.max_poll_records = max_poll_records
+        self.max_records_per_s = max_records_per_s
+        self.flush_records = flush_records
+        self.flush_interval_s = flush_interval_s
+        self._buffers: dict[TopicPartition, tuple[float, list]] = {}  # tp -> (first buffered at, records)
+        self._config = dict(bootstrap_servers=bootstrap, group_id=group_id, client_id=client_id or group_id,
+                            enable_auto_commit=False, auto_offset_reset="earliest",
+                            session_timeout_ms=session_timeout_ms,
+                            heartbeat_interval_ms=max(100, session_timeout_ms // 6), fetch_max_wait_ms=100)
+        self._paused = False
+        self._paused_applied = False
+        self._started_at: float | None = None
+        self._next: dict[TopicPartition, int] = {}  # position after the last landed batch
+        self.committed: dict[TopicPartition, int] = {}
+        self.files: list[str] = []
+        self.landed = 0
+        self.assignment: frozenset[TopicPartition] = frozenset()
+        self.joined_in: float | None = None
+
+    def __enter__(self) -> "LandingConsumer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> "LandingConsumer":
+        self._started_at = time.monotonic()
+        self._start_thread(self._run)
+        return self
+
+    def pause(self, timeout: float = 30.0) -> None:
+        """Stop fetching; returns once the worker paused its partitions (no batch in flight)."""
+        with self._cond:
+            self._paused = True
+        self.wait_for(lambda s: s._paused_applied, timeout, "the consumer to pause")
+
+    def resume(self, timeout: float = 30.0) -> None:
+        with self._cond:
+            self._paused = False
+        self.wait_for(lambda s: not s._paused_applied, timeout, "the consumer to resume")
+
+    def wait_assigned(self, timeout: float = 30.0) -> frozenset[TopicPartition]:
+        return self.wait_for(lambda s: s.assignment, timeout, "an assignment")
+
+    def wait_committed(self, offsets: Mapping[tuple[str, int], int], timeout: float = 30.0) -> dict:
+        """Wait until at least ``offsets`` ({(topic, partition): offset}) are landed and committed."""
+        wanted = {TopicPartition(t, p): o for (t, p), o in offsets.items()}
+        return self.wait_for(lambda s: dict(s.committed) if all(s.committed.get(k, -1) >= v
+                                                                 for k, v in wanted.items()) else None,
+                             timeout, f"commits {sorted((str(k), v) for k, v in wanted.items())}")
+
+    def _land(self, tp: TopicPartition, records: list) -> int:
+        first = records[0].offset
+        before = self._next.get(tp)
+        start = first if before is None or first < before else before
+        end = records[-1].offset + 1
+        rows = [{"topic": tp.topic, "partition": tp.partition, "offset": r.offset, "timestamp_ms": r.timestamp,
+                 "key": r.key.decode() if r.key is not None else None,
+                 "value": r.value.decode() if r.value is not None else None} for r in records]
+        path = write_file(self.root, tp.topic, tp.partition, start, end, rows, fmt=self.fmt)
+        self._next[tp] = end
+        with self._cond:
+            self.files.append(path)
+        return end
+
+    def _flush(self, consumer, *, force: bool = False) -> int:
+        """Land the buffers that are due (all with ``force``), then commit them; returns records."""
+        now = time.monotonic()
+        due = {tp: records for tp, (since, records) in self._buffers.items()
+               if force or len(records) >= self.flush_records or now - since >= self.flush_interval_s}
+        if not due:
+            return 0
+        to_commit = {tp: OffsetAndMetadata(self._land(tp, records), "", -1) for tp, records in sorted(due.items())}
+        consumer.commit(to_commit)  # only after every file is written
+        for tp in due:
+            del self._buffers[tp]
+        with self._cond:
+            for tp, oam in to_commit.items():
+                self.committed[tp] = oam.offset
+            self.landed += sum(len(r) for r in due.values())
+            self._cond.notify_all()
+        return sum(len(r) for r in due.values())
+
+    def _run(self) -> None:
+        consumer = None
+        try:
+            consumer = KafkaConsumer(**self._config)
+            consumer.subscribe(self.topics)
+            paused_applied = False
+            while not self._stop.is_set():
+                with self._cond:
+                    want_paused = self._paused
+                assigned = consumer.assignment()
+                if want_paused != paused_applied and (assigned or not want_paused):
+                    if want_paused:
+                        consumer.pause(*assigned)
+                    else:
+                        consumer.resume(*consumer.paused())
+                    paused_applied = want_paused
+                batches = consumer.poll(timeout_ms=100, max_records=self.max_poll_records)
+                assignment = frozenset(consumer.assignment())
+                for tp in [tp for tp in self._buffers if tp not in assignment]:  # revoked: not ours to land
+                    del self._buffers[tp]
+                    self._next.pop(tp, None)
+                count = 0
+                for tp, records in batches.items():
+                    if records:
+                        count += len(records)
+                        self._buffers.setdefault(tp, (time.monotonic(), []))[1].extend(records)
+                self._flush(consumer)
+                if paused_applied and assignment - consumer.paused():
+                    consumer.pause(*assignment)  # a rebalance brought new partitions
+                with self._cond:
+                    if assignment and self.joined_in is None:
+                        self.joined_in = time.monotonic() - (self._started_at or time.monotonic())
+                    self.assignment = assignment
+                    self._paused_applied = paused_applied
+                    self._cond.notify_all()
+                if count and self.max_records_per_s:
+                    self._stop.wait(count / self.max_records_per_s)
+            self._flush(consumer, force=True)  # a clean stop lands and commits what it holds
+        except BaseException as exc:  # surfaced to waiters
+            self._fail(exc)
+        finally:
+            if consumer is not None:
+                try:
+                    consumer.close(autocommit=False)
+                except Exception as exc:
+                    self.error = self.error or exc
+            with self._cond:
+                self.closed = True
+                self.assignment = frozenset()
+                self._cond.notify_all()
