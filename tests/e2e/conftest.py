@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,13 +42,13 @@ class Flagship:
 
 
 @pytest.fixture
-def flagship(monkeypatch, tmp_path, tansu, kgroups_conn, name_prefix) -> Flagship:
+def flagship(monkeypatch, tmp_path, tansu, kgroups_conn, name_prefix) -> Flagship:  # noqa: F811 (fixture)
     p = name_prefix
     world = Flagship(topic=f"{p}orders", landing_group=f"{p}landing", landing_root=tmp_path / "landing",
                      output_root=tmp_path / "output", history=tmp_path / "history", prefix=p)
     kgroups_conn("kgroups_e2e", host=tansu.bootstrap)
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL2", json.dumps({"conn_type": "spark", "host": "local[2]"}))
-    monkeypatch.setenv("PYSPARK_PYTHON", __import__("sys").executable)
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
     for name, value in {
         "KGROUPS_CONN_ID": "kgroups_e2e",
         "KGROUPS_LANDING_GROUPS": f"{p}landing*",
