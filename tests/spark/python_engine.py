@@ -1,0 +1,58 @@
+"""What the pure-Python lag engine says about a history, in the Spark job's terms: the
+reference the Spark outputs are compared with."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from airflow_provider_kgroups.client.results import TopicPartition
+from airflow_provider_kgroups.history.store import table_snapshots
+from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules, GroupHealthReport, classify_group, history_points
+from airflow_provider_kgroups.lag.model import LagSnapshot
+from airflow_provider_kgroups.lag.verdicts import GroupVerdict, VerdictRules, group_verdicts
+from tests.lag.builders import description, offsets
+from tests.spark.histories import table
+
+
+def snapshots(rows: list[dict[str, Any]]) -> list[LagSnapshot]:
+    return table_snapshots(table(rows))
+
+
+def evaluation_times(snaps: Iterable[LagSnapshot], window_ms: int) -> list[int]:
+    """The latest snapshot of each tumbling window."""
+    latest: dict[int, int] = {}
+    for s in snaps:
+        k = s.taken_at_ms // window_ms
+        latest[k] = max(latest.get(k, 0), s.taken_at_ms)
+    return sorted(latest.values())
+
+
+def partition_verdicts(snaps: list[LagSnapshot], at_ms: int, rules: VerdictRules) -> dict[tuple, tuple[str, str]]:
+    """(group, topic, partition) -> (verdict, reason), as group_verdicts says at ``at_ms``."""
+    verdicts = group_verdicts([s for s in snaps if s.taken_at_ms <= at_ms], rules)
+    return {(g, p.topic, p.partition): (p.verdict.value, p.reason) for g, v in verdicts.items() for p in v.partitions}
+
+
+def group_level(snaps: list[LagSnapshot], rules: VerdictRules) -> dict[str, GroupVerdict]:
+    """Every group of the history, as of its latest snapshot (UNKNOWN if missing from it)."""
+    every = sorted({g for s in snaps for g in s.groups})
+    return group_verdicts(snaps, rules, group_ids=every)
+
+
+def dead_reports(snaps: list[LagSnapshot], rules: DeadGroupRules, gone_after_snapshots: int = 3
+                 ) -> dict[str, GroupHealthReport]:
+    """classify_group for each group of the latest snapshot, its row there standing for the
+    live DescribeGroups / OffsetFetch, and the topics read in the last snapshots for the topic list."""
+    ordered = sorted(snaps, key=lambda s: s.taken_at_ms)
+    latest, earlier = ordered[-1], ordered[:-1]
+    recent = ordered[-gone_after_snapshots:]
+    existing = {p.topic for s in recent for g in s.groups.values() for p in g.partitions
+                if p.log_end is not None and p.error is None}
+    out = {}
+    for group_id, lag in latest.groups.items():
+        desc = description(group_id, lag.state.value, {f"member-{i}": () for i in range(lag.members)},
+                           protocol_type=lag.protocol_type)
+        committed: dict[TopicPartition, int | None] = {p.tp: p.committed for p in lag.partitions}
+        out[group_id] = classify_group(group_id, desc, offsets(group_id, committed), existing,
+                                       history_points(earlier, group_id), rules, now_ms=latest.taken_at_ms)
+    return out
