@@ -28,6 +28,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_client.py | tee benchmarks/RESULTS-client.txt
 	$(PY) benchmarks/bench_lag.py | tee benchmarks/RESULTS-lag.txt
+	$(PY) benchmarks/bench_spark.py | tee benchmarks/RESULTS-spark.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .demo

@@ -37,10 +37,29 @@ def compile_pattern(pattern: str) -> re.Pattern:
             return re.compile(rf"(?:{body})\Z")
         except re.error as exc:
             raise ConfigurationError(f"group pattern {pattern!r} is not a valid regular expression: {exc}.") from None
-    if pattern.count("[") != pattern.count("]"):
-        raise ConfigurationError(f"group pattern {pattern!r} has an unbalanced '[': close the character class "
+    if _unclosed_class(pattern):
+        raise ConfigurationError(f"group pattern {pattern!r} has an unclosed '[': close the character class "
                                  "or escape it as '[[]'.")
     return re.compile(fnmatch.translate(pattern))
+
+
+def _unclosed_class(pattern: str) -> bool:
+    """True when a '[' opens a character class that never closes (fnmatch would silently take
+    it literally). As in fnmatch, a ']' right after '[' or '[!' is part of the class."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "[":
+            j = i + 1
+            if j < len(pattern) and pattern[j] == "!":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            j = pattern.find("]", j)
+            if j < 0:
+                return True
+            i = j
+        i += 1
+    return False
 
 
 @dataclass(frozen=True)

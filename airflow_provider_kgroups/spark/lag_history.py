@@ -116,8 +116,9 @@ needs this package (``pip install airflow-provider-kgroups`` in its image, or
 From the command line (it prints a JSON summary: outputs, rows, verdict counts, candidates,
 seconds per step; exit 2 on bad arguments)::
 
-    spark-submit --master 'local[2]' "$(python -c 'import airflow_provider_kgroups.spark as s; print(s.LAG_HISTORY_APPLICATION)')" \\
-        --history kgroups-history --output kgroups-lag --window-minutes 60 --idle-hours 168
+    APP=$(python -c 'import airflow_provider_kgroups.spark as s; print(s.LAG_HISTORY_APPLICATION)')
+    spark-submit --master 'local[2]' "$APP" --history kgroups-history --output kgroups-lag \\
+        --window-minutes 60 --idle-hours 168
 """
 
 from __future__ import annotations
@@ -518,7 +519,8 @@ def _partition_verdicts(hist: "DataFrame", evals: "DataFrame", window_ms: int, r
                       ((k + 1) * window_ms).alias("window_end_ms"), "at_ms", verdict.alias("verdict"),
                       reason.alias("reason"), lag_.alias("lag"), c.alias("committed"), log_end.alias("log_end"),
                       "points", _severity(verdict).alias("severity"), F.col("L_progress_t").alias("last_progress_ms"),
-                      (e - F.col("L_progress_t")).alias("since_progress_ms"), F.col("L_first_t").alias("history_from_ms"))
+                      (e - F.col("L_progress_t")).alias("since_progress_ms"),
+                      F.col("L_first_t").alias("history_from_ms"))
 
 
 def _lag_windows(hist: "DataFrame", verdicts: "DataFrame", window_ms: int) -> "DataFrame":
@@ -817,7 +819,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="STOP/STALL after the offset is stuck this long (default 10)")
     p.add_argument("--min-points", type=int, default=defaults.min_points, help="points needed for WARN (default 3)")
     p.add_argument("--allowed-lag", type=int, default=defaults.allowed_lag, help="lag counted as caught up (default 0)")
-    p.add_argument("--idle-hours", type=float, default=dead.idle_hours, help="no progress this long: dead (default 168)")
+    p.add_argument("--idle-hours", type=float, default=dead.idle_hours,
+                   help="no commit progress this long is evidence of death (default 168)")
     p.add_argument("--offsets-retention-minutes", type=int, default=dead.offsets_retention_minutes,
                    help="the cluster's offsets.retention.minutes (default 10080)")
     p.add_argument("--allow", action="append", default=[], help="group pattern that may be deleted (repeatable)")

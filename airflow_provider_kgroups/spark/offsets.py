@@ -155,11 +155,12 @@ def parse_offsets_json(text: str, *, option: str = STARTING, batch: bool = True)
             if offset >= 2**63:
                 raise SparkOffsetsError(f"{where} is {offset}, beyond a Kafka offset (int64).")
             if batch and option == STARTING and offset == LATEST:
-                raise SparkOffsetsError(f"{where} is -1 (latest), which Spark's Kafka source refuses in startingOffsets "
-                                        "for batch queries; use -2 (earliest) or an offset >= 0.")
+                raise SparkOffsetsError(f"{where} is -1 (latest), which Spark's Kafka source refuses in "
+                                        "startingOffsets for batch queries; use -2 (earliest) or an offset >= 0.")
             if batch and option == ENDING and offset == EARLIEST:
-                raise SparkOffsetsError(f"{where} is -2 (earliest), which Spark's Kafka source refuses in endingOffsets "
-                                        "for batch queries; use -1 (latest) or an offset >= 0 (exclusive).")
+                raise SparkOffsetsError(f"{where} is -2 (earliest), which Spark's Kafka source refuses in "
+                                        "endingOffsets for batch queries; use -1 (latest) or an offset >= 0 "
+                                        "(exclusive).")
             out[TopicPartition(topic, number)] = offset
     return out
 

@@ -18,7 +18,7 @@ def test_exact_ids_are_never_excluded():
     ({}, "no groups selected"),
     ({"patterns": ("",)}, "pattern '' is empty"),
     ({"patterns": ("re:(",)}, "not a valid regular expression"),
-    ({"patterns": ("orders-[",)}, "unbalanced '\\['"),
+    ({"patterns": ("orders-[",)}, "unclosed '\\['"),
     ({"ids": "orders"}, "must be lists"),
     ({"ids": ("ok", " ")}, "non-empty string"),
 ])
@@ -33,3 +33,9 @@ def test_group_id_lists():
         validate_group_ids([])
     with pytest.raises(ConfigurationError, match="not the single string"):
         validate_group_ids("abc")
+
+
+def test_bracket_escapes_and_literal_brackets_in_classes_are_accepted():
+    assert GroupSelector(patterns=("a[[]b",)).select(["a[b", "ab"]) == ["a[b"]
+    assert GroupSelector(patterns=("x[]]",)).select(["x]", "x"]) == ["x]"]
+    assert GroupSelector(patterns=("v[!]]",)).select(["v]", "va"]) == ["va"]

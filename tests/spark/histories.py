@@ -61,8 +61,9 @@ def random_history(seed: int = 7, *, groups: int = 14, snapshots: int = 40, step
         for t_i, topic in enumerate(("orders", "payments")[: 1 + g % 2]):
             for p in range(2):
                 end = rnd.randint(0, 50)
+                committed = None if rnd.random() < 0.2 else rnd.randint(0, end)
                 series.append({"group": group_id, "topic": topic, "partition": p, "log_start": 0, "log_end": end,
-                               "committed": None if rnd.random() < 0.2 else rnd.randint(0, end), "mode": rnd.choice(modes),
+                               "committed": committed, "mode": rnd.choice(modes),
                                "rate": rnd.randint(0, 12), "dropped_after": rnd.randint(snapshots // 2, snapshots * 2)
                                if t_i == 1 else None})
     group_state = {s["group"]: {"state": "Stable", "members": 2} for s in series}
