@@ -113,7 +113,7 @@ def test_bad_configuration_is_refused_before_connecting(what, bootstrap, options
 
 @pytest.mark.parametrize("selector, message", [
     (dict(), "no groups selected"),
-    (dict(patterns=["orders-[ab"]), "unbalanced"),
+    (dict(patterns=["orders-[ab"]), "unclosed"),
     (dict(patterns=["re:orders-(["]), "not a valid regular expression"),
     (dict(patterns=[""]), "is empty"),
     (dict(ids="orders"), "not single strings"),
