@@ -35,6 +35,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from airflow_provider_kgroups.landing import write_file
+from tests.support.seed import apply_pause, keep_paused
 
 __all__ = ["KEYS", "Produced", "OrderProducer", "LandingConsumer", "LandingError", "expected_totals",
            "SESSION_TIMEOUT_MS"]
@@ -331,13 +332,7 @@ class LandingConsumer(_Waitable):
             while not self._stop.is_set():
                 with self._cond:
                     want_paused = self._paused
-                assigned = consumer.assignment()
-                if want_paused != paused_applied and (assigned or not want_paused):
-                    if want_paused:
-                        consumer.pause(*assigned)
-                    else:
-                        consumer.resume(*consumer.paused())
-                    paused_applied = want_paused
+                paused_applied = apply_pause(consumer, want_paused, paused_applied)
                 batches = consumer.poll(timeout_ms=100, max_records=self.max_poll_records)
                 assignment = frozenset(consumer.assignment())
                 for tp in [tp for tp in self._buffers if tp not in assignment]:  # revoked: not ours to land
@@ -349,8 +344,7 @@ class LandingConsumer(_Waitable):
                         count += len(records)
                         self._buffers.setdefault(tp, (time.monotonic(), []))[1].extend(records)
                 self._flush(consumer)
-                if paused_applied and assignment - consumer.paused():
-                    consumer.pause(*assignment)  # a rebalance brought new partitions
+                keep_paused(consumer, paused_applied, assignment)
                 with self._cond:
                     if assignment and self.joined_in is None:
                         self.joined_in = time.monotonic() - (self._started_at or time.monotonic())

@@ -406,13 +406,7 @@ class LiveConsumer:
             while not self._stop.is_set():
                 with self._cond:
                     want_paused = self._paused
-                assigned = consumer.assignment()
-                if want_paused != paused_applied and (assigned or not want_paused):
-                    if want_paused:
-                        consumer.pause(*assigned)
-                    else:
-                        consumer.resume(*consumer.paused())
-                    paused_applied = want_paused
+                paused_applied = apply_pause(consumer, want_paused, paused_applied)
                 batches = consumer.poll(timeout_ms=self._poll_timeout_ms)
                 to_commit = {}
                 count = 0
@@ -424,8 +418,7 @@ class LiveConsumer:
                     consumer.commit(to_commit)
                 meta = consumer.group_metadata()
                 assignment = frozenset(consumer.assignment())
-                if paused_applied and assignment - consumer.paused():
-                    consumer.pause(*assignment)  # a rebalance brought new partitions
+                keep_paused(consumer, paused_applied, assignment)
                 with self._cond:
                     if assignment and self.joined_in is None:
                         self.joined_in = time.monotonic() - (self._started_at or time.monotonic())
@@ -453,6 +446,25 @@ class LiveConsumer:
                 self.closed = True
                 self.assignment = frozenset()
                 self._cond.notify_all()
+
+
+def apply_pause(consumer: KafkaConsumer, want_paused: bool, paused_applied: bool) -> bool:
+    """Carry out a pause/resume request from another thread once partitions are assigned (a
+    pause before the first assignment would pause nothing); returns the state now applied."""
+    assigned = consumer.assignment()
+    if want_paused == paused_applied or not (assigned or not want_paused):
+        return paused_applied
+    if want_paused:
+        consumer.pause(*assigned)
+    else:
+        consumer.resume(*consumer.paused())
+    return want_paused
+
+
+def keep_paused(consumer: KafkaConsumer, paused_applied: bool, assignment: frozenset) -> None:
+    """A rebalance may bring new partitions to a paused member: pause them too."""
+    if paused_applied and assignment - consumer.paused():
+        consumer.pause(*assignment)
 
 
 # -- a ready-made live group ------------------------------------------------------------------
