@@ -35,7 +35,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from airflow_provider_kgroups.landing import write_file
-from tests.support.seed import apply_pause, keep_paused
+from tests.support.seed import apply_pause, keep_paused, wait_on_worker
 
 __all__ = ["KEYS", "Produced", "OrderProducer", "LandingConsumer", "LandingError", "expected_totals",
            "SESSION_TIMEOUT_MS"]
@@ -94,20 +94,7 @@ class _Waitable:
         self.closed = False
 
     def wait_for(self, predicate: Callable[[Any], T], timeout: float, what: str) -> T:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                if self.error is not None:
-                    raise LandingError(f"{self.name} failed: {self.error!r}") from self.error
-                value = predicate(self)
-                if value:
-                    return value
-                if self.closed:
-                    raise LandingError(f"{self.name} stopped while waiting for {what}")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise LandingError(f"timed out after {timeout:.1f}s waiting for {what} ({self.name})")
-                self._cond.wait(left)
+        return wait_on_worker(self, predicate, timeout, what, name=self.name, error_cls=LandingError)
 
     def _start_thread(self, target: Callable[[], None]) -> None:
         if self._thread is not None:

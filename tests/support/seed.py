@@ -87,6 +87,27 @@ def wait_until(predicate: Callable[[], T], timeout: float, what: str,
         time.sleep(min(interval, left))
 
 
+def wait_on_worker(worker: Any, predicate: Callable[[Any], T], timeout: float, what: str, *, name: str,
+                   error_cls: type[Exception], detail: Callable[[], str] = lambda: "") -> T:
+    """Wait on a background worker's condition variable (``worker._cond``) until
+    ``predicate(worker)`` is truthy; fail at once if the worker failed (``worker.error``) or
+    stopped (``worker.closed``), and with ``error_cls`` naming ``what`` past the deadline."""
+    deadline = time.monotonic() + timeout
+    with worker._cond:
+        while True:
+            if worker.error is not None:
+                raise error_cls(f"{name} failed: {worker.error!r}") from worker.error
+            value = predicate(worker)
+            if value:
+                return value
+            if worker.closed:
+                raise error_cls(f"{name} stopped while waiting for {what}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise error_cls(f"timed out after {timeout:.1f}s waiting for {what} ({name}{detail()})")
+            worker._cond.wait(left)
+
+
 class Seeder:
     """kafka-python clients for one broker: a long-lived admin client and socket (created
     on first use, closed by :meth:`close`), a short-lived producer per produce call.
@@ -363,22 +384,9 @@ class LiveConsumer:
 
     def wait_for(self, predicate: Callable[["LiveConsumer"], T], timeout: float, what: str) -> T:
         """Wait (condition variable, deadline) until ``predicate(self)`` is truthy."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                if self.error is not None:
-                    raise SeedError(f"live consumer {self.group_id!r} failed: {self.error!r}") from self.error
-                value = predicate(self)
-                if value:
-                    return value
-                if self.closed:
-                    raise SeedError(f"live consumer {self.group_id!r} stopped while waiting for {what}")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise SeedError(f"timed out after {timeout:.1f}s waiting for {what} "
-                                    f"(group {self.group_id!r}, assignment {sorted(self.assignment)}, "
-                                    f"committed {self.committed})")
-                self._cond.wait(left)
+        return wait_on_worker(self, predicate, timeout, what, name=f"live consumer {self.group_id!r}",
+                              error_cls=SeedError,
+                              detail=lambda: f", assignment {sorted(self.assignment)}, committed {self.committed}")
 
     def wait_assigned(self, timeout: float = DEFAULT_TIMEOUT,
                       partitions: Iterable[TP] | None = None) -> frozenset[TopicPartition]:
