@@ -1,8 +1,27 @@
 """The history of lag snapshots (append-only Parquet under a URL) and the backups of committed
-offsets taken before groups are deleted."""
+offsets taken before groups are deleted.
 
-from .backup import OffsetsBackup, backup_offsets, list_backups, load_backup, restore_offsets
-from .store import DEFAULT_URL, HISTORY_SCHEMA, HistoryStore, snapshot_table, table_snapshots
+The names are loaded on first use: backups need only fsspec, while the Parquet store needs
+pyarrow (the ``history`` extra), which the hook, the sensor and the trigger never import.
+"""
 
-__all__ = ["HistoryStore", "HISTORY_SCHEMA", "DEFAULT_URL", "snapshot_table", "table_snapshots", "OffsetsBackup",
-           "backup_offsets", "load_backup", "list_backups", "restore_offsets"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {
+    "OffsetsBackup": "backup", "backup_offsets": "backup", "list_backups": "backup", "load_backup": "backup",
+    "restore_offsets": "backup",
+    "DEFAULT_URL": "store", "HISTORY_SCHEMA": "store", "HistoryStore": "store", "snapshot_table": "store",
+    "table_snapshots": "store",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{home}", __name__), name)

@@ -39,10 +39,15 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 import fsspec
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
+
+try:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+except ImportError as exc:  # the snapshot and cleanup operators need it: say so at DAG parse time
+    raise ImportError("the Parquet history store needs pyarrow: "
+                      "pip install 'airflow-provider-kgroups[history]'") from exc
 
 from ..client.errors import ConfigurationError, Failure
 from ..client.results import GroupState
