@@ -14,14 +14,13 @@
    20 deletions and 50 % of the candidates per run, the default deny patterns for system groups
    (``connect-*``, ``__*``, ...), a second describe right before deleting, and a backup of each
    group's offsets (``<history>/_backups/``, restorable in one call) plus an audit record.
-3. ``totals_from_landing`` (``@task.pyspark``): reads from the landing zone exactly the records
+3. ``totals_from_landing`` (``@task``, Spark started by ``spark_session``): reads from the landing zone exactly the records
    in ``[startingOffsets, endingOffsets)`` (files chosen by their offset names, rows filtered by
    offset: a file that straddles the barrier contributes only its rows below it; a hole in the
    landing zone fails the task instead of reading less) and writes per-key totals (records, sum
    of ``qty``) as Parquet under ``<output>/run=<run id>/`` with a ``_manifest.json`` naming the
-   offset range and files it covers. Local mode (``local[*]``) unless ``KGROUPS_SPARK_CONN_ID``
-   names a Spark connection (any master: ``local[2]``, ``spark://...``, ``yarn``, ``sc://`` for
-   Spark Connect).
+   offset range and files it covers. Local mode (``local[*]``) unless ``KGROUPS_SPARK_MASTER``
+   names another master (``local[2]``, ``spark://...``, ``yarn``, ``sc://`` for Spark Connect).
 4. ``kafka_source_available`` -> ``totals_from_kafka``: the same range straight from Kafka with
    Spark's Kafka source (``assign`` + ``startingOffsets``/``endingOffsets`` from the same XCom),
    for teams that have the ``spark-sql-kafka-0-10`` package. Param ``kafka_source``: ``auto``
@@ -44,7 +43,7 @@ Deployment settings (environment variables, read when the file is parsed):
 - ``KGROUPS_CLEANUP_PATTERNS``: comma-separated globs the cleanup may judge (default: every group)
 - ``KGROUPS_BARRIER``: the default of the ``barrier`` param (``timestamp``)
 - ``KGROUPS_GATE_POKE_SECONDS`` (60) and ``KGROUPS_GATE_TIMEOUT_MINUTES`` (60): the gate's pace and patience
-- ``KGROUPS_SPARK_CONN_ID``: a Spark connection (unset: ``local[*]``); ``KGROUPS_SPARK_CONF``: JSON of
+- ``KGROUPS_SPARK_MASTER``: the Spark master (unset: ``local[*]``); ``KGROUPS_SPARK_CONF``: JSON of
   extra Spark settings, e.g. ``{"spark.ui.enabled": "false"}``
 - ``KGROUPS_SPARK_KAFKA_PACKAGE``: e.g. ``org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0``
 """
@@ -63,6 +62,7 @@ from airflow.sdk import DAG, Param, task
 
 from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
+from airflow_provider_kgroups.spark.session import spark_session
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,6 @@ CLEANUP_PATTERNS = _csv("KGROUPS_CLEANUP_PATTERNS", "")
 BARRIER = os.environ.get("KGROUPS_BARRIER", "timestamp")
 POKE_SECONDS = float(os.environ.get("KGROUPS_GATE_POKE_SECONDS", "60"))
 TIMEOUT = timedelta(minutes=float(os.environ.get("KGROUPS_GATE_TIMEOUT_MINUTES", "60")))
-SPARK_CONN_ID = os.environ.get("KGROUPS_SPARK_CONN_ID") or None  # None: local[*]
 SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(os.environ.get("KGROUPS_SPARK_CONF") or "{}")}
 SPARK_KAFKA_PACKAGE = os.environ.get("KGROUPS_SPARK_KAFKA_PACKAGE", "")
 #: how many per-key totals go into the XCom (all of them are in the Parquet output)
@@ -217,16 +216,17 @@ with DAG(
         kafka_groups_conn_id=CONN_ID,
     )
 
-    @task.pyspark(conn_id=SPARK_CONN_ID, config_kwargs=SPARK_CONF)
-    def totals_from_landing(offsets: dict, spark=None, run_id: str | None = None) -> dict:
+    @task
+    def totals_from_landing(offsets: dict, run_id: str | None = None) -> dict:
         """Exactly [startingOffsets, endingOffsets) of the landing zone -> totals per key."""
         from airflow_provider_kgroups.landing import read_selection, select_range
 
         selection = select_range(LANDING_ROOT, offsets, fmt=LANDING_FORMAT)
         log.info("Landing files for the range: %d (%s)", len(selection.files),
                  "overlapping: duplicates dropped" if selection.overlapping else "no overlap")
-        return write_result(spark, read_selection(spark, selection), offsets, output_dir(run_id, "landing"),
-                            {"source": "landing", "landing": selection.to_dict()})
+        with spark_session("kgroups-totals-from-landing", conf=SPARK_CONF) as spark:
+            return write_result(spark, read_selection(spark, selection), offsets, output_dir(run_id, "landing"),
+                                {"source": "landing", "landing": selection.to_dict()})
 
     @task.short_circuit
     def kafka_source_available(params: dict | None = None) -> bool:
@@ -240,9 +240,8 @@ with DAG(
         log.info("Spark's Kafka source: %s", found or "forced on (kafka_source='on')")
         return True
 
-    @task.pyspark(conn_id=SPARK_CONN_ID, config_kwargs={**SPARK_CONF, **(
-        {"spark.jars.packages": SPARK_KAFKA_PACKAGE} if SPARK_KAFKA_PACKAGE else {})})
-    def totals_from_kafka(offsets: dict, spark=None, run_id: str | None = None) -> dict:
+    @task
+    def totals_from_kafka(offsets: dict, run_id: str | None = None) -> dict:
         """The same range read from Kafka itself, with Spark's Kafka source."""
         from pyspark.sql import functions as F
 
@@ -251,11 +250,13 @@ with DAG(
 
         config = KafkaGroupsHook(CONN_ID).client_config
         bootstrap = ",".join(f"{b.host}:{b.port}" for b in config.bootstrap_servers)
-        records = read_kafka_range(spark, bootstrap, offsets, kafka_options=spark_kafka_options(config))
-        rows = records.select(
-            "topic", "partition", "offset", F.col("key").cast("string").alias("key"),
-            F.col("value").cast("string").alias("value"))
-        return write_result(spark, rows, offsets, output_dir(run_id, "kafka"), {"source": "kafka"})
+        conf = {**SPARK_CONF, **({"spark.jars.packages": SPARK_KAFKA_PACKAGE} if SPARK_KAFKA_PACKAGE else {})}
+        with spark_session("kgroups-totals-from-kafka", conf=conf) as spark:
+            records = read_kafka_range(spark, bootstrap, offsets, kafka_options=spark_kafka_options(config))
+            rows = records.select(
+                "topic", "partition", "offset", F.col("key").cast("string").alias("key"),
+                F.col("value").cast("string").alias("value"))
+            return write_result(spark, rows, offsets, output_dir(run_id, "kafka"), {"source": "kafka"})
 
     landed = totals_from_landing(gate.output)
     gate >> clean >> landed

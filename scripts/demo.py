@@ -301,7 +301,7 @@ def summary(records, log: Path) -> bool:
             if part["files"]:
                 last_end = int(part["files"][-1].split("-")[1].split(".")[0])
                 above += max(0, last_end - barrier[int(p)])
-        say("\nSpark (totals_from_landing, @task.pyspark, local[*])")
+        say("\nSpark (totals_from_landing, @task with spark_session, local[*])")
         say("  range    " + "  ".join(f"{TOPIC}[{p}] [{'earliest' if s_ is None else s_}, {e})"
                                       for (_, p), (s_, e) in sorted(ranges.items())) + "   (the gate's XCom)")
         say(f"  read     {manifest['rows']} records from {landing['files']} landing files"

@@ -47,7 +47,6 @@ def flagship(monkeypatch, tmp_path, tansu, kgroups_conn, name_prefix) -> Flagshi
     world = Flagship(topic=f"{p}orders", landing_group=f"{p}landing", landing_root=tmp_path / "landing",
                      output_root=tmp_path / "output", history=tmp_path / "history", prefix=p)
     kgroups_conn("kgroups_e2e", host=tansu.bootstrap)
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL2", json.dumps({"conn_type": "spark", "host": "local[2]"}))
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
     for name, value in {
         "KGROUPS_CONN_ID": "kgroups_e2e",
@@ -60,7 +59,7 @@ def flagship(monkeypatch, tmp_path, tansu, kgroups_conn, name_prefix) -> Flagshi
         "KGROUPS_BARRIER": "log_end",  # Tansu 0.6.0 answers ListOffsets by timestamp with offset 0
         "KGROUPS_GATE_POKE_SECONDS": "0.3",
         "KGROUPS_GATE_TIMEOUT_MINUTES": "2",
-        "KGROUPS_SPARK_CONN_ID": "spark_local2",
+        "KGROUPS_SPARK_MASTER": "local[2]",
         "KGROUPS_SPARK_CONF": json.dumps(TEST_SPARK_CONF),
     }.items():
         monkeypatch.setenv(name, value)
