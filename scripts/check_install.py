@@ -1,0 +1,85 @@
+"""Check that an environment holding this provider is coherent; exit 1 naming what is not.
+
+- ``pip check`` passes (every installed distribution's requirements are met);
+- no file is installed by two distributions (``pyspark`` and ``pyspark-client`` both write the
+  ``pyspark`` package: the Python side of one release then runs against the jars of another);
+- ``pyspark.__version__`` equals the installed pyspark distribution's version, when present;
+- the provider's modules import (the client and CLI without loading Airflow), and the
+  ``kgroups`` command starts.
+
+Run it with the environment's own interpreter: ``.venv/bin/python scripts/check_install.py``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from importlib import metadata
+
+# Files that several distributions may legitimately list (bytecode caches, shared folders).
+_IGNORED_SUFFIXES = (".pyc",)
+_IGNORED_PARTS = ("__pycache__",)
+#: Imports run from here, so they load the installed package, not a checkout in the working directory.
+_OUTSIDE = tempfile.gettempdir()
+
+
+def overlapping_files() -> dict[str, set[str]]:
+    owners: dict[str, set[str]] = defaultdict(set)
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        for path in dist.files or ():
+            text = str(path)
+            if text.endswith(_IGNORED_SUFFIXES) or any(part in text for part in _IGNORED_PARTS):
+                continue
+            if ".dist-info/" in text or ".egg-info/" in text or text.startswith("__editable__"):
+                continue
+            owners[str(dist.locate_file(path))].add(name)
+    return {path: names for path, names in owners.items() if len(names) > 1}
+
+
+def main() -> int:
+    problems: list[str] = []
+    pip = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
+    if pip.returncode:
+        problems.append(f"pip check failed:\n{pip.stdout}{pip.stderr}")
+    shared = overlapping_files()
+    if shared:
+        by_pair: dict[tuple[str, ...], int] = defaultdict(int)
+        for names in shared.values():
+            by_pair[tuple(sorted(names))] += 1
+        problems += [f"{count} file(s) installed by more than one distribution: {', '.join(pair)}"
+                     for pair, count in sorted(by_pair.items())]
+    try:
+        installed = metadata.version("pyspark")
+    except metadata.PackageNotFoundError:
+        installed = None
+    if installed is not None:
+        import pyspark
+
+        if pyspark.__version__ != installed:
+            problems.append(f"pyspark.__version__ is {pyspark.__version__} but the installed pyspark is {installed}")
+    code = ("import sys, airflow_provider_kgroups.client, airflow_provider_kgroups.cli; "
+            "assert 'airflow' not in sys.modules, 'the client imported Airflow'; "
+            "import airflow_provider_kgroups.hooks.groups, airflow_provider_kgroups.sensors.lag, "
+            "airflow_provider_kgroups.triggers.lag")
+    imports = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_OUTSIDE)
+    if imports.returncode:
+        problems.append(f"the provider's modules do not import:\n{imports.stderr[-2000:]}")
+    cli = subprocess.run([sys.executable, "-m", "airflow_provider_kgroups", "--help"], capture_output=True, text=True,
+                         cwd=_OUTSIDE)
+    if cli.returncode:
+        problems.append(f"kgroups --help failed:\n{cli.stderr[-2000:]}")
+    label = f"{sys.prefix} (pyspark {installed or 'not installed'})"
+    if problems:
+        print(f"check_install: {label}: NOT coherent", file=sys.stderr)
+        for problem in problems:
+            print(f"- {problem}", file=sys.stderr)
+        return 1
+    print(f"check_install: {label}: pip check clean, no shared files, modules import")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
