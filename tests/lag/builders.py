@@ -19,12 +19,12 @@ def tp(topic: str, partition: int) -> TopicPartition:
 
 
 def description(group_id: str, state: str = "Stable", members: Mapping[str, Iterable[TopicPartition]] | None = None,
-                protocol_type: str = "consumer") -> GroupDescription:
+                protocol_type: str = "consumer", group_type: str = "classic") -> GroupDescription:
     return GroupDescription(
         group_id=group_id, state=GroupState.parse(state), protocol_type=protocol_type, protocol="range",
         members=tuple(MemberDescription(m, None, "client", "/127.0.0.1", tuple(sorted(parts)))
                       for m, parts in (members or {}).items()),
-        coordinator_id=0)
+        coordinator_id=0, group_type=group_type)
 
 
 def offsets(group_id: str, committed: Mapping[TopicPartition, int | None]) -> GroupOffsets:

@@ -1,40 +1,55 @@
-"""Active / paused / dead with evidence, deny and allow patterns, protocol types, KIP-211 horizon."""
+"""Active / paused / dead with evidence, what cannot be told, deny and allow patterns, protocol
+and group types, KIP-211 horizon.
+
+The visibility rules follow Kafka's authorization: KafkaApis.handleOffsetFetchRequest (all
+partitions of a group: topics the principal may not Describe are left out, no error) and
+KafkaApis.handleTopicMetadataRequest (all topics: unauthorized ones left out; named topics:
+TOPIC_AUTHORIZATION_FAILED whether or not they exist, UNKNOWN_TOPIC_OR_PARTITION when absent).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from airflow_provider_kgroups.client.errors import ConfigurationError
+from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
 from airflow_provider_kgroups.client.results import GroupState
 from airflow_provider_kgroups.lag.deadgroups import (
-    DeadGroupRules, GroupHealth, GroupHistoryPoint, classify_group, find_dead_groups, history_points,
+    DeadGroupRules, GroupHealth, GroupHistoryPoint, classify_group, find_dead_groups, format_duration, history_points,
 )
 from tests.support.fakekafka import Member
 
-from .builders import HOUR, T0, description, group, offsets, partition, snapshot, tp
+from .builders import HOUR, MINUTE, T0, description, group, offsets, partition, snapshot, tp
 from .fake import with_fake_cluster
 
-NOW = T0 + 200 * HOUR
+NOW = T0 + 200 * HOUR  # 2023-11-23 06:13 UTC
 RULES = DeadGroupRules(idle_hours=48, offsets_retention_minutes=7 * 24 * 60)
 COMMITTED = {tp("orders", 0): 100}
+BACKLOG = {tp("orders", 0): 150}  # 50 records to read
+CAUGHT_UP = {tp("orders", 0): 100}
+# TopicExistence values (client.results, a str Enum owned by the acl helper), as check_topics answers them
+EXISTS, ABSENT, NOT_VISIBLE = "exists", "absent", "not_visible"
+PERMITTED = "matches no deny pattern"
 
 
-def idle_history(hours: float, committed=COMMITTED, state=GroupState.EMPTY, every_hours: int = 6):
+def idle_history(hours: float, committed=COMMITTED, state=GroupState.EMPTY, every_hours: int = 6, log_end=BACKLOG,
+                 members: int = 0):
+    """Points every ``every_hours`` from ``hours`` ago to before now."""
     start = NOW - int(hours * HOUR)
-    return [GroupHistoryPoint(t, state, 0, committed) for t in range(start, NOW, every_hours * HOUR)]
+    return [GroupHistoryPoint(t, state, members, committed, log_end) for t in range(start, NOW, every_hours * HOUR)]
 
 
 def classify(group_id="app", state="Empty", committed=COMMITTED, history=(), topics=("orders",), rules=RULES,
-             members=None, protocol_type="consumer"):
-    return classify_group(group_id, description(group_id, state, members, protocol_type),
+             members=None, protocol_type="consumer", group_type="classic", checks=None):
+    return classify_group(group_id, description(group_id, state, members, protocol_type, group_type),
                           offsets(group_id, committed), None if topics is None else set(topics), list(history),
-                          rules, NOW)
+                          rules, NOW, topic_checks=checks)
 
 
 def test_members_make_a_group_active():
     report = classify(state="Stable", members={"m": [tp("orders", 0)]}, history=idle_history(100))
     assert report.health is GroupHealth.ACTIVE and not report.deletable
-    assert report.evidence[0] == "state Stable with 1 member(s)"
+    assert report.evidence == ("state Stable with 1 member(s)", PERMITTED)
+    assert (report.dead_reasons, report.cannot_tell) == ((), ())
 
 
 def test_rebalancing_is_active():
@@ -44,57 +59,243 @@ def test_rebalancing_is_active():
 def test_dead_state_is_dead_but_nothing_to_delete():
     report = classify(state="Dead", committed={})
     assert report.health is GroupHealth.DEAD and not report.deletable
+    assert report.dead_reasons == ("state_dead",)
 
 
-def test_empty_with_long_idle_history_is_dead_and_deletable():
+# -- the idle rule ----------------------------------------------------------------------------------
+
+def test_empty_idle_with_records_to_read_for_long_enough_is_dead_and_deletable():
     report = classify(history=idle_history(72))
     assert report.health is GroupHealth.DEAD and report.deletable
-    assert report.evidence[0].startswith("dead: no commit progress for at least 72.0 h")
+    assert report.dead_reasons == ("idle",) and report.cannot_tell == ()
+    assert report.idle_since_ms == NOW - 72 * HOUR
+    assert report.evidence == (
+        "dead: no commit progress for at least 72 h while Empty with records to read (idle_hours=48)",
+        "state Empty: no members",
+        "no commit progress in the 72 h of stored history (since 2023-11-20 06:13 UTC)",
+        "idle for at least 72 h: Empty, with records to read and no commit progress, at every stored snapshot "
+        "since 2023-11-20 06:13 UTC",
+        "Empty since at least 2023-11-20 06:13 UTC: Kafka will expire its offsets at or before 2023-11-27 06:13 UTC "
+        "(offsets.retention.minutes=10080, KIP-211)",
+        PERMITTED)
 
 
-def test_empty_with_short_history_is_paused_not_dead():
+def test_bug_members_an_hour_ago_on_a_quiet_topic_is_not_idle():
+    """Issue 9: Stable with three members in the history until 1 h ago, caught up on a quiet
+    topic, Empty now. The old rule said "no commit progress for at least 216.0 h" and deleted it."""
+    history = idle_history(216, state=GroupState.STABLE, members=3, log_end=CAUGHT_UP, every_hours=1)
+    history = [p for p in history if p.at_ms <= NOW - HOUR]
+    report = classify(history=history)
+    assert report.health is GroupHealth.PAUSED and not report.deletable
+    assert report.dead_reasons == () and report.idle_since_ms is None
+    assert report.evidence == (
+        "paused: Empty, but no evidence that it is abandoned",
+        "state Empty: no members",
+        "no commit progress in the 216 h of stored history (since 2023-11-14 06:13 UTC)",
+        "not idle by the history: it had 3 member(s) in state Stable at 2023-11-23 05:13 UTC; idle time counts only "
+        "while Empty with records to read and no commit progress",
+        "Empty since at least 2023-11-23 06:13 UTC: Kafka will expire its offsets at or before 2023-11-30 06:13 UTC "
+        "(offsets.retention.minutes=10080, KIP-211)",
+        PERMITTED)
+
+
+def test_members_an_hour_ago_with_records_to_read_counts_only_the_empty_hour():
+    history = [*idle_history(216, state=GroupState.STABLE, members=3)[:-1],
+               GroupHistoryPoint(NOW - HOUR, GroupState.EMPTY, 0, COMMITTED, BACKLOG)]
+    report = classify(history=history)
+    assert report.health is GroupHealth.PAUSED and report.idle_since_ms == NOW - HOUR
+    assert ("idle for at least 1 h: Empty, with records to read and no commit progress, at every stored snapshot "
+            "since 2023-11-23 05:13 UTC (before that, it had 3 member(s) in state Stable at 2023-11-22 18:13 UTC); "
+            "less than idle_hours=48") in report.evidence
+
+
+def test_a_caught_up_group_on_a_quiet_topic_is_never_idle():
+    report = classify(history=idle_history(216, log_end=CAUGHT_UP))
+    assert report.health is GroupHealth.PAUSED and report.idle_since_ms is None
+    assert ("not idle by the history: it had nothing to read at 2023-11-23 00:13 UTC (caught up on every "
+            "partition); idle time counts only while Empty with records to read and no commit progress"
+            ) in report.evidence
+
+
+def test_idle_time_starts_when_records_arrived():
+    history = idle_history(216, log_end=CAUGHT_UP)[:-2] + idle_history(12)  # new records 12 h ago
+    report = classify(history=history)
+    assert report.health is GroupHealth.PAUSED and report.idle_since_ms == NOW - 12 * HOUR
+    assert ("idle for at least 12 h: Empty, with records to read and no commit progress, at every stored snapshot "
+            "since 2023-11-22 18:13 UTC (before that, it had nothing to read at 2023-11-22 12:13 UTC (caught up on "
+            "every partition)); less than idle_hours=48") in report.evidence
+
+
+def test_unread_log_ends_are_not_records_to_read():
+    report = classify(history=idle_history(216, log_end={}))
+    assert report.health is GroupHealth.PAUSED and report.idle_since_ms is None
+    assert any("nothing to read was known at 2023-11-23 00:13 UTC (log end offsets not read)" in e
+               for e in report.evidence)
+
+
+def test_empty_for_less_than_idle_hours_is_paused():
+    history = idle_history(100, state=GroupState.STABLE, members=2)[:-5] + idle_history(30)
+    report = classify(history=history)
+    assert report.health is GroupHealth.PAUSED and not report.deletable
+    assert report.idle_since_ms == NOW - 30 * HOUR and report.empty_since_ms == NOW - 30 * HOUR
+    assert report.evidence[0] == "paused: Empty, but no evidence that it is abandoned"
+
+
+def test_a_short_history_proves_nothing():
     report = classify(history=idle_history(12))
     assert report.health is GroupHealth.PAUSED and not report.deletable
-    assert any("shorter than the 48 h" in e for e in report.evidence)
+    assert ("idle for at least 12 h: Empty, with records to read and no commit progress, at every stored snapshot "
+            "since 2023-11-22 18:13 UTC; less than idle_hours=48") in report.evidence
 
 
-def test_empty_without_history_is_paused():
+def test_empty_without_history_is_paused_and_cannot_tell():
     report = classify()
     assert report.health is GroupHealth.PAUSED
-    assert "no stored history: how long it has been idle is unknown" in report.evidence
+    assert report.cannot_tell == ("cannot tell how long it has been idle: no stored history",)
+    assert report.evidence == (
+        "paused: Empty, but no evidence that it is abandoned", "state Empty: no members",
+        "cannot tell how long it has been idle: no stored history",
+        "Kafka expires its offsets 10080 min after it became Empty (KIP-211); when that was is not in the history",
+        PERMITTED)
 
 
 def test_recent_commit_progress_keeps_a_paused_group_alive():
-    history = idle_history(100)[:-2] + [GroupHistoryPoint(NOW - 6 * HOUR, GroupState.EMPTY, 0, {tp("orders", 0): 150}),
-                                        GroupHistoryPoint(NOW - 1 * HOUR, GroupState.EMPTY, 0, {tp("orders", 0): 150})]
+    history = idle_history(100)[:-2] + [GroupHistoryPoint(NOW - 6 * HOUR, GroupState.EMPTY, 0, {tp("orders", 0): 150},
+                                                          {tp("orders", 0): 160}),
+                                        GroupHistoryPoint(NOW - 1 * HOUR, GroupState.EMPTY, 0, {tp("orders", 0): 150},
+                                                          {tp("orders", 0): 160})]
     report = classify(committed={tp("orders", 0): 150}, history=history)
     assert report.health is GroupHealth.PAUSED
-    assert report.last_progress_ms == NOW - 6 * HOUR
-    assert any(e.startswith("last commit progress 6.0 h ago") for e in report.evidence)
+    assert report.last_progress_ms == NOW - 6 * HOUR and report.idle_since_ms == NOW - 6 * HOUR
+    assert "last commit progress 6 h ago (2023-11-23 00:13 UTC)" in report.evidence
+    assert any("(before that, its committed offsets changed after 2023-11-22 14:13 UTC)" in e for e in report.evidence)
 
 
-def test_every_committed_topic_deleted_is_dead():
-    report = classify(topics=("other",))
+def test_progress_since_the_last_snapshot_is_not_idle():
+    report = classify(committed={tp("orders", 0): 120}, history=idle_history(100))
+    assert report.health is GroupHealth.PAUSED and report.last_progress_ms == NOW
+    assert ("not idle by the history: its committed offsets changed after 2023-11-23 02:13 UTC; idle time counts "
+            "only while Empty with records to read and no commit progress") in report.evidence
+
+
+def test_durations_are_floored_and_never_contradict_the_threshold():
+    """The old text said "no commit progress for at least 0.0 h (>= 0.02 h)"."""
+    rules = DeadGroupRules(idle_hours=0.02)  # 72 s
+    history = [GroupHistoryPoint(NOW - 72_500, GroupState.EMPTY, 0, COMMITTED, BACKLOG)]
+    report = classify(history=history, rules=rules)
+    assert report.evidence[0] == ("dead: no commit progress for at least 1 min 12 s while Empty with records to "
+                                  "read (idle_hours=0.02)")
+    short = classify(history=[GroupHistoryPoint(NOW - 71_900, GroupState.EMPTY, 0, COMMITTED, BACKLOG)], rules=rules)
+    assert short.health is GroupHealth.PAUSED
+    assert any(e.startswith("idle for at least 1 min 11 s:") and e.endswith("; less than idle_hours=0.02")
+               for e in short.evidence)
+
+
+@pytest.mark.parametrize("ms, text", [(0, "0 s"), (999, "0 s"), (59_999, "59 s"), (60_000, "1 min"),
+                                      (72_500, "1 min 12 s"), (HOUR - 1, "59 min 59 s"), (HOUR, "1 h"),
+                                      (HOUR + 59_999, "1 h"), (216 * HOUR + 5 * MINUTE + 59_000, "216 h 5 min"),
+                                      (-5, "0 s")])
+def test_format_duration(ms, text):
+    assert format_duration(ms) == text
+
+
+# -- the topics_deleted rule: checked by name -------------------------------------------------------
+
+def test_every_committed_topic_absent_by_name_is_dead():
+    report = classify(topics=("other",), checks={"orders": ABSENT})
     assert report.health is GroupHealth.DEAD and report.deletable
-    assert "every committed topic was deleted: orders" in report.evidence
+    assert report.dead_reasons == ("topics_deleted",)
+    assert report.cannot_tell == ("cannot tell how long it has been idle: no stored history",)
+    assert report.evidence[0] == "dead: every topic it committed to was deleted"
+    assert "every committed topic was deleted (UNKNOWN_TOPIC_OR_PARTITION by name): orders" in report.evidence
+
+
+def test_bug_a_topic_hidden_by_acls_is_cannot_tell_not_deleted():
+    """Issue 9: the topic listing (all-topics Metadata) leaves out a topic the principal may not
+    Describe; named, it answers TOPIC_AUTHORIZATION_FAILED. The old rule called it deleted."""
+    report = classify(topics=("other",), checks={"orders": NOT_VISIBLE})
+    assert report.health is GroupHealth.PAUSED and not report.deletable and report.dead_reasons == ()
+    text = ("cannot tell whether every committed topic was deleted: orders not visible to this principal "
+            "(TOPIC_AUTHORIZATION_FAILED)")
+    assert report.cannot_tell == (text, "cannot tell how long it has been idle: no stored history")
+    assert text in report.evidence
+
+
+def test_a_topic_missing_from_the_listing_alone_is_cannot_tell():
+    report = classify(topics=("other",))
+    assert report.health is GroupHealth.PAUSED and not report.deletable
+    assert report.cannot_tell[0] == ("cannot tell whether every committed topic was deleted: orders not in the topic "
+                                     "list (which leaves out topics the principal may not Describe) and not checked "
+                                     "by name")
+
+
+def test_a_failed_or_missing_check_is_cannot_tell():
+    committed = {tp("a", 0): 1, tp("b", 0): 1, tp("c", 0): 1, tp("d", 0): 1}
+    report = classify(committed=committed, topics=(), checks={
+        "a": ABSENT, "b": NOT_VISIBLE, "c": Failure(7, "timed out")})
+    assert report.health is GroupHealth.PAUSED and report.dead_reasons == ()
+    assert report.cannot_tell[0] == ("cannot tell whether every committed topic was deleted: b not visible to this "
+                                     "principal (TOPIC_AUTHORIZATION_FAILED); the check of c (REQUEST_TIMED_OUT: "
+                                     "timed out) failed; d not checked by name")
+    assert "1 of 4 committed topics no longer exist (checked by name): a" in report.evidence
 
 
 def test_some_committed_topics_deleted_is_only_evidence():
-    report = classify(committed={tp("orders", 0): 1, tp("gone", 0): 1})
+    report = classify(committed={tp("orders", 0): 1, tp("gone", 0): 1}, checks={"orders": EXISTS, "gone": ABSENT})
     assert report.health is GroupHealth.PAUSED
-    assert "1 of 2 committed topics no longer exist: gone" in report.evidence
+    assert "1 of 2 committed topics no longer exist (checked by name): gone" in report.evidence
+    assert report.cannot_tell == ("cannot tell how long it has been idle: no stored history",)
 
 
-def test_no_committed_offsets_is_dead_for_plain_consumers_only():
-    assert classify(committed={}).health is GroupHealth.DEAD
-    report = classify(committed={}, protocol_type="connect")
-    assert report.health is GroupHealth.PAUSED
-    assert any("protocol type 'connect' is not a plain consumer group" in e for e in report.evidence)
+# -- the no_commits rule: only under assume_full_visibility ---------------------------------------
+
+def test_no_visible_commit_is_cannot_tell_by_default():
+    report = classify(committed={})
+    assert report.health is GroupHealth.PAUSED and not report.deletable
+    assert report.cannot_tell[0] == (
+        "cannot tell whether it has no committed offset at all: a fetch of all its offsets leaves out topics the "
+        "principal may not Describe (set assume_full_visibility only if it may Describe every topic and group)")
 
 
-def test_non_consumer_protocol_can_still_be_dead_on_real_evidence():
+def test_no_commit_at_all_is_dead_under_assume_full_visibility_for_plain_consumers_only():
+    rules = DeadGroupRules(idle_hours=48, assume_full_visibility=True)
+    report = classify(committed={}, rules=rules)
+    assert report.health is GroupHealth.DEAD and report.deletable and report.dead_reasons == ("no_commits",)
+    assert report.evidence[0] == "dead: it has no committed offset at all (assume_full_visibility)"
+    connect = classify(committed={}, rules=rules, protocol_type="connect")
+    assert connect.health is GroupHealth.PAUSED and connect.cannot_tell == (
+        "cannot tell how long it has been idle: no stored history",)
+
+
+# -- protocol and group types ------------------------------------------------------------------------
+
+def test_bug_a_connect_protocol_group_is_never_dead_for_lack_of_commit_progress():
+    """Issue 9: a `connect` protocol group was called dead for lack of commit progress."""
     report = classify(group_id="conn-worker", protocol_type="connect", history=idle_history(72))
-    assert report.health is GroupHealth.DEAD
+    assert report.health is GroupHealth.PAUSED and not report.deletable and report.dead_reasons == ()
+    assert report.evidence[:2] == ("paused: Empty, but no evidence that it is abandoned", "state Empty: no members")
+    assert ("protocol type 'connect' is not a plain consumer group: neither a missing commit nor a lack of commit "
+            "progress is evidence against it") in report.evidence
+    assert report.idle_since_ms == NOW - 72 * HOUR  # still reported, never evidence
+
+
+def test_a_non_consumer_protocol_group_is_dead_when_every_topic_is_absent_by_name():
+    report = classify(group_id="conn-worker", protocol_type="connect", checks={"orders": ABSENT})
+    assert report.health is GroupHealth.DEAD and report.dead_reasons == ("topics_deleted",)
+
+
+@pytest.mark.parametrize("group_type", ["share", "streams"])
+def test_share_and_streams_groups_are_not_judged_by_consumer_group_rules(group_type):
+    rules = DeadGroupRules(idle_hours=48, assume_full_visibility=True)
+    note = (f"a {group_type} group: the consumer-group rules do not apply to it, so it is never dead or deletable "
+            "by them")
+    for committed, checks in (({}, None), (COMMITTED, {"orders": ABSENT})):
+        report = classify(group_type=group_type, protocol_type=group_type, committed=committed, checks=checks,
+                          history=idle_history(72), rules=rules)
+        assert report.health is GroupHealth.PAUSED and not report.deletable and report.dead_reasons == ()
+        assert report.evidence == (f"paused: state Empty, {note}", PERMITTED) and report.cannot_tell == (note,)
+    active = classify(group_type=group_type, state="Stable", members={"m": [tp("orders", 0)]})
+    assert active.health is GroupHealth.ACTIVE and active.evidence == ("state Stable with 1 member(s)", note, PERMITTED)
 
 
 def test_kip211_expiry_horizon_from_when_it_became_empty():
@@ -104,6 +305,8 @@ def test_kip211_expiry_horizon_from_when_it_became_empty():
     assert report.expires_at_ms == NOW - 24 * HOUR + 7 * 24 * HOUR
     assert any("offsets.retention.minutes=10080" in e and "KIP-211" in e for e in report.evidence)
 
+
+# -- patterns -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("group_id", ["connect-s3-sink", "_confluent-ksql-default", "__internal",
                                       "schema-registry"])
@@ -133,16 +336,27 @@ def test_user_allow_overrides_default_deny_and_user_deny_wins():
     ({"offsets_retention_minutes": 0}, "offsets_retention_minutes must be a positive"),
     ({"allow": "app-*"}, "not the single string"),
     ({"deny": ["re:("]}, "not a valid regular expression"),
+    ({"assume_full_visibility": "yes"}, "assume_full_visibility must be True or False"),
 ])
 def test_bad_rules_are_configuration_errors(kwargs, message):
     with pytest.raises(ConfigurationError, match=message):
         DeadGroupRules(**kwargs)
 
 
-def test_history_points_from_snapshots():
-    snaps = [snapshot(T0, group("g", partition("t", 0, 5, 9), state="Empty", members=0))]
+def test_history_points_from_snapshots_carry_log_ends():
+    snaps = [snapshot(T0, group("g", partition("t", 0, 5, 9), partition("t", 1, None, 4), partition("t", 2, 3, None),
+                                state="Empty", members=0))]
     (point,) = history_points(snaps, "g")
-    assert point.state is GroupState.EMPTY and point.committed == {tp("t", 0): 5}
+    assert point.state is GroupState.EMPTY and point.committed == {tp("t", 0): 5, tp("t", 2): 3}
+    assert point.log_end == {tp("t", 0): 9, tp("t", 1): 4} and point.has_records_to_read
+
+
+def test_report_to_dict_carries_reasons_and_cannot_tell():
+    out = classify(topics=("other",), checks={"orders": NOT_VISIBLE}, history=idle_history(72)).to_dict()
+    assert out["health"] == "dead" and out["dead_reasons"] == ["idle"] and out["group_type"] == "classic"
+    assert out["cannot_tell"] == ["cannot tell whether every committed topic was deleted: orders not visible to this "
+                                  "principal (TOPIC_AUTHORIZATION_FAILED)"]
+    assert out["idle_since_ms"] == NOW - 72 * HOUR
 
 
 # -- against the fake cluster -----------------------------------------------------------------------
@@ -162,7 +376,11 @@ def test_find_dead_groups_lists_describes_and_classifies_without_deleting():
 
     result, requests = with_fake_cluster(body, setup=seed)
     health = {g: r.health for g, r in result.reports.items()}
-    assert health == {"live": GroupHealth.ACTIVE, "abandoned": GroupHealth.DEAD, "weekly": GroupHealth.PAUSED,
-                      "connect-sink": GroupHealth.DEAD}
-    assert result.deletable == ["abandoned"]
+    # "gone" is missing from the topic listing, which leaves out what the principal may not Describe:
+    # cannot tell, until the topics are checked by name
+    assert health == {"live": GroupHealth.ACTIVE, "abandoned": GroupHealth.PAUSED, "weekly": GroupHealth.PAUSED,
+                      "connect-sink": GroupHealth.PAUSED}
+    assert result.reports["abandoned"].cannot_tell[0].startswith(
+        "cannot tell whether every committed topic was deleted: gone not in the topic list")
+    assert result.deletable == []
     assert "DeleteGroups" not in requests
