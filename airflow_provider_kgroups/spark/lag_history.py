@@ -37,12 +37,14 @@ snapshot)::
     group_id, as_of_ms, last_seen_ms, first_seen_ms, in_latest_snapshot boolean, state,
     protocol_type, members int, total_lag long, partitions int, committed_topics array<string>,
     verdict, reason, last_progress_ms, since_progress_ms, empty_since_ms, expires_at_ms,
-    health string (active | paused | dead; null if not in the latest snapshot),
-    deletable boolean, evidence array<string>
+    idle_since_ms long, health string (active | paused | dead; null if not in the latest
+    snapshot), deletable boolean, evidence array<string>, dead_reasons array<string>,
+    cannot_tell array<string>
 
 ``<output>/dead_candidates``: the ``group_status`` rows with ``health = 'dead'`` and
 ``deletable``: group_id, as_of_ms, state, protocol_type, committed_topics, gone_topics,
-last_progress_ms, since_progress_ms, empty_since_ms, expires_at_ms, evidence.
+last_progress_ms, since_progress_ms, empty_since_ms, expires_at_ms, idle_since_ms, evidence,
+dead_reasons.
 
 Semantics
 ---------
@@ -68,12 +70,23 @@ hashes of the entries: two different sets compare equal with probability 2^-64).
 history's first point is never progress; ``--since`` bounds how far back it looks.
 
 *Dead candidates*: :func:`..lag.deadgroups.classify_group`'s rules, with the group's row in
-the latest snapshot standing for DescribeGroups and OffsetFetch, and for the cluster's topic
-list the topics whose end offsets were read (any group's row) in any of the last
-``gone_after_snapshots`` snapshots: a committed topic unread that long counts as deleted.
+the latest snapshot standing for DescribeGroups and OffsetFetch, and its earlier rows for the
+stored history (idle time counts only over an unbroken trailing run of snapshots in which the
+group was Empty without members, had its latest committed offsets and a log end beyond a
+committed offset; only for plain consumer groups). For the topic list: the topics whose end
+offsets were read (any group's row) in any of the last ``gone_after_snapshots`` snapshots. No
+topic is checked by name here, so a committed topic missing from that list is *cannot tell*,
+never evidence: "every committed topic was deleted" is left to the Python engine
+(:func:`..lag.deadgroups.find_dead_groups` checks each topic by name), and this job's
+candidates are never more than the Python engine's. "No committed offset at all" is evidence
+only with ``DeadGroupRules(assume_full_visibility=True)`` (``--assume-full-visibility``).
+Share and streams groups are not told apart from other protocol types in the history
+(it has no group type): like any non-consumer protocol type they are never dead here.
 Kafka Streams application ids are recognised only by topics in that list (changelog topics
-are rarely consumed, so add Streams apps to ``deny``). The candidates are evidence for a
-review or for :class:`~airflow_provider_kgroups.operators.cleanup.DeadConsumerGroupCleanupOperator`,
+are rarely consumed, so add Streams apps to ``deny``). ``group_status`` also gives
+``idle_since_ms``, ``dead_reasons`` (the ``DeadReason`` codes) and ``cannot_tell``. The
+candidates are evidence for a review or for
+:class:`~airflow_provider_kgroups.operators.cleanup.DeadConsumerGroupCleanupOperator`,
 which describes the groups again before deleting anything.
 
 Assumptions: one row per snapshot, group and partition (as the store writes them).
@@ -257,9 +270,20 @@ def _minutes(ms: "Column") -> "Column":
     return F.concat(_fmt(ms / F.lit(60_000.0), 1), F.lit(" min"))
 
 
-def _hours(ms: "Column") -> "Column":
+def _duration(ms: "Column") -> "Column":
+    """:func:`..lag.deadgroups.format_duration`: floored, ``H h M min`` from one hour up,
+    ``M min S s`` or ``S s`` below (zero parts left out)."""
     F = _f()
-    return F.concat(_fmt(ms / F.lit(3_600_000.0), 1), F.lit(" h"))
+    total = F.floor(F.greatest(ms, F.lit(0)) / F.lit(1000)).cast("long")
+    hours, minutes, seconds = (F.floor(total / F.lit(3600)).cast("long"),
+                               F.floor(F.pmod(total, F.lit(3600)) / F.lit(60)).cast("long"), F.pmod(total, F.lit(60)))
+
+    def part(value: "Column", unit: str) -> "Column":
+        return F.when(value > 0, F.concat(F.lit(" "), _s(value), F.lit(unit))).otherwise(F.lit(""))
+
+    return (F.when(hours > 0, F.concat(_s(hours), F.lit(" h"), part(minutes, " min")))
+            .when(minutes > 0, F.concat(_s(minutes), F.lit(" min"), part(seconds, " s")))
+            .otherwise(F.concat(_s(seconds), F.lit(" s"))))
 
 
 def _iso(ms: "Column") -> "Column":
@@ -562,30 +586,53 @@ def _lag_windows(hist: "DataFrame", verdicts: "DataFrame", window_ms: int) -> "D
         (F.col("at_ms") - F.col("last_progress_ms")).alias("since_progress_ms"))
 
 
-def _group_points(hist: "DataFrame") -> "DataFrame":
+def _group_points(hist: "DataFrame", as_of_ms: int) -> "DataFrame":
     """Per group, over its points (one per snapshot it is in, as deadgroups.history_points):
-    how many, first and last, the last change of its set of committed offsets, and the first
-    point of its trailing run of Empty points without members. Two points' sets of committed
-    offsets are compared by their size and the XOR of their entries' 64-bit hashes (different
-    sets look equal with probability 2^-64)."""
+    how many, first and last, the last change of its set of committed offsets, the first
+    point of its trailing run of Empty points without members, and its idle run as
+    deadgroups._idle_run finds it (the stored points before ``as_of_ms`` that were Empty
+    without members, with the latest point's committed offsets and a log end beyond a
+    committed offset; ``idle_before``: why the point before the run breaks it). Two points'
+    sets of committed offsets are compared by their size and the XOR of their entries' 64-bit
+    hashes (different sets look equal with probability 2^-64)."""
     F = _f()
     from pyspark.sql import Window
 
     entry = F.when(F.col("committed").isNotNull(), F.xxhash64("topic", "partition", "committed"))
+    backlog = F.col("committed").isNotNull() & F.col("log_end").isNotNull() & (F.col("log_end") > F.col("committed"))
+    end_unknown = F.col("committed").isNotNull() & F.col("log_end").isNull()
     points = (hist.groupBy("group_id", "snapshot_ms")
               .agg(F.max("state").alias("state"), F.max("members").alias("members"),
-                   F.count(entry).alias("entries"), F.coalesce(F.bit_xor(entry), F.lit(0)).alias("digest")))
+                   F.count(entry).alias("entries"), F.coalesce(F.bit_xor(entry), F.lit(0)).alias("digest"),
+                   F.count(F.when(backlog, 1)).alias("backlog"), F.count(F.when(end_unknown, 1)).alias("unknown_ends")))
     by_time, whole = Window.partitionBy("group_id").orderBy("snapshot_ms"), Window.partitionBy("group_id")
     empty = (F.col("state") == "Empty") & (F.col("members") == 0)
-    prev = F.lag(F.struct("entries", "digest")).over(by_time)
-    points = points.select("*", (prev.isNotNull() & (prev != F.struct("entries", "digest"))).alias("changed"),
-                           F.max(F.when(~empty, F.col("snapshot_ms"))).over(whole).alias("busy_t"))
+    commits = F.struct("entries", "digest")
+    prev = F.lag(commits).over(by_time)
+    same = commits == F.max_by(commits, "snapshot_ms").over(whole)  # as the group's latest point
+    stored = F.col("snapshot_ms") < as_of_ms
+    idle = stored & empty & same & (F.col("entries") > 0) & (F.col("backlog") > 0)
+    at = _iso(F.col("snapshot_ms"))
+    why = (F.when(~empty, F.concat(F.lit("it had "), _s(F.col("members")), F.lit(" member(s) in state "),
+                                   F.col("state"), F.lit(" at "), at))
+           .when(~same, F.concat(F.lit("its committed offsets changed after "), at))
+           .when(F.col("entries") == 0, F.concat(F.lit("it had no visible committed offset at "), at))
+           .when(F.col("unknown_ends") == 0, F.concat(F.lit("it had nothing to read at "), at,
+                                                        F.lit(" (caught up on every partition)")))
+           .otherwise(F.concat(F.lit("nothing to read was known at "), at, F.lit(" (log end offsets not read)"))))
+    points = points.select("*", (prev.isNotNull() & (prev != commits)).alias("changed"),
+                           F.max(F.when(~empty, F.col("snapshot_ms"))).over(whole).alias("busy_t"),
+                           idle.alias("idle"), F.when(stored & ~idle, why).alias("why"),
+                           F.max(F.when(stored & ~idle, F.col("snapshot_ms"))).over(whole).alias("broken_t"))
+    after_break = F.col("snapshot_ms") > F.coalesce(F.col("broken_t"), F.lit(-1))
     return (points.groupBy("group_id")
             .agg(F.count(F.lit(1)).cast("int").alias("n_points"), F.min("snapshot_ms").alias("first_seen_ms"),
                  F.max("snapshot_ms").alias("last_seen_ms"),
                  F.max(F.when(F.col("changed"), F.col("snapshot_ms"))).alias("last_progress_ms"),
                  F.min(F.when(F.col("snapshot_ms") > F.coalesce(F.col("busy_t"), F.lit(-1)), F.col("snapshot_ms")))
-                 .alias("empty_since_ms")))
+                 .alias("empty_since_ms"),
+                 F.min(F.when(F.col("idle") & after_break, F.col("snapshot_ms"))).alias("idle_since_ms"),
+                 F.max(F.when(F.col("snapshot_ms") == F.col("broken_t"), F.col("why"))).alias("idle_before")))
 
 
 def _group_status(hist: "DataFrame", verdicts: "DataFrame", as_of_ms: int,
@@ -603,7 +650,7 @@ def _group_status(hist: "DataFrame", verdicts: "DataFrame", as_of_ms: int,
         F.array_sort(F.collect_set(F.when(F.col("committed").isNotNull(), F.col("topic")))).alias("committed_topics"))
     existing = (hist.where((F.col("snapshot_ms") >= existing_since_ms) & F.col("readable") & F.col("topic").isNotNull())
                 .agg(F.array_sort(F.collect_set("topic")).alias("existing_topics")))
-    points = _group_points(hist)
+    points = _group_points(hist, as_of_ms)
 
     # the group verdict at as_of (worst partition, first in topic/partition order), reason as group_verdicts
     worst = Window.partitionBy("group_id").orderBy(F.col("severity").desc(), "topic", "partition")
@@ -653,52 +700,80 @@ def _group_status(hist: "DataFrame", verdicts: "DataFrame", as_of_ms: int,
                                                       F.lit(" exist): not deletable")))
                   .otherwise(F.lit("matches no deny pattern")))
 
+    # The rules of lag.deadgroups.classify_group, given no topic checked by name: a committed topic
+    # missing from the topic list is "cannot tell", so topics_deleted never fires here (the
+    # candidates are never more than the Python engine's, which checks by name).
     plain = F.col("protocol_type").isin("consumer", "")
     committed = F.coalesce(F.col("committed_topics"), F.array().cast("array<string>"))
     has_commit = F.size(committed) > 0
     gone = F.filter(committed, lambda t: ~F.array_contains(F.col("existing_topics"), t))
     all_gone = has_commit & (F.size(gone) == F.size(committed))
     n_points, last_progress, first = F.col("n_points"), F.col("last_progress_ms"), F.col("first_seen_ms")
-    idle_needed = int(dead.idle_hours * 3_600_000)
-    idle_ms = F.lit(as_of_ms) - last_progress
+    history = n_points >= 2
+    idle_since, idle_before = F.col("idle_since_ms"), F.col("idle_before")
+    idle_ms = F.lit(as_of_ms) - idle_since
+    progress_ms = F.lit(as_of_ms) - last_progress
     covered_ms = F.lit(as_of_ms) - first
+    idle_needed = dead.idle_ms
     hours_g = format(dead.idle_hours, "g")
-    no_commit_reason = F.when(~has_commit & plain, F.lit("it has no committed offset at all"))
-    gone_reason = F.when(has_commit & all_gone, F.lit("every topic it committed to was deleted"))
-    idle_reason = (F.when(n_points < 2, F.lit(None))
-                   .when(last_progress.isNotNull(),
-                         F.when(idle_ms >= idle_needed, F.concat(F.lit("no commit progress for "), _hours(idle_ms),
-                                                                 F.lit(f" (>= {hours_g} h)"))))
-                   .when(covered_ms >= idle_needed, F.concat(F.lit("no commit progress for at least "),
-                                                             _hours(covered_ms), F.lit(f" (>= {hours_g} h)"))))
-    dead_reasons = F.filter(F.array(no_commit_reason, gone_reason, idle_reason), lambda r: r.isNotNull())
+    full = F.lit(dead.assume_full_visibility)
+    no_commit_unknown = F.when(~has_commit & plain & ~full, F.lit(
+        "cannot tell whether it has no committed offset at all: a fetch of all its offsets leaves out topics the "
+        "principal may not Describe (set assume_full_visibility only if it may Describe every topic and group)"))
+    gone_unknown = F.when(all_gone, F.concat(
+        F.lit("cannot tell whether every committed topic was deleted: "), F.array_join(gone, ", "),
+        F.lit(" not in the topic list (which leaves out topics the principal may not Describe) and not checked by "
+              "name")))
+    idle_unknown = F.when(~history, F.lit("cannot tell how long it has been idle: no stored history"))
+    cannot_tell = F.filter(F.array(no_commit_unknown, gone_unknown, idle_unknown), lambda r: r.isNotNull())
+    no_commit_reason = F.when(~has_commit & plain & full,
+                              F.lit("it has no committed offset at all (assume_full_visibility)"))
+    idle_reason = F.when(plain & idle_since.isNotNull() & (idle_ms >= idle_needed), F.concat(
+        F.lit("no commit progress for at least "), _duration(idle_ms),
+        F.lit(f" while Empty with records to read (idle_hours={hours_g})")))
+    dead_reasons = F.filter(F.array(no_commit_reason, idle_reason), lambda r: r.isNotNull())
+    dead_codes = F.filter(F.array(F.when(no_commit_reason.isNotNull(), F.lit("no_commits")),
+                                  F.when(idle_reason.isNotNull(), F.lit("idle"))), lambda r: r.isNotNull())
+    idle_line = (F.when(~history, idle_unknown)
+                 .when(idle_since.isNull(), F.concat(
+                     F.lit("not idle by the history: "), F.coalesce(idle_before, F.lit("no stored snapshot")),
+                     F.lit("; idle time counts only while Empty with records to read and no commit progress")))
+                 .otherwise(F.concat(
+                     F.lit("idle for at least "), _duration(idle_ms),
+                     F.lit(": Empty, with records to read and no commit progress, at every stored snapshot since "),
+                     _iso(idle_since),
+                     F.when(idle_before.isNotNull(), F.concat(F.lit(" (before that, "), idle_before, F.lit(")")))
+                     .otherwise(F.lit("")),
+                     F.when(idle_ms < idle_needed, F.lit(f"; less than idle_hours={hours_g}")).otherwise(F.lit("")))))
     empty_since = F.col("empty_since_ms")
     retention_ms = dead.offsets_retention_minutes * 60_000
-    expires = F.when(empty_since.isNotNull() & has_commit & (n_points >= 2), empty_since + retention_ms)
+    expires = F.when(empty_since.isNotNull() & has_commit & history, empty_since + retention_ms)
     is_dead = F.size(dead_reasons) > 0
     empty_evidence = F.filter(F.array(
         F.when(is_dead, F.concat(F.lit("dead: "), F.array_join(dead_reasons, "; ")))
         .otherwise(F.lit("paused: Empty, but no evidence that it is abandoned")),
         F.lit("state Empty: no members"),
         F.when(~plain, F.concat(F.lit("protocol type "), _repr(F.col("protocol_type")),
-                                F.lit(" is not a plain consumer group: a missing commit is not evidence against it"))),
-        F.when(~has_commit, F.lit("no committed offsets"))
-        .when(all_gone, F.concat(F.lit("every committed topic was deleted: "), F.array_join(gone, ", ")))
+                                F.lit(" is not a plain consumer group: neither a missing commit nor a lack of commit "
+                                      "progress is evidence against it"))),
+        F.when(~has_commit, F.lit("no committed offsets")),
+        no_commit_unknown,
+        F.when(all_gone, gone_unknown)
         .when(F.size(gone) > 0, F.concat(_s(F.size(gone)), F.lit(" of "), _s(F.size(committed)),
-                                         F.lit(" committed topics no longer exist: "), F.array_join(gone, ", "))),
-        F.when(n_points < 2, F.lit("no stored history: how long it has been idle is unknown"))
-        .when(last_progress.isNotNull(), F.concat(F.lit("last commit progress "), _hours(idle_ms), F.lit(" ago ("),
-                                                  _iso(last_progress), F.lit(")")))
-        .otherwise(F.concat(F.lit("no commit progress in the "), _hours(covered_ms),
-                            F.lit(" of stored history (since "), _iso(first), F.lit(")"))),
-        F.when((n_points >= 2) & last_progress.isNull() & (covered_ms < idle_needed),
-               F.lit(f"the history is shorter than the {hours_g} h needed to call it idle")),
-        F.when(empty_since.isNotNull() & has_commit,
-               F.when(n_points < 2, F.lit(f"Kafka expires its offsets {dead.offsets_retention_minutes} min after it "
-                                          "became Empty (KIP-211); when that was is not in the history"))
-               .otherwise(F.concat(F.lit("Empty since at least "), _iso(empty_since),
-                                   F.lit(": Kafka will expire its offsets at or before "), _iso(expires),
-                                   F.lit(f" (offsets.retention.minutes={dead.offsets_retention_minutes}, KIP-211)")))),
+                                         F.lit(" committed topics are not in the topic list (not checked by name): "),
+                                         F.array_join(gone, ", "))),
+        F.when(history & last_progress.isNotNull(),
+               F.concat(F.lit("last commit progress "), _duration(progress_ms), F.lit(" ago ("), _iso(last_progress),
+                        F.lit(")")))
+        .when(history, F.concat(F.lit("no commit progress in the "), _duration(covered_ms),
+                                F.lit(" of stored history (since "), _iso(first), F.lit(")"))),
+        idle_line,
+        F.when(has_commit & ~history, F.lit(f"Kafka expires its offsets {dead.offsets_retention_minutes} min after "
+                                            "it became Empty (KIP-211); when that was is not in the history"))
+        .when(has_commit & empty_since.isNotNull(),
+              F.concat(F.lit("Empty since at least "), _iso(empty_since),
+                       F.lit(": Kafka will expire its offsets at or before "), _iso(expires),
+                       F.lit(f" (offsets.retention.minutes={dead.offsets_retention_minutes}, KIP-211)"))),
         permission), lambda r: r.isNotNull())
     state = F.col("state")
     is_dead_state = state == "Dead"
@@ -712,6 +787,7 @@ def _group_status(hist: "DataFrame", verdicts: "DataFrame", as_of_ms: int,
                 .when(is_active, F.array(F.concat(F.lit("state "), state, F.lit(" with "), _s(F.col("members")),
                                                   F.lit(" member(s)")), permission))
                 .otherwise(empty_evidence))
+    none = F.array().cast("array<string>")
     empty_case = in_latest & ~is_dead_state & ~is_active
     return df.select(
         "group_id", F.lit(as_of_ms).alias("as_of_ms"), "last_seen_ms", "first_seen_ms",
@@ -722,11 +798,16 @@ def _group_status(hist: "DataFrame", verdicts: "DataFrame", as_of_ms: int,
         F.when(empty_case, gone).alias("gone_topics"),
         "verdict", "reason", "last_progress_ms",
         (F.lit(as_of_ms) - last_progress).alias("since_progress_ms"),
-        F.when(empty_case & (n_points >= 2), empty_since).alias("empty_since_ms"),
+        F.when(empty_case & history, empty_since).alias("empty_since_ms"),
         F.when(empty_case, expires).alias("expires_at_ms"),
+        F.when(empty_case, idle_since).alias("idle_since_ms"),
         health.alias("health"),
         F.coalesce(empty_case & is_dead & may_delete, F.lit(False)).alias("deletable"),
-        evidence.alias("evidence"))
+        evidence.alias("evidence"),
+        F.when(~in_latest, F.lit(None).cast("array<string>")).when(is_dead_state, F.array(F.lit("state_dead")))
+        .when(is_active, none).otherwise(dead_codes).alias("dead_reasons"),
+        F.when(~in_latest, F.lit(None).cast("array<string>")).when(is_dead_state | is_active, none)
+        .otherwise(cannot_tell).alias("cannot_tell"))
 
 
 def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *, window_minutes: float = 60,
@@ -784,7 +865,8 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
         with _step("dead_candidates", timings):
             (status.where((F.col("health") == "dead") & F.col("deletable"))
              .select("group_id", "as_of_ms", "state", "protocol_type", "committed_topics", "gone_topics",
-                     "last_progress_ms", "since_progress_ms", "empty_since_ms", "expires_at_ms", "evidence")
+                     "last_progress_ms", "since_progress_ms", "empty_since_ms", "expires_at_ms", "idle_since_ms",
+                     "evidence", "dead_reasons")
              .write.mode("overwrite").parquet(paths["dead_candidates"]))
         with _step("summary", timings):  # small reads of the outputs
             pv = spark.read.parquet(paths["partition_verdicts"]).agg(
@@ -820,14 +902,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--min-points", type=int, default=defaults.min_points, help="points needed for WARN (default 3)")
     p.add_argument("--allowed-lag", type=int, default=defaults.allowed_lag, help="lag counted as caught up (default 0)")
     p.add_argument("--idle-hours", type=float, default=dead.idle_hours,
-                   help="no commit progress this long is evidence of death (default 168)")
+                   help="idle (Empty, records to read, no commit progress) this long is evidence of death "
+                        "(default 168)")
     p.add_argument("--offsets-retention-minutes", type=int, default=dead.offsets_retention_minutes,
                    help="the cluster's offsets.retention.minutes (default 10080)")
     p.add_argument("--allow", action="append", default=[], help="group pattern that may be deleted (repeatable)")
     p.add_argument("--deny", action="append", default=[], help="group pattern never deleted (repeatable)")
     p.add_argument("--no-default-deny", action="store_true", help="drop the default system-group deny patterns")
+    p.add_argument("--assume-full-visibility", action="store_true",
+                   help="the snapshots' principal could Describe every topic and group (e.g. a super user): only "
+                        "then is 'no committed offset at all' evidence of death")
     p.add_argument("--gone-after-snapshots", type=int, default=3,
-                   help="a committed topic unread in this many latest snapshots counts as deleted (default 3)")
+                   help="a committed topic unread in this many latest snapshots is reported as possibly deleted "
+                        "(cannot tell: never evidence here) (default 3)")
     return p
 
 
@@ -839,6 +926,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              min_points=args.min_points, allowed_lag=args.allowed_lag)
         dead = DeadGroupRules(idle_hours=args.idle_hours, offsets_retention_minutes=args.offsets_retention_minutes,
                               allow=tuple(args.allow), deny=tuple(args.deny),
+                              assume_full_visibility=args.assume_full_visibility,
                               **({"default_deny": ()} if args.no_default_deny else {}))
     except ConfigurationError as exc:
         print(f"lag_history: {exc}", file=sys.stderr)

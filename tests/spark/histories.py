@@ -119,11 +119,12 @@ def hand_made_history() -> list[dict[str, Any]]:
     rewinder      commit 100+i, back to 40 at 00:55                REWIND
     loser         log start jumps past the commit at 00:55         LOST
     blind         orders[1] unreadable at 00:55                    UNKNOWN
-    old-batch     Empty, commit never moves                        dead, deletable
+    old-batch     Empty, caught up on a quiet topic, never moves   paused (nothing to read: never idle)
+    abandoned     Empty, 4 records to read, commit never moves     STALL; dead (idle), deletable
     weekly        Empty, committed at 00:40                        paused
-    connect-sink  Empty, never moves, protocol "connect"           dead, but a system group
-    orphan        Empty, its only topic unreadable since 00:40     dead (topic deleted), deletable
-    ghost         Empty, no partition at all                       dead (no commit), deletable
+    connect-sink  Empty, never moves, protocol "connect"           paused (not a plain consumer group)
+    orphan        Empty, its only topic unreadable since 00:40     paused (cannot tell: not checked by name)
+    ghost         Empty, no partition at all                       paused (cannot tell: no visible commit)
     """
     rows: list[dict[str, Any]] = []
     for i in range(12):
@@ -139,6 +140,7 @@ def hand_made_history() -> list[dict[str, Any]]:
         rows.append(row(at, "blind", "orders", 1, committed=3, log_end=3, error=i == 11))
         empty = {"state": "Empty", "members": 0}
         rows.append(row(at, "old-batch", "orders", 0, committed=5, log_end=5, **empty))
+        rows.append(row(at, "abandoned", "orders", 0, committed=5, log_end=9, **empty))
         rows.append(row(at, "weekly", "orders", 0, committed=20 if i >= 8 else 10, log_end=20, **empty))
         rows.append(row(at, "connect-sink", "orders", 0, committed=5, log_end=5, protocol_type="connect", **empty))
         rows.append(row(at, "orphan", "old-topic", 0, committed=9 if i >= 10 else 8, log_end=9, error=i >= 8,

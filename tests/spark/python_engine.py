@@ -39,10 +39,12 @@ def group_level(snaps: list[LagSnapshot], rules: VerdictRules) -> dict[str, Grou
     return group_verdicts(snaps, rules, group_ids=every)
 
 
-def dead_reports(snaps: list[LagSnapshot], rules: DeadGroupRules, gone_after_snapshots: int = 3
-                 ) -> dict[str, GroupHealthReport]:
+def dead_reports(snaps: list[LagSnapshot], rules: DeadGroupRules, gone_after_snapshots: int = 3, *,
+                 checked_by_name: bool = False) -> dict[str, GroupHealthReport]:
     """classify_group for each group of the latest snapshot, its row there standing for the
-    live DescribeGroups / OffsetFetch, and the topics read in the last snapshots for the topic list."""
+    live DescribeGroups / OffsetFetch, and the topics read in the last snapshots for the topic list.
+    ``checked_by_name``: as find_dead_groups does, with every topic missing from that list
+    answering UNKNOWN_TOPIC_OR_PARTITION by name (the most the Python engine can conclude)."""
     ordered = sorted(snaps, key=lambda s: s.taken_at_ms)
     latest, earlier = ordered[-1], ordered[:-1]
     recent = ordered[-gone_after_snapshots:]
@@ -53,6 +55,8 @@ def dead_reports(snaps: list[LagSnapshot], rules: DeadGroupRules, gone_after_sna
         desc = description(group_id, lag.state.value, {f"member-{i}": () for i in range(lag.members)},
                            protocol_type=lag.protocol_type)
         committed: dict[TopicPartition, int | None] = {p.tp: p.committed for p in lag.partitions}
+        checks = {p.topic: "exists" if p.topic in existing else "absent" for p in lag.partitions}
         out[group_id] = classify_group(group_id, desc, offsets(group_id, committed), existing,
-                                       history_points(earlier, group_id), rules, now_ms=latest.taken_at_ms)
+                                       history_points(earlier, group_id), rules, now_ms=latest.taken_at_ms,
+                                       topic_checks=checks if checked_by_name else None)
     return out

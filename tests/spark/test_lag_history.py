@@ -50,8 +50,8 @@ def test_outputs_and_summary(hand):
     result, out = hand
     assert result.as_of_ms == T0 + 55 * MINUTE and result.windows == 1
     assert result.rows == {name: len(rows) for name, rows in out.items()}
-    assert result.rows["group_status"] == 12 and result.rows["partition_verdicts"] == 13
-    assert result.verdicts == {"OK": 5, "WARN": 1, "STOP": 1, "STALL": 1, "REWIND": 1, "LOST": 1, "UNKNOWN": 2}
+    assert result.rows["group_status"] == 13 and result.rows["partition_verdicts"] == 14
+    assert result.verdicts == {"OK": 5, "WARN": 1, "STOP": 1, "STALL": 2, "REWIND": 1, "LOST": 1, "UNKNOWN": 2}
 
 
 def test_lag_percentiles_over_the_window(hand):
@@ -85,6 +85,8 @@ def test_every_verdict_with_its_reason(hand):
         ("blind", "orders", 0): ("OK", "caught up"),
         ("blind", "orders", 1): ("UNKNOWN", "its offsets could not be read in the latest snapshot"),
         ("old-batch", "orders", 0): ("OK", "caught up"),
+        ("abandoned", "orders", 0): ("STALL", "committed offset stuck at 5 for 30.0 min with 4 records to read "
+                                              "(the log end is not moving)"),
         ("weekly", "orders", 0): ("OK", "caught up"),
         ("connect-sink", "orders", 0): ("OK", "caught up"),
         ("orphan", "old-topic", 0): ("UNKNOWN", "its offsets could not be read in the latest snapshot"),
@@ -118,28 +120,45 @@ def test_dead_candidates_paused_and_system_groups(hand):
     _, out = hand
     status = {r.group_id: r for r in out["group_status"]}
     candidates = {r.group_id: r for r in out["dead_candidates"]}
-    assert set(candidates) == {"old-batch", "orphan", "ghost"}
-    assert list(candidates["old-batch"].evidence) == [
-        "dead: no commit progress for at least 0.9 h (>= 0.5 h)",
+    assert set(candidates) == {"abandoned"}
+    abandoned = candidates["abandoned"]
+    assert list(abandoned.evidence) == [
+        "dead: no commit progress for at least 55 min while Empty with records to read (idle_hours=0.5)",
         "state Empty: no members",
-        "no commit progress in the 0.9 h of stored history (since 2024-05-01 00:00 UTC)",
+        "no commit progress in the 55 min of stored history (since 2024-05-01 00:00 UTC)",
+        "idle for at least 55 min: Empty, with records to read and no commit progress, at every stored snapshot "
+        "since 2024-05-01 00:00 UTC",
         "Empty since at least 2024-05-01 00:00 UTC: Kafka will expire its offsets at or before 2024-05-08 00:00 UTC "
         "(offsets.retention.minutes=10080, KIP-211)",
         "matches no deny pattern",
     ]
-    assert (candidates["old-batch"].empty_since_ms, candidates["old-batch"].expires_at_ms) == (T0, T0 + 7 * 24 * HOUR)
-    assert candidates["orphan"].evidence[0] == "dead: every topic it committed to was deleted"
-    assert list(candidates["orphan"].gone_topics) == ["old-topic"]
-    assert candidates["ghost"].evidence[0] == ("dead: it has no committed offset at all; no commit progress for at "
-                                               "least 0.9 h (>= 0.5 h)")
-    weekly = status["weekly"]  # paused: Empty, but it committed 15 minutes ago (0.25 h prints as 0.2, as Python does)
+    assert list(abandoned.dead_reasons) == ["idle"]
+    assert (abandoned.empty_since_ms, abandoned.expires_at_ms, abandoned.idle_since_ms) == (
+        T0, T0 + 7 * 24 * HOUR, T0)
+    # caught up on a quiet topic: as Empty and unmoving as "abandoned", but nothing to read, so never idle
+    quiet = status["old-batch"]
+    assert (quiet.health, quiet.deletable, quiet.idle_since_ms) == ("paused", False, None)
+    assert ("not idle by the history: it had nothing to read at 2024-05-01 00:50 UTC (caught up on every "
+            "partition); idle time counts only while Empty with records to read and no commit progress"
+            ) in quiet.evidence
+    # its only topic unread in the last snapshots: not checked by name here, so cannot tell (the Python
+    # engine's find_dead_groups checks it by name; this job never has more candidates than that)
+    orphan = status["orphan"]
+    assert (orphan.health, orphan.deletable, list(orphan.dead_reasons)) == ("paused", False, [])
+    assert list(orphan.cannot_tell) == [
+        "cannot tell whether every committed topic was deleted: old-topic not in the topic list (which leaves out "
+        "topics the principal may not Describe) and not checked by name"]
+    ghost = status["ghost"]  # no visible commit: evidence only under assume_full_visibility
+    assert (ghost.health, ghost.deletable) == ("paused", False)
+    assert ghost.cannot_tell[0].startswith("cannot tell whether it has no committed offset at all")
+    weekly = status["weekly"]  # paused: Empty, but it committed 15 minutes ago
     assert (weekly.health, weekly.deletable) == ("paused", False)
-    assert "last commit progress 0.2 h ago (2024-05-01 00:40 UTC)" in weekly.evidence
-    system = status["connect-sink"]  # as idle as old-batch, but a system group
-    assert (system.health, system.deletable) == ("dead", False)
+    assert "last commit progress 15 min ago (2024-05-01 00:40 UTC)" in weekly.evidence
+    system = status["connect-sink"]  # idle, but "connect" is not a plain consumer protocol: never dead for that
+    assert (system.health, system.deletable) == ("paused", False)
     assert system.evidence[-1] == "matches the default deny pattern 'connect-*' (a system group): not deletable"
-    assert "protocol type 'connect' is not a plain consumer group: a missing commit is not evidence against it" \
-        in system.evidence
+    assert ("protocol type 'connect' is not a plain consumer group: neither a missing commit nor a lack of commit "
+            "progress is evidence against it") in system.evidence
     assert (status["caught"].health, status["caught"].deletable) == ("active", False)
 
 
@@ -150,14 +169,17 @@ def test_hand_made_dead_groups_equal_the_python_engine(hand):
     assert set(python) == set(spark)
     for group_id, report in python.items():
         row = spark[group_id]
-        assert (row.health, row.deletable, list(row.evidence)) == (report.health.value, report.deletable,
-                                                                    list(report.evidence)), group_id
+        assert (row.health, row.deletable, list(row.evidence), list(row.dead_reasons), list(row.cannot_tell),
+                row.idle_since_ms) == (report.health.value, report.deletable, list(report.evidence),
+                                       list(report.dead_reasons), list(report.cannot_tell), report.idle_since_ms), group_id
 
 
 # -- parity with the Python engine on a generated history ------------------------------------------
 
 PARITY_RULES = VerdictRules(window_ms=25 * MINUTE, stuck_after_ms=10 * MINUTE, min_points=3, allowed_lag=1)
-PARITY_DEAD = DeadGroupRules(idle_hours=1.0, deny=("app-13",))
+# assume_full_visibility: so that "no committed offset at all" is evidence here too (the hand-made
+# history covers the default, cannot tell)
+PARITY_DEAD = DeadGroupRules(idle_hours=0.5, deny=("app-13",), assume_full_visibility=True)
 
 
 @pytest.fixture(scope="module")
@@ -200,13 +222,19 @@ def test_dead_group_evidence_equals_the_python_engine(parity):
     status = {r.group_id: r for r in out["group_status"]}
     for group_id, report in python.items():
         row = status[group_id]
-        assert (row.health, row.deletable, list(row.evidence), row.empty_since_ms, row.expires_at_ms) == (
+        assert (row.health, row.deletable, list(row.evidence), row.empty_since_ms, row.expires_at_ms,
+                list(row.dead_reasons), list(row.cannot_tell), row.idle_since_ms) == (
             report.health.value, report.deletable, list(report.evidence), report.empty_since_ms,
-            report.expires_at_ms), group_id
+            report.expires_at_ms, list(report.dead_reasons), list(report.cannot_tell), report.idle_since_ms), group_id
         if report.health.value != "active":
             assert row.last_progress_ms == report.last_progress_ms, group_id
     assert {r.health.value for r in python.values()} == {"active", "paused", "dead"}
     assert {r.group_id for r in out["dead_candidates"]} == {g for g, r in python.items() if r.deletable}
+    # The job checks no topic by name, so "every committed topic was deleted" never fires in it. The Python
+    # engine checks by name: at most it finds every missing topic absent, and then it has at least the job's
+    # candidates (the job is never less conservative than the engine).
+    checked = python_engine.dead_reports(python_engine.snapshots(rows), PARITY_DEAD, checked_by_name=True)
+    assert {r.group_id for r in out["dead_candidates"]} <= {g for g, r in checked.items() if r.deletable}
     missing = [g for g, r in status.items() if not r.in_latest_snapshot]
     assert missing and all(status[g].health is None and not status[g].deletable for g in missing)
 
