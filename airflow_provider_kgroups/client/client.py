@@ -12,6 +12,7 @@ from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, Failure
 from .handlers.delete_groups import DeleteGroupsHandler
 from .handlers.describe_groups import NOT_A_CONSUMER_GROUP, ConsumerGroupDescribeHandler, DescribeGroupsHandler
 from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler, RecordTimestamp
+from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES, FetchRecordsHandler
 from .handlers.list_groups import ListGroupsHandler
 from .handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED, ListOffsetsHandler
 from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
@@ -19,7 +20,7 @@ from .handlers.offset_fetch import OffsetFetchHandler
 from .lookup import CoordinatorLookup, LeaderLookup
 from .results import (
     CommittedOffset, GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, ListGroupsResult,
-    TopicDescription,
+    RecordPage, TopicDescription,
     TopicPartition,
 )
 from .selection import validate_group_ids
@@ -270,6 +271,29 @@ class AsyncGroupsClient:
                     failures[tp] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"Fetch made no progress at offset {offsets[0]}")
             wanted, budgets, starts = next_wanted, handler.budgets, handler.next_starts
         return KeyedResults(values, failures)
+
+    async def fetch_records(self, positions: Mapping[TopicPartition, int], *, read_committed: bool = False,
+                            page_bytes: int = DEFAULT_RECORD_PAGE_BYTES, budgets: dict[TopicPartition, int] | None = None,
+                            timeout_s: float | None = None) -> KeyedResults[TopicPartition, RecordPage]:
+        """One page of records per partition from ``positions[tp]``: one Fetch per leader for all
+        its partitions, about ``page_bytes`` per partition (grown for a batch that does not fit;
+        pass the same ``budgets`` dict to the next call to keep the grown size). Reading a whole
+        range, with gap and retention checks: :class:`~.records.RangeReader`."""
+        tps = _partitions(positions)
+        for tp in tps:
+            offset = positions[tp]
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+                raise ConfigurationError(f"fetch offset {offset!r} for {tp} is not an int >= 0.")
+        if isinstance(page_bytes, bool) or not isinstance(page_bytes, int) or page_bytes < 1024:
+            raise ConfigurationError(f"page_bytes must be an int >= 1024, got {page_bytes!r}.")
+        if not tps:
+            return KeyedResults()
+        budgets = budgets if budgets is not None else {}
+        for tp in tps:
+            budgets.setdefault(tp, page_bytes)
+        handler = FetchRecordsHandler(self._leaders, {tp: positions[tp] for tp in tps},
+                                      READ_COMMITTED if read_committed else READ_UNCOMMITTED, budgets)
+        return await self._run(self._call(timeout_s), handler, tps)
 
     async def describe_topics(self, topics: Iterable[str] | None = None,
                               timeout_s: float | None = None) -> dict[str, TopicDescription]:

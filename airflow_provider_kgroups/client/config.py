@@ -280,6 +280,26 @@ def config_from_kafka_properties(properties: Mapping[str, Any], **overrides: Any
     return ClientConfig.create(options.pop("bootstrap_servers", None), **options)
 
 
+def config_to_kafka_properties(config: ClientConfig) -> dict[str, str]:
+    """The inverse of :func:`config_from_kafka_properties`: ``config`` as Java/librdkafka
+    properties (secrets included: for a file of mode 0600, never for a log)."""
+    out = {"bootstrap.servers": ",".join(str(b) for b in config.bootstrap_servers), "client.id": config.client_id,
+           "security.protocol": config.security_protocol}
+    by_option = {option: key for key, option in KAFKA_TRANSLATED.items()
+                 if key not in ("metadata.broker.list", "sasl.mechanisms", "bootstrap.servers")}
+    for option, key in by_option.items():
+        value = getattr(config, option)
+        if value is not None and key not in out:
+            out[key] = str(value)
+    for key, option in (("socket.connection.setup.timeout.ms", "connect_timeout_s"),
+                        ("request.timeout.ms", "request_timeout_s"), ("default.api.timeout.ms", "call_timeout_s"),
+                        ("retry.backoff.ms", "retry_backoff_s"), ("retry.backoff.max.ms", "retry_backoff_max_s")):
+        out[key] = str(round(getattr(config, option) * 1000))
+    if not config.ssl_check_hostname:
+        out["ssl.endpoint.identification.algorithm"] = "none"
+    return out
+
+
 def read_properties_file(path: str) -> dict[str, str]:
     """A Java-style ``key=value`` client.properties file (``#`` comments)."""
     try:

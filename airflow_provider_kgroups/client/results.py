@@ -221,6 +221,38 @@ class ListedOffset:
 
 
 @dataclass(frozen=True, slots=True)
+class FetchedRecord:
+    """One record as a consumer reads it (Spark's Kafka source columns, less topic/partition)."""
+
+    offset: int
+    timestamp_ms: int
+    timestamp_type: int  # 0 create time, 1 log-append time (Spark's ``timestampType``)
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPage:
+    """What one bounded Fetch returned for a partition, from ``fetch_offset`` on.
+
+    ``records`` are the records a consumer would read (data batches only); ``skipped`` the
+    offset ranges (first, last) of transaction markers and, with read_committed, aborted
+    records: offsets that exist but are never read. Offsets in neither (below ``next_offset``)
+    are gone (compaction). ``out_of_range``: ``fetch_offset`` is below the log start (deleted
+    by retention) or past the log end."""
+
+    fetch_offset: int
+    records: tuple[FetchedRecord, ...]
+    skipped: tuple[tuple[int, int], ...]
+    next_offset: int  # where the next page starts: after the last complete batch
+    high_watermark: int
+    last_stable_offset: int
+    log_start: int
+    out_of_range: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class TopicDescription:
     name: str
     partitions: Mapping[int, int]  # partition -> leader id (-1 when none)

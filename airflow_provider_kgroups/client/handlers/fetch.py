@@ -84,39 +84,64 @@ class ReadableRecord:
     clean_from: int
 
 
+class BatchKind(Enum):
+    DATA = "data"
+    CONTROL = "control"  # transaction markers: never returned to a consumer
+    ABORTED = "aborted"  # records of an aborted transaction (only when their aborts were given)
+
+
+class PageBatches:
+    """The batches of one fetched page, each with what a consumer makes of it. With
+    ``aborted`` (the response's aborted transactions, for read_committed), transactional
+    batches of a producer between its abort entry and its abort marker are ABORTED.
+    After iterating, :attr:`truncated` tells whether bytes of a partial batch were left."""
+
+    def __init__(self, records: bytes | None, aborted: Iterable | None = None) -> None:
+        self._memory = MemoryRecords(bytes(records)) if records else None
+        self._aborted = aborted
+
+    def __iter__(self):
+        if self._memory is None:
+            return
+        memory = self._memory
+        pending_aborts = sorted((a.first_offset, a.producer_id) for a in (self._aborted or ()))
+        aborted_producers: set[int] = set()
+        while memory.has_next():
+            batch = memory.next_batch()
+            last = getattr(batch, "last_offset", None)
+            while pending_aborts and last is not None and pending_aborts[0][0] <= last:
+                aborted_producers.add(heapq.heappop(pending_aborts)[1])
+            producer = getattr(batch, "producer_id", -1)
+            if getattr(batch, "is_control_batch", False):
+                for marker in batch:
+                    if getattr(marker, "abort", False):
+                        aborted_producers.discard(producer)
+                yield BatchKind.CONTROL, batch
+            elif getattr(batch, "is_transactional", False) and producer in aborted_producers:
+                yield BatchKind.ABORTED, batch
+            else:
+                yield BatchKind.DATA, batch
+
+    @property
+    def truncated(self) -> bool:
+        return self._memory is not None and self._memory.valid_bytes() < self._memory.size_in_bytes()
+
+
 def scan_page(records: bytes | None, aborted: Iterable | None = None) -> tuple[list[ReadableRecord], int | None]:
     """The readable records of one fetched page, in offset order, and the offset after the
     last complete batch (None when there was none). Raises :class:`_Truncated` when the
     bytes hold only part of a batch."""
-    if not records:
-        return [], None
-    memory = MemoryRecords(bytes(records))
-    pending_aborts = sorted((a.first_offset, a.producer_id) for a in (aborted or ()))
-    aborted_producers: set[int] = set()
+    batches = PageBatches(records, aborted)
     readable: list[ReadableRecord] = []
     seen_end: int | None = None  # the offset after the last thing seen
     skipped_from: int | None = None  # start of the run of markers/aborted offsets ending at seen_end
 
-    def skip(first: int, last: int) -> None:
-        nonlocal seen_end, skipped_from
-        if seen_end is None or first > seen_end:
-            skipped_from = first
-        seen_end = max(seen_end or 0, last + 1)
-
-    while memory.has_next():
-        batch = memory.next_batch()
+    for kind, batch in batches:
         last = getattr(batch, "last_offset", None)
-        while pending_aborts and last is not None and pending_aborts[0][0] <= last:
-            aborted_producers.add(heapq.heappop(pending_aborts)[1])
-        producer = getattr(batch, "producer_id", -1)
-        if getattr(batch, "is_control_batch", False):
-            for marker in batch:
-                if getattr(marker, "abort", False):
-                    aborted_producers.discard(producer)
-            skip(batch.base_offset, last)
-            continue
-        if getattr(batch, "is_transactional", False) and producer in aborted_producers:
-            skip(batch.base_offset, last)
+        if kind is not BatchKind.DATA:
+            if seen_end is None or batch.base_offset > seen_end:
+                skipped_from = batch.base_offset
+            seen_end = max(seen_end or 0, last + 1)
             continue
         for record in batch:
             clean = skipped_from if seen_end == record.offset and skipped_from is not None else record.offset
@@ -125,7 +150,7 @@ def scan_page(records: bytes | None, aborted: Iterable | None = None) -> tuple[l
             seen_end, skipped_from = record.offset + 1, record.offset + 1
         if last is not None:
             seen_end = max(seen_end or 0, last + 1)
-    if memory.valid_bytes() < memory.size_in_bytes() and seen_end is None:
+    if batches.truncated and seen_end is None:
         raise _Truncated()
     return readable, seen_end
 

@@ -167,6 +167,8 @@ class Record:
     timestamp: int
     key: bytes | None = None
     value: bytes | None = None
+    producer_id: int = -1  # >= 0: written in a transaction
+    control: int | None = None  # a transaction marker: 0 abort, 1 commit (ControlRecordType)
 
 
 @dataclass
@@ -184,6 +186,9 @@ class Partition:
     end: int = 0  # log end offset = high watermark (one replica)
     last_stable: int | None = None  # read_committed bound; None = end
     records: list[Record] = field(default_factory=list)
+    #: aborted transactions (producer id, first offset, last offset incl. its marker), as Kafka's
+    #: transaction index keeps them (``ProducerStateManager`` / ``TransactionIndex``)
+    aborted_txns: list[tuple[int, int, int]] = field(default_factory=list)
     _offsets: list[int] = field(default_factory=list, repr=False)
 
     @property

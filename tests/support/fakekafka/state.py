@@ -111,6 +111,24 @@ class ClusterState:
             if topic is not None:
                 self.topics_by_id.pop(topic.topic_id, None)
 
+    def append_transaction(self, topic: str, partition: int, values: Sequence[bytes], *, producer_id: int,
+                           commit: bool, timestamp_ms: int | None = None) -> tuple[int, int]:
+        """One transaction's records followed by its marker (a control batch), as a transactional
+        producer and the coordinator's WriteTxnMarkers leave them in the log; an abort is also
+        recorded in the partition's aborted-transaction index. Returns (first offset, new end)."""
+        with self.lock:
+            part = self._partition(topic, partition)
+            first = part.end
+            ts = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+            for i, value in enumerate(values):
+                part.add_record(Record(offset=first + i, timestamp=ts, value=value, producer_id=producer_id))
+            marker = first + len(values)
+            part.add_record(Record(offset=marker, timestamp=ts, producer_id=producer_id, control=1 if commit else 0))
+            if not commit:
+                part.aborted_txns.append((producer_id, first, marker))
+            part.end = marker + 1
+            return first, part.end
+
     def append(self, topic: str, partition: int, n: int = 1, *,
                timestamp_ms: int | Sequence[int] | Callable[[int], int] | None = None,
                value: bytes | Callable[[int], bytes | None] | None = None,
@@ -150,6 +168,15 @@ class ClusterState:
                 part.truncate_before(start)
             if last_stable is not None:
                 part.last_stable = last_stable
+
+    def compact(self, topic: str, partition: int, offsets: Sequence[int]) -> None:
+        """Remove the records at ``offsets`` and keep every other offset, as Kafka's log cleaner
+        does for superseded keys (``LogCleaner``: offsets are never reassigned, so gaps remain)."""
+        with self.lock:
+            part = self._partition(topic, partition)
+            gone = set(offsets)
+            kept = [r for r in part.records if r.offset not in gone]
+            part.records, part._offsets = kept, [r.offset for r in kept]
 
     def move_leader(self, topic: str, partition: int, node: int) -> None:
         """Make ``node`` the partition leader (bumps the leader epoch)."""

@@ -1,5 +1,8 @@
 """Partition-log APIs answered by the partition leader: ListOffsets, a basic Fetch, and a
-basic Produce (appends the records with their timestamps; no idempotence/transactions)."""
+basic Produce (appends the records with their timestamps; no idempotence/transactions).
+Transactions seeded with ``append_transaction`` are served as Kafka serves them: one batch per
+run of a producer's records, control batches for markers, and, for read_committed, the
+aborted transactions overlapping the fetched range (``UnifiedLog.collectAbortedTransactions``)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from kafka.protocol.api_key import ApiKey
 from kafka.protocol.consumer import FetchResponse, ListOffsetsResponse
 from kafka.protocol.producer import ProduceResponse
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.util import calc_crc32c
 from kafka.record.memory_records import MemoryRecords
 
 from ..codec import Err
@@ -86,25 +90,69 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 
 
+_ATTRIBUTES_OFFSET, _CRC_OFFSET, _CONTROL_FLAG = 21, 17, 0x20
+_CONTROL_KEY = struct.Struct(">hh")  # version 0, type (0 abort, 1 commit): ControlRecordType
+_CONTROL_VALUE = struct.Struct(">hi")  # version 0, coordinator epoch: EndTransactionMarker
+
+
+def _one_batch(records: list[Record], max_bytes: int, leader_epoch: int) -> tuple[bytes, int]:
+    """One v2 batch of ``records`` (same producer and kind) holding at least the first; returns
+    (bytes, how many records it holds)."""
+    base = records[0].offset
+    producer = records[0].producer_id
+    transactional = producer >= 0
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
+                                        producer_id=producer, producer_epoch=0 if transactional else -1,
+                                        base_sequence=0 if transactional else -1, batch_size=max(max_bytes, 1))
+    count = 0
+    for record in records:
+        if record.control is not None:
+            key, value = _CONTROL_KEY.pack(0, record.control), _CONTROL_VALUE.pack(0, 0)
+        else:
+            key, value = record.key, record.value
+        if builder.append(record.offset - base, timestamp=record.timestamp, key=key, value=value,
+                          headers=[]) is None:
+            break
+        count += 1
+    buf = builder.build()
+    _BASE_OFFSET.pack_into(buf, 0, base)
+    _LEADER_EPOCH.pack_into(buf, 12, leader_epoch)
+    if records[0].control is not None:  # the builder has no control flag: set it and sign again
+        attributes = struct.unpack_from(">h", buf, _ATTRIBUTES_OFFSET)[0] | _CONTROL_FLAG
+        struct.pack_into(">h", buf, _ATTRIBUTES_OFFSET, attributes)
+        struct.pack_into(">I", buf, _CRC_OFFSET, calc_crc32c(memoryview(buf)[_ATTRIBUTES_OFFSET:]))
+    return bytes(buf), count
+
+
 def build_record_batch(records: list[Record], max_bytes: int, leader_epoch: int = 0) -> bytes:
-    """One v2 record batch holding ``records`` (at least the first, then while it fits).
+    """Record batches for ``records``: a new batch at each change of producer or between data
+    and markers; at least the first batch, then while the bytes fit ``max_bytes``.
 
     The builder writes offset deltas and leaves the base offset and leader epoch to the
     broker, which is us: both sit before the CRC'd part of the header.
     """
-    if not records:
-        return b""
-    base = records[0].offset
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-                                        producer_epoch=-1, base_sequence=-1, batch_size=max(max_bytes, 1))
-    for record in records:
-        if builder.append(record.offset - base, timestamp=record.timestamp, key=record.key, value=record.value,
-                          headers=[]) is None:
+    out = b""
+    i = 0
+    while i < len(records):
+        kind = (records[i].producer_id, records[i].control is not None)
+        j = i
+        while j < len(records) and (records[j].producer_id, records[j].control is not None) == kind:
+            j += 1
+        data, count = _one_batch(records[i:j], max_bytes - len(out), leader_epoch)
+        if out and len(out) + len(data) > max_bytes:
             break
-    buf = builder.build()
-    _BASE_OFFSET.pack_into(buf, 0, base)
-    _LEADER_EPOCH.pack_into(buf, 12, leader_epoch)
-    return bytes(buf)
+        out += data
+        if count < j - i:
+            break
+        i = j
+    return out
+
+
+def _aborted_overlapping(part: Partition, fetch_offset: int, upper: int) -> list | None:
+    """The aborted transactions a read_committed consumer needs for [fetch_offset, upper)."""
+    T = FetchResponse.FetchableTopicResponse.PartitionData.AbortedTransaction
+    return [T(producer_id=pid, first_offset=first) for pid, first, last in part.aborted_txns
+            if first < upper and last >= fetch_offset]
 
 
 def fetch(ctx: RequestContext) -> Any:
@@ -144,8 +192,9 @@ def fetch(ctx: RequestContext) -> Any:
                 if records and budget > 0 else b""
             budget -= len(data)
             any_records = any_records or bool(data)
+            aborted = _aborted_overlapping(part, p.fetch_offset, limit) if isolation == 1 else None
             rows.append(P(partition_index=p.partition, error_code=0, high_watermark=part.end,
-                          last_stable_offset=part.lso, log_start_offset=part.log_start, aborted_transactions=None,
+                          last_stable_offset=part.lso, log_start_offset=part.log_start, aborted_transactions=aborted,
                           preferred_read_replica=-1, records=data))
         topics.append(T(topic=t.topic, topic_id=getattr(t, "topic_id", None), partitions=rows))
     if not any_records and req.max_wait_ms > 0:

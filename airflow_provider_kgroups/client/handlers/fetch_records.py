@@ -1,0 +1,115 @@
+"""Fetch, for reading records: one page per partition from a given offset.
+
+One request per partition leader carrying all its partitions, no fetch session
+(``session_epoch=-1``), ``max_wait_ms=1`` (see :mod:`.fetch` for why not 0), and a byte budget
+per partition. Paging over a range is the caller's loop (:mod:`..records`); this handler
+answers one page per partition and says where the next one starts.
+
+A first batch larger than the budget comes back truncated (KIP-74): the partition is asked
+again with four times the budget, up to :data:`MAX_PARTITION_BYTES`, as the timestamp handler
+does. Batches are classified by :class:`.fetch.PageBatches` (data, transaction markers,
+aborted records with read_committed), the same reading the lag-in-seconds fetch uses.
+"""
+
+from __future__ import annotations
+
+from ..driver import Outcome, RequestPlan
+from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
+from ..lookup import LeaderLookup
+from ..protocol import FetchRequest
+from ..results import FetchedRecord, RecordPage, TopicPartition
+from .common import missing_from_response
+from .fetch import _LEADER_EPOCH_ERRORS, FETCH_MAX_WAIT_MS, MAX_PARTITION_BYTES, MIN_FETCH_VERSION, BatchKind, PageBatches
+from .list_offsets import READ_COMMITTED
+
+DEFAULT_RECORD_PAGE_BYTES = 1024 * 1024
+
+
+class FetchRecordsHandler:
+    """Keys are partitions; ``positions[tp]`` is where the page starts. ``budgets`` (bytes per
+    partition) is shared with the caller, so a grown budget carries over to the next page."""
+
+    request_class = FetchRequest
+
+    def __init__(self, lookup: LeaderLookup, positions: dict[TopicPartition, int], isolation_level: int,
+                 budgets: dict[TopicPartition, int]) -> None:
+        self.lookup = lookup
+        self._positions = positions
+        self._isolation = isolation_level
+        self.budgets = budgets
+
+    def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
+        if version < MIN_FETCH_VERSION:
+            raise ValueError(f"Fetch v{version} is below v{MIN_FETCH_VERSION}: the broker is too old "
+                             "for record batches v2 with isolation levels")
+        by_topic: dict[str, list[TopicPartition]] = {}
+        for tp in sorted(tps):
+            by_topic.setdefault(tp.topic, []).append(tp)
+        fetch_topic = FetchRequest.FetchTopic
+        request = FetchRequest(
+            replica_id=-1, max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1,
+            max_bytes=min(2**31 - 1, sum(self.budgets[tp] for tp in tps)),
+            isolation_level=self._isolation, session_id=0, session_epoch=-1,
+            topics=[fetch_topic(topic=topic, partitions=[
+                fetch_topic.FetchPartition(partition=tp.partition, fetch_offset=self._positions[tp],
+                                           partition_max_bytes=self.budgets[tp])
+                for tp in parts]) for topic, parts in by_topic.items()],
+        )
+        return [RequestPlan(request, version, tuple(tps))]
+
+    def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, RecordPage]:
+        outcome: Outcome[TopicPartition, RecordPage] = Outcome()
+        top_error = getattr(response, "error_code", 0) or 0
+        if top_error:
+            failure = Failure(top_error, "Fetch failed for the whole request")
+            return Outcome(failed={tp: failure for tp in plan.keys})
+        for topic in response.responses:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.topic, p.partition_index)
+                if tp in plan.key_set:
+                    self._read_partition(outcome, tp, p)
+        missing_from_response(outcome, plan.keys,
+                              set(outcome.completed) | set(outcome.failed) | outcome.unmapped | outcome.retry,
+                              "Fetch")
+        return outcome
+
+    def _read_partition(self, outcome: Outcome, tp: TopicPartition, p) -> None:
+        start = self._positions[tp]
+        marks = {"high_watermark": p.high_watermark, "log_start": getattr(p, "log_start_offset", -1),
+                 "last_stable_offset": getattr(p, "last_stable_offset", -1)}
+        if p.error_code in REFRESH_LEADER or p.error_code in _LEADER_EPOCH_ERRORS:
+            outcome.requeue(tp, Failure(p.error_code), relookup=True)
+            return
+        if p.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            outcome.completed[tp] = RecordPage(start, (), (), start, out_of_range=True, **marks)
+            return
+        if p.error_code != ErrorCode.NONE:
+            outcome.failed[tp] = Failure(p.error_code)
+            return
+        records: list[FetchedRecord] = []
+        skipped: list[tuple[int, int]] = []
+        next_offset = start
+        try:
+            batches = PageBatches(p.records, p.aborted_transactions if self._isolation == READ_COMMITTED else None)
+            for kind, batch in batches:
+                if kind is BatchKind.DATA:
+                    records.extend(FetchedRecord(r.offset, r.timestamp, r.timestamp_type, r.key, r.value,
+                                                 tuple(r.headers or ())) for r in batch if r.offset >= start)
+                else:
+                    skipped.append((batch.base_offset, batch.last_offset))
+                next_offset = max(next_offset, batch.last_offset + 1)
+            truncated_first = batches.truncated and next_offset == start
+        except Exception as exc:  # noqa: BLE001 - a codec we lack (lz4, zstd, snappy) or a corrupt batch
+            outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"cannot decode records at offset {start}: "
+                                                             f"{type(exc).__name__}: {exc}")
+            return
+        if truncated_first:
+            if self.budgets[tp] >= MAX_PARTITION_BYTES:
+                outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"the record batch at offset {start} is larger "
+                                                                 f"than {MAX_PARTITION_BYTES} bytes")
+            else:
+                self.budgets[tp] = min(MAX_PARTITION_BYTES, self.budgets[tp] * 4)
+                outcome.requeue(tp, Failure(CLIENT_UNSUPPORTED, "record batch larger than the byte budget"),
+                                relookup=False)
+            return
+        outcome.completed[tp] = RecordPage(start, tuple(records), tuple(skipped), next_offset, **marks)

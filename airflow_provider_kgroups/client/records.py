@@ -1,0 +1,124 @@
+"""Reading exactly one offset range of one partition, page by page, and accounting for every
+offset in it.
+
+Each offset in ``[start, end)`` ends up as exactly one of: a record read; a skipped offset
+(a transaction marker, or with read_committed a record of an aborted transaction: offsets a
+consumer never returns either); or a **gap**: deleted by retention (below the log start
+offset) or missing from a compacted log. A gap raises :class:`RecordsUnavailable` naming
+the partition and the offsets, unless gaps are allowed, in which case they are counted in
+:attr:`RangeReader.gaps`. A range that reaches past what can be read (the high watermark, or
+the last stable offset with read_committed) fails before anything is read from it.
+"""
+
+from __future__ import annotations
+
+from typing import AsyncIterator
+
+from .errors import ConfigurationError, KafkaGroupsError
+from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
+from .results import FetchedRecord, RecordPage, TopicPartition
+
+
+class RecordsUnavailable(KafkaGroupsError):
+    """Records of the requested range cannot be read as asked; the message names the
+    partition, the offsets and why."""
+
+
+class RangeReader:
+    """``async for records in RangeReader(client, tp, 0, 100).pages(): ...``"""
+
+    def __init__(self, client, tp: TopicPartition, start: int, end: int, *, read_committed: bool = False,
+                 allow_gaps: bool = False, page_bytes: int = DEFAULT_RECORD_PAGE_BYTES,
+                 page_timeout_s: float | None = None, gap_hint: str = "allow gaps to read around them") -> None:
+        for name, value in (("start", start), ("end", end)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigurationError(f"{tp}: {name} offset must be an int >= 0, got {value!r}.")
+        if start > end:
+            raise ConfigurationError(f"{tp}: start offset {start} is after end offset {end} (the end is exclusive).")
+        self.client = client
+        self.tp = tp
+        self.start, self.end = start, end
+        self.read_committed = read_committed
+        self.allow_gaps = allow_gaps
+        self.page_bytes = page_bytes
+        self.page_timeout_s = page_timeout_s
+        self.gap_hint = gap_hint
+        self.records = 0
+        self.skipped = 0
+        self.gaps: list[tuple[int, int, str]] = []  # (first, last, why), offsets inclusive
+        self.requests = 0
+        self._covered = start  # every offset below this is accounted for
+
+    async def pages(self) -> AsyncIterator[list[FetchedRecord]]:
+        position = self.start
+        budgets = {self.tp: self.page_bytes}
+        while position < self.end:
+            page = await self._page(position, budgets)
+            if page.out_of_range:
+                position = self._out_of_range(position, page)
+                continue
+            readable_end = self._readable_end(page)
+            if self.end > readable_end:
+                what = "last stable offset" if self.read_committed else "high watermark"
+                raise RecordsUnavailable(f"{self.tp}: the range ends at {self.end} (exclusive), beyond the partition's "
+                                         f"{what} {readable_end}: those records do not exist (yet)")
+            if page.next_offset <= position:
+                # A leader answers a fetch inside [log start, high watermark) with the batch holding
+                # the offset or the next one: nothing at all means nothing is left up to the end.
+                position = min(self.end, readable_end)
+                self._gap(self._covered, position - 1, "missing from the log (compacted)")
+                continue
+            records = [r for r in page.records if r.offset < self.end]
+            self._account(page, records)
+            position = page.next_offset
+            if records:
+                self.records += len(records)
+                yield records
+        if self._covered < self.end:
+            self._gap(self._covered, self.end - 1, "missing from the log (compacted)")
+
+    async def _page(self, position: int, budgets: dict) -> RecordPage:
+        self.requests += 1
+        result = await self.client.fetch_records({self.tp: position}, read_committed=self.read_committed,
+                                                 page_bytes=self.page_bytes, budgets=budgets,
+                                                 timeout_s=self.page_timeout_s)
+        if self.tp in result.failures:
+            raise KafkaGroupsError(f"{self.tp}: Fetch at offset {position} failed: {result.failures[self.tp]}")
+        return result.values[self.tp]
+
+    def _readable_end(self, page: RecordPage) -> int:
+        if self.read_committed and page.last_stable_offset >= 0:
+            return page.last_stable_offset
+        return page.high_watermark
+
+    def _out_of_range(self, position: int, page: RecordPage) -> int:
+        if 0 <= page.log_start and position < page.log_start:
+            resume = min(self.end, page.log_start)
+            self._gap(position, resume - 1, f"deleted by retention (the log now starts at {page.log_start})")
+            return resume
+        raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({page.high_watermark}): the range "
+                                 f"[{self.start}, {self.end}) asks for records that do not exist")
+
+    def _account(self, page: RecordPage, records: list[FetchedRecord]) -> None:
+        """Walk the page's records and skipped ranges in offset order; what lies between is a gap."""
+        skipped = [(max(first, self.start), min(last, self.end - 1)) for first, last in page.skipped
+                   if last >= self.start and first < self.end]
+        self.skipped += sum(last - first + 1 for first, last in skipped)
+        for first, last in sorted([(r.offset, r.offset) for r in records] + skipped):
+            if first > self._covered:
+                self._gap(self._covered, first - 1, "missing from the log (compacted)")
+            self._covered = max(self._covered, last + 1)
+
+    def _gap(self, first: int, last: int, why: str) -> None:
+        last = min(last, self.end - 1)
+        if last < first:
+            return
+        self._covered = max(self._covered, last + 1)
+        if not self.allow_gaps:
+            raise RecordsUnavailable(f"{self.tp}: offsets {first}..{last} of the range [{self.start}, {self.end}) are "
+                                     f"{why}; {self.gap_hint}")
+        self.gaps.append((first, last, why))
+
+    @property
+    def gap_offsets(self) -> int:
+        return sum(last - first + 1 for first, last, _ in self.gaps)
