@@ -8,6 +8,8 @@ it in between (a ``@task.pyspark`` run stops the session it got), a new one is s
 from __future__ import annotations
 
 import logging
+import os
+import sys
 
 import pytest
 
@@ -30,6 +32,8 @@ CONF = {
 
 def _start():
     from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Python workers (data sources) run this interpreter
 
     builder = SparkSession.builder.master("local[2]").appName("kgroups-spark-tests")
     for key, value in CONF.items():

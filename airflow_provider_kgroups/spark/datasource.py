@@ -1,0 +1,334 @@
+"""``spark.read.format("kgroups")``: exactly an offset range of Kafka, read by this package's client.
+
+A Spark 4 Python data source, so a pip-installed package is enough (no JVM package such as
+``spark-sql-kafka-0-10``, which many images and locked-down clusters cannot add). It takes the
+options of Spark's Kafka batch source where they exist, and has its schema, so a job switches
+between the two by changing the format name (a JVM source owns the name ``kafka``)::
+
+    from airflow_provider_kgroups.spark.datasource import register
+
+    register(spark)
+    df = (spark.read.format("kgroups")
+          .option("kafka.bootstrap.servers", "kafka-1:9092")
+          .option("startingOffsets", gate["startingOffsets"])   # the sensor's XCom
+          .option("endingOffsets", gate["endingOffsets"])
+          .load())
+
+Options:
+
+``kafka.bootstrap.servers`` (required)
+``startingOffsets`` / ``endingOffsets`` (required)
+    Per-partition JSON as Spark's Kafka source takes it (``{"orders": {"0": 23, "1": -2}}``,
+    -2 earliest in starting, -1 latest in ending, the end exclusive); -2 and -1 are resolved
+    once, on the driver, when the query is planned.
+``maxRecordsPerPartition`` (default 1000000)
+    Offsets per Spark partition: a larger range is split into chunks, one task each.
+``kafka.isolation.level`` (``read_uncommitted``)
+    ``read_committed`` leaves out aborted transactions and reads up to the last stable offset.
+``failOnDataLoss`` (``true``)
+    Records of the range that are gone (deleted by retention, or compacted away) fail the task
+    naming the partition and the offsets; ``false`` reads around them and logs how many offsets
+    were missing (for compacted topics).
+``includeHeaders`` (``false``)
+    Adds the ``headers`` column, as Spark's Kafka source does.
+``kgroups.command.config``
+    A client.properties file (``security.protocol``, ``sasl.*``, ``ssl.*``), read on the driver
+    when the query is planned. Secrets go here, never into options: options are shown in query
+    plans and the Spark UI, so ``kafka.sasl.password``, ``kafka.ssl.key.password`` and
+    ``kafka.sasl.jaas.config`` are refused.
+``kafka.<property>``
+    Any other client property this package supports (``kafka.security.protocol``,
+    ``kafka.sasl.mechanism``, ``kafka.ssl.ca.location``, timeouts...).
+``kgroups.fetch.bytes`` (1048576)
+    Bytes asked per Fetch (grown for a record batch that does not fit).
+
+Each task reads ``[start, end)`` of one partition with bounded Fetch requests to its leader,
+skips transaction markers (and aborted records with read_committed), and yields Arrow record
+batches, not Python rows. Bad options fail when ``load()`` is called, before any task starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from ..client.config import ClientConfig, config_from_kafka_properties, config_to_kafka_properties, read_properties_file
+from ..client.errors import ConfigurationError
+from ..client.results import FetchedRecord, TopicPartition
+from .offsets import EARLIEST, ENDING, LATEST, STARTING, validate_offset_range
+
+log = logging.getLogger(__name__)
+
+FORMAT = "kgroups"
+DEFAULT_RECORDS_PER_PARTITION = 1_000_000
+DEFAULT_FETCH_BYTES = 1024 * 1024
+#: Options that would put a secret into query plans and the Spark UI.
+SECRET_OPTIONS = ("kafka.sasl.password", "kafka.ssl.key.password", "kafka.sasl.jaas.config")
+#: Options of this source (the rest of ``kafka.*`` are client properties).
+OWN_OPTIONS = ("kafka.bootstrap.servers", STARTING, ENDING, "maxrecordsperpartition", "kafka.isolation.level",
+               "failondataloss", "includeheaders", "kgroups.command.config", "kgroups.fetch.bytes")
+SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+          "timestampType int")
+HEADERS_FIELD = "headers array<struct<key: string, value: binary>>"
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """The validated options: what every task needs, secrets included (never shown: the
+    reader travels to the executors pickled, not as options)."""
+
+    config: ClientConfig
+    ranges: tuple[tuple[TopicPartition, int, int], ...]  # offsets may still be -2 / -1
+    records_per_partition: int
+    read_committed: bool
+    fail_on_data_loss: bool
+    include_headers: bool
+    fetch_bytes: int
+
+
+def _lower(options: Mapping[str, str]) -> dict[str, str]:
+    # Spark hands Python data sources case-insensitive options; normalise once.
+    return {str(k).lower(): v for k, v in options.items()}
+
+
+def _positive_int(options: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    text = options.get(name.lower())
+    if text is None:
+        return default
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise ConfigurationError(f"option {name} must be an integer >= {minimum}, got {text!r}.")
+    return value
+
+
+def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
+    text = options.get(name.lower())
+    if text is None:
+        return default
+    folded = str(text).strip().lower()
+    if folded not in ("true", "false"):
+        raise ConfigurationError(f"option {name} must be true or false, got {text!r}.")
+    return folded == "true"
+
+
+def parse_options(options: Mapping[str, str]) -> ReadSpec:
+    """Every option checked, with a message naming it and the fix (ConfigurationError)."""
+    opts = _lower(options)
+    secrets = [name for name in SECRET_OPTIONS if name in opts]
+    if secrets:
+        raise ConfigurationError(f"option(s) {', '.join(secrets)} would show a secret in query plans and the Spark "
+                                 "UI: put it in a client.properties file and pass its path as "
+                                 "kgroups.command.config.")
+    bootstrap = opts.get("kafka.bootstrap.servers")
+    if not bootstrap or not str(bootstrap).strip():
+        raise ConfigurationError("option kafka.bootstrap.servers is required, e.g. 'kafka-1:9092,kafka-2:9092'.")
+    for name in (STARTING, ENDING):
+        if name.lower() not in opts:
+            raise ConfigurationError(f"option {name} is required for a batch read: per-partition JSON such as "
+                                     '{"orders": {"0": 0, "1": -2}}, e.g. the ConsumerLagSensor\'s XCom.')
+    ranges = validate_offset_range(opts[STARTING.lower()], opts[ENDING.lower()])
+    isolation = str(opts.get("kafka.isolation.level", "read_uncommitted")).strip().lower()
+    if isolation not in ("read_uncommitted", "read_committed"):
+        raise ConfigurationError(f"option kafka.isolation.level must be read_uncommitted or read_committed, "
+                                 f"got {opts['kafka.isolation.level']!r}.")
+    properties = {}
+    path = opts.get("kgroups.command.config")
+    if path:
+        properties.update(read_properties_file(path))
+    properties.update({k[len("kafka."):]: v for k, v in opts.items()
+                       if k.startswith("kafka.") and k not in OWN_OPTIONS})
+    properties["bootstrap.servers"] = bootstrap
+    config = config_from_kafka_properties(properties, client_id="kgroups-spark")
+    return ReadSpec(config=config, ranges=tuple((tp, s, e) for tp, (s, e) in ranges.items()),
+                    records_per_partition=_positive_int(opts, "maxRecordsPerPartition", DEFAULT_RECORDS_PER_PARTITION),
+                    read_committed=isolation == "read_committed",
+                    fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
+                    include_headers=_bool(opts, "includeHeaders", False),
+                    fetch_bytes=_positive_int(opts, "kgroups.fetch.bytes", DEFAULT_FETCH_BYTES, minimum=1024))
+
+
+@dataclass(frozen=True)
+class OffsetChunk:
+    """One Spark partition: ``[start, end)`` of one Kafka partition."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+
+def split_ranges(ranges: Mapping[TopicPartition, tuple[int, int]], per_chunk: int) -> list[OffsetChunk]:
+    """Resolved ranges -> chunks of at most ``per_chunk`` offsets; empty ranges give none."""
+    chunks = []
+    for tp in sorted(ranges):
+        start, end = ranges[tp]
+        for first in range(start, end, per_chunk):
+            chunks.append(OffsetChunk(tp.topic, tp.partition, first, min(end, first + per_chunk)))
+    return chunks
+
+
+async def resolve_ranges(client, spec: ReadSpec) -> dict[TopicPartition, tuple[int, int]]:
+    """-2 (earliest) and -1 (latest; the last stable offset with read_committed) -> offsets."""
+    need_start = [tp for tp, s, _ in spec.ranges if s == EARLIEST]
+    need_end = [tp for tp, _, e in spec.ranges if e == LATEST]
+    starts = await client.log_start_offsets(need_start) if need_start else None
+    ends = await client.log_end_offsets(need_end, read_committed=spec.read_committed) if need_end else None
+    resolved = {}
+    for tp, start, end in spec.ranges:
+        for listed, wanted in ((starts, start == EARLIEST), (ends, end == LATEST)):
+            if wanted and tp in listed.failures:
+                raise ConfigurationError(f"{tp}: cannot resolve earliest/latest: {listed.failures[tp]}")
+        start = starts.values[tp].offset if start == EARLIEST else start
+        end = ends.values[tp].offset if end == LATEST else end
+        resolved[tp] = (start, max(start, end))
+    return resolved
+
+
+def _arrow_schema(include_headers: bool):
+    import pyarrow as pa
+
+    fields = [("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()), ("partition", pa.int32()),
+              ("offset", pa.int64()), ("timestamp", pa.timestamp("us", tz="UTC")), ("timestampType", pa.int32())]
+    if include_headers:
+        fields.append(("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))))
+    return pa.schema(fields)
+
+
+def to_record_batch(chunk: OffsetChunk, records: list[FetchedRecord], include_headers: bool):
+    """One page of records -> one Arrow record batch in the source's schema."""
+    import pyarrow as pa
+
+    columns = [
+        pa.array([r.key for r in records], pa.binary()),
+        pa.array([r.value for r in records], pa.binary()),
+        pa.array([chunk.topic] * len(records), pa.string()),
+        pa.array([chunk.partition] * len(records), pa.int32()),
+        pa.array([r.offset for r in records], pa.int64()),
+        pa.array([r.timestamp_ms * 1000 for r in records], pa.timestamp("us", tz="UTC")),
+        pa.array([r.timestamp_type for r in records], pa.int32()),
+    ]
+    if include_headers:
+        columns.append(pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in records],
+                                pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))))
+    return pa.RecordBatch.from_arrays(columns, schema=_arrow_schema(include_headers))
+
+
+def _iterate(async_iterable, loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
+    iterator = async_iterable.__aiter__()
+    while True:
+        try:
+            yield loop.run_until_complete(iterator.__anext__())
+        except StopAsyncIteration:
+            return
+
+
+def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
+    """The records of one chunk as Arrow record batches (runs on an executor)."""
+    from ..client.client import AsyncGroupsClient
+    from ..client.records import RangeReader
+
+    tp = TopicPartition(chunk.topic, chunk.partition)
+    loop = asyncio.new_event_loop()
+    client = AsyncGroupsClient(spec.config)
+    reader = RangeReader(client, tp, chunk.start, chunk.end, read_committed=spec.read_committed,
+                         allow_gaps=not spec.fail_on_data_loss, page_bytes=spec.fetch_bytes,
+                         gap_hint="set failOnDataLoss=false to read around them (the missing offsets are logged)")
+    try:
+        for records in _iterate(reader.pages(), loop):
+            yield to_record_batch(chunk, records, spec.include_headers)
+    finally:
+        loop.run_until_complete(client.close())
+        loop.close()
+    if reader.gaps:
+        log.warning("%s [%d, %d): %d offset(s) missing and read around (failOnDataLoss=false): %s", tp, chunk.start,
+                    chunk.end, reader.gap_offsets,
+                    "; ".join(f"{first}..{last} {why}" for first, last, why in reader.gaps[:10]))
+
+
+def _data_source_classes():
+    """Defined lazily so that importing this module does not import pyspark."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class KGroupsPartition(InputPartition):
+        def __init__(self, chunk: OffsetChunk) -> None:
+            super().__init__(chunk)
+            self.chunk = chunk
+
+    class KGroupsReader(DataSourceReader):
+        def __init__(self, spec: ReadSpec) -> None:
+            self.spec = spec
+
+        def partitions(self) -> list:
+            from ..client.sync import GroupsClient
+
+            with GroupsClient(self.spec.config) as client:
+                ranges = client.run(resolve_ranges(client.aclient, self.spec))
+            return [KGroupsPartition(c) for c in split_ranges(ranges, self.spec.records_per_partition)]
+
+        def read(self, partition) -> Iterator[Any]:
+            chunk = getattr(partition, "chunk", None)  # Spark reads one InputPartition(None) for no partitions
+            return read_chunk(self.spec, chunk) if chunk is not None else iter(())
+
+    class KGroupsDataSource(DataSource):
+        """Exactly ``[startingOffsets, endingOffsets)`` of Kafka (module docstring: the options)."""
+
+        def __init__(self, options: Mapping[str, str]) -> None:
+            super().__init__(options)
+            self.spec = parse_options(options)  # bad options fail at load(), before any task
+
+        @classmethod
+        def name(cls) -> str:
+            return FORMAT
+
+        def schema(self) -> str:
+            return SCHEMA + (f", {HEADERS_FIELD}" if self.spec.include_headers else "")
+
+        def reader(self, schema) -> DataSourceReader:
+            return KGroupsReader(self.spec)
+
+    return KGroupsDataSource
+
+
+def register(spark) -> None:
+    """Make ``spark.read.format("kgroups")`` available in this session."""
+    spark.dataSource.register(_data_source_classes())
+
+
+def read_offset_range(spark, bootstrap_servers: str, source: Mapping[str, Any] | None = None, *,
+                      starting: str | None = None, ending: str | None = None,
+                      command_config: str | None = None, options: Mapping[str, str] | None = None):
+    """A DataFrame of exactly the range in ``source`` (the ConsumerLagSensor's XCom, or
+    ``starting``/``ending`` JSON), read with the ``kgroups`` source."""
+    from .offsets import kafka_batch_options
+
+    register(spark)
+    range_options = kafka_batch_options(source, starting=starting, ending=ending)
+    reader = (spark.read.format(FORMAT).option("kafka.bootstrap.servers", bootstrap_servers)
+              .option(STARTING, range_options[STARTING]).option(ENDING, range_options[ENDING]))
+    if command_config:
+        reader = reader.option("kgroups.command.config", command_config)
+    for key, value in (options or {}).items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+@contextmanager
+def client_properties_file(config: ClientConfig) -> Iterator[str]:
+    """A client.properties file (mode 0600) holding ``config``'s security settings, secrets
+    included, for ``kgroups.command.config``; removed when the block ends."""
+    fd, path = tempfile.mkstemp(prefix="kgroups-", suffix=".properties")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            for key, value in config_to_kafka_properties(config).items():
+                handle.write(f"{key}={value}\n")
+        yield path
+    finally:
+        os.unlink(path)
