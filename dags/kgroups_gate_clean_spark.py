@@ -21,11 +21,12 @@
    of ``qty``) as Parquet under ``<output>/run=<run id>/`` with a ``_manifest.json`` naming the
    offset range and files it covers. Local mode (``local[*]``) unless ``KGROUPS_SPARK_MASTER``
    names another master (``local[2]``, ``spark://...``, ``yarn``, ``sc://`` for Spark Connect).
-4. ``kafka_source_available`` -> ``totals_from_kafka``: the same range straight from Kafka with
-   Spark's Kafka source (``assign`` + ``startingOffsets``/``endingOffsets`` from the same XCom),
-   for teams that have the ``spark-sql-kafka-0-10`` package. Param ``kafka_source``: ``auto``
-   (run it only when the package is on the classpath or ``KGROUPS_SPARK_KAFKA_PACKAGE`` names
-   it), ``on`` or ``off``; when it does not run it is *skipped*, and the DAG run still succeeds.
+4. ``kafka_source_available`` -> ``totals_from_kafka``: the same range straight from Kafka
+   (``startingOffsets``/``endingOffsets`` from the same XCom), with Spark's JVM Kafka source when
+   the ``spark-sql-kafka-0-10`` package is there, else with this package's ``kgroups`` Python
+   data source (no JVM package needed). Param ``kafka_source``: ``auto`` (that choice), ``jvm``,
+   ``kgroups``, or ``off`` (the branch is *skipped*; the DAG run still succeeds). Its totals
+   equal the landing-zone totals key by key when the landing zone is complete.
 
 To reprocess an interval, clear ``totals_from_landing`` only: its range stays the one in the
 gate's XCom. Clearing the gate fixes the barrier again: the same offsets in timestamp mode, a
@@ -189,8 +190,9 @@ with DAG(
         "barrier": Param(BARRIER, enum=["timestamp", "log_end"],
                          description="timestamp: offsets at the data interval's end; log_end: log end at the "
                                      "first check (for brokers without ListOffsets by timestamp, e.g. Tansu)"),
-        "kafka_source": Param("auto", enum=["auto", "on", "off"],
-                              description="also read the range with Spark's Kafka source (spark-sql-kafka)"),
+        "kafka_source": Param("auto", enum=["auto", "jvm", "kgroups", "off"],
+                              description="read the range from Kafka too: auto = Spark's JVM Kafka source when "
+                                          "spark-sql-kafka is present, else the kgroups Python data source"),
     },
     tags=["kafka", "kgroups", "spark"],
     doc_md=__doc__,
@@ -231,32 +233,38 @@ with DAG(
     @task.short_circuit
     def kafka_source_available(params: dict | None = None) -> bool:
         mode = (params or {}).get("kafka_source", "auto")
-        found = spark_kafka_jar()
-        if mode == "off" or (mode == "auto" and not found):
-            log.info("Skipping the Kafka-source example: %s", "kafka_source is 'off'" if mode == "off" else
-                     "the spark-sql-kafka-0-10 package is not on the classpath (set KGROUPS_SPARK_KAFKA_PACKAGE "
-                     "or add the jar, or run with kafka_source='on')")
+        if mode == "off":
+            log.info("Skipping the read from Kafka: kafka_source is 'off'")
             return False
-        log.info("Spark's Kafka source: %s", found or "forced on (kafka_source='on')")
         return True
 
     @task
-    def totals_from_kafka(offsets: dict, run_id: str | None = None) -> dict:
-        """The same range read from Kafka itself, with Spark's Kafka source."""
+    def totals_from_kafka(offsets: dict, run_id: str | None = None, params: dict | None = None) -> dict:
+        """The same range read from Kafka itself: Spark's JVM Kafka source, or the kgroups source."""
         from pyspark.sql import functions as F
 
         from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
+        from airflow_provider_kgroups.spark.datasource import client_properties_file, read_offset_range
         from airflow_provider_kgroups.spark.offsets import read_kafka_range
 
+        mode = (params or {}).get("kafka_source", "auto")
+        jar = spark_kafka_jar()
+        source = "jvm" if mode == "jvm" or (mode == "auto" and jar) else "kgroups"
+        log.info("Reading the range from Kafka with %s", f"Spark's Kafka source ({jar or 'forced'})"
+                 if source == "jvm" else "the kgroups Python data source (spark-sql-kafka not needed)")
         config = KafkaGroupsHook(CONN_ID).client_config
-        bootstrap = ",".join(f"{b.host}:{b.port}" for b in config.bootstrap_servers)
-        conf = {**SPARK_CONF, **({"spark.jars.packages": SPARK_KAFKA_PACKAGE} if SPARK_KAFKA_PACKAGE else {})}
-        with spark_session("kgroups-totals-from-kafka", conf=conf) as spark:
-            records = read_kafka_range(spark, bootstrap, offsets, kafka_options=spark_kafka_options(config))
+        bootstrap = ",".join(str(b) for b in config.bootstrap_servers)
+        conf = {**SPARK_CONF, **({"spark.jars.packages": SPARK_KAFKA_PACKAGE}
+                                 if source == "jvm" and SPARK_KAFKA_PACKAGE else {})}
+        with spark_session("kgroups-totals-from-kafka", conf=conf) as spark, client_properties_file(config) as props:
+            if source == "jvm":
+                records = read_kafka_range(spark, bootstrap, offsets, kafka_options=spark_kafka_options(config))
+            else:
+                records = read_offset_range(spark, bootstrap, offsets, command_config=props)
             rows = records.select(
                 "topic", "partition", "offset", F.col("key").cast("string").alias("key"),
                 F.col("value").cast("string").alias("value"))
-            return write_result(spark, rows, offsets, output_dir(run_id, "kafka"), {"source": "kafka"})
+            return write_result(spark, rows, offsets, output_dir(run_id, "kafka"), {"source": source})
 
     landed = totals_from_landing(gate.output)
     gate >> clean >> landed

@@ -18,6 +18,10 @@ from .errors import ConfigurationError, KafkaGroupsError
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
 from .results import FetchedRecord, RecordPage, TopicPartition
 
+#: How long the leader may wait for data on each try at a page that came back empty although the
+#: log reaches further (a busy broker may answer a 1 ms wait with nothing).
+EMPTY_PAGE_WAITS_MS = (1, 100, 500, 1000)
+
 
 class RecordsUnavailable(KafkaGroupsError):
     """Records of the requested range cannot be read as asked; the message names the
@@ -64,10 +68,10 @@ class RangeReader:
                                          f"{what} {readable_end}: those records do not exist (yet)")
             if page.next_offset <= position:
                 # A leader answers a fetch inside [log start, high watermark) with the batch holding
-                # the offset or the next one: nothing at all means nothing is left up to the end.
-                position = min(self.end, readable_end)
-                self._gap(self._covered, position - 1, "missing from the log (compacted)")
-                continue
+                # the offset or the next one (the log cleaner never touches the active segment, so
+                # the log never ends in a compacted hole): nothing at all is the broker being slow.
+                raise RecordsUnavailable(f"{self.tp}: the broker returned no records at offset {position} in "
+                                         f"{len(EMPTY_PAGE_WAITS_MS)} tries although the log reaches {readable_end}")
             records = [r for r in page.records if r.offset < self.end]
             self._account(page, records)
             position = page.next_offset
@@ -78,13 +82,19 @@ class RangeReader:
             self._gap(self._covered, self.end - 1, "missing from the log (compacted)")
 
     async def _page(self, position: int, budgets: dict) -> RecordPage:
-        self.requests += 1
-        result = await self.client.fetch_records({self.tp: position}, read_committed=self.read_committed,
-                                                 page_bytes=self.page_bytes, budgets=budgets,
-                                                 timeout_s=self.page_timeout_s)
-        if self.tp in result.failures:
-            raise KafkaGroupsError(f"{self.tp}: Fetch at offset {position} failed: {result.failures[self.tp]}")
-        return result.values[self.tp]
+        """The page at ``position``; an empty one below the readable end is asked for again,
+        letting the leader wait longer each time."""
+        for max_wait_ms in EMPTY_PAGE_WAITS_MS:
+            self.requests += 1
+            result = await self.client.fetch_records({self.tp: position}, read_committed=self.read_committed,
+                                                     page_bytes=self.page_bytes, budgets=budgets,
+                                                     max_wait_ms=max_wait_ms, timeout_s=self.page_timeout_s)
+            if self.tp in result.failures:
+                raise KafkaGroupsError(f"{self.tp}: Fetch at offset {position} failed: {result.failures[self.tp]}")
+            page = result.values[self.tp]
+            if page.out_of_range or page.next_offset > position or position >= self._readable_end(page):
+                return page
+        return page
 
     def _readable_end(self, page: RecordPage) -> int:
         if self.read_committed and page.last_stable_offset >= 0:

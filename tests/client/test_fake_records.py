@@ -71,22 +71,45 @@ def test_a_range_that_starts_inside_a_transaction_reads_only_its_part():
     assert [o for o, _ in got] == [1, 2, 4] and reader.skipped == 1 and reader.gaps == []
 
 
+def compacted(c):
+    values(c, 10)
+    c.compact("t", 0, [3, 4, 7])  # the cleaner never touches the active segment: never the log's tail
+
+
 def test_compacted_offsets_fail_the_read_naming_them():
-    def setup(c):
-        values(c, 10)
-        c.compact("t", 0, [3, 4, 9])
+    setup = compacted
     with pytest.raises(RecordsUnavailable, match=r"t\[0\]: offsets 3\.\.4 of the range \[0, 10\) are missing from "
                                                  r"the log \(compacted\)"):
         read(setup, 0, 10)
 
 
 def test_allowed_gaps_are_read_around_and_counted():
-    def setup(c):
-        values(c, 10)
-        c.compact("t", 0, [3, 4, 9])
-    got, reader, _ = read(setup, 0, 10, allow_gaps=True)
-    assert [o for o, _ in got] == [0, 1, 2, 5, 6, 7, 8]
-    assert [(first, last) for first, last, _ in reader.gaps] == [(3, 4), (9, 9)] and reader.gap_offsets == 3
+    got, reader, _ = read(compacted, 0, 10, allow_gaps=True)
+    assert [o for o, _ in got] == [0, 1, 2, 5, 6, 8, 9]
+    assert [(first, last) for first, last, _ in reader.gaps] == [(3, 4), (7, 7)] and reader.gap_offsets == 3
+
+
+def test_an_empty_page_below_the_log_end_is_asked_again_then_fails(monkeypatch):
+    """A leader answers inside [log start, high watermark) with the batch holding the offset or
+    the next one (UnifiedLog.read); an empty answer is a slow broker, never taken for a gap."""
+    from tests.support.fakekafka.handlers import logs
+
+    real = logs.build_record_batch
+    empties = {"left": 2}
+
+    def sometimes_empty(records, max_bytes, leader_epoch=0):
+        if empties["left"]:
+            empties["left"] -= 1
+            return b""
+        return real(records, max_bytes, leader_epoch)
+
+    monkeypatch.setattr(logs, "build_record_batch", sometimes_empty)
+    got, reader, sent = read(lambda c: values(c, 5), 0, 5)
+    assert [o for o, _ in got] == [0, 1, 2, 3, 4] and reader.requests == 3 and sent == {"Fetch": 3}
+    empties["left"] = 10
+    with pytest.raises(RecordsUnavailable, match=r"returned no records at offset 0 in 4 tries although the log "
+                                                 r"reaches 5"):
+        read(lambda c: values(c, 5), 0, 5)
 
 
 def test_records_deleted_by_retention_fail_the_read_or_count_as_a_gap():

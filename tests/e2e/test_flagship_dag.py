@@ -56,10 +56,10 @@ def test_the_barrier_param_switches_between_the_interval_end_and_the_log_end(dag
     assert parse_timestamp_ms("barrier_timestamp", rendered) == expected
 
 
-def test_the_kafka_source_branch_runs_only_with_the_package(module, monkeypatch, tmp_path):
+def test_the_jvm_kafka_source_is_chosen_only_with_its_package(module, monkeypatch, tmp_path):
     monkeypatch.delenv("SPARK_HOME", raising=False)
     monkeypatch.setattr(module, "SPARK_KAFKA_PACKAGE", "")
-    assert module.spark_kafka_jar() is None  # not installable here: the branch is skipped
+    assert module.spark_kafka_jar() is None  # not installable here: the kgroups source reads the range
     jars = tmp_path / "jars"
     jars.mkdir()
     (jars / "spark-sql-kafka-0-10_2.13-4.0.0.jar").write_bytes(b"")

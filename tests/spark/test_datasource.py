@@ -120,7 +120,7 @@ def test_a_compaction_gap_fails_the_read_unless_data_loss_is_allowed(spark):
     with FakeCluster.running_in_thread(brokers=1) as c:
         c.add_topic("compacted", 1)
         c.append("compacted", 0, 10, value=lambda o: b"v%d" % o)
-        c.compact("compacted", 0, [4, 5])
+        c.compact("compacted", 0, [4, 5])  # not the tail: the active segment is never cleaned
         range_ = {"starting": offsets("compacted", {0: 0}), "ending": offsets("compacted", {0: 10})}
         with pytest.raises(Exception, match=r"compacted\[0\]: offsets 4\.\.5 of the range \[0, 10\) are missing "
                                             r"from the log \(compacted\); set failOnDataLoss=false"):

@@ -32,11 +32,12 @@ class FetchRecordsHandler:
     request_class = FetchRequest
 
     def __init__(self, lookup: LeaderLookup, positions: dict[TopicPartition, int], isolation_level: int,
-                 budgets: dict[TopicPartition, int]) -> None:
+                 budgets: dict[TopicPartition, int], max_wait_ms: int = FETCH_MAX_WAIT_MS) -> None:
         self.lookup = lookup
         self._positions = positions
         self._isolation = isolation_level
         self.budgets = budgets
+        self._max_wait_ms = max_wait_ms
 
     def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
         if version < MIN_FETCH_VERSION:
@@ -47,7 +48,7 @@ class FetchRecordsHandler:
             by_topic.setdefault(tp.topic, []).append(tp)
         fetch_topic = FetchRequest.FetchTopic
         request = FetchRequest(
-            replica_id=-1, max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1,
+            replica_id=-1, max_wait_ms=self._max_wait_ms, min_bytes=1,
             max_bytes=min(2**31 - 1, sum(self.budgets[tp] for tp in tps)),
             isolation_level=self._isolation, session_id=0, session_epoch=-1,
             topics=[fetch_topic(topic=topic, partitions=[
