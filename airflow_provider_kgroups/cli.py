@@ -164,7 +164,7 @@ def cmd_delete(client: GroupsClient, args, progress: Progress) -> tuple[Any, str
         return {"dry_run": True, "groups": {g: r[2] for g, r in zip(ids, rows)}}, table, described.ok
     progress(f"deleting {len(ids)} group(s)")
     result = client.delete_groups(ids)
-    rows = [(g, "deleted" if g in result.values else f"not deleted: {result.failures[g]}") for g in ids]
+    rows = [(g, result.values[g].value if g in result.values else f"not deleted: {result.failures[g]}") for g in ids]
     return {"dry_run": False, **result.to_dict()}, render_table(("GROUP", "OUTCOME"), rows), result.ok
 
 

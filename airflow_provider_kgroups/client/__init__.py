@@ -11,7 +11,7 @@ from .errors import (
     AuthenticationError, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable,
 )
 from .results import (
-    CommittedOffset, GroupDescription, GroupListing, GroupOffsets, GroupState, KeyedResults, ListedOffset,
+    CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState, KeyedResults, ListedOffset,
     ListGroupsResult, MemberDescription, TopicDescription, TopicPartition,
 )
 from .selection import GroupSelector
@@ -21,6 +21,6 @@ from .transport import RequestStats
 __all__ = [
     "AsyncGroupsClient", "GroupsClient", "ClientConfig", "GroupSelector", "RequestStats",
     "Failure", "KafkaGroupsError", "ConfigurationError", "NoBrokerAvailable", "AuthenticationError",
-    "CommittedOffset", "GroupDescription", "GroupListing", "GroupOffsets", "GroupState", "KeyedResults",
+    "CommittedOffset", "GroupDeletion", "GroupDescription", "GroupListing", "GroupOffsets", "GroupState", "KeyedResults",
     "ListedOffset", "ListGroupsResult", "MemberDescription", "TopicDescription", "TopicPartition",
 ]

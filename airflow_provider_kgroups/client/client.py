@@ -19,8 +19,8 @@ from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
 from .handlers.offset_fetch import OffsetFetchHandler
 from .lookup import CoordinatorLookup, LeaderLookup
 from .results import (
-    CommittedOffset, GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, ListGroupsResult,
-    RecordPage, TopicDescription,
+    CommittedOffset, GroupDeletion, GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset,
+    ListGroupsResult, RecordPage, TopicDescription,
     TopicPartition,
 )
 from .selection import validate_group_ids
@@ -180,8 +180,12 @@ class AsyncGroupsClient:
         return await self._run(call, OffsetFetchHandler(self._coordinators, wanted, require_stable), ids)
 
     async def delete_groups(self, group_ids: Iterable[str],
-                            timeout_s: float | None = None) -> KeyedResults[str, bool]:
-        """Delete groups; the broker refuses non-empty (NON_EMPTY_GROUP) and unknown groups per group."""
+                            timeout_s: float | None = None) -> KeyedResults[str, GroupDeletion]:
+        """Delete groups; the broker refuses non-empty (NON_EMPTY_GROUP) and unknown groups per group.
+
+        A group whose delete request got no response and whose retry answered GROUP_ID_NOT_FOUND
+        is ``GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE``, not a failure (see
+        :mod:`.handlers.delete_groups`)."""
         ids = validate_group_ids(group_ids)
         return await self._run(self._call(timeout_s), DeleteGroupsHandler(self._coordinators), ids)
 

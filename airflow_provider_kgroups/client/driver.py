@@ -24,7 +24,7 @@ from typing import Any, Generic, Hashable, Iterable, Protocol, TypeVar
 from .config import ClientConfig
 from .errors import (
     CLIENT_DISCONNECTED, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected, Failure, KafkaGroupsError,
-    RequestTimeout,
+    RequestTimeout, response_lost,
 )
 from .protocol import ApiMessage
 from .results import KeyedResults
@@ -92,7 +92,9 @@ class ApiHandler(Protocol[K, V]):
     def parse(self, plan: RequestPlan[K], response: Any) -> Outcome[K, V]: ...
 
     # Optional hooks: ``unsupported(keys, node) -> Outcome`` when the broker lacks the API;
-    # ``refuse(keys, version, node) -> {key: Failure}`` for keys its version cannot carry.
+    # ``refuse(keys, version, node) -> {key: Failure}`` for keys its version cannot carry;
+    # ``response_lost(keys)`` when a request for ``keys`` was sent but its response never came
+    # (the broker may have acted on it): for APIs whose retry's answer depends on that.
 
 
 @dataclass
@@ -207,8 +209,11 @@ class Driver(Generic[K, V]):
             keys = [key for key in keys if key not in outcome.failed]
         plans = self.handler.build(keys, version) if keys else []
         responses = await asyncio.gather(*(self.call.send(conn, plan) for plan in plans), return_exceptions=True)
+        response_lost_hook = getattr(self.handler, "response_lost", None)
         for plan, response in zip(plans, responses):
             if isinstance(response, BaseException):
+                if response_lost_hook is not None and response_lost(response):
+                    response_lost_hook(plan.keys)
                 outcome.merge(self._transport_failure(plan.keys, response))
             else:
                 outcome.merge(self.handler.parse(plan, response))

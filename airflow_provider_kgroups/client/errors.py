@@ -97,9 +97,23 @@ class ProtocolError(KafkaGroupsError):
     """A broker answered with something this client cannot read."""
 
 
-class RequestTimeout(KafkaGroupsError, TimeoutError):
+class TransportError(KafkaGroupsError):
+    """A request got no response. ``request_sent`` is True when it had already been written to
+    the broker: the broker may have carried it out, so a retry's answer may reflect it."""
+
+    def __init__(self, message: str = "", *, request_sent: bool = False) -> None:
+        super().__init__(message)
+        self.request_sent = request_sent
+
+
+class RequestTimeout(TransportError, TimeoutError):
     """One request got no response within its timeout."""
 
 
-class BrokerDisconnected(KafkaGroupsError, ConnectionError):
+class BrokerDisconnected(TransportError, ConnectionError):
     """The connection to a broker closed while requests were in flight."""
+
+
+def response_lost(error: BaseException) -> bool:
+    """True when ``error`` means a request was sent and its response never came."""
+    return isinstance(error, TransportError) and error.request_sent

@@ -57,6 +57,19 @@ class GroupState(str, Enum):
                         GroupState.ASSIGNING, GroupState.RECONCILING)
 
 
+class GroupDeletion(str, Enum):
+    """How a deleted group went. Both values are truthy: the group is gone either way.
+
+    ``CONFIRMED_GONE_AFTER_LOST_RESPONSE``: a DeleteGroups for the group was sent but its
+    response was lost (connection dropped, request timed out), and the retry answered
+    GROUP_ID_NOT_FOUND: the lost request most likely deleted it (or someone else did
+    meanwhile); either way it is gone, which is what was asked.
+    """
+
+    DELETED = "deleted"
+    CONFIRMED_GONE_AFTER_LOST_RESPONSE = "deleted (confirmed gone after a lost response)"
+
+
 def nest_by_topic(items: Mapping[TopicPartition, Any]) -> dict[str, dict[str, Any]]:
     """``{TopicPartition: v}`` -> ``{topic: {"partition": v}}``: the JSON shape used everywhere."""
     out: dict[str, dict[str, Any]] = {}

@@ -24,7 +24,7 @@ from airflow.sdk import BaseHook
 
 from ..client import AsyncGroupsClient, ClientConfig, GroupSelector, GroupsClient
 from ..client.errors import ConfigurationError, KafkaGroupsError
-from ..client.results import GroupDescription, GroupOffsets, KeyedResults
+from ..client.results import GroupDeletion, GroupDescription, GroupOffsets, KeyedResults
 from ..history.backup import restore_offsets
 from ..lag.barrier import BarrierTarget, fix_target
 from ..lag.deadgroups import DeadGroupRules, DeadGroupsResult, find_dead_groups
@@ -203,7 +203,7 @@ class KafkaGroupsHook(BaseHook):
     def committed_offsets(self, group_ids: Iterable[str]) -> KeyedResults[str, GroupOffsets]:
         return self.client.fetch_committed_offsets(list(group_ids))
 
-    def delete_groups(self, group_ids: Iterable[str]) -> KeyedResults[str, bool]:
+    def delete_groups(self, group_ids: Iterable[str]) -> KeyedResults[str, GroupDeletion]:
         """Delete groups; the broker refuses a group with members (NON_EMPTY_GROUP), per group."""
         return self.client.delete_groups(list(group_ids))
 

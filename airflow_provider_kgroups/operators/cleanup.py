@@ -42,7 +42,7 @@ from airflow.sdk import BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException
 
 from ..client.errors import ConfigurationError, ErrorCode
-from ..client.results import GroupState
+from ..client.results import GroupDeletion, GroupState
 from ..history.backup import backup_offsets
 from ..history.store import HistoryStore
 from ..hooks.groups import KafkaGroupsHook
@@ -244,7 +244,8 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         for group_id in to_back_up:
             reason = _reason(health[group_id])
             if group_id in deleted.values:
-                decide(group_id, "deleted", f"{reason}; offsets backed up to {backup_url}", "dead")
+                how = "" if deleted.values[group_id] is GroupDeletion.DELETED else f" ({deleted.values[group_id].value})"
+                decide(group_id, "deleted", f"{reason}; offsets backed up to {backup_url}{how}", "dead")
             else:
                 failure = deleted.failures[group_id]
                 expected = _EXPECTED_REFUSALS.get(failure.code)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, TopicPartition
+from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, GroupDeletion, TopicPartition
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT, CLIENT_UNSUPPORTED
 from tests.support.fakekafka import Err, FakeCluster, Member
 from tests.client.fakeutil import HANDSHAKE_APIS, committed, config, counts, seed
@@ -303,7 +303,7 @@ def test_delete_groups_per_group_outcome_one_request_per_coordinator():
             owners = {c.coordinator_of(g) for g in ids}
             async with AsyncGroupsClient(config(c)) as client:
                 result = await client.delete_groups(ids)
-            assert dict(result.values) == {g: True for g in empty}
+            assert dict(result.values) == {g: GroupDeletion.DELETED for g in empty}
             assert {g: f.code for g, f in result.failures.items()} == (
                 {g: 68 for g in stable + rebalancing} | {g: 69 for g in missing})
             assert result.failures["stable-0"].name == "NON_EMPTY_GROUP"
@@ -328,7 +328,7 @@ def test_delete_groups_retries_and_relookups_like_every_other_api():
             moved = c.inject_error("DeleteGroups", Err.NOT_COORDINATOR, key="d2", times=1)
             async with AsyncGroupsClient(config(c)) as client:
                 result = await client.delete_groups([f"d{i}" for i in range(6)])
-            assert dict(result.values) == {f"d{i}": True for i in range(6)} and result.failures == {}
+            assert dict(result.values) == {f"d{i}": GroupDeletion.DELETED for i in range(6)} and result.failures == {}
             assert (load.hits, moved.hits) == (2, 1)
             owners = {c.coordinator_of(f"d{i}") for i in range(6)}
             assert c.count("FindCoordinator") == 2

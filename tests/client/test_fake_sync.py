@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from airflow_provider_kgroups.client import (
-    AuthenticationError, ClientConfig, ConfigurationError, GroupsClient, GroupState, TopicPartition,
+    AuthenticationError, ClientConfig, ConfigurationError, GroupDeletion, GroupsClient, GroupState, TopicPartition,
 )
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT
 from tests.support.fakekafka import Err, FakeCluster, Member
@@ -51,7 +51,7 @@ def test_sync_facade_runs_every_verb_batched():
                 0: 10, 1: 20, 2: 30, 3: 40, 4: 50, 5: 60}
 
             deleted = client.delete_groups(["g0", "live", "missing"])
-            assert dict(deleted.values) == {"g0": True}
+            assert dict(deleted.values) == {"g0": GroupDeletion.DELETED}
             assert {g: f.code for g, f in deleted.failures.items()} == {"live": 68, "missing": 69}
             assert client.stats.by_api["OffsetFetch"] == len(owners)
 

@@ -4,7 +4,7 @@ so and asserts only what both agree on; the fake cluster covers the Apache-only 
 
 import pytest
 
-from airflow_provider_kgroups.client import ClientConfig, GroupState, GroupsClient, TopicPartition
+from airflow_provider_kgroups.client import ClientConfig, GroupDeletion, GroupState, GroupsClient, TopicPartition
 
 
 @pytest.fixture(scope="module")
@@ -89,5 +89,5 @@ def test_delete_an_empty_group(client, seed, live_group, name_prefix):
     group = name_prefix + "to-delete"
     seed.commit(group, {(live_group.topic, 0): 1})
     result = client.delete_groups([group])
-    assert result.values == {group: True}
+    assert result.values == {group: GroupDeletion.DELETED}
     assert client.fetch_committed_offsets([group])[group].partitions == {}

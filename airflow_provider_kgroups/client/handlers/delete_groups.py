@@ -1,10 +1,26 @@
-"""DeleteGroups: every group of one coordinator in one request; each group its own outcome."""
+"""DeleteGroups: every group of one coordinator in one request; each group its own outcome.
+
+Errors route as in Kafka's DeleteConsumerGroupsHandler.handleError: 14 retry on the same
+coordinator, 15/16 look the coordinator up again, 30/24/68/69 and anything else fail the group.
+
+One exception, which the Java client does not make: a group whose DeleteGroups was sent but
+whose response was lost (connection dropped, request timed out) may have been deleted by that
+request, so the retry's GROUP_ID_NOT_FOUND (69) is the confirmation that it is gone, not a
+failure. The driver reports such keys through ``response_lost``; the handler remembers them
+for the rest of this call (one handler per call). An answer of 14/15/16 proves only that *that*
+request did nothing, not that the lost one did nothing, so the mark stays until the group's
+final answer. A 69 with no lost response before it stays a failure.
+"""
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from ..driver import Outcome, RequestPlan
+from ..errors import ErrorCode
 from ..lookup import CoordinatorLookup
 from ..protocol import DeleteGroupsRequest
+from ..results import GroupDeletion
 from .common import missing_from_response, route_group_error
 
 
@@ -13,14 +29,23 @@ class DeleteGroupsHandler:
 
     def __init__(self, lookup: CoordinatorLookup) -> None:
         self.lookup = lookup
+        self._lost: set[str] = set()  # groups with a DeleteGroups whose response never came
 
     def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
         return [RequestPlan(DeleteGroupsRequest(groups_names=list(group_ids)), version, tuple(group_ids))]
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, bool]:
-        outcome: Outcome[str, bool] = Outcome()
+    def response_lost(self, group_ids: Iterable[str]) -> None:
+        self._lost.update(group_ids)
+
+    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupDeletion]:
+        outcome: Outcome[str, GroupDeletion] = Outcome()
         for result in response.results:
-            if result.group_id in plan.key_set and not route_group_error(outcome, result.group_id, result.error_code):
-                outcome.completed[result.group_id] = True
+            group_id = result.group_id
+            if group_id not in plan.key_set:
+                continue
+            if result.error_code == ErrorCode.GROUP_ID_NOT_FOUND and group_id in self._lost:
+                outcome.completed[group_id] = GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE
+            elif not route_group_error(outcome, group_id, result.error_code):
+                outcome.completed[group_id] = GroupDeletion.DELETED
         missing_from_response(outcome, plan.keys, {r.group_id for r in response.results}, "DeleteGroups")
         return outcome

@@ -93,7 +93,7 @@ class BrokerConnection:
         if self._closed:
             return
         self._closed = True
-        self._fail_pending(BrokerDisconnected(f"connection to broker {self.address} closed"))
+        self._fail_pending(BrokerDisconnected(f"connection to broker {self.address} closed", request_sent=True))
         if self._read_task is not None and self._read_task is not asyncio.current_task():
             self._read_task.cancel()
         if self._writer is not None:
@@ -171,7 +171,7 @@ class BrokerConnection:
             return await asyncio.wait_for(future, timeout)
         except (asyncio.TimeoutError, TimeoutError):
             error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
-                                   f"within {timeout:.3g}s")
+                                   f"within {timeout:.3g}s", request_sent=True)
             # Like the Java client: a timed-out connection is not trusted with more requests.
             await self.close()
             raise error from None
@@ -207,7 +207,7 @@ class BrokerConnection:
                         f"cannot decode {response_cls.__name__} v{version} from broker {self.address}: {exc}"))
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
             reason = "closed the connection" if isinstance(exc, asyncio.IncompleteReadError) else str(exc)
-            self._fail_pending(BrokerDisconnected(f"broker {self.address} {reason}"))
+            self._fail_pending(BrokerDisconnected(f"broker {self.address} {reason}", request_sent=True))
         except ProtocolError as exc:
             self._fail_pending(exc)
         except asyncio.CancelledError:
@@ -217,6 +217,7 @@ class BrokerConnection:
             self._writer.close()
 
     def _fail_pending(self, error: BaseException) -> None:
+        """Fail every request in flight: each was written, so its fate on the broker is unknown."""
         for future, _, _ in list(self._pending.values()):
             if not future.done():
                 future.set_exception(error)
