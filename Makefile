@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_client.py | tee benchmarks/RESULTS-client.txt
 	$(PY) benchmarks/bench_lag.py | tee benchmarks/RESULTS-lag.txt
 	$(PY) benchmarks/bench_spark.py | tee benchmarks/RESULTS-spark.txt
+	$(PY) benchmarks/bench_datasource.py | grep -v -E 'WARN|log4j|setLogLevel' | tee benchmarks/RESULTS-datasource.txt
 
 clean:
 	rm -rf $(VENV) .check-venv .pytest_cache .demo

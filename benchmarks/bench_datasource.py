@@ -39,7 +39,7 @@ def produce(bootstrap: str, partitions: int, per_partition: int) -> dict[int, in
     with Seeder(bootstrap) as seeder:
         seeder.create_topic(TOPIC, partitions)
     producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=50, batch_size=1 << 20, acks=1,
-                             max_request_size=8 << 20, buffer_memory=256 << 20)
+                             max_request_size=8 << 20)
     ends = {}
     for p in range(partitions):
         for i in range(per_partition - 1):

@@ -155,3 +155,28 @@ def test_missing_or_invalid_offsets_fail_at_load(spark):
         read_offset_range(spark, "127.0.0.1:1", starting='{"t": {"0": -1}}', ending='{"t": {"0": 5}}')
     with pytest.raises(ConfigurationError):
         read_offset_range(spark, "127.0.0.1:1", starting='{"t": {"0": 5}}', ending='{"t": {"0": 2}}')
+
+
+def test_sasl_secrets_come_from_a_file_and_never_show_in_the_plan(spark, tmp_path):
+    """SASL/SCRAM against the fake cluster: the password lives in the properties file named by
+    kgroups.command.config; the options, the query plan and its explain text never hold it."""
+    from tests.support.fakekafka import FakeCluster
+
+    secret = "s3cr3t-Passw0rd"
+    with FakeCluster.running_in_thread(brokers=1, sasl={"SCRAM-SHA-512": {"etl": secret}}) as c:
+        c.add_topic("orders", 1)
+        c.append("orders", 0, 4, value=lambda o: b"v%d" % o)
+        props = tmp_path / "client.properties"
+        props.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.username=etl\n"
+                         f"sasl.password={secret}\n")
+        df = read_offset_range(spark, c.bootstrap, starting=offsets("orders", {0: 0}), ending=offsets("orders", {0: 4}),
+                               command_config=str(props))
+        assert [o for _, _, o, _ in rows(df)] == [0, 1, 2, 3]
+        plan = df._jdf.queryExecution().toString()
+        assert "client.properties" in plan or "kgroups" in plan  # the plan is there to look at...
+        assert secret not in plan  # ...and holds no secret
+        wrong = tmp_path / "wrong.properties"
+        wrong.write_text(props.read_text().replace(secret, "nope"))
+        with pytest.raises(Exception, match="(?i)authentication"):
+            read_offset_range(spark, c.bootstrap, starting=offsets("orders", {0: 0}), ending=offsets("orders", {0: 4}),
+                              command_config=str(wrong)).collect()
