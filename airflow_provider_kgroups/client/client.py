@@ -8,7 +8,7 @@ from typing import Iterable, Mapping
 from .cluster import ClusterMetadata
 from .config import ClientConfig
 from .driver import ApiHandler, Call, Driver
-from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, Failure
+from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, ErrorCode, Failure
 from .handlers.delete_groups import DeleteGroupsHandler
 from .handlers.describe_groups import NOT_A_CONSUMER_GROUP, ConsumerGroupDescribeHandler, DescribeGroupsHandler
 from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler, RecordTimestamp
@@ -18,6 +18,7 @@ from .handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, READ_COMMITT
 from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
 from .handlers.offset_fetch import OffsetFetchHandler
 from .lookup import CoordinatorLookup, LeaderLookup
+from .protocol import MAX_STRING_BYTES, too_long
 from .results import (
     CommittedOffset, GroupDeletion, GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset,
     ListGroupsResult, RecordPage, TopicDescription,
@@ -29,6 +30,18 @@ from .transport import ConnectionPool, RequestStats
 log = logging.getLogger(__name__)
 
 OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
+
+
+def unsendable_group_ids(group_ids: Iterable[str]) -> dict[str, Failure]:
+    """Ids longer than Kafka's protocol can carry (32767 UTF-8 bytes, any version): a Failure each."""
+    out = {}
+    for group_id in group_ids:
+        size = too_long(group_id)
+        if size is not None:
+            out[group_id] = Failure(ErrorCode.INVALID_GROUP_ID,
+                                    f"group id is {size} bytes in UTF-8; Kafka's protocol carries at most "
+                                    f"{MAX_STRING_BYTES} (not sent)")
+    return out
 
 
 def _check_timeout(timeout_s: float | None) -> None:
@@ -133,6 +146,14 @@ class AsyncGroupsClient:
             await self.metadata.refresh(call)  # raises NoBrokerAvailable when nothing answers
         return await Driver(call, handler).run(keys)
 
+    async def _run_groups(self, call: Call, handler: ApiHandler, group_ids: list[str]) -> KeyedResults:
+        """``_run`` for group-keyed APIs: an id Kafka's protocol cannot carry fails alone, unsent
+        (it would otherwise break the FindCoordinator and the request shared with other groups)."""
+        refused = unsendable_group_ids(group_ids)
+        sendable = [g for g in group_ids if g not in refused]
+        results = await self._run(call, handler, sendable) if sendable else KeyedResults()
+        return KeyedResults(results.values, {**results.failures, **refused}) if refused else results
+
     # -- groups ------------------------------------------------------------------------------
 
     async def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
@@ -159,7 +180,7 @@ class AsyncGroupsClient:
         """
         ids = validate_group_ids(group_ids)
         call = self._call(timeout_s)
-        classic = await self._run(call, DescribeGroupsHandler(self._coordinators), ids)
+        classic = await self._run_groups(call, DescribeGroupsHandler(self._coordinators), ids)
         values, failures = dict(classic.values), dict(classic.failures)
         dead = [g for g, d in classic.values.items() if d.state is GroupState.DEAD]
         if dead:
@@ -177,7 +198,7 @@ class AsyncGroupsClient:
         ids = validate_group_ids(group_ids)
         wanted = _topic_filter(topics)
         call = self._call(timeout_s)
-        return await self._run(call, OffsetFetchHandler(self._coordinators, wanted, require_stable), ids)
+        return await self._run_groups(call, OffsetFetchHandler(self._coordinators, wanted, require_stable), ids)
 
     async def delete_groups(self, group_ids: Iterable[str],
                             timeout_s: float | None = None) -> KeyedResults[str, GroupDeletion]:
@@ -187,7 +208,7 @@ class AsyncGroupsClient:
         is ``GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE``, not a failure (see
         :mod:`.handlers.delete_groups`)."""
         ids = validate_group_ids(group_ids)
-        return await self._run(self._call(timeout_s), DeleteGroupsHandler(self._coordinators), ids)
+        return await self._run_groups(self._call(timeout_s), DeleteGroupsHandler(self._coordinators), ids)
 
     async def commit_offsets(self, group_id: str,
                              offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
@@ -199,8 +220,8 @@ class AsyncGroupsClient:
         _partitions(commits)
         if not commits:
             raise ConfigurationError(f"no offsets to commit for group {group_id!r}.")
-        results = await self._run(self._call(timeout_s), OffsetCommitHandler(self._coordinators, {group_id: commits}),
-                                  [group_id])
+        results = await self._run_groups(self._call(timeout_s),
+                                         OffsetCommitHandler(self._coordinators, {group_id: commits}), [group_id])
         if group_id in results.failures:
             return KeyedResults({}, {tp: results.failures[group_id] for tp in commits})
         per_partition = results.values[group_id]

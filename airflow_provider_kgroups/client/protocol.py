@@ -34,6 +34,20 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):
     pass
 
 
+#: Kafka's generated message classes refuse a string of more UTF-8 bytes than this, in every
+#: version, flexible or not (MessageDataGenerator: "field is too long to be serialized" when
+#: writing, "string field ... had invalid length" when reading).
+MAX_STRING_BYTES = 0x7FFF
+
+
+def too_long(text: str) -> int | None:
+    """The UTF-8 length of ``text`` when Kafka's protocol cannot carry it, else None."""
+    if len(text) * 4 <= MAX_STRING_BYTES:  # cheap: at most 4 UTF-8 bytes per code point
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > MAX_STRING_BYTES else None
+
+
 #: request class -> (response class, the highest version this client implements)
 CLIENT_MAX_VERSIONS: dict[type, int] = {
     ApiVersionsRequest: 3,
@@ -70,5 +84,5 @@ RESPONSE_FOR: dict[int, type] = {
 }
 
 __all__ = [name for name in dir() if name.endswith(("Request", "Response"))] + [
-    "ApiMessage", "CLIENT_MAX_VERSIONS", "RESPONSE_FOR",
+    "ApiMessage", "CLIENT_MAX_VERSIONS", "MAX_STRING_BYTES", "RESPONSE_FOR", "too_long",
 ]

@@ -13,16 +13,20 @@ REGEX_PREFIX = "re:"
 
 
 def validate_group_ids(group_ids: Iterable[str], *, what: str = "group_ids") -> list[str]:
-    """A non-empty list of non-empty strings, duplicates dropped (order kept)."""
+    """A non-empty list of non-empty strings, duplicates dropped (order kept).
+
+    Kafka refuses only null and empty group ids; any other string (" " included) is a valid
+    group, so it is accepted here too."""
     if isinstance(group_ids, str):
         raise ConfigurationError(f"{what} must be a list of group ids, not the single string {group_ids!r}; "
                                  f"write [{group_ids!r}].")
     ids = list(dict.fromkeys(group_ids))
     if not ids:
         raise ConfigurationError(f"{what} is empty: name at least one consumer group.")
-    bad = [g for g in ids if not isinstance(g, str) or not g.strip()]
+    bad = [g for g in ids if not isinstance(g, str) or not g]
     if bad:
-        raise ConfigurationError(f"{what} contains {bad[0]!r}: every group id must be a non-empty string.")
+        raise ConfigurationError(f"{what} contains {bad[0]!r}: every group id must be a non-empty string "
+                                 "(Kafka refuses only null and empty ids).")
     return ids
 
 
@@ -91,9 +95,10 @@ class GroupSelector:
                 and not any(p.match(group_id) for p in self._exclude))  # type: ignore[attr-defined]
 
     def select(self, listed: Iterable[str]) -> list[str]:
-        """The exact ids (listed or not) followed by the listed groups that match."""
+        """The exact ids (listed or not) followed by the listed groups that match. An empty id
+        (a pre-2.2 broker may still list one) cannot be addressed by any admin API: skipped."""
         chosen = dict.fromkeys(self.ids)
         for group_id in sorted(listed):
-            if self.matches(group_id):
+            if group_id and self.matches(group_id):
                 chosen.setdefault(group_id)
         return list(chosen)

@@ -19,7 +19,7 @@ BAD_CALLS = [
     ("empty group list, describe", lambda cl: cl.describe_groups([]), "group_ids is empty"),
     ("empty group list, delete", lambda cl: cl.delete_groups(iter(())), "group_ids is empty"),
     ("one string for a list", lambda cl: cl.fetch_committed_offsets("orders-app"), "not the single string"),
-    ("blank group id", lambda cl: cl.describe_groups(["ok", " "]), "non-empty string"),
+    ("empty group id", lambda cl: cl.describe_groups(["ok", ""]), "non-empty string"),
     ("None as a group id", lambda cl: cl.delete_groups(["ok", None]), "non-empty string"),
     ("negative timeout", lambda cl: cl.fetch_committed_offsets(["g"], timeout_s=-1), "timeout_s"),
     ("zero timeout", lambda cl: cl.list_groups(timeout_s=0), "timeout_s"),
