@@ -33,6 +33,8 @@ class ErrorCode(IntEnum):
 RETRY_SAME_BROKER = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
 #: Errors after which the cached coordinator is dropped and looked up again.
 RELOOKUP = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
+#: Broker answers that no retry fixes: the principal lacks a permission or failed to authenticate.
+NOT_RETRIABLE_CODES = frozenset({29, 30, 31, 58})  # TOPIC/GROUP/CLUSTER_AUTHORIZATION_FAILED, SASL_AUTHENTICATION_FAILED
 #: Errors after which partition metadata is refreshed and the leader asked again.
 REFRESH_LEADER = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE})
 
@@ -104,6 +106,17 @@ class TransportError(KafkaGroupsError):
     def __init__(self, message: str = "", *, request_sent: bool = False) -> None:
         super().__init__(message)
         self.request_sent = request_sent
+
+
+def is_retriable(error: BaseException) -> bool:
+    """Whether waiting and trying again can fix ``error``: one rule for the sensor (poke and
+    deferrable), the trigger and the operators. Not retriable: bad input, authentication (a SASL
+    password, a TLS certificate not trusted) and authorization answers anywhere in the error's
+    per-key ``failures``; a missing topic is bad input already (``ConfigurationError``)."""
+    if isinstance(error, (ConfigurationError, AuthenticationError)):
+        return False
+    failures = getattr(error, "failures", None) or {}
+    return not any(f.code in NOT_RETRIABLE_CODES for f in failures.values())
 
 
 class RequestTimeout(TransportError, TimeoutError):

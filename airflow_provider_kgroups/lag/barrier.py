@@ -36,7 +36,12 @@ FORMAT_VERSION = 1
 
 
 class TargetUnavailable(KafkaGroupsError):
-    """The target offsets could not all be read (a partition without leader, a timeout...)."""
+    """The target offsets could not all be read (a partition without leader, a timeout, an
+    authorization error...). ``failures``: why, per partition or group."""
+
+    def __init__(self, message: str, failures: Mapping[Any, Failure] | None = None) -> None:
+        super().__init__(message)
+        self.failures = dict(failures or {})
 
 
 class TargetKind(str, Enum):
@@ -272,7 +277,7 @@ def _raise_unreadable(failures: Mapping[TopicPartition, Failure], what: str) -> 
                                  "a barrier needs topics that exist.")
     if failures:
         listed = "; ".join(f"{tp}: {f}" for tp, f in sorted(failures.items())[:5])
-        raise TargetUnavailable(f"could not read the {what} of {len(failures)} partition(s): {listed}")
+        raise TargetUnavailable(f"could not read the {what} of {len(failures)} partition(s): {listed}", failures)
 
 
 async def fix_target(client, group_ids: Iterable[str], *, topics: Iterable[str] | None = None,
@@ -293,7 +298,7 @@ async def fix_target(client, group_ids: Iterable[str], *, topics: Iterable[str] 
         offsets = await client.fetch_committed_offsets(ids, timeout_s=timeout_s)
         if offsets.failures:
             listed = "; ".join(f"{g}: {f}" for g, f in offsets.failures.items())
-            raise TargetUnavailable(f"could not read the committed offsets of: {listed}")
+            raise TargetUnavailable(f"could not read the committed offsets of: {listed}", offsets.failures)
         per_group = partitions_of_groups(descriptions.values, offsets.values)
         empty = [g for g in ids if not per_group.get(g)]
         if empty:

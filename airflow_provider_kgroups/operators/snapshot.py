@@ -13,6 +13,7 @@ from airflow.sdk import BaseOperator, Context
 
 from ..client.errors import ConfigurationError
 from ..history.store import HistoryStore
+from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.policy import parse_policy
 from .arguments import check_arguments, is_templated, parse_bool, parse_selector, parse_str_list
@@ -77,14 +78,15 @@ class ConsumerGroupSnapshotOperator(BaseOperator):
                                   allow_all=True)
         store = HistoryStore(self.history_url, storage_options=self.storage_options)
         try:
-            ids = self.hook.select_groups(selector)
-            if not ids:
-                self.log.info("No consumer group selected: nothing to snapshot.")
-                return {"taken_at_ms": None, "groups": 0, "partitions": 0, "rows": 0, "files": [], "failures": {},
-                        "worst": []}
-            snapshot = self.hook.snapshot(ids, policy=self.unknown_lag,
-                                          read_committed=parse_bool("read_committed", self.read_committed),
-                                          topics=list(self.topics) if self.topics else None)
+            with fail_fast(self.task_id):
+                ids = self.hook.select_groups(selector)
+                if not ids:
+                    self.log.info("No consumer group selected: nothing to snapshot.")
+                    return {"taken_at_ms": None, "groups": 0, "partitions": 0, "rows": 0, "files": [], "failures": {},
+                            "worst": []}
+                snapshot = self.hook.snapshot(ids, policy=self.unknown_lag,
+                                              read_committed=parse_bool("read_committed", self.read_committed),
+                                              topics=list(self.topics) if self.topics else None)
         finally:
             self.hook.close()
         files = store.append(snapshot)

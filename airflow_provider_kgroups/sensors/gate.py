@@ -37,6 +37,8 @@ from ..lag.verdicts import Verdict, VerdictRules, group_verdicts
 from ..spark.offsets import nest_offsets as _nest, spark_offsets  # the one implementation (re-exported)
 
 LAG_MODES = ("barrier", "threshold")
+#: Decision kind of an error that retrying cannot fix (authentication, authorization, bad input).
+NOT_RETRIABLE = "not_retriable"
 DEFAULT_FAIL_ON = ("STOP", "STALL", "LOST")
 #: Group-level failures that no amount of waiting fixes.
 _FATAL_GROUP_ERRORS = {ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.INVALID_GROUP_ID, ErrorCode.GROUP_AUTHORIZATION_FAILED}

@@ -43,13 +43,14 @@ from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
 
 from ..client.errors import ConfigurationError, KafkaGroupsError
+from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..triggers.lag import ConsumerLagTrigger
 from ..operators.arguments import (
     check_arguments, is_templated, parse_bool, parse_choice, parse_number, parse_offsets_map, parse_selector,
     parse_str_list, parse_timestamp_ms,
 )
-from .gate import DEFAULT_FAIL_ON, LAG_MODES, Decision, GateSpec, GateState, LagGate
+from .gate import DEFAULT_FAIL_ON, LAG_MODES, NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
 
 
 class ConsumerLagSensor(BaseSensorOperator):
@@ -198,9 +199,8 @@ class ConsumerLagSensor(BaseSensorOperator):
         assert gate is not None
         had_target = not gate.needs_target
         try:
-            decision = self.hook.check_gate(gate)
-        except ConfigurationError as exc:
-            raise AirflowFailException(str(exc)) from None
+            with fail_fast("ConsumerLagSensor"):
+                decision = self.hook.check_gate(gate)
         except KafkaGroupsError as exc:  # no broker, a timeout, a target not readable yet: try again later
             decision = Decision("wait", f"check failed, will retry: {type(exc).__name__}: {exc}")
         if not had_target and not gate.needs_target:
@@ -218,7 +218,8 @@ class ConsumerLagSensor(BaseSensorOperator):
 
     def execute(self, context: Context) -> Any:
         try:
-            self._gate = self._start(context)
+            with fail_fast("ConsumerLagSensor"):
+                self._gate = self._start(context)
             if not self.deferrable:
                 return super().execute(context)
             decision = self._check(context)
@@ -250,6 +251,8 @@ class ConsumerLagSensor(BaseSensorOperator):
             raise AirflowSensorTimeout(f"ConsumerLagSensor timed out: {event.get('message')}")
         if status not in ("done", "fail"):
             raise AirflowException(f"ConsumerLagSensor trigger error: {event.get('message')}")
+        if event.get("kind") == NOT_RETRIABLE:
+            raise AirflowFailException(f"ConsumerLagSensor: {event.get('message')}")
         decision = Decision(status, event.get("message", ""), event.get("result"), event.get("kind"))
         self.log.info("%s", decision.message)
         return self._finish(decision)

@@ -10,7 +10,9 @@ A triggerer restart re-creates the trigger from these kwargs: the barrier is kep
 fixed before deferring); rate checkpoints and streaks go back to what the sensor handed over,
 and the verdict window starts empty.
 
-Events: ``{"status": "done", "result": {...}}``, ``{"status": "fail", "kind": ..., "message": ...}``,
+Events: ``{"status": "done", "result": {...}}``, ``{"status": "fail", "kind": ..., "message": ...}``
+(kind ``not_retriable`` for bad input, authentication and authorization errors: the task fails
+at once instead of waiting for its timeout),
 ``{"status": "timeout", "message": ...}`` or ``{"status": "error", "message": ...}``.
 """
 
@@ -22,9 +24,10 @@ from typing import Any, AsyncIterator
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from ..client.errors import ConfigurationError, KafkaGroupsError
+from ..client.errors import KafkaGroupsError, is_retriable
+from ..hooks.failures import not_retriable_message
 from ..hooks.groups import KafkaGroupsHook
-from ..sensors.gate import Decision, GateSpec, GateState, LagGate
+from ..sensors.gate import NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
 
 
 class ConsumerLagTrigger(BaseTrigger):
@@ -50,10 +53,11 @@ class ConsumerLagTrigger(BaseTrigger):
             while True:
                 try:
                     decision = await self._hook.acheck_gate(gate)
-                except ConfigurationError as exc:
-                    yield TriggerEvent({"status": "error", "message": str(exc)})
-                    return
                 except KafkaGroupsError as exc:
+                    if not is_retriable(exc):
+                        yield TriggerEvent({"status": "fail", "kind": NOT_RETRIABLE,
+                                            "message": not_retriable_message(exc)})
+                        return
                     decision = Decision("wait", f"check failed, will retry: {type(exc).__name__}: {exc}")
                 self.log.info("%s", decision.message)
                 if decision.finished:

@@ -14,6 +14,7 @@ import pytest
 from airflow_provider_kgroups.client import (
     AsyncGroupsClient, AuthenticationError, ClientConfig, NoBrokerAvailable, TopicPartition,
 )
+from airflow_provider_kgroups.client.errors import is_retriable
 from tests.support.fakekafka import FakeCluster, make_self_signed_cert, server_ssl_context
 
 PASSWORD = "pw-Zq8!x7-never-print-me"
@@ -176,9 +177,10 @@ def test_tls_with_an_untrusted_certificate_names_the_problem(cert):
         async with FakeCluster(brokers=2, ssl_context=server_ssl_context(cert)) as c:
             config = ClientConfig.create(c.bootstrap, security_protocol="SSL", retry_backoff_s=0.01)
             async with AsyncGroupsClient(config) as client:
-                with pytest.raises((NoBrokerAvailable, AuthenticationError)) as info:
+                with pytest.raises(AuthenticationError) as info:  # not retried, not another broker
                     await client.list_groups(timeout_s=5)
-            assert "CERTIFICATE_VERIFY_FAILED" in str(info.value) or "certificate" in str(info.value).lower()
+            assert "TLS certificate verification of broker" in str(info.value)
+            assert "certificate" in str(info.value).lower() and not is_retriable(info.value)
             assert c.requests() == []  # the handshake failed before any request
             assert c.handler_errors == []
 

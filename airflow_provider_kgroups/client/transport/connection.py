@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import ssl
 import struct
 import time
 from typing import Callable
@@ -82,6 +83,10 @@ class BrokerConnection:
                 self.address.host, self.address.port, ssl=ssl_context,
                 server_hostname=self.address.host if ssl_context else None,
             )
+        except ssl.SSLCertVerificationError as exc:
+            # A certificate the client does not trust is not fixed by retrying or by another broker.
+            raise AuthenticationError(f"TLS certificate verification of broker {self.address} failed: "
+                                      f"{exc.verify_message or exc}") from None
         except OSError as exc:
             raise BrokerDisconnected(f"cannot connect to broker {self.address}: {exc.strerror or exc}") from None
         self._read_task = asyncio.get_running_loop().create_task(self._read_responses())
