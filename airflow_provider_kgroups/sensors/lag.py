@@ -38,7 +38,7 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Any, Sequence
 
-from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
+from airflow.sdk import Asset, BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
 
@@ -221,10 +221,10 @@ class ConsumerLagSensor(BaseSensorOperator):
             with fail_fast("ConsumerLagSensor"):
                 self._gate = self._start(context)
             if not self.deferrable:
-                return super().execute(context)
+                return self._announce(context, super().execute(context))
             decision = self._check(context)
             if decision.finished:
-                return self._finish(decision)
+                return self._announce(context, self._finish(decision))
             gate = self._gate
             left_s = max(1.0, (gate.deadline_ms - time.time() * 1000) / 1000.0)
             self.defer(
@@ -255,7 +255,22 @@ class ConsumerLagSensor(BaseSensorOperator):
             raise AirflowFailException(f"ConsumerLagSensor: {event.get('message')}")
         decision = Decision(status, event.get("message", ""), event.get("result"), event.get("kind"))
         self.log.info("%s", decision.message)
-        return self._finish(decision)
+        return self._announce(context, self._finish(decision))
+
+    def _announce(self, context: Context, result: Any) -> Any:
+        """One summary line, and the range handed on as the extra of this task's asset events
+        (outlets), in the shape ConsumerLagEventTrigger's events have, so a DAG scheduled on the
+        asset reads it the same way (``triggers.events.range_from_events``)."""
+        if not isinstance(result, dict) or "endingOffsets" not in result:
+            return result
+        self.log.info("Gate opened after %s s and %s check(s); range handed on: %s -> %s", result.get("waited_s"),
+                      result.get("checks"), result.get("startingOffsets"), result.get("endingOffsets"))
+        extra = {"startingOffsets": result["startingOffsets"], "endingOffsets": result["endingOffsets"],
+                 "group_ids": result.get("group_ids", []), "mode": result.get("lag_mode")}
+        for outlet in self.outlets or ():
+            if isinstance(outlet, Asset):
+                context["outlet_events"][outlet].extra = extra
+        return result
 
 
 def _short(groups: dict[str, Any], limit: int = 3) -> str:

@@ -1,0 +1,161 @@
+"""ConsumerLagEventTrigger against the fake cluster: each event carries the next consumed range
+exactly; watchers sharing a connection share one batched poll; where the last range ended
+survives a restart through the asset's state store; an error retrying cannot fix ends it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from airflow_provider_kgroups.client.errors import AuthenticationError
+from airflow_provider_kgroups.triggers.events import STATE_KEY, ConsumerLagEventTrigger, range_from_events
+from tests.client.fakeutil import counts
+from tests.support.fakekafka import FakeCluster
+
+DEADLINE_S = 20
+
+
+class MemoryStateStore:
+    """The one-asset accessor the triggerer injects (``aget``/``aset``), kept in memory."""
+
+    def __init__(self) -> None:
+        self.values: dict = {}
+
+    async def aget(self, key, default=None):
+        return self.values.get(key, default)
+
+    async def aset(self, key, value):
+        self.values[key] = json.loads(json.dumps(value))  # stored as JSON, as Airflow does
+
+
+def trigger(conn_id: str, groups, topics, **options) -> ConsumerLagEventTrigger:
+    return ConsumerLagEventTrigger(kafka_groups_conn_id=conn_id, group_ids=groups, topics=topics, poll_interval=0.05,
+                                   **options)
+
+
+async def until(predicate, what: str, timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            raise TimeoutError(what)
+        await asyncio.sleep(0.02)
+
+
+def test_each_event_is_the_next_range_the_groups_consumed(kgroups_conn):
+    async def main():
+        async with FakeCluster(brokers=2) as c:
+            c.add_topic("orders", 2, end_offsets=[10, 6])
+            c.add_group("landing", offsets={("orders", 0): 4, ("orders", 1): 6})
+            conn = kgroups_conn("kg_events", host=c.bootstrap)
+            watcher = trigger(conn, ["landing"], ["orders"])
+            watcher.asset_state_store = MemoryStateStore()
+            events = watcher.run()
+            first = asyncio.ensure_future(events.__anext__())
+            await until(lambda: c.count("OffsetFetch") >= 2, "a second poll")  # the first fixed {0: 10, 1: 6}
+            c.append("orders", 0, 5)  # the producers go on: the barrier does not move
+            c.commit("landing", {("orders", 0): 10})
+            event = (await asyncio.wait_for(first, DEADLINE_S)).payload
+            assert json.loads(event["startingOffsets"]) == {"orders": {"0": 4, "1": 6}}
+            assert json.loads(event["endingOffsets"]) == {"orders": {"0": 10, "1": 6}}
+            assert event["group_ids"] == ["landing"] and event["mode"] == "barrier"
+            assert watcher.asset_state_store.values[STATE_KEY] == {"orders": {"0": 10, "1": 6}}
+
+            second = asyncio.ensure_future(events.__anext__())
+            await asyncio.sleep(0.2)
+            c.commit("landing", {("orders", 0): 15})
+            event = (await asyncio.wait_for(second, DEADLINE_S)).payload
+            assert json.loads(event["startingOffsets"]) == {"orders": {"0": 10, "1": 6}}  # no gap, no overlap
+            assert json.loads(event["endingOffsets"]) == {"orders": {"0": 15, "1": 6}}
+            await events.aclose()
+
+            restarted = trigger(conn, ["landing"], ["orders"])  # a triggerer restart: kwargs and the store
+            restarted.asset_state_store = watcher.asset_state_store
+            c.append("orders", 1, 3)
+            c.commit("landing", {("orders", 1): 9})
+            again = restarted.run()
+            event = (await asyncio.wait_for(again.__anext__(), DEADLINE_S)).payload
+            await again.aclose()
+            assert json.loads(event["startingOffsets"]) == {"orders": {"0": 15, "1": 6}}
+            assert json.loads(event["endingOffsets"]) == {"orders": {"0": 15, "1": 9}}
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_watchers_on_one_connection_share_one_batched_poll(kgroups_conn):
+    """What the triggerer does for a shared_stream_key group (airflow.triggers.shared_stream):
+    one open_shared_stream, its raw events fanned out to every watcher's filter_shared_stream."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 1, end_offsets=10)
+            c.add_topic("payments", 1, end_offsets=8)
+            c.add_group("orders-landing", offsets={("orders", 0): 3})
+            c.add_group("payments-landing", offsets={("payments", 0): 2})
+            conn = kgroups_conn("kg_shared", host=c.bootstrap)
+            watchers = [trigger(conn, ["orders-landing"], ["orders"]), trigger(conn, ["payments-landing"], ["payments"])]
+            assert watchers[0].shared_stream_key() == watchers[1].shared_stream_key()
+            queues = [asyncio.Queue() for _ in watchers]
+
+            async def fan_out():
+                async for raw in ConsumerLagEventTrigger.open_shared_stream(watchers[0].serialize()[1]):
+                    for q in queues:
+                        q.put_nowait(raw)
+
+            async def stream(q):
+                while True:
+                    yield await q.get()
+
+            filters = [w.filter_shared_stream(stream(q)) for w, q in zip(watchers, queues)]
+            pending = [asyncio.ensure_future(f.__anext__()) for f in filters]
+            poller = asyncio.ensure_future(fan_out())
+            await until(lambda: c.count("OffsetFetch") >= 2, "two polls")
+            c.reset_counts()
+            await until(lambda: c.count("OffsetFetch") >= 3, "three more polls")
+            sent = counts(c)
+            assert sent["OffsetFetch"] == sent["DescribeGroups"] >= 3  # one of each per poll for both watchers
+            assert all(len(r.request.groups) == 2 for r in c.requests("OffsetFetch"))  # both groups, one request
+            c.commit("orders-landing", {("orders", 0): 10})
+            c.commit("payments-landing", {("payments", 0): 8})
+            events = [(await asyncio.wait_for(p, DEADLINE_S)).payload for p in pending]
+            assert [json.loads(e["endingOffsets"]) for e in events] == [{"orders": {"0": 10}}, {"payments": {"0": 8}}]
+            assert [json.loads(e["startingOffsets"]) for e in events] == [{"orders": {"0": 3}}, {"payments": {"0": 2}}]
+            poller.cancel()
+            for f in filters:
+                await f.aclose()
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_a_wrong_password_ends_the_watcher_instead_of_polling_forever(kgroups_conn):
+    async def main():
+        async with FakeCluster(brokers=1, sasl={"PLAIN": {"etl": "right"}}) as c:
+            c.add_topic("orders", 1, end_offsets=10)
+            conn = kgroups_conn("kg_events_wrong", host=c.bootstrap, login="etl", password="wrong-pw-123",
+                                extra={"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN"})
+            events = trigger(conn, ["landing"], ["orders"]).run()
+            with pytest.raises(AuthenticationError):
+                await asyncio.wait_for(events.__anext__(), DEADLINE_S)
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_bad_arguments_fail_when_the_dag_is_parsed():
+    with pytest.raises(ValueError, match="topics is empty"):
+        ConsumerLagEventTrigger(kafka_groups_conn_id="c", group_ids=["g"], topics=[])
+    with pytest.raises(ValueError, match="kafka_groups_conn_id must name a connection"):
+        ConsumerLagEventTrigger(kafka_groups_conn_id="", group_ids=["g"], topics=["t"])
+    with pytest.raises(ValueError, match="poll_interval"):
+        ConsumerLagEventTrigger(kafka_groups_conn_id="c", group_ids=["g"], topics=["t"], poll_interval=0)
+
+
+def test_a_run_processes_from_the_first_queued_range_to_the_last():
+    events = [{"extra": {"from_trigger": True, "payload": {"startingOffsets": '{"t": {"0": 0}}',
+                                                           "endingOffsets": '{"t": {"0": 5}}'}}},
+              {"extra": {"from_trigger": True, "payload": {"startingOffsets": '{"t": {"0": 5, "1": 0}}',
+                                                           "endingOffsets": '{"t": {"0": 9, "1": 4}}'}}}]
+    assert range_from_events(events) == {"startingOffsets": '{"t": {"0": 0, "1": 0}}',
+                                         "endingOffsets": '{"t": {"0": 9, "1": 4}}'}
+    with pytest.raises(ValueError, match="no triggering asset event carries an offset range"):
+        range_from_events([{"extra": {}}])

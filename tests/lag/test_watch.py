@@ -1,0 +1,78 @@
+"""Consecutive consumed ranges (pure): each starts where the last ended, ends at a barrier fixed
+when it opened (or, in threshold mode, at the groups' lowest commit once the lag is small
+enough); empty ranges and unreadable polls report nothing."""
+
+from __future__ import annotations
+
+import json
+
+from airflow_provider_kgroups.client.errors import Failure
+from airflow_provider_kgroups.lag.model import LagSnapshot
+from airflow_provider_kgroups.lag.watch import RangeWatch, nested_offsets
+
+from .builders import MINUTE, T0, group, partition, snapshot
+
+
+def poll(minute: int, a: tuple[int | None, int | None], b: tuple[int | None, int | None], end: tuple[int, int],
+         *, other: int | None = None) -> LagSnapshot:
+    """Groups "a" and "b" on topic t (2 partitions); ``other``: "a"'s commit on another topic."""
+    a_parts = [partition("t", 0, a[0], end[0]), partition("t", 1, a[1], end[1])]
+    if other is not None:
+        a_parts.append(partition("u", 0, other, 100))
+    return snapshot(T0 + minute * MINUTE, group("a", *a_parts),
+                    group("b", partition("t", 0, b[0], end[0]), partition("t", 1, b[1], end[1])))
+
+
+def ranges(event) -> tuple[dict, dict]:
+    payload = event.to_payload()
+    return json.loads(payload["startingOffsets"]), json.loads(payload["endingOffsets"])
+
+
+def test_a_barrier_range_finishes_when_every_group_passed_it_and_the_next_starts_there():
+    watch = RangeWatch(("a", "b"), ("t",))
+    assert watch.observe(poll(0, (5, 7), (6, 7), (10, 12), other=1)) is None  # barrier {0: 10, 1: 12}
+    assert "below the barrier" in watch.waiting_for
+    assert watch.observe(poll(1, (10, 12), (9, 12), (15, 20))) is None  # b not there; the barrier stays
+    first = watch.observe(poll(2, (11, 12), (10, 13), (18, 25)))
+    assert ranges(first) == ({"t": {"0": 5, "1": 7}}, {"t": {"0": 10, "1": 12}})  # from the lowest commit
+    assert first.mode == "barrier" and first.opened_at_ms == T0 and first.finished_at_ms == T0 + 2 * MINUTE
+    assert first.total_lag == (18 - 11) + (25 - 12) + (18 - 10) + (25 - 13)
+    assert watch.observe(poll(3, (11, 12), (10, 13), (18, 25))) is None  # new barrier {0: 18, 1: 25}
+    second = watch.observe(poll(4, (18, 25), (20, 26), (30, 30)))
+    assert ranges(second) == ({"t": {"0": 10, "1": 12}}, {"t": {"0": 18, "1": 25}})  # no gap, no overlap
+
+
+def test_an_empty_range_is_never_reported_and_its_barrier_moves_with_new_records():
+    watch = RangeWatch(("a",), ("t",), start=nested_offsets({"t": {"0": 10, "1": 12}}))
+    solo = lambda minute, c, e: snapshot(T0 + minute * MINUTE, group("a", partition("t", 0, c[0], e[0]),  # noqa: E731
+                                                                     partition("t", 1, c[1], e[1])))
+    assert watch.observe(solo(0, (10, 12), (10, 12))) is None and "empty" in watch.waiting_for
+    assert watch.observe(solo(1, (10, 12), (11, 12))) is None  # a record arrived: barrier {0: 11, 1: 12}
+    done = watch.observe(solo(2, (11, 12), (11, 12)))
+    assert ranges(done) == ({"t": {"0": 10, "1": 12}}, {"t": {"0": 11, "1": 12}})
+
+
+def test_a_group_that_never_committed_starts_from_earliest_and_blocks_until_it_commits():
+    watch = RangeWatch(("a", "b"), ("t",))
+    assert watch.observe(poll(0, (5, 7), (None, 7), (10, 12))) is None
+    assert watch.observe(poll(1, (10, 12), (None, 12), (10, 12))) is None and "below the barrier" in watch.waiting_for
+    done = watch.observe(poll(2, (10, 12), (10, 12), (10, 12)))
+    assert ranges(done)[0] == {"t": {"0": -2, "1": 7}}  # earliest where a group had no commit
+
+
+def test_an_unreadable_poll_reports_nothing_and_says_why():
+    watch = RangeWatch(("a", "b"), ("t",))
+    broken = LagSnapshot(T0, {"a": group("a", partition("t", 0, 5, None), partition("t", 1, 7, 12))})
+    assert watch.observe(broken) is None and "could not be read" in watch.waiting_for
+    missing = LagSnapshot(T0, {"a": group("a", partition("t", 0, 5, 10))}, failures={"b": Failure(30)})
+    assert watch.observe(missing) is None and "'b' could not be read: GROUP_AUTHORIZATION_FAILED" in watch.waiting_for
+    assert watch.start is None  # nothing was decided from an unreadable poll
+
+
+def test_threshold_mode_ends_at_the_lowest_commit_once_the_lag_is_small_enough():
+    watch = RangeWatch(("a", "b"), ("t",), max_total_lag=4)
+    assert watch.observe(poll(0, (5, 7), (6, 7), (10, 12))) is None  # lag 5+5+4+5 = 19 > 4
+    assert "total lag 19 > max_total_lag 4" in watch.waiting_for
+    done = watch.observe(poll(1, (10, 11), (9, 12), (10, 12)))  # lag 0+1+1+0 = 2
+    assert ranges(done) == ({"t": {"0": 5, "1": 7}}, {"t": {"0": 9, "1": 11}}) and done.mode == "threshold"
+    assert watch.observe(poll(2, (10, 11), (9, 12), (10, 12))) is None  # nothing new consumed by both
