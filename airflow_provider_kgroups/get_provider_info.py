@@ -38,7 +38,8 @@ def get_provider_info() -> dict:
         ],
         "hooks": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.hooks.groups"]}],
         "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.sensors.lag"]}],
-        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.triggers.lag"]}],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.triggers.lag",
+                                                                         "airflow_provider_kgroups.triggers.events"]}],
         "operators": [
             {
                 "integration-name": INTEGRATION,
