@@ -12,7 +12,7 @@ from .errors import (
 )
 from .results import (
     CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState, KeyedResults, ListedOffset,
-    ListGroupsResult, MemberDescription, TopicDescription, TopicPartition,
+    ListGroupsResult, MemberDescription, TopicDescription, TopicExistence, TopicPartition,
 )
 from .selection import GroupSelector
 from .sync import GroupsClient
@@ -22,5 +22,6 @@ __all__ = [
     "AsyncGroupsClient", "GroupsClient", "ClientConfig", "GroupSelector", "RequestStats",
     "Failure", "KafkaGroupsError", "ConfigurationError", "NoBrokerAvailable", "AuthenticationError",
     "CommittedOffset", "GroupDeletion", "GroupDescription", "GroupListing", "GroupOffsets", "GroupState", "KeyedResults",
-    "ListedOffset", "ListGroupsResult", "MemberDescription", "TopicDescription", "TopicPartition",
+    "ListedOffset", "ListGroupsResult", "MemberDescription", "TopicDescription", "TopicExistence",
+    "TopicPartition",
 ]

@@ -21,7 +21,7 @@ from .lookup import CoordinatorLookup, LeaderLookup
 from .protocol import MAX_STRING_BYTES, too_long
 from .results import (
     CommittedOffset, GroupDeletion, GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset,
-    ListGroupsResult, RecordPage, TopicDescription,
+    ListGroupsResult, RecordPage, TopicDescription, TopicExistence,
     TopicPartition,
 )
 from .selection import validate_group_ids
@@ -333,6 +333,40 @@ class AsyncGroupsClient:
         wanted = self.metadata.topics if names is None else {n: self.metadata.topics[n] for n in names
                                                              if n in self.metadata.topics}
         return dict(wanted)
+
+    async def check_topics(self, topics: Iterable[str],
+                           timeout_s: float | None = None) -> KeyedResults[str, TopicExistence]:
+        """Whether each topic exists, as far as this principal can tell: one Metadata request
+        naming the topics (``KafkaApis.handleTopicMetadataRequest``).
+
+        EXISTS, ABSENT (UNKNOWN_TOPIC_OR_PARTITION: the topic is gone) or NOT_VISIBLE
+        (TOPIC_AUTHORIZATION_FAILED: Kafka answers it whether or not the topic exists, so it
+        proves nothing). Any other answer, or a topic the response left out, is a Failure for
+        that topic. This is the one way to prove a topic absent: an all-topics listing and an
+        all-partitions OffsetFetch silently leave out what the principal may not Describe.
+        """
+        names = list(dict.fromkeys(_strings(topics, "topics")))
+        bad = [t for t in names if not isinstance(t, str) or not t]
+        if bad:
+            raise ConfigurationError(f"topics: {bad[0]!r} is not a topic name.")
+        if not names:
+            return KeyedResults()
+        answered = await self.metadata.refresh(self._call(timeout_s), names)
+        values: dict[str, TopicExistence] = {}
+        failures: dict[str, Failure] = {}
+        for name in names:
+            code = answered.get(name)
+            if code is None:
+                failures[name] = Failure(CLIENT_INCOMPLETE_RESPONSE, "missing from the Metadata response")
+            elif code in (ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILABLE):  # 5: exists, electing a leader
+                values[name] = TopicExistence.EXISTS
+            elif code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                values[name] = TopicExistence.ABSENT
+            elif code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                values[name] = TopicExistence.NOT_VISIBLE
+            else:
+                failures[name] = Failure(code, "Metadata for the named topic")
+        return KeyedResults(values, failures)
 
 
 def _to_commit(tp: TopicPartition, value: int | CommittedOffset | OffsetToCommit) -> OffsetToCommit:

@@ -36,8 +36,10 @@ class ClusterMetadata:
     def mark_stale(self, topics: Iterable[str]) -> None:
         self._stale_topics.update(topics)
 
-    async def refresh(self, call: Call, topics: Iterable[str] | None = ()) -> None:
-        """Ask any broker for brokers plus ``topics`` (``None`` = every topic, ``()`` = none)."""
+    async def refresh(self, call: Call, topics: Iterable[str] | None = ()) -> dict[str, int]:
+        """Ask any broker for brokers plus ``topics`` (``None`` = every topic, ``()`` = none).
+        Returns the error code of each topic as the response named it (topics it left out are
+        absent from the mapping)."""
         conn = await call.any_connection()
         version = conn.version_for(MetadataRequest)
         names = None if topics is None else sorted(set(topics))
@@ -51,7 +53,9 @@ class ClusterMetadata:
         self.brokers = {b.node_id: BrokerAddress(b.host, b.port) for b in response.brokers}
         call.pool.set_brokers(self.brokers)
         self.bootstrapped = True
+        answered: dict[str, int] = {}
         for topic in response.topics:
+            answered[topic.name] = topic.error_code
             self._stale_topics.discard(topic.name)
             if topic.error_code and topic.error_code != ErrorCode.LEADER_NOT_AVAILABLE:
                 self.topics.pop(topic.name, None)
@@ -72,3 +76,4 @@ class ClusterMetadata:
                 self.topic_errors[missing] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         log.debug("metadata: %d brokers, %d topics (%s)", len(self.brokers), len(response.topics),
                   ", ".join(f"{t}: {error_name(c)}" for t, c in self.topic_errors.items()) or "no topic errors")
+        return answered

@@ -70,6 +70,19 @@ class GroupDeletion(str, Enum):
     CONFIRMED_GONE_AFTER_LOST_RESPONSE = "deleted (confirmed gone after a lost response)"
 
 
+class TopicExistence(str, Enum):
+    """What a Metadata request naming a topic proves about it (:meth:`AsyncGroupsClient.check_topics`).
+
+    Kafka (``KafkaApis.handleTopicMetadataRequest``) answers a named topic the principal may not
+    Describe with TOPIC_AUTHORIZATION_FAILED whether or not it exists, so NOT_VISIBLE is not
+    ABSENT: only UNKNOWN_TOPIC_OR_PARTITION proves that a topic is gone.
+    """
+
+    EXISTS = "exists"
+    ABSENT = "absent"  # UNKNOWN_TOPIC_OR_PARTITION (3)
+    NOT_VISIBLE = "not_visible"  # TOPIC_AUTHORIZATION_FAILED (29): cannot tell whether it exists
+
+
 def nest_by_topic(items: Mapping[TopicPartition, Any]) -> dict[str, dict[str, Any]]:
     """``{TopicPartition: v}`` -> ``{topic: {"partition": v}}``: the JSON shape used everywhere."""
     out: dict[str, dict[str, Any]] = {}
