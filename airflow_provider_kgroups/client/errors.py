@@ -17,17 +17,22 @@ class ErrorCode(IntEnum):
     LEADER_NOT_AVAILABLE = 5
     NOT_LEADER_OR_FOLLOWER = 6
     REQUEST_TIMED_OUT = 7
-    INVALID_TOPIC_EXCEPTION = 17
+    REPLICA_NOT_AVAILABLE = 9
     COORDINATOR_LOAD_IN_PROGRESS = 14
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16
+    INVALID_TOPIC_EXCEPTION = 17
     INVALID_GROUP_ID = 24
     TOPIC_AUTHORIZATION_FAILED = 29
     GROUP_AUTHORIZATION_FAILED = 30
     UNSUPPORTED_VERSION = 35
     UNSTABLE_OFFSET_COMMIT = 88
+    KAFKA_STORAGE_ERROR = 56
     NON_EMPTY_GROUP = 68
     GROUP_ID_NOT_FOUND = 69
+    FENCED_LEADER_EPOCH = 74
+    UNKNOWN_LEADER_EPOCH = 75
+    OFFSET_NOT_AVAILABLE = 78
     UNKNOWN_TOPIC_ID = 100
 
 
@@ -37,8 +42,16 @@ RETRY_SAME_BROKER = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
 RELOOKUP = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 #: Broker answers that no retry fixes: the principal lacks a permission or failed to authenticate.
 NOT_RETRIABLE_CODES = frozenset({29, 30, 31, 58})  # TOPIC/GROUP/CLUSTER_AUTHORIZATION_FAILED, SASL_AUTHENTICATION_FAILED
-#: Errors after which partition metadata is refreshed and the leader asked again.
-REFRESH_LEADER = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE})
+#: Errors of a partition's leader (ListOffsets, Fetch) after which partition metadata is
+#: refreshed and the leader asked again, until the deadline: a leader election is under way
+#: or a new leader is catching up. As the Java consumer's OffsetFetcherUtils.handleListOffsetResponse
+#: (the broker side: ReplicaManager.fetchOffset; OFFSET_NOT_AVAILABLE from v5, LEADER_NOT_AVAILABLE
+#: below, while Partition.fetchOffsetForTimestamp finds the high watermark behind the epoch start).
+REFRESH_LEADER = frozenset({
+    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.REPLICA_NOT_AVAILABLE,
+    ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH,
+    ErrorCode.OFFSET_NOT_AVAILABLE,
+})
 
 # Codes that are not broker errors but outcomes of this client itself.
 CLIENT_TIMEOUT = -100

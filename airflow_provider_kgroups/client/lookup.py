@@ -16,7 +16,7 @@ from typing import Iterable
 from .cluster import ClusterMetadata
 from .config import BrokerAddress
 from .driver import Call, Outcome, RequestPlan
-from .errors import REFRESH_LEADER, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
+from .errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
 from .protocol import FindCoordinatorRequest
 from .results import TopicPartition
 
@@ -111,7 +111,7 @@ class LeaderLookup:
         for tp in tps:
             error = self._metadata.topic_errors.get(tp.topic)
             description = self._metadata.topics.get(tp.topic)
-            if error in REFRESH_LEADER:
+            if error == ErrorCode.LEADER_NOT_AVAILABLE:  # being created or electing (PartitionLeaderStrategy)
                 outcome.requeue(tp, Failure(error, f"topic {tp.topic!r} has no leaders yet"), relookup=False)
             elif error is not None or description is None:
                 outcome.failed[tp] = Failure(error or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

@@ -158,3 +158,21 @@ def test_check_barrier_costs_one_offset_fetch_once_coordinators_are_known():
     first, second, requests = with_fake_cluster(body, setup=seed)
     assert requests == {"OffsetFetch": 1}
     assert first.remaining() == 7 + 8 and not second.reached
+
+
+def test_target_fixed_during_a_leader_election_gets_the_real_log_end():
+    """A new leader catching up answers OFFSET_NOT_AVAILABLE (Partition.fetchOffsetForTimestamp);
+    the client asks it again after a metadata refresh (OffsetFetcherUtils.handleListOffsetResponse)
+    instead of failing the barrier."""
+    async def body(cluster, client):
+        assert (cluster.leader_of("t", 0), cluster.leader_of("t", 1)) == (0, 1)
+        cluster.move_leader("t", 0, 2, catching_up=2)
+        target = await fix_target(client, ["g"])
+        return target, {n: cluster.count("ListOffsets", n) for n in range(3)}, cluster.requests("Metadata")
+
+    target, list_offsets, metadata = with_fake_cluster(body, setup=seed)
+    assert target.offsets == {"g": {A: 10, B: 10}} and target.kind is TargetKind.LOG_END
+    assert list_offsets == {0: 0, 1: 1, 2: 3}  # twice 78 from the new leader, then its answer
+    # bootstrap, the leader lookup, one refresh after each 78
+    assert [None if m.request.topics is None else [t.name for t in m.request.topics] for m in metadata] == \
+        [[], ["t"], ["t"], ["t"]]

@@ -128,17 +128,23 @@ def test_one_fetch_per_leader_with_timestamps_and_positions():
         assert all(p.partition_max_bytes <= 64 * 1024 for t in r.request.topics for p in t.partitions)
 
 
-def test_not_leader_is_retried_on_the_new_leader():
+@pytest.mark.parametrize("error", [Err.NOT_LEADER_OR_FOLLOWER, Err.FENCED_LEADER_EPOCH, Err.UNKNOWN_LEADER_EPOCH])
+def test_not_leader_is_retried_on_the_new_leader(error):
+    """Leader errors of a Fetch (ReplicaManager.readFromLog) send the partition back to the
+    leader lookup, one metadata refresh each (the client's one REFRESH_LEADER set)."""
     def setup(cluster):
         seed(cluster)
-        cluster.inject_error("Fetch", Err.NOT_LEADER_OR_FOLLOWER, key=("t", 0), times=1)
+        cluster.inject_error("Fetch", error, key=("t", 0), times=1)
 
     async def body(cluster, client):
+        await client.describe_topics(["t"])  # bootstrap metadata out of the way
+        cluster.reset_counts()
         result = await client.fetch_record_timestamps({TopicPartition("t", 0): 4})
-        return result, cluster.count("Fetch")
+        return result, cluster.count("Fetch"), cluster.count("Metadata")
 
-    result, fetches = with_fake_cluster(body, setup=setup)
+    result, fetches, metadata = with_fake_cluster(body, setup=setup)
     assert result[TopicPartition("t", 0)][4].timestamp_ms == 1_000_004 and fetches == 2
+    assert metadata == 1  # leaders were cached: one refresh after the error
 
 
 def test_bad_positions_are_configuration_errors():

@@ -40,7 +40,6 @@ MIN_FETCH_VERSION = 4  # isolation level and record format v2
 DEFAULT_PARTITION_BYTES = 64 * 1024
 MAX_PARTITION_BYTES = 16 * 1024 * 1024
 FETCH_MAX_WAIT_MS = 1
-_LEADER_EPOCH_ERRORS = frozenset({74, 75})  # FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH: ask the new leader
 _LOG_APPEND_TIME = 1
 
 
@@ -239,7 +238,7 @@ class FetchTimestampHandler:
         wanted = self._offsets[tp]
         high_watermark = p.high_watermark if p.high_watermark >= 0 else None
         log_start = p.log_start_offset if getattr(p, "log_start_offset", -1) >= 0 else None
-        if p.error_code in REFRESH_LEADER or p.error_code in _LEADER_EPOCH_ERRORS:
+        if p.error_code in REFRESH_LEADER:
             outcome.requeue(tp, Failure(p.error_code), relookup=True)
             return
         if p.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:

@@ -1,5 +1,13 @@
 """ListOffsets: log-start, log-end (high watermark or last stable offset) and offsets for a
-timestamp, one request per partition leader carrying all its partitions."""
+timestamp, one request per partition leader carrying all its partitions.
+
+Errors a partition's leader answers while leadership moves (:data:`REFRESH_LEADER`: a new
+leader catching up answers OFFSET_NOT_AVAILABLE, the old one NOT_LEADER_OR_FOLLOWER, ...) and
+UNKNOWN_TOPIC_OR_PARTITION (a broker that has not yet learned of the topic) send the partition
+back to the leader lookup: metadata is refreshed and the leader asked again until the deadline,
+as the Java consumer does (OffsetFetcherUtils.handleListOffsetResponse). A topic that is really
+gone then fails in the lookup, after one Metadata request.
+"""
 
 from __future__ import annotations
 
@@ -55,7 +63,7 @@ class ListOffsetsHandler:
                 tp = topic_partition(topic.name, p.partition_index)
                 if tp not in plan.key_set:
                     continue
-                if p.error_code in REFRESH_LEADER:
+                if p.error_code in REFRESH_LEADER or p.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                     outcome.requeue(tp, Failure(p.error_code), relookup=True)
                 elif p.error_code != ErrorCode.NONE:
                     outcome.failed[tp] = Failure(p.error_code)

@@ -23,7 +23,7 @@ From synchronous code (the brokers run on their own loop in a daemon thread)::
 
 Seeding and reading back (thread-safe): ``add_topic(name, partitions, end_offsets=,
 start_offsets=, last_stable_offsets=, leaders=)``, ``append(topic, p, n, timestamp_ms=)``,
-``set_offsets``, ``move_leader``, ``delete_topic``; ``add_group(group_id, offsets=, members=,
+``set_offsets``, ``move_leader(topic, p, node, catching_up=)``, ``delete_topic``; ``add_group(group_id, offsets=, members=,
 state=, protocol_type=, protocol=, coordinator=, group_type="classic"|"consumer")``,
 ``commit``, ``set_group_state``, ``set_members``, ``move_coordinator``, ``delete_group``;
 ``group()``, ``committed()``, ``coordinator_of()``, ``groups_coordinated_by()``,

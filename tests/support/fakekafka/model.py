@@ -185,6 +185,9 @@ class Partition:
     log_start: int = 0
     end: int = 0  # log end offset = high watermark (one replica)
     last_stable: int | None = None  # read_committed bound; None = end
+    # ListOffsets requests the leader still answers while its high watermark lags behind the
+    # start offset of its epoch (a new leader catching up, see ClusterState.move_leader)
+    catching_up: int = 0
     records: list[Record] = field(default_factory=list)
     #: aborted transactions (producer id, first offset, last offset incl. its marker), as Kafka's
     #: transaction index keeps them (``ProducerStateManager`` / ``TransactionIndex``)

@@ -178,13 +178,20 @@ class ClusterState:
             kept = [r for r in part.records if r.offset not in gone]
             part.records, part._offsets = kept, [r.offset for r in kept]
 
-    def move_leader(self, topic: str, partition: int, node: int) -> None:
-        """Make ``node`` the partition leader (bumps the leader epoch)."""
+    def move_leader(self, topic: str, partition: int, node: int, *, catching_up: int = 0) -> None:
+        """Make ``node`` the partition leader (bumps the leader epoch).
+
+        ``catching_up``: how many ListOffsets requests the new leader answers while its high
+        watermark is still behind the start offset of its epoch: OFFSET_NOT_AVAILABLE (78)
+        from v5, LEADER_NOT_AVAILABLE (5) below, for "latest" and for a timestamp lookup
+        that finds nothing below the high watermark (Partition.fetchOffsetForTimestamp,
+        ReplicaManager.fetchOffset)."""
         with self.lock:
             self._check_node(node)
             part = self._partition(topic, partition)
             part.leader = node
             part.leader_epoch += 1
+            part.catching_up = catching_up
 
     def leader_of(self, topic: str, partition: int) -> int:
         with self.lock:

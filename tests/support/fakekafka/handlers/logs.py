@@ -65,6 +65,15 @@ def _offset_for(part: Partition, timestamp: int, isolation_level: int) -> tuple[
     return found.offset, found.timestamp
 
 
+def _still_catching_up(part: Partition, timestamp: int, offset: int) -> bool:
+    """A new leader whose high watermark lags behind its epoch's start offset cannot answer
+    "latest", nor a timestamp lookup that finds nothing below the high watermark; the
+    earliest offset it can (Partition.fetchOffsetForTimestamp, ReplicaManager.fetchOffset)."""
+    if part.catching_up <= 0 or timestamp in (EARLIEST, EARLIEST_LOCAL):
+        return False
+    return timestamp == LATEST or offset < 0
+
+
 def list_offsets(ctx: RequestContext) -> Any:
     req = ctx.request
     R = ListOffsetsResponse
@@ -80,6 +89,12 @@ def list_offsets(ctx: RequestContext) -> Any:
                               leader_epoch=-1))
                 continue
             offset, ts = _offset_for(part, p.timestamp, isolation)
+            if _still_catching_up(part, p.timestamp, offset):
+                part.catching_up -= 1
+                error = Err.OFFSET_NOT_AVAILABLE if ctx.version >= 5 else Err.LEADER_NOT_AVAILABLE
+                rows.append(P(partition_index=p.partition_index, error_code=error, timestamp=-1, offset=-1,
+                              leader_epoch=-1))
+                continue
             rows.append(P(partition_index=p.partition_index, error_code=0, timestamp=ts, offset=offset,
                           leader_epoch=part.leader_epoch if offset >= 0 else -1))
         topics.append(T(name=t.name, partitions=rows))
