@@ -19,7 +19,7 @@ from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
 from .common import missing_from_response
-from .fetch import _LEADER_EPOCH_ERRORS, FETCH_MAX_WAIT_MS, MAX_PARTITION_BYTES, MIN_FETCH_VERSION, BatchKind, PageBatches
+from .fetch import FETCH_MAX_WAIT_MS, MAX_PARTITION_BYTES, MIN_FETCH_VERSION, BatchKind, PageBatches
 from .list_offsets import READ_COMMITTED
 
 DEFAULT_RECORD_PAGE_BYTES = 1024 * 1024
@@ -78,7 +78,7 @@ class FetchRecordsHandler:
         start = self._positions[tp]
         marks = {"high_watermark": p.high_watermark, "log_start": getattr(p, "log_start_offset", -1),
                  "last_stable_offset": getattr(p, "last_stable_offset", -1)}
-        if p.error_code in REFRESH_LEADER or p.error_code in _LEADER_EPOCH_ERRORS:
+        if p.error_code in REFRESH_LEADER:
             outcome.requeue(tp, Failure(p.error_code), relookup=True)
             return
         if p.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
