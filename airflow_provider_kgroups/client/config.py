@@ -181,7 +181,6 @@ KAFKA_TRANSLATED = {
 #: Property in milliseconds -> ClientConfig option in seconds.
 KAFKA_TRANSLATED_MS = {
     "socket.connection.setup.timeout.ms": "connect_timeout_s",
-    "socket.timeout.ms": "request_timeout_s",
     "request.timeout.ms": "request_timeout_s",
     "default.api.timeout.ms": "call_timeout_s",
     "retry.backoff.ms": "retry_backoff_s",
@@ -209,6 +208,17 @@ KAFKA_IGNORED = frozenset({
 })
 
 
+#: confluent-kafka configuration keys that hold Python callables or a logger (the official
+#: provider's examples set them): accepted and ignored, with a note.
+KAFKA_CALLBACKS = frozenset({
+    "error_cb", "throttle_cb", "stats_cb", "log_cb", "logger", "oauth_cb", "on_delivery", "on_commit",
+    "on_assign", "on_revoke", "on_lost",
+})
+#: librdkafka's ``socket.timeout.ms`` is one request's network timeout (10 ms to 300 s, default
+#: 60 s); values below this are raised to it (an official example sets 10 ms).
+MIN_SOCKET_TIMEOUT_S = 1.0
+
+
 def is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -232,13 +242,29 @@ def as_seconds(name: str, value: Any, scale: float = 1.0) -> float:
         raise ConfigurationError(f"option {name} must be a number of {unit}, got {value!r}.") from None
 
 
-def kafka_properties_to_options(properties: Mapping[str, Any]) -> dict[str, Any]:
+def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] | None = None) -> dict[str, Any]:
     """Java/librdkafka properties -> ClientConfig options. Anything this client cannot honour
-    is an error naming it: silently dropping (say) a Kerberos setting would connect otherwise."""
+    is an error naming it: silently dropping (say) a Kerberos setting would connect otherwise.
+    What is accepted but changed or ignored is said in ``notes`` (one line each, no values of
+    secrets), for the caller to log."""
     options: dict[str, Any] = {}
     unsupported = []
+    notes = notes if notes is not None else []
     for key, value in properties.items():
+        if key in KAFKA_CALLBACKS:
+            notes.append(f"{key} ignored: a client callback or logger (confluent-kafka) has no meaning for this "
+                         "admin client")
+            continue
         if is_blank(value):
+            continue
+        if key == "socket.timeout.ms":
+            seconds = as_seconds(key, value, scale=0.001)
+            if seconds < MIN_SOCKET_TIMEOUT_S:
+                notes.append(f"socket.timeout.ms={value} is librdkafka's timeout for one network request; below "
+                             f"{MIN_SOCKET_TIMEOUT_S:g} s every request to a busy broker would time out: using "
+                             f"{MIN_SOCKET_TIMEOUT_S:g} s")
+                seconds = MIN_SOCKET_TIMEOUT_S
+            options["request_timeout_s"] = seconds
             continue
         if key in KAFKA_TRANSLATED:
             target = KAFKA_TRANSLATED[key]

@@ -67,8 +67,8 @@ def _kgroups_options(host, port, login, password, extra: Mapping[str, Any]) -> d
     return options
 
 
-def _kafka_options(host, port, login, password, extra: Mapping[str, Any]) -> dict[str, Any]:
-    options = kafka_properties_to_options(extra)
+def _kafka_options(host, port, login, password, extra: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
+    options = kafka_properties_to_options(extra, notes)
     if "bootstrap_servers" not in options:
         options["bootstrap_servers"] = bootstrap_from_host(host, port)
     if "sasl_username" not in options and not is_blank(login):
@@ -81,12 +81,14 @@ def _kafka_options(host, port, login, password, extra: Mapping[str, Any]) -> dic
 def client_config_from_connection(conn_type: str | None, *, conn_id: str = "?", host: str | None = None,
                                   port: int | None = None, login: str | None = None, password: str | None = None,
                                   extra: Mapping[str, Any] | None = None,
-                                  overrides: Mapping[str, Any] | None = None) -> ClientConfig:
-    """Build and validate the client configuration; every error names the connection and the option."""
+                                  overrides: Mapping[str, Any] | None = None,
+                                  notes: list[str] | None = None) -> ClientConfig:
+    """Build and validate the client configuration; every error names the connection and the option.
+    ``notes`` receives a line for each option accepted but ignored or changed (to log)."""
     extra = dict(extra or {})
     try:
         if conn_type == "kafka":
-            options = _kafka_options(host, port, login, password, extra)
+            options = _kafka_options(host, port, login, password, extra, notes if notes is not None else [])
         elif conn_type in ("kgroups", None, ""):
             options = _kgroups_options(host, port, login, password, extra)
         else:

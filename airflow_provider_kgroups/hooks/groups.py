@@ -62,9 +62,13 @@ class KafkaGroupsHook(BaseHook):
     # -- configuration ------------------------------------------------------------------------
 
     def _config_from(self, conn, extra: Mapping[str, Any]) -> ClientConfig:
-        return client_config_from_connection(
+        notes: list[str] = []
+        config = client_config_from_connection(
             conn.conn_type, conn_id=self.kafka_groups_conn_id, host=conn.host, port=conn.port, login=conn.login,
-            password=conn.password, extra=extra, overrides=self.client_options)
+            password=conn.password, extra=extra, overrides=self.client_options, notes=notes)
+        for note in notes:
+            self.log.info("Connection %s: %s", self.kafka_groups_conn_id, note)
+        return config
 
     def _log_config(self, config: ClientConfig, conn_type: str) -> None:
         """One line, no secret (call after the secrets are masked)."""

@@ -76,6 +76,26 @@ def test_kafka_connection_extra_is_translated_and_consumer_options_ignored():
     assert config.request_timeout_s == 2.5 and config.ssl_check_hostname is False
 
 
+def test_an_official_kafka_connection_as_its_docs_write_it_is_accepted_with_notes(kgroups_conn, caplog, capfd):
+    """The official provider's examples set confluent-kafka callbacks and socket.timeout.ms=10:
+    callbacks are ignored with a note, and 10 ms (librdkafka: one request's network timeout) is
+    raised to a sane minimum, said once, instead of failing every request."""
+    notes: list[str] = []
+    extra = {"bootstrap.servers": "b1:9092", "group.id": "g", "socket.timeout.ms": 10,
+             "error_cb": "module.error_cb", "stats_cb": "module.stats_cb", "logger": "kafka_logger"}
+    config = client_config_from_connection("kafka", extra=extra, notes=notes)
+    assert config.request_timeout_s == 1.0
+    assert sorted(n.split(" ")[0] for n in notes) == ["error_cb", "logger", "socket.timeout.ms=10", "stats_cb"]
+    assert "using 1 s" in next(n for n in notes if n.startswith("socket.timeout.ms"))
+    kgroups_conn("kafka_docs", "kafka", extra=extra)
+    caplog.set_level(logging.INFO)
+    hook_config = KafkaGroupsHook("kafka_docs").client_config
+    assert hook_config.request_timeout_s == 1.0
+    out = capfd.readouterr()
+    logged = [line for line in (caplog.text + out.out + out.err).splitlines() if "Connection kafka_docs:" in line]
+    assert len(logged) == 4 and any("error_cb ignored" in line for line in logged)
+
+
 @pytest.mark.parametrize("conn_type, fields, named", [
     ("kafka", {"extra": {"bootstrap.servers": "b:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI",
                          "sasl.username": "u", "sasl.password": "hunter2", "sasl.kerberos.service.name": "kafka"}},
