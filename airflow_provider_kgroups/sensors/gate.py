@@ -305,7 +305,9 @@ class LagGate:
             unknown = [p for p in counted if p.lag is None]
             if unknown:
                 pending |= {(group_id, p.tp) for p in unknown}
-                problems.append(f"{len(unknown)} partition(s) with unknown lag")
+                names = ", ".join(str(p.tp) for p in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+                problems.append(f"{len(unknown)} partition(s) with unknown lag ({names}; unknown_lag="
+                                f"{spec.unknown_lag}: a partition without a commit has no lag under it)")
             if spec.max_lag_per_partition is not None:
                 over = [p for p in counted if p.lag is not None and p.lag > spec.max_lag_per_partition]
                 if over:

@@ -50,6 +50,8 @@ class ConsumerLagTrigger(BaseTrigger):
         gate = LagGate(GateSpec.from_dict(self.spec), GateState.from_dict(self.state), self.deadline_ms)
         self._hook = KafkaGroupsHook(self.kafka_groups_conn_id)
         try:
+            # The worker checked just before deferring: the next check is one interval later.
+            await asyncio.sleep(max(0.0, min(self.poll_interval, (self.deadline_ms - time.time() * 1000) / 1000.0)))
             while True:
                 try:
                     decision = await self._hook.acheck_gate(gate)

@@ -72,7 +72,9 @@ def test_threshold_mode_and_unknown_lag_policy():
     spec = GateSpec(group_ids=("g",), lag_mode="threshold", max_lag_per_partition=5)
     gate = LagGate(spec, GateState(started_ms=T0), T0 + 3_600_000)
     assert gate.evaluate(snap(0, 10, 20)).status == "wait"
-    assert gate.evaluate(snap(1, None, 20)).status == "wait"  # fail policy: unknown lag cannot pass
+    unknown = gate.evaluate(snap(1, None, 20))
+    assert unknown.status == "wait"  # fail policy: unknown lag cannot pass
+    assert "1 partition(s) with unknown lag (orders[0]; unknown_lag=fail" in unknown.message  # names both
     done = gate.evaluate(snap(2, 17, 20))
     assert done.status == "done" and done.result["endingOffsets"] == '{"orders": {"0": 17}}'
     ignoring = LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0, unknown_lag="ignore"),

@@ -69,3 +69,31 @@ def test_the_trigger_ends_on_an_error_retrying_cannot_fix(kgroups_conn, secure_c
     assert payload["status"] == "fail" and payload["kind"] == "not_retriable", payload
     assert "AuthenticationError" in payload["message"] and WRONG not in payload["message"]
     assert time.monotonic() - started < 15  # one check, not an hour of polling
+
+
+def test_the_triggers_first_check_comes_one_poll_interval_after_the_workers(kgroups_conn, secure_cluster, monkeypatch):
+    """The worker checks right before deferring; checking again at once would double the load
+    for nothing (and count a check the interval never allowed)."""
+    from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
+
+    cluster, certs, _ = secure_cluster
+    conn_id = connection(kgroups_conn, cluster, certs.cert, WRONG, "kg_trigger_first_check")
+    checked_at: list[float] = []
+    real = KafkaGroupsHook.acheck_gate
+
+    async def spy(self, gate):
+        checked_at.append(time.monotonic())
+        return await real(self, gate)
+
+    monkeypatch.setattr(KafkaGroupsHook, "acheck_gate", spy)
+    spec = GateSpec(group_ids=("billing",), topics=("orders",)).to_dict()
+    trigger = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state={"started_ms": 0},
+                                 deadline_ms=int(time.time() * 1000) + 3_600_000, poll_interval=1.0)
+
+    async def first_event():
+        async for event in trigger.run():
+            return event.payload
+
+    started = time.monotonic()
+    asyncio.run(asyncio.wait_for(first_event(), 30))
+    assert len(checked_at) == 1 and checked_at[0] - started >= 0.95
