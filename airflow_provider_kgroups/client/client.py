@@ -6,11 +6,11 @@ import logging
 from typing import Iterable, Mapping
 
 from .cluster import ClusterMetadata
+from .describe import describe_all
 from .config import ClientConfig
 from .driver import ApiHandler, Call, Driver
 from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, ErrorCode, Failure
 from .handlers.delete_groups import DeleteGroupsHandler
-from .handlers.describe_groups import NOT_A_CONSUMER_GROUP, ConsumerGroupDescribeHandler, DescribeGroupsHandler
 from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler, RecordTimestamp
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES, FetchRecordsHandler
 from .handlers.list_groups import ListGroupsHandler
@@ -20,8 +20,8 @@ from .handlers.offset_fetch import OffsetFetchHandler
 from .lookup import CoordinatorLookup, LeaderLookup
 from .protocol import MAX_STRING_BYTES, too_long
 from .results import (
-    CommittedOffset, GroupDeletion, GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset,
-    ListGroupsResult, RecordPage, TopicDescription, TopicExistence,
+    GROUP_TYPES, CommittedOffset, GroupDeletion, GroupDescription, GroupOffsets, GroupState, KeyedResults,
+    ListedOffset, ListGroupsResult, RecordPage, TopicDescription, TopicExistence,
     TopicPartition,
 )
 from .selection import validate_group_ids
@@ -123,6 +123,8 @@ class AsyncGroupsClient:
         self.metadata = ClusterMetadata()
         self._coordinators = CoordinatorLookup(self.metadata)
         self._leaders = LeaderLookup(self.metadata)
+        #: group id -> its type as a listing or a describe last reported it: the describe API to try first
+        self._group_types: dict[str, str] = {}
 
     @property
     def stats(self) -> RequestStats:
@@ -165,31 +167,37 @@ class AsyncGroupsClient:
         await self.metadata.refresh(call)
         results = await self._run(call, handler, self.metadata.brokers)
         groups = sorted((g for listings in results.values.values() for g in listings), key=lambda g: g.group_id)
+        self._group_types.update((g.group_id, g.group_type) for g in groups if g.group_type in GROUP_TYPES)
         return ListGroupsResult(groups=tuple(groups), broker_failures=dict(results.failures))
 
     async def describe_groups(self, group_ids: Iterable[str],
                               timeout_s: float | None = None) -> KeyedResults[str, GroupDescription]:
-        """State, protocol and members with their assignments, for classic and KIP-848 groups.
+        """State, type, protocol and members with their assignments, for groups of every type
+        (classic, consumer, share, streams): see :mod:`.describe` for which API asks what.
 
-        DescribeGroups goes first: it describes classic groups (still most groups) in one
-        request per coordinator, and Apache Kafka answers ``Dead`` for a KIP-848 group. Only
-        the groups it calls Dead are asked again with ConsumerGroupDescribe, where the
-        coordinator has it. (Asking ConsumerGroupDescribe first, as the Java client does, costs
-        a second round for every classic group, and brokers such as Tansu answer it for classic
-        groups too, without their members.)
+        A group's type learnt from :meth:`list_groups` (ListGroups v5) or an earlier describe
+        picks its describe API at once; without one, DescribeGroups goes first: it describes
+        classic groups (still most groups) in one request per coordinator. (Asking
+        ConsumerGroupDescribe first, as the Java client does, costs a second round for every
+        classic group, and brokers such as Tansu answer it for classic groups too, without
+        their members.) A group is Dead only when no API that could hold it has it.
         """
         ids = validate_group_ids(group_ids)
         call = self._call(timeout_s)
-        classic = await self._run_groups(call, DescribeGroupsHandler(self._coordinators), ids)
-        values, failures = dict(classic.values), dict(classic.failures)
-        dead = [g for g, d in classic.values.items() if d.state is GroupState.DEAD]
-        if dead:
-            modern = await self._run(call, ConsumerGroupDescribeHandler(self._coordinators), dead)
-            values.update({g: d for g, d in modern.values.items() if d != NOT_A_CONSUMER_GROUP})
-            failures.update(modern.failures)
-            for group_id in modern.failures:
-                values.pop(group_id, None)
-        return KeyedResults({g: values[g] for g in ids if g in values}, failures)
+        refused = unsendable_group_ids(ids)
+        sendable = [g for g in ids if g not in refused]
+        if not self.metadata.bootstrapped and sendable:
+            await self.metadata.refresh(call)
+        result = await describe_all(lambda handler, keys: Driver(call, handler).run(keys), self._coordinators,
+                                    sendable, self._group_types,
+                                    lambda keys: self._coordinators.lookup(keys, call)) if sendable else KeyedResults()
+        for group_id, description in result.values.items():
+            if description.state is GroupState.DEAD:
+                self._group_types.pop(group_id, None)
+            else:
+                self._group_types[group_id] = description.group_type
+        failures = {**result.failures, **refused}
+        return KeyedResults(dict(result.values), {g: failures[g] for g in ids if g in failures})
 
     async def fetch_committed_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Iterable[int]] | None = None,
                                       require_stable: bool = False,

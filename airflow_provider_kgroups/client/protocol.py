@@ -34,6 +34,22 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):
     pass
 
 
+class ShareGroupDescribeRequest(ApiMessage, load_json=_schemas):
+    pass
+
+
+class ShareGroupDescribeResponse(ApiMessage, load_json=_schemas):
+    pass
+
+
+class StreamsGroupDescribeRequest(ApiMessage, load_json=_schemas):
+    pass
+
+
+class StreamsGroupDescribeResponse(ApiMessage, load_json=_schemas):
+    pass
+
+
 #: Kafka's generated message classes refuse a string of more UTF-8 bytes than this, in every
 #: version, flexible or not (MessageDataGenerator: "field is too long to be serialized" when
 #: writing, "string field ... had invalid length" when reading).
@@ -56,8 +72,10 @@ CLIENT_MAX_VERSIONS: dict[type, int] = {
     MetadataRequest: 12,
     FindCoordinatorRequest: 6,
     OffsetFetchRequest: 9,  # v10 replaces topic names with topic ids
-    DescribeGroupsRequest: 5,  # v6 only adds GROUP_ID_NOT_FOUND, which the handler already understands
+    DescribeGroupsRequest: 6,  # v6: 69 with "not a classic group" / "not found" instead of a bare Dead
     ConsumerGroupDescribeRequest: 0,
+    ShareGroupDescribeRequest: 1,  # v1 = Kafka 4.1's stable v0 (same fields)
+    StreamsGroupDescribeRequest: 0,
     ListGroupsRequest: 5,
     DeleteGroupsRequest: 2,
     ListOffsetsRequest: 9,
@@ -75,6 +93,8 @@ RESPONSE_FOR: dict[int, type] = {
         (OffsetFetchRequest, OffsetFetchResponse),
         (DescribeGroupsRequest, DescribeGroupsResponse),
         (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+        (ShareGroupDescribeRequest, ShareGroupDescribeResponse),
+        (StreamsGroupDescribeRequest, StreamsGroupDescribeResponse),
         (ListGroupsRequest, ListGroupsResponse),
         (DeleteGroupsRequest, DeleteGroupsResponse),
         (ListOffsetsRequest, ListOffsetsResponse),

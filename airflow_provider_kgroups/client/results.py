@@ -29,14 +29,21 @@ def topic_partition(topic: str, partition: int) -> TopicPartition:
     return TopicPartition(topic, partition)
 
 
+#: Kafka's group types (ListGroups v5, GroupDescription.group_type).
+CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
+GROUP_TYPES = (CLASSIC, CONSUMER, SHARE, STREAMS)
+
+
 class GroupState(str, Enum):
-    """Classic and KIP-848 group states, plus UNKNOWN for anything a broker invents."""
+    """Classic, consumer (KIP-848), share (KIP-932) and streams (KIP-1071) group states, plus
+    UNKNOWN for anything a broker invents."""
 
     STABLE = "Stable"
     PREPARING_REBALANCE = "PreparingRebalance"
     COMPLETING_REBALANCE = "CompletingRebalance"
     ASSIGNING = "Assigning"
     RECONCILING = "Reconciling"
+    NOT_READY = "NotReady"  # streams: the topology's internal topics are missing or not yet created
     EMPTY = "Empty"
     DEAD = "Dead"
     UNKNOWN = "Unknown"
@@ -184,7 +191,7 @@ class GroupDescription:
     protocol: str
     members: tuple[MemberDescription, ...]
     coordinator_id: int
-    group_type: str = "classic"  # "classic" (DescribeGroups) or "consumer" (KIP-848 ConsumerGroupDescribe)
+    group_type: str = CLASSIC  # one of GROUP_TYPES: which describe API answered (or ListGroups, see describe)
 
     @property
     def is_plain_consumer_group(self) -> bool:

@@ -1,29 +1,49 @@
-"""DescribeGroups (classic groups) and ConsumerGroupDescribe (KIP-848 groups).
+"""The describe APIs, one per group type: DescribeGroups (classic), ConsumerGroupDescribe
+(KIP-848), ShareGroupDescribe (KIP-932) and StreamsGroupDescribe (KIP-1071).
 
-Both batch every group of one coordinator into one request. The client describes with
-DescribeGroups first and asks ConsumerGroupDescribe only about groups DescribeGroups called
-Dead; ConsumerGroupDescribe's GROUP_ID_NOT_FOUND (or a coordinator without API 69) then
-confirms the classic answer.
+Each batches every group of one coordinator into one request and answers, per group, a
+:class:`~..results.GroupDescription` when the group is of its type, or :class:`NotDescribed`
+when it is not (GROUP_ID_NOT_FOUND, a pre-v6 "Dead", or a coordinator without the API).
+Which API to ask next is :mod:`..describe`'s business.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from ..driver import Outcome, RequestPlan
-from ..errors import ErrorCode, Failure
+from ..errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode
 from ..lookup import CoordinatorLookup
-from ..protocol import ConsumerGroupDescribeRequest, DescribeGroupsRequest
-from ..results import GroupDescription, GroupState, MemberDescription, TopicPartition
+from ..protocol import (
+    ConsumerGroupDescribeRequest, DescribeGroupsRequest, ShareGroupDescribeRequest, StreamsGroupDescribeRequest,
+)
+from ..results import (
+    CLASSIC, CONSUMER, SHARE, STREAMS, GroupDescription, GroupState, MemberDescription, TopicPartition,
+)
 from .common import missing_from_response, route_group_error
 
 log = logging.getLogger(__name__)
 
-#: A ConsumerGroupDescribe value meaning "not a KIP-848 group here: the classic answer stands".
-NOT_A_CONSUMER_GROUP = "not-a-kip-848-group"
-_NOT_A_NEW_GROUP = {ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.UNSUPPORTED_VERSION}
+
+@dataclass(frozen=True, slots=True)
+class NotDescribed:
+    """The API has no group of its type under that id.
+
+    ``absent``: proven that no group of any type exists (DescribeGroups v6 "Group X not
+    found."). ``non_classic``: a group exists, or may, that is not classic (DescribeGroups v6
+    69 with any other message, e.g. "Group X is not a classic group."). ``unavailable``: the
+    coordinator lacks the API (or answered UNSUPPORTED_VERSION).
+    """
+
+    absent: bool = False
+    non_classic: bool = False
+    unavailable: bool = False
+
+
+UNAVAILABLE = NotDescribed(unavailable=True)
 
 
 def decode_assignment(data: bytes | None) -> tuple[TopicPartition, ...]:
@@ -46,8 +66,19 @@ def decode_subscription(data: bytes | None) -> tuple[str, ...]:
         return ()
 
 
+def _node(lookup: CoordinatorLookup, plan: RequestPlan) -> int:
+    node = lookup.cached(plan.keys[0]) if plan.keys else None
+    return node if node is not None else -1
+
+
 class DescribeGroupsHandler:
+    """Classic groups. Kafka answers every other group (and an absent one) "Dead"; from v6
+    (KIP-1043) with GROUP_ID_NOT_FOUND and GroupMetadataManager's message, which tells an
+    absent group ("Group X not found.") from a group of another type ("Group X is not a
+    classic group.")."""
+
     request_class = DescribeGroupsRequest
+    group_type = CLASSIC
 
     def __init__(self, lookup: CoordinatorLookup) -> None:
         self.lookup = lookup
@@ -56,17 +87,22 @@ class DescribeGroupsHandler:
         return [RequestPlan(DescribeGroupsRequest(groups=list(group_ids), include_authorized_operations=False),
                             version, tuple(group_ids))]
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupDescription]:
-        outcome: Outcome[str, GroupDescription] = Outcome()
-        node = self.lookup.cached(plan.keys[0]) if plan.keys else -1
+    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupDescription | NotDescribed]:
+        outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
+        node = _node(self.lookup, plan)
         for group in response.groups:
-            if group.group_id not in plan.key_set:
+            group_id = group.group_id
+            if group_id not in plan.key_set:
                 continue
             if group.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
-                # v6+: the broker says outright that the group does not exist; that is an answer.
-                outcome.completed[group.group_id] = _dead(group.group_id, node)
+                absent = (getattr(group, "error_message", None) or "") == f"Group {group_id} not found."
+                outcome.completed[group_id] = NotDescribed(absent=absent, non_classic=not absent)
                 continue
-            if route_group_error(outcome, group.group_id, group.error_code, group.error_message):
+            if route_group_error(outcome, group_id, group.error_code, getattr(group, "error_message", None)):
+                continue
+            state = GroupState.parse(group.group_state)
+            if state is GroupState.DEAD:  # below v6: absent, or a group of another type
+                outcome.completed[group_id] = NotDescribed()
                 continue
             consumer = group.protocol_type in ("consumer", "")
             members = tuple(
@@ -76,55 +112,135 @@ class DescribeGroupsHandler:
                     assignment=decode_assignment(m.member_assignment) if consumer else (),
                     subscribed_topics=decode_subscription(m.member_metadata) if consumer else (),
                 ) for m in group.members)
-            outcome.completed[group.group_id] = GroupDescription(
-                group_id=group.group_id, state=GroupState.parse(group.group_state),
-                protocol_type=group.protocol_type or "", protocol=group.protocol_data or "",
-                members=members, coordinator_id=node if node is not None else -1, group_type="classic")
+            outcome.completed[group_id] = GroupDescription(
+                group_id=group_id, state=state, protocol_type=group.protocol_type or "",
+                protocol=group.protocol_data or "", members=members, coordinator_id=node, group_type=CLASSIC)
         missing_from_response(outcome, plan.keys, {g.group_id for g in response.groups}, "DescribeGroups")
         return outcome
 
 
-def _dead(group_id: str, node: int | None) -> GroupDescription:
-    return GroupDescription(group_id=group_id, state=GroupState.DEAD, protocol_type="", protocol="",
-                            members=(), coordinator_id=node if node is not None else -1)
+def _rank(entry) -> int:
+    """Which of several entries for one group to believe: success, then a retriable error, then
+    any other error, then "not of this type"."""
+    if entry.error_code == ErrorCode.NONE:
+        return 0
+    if entry.error_code in RETRY_SAME_BROKER or entry.error_code in RELOOKUP:
+        return 1
+    if entry.error_code in (ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.UNSUPPORTED_VERSION):
+        return 3
+    return 2
 
 
-class ConsumerGroupDescribeHandler:
-    request_class = ConsumerGroupDescribeRequest
+class _TypedDescribeHandler:
+    """ConsumerGroupDescribe, ShareGroupDescribe and StreamsGroupDescribe share one shape.
+
+    Brokers from 3.7 to late 2024 hand every requested id to every coordinator shard among them
+    (GroupCoordinatorService.consumerGroupDescribe / shareGroupDescribe), so one group can come
+    back several times: its own shard's answer among GROUP_ID_NOT_FOUND from the others. As
+    DescribeConsumerGroupsHandler ends up doing, the successful entry wins, whatever the order.
+    """
+
+    request_class: type
+    group_type: str
 
     def __init__(self, lookup: CoordinatorLookup) -> None:
         self.lookup = lookup
 
     def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
-        return [RequestPlan(ConsumerGroupDescribeRequest(group_ids=list(group_ids),
-                                                         include_authorized_operations=False),
+        return [RequestPlan(self.request_class(group_ids=list(group_ids), include_authorized_operations=False),
                             version, tuple(group_ids))]
 
     def unsupported(self, group_ids: list[str], node: int) -> Outcome:
-        return Outcome(completed={g: NOT_A_CONSUMER_GROUP for g in group_ids})
+        return Outcome(completed={g: UNAVAILABLE for g in group_ids})
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome:
-        outcome: Outcome = Outcome()
-        node = self.lookup.cached(plan.keys[0]) if plan.keys else -1
-        for group in response.groups:
-            if group.group_id not in plan.key_set:
-                continue
-            if group.error_code in _NOT_A_NEW_GROUP:
-                outcome.completed[group.group_id] = NOT_A_CONSUMER_GROUP
-                continue
-            if route_group_error(outcome, group.group_id, group.error_code, group.error_message):
-                continue
-            members = tuple(
-                MemberDescription(
-                    member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
-                    client_host=m.client_host,
-                    assignment=tuple(sorted(TopicPartition(t.topic_name, p)
-                                            for t in (m.assignment.topic_partitions or []) for p in t.partitions)),
-                    subscribed_topics=tuple(m.subscribed_topic_names or ()),
-                ) for m in group.members)
-            outcome.completed[group.group_id] = GroupDescription(
-                group_id=group.group_id, state=GroupState.parse(group.group_state), protocol_type="consumer",
-                protocol=group.assignor_name or "", members=members,
-                coordinator_id=node if node is not None else -1, group_type="consumer")
-        missing_from_response(outcome, plan.keys, {g.group_id for g in response.groups}, "ConsumerGroupDescribe")
+    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupDescription | NotDescribed]:
+        outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
+        node = _node(self.lookup, plan)
+        best: dict = {}
+        for entry in response.groups:
+            if entry.group_id in plan.key_set and (entry.group_id not in best or _rank(entry) < _rank(best[entry.group_id])):
+                best[entry.group_id] = entry
+        for group_id, entry in best.items():
+            if entry.error_code == ErrorCode.UNSUPPORTED_VERSION:
+                outcome.completed[group_id] = UNAVAILABLE
+            elif entry.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
+                outcome.completed[group_id] = NotDescribed()
+            elif not route_group_error(outcome, group_id, entry.error_code, entry.error_message):
+                outcome.completed[group_id] = self.describe(entry, node)
+        missing_from_response(outcome, plan.keys, set(best), self.request_class.__name__.removesuffix("Request"))
         return outcome
+
+    def describe(self, entry, node: int) -> GroupDescription:
+        raise NotImplementedError
+
+
+def _partitions(assignment) -> tuple[TopicPartition, ...]:
+    return tuple(sorted(TopicPartition(t.topic_name, p) for t in (assignment.topic_partitions or [])
+                        for p in t.partitions))
+
+
+class ConsumerGroupDescribeHandler(_TypedDescribeHandler):
+    """KIP-848 consumer groups (GroupMetadataManager.consumerGroupDescribe)."""
+
+    request_class = ConsumerGroupDescribeRequest
+    group_type = CONSUMER
+
+    def describe(self, group, node: int) -> GroupDescription:
+        members = tuple(
+            MemberDescription(member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                              client_host=m.client_host, assignment=_partitions(m.assignment),
+                              subscribed_topics=tuple(m.subscribed_topic_names or ()))
+            for m in group.members)
+        return GroupDescription(group_id=group.group_id, state=GroupState.parse(group.group_state),
+                                protocol_type="consumer", protocol=group.assignor_name or "", members=members,
+                                coordinator_id=node, group_type=CONSUMER)
+
+
+class ShareGroupDescribeHandler(_TypedDescribeHandler):
+    """KIP-932 share groups (GroupMetadataManager.shareGroupDescribe). A share group's members
+    share partitions; it commits no offsets (OffsetFetch answers it with nothing)."""
+
+    request_class = ShareGroupDescribeRequest
+    group_type = SHARE
+
+    def describe(self, group, node: int) -> GroupDescription:
+        members = tuple(
+            MemberDescription(member_id=m.member_id, group_instance_id=None, client_id=m.client_id,
+                              client_host=m.client_host, assignment=_partitions(m.assignment),
+                              subscribed_topics=tuple(m.subscribed_topic_names or ()))
+            for m in group.members)
+        return GroupDescription(group_id=group.group_id, state=GroupState.parse(group.group_state),
+                                protocol_type="share", protocol=group.assignor_name or "", members=members,
+                                coordinator_id=node, group_type=SHARE)
+
+
+class StreamsGroupDescribeHandler(_TypedDescribeHandler):
+    """KIP-1071 streams groups (GroupMetadataManager.streamsGroupDescribe). A member's active
+    tasks are (subtopology, partition) pairs; task p of a subtopology reads partition p of each
+    of its source topics, which is the assignment reported here."""
+
+    request_class = StreamsGroupDescribeRequest
+    group_type = STREAMS
+
+    def describe(self, group, node: int) -> GroupDescription:
+        sources: dict[str, tuple[str, ...]] = {}
+        for sub in ((group.topology.subtopologies or []) if group.topology is not None else []):
+            sources[sub.subtopology_id] = tuple(sub.source_topics or ()) + tuple(
+                t.name for t in (sub.repartition_source_topics or []))
+        every_source = tuple(sorted({t for topics in sources.values() for t in topics}))
+        members = tuple(
+            MemberDescription(
+                member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                client_host=m.client_host,
+                assignment=tuple(sorted({TopicPartition(t, p) for task in (m.assignment.active_tasks or [])
+                                         for t in sources.get(task.subtopology_id, ()) for p in task.partitions})),
+                subscribed_topics=every_source)
+            for m in group.members)
+        return GroupDescription(group_id=group.group_id, state=GroupState.parse(group.group_state),
+                                protocol_type="streams", protocol="", members=members, coordinator_id=node,
+                                group_type=STREAMS)
+
+
+#: the describe API of each group type
+HANDLER_FOR_TYPE = {CLASSIC: DescribeGroupsHandler, CONSUMER: ConsumerGroupDescribeHandler,
+                    SHARE: ShareGroupDescribeHandler, STREAMS: StreamsGroupDescribeHandler}

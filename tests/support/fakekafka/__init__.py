@@ -23,8 +23,9 @@ From synchronous code (the brokers run on their own loop in a daemon thread)::
 
 Seeding and reading back (thread-safe): ``add_topic(name, partitions, end_offsets=,
 start_offsets=, last_stable_offsets=, leaders=)``, ``append(topic, p, n, timestamp_ms=)``,
-``set_offsets``, ``move_leader(topic, p, node, catching_up=)``, ``delete_topic``; ``add_group(group_id, offsets=, members=,
-state=, protocol_type=, protocol=, coordinator=, group_type="classic"|"consumer")``,
+``set_offsets``, ``move_leader(topic, p, node, catching_up=)``, ``delete_topic``; ``add_group(group_id,
+offsets=, members=, state=, protocol_type=, protocol=, coordinator=,
+group_type="classic"|"consumer"|"share"|"streams", topology=)``,
 ``commit``, ``set_group_state``, ``set_members``, ``move_coordinator``, ``delete_group``;
 ``group()``, ``committed()``, ``coordinator_of()``, ``groups_coordinated_by()``,
 ``leader_of()``, ``end_offset()``.
@@ -36,7 +37,8 @@ Faults: ``inject_error(api, code, key=, node=, times=)`` (see :mod:`.faults` for
 ``drop_mid_response(api, node=, times=1)``, ``blackhole(node, on=True, api=None)``,
 ``set_delay(processing_s=, latency_s=, node=, api=)``, ``await stop_broker(node)`` /
 ``await start_broker(node)`` (blocking calls in thread mode), ``set_api_versions({...}, node=)``,
-``clear_faults()``.
+``clear_faults()``, ``set_describe_per_shard()`` (ConsumerGroupDescribe / ShareGroupDescribe
+answer every id once per coordinator shard, as Kafka 3.7 to late 2024 did).
 
 Layout: :mod:`.state` / :mod:`.model` (the data and the seeding helpers), :mod:`.handlers`
 (one function per API), :mod:`.dispatch` (version checks, SASL gate, logging),

@@ -85,6 +85,16 @@ class FakeCluster(ClusterState):
             for n in node_ids
         }
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: ConsumerGroupDescribe and ShareGroupDescribe as brokers from 3.7 to late 2024 answer
+        #: them: every coordinator shard describes every requested id (see handlers.groups)
+        self.describe_per_shard = False
+
+    def set_describe_per_shard(self, on: bool = True) -> None:
+        """Model GroupCoordinatorService.consumerGroupDescribe / shareGroupDescribe of Kafka 3.7 to
+        late 2024, which pass *all* requested ids to each shard (``__consumer_offsets``
+        partition) among them: duplicate entries per id, the owning shard's real answer among
+        GROUP_ID_NOT_FOUND from the others."""
+        self.describe_per_shard = on
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -73,30 +73,26 @@ class Err(IntEnum):
     STALE_MEMBER_EPOCH = 113
 
 
-def _consumer_group_describe_classes() -> tuple[type, type]:
-    """ConsumerGroupDescribe (api 69) is not in kafka-python: codec classes from the schemas
-    in :mod:`.schemas` (Kafka's released v0). Declaring a response class registers it in
-    kafka-python's global response registry; the previous entry is put back so that the
-    fake never changes how other code in the process decodes api 69."""
+def _schema_classes(api_key: int, name: str) -> tuple[type, type]:
+    """Codec classes for an API kafka-python lacks (ConsumerGroupDescribe 69, ShareGroupDescribe
+    77, StreamsGroupDescribe 89), from the schemas in :mod:`.schemas` (Kafka's message specs).
+    Declaring a response class registers it in kafka-python's global response registry; the
+    previous entry is put back so that the fake never changes how other code in the process
+    decodes that API."""
     from kafka.protocol.api_header import ResponseClassRegistry
     from kafka.protocol.api_message import ApiMessage
 
     from . import schemas
 
     registry = ResponseClassRegistry._response_class_registry
-    previous = registry.get(ApiKey.ConsumerGroupDescribe)
-
-    class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):
-        pass
-
-    class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):
-        pass
-
+    previous = registry.get(api_key)
+    request = type(f"{name}Request", (ApiMessage,), {}, load_json=schemas)
+    response = type(f"{name}Response", (ApiMessage,), {}, load_json=schemas)
     if previous is None:
-        registry.pop(ApiKey.ConsumerGroupDescribe, None)
+        registry.pop(api_key, None)
     else:
-        registry[ApiKey.ConsumerGroupDescribe] = previous
-    return ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+        registry[api_key] = previous
+    return request, response
 
 
 #: api key -> (request class, response class) for every API the fake implements
@@ -115,7 +111,9 @@ API_CLASSES: dict[int, tuple[type, type]] = {
     ApiKey.Fetch: (FetchRequest, FetchResponse),
     ApiKey.Produce: (ProduceRequest, ProduceResponse),
 }
-API_CLASSES[ApiKey.ConsumerGroupDescribe] = _consumer_group_describe_classes()
+API_CLASSES[ApiKey.ConsumerGroupDescribe] = _schema_classes(ApiKey.ConsumerGroupDescribe, "ConsumerGroupDescribe")
+API_CLASSES[ApiKey.ShareGroupDescribe] = _schema_classes(ApiKey.ShareGroupDescribe, "ShareGroupDescribe")
+API_CLASSES[ApiKey.StreamsGroupDescribe] = _schema_classes(ApiKey.StreamsGroupDescribe, "StreamsGroupDescribe")
 
 
 def codec_range(api_key: int) -> tuple[int, int]:
@@ -141,6 +139,8 @@ _KAFKA_43_MAX: dict[int, int] = {
     ApiKey.Fetch: 18,
     ApiKey.Produce: 13,
     ApiKey.ConsumerGroupDescribe: 1,
+    ApiKey.ShareGroupDescribe: 1,  # Kafka 4.1+: v1 (v0 was 4.0's early access)
+    ApiKey.StreamsGroupDescribe: 0,
 }
 
 #: api key -> (min, max) advertised by a default broker

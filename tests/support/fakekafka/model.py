@@ -14,18 +14,33 @@ from typing import Iterable, Mapping
 from kafka.protocol.consumer import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 __all__ = [
-    "CLASSIC", "CONSUMER", "CLASSIC_STATES", "CONSUMER_STATES", "NON_EMPTY_STATES",
+    "CLASSIC", "CONSUMER", "SHARE", "STREAMS", "GROUP_TYPES", "STATES_BY_TYPE", "CLASSIC_STATES",
+    "CONSUMER_STATES", "NON_EMPTY_STATES",
     "Committed", "Member", "Group", "Partition", "Record", "Topic", "java_string_hash",
     "kafka_partition_for", "topic_id_for", "encode_assignment", "encode_subscription",
 ]
 
 CLASSIC = "classic"
 CONSUMER = "consumer"  # KIP-848 group type
+SHARE = "share"  # KIP-932
+STREAMS = "streams"  # KIP-1071
+GROUP_TYPES = (CLASSIC, CONSUMER, SHARE, STREAMS)
 
+# Kafka's group state enums: ClassicGroupState, ConsumerGroup.ConsumerGroupState,
+# ShareGroup.ShareGroupState, StreamsGroup.StreamsGroupState (their toString names).
 CLASSIC_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 CONSUMER_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
-#: states in which Kafka refuses DeleteGroups with NON_EMPTY_GROUP
-NON_EMPTY_STATES = frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"})
+SHARE_STATES = ("Empty", "Stable", "Dead")
+STREAMS_STATES = ("Empty", "NotReady", "Assigning", "Reconciling", "Stable", "Dead")
+STATES_BY_TYPE = {CLASSIC: CLASSIC_STATES, CONSUMER: CONSUMER_STATES, SHARE: SHARE_STATES, STREAMS: STREAMS_STATES}
+#: protocol type ListGroups reports per group type (ConsumerProtocol.PROTOCOL_TYPE, ShareGroup /
+#: StreamsGroup.PROTOCOL_TYPE); a classic group carries what its members joined with.
+DEFAULT_PROTOCOL_TYPE = {CLASSIC: "consumer", CONSUMER: "consumer", SHARE: "share", STREAMS: "streams"}
+DEFAULT_ASSIGNOR = {CLASSIC: "range", CONSUMER: "uniform", SHARE: "simple", STREAMS: ""}
+#: states in which Kafka refuses DeleteGroups with NON_EMPTY_GROUP (validateDeleteGroup: anything
+#: but Empty for the new group types)
+NON_EMPTY_STATES = frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling",
+                              "NotReady"})
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -159,6 +174,9 @@ class Group:
     offsets: dict[tuple[str, int], Committed] = field(default_factory=dict)
     generation: int = 1  # classic generation id / KIP-848 group epoch
     assignment_epoch: int | None = None  # KIP-848; default: the group epoch
+    #: streams groups: subtopology id -> source topics; a streams member's ``assignment`` is then
+    #: its active tasks, ``{subtopology id: [partitions]}``
+    topology: dict[str, list[str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

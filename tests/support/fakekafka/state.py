@@ -14,8 +14,8 @@ import uuid
 from typing import Callable, Iterable, Mapping, Sequence
 
 from .model import (
-    CLASSIC, CLASSIC_STATES, CONSUMER, CONSUMER_STATES, Committed, Group, Member, Partition,
-    Record, Topic, kafka_partition_for, topic_id_for,
+    CLASSIC, DEFAULT_ASSIGNOR, DEFAULT_PROTOCOL_TYPE, GROUP_TYPES, STATES_BY_TYPE, Committed, Group, Member,
+    Partition, Record, Topic, kafka_partition_for, topic_id_for,
 )
 
 __all__ = ["ClusterState"]
@@ -36,7 +36,7 @@ def _flatten_offsets(offsets: OffsetsArg | None) -> dict[tuple[str, int], Commit
 
 
 def _check_state(group_type: str, state: str) -> None:
-    allowed = CONSUMER_STATES if group_type == CONSUMER else CLASSIC_STATES
+    allowed = STATES_BY_TYPE[group_type]
     if state not in allowed:
         raise ValueError(f"state {state!r} is not a {group_type} group state {allowed}")
 
@@ -213,24 +213,29 @@ class ClusterState:
 
     def add_group(self, group_id: str, *, offsets: OffsetsArg | None = None,
                   members: Iterable[Member | Mapping] | None = None, state: str | None = None,
-                  protocol_type: str = "consumer", protocol: str | None = None,
+                  protocol_type: str | None = None, protocol: str | None = None,
                   coordinator: int | None = None, group_type: str = CLASSIC,
-                  generation: int = 1) -> None:
+                  generation: int = 1, topology: Mapping[str, Sequence[str]] | None = None) -> None:
         """Create (or replace) a group.
 
-        ``state`` defaults to Stable with members, else Empty. ``group_type`` "classic" or
-        "consumer" (KIP-848). ``protocol`` is the assignor ("range" classic, "uniform"
-        KIP-848). ``coordinator`` pins the coordinator (else Kafka's hash).
+        ``state`` defaults to Stable with members, else Empty. ``group_type`` "classic",
+        "consumer" (KIP-848), "share" (KIP-932) or "streams" (KIP-1071). ``protocol_type``
+        defaults to the type's ("consumer", "share", "streams"). ``protocol`` is the assignor
+        ("range" classic, "uniform" KIP-848, "simple" share). ``topology`` (streams): subtopology
+        id -> source topics; members' ``assignment`` are then ``{subtopology: [partitions]}``.
+        ``coordinator`` pins the coordinator (else Kafka's hash).
         """
         with self.lock:
-            if group_type not in (CLASSIC, CONSUMER):
-                raise ValueError(f"group_type must be {CLASSIC!r} or {CONSUMER!r}")
+            if group_type not in GROUP_TYPES:
+                raise ValueError(f"group_type must be one of {GROUP_TYPES}")
+            if protocol_type is None:
+                protocol_type = DEFAULT_PROTOCOL_TYPE[group_type]
             member_list = [Member.of(m) for m in (members or [])]
             if state is None:
                 state = "Stable" if member_list else "Empty"
             _check_state(group_type, state)
             if protocol is None:
-                protocol = "uniform" if group_type == CONSUMER else "range"
+                protocol = DEFAULT_ASSIGNOR[group_type]
             if coordinator is not None:
                 self._check_node(coordinator)
                 self._set_coordinator(group_id, coordinator)
@@ -239,6 +244,7 @@ class ClusterState:
                 group_id=group_id, state=state, protocol_type=protocol_type, protocol=protocol,
                 group_type=group_type, members={m.member_id: m for m in member_list},
                 offsets=_flatten_offsets(offsets), generation=generation,
+                topology={k: list(v) for k, v in topology.items()} if topology is not None else None,
             )
             self._groups_by_coordinator[self.coordinator_of(group_id)].add(group_id)
 
@@ -273,6 +279,10 @@ class ClusterState:
         with self.lock:
             self._check_node(node)
             self._set_coordinator(group_id, node)
+
+    def offsets_partition_of(self, group_id: str) -> int:
+        """The ``__consumer_offsets`` partition (coordinator shard) of a group."""
+        return kafka_partition_for(group_id, self.offsets_topic_partitions)
 
     def coordinator_of(self, group_id: str) -> int:
         """The coordinator FindCoordinator names, whether the group exists or not."""

@@ -1,5 +1,6 @@
 """Group coordinator APIs: OffsetFetch, OffsetCommit, DescribeGroups, ConsumerGroupDescribe,
-ListGroups, DeleteGroups, with Apache Kafka's (4.x group coordinator) answers.
+ShareGroupDescribe, StreamsGroupDescribe, ListGroups, DeleteGroups, with Apache Kafka's (4.x
+group coordinator) answers.
 
 Each group-keyed API first applies an injected error for the group, then answers
 NOT_COORDINATOR (16) when this broker is not the group's coordinator.
@@ -14,7 +15,7 @@ from kafka.protocol.api_key import ApiKey
 from kafka.protocol.consumer import OffsetCommitResponse, OffsetFetchResponse
 
 from ..codec import API_CLASSES, Err
-from ..model import CLASSIC, CONSUMER, NON_EMPTY_STATES, ZERO_UUID, Committed, Group
+from ..model import CLASSIC, CONSUMER, NON_EMPTY_STATES, SHARE, STREAMS, ZERO_UUID, Committed, Group
 
 if TYPE_CHECKING:
     from ..dispatch import RequestContext
@@ -168,9 +169,11 @@ def offset_commit(ctx: RequestContext) -> Any:
 # ---------------------------------------------------------------------------- DescribeGroups
 
 def describe_groups(ctx: RequestContext) -> Any:
-    """Classic groups only, as in Kafka 4: a KIP-848 ("consumer" type) group, an absent or a
-    Dead group is "Dead"; from v6 with GROUP_ID_NOT_FOUND (69) and a message. Members carry
-    metadata and assignment only when the group is Stable (Kafka's describeNoMetadata)."""
+    """Classic groups only (GroupMetadataManager.describeGroups / classicGroup): a consumer,
+    share or streams group, an absent or a Dead group is "Dead"; from v6 (KIP-1043) with
+    GROUP_ID_NOT_FOUND (69) and the message "Group X is not a classic group." or "Group X not
+    found.". Members carry metadata and assignment only when the group is Stable (Kafka's
+    describeNoMetadata)."""
     req, v = ctx.request, ctx.version
     R = DescribeGroupsResponse
     G, M = R.DescribedGroup, R.DescribedGroup.DescribedGroupMember
@@ -200,48 +203,154 @@ def describe_groups(ctx: RequestContext) -> Any:
     return R(throttle_time_ms=0, groups=out)
 
 
-# ---------------------------------------------------------------------------- ConsumerGroupDescribe
+# ---------------------------------------------------- ConsumerGroupDescribe, ShareGroupDescribe, StreamsGroupDescribe
+
+def _new_group_describe(ctx: RequestContext, group_ids: list[str], group_type: str, describe, error_entry,
+                        *, per_shard: bool) -> list:
+    """The shared shape of GroupCoordinatorService.{consumer,share,streams}GroupDescribe.
+
+    Each id: an injected error, else NOT_COORDINATOR off its coordinator, else the group
+    described when it is a live group of ``group_type``, else GROUP_ID_NOT_FOUND (69) with
+    GroupMetadataManager's messages ("Group X is not a <type> group." / "Group X not found.").
+
+    ``per_shard`` (Kafka 3.7 to late 2024, consumer and share describe): the ids are grouped by
+    ``__consumer_offsets`` partition, but each shard is handed *every* requested id, so each id
+    gets one entry per distinct shard among the request's ids: the real answer from its own
+    shard, 69 without a message from the others (their ``consumerGroup(groupId)`` lookup fails).
+    """
+    def answer(group_id: str) -> Any:
+        error, message = _group_error(ctx, group_id)
+        group = None if error else _live_group(ctx, group_id)
+        if not error and (group is None or group.group_type != group_type):
+            error = Err.GROUP_ID_NOT_FOUND
+            message = (f"Group {group_id} is not a {group_type} group." if group is not None
+                       else f"Group {group_id} not found.")
+        return error_entry(group_id, error, message) if error else describe(group)
+
+    if not per_shard:
+        return [answer(g) for g in group_ids]
+    cluster = ctx.cluster
+    shards = sorted({cluster.offsets_partition_of(g) for g in group_ids})
+    out = []
+    for shard in shards:
+        own = [g for g in group_ids if cluster.offsets_partition_of(g) == shard]
+        if not any(ctx.is_coordinator(g) for g in own):  # a shard not loaded here: NOT_COORDINATOR, its ids only
+            out.extend(answer(g) for g in own)
+            continue
+        for group_id in group_ids:
+            if cluster.offsets_partition_of(group_id) == shard:
+                out.append(answer(group_id))
+            else:
+                out.append(error_entry(group_id, Err.GROUP_ID_NOT_FOUND, None))
+    return out
+
+
+def _assignment(cluster: Any, A: Any, parts: dict[str, list[int]]) -> Any:
+    TP = A.TopicPartitions
+    return A(topic_partitions=[
+        TP(topic_id=cluster.topics[t].topic_id if t in cluster.topics else ZERO_UUID, topic_name=t,
+           partitions=list(ps)) for t, ps in sorted(parts.items())])
+
 
 def consumer_group_describe(ctx: RequestContext) -> Any:
-    """KIP-848 groups only: a classic or absent group is GROUP_ID_NOT_FOUND (69)."""
+    """KIP-848 groups only: a classic, share, streams or absent group is GROUP_ID_NOT_FOUND (69)
+    (GroupMetadataManager.consumerGroupDescribe; duplicates: see ``_new_group_describe``)."""
     req, cluster = ctx.request, ctx.cluster
     R = API_CLASSES[ApiKey.ConsumerGroupDescribe][1]
     G = R.DescribedGroup
     M = G.Member
-    A = M.Assignment
-    TP = A.TopicPartitions
 
-    def assignment(parts: dict[str, list[int]]) -> Any:
-        return A(topic_partitions=[
-            TP(topic_id=cluster.topics[t].topic_id if t in cluster.topics else ZERO_UUID, topic_name=t,
-               partitions=list(ps)) for t, ps in sorted(parts.items())])
+    def error_entry(group_id: str, error: int, message: str | None) -> Any:
+        return G(error_code=error, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+                 assignment_epoch=0, assignor_name="", members=[])
 
-    out = []
-    for group_id in req.group_ids:
-        error, message = _group_error(ctx, group_id)
-        group = None if error else _live_group(ctx, group_id)
-        if not error and (group is None or group.group_type != CONSUMER):
-            error = Err.GROUP_ID_NOT_FOUND
-            message = (f"Group {group_id} is not a consumer group." if group is not None
-                       else f"Group {group_id} not found.")
-        if error:
-            out.append(G(error_code=error, error_message=message, group_id=group_id, group_state="",
-                         group_epoch=0, assignment_epoch=0, assignor_name="", members=[]))
-            continue
-        assert group is not None
+    def describe(group: Group) -> Any:
         members = [M(member_id=m.member_id, instance_id=m.group_instance_id, rack_id=m.rack_id,
                      member_epoch=m.member_epoch if m.member_epoch is not None else group.generation,
                      client_id=m.client_id, client_host=m.host, subscribed_topic_names=m.subscribed_topics(),
-                     subscribed_topic_regex=None, assignment=assignment(m.assignment),
-                     target_assignment=assignment(m.target_assignment if m.target_assignment is not None
-                                                  else m.assignment))
+                     subscribed_topic_regex=None, assignment=_assignment(cluster, M.Assignment, m.assignment),
+                     target_assignment=_assignment(cluster, M.Assignment, m.target_assignment
+                                                   if m.target_assignment is not None else m.assignment))
                    for m in group.members.values()]
-        out.append(G(error_code=0, error_message=None, group_id=group_id, group_state=group.state,
-                     group_epoch=group.generation,
-                     assignment_epoch=group.assignment_epoch if group.assignment_epoch is not None
-                     else group.generation,
-                     assignor_name=group.protocol, members=members))
+        return G(error_code=0, error_message=None, group_id=group.group_id, group_state=group.state,
+                 group_epoch=group.generation,
+                 assignment_epoch=group.assignment_epoch if group.assignment_epoch is not None else group.generation,
+                 assignor_name=group.protocol, members=members)
+
+    out = _new_group_describe(ctx, list(req.group_ids), CONSUMER, describe, error_entry,
+                              per_shard=cluster.describe_per_shard)
     return R(throttle_time_ms=0, groups=out)
+
+
+def share_group_describe(ctx: RequestContext) -> Any:
+    """KIP-932 share groups only (GroupMetadataManager.shareGroupDescribe): members with their
+    subscriptions and assigned partitions, the "simple" assignor; any other id 69."""
+    req, cluster = ctx.request, ctx.cluster
+    R = API_CLASSES[ApiKey.ShareGroupDescribe][1]
+    G = R.DescribedGroup
+    M = G.Member
+
+    def error_entry(group_id: str, error: int, message: str | None) -> Any:
+        return G(error_code=error, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+                 assignment_epoch=0, assignor_name="", members=[])
+
+    def describe(group: Group) -> Any:
+        members = [M(member_id=m.member_id, rack_id=m.rack_id,
+                     member_epoch=m.member_epoch if m.member_epoch is not None else group.generation,
+                     client_id=m.client_id, client_host=m.host, subscribed_topic_names=m.subscribed_topics(),
+                     assignment=_assignment(cluster, M.Assignment, m.assignment))
+                   for m in group.members.values()]
+        return G(error_code=0, error_message=None, group_id=group.group_id, group_state=group.state,
+                 group_epoch=group.generation,
+                 assignment_epoch=group.assignment_epoch if group.assignment_epoch is not None else group.generation,
+                 assignor_name=group.protocol, members=members)
+
+    out = _new_group_describe(ctx, list(req.group_ids), SHARE, describe, error_entry,
+                              per_shard=cluster.describe_per_shard)
+    return R(throttle_time_ms=0, groups=out)
+
+
+def streams_group_describe(ctx: RequestContext) -> Any:
+    """KIP-1071 streams groups only (GroupMetadataManager.streamsGroupDescribe): the topology's
+    subtopologies with their source topics, members with their active tasks
+    (``{subtopology: [partitions]}``); any other id 69. Added after the per-shard fix: never
+    duplicated."""
+    req = ctx.request
+    R = API_CLASSES[ApiKey.StreamsGroupDescribe][1]
+    G = R.DescribedGroup
+    M = G.Member
+    A = M.Assignment
+
+    def error_entry(group_id: str, error: int, message: str | None) -> Any:
+        return G(error_code=error, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+                 assignment_epoch=0, topology=None, members=[])
+
+    def tasks(parts: dict[str, list[int]]) -> Any:
+        return A(active_tasks=[A.TaskIds(subtopology_id=s, partitions=list(ps)) for s, ps in sorted(parts.items())],
+                 standby_tasks=[], warmup_tasks=[])
+
+    def describe(group: Group) -> Any:
+        topology = None
+        if group.topology is not None:
+            topology = G.Topology(epoch=group.generation, subtopologies=[
+                G.Topology.Subtopology(subtopology_id=s, source_topics=list(ts), repartition_sink_topics=[],
+                                       state_changelog_topics=[], repartition_source_topics=[])
+                for s, ts in sorted(group.topology.items())])
+        members = [M(member_id=m.member_id, member_epoch=m.member_epoch if m.member_epoch is not None
+                     else group.generation, instance_id=m.group_instance_id, rack_id=m.rack_id,
+                     client_id=m.client_id, client_host=m.host, topology_epoch=group.generation,
+                     process_id=f"process-{m.member_id}", user_endpoint=None, client_tags=[], task_offsets=[],
+                     task_end_offsets=[], assignment=tasks(m.assignment), target_assignment=tasks(
+                         m.target_assignment if m.target_assignment is not None else m.assignment),
+                     is_classic=False)
+                   for m in group.members.values()]
+        return G(error_code=0, error_message=None, group_id=group.group_id, group_state=group.state,
+                 group_epoch=group.generation,
+                 assignment_epoch=group.assignment_epoch if group.assignment_epoch is not None else group.generation,
+                 topology=topology, members=members)
+
+    return R(throttle_time_ms=0, groups=_new_group_describe(ctx, list(req.group_ids), STREAMS, describe,
+                                                             error_entry, per_shard=False))
 
 
 # ---------------------------------------------------------------------------- ListGroups
@@ -297,6 +406,8 @@ HANDLERS = {
     ApiKey.OffsetCommit: offset_commit,
     ApiKey.DescribeGroups: describe_groups,
     ApiKey.ConsumerGroupDescribe: consumer_group_describe,
+    ApiKey.ShareGroupDescribe: share_group_describe,
+    ApiKey.StreamsGroupDescribe: streams_group_describe,
     ApiKey.ListGroups: list_groups,
     ApiKey.DeleteGroups: delete_groups,
 }
