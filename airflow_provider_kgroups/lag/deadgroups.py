@@ -469,13 +469,23 @@ def classify_groups(descriptions: Mapping[str, GroupDescription], offsets: Mappi
     return DeadGroupsResult(reports, all_failures)
 
 
+def _topics_to_check(descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets]) -> list[str]:
+    """The committed topics of the groups the topics_deleted rule may judge (Empty, not share/streams)."""
+    topics: set[str] = set()
+    for group_id, description in descriptions.items():
+        if description.state is GroupState.EMPTY and not description.members \
+                and description.group_type not in NOT_JUDGED_GROUP_TYPES and group_id in offsets:
+            topics.update(tp.topic for tp in offsets[group_id].committed())
+    return sorted(topics)
+
+
 async def find_dead_groups(client, group_ids: Iterable[str] | None = None, *, history: Iterable[LagSnapshot] = (),
                            rules: DeadGroupRules = DeadGroupRules(), now_ms: int | None = None,
                            timeout_s: float | None = None) -> DeadGroupsResult:
     """Describe the groups (default: every group the cluster lists), read their committed
-    offsets and the cluster's topic listing, and classify them. Nothing is deleted. The
-    listing leaves out topics the principal may not Describe: a committed topic missing from
-    it is "cannot tell", never evidence."""
+    offsets, check the committed topics of Empty groups by name (``check_topics``) and, for
+    the Streams-application heuristic only, list the cluster's topics; classify them.
+    Nothing is deleted."""
     if group_ids is None:
         listed = await client.list_groups(timeout_s=timeout_s)
         ids = [g.group_id for g in listed.groups]
@@ -487,7 +497,15 @@ async def find_dead_groups(client, group_ids: Iterable[str] | None = None, *, hi
         ids = list(dict.fromkeys(group_ids))
     descriptions = await client.describe_groups(ids, timeout_s=timeout_s)
     offsets = await client.fetch_committed_offsets(ids, timeout_s=timeout_s)
-    topics = await client.describe_topics(None, timeout_s=timeout_s)
     failures = {**descriptions.failures, **offsets.failures}
     described = {g: d for g, d in descriptions.values.items() if g not in failures}
-    return classify_groups(described, offsets.values, set(topics), history, rules, now_ms, failures)
+    to_check = _topics_to_check(described, offsets.values)
+    checks: dict[str, Any] = {}
+    if to_check:
+        checked = await client.check_topics(to_check, timeout_s=timeout_s)
+        checks = {**checked.values, **checked.failures}
+    # The listing leaves out topics the principal may not Describe: used only for the Streams
+    # heuristic, which can only protect a group, never as evidence of absence.
+    listed_topics = set(await client.describe_topics(None, timeout_s=timeout_s)) if rules.deny_streams_apps else None
+    return classify_groups(described, offsets.values, listed_topics, history, rules, now_ms, failures,
+                           topic_checks=checks)

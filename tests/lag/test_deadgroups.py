@@ -9,10 +9,12 @@ TOPIC_AUTHORIZATION_FAILED whether or not they exist, UNKNOWN_TOPIC_OR_PARTITION
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
-from airflow_provider_kgroups.client.results import GroupState
+from airflow_provider_kgroups.client.results import GroupState, KeyedResults
 from airflow_provider_kgroups.lag.deadgroups import (
     DeadGroupRules, GroupHealth, GroupHistoryPoint, classify_group, find_dead_groups, format_duration, history_points,
 )
@@ -357,6 +359,67 @@ def test_report_to_dict_carries_reasons_and_cannot_tell():
     assert out["cannot_tell"] == ["cannot tell whether every committed topic was deleted: orders not visible to this "
                                   "principal (TOPIC_AUTHORIZATION_FAILED)"]
     assert out["idle_since_ms"] == NOW - 72 * HOUR
+
+
+# -- find_dead_groups: which topics are checked by name ---------------------------------------------
+
+class StandInClient:
+    """The client verbs find_dead_groups uses, answering like Kafka with an ACL that hides
+    topic "secret": the all-topics listing leaves it out, a named check answers
+    TOPIC_AUTHORIZATION_FAILED (KafkaApis.handleTopicMetadataRequest)."""
+
+    def __init__(self, descriptions, committed, existing, hidden):
+        self.descriptions, self.committed, self.existing, self.hidden = descriptions, committed, existing, hidden
+        self.calls: list[tuple[str, object]] = []
+
+    async def describe_groups(self, ids, timeout_s=None):
+        self.calls.append(("describe_groups", list(ids)))
+        return KeyedResults({g: self.descriptions[g] for g in ids})
+
+    async def fetch_committed_offsets(self, ids, timeout_s=None):
+        self.calls.append(("fetch_committed_offsets", list(ids)))
+        return KeyedResults({g: offsets(g, self.committed[g]) for g in ids})
+
+    async def check_topics(self, topics, timeout_s=None):
+        topics = list(topics)
+        self.calls.append(("check_topics", topics))
+        return KeyedResults({t: NOT_VISIBLE if t in self.hidden else EXISTS if t in self.existing else ABSENT
+                             for t in topics if t != "flaky"}, {"flaky": Failure(7, "")} if "flaky" in topics else {})
+
+    async def describe_topics(self, topics, timeout_s=None):
+        self.calls.append(("describe_topics", topics))
+        return {t: None for t in self.existing}
+
+
+def test_find_dead_groups_checks_the_committed_topics_of_empty_groups_by_name():
+    descriptions = {g: description(g, "Empty") for g in ("hidden", "gone", "mixed", "flaky")}
+    descriptions["live"] = description("live", "Stable", {"m": [tp("live-topic", 0)]})
+    descriptions["shared"] = description("shared", "Empty", protocol_type="share", group_type="share")
+    committed = {"hidden": {tp("secret", 0): 1}, "gone": {tp("old", 0): 1}, "mixed": {tp("old", 0): 1, tp("a", 0): 1},
+                 "flaky": {tp("flaky", 0): 1}, "live": {tp("live-topic", 0): 1}, "shared": {tp("s", 0): 1}}
+    client = StandInClient(descriptions, committed, existing={"a", "live-topic", "s"}, hidden={"secret"})
+    ids = list(descriptions)
+    result = asyncio.run(find_dead_groups(client, ids, rules=RULES, now_ms=NOW))
+    assert client.calls == [("describe_groups", ids), ("fetch_committed_offsets", ids),
+                            ("check_topics", ["a", "flaky", "old", "secret"]), ("describe_topics", None)]
+    health = {g: (r.health, r.dead_reasons) for g, r in result.reports.items()}
+    assert health == {"hidden": (GroupHealth.PAUSED, ()), "gone": (GroupHealth.DEAD, ("topics_deleted",)),
+                      "mixed": (GroupHealth.PAUSED, ()), "flaky": (GroupHealth.PAUSED, ()),
+                      "live": (GroupHealth.ACTIVE, ()), "shared": (GroupHealth.PAUSED, ())}
+    assert result.deletable == ["gone"]
+    assert result.reports["hidden"].cannot_tell[0] == (
+        "cannot tell whether every committed topic was deleted: secret not visible to this principal "
+        "(TOPIC_AUTHORIZATION_FAILED)")
+    assert result.reports["flaky"].cannot_tell[0] == (
+        "cannot tell whether every committed topic was deleted: the check of flaky (REQUEST_TIMED_OUT) failed")
+
+
+def test_find_dead_groups_lists_topics_only_for_the_streams_heuristic():
+    client = StandInClient({"g": description("g", "Empty")}, {"g": {}}, existing=set(), hidden=set())
+    rules = DeadGroupRules(idle_hours=48, deny_streams_apps=False)
+    result = asyncio.run(find_dead_groups(client, ["g"], rules=rules, now_ms=NOW))
+    assert client.calls == [("describe_groups", ["g"]), ("fetch_committed_offsets", ["g"])]
+    assert result.reports["g"].health is GroupHealth.PAUSED
 
 
 # -- against the fake cluster -----------------------------------------------------------------------
