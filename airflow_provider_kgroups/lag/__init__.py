@@ -7,7 +7,9 @@ or dead, with evidence).
 """
 
 from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, TargetKind, check_barrier, fix_target
-from .deadgroups import DeadGroupRules, GroupHealth, GroupHealthReport, classify_groups, find_dead_groups
+from .deadgroups import (
+    DeadGroupRules, DeadReason, GroupHealth, GroupHealthReport, classify_groups, find_dead_groups,
+)
 from .model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
 from .seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds, lag_seconds
 from .snapshot import compute_lag, take_snapshot
@@ -20,5 +22,5 @@ __all__ = [
     "lag_seconds", "GroupLagSeconds", "PartitionLagSeconds", "LagSecondsBasis",
     "fix_target", "check_barrier", "BarrierTarget", "BarrierCheckpoint", "BarrierStatus", "TargetKind",
     "group_verdicts", "Verdict", "VerdictRules", "GroupVerdict", "PartitionVerdict",
-    "find_dead_groups", "classify_groups", "DeadGroupRules", "GroupHealth", "GroupHealthReport",
+    "find_dead_groups", "classify_groups", "DeadGroupRules", "DeadReason", "GroupHealth", "GroupHealthReport",
 ]

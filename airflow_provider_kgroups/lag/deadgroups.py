@@ -320,8 +320,9 @@ def _commit_rules(found: _Findings, committed: Mapping[TopicPartition, int], pla
         absent = [t for t in topics if topic_checks.get(t) == _ABSENT]
         exists = [t for t in topics if topic_checks.get(t) == _EXISTS]
         hidden = [t for t in topics if topic_checks.get(t) == _NOT_VISIBLE]
-        failed = [f"{t} ({topic_checks[t]})" for t in topics if isinstance(topic_checks.get(t), Failure)]
-        unchecked = [t for t in topics if t not in topic_checks]
+        failures = [t for t in topics if isinstance(topic_checks.get(t), Failure)]
+        failed = [f"{t} ({topic_checks[t]})" for t in failures]
+        unchecked = [t for t in topics if t not in {*absent, *exists, *hidden, *failures}]
         if len(absent) == len(topics):
             found.dead(DeadReason.TOPICS_DELETED, "every topic it committed to was deleted")
             found.evidence.append(f"every committed topic was deleted (UNKNOWN_TOPIC_OR_PARTITION by name): "
