@@ -439,11 +439,9 @@ def test_find_dead_groups_lists_describes_and_classifies_without_deleting():
 
     result, requests = with_fake_cluster(body, setup=seed)
     health = {g: r.health for g, r in result.reports.items()}
-    # "gone" is missing from the topic listing, which leaves out what the principal may not Describe:
-    # cannot tell, until the topics are checked by name
-    assert health == {"live": GroupHealth.ACTIVE, "abandoned": GroupHealth.PAUSED, "weekly": GroupHealth.PAUSED,
-                      "connect-sink": GroupHealth.PAUSED}
-    assert result.reports["abandoned"].cannot_tell[0].startswith(
-        "cannot tell whether every committed topic was deleted: gone not in the topic list")
-    assert result.deletable == []
+    # "gone" answers UNKNOWN_TOPIC_OR_PARTITION by name (KafkaApis.handleTopicMetadataRequest)
+    assert health == {"live": GroupHealth.ACTIVE, "abandoned": GroupHealth.DEAD, "weekly": GroupHealth.PAUSED,
+                      "connect-sink": GroupHealth.DEAD}
+    assert result.reports["abandoned"].dead_reasons == ("topics_deleted",)
+    assert result.deletable == ["abandoned"]  # connect-sink: a system group
     assert "DeleteGroups" not in requests
