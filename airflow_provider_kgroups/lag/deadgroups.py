@@ -58,7 +58,7 @@ from enum import Enum
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from ..client.errors import ConfigurationError, Failure
-from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicPartition
+from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence, TopicPartition
 from ..client.selection import compile_pattern
 from .model import LagSnapshot
 from .snapshot import now_ms as _now_ms
@@ -77,8 +77,6 @@ DEFAULT_DENY_PATTERNS = (
 _STREAMS_SUFFIXES = ("-changelog", "-repartition")
 #: Group types (ListGroups v5 / GroupDescription.group_type) the consumer-group rules never judge.
 NOT_JUDGED_GROUP_TYPES = ("share", "streams")
-# TopicExistence values (client.results, a str Enum): compared as strings.
-_EXISTS, _ABSENT, _NOT_VISIBLE = "exists", "absent", "not_visible"
 
 
 class GroupHealth(str, Enum):
@@ -301,7 +299,7 @@ class _Findings:
 
 
 def _commit_rules(found: _Findings, committed: Mapping[TopicPartition, int], plain: bool,
-                  existing_topics: Collection[str] | None, topic_checks: Mapping[str, Any] | None,
+                  existing_topics: Collection[str] | None, topic_checks: Mapping[str, TopicExistence | Failure] | None,
                   rules: DeadGroupRules) -> None:
     """The ``no_commits`` and ``topics_deleted`` rules."""
     if not committed:
@@ -317,9 +315,9 @@ def _commit_rules(found: _Findings, committed: Mapping[TopicPartition, int], pla
         return
     topics = sorted({tp.topic for tp in committed})
     if topic_checks is not None:
-        absent = [t for t in topics if topic_checks.get(t) == _ABSENT]
-        exists = [t for t in topics if topic_checks.get(t) == _EXISTS]
-        hidden = [t for t in topics if topic_checks.get(t) == _NOT_VISIBLE]
+        absent = [t for t in topics if topic_checks.get(t) == TopicExistence.ABSENT]
+        exists = [t for t in topics if topic_checks.get(t) == TopicExistence.EXISTS]
+        hidden = [t for t in topics if topic_checks.get(t) == TopicExistence.NOT_VISIBLE]
         failures = [t for t in topics if isinstance(topic_checks.get(t), Failure)]
         failed = [f"{t} ({topic_checks[t]})" for t in failures]
         unchecked = [t for t in topics if t not in {*absent, *exists, *hidden, *failures}]
@@ -375,7 +373,7 @@ def _idle_rule(found: _Findings, history: Sequence[GroupHistoryPoint], committed
 def classify_group(group_id: str, description: GroupDescription, offsets: GroupOffsets | None,
                    existing_topics: Collection[str] | None, history: Sequence[GroupHistoryPoint],
                    rules: DeadGroupRules = DeadGroupRules(), now_ms: int | None = None, *,
-                   topic_checks: Mapping[str, Any] | None = None) -> GroupHealthReport:
+                   topic_checks: Mapping[str, TopicExistence | Failure] | None = None) -> GroupHealthReport:
     """Verdict, evidence and ``deletable`` for one group (rules in the module docstring). Pure.
 
     ``existing_topics``: a topic listing (None: unknown), used for the Kafka Streams
@@ -453,7 +451,7 @@ def classify_groups(descriptions: Mapping[str, GroupDescription], offsets: Mappi
                     existing_topics: Collection[str] | None, history: Iterable[LagSnapshot] = (),
                     rules: DeadGroupRules = DeadGroupRules(), now_ms: int | None = None,
                     failures: Mapping[str, Failure] | None = None, *,
-                    topic_checks: Mapping[str, Any] | None = None) -> DeadGroupsResult:
+                    topic_checks: Mapping[str, TopicExistence | Failure] | None = None) -> DeadGroupsResult:
     """:func:`classify_group` for every described group; a group whose committed offsets
     could not be read is reported in ``failures``, not guessed at."""
     now = _now_ms() if now_ms is None else now_ms
@@ -501,7 +499,7 @@ async def find_dead_groups(client, group_ids: Iterable[str] | None = None, *, hi
     failures = {**descriptions.failures, **offsets.failures}
     described = {g: d for g, d in descriptions.values.items() if g not in failures}
     to_check = _topics_to_check(described, offsets.values)
-    checks: dict[str, Any] = {}
+    checks: dict[str, TopicExistence | Failure] = {}
     if to_check:
         checked = await client.check_topics(to_check, timeout_s=timeout_s)
         checks = {**checked.values, **checked.failures}

@@ -117,9 +117,7 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         groups = ["dead-1", "racy", "nonempty", "broken", "topicless"]
         for group_id in groups[:4]:
             cluster.add_group(group_id, offsets={("orders", 0): 50})
-        # its only topic is gone, but it is only missing from the topic listing (which leaves out what the
-        # principal may not Describe) and not checked by name: cannot tell, so it is kept
-        cluster.add_group("topicless", offsets={("deleted-topic", 0): 9})
+        cluster.add_group("topicless", offsets={("deleted-topic", 0): 9})  # its only topic is gone (checked by name)
         cluster.add_group("live", offsets={("orders", 0): 50}, members=[Member("m-1", assignment={"orders": [0]})])
         history = str(tmp_path / "history")
         seed_history(history, {g: [(240, "orders", 50, 60)] for g in groups[:4]})
@@ -137,23 +135,23 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         capped = run_dag("kg_cleanup", {**conf, "dry_run": True, "max_deletions": 2})
         assert capped.state == "success", capped
         out = capped.xcoms["cleanup"]
-        assert out["cap"] == 2 and len(out["would_delete"]) == 2 and len(out["skipped"]) == 2
+        assert out["cap"] == 2 and len(out["would_delete"]) == 2 and len(out["skipped"]) == 3
         assert "over this run's cap of 2" in out["decisions"][out["skipped"][0]]["reason"]
         assert all(cluster.has_group(g) for g in groups), "a dry run deletes nothing"
 
         result = run_dag("kg_cleanup", {**conf, "dry_run": False})
         assert result.state == "failed" and result.tasks["cleanup"] == "failed", result
         out = result.xcoms["cleanup"]  # pushed before failing
-        assert out["deleted"] == ["dead-1"] and out["failed"] == ["broken"]
+        assert out["deleted"] == ["dead-1", "topicless"] and out["failed"] == ["broken"]
         assert out["skipped"] == ["nonempty", "racy"]
         assert "NON_EMPTY_GROUP" in out["decisions"]["nonempty"]["reason"]
         assert "now Stable with 1 member(s)" in out["decisions"]["racy"]["reason"]
-        assert not cluster.has_group("dead-1")
-        assert all(cluster.has_group(g) for g in ("racy", "nonempty", "broken", "live", "topicless"))
-        assert audit_reason(out, "topicless") == "paused: Empty, but no evidence that it is abandoned; matches no " \
-            "deny pattern"
+        assert not cluster.has_group("dead-1") and not cluster.has_group("topicless")
+        assert all(cluster.has_group(g) for g in ("racy", "nonempty", "broken", "live"))
+        assert audit_reason(out, "topicless").startswith(
+            "dead: every topic it committed to was deleted; matches no deny pattern")
         audit = _audit(out["audit_url"])
         assert audit["decisions"]["never-existed"]["decision"] == "keep"
         assert "Dead" in audit["decisions"]["never-existed"]["reason"]
         assert audit["summary"]["backup_url"] == out["backup_url"]
-        assert set(load_backup(out["backup_url"]).groups) == {"dead-1", "nonempty", "broken"}
+        assert set(load_backup(out["backup_url"]).groups) == {"dead-1", "topicless", "nonempty", "broken"}

@@ -14,11 +14,12 @@ import asyncio
 import pytest
 
 from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
-from airflow_provider_kgroups.client.results import GroupState, KeyedResults
+from airflow_provider_kgroups.client.results import GroupState, KeyedResults, TopicExistence
 from airflow_provider_kgroups.lag.deadgroups import (
     DeadGroupRules, GroupHealth, GroupHistoryPoint, classify_group, find_dead_groups, format_duration, history_points,
 )
-from tests.support.fakekafka import Member
+from tests.client.fakeutil import counts
+from tests.support.fakekafka import Err, Member
 
 from .builders import HOUR, MINUTE, T0, description, group, offsets, partition, snapshot, tp
 from .fake import with_fake_cluster
@@ -28,8 +29,7 @@ RULES = DeadGroupRules(idle_hours=48, offsets_retention_minutes=7 * 24 * 60)
 COMMITTED = {tp("orders", 0): 100}
 BACKLOG = {tp("orders", 0): 150}  # 50 records to read
 CAUGHT_UP = {tp("orders", 0): 100}
-# TopicExistence values (client.results, a str Enum owned by the acl helper), as check_topics answers them
-EXISTS, ABSENT, NOT_VISIBLE = "exists", "absent", "not_visible"
+EXISTS, ABSENT, NOT_VISIBLE = TopicExistence.EXISTS, TopicExistence.ABSENT, TopicExistence.NOT_VISIBLE
 PERMITTED = "matches no deny pattern"
 
 
@@ -426,22 +426,34 @@ def test_find_dead_groups_lists_topics_only_for_the_streams_heuristic():
 
 def seed(cluster):
     cluster.add_topic("orders", partitions=1, end_offsets=100)
+    cluster.add_topic("secret", partitions=1, end_offsets=10)
     cluster.add_group("live", offsets={("orders", 0): 90}, members=[Member("m", assignment={"orders": [0]})])
     cluster.add_group("abandoned", offsets={("gone", 0): 5})
     cluster.add_group("weekly", offsets={("orders", 0): 50})
     cluster.add_group("connect-sink", offsets={("gone", 0): 5})
+    cluster.add_group("hidden", offsets={("secret", 0): 5})
+    # a topic this principal may not Describe: named, it answers TOPIC_AUTHORIZATION_FAILED
+    cluster.inject_error("Metadata", Err.TOPIC_AUTHORIZATION_FAILED, key="secret")
 
 
-def test_find_dead_groups_lists_describes_and_classifies_without_deleting():
+def test_find_dead_groups_checks_topics_by_name_and_classifies_without_deleting():
+    """KafkaApis.handleTopicMetadataRequest: a named absent topic answers UNKNOWN_TOPIC_OR_PARTITION,
+    a named topic the principal may not Describe TOPIC_AUTHORIZATION_FAILED (cannot tell)."""
     async def body(cluster, client):
         result = await find_dead_groups(client, rules=RULES, now_ms=NOW)
-        return result, cluster.requests_by_api()
+        named = [None if r.request.topics is None else sorted(t.name for t in r.request.topics)
+                 for r in cluster.requests("Metadata")]
+        return result, counts(cluster), named
 
-    result, requests = with_fake_cluster(body, setup=seed)
-    health = {g: r.health for g, r in result.reports.items()}
-    # "gone" answers UNKNOWN_TOPIC_OR_PARTITION by name (KafkaApis.handleTopicMetadataRequest)
-    assert health == {"live": GroupHealth.ACTIVE, "abandoned": GroupHealth.DEAD, "weekly": GroupHealth.PAUSED,
-                      "connect-sink": GroupHealth.DEAD}
-    assert result.reports["abandoned"].dead_reasons == ("topics_deleted",)
+    result, requests, named = with_fake_cluster(body, setup=seed)
+    health = {g: (r.health, r.dead_reasons) for g, r in result.reports.items()}
+    assert health == {"live": (GroupHealth.ACTIVE, ()), "abandoned": (GroupHealth.DEAD, ("topics_deleted",)),
+                      "weekly": (GroupHealth.PAUSED, ()), "connect-sink": (GroupHealth.DEAD, ("topics_deleted",)),
+                      "hidden": (GroupHealth.PAUSED, ())}
+    assert result.reports["hidden"].cannot_tell[0] == (
+        "cannot tell whether every committed topic was deleted: secret not visible to this principal "
+        "(TOPIC_AUTHORIZATION_FAILED)")
     assert result.deletable == ["abandoned"]  # connect-sink: a system group
-    assert "DeleteGroups" not in requests
+    # bootstrap, the named check of the Empty groups' committed topics, the listing (Streams heuristic only)
+    assert named == [[], ["gone", "orders", "secret"], None]
+    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}

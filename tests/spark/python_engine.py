@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from airflow_provider_kgroups.client.results import TopicPartition
+from airflow_provider_kgroups.client.results import TopicExistence, TopicPartition
 from airflow_provider_kgroups.history.store import table_snapshots
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules, GroupHealthReport, classify_group, history_points
 from airflow_provider_kgroups.lag.model import LagSnapshot
@@ -55,7 +55,8 @@ def dead_reports(snaps: list[LagSnapshot], rules: DeadGroupRules, gone_after_sna
         desc = description(group_id, lag.state.value, {f"member-{i}": () for i in range(lag.members)},
                            protocol_type=lag.protocol_type)
         committed: dict[TopicPartition, int | None] = {p.tp: p.committed for p in lag.partitions}
-        checks = {p.topic: "exists" if p.topic in existing else "absent" for p in lag.partitions}
+        checks = {p.topic: TopicExistence.EXISTS if p.topic in existing else TopicExistence.ABSENT
+                  for p in lag.partitions}
         out[group_id] = classify_group(group_id, desc, offsets(group_id, committed), existing,
                                        history_points(earlier, group_id), rules, now_ms=latest.taken_at_ms,
                                        topic_checks=checks if checked_by_name else None)
