@@ -457,3 +457,57 @@ def test_find_dead_groups_checks_topics_by_name_and_classifies_without_deleting(
     # bootstrap, the named check of the Empty groups' committed topics, the listing (Streams heuristic only)
     assert named == [[], ["gone", "orders", "secret"], None]
     assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}
+
+
+def seed_types(cluster):
+    cluster.add_topic("orders", partitions=1, end_offsets=150)
+    cluster.add_group("share-idle", group_type="share")
+    cluster.add_group("streams-idle", group_type="streams", offsets={("gone", 0): 5})
+    cluster.add_group("sink", protocol_type="connect", offsets={("orders", 0): 100})
+    cluster.add_group("kip848", group_type="consumer", offsets={("orders", 0): 100})
+    cluster.add_group("was-live", offsets={("orders", 0): 150})
+
+
+def types_history():
+    """Hourly for 72 h: sink, kip848 and streams-idle Empty with records to read; was-live Stable
+    with three members, caught up, until an hour ago."""
+    snaps = []
+    for at in range(NOW - 72 * HOUR, NOW, HOUR):
+        groups = [group(g, partition("orders", 0, 100, 150), state="Empty", members=0, protocol_type=protocol)
+                  for g, protocol in (("sink", "connect"), ("kip848", "consumer"))]
+        groups.append(group("streams-idle", partition("gone", 0, 5, 9), state="Empty", members=0,
+                            protocol_type="streams"))
+        if at <= NOW - HOUR:
+            groups.append(group("was-live", partition("orders", 0, 150, 150), state="Stable", members=3))
+        snaps.append(snapshot(at, *groups))
+    return snaps
+
+
+def test_find_dead_groups_by_group_and_protocol_type():
+    """Each group described by its own API (GroupMetadataManager.describeGroups / consumerGroupDescribe /
+    shareGroupDescribe / streamsGroupDescribe): share and streams groups are never judged by these rules,
+    even with every other rule pointing at them; a connect-protocol group is not dead for being idle; a
+    KIP-848 consumer group is; a group with members an hour ago is not."""
+    rules = DeadGroupRules(idle_hours=48, assume_full_visibility=True)
+
+    async def body(cluster, client):
+        result = await find_dead_groups(client, history=types_history(), rules=rules, now_ms=NOW)
+        named = [None if r.request.topics is None else sorted(t.name for t in r.request.topics)
+                 for r in cluster.requests("Metadata")]
+        return result, counts(cluster), named
+
+    result, requests, named = with_fake_cluster(body, setup=seed_types)
+    got = {g: (r.group_type, r.health, r.dead_reasons, r.deletable) for g, r in result.reports.items()}
+    assert got == {"share-idle": ("share", GroupHealth.PAUSED, (), False),
+                   "streams-idle": ("streams", GroupHealth.PAUSED, (), False),
+                   "sink": ("classic", GroupHealth.PAUSED, (), False),
+                   "kip848": ("consumer", GroupHealth.DEAD, ("idle",), True),
+                   "was-live": ("classic", GroupHealth.PAUSED, (), False)}
+    assert result.failures == {}
+    assert result.reports["streams-idle"].cannot_tell == (
+        "a streams group: the consumer-group rules do not apply to it, so it is never dead or deletable by them",)
+    assert result.reports["kip848"].evidence[0] == ("dead: no commit progress for at least 72 h while Empty with "
+                                                    "records to read (idle_hours=48)")
+    assert named == [[], ["orders"], None]  # share/streams groups' topics are not checked: never judged
+    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "ConsumerGroupDescribe": 1,
+                        "ShareGroupDescribe": 1, "StreamsGroupDescribe": 1, "OffsetFetch": 3, "Metadata": 3}
