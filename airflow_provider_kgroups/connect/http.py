@@ -72,7 +72,8 @@ def open_session(config: ConnectClusterConfig, deadline: float) -> requests.Sess
     session.headers.update({"Accept": "application/json", "User-Agent": USER_AGENT})
     if config.uses_auth:
         session.auth = (config.username, config.password)
-    session.verify = config.verify
+    # verify goes on each request, not on the session: requests lets REQUESTS_CA_BUNDLE /
+    # CURL_CA_BUNDLE override a session's verify (psf/requests#3829), never a request's
     return session
 
 

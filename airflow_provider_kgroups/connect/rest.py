@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import requests
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ReadTimeoutError
 
 from .config import ConnectClusterConfig
 from .http import open_session, request_timeout
@@ -152,15 +154,23 @@ def _get_json(session: requests.Session, config: ConnectClusterConfig, deadline:
         raise ConnectReadError(f"GET {url}: the deadline passed before it could be asked") from None
     started = time.monotonic()
     try:
-        response = session.get(url, timeout=timeout, allow_redirects=True)
+        response = session.get(url, timeout=timeout, verify=config.verify, allow_redirects=True)
     except requests.exceptions.SSLError as exc:
         raise ConnectReadError(f"GET {url}: TLS failed ({_short(exc)}); check the CA bundle / verify option") from None
     except requests.exceptions.Timeout:
         raise ConnectReadError(f"GET {url}: no answer within {timeout:.3g} s") from None
+    except requests.exceptions.ConnectionError as exc:
+        # a timeout after the retries (or with no time left for one) comes wrapped in MaxRetryError
+        inner = _innermost(exc)
+        # NewConnectionError (refused, no route) subclasses ConnectTimeoutError in urllib3 2.x
+        if isinstance(inner, (ReadTimeoutError, ConnectTimeoutError)) and not isinstance(inner, NewConnectionError):
+            raise ConnectReadError(f"GET {url}: no answer within {timeout:.3g} s") from None
+        if isinstance(inner, ssl.SSLError):
+            raise ConnectReadError(f"GET {url}: TLS failed ({_short(exc)}); check the CA bundle / verify "
+                                   "option") from None
+        raise ConnectReadError(f"GET {url}: unreachable ({_short(exc)})") from None
     except requests.exceptions.RetryError as exc:
         raise ConnectReadError(f"GET {url}: gave up retrying ({_short(exc)})") from None
-    except requests.exceptions.ConnectionError as exc:
-        raise ConnectReadError(f"GET {url}: unreachable ({_short(exc)})") from None
     except requests.exceptions.RequestException as exc:
         raise ConnectReadError(f"GET {url}: {type(exc).__name__} ({_short(exc)})") from None
     log.debug("GET %s -> %d in %.3f s", url, response.status_code, time.monotonic() - started)
@@ -196,16 +206,22 @@ def _snippet(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _short(exc: BaseException) -> str:
-    # urllib3 nests the cause several levels deep; the innermost reason is the useful part
+def _innermost(exc: BaseException) -> BaseException:
+    """requests and urllib3 nest the cause (ConnectionError(MaxRetryError(reason=...)))."""
     reason = exc
-    for _ in range(4):
-        inner = getattr(reason, "reason", None) or (reason.args[0] if reason.args and
-                                                    isinstance(reason.args[0], BaseException) else None)
+    for _ in range(6):
+        inner = getattr(reason, "reason", None)
+        if not isinstance(inner, BaseException):
+            inner = reason.args[0] if reason.args and isinstance(reason.args[0], BaseException) else None
         if inner is None or inner is reason:
             break
         reason = inner
-    return _snippet(f"{type(reason).__name__}: {reason}")
+    return reason
+
+
+def _short(exc: BaseException) -> str:
+    reason = _innermost(exc)
+    return _snippet(f"{type(reason).__name__}: {reason}", 240)
 
 
 def _kind(value: Any) -> str:
