@@ -36,7 +36,8 @@ def get_provider_info() -> dict:
                 "tags": ["apache", "kafka"],
             }
         ],
-        "hooks": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.hooks.groups"]}],
+        "hooks": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.hooks.groups",
+                                                                       "airflow_provider_kgroups.hooks.connect"]}],
         "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.sensors.lag"]}],
         "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.triggers.lag",
                                                                          "airflow_provider_kgroups.triggers.events"]}],
@@ -104,6 +105,48 @@ def get_provider_info() -> dict:
                         "label": "Call timeout (s)",
                         "description": "Deadline of one whole call (all brokers, retries included).",
                         "schema": {"type": ["number", "null"], "default": 60},
+                    },
+                },
+            },
+            {
+                # Kafka Connect's REST API, read as evidence by the dead-group cleanup
+                "connection-type": "kgroups_connect",
+                "hook-class-name": "airflow_provider_kgroups.hooks.connect.KafkaConnectHook",
+                "hook-name": "Kafka Connect REST (consumer-group evidence)",
+                "ui-field-behaviour": {
+                    "hidden-fields": [],
+                    "relabeling": {
+                        "host": "Connect REST URL(s)",
+                        "schema": "Scheme",
+                        "login": "Basic auth user",
+                        "password": "Basic auth password",
+                    },
+                    "placeholders": {
+                        "host": "https://connect:8083 (several Connect clusters: comma-separated)",
+                        "schema": "http or https (only for a Host without a scheme)",
+                        "port": "8083 (only for a Host without a port)",
+                        "login": "only when the REST API requires basic auth",
+                        "password": "only when the REST API requires basic auth",
+                        "extra": '{"ca_bundle": "/etc/ssl/connect-ca.pem", "timeout_s": 10}',
+                    },
+                },
+                "conn-fields": {
+                    "verify": {
+                        "label": "Verify TLS certificate",
+                        "description": "Check the REST API's certificate (https). Off only for tests.",
+                        "schema": {"type": ["boolean", "null"], "default": True},
+                    },
+                    "ca_bundle": _text("TLS CA bundle", "Path of the PEM file with the CA certificates to trust; "
+                                       "empty: the system's trust store."),
+                    "timeout_s": {
+                        "label": "Request timeout (s)",
+                        "description": "Deadline of one HTTP request (the cleanup's deadline bounds the whole read).",
+                        "schema": {"type": ["number", "null"], "default": 10},
+                    },
+                    "retries": {
+                        "label": "Retries",
+                        "description": "Further attempts after a 5xx, a 429 or a connection error.",
+                        "schema": {"type": ["integer", "null"], "default": 3},
                     },
                 },
             }
