@@ -57,6 +57,15 @@ class RequestContext:
         """The scripted error for ``key`` in this request, if any (see :mod:`.faults`)."""
         return self.cluster.faults.match(self.api_key, self.node, key, self.used, wildcard=wildcard)
 
+    @property
+    def principal(self) -> str:
+        """The SASL user this connection authenticated as, else the cluster's default principal."""
+        return self.session.principal or self.cluster.default_principal
+
+    def authorized(self, resource_type: str, name: str, operation: str) -> bool:
+        """Kafka's ``authHelper.authorize`` for this request's principal (see :mod:`.acl`)."""
+        return self.cluster.acls.authorized(self.principal, resource_type, name, operation)
+
     def is_coordinator(self, group_id: str) -> bool:
         return self.cluster.coordinator_of(group_id) == self.node
 

@@ -13,6 +13,7 @@ import time
 import uuid
 from typing import Callable, Iterable, Mapping, Sequence
 
+from .acl import ANONYMOUS, Acls
 from .model import (
     CLASSIC, DEFAULT_ASSIGNOR, DEFAULT_PROTOCOL_TYPE, GROUP_TYPES, STATES_BY_TYPE, Committed, Group, Member,
     Partition, Record, Topic, kafka_partition_for, topic_id_for,
@@ -73,6 +74,16 @@ class ClusterState:
         self._coordinator_override: dict[str, int] = {}
         self._groups_by_coordinator: dict[int, set[str]] = {n: set() for n in self.node_ids}
         self._next_leader = 0
+        self.acls = Acls()
+        self.default_principal = ANONYMOUS  # the principal of a connection without SASL
+
+    # ------------------------------------------------------------------ authorization
+
+    def allow(self, principal: str, resource_type: str, name: str, *operations: str) -> None:
+        """An ALLOW ACL (see :mod:`.acl`); the first one turns authorization on for every request:
+        ``allow("alice", "group", "billing", "Describe")``, ``allow("*", "topic", "*", "Describe")``."""
+        with self.lock:
+            self.acls.allow(principal, resource_type, name, operations)
 
     # ------------------------------------------------------------------ topics
 

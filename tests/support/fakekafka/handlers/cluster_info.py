@@ -37,12 +37,16 @@ def api_versions(ctx: RequestContext) -> Any:
 
 
 def metadata(ctx: RequestContext) -> Any:
+    """KafkaApis.handleTopicMetadataRequest: an all-topics request leaves out the topics the
+    principal may not Describe, with no error; a named one answers TOPIC_AUTHORIZATION_FAILED
+    (29, zero topic id, no partitions) whether or not the topic exists."""
     req, v, cluster = ctx.request, ctx.version, ctx.cluster
     R = MetadataResponse
     brokers = [R.MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
                for b in cluster.brokers.values()]
     if req.topics is None or (v == 0 and not req.topics):
-        wanted: list[tuple[str | None, Any]] = [(name, None) for name in sorted(cluster.topics)]
+        wanted: list[tuple[str | None, Any]] = [(name, None) for name in sorted(cluster.topics)
+                                                if ctx.authorized("topic", name, "Describe")]
     else:
         wanted = [(t.name, getattr(t, "topic_id", None)) for t in req.topics]
     topics = []
@@ -56,7 +60,10 @@ def metadata(ctx: RequestContext) -> Any:
             name = topic.name
         topic = cluster.topics.get(name)
         injected = ctx.injected(name)
-        if injected is not None:
+        if not ctx.authorized("topic", name, "Describe"):
+            topics.append(R.MetadataResponseTopic(error_code=Err.TOPIC_AUTHORIZATION_FAILED, name=name,
+                                                  topic_id=ZERO_UUID, is_internal=False, partitions=[]))
+        elif injected is not None:
             topics.append(R.MetadataResponseTopic(error_code=injected.error, name=name, topic_id=ZERO_UUID,
                                                   partitions=[]))
         elif topic is None:
@@ -76,14 +83,24 @@ def metadata(ctx: RequestContext) -> Any:
 
 def find_coordinator(ctx: RequestContext) -> Any:
     """Any broker answers, with the coordinator whether or not the group exists (Kafka
-    names the leader of the group's ``__consumer_offsets`` partition)."""
+    names the leader of the group's ``__consumer_offsets`` partition).
+
+    KafkaApis.getCoordinator: a group the principal may not Describe is
+    GROUP_AUTHORIZATION_FAILED (30) with Node.noNode. Below v4 the error is the whole
+    response, with ``Errors.message()`` (FindCoordinatorResponse.prepareOldResponse); from v4
+    each key carries its error and no ErrorMessage (handleFindCoordinatorRequestV4AndAbove
+    sets none), so only an injection's explicit ``message`` appears there."""
     req, v, cluster = ctx.request, ctx.version, ctx.cluster
     R = FindCoordinatorResponse
 
     def lookup(key: str) -> tuple[int, str | None, int, str, int]:
         injected = ctx.injected(key)
         if injected is not None:
-            return injected.error, injected.message or _MESSAGES.get(injected.error), -1, "", -1
+            return (injected.error, injected.message or (_MESSAGES.get(injected.error) if v < 4 else None),
+                    -1, "", -1)
+        if req.key_type == 0 and not ctx.authorized("group", key, "Describe"):
+            error = Err.GROUP_AUTHORIZATION_FAILED
+            return error, _MESSAGES[error] if v < 4 else None, -1, "", -1
         broker = cluster.brokers[cluster.coordinator_of(key)]
         return 0, None, broker.node_id, broker.host, broker.port
 

@@ -2,8 +2,10 @@
 ShareGroupDescribe, StreamsGroupDescribe, ListGroups, DeleteGroups, with Apache Kafka's (4.x
 group coordinator) answers.
 
-Each group-keyed API first applies an injected error for the group, then answers
-NOT_COORDINATOR (16) when this broker is not the group's coordinator.
+Each group-keyed API first applies an injected error for the group, then authorization
+(GROUP_AUTHORIZATION_FAILED, 30: KafkaApis checks the ACL before the coordinator sees the
+request, so on any broker), then answers NOT_COORDINATOR (16) when this broker is not the
+group's coordinator.
 """
 
 from __future__ import annotations
@@ -28,11 +30,15 @@ NOT_COORDINATOR_MESSAGE = "This is not the correct coordinator."
 PartitionRow = tuple[int, int, int, str, int]
 
 
-def _group_error(ctx: RequestContext, group_id: str) -> tuple[int, str | None]:
-    """(error, message) that answers for the whole group before any lookup, or (0, None)."""
+def _group_error(ctx: RequestContext, group_id: str, operation: str = "Describe") -> tuple[int, str | None]:
+    """(error, message) that answers for the whole group before any lookup, or (0, None).
+    ``operation``: the group ACL the API needs (KafkaApis: Describe to fetch offsets and
+    describe, Read to commit, Delete to delete)."""
     injected = ctx.injected(group_id)
     if injected is not None:
         return injected.error, injected.message
+    if not ctx.authorized("group", group_id, operation):
+        return Err.GROUP_AUTHORIZATION_FAILED, None
     if not ctx.is_coordinator(group_id):
         return Err.NOT_COORDINATOR, NOT_COORDINATOR_MESSAGE
     return 0, None
@@ -49,17 +55,25 @@ def _fetch_offsets(ctx: RequestContext, group_id: str,
                    topics: Iterable[tuple[str, Iterable[int]]] | None) -> list[tuple[str, list[PartitionRow]]]:
     """Committed offsets, as Kafka's OffsetMetadataManager.fetch(All)Offsets returns them:
     ``topics=None`` -> every committed partition; unknown group -> nothing; an explicit
-    partition without a commit -> offset -1, metadata ""."""
+    partition without a commit -> offset -1, metadata "".
+
+    Topic Describe ACLs as KafkaApis applies them: fetchAllOffsetsForGroup silently leaves
+    out the topics the principal may not Describe; fetchOffsetsForGroup answers each
+    partition of such a named topic with offset -1 and TOPIC_AUTHORIZATION_FAILED (29)."""
     group = _live_group(ctx, group_id)
     offsets = group.offsets if group is not None else {}
     if topics is None:
         by_topic: dict[str, list[int]] = {}
         for topic, partition in sorted(offsets):
-            by_topic.setdefault(topic, []).append(partition)
+            if ctx.authorized("topic", topic, "Describe"):
+                by_topic.setdefault(topic, []).append(partition)
         topics = by_topic.items()
     result = []
     for topic, partitions in topics:
         rows = []
+        if not ctx.authorized("topic", topic, "Describe"):
+            result.append((topic, [(p, -1, -1, "", Err.TOPIC_AUTHORIZATION_FAILED) for p in partitions]))
+            continue
         for p in partitions:
             injected = ctx.injected((group_id, topic, p), wildcard=False)
             committed = offsets.get((topic, p))
@@ -112,7 +126,11 @@ def offset_fetch(ctx: RequestContext) -> Any:
 
 def _commit_error(group: Group | None, generation: int, member_id: str) -> int:
     """Kafka's validateOffsetCommit, simplified: admin commits (generation/epoch < 0) only
-    into an Empty or absent group; member commits need a known member of that generation."""
+    into an Empty or absent group; member commits need a known member of that generation.
+    A Dead classic group answers COORDINATOR_NOT_AVAILABLE (ClassicGroup.validateOffsetCommit:
+    ``if (isInState(DEAD)) throw COORDINATOR_NOT_AVAILABLE``), it is not replaced by a new group."""
+    if group is not None and group.group_type == CLASSIC and group.state == "Dead":
+        return Err.COORDINATOR_NOT_AVAILABLE
     if group is None:
         return 0 if generation < 0 else Err.ILLEGAL_GENERATION
     if generation < 0:
@@ -132,10 +150,11 @@ def offset_commit(ctx: RequestContext) -> Any:
     req, v, cluster = ctx.request, ctx.version, ctx.cluster
     R = OffsetCommitResponse
     T, P = R.OffsetCommitResponseTopic, R.OffsetCommitResponseTopic.OffsetCommitResponsePartition
-    error, _ = _group_error(ctx, req.group_id)
+    error, _ = _group_error(ctx, req.group_id, "Read")  # KafkaApis.handleOffsetCommitRequest: group Read
     group = _live_group(ctx, req.group_id)
     if not error:
-        error = _commit_error(group, req.generation_id_or_member_epoch, req.member_id or "")
+        error = _commit_error(cluster.groups.get(req.group_id), req.generation_id_or_member_epoch,
+                              req.member_id or "")
     topics = []
     for t in req.topics:
         name = t.name
@@ -149,6 +168,9 @@ def offset_commit(ctx: RequestContext) -> Any:
         for p in t.partitions:
             if error or topic_error:
                 rows.append(P(partition_index=p.partition_index, error_code=error or topic_error))
+                continue
+            if not ctx.authorized("topic", name, "Read"):  # handleOffsetCommitRequest: topic Read, else 29
+                rows.append(P(partition_index=p.partition_index, error_code=Err.TOPIC_AUTHORIZATION_FAILED))
                 continue
             if topic is None or not 0 <= p.partition_index < len(topic.partitions):
                 rows.append(P(partition_index=p.partition_index, error_code=Err.UNKNOWN_TOPIC_OR_PARTITION))
@@ -173,12 +195,20 @@ def describe_groups(ctx: RequestContext) -> Any:
     share or streams group, an absent or a Dead group is "Dead"; from v6 (KIP-1043) with
     GROUP_ID_NOT_FOUND (69) and the message "Group X is not a classic group." or "Group X not
     found.". Members carry metadata and assignment only when the group is Stable (Kafka's
-    describeNoMetadata)."""
+    describeNoMetadata).
+    KafkaApis.handleDescribeGroupsRequest: the groups the principal may not Describe come
+    first, as DescribeGroupsResponse.groupError(id, GROUP_AUTHORIZATION_FAILED) (no message)."""
     req, v = ctx.request, ctx.version
     R = DescribeGroupsResponse
     G, M = R.DescribedGroup, R.DescribedGroup.DescribedGroupMember
     out = []
+    allowed = [g for g in req.groups if ctx.authorized("group", g, "Describe")]
+    allowed_set = set(allowed)
     for group_id in req.groups:
+        if group_id not in allowed_set:
+            out.append(G(error_code=Err.GROUP_AUTHORIZATION_FAILED, error_message=None, group_id=group_id,
+                         group_state="", protocol_type="", protocol_data="", members=[]))
+    for group_id in allowed:
         error, message = _group_error(ctx, group_id)
         if error:
             out.append(G(error_code=error, error_message=message, group_id=group_id, group_state="",
@@ -217,7 +247,18 @@ def _new_group_describe(ctx: RequestContext, group_ids: list[str], group_type: s
     ``__consumer_offsets`` partition, but each shard is handed *every* requested id, so each id
     gets one entry per distinct shard among the request's ids: the real answer from its own
     shard, 69 without a message from the others (their ``consumerGroup(groupId)`` lookup fails).
+
+    KafkaApis.handle{Consumer,Share}GroupDescribe: the ids the principal may not Describe come
+    first, with GROUP_AUTHORIZATION_FAILED and no message; only the others reach the coordinator.
     """
+    denied = [error_entry(g, Err.GROUP_AUTHORIZATION_FAILED, None) for g in group_ids
+              if not ctx.authorized("group", g, "Describe")]
+    group_ids = [g for g in group_ids if ctx.authorized("group", g, "Describe")]
+    return denied + _described(ctx, group_ids, group_type, describe, error_entry, per_shard=per_shard)
+
+
+def _described(ctx: RequestContext, group_ids: list[str], group_type: str, describe, error_entry,
+               *, per_shard: bool) -> list:
     def answer(group_id: str) -> Any:
         error, message = _group_error(ctx, group_id)
         group = None if error else _live_group(ctx, group_id)
@@ -357,7 +398,9 @@ def streams_group_describe(ctx: RequestContext) -> Any:
 
 def list_groups(ctx: RequestContext) -> Any:
     """The groups this broker coordinates (Dead ones excepted), filtered by state (v4+) and
-    type (v5+), case-insensitively as Kafka does."""
+    type (v5+), case-insensitively as Kafka does. KafkaApis.handleListGroupsRequest: a
+    principal with cluster Describe sees every group, any other only the groups it may
+    Describe (the rest are left out, with no error)."""
     req, v, cluster = ctx.request, ctx.version, ctx.cluster
     R = ListGroupsResponse
     injected = ctx.injected(None)
@@ -365,8 +408,11 @@ def list_groups(ctx: RequestContext) -> Any:
         return R(throttle_time_ms=0, error_code=injected.error, groups=[])
     states = {s.lower() for s in (req.states_filter or [])} if v >= 4 else set()
     types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
+    sees_all = ctx.authorized("cluster", "kafka-cluster", "Describe")
     listed = []
     for group_id in cluster.groups_coordinated_by(ctx.node):
+        if not sees_all and not ctx.authorized("group", group_id, "Describe"):
+            continue
         group = cluster.groups[group_id]
         if group.state == "Dead":
             continue
@@ -383,12 +429,16 @@ def list_groups(ctx: RequestContext) -> Any:
 
 def delete_groups(ctx: RequestContext) -> Any:
     """Empty -> deleted with its offsets; a group with members or rebalancing -> 68
-    NON_EMPTY_GROUP; absent or Dead -> 69 GROUP_ID_NOT_FOUND."""
+    NON_EMPTY_GROUP; absent or Dead -> 69 GROUP_ID_NOT_FOUND. KafkaApis.handleDeleteGroupsRequest:
+    ids are de-duplicated; the groups the principal may not Delete are answered last, with
+    GROUP_AUTHORIZATION_FAILED (30)."""
     req, cluster = ctx.request, ctx.cluster
     R = DeleteGroupsResponse
     results = []
-    for group_id in req.groups_names:
-        error, _ = _group_error(ctx, group_id)
+    names = list(dict.fromkeys(req.groups_names))
+    denied = [g for g in names if not ctx.authorized("group", g, "Delete")]
+    for group_id in (g for g in names if ctx.authorized("group", g, "Delete")):
+        error, _ = _group_error(ctx, group_id, "Delete")
         if not error:
             group = _live_group(ctx, group_id)
             if group is None:
@@ -398,6 +448,7 @@ def delete_groups(ctx: RequestContext) -> Any:
             else:
                 cluster._remove_group(group_id)
         results.append(R.DeletableGroupResult(group_id=group_id, error_code=error))
+    results += [R.DeletableGroupResult(group_id=g, error_code=Err.GROUP_AUTHORIZATION_FAILED) for g in denied]
     return R(throttle_time_ms=0, results=results)
 
 

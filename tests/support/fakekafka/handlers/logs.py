@@ -75,14 +75,34 @@ def _still_catching_up(part: Partition, timestamp: int, offset: int) -> bool:
 
 
 def list_offsets(ctx: RequestContext) -> Any:
+    """KafkaApis.handleListOffsetRequestV1AndAbove: the topics the principal may not Describe
+    answer TOPIC_AUTHORIZATION_FAILED (29) for every partition, after the others.
+    ReplicaManager.fetchOffset: a partition named more than once in the request
+    (ListOffsetsRequest.duplicatePartitions) is answered once, with INVALID_REQUEST (42)."""
     req = ctx.request
     R = ListOffsetsResponse
     T, P = R.ListOffsetsTopicResponse, R.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
     isolation = req.isolation_level if ctx.version >= 2 else 0
-    topics = []
+    seen: set[tuple[str, int]] = set()
+    duplicates = {(t.name, p.partition_index) for t in req.topics for p in t.partitions
+                  if (t.name, p.partition_index) in seen or seen.add((t.name, p.partition_index))}
+    topics, denied = [], []
+    answered: set[tuple[str, int]] = set()
     for t in req.topics:
+        if not ctx.authorized("topic", t.name, "Describe"):
+            denied.append(T(name=t.name, partitions=[
+                P(partition_index=p.partition_index, error_code=Err.TOPIC_AUTHORIZATION_FAILED, timestamp=-1,
+                  offset=-1, leader_epoch=-1) for p in t.partitions]))
+            continue
         rows = []
         for p in t.partitions:
+            if (t.name, p.partition_index) in answered:
+                continue
+            answered.add((t.name, p.partition_index))
+            if (t.name, p.partition_index) in duplicates:
+                rows.append(P(partition_index=p.partition_index, error_code=Err.INVALID_REQUEST, timestamp=-1,
+                              offset=-1, leader_epoch=-1))
+                continue
             error, part = _partition(ctx, t.name, p.partition_index)
             if part is None:
                 rows.append(P(partition_index=p.partition_index, error_code=error, timestamp=-1, offset=-1,
@@ -98,7 +118,7 @@ def list_offsets(ctx: RequestContext) -> Any:
             rows.append(P(partition_index=p.partition_index, error_code=0, timestamp=ts, offset=offset,
                           leader_epoch=part.leader_epoch if offset >= 0 else -1))
         topics.append(T(name=t.name, partitions=rows))
-    return R(throttle_time_ms=0, topics=topics)
+    return R(throttle_time_ms=0, topics=topics + denied)
 
 
 _BASE_OFFSET = struct.Struct(">q")
