@@ -34,6 +34,7 @@ from ..lag.snapshot import take_snapshot
 from .connection import client_config_from_connection
 
 if TYPE_CHECKING:
+    from ..cleanup import CleanupPolicy, CleanupResult
     from ..sensors.gate import Decision, LagGate
 
 
@@ -200,6 +201,14 @@ class KafkaGroupsHook(BaseHook):
         """Classify groups (default: every listed group) as active / paused / dead, with evidence."""
         return self._run(find_dead_groups, None if group_ids is None else list(group_ids), history=history,
                          rules=rules)
+
+    def cleanup(self, policy: "CleanupPolicy", **options: Any) -> "CleanupResult":
+        """The one safety path for deleting groups (:func:`..cleanup.run_cleanup`): plan, describe
+        again, back up, delete, audit. ``options``: ``backup_base_url``, ``history``,
+        ``connect_clusters``, ``audit_base_url``, ``who``, ``storage_options``."""
+        from ..cleanup import run_cleanup
+
+        return self._run(run_cleanup, policy, **options)
 
     def describe_groups(self, group_ids: Iterable[str]) -> KeyedResults[str, GroupDescription]:
         return self.client.describe_groups(list(group_ids))

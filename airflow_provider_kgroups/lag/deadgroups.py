@@ -163,10 +163,12 @@ class GroupHealthReport:
     cannot_tell: tuple[str, ...] = ()  # rules that could not be decided, and why (also in evidence)
     idle_since_ms: int | None = None  # start of the idle run (Empty, records to read, no progress)
     group_type: str = "classic"
+    #: The patterns alone allow deleting it (the permission line, evidence[-1]), whatever the evidence.
+    permitted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"group_id": self.group_id, "health": self.health.value, "evidence": list(self.evidence),
-                "deletable": self.deletable, "state": self.state.value, "protocol_type": self.protocol_type,
+                "deletable": self.deletable, "permitted": self.permitted, "state": self.state.value, "protocol_type": self.protocol_type,
                 "group_type": self.group_type, "dead_reasons": list(self.dead_reasons),
                 "cannot_tell": list(self.cannot_tell), "last_progress_ms": self.last_progress_ms,
                 "idle_since_ms": self.idle_since_ms, "empty_since_ms": self.empty_since_ms,
@@ -391,6 +393,7 @@ def classify_group(group_id: str, description: GroupDescription, offsets: GroupO
     committed = offsets.committed() if offsets is not None else {}
     points = [*history, GroupHistoryPoint(now, state, members, committed)]
     may_delete, permission = _permission(group_id, rules, existing_topics)
+    base["permitted"] = may_delete
 
     if state is GroupState.DEAD:
         return GroupHealthReport(**base, health=GroupHealth.DEAD, deletable=False,

@@ -15,6 +15,7 @@ import time
 import fsspec
 import pytest
 
+from airflow_provider_kgroups.client import AsyncGroupsClient
 from airflow_provider_kgroups.client.results import GroupState
 from airflow_provider_kgroups.history.backup import load_backup
 from airflow_provider_kgroups.history.store import HistoryStore
@@ -123,13 +124,14 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         seed_history(history, {g: [(240, "orders", 50, 60)] for g in groups[:4]})
         cluster.inject_error("DeleteGroups", Err.NON_EMPTY_GROUP, key="nonempty")
         cluster.inject_error("DeleteGroups", Err.GROUP_AUTHORIZATION_FAILED, key="broken")
-        original = KafkaGroupsHook.describe_groups
+        original = AsyncGroupsClient.describe_groups
 
-        def a_consumer_rejoins_first(self, group_ids):  # the race the second describe is there for
-            cluster.set_members("racy", [Member("m-2", assignment={"orders": [0]})], state="Stable")
-            return original(self, group_ids)
+        async def a_consumer_rejoins_first(self, group_ids, *args, **kwargs):  # the race the second describe is for
+            if "live" not in group_ids:  # the second describe names only the groups about to be deleted
+                cluster.set_members("racy", [Member("m-2", assignment={"orders": [0]})], state="Stable")
+            return await original(self, group_ids, *args, **kwargs)
 
-        monkeypatch.setattr(KafkaGroupsHook, "describe_groups", a_consumer_rejoins_first)
+        monkeypatch.setattr(AsyncGroupsClient, "describe_groups", a_consumer_rejoins_first)
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
         conf = {"history": history, "ids": [*groups, "live", "never-existed"], "patterns": [], "conn": "kgroups_fake"}
         capped = run_dag("kg_cleanup", {**conf, "dry_run": True, "max_deletions": 2})
@@ -151,7 +153,7 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         assert audit_reason(out, "topicless").startswith(
             "dead: every topic it committed to was deleted; matches no deny pattern")
         audit = _audit(out["audit_url"])
-        assert audit["decisions"]["never-existed"]["decision"] == "keep"
+        assert audit["decisions"]["never-existed"]["decision"] == "not_found"
         assert "Dead" in audit["decisions"]["never-existed"]["reason"]
         assert audit["summary"]["backup_url"] == out["backup_url"]
         assert set(load_backup(out["backup_url"]).groups) == {"dead-1", "topicless", "nonempty", "broken"}

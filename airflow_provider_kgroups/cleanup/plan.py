@@ -1,0 +1,196 @@
+"""The plan: select -> classify (the evidence) -> Connect -> permission -> caps -> one decision
+per group. Nothing is changed; a dry run prints exactly this.
+
+Selection semantics:
+
+* a pattern (or the operator's ``group_ids`` scope) selects only groups the evidence calls
+  dead (and the patterns allow);
+* a group **named** explicitly is deleted when it is Empty without members, whatever the
+  evidence says (the evidence is reported: the name is the user's decision), still behind the
+  deny lists unless ``override_deny`` names it too;
+* a group Kafka describes as Dead does not exist: **not found**, never "would delete";
+* with Kafka Connect evidence: a connector that is running, paused, stopped, failed or
+  unassigned keeps its group, and so does Connect being unreadable (fail closed); a connector
+  that no longer exists in any configured Connect cluster is evidence of death and lifts the
+  default ``connect-*`` deny for that group only. Without Connect, ``connect-*`` groups stay
+  protected by the default deny.
+* caps: at most ``max_deletions`` and ``max_deletions_percent`` % of the candidates (rounded
+  up) per run: named groups first, then the longest idle; the rest wait ("skip", next run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from ..client.selection import GroupSelector
+from ..lag.deadgroups import (NOT_JUDGED_GROUP_TYPES, DeadGroupRules, GroupHealth, GroupHealthReport,
+                              find_dead_groups)
+from ..lag.model import LagSnapshot
+from ..lag.snapshot import now_ms as _now_ms
+from .decisions import GroupDecision, Outcome
+from .policy import CONNECT_DENY_PATTERN, CleanupPolicy
+from .selection import select_groups
+
+__all__ = ["CleanupPlan", "plan_cleanup", "HistorySource"]
+
+#: ``(group ids, since epoch ms) -> snapshots``: the stored history (e.g. ``HistoryStore.read_window``).
+HistorySource = Callable[[list[str], int], Iterable[LagSnapshot]]
+
+_KEEPING_CONNECT = ("ACTIVE", "KEEP", "UNAVAILABLE")
+_CONNECTOR_GONE = "CONNECTOR_GONE"
+_DEFAULT, _OVERRIDDEN, _CONNECT_GONE = "default", "override_deny", "connector_gone"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupPlan:
+    policy: CleanupPolicy
+    decisions: Mapping[str, GroupDecision]  # every examined group, in selection order
+    chosen: tuple[str, ...]  # the groups to delete, in order (their decision: would_delete)
+    cap: int
+    candidates: int
+    reports: Mapping[str, GroupHealthReport]
+
+
+def _status(verdict: Any) -> str:
+    status = verdict.status
+    return str(getattr(status, "name", status)).upper()
+
+
+def _connect_dict(verdict: Any) -> dict[str, Any]:
+    status = verdict.status
+    return {"status": str(getattr(status, "value", status)), "reason": verdict.reason,
+            "connector": verdict.connector, "cluster_url": verdict.cluster_url}
+
+
+def _reason(report: GroupHealthReport) -> str:
+    """The verdict line and the permission line of the evidence."""
+    text = "; ".join(dict.fromkeys([report.evidence[0], report.evidence[-1]]))
+    health = report.health.value
+    return text if text.startswith(f"{health}:") else f"{health}: {text}"
+
+
+def _denied_by(rules: DeadGroupRules, group_id: str) -> str:
+    pattern = rules.first_match("deny", group_id)
+    if pattern:
+        return f"the deny pattern {pattern!r}"
+    pattern = rules.first_match("default_deny", group_id)
+    if pattern:
+        return f"the default deny pattern {pattern!r}"
+    return "any deny (none matched it)"
+
+
+async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource | None = None,
+                       connect: Any = None, now_ms: int | None = None) -> CleanupPlan:
+    """Decide, for every selected group, what a run does with it. ``connect``: a
+    ``ConnectEvidence`` (``for_group(id)``), or None when no Connect cluster is configured."""
+    now = _now_ms() if now_ms is None else now_ms
+    named = list(policy.named)
+    judged: list[str] = []
+    if policy.selector is not None:
+        judged = await select_groups(aclient, policy.selector)
+    ids = list(dict.fromkeys([*named, *judged]))
+    if not ids:
+        return CleanupPlan(policy, {}, (), policy.cap(0), 0, {})
+    named_set = set(named)
+
+    snapshots: list[LagSnapshot] = []
+    if history is not None:
+        since = max(0, now - int(2 * policy.rules.idle_hours * 3_600_000))
+        snapshots = list(await asyncio.to_thread(history, ids, since))
+
+    verdicts = {g: connect.for_group(g) for g in ids} if connect is not None else {}
+    variant = {}
+    for g in ids:
+        if g in policy.override_deny:
+            variant[g] = _OVERRIDDEN
+        elif verdicts.get(g) is not None and _status(verdicts[g]) == _CONNECTOR_GONE:
+            variant[g] = _CONNECT_GONE
+        else:
+            variant[g] = _DEFAULT
+    rules_of = {_DEFAULT: policy.rules, _OVERRIDDEN: policy.rules_overridden(),
+                _CONNECT_GONE: policy.rules_connector_gone()}
+    reports: dict[str, GroupHealthReport] = {}
+    failures: dict[str, Any] = {}
+    for which, rules in rules_of.items():  # one evidence call per rule set in use (usually one)
+        batch = [g for g in ids if variant[g] == which]
+        if batch:
+            found = await find_dead_groups(aclient, batch, history=snapshots, rules=rules, now_ms=now)
+            reports.update(found.reports)
+            failures.update(found.failures)
+
+    decisions: dict[str, GroupDecision] = {}
+    candidates: list[GroupDecision] = []
+    for g in ids:
+        by = "name" if g in named_set else "pattern"
+        verdict = verdicts.get(g)
+        connect_info = _connect_dict(verdict) if verdict is not None else None
+        if g in failures or g not in reports:
+            why = failures.get(g, "not described")
+            decisions[g] = GroupDecision(g, Outcome.KEEP, f"could not be read, so not judged: {why}", None, by,
+                                         connect=connect_info)
+            continue
+        report = reports[g]
+        if connect is not None:  # again, now that the protocol type is known (a worker group is kept)
+            verdict = connect.for_group(g, protocol_type=report.protocol_type)
+            connect_info = _connect_dict(verdict) if verdict is not None else None
+        base = dict(health=report.health.value, selected_by=by, evidence=report.evidence,
+                    cannot_tell=report.cannot_tell, dead_reasons=report.dead_reasons, connect=connect_info)
+        decision = _decide(g, report, policy, variant[g], verdict, by, base)
+        decisions[g] = decision
+        if decision.outcome is Outcome.WOULD_DELETE:
+            candidates.append(decision)
+
+    cap = policy.cap(len(candidates))
+    candidates.sort(key=lambda d: d.order_key)
+    chosen = candidates[:cap]
+    for d in candidates[cap:]:
+        decisions[d.group_id] = d.becomes(Outcome.SKIP, (
+            f"deletable, but over this run's cap of {cap} deletion(s) (max_deletions={policy.max_deletions}, "
+            f"max_deletions_percent={policy.max_deletions_percent:g} of {len(candidates)} candidate(s)): next run; "
+            f"{d.reason}"))
+    return CleanupPlan(policy, decisions, tuple(d.group_id for d in chosen), cap, len(candidates), reports)
+
+
+def _decide(g: str, report: GroupHealthReport, policy: CleanupPolicy, variant: str, verdict: Any, by: str,
+            base: dict[str, Any]) -> GroupDecision:
+    def keep(reason: str) -> GroupDecision:
+        return GroupDecision(g, Outcome.KEEP, reason, **base)
+
+    if report.state.value == "Dead":
+        return GroupDecision(g, Outcome.NOT_FOUND, "not found: Kafka describes it as Dead (no such group, or its "
+                                                   "offsets already expired): nothing to delete", **base)
+    if verdict is not None and _status(verdict) in _KEEPING_CONNECT:
+        return keep(f"Kafka Connect: {verdict.reason}")
+    if report.health is GroupHealth.ACTIVE:
+        return keep(_reason(report))
+    if report.group_type in NOT_JUDGED_GROUP_TYPES:
+        return keep(_reason(report))
+    connector_gone = verdict is not None and _status(verdict) == _CONNECTOR_GONE
+    if variant == _CONNECT_GONE and not connector_gone:  # judged with the connect-* deny lifted: not for it
+        return keep(f"Kafka Connect gave no evidence for it; {_reason(report)}")
+    if not report.permitted:
+        return keep(_reason(report))
+
+    lifted = ""
+    if variant == _OVERRIDDEN:
+        lifted = f"; {_denied_by(policy.rules, g)} overridden by name (override_deny)"
+    elif variant == _CONNECT_GONE and policy.rules.first_match("default_deny", g) == CONNECT_DENY_PATTERN:
+        lifted = f"; the default deny pattern {CONNECT_DENY_PATTERN!r} lifted by Kafka Connect evidence"
+    idle_key = report.idle_since_ms if report.idle_since_ms is not None else (report.last_progress_ms or 0)
+    if by == "name":
+        return GroupDecision(g, Outcome.WOULD_DELETE, (
+            f"named explicitly: Empty with no members (the evidence says {report.evidence[0]!r}); "
+            f"{report.evidence[-1]}{lifted}"), order_key=(0, policy.named.index(g)), **base)
+    if report.health is GroupHealth.DEAD:
+        extra = f"; Kafka Connect: {verdict.reason}" if connector_gone else ""
+        return GroupDecision(g, Outcome.WOULD_DELETE, f"{_reason(report)}{extra}{lifted}", order_key=(1, idle_key, g),
+                             **base)
+    if connector_gone:
+        base = {**base, "health": GroupHealth.DEAD.value,
+                "dead_reasons": (*report.dead_reasons, "connector_gone")}
+        return GroupDecision(g, Outcome.WOULD_DELETE, (
+            f"dead: Kafka Connect: {verdict.reason}; {report.evidence[-1]}{lifted}"), order_key=(1, idle_key, g),
+            **base)
+    return keep(_reason(report))

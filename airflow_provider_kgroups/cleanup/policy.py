@@ -1,0 +1,93 @@
+"""What a cleanup run may do: the rules, the scope, the caps, the overrides. Validated before
+anything is sent; every field is checked here, so the CLI and the operator need no checks of
+their own beyond turning their inputs into a :class:`CleanupPolicy`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..client.errors import ConfigurationError
+from ..client.selection import GroupSelector, validate_group_ids
+from ..lag.deadgroups import DeadGroupRules
+
+__all__ = ["CleanupPolicy", "CONNECT_DENY_PATTERN"]
+
+#: The default deny pattern that Kafka Connect evidence ("its connector no longer exists") lifts.
+CONNECT_DENY_PATTERN = "connect-*"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupPolicy:
+    """
+    :param rules: the evidence rules and patterns (:class:`~..lag.deadgroups.DeadGroupRules`).
+    :param selector: groups judged by the evidence: only those it calls dead may be deleted
+        (None: no such selection).
+    :param named: groups named explicitly: deleted when Empty without members, whatever the
+        evidence says (it is reported), still behind the deny lists.
+    :param override_deny: exact group ids whose deny matches (user deny, default deny, Kafka
+        Streams heuristic) are lifted for this run. Only by name: never a pattern.
+    :param max_deletions: at most this many deletions per run.
+    :param max_deletions_percent: at most this percentage of the candidates, rounded up.
+    :param dry_run: decide and report, change nothing.
+    """
+
+    rules: DeadGroupRules = field(default_factory=DeadGroupRules)
+    selector: GroupSelector | None = None
+    named: tuple[str, ...] = ()
+    override_deny: tuple[str, ...] = ()
+    max_deletions: int = 10
+    max_deletions_percent: float = 50.0
+    dry_run: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rules, DeadGroupRules):
+            raise ConfigurationError(f"rules must be DeadGroupRules, got {type(self.rules).__name__}.")
+        if self.selector is not None and not isinstance(self.selector, GroupSelector):
+            raise ConfigurationError(f"selector must be a GroupSelector, got {type(self.selector).__name__}.")
+        for name in ("named", "override_deny"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                raise ConfigurationError(f"{name} must be a list of group ids, not the single string {value!r}; "
+                                         f"write [{value!r}].")
+            object.__setattr__(self, name, tuple(validate_group_ids(value, what=name)) if value else ())
+        if not self.named and self.selector is None:
+            raise ConfigurationError("nothing selected: name groups, or give patterns (e.g. 'tmp-*', or '*' for "
+                                     "every group the evidence calls dead).")
+        if isinstance(self.max_deletions, bool) or not isinstance(self.max_deletions, int) or self.max_deletions < 0:
+            raise ConfigurationError(f"max_deletions must be a whole number >= 0, got {self.max_deletions!r}.")
+        percent = self.max_deletions_percent
+        if isinstance(percent, bool) or not isinstance(percent, (int, float)) or math.isnan(percent) \
+                or not 0 <= percent <= 100:
+            raise ConfigurationError(f"max_deletions_percent must be between 0 and 100, got {percent!r}.")
+        object.__setattr__(self, "max_deletions_percent", float(percent))
+        if not isinstance(self.dry_run, bool):
+            raise ConfigurationError(f"dry_run must be True or False, got {self.dry_run!r}.")
+
+    def cap(self, candidates: int) -> int:
+        """How many of ``candidates`` may be deleted in this run."""
+        return min(self.max_deletions, math.ceil(self.max_deletions_percent * candidates / 100.0))
+
+    def rules_overridden(self) -> DeadGroupRules:
+        """The rules for a group in ``override_deny``: no deny of any kind (allow still restricts)."""
+        return replace(self.rules, deny=(), default_deny=(), deny_streams_apps=False)
+
+    def rules_connector_gone(self) -> DeadGroupRules:
+        """The rules for a group whose connector no longer exists: the default ``connect-*`` deny lifted."""
+        return replace(self.rules, default_deny=tuple(p for p in self.rules.default_deny if p != CONNECT_DENY_PATTERN))
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.rules
+        return {
+            "idle_hours": r.idle_hours, "offsets_retention_minutes": r.offsets_retention_minutes,
+            "assume_full_visibility": r.assume_full_visibility, "allow": list(r.allow), "deny": list(r.deny),
+            "default_deny": list(r.default_deny), "deny_streams_apps": r.deny_streams_apps,
+            "override_deny": list(self.override_deny), "max_deletions": self.max_deletions,
+            "max_deletions_percent": self.max_deletions_percent, "dry_run": self.dry_run,
+            "named": list(self.named),
+            "selector": None if self.selector is None else {
+                "ids": list(self.selector.ids), "patterns": list(self.selector.patterns),
+                "exclude": list(self.selector.exclude)},
+        }
