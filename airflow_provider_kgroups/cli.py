@@ -1,4 +1,4 @@
-"""``kgroups``: the ops engineer's view of consumer groups (list, describe, lag, delete).
+"""``kgroups``: the ops engineer's view of consumer groups (list, describe, lag, delete, restore).
 
 Exit codes: 0 all fine, 1 some groups (or brokers) failed, 2 bad input, 3 no broker reachable.
 """
@@ -9,16 +9,19 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 from typing import Any, Callable, Sequence
 
 from .client import ClientConfig, ConfigurationError, GroupSelector, GroupsClient, GroupState, NoBrokerAvailable
 from .client.config import config_from_kafka_properties, read_properties_file
 from .client.errors import AuthenticationError, KafkaGroupsError
+from .lag.deadgroups import DeadGroupRules
 
 EXIT_OK, EXIT_PARTIAL, EXIT_BAD_INPUT, EXIT_UNREACHABLE = 0, 1, 2, 3
 ENV_BOOTSTRAP = "KGROUPS_BOOTSTRAP_SERVERS"
 ENV_COMMAND_CONFIG = "KGROUPS_COMMAND_CONFIG"
+DEFAULT_BACKUP_URL = "./kgroups-backups"
 
 
 class Progress:
@@ -59,14 +62,39 @@ def build_parser() -> argparse.ArgumentParser:
     lag.add_argument("--unknown-lag", choices=("fail", "ignore", "from_earliest", "from_latest"), default="fail",
                      help="how to count partitions without a commit (default: fail = unknown)")
     lag.add_argument("--read-committed", action="store_true", help="end offsets for transactional topics")
-    delete = commands.add_parser("delete", help="delete groups (dry run unless --yes)")
+    delete = commands.add_parser(
+        "delete", help="delete groups safely (dry run unless --yes)",
+        description="Named groups are deleted when Empty (the evidence is reported); a pattern selects only groups "
+                    "the evidence calls dead. Deny patterns protect system groups. Offsets are backed up (and read "
+                    "back) before any delete; the restore command is printed.")
     selection(delete)
     delete.add_argument("--yes", action="store_true", help="really delete; without it nothing is changed")
+    delete.add_argument("--history-url", help="the lag history store (kgroups_snapshot DAG): evidence of idleness")
+    delete.add_argument("--idle-hours", type=float, default=7 * 24.0,
+                        help="idle (Empty, records to read, no commit progress) this long is evidence (default 168)")
+    delete.add_argument("--assume-full-visibility", action="store_true",
+                        help="this principal may Describe every topic and group: 'no committed offset' is evidence")
+    delete.add_argument("--allow", action="append", default=[], help="only groups matching may go (repeatable)")
+    delete.add_argument("--deny", action="append", default=[], help="groups matching never go (repeatable)")
+    delete.add_argument("--override-deny", action="append", default=[], metavar="GROUP",
+                        help="lift every deny for this exact group id (repeatable; never a pattern)")
+    delete.add_argument("--max-deletions", type=int, default=10, help="at most this many deletions (default 10)")
+    delete.add_argument("--max-deletions-percent", type=float, default=50.0,
+                        help="at most this %% of the candidates, rounded up (default 50)")
+    delete.add_argument("--connect-url", action="append", default=[],
+                        help="Kafka Connect REST URL (repeatable); credentials: connect.* in --command-config")
+    delete.add_argument("--backup-url", default=DEFAULT_BACKUP_URL,
+                        help=f"where offset backups and audit records go (default {DEFAULT_BACKUP_URL})")
+    restore = commands.add_parser("restore", help="commit the offsets of a backup taken by delete")
+    restore.add_argument("backup_url", help="the backup's URL (printed by delete)")
+    restore.add_argument("groups", nargs="*", help="only these groups (default: every group in the backup)")
     return parser
 
 
 def client_config(args: argparse.Namespace) -> ClientConfig:
     properties = read_properties_file(args.command_config) if args.command_config else {}
+    # connect.* keys are Kafka Connect's (delete --connect-url), not the Kafka client's
+    properties = {k: v for k, v in properties.items() if not k.startswith("connect.")}
     if args.bootstrap_servers:
         properties["bootstrap.servers"] = args.bootstrap_servers
     if "bootstrap.servers" not in properties:
@@ -151,24 +179,116 @@ def cmd_lag(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     return snapshot.to_dict(), table, not snapshot.failures
 
 
+def delete_policy(args) -> "CleanupPolicy":
+    """The delete options as a policy: every check before any network call."""
+    from .cleanup import CleanupPolicy
+
+    rules = DeadGroupRules(idle_hours=args.idle_hours, allow=tuple(args.allow), deny=tuple(args.deny),
+                           assume_full_visibility=args.assume_full_visibility)
+    selector = GroupSelector(patterns=tuple(args.pattern), exclude=tuple(args.exclude)) if args.pattern else None
+    if args.exclude and not args.pattern:
+        raise ConfigurationError("--exclude applies to --pattern selections only; named groups are never excluded.")
+    if not args.backup_url or not args.backup_url.strip():
+        raise ConfigurationError("--backup-url is empty: give a directory or an fsspec URL.")
+    return CleanupPolicy(rules=rules, selector=selector, named=tuple(args.groups),
+                         override_deny=tuple(args.override_deny), max_deletions=args.max_deletions,
+                         max_deletions_percent=args.max_deletions_percent, dry_run=not args.yes)
+
+
+def _absolute(url: str) -> str:
+    return url if "://" in url else os.path.abspath(url)
+
+
+def restore_command(args, backup_url: str, groups: Sequence[str] = ()) -> str:
+    """The command that undoes a deletion, with this run's connection options (never a secret:
+    only the properties file's path)."""
+    parts = ["kgroups"]
+    if args.bootstrap_servers:
+        parts += ["-b", args.bootstrap_servers]
+    if args.command_config:
+        parts += ["--command-config", os.path.abspath(args.command_config)]
+    parts += ["restore", backup_url, *groups]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
 def cmd_delete(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
-    ids = selected_groups(client, args, progress)
-    if not args.yes:
-        progress(f"dry run: describing {len(ids)} group(s)")
-        described = client.describe_groups(ids)
-        rows = [(g, described.values[g].state.value if g in described.values else str(described.failures[g]),
-                 "would delete" if g in described.values and not described.values[g].members
-                 else "broker would refuse (has members)" if g in described.values else "cannot tell")
-                for g in ids]
-        table = render_table(("GROUP", "STATE", "DRY RUN"), rows) + "\nnothing deleted: pass --yes to delete."
-        return {"dry_run": True, "groups": {g: r[2] for g, r in zip(ids, rows)}}, table, described.ok
-    progress(f"deleting {len(ids)} group(s)")
-    result = client.delete_groups(ids)
-    rows = [(g, result.values[g].value if g in result.values else f"not deleted: {result.failures[g]}") for g in ids]
-    return {"dry_run": False, **result.to_dict()}, render_table(("GROUP", "OUTCOME"), rows), result.ok
+    from .cleanup import Outcome, run_cleanup
+
+    policy, connect_clusters = args.prepared
+    backup_base = _absolute(args.backup_url.strip())
+    history = None
+    if args.history_url:
+        from .history.store import HistoryStore
+
+        store = HistoryStore(args.history_url)
+
+        def history(ids, since_ms):
+            return store.read_window(ids, since_ms=since_ms)
+    progress(f"{'dry run: ' if policy.dry_run else ''}judging the selected groups"
+             + (f"; asking {len(connect_clusters)} Kafka Connect cluster(s)" if connect_clusters else ""))
+    result = client.run(run_cleanup(
+        client.aclient, policy, backup_base_url=backup_base, history=history, connect_clusters=connect_clusters,
+        connect_timeout_s=args.timeout or 30.0, audit_base_url=None if policy.dry_run else backup_base,
+        who={"by": "kgroups delete"}))
+    rows = [(g, d.deletion or d.outcome.label, d.reason) for g, d in result.decisions.items()]
+    lines = [render_table(("GROUP", "DECISION", "REASON"), rows) if rows else "no group selected"]
+    s = result.summary()
+    lines.append(f"\n{s['examined']} examined, {s['candidates']} candidate(s), cap {s['cap']}: "
+                 f"{len(s['deleted'])} deleted, {len(s['would_delete'])} would delete, {len(s['skipped'])} skipped, "
+                 f"{len(s['not_found'])} not found, {len(s['failed'])} failed, {sum(s['kept'].values())} kept"
+                 + (f" ({len(s['unjudged'])} could not be judged)" if s["unjudged"] else ""))
+    data = result.to_dict()
+    if result.backup_url:
+        deleted = result.ids(Outcome.DELETED)
+        data["restore_command"] = restore_command(args, result.backup_url, deleted)
+        lines.append(f"backup   {result.backup_url} (read back before deleting)")
+        lines.append(f"undo     {data['restore_command']}")
+    if result.audit_url:
+        lines.append(f"audit    {result.audit_url}")
+    if result.audit_error:
+        lines.append(f"audit    NOT WRITTEN: {result.audit_error}")
+    if policy.dry_run:
+        lines.append("dry run: nothing deleted; pass --yes to do exactly the above.")
+    return data, "\n".join(lines), result.ok
 
 
-COMMANDS: dict[str, Callable] = {"groups": cmd_groups, "describe": cmd_describe, "lag": cmd_lag, "delete": cmd_delete}
+def cmd_restore(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
+    from .history.backup import restore_offsets
+
+    backup = args.prepared
+    progress(f"committing the offsets of {len(args.groups) or len(backup.groups)} group(s) from {args.backup_url}")
+    results = client.run(restore_offsets(client.aclient, backup, args.groups or None))
+    rows = []
+    for g, outcome in results.items():
+        rows += [(g, str(tp), offset, "restored") for tp, offset in sorted(outcome.values.items())]
+        rows += [(g, str(tp), "-", str(f)) for tp, f in sorted(outcome.failures.items())]
+    table = render_table(("GROUP", "PARTITION", "OFFSET", "OUTCOME"), rows) if rows else "nothing to restore"
+    return {g: r.to_dict() for g, r in results.items()}, table, all(r.ok for r in results.values())
+
+
+def prepare(args) -> None:
+    """Checks a command's options before any network call (bad input: exit 2)."""
+    if args.command == "delete":
+        properties = read_properties_file(args.command_config) if args.command_config else {}
+        clusters = []
+        if args.connect_url or any(k.startswith("connect.") for k in properties):
+            from .connect import connect_configs_from_properties
+
+            clusters = connect_configs_from_properties(properties, args.connect_url)
+        args.prepared = (delete_policy(args), clusters)
+    elif args.command == "restore":
+        from .history.backup import load_backup
+
+        backup = load_backup(args.backup_url)
+        missing = [g for g in args.groups if g not in backup.groups]
+        if missing:
+            raise ConfigurationError(f"group(s) {', '.join(map(repr, missing))} are not in the backup "
+                                     f"{args.backup_url} (it has {', '.join(sorted(backup.groups)) or 'none'}).")
+        args.prepared = backup
+
+
+COMMANDS: dict[str, Callable] = {"groups": cmd_groups, "describe": cmd_describe, "lag": cmd_lag, "delete": cmd_delete,
+                                 "restore": cmd_restore}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -179,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = Progress(sys.stderr.isatty())
     try:
         config = client_config(args)
+        prepare(args)
         with GroupsClient(config) as client:
             data, table, ok = COMMANDS[args.command](client, args, progress)
     except ConfigurationError as exc:

@@ -44,23 +44,6 @@ def test_lag_per_partition_with_totals(cluster, capsys):
     assert group["total_lag"] == sum(lags.values())
 
 
-def test_delete_is_a_dry_run_without_yes(cluster, capsys):
-    code, out, _ = run(capsys, "-b", cluster.bootstrap, "delete", "--pattern", "tmp-*")
-    assert code == EXIT_OK
-    assert "would delete" in out and "nothing deleted" in out
-    assert cluster.has_group("tmp-1") and cluster.has_group("tmp-2")
-    assert cluster.count("DeleteGroups") == 0
-
-
-def test_delete_with_yes_reports_each_group(cluster, capsys):
-    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "delete", "tmp-1", "orders-live", "--yes")
-    result = json.loads(out)
-    assert code == EXIT_PARTIAL  # orders-live has members: the broker refuses, the others go on
-    assert result["results"] == {"tmp-1": "deleted"}
-    assert result["errors"]["orders-live"]["error"] == "NON_EMPTY_GROUP"
-    assert not cluster.has_group("tmp-1") and cluster.has_group("orders-live")
-
-
 def test_a_failing_group_gives_exit_code_1(cluster, capsys):
     cluster.inject_error("OffsetFetch", Err.GROUP_AUTHORIZATION_FAILED, key="orders-landing", times=1)
     code, out, _ = run(capsys, "-b", cluster.bootstrap, "lag", "orders-landing", "orders-live")

@@ -1,0 +1,194 @@
+"""``kgroups delete`` and ``kgroups restore`` on the fake cluster: the one safety path
+(airflow_provider_kgroups.cleanup) from the command line.
+
+Kafka semantics followed by the fake cluster: DescribeGroups answers Dead for a group that
+does not exist (GroupMetadataManager / GroupCoordinatorService.describeGroups), DeleteGroups
+deletes only Empty groups, NON_EMPTY_GROUP otherwise (GroupCoordinatorService.deleteGroups,
+GroupMetadataManager.validateDeleteGroup), OffsetCommit by an admin (generation -1) into an
+Empty or absent group (KafkaApis.handleOffsetCommitRequest, OffsetMetadataManager.commitOffset).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+
+import pytest
+
+from airflow_provider_kgroups.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_PARTIAL, main
+from airflow_provider_kgroups.client.results import GroupState
+from airflow_provider_kgroups.history.audit import load_audit
+from airflow_provider_kgroups.history.backup import load_backup
+from airflow_provider_kgroups.history.store import HistoryStore
+from airflow_provider_kgroups.lag.model import GroupLag, LagSnapshot, PartitionLag
+from tests.support.fakekafka import FakeCluster, Member
+
+HOUR_MS = 3_600_000
+SYSTEM = ["connect-cluster", "_confluent-ksql-default", "__confluent.support.metrics", "schema-registry"]
+DEAD = {"tmp-a": 300, "tmp-b": 280, "tmp-c": 260, "tmp-d": 240}  # idle since this many hours
+
+
+def seed_history(url: str, points: dict[str, list[tuple[int, int, int]]]) -> None:
+    """Per group, (age in hours, committed, log end) of orders[0] while Empty."""
+    now = int(time.time() * 1000)
+    store = HistoryStore(url)
+    for group_id, entries in points.items():
+        for age_h, committed, log_end in entries:
+            store.append(LagSnapshot(taken_at_ms=now - age_h * HOUR_MS, groups={group_id: GroupLag(
+                group_id, GroupState.EMPTY, "consumer", 0,
+                (PartitionLag("orders", 0, committed, 0, log_end, max(0, log_end - committed)),))}))
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    with FakeCluster.running_in_thread(brokers=3) as c:
+        c.add_topic("orders", 2, end_offsets=[100, 100])
+        for g in SYSTEM:  # all idle for 300 h like the dead ones: only the deny patterns keep them
+            c.add_group(g, offsets={("orders", 0): 50}, protocol_type="connect" if g == "connect-cluster" else "consumer")
+        for g in DEAD:
+            c.add_group(g, offsets={("orders", 0): 50})
+        c.add_group("weekly", offsets={("orders", 0): 60})  # progress 2 h ago: paused
+        c.add_group("orders-live", offsets={("orders", 0): 100}, members=[Member("m-1", {"orders": [0, 1]})])
+        history = str(tmp_path / "history")
+        seed_history(history, {**{g: [(age, 50, 100)] for g, age in DEAD.items()},
+                               **{g: [(300, 50, 100)] for g in SYSTEM},
+                               "weekly": [(300, 40, 100), (2, 60, 100)]})
+        c.history = history
+        yield c
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def decisions(out: str) -> dict[str, tuple[str, str]]:
+    return {g: (d["decision"], d["reason"]) for g, d in json.loads(out)["decisions"].items()}
+
+
+def test_delete_everything_keeps_system_groups_honours_the_cap_and_the_backup_restores(cluster, capsys, tmp_path):
+    backups = tmp_path / "backups"
+    before = {g: cluster.committed(g) for g in DEAD}
+    code, out, err = run(capsys, "-b", cluster.bootstrap, "--format", "json", "delete", "-p", "*", "--yes",
+                         "--history-url", cluster.history, "--backup-url", backups, "--max-deletions", 3)
+    assert code == EXIT_OK, err
+    result = json.loads(out)
+    # 4 dead candidates; cap = min(3, ceil(50 % of 4)) = 2: the two idle longest go, the others wait
+    assert result["candidates"] == 4 and result["cap"] == 2
+    assert result["deleted"] == ["tmp-a", "tmp-b"] and result["skipped"] == ["tmp-c", "tmp-d"]
+    got = decisions(out)
+    for g in ("tmp-c", "tmp-d"):
+        assert got[g][1].startswith("deletable, but over this run's cap of 2 deletion(s) (max_deletions=3, "
+                                    "max_deletions_percent=50 of 4 candidate(s)): next run")
+    for g in SYSTEM:
+        assert got[g][0] == "keep" and cluster.has_group(g)
+    assert "default deny pattern 'connect-*'" in got["connect-cluster"][1]
+    assert "default deny pattern '_confluent*'" in got["_confluent-ksql-default"][1]
+    assert "default deny pattern '__*'" in got["__confluent.support.metrics"][1]
+    assert "default deny pattern 'schema-registry*'" in got["schema-registry"][1]
+    assert got["weekly"][0] == "keep" and got["weekly"][1].startswith("paused:")
+    assert got["orders-live"][0] == "keep" and got["orders-live"][1].startswith("active: state Stable with 1 member")
+    assert not cluster.has_group("tmp-a") and not cluster.has_group("tmp-b")
+    assert all(cluster.has_group(g) for g in ("tmp-c", "tmp-d", "weekly", "orders-live"))
+    coordinators = {cluster.coordinator_of(g) for g in ("tmp-a", "tmp-b")}
+    assert cluster.count("DeleteGroups") == len(coordinators)  # one request per coordinator, the chosen groups only
+    assert sorted(g for r in cluster.requests("DeleteGroups") for g in r.request.groups_names) == ["tmp-a", "tmp-b"]
+    # the backup was written and reads back exactly the deleted groups' offsets
+    backup = load_backup(result["backup_url"])
+    assert {g: {(tp.topic, tp.partition): c.offset for tp, c in parts.items()} for g, parts in backup.groups.items()} \
+        == {g: before[g] for g in ("tmp-a", "tmp-b")}
+    audit = load_audit(result["audit_url"])
+    assert audit["decisions"]["tmp-a"]["decision"] == "deleted" and audit["summary"]["deleted"] == ["tmp-a", "tmp-b"]
+    # the printed restore command works, and the offsets come back exactly
+    command = result["restore_command"]
+    argv = shlex.split(command)
+    assert argv[0] == "kgroups" and argv[-3:] == [result["backup_url"], "tmp-a", "tmp-b"]
+    code, out, _ = run(capsys, *argv[1:])
+    assert code == EXIT_OK and "restored" in out
+    assert {g: cluster.committed(g) for g in ("tmp-a", "tmp-b")} == {g: before[g] for g in ("tmp-a", "tmp-b")}
+
+
+def test_table_output_prints_the_backup_and_the_restore_command(cluster, capsys, tmp_path):
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "delete", "tmp-a", "--yes", "--history-url", cluster.history,
+                       "--backup-url", tmp_path / "b")
+    assert code == EXIT_OK
+    assert "tmp-a" in out and "deleted" in out and "backup   " in out and "undo     kgroups -b" in out
+
+
+def test_the_dry_run_decides_exactly_what_the_real_run_does(cluster, capsys, tmp_path):
+    argv = ["-b", cluster.bootstrap, "--format", "json", "delete", "-p", "*", "weekly", "ghost", "--history-url",
+            cluster.history, "--backup-url", tmp_path / "b", "--max-deletions-percent", 60]
+    code, dry_out, _ = run(capsys, *argv)
+    assert code == EXIT_OK and cluster.count("DeleteGroups") == 0
+    assert not (tmp_path / "b").exists(), "a dry run writes nothing"
+    code, real_out, _ = run(capsys, *argv, "--yes")
+    assert code == EXIT_OK
+    dry, real = decisions(dry_out), decisions(real_out)
+    assert set(dry) == set(real)
+    # named "weekly" (paused, Empty) goes first; then the longest idle: cap = ceil(60 % of 5) = 3
+    assert {g for g, (d, _) in dry.items() if d == "would_delete"} == {"weekly", "tmp-a", "tmp-b"}
+    for g, (decision, reason) in dry.items():
+        if decision == "would_delete":
+            assert real[g][0] == "deleted" and real[g][1].startswith(reason + "; offsets backed up to ")
+        else:
+            assert real[g] == (decision, reason), g
+    assert dry["ghost"][0] == "not_found"
+    assert dry["weekly"][1].startswith("named explicitly: Empty with no members (the evidence says 'paused:")
+
+
+def test_a_group_that_does_not_exist_is_not_found(cluster, capsys, tmp_path):
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "delete", "ghost", "--backup-url", tmp_path / "b")
+    assert code == EXIT_OK
+    row = next(line for line in out.splitlines() if line.startswith("ghost"))
+    assert row.split()[1:3] == ["not", "found"] and "would delete" not in row
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "delete", "ghost", "--yes",
+                       "--backup-url", tmp_path / "b")
+    assert code == EXIT_OK and json.loads(out)["not_found"] == ["ghost"] and json.loads(out)["backup_url"] is None
+    assert cluster.count("DeleteGroups") == 0
+
+
+def test_named_system_groups_need_an_override_by_name(cluster, capsys, tmp_path):
+    argv = ["-b", cluster.bootstrap, "--format", "json", "delete", "schema-registry", "tmp-a", "--yes",
+            "--backup-url", tmp_path / "b", "--max-deletions-percent", 100]
+    code, out, _ = run(capsys, *argv)
+    got = decisions(out)
+    assert code == EXIT_OK and got["schema-registry"][0] == "keep" and got["tmp-a"][0] == "deleted"
+    assert "default deny pattern 'schema-registry*'" in got["schema-registry"][1]
+    code, out, _ = run(capsys, *argv[:-4], "--override-deny", "schema-registry", "--backup-url", tmp_path / "b")
+    got = decisions(out)
+    assert code == EXIT_OK and got["schema-registry"][0] == "deleted"
+    assert "the default deny pattern 'schema-registry*' overridden by name (override_deny)" in got["schema-registry"][1]
+    assert not cluster.has_group("schema-registry")
+    assert got["tmp-a"][0] == "not_found"  # deleted by the first run
+
+
+def test_a_group_that_cannot_be_read_exits_1(cluster, capsys, tmp_path):
+    from tests.support.fakekafka import Err
+
+    cluster.inject_error("OffsetFetch", Err.GROUP_AUTHORIZATION_FAILED, key="tmp-a")
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "delete", "tmp-a", "tmp-b",
+                       "--backup-url", tmp_path / "b")
+    assert code == EXIT_PARTIAL
+    result = json.loads(out)
+    assert result["unjudged"] == ["tmp-a"] and result["would_delete"] == ["tmp-b"]
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (("delete", "tmp-a", "--max-deletions", "-1"), "max_deletions must be a whole number >= 0"),
+    (("delete", "tmp-a", "--max-deletions-percent", "150"), "max_deletions_percent must be between 0 and 100"),
+    (("delete", "tmp-a", "--idle-hours", "0"), "idle_hours must be a positive number"),
+    (("delete", "--exclude", "x"), "--exclude applies to --pattern selections only"),
+    (("delete",), "nothing selected"),
+    (("delete", "-p", "re:("), "not a valid regular expression"),
+    (("delete", "tmp-a", "--deny", "re:("), "not a valid regular expression"),
+    (("delete", "tmp-a", "--backup-url", " "), "--backup-url is empty"),
+    (("restore", "/nonexistent/backup.json"), "no offsets backup at /nonexistent/backup.json"),
+])
+def test_bad_delete_options_exit_2_before_any_network_call(capsys, argv, fragment):
+    started = time.monotonic()
+    code, _, err = run(capsys, "-b", "127.0.0.1:1", "--timeout", "30", *argv)
+    assert code == EXIT_BAD_INPUT, err
+    assert fragment in err
+    assert time.monotonic() - started < 5, "no connection attempt (it would wait for the unreachable broker)"
