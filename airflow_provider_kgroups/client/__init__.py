@@ -5,8 +5,12 @@ mechanism), ``lookup`` (which broker serves a key), ``handlers`` (one module per
 ``client`` (the verbs) and ``sync`` (a blocking facade).
 """
 
-from .client import AsyncGroupsClient
-from .config import ClientConfig
+from ._codec_import import install as _install_codec_import
+
+_install_codec_import()  # before the first kafka.* import below (see the module for why)
+
+from .client import AsyncGroupsClient  # noqa: E402
+from .config import ClientConfig  # noqa: E402
 from .errors import (
     AuthenticationError, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable,
 )

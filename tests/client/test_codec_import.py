@@ -1,0 +1,35 @@
+"""The client loads kafka-python's codec without its client stack, and kafka-python stays whole
+for anyone else in the process (checked in fresh interpreters: the test run itself imports it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); {code}"],
+                          capture_output=True, text=True, check=True, cwd="/").stdout.strip()
+
+
+def test_the_client_does_not_load_kafka_pythons_clients():
+    loaded = run("import airflow_provider_kgroups.client, airflow_provider_kgroups.cli; "
+                 "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('kafka.')}))")
+    assert loaded == "['codec', 'errors', 'protocol', 'record', 'structs', 'util']"  # no admin, consumer, producer, net
+
+
+def test_kafka_python_still_works_after_the_client_was_imported():
+    out = run("import airflow_provider_kgroups.client; import kafka; from kafka import KafkaConsumer, KafkaAdminClient; "
+              "import kafka.protocol.admin as admin; print(kafka.__version__, KafkaConsumer.__name__, "
+              "KafkaAdminClient.__name__, admin.__name__)")
+    assert out.split()[1:] == ["KafkaConsumer", "KafkaAdminClient", "kafka.protocol.admin"]
+    assert out.split()[0].startswith("3.")
+
+
+def test_a_process_that_imported_kafka_first_keeps_the_real_package():
+    out = run("import kafka; real = sys.modules['kafka']; import airflow_provider_kgroups.client; "
+              "print(sys.modules['kafka'] is real)")
+    assert out == "True"
