@@ -20,7 +20,9 @@ Rules (:meth:`ConnectEvidence.for_group`), most specific first:
 5. Anything else: ``None`` (no Connect involvement known).
 
 Fail closed: an unreadable cluster turns every Connect-looking group without a verdict from
-a cluster that did answer into UNAVAILABLE; rules 1-3 still hold (they keep anyway).
+a cluster that did answer into UNAVAILABLE; rules 1-3 still hold (they keep anyway). A group
+named by ``consumer.override.group.id`` on an unreadable cluster cannot be recognised at all:
+``ConnectEvidence.complete`` is False then, for a caller that wants to hold every deletion.
 """
 
 from __future__ import annotations
@@ -185,10 +187,18 @@ def fetch_connect_evidence(clusters: Iterable[ConnectClusterConfig], timeout_s: 
 
     Never raises for a cluster that cannot be read: that is a failure in the evidence
     (fail closed). Raises :class:`ConfigurationError` for bad arguments, before any request."""
-    clusters = list(clusters)
+    if isinstance(clusters, (str, ConnectClusterConfig)):
+        raise ConfigurationError("clusters must be a list of ConnectClusterConfig values, got a single "
+                                 f"{type(clusters).__name__}.")
+    checked = []
     for cluster in clusters:
         if not isinstance(cluster, ConnectClusterConfig):
             raise ConfigurationError(f"clusters must be ConnectClusterConfig values, got {type(cluster).__name__}.")
+        # validated again: the plain constructor (unlike create()) checks nothing
+        checked.append(ConnectClusterConfig.create(
+            cluster.url, username=cluster.username, password=cluster.password, verify=cluster.verify,
+            timeout_s=cluster.timeout_s, retries=cluster.retries, backoff_s=cluster.backoff_s))
+    clusters = checked
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not math.isfinite(timeout_s) \
             or timeout_s <= 0:
         raise ConfigurationError(f"timeout_s must be a number of seconds > 0, got {timeout_s!r}.")

@@ -352,6 +352,18 @@ def test_bad_deadline_is_refused(requests_mock, timeout):
     assert requests_mock.request_history == []
 
 
+def test_unvalidated_configs_are_refused_before_any_call(requests_mock):
+    """The plain constructor checks nothing; fetch_connect_evidence validates again."""
+    for clusters, named in (([ConnectClusterConfig("connect:8083")], "not an http"),
+                            ([ConnectClusterConfig(URL, username="svc")], "password is missing"),
+                            ([ConnectClusterConfig(URL, timeout_s=-1)], "timeout_s"),
+                            (ConnectClusterConfig(URL), "a list of ConnectClusterConfig"),
+                            ([URL], "got str")):
+        with pytest.raises(ConfigurationError, match=named):
+            fetch_connect_evidence(clusters, timeout_s=10)
+    assert requests_mock.request_history == []
+
+
 def test_cli_properties_and_urls(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("x")
