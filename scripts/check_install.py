@@ -60,10 +60,11 @@ def main() -> int:
 
         if pyspark.__version__ != installed:
             problems.append(f"pyspark.__version__ is {pyspark.__version__} but the installed pyspark is {installed}")
-    code = ("import sys, airflow_provider_kgroups.client, airflow_provider_kgroups.cli; "
+    code = ("import sys, airflow_provider_kgroups.client, airflow_provider_kgroups.cli, "
+            "airflow_provider_kgroups.connect; "
             "assert 'airflow' not in sys.modules, 'the client imported Airflow'; "
-            "import airflow_provider_kgroups.hooks.groups, airflow_provider_kgroups.sensors.lag, "
-            "airflow_provider_kgroups.triggers.lag")
+            "import airflow_provider_kgroups.hooks.groups, airflow_provider_kgroups.hooks.connect, "
+            "airflow_provider_kgroups.sensors.lag, airflow_provider_kgroups.triggers.lag")
     imports = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_OUTSIDE)
     if imports.returncode:
         problems.append(f"the provider's modules do not import:\n{imports.stderr[-2000:]}")

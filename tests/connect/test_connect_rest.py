@@ -421,3 +421,13 @@ def test_airflow_connection_fields(tmp_path):
         assert named in str(info.value)
     with pytest.raises(ConfigurationError, match="not a Kafka Connect REST connection"):
         connect_configs_from_connection("kafka", host="c")
+
+
+def test_the_connect_package_imports_no_airflow():
+    """Imports run one way: connect/ is below hooks/ and must not load Airflow."""
+    import subprocess
+    import sys
+
+    code = "import sys, airflow_provider_kgroups.connect; assert 'airflow' not in sys.modules, sorted(sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
