@@ -511,3 +511,41 @@ def test_find_dead_groups_by_group_and_protocol_type():
     assert named == [[], ["orders"], None]  # share/streams groups' topics are not checked: never judged
     assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "ConsumerGroupDescribe": 1,
                         "ShareGroupDescribe": 1, "StreamsGroupDescribe": 1, "OffsetFetch": 3, "Metadata": 3}
+
+
+def seed_acls(cluster):
+    cluster.add_topic("orders", partitions=1, end_offsets=150)
+    cluster.add_topic("secret", partitions=1, end_offsets=150)
+    cluster.add_group("acl-hidden", offsets={("secret", 0): 100})
+    cluster.add_group("acl-mixed", offsets={("orders", 0): 100, ("secret", 0): 100})
+    cluster.add_group("dropped-visible", offsets={("dropped", 0): 7})
+    cluster.add_group("dropped-hidden", offsets={("dropped-too", 0): 7})
+    cluster.allow("ANONYMOUS", "group", "*", "Describe")
+    cluster.allow("ANONYMOUS", "topic", "orders", "Describe")
+    cluster.allow("ANONYMOUS", "topic", "dropped", "Describe")
+
+
+def test_find_dead_groups_under_acls_keeps_what_it_cannot_see():
+    """Issue 9 on a cluster with ACLs (KafkaApis.handleOffsetFetchRequest leaves the topics the
+    principal may not Describe out of a group's offsets; handleTopicMetadataRequest out of the
+    listing, and answers 3 for a named absent topic it may Describe). The old rules called
+    acl-hidden and dropped-hidden dead ("no committed offset at all") and deletable."""
+    async def body(cluster, client):
+        result = await find_dead_groups(client, rules=RULES, now_ms=NOW)
+        named = [None if r.request.topics is None else sorted(t.name for t in r.request.topics)
+                 for r in cluster.requests("Metadata")]
+        return result, counts(cluster), named
+
+    result, requests, named = with_fake_cluster(body, setup=seed_acls)
+    got = {g: (r.health, r.dead_reasons, r.deletable) for g, r in result.reports.items()}
+    assert got == {"acl-hidden": (GroupHealth.PAUSED, (), False), "acl-mixed": (GroupHealth.PAUSED, (), False),
+                   "dropped-visible": (GroupHealth.DEAD, ("topics_deleted",), True),
+                   "dropped-hidden": (GroupHealth.PAUSED, (), False)}
+    no_commit = ("cannot tell whether it has no committed offset at all: a fetch of all its offsets leaves out topics "
+                 "the principal may not Describe (set assume_full_visibility only if it may Describe every topic and "
+                 "group)")
+    assert result.reports["acl-hidden"].cannot_tell[0] == no_commit
+    assert result.reports["dropped-hidden"].cannot_tell[0] == no_commit
+    assert result.failures == {}
+    assert named == [[], ["dropped", "orders"], None]
+    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}
