@@ -47,6 +47,10 @@ GROUP_OVERRIDE = "consumer.override.group.id"
 GROUP_PREFIX = "connect-"
 
 
+#: a 404 for one connector: deleted since the listing (distinct from a JSON null)
+MISSING = object()
+
+
 class ConnectReadError(Exception):
     """One Connect cluster could not be read; the message says why (never a credential)."""
 
@@ -104,10 +108,12 @@ def read_connectors(config: ConnectClusterConfig, deadline: float) -> list[Conne
 def _read_one(session, config, deadline, name: str) -> ConnectorRecord | None:
     path = f"/connectors/{quote(name, safe='')}"
     info = _get_json(session, config, deadline, path, missing_ok=True)
-    status = _get_json(session, config, deadline, path + "/status", missing_ok=True) if info is not None else None
-    if info is None or status is None:
+    status = _get_json(session, config, deadline, path + "/status", missing_ok=True) if info is not MISSING else None
+    if info is MISSING or status is MISSING:
         log.info("Kafka Connect %s: connector %r vanished between the listing and its details", config.url, name)
         return None
+    if not isinstance(info, dict):  # getConnector answers a ConnectorInfo or 404, never null
+        raise ConnectReadError(f"{config.url}: connector {name!r}: info is not a ConnectorInfo object")
     return _record(config.url, name, status, info)
 
 
@@ -175,7 +181,7 @@ def _get_json(session: requests.Session, config: ConnectClusterConfig, deadline:
         raise ConnectReadError(f"GET {url}: {type(exc).__name__} ({_short(exc)})") from None
     log.debug("GET %s -> %d in %.3f s", url, response.status_code, time.monotonic() - started)
     if response.status_code == 404 and missing_ok:
-        return None
+        return MISSING
     if response.status_code in (401, 403):
         who = f"as user {config.username!r}" if config.uses_auth else "without credentials"
         raise ConnectReadError(f"GET {url}: HTTP {response.status_code} {response.reason} {who}; check the Connect "

@@ -239,6 +239,18 @@ def test_transport_errors_fail_closed(requests_mock, exc, words):
     assert_fail_closed(evidence, words)
 
 
+@pytest.mark.parametrize("info, status", [(None, connector_status("orders-sink")),
+                                          (connector_info("orders-sink"), None)])
+def test_legacy_null_details_are_not_taken_for_a_vanished_connector(requests_mock, info, status):
+    """getConnector / getConnectorStatus answer an entity or 404, never null: a null body is
+    not "deleted meanwhile" (that would make its group CONNECTOR_GONE) but unparseable."""
+    requests_mock.get(EXPAND, json=["orders-sink"])
+    requests_mock.get(f"{URL}/connectors/orders-sink", text=json.dumps(info))
+    requests_mock.get(f"{URL}/connectors/orders-sink/status", text=json.dumps(status))
+    evidence = fetch_connect_evidence([config()], timeout_s=10)
+    assert_fail_closed(evidence, "is not a Connector")
+
+
 def test_legacy_per_connector_failure_fails_the_whole_cluster(requests_mock):
     """Half an answer is never the whole one: a 500 on one connector's status fails the cluster."""
     requests_mock.get(EXPAND, json=["orders-sink", "other"])
