@@ -202,7 +202,23 @@ class AsyncGroupsClient:
     async def fetch_committed_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Iterable[int]] | None = None,
                                       require_stable: bool = False,
                                       timeout_s: float | None = None) -> KeyedResults[str, GroupOffsets]:
-        """Committed offsets per group (all partitions it committed, or only ``topics``)."""
+        """Committed offsets per group (all partitions it committed, or only ``topics``).
+
+        What an all-partitions read (``topics=None``) proves, and what it cannot: Kafka
+        (KafkaApis.fetchAllOffsetsForGroup) silently leaves out every topic this principal may
+        not Describe, and answers an unknown group with no partitions and no error. So the
+        offsets it returns are real, but a partition or topic *missing* from it proves neither
+        "no committed offset" nor "topic gone": the topic may be hidden by an ACL. Name the
+        topics (``topics={...}``) to get each hidden partition back with
+        TOPIC_AUTHORIZATION_FAILED as its ``error``, and use :meth:`check_topics` to prove a
+        topic absent (ABSENT) rather than invisible (NOT_VISIBLE). A group the principal may not
+        Describe is a GROUP_AUTHORIZATION_FAILED failure for that group alone, never retried.
+
+        ``require_stable``: a partition with pending transactional offsets (Kafka 3.x answers
+        UNSTABLE_OFFSET_COMMIT per partition; 4.x holds the fetch, then answers NOT_COORDINATOR)
+        makes its group ask again after a backoff until the offsets are stable or the call's
+        deadline passes; then the group fails with a timeout naming the reason and partitions.
+        """
         ids = validate_group_ids(group_ids)
         wanted = _topic_filter(topics)
         call = self._call(timeout_s)

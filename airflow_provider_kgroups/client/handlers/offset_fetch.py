@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..driver import Outcome, RequestPlan
-from ..errors import Failure
+from ..errors import ErrorCode, Failure
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetFetchRequest
 from ..results import CommittedOffset, GroupOffsets, topic_partition
@@ -65,6 +65,17 @@ class OffsetFetchHandler:
                     partitions[topic_partition(topic.name, p.partition_index)] = CommittedOffset(
                         offset=offset, metadata=p.metadata or "", leader_epoch=epoch,
                         error=Failure(p.error_code) if p.error_code else None)
+            unstable = sorted(tp for tp, c in partitions.items()
+                              if c.error is not None and c.error.code == ErrorCode.UNSTABLE_OFFSET_COMMIT)
+            if unstable and self._require_stable:
+                # Pending transactional offsets (Kafka 3.x answers 88 per partition). As the Java
+                # consumer does (ConsumerCoordinator.OffsetFetchResponseHandler: "just retry"),
+                # ask again after a backoff until they clear; the call's deadline bounds it and
+                # a timeout names them. (The Java admin handler drops such partitions from its
+                # answer, which would pass an unknown offset off as "no commit".)
+                outcome.requeue(group_id, Failure(ErrorCode.UNSTABLE_OFFSET_COMMIT, "pending transactional offsets on "
+                                                  + ", ".join(map(str, unstable))), relookup=False)
+                continue
             outcome.completed[group_id] = GroupOffsets(group_id, partitions)
         missing_from_response(outcome, plan.keys, {a[0] for a in answers}, "OffsetFetch")
         return outcome

@@ -177,6 +177,9 @@ class Group:
     #: streams groups: subtopology id -> source topics; a streams member's ``assignment`` is then
     #: its active tasks, ``{subtopology id: [partitions]}``
     topology: dict[str, list[str]] | None = None
+    #: partitions with a transactional offset commit not yet committed or aborted
+    #: (GroupMetadata.hasPendingOffsetCommitsForTopicPartition)
+    pending_offsets: set[tuple[str, int]] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,6 +76,12 @@ class ClusterState:
         self._next_leader = 0
         self.acls = Acls()
         self.default_principal = ANONYMOUS  # the principal of a connection without SASL
+        #: how an OffsetFetch with require_stable meets pending transactional offsets: "3.x"
+        #: (GroupMetadataManager.getOffsets: UNSTABLE_OFFSET_COMMIT per partition) or "4.x"
+        #: (GroupCoordinatorService.fetchOffsets: a write that waits offset.commit.timeout.ms,
+        #: then NOT_COORDINATOR for the group)
+        self.stable_offsets_model = "3.x"
+        self.offset_commit_timeout_s = 5.0
 
     # ------------------------------------------------------------------ authorization
 
@@ -284,6 +290,19 @@ class ClusterState:
             if group_id not in self.groups:
                 self.add_group(group_id)
             self.groups[group_id].offsets.update(_flatten_offsets(offsets))
+
+    def begin_transactional_commit(self, group_id: str, partitions: Iterable[tuple[str, int]]) -> None:
+        """A TxnOffsetCommit whose transaction is still open: these partitions have pending
+        offsets until :meth:`end_transactional_commit` (creating an Empty classic group if missing)."""
+        with self.lock:
+            if group_id not in self.groups:
+                self.add_group(group_id)
+            self.groups[group_id].pending_offsets.update(partitions)
+
+    def end_transactional_commit(self, group_id: str) -> None:
+        """The transaction ended (committed or aborted): nothing is pending any more."""
+        with self.lock:
+            self._group(group_id).pending_offsets.clear()
 
     def move_coordinator(self, group_id: str, node: int) -> None:
         """From now on ``node`` coordinates the group (works for absent groups too)."""

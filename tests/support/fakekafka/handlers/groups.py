@@ -51,17 +51,39 @@ def _live_group(ctx: RequestContext, group_id: str) -> Group | None:
 
 # ---------------------------------------------------------------------------- OffsetFetch
 
-def _fetch_offsets(ctx: RequestContext, group_id: str,
-                   topics: Iterable[tuple[str, Iterable[int]]] | None) -> list[tuple[str, list[PartitionRow]]]:
+def _stable_fetch_error(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]]] | None,
+                        require_stable: bool) -> int:
+    """Kafka 4.x (GroupCoordinatorService.fetchOffsets / fetchAllOffsets): with require_stable
+    the fetch is a coordinator write that waits for pending transactional offsets; when its
+    offset.commit.timeout.ms passes, handleOffsetFetchException remaps REQUEST_TIMED_OUT to
+    NOT_COORDINATOR for the group. The fake's pending offsets never clear during that wait:
+    the answer comes after ``offset_commit_timeout_s``, as NOT_COORDINATOR."""
+    cluster = ctx.cluster
+    group = _live_group(ctx, group_id)
+    if not require_stable or cluster.stable_offsets_model != "4.x" or group is None or not group.pending_offsets:
+        return 0
+    wanted = None if topics is None else {(t, p) for t, ps in topics for p in ps}
+    if wanted is not None and not (wanted & group.pending_offsets):
+        return 0
+    ctx.extra_delay_s = max(ctx.extra_delay_s, cluster.offset_commit_timeout_s)
+    return Err.NOT_COORDINATOR
+
+
+def _fetch_offsets(ctx: RequestContext, group_id: str, topics: Iterable[tuple[str, Iterable[int]]] | None,
+                   require_stable: bool = False) -> list[tuple[str, list[PartitionRow]]]:
     """Committed offsets, as Kafka's OffsetMetadataManager.fetch(All)Offsets returns them:
     ``topics=None`` -> every committed partition; unknown group -> nothing; an explicit
     partition without a commit -> offset -1, metadata "".
 
     Topic Describe ACLs as KafkaApis applies them: fetchAllOffsetsForGroup silently leaves
     out the topics the principal may not Describe; fetchOffsetsForGroup answers each
-    partition of such a named topic with offset -1 and TOPIC_AUTHORIZATION_FAILED (29)."""
+    partition of such a named topic with offset -1 and TOPIC_AUTHORIZATION_FAILED (29).
+
+    Kafka 3.x (GroupMetadataManager.getOffsets): with ``require_stable``, a partition with a
+    pending transactional offset commit answers offset -1 and UNSTABLE_OFFSET_COMMIT (88)."""
     group = _live_group(ctx, group_id)
     offsets = group.offsets if group is not None else {}
+    pending = group.pending_offsets if group is not None and require_stable else set()
     if topics is None:
         by_topic: dict[str, list[int]] = {}
         for topic, partition in sorted(offsets):
@@ -79,6 +101,8 @@ def _fetch_offsets(ctx: RequestContext, group_id: str,
             committed = offsets.get((topic, p))
             if injected is not None:
                 rows.append((p, -1, -1, "", injected.error))
+            elif (topic, p) in pending:
+                rows.append((p, -1, -1, "", Err.UNSTABLE_OFFSET_COMMIT))
             elif committed is None:
                 rows.append((p, -1, -1, "", 0))
             else:
@@ -90,24 +114,27 @@ def _fetch_offsets(ctx: RequestContext, group_id: str,
 def offset_fetch(ctx: RequestContext) -> Any:
     req, v = ctx.request, ctx.version
     R = OffsetFetchResponse
+    stable = bool(getattr(req, "require_stable", False)) if v >= 7 else False
     if v >= 8:
         groups = []
         for g in req.groups:
+            wanted = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
             error, _ = _group_error(ctx, g.group_id)
+            error = error or _stable_fetch_error(ctx, g.group_id, wanted, stable)
             topics = [] if error else [
                 R.OffsetFetchResponseGroup.OffsetFetchResponseTopics(
                     name=topic,
                     partitions=[R.OffsetFetchResponseGroup.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
                         partition_index=p, committed_offset=off, committed_leader_epoch=epoch, metadata=meta,
                         error_code=err) for p, off, epoch, meta, err in rows])
-                for topic, rows in _fetch_offsets(
-                    ctx, g.group_id, None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics])
+                for topic, rows in _fetch_offsets(ctx, g.group_id, wanted, stable)
             ]
             groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics, error_code=error))
         return R(throttle_time_ms=0, groups=groups)
 
     requested = None if req.topics is None else [(t.name, t.partition_indexes) for t in req.topics]
     error, _ = _group_error(ctx, req.group_id)
+    error = error or _stable_fetch_error(ctx, req.group_id, requested, stable)
     T, P = R.OffsetFetchResponseTopic, R.OffsetFetchResponseTopic.OffsetFetchResponsePartition
     if error:
         if v >= 2:
@@ -115,7 +142,7 @@ def offset_fetch(ctx: RequestContext) -> Any:
         # v1 has no top-level error: every requested partition carries it
         rows_by_topic = [(t, [(p, -1, -1, "", error) for p in ps]) for t, ps in requested or []]
     else:
-        rows_by_topic = _fetch_offsets(ctx, req.group_id, requested)
+        rows_by_topic = _fetch_offsets(ctx, req.group_id, requested, stable)
     topics = [T(name=topic, partitions=[P(partition_index=p, committed_offset=off, committed_leader_epoch=epoch,
                                           metadata=meta, error_code=err) for p, off, epoch, meta, err in rows])
               for topic, rows in rows_by_topic]

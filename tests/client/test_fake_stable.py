@@ -1,0 +1,108 @@
+"""require_stable against pending transactional offsets: Kafka 3.x answers
+UNSTABLE_OFFSET_COMMIT (88) per partition (GroupMetadataManager.getOffsets), Kafka 4.x holds
+the fetch and answers NOT_COORDINATOR when its write times out
+(GroupCoordinatorService.fetchOffsets / handleOffsetFetchException). The client asks again,
+as the Java consumer does (ConsumerCoordinator.OffsetFetchResponseHandler), bounded by the
+call's deadline, and names the reason when it runs out."""
+
+from __future__ import annotations
+
+import asyncio
+
+from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
+from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT
+from tests.client.fakeutil import committed, config, counts
+from tests.support.fakekafka import Err, FakeCluster
+
+GUARD_S = 20.0  # a hang fails the test instead of blocking the suite
+
+
+def groups_in(request) -> list[str]:
+    return [g.group_id for g in request.request.groups]
+
+
+def test_unstable_offsets_are_asked_again_until_stable():
+    """Two answers of 88 for one partition of group "a" (injected, as a 3.x broker answers while
+    the transaction is open), then stable: "a" gets its offsets after two retries on the same
+    coordinator, "b" is answered at once, nothing is looked up again."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 2)
+            c.add_group("a", offsets={("orders", 0): 5, ("orders", 1): 6})
+            c.add_group("b", offsets={("orders", 0): 7})
+            pending = c.inject_error("OffsetFetch", Err.UNSTABLE_OFFSET_COMMIT, key=("a", "orders", 0), times=2)
+            async with AsyncGroupsClient(config(c)) as client:
+                result = await asyncio.wait_for(client.fetch_committed_offsets(["a", "b"], require_stable=True), GUARD_S)
+            assert committed(result) == {"a": {TopicPartition("orders", 0): 5, TopicPartition("orders", 1): 6},
+                                         "b": {TopicPartition("orders", 0): 7}}
+            assert result.failures == {} and pending.hits == 2
+            assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 3}
+            assert [sorted(groups_in(r)) for r in c.requests("OffsetFetch")] == [["a", "b"], ["a"], ["a"]]
+            assert all(r.request.require_stable for r in c.requests("OffsetFetch"))
+
+    asyncio.run(main())
+
+
+def test_unstable_offsets_that_never_clear_end_in_a_timeout_naming_them():
+    """Kafka 3.x model (GroupMetadataManager.getOffsets): the transaction stays open; the group
+    fails at the deadline with the reason and the partition, the other group is answered."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 2)
+            c.add_group("a", offsets={("orders", 0): 5, ("orders", 1): 6})
+            c.add_group("b", offsets={("orders", 0): 7})
+            c.begin_transactional_commit("a", [("orders", 1)])
+            async with AsyncGroupsClient(config(c, retry_backoff_max_s=0.05)) as client:
+                result = await asyncio.wait_for(
+                    client.fetch_committed_offsets(["a", "b"], require_stable=True, timeout_s=0.5), GUARD_S)
+            assert committed(result) == {"b": {TopicPartition("orders", 0): 7}}
+            assert {g: f.code for g, f in result.failures.items()} == {"a": CLIENT_TIMEOUT}
+            assert "UNSTABLE_OFFSET_COMMIT: pending transactional offsets on orders[1]" in result.failures["a"].message
+            fetches = c.requests("OffsetFetch")
+            assert len(fetches) >= 3 and all(groups_in(r) == ["a"] for r in fetches[1:])
+            assert counts(c)["FindCoordinator"] == 1  # same coordinator, never looked up again
+
+    asyncio.run(main())
+
+
+def test_without_require_stable_a_pending_commit_does_not_hold_the_read():
+    """GroupMetadataManager.getOffsets checks pending commits only with requireStable: the last
+    committed offset is answered, in one request."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 1)
+            c.add_group("a", offsets={("orders", 0): 5})
+            c.begin_transactional_commit("a", [("orders", 0)])
+            async with AsyncGroupsClient(config(c)) as client:
+                result = await client.fetch_committed_offsets(["a"])
+            assert committed(result) == {"a": {TopicPartition("orders", 0): 5}} and result.failures == {}
+            assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 1}
+
+    asyncio.run(main())
+
+
+def test_kafka4_stable_fetch_timing_out_as_not_coordinator_is_bounded_by_the_deadline():
+    """Kafka 4.x model (GroupCoordinatorService.fetchOffsets with requireStable: a write held for
+    offset.commit.timeout.ms, then NOT_COORDINATOR): each answer sends the group back to
+    lookup; the call ends at its deadline with a timeout naming NOT_COORDINATOR, and the group
+    without pending offsets is answered."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            c.stable_offsets_model = "4.x"
+            c.offset_commit_timeout_s = 0.2
+            c.add_topic("orders", 1)
+            c.add_group("a", offsets={("orders", 0): 5})
+            c.add_group("b", offsets={("orders", 0): 7})
+            c.begin_transactional_commit("a", [("orders", 0)])
+            async with AsyncGroupsClient(config(c, retry_backoff_max_s=0.05)) as client:
+                result = await asyncio.wait_for(
+                    client.fetch_committed_offsets(["a"], require_stable=True, timeout_s=1.0), GUARD_S)
+                other = await client.fetch_committed_offsets(["b"], require_stable=True)
+            assert {g: f.code for g, f in result.failures.items()} == {"a": CLIENT_TIMEOUT}
+            assert "NOT_COORDINATOR" in result.failures["a"].message and result.values == {}
+            assert committed(other) == {"b": {TopicPartition("orders", 0): 7}} and other.failures == {}
+            fetches_for_a = len(c.requests("OffsetFetch")) - 1
+            assert fetches_for_a >= 2  # held 0.2 s each within a 1 s deadline
+            assert c.count("FindCoordinator") >= fetches_for_a  # every NOT_COORDINATOR looked up again
+
+    asyncio.run(main())
