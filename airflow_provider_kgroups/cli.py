@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 from .client import ClientConfig, ConfigurationError, GroupSelector, GroupsClient, GroupState, NoBrokerAvailable
 from .client.config import config_from_kafka_properties, read_properties_file
 from .client.errors import AuthenticationError, KafkaGroupsError
+from .connect import connect_configs_from_properties, split_connect_properties
 from .lag.deadgroups import DeadGroupRules
 
 EXIT_OK, EXIT_PARTIAL, EXIT_BAD_INPUT, EXIT_UNREACHABLE = 0, 1, 2, 3
@@ -93,8 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def client_config(args: argparse.Namespace) -> ClientConfig:
     properties = read_properties_file(args.command_config) if args.command_config else {}
-    # connect.* keys are Kafka Connect's (delete --connect-url), not the Kafka client's
-    properties = {k: v for k, v in properties.items() if not k.startswith("connect.")}
+    properties, _ = split_connect_properties(properties)  # connect.* keys are for delete --connect-url
     if args.bootstrap_servers:
         properties["bootstrap.servers"] = args.bootstrap_servers
     if "bootstrap.servers" not in properties:
@@ -270,11 +270,7 @@ def prepare(args) -> None:
     """Checks a command's options before any network call (bad input: exit 2)."""
     if args.command == "delete":
         properties = read_properties_file(args.command_config) if args.command_config else {}
-        clusters = []
-        if args.connect_url or any(k.startswith("connect.") for k in properties):
-            from .connect import connect_configs_from_properties
-
-            clusters = connect_configs_from_properties(properties, args.connect_url)
+        clusters = connect_configs_from_properties(properties, args.connect_url)
         args.prepared = (delete_policy(args), clusters)
     elif args.command == "restore":
         from .history.backup import load_backup

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Mapping, Sequence
 
+from ..connect import fetch_connect_evidence
 from ..history.audit import write_audit
 from ..lag.snapshot import now_ms as _now_ms
 from .decisions import CleanupResult
@@ -28,8 +29,6 @@ async def run_cleanup(aclient, policy: CleanupPolicy, *, backup_base_url: str, h
     started = _now_ms() if now_ms is None else now_ms
     connect = None
     if connect_clusters:
-        from ..connect import fetch_connect_evidence
-
         connect = await asyncio.to_thread(fetch_connect_evidence, list(connect_clusters), connect_timeout_s)
     plan = await plan_cleanup(aclient, policy, history=history, connect=connect, now_ms=started)
     decisions, backup_url = dict(plan.decisions), None

@@ -34,6 +34,7 @@ from airflow.sdk.exceptions import AirflowException
 
 from ..cleanup import CleanupPolicy, CleanupResult, Outcome
 from ..client.errors import ConfigurationError
+from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.deadgroups import DEFAULT_DENY_PATTERNS, DeadGroupRules
 from .arguments import check_arguments, is_templated, parse_bool, parse_number, parse_selector, parse_str_list
@@ -152,11 +153,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
 
     def _connect_clusters(self) -> list[Any]:
         ids = parse_str_list("connect_conn_ids", self.connect_conn_ids)
-        if not ids:
-            return []
-        from ..hooks.connect import KafkaConnectHook
-
-        return [cluster for conn_id in ids for cluster in KafkaConnectHook(conn_id).cluster_configs()]
+        return connect_configs_from_conn_ids(ids) if ids else []
 
     # -- the run ------------------------------------------------------------------------------
 
