@@ -8,6 +8,7 @@ from typing import Iterable, Mapping
 from .cluster import ClusterMetadata
 from .describe import describe_all
 from .config import ClientConfig
+from .deadline import check_seconds, current_deadline, deadline
 from .driver import ApiHandler, Call, Driver
 from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, ErrorCode, Failure
 from .handlers.delete_groups import DeleteGroupsHandler
@@ -20,8 +21,8 @@ from .handlers.offset_fetch import OffsetFetchHandler
 from .lookup import CoordinatorLookup, LeaderLookup
 from .protocol import MAX_STRING_BYTES, too_long
 from .results import (
-    GROUP_TYPES, CommittedOffset, GroupDeletion, GroupDescription, GroupOffsets, GroupState, KeyedResults,
-    ListedOffset, ListGroupsResult, RecordPage, TopicDescription, TopicExistence,
+    GROUP_TYPES, CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState,
+    KeyedResults, ListedOffset, ListGroupsResult, RecordPage, TopicDescription, TopicExistence,
     TopicPartition,
 )
 from .selection import validate_group_ids
@@ -45,9 +46,8 @@ def unsendable_group_ids(group_ids: Iterable[str]) -> dict[str, Failure]:
 
 
 def _check_timeout(timeout_s: float | None) -> None:
-    if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
-                                  or timeout_s <= 0):
-        raise ConfigurationError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}.")
+    if timeout_s is not None:
+        check_seconds("timeout_s", timeout_s)
 
 
 def _is_partition(value: object) -> bool:
@@ -141,7 +141,13 @@ class AsyncGroupsClient:
 
     def _call(self, timeout_s: float | None) -> Call:
         _check_timeout(timeout_s)
-        return Call.start(self.pool, self.config, timeout_s)
+        return Call.start(self.pool, self.config, timeout_s, current_deadline())
+
+    def deadline(self, seconds: float | None = None) -> deadline:
+        """One deadline for several calls: ``async with aclient.deadline(20): ...`` (or plain
+        ``with``); each call inside ends by the earlier of its own timeout and this deadline.
+        ``seconds`` defaults to ``config.call_timeout_s``."""
+        return deadline(self.config.call_timeout_s if seconds is None else seconds)
 
     async def _run(self, call: Call, handler: ApiHandler, keys) -> KeyedResults:
         if not self.metadata.bootstrapped:
@@ -166,7 +172,14 @@ class AsyncGroupsClient:
         call = self._call(timeout_s)
         await self.metadata.refresh(call)
         results = await self._run(call, handler, self.metadata.brokers)
-        groups = sorted((g for listings in results.values.values() for g in listings), key=lambda g: g.group_id)
+        # While a coordinator moves, the old and the new broker may both list a group: one entry
+        # per group id, as the Java admin client's listConsumerGroups keeps (by broker id here,
+        # so the answer does not depend on which response came first).
+        unique: dict[str, GroupListing] = {}
+        for node in sorted(results.values):
+            for listing in results.values[node]:
+                unique.setdefault(listing.group_id, listing)
+        groups = sorted(unique.values(), key=lambda g: g.group_id)
         self._group_types.update((g.group_id, g.group_type) for g in groups if g.group_type in GROUP_TYPES)
         return ListGroupsResult(groups=tuple(groups), broker_failures=dict(results.failures))
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Hashable, Iterable, Protocol, TypeVar
 
 from .config import ClientConfig
+from .deadline import Deadline
 from .errors import (
     CLIENT_DISCONNECTED, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected, Failure, KafkaGroupsError,
     RequestTimeout, response_lost,
@@ -104,14 +105,27 @@ class Call:
     pool: ConnectionPool
     config: ClientConfig
     deadline: float
+    limit: str = ""  # which timeout ends the call, for messages ("the 2 s deadline")
 
     @classmethod
-    def start(cls, pool: ConnectionPool, config: ClientConfig, timeout_s: float | None) -> "Call":
-        return cls(pool, config, time.monotonic() + (timeout_s if timeout_s is not None else config.call_timeout_s))
+    def start(cls, pool: ConnectionPool, config: ClientConfig, timeout_s: float | None,
+              enclosing: Deadline | None = None) -> "Call":
+        """Ends at the earlier of the call's own timeout and the ``enclosing`` deadline (a
+        command's, a hook verb's, a sensor check's: see :mod:`.deadline`)."""
+        own = timeout_s if timeout_s is not None else config.call_timeout_s
+        ends, limit = time.monotonic() + own, f"the call's {own:g} s timeout"
+        if enclosing is not None and enclosing.at < ends:
+            ends, limit = enclosing.at, enclosing.describe()
+        return cls(pool, config, ends, limit)
 
     @property
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
+
+    def check_time_left(self) -> None:
+        """Raise RequestTimeout, naming the limit, when nothing more may be sent."""
+        if self.time_left <= 0:
+            raise RequestTimeout(f"{self.limit or 'the deadline'} passed before a broker could be asked")
 
     def request_timeout(self) -> float:
         return max(0.001, min(self.config.request_timeout_s, self.time_left))
@@ -125,10 +139,12 @@ class Call:
 
     async def connection(self, node: int) -> BrokerConnection:
         """The connection to ``node``; waiting for it to open counts as a request (bounded alike)."""
+        self.check_time_left()
         return await self.pool.get(node, timeout=self.request_timeout())
 
     async def any_connection(self) -> BrokerConnection:
         """A connection to any broker, each one tried for at most a request timeout."""
+        self.check_time_left()
         return await self.pool.any(timeout=self.request_timeout())
 
 
@@ -282,5 +298,5 @@ class Driver(Generic[K, V]):
             unfinished |= set(batch)
         for key in unfinished - self.values.keys() - self.failures.keys():
             detail = self._last_error.get(key)
-            self.failures[key] = Failure(CLIENT_TIMEOUT, "deadline passed before a result"
+            self.failures[key] = Failure(CLIENT_TIMEOUT, f"{self.call.limit or 'deadline'} passed before a result"
                                          + (f"; last error: {detail}" if detail else ""))

@@ -110,6 +110,18 @@ class AuthenticationError(KafkaGroupsError):
     """SASL or TLS authentication failed. Never carries the secret itself."""
 
 
+class IncompleteListingError(KafkaGroupsError):
+    """A pattern selection needs every broker's listing and some broker's failed: matching
+    against what the others listed would silently leave that broker's groups out.
+    ``failures``: broker node id -> why its listing failed."""
+
+    def __init__(self, failures: "dict[int, Failure]") -> None:
+        self.failures = dict(failures)
+        brokers = ", ".join(f"broker {node}: {failure}" for node, failure in sorted(self.failures.items()))
+        super().__init__(f"cannot list groups on every broker ({brokers}); a pattern would miss that broker's "
+                         "groups, so nothing was selected: retry, or name the groups exactly.")
+
+
 class ProtocolError(KafkaGroupsError):
     """A broker answered with something this client cannot read."""
 

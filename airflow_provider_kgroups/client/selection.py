@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, IncompleteListingError
 
 REGEX_PREFIX = "re:"
 
@@ -102,3 +102,19 @@ class GroupSelector:
             if group_id and self.matches(group_id):
                 chosen.setdefault(group_id)
         return list(chosen)
+
+
+async def select_groups(aclient, selector: GroupSelector) -> list[str]:
+    """The one selection routine of every caller (CLI, hook, operators, sensor).
+
+    Exact ids need no listing. Patterns are matched against every broker's ListGroups
+    (de-duplicated by group id, as the Java admin client's ``listConsumerGroups`` does); if any
+    broker's listing failed after its retries, this raises :class:`IncompleteListingError`
+    naming the brokers instead of selecting from a partial listing.
+    ``aclient`` is an :class:`~.client.AsyncGroupsClient`."""
+    if not selector.needs_listing:
+        return list(selector.ids)
+    listed = await aclient.list_groups()
+    if listed.broker_failures:
+        raise IncompleteListingError(dict(listed.broker_failures))
+    return selector.select(g.group_id for g in listed.groups)

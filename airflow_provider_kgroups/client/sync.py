@@ -12,6 +12,7 @@ from typing import Any
 
 from .client import AsyncGroupsClient
 from .config import ClientConfig
+from .deadline import current_deadline, deadline, run_within
 from .transport import RequestStats
 
 
@@ -34,8 +35,14 @@ class GroupsClient:
         return self.aclient.stats
 
     def run(self, coroutine) -> Any:
-        """Run any coroutine (e.g. one using ``self.aclient``) on the client's loop and wait for it."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        """Run any coroutine (e.g. one using ``self.aclient``) on the client's loop and wait for it.
+        The caller's deadline (``with client.deadline(s):``) goes along into the loop thread."""
+        return asyncio.run_coroutine_threadsafe(run_within(current_deadline(), coroutine), self._loop).result()
+
+    def deadline(self, seconds: float | None = None) -> deadline:
+        """One deadline for every call in the block: ``with client.deadline(20): ...``
+        (default ``config.call_timeout_s``)."""
+        return deadline(self.config.call_timeout_s if seconds is None else seconds)
 
     def __getattr__(self, name: str):
         if name not in self._VERBS:

@@ -2,6 +2,12 @@
 
 The states filter needs v4+ and the types filter v5+; on older brokers the filter is
 applied here instead, so callers get the same answer from every broker.
+
+A broker's answer with COORDINATOR_LOAD_IN_PROGRESS (14) carries a partial list on 3.x
+(``GroupCoordinator.handleListGroups``): the list is discarded and the broker asked again
+after a backoff, as are COORDINATOR_NOT_AVAILABLE and NOT_COORDINATOR (the Java admin
+client's ``listConsumerGroups`` rethrows 14 and 15 as retriable). Any other error, or the
+deadline, fails that broker only (``ListGroupsResult.broker_failures``).
 """
 
 from __future__ import annotations

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
 from .broker import FakeBroker
-from .codec import API_CLASSES, DEFAULT_MAX_VERSIONS, ApiRef, api_key_of, codec_range
+from .codec import API_CLASSES, DEFAULT_MAX_VERSIONS, ApiRef, Err, api_key_of, codec_range
 from .faults import Drop, Faults, Injection
 from .reqlog import LoggedRequest, RequestLog
 from .state import ClusterState
@@ -16,6 +17,13 @@ if TYPE_CHECKING:
     from .threaded import ThreadedFakeCluster
 
 __all__ = ["FakeCluster", "VersionSpec"]
+
+@dataclass
+class _Loading:
+    loaded: frozenset[str]
+    times: int | None
+    error: int
+
 
 #: a max version, a (min, max) pair, or None to not offer the API at all
 VersionSpec = Union[int, tuple[int, int], None]
@@ -85,6 +93,8 @@ class FakeCluster(ClusterState):
             for n in node_ids
         }
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.loading: dict[int, _Loading] = {}  # node -> its coordinator is loading (see start_loading)
+        self.stale_listings: dict[int, set[str]] = {}  # node -> groups it still lists after they moved away
         #: ConsumerGroupDescribe and ShareGroupDescribe as brokers from 3.7 to late 2024 answer
         #: them: every coordinator shard describes every requested id (see handlers.groups)
         self.describe_per_shard = False
@@ -192,6 +202,50 @@ class FakeCluster(ClusterState):
         """Delays for one broker and/or one API (most specific setting wins)."""
         self.faults.set_delay(node, None if api is None else api_key_of(api), processing_s=processing_s,
                               latency_s=latency_s)
+
+    # ------------------------------------------------------------------ coordinator moves (listings)
+
+    def start_loading(self, node: int, *, loaded: Iterable[str] = (), times: int | None = None,
+                      error: int = Err.COORDINATOR_LOAD_IN_PROGRESS) -> None:
+        """Broker ``node`` is loading its group coordinator state: its ListGroups lists only the
+        groups in ``loaded`` (of those it coordinates), for the next ``times`` ListGroups (None:
+        until :meth:`finish_loading`).
+
+        ``error=14`` is a 3.x broker: ``GroupCoordinator.handleListGroups`` answers
+        COORDINATOR_LOAD_IN_PROGRESS *together with* ``groupManager.currentGroups``, the
+        partial list. ``error=0`` is the 4.x coordinator: ``GroupCoordinatorService.listGroups``
+        maps a shard's NotCoordinatorException (not loaded yet) to an empty list, so the
+        answer is partial with no error at all."""
+        with self.lock:
+            self._check_node(node)
+            self.loading[node] = _Loading(frozenset(loaded), times, int(error))
+
+    def finish_loading(self, node: int) -> None:
+        with self.lock:
+            self.loading.pop(node, None)
+
+    def list_stale(self, group_id: str, node: int) -> None:
+        """Broker ``node`` still lists ``group_id`` after the group's coordinator moved to another
+        broker (the old coordinator unloads its groups only after the leadership change:
+        ``GroupMetadataManager.removeGroupsForPartition``), so two brokers list it."""
+        with self.lock:
+            self._check_node(node)
+            self.stale_listings.setdefault(node, set()).add(group_id)
+
+    def listed_by(self, node: int) -> tuple[list[str], int]:
+        """(group ids, error code) of ``node``'s next ListGroups answer; uses up one ``times``
+        of a loading state. Call with the lock held (the ListGroups handler does)."""
+        groups = set(self.groups_coordinated_by(node)) | {g for g in self.stale_listings.get(node, ())
+                                                          if g in self.groups}
+        loading = self.loading.get(node)
+        if loading is None:
+            return sorted(groups), 0
+        if loading.times is not None:
+            loading.times -= 1
+            if loading.times <= 0:
+                del self.loading[node]
+        coordinated = set(self.groups_coordinated_by(node))
+        return sorted(g for g in groups if g not in coordinated or g in loading.loaded), loading.error
 
     def clear_faults(self) -> None:
         """Cancel every injection and drop, lift every blackhole (delays stay)."""

@@ -427,7 +427,11 @@ def list_groups(ctx: RequestContext) -> Any:
     """The groups this broker coordinates (Dead ones excepted), filtered by state (v4+) and
     type (v5+), case-insensitively as Kafka does. KafkaApis.handleListGroupsRequest: a
     principal with cluster Describe sees every group, any other only the groups it may
-    Describe (the rest are left out, with no error)."""
+    Describe (the rest are left out, with no error). While its coordinator loads
+    (``FakeCluster.start_loading``) the list is partial, with COORDINATOR_LOAD_IN_PROGRESS as
+    a 3.x broker answers (``GroupCoordinator.handleListGroups`` / ``GroupCoordinatorAdapter.listGroups``)
+    or with no error as 4.x does (``GroupCoordinatorService.listGroups``); a group whose
+    coordinator moved may still be listed by its old broker (``FakeCluster.list_stale``)."""
     req, v, cluster = ctx.request, ctx.version, ctx.cluster
     R = ListGroupsResponse
     injected = ctx.injected(None)
@@ -437,7 +441,8 @@ def list_groups(ctx: RequestContext) -> Any:
     types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
     sees_all = ctx.authorized("cluster", "kafka-cluster", "Describe")
     listed = []
-    for group_id in cluster.groups_coordinated_by(ctx.node):
+    group_ids, error = cluster.listed_by(ctx.node)
+    for group_id in group_ids:
         if not sees_all and not ctx.authorized("group", group_id, "Describe"):
             continue
         group = cluster.groups[group_id]
@@ -449,7 +454,7 @@ def list_groups(ctx: RequestContext) -> Any:
             continue
         listed.append(R.ListedGroup(group_id=group_id, protocol_type=group.protocol_type, group_state=group.state,
                                     group_type=group.group_type))
-    return R(throttle_time_ms=0, error_code=0, groups=listed)
+    return R(throttle_time_ms=0, error_code=error, groups=listed)
 
 
 # ---------------------------------------------------------------------------- DeleteGroups
