@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import ssl
 from dataclasses import dataclass, field, fields
@@ -53,6 +54,8 @@ def parse_bootstrap_servers(value: str | Iterable[str]) -> tuple[BrokerAddress, 
 def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigurationError(f"{name} must be a number of seconds, got {value!r}.")
+    if not math.isfinite(value):  # NaN compares false with everything: a call would never end
+        raise ConfigurationError(f"{name} must be a finite number of seconds (e.g. 30), got {value!r}.")
     if value < 0 or (value == 0 and not allow_zero):
         raise ConfigurationError(f"{name} must be {'>= 0' if allow_zero else '> 0'} seconds, got {value!r}.")
     return float(value)
@@ -101,6 +104,13 @@ class ClientConfig:
                 f"sasl_mechanism {self.sasl_mechanism!r} is set but security_protocol is {self.security_protocol}: "
                 "use SASL_PLAINTEXT or SASL_SSL, or drop the mechanism."
             )
+        elif self.sasl_username is not None or self.sasl_password is not None:
+            # The credentials would silently not be used (and may be sent nowhere safe later).
+            raise ConfigurationError(
+                f"a SASL username/password (sasl.username / sasl.password) is set but security_protocol is "
+                f"{self.security_protocol}: set security_protocol to SASL_SSL or SASL_PLAINTEXT (with "
+                "sasl_mechanism), or remove the credentials."
+            )
         for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile"):
             path = getattr(self, name)
             if path is not None and not Path(path).is_file():
@@ -110,6 +120,22 @@ class ClientConfig:
         for name in ("connect_timeout_s", "request_timeout_s", "call_timeout_s", "retry_backoff_max_s"):
             _positive(name, getattr(self, name))
         _positive("retry_backoff_s", self.retry_backoff_s, allow_zero=True)
+        if self.uses_tls:
+            self._check_tls_files()
+
+    def _check_tls_files(self) -> None:
+        """Load the TLS context now: a PEM file that holds no certificate or key, or a wrong key
+        password, is bad input named here, not a failure at every broker later."""
+        try:
+            self.ssl_context()
+        except ssl.SSLError as exc:
+            files = ", ".join(f"{n}={getattr(self, n)!r}" for n in ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+                              if getattr(self, n))
+            reason = exc.reason or exc.strerror or type(exc).__name__
+            raise ConfigurationError(
+                f"the TLS files cannot be loaded ({files}): {reason}. Check that ssl_cafile holds PEM "
+                "certificates, ssl_certfile a PEM certificate, ssl_keyfile its PEM private key, and "
+                "ssl_key_password the key's password.") from None
 
     @property
     def uses_tls(self) -> bool:
@@ -127,7 +153,8 @@ class ClientConfig:
         if not self.ssl_check_hostname:
             context.verify_mode = ssl.CERT_REQUIRED if self.ssl_cafile else ssl.CERT_NONE
         if self.ssl_certfile:
-            context.load_cert_chain(self.ssl_certfile, self.ssl_keyfile, password=self.ssl_key_password)
+            # Never None: OpenSSL would prompt on the terminal for an encrypted key's password.
+            context.load_cert_chain(self.ssl_certfile, self.ssl_keyfile, password=self.ssl_key_password or "")
         return context
 
     def redacted(self) -> dict[str, Any]:
@@ -235,11 +262,18 @@ def as_bool(name: str, value: Any) -> bool:
 
 
 def as_seconds(name: str, value: Any, scale: float = 1.0) -> float:
+    """A number of seconds (``scale`` 0.001 for a property in ms) that is finite and >= 0."""
+    unit = "milliseconds" if scale != 1.0 else "seconds"
     try:
-        return float(value) * scale
+        if isinstance(value, bool):
+            raise TypeError
+        seconds = float(value) * scale
     except (TypeError, ValueError):
-        unit = "milliseconds" if scale != 1.0 else "seconds"
         raise ConfigurationError(f"option {name} must be a number of {unit}, got {value!r}.") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ConfigurationError(f"option {name} must be a finite number of {unit} >= 0 (e.g. 30000 ms / 30 s), "
+                                 f"got {value!r}.")
+    return seconds
 
 
 def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] | None = None) -> dict[str, Any]:
@@ -329,9 +363,15 @@ def config_to_kafka_properties(config: ClientConfig) -> dict[str, str]:
 def read_properties_file(path: str) -> dict[str, str]:
     """A Java-style ``key=value`` client.properties file (``#`` comments)."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigurationError(f"cannot read client properties file {path!r}: {exc.strerror}.") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(f"client properties file {path!r} is not UTF-8 text (byte {exc.start}): give a "
+                                 "Java-style client.properties file of 'key=value' lines.") from None
+    if "\x00" in text:
+        raise ConfigurationError(f"client properties file {path!r} is binary (it contains NUL bytes): give a "
+                                 "Java-style client.properties file of 'key=value' lines.")
     properties = {}
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()

@@ -51,11 +51,10 @@ def define_connections(kgroups_conn, cluster, certs, password=PASSWORD) -> dict[
 
 
 def test_kgroups_form_fields_become_the_client_config(tmp_path):
-    ca = tmp_path / "ca.pem"
-    ca.write_text("x")
+    ca = make_self_signed_cert(tmp_path).cert  # TLS files are loaded when the config is built
     config = client_config_from_connection(
         "kgroups", host="k1:9093, k2", port=9094, login="svc", password="secret",
-        extra={"security_protocol": "sasl_ssl", "sasl_mechanism": "scram-sha-256", "ssl_cafile": str(ca),
+        extra={"security_protocol": "sasl_ssl", "sasl_mechanism": "scram-sha-256", "ssl_cafile": ca,
                "ssl_check_hostname": "false", "request_timeout_s": "5", "client_id": None})
     assert [str(b) for b in config.bootstrap_servers] == ["k1:9093", "k2:9094"]
     assert (config.security_protocol, config.sasl_mechanism, config.sasl_username) == ("SASL_SSL", "SCRAM-SHA-256",

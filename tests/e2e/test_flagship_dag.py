@@ -70,8 +70,9 @@ def test_the_jvm_kafka_source_is_chosen_only_with_its_package(module, monkeypatc
 
 
 def test_spark_kafka_options_carry_the_connection_security(module, tmp_path):
-    ca = tmp_path / "ca.pem"
-    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    from tests.support.fakekafka import make_self_signed_cert
+
+    ca = make_self_signed_cert(tmp_path).cert  # TLS files are loaded when the config is built
     plain = ClientConfig.create("k1:9092,k2:9093")
     assert module.spark_kafka_options(plain) == {"security.protocol": "PLAINTEXT"}
     scram = ClientConfig.create("k1:9093", security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512",
