@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 
 from .client import ClientConfig, ConfigurationError, GroupSelector, GroupsClient, GroupState, NoBrokerAvailable
 from .client.config import config_from_kafka_properties, read_properties_file
+from .client.deadline import check_seconds
+from .client.selection import select_groups
 from .client.errors import AuthenticationError, KafkaGroupsError
 from .connect import connect_configs_from_properties, split_connect_properties
 from .lag.deadgroups import DeadGroupRules
@@ -43,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"host:port[,host:port] (env {ENV_BOOTSTRAP})")
     conn.add_argument("--command-config", default=os.environ.get(ENV_COMMAND_CONFIG),
                       help=f"Java-style client.properties: security.protocol, sasl.*, ssl.* (env {ENV_COMMAND_CONFIG})")
-    conn.add_argument("--timeout", type=float, default=None, help="seconds for each call (default 60)")
+    conn.add_argument("--timeout", type=float, default=None,
+                      help="seconds for the whole command, every request included (default 60)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--verbose", "-v", action="store_true", help="log every request (API, version, broker, time)")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -93,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def client_config(args: argparse.Namespace) -> ClientConfig:
+    if args.timeout is not None:
+        check_seconds("--timeout", args.timeout)
     properties = read_properties_file(args.command_config) if args.command_config else {}
     properties, _ = split_connect_properties(properties)  # connect.* keys are for delete --connect-url
     if args.bootstrap_servers:
@@ -103,12 +108,12 @@ def client_config(args: argparse.Namespace) -> ClientConfig:
 
 
 def selected_groups(client: GroupsClient, args: argparse.Namespace, progress: Progress) -> list[str]:
+    """The shared selection routine: a broker whose listing failed makes a pattern selection
+    refuse (IncompleteListingError, exit 1, the brokers named) rather than drop its groups."""
     selector = GroupSelector(ids=tuple(args.groups), patterns=tuple(args.pattern), exclude=tuple(args.exclude))
-    if not selector.needs_listing:
-        return list(selector.ids)
-    progress("listing groups to match patterns")
-    listed = client.list_groups()
-    chosen = selector.select(g.group_id for g in listed.groups)
+    if selector.needs_listing:
+        progress("listing groups to match patterns")
+    chosen = client.run(select_groups(client.aclient, selector))
     if not chosen:
         raise ConfigurationError("no group matches the given ids and patterns.")
     return chosen
@@ -169,14 +174,24 @@ def cmd_lag(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
                                         read_committed=args.read_committed))
     rows = []
     for gid, group in snapshot.groups.items():
+        if group.not_found:
+            rows.append((gid, "NOT FOUND", "", "", "", None, "no such group: no member, no committed offset"))
+            continue
         for p in group.partitions:
             note = ",".join(sorted(f.value for f in p.flags))
+            if p.error is not None:
+                note = f"{note}: {p.error}" if note else str(p.error)
             rows.append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, note or ""))
-        rows.append((gid, "TOTAL", "", "", "", group.total_lag, f"{group.state.value}, {group.members} member(s)"))
+        summary = f"{group.state.value}, {group.members} member(s)"
+        if group.total_lag is None:
+            summary += ", total unknown"
+        rows.append((gid, "TOTAL", "", "", "", group.total_lag, summary))
     for gid, failure in snapshot.failures.items():
         rows.append((gid, "ERROR", "", "", "", "", str(failure)))
     table = render_table(("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "NOTE"), rows)
-    return snapshot.to_dict(), table, not snapshot.failures
+    # Unknown is never fine: a group not read, not found, or with an unknown total is exit 1.
+    ok = not snapshot.failures and all(g.total_lag is not None for g in snapshot.groups.values())
+    return snapshot.to_dict(), table, ok
 
 
 def delete_policy(args) -> "CleanupPolicy":
@@ -296,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = client_config(args)
         prepare(args)
-        with GroupsClient(config) as client:
+        with GroupsClient(config) as client, client.deadline(config.call_timeout_s):
             data, table, ok = COMMANDS[args.command](client, args, progress)
     except ConfigurationError as exc:
         print(f"kgroups: bad input: {exc}", file=sys.stderr)

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from airflow.sdk import BaseHook
 
 from ..client import AsyncGroupsClient, ClientConfig, GroupSelector, GroupsClient
-from ..client.errors import ConfigurationError, KafkaGroupsError
+from ..client.errors import ConfigurationError
+from ..client.selection import select_groups
 from ..client.results import GroupDeletion, GroupDescription, GroupOffsets, KeyedResults
 from ..history.backup import restore_offsets
 from ..lag.barrier import BarrierTarget, fix_target
@@ -129,28 +130,28 @@ class KafkaGroupsHook(BaseHook):
             await client.close()
 
     def _run(self, coroutine_fn, *args, **kwargs):
-        """Run an ``async def f(aclient, ...)`` on the sync client's loop: one code path for both ways in."""
+        """Run an ``async def f(aclient, ...)`` on the sync client's loop: one code path for both
+        ways in. A verb has one deadline (``call_timeout_s``) for every call it makes."""
         client = self.client
-        return client.run(coroutine_fn(client.aclient, *args, **kwargs))
+        with client.deadline():
+            return client.run(coroutine_fn(client.aclient, *args, **kwargs))
+
+    async def _arun(self, coroutine_fn, *args, **kwargs):
+        """The async twin of :meth:`_run`, on the caller's loop, under the same one deadline."""
+        aclient = await self.aget_client()
+        async with aclient.deadline():
+            return await coroutine_fn(aclient, *args, **kwargs)
 
     # -- verbs (each written once, async, over an AsyncGroupsClient) --------------------------
 
-    @staticmethod
-    async def _select(aclient: AsyncGroupsClient, selector: GroupSelector) -> list[str]:
-        if not selector.needs_listing:
-            return list(selector.ids)
-        listed = await aclient.list_groups()
-        if listed.broker_failures:
-            failed = ", ".join(f"{b}: {f}" for b, f in sorted(listed.broker_failures.items()))
-            raise KafkaGroupsError(f"cannot list groups on every broker ({failed}): a pattern would miss groups.")
-        return selector.select(g.group_id for g in listed.groups)
-
     def select_groups(self, selector: GroupSelector) -> list[str]:
-        """The exact ids plus the listed groups matching the patterns (ListGroups only if patterns)."""
-        return self._run(self._select, selector)
+        """The exact ids plus the listed groups matching the patterns (ListGroups only if patterns);
+        a broker whose listing failed raises :class:`IncompleteListingError` (the one selection
+        routine, :func:`~..client.selection.select_groups`, shared with the CLI)."""
+        return self._run(select_groups, selector)
 
     async def aselect_groups(self, selector: GroupSelector) -> list[str]:
-        return await self._select(await self.aget_client(), selector)
+        return await self._arun(select_groups, selector)
 
     def snapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
                  topics: Iterable[str] | None = None, read_committed: bool = False) -> LagSnapshot:
@@ -159,8 +160,8 @@ class KafkaGroupsHook(BaseHook):
 
     async def asnapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
                         topics: Iterable[str] | None = None, read_committed: bool = False) -> LagSnapshot:
-        return await take_snapshot(await self.aget_client(), list(group_ids), policy=policy, topics=topics,
-                                   read_committed=read_committed)
+        return await self._arun(take_snapshot, list(group_ids), policy=policy, topics=topics,
+                                read_committed=read_committed)
 
     def fix_barrier(self, group_ids: Iterable[str], *, topics: Iterable[str] | None = None,
                     timestamp_ms: int | None = None, read_committed: bool = False) -> BarrierTarget:
@@ -194,7 +195,7 @@ class KafkaGroupsHook(BaseHook):
         return self._run(self._check_gate, gate)
 
     async def acheck_gate(self, gate: "LagGate") -> "Decision":
-        return await self._check_gate(await self.aget_client(), gate)
+        return await self._arun(self._check_gate, gate)
 
     def find_dead_groups(self, group_ids: Iterable[str] | None, *, history: Iterable[LagSnapshot] = (),
                          rules: DeadGroupRules = DeadGroupRules()) -> DeadGroupsResult:

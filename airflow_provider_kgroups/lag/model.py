@@ -65,9 +65,19 @@ class GroupLag:
         return not (self.policy is UnknownLagPolicy.IGNORE and LagFlag.NO_COMMIT in partition.flags)
 
     @property
+    def not_found(self) -> bool:
+        """The group does not exist: Kafka describes an unknown group as Dead (DescribeGroups;
+        from v6 with GROUP_ID_NOT_FOUND), and it has no member and no committed offset. Its
+        lag is unknown, never 0."""
+        return self.state is GroupState.DEAD and self.members == 0 and all(p.committed is None
+                                                                           for p in self.partitions)
+
+    @property
     def total_lag(self) -> int | None:
         """Sum over the partitions that count; None if any of them is unknown (FAIL and no
-        commit, or an error): an unknown lag is never summed as zero."""
+        commit, or an error) or the group does not exist: an unknown lag is never summed as zero."""
+        if self.not_found:
+            return None
         lags = [p.lag for p in self.partitions if self.counts_in_totals(p)]
         if any(lag is None for lag in lags):
             return None
@@ -81,7 +91,8 @@ class GroupLag:
 
     def to_dict(self) -> dict[str, Any]:
         return {"group_id": self.group_id, "state": self.state.value, "protocol_type": self.protocol_type,
-                "members": self.members, "total_lag": self.total_lag, "policy": self.policy.value,
+                "members": self.members, "not_found": self.not_found, "total_lag": self.total_lag,
+                "policy": self.policy.value,
                 "partitions": [p.to_dict() for p in self.partitions],
                 "error": self.error.to_dict() if self.error else None}
 

@@ -55,7 +55,7 @@ def test_a_failing_group_gives_exit_code_1(cluster, capsys):
     (("-b", "nohost", "groups"), "is not 'host:port'"),
     (("-b", "127.0.0.1:1", "describe"), "no groups selected"),
     (("-b", "127.0.0.1:1", "lag", "--pattern", "re:("), "not a valid regular expression"),
-    (("-b", "127.0.0.1:1", "--timeout", "-5", "groups"), "call_timeout_s"),
+    (("-b", "127.0.0.1:1", "--timeout", "-5", "groups"), "--timeout must be a positive, finite number"),
     (("groups",), "no bootstrap servers"),
 ])
 def test_bad_input_exits_2_naming_the_problem(capsys, monkeypatch, argv, fragment):

@@ -37,7 +37,26 @@ def test_snapshot_numbers_flags_and_states():
     assert snap.groups["billing"].total_lag is None  # FAIL policy and audit[0] never committed
     assert snap.groups["paused"].state is GroupState.EMPTY and snap.groups["paused"].total_lag == 3
     assert snap.groups["never-existed"].state is GroupState.DEAD and snap.groups["never-existed"].partitions == ()
+    assert snap.groups["never-existed"].not_found and snap.groups["never-existed"].total_lag is None  # not 0
+    assert not snap.groups["billing"].not_found and not snap.groups["paused"].not_found
     assert not snap.failures
+
+
+def test_an_unreadable_log_end_offset_makes_the_partition_and_the_total_unknown():
+    """KafkaApis.handleListOffsetRequest answers per partition: one partition's error leaves the
+    others known, and the group's total unknown (never summed as 0), whatever the policy."""
+    async def body(cluster, client):
+        cluster.inject_error("ListOffsets", Err.TOPIC_AUTHORIZATION_FAILED, key=("orders", 0))
+        return [await take_snapshot(client, ["paused"], policy=policy) for policy in UnknownLagPolicy]
+
+    for snap in with_fake_cluster(body, setup=seed):
+        paused = {p.tp: p for p in snap.groups["paused"].partitions}
+        assert paused[TopicPartition("orders", 0)].lag is None
+        assert paused[TopicPartition("orders", 0)].flags == {LagFlag.ERROR}
+        assert paused[TopicPartition("orders", 0)].error.code == Err.TOPIC_AUTHORIZATION_FAILED
+        assert paused[TopicPartition("audit", 0)].lag == 3
+        assert snap.groups["paused"].total_lag is None
+        assert snap.groups["paused"].to_dict()["total_lag"] is None
 
 
 def test_committed_offsets_are_read_before_end_offsets_in_one_round_per_leader():
