@@ -363,7 +363,9 @@ class AsyncGroupsClient:
 
     async def describe_topics(self, topics: Iterable[str] | None = None,
                               timeout_s: float | None = None) -> dict[str, TopicDescription]:
-        """Partitions and leaders of ``topics`` (None: every topic). Unknown topics are left out."""
+        """Partitions and leaders of ``topics`` (None: every topic). Unknown topics are left out,
+        and so are topics this principal may not Describe (Kafka hides them): a topic missing
+        here is not proven absent; :meth:`check_topics` tells the two apart."""
         call = self._call(timeout_s)
         names = None if topics is None else sorted(set(topics))
         await self.metadata.refresh(call, names)

@@ -151,3 +151,44 @@ def test_check_topics_under_acls_cannot_tell_a_hidden_topic_from_a_missing_one()
             assert counts(c) == {"Metadata": 2}
 
     asyncio.run(main())
+
+
+def test_log_end_offsets_of_a_hidden_topic_fail_with_29_without_a_retry():
+    """KafkaApis.handleTopicMetadataRequest answers the leader lookup with 29 for a topic the
+    principal may not Describe: its partitions fail alone; no ListOffsets is sent for them."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 2, end_offsets=50)
+            c.add_topic("payroll", 1, end_offsets=9)
+            c.allow("ANONYMOUS", "topic", "orders", "Describe")
+            wanted = [TopicPartition("orders", 0), TopicPartition("orders", 1), TopicPartition("payroll", 0)]
+            async with AsyncGroupsClient(config(c)) as client:
+                result = await client.log_end_offsets(wanted)
+            assert {tp: v.offset for tp, v in result.values.items()} == {wanted[0]: 50, wanted[1]: 50}
+            assert codes(result) == {wanted[2]: Err.TOPIC_AUTHORIZATION_FAILED}
+            assert counts(c) == {"Metadata": 2, "ListOffsets": 1}
+
+    asyncio.run(main())
+
+
+def test_commit_offsets_needs_group_read_and_topic_read():
+    """KafkaApis.handleOffsetCommitRequest: without group Read every partition is 30; without
+    topic Read that topic's partitions are 29; neither is retried."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 1)
+            c.add_topic("payroll", 1)
+            c.allow("ANONYMOUS", "group", "restore", "Read")
+            c.allow("ANONYMOUS", "group", "look-only", "Describe")
+            c.allow("ANONYMOUS", "topic", "orders", "Read")
+            offsets = {TopicPartition("orders", 0): 3, TopicPartition("payroll", 0): 4}
+            async with AsyncGroupsClient(config(c)) as client:
+                restored = await client.commit_offsets("restore", offsets)
+                refused = await client.commit_offsets("look-only", offsets)
+            assert dict(restored.values) == {TopicPartition("orders", 0): 3}
+            assert codes(restored) == {TopicPartition("payroll", 0): Err.TOPIC_AUTHORIZATION_FAILED}
+            assert refused.values == {} and codes(refused) == {tp: GAF for tp in offsets}
+            assert c.committed("restore") == {("orders", 0): 3} and not c.has_group("look-only")
+            assert counts(c) == {"Metadata": 1, "FindCoordinator": 2, "OffsetCommit": 2}
+
+    asyncio.run(main())

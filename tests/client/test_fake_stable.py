@@ -106,3 +106,23 @@ def test_kafka4_stable_fetch_timing_out_as_not_coordinator_is_bounded_by_the_dea
             assert c.count("FindCoordinator") >= fetches_for_a  # every NOT_COORDINATOR looked up again
 
     asyncio.run(main())
+
+
+def test_commit_into_a_dead_classic_group_is_retried_until_the_deadline_naming_why():
+    """ClassicGroup.validateOffsetCommit: a Dead classic group answers COORDINATOR_NOT_AVAILABLE,
+    which sends the group back to coordinator lookup (the group is on its way out); a group
+    that stays Dead ends in a timeout naming the error, and nothing is committed."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 1)
+            c.add_group("dead", state="Dead")
+            async with AsyncGroupsClient(config(c, retry_backoff_max_s=0.05)) as client:
+                result = await asyncio.wait_for(
+                    client.commit_offsets("dead", {TopicPartition("orders", 0): 3}, timeout_s=0.4), GUARD_S)
+            assert result.values == {}
+            assert {tp: f.code for tp, f in result.failures.items()} == {TopicPartition("orders", 0): CLIENT_TIMEOUT}
+            assert "COORDINATOR_NOT_AVAILABLE" in result.failures[TopicPartition("orders", 0)].message
+            assert c.committed("dead") == {} and c.count("OffsetCommit") >= 2
+            assert c.count("FindCoordinator") >= c.count("OffsetCommit")  # each answer looked the group up again
+
+    asyncio.run(main())
