@@ -49,7 +49,7 @@ class ClusterMetadata:
             topics=None if names is None else [MetadataRequest.MetadataRequestTopic(name=n) for n in names],
             allow_auto_topic_creation=False,
         )
-        response = await conn.send(request, version, call.request_timeout())
+        response = await conn.send(request, version, call.request_timeout(), deadline=call.deadline)
         self.brokers = {b.node_id: BrokerAddress(b.host, b.port) for b in response.brokers}
         call.pool.set_brokers(self.brokers)
         self.bootstrapped = True

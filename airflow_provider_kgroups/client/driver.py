@@ -24,8 +24,8 @@ from typing import Any, Generic, Hashable, Iterable, Protocol, TypeVar
 from .config import ClientConfig
 from .deadline import Deadline
 from .errors import (
-    CLIENT_DISCONNECTED, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected, Failure, KafkaGroupsError,
-    RequestTimeout, response_lost,
+    CLIENT_DISCONNECTED, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected, BrokerThrottled, Failure,
+    KafkaGroupsError, RequestTimeout, response_lost,
 )
 from .protocol import ApiMessage
 from .results import KeyedResults
@@ -135,7 +135,7 @@ class Call:
         return base * random.uniform(0.8, 1.2)
 
     async def send(self, conn: BrokerConnection, plan: RequestPlan) -> Any:
-        return await conn.send(plan.request, plan.version, self.request_timeout())
+        return await conn.send(plan.request, plan.version, self.request_timeout(), deadline=self.deadline)
 
     async def connection(self, node: int) -> BrokerConnection:
         """The connection to ``node``; waiting for it to open counts as a request (bounded alike)."""
@@ -236,6 +236,9 @@ class Driver(Generic[K, V]):
         return outcome
 
     def _transport_failure(self, keys: Iterable[K], error: BaseException) -> Outcome[K, V]:
+        if isinstance(error, BrokerThrottled):  # no answer can come before the deadline: say why now
+            failure = Failure(CLIENT_TIMEOUT, str(error))
+            return Outcome(failed={key: failure for key in keys})
         if isinstance(error, (BrokerDisconnected, RequestTimeout, ConnectionError, OSError)):
             # A dropped or silent broker: its keys go back to lookup, as in the Java client.
             return Outcome(unmapped=set(keys), reasons={key: str(error) for key in keys})

@@ -154,6 +154,11 @@ class BrokerDisconnected(TransportError, ConnectionError):
     """The connection to a broker closed while requests were in flight."""
 
 
+class BrokerThrottled(RequestTimeout):
+    """The broker throttles this client (quota, KIP-219) until after the call's deadline, so the
+    request was not sent: no answer can come in time."""
+
+
 def response_lost(error: BaseException) -> bool:
     """True when ``error`` means a request was sent and its response never came."""
     return isinstance(error, TransportError) and error.request_sent

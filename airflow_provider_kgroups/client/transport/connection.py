@@ -4,6 +4,10 @@ It frames requests, pipelines them (many in flight, matched back by correlation 
 negotiates API versions once per connection, and authenticates with SASL. It knows
 nothing about groups, retries or deadlines: a request either gets its response or
 raises (timeout, disconnect).
+
+A response announcing a quota throttle (KIP-219, see :mod:`.throttle`) holds back every
+request not yet written until the throttle ends, and a request's timeout starts when it is
+written; requests already written get the throttle time added to their timeout.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from typing import Callable
 
 from ..config import BrokerAddress, ClientConfig
 from ..errors import (
-    AuthenticationError, BrokerDisconnected, ErrorCode, ProtocolError, RequestTimeout, error_name,
+    AuthenticationError, BrokerDisconnected, BrokerThrottled, ErrorCode, ProtocolError, RequestTimeout, error_name,
 )
 from ..protocol import (
     CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
     SaslAuthenticateRequest, SaslHandshakeRequest,
 )
 from .sasl import mechanism_for
+from .throttle import throttle_seconds
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +39,16 @@ _MAX_FRAME = 100 * 1024 * 1024
 
 #: Called after every request: (node_id, api name, version, seconds, error or None).
 Observer = Callable[[int, str, int, float, BaseException | None], None]
+
+
+class _Pending:
+    __slots__ = ("future", "response_cls", "version", "expires")
+
+    def __init__(self, future: asyncio.Future, response_cls: type, version: int, expires: float) -> None:
+        self.future = future
+        self.response_cls = response_cls
+        self.version = version
+        self.expires = expires  # monotonic; pushed back by throttles announced while in flight
 
 
 class BrokerConnection:
@@ -46,7 +61,8 @@ class BrokerConnection:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._read_task: asyncio.Task | None = None
-        self._pending: dict[int, tuple[asyncio.Future, type, int]] = {}
+        self._pending: dict[int, _Pending] = {}
+        self._throttled_until = 0.0  # monotonic: nothing is written before
         self._correlation_ids = itertools.count(1)
         self._closed = False
         self.api_versions: dict[int, tuple[int, int]] = {}
@@ -61,6 +77,11 @@ class BrokerConnection:
     @property
     def in_flight(self) -> int:
         return len(self._pending)
+
+    @property
+    def throttled_for(self) -> float:
+        """Seconds until the broker's quota throttle ends (0: not throttled)."""
+        return max(0.0, self._throttled_until - time.monotonic())
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -160,20 +181,33 @@ class BrokerConnection:
 
     # -- requests ----------------------------------------------------------------------------
 
-    async def send(self, request: ApiMessage, version: int, timeout: float) -> ApiMessage:
-        """Send one request and wait for its response (other requests may be in flight)."""
+    async def send(self, request: ApiMessage, version: int, timeout: float,
+                   deadline: float | None = None) -> ApiMessage:
+        """Send one request and wait for its response (other requests may be in flight).
+
+        ``timeout`` counts from the moment the request is written (after any quota throttle);
+        ``deadline`` (monotonic): raise :class:`BrokerThrottled` at once, sending nothing, if the
+        throttle lasts beyond it.
+        """
+        await self._wait_out_throttle(request, version, deadline)
         if self._closed or self._writer is None:
             raise BrokerDisconnected(f"connection to broker {self.address} is closed")
         correlation_id = next(self._correlation_ids)
         request.with_header(correlation_id=correlation_id, client_id=self._config.client_id)
         frame = request.encode(version=version, header=True, framed=True)
         future = asyncio.get_running_loop().create_future()
-        self._pending[correlation_id] = (future, RESPONSE_FOR[request.API_KEY], version)
         started = time.monotonic()
+        pending = _Pending(future, RESPONSE_FOR[request.API_KEY], version, started + timeout)
+        self._pending[correlation_id] = pending
         error: BaseException | None = None
         try:
             self._writer.write(frame)
-            return await asyncio.wait_for(future, timeout)
+            while not future.done():
+                left = pending.expires - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                await asyncio.wait((future,), timeout=left)
+            return future.result()
         except (asyncio.TimeoutError, TimeoutError):
             error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
                                    f"within {timeout:.3g}s", request_sent=True)
@@ -189,6 +223,21 @@ class BrokerConnection:
                 self._observer(self.node_id, request.name.removesuffix("Request"), version,
                                time.monotonic() - started, error)
 
+    async def _wait_out_throttle(self, request: ApiMessage, version: int, deadline: float | None) -> None:
+        while (wait := self._throttled_until - time.monotonic()) > 0 and not self._closed:
+            if deadline is not None and self._throttled_until > deadline:
+                raise BrokerThrottled(f"broker {self.address} throttles this client (quota) for {wait * 1000:.0f} ms "
+                                      f"more, past the deadline: {request.name} v{version} not sent")
+            await asyncio.sleep(wait)
+
+    def _throttle(self, seconds: float) -> None:
+        """A response announced a quota throttle: hold back new requests, and do not count the
+        throttle against the requests already written (InFlightRequests.incrementThrottleTime)."""
+        self._throttled_until = max(self._throttled_until, time.monotonic() + seconds)
+        for pending in self._pending.values():
+            pending.expires += seconds
+        log.debug("broker %s throttles this client for %.0f ms", self.address, seconds * 1000)
+
     async def _read_responses(self) -> None:
         reader = self._reader
         assert reader is not None
@@ -202,14 +251,19 @@ class BrokerConnection:
                 entry = self._pending.get(correlation_id)
                 if entry is None:
                     continue  # a response to a request that already timed out
-                future, response_cls, version = entry
+                future, response_cls, version = entry.future, entry.response_cls, entry.version
                 if future.done():
                     continue
                 try:
-                    future.set_result(response_cls.decode(body, version=version, header=True))
+                    response = response_cls.decode(body, version=version, header=True)
                 except Exception as exc:  # noqa: BLE001 - a bad body fails that request, not the loop
                     future.set_exception(ProtocolError(
                         f"cannot decode {response_cls.__name__} v{version} from broker {self.address}: {exc}"))
+                    continue
+                future.set_result(response)
+                throttle = throttle_seconds(response_cls.API_KEY, version, response)
+                if throttle > 0:
+                    self._throttle(throttle)
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
             reason = "closed the connection" if isinstance(exc, asyncio.IncompleteReadError) else str(exc)
             self._fail_pending(BrokerDisconnected(f"broker {self.address} {reason}", request_sent=True))
@@ -223,7 +277,7 @@ class BrokerConnection:
 
     def _fail_pending(self, error: BaseException) -> None:
         """Fail every request in flight: each was written, so its fate on the broker is unknown."""
-        for future, _, _ in list(self._pending.values()):
-            if not future.done():
-                future.set_exception(error)
+        for pending in list(self._pending.values()):
+            if not pending.future.done():
+                pending.future.set_exception(error)
         self._pending.clear()

@@ -51,7 +51,8 @@ class RequestStats:
 
 
 def _load_order(conn: BrokerConnection) -> tuple:
-    return conn.in_flight, conn.node_id < 0, abs(conn.node_id)
+    # A broker throttling this client (quota) is the last choice, as in NetworkClient.leastLoadedNode.
+    return conn.throttled_for > 0, conn.in_flight, conn.node_id < 0, abs(conn.node_id)
 
 
 class ConnectionPool:
@@ -84,8 +85,8 @@ class ConnectionPool:
         return sorted(n for n in self._addresses if n >= 0)
 
     def live(self) -> list[BrokerConnection]:
-        """Connections open now (no waiting), least loaded first, real brokers before bootstrap
-        entries, then by node id: the same choice every time for the same state."""
+        """Connections open now (no waiting), unthrottled and least loaded first, real brokers
+        before bootstrap entries, then by node id: the same choice every time for the same state."""
         return sorted((c for c in self._connections.values() if c.connected), key=_load_order)
 
     def address_of(self, node_id: int) -> BrokerAddress | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
 from .broker import FakeBroker
 from .codec import API_CLASSES, DEFAULT_MAX_VERSIONS, ApiRef, Err, api_key_of, codec_range
-from .faults import Drop, Faults, Injection
+from .faults import Drop, Faults, Injection, Throttle
 from .reqlog import LoggedRequest, RequestLog
 from .state import ClusterState
 
@@ -189,6 +189,13 @@ class FakeCluster(ClusterState):
         """The next ``times`` responses to ``api`` (None: any) on ``node`` (None: any broker)
         are cut: half the frame is written, then the connection is closed."""
         return self.faults.add_drop(None if api is None else api_key_of(api), node, times)
+
+    def throttle(self, node: int, throttle_ms: int, *, api: ApiRef | None = None,
+                 times: int | None = None) -> Throttle:
+        """A quota switch on broker ``node`` (KIP-219): its next ``times`` responses (None: until
+        ``.cancel()``) to ``api`` (None: any) carry ``throttle_time_ms`` and then mute the
+        connection that long. The returned :class:`.faults.Throttle` records each mute."""
+        return self.faults.add_throttle(node, throttle_ms, None if api is None else api_key_of(api), times)
 
     def blackhole(self, node: int, on: bool = True, *, api: ApiRef | None = None) -> None:
         """The broker reads requests (and logs them) but answers nothing while on; a

@@ -5,6 +5,11 @@ a channel until its response is sent), so responses leave in order. Two delays a
 ``processing_s`` is broker work and holds up the next request on this connection;
 ``latency_s`` is network delay on the response only, so the next pipelined request is
 processed meanwhile (a writer task sends each response when it is due, in order).
+
+A quota throttle (:class:`.faults.Throttle`) mutes the connection after the response is
+queued, as Kafka's SocketServer does (KafkaChannel: MUTED_AND_THROTTLED until THROTTLE_ENDED):
+nothing is read until it ends. A request that reaches the broker meanwhile waits unread; its
+arrival time is logged, so tests can see a client that did not hold back.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .codec import INT32
 from .dispatch import receive, respond
+from .reqlog import RequestLog
 from .handlers.sasl import SaslSession
 
 if TYPE_CHECKING:
@@ -76,11 +82,15 @@ class Connection:
     async def _read_loop(self) -> None:
         loop = asyncio.get_running_loop()
         faults, node = self.cluster.faults, self.broker.node_id
+        held: tuple[float, bytes] | None = None  # a request that arrived during a mute
         while True:
-            (size,) = INT32.unpack(await self.reader.readexactly(4))
-            if not 0 < size <= MAX_FRAME:
-                return
-            body = await self.reader.readexactly(size)
+            arrived = None
+            if held is not None:
+                (arrived, body), held = held, None
+            else:
+                body = await self._read_frame()
+                if body is None:
+                    return
             if self.session.raw_mode:  # SASL tokens after a v0 handshake
                 token = self.session.raw(body)
                 if token is None:
@@ -88,7 +98,7 @@ class Connection:
                 self._out.put_nowait(_Outgoing(loop.time(), INT32.pack(len(token)) + token))
                 continue
             try:
-                incoming = receive(self.broker, body, self.cluster.request_log)
+                incoming = receive(self.broker, body, self.cluster.request_log, arrived)
             except ValueError:  # not even a request header: Kafka drops such a connection
                 return
             api_key = incoming.prefix.api_key
@@ -108,6 +118,36 @@ class Connection:
             self._out.put_nowait(_Outgoing(loop.time() + latency_s, reply.frame, drop))
             if drop or reply.close_after:
                 return
+            if reply.throttle is not None:
+                held = await self._mute(reply.throttle)
+
+    async def _read_frame(self) -> bytes | None:
+        (size,) = INT32.unpack(await self.reader.readexactly(4))
+        if not 0 < size <= MAX_FRAME:
+            return None
+        return await self.reader.readexactly(size)
+
+    async def _mute(self, throttle) -> tuple[float, bytes] | None:
+        """Read nothing for the throttle time; return a request that arrived meanwhile (with
+        its arrival time), to be handled once the mute ends."""
+        start = RequestLog.now()
+        end = start + throttle.throttle_ms / 1000.0
+        throttle.mutes.append((start, end))
+        held = None
+        try:
+            header = await asyncio.wait_for(self.reader.readexactly(4), end - start)
+        except (asyncio.TimeoutError, TimeoutError):
+            pass  # readexactly consumed nothing: the client sent nothing during the mute
+        else:
+            arrived = RequestLog.now()
+            (size,) = INT32.unpack(header)
+            if not 0 < size <= MAX_FRAME:
+                raise ConnectionError("bad frame size")
+            held = (arrived, await self.reader.readexactly(size))
+        remaining = end - RequestLog.now()
+        if remaining > 0:
+            await asyncio.sleep(remaining)
+        return held
 
     async def _write_loop(self) -> None:
         loop = asyncio.get_running_loop()

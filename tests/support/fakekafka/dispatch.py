@@ -16,7 +16,7 @@ from kafka.protocol.api_key import ApiKey
 from .codec import (
     API_CLASSES, Err, RequestPrefix, api_name, decode_request, encode_response_frame, parse_request_prefix,
 )
-from .faults import Injection
+from .faults import Injection, Throttle
 from .handlers import HANDLERS
 from .handlers.cluster_info import api_versions_body
 from .reqlog import LoggedRequest, RequestLog
@@ -83,10 +83,12 @@ class Reply:
     close_after: bool = False
     extra_delay_s: float = 0.0
     no_response: bool = False  # send nothing, keep the connection
+    throttle: Throttle | None = None  # a quota throttle: mute the connection once this is queued
 
 
-def receive(broker: FakeBroker, body: bytes, request_log: RequestLog) -> Incoming:
-    """Decode and log one request frame body (header included)."""
+def receive(broker: FakeBroker, body: bytes, request_log: RequestLog, arrived: float | None = None) -> Incoming:
+    """Decode and log one request frame body (header included); ``arrived``: when it reached
+    the broker, if that was before now (a request held unread during a quota mute)."""
     prefix = parse_request_prefix(body)
     supported = broker.versions.get(prefix.api_key)
     request = None
@@ -107,7 +109,7 @@ def receive(broker: FakeBroker, body: bytes, request_log: RequestLog) -> Incomin
     request_log.record(LoggedRequest(
         node=broker.node_id, api=api_name(prefix.api_key), api_key=prefix.api_key, api_version=prefix.api_version,
         correlation_id=prefix.correlation_id, client_id=getattr(header, "client_id", None), request=request,
-        at=RequestLog.now(),
+        at=RequestLog.now(), arrived=arrived,
     ))
     return Incoming(prefix, request, verdict)
 
@@ -130,10 +132,13 @@ def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, inco
             response = HANDLERS[prefix.api_key](ctx)
         if ctx.no_response:
             return Reply(None, no_response=True)
+        throttle = cluster.faults.take_throttle(prefix.api_key, broker.node_id)
+        if throttle is not None and hasattr(response, "throttle_time_ms"):
+            response.throttle_time_ms = throttle.throttle_ms
         frame = encode_response_frame(prefix.api_key, prefix.api_version, prefix.correlation_id, response)
     except Exception as exc:  # noqa: BLE001 - a fake's bug must be visible, not a hang
         log.exception("fakekafka node %s: handler for %s v%s failed", broker.node_id, api_name(prefix.api_key),
                       prefix.api_version)
         cluster.handler_errors.append(exc)
         return Reply(None)
-    return Reply(frame, ctx.close_after, ctx.extra_delay_s)
+    return Reply(frame, ctx.close_after, ctx.extra_delay_s, throttle=throttle)

@@ -8,6 +8,10 @@ main level (groups, partitions, topics) or the whole response for ListGroups.
 
 ``times`` counts requests: an injection is used up once per request in which it answered
 at least one key (``times=None``: always).
+
+A :class:`Throttle` is a violated quota on one broker (KIP-219, ClientQuotaManager.throttle,
+RequestHandlerHelper.sendResponseMaybeThrottle): the response is sent at once carrying
+``throttle_time_ms``, then the broker reads nothing more from that connection for that long.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-__all__ = ["Faults", "Injection", "Drop"]
+__all__ = ["Faults", "Injection", "Drop", "Throttle"]
 
 
 @dataclass(eq=False)
@@ -68,6 +72,28 @@ class Drop:
         self.cancelled = True
 
 
+@dataclass(eq=False)
+class Throttle:
+    """The next ``times`` responses (None: until cancelled) of ``api_key`` (None: any) on
+    ``node`` carry ``throttle_ms``, and each mutes its connection that long. ``mutes`` holds
+    (start, end) in ``time.monotonic()`` of every mute, for comparing with the request log."""
+
+    node: int
+    throttle_ms: int
+    api_key: int | None
+    times: int | None
+    hits: int = 0
+    cancelled: bool = False
+    mutes: list[tuple[float, float]] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        return not self.cancelled and (self.times is None or self.times > 0)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 @dataclass
 class _Delay:
     processing_s: float | None = None  # None: inherit from a less specific scope
@@ -81,6 +107,7 @@ class Faults:
     lock: threading.RLock = field(default_factory=threading.RLock)
     injections: list[Injection] = field(default_factory=list)
     drops: list[Drop] = field(default_factory=list)
+    throttles: list[Throttle] = field(default_factory=list)
     blackholes: set[tuple[int, int | None]] = field(default_factory=set)
     delays: dict[tuple[int | None, int | None], _Delay] = field(default_factory=dict)
 
@@ -129,6 +156,22 @@ class Faults:
                     return True
             return False
 
+    def add_throttle(self, node: int, throttle_ms: int, api_key: int | None, times: int | None) -> Throttle:
+        throttle = Throttle(node=node, throttle_ms=throttle_ms, api_key=api_key, times=times)
+        with self.lock:
+            self.throttles.append(throttle)
+        return throttle
+
+    def take_throttle(self, api_key: int, node: int) -> Throttle | None:
+        with self.lock:
+            for throttle in self.throttles:
+                if throttle.active and throttle.node == node and throttle.api_key in (None, api_key):
+                    throttle.hits += 1
+                    if throttle.times is not None:
+                        throttle.times -= 1
+                    return throttle
+            return None
+
     def set_blackhole(self, node: int, on: bool, api_key: int | None) -> None:
         with self.lock:
             if on:
@@ -164,12 +207,15 @@ class Faults:
             return processing or 0.0, latency or 0.0
 
     def clear(self) -> None:
-        """Forget injections, drops and blackholes (delays stay: they are configuration)."""
+        """Forget injections, drops, throttles and blackholes (delays stay: they are configuration)."""
         with self.lock:
             for injection in self.injections:
                 injection.cancel()
             for drop in self.drops:
                 drop.cancel()
+            for throttle in self.throttles:
+                throttle.cancel()
             self.injections.clear()
             self.drops.clear()
+            self.throttles.clear()
             self.blackholes.clear()

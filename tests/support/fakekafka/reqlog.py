@@ -22,7 +22,8 @@ class LoggedRequest:
     correlation_id: int
     client_id: str | None
     request: Any  # the decoded kafka.protocol request; None if it could not be decoded
-    at: float  # time.monotonic()
+    at: float  # time.monotonic() when the broker read it
+    arrived: float | None = None  # when it reached the broker, if earlier (held unread while muted)
 
 
 class RequestLog:
