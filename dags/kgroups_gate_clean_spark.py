@@ -12,8 +12,10 @@
 2. ``clean_dead_groups`` (DeadConsumerGroupCleanupOperator): dead groups are deleted when the
    run says ``{"cleanup_dry_run": false}`` (a dry run otherwise), with every safety on: a cap of
    20 deletions and 50 % of the candidates per run, the default deny patterns for system groups
-   (``connect-*``, ``__*``, ...), a second describe right before deleting, and a backup of each
-   group's offsets (``<history>/_backups/``, restorable in one call) plus an audit record.
+   (``connect-*``, ``__*``, ...), Kafka Connect evidence when ``KGROUPS_CONNECT_CONN_IDS`` names
+   Connect REST connections (a sink connector that exists keeps its group; a gone connector's
+   group may go), a second describe right before deleting, and a backup of each group's
+   offsets (``<history>/_backups/``, restorable in one call) plus an audit record.
 3. ``totals_from_landing`` (``@task``, Spark started by ``spark_session``): reads from the landing zone exactly the records
    in ``[startingOffsets, endingOffsets)`` (files chosen by their offset names, rows filtered by
    offset: a file that straddles the barrier contributes only its rows below it; a hole in the
@@ -42,6 +44,8 @@ Deployment settings (environment variables, read when the file is parsed):
 - ``KGROUPS_OUTPUT_ROOT``: where the Spark results go (``/tmp/kgroups-output``)
 - ``KGROUPS_HISTORY_URL``: the lag history store (evidence, backups, audit records)
 - ``KGROUPS_CLEANUP_PATTERNS``: comma-separated globs the cleanup may judge (default: every group)
+- ``KGROUPS_CONNECT_CONN_IDS``: comma-separated ``kgroups_connect`` connections (Kafka Connect REST)
+  whose connectors are evidence for the cleanup (default none: ``connect-*`` groups stay denied)
 - ``KGROUPS_BARRIER``: the default of the ``barrier`` param (``timestamp``)
 - ``KGROUPS_GATE_POKE_SECONDS`` (60) and ``KGROUPS_GATE_TIMEOUT_MINUTES`` (60): the gate's pace and patience
 - ``KGROUPS_SPARK_MASTER``: the Spark master (unset: ``local[*]``); ``KGROUPS_SPARK_CONF``: JSON of
@@ -80,6 +84,7 @@ LANDING_FORMAT = os.environ.get("KGROUPS_LANDING_FORMAT", "jsonl")
 OUTPUT_ROOT = os.environ.get("KGROUPS_OUTPUT_ROOT", "/tmp/kgroups-output")
 HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
 CLEANUP_PATTERNS = _csv("KGROUPS_CLEANUP_PATTERNS", "")
+CONNECT_CONN_IDS = _csv("KGROUPS_CONNECT_CONN_IDS", "")
 BARRIER = os.environ.get("KGROUPS_BARRIER", "timestamp")
 POKE_SECONDS = float(os.environ.get("KGROUPS_GATE_POKE_SECONDS", "60"))
 TIMEOUT = timedelta(minutes=float(os.environ.get("KGROUPS_GATE_TIMEOUT_MINUTES", "60")))
@@ -215,6 +220,7 @@ with DAG(
         dry_run="{{ params.cleanup_dry_run }}",
         max_deletions=20,
         max_deletions_percent=50,
+        connect_conn_ids=CONNECT_CONN_IDS or None,
         kafka_groups_conn_id=CONN_ID,
     )
 

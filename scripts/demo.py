@@ -6,8 +6,13 @@
    landing consumer group (kafka-python) that is behind and catching up at 60 records/s,
    writing landing files under ``.demo/landing`` and committing after each file;
 3. leaves consumer groups around: three dead ones (no commit progress for 9-12 days), a
-   paused one (progress two days ago) and a system one (``connect-*``), with the history the
-   snapshot DAG would have stored for them (``.demo/history``);
+   paused one (progress two days ago) and two Kafka Connect sink groups, with the history the
+   snapshot DAG would have stored for them (``.demo/history``); a stand-in Kafka Connect
+   REST server (:class:`ConnectStandIn`, Connect's documented answer to
+   ``GET /connectors?expand=status&expand=info``) says connector ``orders-sink`` is PAUSED
+   (so ``connect-orders-sink`` must stay: it resumes from those offsets) and knows no
+   ``legacy-sink`` (so ``connect-legacy-sink`` is a gone connector's group: deletable), and
+   the cleanup reads it through a ``kgroups_connect`` connection;
 4. runs ``airflow dags test kgroups_gate_clean_spark`` (gate, clean with dry run off, Spark
    in local mode) and prints what happened: how long the gate waited and why it opened, which
    groups were deleted and which kept (and why), what Spark produced, checked against the
@@ -23,12 +28,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +59,14 @@ GROUPS = {
     "tmp-backfill-2024": ("dead: idle 10 days", 120, [(300, 9), (240, 0), (1, 0)]),
     "orders-etl-v1": ("dead: idle 9 days", 200, [(260, 3), (216, 0), (1, 0)]),
     "weekly-report": ("paused: last progress 2 days ago", 150, [(240, 30), (48, 0)]),
-    "connect-orders-sink": ("system group (Kafka Connect), idle 10 days", 300, [(300, 4), (250, 0), (1, 0)]),
+    "connect-orders-sink": ("Kafka Connect sink group, idle 10 days; its connector is PAUSED", 300,
+                            [(300, 4), (250, 0), (1, 0)]),
+    "connect-legacy-sink": ("Kafka Connect sink group, idle 11 days; its connector was removed", 250,
+                            [(320, 4), (270, 0), (1, 0)]),
 }
+#: what the stand-in Kafka Connect cluster runs: connector -> (state, its sink topic)
+CONNECTORS = {"orders-sink": ("PAUSED", TOPIC)}
+CONNECT_CONN_ID = "kgroups_connect_demo"
 SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
               # a short-lived local driver: C1 JIT and the serial GC start faster
               "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
@@ -116,12 +129,57 @@ class Child:
         return "\n".join(text[-lines:])
 
 
+class ConnectStandIn:
+    """A stand-in for a Kafka Connect cluster's REST API, enough for the cleanup's evidence:
+    ``GET /connectors?expand=status&expand=info`` answered as Connect's ``ConnectorsResource``
+    documents it (``{name: {"status": ConnectorStateInfo, "info": ConnectorInfo}}``), 404 with
+    Connect's ``ErrorMessage`` for anything else. Threaded ``http.server`` on a free port."""
+
+    def __init__(self, connectors: dict[str, tuple[str, str]]) -> None:
+        body = json.dumps({name: {
+            "status": {"name": name, "type": "sink", "connector": {"state": state, "worker_id": "demo-worker:8083"},
+                       "tasks": [{"id": 0, "state": state, "worker_id": "demo-worker:8083"}]},
+            "info": {"name": name, "type": "sink", "tasks": [{"connector": name, "task": 0}],
+                     "config": {"name": name, "topics": topic, "tasks.max": "1",
+                                "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector"}},
+        } for name, (state, topic) in connectors.items()}).encode()
+        self.requests = 0
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                standin.requests += 1
+                found = self.path == "/connectors?expand=status&expand=info"
+                payload = body if found else json.dumps({"error_code": 404, "message": "not found"}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, name="connect-standin", daemon=True)
+
+    def __enter__(self) -> "ConnectStandIn":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(5)
+
+
 def airflow_command(*args: str) -> list[str]:
     airflow = Path(sys.executable).with_name("airflow")
     return [str(airflow), *args] if airflow.exists() else [sys.executable, "-m", "airflow", *args]
 
 
-def airflow_env(bootstrap: str | None = None) -> dict[str, str]:
+def airflow_env(bootstrap: str | None = None, connect_url: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW__", "AIRFLOW_CONN_", "KGROUPS_"))}
     env.update({
         "AIRFLOW_HOME": str(WORK / "airflow"),
@@ -141,6 +199,10 @@ def airflow_env(bootstrap: str | None = None) -> dict[str, str]:
     })
     if bootstrap:
         env["AIRFLOW_CONN_KGROUPS_DEFAULT"] = json.dumps({"conn_type": "kgroups", "host": bootstrap})
+    if connect_url:
+        env[f"AIRFLOW_CONN_{CONNECT_CONN_ID.upper()}"] = json.dumps({"conn_type": "kgroups_connect",
+                                                                      "host": connect_url})
+        env["KGROUPS_CONNECT_CONN_IDS"] = CONNECT_CONN_ID
     return env
 
 
@@ -185,6 +247,10 @@ def run() -> int:
         say(f"producer   {TOPIC} ({PARTITIONS} partitions): a {BACKLOG}-record backlog (in "
             f"{time.monotonic() - backlog_started:.1f} s), then {PRODUCE_PER_S} records/s, one record per batch; "
             "every acknowledged record is remembered")
+        connect = stack.enter_context(ConnectStandIn(CONNECTORS))
+        say(f"connect    a stand-in Kafka Connect REST API on {connect.url} (connection {CONNECT_CONN_ID}): "
+            + ", ".join(f"connector {n} {state}" for n, (state, _) in CONNECTORS.items())
+            + "; no connector legacy-sink")
         for group_id, (_, offset, _) in GROUPS.items():
             seed.commit(group_id, {(TOPIC, p): offset for p in range(PARTITIONS)})
         files = backfill_history(str(WORK / "history"), broker.bootstrap,
@@ -215,7 +281,7 @@ def run() -> int:
             say(f"   ... {time.monotonic() - dags_test_started:4.0f} s: landing consumer at "
                 f"{sum(landing.committed.values())} of {produced} produced records")
 
-        with Child(command, airflow_env(broker.bootstrap), log) as dags_test:
+        with Child(command, airflow_env(broker.bootstrap, connect.url), log) as dags_test:
             code = dags_test.wait(DAGS_TEST_TIMEOUT_S, on_tick=tick)
         took = time.monotonic() - dags_test_started
         records = producer.snapshot()
@@ -278,12 +344,21 @@ def summary(records, log: Path) -> bool:
         say(f"\nCleanup (clean_dead_groups, dry run {'ON' if s['dry_run'] else 'off'}; caps: "
             f"{audit['rules']['max_deletions']} deletions and {audit['rules']['max_deletions_percent']:g} % of the "
             "candidates per run; default deny patterns; a second describe before deleting; backups)")
-        order = {"deleted": 0, "would_delete": 1, "skip": 2, "failed": 3, "keep": 4}
+        order = {"deleted": 0, "would_delete": 1, "skip": 2, "failed": 3, "not_found": 4, "keep": 5}
         for group_id, d in sorted(decisions.items(), key=lambda kv: (order.get(kv[1]["decision"], 9), kv[0])):
-            label = {"keep": "kept", "skip": "skipped"}.get(d["decision"], d["decision"])
+            label = {"keep": "kept", "skip": "skipped", "not_found": "not found"}.get(d["decision"], d["decision"])
             say(f"  {label:8} {group_id:20} {_short_reason(d['reason'])}")
+        connect_lines = {g: d["connect"] for g, d in decisions.items() if d.get("connect")}
+        if connect_lines:
+            say(f"  Kafka Connect evidence ({', '.join(audit.get('connect_clusters') or [])}):")
+            for group_id, verdict in sorted(connect_lines.items()):
+                say(f"  connect  {group_id:20} {verdict['status'].upper()}: {verdict['reason']}")
+        elif any(g.startswith("connect-") for g in decisions):
+            ok = False
+            say("  connect  no Kafka Connect evidence in the audit record (connect_conn_ids not set?)")
         if s.get("backup_url"):
-            say(f"  backup   {rel(s['backup_url'])}   (undo: {s['restore']})")
+            say(f"  backup   {rel(s['backup_url'])}   (undo: KafkaGroupsHook('kgroups_default')"
+                f".restore_offsets({s['backup_url']!r}))")
     else:
         ok = False
         say("\nCleanup: no audit record (see the log)")

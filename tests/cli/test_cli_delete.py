@@ -192,3 +192,49 @@ def test_bad_delete_options_exit_2_before_any_network_call(capsys, argv, fragmen
     assert code == EXIT_BAD_INPUT, err
     assert fragment in err
     assert time.monotonic() - started < 5, "no connection attempt (it would wait for the unreachable broker)"
+
+
+def test_connect_evidence_keeps_a_paused_connectors_group_and_lets_a_gone_ones_go(cluster, capsys, tmp_path):
+    """--connect-url with credentials from the properties file (connect.basic.auth.*), over real
+    HTTP (tests/support/connectserver.py answers as Kafka Connect's ConnectorsResource)."""
+    from tests.support.connectserver import Connector, ConnectServer
+
+    for g in ("connect-orders-sink", "connect-legacy-sink"):
+        cluster.add_group(g, offsets={("orders", 0): 50})
+    props = tmp_path / "client.properties"
+    with ConnectServer([Connector("orders-sink", state="PAUSED", tasks=("PAUSED",))], auth=("ops", "s3cret")) as server:
+        props.write_text(f"bootstrap.servers={cluster.bootstrap}\nconnect.basic.auth.user=ops\n"
+                         "connect.basic.auth.password=s3cret\n")
+        argv = ["--command-config", props, "--format", "json", "delete", "connect-orders-sink",
+                "connect-legacy-sink", "--connect-url", server.url, "--backup-url", tmp_path / "b",
+                "--max-deletions-percent", 100]
+        code, out, err = run(capsys, *argv)
+        assert code == EXIT_OK, err
+        got = decisions(out)
+        assert got["connect-orders-sink"][0] == "keep" and got["connect-orders-sink"][1].startswith(
+            "Kafka Connect: sink connector 'orders-sink' on ") and "is PAUSED" in got["connect-orders-sink"][1]
+        assert got["connect-legacy-sink"][0] == "would_delete"
+        assert "the default deny pattern 'connect-*' lifted by Kafka Connect evidence" in got["connect-legacy-sink"][1]
+        assert "s3cret" not in out + err
+        assert all(r.authorization and r.authorization.startswith("Basic ") for r in server.requests)
+        # without Connect, both stay behind the default deny
+        code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "delete", "connect-orders-sink",
+                           "connect-legacy-sink", "--backup-url", tmp_path / "b")
+        assert {g: d for g, (d, _) in decisions(out).items()} == {"connect-orders-sink": "keep",
+                                                                  "connect-legacy-sink": "keep"}
+        # Connect unreachable: fail closed, every connect-* group kept with why
+        code, out, _ = run(capsys, "--command-config", props, "--format", "json", "delete", "connect-orders-sink",
+                           "connect-legacy-sink", "--connect-url", "http://127.0.0.1:1", "--backup-url", tmp_path / "b")
+        got = decisions(out)
+        assert all(d == "keep" and r.startswith("Kafka Connect: ") for d, r in got.values()), got
+        assert cluster.count("DeleteGroups") == 0
+
+
+def test_bad_connect_options_exit_2_before_any_network_call(capsys, tmp_path):
+    props = tmp_path / "client.properties"
+    props.write_text("connect.basic.auth.user=ops\nconnect.bogus=1\n")
+    code, _, err = run(capsys, "-b", "127.0.0.1:1", "--command-config", props, "delete", "x",
+                       "--connect-url", "http://c:8083")
+    assert code == EXIT_BAD_INPUT and "connect.bogus" in err
+    code, _, err = run(capsys, "-b", "127.0.0.1:1", "delete", "x", "--connect-url", "ftp://c")
+    assert code == EXIT_BAD_INPUT and "--connect-url" in err
