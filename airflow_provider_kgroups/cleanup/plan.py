@@ -24,14 +24,13 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from ..client.selection import GroupSelector
+from ..client.selection import select_groups
 from ..lag.deadgroups import (NOT_JUDGED_GROUP_TYPES, DeadGroupRules, GroupHealth, GroupHealthReport,
                               find_dead_groups)
 from ..lag.model import LagSnapshot
 from ..lag.snapshot import now_ms as _now_ms
 from .decisions import GroupDecision, Outcome
 from .policy import CONNECT_DENY_PATTERN, CleanupPolicy
-from .selection import select_groups
 
 __all__ = ["CleanupPlan", "plan_cleanup", "HistorySource"]
 
