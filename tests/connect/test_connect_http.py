@@ -35,11 +35,24 @@ def certs(tmp_path_factory):
 
 @pytest.fixture
 def sleeps(monkeypatch):
-    """urllib3's Retry sleeps through ``time.sleep``: record the waits instead of sleeping."""
+    """urllib3's Retry sleeps through ``time.sleep``: record the waits of this (the test's)
+    thread instead of sleeping. ``time.sleep`` is process-wide, so threads other tests left
+    running (consumers, fake clusters, the HTTP server itself) keep sleeping for real."""
+    import threading
+
     import urllib3.util.retry
 
     slept: list[float] = []
-    monkeypatch.setattr(urllib3.util.retry.time, "sleep", slept.append)
+    real_sleep = urllib3.util.retry.time.sleep
+    caller = threading.current_thread()
+
+    def sleep(seconds: float) -> None:
+        if threading.current_thread() is caller:
+            slept.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr(urllib3.util.retry.time, "sleep", sleep)
     return slept
 
 
