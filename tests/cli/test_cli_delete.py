@@ -71,6 +71,7 @@ def decisions(out: str) -> dict[str, tuple[str, str]]:
 def test_delete_everything_keeps_system_groups_honours_the_cap_and_the_backup_restores(cluster, capsys, tmp_path):
     backups = tmp_path / "backups"
     before = {g: cluster.committed(g) for g in DEAD}
+    cluster.reset_counts()
     code, out, err = run(capsys, "-b", cluster.bootstrap, "--format", "json", "delete", "-p", "*", "--yes",
                          "--history-url", cluster.history, "--backup-url", backups, "--max-deletions", 3)
     assert code == EXIT_OK, err
@@ -92,9 +93,18 @@ def test_delete_everything_keeps_system_groups_honours_the_cap_and_the_backup_re
     assert got["orders-live"][0] == "keep" and got["orders-live"][1].startswith("active: state Stable with 1 member")
     assert not cluster.has_group("tmp-a") and not cluster.has_group("tmp-b")
     assert all(cluster.has_group(g) for g in ("tmp-c", "tmp-d", "weekly", "orders-live"))
-    coordinators = {cluster.coordinator_of(g) for g in ("tmp-a", "tmp-b")}
-    assert cluster.count("DeleteGroups") == len(coordinators)  # one request per coordinator, the chosen groups only
+    # requests: the listing (one per broker); the evidence (one FindCoordinator for every group,
+    # DescribeGroups and OffsetFetch per coordinator, Metadata: bootstrap, the committed topics
+    # by name, the listing for the Streams heuristic); then the second describe and the backup's
+    # offset read per coordinator of the chosen groups, and one DeleteGroups per such coordinator
+    everyone = {cluster.coordinator_of(g) for g in cluster.group_ids() + ["tmp-a", "tmp-b"]}
+    chosen = {cluster.coordinator_of(g) for g in ("tmp-a", "tmp-b")}
+    assert {api: n for api, n in cluster.requests_by_api().items() if api != "ApiVersions"} == {
+        "ListGroups": 3, "FindCoordinator": 1, "Metadata": 3, "DescribeGroups": len(everyone) + len(chosen),
+        "OffsetFetch": len(everyone) + len(chosen), "DeleteGroups": len(chosen)}
     assert sorted(g for r in cluster.requests("DeleteGroups") for g in r.request.groups_names) == ["tmp-a", "tmp-b"]
+    assert sorted(g for r in cluster.requests("DescribeGroups")[-len(chosen):] for g in r.request.groups) \
+        == ["tmp-a", "tmp-b"]  # the second describe names only the groups about to go
     # the backup was written and reads back exactly the deleted groups' offsets
     backup = load_backup(result["backup_url"])
     assert {g: {(tp.topic, tp.partition): c.offset for tp, c in parts.items()} for g, parts in backup.groups.items()} \
