@@ -1,0 +1,191 @@
+"""``kgroups`` as users run it: whole processes (interpreter start, imports, connect, calls,
+output), side by side with a bare kafka-python 3 script doing the same job, on a fake
+cluster in its own process. Prints tables; asserts nothing.
+
+Scenarios (each a fresh fake-cluster process, ``benchmarks/fake_server.py``):
+
+  lag      9 brokers, 3,000 ``acc-g*`` groups (+60 others), 30 topics x 12 partitions,
+           10 ms per request: ``kgroups lag -p 'acc-g*'`` (json, jsonl, table) vs ``kp_lag.py``
+  old      the same, brokers below FindCoordinator v4 / OffsetFetch v8 (one group per request)
+  help     ``kgroups --help``
+  big      30 brokers, 100,000 groups: ``kgroups lag`` (jsonl) and ``take_snapshot`` in a process
+
+Each command runs ``--repeat`` times, the commands interleaved round by round; a row shows
+the median wall time and the median CPU (user + system) of the child process, its peak RSS,
+and, from the fake's request log, the requests per API and the round trips on the critical
+path (see ``fake_server.waves``) of the median run. The machine may be shared: medians of
+interleaved runs, and the fake's own CPU is shown apart.
+
+    python benchmarks/bench_cli.py [--scenarios lag,old,help] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+KGROUPS = [PY, "-m", "airflow_provider_kgroups"]
+API_COLUMNS = ("ListGroups", "DescribeGroups", "ConsumerGroupDescribe", "FindCoordinator", "OffsetFetch", "Metadata",
+               "ListOffsets")
+
+
+class FakeServer:
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([PY, str(ROOT / "benchmarks" / "fake_server.py"), *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        self.bootstrap = json.loads(self.proc.stdout.readline())["bootstrap"]
+
+    def ask(self, command: str) -> dict:
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def __enter__(self) -> "FakeServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+def run_child(argv: list[str], server: FakeServer | None) -> dict:
+    if server:
+        server.ask("reset")
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    # read both pipes fully while the child runs, then reap it with its resource usage
+    import threading
+    chunks: dict[str, bytes] = {}
+    readers = [threading.Thread(target=lambda k, f: chunks.__setitem__(k, f.read()), args=(k, f))
+               for k, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for r in readers:
+        r.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    for r in readers:
+        r.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+              "out_bytes": len(chunks["out"]), "exit": proc.returncode, "err": chunks["err"].decode()[-300:]}
+    if server:
+        result["stats"] = server.ask("stats")
+    return result
+
+
+def measure(commands: dict[str, list[str]], server: FakeServer | None, repeat: int, scenario: str) -> list[dict]:
+    runs: dict[str, list[dict]] = {name: [] for name in commands}
+    for round_ in range(repeat):
+        for name, argv in commands.items():
+            runs[name].append(run_child(argv, server))
+            print(f"  {scenario} {name} run {round_ + 1}/{repeat}: {runs[name][-1]['wall']:.3f}s", file=sys.stderr,
+                  flush=True)
+    rows = []
+    for name, results in runs.items():
+        by_wall = sorted(results, key=lambda r: r["wall"])
+        row = dict(by_wall[len(by_wall) // 2])
+        row["cpu"] = sorted(r["cpu"] for r in results)[len(results) // 2]
+        row.update(scenario=scenario, command=name, argv=commands[name], walls=[r["wall"] for r in results])
+        rows.append(row)
+    return rows
+
+
+def kgroups(bootstrap: str, *args: str) -> list[str]:
+    return [*KGROUPS, "-b", bootstrap, *args]
+
+
+def peer(bootstrap: str, pattern: str) -> list[str]:
+    return [PY, str(ROOT / "benchmarks" / "kp_lag.py"), bootstrap, pattern]
+
+
+def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
+    base = {r["scenario"]: r["wall"] for r in rows if r["command"] == baseline}
+    header = ("scenario", "command", "median wall s", "x kafka-python", "median CPU s", "peak RSS MB", "out KB",
+              "exit", "round trips", "floor s", *API_COLUMNS, "total req", "fake CPU s")
+    lines = []
+    for r in rows:
+        stats = r.get("stats") or {}
+        req = stats.get("requests", {})
+        ratio = f"{r['wall'] / base[r['scenario']]:.2f}" if r["scenario"] in base else "-"
+        trips = stats.get("round_trips")
+        lines.append((r["scenario"], r["command"], f"{r['wall']:.3f}", ratio, f"{r['cpu']:.3f}", f"{r['rss_mb']:.0f}",
+                      f"{r['out_bytes'] / 1024:.0f}", r["exit"], trips if trips is not None else "-",
+                      f"{trips * r.get('latency', 0):.2f}" if trips else "-",
+                      *(req.get(api, 0) if stats else "-" for api in API_COLUMNS),
+                      sum(req.values()) if stats else "-",
+                      f"{stats['fake_cpu_s']:.2f}" if stats else "-"))
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+    fmt = "  ".join("{:<%d}" % w for w in widths)
+    print(fmt.format(*header))
+    for line in lines:
+        print(fmt.format(*map(str, line)))
+    for r in rows:
+        if r["exit"] not in (0,) and r["err"]:
+            print(f"# {r['scenario']} {r['command']} exit {r['exit']}: {r['err'].strip().splitlines()[-1]}")
+
+
+def scenario_lag(args, old: bool) -> list[dict]:
+    name = "old" if old else "lag"
+    with FakeServer("--brokers", "9", "--groups", str(args.groups), "--latency", str(args.latency),
+                    *(["--old"] if old else [])) as server:
+        b = server.bootstrap
+        commands = {"kafka-python": peer(b, "acc-g*"),
+                    "kgroups json": kgroups(b, "--format", "json", "lag", "-p", "acc-g*")}
+        if not old:
+            commands["kgroups table"] = kgroups(b, "lag", "-p", "acc-g*")
+            if args.jsonl:
+                commands["kgroups jsonl"] = kgroups(b, "--format", "jsonl", "lag", "-p", "acc-g*")
+        run_child(commands["kgroups json"], server)  # warm-up: page cache, the fake's first answers
+        rows = measure(commands, server, args.repeat, name)
+    for r in rows:
+        r["latency"] = args.latency
+    return rows
+
+
+def scenario_help(args) -> list[dict]:
+    return measure({"kgroups --help": [*KGROUPS, "--help"], "python -c pass": [PY, "-c", "pass"]}, None,
+                   args.repeat, "help")
+
+
+def scenario_big(args) -> list[dict]:
+    with FakeServer("--brokers", "30", "--groups", str(args.big_groups), "--latency", str(args.latency)) as server:
+        b = server.bootstrap
+        commands = {"kgroups jsonl": kgroups(b, "--format", "jsonl", "lag", "-p", "acc-g*"),
+                    "take_snapshot": [PY, str(ROOT / "benchmarks" / "snapshot_process.py"), b, "acc-g*"]}
+        rows = measure(commands, server, max(1, args.repeat // 2), "big")
+    for r in rows:
+        r["latency"] = args.latency
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenarios", default="lag,old,help")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--groups", type=int, default=3000)
+    parser.add_argument("--big-groups", type=int, default=100_000)
+    parser.add_argument("--latency", type=float, default=0.010)
+    parser.add_argument("--no-jsonl", dest="jsonl", action="store_false")
+    args = parser.parse_args()
+    rows = []
+    for scenario in args.scenarios.split(","):
+        if scenario in ("lag", "old"):
+            rows += scenario_lag(args, scenario == "old")
+        elif scenario == "help":
+            rows += scenario_help(args)
+        elif scenario == "big":
+            rows += scenario_big(args)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores (shared), "
+          f"median of {args.repeat} interleaved runs, {args.latency * 1000:.0f} ms per request")
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

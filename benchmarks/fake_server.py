@@ -1,0 +1,94 @@
+"""The fake cluster in a process of its own, for whole-process benchmarks.
+
+The brokers run on their own event loop (a thread of *this* process), so the benchmarked
+process shares nothing with them but the sockets. Every request waits a fixed latency on
+its response (``--latency``), answers are computed from in-memory state (no disk, no log
+scan), so the client, not the broker, dominates; the fake's own CPU is reported separately.
+
+Protocol: the first stdout line is ``{"bootstrap": ..., "groups": N}``; then one command per
+stdin line, one JSON answer per stdout line:
+
+* ``reset``: forget the request log, start the CPU clock;
+* ``stats``: requests per API, round trips on the critical path (see :func:`waves`) and the
+  fake's CPU seconds since the last reset;
+* ``quit``.
+
+    python benchmarks/fake_server.py --brokers 9 --groups 3000 --latency 0.010
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+OLD_BROKER = {"FindCoordinator": 3, "OffsetFetch": 7}
+
+
+def seed(cluster, groups: int, topics: int, partitions: int, prefix: str = "acc-g") -> None:
+    """``groups`` groups named ``acc-g00000``.., each committed on every partition of one topic
+    (round robin over ``topics`` topics), plus 2 % other groups the pattern must leave out."""
+    for t in range(topics):
+        cluster.add_topic(f"acc-topic-{t:03d}", partitions, end_offsets=[10_000 + p for p in range(partitions)])
+    for g in range(groups):
+        topic = f"acc-topic-{g % topics:03d}"
+        cluster.add_group(f"{prefix}{g:06d}", offsets={(topic, p): 9_000 + g % 1000 for p in range(partitions)})
+    for g in range(max(1, groups // 50)):
+        cluster.add_group(f"other-{g:05d}", offsets={(f"acc-topic-{g % topics:03d}", 0): 1})
+
+
+def waves(arrivals: list[float], latency_s: float) -> int:
+    """Round trips on the critical path, from the brokers' side: requests that arrive within
+    one latency of the first request of a wave were sent before that wave's answers could
+    arrive, so they overlap; a request arriving later waited for an answer (or for work that
+    followed one). A lower bound of the sequential depth when the client stalls between."""
+    count, start = 0, None
+    for at in sorted(arrivals):
+        if start is None or at - start >= latency_s * 0.9:
+            count, start = count + 1, at
+    return count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--brokers", type=int, default=9)
+    parser.add_argument("--groups", type=int, default=3000)
+    parser.add_argument("--topics", type=int, default=30)
+    parser.add_argument("--partitions", type=int, default=12)
+    parser.add_argument("--latency", type=float, default=0.010, help="seconds added to every response")
+    parser.add_argument("--old", action="store_true",
+                        help="every broker below FindCoordinator v4 / OffsetFetch v8 (Kafka before 2.8/3.0)")
+    args = parser.parse_args()
+
+    from tests.support.fakekafka import FakeCluster
+
+    with FakeCluster.running_in_thread(brokers=args.brokers, latency_s=args.latency,
+                                         api_versions=OLD_BROKER if args.old else None) as cluster:
+        seed(cluster, args.groups, args.topics, args.partitions)
+        print(json.dumps({"bootstrap": cluster.bootstrap, "groups": args.groups}), flush=True)
+        cpu = time.process_time()
+        for line in sys.stdin:
+            command = line.strip()
+            if command == "reset":
+                cluster.reset_counts()
+                cpu = time.process_time()
+                answer = {}
+            elif command == "stats":
+                log = cluster.requests()
+                answer = {"requests": cluster.requests_by_api(), "round_trips": waves([r.at for r in log], args.latency),
+                          "fake_cpu_s": time.process_time() - cpu,
+                          "handler_errors": [repr(e) for e in cluster.handler_errors]}
+            elif command == "quit":
+                break
+            else:
+                answer = {"error": f"unknown command {command!r}"}
+            print(json.dumps(answer), flush=True)
+
+
+if __name__ == "__main__":
+    main()
