@@ -3,24 +3,29 @@
 Layers, bottom up: ``transport`` (sockets, framing, auth), ``driver`` (the one batching
 mechanism), ``lookup`` (which broker serves a key), ``handlers`` (one module per API),
 ``client`` (the verbs) and ``sync`` (a blocking facade).
+
+The names below are loaded on first use (PEP 562): importing ``client.errors`` or
+``client.results`` (what the CLI's argument parsing, the hook and the triggers need at import)
+does not load the driver, the handlers and kafka-python's protocol classes (~200 ms).
 """
+
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 from ._codec_import import install as _install_codec_import
 
-_install_codec_import()  # before the first kafka.* import below (see the module for why)
+_install_codec_import()  # before the first kafka.* import anywhere below (see the module for why)
 
-from .client import AsyncGroupsClient  # noqa: E402
-from .config import ClientConfig  # noqa: E402
-from .errors import (
-    AuthenticationError, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable,
-)
-from .results import (
-    CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState, KeyedResults, ListedOffset,
-    ListGroupsResult, MemberDescription, TopicDescription, TopicExistence, TopicPartition,
-)
-from .selection import GroupSelector
-from .sync import GroupsClient
-from .transport import RequestStats
+#: public name -> the submodule that defines it
+_HOMES = {
+    "AsyncGroupsClient": "client", "ClientConfig": "config", "GroupSelector": "selection", "GroupsClient": "sync",
+    "RequestStats": "transport",
+    **dict.fromkeys(("AuthenticationError", "ConfigurationError", "Failure", "KafkaGroupsError", "NoBrokerAvailable"),
+                    "errors"),
+    **dict.fromkeys(("CommittedOffset", "GroupDeletion", "GroupDescription", "GroupListing", "GroupOffsets",
+                     "GroupState", "KeyedResults", "ListedOffset", "ListGroupsResult", "MemberDescription",
+                     "TopicDescription", "TopicExistence", "TopicPartition"), "results"),
+}
 
 __all__ = [
     "AsyncGroupsClient", "GroupsClient", "ClientConfig", "GroupSelector", "RequestStats",
@@ -29,3 +34,29 @@ __all__ = [
     "ListedOffset", "ListGroupsResult", "MemberDescription", "TopicDescription", "TopicExistence",
     "TopicPartition",
 ]
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # static analysis sees the eager imports
+    from .client import AsyncGroupsClient
+    from .config import ClientConfig
+    from .errors import AuthenticationError, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable
+    from .results import (
+        CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState, KeyedResults,
+        ListedOffset, ListGroupsResult, MemberDescription, TopicDescription, TopicExistence, TopicPartition,
+    )
+    from .selection import GroupSelector
+    from .sync import GroupsClient
+    from .transport import RequestStats

@@ -4,17 +4,26 @@ Modules: ``model`` (the values), ``snapshot`` (lag of many groups in one call), 
 (per topic, worst partitions), ``seconds`` (lag in seconds), ``barrier`` (catch-up targets),
 ``verdicts`` (OK/WARN/STALL/STOP/REWIND/LOST over a window), ``deadgroups`` (active, paused
 or dead, with evidence).
+
+The names below are loaded on first use (PEP 562): importing ``lag.model`` does not load
+every engine module (and, through ``seconds``, the client's Fetch handler).
 """
 
-from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, TargetKind, check_barrier, fix_target
-from .deadgroups import (
-    DeadGroupRules, DeadReason, GroupHealth, GroupHealthReport, classify_groups, find_dead_groups,
-)
-from .model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
-from .seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds, lag_seconds
-from .snapshot import compute_lag, take_snapshot
-from .totals import TopicLag, topic_lags, worst_partitions
-from .verdicts import GroupVerdict, PartitionVerdict, Verdict, VerdictRules, group_verdicts
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+_HOMES = {
+    **dict.fromkeys(("BarrierCheckpoint", "BarrierStatus", "BarrierTarget", "TargetKind", "check_barrier",
+                     "fix_target"), "barrier"),
+    **dict.fromkeys(("DeadGroupRules", "DeadReason", "GroupHealth", "GroupHealthReport", "classify_groups",
+                     "find_dead_groups"), "deadgroups"),
+    **dict.fromkeys(("HISTORY_COLUMNS", "GroupLag", "LagFlag", "LagSnapshot", "PartitionLag", "UnknownLagPolicy"),
+                    "model"),
+    **dict.fromkeys(("GroupLagSeconds", "LagSecondsBasis", "PartitionLagSeconds", "lag_seconds"), "seconds"),
+    **dict.fromkeys(("compute_lag", "take_snapshot"), "snapshot"),
+    **dict.fromkeys(("TopicLag", "topic_lags", "worst_partitions"), "totals"),
+    **dict.fromkeys(("GroupVerdict", "PartitionVerdict", "Verdict", "VerdictRules", "group_verdicts"), "verdicts"),
+}
 
 __all__ = [
     "HISTORY_COLUMNS", "GroupLag", "LagFlag", "LagSnapshot", "PartitionLag", "UnknownLagPolicy",
@@ -24,3 +33,28 @@ __all__ = [
     "group_verdicts", "Verdict", "VerdictRules", "GroupVerdict", "PartitionVerdict",
     "find_dead_groups", "classify_groups", "DeadGroupRules", "DeadReason", "GroupHealth", "GroupHealthReport",
 ]
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, TargetKind, check_barrier, fix_target
+    from .deadgroups import (
+        DeadGroupRules, DeadReason, GroupHealth, GroupHealthReport, classify_groups, find_dead_groups,
+    )
+    from .model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
+    from .seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds, lag_seconds
+    from .snapshot import compute_lag, take_snapshot
+    from .totals import TopicLag, topic_lags, worst_partitions
+    from .verdicts import GroupVerdict, PartitionVerdict, Verdict, VerdictRules, group_verdicts

@@ -32,16 +32,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, AsyncIterator, Hashable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, AsyncIterator, Hashable, Iterable, Mapping
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from ..client.errors import ConfigurationError, KafkaGroupsError, is_retriable
 from ..client.results import nest_by_topic
-from ..hooks.groups import KafkaGroupsHook
-from ..lag.snapshot import take_snapshot
-from ..lag.watch import RangeWatch, nested_offsets
 from ..operators.arguments import parse_number, parse_str_list
+from .loading import load_engine
+
+if TYPE_CHECKING:
+    from ..hooks.groups import KafkaGroupsHook
+    from ..lag.watch import RangeWatch
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,9 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
     # -- one watcher alone ----------------------------------------------------------------------
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
+        await load_engine()  # off the event loop (see .loading)
+        from ..hooks.groups import KafkaGroupsHook
+
         hook = KafkaGroupsHook(self.kafka_groups_conn_id)
         try:
             watch = await self._watch()
@@ -97,6 +102,9 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         """One batched snapshot per poll of every group and topic the subscribers watch."""
         key = (SHARED_STREAM, kwargs["kafka_groups_conn_id"], float(kwargs["poll_interval"]),
                bool(kwargs.get("read_committed", False)))
+        await load_engine()
+        from ..hooks.groups import KafkaGroupsHook
+
         hook = KafkaGroupsHook(kwargs["kafka_groups_conn_id"])
         try:
             while True:
@@ -124,6 +132,9 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
     # -- shared by both ways ------------------------------------------------------------------
 
     async def _watch(self) -> RangeWatch:
+        await load_engine()
+        from ..lag.watch import RangeWatch, nested_offsets
+
         stored = await self._stored_end()
         if stored:
             log.info("Watching %s on %s from where the last range ended: %s", ", ".join(self.group_ids),
@@ -159,6 +170,8 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
 async def _poll(hook: KafkaGroupsHook, group_ids: tuple[str, ...], topics: tuple[str, ...],
                 read_committed: bool) -> Any:
     """One snapshot, or the error that prevented it (a value: the stream goes on)."""
+    from ..lag.snapshot import take_snapshot  # loaded by run() / open_shared_stream() (load_engine)
+
     try:
         return await take_snapshot(await hook.aget_client(), group_ids, topics=topics, read_committed=read_committed)
     except KafkaGroupsError as exc:

@@ -22,12 +22,14 @@ import asyncio
 import time
 from typing import Any, AsyncIterator
 
+from typing import TYPE_CHECKING
+
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from ..client.errors import KafkaGroupsError, is_retriable
-from ..hooks.failures import not_retriable_message
-from ..hooks.groups import KafkaGroupsHook
-from ..sensors.gate import NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
+from .loading import load_engine
+
+if TYPE_CHECKING:
+    from ..hooks.groups import KafkaGroupsHook
 
 
 class ConsumerLagTrigger(BaseTrigger):
@@ -47,6 +49,12 @@ class ConsumerLagTrigger(BaseTrigger):
             "deadline_ms": self.deadline_ms, "poll_interval": self.poll_interval})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
+        await load_engine()  # off the event loop (see .loading)
+        from ..client.errors import KafkaGroupsError, is_retriable
+        from ..hooks.failures import not_retriable_message
+        from ..hooks.groups import KafkaGroupsHook
+        from ..sensors.gate import NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
+
         gate = LagGate(GateSpec.from_dict(self.spec), GateState.from_dict(self.state), self.deadline_ms)
         self._hook = KafkaGroupsHook(self.kafka_groups_conn_id)
         try:
