@@ -31,7 +31,9 @@ group_type="classic"|"consumer"|"share"|"streams", topology=)``,
 ``leader_of()``, ``end_offset()``.
 
 Request log: ``count(api, node=None)``, ``requests(api, node)``, ``requests_by_api()``,
-``reset_counts()``; ``handler_errors`` collects exceptions raised inside the fake.
+``reset_counts()``; ``handler_errors`` collects exceptions raised inside the fake. Sizes:
+``largest_request(api=None)``, ``largest_response(api=None)``, ``refused_requests()`` (frames
+over ``FakeCluster(max_request_bytes=...)``, Kafka's ``socket.request.max.bytes``).
 
 Faults: ``inject_error(api, code, key=, node=, times=)`` (see :mod:`.faults` for keys),
 ``drop_mid_response(api, node=, times=1)``, ``blackhole(node, on=True, api=None)``,

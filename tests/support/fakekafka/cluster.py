@@ -16,7 +16,10 @@ from .state import ClusterState
 if TYPE_CHECKING:
     from .threaded import ThreadedFakeCluster
 
-__all__ = ["FakeCluster", "VersionSpec"]
+__all__ = ["FakeCluster", "VersionSpec", "DEFAULT_MAX_REQUEST_BYTES"]
+
+#: Kafka's ``socket.request.max.bytes`` default (SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_DEFAULT).
+DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
 @dataclass
 class _Loading:
@@ -62,6 +65,8 @@ class FakeCluster(ClusterState):
         racks: ``{node id: rack}`` advertised in Metadata.
         offsets_topic_partitions: partitions of the virtual ``__consumer_offsets`` that the
             default coordinator hash uses (Kafka's default: 50).
+        max_request_bytes: Kafka's ``socket.request.max.bytes`` (default 104857600): a broker
+            closes the connection on a larger request frame (see :mod:`.connection`).
     """
 
     def __init__(self, brokers: int | Sequence[int] = 3, *,
@@ -72,7 +77,8 @@ class FakeCluster(ClusterState):
                  host: str = "127.0.0.1",
                  processing_s: float = 0.0, latency_s: float = 0.0,
                  racks: Mapping[int, str] | None = None,
-                 offsets_topic_partitions: int = 50) -> None:
+                 offsets_topic_partitions: int = 50,
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
         node_ids = list(range(brokers)) if isinstance(brokers, int) else list(brokers)
         super().__init__(node_ids, offsets_topic_partitions=offsets_topic_partitions)
         if sasl:
@@ -85,6 +91,7 @@ class FakeCluster(ClusterState):
         self.faults = Faults(lock=self.lock)
         self.faults.set_delay(None, None, processing_s=processing_s, latency_s=latency_s)
         self.request_log = RequestLog()
+        self.max_request_bytes = max_request_bytes
         self.handler_errors: list[BaseException] = []  # exceptions raised by handlers (fake bugs)
         base = _versions_with(DEFAULT_MAX_VERSIONS, api_versions)
         self.brokers: dict[int, FakeBroker] = {
@@ -173,7 +180,20 @@ class FakeCluster(ClusterState):
         return self.request_log.by_api(node)
 
     def reset_counts(self) -> None:
+        """Forget the logged requests, the largest sizes and the refused requests."""
         self.request_log.reset()
+
+    def largest_request(self, api: ApiRef | None = None) -> int:
+        """Bytes of the largest request frame received (after its 4-byte length), 0 if none."""
+        return self.request_log.largest_request(api)
+
+    def largest_response(self, api: ApiRef | None = None) -> int:
+        """Bytes of the largest response frame sent (after its 4-byte length), 0 if none."""
+        return self.request_log.largest_response(api)
+
+    def refused_requests(self) -> list[tuple[int, int]]:
+        """``(node, size)`` of each request frame over ``max_request_bytes`` (connection closed)."""
+        return self.request_log.refused_requests()
 
     # ------------------------------------------------------------------ faults
 

@@ -10,6 +10,12 @@ A quota throttle (:class:`.faults.Throttle`) mutes the connection after the resp
 queued, as Kafka's SocketServer does (KafkaChannel: MUTED_AND_THROTTLED until THROTTLE_ENDED):
 nothing is read until it ends. A request that reaches the broker meanwhile waits unread; its
 arrival time is logged, so tests can see a client that did not hold back.
+
+A request frame larger than the cluster's ``max_request_bytes`` (Kafka's
+``socket.request.max.bytes``, 100 MiB by default) is not read: the connection is closed, as
+Kafka's ``NetworkReceive.readFrom`` throws ``InvalidReceiveException`` on such a size and the
+``Selector`` (``pollSelectionKeys``) closes the channel. The size is recorded
+(``request_log.refused``), and so is every response's (``largest_response``).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .codec import INT32
+from .codec import INT32, api_name
 from .dispatch import receive, respond
 from .reqlog import RequestLog
 from .handlers.sasl import SaslSession
@@ -32,7 +38,6 @@ __all__ = ["Connection"]
 
 log = logging.getLogger(__name__)
 
-MAX_FRAME = 100 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -115,6 +120,7 @@ class Connection:
             if reply.frame is None:
                 return
             drop = faults.take_drop(api_key, node)
+            self.cluster.request_log.record_response(api_name(api_key), len(reply.frame) - INT32.size)
             self._out.put_nowait(_Outgoing(loop.time() + latency_s, reply.frame, drop))
             if drop or reply.close_after:
                 return
@@ -123,9 +129,16 @@ class Connection:
 
     async def _read_frame(self) -> bytes | None:
         (size,) = INT32.unpack(await self.reader.readexactly(4))
-        if not 0 < size <= MAX_FRAME:
+        if not 0 < size <= self._max_request_bytes(size):
             return None
         return await self.reader.readexactly(size)
+
+    def _max_request_bytes(self, size: int) -> int:
+        """The cap, after recording ``size`` as refused when it is over it."""
+        cap = self.cluster.max_request_bytes
+        if size > cap:
+            self.cluster.request_log.record_refused(self.broker.node_id, size)
+        return cap
 
     async def _mute(self, throttle) -> tuple[float, bytes] | None:
         """Read nothing for the throttle time; return a request that arrived meanwhile (with
@@ -141,7 +154,7 @@ class Connection:
         else:
             arrived = RequestLog.now()
             (size,) = INT32.unpack(header)
-            if not 0 < size <= MAX_FRAME:
+            if not 0 < size <= self._max_request_bytes(size):
                 raise ConnectionError("bad frame size")
             held = (arrived, await self.reader.readexactly(size))
         remaining = end - RequestLog.now()

@@ -109,7 +109,7 @@ def receive(broker: FakeBroker, body: bytes, request_log: RequestLog, arrived: f
     request_log.record(LoggedRequest(
         node=broker.node_id, api=api_name(prefix.api_key), api_key=prefix.api_key, api_version=prefix.api_version,
         correlation_id=prefix.correlation_id, client_id=getattr(header, "client_id", None), request=request,
-        at=RequestLog.now(), arrived=arrived,
+        at=RequestLog.now(), arrived=arrived, size=len(body),
     ))
     return Incoming(prefix, request, verdict)
 

@@ -1,4 +1,5 @@
-"""The log of every request the brokers received, for exact request-count assertions."""
+"""The log of every request the brokers received, for exact request-count assertions, and the
+sizes of the frames that went each way (see :mod:`.connection` for the size cap)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .codec import ApiRef, api_key_of
+from .codec import ApiRef, api_key_of, api_name
 
 __all__ = ["LoggedRequest", "RequestLog"]
 
@@ -24,12 +25,15 @@ class LoggedRequest:
     request: Any  # the decoded kafka.protocol request; None if it could not be decoded
     at: float  # time.monotonic() when the broker read it
     arrived: float | None = None  # when it reached the broker, if earlier (held unread while muted)
+    size: int = 0  # frame bytes after the 4-byte length, as Kafka's socket.request.max.bytes counts them
 
 
 class RequestLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: list[LoggedRequest] = []
+        self._largest_response: dict[str, int] = {}  # api -> largest response frame (bytes after the length)
+        self._refused: list[tuple[int, int]] = []  # (node, size) of request frames over the broker's cap
 
     def record(self, entry: LoggedRequest) -> None:
         with self._lock:
@@ -50,9 +54,35 @@ class RequestLog:
         with self._lock:
             return dict(Counter(e.api for e in self._entries if node is None or e.node == node))
 
+    def record_response(self, api: str, size: int) -> None:
+        with self._lock:
+            if size > self._largest_response.get(api, -1):
+                self._largest_response[api] = size
+
+    def record_refused(self, node: int, size: int) -> None:
+        with self._lock:
+            self._refused.append((node, size))
+
+    def refused_requests(self) -> list[tuple[int, int]]:
+        with self._lock:
+            return list(self._refused)
+
+    def largest_request(self, api: ApiRef | None = None) -> int:
+        """The largest request frame received (of one API or any), 0 if none."""
+        return max((e.size for e in self.requests(api)), default=0)
+
+    def largest_response(self, api: ApiRef | None = None) -> int:
+        """The largest response frame sent (of one API or any), 0 if none."""
+        with self._lock:
+            if api is None:
+                return max(self._largest_response.values(), default=0)
+            return self._largest_response.get(api_name(api_key_of(api)), 0)
+
     def reset(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._largest_response.clear()
+            self._refused.clear()
 
     @staticmethod
     def now() -> float:
