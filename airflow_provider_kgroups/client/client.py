@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Mapping
 
+from .chunking import RequestLimits
 from .cluster import ClusterMetadata
 from .describe import describe_all
 from .config import ClientConfig
@@ -121,7 +122,8 @@ class AsyncGroupsClient:
         self.config = config
         self.pool = ConnectionPool(config, stats)
         self.metadata = ClusterMetadata()
-        self._coordinators = CoordinatorLookup(self.metadata)
+        self._limits = RequestLimits.of(config)
+        self._coordinators = CoordinatorLookup(self.metadata, limits=self._limits)
         self._leaders = LeaderLookup(self.metadata)
         #: group id -> its type as a listing or a describe last reported it: the describe API to try first
         self._group_types: dict[str, str] = {}
@@ -203,7 +205,8 @@ class AsyncGroupsClient:
             await self.metadata.refresh(call)
         result = await describe_all(lambda handler, keys: Driver(call, handler).run(keys), self._coordinators,
                                     sendable, self._group_types,
-                                    lambda keys: self._coordinators.lookup(keys, call)) if sendable else KeyedResults()
+                                    lambda keys: self._coordinators.lookup(keys, call),
+                                    limits=self._limits) if sendable else KeyedResults()
         for group_id, description in result.values.items():
             if description.state is GroupState.DEAD:
                 self._group_types.pop(group_id, None)
@@ -235,7 +238,8 @@ class AsyncGroupsClient:
         ids = validate_group_ids(group_ids)
         wanted = _topic_filter(topics)
         call = self._call(timeout_s)
-        return await self._run_groups(call, OffsetFetchHandler(self._coordinators, wanted, require_stable), ids)
+        handler = OffsetFetchHandler(self._coordinators, wanted, require_stable, limits=self._limits)
+        return await self._run_groups(call, handler, ids)
 
     async def delete_groups(self, group_ids: Iterable[str],
                             timeout_s: float | None = None) -> KeyedResults[str, GroupDeletion]:
@@ -245,7 +249,8 @@ class AsyncGroupsClient:
         is ``GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE``, not a failure (see
         :mod:`.handlers.delete_groups`)."""
         ids = validate_group_ids(group_ids)
-        return await self._run_groups(self._call(timeout_s), DeleteGroupsHandler(self._coordinators), ids)
+        handler = DeleteGroupsHandler(self._coordinators, limits=self._limits)
+        return await self._run_groups(self._call(timeout_s), handler, ids)
 
     async def commit_offsets(self, group_id: str,
                              offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],

@@ -61,6 +61,23 @@ def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
     return float(value)
 
 
+def _count(name: str, value: int, minimum: int, unit: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigurationError(f"{name} must be a whole number of {unit}, got {value!r}.")
+    if value < minimum:
+        raise ConfigurationError(f"{name} must be at least {minimum} {unit}, got {value!r}.")
+    return value
+
+
+#: Sizes and counts bounding each request (see :mod:`.chunking`): option -> (minimum, unit).
+SIZE_OPTIONS = {
+    "max_groups_per_request": (1, "groups"),
+    "max_request_bytes": (1024, "bytes"),
+    "max_response_bytes": (4096, "bytes"),
+    "max_in_flight_per_connection": (1, "requests"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ClientConfig:
     """Everything needed to reach and talk to a cluster. Secrets are hidden from ``repr``."""
@@ -81,6 +98,20 @@ class ClientConfig:
     call_timeout_s: float = 60.0
     retry_backoff_s: float = 0.1
     retry_backoff_max_s: float = 1.0
+    #: Groups per request (FindCoordinator, OffsetFetch v8+, DescribeGroups, ConsumerGroupDescribe,
+    #: DeleteGroups): what bounds the size of each response.
+    max_groups_per_request: int = 1000
+    #: Bytes per request frame (Kafka's producer default ``max.request.size``; brokers refuse
+    #: frames over ``socket.request.max.bytes``, 100 MiB by default).
+    max_request_bytes: int = 1024 * 1024
+    #: The largest response frame accepted (librdkafka's ``receive.message.max.bytes``); a larger
+    #: one fails its request alone, and a request for several groups is split and sent again.
+    max_response_bytes: int = 100 * 1024 * 1024
+    #: Requests written to one connection before the earliest is answered. A broker handles a
+    #: connection's requests one at a time, and a request's timeout runs from when it is written,
+    #: so an unbounded pipeline would count the broker's time on every earlier request against
+    #: the later ones (see README, "Large batches").
+    max_in_flight_per_connection: int = 5
 
     def __post_init__(self) -> None:
         if not self.bootstrap_servers:
@@ -120,6 +151,8 @@ class ClientConfig:
         for name in ("connect_timeout_s", "request_timeout_s", "call_timeout_s", "retry_backoff_max_s"):
             _positive(name, getattr(self, name))
         _positive("retry_backoff_s", self.retry_backoff_s, allow_zero=True)
+        for name, (minimum, unit) in SIZE_OPTIONS.items():
+            _count(name, getattr(self, name), minimum, unit)
         if self.uses_tls:
             self._check_tls_files()
 
@@ -213,6 +246,10 @@ KAFKA_TRANSLATED_MS = {
     "retry.backoff.ms": "retry_backoff_s",
     "retry.backoff.max.ms": "retry_backoff_max_s",
 }
+#: Property in bytes -> ClientConfig option in bytes.
+KAFKA_TRANSLATED_BYTES = {
+    "receive.message.max.bytes": "max_response_bytes",
+}
 #: Properties that only shape a consumer, a producer or client-side logging: an admin client
 #: of consumer groups has nothing to honour, so they are accepted and ignored (the same
 #: configuration keeps working for consumers and the official provider's operators).
@@ -226,7 +263,7 @@ KAFKA_IGNORED = frozenset({
     "queue.buffering.max.messages", "queue.buffering.max.kbytes", "batch.size", "batch.num.messages",
     "compression.type", "compression.codec", "message.timeout.ms", "delivery.timeout.ms", "transactional.id",
     "transaction.timeout.ms", "message.send.max.retries", "retries", "partitioner", "message.max.bytes",
-    "receive.message.max.bytes", "max.in.flight.requests.per.connection", "max.in.flight",
+    "max.in.flight.requests.per.connection", "max.in.flight",
     "debug", "log_level", "log.connection.close", "statistics.interval.ms", "topic.metadata.refresh.interval.ms",
     "metadata.max.age.ms", "allow.auto.create.topics", "socket.keepalive.enable", "socket.nagle.disable",
     "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "api.version.request", "broker.version.fallback",
@@ -276,6 +313,16 @@ def as_seconds(name: str, value: Any, scale: float = 1.0) -> float:
     return seconds
 
 
+def as_int(name: str, value: Any) -> int:
+    """A whole number from loose input (``"1000"`` from a properties file or a connection extra)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    if not text.isdigit():
+        raise ConfigurationError(f"option {name} must be a whole number, got {value!r}.")
+    return int(text)
+
+
 def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] | None = None) -> dict[str, Any]:
     """Java/librdkafka properties -> ClientConfig options. Anything this client cannot honour
     is an error naming it: silently dropping (say) a Kerberos setting would connect otherwise.
@@ -308,6 +355,8 @@ def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] 
             options[target] = value
         elif key in KAFKA_TRANSLATED_MS:
             options[KAFKA_TRANSLATED_MS[key]] = as_seconds(key, value, scale=0.001)
+        elif key in KAFKA_TRANSLATED_BYTES:
+            options[KAFKA_TRANSLATED_BYTES[key]] = as_int(key, value)
         elif key == "ssl.endpoint.identification.algorithm":
             algorithm = str(value).strip().lower()
             if algorithm not in ("https", "none"):
@@ -327,7 +376,8 @@ def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] 
             f"unsupported Kafka client option(s) {', '.join(sorted(unsupported))}: this client supports "
             "bootstrap.servers, client.id, security.protocol, sasl.mechanism(s) PLAIN/SCRAM-SHA-256/SCRAM-SHA-512, "
             "sasl.username, sasl.password, ssl.ca.location, ssl.certificate.location, ssl.key.location, "
-            "ssl.key.password, ssl.endpoint.identification.algorithm and timeouts in ms (GSSAPI, OAUTHBEARER and "
+            "ssl.key.password, ssl.endpoint.identification.algorithm, receive.message.max.bytes and timeouts in ms "
+            "(GSSAPI, OAUTHBEARER and "
             "JKS keystores are not implemented); consumer/producer-only options are ignored."
         )
     return options

@@ -24,6 +24,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Mapping
 
+from .chunking import RequestLimits
 from .errors import CLIENT_INCOMPLETE_RESPONSE, Failure, KafkaGroupsError
 from .handlers.describe_groups import HANDLER_FOR_TYPE, NotDescribed
 from .handlers.list_groups import ListGroupsHandler
@@ -58,9 +59,11 @@ def dead(group_id: str, node: int | None) -> GroupDescription:
 
 
 async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str], hints: Mapping[str, str],
-                       locate: Callable[[list[str]], Awaitable[object]]) -> KeyedResults[str, GroupDescription]:
+                       locate: Callable[[list[str]], Awaitable[object]], *,
+                       limits: RequestLimits = RequestLimits()) -> KeyedResults[str, GroupDescription]:
     """``run(handler, keys)`` runs one handler under the caller's deadline; ``hints``: group id ->
-    the type a listing reported; ``locate(keys)`` looks coordinators up (one batched request)."""
+    the type a listing reported; ``locate(keys)`` looks coordinators up (batched requests);
+    ``limits`` bound each describe request."""
     progress = {g: _Progress(hints.get(g)) for g in group_ids}
     values: dict[str, GroupDescription] = {}
     failures: dict[str, Failure] = {}
@@ -98,7 +101,7 @@ async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str]
         for t in types:
             for g in plan[t]:
                 progress[g].asked.add(t)
-        answers = await asyncio.gather(*(run(HANDLER_FOR_TYPE[t](lookup), plan[t]) for t in types))
+        answers = await asyncio.gather(*(run(HANDLER_FOR_TYPE[t](lookup, limits=limits), plan[t]) for t in types))
         said: dict[str, list[tuple[str, NotDescribed]]] = {}
         for group_type, answer in zip(types, answers):
             failures.update(answer.failures)

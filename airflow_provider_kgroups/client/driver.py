@@ -6,6 +6,7 @@ lookup (which broker serves it?), mapped to a broker, or finished with a value o
 builds requests for the keys mapped to one broker and reads each response into an
 :class:`Outcome`. The driver does the rest for every API alike: requests to different
 brokers in flight at once, several requests to one broker pipelined on its connection,
+a request whose response is over ``max_response_bytes`` split in two and sent again,
 per-key retries with backoff, re-lookup when a broker turns out to be wrong, and one
 deadline for the whole call.
 """
@@ -19,13 +20,13 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Generic, Hashable, Iterable, Protocol, TypeVar
+from typing import Any, Callable, Generic, Hashable, Iterable, Protocol, TypeVar
 
 from .config import ClientConfig
 from .deadline import Deadline
 from .errors import (
-    CLIENT_DISCONNECTED, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected, BrokerThrottled, Failure,
-    KafkaGroupsError, RequestTimeout, response_lost,
+    CLIENT_DISCONNECTED, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected,
+    BrokerThrottled, Failure, KafkaGroupsError, RequestTimeout, ResponseTooLarge, response_lost,
 )
 from .protocol import ApiMessage
 from .results import KeyedResults
@@ -148,6 +149,47 @@ class Call:
         return await self.pool.any(timeout=self.request_timeout())
 
 
+async def send_splitting(call: Call, conn: BrokerConnection, plans: list[RequestPlan[K]],
+                         rebuild: Callable[[list[K]], list[RequestPlan[K]]],
+                         lost: Callable[[tuple[K, ...]], None] | None = None) -> list[tuple[RequestPlan[K], Any]]:
+    """Send ``plans`` pipelined on ``conn``; each ends with its response or its exception. A
+    response over ``max_response_bytes`` for several keys is not retried at the same size: its
+    keys are rebuilt as two halves and sent again at once (``lost`` hears of them first: the
+    broker did act on the request). One key alone keeps its :class:`ResponseTooLarge`."""
+    done: list[tuple[RequestPlan[K], Any]] = []
+    while plans:
+        sent, plans = plans, []
+        responses = await asyncio.gather(*(call.send(conn, plan) for plan in sent), return_exceptions=True)
+        for plan, response in zip(sent, responses):
+            if isinstance(response, ResponseTooLarge) and len(plan.keys) > 1:
+                if lost is not None:
+                    lost(plan.keys)
+                half = len(plan.keys) // 2
+                log.info("%s; splitting its %d keys in two", response, len(plan.keys))
+                plans += rebuild(list(plan.keys[:half])) + rebuild(list(plan.keys[half:]))
+            else:
+                done.append((plan, response))
+    return done
+
+
+def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome:
+    """Where a request's keys go when it got no usable response."""
+    if isinstance(error, BrokerThrottled):  # no answer can come before the deadline: say why now
+        failure = Failure(CLIENT_TIMEOUT, str(error))
+        return Outcome(failed={key: failure for key in keys})
+    if isinstance(error, ResponseTooLarge):  # one key alone: no smaller request to try
+        failure = Failure(CLIENT_RESPONSE_TOO_LARGE, f"{error}, for this key alone: raise max_response_bytes")
+        return Outcome(failed={key: failure for key in keys})
+    if isinstance(error, (BrokerDisconnected, RequestTimeout, ConnectionError, OSError)):
+        # A dropped or silent broker: its keys go back to lookup, as in the Java client.
+        return Outcome(unmapped=set(keys), reasons={key: str(error) for key in keys})
+    if isinstance(error, asyncio.CancelledError):
+        raise error
+    failure = Failure(CLIENT_DISCONNECTED if isinstance(error, KafkaGroupsError) else CLIENT_UNSUPPORTED,
+                      f"{type(error).__name__}: {error}")
+    return Outcome(failed={key: failure for key in keys})
+
+
 def unsupported_outcome(keys: Iterable[K], api: str, node: int) -> Outcome:
     failure = Failure(CLIENT_UNSUPPORTED, f"broker {node} does not support {api}")
     return Outcome(failed={key: failure for key in keys})
@@ -224,9 +266,10 @@ class Driver(Generic[K, V]):
             outcome.failed.update(refuse(keys, version, node))
             keys = [key for key in keys if key not in outcome.failed]
         plans = self.handler.build(keys, version) if keys else []
-        responses = await asyncio.gather(*(self.call.send(conn, plan) for plan in plans), return_exceptions=True)
         response_lost_hook = getattr(self.handler, "response_lost", None)
-        for plan, response in zip(plans, responses):
+        answered = await send_splitting(self.call, conn, plans, lambda ks: self.handler.build(ks, version),
+                                        response_lost_hook)
+        for plan, response in answered:
             if isinstance(response, BaseException):
                 if response_lost_hook is not None and response_lost(response):
                     response_lost_hook(plan.keys)
@@ -236,17 +279,7 @@ class Driver(Generic[K, V]):
         return outcome
 
     def _transport_failure(self, keys: Iterable[K], error: BaseException) -> Outcome[K, V]:
-        if isinstance(error, BrokerThrottled):  # no answer can come before the deadline: say why now
-            failure = Failure(CLIENT_TIMEOUT, str(error))
-            return Outcome(failed={key: failure for key in keys})
-        if isinstance(error, (BrokerDisconnected, RequestTimeout, ConnectionError, OSError)):
-            # A dropped or silent broker: its keys go back to lookup, as in the Java client.
-            return Outcome(unmapped=set(keys), reasons={key: str(error) for key in keys})
-        if isinstance(error, asyncio.CancelledError):
-            raise error
-        failure = Failure(CLIENT_DISCONNECTED if isinstance(error, KafkaGroupsError) else CLIENT_UNSUPPORTED,
-                          f"{type(error).__name__}: {error}")
-        return Outcome(failed={key: failure for key in keys})
+        return transport_failure(keys, error)
 
     # -- bookkeeping -------------------------------------------------------------------------
 

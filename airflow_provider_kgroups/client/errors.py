@@ -58,6 +58,7 @@ CLIENT_TIMEOUT = -100
 CLIENT_DISCONNECTED = -101
 CLIENT_UNSUPPORTED = -102
 CLIENT_INCOMPLETE_RESPONSE = -103
+CLIENT_RESPONSE_TOO_LARGE = -104
 
 
 def error_name(code: int) -> str:
@@ -69,6 +70,8 @@ def error_name(code: int) -> str:
         return "CLIENT_UNSUPPORTED"
     if code == CLIENT_INCOMPLETE_RESPONSE:
         return "CLIENT_INCOMPLETE_RESPONSE"
+    if code == CLIENT_RESPONSE_TOO_LARGE:
+        return "CLIENT_RESPONSE_TOO_LARGE"
     cls = _kafka_errors.for_code(code)
     name = getattr(cls, "message", None)
     if not name or cls.__name__ == "UnrecognizedBrokerError":
@@ -157,6 +160,16 @@ class BrokerDisconnected(TransportError, ConnectionError):
 class BrokerThrottled(RequestTimeout):
     """The broker throttles this client (quota, KIP-219) until after the call's deadline, so the
     request was not sent: no answer can come in time."""
+
+
+class ResponseTooLarge(TransportError):
+    """The response frame is larger than ``max_response_bytes``: it was read and thrown away
+    (the connection stays usable). The broker did act on the request."""
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message, request_sent=True)
+        self.size = size
+        self.limit = limit
 
 
 def response_lost(error: BaseException) -> bool:

@@ -1,8 +1,9 @@
 """Lookup strategies: which broker serves a key. Handlers never see how keys were mapped.
 
-* :class:`CoordinatorLookup` - groups to their coordinator with FindCoordinator: one
-  batched request (v4+, KIP-699) to one broker, or, where no broker has v4, one request
-  per key spread over the brokers and pipelined. Results are cached across calls.
+* :class:`CoordinatorLookup` - groups to their coordinator with FindCoordinator: batched
+  requests (v4+, KIP-699) pipelined to one broker, each within the
+  :class:`~.chunking.RequestLimits`, or, where no broker has v4, one request per key spread
+  over the brokers and pipelined. Results are cached across calls.
 * :class:`LeaderLookup` - partitions to their leader with Metadata.
 * :class:`BrokerLookup` - the key *is* a broker (ListGroups goes to every broker).
 """
@@ -13,9 +14,10 @@ import asyncio
 import itertools
 from typing import Iterable
 
+from .chunking import Chunker, RequestLimits
 from .cluster import ClusterMetadata
 from .config import BrokerAddress
-from .driver import Call, Outcome, RequestPlan
+from .driver import Call, Outcome, RequestPlan, send_splitting, transport_failure
 from .errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
 from .protocol import FindCoordinatorRequest
 from .results import TopicPartition
@@ -24,10 +26,15 @@ GROUP_KEY_TYPE = 0
 BATCHED_FIND_COORDINATOR = 4
 
 
+def _find_coordinators(group_ids: list[str], version: int) -> FindCoordinatorRequest:
+    return FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=group_ids)
+
+
 class CoordinatorLookup:
-    def __init__(self, metadata: ClusterMetadata) -> None:
+    def __init__(self, metadata: ClusterMetadata, *, limits: RequestLimits = RequestLimits()) -> None:
         self._metadata = metadata
         self._coordinators: dict[str, int] = {}
+        self._chunker = Chunker(limits, _find_coordinators)
 
     def cached(self, group_id: str) -> int | None:
         return self._coordinators.get(group_id)
@@ -47,17 +54,27 @@ class CoordinatorLookup:
         if batched:
             conn = batched[0]  # the least loaded (connections come in load order)
             version = conn.version_for(FindCoordinatorRequest)
-            plan = RequestPlan(FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=list(group_ids)),
-                               version, tuple(group_ids))
-            return self._read(plan, await call.send(conn, plan), call)
+
+            def build(ids: list[str]) -> list[RequestPlan]:
+                return [RequestPlan(_find_coordinators(chunk, version), version, tuple(chunk))
+                        for chunk in self._chunker.chunks(ids, version)]
+
+            outcome: Outcome[str, int] = Outcome()
+            for plan, response in await send_splitting(call, conn, build(group_ids), build):
+                if isinstance(response, BaseException):
+                    failed = transport_failure(plan.keys, response)  # a dropped broker: look up again later
+                    outcome.merge(Outcome(retry=failed.unmapped, failed=failed.failed, reasons=failed.reasons))
+                else:
+                    outcome.merge(self._read(plan, response, call))
+            return outcome
         # No broker batches: one request per key, spread over the brokers, all in flight at once.
-        plans = []
+        plans: list = []
         for group_id, conn in zip(group_ids, itertools.cycle(conns)):
             version = conn.version_for(FindCoordinatorRequest)
             request = FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY_TYPE)
             plans.append((conn, RequestPlan(request, version, (group_id,))))
         responses = await asyncio.gather(*(call.send(c, p) for c, p in plans), return_exceptions=True)
-        outcome: Outcome[str, int] = Outcome()
+        outcome = Outcome()
         for (_, plan), response in zip(plans, responses):
             if isinstance(response, BaseException):
                 outcome.retry.update(plan.keys)

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..client.config import ClientConfig, as_bool, as_seconds, is_blank, kafka_properties_to_options
+from ..client.config import (
+    SIZE_OPTIONS, ClientConfig, as_bool, as_int, as_seconds, is_blank, kafka_properties_to_options,
+)
 from ..client.errors import ConfigurationError
 
 
@@ -30,7 +32,7 @@ SECRET_OPTIONS = ("sasl_password", "ssl_key_password")
 KGROUPS_EXTRA_OPTIONS = (
     "bootstrap_servers", "client_id", "security_protocol", "sasl_mechanism", "ssl_cafile", "ssl_certfile",
     "ssl_keyfile", "ssl_key_password", "ssl_check_hostname", "connect_timeout_s", "request_timeout_s",
-    "call_timeout_s", "retry_backoff_s", "retry_backoff_max_s",
+    "call_timeout_s", "retry_backoff_s", "retry_backoff_max_s", *SIZE_OPTIONS,
 )
 _FLOAT_OPTIONS = ("connect_timeout_s", "request_timeout_s", "call_timeout_s", "retry_backoff_s", "retry_backoff_max_s")
 
@@ -101,6 +103,9 @@ def client_config_from_connection(conn_type: str | None, *, conn_id: str = "?", 
         for name in _FLOAT_OPTIONS:
             if name in options:
                 options[name] = as_seconds(name, options[name])
+        for name in SIZE_OPTIONS:
+            if name in options:
+                options[name] = as_int(name, options[name])
         if "ssl_check_hostname" in options:
             options["ssl_check_hostname"] = as_bool("ssl_check_hostname", options["ssl_check_hostname"])
         protocol = str(options.get("security_protocol") or "PLAINTEXT").upper()

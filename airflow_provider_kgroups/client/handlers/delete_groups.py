@@ -1,4 +1,5 @@
-"""DeleteGroups: every group of one coordinator in one request; each group its own outcome.
+"""DeleteGroups: the groups of one coordinator in as few requests as :class:`~..chunking.RequestLimits`
+allow; each group its own outcome.
 
 Errors route as in Kafka's DeleteConsumerGroupsHandler.handleError: 14 retry on the same
 coordinator, 15/16 look the coordinator up again, 30/24/68/69 and anything else fail the group.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..chunking import Chunker, RequestLimits
 from ..driver import Outcome, RequestPlan
 from ..errors import ErrorCode
 from ..lookup import CoordinatorLookup
@@ -27,12 +29,14 @@ from .common import missing_from_response, route_group_error
 class DeleteGroupsHandler:
     request_class = DeleteGroupsRequest
 
-    def __init__(self, lookup: CoordinatorLookup) -> None:
+    def __init__(self, lookup: CoordinatorLookup, *, limits: RequestLimits = RequestLimits()) -> None:
         self.lookup = lookup
+        self._chunker = Chunker(limits, lambda ids, version: DeleteGroupsRequest(groups_names=ids))
         self._lost: set[str] = set()  # groups with a DeleteGroups whose response never came
 
     def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
-        return [RequestPlan(DeleteGroupsRequest(groups_names=list(group_ids)), version, tuple(group_ids))]
+        return [RequestPlan(DeleteGroupsRequest(groups_names=ids), version, tuple(ids))
+                for ids in self._chunker.chunks(group_ids, version)]
 
     def response_lost(self, group_ids: Iterable[str]) -> None:
         self._lost.update(group_ids)

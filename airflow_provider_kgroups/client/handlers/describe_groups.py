@@ -1,7 +1,8 @@
 """The describe APIs, one per group type: DescribeGroups (classic), ConsumerGroupDescribe
 (KIP-848), ShareGroupDescribe (KIP-932) and StreamsGroupDescribe (KIP-1071).
 
-Each batches every group of one coordinator into one request and answers, per group, a
+Each batches the groups of one coordinator into as few requests as
+:class:`~..chunking.RequestLimits` allow and answers, per group, a
 :class:`~..results.GroupDescription` when the group is of its type, or :class:`NotDescribed`
 when it is not (GROUP_ID_NOT_FOUND, a pre-v6 "Dead", or a coordinator without the API).
 Which API to ask next is :mod:`..describe`'s business.
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+from ..chunking import Chunker, RequestLimits
 from ..driver import Outcome, RequestPlan
 from ..errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode
 from ..lookup import CoordinatorLookup
@@ -71,6 +73,10 @@ def _node(lookup: CoordinatorLookup, plan: RequestPlan) -> int:
     return node if node is not None else -1
 
 
+def _describe_groups(group_ids: list[str], version: int) -> DescribeGroupsRequest:
+    return DescribeGroupsRequest(groups=group_ids, include_authorized_operations=False)
+
+
 class DescribeGroupsHandler:
     """Classic groups. Kafka answers every other group (and an absent one) "Dead"; from v6
     (KIP-1043) with GROUP_ID_NOT_FOUND and GroupMetadataManager's message, which tells an
@@ -80,12 +86,13 @@ class DescribeGroupsHandler:
     request_class = DescribeGroupsRequest
     group_type = CLASSIC
 
-    def __init__(self, lookup: CoordinatorLookup) -> None:
+    def __init__(self, lookup: CoordinatorLookup, *, limits: RequestLimits = RequestLimits()) -> None:
         self.lookup = lookup
+        self._chunker = Chunker(limits, _describe_groups)
 
     def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
-        return [RequestPlan(DescribeGroupsRequest(groups=list(group_ids), include_authorized_operations=False),
-                            version, tuple(group_ids))]
+        return [RequestPlan(_describe_groups(ids, version), version, tuple(ids))
+                for ids in self._chunker.chunks(group_ids, version)]
 
     def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
@@ -143,12 +150,16 @@ class _TypedDescribeHandler:
     request_class: type
     group_type: str
 
-    def __init__(self, lookup: CoordinatorLookup) -> None:
+    def __init__(self, lookup: CoordinatorLookup, *, limits: RequestLimits = RequestLimits()) -> None:
         self.lookup = lookup
+        self._chunker = Chunker(limits, self._request)
+
+    def _request(self, group_ids: list[str], version: int):
+        return self.request_class(group_ids=group_ids, include_authorized_operations=False)
 
     def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
-        return [RequestPlan(self.request_class(group_ids=list(group_ids), include_authorized_operations=False),
-                            version, tuple(group_ids))]
+        return [RequestPlan(self._request(ids, version), version, tuple(ids))
+                for ids in self._chunker.chunks(group_ids, version)]
 
     def unsupported(self, group_ids: list[str], node: int) -> Outcome:
         return Outcome(completed={g: UNAVAILABLE for g in group_ids})

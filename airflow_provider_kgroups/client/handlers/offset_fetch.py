@@ -1,8 +1,10 @@
 """OffsetFetch: committed offsets of many groups. v8+ carries many groups per request
-(KIP-709); below v8 each group gets its own request, all pipelined on the connection."""
+(KIP-709), in chunks within :class:`~..chunking.RequestLimits`; below v8 each group gets its own
+request, all pipelined on the connection."""
 
 from __future__ import annotations
 
+from ..chunking import Chunker, RequestLimits
 from ..driver import Outcome, RequestPlan
 from ..errors import ErrorCode, Failure
 from ..lookup import CoordinatorLookup
@@ -19,20 +21,24 @@ class OffsetFetchHandler:
     request_class = OffsetFetchRequest
 
     def __init__(self, lookup: CoordinatorLookup, topics: dict[str, list[int]] | None = None,
-                 require_stable: bool = False) -> None:
+                 require_stable: bool = False, *, limits: RequestLimits = RequestLimits()) -> None:
         self.lookup = lookup
         self._topics = topics  # None: every partition the group committed
         self._require_stable = require_stable
+        self._chunker = Chunker(limits, lambda ids, version: self._batched(ids))
 
     def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
         if version >= BATCHED_OFFSET_FETCH:
-            groups = [OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=self._batched_topics())
-                      for g in group_ids]
-            return [RequestPlan(OffsetFetchRequest(groups=groups, require_stable=self._require_stable),
-                                version, tuple(group_ids))]
+            return [RequestPlan(self._batched(ids), version, tuple(ids))
+                    for ids in self._chunker.chunks(group_ids, version)]
         return [RequestPlan(OffsetFetchRequest(group_id=g, topics=self._single_topics(version),
                                                require_stable=self._require_stable), version, (g,))
                 for g in group_ids]
+
+    def _batched(self, group_ids: list[str]) -> OffsetFetchRequest:
+        groups = [OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=self._batched_topics())
+                  for g in group_ids]
+        return OffsetFetchRequest(groups=groups, require_stable=self._require_stable)
 
     def _batched_topics(self):
         if self._topics is None:

@@ -1,6 +1,7 @@
 """One TCP (or TLS) connection to one broker.
 
-It frames requests, pipelines them (many in flight, matched back by correlation id),
+It frames requests, pipelines them (up to ``max_in_flight_per_connection`` in flight, matched
+back by correlation id; a request's timeout runs from when it is written),
 negotiates API versions once per connection, and authenticates with SASL. It knows
 nothing about groups, retries or deadlines: a request either gets its response or
 raises (timeout, disconnect).
@@ -22,7 +23,8 @@ from typing import Callable
 
 from ..config import BrokerAddress, ClientConfig
 from ..errors import (
-    AuthenticationError, BrokerDisconnected, BrokerThrottled, ErrorCode, ProtocolError, RequestTimeout, error_name,
+    AuthenticationError, BrokerDisconnected, BrokerThrottled, ErrorCode, ProtocolError, RequestTimeout,
+    ResponseTooLarge, error_name,
 )
 from ..protocol import (
     CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
@@ -35,7 +37,7 @@ log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
 _CORRELATION = struct.Struct(">i")
-_MAX_FRAME = 100 * 1024 * 1024
+_DISCARD_CHUNK = 1024 * 1024
 
 #: Called after every request: (node_id, api name, version, seconds, error or None).
 Observer = Callable[[int, str, int, float, BaseException | None], None]
@@ -64,7 +66,9 @@ class BrokerConnection:
         self._pending: dict[int, _Pending] = {}
         self._throttled_until = 0.0  # monotonic: nothing is written before
         self._correlation_ids = itertools.count(1)
+        self._last_correlation_id = 0
         self._closed = False
+        self._slots = asyncio.Semaphore(config.max_in_flight_per_connection)
         self.api_versions: dict[int, tuple[int, int]] = {}
 
     def __repr__(self) -> str:
@@ -185,14 +189,21 @@ class BrokerConnection:
                    deadline: float | None = None) -> ApiMessage:
         """Send one request and wait for its response (other requests may be in flight).
 
-        ``timeout`` counts from the moment the request is written (after any quota throttle);
-        ``deadline`` (monotonic): raise :class:`BrokerThrottled` at once, sending nothing, if the
-        throttle lasts beyond it.
+        At most ``max_in_flight_per_connection`` requests are written before the earliest is
+        answered: a broker handles a connection's requests one at a time, so an unbounded
+        pipeline would count its time on every earlier request against the later ones.
+        ``timeout`` counts from the moment the request is written (after a free slot and any
+        quota throttle); ``deadline`` (monotonic): raise :class:`BrokerThrottled` at once,
+        sending nothing, if the throttle lasts beyond it.
         """
-        await self._wait_out_throttle(request, version, deadline)
+        async with self._slots:
+            await self._wait_out_throttle(request, version, deadline)
+            return await self._send(request, version, timeout)
+
+    async def _send(self, request: ApiMessage, version: int, timeout: float) -> ApiMessage:
         if self._closed or self._writer is None:
             raise BrokerDisconnected(f"connection to broker {self.address} is closed")
-        correlation_id = next(self._correlation_ids)
+        correlation_id = self._last_correlation_id = next(self._correlation_ids)
         request.with_header(correlation_id=correlation_id, client_id=self._config.client_id)
         frame = request.encode(version=version, header=True, framed=True)
         future = asyncio.get_running_loop().create_future()
@@ -207,7 +218,13 @@ class BrokerConnection:
                 if left <= 0:
                     raise TimeoutError
                 await asyncio.wait((future,), timeout=left)
-            return future.result()
+            try:
+                return future.result()
+            except BrokerDisconnected as exc:
+                # Name the request and its size: a broker closes the connection on a request
+                # over its socket.request.max.bytes, and says nothing else.
+                raise BrokerDisconnected(f"{exc} while {request.name} v{version} of {len(frame) - 4} bytes "
+                                         "was in flight", request_sent=exc.request_sent) from None
         except (asyncio.TimeoutError, TimeoutError):
             error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
                                    f"within {timeout:.3g}s", request_sent=True)
@@ -244,7 +261,10 @@ class BrokerConnection:
         try:
             while True:
                 size = _SIZE.unpack(await reader.readexactly(4))[0]
-                if not 0 < size <= _MAX_FRAME:
+                if size > self._config.max_response_bytes and size >= _CORRELATION.size:
+                    await self._refuse_frame(reader, size)
+                    continue
+                if not 0 < size:
                     raise ProtocolError(f"broker {self.address} sent a frame of {size} bytes")
                 body = await reader.readexactly(size)
                 correlation_id = _CORRELATION.unpack_from(body)[0]
@@ -274,6 +294,25 @@ class BrokerConnection:
         self._closed = True
         if self._writer is not None:
             self._writer.close()
+
+    async def _refuse_frame(self, reader: asyncio.StreamReader, size: int) -> None:
+        """A response over ``max_response_bytes`` fails its request alone; its bytes are read and
+        dropped, so the connection and the other requests on it carry on. A frame that answers
+        no request of ours is garbage (not Kafka on that port): the connection ends."""
+        correlation_id = _CORRELATION.unpack(await reader.readexactly(_CORRELATION.size))[0]
+        if not 0 < correlation_id <= self._last_correlation_id:
+            raise ProtocolError(f"broker {self.address} sent a frame of {size} bytes answering no request")
+        entry = self._pending.get(correlation_id)  # None: the request gave up waiting already
+        if entry is not None and not entry.future.done():
+            future, response_cls, version = entry.future, entry.response_cls, entry.version
+            limit = self._config.max_response_bytes
+            api = response_cls.__name__.removesuffix("Response")
+            future.set_exception(ResponseTooLarge(
+                f"{api} v{version} response from broker {self.address} is {size} bytes, over "
+                f"max_response_bytes ({limit})", size=size, limit=limit))
+        remaining = size - _CORRELATION.size
+        while remaining > 0:
+            remaining -= len(await reader.readexactly(min(remaining, _DISCARD_CHUNK)))
 
     def _fail_pending(self, error: BaseException) -> None:
         """Fail every request in flight: each was written, so its fate on the broker is unknown."""
