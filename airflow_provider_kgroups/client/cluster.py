@@ -7,7 +7,7 @@ from typing import Iterable
 
 from .config import BrokerAddress
 from .driver import Call
-from .errors import ErrorCode, error_name
+from .errors import ErrorCode, NoBrokerAvailable, ProtocolError, TransportError, error_name
 from .protocol import MetadataRequest
 from .results import TopicDescription
 
@@ -39,8 +39,33 @@ class ClusterMetadata:
     async def refresh(self, call: Call, topics: Iterable[str] | None = ()) -> dict[str, int]:
         """Ask any broker for brokers plus ``topics`` (``None`` = every topic, ``()`` = none).
         Returns the error code of each topic as the response named it (topics it left out are
-        absent from the mapping)."""
-        conn = await call.any_connection()
+        absent from the mapping).
+
+        A broker that goes silent, drops the connection or answers an error for the whole
+        request is not the end of it: the next least-loaded broker is asked, within the same
+        deadline, as the Java client's MetadataUpdater moves on to another node
+        (NetworkClient.DefaultMetadataUpdater.maybeUpdate / leastLoadedNode). Every broker
+        failing raises :class:`NoBrokerAvailable` naming why each one did.
+        """
+        failed: dict[int, str] = {}
+        while True:
+            try:
+                conn = await call.any_connection(exclude=failed)
+            except NoBrokerAvailable as exc:
+                if not failed:
+                    raise
+                tried = "; ".join(f"broker {n}: {why}" for n, why in failed.items())
+                raise NoBrokerAvailable(f"no broker answered Metadata ({tried}; {exc})") from None
+            try:
+                response = await self._ask(call, conn, topics)
+            except (TransportError, ProtocolError, OSError) as exc:
+                failed[conn.node_id] = str(exc)
+                log.info("metadata from broker %s failed (%s): asking another broker", conn.address, exc)
+                call.check_time_left()
+                continue
+            return self._absorb(call, topics, response)
+
+    async def _ask(self, call: Call, conn, topics: Iterable[str] | None):
         version = conn.version_for(MetadataRequest)
         names = None if topics is None else sorted(set(topics))
         if names is None and version == 0:
@@ -50,6 +75,13 @@ class ClusterMetadata:
             allow_auto_topic_creation=False,
         )
         response = await conn.send(request, version, call.request_timeout(), deadline=call.deadline)
+        top_error = getattr(response, "error_code", 0) or 0
+        if top_error:
+            raise ProtocolError(f"broker {conn.address} answered Metadata with {error_name(top_error)}")
+        return response
+
+    def _absorb(self, call: Call, topics: Iterable[str] | None, response) -> dict[str, int]:
+        names = None if topics is None else sorted(set(topics))
         self.brokers = {b.node_id: BrokerAddress(b.host, b.port) for b in response.brokers}
         call.pool.set_brokers(self.brokers)
         self.bootstrapped = True

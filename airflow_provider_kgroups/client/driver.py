@@ -143,10 +143,10 @@ class Call:
         self.check_time_left()
         return await self.pool.get(node, timeout=self.request_timeout())
 
-    async def any_connection(self) -> BrokerConnection:
-        """A connection to any broker, each one tried for at most a request timeout."""
+    async def any_connection(self, exclude: Iterable[int] = ()) -> BrokerConnection:
+        """A connection to any broker but ``exclude``, each one tried for at most a request timeout."""
         self.check_time_left()
-        return await self.pool.any(timeout=self.request_timeout())
+        return await self.pool.any(timeout=self.request_timeout(), exclude=exclude)
 
 
 async def send_splitting(call: Call, conn: BrokerConnection, plans: list[RequestPlan[K]],

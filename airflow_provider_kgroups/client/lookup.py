@@ -165,7 +165,8 @@ async def _connect_all(call: Call, brokers: dict[int, BrokerAddress]):
     """Live connections to every known broker that opens one within a request timeout (a silent
     broker must not hold up the lookup of every key), bootstrap ones as a last resort."""
     results = await asyncio.gather(*(call.connection(n) for n in brokers), return_exceptions=True)
-    conns = [r for r in results if not isinstance(r, BaseException)]
+    opened = {id(r) for r in results if not isinstance(r, BaseException)}
+    conns = [c for c in call.pool.live() if id(c) in opened]  # in the pool's order: a broker that just failed last
     if not conns:
         conns = [await call.any_connection()]
     return conns

@@ -65,6 +65,7 @@ class BrokerConnection:
         self._read_task: asyncio.Task | None = None
         self._pending: dict[int, _Pending] = {}
         self._throttled_until = 0.0  # monotonic: nothing is written before
+        self.failed_at: float | None = None  # monotonic: when a timeout or a broken read ended it
         self._correlation_ids = itertools.count(1)
         self._last_correlation_id = 0
         self._closed = False
@@ -229,6 +230,7 @@ class BrokerConnection:
             error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
                                    f"within {timeout:.3g}s", request_sent=True)
             # Like the Java client: a timed-out connection is not trusted with more requests.
+            self.failed_at = time.monotonic()
             await self.close()
             raise error from None
         except BaseException as exc:
@@ -285,9 +287,11 @@ class BrokerConnection:
                 if throttle > 0:
                     self._throttle(throttle)
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
+            self.failed_at = time.monotonic()
             reason = "closed the connection" if isinstance(exc, asyncio.IncompleteReadError) else str(exc)
             self._fail_pending(BrokerDisconnected(f"broker {self.address} {reason}", request_sent=True))
         except ProtocolError as exc:
+            self.failed_at = time.monotonic()
             self._fail_pending(exc)
         except asyncio.CancelledError:
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol
@@ -50,9 +51,11 @@ class RequestStats:
         self.errors = 0
 
 
-def _load_order(conn: BrokerConnection) -> tuple:
-    # A broker throttling this client (quota) is the last choice, as in NetworkClient.leastLoadedNode.
-    return conn.throttled_for > 0, conn.in_flight, conn.node_id < 0, abs(conn.node_id)
+def _load_order(conn: BrokerConnection, last_failure: float) -> tuple:
+    # As NetworkClient.leastLoadedNode: a broker throttling this client (quota) is the last
+    # choice, and one that just failed (timed out, dropped the connection) comes after those
+    # that did not (Java keeps it out while its reconnect backoff lasts).
+    return conn.throttled_for > 0, last_failure, conn.in_flight, conn.node_id < 0, abs(conn.node_id)
 
 
 class ConnectionPool:
@@ -70,6 +73,7 @@ class ConnectionPool:
         }
         self._connections: dict[int, BrokerConnection] = {}
         self._connecting: dict[int, asyncio.Task] = {}
+        self._last_failure: dict[BrokerAddress, float] = {}  # monotonic, by address
 
     def set_brokers(self, brokers: dict[int, BrokerAddress]) -> None:
         """Record broker addresses from Metadata or FindCoordinator; a moved broker is reconnected."""
@@ -85,9 +89,18 @@ class ConnectionPool:
         return sorted(n for n in self._addresses if n >= 0)
 
     def live(self) -> list[BrokerConnection]:
-        """Connections open now (no waiting), unthrottled and least loaded first, real brokers
-        before bootstrap entries, then by node id: the same choice every time for the same state."""
-        return sorted((c for c in self._connections.values() if c.connected), key=_load_order)
+        """Connections open now (no waiting): unthrottled first, then those whose broker failed
+        least recently (never first), least loaded, real brokers before bootstrap entries, then
+        by node id: the same choice every time for the same state."""
+        for node_id, conn in list(self._connections.items()):
+            if not conn.connected:
+                del self._connections[node_id]
+                if conn.failed_at is not None:
+                    self._failed(conn.address, conn.failed_at)
+        return sorted(self._connections.values(), key=lambda c: _load_order(c, self._last_failure.get(c.address, 0.0)))
+
+    def _failed(self, address: BrokerAddress, at: float) -> None:
+        self._last_failure[address] = max(at, self._last_failure.get(address, 0.0))
 
     def address_of(self, node_id: int) -> BrokerAddress | None:
         return self._addresses.get(node_id)
@@ -125,19 +138,28 @@ class ConnectionPool:
             await conn.connect()
             self._connections[node_id] = conn
             return conn
+        except Exception:
+            self._failed(conn.address, time.monotonic())
+            raise
         finally:
             self._connecting.pop(node_id, None)
 
-    async def any(self, prefer: Iterable[int] = (), timeout: float | None = None) -> BrokerConnection:
+    async def any(self, prefer: Iterable[int] = (), timeout: float | None = None,
+                  exclude: Iterable[int] = ()) -> BrokerConnection:
         """The least-loaded live connection, else the first broker that accepts one
-        (waiting at most ``timeout`` for each).
+        (waiting at most ``timeout`` for each). Brokers in ``exclude`` (by node id or by
+        address: a bootstrap entry and the node id it turned out to be are one broker) are
+        left out: they just failed this caller.
 
         Used for requests any broker can answer (Metadata, FindCoordinator).
         """
-        live = self.live()
+        excluded = {self._addresses.get(n) for n in exclude}
+        live = [c for c in self.live() if c.address not in excluded]
         if live:
             return live[0]
         candidates = list(prefer) + self.known_nodes + sorted((n for n in self._addresses if n < 0), reverse=True)
+        candidates = sorted((n for n in dict.fromkeys(candidates) if self._addresses.get(n) not in excluded),
+                            key=lambda n: self._last_failure.get(self._addresses[n], 0.0))  # stable
         errors = []
         for node_id in dict.fromkeys(candidates):
             try:
