@@ -206,3 +206,20 @@ def test_named_groups_override_by_name_absolute_cap_no_connect_and_backup_read_b
     assert out["decisions"]["dead-2"]["reason"].startswith("the backup of its offsets failed (KafkaGroupsError: the "
                                                            "backup written to ")
     assert cluster.count("DeleteGroups") == deletes and cluster.has_group("dead-2")
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"override_deny": "schema-registry"}, "override_deny must be a list of strings"),
+    ({"delete_group_ids": [""]}, "delete_group_ids contains ''"),
+    ({"connect_conn_ids": "kg_connect"}, "connect_conn_ids must be a list of strings"),
+    ({"max_deletions_percent": 150}, "max_deletions_percent must be between 0 and 100"),
+    ({"assume_full_visibility": "yes"}, "assume_full_visibility must be True or False"),
+    ({"backup_url": 5}, "backup_url must be a directory or an fsspec URL"),
+    ({"deny": ["re:("]}, "not a valid regular expression"),
+])
+def test_bad_cleanup_arguments_fail_when_the_dag_is_parsed(kwargs, fragment):
+    from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
+
+    with pytest.raises(ValueError) as info:
+        DeadConsumerGroupCleanupOperator(task_id="clean", history_url="/tmp/h", **kwargs)
+    assert str(info.value).startswith("clean: ") and fragment in str(info.value)
