@@ -120,3 +120,40 @@ def client_config_from_connection(conn_type: str | None, *, conn_id: str = "?", 
         return ClientConfig.create(options.pop("bootstrap_servers"), **options)
     except ConfigurationError as exc:
         raise ConfigurationError(f"connection {conn_id!r} ({conn_type or 'kgroups'}): {exc}") from None
+
+
+def check_client_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A hook's ``client_options``, checked when the hook is built (at DAG parse time), without
+    the connection: known ClientConfig option names and well-formed values."""
+    from dataclasses import fields
+
+    from ..client.config import SASL_MECHANISMS, SECURITY_PROTOCOLS, parse_bootstrap_servers
+
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigurationError(f"client_options must be a dict of client options such as {{'call_timeout_s': 20}}, "
+                                 f"got {type(options).__name__}.")
+    known = {f.name for f in fields(ClientConfig)}
+    unknown = sorted(str(k) for k in options if k not in known)
+    if unknown:
+        raise ConfigurationError(f"client_options has unknown option(s) {', '.join(unknown)}; known: "
+                                 f"{', '.join(sorted(known))}.")
+    out = {k: v for k, v in options.items() if v is not None}
+    for name in _FLOAT_OPTIONS:
+        if name in out:
+            seconds = as_seconds(f"client_options[{name!r}]", out[name])
+            if seconds == 0 and name != "retry_backoff_s":
+                raise ConfigurationError(f"client_options[{name!r}] must be > 0 seconds, got {out[name]!r}.")
+            out[name] = seconds
+    if "ssl_check_hostname" in out:
+        out["ssl_check_hostname"] = as_bool("client_options['ssl_check_hostname']", out["ssl_check_hostname"])
+    for name, choices in (("security_protocol", SECURITY_PROTOCOLS), ("sasl_mechanism", SASL_MECHANISMS)):
+        if name in out and str(out[name]).upper() not in choices:
+            raise ConfigurationError(f"client_options[{name!r}]={out[name]!r} is not one of {', '.join(choices)}.")
+    if "bootstrap_servers" in out:
+        parse_bootstrap_servers(out["bootstrap_servers"])
+    for secret in SECRET_OPTIONS:
+        if secret in out and not isinstance(out[secret], str):
+            raise ConfigurationError(f"client_options[{secret!r}] must be a string.")
+    return out

@@ -32,7 +32,7 @@ from ..lag.deadgroups import DeadGroupRules, DeadGroupsResult, find_dead_groups
 from ..lag.model import LagSnapshot, UnknownLagPolicy
 from ..lag.seconds import GroupLagSeconds, lag_seconds
 from ..lag.snapshot import take_snapshot
-from .connection import client_config_from_connection
+from .connection import check_client_options, client_config_from_connection
 
 if TYPE_CHECKING:
     from ..cleanup import CleanupPolicy, CleanupResult
@@ -58,7 +58,7 @@ class KafkaGroupsHook(BaseHook):
         if not isinstance(kafka_groups_conn_id, str) or not kafka_groups_conn_id.strip():
             raise ConfigurationError(f"kafka_groups_conn_id must be a connection id, got {kafka_groups_conn_id!r}.")
         self.kafka_groups_conn_id = kafka_groups_conn_id
-        self.client_options = dict(client_options or {})
+        self.client_options = check_client_options(client_options)
         self._aclient: AsyncGroupsClient | None = None
 
     # -- configuration ------------------------------------------------------------------------

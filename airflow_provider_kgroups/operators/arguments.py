@@ -185,3 +185,60 @@ def parse_bool(name: str, value: Any) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     raise ConfigurationError(f"{name} must be True or False, got {value!r}.")
+
+
+def parse_conn_id(name: str, value: Any) -> str:
+    """A connection id: a non-empty string (None or "" would look up a connection that cannot exist)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{name} must be a connection id such as 'kgroups_default', got {value!r}.")
+    return value.strip()
+
+
+def parse_deferrable(name: str, value: Any) -> bool:
+    """True or False only: ``deferrable='yes'`` (truthy) would defer while the author may mean anything."""
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True or False, got {value!r}.")
+    return value
+
+
+def parse_topics(name: str, value: Any) -> tuple[str, ...] | None:
+    """None (every partition the group committed or is assigned) or a non-empty list of topics;
+    ``[]`` is refused: it would select nothing and every check would pass vacuously."""
+    if value is None:
+        return None
+    topics = parse_str_list(name, value)
+    if not topics:
+        raise ConfigurationError(f"{name}=[] selects no partition: name at least one topic, or leave {name} "
+                                 "unset (None) for every partition the groups use.")
+    return topics
+
+
+def parse_storage_options(name: str, value: Any) -> dict[str, Any]:
+    """fsspec options: a mapping with string keys (None: none)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{name} must be a dict of fsspec options such as {{'anon': False}}, "
+                                 f"got {type(value).__name__} {value!r}.")
+    bad = [k for k in value if not isinstance(k, str) or not k]
+    if bad:
+        raise ConfigurationError(f"{name} has key {bad[0]!r}: fsspec option names are non-empty strings.")
+    return dict(value)
+
+
+def parse_url(name: str, value: Any) -> str:
+    """A local directory or an fsspec URL whose protocol fsspec knows (``s3://``, ``gs://``,
+    ``abfs://``, ``file://``, ``memory://``, chained ``simplecache::s3://``). The protocol's
+    package (s3fs, gcsfs, ...) is needed only where the task runs, so it is not imported here."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{name} must be a directory or an fsspec URL such as 's3://bucket/kgroups-history', "
+                                 f"got {value!r}.")
+    import fsspec
+
+    known = set(fsspec.available_protocols())
+    for part in value.strip().split("::"):
+        protocol, _ = fsspec.core.split_protocol(part)
+        if protocol is not None and protocol not in known:
+            raise ConfigurationError(f"{name}={value!r} has the URL scheme {protocol!r}, which fsspec does not know: "
+                                     "use a directory or a scheme such as s3://, gs://, abfs://, file://.")
+    return value

@@ -11,12 +11,14 @@ from typing import Any, Mapping, Sequence
 
 from airflow.sdk import BaseOperator, Context
 
-from ..client.errors import ConfigurationError
 from ..history.store import HistoryStore
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.policy import parse_policy
-from .arguments import check_arguments, is_templated, parse_bool, parse_selector, parse_str_list
+from .arguments import (
+    check_arguments, is_templated, parse_bool, parse_conn_id, parse_selector, parse_storage_options, parse_topics,
+    parse_url,
+)
 
 
 class ConsumerGroupSnapshotOperator(BaseOperator):
@@ -55,14 +57,16 @@ class ConsumerGroupSnapshotOperator(BaseOperator):
         self.topics = topics
         self.unknown_lag = unknown_lag
         self.read_committed = read_committed
-        self.storage_options = dict(storage_options or {})
+        self.storage_options = check_arguments(self.task_id, {"storage_options": storage_options},
+                                               {"storage_options": parse_storage_options},
+                                               rendered=True)["storage_options"]
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self._validate(rendered=False)
 
     def _validate(self, *, rendered: bool) -> None:
         values = {name: getattr(self, name) for name in self.template_fields}
         check_arguments(self.task_id, values, {
-            "history_url": _parse_url, "topics": parse_str_list,
+            "history_url": parse_url, "topics": parse_topics, "kafka_groups_conn_id": parse_conn_id,
             "unknown_lag": lambda n, v: parse_policy(v), "read_committed": parse_bool}, rendered=rendered)
         selection = (self.group_ids, self.group_patterns, self.exclude_patterns)
         if rendered or not any(is_templated(v) for v in selection):
@@ -106,8 +110,4 @@ class ConsumerGroupSnapshotOperator(BaseOperator):
         return summary
 
 
-def _parse_url(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigurationError(f"{name} must be a directory or an fsspec URL such as 's3://bucket/kgroups-history', "
-                                 f"got {value!r}.")
-    return value
+_parse_url = parse_url  # kept for importers of the old name

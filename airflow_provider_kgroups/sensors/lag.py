@@ -33,6 +33,7 @@ in memory between checks.
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import timedelta
 from functools import cached_property
@@ -47,8 +48,8 @@ from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..triggers.lag import ConsumerLagTrigger
 from ..operators.arguments import (
-    check_arguments, is_templated, parse_bool, parse_choice, parse_number, parse_offsets_map, parse_selector,
-    parse_str_list, parse_timestamp_ms,
+    check_arguments, is_templated, parse_bool, parse_choice, parse_conn_id, parse_deferrable, parse_number,
+    parse_offsets_map, parse_selector, parse_str_list, parse_timestamp_ms, parse_topics,
 )
 from .gate import DEFAULT_FAIL_ON, LAG_MODES, NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
 
@@ -113,6 +114,11 @@ class ConsumerLagSensor(BaseSensorOperator):
         timeout: float | timedelta = 3600,
         **kwargs: Any,
     ) -> None:
+        for name, value in (("timeout", timeout), ("poke_interval", poke_interval)):
+            seconds = value.total_seconds() if isinstance(value, timedelta) else value
+            if isinstance(seconds, (int, float)) and not math.isfinite(seconds):  # Airflow would overflow on inf
+                raise ValueError(f"{kwargs.get('task_id', 'ConsumerLagSensor')}: {name} must be finite, a number of "
+                                 f"seconds or a timedelta, got {value!r}.")
         super().__init__(poke_interval=poke_interval, timeout=timeout, **kwargs)
         self.group_ids = list(group_ids) if isinstance(group_ids, (list, tuple)) else group_ids
         self.group_patterns = list(group_patterns) if isinstance(group_patterns, (list, tuple)) else group_patterns
@@ -132,7 +138,8 @@ class ConsumerLagSensor(BaseSensorOperator):
         self.verdict_checks = verdict_checks
         self.stuck_after = stuck_after.total_seconds() if isinstance(stuck_after, timedelta) else stuck_after
         self.kafka_groups_conn_id = kafka_groups_conn_id
-        self.deferrable = deferrable
+        self.deferrable = check_arguments(self.task_id, {"deferrable": deferrable}, {"deferrable": parse_deferrable},
+                                          rendered=True)["deferrable"]
         if self.mode == "reschedule":
             raise ValueError(f"{self.task_id}: mode='reschedule' is not supported by ConsumerLagSensor (the barrier "
                              "and the verdict window live in memory between checks); use deferrable=True to "
@@ -149,7 +156,8 @@ class ConsumerLagSensor(BaseSensorOperator):
         (always after rendering), build the spec. Raises ValueError naming the argument."""
         values = {name: getattr(self, name) for name in self.template_fields}
         check_arguments(self.task_id, values, {
-            "topics": parse_str_list, "lag_mode": lambda n, v: parse_choice(n, v, LAG_MODES),
+            "topics": parse_topics, "kafka_groups_conn_id": parse_conn_id,
+            "lag_mode": lambda n, v: parse_choice(n, v, LAG_MODES),
             "barrier_timestamp": parse_timestamp_ms, "previous_barrier": parse_offsets_map,
             "max_lag_per_partition": lambda n, v: parse_number(n, v, integer=True),
             "max_total_lag": lambda n, v: parse_number(n, v, integer=True), "max_lag_seconds": parse_number,
