@@ -342,3 +342,31 @@ def test_chunks_wait_for_an_in_flight_slot_so_each_timeout_measures_its_own_requ
                 assert c.count("DescribeGroups") > 8 and c.count("ApiVersions") > 2
 
     asyncio.run(main())
+
+
+def test_a_delete_whose_response_was_too_large_is_confirmed_by_the_split_retries():
+    """DeleteGroups of 300 groups with 60-byte ids: the broker deletes them all, but its 19 KB
+    response is over max_response_bytes 4096, so the client never reads it. The halves (150,
+    75, then 37/38 groups, the last fitting) answer GROUP_ID_NOT_FOUND, which after a response
+    the client did not read means "deleted (confirmed gone after a lost response)", as for a
+    dropped connection (DeleteConsumerGroupsHandler retries the same way; the confirmation is
+    this client's, see handlers/delete_groups). 1 + 2 + 4 + 8 requests, and the same split for
+    the batched FindCoordinator before it, whose 300 answers do not fit either."""
+    async def main():
+        async with FakeCluster(brokers=1) as c:
+            ids = _long_ids(300)
+            for g in ids:
+                c.add_group(g)
+            config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, max_response_bytes=RESPONSE_LIMIT)
+            async with AsyncGroupsClient(config) as client:
+                result = await client.delete_groups(ids)
+            assert result.failures == {}
+            assert result.values == {g: GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE for g in ids}
+            assert c.group_ids() == []
+            assert counts(c) == {"Metadata": 1, "FindCoordinator": 15, "DeleteGroups": 15}
+            assert sorted(len(e.request.coordinator_keys) for e in c.requests("FindCoordinator")) == \
+                [37] * 4 + [38] * 4 + [75] * 4 + [150] * 2 + [300]
+            assert sorted(len(e.request.groups_names) for e in c.requests("DeleteGroups")) == \
+                [37] * 4 + [38] * 4 + [75] * 4 + [150] * 2 + [300]
+
+    asyncio.run(main())
