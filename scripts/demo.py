@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support.airflow_services import AirflowServices  # noqa: E402
 from tests.support.history import backfill_history  # noqa: E402
 from tests.support.landing import LandingConsumer, OrderProducer, expected_totals  # noqa: E402
 from tests.support.seed import Seeder  # noqa: E402
@@ -289,9 +290,46 @@ def run() -> int:
         ok = summary(records, log) and code == 0
         if code != 0:
             say(f"\nthe end of {rel(log)}:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]))
+        ok = event_driven(broker.bootstrap, producer) and ok
     say(f"\neverything started was stopped (producer, landing consumer, broker, Airflow, Spark); "
         f"the demo took {time.monotonic() - started:.0f} s")
     return 0 if ok else 1
+
+
+def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
+    """dags/kgroups_lag_events.py under real Airflow services: the watcher fires when the landing
+    group has consumed its next range, and the asset event starts the Spark DAG on exactly it."""
+    say("\nEvent-driven (dags/kgroups_lag_events.py: an api-server, a dag-processor, a scheduler and a triggerer "
+        "started for it)")
+    env = {"AIRFLOW_CONN_KGROUPS_DEFAULT": json.dumps({"conn_type": "kgroups", "host": bootstrap}),
+           "KGROUPS_EVENT_GROUPS": LANDING_GROUP, "KGROUPS_EVENT_TOPICS": TOPIC, "KGROUPS_EVENT_POLL_SECONDS": "5",
+           "KGROUPS_EVENT_GATE_SCHEDULE": "none", "KGROUPS_EVENT_OUTPUT": str(WORK / "events"),
+           "KGROUPS_SPARK_CONF": json.dumps(SPARK_CONF)}
+    started = time.monotonic()
+    with AirflowServices(WORK / "services", dag_files=[ROOT / "dags" / "kgroups_lag_events.py"], env=env) as airflow:
+        airflow.wait_for(lambda: airflow.query("select count(*) from trigger where classpath like "
+                                               "'%ConsumerLagEventTrigger'")[0][0], "the watcher", 180)
+        say(f"  watcher  ConsumerLagEventTrigger on {LANDING_GROUP} / {TOPIC} is running in the triggerer "
+            f"({time.monotonic() - started:.0f} s)")
+        states = airflow.wait_for(lambda: airflow.finished_runs("kgroups_orders_process"),
+                                  "kgroups_orders_process to run", 300)
+        rows = airflow.query("select e.extra from asset_event e join asset a on a.id = e.asset_id "
+                             "where a.name = 'kgroups_orders_range' order by e.id")
+        results = airflow.query("select value from xcom where dag_id = 'kgroups_orders_process' "
+                                "and key = 'return_value'")
+    if states != ["success"] or not rows or not results:
+        say(f"  FAILED: kgroups_orders_process {states}; logs in {rel(WORK / 'services' / 'logs')}")
+        return False
+    result = json.loads(results[0][0])  # the first run: the range of the events that triggered it
+    start, end = _offsets(result["startingOffsets"]), _offsets(result["endingOffsets"])
+    produced = expected_totals(producer.snapshot(), {(TOPIC, p): (start.get(p), end[p]) for p in end})
+    expected = sum(n for n, _ in produced.values())
+    say("  event    " + "  ".join(f"{TOPIC}[{p}] [{start[p]}, {end[p]})" for p in sorted(end))
+        + f"   (consumed by {LANDING_GROUP}; {len(rows)} asset event(s) so far, one per range)")
+    say(f"  spark    kgroups_orders_process read {result['records']} records of that range from Kafka "
+        f"(the kgroups data source); the producer wrote {expected} there: {'equal' if result['records'] == expected else 'NOT EQUAL'}")
+    say(f"  took     {time.monotonic() - started:.0f} s, services started and stopped included")
+    return result["records"] == expected
 
 
 # -- the summary -----------------------------------------------------------------------------
