@@ -248,3 +248,16 @@ def test_bad_connect_options_exit_2_before_any_network_call(capsys, tmp_path):
     assert code == EXIT_BAD_INPUT and "connect.bogus" in err
     code, _, err = run(capsys, "-b", "127.0.0.1:1", "delete", "x", "--connect-url", "ftp://c")
     assert code == EXIT_BAD_INPUT and "--connect-url" in err
+
+
+def test_a_lost_delete_response_is_shown_as_confirmed_gone(cluster, capsys, tmp_path):
+    """The DeleteGroups response is cut mid-frame; the retry answers GROUP_ID_NOT_FOUND: the
+    client reports CONFIRMED_GONE_AFTER_LOST_RESPONSE (KafkaAdminClient's DeleteConsumerGroups
+    retries), and the CLI shows it as such."""
+    drop = cluster.drop_mid_response("DeleteGroups", node=cluster.coordinator_of("tmp-a"), times=1)
+    code, out, err = run(capsys, "-b", cluster.bootstrap, "delete", "tmp-a", "--yes", "--backup-url", tmp_path / "b")
+    assert code == EXIT_OK, err
+    assert drop.hits == 1 and not cluster.has_group("tmp-a")
+    row = next(line for line in out.splitlines() if line.startswith("tmp-a"))
+    assert "deleted (confirmed gone after a lost response)" in row
+    assert "confirmed gone after a lost response (the retry answered GROUP_ID_NOT_FOUND)" in row
