@@ -229,6 +229,7 @@ class BrokerConnection:
         except (asyncio.TimeoutError, TimeoutError):
             error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
                                    f"within {timeout:.3g}s", request_sent=True)
+            future.cancel()  # nobody waits for it any more: closing must not fail it unobserved
             # Like the Java client: a timed-out connection is not trusted with more requests.
             self.failed_at = time.monotonic()
             await self.close()
