@@ -154,6 +154,9 @@ def cmd_describe(client: GroupsClient, args, progress: Progress) -> tuple[Any, s
             rows.append((gid, "ERROR", "-", "-", "-", str(result.failures[gid])))
             continue
         d = result.values[gid]
+        if d.state is GroupState.DEAD and not d.members:  # Kafka's answer for a group that does not exist
+            rows.append((gid, "NOT FOUND", "-", d.coordinator_id, "-", "-"))
+            continue
         if not d.members:
             rows.append((gid, d.state.value, d.protocol_type or "-", d.coordinator_id, "-", "-"))
         for m in d.members:
@@ -161,7 +164,8 @@ def cmd_describe(client: GroupsClient, args, progress: Progress) -> tuple[Any, s
             member = f"{m.client_id}@{m.client_host}" if m.client_id else m.member_id
             rows.append((gid, d.state.value, d.protocol_type or "-", d.coordinator_id, member, assigned))
     table = render_table(("GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR", "MEMBER", "ASSIGNMENT"), rows)
-    return result.to_dict(), table, result.ok
+    not_found = [g for g, d in result.values.items() if d.state is GroupState.DEAD and not d.members]
+    return {**result.to_dict(), "not_found": not_found}, table, result.ok and not not_found
 
 
 def cmd_lag(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:

@@ -61,6 +61,7 @@ def test_one_deadline_for_the_whole_lag_command_against_a_silent_coordinator(cap
     assert code == EXIT_PARTIAL
     assert elapsed < 3.5, f"kgroups --timeout 2 lag took {elapsed:.1f} s"
     assert "slow" in out and "CLIENT_TIMEOUT: the 2 s deadline passed before a result" in out
+    assert err == ""  # the connection still opening at exit is closed quietly (no asyncio task warning)
 
 
 def test_an_unreadable_log_end_offset_makes_the_total_unknown_and_exit_1(capsys):
@@ -95,6 +96,13 @@ def test_a_group_that_does_not_exist_is_not_found_not_dead_with_total_0(capsys):
         assert "NOT FOUND" in out and "Dead" not in out
         code, _, _ = run(capsys, "-b", c.bootstrap, "lag", "real")
         assert code == EXIT_OK
+        code, out, _ = run(capsys, "-b", c.bootstrap, "describe", "ghost", "real")
+        assert code == EXIT_PARTIAL
+        assert "NOT FOUND" in out and "Dead" not in out
+        code, out, _ = run(capsys, "-b", c.bootstrap, "--format", "json", "describe", "ghost", "real")
+        assert (code, json.loads(out)["not_found"]) == (EXIT_PARTIAL, ["ghost"])
+        code, out, _ = run(capsys, "-b", c.bootstrap, "--format", "json", "describe", "real")
+        assert (code, json.loads(out)["not_found"]) == (EXIT_OK, [])
 
 
 def _encrypted_key_copy(key_path: str, target, password: bytes) -> str:
