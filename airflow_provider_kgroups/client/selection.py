@@ -104,7 +104,7 @@ class GroupSelector:
         return list(chosen)
 
 
-async def select_groups(aclient, selector: GroupSelector) -> list[str]:
+async def select_groups(aclient, selector: GroupSelector, *, timeout_s: float | None = None) -> list[str]:
     """The one selection routine of every caller (CLI, hook, operators, sensor).
 
     Exact ids need no listing. Patterns are matched against every broker's ListGroups
@@ -114,7 +114,7 @@ async def select_groups(aclient, selector: GroupSelector) -> list[str]:
     ``aclient`` is an :class:`~.client.AsyncGroupsClient`."""
     if not selector.needs_listing:
         return list(selector.ids)
-    listed = await aclient.list_groups()
+    listed = await aclient.list_groups(timeout_s=timeout_s)
     if listed.broker_failures:
         raise IncompleteListingError(dict(listed.broker_failures))
     return selector.select(g.group_id for g in listed.groups)

@@ -59,7 +59,7 @@ from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from ..client.errors import ConfigurationError, Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence, TopicPartition
-from ..client.selection import compile_pattern
+from ..client.selection import GroupSelector, compile_pattern, select_groups
 from .model import LagSnapshot
 from .snapshot import now_ms as _now_ms
 
@@ -489,8 +489,9 @@ async def find_dead_groups(client, group_ids: Iterable[str] | None = None, *, hi
     the Streams-application heuristic only, list the cluster's topics; classify them.
     Nothing is deleted."""
     if group_ids is None:
-        listed = await client.list_groups(timeout_s=timeout_s)
-        ids = [g.group_id for g in listed.groups]
+        # The shared selection routine: a broker whose listing failed raises IncompleteListingError
+        # rather than leaving its groups out of "every group".
+        ids = await select_groups(client, GroupSelector(patterns=("*",)), timeout_s=timeout_s)
         if not ids:
             return DeadGroupsResult({}, {})
     else:

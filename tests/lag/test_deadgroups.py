@@ -436,6 +436,21 @@ def seed(cluster):
     cluster.inject_error("Metadata", Err.TOPIC_AUTHORIZATION_FAILED, key="secret")
 
 
+def test_find_dead_groups_of_every_group_refuses_an_incomplete_listing():
+    """KafkaAdminClient.listConsumerGroups reports each broker whose listing failed: "every group"
+    with a broker's listing missing is not every group, so nothing is classified."""
+    from airflow_provider_kgroups.client.errors import IncompleteListingError
+
+    async def body(cluster, client):
+        cluster.inject_error("ListGroups", -1, node=cluster.coordinator_of("abandoned"))
+        with pytest.raises(IncompleteListingError, match=f"broker {cluster.coordinator_of('abandoned')}: UNKNOWN"):
+            await find_dead_groups(client, rules=RULES, now_ms=NOW)
+        return counts(cluster)
+
+    requests = with_fake_cluster(body, setup=seed)
+    assert requests == {"Metadata": 1, "ListGroups": 3}  # nothing described, read or checked
+
+
 def test_find_dead_groups_checks_topics_by_name_and_classifies_without_deleting():
     """KafkaApis.handleTopicMetadataRequest: a named absent topic answers UNKNOWN_TOPIC_OR_PARTITION,
     a named topic the principal may not Describe TOPIC_AUTHORIZATION_FAILED (cannot tell)."""
