@@ -173,6 +173,8 @@ class ConnectionPool:
     async def close(self) -> None:
         connections = list(self._connections.values())
         self._connections.clear()
-        for task in list(self._connecting.values()):
+        opening = list(self._connecting.values())
+        for task in opening:
             task.cancel()
-        await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
+        # Await the cancelled opens too: a task dropped while pending is reported by asyncio at exit.
+        await asyncio.gather(*opening, *(c.close() for c in connections), return_exceptions=True)
