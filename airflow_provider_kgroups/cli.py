@@ -3,23 +3,24 @@
 Exit codes: 0 all fine, 1 some groups (or brokers) failed, 2 bad input, 3 no broker reachable.
 """
 
+# Only the standard library at import: the arguments are parsed (and ``--help`` answered)
+# before the client, the lag engine or kafka-python's codec are loaded (~300 ms).
+
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import os
 import shlex
 import sys
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from .client import ClientConfig, ConfigurationError, GroupSelector, GroupsClient, GroupState, NoBrokerAvailable
-from .client.config import config_from_kafka_properties, read_properties_file
-from .client.deadline import check_seconds
-from .client.selection import select_groups
-from .client.errors import AuthenticationError, KafkaGroupsError
-from .connect import connect_configs_from_properties, split_connect_properties
-from .lag.deadgroups import DeadGroupRules
+from .client.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from .cleanup import CleanupPolicy
+    from .client import ClientConfig, GroupsClient
+    from .lag.model import GroupLag, LagSnapshot
+    from .lag.seconds import GroupLagSeconds
 
 EXIT_OK, EXIT_PARTIAL, EXIT_BAD_INPUT, EXIT_UNREACHABLE = 0, 1, 2, 3
 ENV_BOOTSTRAP = "KGROUPS_BOOTSTRAP_SERVERS"
@@ -38,18 +39,44 @@ class Progress:
             print(f"... {message}", file=sys.stderr, flush=True)
 
 
+def add_common_options(parser: argparse.ArgumentParser, *, in_verb: bool) -> None:
+    """Connection and output options. They are accepted before the verb and after it
+    (``kgroups -b h:9092 lag ...`` and ``kgroups lag -b h:9092 ...``, as kafka-consumer-groups.sh
+    users type them): after the verb their default is SUPPRESS, so a value given before the
+    verb is kept unless the same option is given again after it (then the later one wins)."""
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if in_verb else value
+
+    conn = parser.add_argument_group("connection")
+    conn.add_argument("--bootstrap-servers", "-b", default=default(os.environ.get(ENV_BOOTSTRAP)),
+                      help=f"host:port[,host:port] (env {ENV_BOOTSTRAP})")
+    conn.add_argument("--command-config", default=default(os.environ.get(ENV_COMMAND_CONFIG)),
+                      help=f"Java-style client.properties: security.protocol, sasl.*, ssl.* (env {ENV_COMMAND_CONFIG})")
+    conn.add_argument("--timeout", type=float, default=default(None),
+                      help="seconds for the whole command, every request included (default 60)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--format", choices=("table", "json", "jsonl"), default=default("table"),
+                     help="table (default); json: one compact document; jsonl: lag streams one JSON object per "
+                          "group as its results complete (other verbs: the document on one line)")
+    out.add_argument("--pretty", action="store_true", default=default(False),
+                     help="json: indented, keys sorted")
+    out.add_argument("--verbose", "-v", action="store_true", default=default(False),
+                     help="log every request (API, version, broker, time)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kgroups", description=__doc__.split("\n\n")[0])
-    conn = parser.add_argument_group("connection")
-    conn.add_argument("--bootstrap-servers", "-b", default=os.environ.get(ENV_BOOTSTRAP),
-                      help=f"host:port[,host:port] (env {ENV_BOOTSTRAP})")
-    conn.add_argument("--command-config", default=os.environ.get(ENV_COMMAND_CONFIG),
-                      help=f"Java-style client.properties: security.protocol, sasl.*, ssl.* (env {ENV_COMMAND_CONFIG})")
-    conn.add_argument("--timeout", type=float, default=None,
-                      help="seconds for the whole command, every request included (default 60)")
-    parser.add_argument("--format", choices=("table", "json"), default="table")
-    parser.add_argument("--verbose", "-v", action="store_true", help="log every request (API, version, broker, time)")
-    commands = parser.add_subparsers(dest="command", required=True)
+    add_common_options(parser, in_verb=False)
+    verbs = parser.add_subparsers(dest="command", required=True)
+
+    class Verbs:  # every verb also takes the common options
+        @staticmethod
+        def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+            sub = verbs.add_parser(name, **kwargs)
+            add_common_options(sub, in_verb=True)
+            return sub
+
+    commands = Verbs()
 
     def selection(sub: argparse.ArgumentParser, required: bool = True) -> None:
         sub.add_argument("groups", nargs="*", help="exact group ids")
@@ -66,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     lag.add_argument("--unknown-lag", choices=("fail", "ignore", "from_earliest", "from_latest"), default="fail",
                      help="how to count partitions without a commit (default: fail = unknown)")
     lag.add_argument("--read-committed", action="store_true", help="end offsets for transactional topics")
+    lag.add_argument("--seconds", action="store_true",
+                     help="also the lag in seconds of each group's worst partition (age of the oldest unread "
+                          "record: one extra Fetch round per partition leader)")
     delete = commands.add_parser(
         "delete", help="delete groups safely (dry run unless --yes)",
         description="Named groups are deleted when Empty (the evidence is reported); a pattern selects only groups "
@@ -96,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def client_config(args: argparse.Namespace) -> ClientConfig:
+    from .client.config import config_from_kafka_properties, read_properties_file
+    from .client.deadline import check_seconds
+    from .connect import split_connect_properties
+
     if args.timeout is not None:
         check_seconds("--timeout", args.timeout)
     properties = read_properties_file(args.command_config) if args.command_config else {}
@@ -110,6 +144,9 @@ def client_config(args: argparse.Namespace) -> ClientConfig:
 def selected_groups(client: GroupsClient, args: argparse.Namespace, progress: Progress) -> list[str]:
     """The shared selection routine: a broker whose listing failed makes a pattern selection
     refuse (IncompleteListingError, exit 1, the brokers named) rather than drop its groups."""
+    from .client import GroupSelector
+    from .client.selection import select_groups
+
     selector = GroupSelector(ids=tuple(args.groups), patterns=tuple(args.pattern), exclude=tuple(args.exclude))
     if selector.needs_listing:
         progress("listing groups to match patterns")
@@ -128,6 +165,8 @@ def render_table(headers: Sequence[str], rows: list[Sequence[Any]]) -> str:
 
 
 def cmd_groups(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
+    from .client import GroupState
+
     progress("listing groups on every broker")
     result = client.list_groups(states=args.state, types=args.type)
     states = {g.group_id: g.state for g in result.groups}
@@ -168,39 +207,126 @@ def cmd_describe(client: GroupsClient, args, progress: Progress) -> tuple[Any, s
     return {**result.to_dict(), "not_found": not_found}, table, result.ok and not not_found
 
 
-def cmd_lag(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
-    from .lag.model import UnknownLagPolicy
-    from .lag.snapshot import take_snapshot
+def _seconds_text(measured: "GroupLagSeconds | None") -> str:
+    if measured is None:
+        return ""
+    worst = measured.worst
+    if measured.max_seconds is None:
+        unknown = next((p for p in measured.partitions if p.seconds is None), None)
+        return f"unknown ({unknown.reason})" if unknown is not None else "unknown"
+    prefix = ">=" if worst is not None and worst.at_least else "~" if worst is not None and worst.estimate else ""
+    return f"{prefix}{measured.max_seconds:.3f}"
 
-    ids = selected_groups(client, args, progress)
-    progress(f"reading committed and log-end offsets of {len(ids)} group(s)")
-    snapshot = client.run(take_snapshot(client.aclient, ids, policy=UnknownLagPolicy(args.unknown_lag),
-                                        read_committed=args.read_committed))
+
+def lag_rows(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] | None) -> list[tuple]:
     rows = []
     for gid, group in snapshot.groups.items():
+        extra = (_seconds_text(seconds.get(gid)),) if seconds is not None else ()
         if group.not_found:
-            rows.append((gid, "NOT FOUND", "", "", "", None, "no such group: no member, no committed offset"))
+            rows.append((gid, "NOT FOUND", "", "", "", None, *extra, "no such group: no member, no committed offset"))
             continue
         for p in group.partitions:
             note = ",".join(sorted(f.value for f in p.flags))
             if p.error is not None:
                 note = f"{note}: {p.error}" if note else str(p.error)
-            rows.append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, note or ""))
+            rows.append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, *("" for _ in extra), note or ""))
         summary = f"{group.state.value}, {group.members} member(s)"
         if group.total_lag is None:
             summary += ", total unknown"
-        rows.append((gid, "TOTAL", "", "", "", group.total_lag, summary))
+        rows.append((gid, "TOTAL", "", "", "", group.total_lag, *extra, summary))
     for gid, failure in snapshot.failures.items():
-        rows.append((gid, "ERROR", "", "", "", "", str(failure)))
-    table = render_table(("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "NOTE"), rows)
-    # Unknown is never fine: a group not read, not found, or with an unknown total is exit 1.
-    ok = not snapshot.failures and all(g.total_lag is not None for g in snapshot.groups.values())
-    return snapshot.to_dict(), table, ok
+        rows.append((gid, "ERROR", "", "", "", "", *(("",) if seconds is not None else ()), str(failure)))
+    return rows
+
+
+def lag_headers(with_seconds: bool) -> tuple[str, ...]:
+    return ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+            *(("LAG-SECONDS",) if with_seconds else ()), "NOTE")
+
+
+def lag_ok(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] | None) -> bool:
+    """Unknown is never fine: a group not read, not found, with an unknown total or (with
+    --seconds) an unknown age is exit 1."""
+    return (not snapshot.failures and all(g.total_lag is not None for g in snapshot.groups.values())
+            and (seconds is None or all(s.max_seconds is not None for s in seconds.values())))
+
+
+def group_document(group: "GroupLag", seconds: "GroupLagSeconds | None", with_seconds: bool) -> dict[str, Any]:
+    data = group.to_dict()
+    if with_seconds:
+        data["lag_seconds"] = seconds.to_dict() if seconds is not None else None
+    return data
+
+
+def cmd_lag(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, bool]:
+    from .lag.model import UnknownLagPolicy
+
+    ids = selected_groups(client, args, progress)
+    policy = UnknownLagPolicy(args.unknown_lag)
+    if args.format == "jsonl":
+        return None, None, stream_lag(client, args, ids, policy, progress)
+    from .lag.snapshot import take_snapshot
+
+    progress(f"reading committed and log-end offsets of {len(ids)} group(s)")
+    snapshot = client.run(take_snapshot(client.aclient, ids, policy=policy, read_committed=args.read_committed))
+    seconds = None
+    if args.seconds:
+        from .lag.seconds import lag_seconds
+
+        progress("reading the oldest unread record of each group's worst partition")
+        seconds = client.run(lag_seconds(client.aclient, snapshot, worst_n=1, read_committed=args.read_committed))
+
+    def document() -> dict[str, Any]:
+        data = snapshot.to_dict()
+        if seconds is not None:
+            for gid, group in data["groups"].items():
+                measured = seconds.get(gid)
+                group["lag_seconds"] = measured.to_dict() if measured is not None else None
+        return data
+
+    def table() -> str:
+        return render_table(lag_headers(seconds is not None), lag_rows(snapshot, seconds))
+
+    return document, table, lag_ok(snapshot, seconds)
+
+
+def stream_lag(client: GroupsClient, args, ids: list[str], policy, progress: Progress) -> bool:
+    """``--format jsonl``: one line per group, written as soon as the batch holding it is read
+    (:func:`..lag.snapshot.iter_snapshot`), then one line of failures if any group could not be
+    read. Memory stays at a batch's worth, whatever the number of groups."""
+    from .lag.snapshot import iter_snapshot
+
+    progress(f"streaming the lag of {len(ids)} group(s)")
+    encode = json_encoder(args)
+    ok = True
+    out = sys.stdout
+
+    async def run() -> None:
+        nonlocal ok
+        async for part in iter_snapshot(client.aclient, ids, policy=policy, read_committed=args.read_committed):
+            seconds = None
+            if args.seconds:
+                from .lag.seconds import lag_seconds
+
+                seconds = await lag_seconds(client.aclient, part, worst_n=1, read_committed=args.read_committed)
+            ok = ok and lag_ok(part, seconds)
+            lines = [encode({"taken_at_ms": part.taken_at_ms, **group_document(g, (seconds or {}).get(gid),
+                                                                               args.seconds)})
+                     for gid, g in part.groups.items()]
+            lines += [encode({"group_id": gid, "failure": f.to_dict()}) for gid, f in part.failures.items()]
+            if lines:
+                out.write("\n".join(lines) + "\n")
+                out.flush()
+
+    client.run(run())
+    return ok
 
 
 def delete_policy(args) -> "CleanupPolicy":
     """The delete options as a policy: every check before any network call."""
     from .cleanup import CleanupPolicy
+    from .client import GroupSelector
+    from .lag.deadgroups import DeadGroupRules
 
     rules = DeadGroupRules(idle_hours=args.idle_hours, allow=tuple(args.allow), deny=tuple(args.deny),
                            assume_full_visibility=args.assume_full_visibility)
@@ -288,6 +414,9 @@ def cmd_restore(client: GroupsClient, args, progress: Progress) -> tuple[Any, st
 def prepare(args) -> None:
     """Checks a command's options before any network call (bad input: exit 2)."""
     if args.command == "delete":
+        from .client.config import read_properties_file
+        from .connect import connect_configs_from_properties
+
         properties = read_properties_file(args.command_config) if args.command_config else {}
         clusters = connect_configs_from_properties(properties, args.connect_url)
         args.prepared = (delete_policy(args), clusters)
@@ -306,8 +435,31 @@ COMMANDS: dict[str, Callable] = {"groups": cmd_groups, "describe": cmd_describe,
                                  "restore": cmd_restore}
 
 
+def json_encoder(args) -> Callable[[Any], str]:
+    """Compact by default (what scripts read); ``--pretty``: indented, keys sorted (what people
+    read). The standard library's encoder: msgspec and orjson were measured on a 3,000-group
+    document and did not pay for themselves here (benchmarks/RESULTS-json.txt)."""
+    import json
+
+    if getattr(args, "pretty", False):
+        return lambda data: json.dumps(data, indent=2, sort_keys=True)
+    return json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+
+
+def emit(args, data: Any, table: Any) -> None:
+    """Only what was asked for is built: the table for ``table``, the document for json."""
+    if args.format == "table":
+        print(table() if callable(table) else table)
+    elif data is not None:
+        print(json_encoder(args)(data() if callable(data) else data))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    import logging
+
+    from .client import AuthenticationError, GroupsClient, KafkaGroupsError, NoBrokerAvailable
+
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     if args.verbose:
         logging.getLogger("airflow_provider_kgroups.client.requests").setLevel(logging.DEBUG)
@@ -326,7 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KafkaGroupsError as exc:
         print(f"kgroups: {exc}", file=sys.stderr)
         return EXIT_PARTIAL
-    print(json.dumps(data, indent=2, sort_keys=True) if args.format == "json" else table)
+    emit(args, data, table)
     return EXIT_OK if ok else EXIT_PARTIAL
 
 

@@ -152,8 +152,7 @@ class AsyncGroupsClient:
         return deadline(self.config.call_timeout_s if seconds is None else seconds)
 
     async def _run(self, call: Call, handler: ApiHandler, keys) -> KeyedResults:
-        if not self.metadata.bootstrapped:
-            await self.metadata.refresh(call)  # raises NoBrokerAvailable when nothing answers
+        await self.metadata.bootstrap(call)  # raises NoBrokerAvailable when nothing answers
         return await Driver(call, handler).run(keys)
 
     async def _run_groups(self, call: Call, handler: ApiHandler, group_ids: list[str]) -> KeyedResults:
@@ -201,8 +200,8 @@ class AsyncGroupsClient:
         call = self._call(timeout_s)
         refused = unsendable_group_ids(ids)
         sendable = [g for g in ids if g not in refused]
-        if not self.metadata.bootstrapped and sendable:
-            await self.metadata.refresh(call)
+        if sendable:
+            await self.metadata.bootstrap(call)
         result = await describe_all(lambda handler, keys: Driver(call, handler).run(keys), self._coordinators,
                                     sendable, self._group_types,
                                     lambda keys: self._coordinators.lookup(keys, call),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Iterable
 
@@ -23,6 +24,7 @@ class ClusterMetadata:
         self.topic_errors: dict[str, int] = {}
         self._stale_topics: set[str] = set()
         self.bootstrapped = False
+        self._bootstrapping: asyncio.Future[None] | None = None
 
     def leader_of(self, topic: str, partition: int) -> int | None:
         if topic in self._stale_topics:
@@ -35,6 +37,24 @@ class ClusterMetadata:
 
     def mark_stale(self, topics: Iterable[str]) -> None:
         self._stale_topics.update(topics)
+
+    async def bootstrap(self, call: Call) -> None:
+        """The first Metadata (brokers), once: calls starting side by side share it."""
+        if self.bootstrapped:
+            return
+        if self._bootstrapping is not None:
+            await asyncio.shield(self._bootstrapping)
+            return
+        self._bootstrapping = future = asyncio.get_running_loop().create_future()
+        try:
+            await self.refresh(call)
+            future.set_result(None)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: nobody else may be waiting
+            raise
+        finally:
+            self._bootstrapping = None
 
     async def refresh(self, call: Call, topics: Iterable[str] | None = ()) -> dict[str, int]:
         """Ask any broker for brokers plus ``topics`` (``None`` = every topic, ``()`` = none).

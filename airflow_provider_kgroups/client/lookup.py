@@ -35,6 +35,8 @@ class CoordinatorLookup:
         self._metadata = metadata
         self._coordinators: dict[str, int] = {}
         self._chunker = Chunker(limits, _find_coordinators)
+        #: group id -> the FindCoordinator lookup now in flight for it (see :meth:`lookup`)
+        self._inflight: dict[str, asyncio.Future[Outcome[str, int]]] = {}
 
     def cached(self, group_id: str) -> int | None:
         return self._coordinators.get(group_id)
@@ -44,8 +46,38 @@ class CoordinatorLookup:
             self._coordinators.pop(group_id, None)
 
     async def lookup(self, group_ids: list[str], call: Call) -> Outcome[str, int]:
-        if not self._metadata.bootstrapped:
-            await self._metadata.refresh(call)
+        """Coordinators of ``group_ids``. Calls running side by side (describe and OffsetFetch of
+        the same groups, as the lag snapshot sends them) share one lookup: a group whose lookup
+        is already in flight waits for that answer instead of asking again."""
+        waiting = {g: self._inflight[g] for g in group_ids if g in self._inflight}
+        mine = [g for g in group_ids if g not in waiting]
+        outcome: Outcome[str, int] = Outcome()
+        if mine:
+            future: asyncio.Future[Outcome[str, int]] = asyncio.get_running_loop().create_future()
+            self._inflight.update(dict.fromkeys(mine, future))
+            try:
+                outcome = await self._lookup(mine, call)
+                future.set_result(outcome)
+            except BaseException as exc:
+                future.set_exception(exc)
+                future.exception()  # retrieved: nobody else may be waiting
+                raise
+            finally:
+                for g in mine:
+                    if self._inflight.get(g) is future:
+                        del self._inflight[g]
+        for future in {id(f): f for f in waiting.values()}.values():
+            shared = await asyncio.shield(future)
+            keys = {g for g, f in waiting.items() if f is future}
+            outcome.completed.update({k: v for k, v in shared.completed.items() if k in keys})
+            outcome.failed.update({k: v for k, v in shared.failed.items() if k in keys})
+            outcome.unmapped |= shared.unmapped & keys
+            outcome.retry |= shared.retry & keys
+            outcome.reasons.update({k: v for k, v in shared.reasons.items() if k in keys})
+        return outcome
+
+    async def _lookup(self, group_ids: list[str], call: Call) -> Outcome[str, int]:
+        await self._metadata.bootstrap(call)
         # A live broker that batches answers at once; only without one is every broker
         # connected (to learn its versions), which a silent broker can slow down.
         batched = _batching(call.pool.live())

@@ -1,7 +1,8 @@
 """A lag snapshot of many groups in one call.
 
-Order of reads (why it matters): groups are described first (state, members, assignments),
-then their committed offsets are read, and only then the log-start and log-end offsets of
+Order of reads (why it matters): groups are described (state, members, assignments) and
+their committed offsets read in the same round (the two are independent: neither answer
+shapes the other request), and only when both are in, the log-start and log-end offsets of
 every partition involved, deduplicated across groups, in one ListOffsets round per leader
 (earliest and latest go out together). Because the end offsets are read after the commits,
 a lag can only be overstated by what was produced in between, never negative; if a commit
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Collection, Iterable, Mapping
+from typing import AsyncIterator, Collection, Iterable, Mapping
 
 from ..client.errors import ConfigurationError, Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicPartition
@@ -36,7 +37,7 @@ from ..client.selection import validate_group_ids
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
 from .policy import parse_policy
 
-__all__ = ["take_snapshot", "compute_lag", "partition_lag", "partitions_of_groups", "topic_partitions", "now_ms"]
+__all__ = ["take_snapshot", "iter_snapshot", "compute_lag", "partition_lag", "partitions_of_groups", "topic_partitions", "now_ms"]
 
 
 def now_ms() -> int:
@@ -171,9 +172,60 @@ async def take_snapshot(client, group_ids: Iterable[str], *, policy: UnknownLagP
     policy = parse_policy(policy)
     ids = validate_group_ids(group_ids)
     wanted_topics = await topic_partitions(client, topics) if topics is not None else None
-    descriptions = await client.describe_groups(ids, timeout_s=timeout_s)
+    return await _read(client, ids, policy, read_committed, wanted_topics, timeout_s)
+
+
+#: groups per batch of :func:`iter_snapshot`, and how many batches are read at once
+STREAM_BATCH, STREAM_CONCURRENCY = 5_000, 4
+
+
+async def iter_snapshot(client, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+                        read_committed: bool = False, topics: Iterable[str] | None = None,
+                        timeout_s: float | None = None, batch_size: int = STREAM_BATCH,
+                        concurrency: int = STREAM_CONCURRENCY) -> AsyncIterator[LagSnapshot]:
+    """:func:`take_snapshot` in parts, for many groups: the groups are read in batches of
+    ``batch_size`` (``concurrency`` batches at a time), and each batch's snapshot is yielded as
+    soon as it is complete, in completion order. Each part follows the order of reads of the
+    module docstring on its own (its end offsets are read after its commits), so each part is
+    exact for its groups; ``taken_at_ms`` is per part. Every group is in exactly one part
+    (in ``groups`` or ``failures``). Memory: about ``concurrency`` batches, whatever the number
+    of groups. With at most ``batch_size`` groups it reads exactly what take_snapshot reads."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigurationError(f"batch_size must be a positive int, got {batch_size!r}.")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigurationError(f"concurrency must be a positive int, got {concurrency!r}.")
+    policy = parse_policy(policy)
+    ids = validate_group_ids(group_ids)
+    wanted_topics = await topic_partitions(client, topics) if topics is not None else None
+    batches = iter([ids[i:i + batch_size] for i in range(0, len(ids), batch_size)])
+    running: set[asyncio.Task] = set()
+
+    def start_next() -> None:
+        batch = next(batches, None)
+        if batch is not None:
+            running.add(asyncio.ensure_future(_read(client, batch, policy, read_committed, wanted_topics, timeout_s)))
+
+    for _ in range(concurrency):
+        start_next()
+    try:
+        while running:
+            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                running.discard(task)
+                start_next()
+                yield task.result()
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
+
+async def _read(client, ids: list[str], policy: UnknownLagPolicy, read_committed: bool,
+                wanted_topics: Mapping[str, Collection[int]] | None, timeout_s: float | None) -> LagSnapshot:
     taken_at = now_ms()
-    offsets = await client.fetch_committed_offsets(ids, timeout_s=timeout_s)
+    descriptions, offsets = await asyncio.gather(client.describe_groups(ids, timeout_s=timeout_s),
+                                                 client.fetch_committed_offsets(ids, timeout_s=timeout_s))
     per_group = partitions_of_groups(descriptions.values, offsets.values, wanted_topics)
     tps = sorted({tp for parts in per_group.values() for tp in parts})
     if tps and wanted_topics is None:

@@ -16,9 +16,17 @@ def run(code: str) -> str:
 
 
 def test_the_client_does_not_load_kafka_pythons_clients():
-    loaded = run("import airflow_provider_kgroups.client, airflow_provider_kgroups.cli; "
+    loaded = run("from airflow_provider_kgroups.client import AsyncGroupsClient; import airflow_provider_kgroups.cli; "
                  "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('kafka.')}))")
     assert loaded == "['codec', 'errors', 'protocol', 'record', 'structs', 'util']"  # no admin, consumer, producer, net
+
+
+def test_importing_the_package_or_the_cli_loads_no_codec_until_a_verb_is_used():
+    """The client package loads its names on first use (PEP 562): the CLI parses its arguments
+    (and answers --help) with kafka-python's errors module only."""
+    loaded = run("import airflow_provider_kgroups.client, airflow_provider_kgroups.cli; "
+                 "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('kafka.')}))")
+    assert loaded == "['errors']"
 
 
 def test_kafka_python_still_works_after_the_client_was_imported():

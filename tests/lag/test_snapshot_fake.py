@@ -7,7 +7,7 @@ import pytest
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.client.results import GroupState, TopicPartition
 from airflow_provider_kgroups.lag.model import LagFlag, UnknownLagPolicy
-from airflow_provider_kgroups.lag.snapshot import take_snapshot
+from airflow_provider_kgroups.lag.snapshot import iter_snapshot, take_snapshot
 from tests.support.fakekafka import Err, Member
 
 from .fake import with_fake_cluster
@@ -75,8 +75,47 @@ def test_committed_offsets_are_read_before_end_offsets_in_one_round_per_leader()
     for r in list_offsets:  # partitions deduplicated across the two groups
         asked = [(t.name, p.partition_index) for t in r.request.topics for p in t.partitions]
         assert len(asked) == len(set(asked))
-    assert apis.count("FindCoordinator") == 1  # batched, then cached for OffsetFetch
-    assert apis.count("Metadata") <= 2  # bootstrap + one refresh for all topics involved
+    assert apis.count("FindCoordinator") == 1  # describe and OffsetFetch go together and share one lookup
+    assert apis.count("Metadata") <= 2  # bootstrap (shared too) + one refresh for all topics involved
+    # describe and OffsetFetch in the same round: both went out before either was answered
+    first_offset_fetch = apis.index("OffsetFetch")
+    assert "DescribeGroups" in apis[first_offset_fetch - 3:first_offset_fetch + 4]
+
+
+def test_iter_snapshot_reads_each_group_once_in_batches_each_exact():
+    """Each part follows take_snapshot's order of reads (commits, then end offsets) for its own
+    groups; together the parts hold every group exactly once."""
+    async def body(cluster, client):
+        parts = [part async for part in iter_snapshot(client, ["billing", "paused", "never-existed"],
+                                                      policy=UnknownLagPolicy.IGNORE, batch_size=2, concurrency=1)]
+        whole = await take_snapshot(client, ["billing", "paused", "never-existed"], policy=UnknownLagPolicy.IGNORE)
+        coordinators = {g: cluster.coordinator_of(g) for g in ("billing", "paused", "never-existed")}
+        return parts, whole, cluster.requests(), coordinators
+
+    parts, whole, log, coordinators = with_fake_cluster(body, setup=seed)
+    assert [sorted(p.groups) for p in parts] == [["billing", "paused"], ["never-existed"]]
+    assert not any(p.failures for p in parts)
+    for part in parts:
+        for gid, group in part.groups.items():
+            assert group.partitions == whole.groups[gid].partitions
+            assert group.total_lag == whole.groups[gid].total_lag
+    apis = [r.api for r in log]
+    # one OffsetFetch per coordinator in each batch, then take_snapshot's own round
+    assert apis.count("OffsetFetch") == (len({coordinators["billing"], coordinators["paused"]}) + 1
+                                         + len(set(coordinators.values())))
+    # batch 2 has no commit: no ListOffsets; batch 1 and take_snapshot: earliest + latest per leader
+    leaders = {r.node for r in log if r.api == "ListOffsets"}
+    assert apis.count("ListOffsets") == 2 * 2 * len(leaders)
+
+
+def test_iter_snapshot_refuses_a_bad_batch_size_before_any_request():
+    async def body(cluster, client):
+        with pytest.raises(ConfigurationError, match="batch_size"):
+            async for _ in iter_snapshot(client, ["billing"], batch_size=0):
+                pass
+        return cluster.requests()
+
+    assert with_fake_cluster(body, setup=seed) == []
 
 
 def test_read_committed_uses_the_last_stable_offset():

@@ -1,0 +1,117 @@
+"""The CLI's fast paths and output forms against the fake cluster: options before or after
+the verb, compact JSON and --pretty, --format jsonl (one object per group), --seconds, and
+--help answered without loading the client (checked through sys.modules in a fresh
+interpreter, never by timing)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main
+from tests.support.fakekafka import FakeCluster
+
+ROOT = Path(__file__).resolve().parents[2]
+T0 = int(time.time() * 1000) - 3_600_000  # an hour ago
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with FakeCluster.running_in_thread(brokers=3) as c:
+        c.add_topic("events", 2)
+        for p in range(2):
+            c.append("events", p, 10, timestamp_ms=lambda offset: T0 + offset * 1000)
+        c.add_group("acc-1", offsets={("events", 0): 4, ("events", 1): 10})  # worst: p0, record 4 at T0 + 4 s
+        c.add_group("acc-2", offsets={("events", 0): 10, ("events", 1): 10})  # caught up
+        c.add_group("other", offsets={("events", 0): 1})
+        yield c
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_options_after_the_verb_work_as_before_it(cluster, capsys):
+    before = run(capsys, "-b", cluster.bootstrap, "--format", "json", "lag", "-p", "acc-*")
+    after = run(capsys, "lag", "-b", cluster.bootstrap, "--format", "json", "-p", "acc-*")
+    assert before[0] == after[0] == EXIT_OK
+    docs = [json.loads(before[1]), json.loads(after[1])]
+    for doc in docs:
+        doc.pop("taken_at_ms")
+    assert docs[0] == docs[1]
+    assert sorted(docs[0]["groups"]) == ["acc-1", "acc-2"]
+    assert docs[0]["groups"]["acc-1"]["total_lag"] == 6
+
+
+def test_an_option_after_the_verb_wins_over_the_same_one_before(cluster, capsys):
+    code, out, _ = run(capsys, "-b", "127.0.0.1:1", "--format", "table", "lag", "acc-2", "-b", cluster.bootstrap,
+                       "--format", "json")
+    assert code == EXIT_OK
+    assert json.loads(out)["groups"]["acc-2"]["total_lag"] == 0
+
+
+def test_json_is_compact_by_default_and_indented_with_pretty(cluster, capsys):
+    code, compact, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "lag", "acc-1")
+    assert code == EXIT_OK
+    assert compact.count("\n") == 1 and ": " not in compact and ", " not in compact
+    code, pretty, _ = run(capsys, "lag", "acc-1", "-b", cluster.bootstrap, "--format", "json", "--pretty")
+    assert code == EXIT_OK
+    assert pretty.startswith('{\n  "failures"')  # indented, keys sorted
+    a, b = json.loads(compact), json.loads(pretty)
+    a.pop("taken_at_ms"), b.pop("taken_at_ms")
+    assert a == b
+
+
+def test_jsonl_gives_one_object_per_group(cluster, capsys):
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "jsonl", "lag", "-p", "acc-*", "missing-group")
+    assert code == EXIT_PARTIAL  # a group that does not exist is unknown, never fine
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert sorted(line["group_id"] for line in lines) == ["acc-1", "acc-2", "missing-group"]
+    by_id = {line["group_id"]: line for line in lines}
+    assert by_id["acc-1"]["total_lag"] == 6 and by_id["acc-2"]["total_lag"] == 0
+    assert by_id["missing-group"]["not_found"] is True and by_id["missing-group"]["total_lag"] is None
+    assert all(isinstance(line["taken_at_ms"], int) for line in lines)
+
+
+def test_seconds_gives_the_age_of_the_worst_partitions_oldest_unread_record(cluster, capsys):
+    cluster.reset_counts()
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "lag", "acc-1", "acc-2", "--seconds")
+    assert code == EXIT_OK
+    doc = json.loads(out)
+    worst = doc["groups"]["acc-1"]["lag_seconds"]
+    assert worst["partitions"][0]["partition"] == 0 and worst["partitions"][0]["basis"] == "record"
+    assert worst["partitions"][0]["record_timestamp_ms"] == T0 + 4_000
+    assert worst["max_seconds"] == pytest.approx((doc["taken_at_ms"] - (T0 + 4_000)) / 1000.0)
+    assert doc["groups"]["acc-2"]["lag_seconds"]["max_seconds"] == 0.0  # nothing to read
+    assert cluster.count("Fetch") == 1  # one leader holds the one partition measured
+    code, table, _ = run(capsys, "-b", cluster.bootstrap, "lag", "acc-1", "--seconds")
+    assert code == EXIT_OK
+    header, *rows = table.splitlines()
+    assert "LAG-SECONDS" in header
+    total = next(r for r in rows if "TOTAL" in r)
+    assert float(total.split()[3]) == pytest.approx(3600 - 4, abs=120)
+
+
+def test_table_without_seconds_has_no_seconds_column(cluster, capsys):
+    cluster.reset_counts()
+    code, table, _ = run(capsys, "-b", cluster.bootstrap, "lag", "acc-1")
+    assert code == EXIT_OK and "LAG-SECONDS" not in table
+    assert cluster.count("Fetch") == 0
+
+
+def test_help_loads_neither_the_client_nor_the_lag_engine():
+    probe = ("import sys\nfrom airflow_provider_kgroups.cli import main\n"
+             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+             "heavy = ['airflow_provider_kgroups.client.client', 'airflow_provider_kgroups.lag.snapshot', "
+             "'kafka.protocol', 'airflow_provider_kgroups.connect']\n"
+             "print('LOADED', [m for m in heavy if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert "usage: kgroups" in out
+    assert out.strip().splitlines()[-1] == "LOADED []"
