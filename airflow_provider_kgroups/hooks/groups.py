@@ -22,19 +22,18 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from airflow.sdk import BaseHook
 
-from ..client import AsyncGroupsClient, ClientConfig, GroupSelector, GroupsClient
 from ..client.errors import ConfigurationError
-from ..client.selection import select_groups
-from ..client.results import GroupDeletion, GroupDescription, GroupOffsets, KeyedResults
-from ..history.backup import restore_offsets
-from ..lag.barrier import BarrierTarget, fix_target
-from ..lag.deadgroups import DeadGroupRules, DeadGroupsResult, find_dead_groups
-from ..lag.model import LagSnapshot, UnknownLagPolicy
-from ..lag.seconds import GroupLagSeconds, lag_seconds
-from ..lag.snapshot import take_snapshot
 from .connection import check_client_options, client_config_from_connection
 
+# The client, the lag engine and the history store are imported inside the verbs: importing
+# the hook (every DAG file that uses an operator, the triggerer) stays cheap (PEP 562 packages).
 if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient, ClientConfig, GroupSelector, GroupsClient
+    from ..client.results import GroupDeletion, GroupDescription, GroupOffsets, KeyedResults
+    from ..lag.barrier import BarrierTarget
+    from ..lag.deadgroups import DeadGroupRules, DeadGroupsResult
+    from ..lag.model import LagSnapshot, UnknownLagPolicy
+    from ..lag.seconds import GroupLagSeconds
     from ..cleanup import CleanupPolicy, CleanupResult
     from ..sensors.gate import Decision, LagGate
 
@@ -108,6 +107,8 @@ class KafkaGroupsHook(BaseHook):
     @cached_property
     def client(self) -> GroupsClient:
         """The blocking client (created on first use)."""
+        from ..client import GroupsClient
+
         return GroupsClient(self.client_config)
 
     def get_conn(self) -> GroupsClient:
@@ -116,6 +117,8 @@ class KafkaGroupsHook(BaseHook):
     async def aget_client(self) -> AsyncGroupsClient:
         """The asyncio client for the running loop (created on first use)."""
         if self._aclient is None:
+            from ..client import AsyncGroupsClient
+
             self._aclient = AsyncGroupsClient(await self.aget_client_config())
         return self._aclient
 
@@ -148,33 +151,49 @@ class KafkaGroupsHook(BaseHook):
         """The exact ids plus the listed groups matching the patterns (ListGroups only if patterns);
         a broker whose listing failed raises :class:`IncompleteListingError` (the one selection
         routine, :func:`~..client.selection.select_groups`, shared with the CLI)."""
+        from ..client.selection import select_groups
+
         return self._run(select_groups, selector)
 
     async def aselect_groups(self, selector: GroupSelector) -> list[str]:
+        from ..client.selection import select_groups
+
         return await self._arun(select_groups, selector)
 
-    def snapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+    def snapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = "fail",
                  topics: Iterable[str] | None = None, read_committed: bool = False) -> LagSnapshot:
         """A lag snapshot of ``group_ids`` (the lag engine's ``take_snapshot``)."""
+        from ..lag.snapshot import take_snapshot
+
         return self._run(take_snapshot, list(group_ids), policy=policy, topics=topics, read_committed=read_committed)
 
-    async def asnapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+    async def asnapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = "fail",
                         topics: Iterable[str] | None = None, read_committed: bool = False) -> LagSnapshot:
+        from ..lag.snapshot import take_snapshot
+
         return await self._arun(take_snapshot, list(group_ids), policy=policy, topics=topics,
                                 read_committed=read_committed)
 
     def fix_barrier(self, group_ids: Iterable[str], *, topics: Iterable[str] | None = None,
                     timestamp_ms: int | None = None, read_committed: bool = False) -> BarrierTarget:
         """Fix a catch-up target now: log-end offsets, or the offsets at ``timestamp_ms``."""
+        from ..lag.barrier import fix_target
+
         return self._run(fix_target, list(group_ids), topics=topics, timestamp_ms=timestamp_ms,
                          read_committed=read_committed)
 
     def lag_seconds(self, snapshot: LagSnapshot, *, read_committed: bool = False) -> dict[str, GroupLagSeconds]:
         """Lag in seconds of each group's worst partition (one small Fetch per leader)."""
+        from ..lag.seconds import lag_seconds
+
         return self._run(lag_seconds, snapshot, read_committed=read_committed)
 
     @staticmethod
     async def _check_gate(aclient: AsyncGroupsClient, gate: "LagGate") -> "Decision":
+        from ..lag.barrier import fix_target
+        from ..lag.seconds import lag_seconds
+        from ..lag.snapshot import take_snapshot
+
         spec = gate.spec
         snapshot = await take_snapshot(aclient, spec.group_ids, policy=spec.policy, topics=spec.topics,
                                        read_committed=spec.read_committed)
@@ -198,8 +217,12 @@ class KafkaGroupsHook(BaseHook):
         return await self._arun(self._check_gate, gate)
 
     def find_dead_groups(self, group_ids: Iterable[str] | None, *, history: Iterable[LagSnapshot] = (),
-                         rules: DeadGroupRules = DeadGroupRules()) -> DeadGroupsResult:
-        """Classify groups (default: every listed group) as active / paused / dead, with evidence."""
+                         rules: DeadGroupRules | None = None) -> DeadGroupsResult:
+        """Classify groups (default: every listed group) as active / paused / dead, with evidence
+        (``rules``: default ``DeadGroupRules()``)."""
+        from ..lag.deadgroups import DeadGroupRules, find_dead_groups
+
+        rules = DeadGroupRules() if rules is None else rules
         return self._run(find_dead_groups, None if group_ids is None else list(group_ids), history=history,
                          rules=rules)
 
@@ -226,6 +249,8 @@ class KafkaGroupsHook(BaseHook):
         """Undo a cleanup: commit the offsets saved in ``backup`` (a backup URL from the cleanup
         operator's result) for ``group_ids`` (default: every group in it). The groups must be
         Empty or absent. Returns per group ``{"results": {"topic:partition": offset}, "errors": {...}}``."""
+        from ..history.backup import restore_offsets
+
         results = self._run(restore_offsets, backup, group_ids, storage_options=storage_options)
         for group_id, outcome in results.items():
             self.log.info("Restored %s: %d partition(s) committed, %d failed", group_id, len(outcome.values),

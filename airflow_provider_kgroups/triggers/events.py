@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Hashable, Iterable, Mappin
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from ..client.errors import ConfigurationError, KafkaGroupsError, is_retriable
-from ..client.results import nest_by_topic
 from ..operators.arguments import parse_number, parse_str_list
 from .loading import load_engine
 
@@ -151,6 +150,8 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         if finished is None:
             log.info("Waiting for %s", watch.waiting_for)
             return None
+        from ..client.results import nest_by_topic
+
         payload = finished.to_payload()
         await self._store_end(nest_by_topic(finished.ending))
         log.info("Range consumed by %s: %s -> %s", ", ".join(self.group_ids), payload["startingOffsets"],

@@ -28,6 +28,11 @@ def test_trigger_modules_import_no_engine(module):
     assert loaded_after_import(module) == []
 
 
+def test_hook_module_imports_no_client_and_no_history_store():
+    loaded = loaded_after_import("airflow_provider_kgroups.hooks.groups")
+    assert loaded == ["airflow_provider_kgroups.hooks.groups"]  # itself, and nothing heavy
+
+
 def test_client_package_loads_its_verbs_on_first_use():
     assert loaded_after_import("airflow_provider_kgroups.client", "from airflow_provider_kgroups.client import "
                                "ConfigurationError, TopicPartition") == []
