@@ -184,6 +184,8 @@ def cmd_groups(client: GroupsClient, args, progress: Progress) -> tuple[Any, str
 
 
 def cmd_describe(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
+    from .client import GroupState
+
     ids = selected_groups(client, args, progress)
     progress(f"describing {len(ids)} group(s)")
     result = client.describe_groups(ids)
