@@ -100,3 +100,22 @@ def test_a_throttle_past_the_deadline_fails_at_once_naming_the_quota_and_sends_n
             assert c.handler_errors == []
 
     run(main)
+
+
+def test_metadata_goes_to_another_broker_while_one_throttles_past_the_deadline():
+    """A broker that throttles this client for longer than the call may take is left for the
+    next least-loaded broker (NetworkClient.leastLoadedNode skips throttled nodes)."""
+    async def main():
+        async with FakeCluster(brokers=3) as c:
+            seed(c)
+            throttle = c.throttle(0, 30_000, api="Metadata", times=1)
+            async with AsyncGroupsClient(config(c)) as client:
+                first = await client.describe_topics(["a"], timeout_s=5)
+                second = await client.describe_topics(["b"], timeout_s=5)
+            assert first["a"].partitions == {0: 1, 1: 1} and second["b"].partitions == {0: 1, 1: 1}
+            assert {n: c.count("Metadata", n) for n in range(3)} == {0: 1, 1: 1, 2: 0}
+            assert throttle.hits == 1
+            never_during_a_mute(c, throttle, 0)
+            assert c.handler_errors == []
+
+    run(main)

@@ -37,6 +37,7 @@ over ``FakeCluster(max_request_bytes=...)``, Kafka's ``socket.request.max.bytes`
 
 Faults: ``inject_error(api, code, key=, node=, times=)`` (see :mod:`.faults` for keys),
 ``drop_mid_response(api, node=, times=1)``, ``blackhole(node, on=True, api=None)``,
+``throttle(node, ms, api=, times=)`` (a quota: throttle_time_ms, then the connection is muted),
 ``set_delay(processing_s=, latency_s=, node=, api=)``, ``await stop_broker(node)`` /
 ``await start_broker(node)`` (blocking calls in thread mode), ``set_api_versions({...}, node=)``,
 ``clear_faults()``, ``set_describe_per_shard()`` (ConsumerGroupDescribe / ShareGroupDescribe
