@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..lag.model import LagSnapshot, UnknownLagPolicy
     from ..lag.seconds import GroupLagSeconds
     from ..cleanup import CleanupPolicy, CleanupResult
-    from ..sensors.gate import Decision, LagGate
+    from ..lag.gate import Decision, LagGate
 
 
 class KafkaGroupsHook(BaseHook):
@@ -188,33 +188,17 @@ class KafkaGroupsHook(BaseHook):
 
         return self._run(lag_seconds, snapshot, read_committed=read_committed)
 
-    @staticmethod
-    async def _check_gate(aclient: AsyncGroupsClient, gate: "LagGate") -> "Decision":
-        from ..lag.barrier import fix_target
-        from ..lag.seconds import lag_seconds
-        from ..lag.snapshot import take_snapshot
-
-        spec = gate.spec
-        snapshot = await take_snapshot(aclient, spec.group_ids, policy=spec.policy, topics=spec.topics,
-                                       read_committed=spec.read_committed)
-        if gate.needs_target:
-            missing = gate.missing(snapshot)
-            if missing is not None:
-                return missing
-            gate.set_target(await fix_target(aclient, spec.group_ids, topics=spec.topics,
-                                             timestamp_ms=spec.barrier_timestamp_ms,
-                                             read_committed=spec.read_committed))
-        seconds = None
-        if spec.max_lag_seconds is not None:
-            seconds = await lag_seconds(aclient, snapshot, read_committed=spec.read_committed)
-        return gate.evaluate(snapshot, seconds)
-
     def check_gate(self, gate: "LagGate") -> "Decision":
-        """One check of a lag gate (snapshot, target on the first check, lag seconds if needed)."""
-        return self._run(self._check_gate, gate)
+        """One check of a lag gate (:func:`..lag.gate.check_gate`: snapshot, target on the first
+        check, lag seconds if needed, then the gate's decision)."""
+        from ..lag.gate import check_gate
+
+        return self._run(check_gate, gate)
 
     async def acheck_gate(self, gate: "LagGate") -> "Decision":
-        return await self._arun(self._check_gate, gate)
+        from ..lag.gate import check_gate
+
+        return await self._arun(check_gate, gate)
 
     def find_dead_groups(self, group_ids: Iterable[str] | None, *, history: Iterable[LagSnapshot] = (),
                          rules: DeadGroupRules | None = None) -> DeadGroupsResult:

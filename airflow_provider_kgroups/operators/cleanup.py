@@ -37,11 +37,11 @@ from ..client.errors import ConfigurationError
 from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.deadgroups import DEFAULT_DENY_PATTERNS, DeadGroupRules
-from .arguments import (
+from ..arguments import (
     check_arguments, is_templated, parse_bool, parse_conn_id, parse_number, parse_selector, parse_storage_options,
     parse_str_list,
 )
-from .arguments import parse_url as _parse_url
+from ..arguments import parse_url as _parse_url
 
 _XCOM_DECISION_KEYS = ("decision", "reason", "health", "selected_by", "deletion", "connect")
 

@@ -15,7 +15,7 @@ from ..history.store import HistoryStore
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.policy import parse_policy
-from .arguments import (
+from ..arguments import (
     check_arguments, is_templated, parse_bool, parse_conn_id, parse_selector, parse_storage_options, parse_topics,
     parse_url,
 )

@@ -11,7 +11,7 @@ Two ways to decide (``lag_mode``):
 
 It fails fast instead of waiting for the timeout when a group is missing or Dead, when a
 fail-fast verdict (STOP, STALL, LOST) persists on a partition that still has to move, or when
-the projected catch-up time exceeds the time left (see :mod:`.gate`).
+the projected catch-up time exceeds the time left (see :mod:`..lag.gate`).
 
 On success the XCom (return value) is plain JSON::
 
@@ -47,11 +47,11 @@ from ..client.errors import ConfigurationError, KafkaGroupsError
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..triggers.lag import ConsumerLagTrigger
-from ..operators.arguments import (
-    check_arguments, is_templated, parse_bool, parse_choice, parse_conn_id, parse_deferrable, parse_number,
-    parse_offsets_map, parse_selector, parse_str_list, parse_timestamp_ms, parse_topics,
+from ..arguments import (
+    check_arguments, is_templated, parse_bool, parse_conn_id, parse_deferrable, parse_lag_mode, parse_offset_count,
+    parse_offsets_map, parse_seconds, parse_selector, parse_str_list, parse_timestamp_ms, parse_topics,
 )
-from .gate import DEFAULT_FAIL_ON, LAG_MODES, NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
+from ..lag.gate import DEFAULT_FAIL_ON, NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
 
 
 class ConsumerLagSensor(BaseSensorOperator):
@@ -157,10 +157,9 @@ class ConsumerLagSensor(BaseSensorOperator):
         values = {name: getattr(self, name) for name in self.template_fields}
         check_arguments(self.task_id, values, {
             "topics": parse_topics, "kafka_groups_conn_id": parse_conn_id,
-            "lag_mode": lambda n, v: parse_choice(n, v, LAG_MODES),
-            "barrier_timestamp": parse_timestamp_ms, "previous_barrier": parse_offsets_map,
-            "max_lag_per_partition": lambda n, v: parse_number(n, v, integer=True),
-            "max_total_lag": lambda n, v: parse_number(n, v, integer=True), "max_lag_seconds": parse_number,
+            "lag_mode": parse_lag_mode, "barrier_timestamp": parse_timestamp_ms, "previous_barrier": parse_offsets_map,
+            "max_lag_per_partition": parse_offset_count, "max_total_lag": parse_offset_count,
+            "max_lag_seconds": parse_seconds,
             "read_committed": parse_bool, "fail_on_verdicts": parse_str_list}, rendered=rendered)
         selection = (self.group_ids, self.group_patterns, self.exclude_patterns)
         if not rendered and any(is_templated(v) for v in selection):

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Hashable, Iterable, Mappin
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from ..client.errors import ConfigurationError, KafkaGroupsError, is_retriable
-from ..operators.arguments import parse_number, parse_str_list
+from ..arguments import parse_interval, parse_names, parse_offset_count
 from .loading import load_engine
 
 if TYPE_CHECKING:
@@ -61,10 +61,10 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         if not isinstance(kafka_groups_conn_id, str) or not kafka_groups_conn_id.strip():
             raise ConfigurationError(f"kafka_groups_conn_id must name a connection, got {kafka_groups_conn_id!r}.")
         self.kafka_groups_conn_id = kafka_groups_conn_id
-        self.group_ids = tuple(parse_str_list("group_ids", list(group_ids), allow_empty=False))
-        self.topics = tuple(parse_str_list("topics", list(topics), allow_empty=False))
-        self.poll_interval = float(parse_number("poll_interval", poll_interval, allow_zero=False))
-        self.max_total_lag = parse_number("max_total_lag", max_total_lag, integer=True)
+        self.group_ids = tuple(parse_names("group_ids", list(group_ids)))
+        self.topics = tuple(parse_names("topics", list(topics)))
+        self.poll_interval = float(parse_interval("poll_interval", poll_interval))
+        self.max_total_lag = parse_offset_count("max_total_lag", max_total_lag)
         self.read_committed = bool(read_committed)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:

@@ -1,6 +1,6 @@
 """``ConsumerLagTrigger``: the deferrable half of :class:`~..sensors.lag.ConsumerLagSensor`.
 
-It polls with the asyncio client and decides with the same :class:`~..sensors.gate.LagGate`
+It polls with the asyncio client and decides with the same :class:`~..lag.gate.LagGate`
 as poke mode. Its kwargs are plain JSON: the connection *id* (never the connection, never a
 secret), the gate's spec and state (the barrier fixed by the sensor's first check), the
 deadline and the poll interval. The connection is resolved inside ``run()`` with Airflow's
@@ -53,7 +53,7 @@ class ConsumerLagTrigger(BaseTrigger):
         from ..client.errors import KafkaGroupsError, is_retriable
         from ..hooks.failures import not_retriable_message
         from ..hooks.groups import KafkaGroupsHook
-        from ..sensors.gate import NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
+        from ..lag.gate import NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
 
         gate = LagGate(GateSpec.from_dict(self.spec), GateState.from_dict(self.state), self.deadline_ms)
         self._hook = KafkaGroupsHook(self.kafka_groups_conn_id)

@@ -17,7 +17,7 @@ import pytest
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.hooks.connection import client_config_from_connection
 from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
-from airflow_provider_kgroups.sensors.gate import LagGate
+from airflow_provider_kgroups.lag.gate import LagGate
 from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
 from tests.support.fakekafka import FakeCluster, make_self_signed_cert, server_ssl_context
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from airflow_provider_kgroups.sensors.gate import GateSpec
+from airflow_provider_kgroups.lag.gate import GateSpec
 from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
 from tests.support.fakekafka import FakeCluster, make_self_signed_cert, server_ssl_context
 

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from airflow_provider_kgroups.sensors.gate import LagGate
+from airflow_provider_kgroups.lag.gate import LagGate
 from tests.support.seed import start_live_group
 
 pytestmark = pytest.mark.realbroker

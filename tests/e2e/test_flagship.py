@@ -23,7 +23,7 @@ import pytest
 
 from airflow_provider_kgroups.client.results import TopicPartition
 from airflow_provider_kgroups.landing import list_files
-from airflow_provider_kgroups.sensors.gate import LagGate
+from airflow_provider_kgroups.lag.gate import LagGate
 from tests.support.history import backfill_history
 from tests.support.landing import LandingConsumer, OrderProducer, expected_totals
 

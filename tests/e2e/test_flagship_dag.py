@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from airflow_provider_kgroups.client import ClientConfig
-from airflow_provider_kgroups.operators.arguments import parse_timestamp_ms
+from airflow_provider_kgroups.arguments import parse_timestamp_ms
 from tests.support.airflow_env import EXAMPLE_DAGS, dagbag
 
 

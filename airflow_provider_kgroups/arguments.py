@@ -1,8 +1,11 @@
-"""Argument parsing shared by the operators, the sensor and the trigger. No Airflow import.
+"""Argument parsing shared by the operators, the sensor, the triggers and the lag gate's spec.
+Pure: no Airflow import, nothing above the client.
 
 Every parser takes the argument's name and value and returns the parsed value or raises
 :class:`ConfigurationError` naming the argument and the fix. Values that still hold Jinja
 (:func:`is_templated`) are checked only after rendering; :func:`check_arguments` does both.
+An argument that several classes take has one named validator below (``parse_lag_mode``,
+``parse_offset_count``, ...), so the sensor, its gate spec and the triggers check it alike.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ import math
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
-from ..client.errors import ConfigurationError
-from ..client.selection import GroupSelector
+from .client.errors import ConfigurationError
+from .client.selection import GroupSelector
 
 
 def is_templated(value: Any) -> bool:
@@ -142,6 +145,41 @@ def parse_offsets_map(name: str, value: Any) -> dict[str, dict[str, int]] | None
             except ValueError:
                 raise ConfigurationError(f"{name}[{topic!r}] has partition {partition!r}, not an int.") from None
     return out
+
+
+# -- one validator per shared argument -------------------------------------------------------
+
+#: How a lag gate decides (``lag_mode``).
+LAG_MODES = ("barrier", "threshold")
+
+
+def parse_names(name: str, value: Any) -> tuple[str, ...]:
+    """Names (group ids, topics): a non-empty list of non-empty strings, duplicates dropped."""
+    return parse_str_list(name, value, allow_empty=False)
+
+
+def parse_lag_mode(name: str, value: Any) -> str:
+    return parse_choice(name, value, LAG_MODES)
+
+
+def parse_offset_count(name: str, value: Any) -> int | None:
+    """A number of offsets (records) >= 0, or None: ``max_lag_per_partition``, ``max_total_lag``."""
+    return parse_number(name, value, integer=True)  # type: ignore[return-value]
+
+
+def parse_seconds(name: str, value: Any) -> float | None:
+    """A duration in seconds >= 0, or None: ``max_lag_seconds``."""
+    return parse_number(name, value)  # type: ignore[return-value]
+
+
+def parse_interval(name: str, value: Any) -> float | None:
+    """A duration in seconds > 0, or None: ``stuck_after``, ``poll_interval``."""
+    return parse_number(name, value, allow_zero=False)  # type: ignore[return-value]
+
+
+def parse_check_count(name: str, value: Any) -> int | None:
+    """A number of consecutive checks > 0: ``verdict_checks``."""
+    return parse_number(name, value, integer=True, allow_zero=False)  # type: ignore[return-value]
 
 
 def check_arguments(task_id: str, values: Mapping[str, Any], parsers: Mapping[str, Callable[..., Any]], *,

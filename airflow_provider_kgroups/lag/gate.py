@@ -1,5 +1,7 @@
 """The lag gate: what :class:`ConsumerLagSensor` and :class:`ConsumerLagTrigger` decide at each
-check, written once. No Airflow import, no I/O: the hook reads, the gate decides.
+check, written once. No Airflow import; :class:`LagGate` does no I/O (it decides), and
+:func:`check_gate` is the one check over a client (read, then decide) that the hook offers
+as its ``check_gate`` / ``acheck_gate`` verbs.
 
 A check gives the gate one lag snapshot (plus, in threshold mode with ``max_lag_seconds``,
 the groups' lag in seconds) and gets back a :class:`Decision`: ``done`` (with the XCom
@@ -21,22 +23,25 @@ only (a trigger starts a new window).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from ..operators.arguments import (
-    parse_choice, parse_number, parse_offsets_map, parse_str_list, parse_timestamp_ms,
+from ..arguments import (
+    LAG_MODES, parse_check_count, parse_names, parse_interval, parse_lag_mode, parse_offset_count,
+    parse_offsets_map, parse_seconds, parse_str_list, parse_timestamp_ms,
 )
-
 from ..client.errors import ConfigurationError, ErrorCode
 from ..client.results import GroupState, TopicPartition
-from ..lag.barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, evaluate_barrier
-from ..lag.model import LagSnapshot, UnknownLagPolicy
-from ..lag.policy import parse_policy
-from ..lag.seconds import GroupLagSeconds
-from ..lag.verdicts import Verdict, VerdictRules, group_verdicts
-from ..spark.offsets import nest_offsets as _nest, spark_offsets  # the one implementation (re-exported)
+from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, evaluate_barrier, fix_target
+from .model import LagSnapshot, UnknownLagPolicy
+from .offset_range import nest_offsets as _nest, spark_offsets  # the one implementation (re-exported)
+from .policy import parse_policy
+from .seconds import GroupLagSeconds, lag_seconds
+from .snapshot import take_snapshot
+from .verdicts import Verdict, VerdictRules, group_verdicts
 
-LAG_MODES = ("barrier", "threshold")
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+
 #: Decision kind of an error that retrying cannot fix (authentication, authorization, bad input).
 NOT_RETRIABLE = "not_retriable"
 DEFAULT_FAIL_ON = ("STOP", "STALL", "LOST")
@@ -69,23 +74,23 @@ class GateSpec:
 
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
-        set_("group_ids", parse_str_list("group_ids", self.group_ids, allow_empty=False))
-        set_("lag_mode", parse_choice("lag_mode", self.lag_mode, LAG_MODES))
+        set_("group_ids", parse_names("group_ids", self.group_ids))
+        set_("lag_mode", parse_lag_mode("lag_mode", self.lag_mode))
         if self.topics is not None:
-            set_("topics", parse_str_list("topics", self.topics, allow_empty=False))
+            set_("topics", parse_names("topics", self.topics))
         set_("unknown_lag", parse_policy(self.unknown_lag).value)
         set_("barrier_timestamp_ms", parse_timestamp_ms("barrier_timestamp", self.barrier_timestamp_ms))
-        set_("max_lag_per_partition", parse_number("max_lag_per_partition", self.max_lag_per_partition, integer=True))
-        set_("max_total_lag", parse_number("max_total_lag", self.max_total_lag, integer=True))
-        set_("max_lag_seconds", parse_number("max_lag_seconds", self.max_lag_seconds))
+        set_("max_lag_per_partition", parse_offset_count("max_lag_per_partition", self.max_lag_per_partition))
+        set_("max_total_lag", parse_offset_count("max_total_lag", self.max_total_lag))
+        set_("max_lag_seconds", parse_seconds("max_lag_seconds", self.max_lag_seconds))
         verdicts = parse_str_list("fail_on_verdicts", self.fail_on_verdicts)
         known = [v.value for v in Verdict]
         unknown = [v for v in verdicts if v.upper() not in known]
         if unknown:
             raise ConfigurationError(f"fail_on_verdicts has {unknown[0]!r}: use some of {', '.join(known)} (or []).")
         set_("fail_on_verdicts", tuple(v.upper() for v in verdicts))
-        set_("verdict_checks", parse_number("verdict_checks", self.verdict_checks, integer=True, allow_zero=False))
-        set_("stuck_after_s", parse_number("stuck_after", self.stuck_after_s, allow_zero=False))
+        set_("verdict_checks", parse_check_count("verdict_checks", self.verdict_checks))
+        set_("stuck_after_s", parse_interval("stuck_after", self.stuck_after_s))
         set_("previous_barrier", parse_offsets_map("previous_barrier", self.previous_barrier))
         thresholds = (self.max_lag_per_partition, self.max_total_lag, self.max_lag_seconds)
         if self.lag_mode == "threshold" and all(t is None for t in thresholds):
@@ -385,4 +390,23 @@ class LagGate:
         }
 
 
-__all__ = ["GateSpec", "GateState", "LagGate", "Decision", "spark_offsets", "LAG_MODES", "DEFAULT_FAIL_ON"]
+async def check_gate(client: "AsyncGroupsClient", gate: LagGate) -> Decision:
+    """One check of ``gate``: a snapshot; on the first barrier check, the target (unless a group
+    is already missing); lag in seconds only if ``max_lag_seconds`` asks for it; then the decision."""
+    spec = gate.spec
+    snapshot = await take_snapshot(client, spec.group_ids, policy=spec.policy, topics=spec.topics,
+                                   read_committed=spec.read_committed)
+    if gate.needs_target:
+        missing = gate.missing(snapshot)
+        if missing is not None:
+            return missing
+        gate.set_target(await fix_target(client, spec.group_ids, topics=spec.topics,
+                                         timestamp_ms=spec.barrier_timestamp_ms, read_committed=spec.read_committed))
+    seconds = None
+    if spec.max_lag_seconds is not None:
+        seconds = await lag_seconds(client, snapshot, read_committed=spec.read_committed)
+    return gate.evaluate(snapshot, seconds)
+
+
+__all__ = ["GateSpec", "GateState", "LagGate", "Decision", "check_gate", "spark_offsets", "LAG_MODES",
+           "DEFAULT_FAIL_ON", "NOT_RETRIABLE"]
