@@ -36,7 +36,6 @@ from .model import LagSnapshot, UnknownLagPolicy
 from .offset_range import nest_offsets as _nest, spark_offsets  # the one implementation (re-exported)
 from .policy import parse_policy
 from .seconds import GroupLagSeconds, lag_seconds
-from .snapshot import take_snapshot
 from .verdicts import Verdict, VerdictRules, group_verdicts
 
 if TYPE_CHECKING:
@@ -393,6 +392,8 @@ class LagGate:
 async def check_gate(client: "AsyncGroupsClient", gate: LagGate) -> Decision:
     """One check of ``gate``: a snapshot; on the first barrier check, the target (unless a group
     is already missing); lag in seconds only if ``max_lag_seconds`` asks for it; then the decision."""
+    from .snapshot import take_snapshot  # the client stack loads on the first check, not with the sensor module
+
     spec = gate.spec
     snapshot = await take_snapshot(client, spec.group_ids, policy=spec.policy, topics=spec.topics,
                                    read_committed=spec.read_committed)
