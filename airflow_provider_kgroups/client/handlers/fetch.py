@@ -180,6 +180,39 @@ def resolve_offsets(readable: list[ReadableRecord], seen_end: int | None, offset
     return resolved, unresolved
 
 
+def fetch_request(positions: dict[TopicPartition, int], budgets: dict[TopicPartition, int], tps: list[TopicPartition],
+                  version: int, isolation_level: int, max_wait_ms: int = FETCH_MAX_WAIT_MS) -> RequestPlan[TopicPartition]:
+    """One sessionless Fetch for ``tps`` of one leader: each from ``positions[tp]`` with its byte budget."""
+    if version < MIN_FETCH_VERSION:
+        raise ValueError(f"Fetch v{version} is below v{MIN_FETCH_VERSION}: the broker is too old "
+                         "for record batches v2 with isolation levels")
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in sorted(tps):
+        by_topic.setdefault(tp.topic, []).append(tp)
+    fetch_topic = FetchRequest.FetchTopic
+    request = FetchRequest(
+        replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1,
+        max_bytes=min(2**31 - 1, sum(budgets[tp] for tp in tps)),
+        isolation_level=isolation_level, session_id=0, session_epoch=-1,
+        topics=[fetch_topic(topic=topic, partitions=[
+            fetch_topic.FetchPartition(partition=tp.partition, fetch_offset=positions[tp],
+                                       partition_max_bytes=budgets[tp])
+            for tp in parts]) for topic, parts in by_topic.items()],
+    )
+    return RequestPlan(request, version, tuple(tps))
+
+
+def grow_budget(outcome: Outcome, tp: TopicPartition, budgets: dict[TopicPartition, int], offset: int) -> None:
+    """The first batch at ``offset`` did not fit: ask again with four times the budget, or fail
+    the partition once the ceiling is reached (KIP-74 returns at least that one batch)."""
+    if budgets[tp] >= MAX_PARTITION_BYTES:
+        outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"the record batch at offset {offset} is larger "
+                                                         f"than {MAX_PARTITION_BYTES} bytes")
+    else:
+        budgets[tp] = min(MAX_PARTITION_BYTES, budgets[tp] * 4)
+        outcome.requeue(tp, Failure(CLIENT_UNSUPPORTED, "record batch larger than the byte budget"), relookup=False)
+
+
 class FetchTimestampHandler:
     """Keys are partitions; each has a list of offsets. A completed partition's value maps
     every offset answered from this page to its :class:`RecordTimestamp`; offsets past
@@ -199,23 +232,7 @@ class FetchTimestampHandler:
         self.next_starts: dict[TopicPartition, int] = {}  # where the next page starts
 
     def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
-        if version < MIN_FETCH_VERSION:
-            raise ValueError(f"Fetch v{version} is below v{MIN_FETCH_VERSION}: the broker is too old "
-                             "for record timestamps with isolation levels")
-        by_topic: dict[str, list[TopicPartition]] = {}
-        for tp in sorted(tps):
-            by_topic.setdefault(tp.topic, []).append(tp)
-        fetch_topic = FetchRequest.FetchTopic
-        request = FetchRequest(
-            replica_id=-1, max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1,
-            max_bytes=min(2**31 - 1, sum(self.budgets[tp] for tp in tps)),
-            isolation_level=self._isolation, session_id=0, session_epoch=-1,
-            topics=[fetch_topic(topic=topic, partitions=[
-                fetch_topic.FetchPartition(partition=tp.partition, fetch_offset=self._starts[tp],
-                                           partition_max_bytes=self.budgets[tp])
-                for tp in parts]) for topic, parts in by_topic.items()],
-        )
-        return [RequestPlan(request, version, tuple(tps))]
+        return [fetch_request(self._starts, self.budgets, tps, version, self._isolation)]
 
     def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, dict[int, RecordTimestamp]]:
         outcome: Outcome[TopicPartition, dict[int, RecordTimestamp]] = Outcome()
@@ -259,13 +276,7 @@ class FetchTimestampHandler:
             readable, seen_end = scan_page(p.records, p.aborted_transactions
                                            if self._isolation == READ_COMMITTED else None)
         except _Truncated:
-            if self.budgets[tp] >= MAX_PARTITION_BYTES:
-                outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"the record batch at offset {wanted[0]} is larger "
-                                                                 f"than {MAX_PARTITION_BYTES} bytes")
-            else:
-                self.budgets[tp] = min(MAX_PARTITION_BYTES, self.budgets[tp] * 4)
-                outcome.requeue(tp, Failure(CLIENT_UNSUPPORTED, "record batch larger than the byte budget"),
-                                relookup=False)
+            grow_budget(outcome, tp, self.budgets, wanted[0])
             return
         except Exception as exc:  # noqa: BLE001 - a codec we lack (lz4, zstd, snappy) or a corrupt batch
             outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"cannot decode records: {type(exc).__name__}: {exc}")

@@ -19,7 +19,7 @@ from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
 from .common import missing_from_response
-from .fetch import FETCH_MAX_WAIT_MS, MAX_PARTITION_BYTES, MIN_FETCH_VERSION, BatchKind, PageBatches
+from .fetch import FETCH_MAX_WAIT_MS, BatchKind, PageBatches, fetch_request, grow_budget
 from .list_offsets import READ_COMMITTED
 
 DEFAULT_RECORD_PAGE_BYTES = 1024 * 1024
@@ -40,23 +40,7 @@ class FetchRecordsHandler:
         self._max_wait_ms = max_wait_ms
 
     def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
-        if version < MIN_FETCH_VERSION:
-            raise ValueError(f"Fetch v{version} is below v{MIN_FETCH_VERSION}: the broker is too old "
-                             "for record batches v2 with isolation levels")
-        by_topic: dict[str, list[TopicPartition]] = {}
-        for tp in sorted(tps):
-            by_topic.setdefault(tp.topic, []).append(tp)
-        fetch_topic = FetchRequest.FetchTopic
-        request = FetchRequest(
-            replica_id=-1, max_wait_ms=self._max_wait_ms, min_bytes=1,
-            max_bytes=min(2**31 - 1, sum(self.budgets[tp] for tp in tps)),
-            isolation_level=self._isolation, session_id=0, session_epoch=-1,
-            topics=[fetch_topic(topic=topic, partitions=[
-                fetch_topic.FetchPartition(partition=tp.partition, fetch_offset=self._positions[tp],
-                                           partition_max_bytes=self.budgets[tp])
-                for tp in parts]) for topic, parts in by_topic.items()],
-        )
-        return [RequestPlan(request, version, tuple(tps))]
+        return [fetch_request(self._positions, self.budgets, tps, version, self._isolation, self._max_wait_ms)]
 
     def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, RecordPage]:
         outcome: Outcome[TopicPartition, RecordPage] = Outcome()
@@ -105,12 +89,6 @@ class FetchRecordsHandler:
                                                              f"{type(exc).__name__}: {exc}")
             return
         if truncated_first:
-            if self.budgets[tp] >= MAX_PARTITION_BYTES:
-                outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"the record batch at offset {start} is larger "
-                                                                 f"than {MAX_PARTITION_BYTES} bytes")
-            else:
-                self.budgets[tp] = min(MAX_PARTITION_BYTES, self.budgets[tp] * 4)
-                outcome.requeue(tp, Failure(CLIENT_UNSUPPORTED, "record batch larger than the byte budget"),
-                                relookup=False)
+            grow_budget(outcome, tp, self.budgets, start)
             return
         outcome.completed[tp] = RecordPage(start, tuple(records), tuple(skipped), next_offset, **marks)
