@@ -44,6 +44,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_lag.py | tee benchmarks/RESULTS-lag.txt
 	$(PY) benchmarks/bench_spark.py | tee benchmarks/RESULTS-spark.txt
 	$(PY) benchmarks/bench_datasource.py | grep -v -E 'WARN|log4j|setLogLevel' | tee benchmarks/RESULTS-datasource.txt
+	$(PY) benchmarks/bench_cli.py --scenarios lag,old,help,cold | tee benchmarks/RESULTS-cli.txt
+	$(PY) benchmarks/bench_imports.py | tee benchmarks/RESULTS-imports.txt
+	$(PY) benchmarks/bench_json.py | tee benchmarks/RESULTS-json.txt
 
 clean:
 	rm -rf $(VENV) .check-venv .pytest_cache .demo

@@ -56,11 +56,12 @@ class FakeServer:
         self.proc.wait(30)
 
 
-def run_child(argv: list[str], server: FakeServer | None) -> dict:
+def run_child(argv: list[str] | tuple[list[str], Path], server: FakeServer | None) -> dict:
+    argv, cwd = argv if isinstance(argv, tuple) else (argv, ROOT)
     if server:
         server.ask("reset")
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
     # read both pipes fully while the child runs, then reap it with its resource usage
     import threading
     chunks: dict[str, bytes] = {}
@@ -74,7 +75,7 @@ def run_child(argv: list[str], server: FakeServer | None) -> dict:
         r.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
-              "out_bytes": len(chunks["out"]), "exit": proc.returncode, "err": chunks["err"].decode()[-300:]}
+              "out_bytes": len(chunks["out"]), "out_tail": chunks["out"][-400:].decode(errors="replace"), "exit": proc.returncode, "err": chunks["err"].decode()[-300:]}
     if server:
         result["stats"] = server.ask("stats")
     return result
@@ -92,7 +93,7 @@ def measure(commands: dict[str, list[str]], server: FakeServer | None, repeat: i
         by_wall = sorted(results, key=lambda r: r["wall"])
         row = dict(by_wall[len(by_wall) // 2])
         row["cpu"] = sorted(r["cpu"] for r in results)[len(results) // 2]
-        row.update(scenario=scenario, command=name, argv=commands[name], walls=[r["wall"] for r in results])
+        row.update(scenario=scenario, command=name, walls=[r["wall"] for r in results])
         rows.append(row)
     return rows
 
@@ -131,15 +132,41 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
             print(f"# {r['scenario']} {r['command']} exit {r['exit']}: {r['err'].strip().splitlines()[-1]}")
 
 
+def before_tree(rev: str) -> Path:
+    """The package as of ``rev`` (git archive into a temporary directory): ``python -m`` there
+    runs that version, side by side with this one in the same interleaved rounds."""
+    target = Path(f"/tmp/kgroups-bench-before-{rev}")
+    if not (target / "airflow_provider_kgroups").is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "airflow_provider_kgroups"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+        compile_tree(target)
+    return target
+
+
+def compile_tree(root: Path) -> None:
+    """Byte-compile the package as ``pip install`` does: with PYTHONDONTWRITEBYTECODE set (as in
+    some CI and sandbox shells), every run would otherwise compile ~100 modules (~0.1-0.3 s)
+    that no installed copy compiles."""
+    subprocess.run([PY, "-m", "compileall", "-q", str(root / "airflow_provider_kgroups")], check=True)
+
+
 def scenario_lag(args, old: bool) -> list[dict]:
     name = "old" if old else "lag"
-    with FakeServer("--brokers", "9", "--groups", str(args.groups), "--latency", str(args.latency),
+    groups = args.old_groups if old else args.groups
+    with FakeServer("--brokers", "9", "--groups", str(groups), "--latency", str(args.latency),
                     *(["--old"] if old else [])) as server:
         b = server.bootstrap
-        commands = {"kafka-python": peer(b, "acc-g*"),
-                    "kgroups json": kgroups(b, "--format", "json", "lag", "-p", "acc-g*")}
+        commands: dict = {"kafka-python": peer(b, "acc-g*"),
+                          "kgroups json": kgroups(b, "--format", "json", "lag", "-p", "acc-g*")}
+        if args.before:
+            commands["kgroups json (before)"] = (kgroups(b, "--format", "json", "lag", "-p", "acc-g*"),
+                                                 before_tree(args.before))
         if not old:
             commands["kgroups table"] = kgroups(b, "lag", "-p", "acc-g*")
+            if args.before:
+                commands["kgroups table (before)"] = (kgroups(b, "lag", "-p", "acc-g*"), before_tree(args.before))
             if args.jsonl:
                 commands["kgroups jsonl"] = kgroups(b, "--format", "jsonl", "lag", "-p", "acc-g*")
         run_child(commands["kgroups json"], server)  # warm-up: page cache, the fake's first answers
@@ -150,8 +177,10 @@ def scenario_lag(args, old: bool) -> list[dict]:
 
 
 def scenario_help(args) -> list[dict]:
-    return measure({"kgroups --help": [*KGROUPS, "--help"], "python -c pass": [PY, "-c", "pass"]}, None,
-                   args.repeat, "help")
+    commands: dict = {"kgroups --help": [*KGROUPS, "--help"], "python -c pass": [PY, "-c", "pass"]}
+    if args.before:
+        commands["kgroups --help (before)"] = ([*KGROUPS, "--help"], before_tree(args.before))
+    return measure(commands, None, args.repeat, "help")
 
 
 def scenario_big(args) -> list[dict]:
@@ -165,16 +194,44 @@ def scenario_big(args) -> list[dict]:
     return rows
 
 
+def scenario_cold(args) -> list[dict]:
+    """The cold call in-process (imports excluded): seconds against the floor of its round trips."""
+    rows = []
+    with FakeServer("--brokers", "9", "--groups", str(args.groups), "--latency", str(args.latency)) as server:
+        commands = {f"cold call, {n} group(s)": [PY, str(ROOT / "benchmarks" / "cold_call.py"), server.bootstrap, str(n)]
+                    for n in (1, args.groups)}
+        for row in measure(commands, server, args.repeat, "cold"):
+            runs = [json.loads(line) for line in [row["out_tail"].strip().splitlines()[-1]]]
+            row["call_s"] = runs[0]["seconds"]
+            row["latency"] = args.latency
+            rows.append(row)
+    return rows
+
+
+def print_cold(rows: list[dict]) -> None:
+    print("\ncold call (in process, imports excluded): seconds vs the floor of its sequential round trips")
+    print(f"{'call':28s}  {'call s':>7s}  {'round trips':>11s}  {'floor s':>7s}  {'x floor':>7s}  {'requests':>8s}")
+    for r in rows:
+        trips = r["stats"]["round_trips"]
+        floor = trips * r["latency"]
+        print(f"{r['command']:28s}  {r['call_s']:7.3f}  {trips:11d}  {floor:7.3f}  {r['call_s'] / floor:7.2f}  "
+              f"{sum(r['stats']['requests'].values()):8d}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenarios", default="lag,old,help")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--groups", type=int, default=3000)
+    parser.add_argument("--old-groups", type=int, default=1000,
+                        help="groups in the old-broker scenario (kafka-python asks one group per request)")
+    parser.add_argument("--before", help="a git revision to run side by side (e.g. the commit before a change)")
     parser.add_argument("--big-groups", type=int, default=100_000)
     parser.add_argument("--latency", type=float, default=0.010)
     parser.add_argument("--no-jsonl", dest="jsonl", action="store_false")
     args = parser.parse_args()
-    rows = []
+    compile_tree(ROOT)
+    rows, cold = [], []
     for scenario in args.scenarios.split(","):
         if scenario in ("lag", "old"):
             rows += scenario_lag(args, scenario == "old")
@@ -182,9 +239,14 @@ def main() -> None:
             rows += scenario_help(args)
         elif scenario == "big":
             rows += scenario_big(args)
+        elif scenario == "cold":
+            cold = scenario_cold(args)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores (shared), "
           f"median of {args.repeat} interleaved runs, {args.latency * 1000:.0f} ms per request")
-    print_table(rows)
+    if rows:
+        print_table(rows)
+    if cold:
+        print_cold(cold)
 
 
 if __name__ == "__main__":

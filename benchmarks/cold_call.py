@@ -1,0 +1,35 @@
+"""One cold call in a fresh process: a new client connects, reads metadata, looks up the
+coordinators and fetches the committed offsets of ``N`` groups (``acc-g000000``..), then the
+log-end offsets of what they committed. Prints the seconds of the call (imports excluded), for
+bench_cli's ``cold`` scenario, which sets them beside the round trips the brokers saw.
+
+    python benchmarks/cold_call.py BOOTSTRAP N
+"""
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig  # noqa: E402
+from airflow_provider_kgroups.client import client as _loaded  # noqa: E402,F401  (imports before the clock)
+
+
+async def main(bootstrap: str, n: int) -> None:
+    ids = [f"acc-g{g:06d}" for g in range(n)]
+    started = time.perf_counter()
+    async with AsyncGroupsClient(ClientConfig.create(bootstrap)) as client:
+        offsets = await client.fetch_committed_offsets(ids)
+        committed = time.perf_counter() - started
+        tps = {tp for value in offsets.values.values() for tp in value.committed()}
+        ends = await client.log_end_offsets(tps)
+        seconds = time.perf_counter() - started
+    print(json.dumps({"seconds": seconds, "committed_seconds": committed, "groups_ok": len(offsets.values),
+                      "ends": len(ends.values)}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], int(sys.argv[2])))
