@@ -33,7 +33,7 @@ from ..client.errors import ConfigurationError, ErrorCode
 from ..client.results import GroupState, TopicPartition
 from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, evaluate_barrier, fix_target
 from .model import LagSnapshot, UnknownLagPolicy
-from .offset_range import nest_offsets as _nest, spark_offsets  # the one implementation (re-exported)
+from .offset_range import OffsetRange, nest_offsets as _nest, spark_offsets  # spark_offsets: re-exported
 from .policy import parse_policy
 from .seconds import GroupLagSeconds, lag_seconds
 from .verdicts import Verdict, VerdictRules, group_verdicts
@@ -375,7 +375,7 @@ class LagGate:
 
     def _result(self, snapshot: LagSnapshot, ending: Mapping[TopicPartition, int],
                 reached: Mapping[str, Mapping[TopicPartition, int]], **extra: Any) -> dict[str, Any]:
-        starting_json, ending_json = spark_offsets(ending, self.spec.previous_barrier)
+        handed_on = OffsetRange.up_to(ending, self.spec.previous_barrier)
         return {
             "lag_mode": self.spec.lag_mode,
             "group_ids": list(self.spec.group_ids),
@@ -383,8 +383,7 @@ class LagGate:
             "waited_s": round((snapshot.taken_at_ms - self.state.started_ms) / 1000.0, 3),
             "reached": {g: _nest(offsets) for g, offsets in reached.items()},
             "offsets": _nest(ending),
-            "startingOffsets": starting_json,
-            "endingOffsets": ending_json,
+            **handed_on.to_xcom(),  # startingOffsets, endingOffsets
             **extra,
         }
 

@@ -1,6 +1,9 @@
-"""The offset range handed from the lag gate (and the event trigger) to Spark, in the format
-Spark's Kafka batch source takes it: ``startingOffsets`` / ``endingOffsets``. Pure: no pyspark,
-no Airflow. :mod:`..spark.offsets` builds reader options from it and reads it.
+"""The offset range handed from the lag gate (and the event trigger) to Spark: one value,
+:class:`OffsetRange`, with one nest/unnest (:func:`nest_offsets`, :func:`unnest_offsets`), its
+XCom form (:meth:`~OffsetRange.to_xcom` / :meth:`~OffsetRange.from_xcom`: the sensor's
+``startingOffsets`` / ``endingOffsets`` JSON) and Spark's reader options
+(:meth:`~OffsetRange.spark_options`). Pure: no pyspark, no Airflow; :mod:`..spark.offsets`
+and :mod:`..spark.datasource` read a range with Spark.
 
 The format, from Spark's Structured Streaming + Kafka integration guide and the connector's
 source (``JsonUtils.partitionOffsets``, ``KafkaSourceProvider.validateBatchOptions`` and
@@ -25,6 +28,7 @@ validator here is strict, so what passes it is what Spark documents.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..client.errors import ConfigurationError
@@ -49,6 +53,99 @@ def nest_offsets(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, i
     for tp in sorted(offsets):
         out.setdefault(tp.topic, {})[str(tp.partition)] = offsets[tp]
     return out
+
+
+def unnest_offsets(nested: Mapping[str, Mapping[Any, int]]) -> dict[TopicPartition, int]:
+    """``{"topic": {"0": 5}}`` -> ``{TopicPartition("topic", 0): 5}`` (no checks: see
+    :func:`parse_offsets_json` for Spark's rules); the inverse of :func:`nest_offsets`."""
+    return {TopicPartition(str(topic), int(partition)): int(offset)
+            for topic, parts in nested.items() for partition, offset in parts.items()}
+
+
+@dataclass(frozen=True)
+class OffsetRange:
+    """The records ``[starting, ending)`` of each partition: what the lag gate (and the event
+    trigger) hands to Spark. ``starting`` is ``EARLIEST`` (-2) where the range starts at the
+    log's beginning. Its XCom form is the sensor's ``startingOffsets``/``endingOffsets`` JSON."""
+
+    starting: Mapping[TopicPartition, int]
+    ending: Mapping[TopicPartition, int]
+
+    @classmethod
+    def up_to(cls, ending: Mapping[TopicPartition, int],
+              previous: Mapping[str, Mapping[str, int]] | None = None) -> "OffsetRange":
+        """The range ending at ``ending`` and starting where ``previous`` (a nested previous
+        ending) ended, else at earliest: every partition of ``ending`` is in both; a start is
+        never after its end (a previous end beyond this one starts at the end: nothing to read)."""
+        starting = {}
+        for tp, end in ending.items():
+            start = (previous or {}).get(tp.topic, {}).get(str(tp.partition), EARLIEST)
+            starting[tp] = min(start, end) if start >= 0 else EARLIEST
+        found = cls(starting, dict(ending))
+        if ending:  # nothing to read is '{}' (the sensor's result for no partitions), not an error
+            found.check()
+        return found
+
+    @classmethod
+    def from_json(cls, starting: str, ending: str, *, batch: bool = True) -> "OffsetRange":
+        """Both options' JSON text, checked as Spark checks them (:meth:`check`)."""
+        start = parse_offsets_json(starting, option=STARTING, batch=batch)
+        end = parse_offsets_json(ending, option=ENDING, batch=batch)
+        found = cls(start, end)
+        found.check(parsed=True)
+        return found
+
+    @classmethod
+    def from_xcom(cls, source: Mapping[str, Any]) -> "OffsetRange":
+        """The sensor's XCom (or an asset event's extra): any mapping with ``startingOffsets``
+        and ``endingOffsets`` JSON; checked."""
+        missing = [k for k in (STARTING, ENDING) if not isinstance(source, Mapping) or k not in source]
+        if missing:
+            raise SparkOffsetsError(f"the sensor's result has no {' / '.join(missing)}; pass the ConsumerLagSensor "
+                                    "XCom (e.g. gate.output) or starting=/ending= JSON.")
+        return cls.from_json(source[STARTING], source[ENDING])
+
+    def to_xcom(self) -> dict[str, str]:
+        """``{"startingOffsets": JSON, "endingOffsets": JSON}``, the format the sensor's XCom has."""
+        return {STARTING: json.dumps(nest_offsets(self.starting)), ENDING: json.dumps(nest_offsets(self.ending))}
+
+    @property
+    def partitions(self) -> list[TopicPartition]:
+        return sorted(self.ending)
+
+    def pairs(self) -> dict[TopicPartition, tuple[int, int]]:
+        """``{TopicPartition: (start, end)}``, partitions in order."""
+        return {tp: (self.starting[tp], self.ending[tp]) for tp in self.partitions}
+
+    def spark_options(self) -> dict[str, str]:
+        """Spark Kafka batch reader options for exactly this range: ``assign`` (the same
+        partitions, so the read neither needs nor picks up others), ``startingOffsets``, ``endingOffsets``."""
+        assign: dict[str, list[int]] = {}
+        for tp in self.partitions:
+            assign.setdefault(tp.topic, []).append(tp.partition)
+        return {"assign": json.dumps(assign), **self.to_xcom()}
+
+    def check(self, *, parsed: bool = False) -> None:
+        """Spark's rules: each option valid, the same partitions in both, no start after its end."""
+        if not parsed:
+            xcom = self.to_xcom()
+            parse_offsets_json(xcom[STARTING], option=STARTING)
+            parse_offsets_json(xcom[ENDING], option=ENDING)
+        start, end = self.starting, self.ending
+        if set(start) != set(end):
+            only_start = sorted(set(start) - set(end))
+            only_end = sorted(set(end) - set(start))
+            parts = []
+            if only_start:
+                parts.append(f"only in startingOffsets: {', '.join(map(str, only_start))}")
+            if only_end:
+                parts.append(f"only in endingOffsets: {', '.join(map(str, only_end))}")
+            raise SparkOffsetsError("startingOffsets and endingOffsets must name the same partitions (Spark refuses "
+                                    f"the read otherwise); {'; '.join(parts)}.")
+        for tp in sorted(start):
+            if start[tp] >= 0 and end[tp] >= 0 and start[tp] > end[tp]:
+                raise SparkOffsetsError(f"{tp}: startingOffsets {start[tp]} is after endingOffsets {end[tp]} (the end "
+                                        "is exclusive; equal offsets read nothing).")
 
 
 def flat_offsets(name: str, offsets: Mapping[Any, Any]) -> dict[TopicPartition, int]:
@@ -77,17 +174,9 @@ def offsets_json(offsets: Mapping[Any, Any], *, option: str = ENDING, batch: boo
 
 def spark_offsets(ending: Mapping[TopicPartition, int],
                   previous: Mapping[str, Mapping[str, int]] | None) -> tuple[str, str]:
-    """``startingOffsets``/``endingOffsets`` JSON for the records in [previous barrier or
-    earliest, ending): every partition of ``ending`` is listed in both; a start is never after
-    its end (a previous barrier beyond this one starts at the end: nothing to read)."""
-    starting = {}
-    for tp, end in ending.items():
-        start = (previous or {}).get(tp.topic, {}).get(str(tp.partition), EARLIEST)
-        starting[tp] = min(start, end) if start >= 0 else EARLIEST
-    starting_json, ending_json = json.dumps(nest_offsets(starting)), json.dumps(nest_offsets(ending))
-    if ending:  # nothing to read is '{}' (the sensor's result for no partitions), not an error
-        validate_offset_range(starting_json, ending_json)
-    return starting_json, ending_json
+    """``startingOffsets``/``endingOffsets`` JSON of :meth:`OffsetRange.up_to` (kept for its callers)."""
+    xcom = OffsetRange.up_to(ending, previous).to_xcom()
+    return xcom[STARTING], xcom[ENDING]
 
 
 def _partition(option: str, topic: Any, partition: Any) -> int:
@@ -149,22 +238,6 @@ def parse_offsets_json(text: str, *, option: str = STARTING, batch: bool = True)
 
 
 def validate_offset_range(starting: str, ending: str, *, batch: bool = True) -> dict[TopicPartition, tuple[int, int]]:
-    """Both options together, as Spark checks them: each valid, the same partitions in both,
-    no start after its end. Returns ``{TopicPartition: (start, end)}``."""
-    start = parse_offsets_json(starting, option=STARTING, batch=batch)
-    end = parse_offsets_json(ending, option=ENDING, batch=batch)
-    if set(start) != set(end):
-        only_start = sorted(set(start) - set(end))
-        only_end = sorted(set(end) - set(start))
-        parts = []
-        if only_start:
-            parts.append(f"only in startingOffsets: {', '.join(map(str, only_start))}")
-        if only_end:
-            parts.append(f"only in endingOffsets: {', '.join(map(str, only_end))}")
-        raise SparkOffsetsError("startingOffsets and endingOffsets must name the same partitions (Spark refuses "
-                                f"the read otherwise); {'; '.join(parts)}.")
-    for tp in sorted(start):
-        if start[tp] >= 0 and end[tp] >= 0 and start[tp] > end[tp]:
-            raise SparkOffsetsError(f"{tp}: startingOffsets {start[tp]} is after endingOffsets {end[tp]} (the end is "
-                                    "exclusive; equal offsets read nothing).")
-    return {tp: (start[tp], end[tp]) for tp in sorted(start)}
+    """Both options together, as Spark checks them (:meth:`OffsetRange.from_json`): each valid,
+    the same partitions in both, no start after its end. Returns ``{TopicPartition: (start, end)}``."""
+    return OffsetRange.from_json(starting, ending, batch=batch).pairs()

@@ -19,12 +19,12 @@ why (:attr:`RangeWatch.waiting_for`): unknown is never taken as caught up.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..client.results import TopicPartition, nest_by_topic
+from ..client.results import TopicPartition
 from .model import LagSnapshot
+from .offset_range import OffsetRange, unnest_offsets
 
 EARLIEST = -2  # no committed offset yet: the range starts at the log start (Spark's -2)
 
@@ -44,8 +44,7 @@ class FinishedRange:
     def to_payload(self) -> dict[str, Any]:
         """Plain JSON (an asset event's extra): Spark's ``startingOffsets``/``endingOffsets``
         exactly as the ConsumerLagSensor's XCom carries them."""
-        return {"startingOffsets": json.dumps(nest_by_topic(self.starting)),
-                "endingOffsets": json.dumps(nest_by_topic(self.ending)),
+        return {**OffsetRange(self.starting, self.ending).to_xcom(),
                 "group_ids": list(self.group_ids), "mode": self.mode, "total_lag": self.total_lag,
                 "opened_at_ms": self.opened_at_ms, "finished_at_ms": self.finished_at_ms}
 
@@ -58,9 +57,7 @@ def _lowest(values) -> int | None:
 
 def nested_offsets(offsets: Mapping[str, Mapping[str, int]] | None) -> dict[TopicPartition, int] | None:
     """``{"topic": {"0": 5}}`` (stored, or an event's JSON parsed) -> ``{TopicPartition: 5}``."""
-    if not offsets:
-        return None
-    return {TopicPartition(t, int(p)): int(o) for t, parts in offsets.items() for p, o in parts.items()}
+    return unnest_offsets(offsets) if offsets else None
 
 
 @dataclass

@@ -195,9 +195,9 @@ def parse_range(source: Mapping[str, Any] | None = None, *, starting: Any = None
     """``{TopicPartition: (start or None for earliest, end)}`` from the ConsumerLagSensor's XCom
     (``source``, a mapping with ``startingOffsets`` and ``endingOffsets``) or from
     ``starting``/``ending`` (Spark Kafka-source JSON or mappings). The rules are Spark's (see
-    :mod:`airflow_provider_kgroups.spark.offsets`), and the end of every partition must be an
+    :mod:`airflow_provider_kgroups.lag.offset_range`), and the end of every partition must be an
     actual offset: a landing zone has no "latest"."""
-    from ..spark.offsets import ENDING, LATEST, STARTING, validate_offset_range
+    from ..lag.offset_range import ENDING, LATEST, STARTING, OffsetRange
 
     if source is not None:
         if starting is not None or ending is not None:
@@ -214,7 +214,7 @@ def parse_range(source: Mapping[str, Any] | None = None, *, starting: Any = None
         return {}  # no partition: nothing to read
     if starting_text is None:  # everything from earliest
         starting_text = json.dumps({t: {p: -2 for p in parts} for t, parts in json.loads(ending_text).items()})
-    ranges = validate_offset_range(starting_text, ending_text)
+    ranges = OffsetRange.from_json(starting_text, ending_text).pairs()
     latest = sorted(str(tp) for tp, (_, end) in ranges.items() if end == LATEST)
     if latest:
         raise ConfigurationError(f"{ENDING} is -1 (latest) for {', '.join(latest)}: a landing zone has no "

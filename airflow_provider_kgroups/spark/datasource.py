@@ -60,7 +60,7 @@ from typing import Any, Iterator, Mapping
 from ..client.config import ClientConfig, config_from_kafka_properties, config_to_kafka_properties, read_properties_file
 from ..client.errors import ConfigurationError
 from ..client.results import FetchedRecord, TopicPartition
-from .offsets import EARLIEST, ENDING, LATEST, STARTING, validate_offset_range
+from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def parse_options(options: Mapping[str, str]) -> ReadSpec:
         if name.lower() not in opts:
             raise ConfigurationError(f"option {name} is required for a batch read: per-partition JSON such as "
                                      '{"orders": {"0": 0, "1": -2}}, e.g. the ConsumerLagSensor\'s XCom.')
-    ranges = validate_offset_range(opts[STARTING.lower()], opts[ENDING.lower()])
+    ranges = OffsetRange.from_json(opts[STARTING.lower()], opts[ENDING.lower()]).pairs()
     isolation = str(opts.get("kafka.isolation.level", "read_uncommitted")).strip().lower()
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ConfigurationError(f"option kafka.isolation.level must be read_uncommitted or read_committed, "
@@ -302,11 +302,11 @@ def register(spark) -> None:
     spark.dataSource.register(_data_source_classes())
 
 
-def read_offset_range(spark, bootstrap_servers: str, source: Mapping[str, Any] | None = None, *,
+def read_offset_range(spark, bootstrap_servers: str, source: Mapping[str, Any] | OffsetRange | None = None, *,
                       starting: str | None = None, ending: str | None = None,
                       command_config: str | None = None, options: Mapping[str, str] | None = None):
-    """A DataFrame of exactly the range in ``source`` (the ConsumerLagSensor's XCom, or
-    ``starting``/``ending`` JSON), read with the ``kgroups`` source."""
+    """A DataFrame of exactly the range in ``source`` (an :class:`~..lag.offset_range.OffsetRange`,
+    the ConsumerLagSensor's XCom, or ``starting``/``ending`` JSON), read with the ``kgroups`` source."""
     from .offsets import kafka_batch_options
 
     register(spark)

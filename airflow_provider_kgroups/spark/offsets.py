@@ -24,14 +24,15 @@ import json
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..lag.offset_range import (  # the range's one home; re-exported here, where Spark users look
-    EARLIEST, ENDING, LATEST, STARTING, SparkOffsetsError, flat_offsets, nest_offsets, offsets_json,
-    parse_offsets_json, spark_offsets, validate_offset_range,
+    EARLIEST, ENDING, LATEST, STARTING, OffsetRange, SparkOffsetsError, flat_offsets, nest_offsets, offsets_json,
+    parse_offsets_json, spark_offsets, unnest_offsets, validate_offset_range,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["EARLIEST", "LATEST", "SparkOffsetsError", "nest_offsets", "offsets_json", "spark_offsets",
+__all__ = ["EARLIEST", "LATEST", "OffsetRange", "SparkOffsetsError", "nest_offsets", "unnest_offsets", "offsets_json",
+           "spark_offsets",
            "parse_offsets_json", "validate_offset_range", "assign_json", "kafka_batch_options", "read_kafka_range"]
 
 
@@ -45,27 +46,30 @@ def assign_json(partitions: Any) -> str:
     return json.dumps(out)
 
 
-def kafka_batch_options(source: Mapping[str, Any] | None = None, *, starting: str | None = None,
+def kafka_batch_options(source: "Mapping[str, Any] | OffsetRange | None" = None, *, starting: str | None = None,
                         ending: str | None = None) -> dict[str, str]:
     """Reader options for exactly one offset range: ``assign``, ``startingOffsets``,
-    ``endingOffsets``, validated. ``source`` is the sensor's XCom (any mapping with
-    ``startingOffsets`` and ``endingOffsets``), or give ``starting``/``ending`` yourself.
-    ``assign`` lists the same partitions, so the read neither needs nor picks up others."""
+    ``endingOffsets``, validated. ``source`` is an :class:`OffsetRange` or the sensor's XCom (any
+    mapping with ``startingOffsets`` and ``endingOffsets``), or give ``starting``/``ending`` yourself.
+    ``assign`` lists the same partitions, so the read neither needs nor picks up others. JSON
+    text given is passed on as given (Spark reads what the XCom says)."""
+    if source is not None and (starting is not None or ending is not None):
+        raise SparkOffsetsError("give either the sensor's result or starting=/ending=, not both.")
+    if isinstance(source, OffsetRange):
+        source.check()
+        return source.spark_options()
     if source is not None:
-        if starting is not None or ending is not None:
-            raise SparkOffsetsError("give either the sensor's result or starting=/ending=, not both.")
-        missing = [k for k in (STARTING, ENDING) if not isinstance(source, Mapping) or k not in source]
-        if missing:
-            raise SparkOffsetsError(f"the sensor's result has no {' / '.join(missing)}; pass the ConsumerLagSensor "
-                                    "XCom (e.g. gate.output) or starting=/ending= JSON.")
+        offset_range = OffsetRange.from_xcom(source)
         starting, ending = source[STARTING], source[ENDING]
-    if starting is None or ending is None:
+    elif starting is None or ending is None:
         raise SparkOffsetsError("both startingOffsets and endingOffsets are needed for a batch read.")
-    ranges = validate_offset_range(starting, ending)
-    return {"assign": assign_json(list(ranges)), STARTING: starting, ENDING: ending}
+    else:
+        offset_range = OffsetRange.from_json(starting, ending)
+    return {"assign": assign_json(offset_range.partitions), STARTING: starting, ENDING: ending}
 
 
-def read_kafka_range(spark: "SparkSession", bootstrap_servers: str, source: Mapping[str, Any] | None = None, *,
+def read_kafka_range(spark: "SparkSession", bootstrap_servers: str,
+                     source: "Mapping[str, Any] | OffsetRange | None" = None, *,
                      starting: str | None = None, ending: str | None = None,
                      kafka_options: Mapping[str, str] | None = None) -> "DataFrame":
     """``spark.read.format("kafka")`` over exactly that range (needs the spark-sql-kafka-0-10

@@ -188,13 +188,14 @@ def range_from_events(events: Iterable[Any]) -> dict[str, str]:
     if not payloads:
         raise ConfigurationError("no triggering asset event carries an offset range: schedule this DAG on an asset "
                                  "watched by ConsumerLagEventTrigger (or produced by a ConsumerLagSensor outlet).")
-    starting = json.loads(payloads[0]["startingOffsets"])
-    ending = json.loads(payloads[-1]["endingOffsets"])
+    from ..lag.offset_range import OffsetRange, unnest_offsets
+
+    starting = unnest_offsets(json.loads(payloads[0]["startingOffsets"]))
+    ending = unnest_offsets(json.loads(payloads[-1]["endingOffsets"]))
     for later in payloads[1:]:  # a partition first seen in a later range starts there
-        for topic, parts in json.loads(later["startingOffsets"]).items():
-            for partition, offset in parts.items():
-                starting.setdefault(topic, {}).setdefault(partition, offset)
-    return {"startingOffsets": json.dumps(starting), "endingOffsets": json.dumps(ending)}
+        for tp, offset in unnest_offsets(json.loads(later["startingOffsets"])).items():
+            starting.setdefault(tp, offset)
+    return OffsetRange(starting, ending).to_xcom()
 
 
 def _payload(event: Any) -> Mapping[str, Any] | None:
