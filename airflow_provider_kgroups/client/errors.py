@@ -22,12 +22,17 @@ class ErrorCode(IntEnum):
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16
     INVALID_TOPIC_EXCEPTION = 17
+    ILLEGAL_GENERATION = 22
     INVALID_GROUP_ID = 24
+    UNKNOWN_MEMBER_ID = 25
+    REBALANCE_IN_PROGRESS = 27
     TOPIC_AUTHORIZATION_FAILED = 29
     GROUP_AUTHORIZATION_FAILED = 30
+    CLUSTER_AUTHORIZATION_FAILED = 31
     UNSUPPORTED_VERSION = 35
     UNSTABLE_OFFSET_COMMIT = 88
     KAFKA_STORAGE_ERROR = 56
+    SASL_AUTHENTICATION_FAILED = 58
     NON_EMPTY_GROUP = 68
     GROUP_ID_NOT_FOUND = 69
     FENCED_LEADER_EPOCH = 74
@@ -41,7 +46,8 @@ RETRY_SAME_BROKER = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
 #: Errors after which the cached coordinator is dropped and looked up again.
 RELOOKUP = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 #: Broker answers that no retry fixes: the principal lacks a permission or failed to authenticate.
-NOT_RETRIABLE_CODES = frozenset({29, 30, 31, 58})  # TOPIC/GROUP/CLUSTER_AUTHORIZATION_FAILED, SASL_AUTHENTICATION_FAILED
+NOT_RETRIABLE_CODES = frozenset({ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                 ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.SASL_AUTHENTICATION_FAILED})
 #: Errors of a partition's leader (ListOffsets, Fetch) after which partition metadata is
 #: refreshed and the leader asked again, until the deadline: a leader election is under way
 #: or a new leader is catching up. As the Java consumer's OffsetFetcherUtils.handleListOffsetResponse
@@ -53,25 +59,21 @@ REFRESH_LEADER = frozenset({
     ErrorCode.OFFSET_NOT_AVAILABLE,
 })
 
-# Codes that are not broker errors but outcomes of this client itself.
+# Codes that are not broker errors but outcomes of this client itself (a broker code, even -1
+# UNKNOWN_SERVER_ERROR, would claim the broker said so).
 CLIENT_TIMEOUT = -100
 CLIENT_DISCONNECTED = -101
 CLIENT_UNSUPPORTED = -102
-CLIENT_INCOMPLETE_RESPONSE = -103
+CLIENT_INCOMPLETE_RESPONSE = -103  # a response without an answer for this key
 CLIENT_RESPONSE_TOO_LARGE = -104
+CLIENT_NOT_READ = -105  # a value this result is computed from was not read (its own read failed)
+CLIENT_RECORDED_ERROR = -106  # read back from the history store, which keeps that an error occurred, not which
+CLIENT_CODES = {code: name for name, code in globals().items() if name.startswith("CLIENT_") and isinstance(code, int)}
 
 
 def error_name(code: int) -> str:
-    if code == CLIENT_TIMEOUT:
-        return "CLIENT_TIMEOUT"
-    if code == CLIENT_DISCONNECTED:
-        return "CLIENT_DISCONNECTED"
-    if code == CLIENT_UNSUPPORTED:
-        return "CLIENT_UNSUPPORTED"
-    if code == CLIENT_INCOMPLETE_RESPONSE:
-        return "CLIENT_INCOMPLETE_RESPONSE"
-    if code == CLIENT_RESPONSE_TOO_LARGE:
-        return "CLIENT_RESPONSE_TOO_LARGE"
+    if code in CLIENT_CODES:
+        return CLIENT_CODES[code]
     cls = _kafka_errors.for_code(code)
     name = getattr(cls, "message", None)
     if not name or cls.__name__ == "UnrecognizedBrokerError":

@@ -49,7 +49,7 @@ except ImportError as exc:  # the snapshot and cleanup operators need it: say so
     raise ImportError("the Parquet history store needs pyarrow: "
                       "pip install 'airflow-provider-kgroups[history]'") from exc
 
-from ..client.errors import ConfigurationError, Failure
+from ..client.errors import CLIENT_RECORDED_ERROR, ConfigurationError, Failure
 from ..client.results import GroupState
 from ..lag.model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag
 
@@ -100,7 +100,7 @@ def table_snapshots(table: pa.Table) -> list[LagSnapshot]:
         flags = frozenset(LagFlag(f) for f in (row["flags"] or "").split(",") if f)
         group["partitions"].append(PartitionLag(
             row["topic"], row["partition"], row["committed"], row["log_start"], row["log_end"], row["lag"], flags,
-            error=Failure(-1, "error recorded in the history") if LagFlag.ERROR in flags else None))
+            error=Failure(CLIENT_RECORDED_ERROR, "error recorded in the history") if LagFlag.ERROR in flags else None))
     return [LagSnapshot(taken_at_ms=ms, groups={
         g: GroupLag(g, GroupState.parse(v["state"]), v["protocol_type"], v["members"], tuple(v["partitions"]))
         for g, v in groups.items()}) for ms, groups in sorted(by_time.items())]

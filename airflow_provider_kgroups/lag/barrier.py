@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterable, Mapping
 
-from ..client.errors import ConfigurationError, ErrorCode, Failure, KafkaGroupsError
+from ..client.errors import CLIENT_NOT_READ, ConfigurationError, ErrorCode, Failure, KafkaGroupsError
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..client.selection import validate_group_ids
 from .policy import non_negative_ms
@@ -257,7 +257,7 @@ def evaluate_barrier(target: BarrierTarget,
     partitions = []
     for group_id, targets in target.offsets.items():
         if group_id not in read:
-            failures.setdefault(group_id, Failure(-1, "committed offsets were not read"))
+            failures.setdefault(group_id, Failure(CLIENT_NOT_READ, "committed offsets were not read"))
             continue
         before = previous.committed.get(group_id, {}) if previous is not None else {}
         for tp in sorted(targets):

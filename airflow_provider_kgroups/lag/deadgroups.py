@@ -57,7 +57,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from ..client.errors import ConfigurationError, Failure
+from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence, TopicPartition
 from ..client.selection import GroupSelector, compile_pattern, select_groups
 from .model import LagSnapshot
@@ -463,7 +463,7 @@ def classify_groups(descriptions: Mapping[str, GroupDescription], offsets: Mappi
     all_failures = dict(failures or {})
     for group_id, description in descriptions.items():
         if group_id not in offsets and description.state is not GroupState.DEAD:
-            all_failures.setdefault(group_id, Failure(-1, "committed offsets were not read"))
+            all_failures.setdefault(group_id, Failure(CLIENT_NOT_READ, "committed offsets were not read"))
             continue
         reports[group_id] = classify_group(group_id, description, offsets.get(group_id), existing_topics,
                                            history_points(snapshots, group_id), rules, now,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..client.errors import ConfigurationError, Failure
+from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, Failure
 from ..client.handlers.fetch import RecordPosition, RecordTimestamp
 from ..client.results import KeyedResults, TopicPartition
 from .model import LagFlag, LagSnapshot, PartitionLag
@@ -286,7 +286,7 @@ async def lag_seconds(client, snapshot: LagSnapshot, *, worst_n: int | None = 1,
     for tp, offsets in wanted.items():
         for offset in offsets:
             fetched[(tp, offset)] = answer.values.get(tp, {}).get(offset) or answer.failures.get(tp) \
-                or Failure(-1, "no answer for this offset")
+                or Failure(CLIENT_INCOMPLETE_RESPONSE, "no answer for this offset")
     out = {}
     for group_id, (measured, unmeasured) in chosen.items():
         out[group_id] = GroupLagSeconds(group_id, tuple(

@@ -31,7 +31,7 @@ import asyncio
 import time
 from typing import AsyncIterator, Collection, Iterable, Mapping
 
-from ..client.errors import ConfigurationError, Failure
+from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicPartition
 from ..client.selection import validate_group_ids
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
@@ -77,11 +77,11 @@ def partition_lag(tp: TopicPartition, committed: int | None, log_start: int | No
         if policy is UnknownLagPolicy.FROM_EARLIEST:
             if log_start is None or log_end is None:
                 return make(None, LagFlag.NO_COMMIT, LagFlag.ERROR,
-                            failure=Failure(-1, "log start or end offset unknown: cannot count from earliest"))
+                            failure=Failure(CLIENT_NOT_READ, "log start or end offset unknown: cannot count from earliest"))
             return make(max(0, log_end - log_start), LagFlag.NO_COMMIT)
         return make(None, LagFlag.NO_COMMIT)
     if log_end is None:
-        return make(None, LagFlag.ERROR, failure=Failure(-1, "log end offset unknown"))
+        return make(None, LagFlag.ERROR, failure=Failure(CLIENT_NOT_READ, "log end offset unknown"))
     flags = [LagFlag.LOST] if log_start is not None and committed < log_start else []
     if committed > log_end:
         return make(0, LagFlag.CLAMPED, *flags)
@@ -126,7 +126,7 @@ def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str,
     for group_id in ids:
         if group_id not in committed_by_group.values:
             failures[group_id] = committed_by_group.failures.get(group_id) or described.failures.get(group_id) \
-                or Failure(-1, "committed offsets were not read")
+                or Failure(CLIENT_NOT_READ, "committed offsets were not read")
             continue
         description = described.values.get(group_id)
         committed = committed_by_group.values[group_id].partitions
@@ -144,7 +144,7 @@ def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str,
             protocol_type=description.protocol_type if description else "",
             members=len(description.members) if description else 0,
             partitions=tuple(partitions),
-            error=None if description else described.failures.get(group_id, Failure(-1, "group was not described")),
+            error=None if description else described.failures.get(group_id, Failure(CLIENT_NOT_READ, "group was not described")),
             policy=policy)
     return LagSnapshot(taken_at_ms=taken_at_ms, groups=groups, policy=policy, failures=failures)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..driver import Outcome, RequestPlan
-from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, Failure
+from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetCommitRequest
 from ..results import TopicPartition
@@ -23,7 +23,7 @@ from .common import missing_from_response
 ADMIN_GENERATION = -1
 ADMIN_MEMBER_ID = ""
 MIN_COMMIT_VERSION = 2
-_NOT_EMPTY = {22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS"}
+_NOT_EMPTY = frozenset({ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.REBALANCE_IN_PROGRESS})
 
 
 @dataclass(frozen=True, slots=True)
