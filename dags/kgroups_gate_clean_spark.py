@@ -67,6 +67,7 @@ from airflow.sdk import DAG, Param, task
 
 from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
+from airflow_provider_kgroups.spark.offsets import kafka_bootstrap, spark_kafka_options
 from airflow_provider_kgroups.spark.session import spark_session
 
 log = logging.getLogger(__name__)
@@ -165,25 +166,6 @@ def spark_kafka_jar() -> str | None:
     return None
 
 
-def spark_kafka_options(config) -> dict[str, str]:
-    """Kafka client settings for Spark's Kafka source (Java client names, without the
-    ``kafka.`` prefix) from the connection's ClientConfig: security protocol, SASL
-    (PLAIN/SCRAM) and a PEM CA file."""
-    options = {"security.protocol": config.security_protocol}
-    if config.sasl_mechanism:
-        module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if config.sasl_mechanism == "PLAIN"
-                  else "org.apache.kafka.common.security.scram.ScramLoginModule")
-        options["sasl.mechanism"] = config.sasl_mechanism
-        options["sasl.jaas.config"] = (f"{module} required username={json.dumps(config.sasl_username)} "
-                                       f"password={json.dumps(config.sasl_password)};")
-    if config.ssl_cafile:
-        options["ssl.truststore.type"] = "PEM"
-        options["ssl.truststore.location"] = config.ssl_cafile
-    if config.security_protocol in ("SSL", "SASL_SSL") and not config.ssl_check_hostname:
-        options["ssl.endpoint.identification.algorithm"] = ""
-    return options
-
-
 with DAG(
     dag_id="kgroups_gate_clean_spark",
     schedule="@hourly",
@@ -259,7 +241,7 @@ with DAG(
         log.info("Reading the range from Kafka with %s", f"Spark's Kafka source ({jar or 'forced'})"
                  if source == "jvm" else "the kgroups Python data source (spark-sql-kafka not needed)")
         config = KafkaGroupsHook(CONN_ID).client_config
-        bootstrap = ",".join(str(b) for b in config.bootstrap_servers)
+        bootstrap = kafka_bootstrap(config)
         conf = {**SPARK_CONF, **({"spark.jars.packages": SPARK_KAFKA_PACKAGE}
                                  if source == "jvm" and SPARK_KAFKA_PACKAGE else {})}
         with spark_session("kgroups-totals-from-kafka", conf=conf) as spark, client_properties_file(config) as props:

@@ -67,12 +67,13 @@ with DAG(dag_id="kgroups_orders_process", schedule=[orders_range], start_date=da
         """Exactly the triggering range, from Kafka, summed per record key."""
         from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
         from airflow_provider_kgroups.spark.datasource import client_properties_file, read_offset_range
+        from airflow_provider_kgroups.spark.offsets import kafka_bootstrap
         from airflow_provider_kgroups.spark.session import spark_session
         from airflow_provider_kgroups.triggers.events import range_from_events
 
         gate = range_from_events(triggering_asset_events[orders_range])
         config = KafkaGroupsHook(CONN_ID).client_config
-        bootstrap = ",".join(str(b) for b in config.bootstrap_servers)
+        bootstrap = kafka_bootstrap(config)
         output = f"{OUTPUT.rstrip('/')}/run={re.sub(r'[^A-Za-z0-9._-]+', '_', run_id or 'manual')}"
         with spark_session("kgroups-orders-process", conf=SPARK_CONF) as spark, client_properties_file(config) as props:
             rows = read_offset_range(spark, bootstrap, gate, command_config=props)

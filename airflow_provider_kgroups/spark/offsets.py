@@ -31,9 +31,11 @@ from ..lag.offset_range import (  # the range's one home; re-exported here, wher
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
+    from ..client.config import ClientConfig
+
 __all__ = ["EARLIEST", "LATEST", "OffsetRange", "SparkOffsetsError", "nest_offsets", "unnest_offsets", "offsets_json",
            "spark_offsets",
-           "parse_offsets_json", "validate_offset_range", "assign_json", "kafka_batch_options", "read_kafka_range"]
+           "parse_offsets_json", "validate_offset_range", "assign_json", "kafka_batch_options", "kafka_bootstrap", "spark_kafka_options", "read_kafka_range"]
 
 
 def assign_json(partitions: Any) -> str:
@@ -68,13 +70,39 @@ def kafka_batch_options(source: "Mapping[str, Any] | OffsetRange | None" = None,
     return {"assign": assign_json(offset_range.partitions), STARTING: starting, ENDING: ending}
 
 
+def kafka_bootstrap(config: "ClientConfig") -> str:
+    """``kafka.bootstrap.servers`` for Spark: the config's servers as ``host:port`` (IPv6 in brackets)."""
+    return ",".join(str(b) for b in config.bootstrap_servers)
+
+
+def spark_kafka_options(config: "ClientConfig") -> dict[str, str]:
+    """Kafka client settings for Spark's JVM Kafka source (Java client names, without the
+    ``kafka.`` prefix; :func:`read_kafka_range` adds it) from a :class:`ClientConfig`: security
+    protocol, SASL PLAIN/SCRAM as a ``sasl.jaas.config`` line, a PEM CA file, hostname checking.
+    Holds the password: pass it to the reader, never to a log."""
+    options = {"security.protocol": config.security_protocol}
+    if config.sasl_mechanism:
+        module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if config.sasl_mechanism == "PLAIN"
+                  else "org.apache.kafka.common.security.scram.ScramLoginModule")
+        options["sasl.mechanism"] = config.sasl_mechanism
+        options["sasl.jaas.config"] = (f"{module} required username={json.dumps(config.sasl_username)} "
+                                       f"password={json.dumps(config.sasl_password)};")
+    if config.ssl_cafile:
+        options["ssl.truststore.type"] = "PEM"
+        options["ssl.truststore.location"] = config.ssl_cafile
+    if config.security_protocol in ("SSL", "SASL_SSL") and not config.ssl_check_hostname:
+        options["ssl.endpoint.identification.algorithm"] = ""
+    return options
+
+
 def read_kafka_range(spark: "SparkSession", bootstrap_servers: str,
                      source: "Mapping[str, Any] | OffsetRange | None" = None, *,
                      starting: str | None = None, ending: str | None = None,
                      kafka_options: Mapping[str, str] | None = None) -> "DataFrame":
     """``spark.read.format("kafka")`` over exactly that range (needs the spark-sql-kafka-0-10
     package on the Spark classpath, e.g. ``--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>``).
-    ``kafka_options`` are Kafka client settings, passed as ``kafka.<name>`` (security etc.).
+    ``kafka_options`` are Kafka client settings, passed as ``kafka.<name>`` (security etc.;
+    :func:`spark_kafka_options` builds them from a connection's ClientConfig).
     ``failOnDataLoss`` stays Spark's default (true): a range that retention already deleted
     fails the read instead of silently returning less."""
     if not isinstance(bootstrap_servers, str) or not bootstrap_servers.strip():

@@ -127,3 +127,40 @@ def test_read_kafka_range_passes_exactly_these_options():
     assert got.fmt == "kafka" and got.options == {
         "kafka.bootstrap.servers": "k1:9092", "assign": '{"t": [0]}', "startingOffsets": '{"t": {"0": -2}}',
         "endingOffsets": '{"t": {"0": 5}}', "kafka.security.protocol": "SASL_SSL"}
+
+
+def test_spark_kafka_options_carry_the_connection_security(tmp_path):
+    """A ClientConfig as Spark's JVM Kafka source takes it (the Java client's names: Kafka's
+    SaslConfigs.SASL_JAAS_CONFIG with PlainLoginModule / ScramLoginModule, SslConfigs'
+    truststore type PEM); the password is JSON-quoted inside the JAAS line."""
+    from airflow_provider_kgroups.client.config import ClientConfig
+    from airflow_provider_kgroups.spark.offsets import kafka_bootstrap, spark_kafka_options
+    from tests.support.fakekafka import make_self_signed_cert
+
+    ca = make_self_signed_cert(tmp_path).cert
+    plain = ClientConfig.create("k1:9092,k2:9093")
+    assert spark_kafka_options(plain) == {"security.protocol": "PLAINTEXT"}
+    assert kafka_bootstrap(plain) == "k1:9092,k2:9093"
+    sasl = ClientConfig.create("k1:9093", security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                               sasl_username="etl", sasl_password="pw")
+    assert spark_kafka_options(sasl) == {
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+        "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required username="etl" '
+                            'password="pw";'}
+    scram = ClientConfig.create("k1:9093", security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512",
+                                sasl_username="etl", sasl_password='p"w', ssl_cafile=str(ca),
+                                ssl_check_hostname=False)
+    assert spark_kafka_options(scram) == {
+        "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="etl" '
+                            'password="p\\"w";',
+        "ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca),
+        "ssl.endpoint.identification.algorithm": ""}
+
+
+def test_kafka_bootstrap_keeps_ipv6_hosts_in_brackets():
+    from airflow_provider_kgroups.client.config import ClientConfig
+    from airflow_provider_kgroups.spark.offsets import kafka_bootstrap
+
+    assert kafka_bootstrap(ClientConfig.create("[::1]:9092,[2001:db8::5]:9093,k1:9094")) == \
+        "[::1]:9092,[2001:db8::5]:9093,k1:9094"
