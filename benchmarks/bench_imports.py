@@ -36,15 +36,21 @@ print(json.dumps({{"ms": ms, "heavy": [m for m in {heavy!r} if m in sys.modules 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="the tree whose package is imported (e.g. an older version, byte-compiled)")
     args = parser.parse_args()
     samples: dict[str, list[dict]] = {m: [] for m in MODULES}
     for _ in range(args.repeat):
         for module in MODULES:  # interleaved
             code = PROBE.format(module=module, heavy=HEAVY, airflow=not module.endswith((".client", ".cli")))
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=args.root, check=True)
+            if out.stdout.strip().startswith("SKIP"):
+                continue
             samples[module].append(json.loads(out.stdout.strip().splitlines()[-1]))
     print(f"{'module':45s}  {'median ms':>9s}  {'min ms':>7s}  heavy modules loaded")
     for module, runs in samples.items():
+        if not runs:
+            continue
         ms = [r["ms"] for r in runs]
         print(f"{module:45s}  {statistics.median(ms):9.1f}  {min(ms):7.1f}  {', '.join(runs[-1]['heavy']) or '-'}")
 
