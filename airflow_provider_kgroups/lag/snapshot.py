@@ -31,7 +31,7 @@ import asyncio
 import time
 from typing import AsyncIterator, Collection, Iterable, Mapping
 
-from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure
+from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure, RequestTimeout
 from ..client.results import GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicPartition
 from ..client.selection import validate_group_ids
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
@@ -235,7 +235,10 @@ async def _read(client, ids: list[str], policy: UnknownLagPolicy, read_committed
     per_group = partitions_of_groups(descriptions.values, offsets.values, wanted_topics)
     tps = sorted({tp for parts in per_group.values() for tp in parts}, key=_tp_key)
     if tps and wanted_topics is None:
-        await client.describe_topics({tp.topic for tp in tps}, timeout_s=timeout_s)  # one Metadata, leaders cached
+        try:
+            await client.describe_topics({tp.topic for tp in tps}, timeout_s=timeout_s)  # one Metadata, leaders cached
+        except RequestTimeout:
+            pass  # the deadline passed: the offset reads below fail each partition with it (unknown, not an abort)
     if tps:
         starts, ends = await asyncio.gather(client.log_start_offsets(tps, timeout_s=timeout_s),
                                             client.log_end_offsets(tps, read_committed=read_committed,
