@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def client_config(args: argparse.Namespace) -> ClientConfig:
-    from .client.config import config_from_kafka_properties, read_properties_file
+    from .client.properties import config_from_kafka_properties, read_properties_file
     from .client.deadline import check_seconds
     from .connect import split_connect_properties
 
@@ -416,7 +416,7 @@ def cmd_restore(client: GroupsClient, args, progress: Progress) -> tuple[Any, st
 def prepare(args) -> None:
     """Checks a command's options before any network call (bad input: exit 2)."""
     if args.command == "delete":
-        from .client.config import read_properties_file
+        from .client.properties import read_properties_file
         from .connect import connect_configs_from_properties
 
         properties = read_properties_file(args.command_config) if args.command_config else {}

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from ..client.config import as_bool, is_blank
+from ..client.properties import as_bool, is_blank
 from ..client.errors import ConfigurationError
 
 DEFAULT_TIMEOUT_S = 10.0

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..client.config import (
-    SIZE_OPTIONS, ClientConfig, as_bool, as_int, as_seconds, is_blank, kafka_properties_to_options,
-)
+from ..client.config import SIZE_OPTIONS, ClientConfig
+from ..client.properties import as_bool, as_int, as_seconds, is_blank, kafka_properties_to_options
 from ..client.errors import ConfigurationError
 
 

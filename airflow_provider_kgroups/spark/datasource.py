@@ -57,7 +57,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-from ..client.config import ClientConfig, config_from_kafka_properties, config_to_kafka_properties, read_properties_file
+from ..client.config import ClientConfig
+from ..client.properties import config_from_kafka_properties, config_to_kafka_properties, read_properties_file
 from ..client.errors import ConfigurationError
 from ..client.results import FetchedRecord, TopicPartition
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange

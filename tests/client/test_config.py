@@ -3,7 +3,8 @@
 import pytest
 
 from airflow_provider_kgroups.client import ClientConfig, ConfigurationError
-from airflow_provider_kgroups.client.config import config_from_kafka_properties, parse_bootstrap_servers
+from airflow_provider_kgroups.client.config import parse_bootstrap_servers
+from airflow_provider_kgroups.client.properties import config_from_kafka_properties
 
 
 @pytest.mark.parametrize("value, fragment", [
@@ -148,7 +149,7 @@ def test_tls_files_are_loaded_when_the_config_is_built(tmp_path):
 
 
 def test_binary_or_non_utf8_properties_files_are_named(tmp_path):
-    from airflow_provider_kgroups.client.config import read_properties_file
+    from airflow_provider_kgroups.client.properties import read_properties_file
 
     latin1 = tmp_path / "latin1.properties"
     latin1.write_bytes("client.id=caf\xe9\n".encode("latin-1"))

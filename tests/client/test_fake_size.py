@@ -92,7 +92,7 @@ def test_size_options_are_validated_before_any_connection(option, value, fragmen
 
 
 def test_receive_message_max_bytes_property_sets_max_response_bytes():
-    from airflow_provider_kgroups.client.config import config_from_kafka_properties
+    from airflow_provider_kgroups.client.properties import config_from_kafka_properties
     config = config_from_kafka_properties({"bootstrap.servers": "a:1", "receive.message.max.bytes": "5000000"})
     assert config.max_response_bytes == 5_000_000
     with pytest.raises(ConfigurationError, match="receive.message.max.bytes must be a whole number"):
