@@ -1,4 +1,8 @@
-"""The public asyncio client: a few verbs over the driver, each one deadline-bound call."""
+"""The public asyncio client: a few verbs over the driver, each one deadline-bound call.
+
+Over 400 lines because it holds every public verb (each a short function that checks its
+input and runs one handler through the driver); the request logic lives in ``handlers/``.
+"""
 
 from __future__ import annotations
 

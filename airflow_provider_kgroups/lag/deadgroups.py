@@ -48,6 +48,10 @@ too.
 Durations are printed floored, to the minute from one hour up and to the second below
 (``216 h 5 min``, ``1 min 12 s``), so a printed duration is never above the true one and a
 rule's threshold (``idle_hours=48``) is never contradicted by rounding.
+
+Over 400 lines on purpose: each rule, its evidence line and its cannot-tell line stand side by
+side, so that changing a rule is one edit in one place (the Spark job and the cleanup read them
+from here).
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ fails fast, not at the timeout, when:
 The spec and the state that must survive a hand-over from the sensor to its trigger are plain
 JSON (``to_dict``/``from_dict``); the window of snapshots for the verdicts is kept in memory
 only (a trigger starts a new window).
+
+About 400 lines: the spec, the state and the decision of one gate belong together (they
+round-trip through the deferrable sensor's trigger kwargs as one unit).
 """
 
 from __future__ import annotations
