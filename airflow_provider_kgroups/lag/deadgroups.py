@@ -69,7 +69,7 @@ from .snapshot import now_ms as _now_ms
 
 __all__ = ["GroupHealth", "DeadReason", "DeadGroupRules", "GroupHealthReport", "GroupHistoryPoint",
            "DEFAULT_DENY_PATTERNS", "DeadGroupsResult", "classify_group", "classify_groups", "history_points",
-           "find_dead_groups", "format_duration"]
+           "find_dead_groups", "format_duration", "format_time", "last_progress"]
 
 #: System groups never called deletable unless a user allow pattern names them.
 DEFAULT_DENY_PATTERNS = (
@@ -193,7 +193,7 @@ class DeadGroupsResult:
                 "failures": {g: f.to_dict() for g, f in self.failures.items()}}
 
 
-def _iso(ms: int) -> str:
+def format_time(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
@@ -222,7 +222,7 @@ def history_points(snapshots: Iterable[LagSnapshot], group_id: str) -> list[Grou
     return points
 
 
-def _last_progress(points: Sequence[GroupHistoryPoint]) -> int | None:
+def last_progress(points: Sequence[GroupHistoryPoint]) -> int | None:
     """The time of the last point whose committed offsets differ from the point before."""
     for before, after in zip(reversed(points[:-1]), reversed(points)):
         if dict(after.committed) != dict(before.committed):
@@ -248,7 +248,7 @@ def _idle_run(history: Sequence[GroupHistoryPoint], committed: Mapping[TopicPart
     at one point with no commit since lasts until now)."""
     start = None
     for point in reversed(history):
-        at = _iso(point.at_ms)
+        at = format_time(point.at_ms)
         if point.state is not GroupState.EMPTY or point.members:
             return start, f"it had {point.members} member(s) in state {point.state.value} at {at}"
         if dict(point.committed) != dict(committed):
@@ -365,7 +365,7 @@ def _idle_rule(found: _Findings, history: Sequence[GroupHistoryPoint], committed
         return None
     idle_ms = now - start
     line = (f"idle for at least {format_duration(idle_ms)}: Empty, with records to read and no commit progress, "
-            f"at every stored snapshot since {_iso(start)}")
+            f"at every stored snapshot since {format_time(start)}")
     line += f" (before that, {before})" if before else ""
     if idle_ms < rules.idle_ms:
         line += f"; less than idle_hours={rules.idle_hours:g}"
@@ -424,13 +424,13 @@ def classify_group(group_id: str, description: GroupDescription, offsets: GroupO
                               "a missing commit nor a lack of commit progress is evidence against it")
     _commit_rules(found, committed, plain, existing_topics, topic_checks, rules)
 
-    last_progress = _last_progress(points)
+    progressed_at = last_progress(points)
     if len(points) >= 2:
         found.evidence.append(
-            f"last commit progress {format_duration(now - last_progress)} ago ({_iso(last_progress)})"
-            if last_progress is not None else
+            f"last commit progress {format_duration(now - progressed_at)} ago ({format_time(progressed_at)})"
+            if progressed_at is not None else
             f"no commit progress in the {format_duration(now - points[0].at_ms)} of stored history (since "
-            f"{_iso(points[0].at_ms)})")
+            f"{format_time(points[0].at_ms)})")
     idle_since = _idle_rule(found, history, committed, plain, rules, now)
 
     empty_since = _empty_since(points) if history else None
@@ -440,9 +440,9 @@ def classify_group(group_id: str, description: GroupDescription, offsets: GroupO
                               "Empty (KIP-211); when that was is not in the history")
     elif committed and empty_since is not None:
         expires_at = empty_since + rules.offsets_retention_minutes * 60_000
-        found.evidence.append(f"Empty since at least {_iso(empty_since)}: Kafka will expire its offsets at or before "
-                              f"{_iso(expires_at)} (offsets.retention.minutes={rules.offsets_retention_minutes}, "
-                              "KIP-211)")
+        found.evidence.append(f"Empty since at least {format_time(empty_since)}: Kafka will expire its offsets at or "
+                              f"before {format_time(expires_at)} "
+                              f"(offsets.retention.minutes={rules.offsets_retention_minutes}, KIP-211)")
     found.evidence.append(permission)
     dead = bool(found.reasons)
     head = (f"dead: {'; '.join(text for _, text in found.reasons)}" if dead
@@ -450,7 +450,7 @@ def classify_group(group_id: str, description: GroupDescription, offsets: GroupO
     return GroupHealthReport(**base, health=GroupHealth.DEAD if dead else GroupHealth.PAUSED,
                              evidence=(head, *found.evidence), deletable=dead and may_delete,
                              dead_reasons=tuple(code.value for code, _ in found.reasons),
-                             cannot_tell=tuple(found.cannot_tell), last_progress_ms=last_progress,
+                             cannot_tell=tuple(found.cannot_tell), last_progress_ms=progressed_at,
                              idle_since_ms=idle_since, empty_since_ms=empty_since, expires_at_ms=expires_at)
 
 
