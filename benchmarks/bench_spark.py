@@ -106,6 +106,7 @@ def run_one(history: str, output: str, since_ms: int, cores: int) -> dict:
     from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
     from airflow_provider_kgroups.spark.lag_history import run_lag_history
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the job's Python workers judge with this package
     spark = (SparkSession.builder.master(f"local[{cores}]").appName("bench-lag-history")
              .config("spark.driver.memory", "2g").config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", str(4 * cores)).getOrCreate())

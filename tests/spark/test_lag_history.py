@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_kgroups.client.errors import ConfigurationError
-from airflow_provider_kgroups.client.selection import compile_pattern
 from airflow_provider_kgroups.history.store import HistoryStore
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.verdicts import VerdictRules
-from airflow_provider_kgroups.spark.lag_history import OUTPUTS, glob_to_java_regex, main, run_lag_history
+from airflow_provider_kgroups.spark.lag_history import OUTPUTS, main, run_lag_history
 from tests.spark import python_engine
 from tests.spark.histories import HOUR, MINUTE, T0, hand_made_history, random_history, table
 
@@ -239,26 +238,7 @@ def test_dead_group_evidence_equals_the_python_engine(parity):
     assert missing and all(status[g].health is None and not status[g].deletable for g in missing)
 
 
-# -- patterns, arguments ---------------------------------------------------------------
-
-PATTERNS = ["connect-*", "_confluent*", "__*", "schema-registry*", "orders-?", "o[a-c]x", "o[!a-c]x", "o[-a]x",
-            "o[a-]x", "o[a-c-e]x", "we[ir]d.*", "x[z-a]y", "x[!z-a]y", "re:tmp-[0-9]+", "re:(?:a|b)c", "*-landing",
-            "a**b", "(a)+", "a$b\\"]
-NAMES = ["connect-cluster", "connect", "_confluent-ksql", "__consumer_offsets", "schema-registry", "orders-1",
-         "orders-12", "oax", "odx", "o-x", "oex", "abc", "weird.x", "weir.x", "xay", "xzy", "x-y", "tmp-12", "tmp-x",
-         "ac", "bc", "cc", "orders-landing", "ab", "a-b", "line\nbreak-landing", "ünïcode-landing", "(a)+",
-         "aa", "a$b\\"]
-
-
-def test_group_patterns_match_in_spark_as_in_python(spark):
-    from pyspark.sql import functions as F
-
-    df = spark.createDataFrame([(n,) for n in NAMES], "name string")
-    got = df.select("name", *[F.col("name").rlike(glob_to_java_regex(p)).alias(f"p{i}")
-                              for i, p in enumerate(PATTERNS)]).collect()
-    for r in got:
-        for i, pattern in enumerate(PATTERNS):
-            assert r[f"p{i}"] == bool(compile_pattern(pattern).match(r["name"])), (pattern, r["name"])
+# -- arguments ---------------------------------------------------------------------
 
 
 def test_bad_arguments_are_refused_before_spark_runs(spark, tmp_path):

@@ -1,0 +1,150 @@
+"""The rules of :mod:`..lag` applied to one group's stored rows: what the lag-history job runs
+on its executors (``groupBy("group_id").applyInArrow``, one call per group). Pure: a pyarrow
+table of history rows (:data:`..lag.model.HISTORY_COLUMNS`) in, a pyarrow table out.
+
+The rows become snapshots as the history store reads them back
+(:func:`..history.store.table_snapshots`), and the verdicts and the dead-group evidence are
+those of :func:`..lag.verdicts.group_verdicts` and :func:`..lag.deadgroups.classify_group`
+themselves: no rule lives here, only which snapshots each call sees and how its answer is laid
+out in the job's outputs.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Collection
+
+import pyarrow as pa
+
+from ..client.results import (
+    CommittedOffset, GroupDescription, GroupOffsets, GroupState, MemberDescription, TopicPartition,
+)
+from ..history.store import table_snapshots
+from ..lag.deadgroups import DeadGroupRules, classify_group, format_time, history_points, last_progress
+from ..lag.model import GroupLag, LagSnapshot
+from ..lag.verdicts import VerdictRules, group_verdicts
+
+__all__ = ["PARTITION_VERDICTS", "GROUP_STATUS", "partition_verdicts", "group_status"]
+
+_TEXTS = pa.list_(pa.string())
+
+#: ``<output>/partition_verdicts``: one row per group, topic, partition and evaluation time.
+PARTITION_VERDICTS = pa.schema([
+    ("group_id", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("window_start_ms", pa.int64()),
+    ("window_end_ms", pa.int64()), ("at_ms", pa.int64()), ("verdict", pa.string()), ("reason", pa.string()),
+    ("lag", pa.int64()), ("committed", pa.int64()), ("log_end", pa.int64()), ("points", pa.int32()),
+    ("severity", pa.int32()), ("last_progress_ms", pa.int64()), ("since_progress_ms", pa.int64()),
+    ("history_from_ms", pa.int64())])
+
+#: ``<output>/group_status``: one row per group.
+GROUP_STATUS = pa.schema([
+    ("group_id", pa.string()), ("as_of_ms", pa.int64()), ("last_seen_ms", pa.int64()), ("first_seen_ms", pa.int64()),
+    ("in_latest_snapshot", pa.bool_()), ("state", pa.string()), ("protocol_type", pa.string()),
+    ("members", pa.int32()), ("total_lag", pa.int64()), ("partitions", pa.int32()), ("committed_topics", _TEXTS),
+    ("gone_topics", _TEXTS), ("verdict", pa.string()), ("reason", pa.string()), ("last_progress_ms", pa.int64()),
+    ("since_progress_ms", pa.int64()), ("empty_since_ms", pa.int64()), ("expires_at_ms", pa.int64()),
+    ("idle_since_ms", pa.int64()), ("health", pa.string()), ("deletable", pa.bool_()), ("evidence", _TEXTS),
+    ("dead_reasons", _TEXTS), ("cannot_tell", _TEXTS)])
+
+
+def _group(rows: pa.Table) -> tuple[str, list[LagSnapshot]] | None:
+    snapshots = table_snapshots(rows)  # oldest first; every snapshot holds this one group
+    return (next(iter(snapshots[0].groups)), snapshots) if snapshots else None
+
+
+def _table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
+    return pa.table({name: pa.array(columns[name], schema.field(name).type) for name in schema.names}, schema=schema)
+
+
+def partition_verdicts(rows: pa.Table, evaluations: Collection[int], window_ms: int,
+                       rules: VerdictRules) -> pa.Table:
+    """The group's partition verdicts at each evaluation time (the latest snapshot of each
+    tumbling window of ``window_ms``) at which the group has a snapshot: ``group_verdicts``
+    over its snapshots in the look-back up to that time. ``last_progress_ms``: the last point
+    whose committed offset differs from the partition's previous point (the first is never
+    progress); ``history_from_ms``: the partition's first point."""
+    columns: dict[str, list] = {name: [] for name in PARTITION_VERDICTS.names}
+    found = _group(rows)
+    if found is None:
+        return _table(columns, PARTITION_VERDICTS)
+    group_id, snapshots = found
+    times = [s.taken_at_ms for s in snapshots]
+    first: dict = {}
+    previous: dict = {}
+    progress: dict = {}
+    for i, snapshot in enumerate(snapshots):
+        at = snapshot.taken_at_ms
+        group = snapshot.groups[group_id]
+        for p in group.partitions:
+            if p.tp not in first:
+                first[p.tp], progress[p.tp] = at, None
+            elif p.committed != previous[p.tp]:
+                progress[p.tp] = at
+            previous[p.tp] = p.committed
+        if at not in evaluations:
+            continue
+        look_back = snapshots[bisect_left(times, at - rules.window_ms):i + 1]
+        latest = {p.tp: p for p in group.partitions}
+        start = at // window_ms * window_ms
+        for v in group_verdicts(look_back, rules)[group_id].partitions:
+            p = latest[TopicPartition(v.topic, v.partition)]
+            values = (group_id, v.topic, v.partition, start, start + window_ms, at, v.verdict.value, v.reason, v.lag,
+                      p.committed, p.log_end, v.points, v.verdict.severity, progress[p.tp],
+                      None if progress[p.tp] is None else at - progress[p.tp], first[p.tp])
+            for name, value in zip(PARTITION_VERDICTS.names, values):
+                columns[name].append(value)
+    return _table(columns, PARTITION_VERDICTS)
+
+
+def _described(lag: GroupLag) -> tuple[GroupDescription, GroupOffsets]:
+    """The group's row in the latest snapshot standing for DescribeGroups and OffsetFetch (the
+    history keeps no member ids, no group type: a classic group with that many members)."""
+    members = tuple(MemberDescription(f"member-{i}", None, "", "", ()) for i in range(lag.members))
+    description = GroupDescription(lag.group_id, lag.state, lag.protocol_type, "", members, -1)
+    offsets = GroupOffsets(lag.group_id, {p.tp: CommittedOffset(p.committed) for p in lag.partitions})
+    return description, offsets
+
+
+def group_status(rows: pa.Table, as_of_ms: int, existing_topics: Collection[str], rules: VerdictRules,
+                 dead_rules: DeadGroupRules) -> pa.Table:
+    """One row: the group as of ``as_of_ms`` (the latest snapshot). Its verdict is
+    ``group_verdicts``'; its health is ``classify_group``'s with its row at ``as_of_ms`` as
+    the description and committed offsets, its earlier rows as the stored history, and
+    ``existing_topics`` as the topic list (no topic checked by name: "every committed topic
+    was deleted" is never evidence here). A group missing from the latest snapshot is not
+    classified."""
+    found = _group(rows)
+    if found is None:
+        return _table({name: [] for name in GROUP_STATUS.names}, GROUP_STATUS)
+    group_id, snapshots = found
+    first_seen, last_seen = snapshots[0].taken_at_ms, snapshots[-1].taken_at_ms
+    points = history_points(snapshots, group_id)
+    progressed = last_progress(points)
+    row = {name: None for name in GROUP_STATUS.names}
+    row.update(group_id=group_id, as_of_ms=as_of_ms, last_seen_ms=last_seen, first_seen_ms=first_seen,
+               in_latest_snapshot=last_seen == as_of_ms, last_progress_ms=progressed,
+               since_progress_ms=None if progressed is None else as_of_ms - progressed, deletable=False)
+    if last_seen != as_of_ms:
+        verdict = group_verdicts([LagSnapshot(as_of_ms, {})], rules, group_ids=[group_id])[group_id]
+        row.update(verdict=verdict.verdict.value, reason=verdict.reason,
+                   evidence=[f"not in the latest snapshot (last seen {format_time(last_seen)}): not classified"])
+        return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
+
+    times = [s.taken_at_ms for s in snapshots]
+    verdict = group_verdicts(snapshots[bisect_left(times, as_of_ms - rules.window_ms):], rules)[group_id]
+    latest = snapshots[-1].groups[group_id]
+    description, offsets = _described(latest)
+    report = classify_group(group_id, description, offsets, existing_topics, points[:-1], dead_rules,
+                            now_ms=as_of_ms)
+    committed = sorted({p.topic for p in latest.partitions if p.committed is not None})
+    lags = [p.lag for p in latest.partitions]
+    empty = latest.state is GroupState.EMPTY and not latest.members
+    row.update(state=latest.state.value, protocol_type=latest.protocol_type, members=latest.members,
+               total_lag=None if None in lags else sum(lags), partitions=len(lags), committed_topics=committed,
+               gone_topics=[t for t in committed if t not in existing_topics] if empty else None,
+               verdict=verdict.verdict.value, reason=verdict.reason, empty_since_ms=report.empty_since_ms,
+               expires_at_ms=report.expires_at_ms, idle_since_ms=report.idle_since_ms, health=report.health.value,
+               deletable=report.deletable, evidence=list(report.evidence), dead_reasons=list(report.dead_reasons),
+               cannot_tell=list(report.cannot_tell))
+    return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
+
