@@ -332,6 +332,19 @@ def _lag_windows(hist: "DataFrame", verdicts: "DataFrame", window_ms: int) -> "D
         (F.col("at_ms") - F.col("last_progress_ms")).alias("since_progress_ms"))
 
 
+def _check_versions(spark: "SparkSession") -> None:
+    """The rules run in Python workers (Arrow UDFs): pyspark's Python files must be Spark's own
+    version, which an install of ``pyspark-client`` over pyspark (the Airflow Spark provider's
+    dependency) breaks with a Py4J error about a missing constructor."""
+    import pyspark
+
+    python, jvm = pyspark.__version__, str(spark.version)
+    if python.split(".")[:2] != jvm.split(".")[:2]:
+        raise ConfigurationError(f"pyspark's Python files are version {python} but Spark is {jvm}: this job runs "
+                                 f"Python workers, which need both the same (pip install --force-reinstall "
+                                 f"'pyspark=={jvm}', after any pyspark-client).")
+
+
 def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *, window_minutes: float = 60,
                     since: Any = None, until: Any = None, rules: VerdictRules = VerdictRules(),
                     dead_rules: DeadGroupRules = DeadGroupRules(), gone_after_snapshots: int = 3) -> LagHistoryResult:
@@ -378,6 +391,7 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
             existing_topics = frozenset(r["topic"] for r in hist.where(
                 (F.col("snapshot_ms") >= existing_since_ms) & readable & F.col("topic").isNotNull())
                 .select("topic").distinct().collect())
+        _check_versions(spark)  # before the first Python worker
 
         with _step("partition_verdicts", timings):
             _partition_verdicts(hist, evaluations, window_ms, rules).write.mode("overwrite") \

@@ -258,6 +258,21 @@ def test_bad_arguments_are_refused_before_spark_runs(spark, tmp_path):
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
 
 
+def test_pyspark_python_files_of_another_version_than_spark_are_refused(spark, monkeypatch, tmp_path):
+    """pyspark-client 4.2 installed over pyspark 4.3 (the Airflow Spark provider's dependency) breaks
+    every Arrow UDF with a Py4J error; the job says which versions differ and how to fix it, and
+    writes nothing."""
+    import pyspark
+
+    history = _write(tmp_path / "history", hand_made_history())
+    monkeypatch.setattr(pyspark, "__version__", "0.1.0")
+    with pytest.raises(ConfigurationError, match=rf"version 0\.1\.0 but Spark is {spark.version}.*"
+                                                 rf"pyspark=={spark.version}"):
+        run_lag_history(spark, history, str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+
+
 def test_command_line_refuses_inconsistent_rules_with_exit_2(capsys):
     assert main(["--history", "h", "--output", "o", "--verdict-window-minutes", "5",
                  "--stuck-after-minutes", "10"]) == 2
