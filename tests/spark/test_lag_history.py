@@ -1,5 +1,6 @@
 """The lag-history job in local[2]: exact numbers on a hand-made history, and the same verdicts,
-reasons and dead-group evidence as the Python engine on a generated one."""
+reasons and dead-group evidence as the Python engine on a generated one (the job runs that engine
+per group: these check which snapshots, evaluation times and topic list each call is given)."""
 
 from __future__ import annotations
 
