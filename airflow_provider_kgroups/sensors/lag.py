@@ -238,7 +238,7 @@ class ConsumerLagSensor(BaseSensorOperator):
                 trigger=ConsumerLagTrigger(
                     kafka_groups_conn_id=self.kafka_groups_conn_id, spec=gate.spec.to_dict(),
                     state=gate.state.to_dict(), deadline_ms=gate.deadline_ms,
-                    poll_interval=self.poke_interval),
+                    poll_interval=self.poke_interval, deferred_at_ms=int(time.time() * 1000)),
                 method_name="execute_complete",
                 timeout=timedelta(seconds=left_s),
             )

@@ -34,19 +34,23 @@ if TYPE_CHECKING:
 
 class ConsumerLagTrigger(BaseTrigger):
     def __init__(self, *, kafka_groups_conn_id: str, spec: dict[str, Any], state: dict[str, Any],
-                 deadline_ms: int, poll_interval: float = 30.0) -> None:
+                 deadline_ms: int, poll_interval: float = 30.0, deferred_at_ms: int | None = None) -> None:
         super().__init__()
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self.spec = spec
         self.state = state
         self.deadline_ms = int(deadline_ms)
         self.poll_interval = float(poll_interval)
+        # Checks run on a fixed schedule from the hand-over (slot k at deferred_at + k * interval),
+        # so a trigger re-created after a triggerer restart knows how many slots went by: its
+        # kwargs are fixed at deferral and a deferred task's trigger has no state store.
+        self.deferred_at_ms = int(deferred_at_ms) if deferred_at_ms is not None else int(time.time() * 1000)
         self._hook: KafkaGroupsHook | None = None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "kafka_groups_conn_id": self.kafka_groups_conn_id, "spec": self.spec, "state": self.state,
-            "deadline_ms": self.deadline_ms, "poll_interval": self.poll_interval})
+            "deadline_ms": self.deadline_ms, "poll_interval": self.poll_interval, "deferred_at_ms": self.deferred_at_ms})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         await load_engine()  # off the event loop (see .loading)
@@ -57,10 +61,17 @@ class ConsumerLagTrigger(BaseTrigger):
 
         gate = LagGate(GateSpec.from_dict(self.spec), GateState.from_dict(self.state), self.deadline_ms)
         self._hook = KafkaGroupsHook(self.kafka_groups_conn_id)
+        interval_ms = self.poll_interval * 1000
+        passed = int(max(0.0, time.time() * 1000 - self.deferred_at_ms) // interval_ms)
+        if passed:  # re-created after a triggerer restart: the slots before now were checked by the last one
+            gate.state.checks += passed
+            self.log.info("Resumed after a triggerer restart: %d check slot(s) since the hand-over counted "
+                          "(check %d next)", passed, gate.state.checks + 1)
+        slot = passed + 1  # the worker checked just before deferring: the next check is one interval later
         try:
-            # The worker checked just before deferring: the next check is one interval later.
-            await asyncio.sleep(max(0.0, min(self.poll_interval, (self.deadline_ms - time.time() * 1000) / 1000.0)))
             while True:
+                wait_s = (self.deferred_at_ms + slot * interval_ms - time.time() * 1000) / 1000.0
+                await asyncio.sleep(max(0.0, min(wait_s, (self.deadline_ms - time.time() * 1000) / 1000.0)))
                 try:
                     decision = await self._hook.acheck_gate(gate)
                 except KafkaGroupsError as exc:
@@ -73,11 +84,11 @@ class ConsumerLagTrigger(BaseTrigger):
                 if decision.finished:
                     yield TriggerEvent(decision.to_event())
                     return
-                left_s = (self.deadline_ms - time.time() * 1000) / 1000.0
-                if left_s <= 0:
+                if self.deadline_ms - time.time() * 1000 <= 0:
                     yield TriggerEvent({"status": "timeout", "message": decision.message})
                     return
-                await asyncio.sleep(min(self.poll_interval, left_s))
+                now_ms = time.time() * 1000
+                slot = max(slot + 1, int((now_ms - self.deferred_at_ms) // interval_ms) + 1)  # a slow check skips slots
         finally:
             await self.cleanup()
 
