@@ -10,13 +10,12 @@ directory out of the Parquet history (pyarrow and Spark skip ``_`` paths).
 from __future__ import annotations
 
 import json
-import uuid
-from datetime import datetime, timezone
 from typing import Any, Mapping
 
 import fsspec
 
 from ..client.errors import ConfigurationError, KafkaGroupsError
+from .records import list_records, write_record
 
 __all__ = ["AUDIT_DIR", "AUDIT_FORMAT", "write_audit", "load_audit", "list_audits"]
 
@@ -27,14 +26,8 @@ AUDIT_FORMAT = "kgroups-cleanup-audit"
 def write_audit(base_url: str, record: Mapping[str, Any], *, started_ms: int,
                 storage_options: Mapping[str, Any] | None = None) -> str:
     """Write ``record`` under ``<base_url>/_audit/`` and return its URL (after reading it back)."""
-    stamp = datetime.fromtimestamp(started_ms / 1000, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    name = f"{stamp}-{uuid.uuid4().hex[:12]}.json"
-    url = f"{base_url.rstrip('/')}/{AUDIT_DIR}/{name}"
     document = {"format": AUDIT_FORMAT, **record}
-    fs, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
-    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    with fs.open(path, "w") as f:
-        json.dump(document, f, indent=1, sort_keys=True)
+    url = write_record(base_url, AUDIT_DIR, document, at_ms=started_ms, storage_options=storage_options)
     if load_audit(url, storage_options=storage_options) != json.loads(json.dumps(document)):
         raise KafkaGroupsError(f"the audit record written to {url} does not read back the same.")
     return url
@@ -53,9 +46,4 @@ def load_audit(url: str, *, storage_options: Mapping[str, Any] | None = None) ->
 
 def list_audits(base_url: str, *, storage_options: Mapping[str, Any] | None = None) -> list[str]:
     """Audit record URLs under ``base_url``, oldest first."""
-    fs, root = fsspec.core.url_to_fs(base_url.rstrip("/"), **dict(storage_options or {}))
-    directory = f"{root.rstrip('/')}/{AUDIT_DIR}"
-    if not fs.exists(directory):
-        return []
-    names = sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(directory, detail=False))
-    return [f"{base_url.rstrip('/')}/{AUDIT_DIR}/{n}" for n in names if n.endswith(".json")]
+    return list_records(base_url, AUDIT_DIR, storage_options=storage_options)

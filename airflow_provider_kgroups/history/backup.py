@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 import fsspec
@@ -28,6 +26,7 @@ import fsspec
 from ..client.errors import ConfigurationError, KafkaGroupsError
 from ..client.results import CommittedOffset, GroupOffsets, KeyedResults, TopicPartition
 from ..lag.snapshot import now_ms as _now_ms
+from .records import list_records, write_record
 
 __all__ = ["OffsetsBackup", "backup_offsets", "load_backup", "list_backups", "restore_offsets", "BACKUP_FORMAT"]
 
@@ -100,15 +99,7 @@ def backup_offsets(store_url: str, group_offsets: Mapping[str, GroupOffsets | Ma
         raise ConfigurationError("nothing to back up: group_offsets is empty.")
     created = _now_ms() if now_ms is None else now_ms
     backup = OffsetsBackup(created, {g: _as_offsets(v) for g, v in group_offsets.items()}, note)
-    fs, root = fsspec.core.url_to_fs(store_url.rstrip("/"), **dict(storage_options or {}))
-    stamp = datetime.fromtimestamp(created / 1000, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    directory = f"{root.rstrip('/')}/{BACKUP_DIR}"
-    fs.makedirs(directory, exist_ok=True)
-    name = f"{stamp}-{uuid.uuid4().hex[:12]}.json"
-    path = f"{directory}/{name}"
-    with fs.open(path, "w") as f:
-        json.dump(backup.to_dict(), f, indent=1, sort_keys=True)
-    url = f"{store_url.rstrip('/')}/{BACKUP_DIR}/{name}"
+    url = write_record(store_url, BACKUP_DIR, backup.to_dict(), at_ms=created, storage_options=storage_options)
     if load_backup(url, storage_options=storage_options) != backup:
         raise KafkaGroupsError(f"the backup written to {url} does not read back the same: do not delete anything.")
     return url
@@ -127,12 +118,7 @@ def load_backup(backup_url: str, *, storage_options: Mapping[str, Any] | None = 
 
 def list_backups(store_url: str, *, storage_options: Mapping[str, Any] | None = None) -> list[str]:
     """Backup URLs under ``store_url``, oldest first."""
-    fs, root = fsspec.core.url_to_fs(store_url.rstrip("/"), **dict(storage_options or {}))
-    directory = f"{root.rstrip('/')}/{BACKUP_DIR}"
-    if not fs.exists(directory):
-        return []
-    names = sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(directory, detail=False))
-    return [f"{store_url.rstrip('/')}/{BACKUP_DIR}/{n}" for n in names if n.endswith(".json")]
+    return list_records(store_url, BACKUP_DIR, storage_options=storage_options)
 
 
 async def restore_offsets(client, backup: OffsetsBackup | str, group_ids: Iterable[str] | None = None, *,
