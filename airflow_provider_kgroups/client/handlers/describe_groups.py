@@ -190,6 +190,19 @@ def _partitions(assignment) -> tuple[TopicPartition, ...]:
                         for p in t.partitions))
 
 
+def _member_group(group, node: int, group_type: str) -> GroupDescription:
+    """A KIP-848 consumer group or a KIP-932 share group: the same member shape (a share group's
+    members have no static instance id); the group type is also its protocol type."""
+    members = tuple(
+        MemberDescription(member_id=m.member_id, group_instance_id=getattr(m, "instance_id", None),
+                          client_id=m.client_id, client_host=m.client_host, assignment=_partitions(m.assignment),
+                          subscribed_topics=tuple(m.subscribed_topic_names or ()))
+        for m in group.members)
+    return GroupDescription(group_id=group.group_id, state=GroupState.parse(group.group_state),
+                            protocol_type=group_type, protocol=group.assignor_name or "", members=members,
+                            coordinator_id=node, group_type=group_type)
+
+
 class ConsumerGroupDescribeHandler(_TypedDescribeHandler):
     """KIP-848 consumer groups (GroupMetadataManager.consumerGroupDescribe)."""
 
@@ -197,14 +210,7 @@ class ConsumerGroupDescribeHandler(_TypedDescribeHandler):
     group_type = CONSUMER
 
     def describe(self, group, node: int) -> GroupDescription:
-        members = tuple(
-            MemberDescription(member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
-                              client_host=m.client_host, assignment=_partitions(m.assignment),
-                              subscribed_topics=tuple(m.subscribed_topic_names or ()))
-            for m in group.members)
-        return GroupDescription(group_id=group.group_id, state=GroupState.parse(group.group_state),
-                                protocol_type="consumer", protocol=group.assignor_name or "", members=members,
-                                coordinator_id=node, group_type=CONSUMER)
+        return _member_group(group, node, CONSUMER)
 
 
 class ShareGroupDescribeHandler(_TypedDescribeHandler):
@@ -215,14 +221,7 @@ class ShareGroupDescribeHandler(_TypedDescribeHandler):
     group_type = SHARE
 
     def describe(self, group, node: int) -> GroupDescription:
-        members = tuple(
-            MemberDescription(member_id=m.member_id, group_instance_id=None, client_id=m.client_id,
-                              client_host=m.client_host, assignment=_partitions(m.assignment),
-                              subscribed_topics=tuple(m.subscribed_topic_names or ()))
-            for m in group.members)
-        return GroupDescription(group_id=group.group_id, state=GroupState.parse(group.group_state),
-                                protocol_type="share", protocol=group.assignor_name or "", members=members,
-                                coordinator_id=node, group_type=SHARE)
+        return _member_group(group, node, SHARE)
 
 
 class StreamsGroupDescribeHandler(_TypedDescribeHandler):

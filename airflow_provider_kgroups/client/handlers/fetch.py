@@ -202,6 +202,24 @@ def fetch_request(positions: dict[TopicPartition, int], budgets: dict[TopicParti
     return RequestPlan(request, version, tuple(tps))
 
 
+def parse_fetch(plan: RequestPlan[TopicPartition], response, read_partition) -> Outcome:
+    """A Fetch response read partition by partition (``read_partition(outcome, tp, data)``); a
+    whole-request error fails every partition, and a partition the response left out fails."""
+    outcome: Outcome = Outcome()
+    top_error = getattr(response, "error_code", 0) or 0
+    if top_error:
+        failure = Failure(top_error, "Fetch failed for the whole request")
+        return Outcome(failed={tp: failure for tp in plan.keys})
+    for topic in response.responses:
+        for p in topic.partitions:
+            tp = TopicPartition(topic.topic, p.partition_index)
+            if tp in plan.key_set:
+                read_partition(outcome, tp, p)
+    missing_from_response(outcome, plan.keys,
+                          set(outcome.completed) | set(outcome.failed) | outcome.unmapped | outcome.retry, "Fetch")
+    return outcome
+
+
 def grow_budget(outcome: Outcome, tp: TopicPartition, budgets: dict[TopicPartition, int], offset: int) -> None:
     """The first batch at ``offset`` did not fit: ask again with four times the budget, or fail
     the partition once the ceiling is reached (KIP-74 returns at least that one batch)."""
@@ -235,21 +253,7 @@ class FetchTimestampHandler:
         return [fetch_request(self._starts, self.budgets, tps, version, self._isolation)]
 
     def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, dict[int, RecordTimestamp]]:
-        outcome: Outcome[TopicPartition, dict[int, RecordTimestamp]] = Outcome()
-        top_error = getattr(response, "error_code", 0) or 0
-        if top_error:
-            failure = Failure(top_error, "Fetch failed for the whole request")
-            return Outcome(failed={tp: failure for tp in plan.keys})
-        asked = plan.key_set
-        for topic in response.responses:
-            for p in topic.partitions:
-                tp = TopicPartition(topic.topic, p.partition_index)
-                if tp in asked:
-                    self._read_partition(outcome, tp, p)
-        missing_from_response(outcome, plan.keys,
-                              set(outcome.completed) | set(outcome.failed) | outcome.unmapped | outcome.retry,
-                              "Fetch")
-        return outcome
+        return parse_fetch(plan, response, self._read_partition)
 
     def _read_partition(self, outcome: Outcome, tp: TopicPartition, p) -> None:
         wanted = self._offsets[tp]

@@ -18,8 +18,7 @@ from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
-from .common import missing_from_response
-from .fetch import FETCH_MAX_WAIT_MS, BatchKind, PageBatches, fetch_request, grow_budget
+from .fetch import FETCH_MAX_WAIT_MS, BatchKind, PageBatches, fetch_request, grow_budget, parse_fetch
 from .list_offsets import READ_COMMITTED
 
 DEFAULT_RECORD_PAGE_BYTES = 1024 * 1024
@@ -43,20 +42,7 @@ class FetchRecordsHandler:
         return [fetch_request(self._positions, self.budgets, tps, version, self._isolation, self._max_wait_ms)]
 
     def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, RecordPage]:
-        outcome: Outcome[TopicPartition, RecordPage] = Outcome()
-        top_error = getattr(response, "error_code", 0) or 0
-        if top_error:
-            failure = Failure(top_error, "Fetch failed for the whole request")
-            return Outcome(failed={tp: failure for tp in plan.keys})
-        for topic in response.responses:
-            for p in topic.partitions:
-                tp = TopicPartition(topic.topic, p.partition_index)
-                if tp in plan.key_set:
-                    self._read_partition(outcome, tp, p)
-        missing_from_response(outcome, plan.keys,
-                              set(outcome.completed) | set(outcome.failed) | outcome.unmapped | outcome.retry,
-                              "Fetch")
-        return outcome
+        return parse_fetch(plan, response, self._read_partition)
 
     def _read_partition(self, outcome: Outcome, tp: TopicPartition, p) -> None:
         start = self._positions[tp]
