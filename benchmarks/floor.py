@@ -12,6 +12,7 @@ from airflow_provider_kgroups.client.config import BrokerAddress
 from airflow_provider_kgroups.client.protocol import (
     FindCoordinatorRequest, ListOffsetsRequest, MetadataRequest, OffsetFetchRequest,
 )
+from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.transport import ConnectionPool
 
 
@@ -19,11 +20,12 @@ def run_floor(bootstrap: str, groups: list[str]) -> dict:
     async def work():
         started = time.perf_counter()
         config = ClientConfig.create(bootstrap)
-        pool = ConnectionPool(config)
+        metadata = ClusterMetadata(config.bootstrap_servers)
+        pool = ConnectionPool(config, metadata)
         first = await pool.any()
         meta = await first.send(MetadataRequest(topics=None, allow_auto_topic_creation=False),
                                 first.version_for(MetadataRequest), 30)
-        pool.set_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
+        metadata.learn_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
         conns = {b.node_id: c for b, c in zip(meta.brokers, await asyncio.gather(
             *(pool.get(b.node_id) for b in meta.brokers)))}
         found = await first.send(FindCoordinatorRequest(key_type=0, coordinator_keys=groups), 4, 30)

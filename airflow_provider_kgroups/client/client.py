@@ -124,8 +124,8 @@ class AsyncGroupsClient:
 
     def __init__(self, config: ClientConfig, stats: RequestStats | None = None) -> None:
         self.config = config
-        self.pool = ConnectionPool(config, stats)
-        self.metadata = ClusterMetadata()
+        self.metadata = ClusterMetadata(config.bootstrap_servers)
+        self.pool = ConnectionPool(config, self.metadata, stats)
         self._limits = RequestLimits.of(config)
         self._coordinators = CoordinatorLookup(self.metadata, limits=self._limits)
         self._leaders = LeaderLookup(self.metadata)

@@ -1,10 +1,17 @@
-"""What the client knows about the cluster: brokers and partition leaders, from Metadata."""
+"""What the client knows about the cluster: brokers, their addresses and partition leaders.
+
+:class:`ClusterMetadata` is the one owner of broker addresses (node id -> host and port): the
+bootstrap servers (negative node ids, -1, -2, ..., as the Java client's bootstrap ``Node``s),
+the brokers each Metadata response lists, and a coordinator a FindCoordinator response names
+before any Metadata did. The connection pool reads them from here
+(:class:`~.transport.pool.AddressBook`); nothing else writes them.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from .config import BrokerAddress
 from .driver import Call
@@ -18,13 +25,37 @@ log = logging.getLogger(__name__)
 class ClusterMetadata:
     """Brokers and topics as last seen; refreshed on demand (a leader moved, a topic is new)."""
 
-    def __init__(self) -> None:
+    def __init__(self, bootstrap_servers: Sequence[BrokerAddress] = ()) -> None:
+        #: every address ever learnt, by node id (a broker Metadata stops listing keeps its address)
+        self._addresses: dict[int, BrokerAddress] = {-(i + 1): a for i, a in enumerate(bootstrap_servers)}
+        #: the brokers the last Metadata response listed
         self.brokers: dict[int, BrokerAddress] = {}
         self.topics: dict[str, TopicDescription] = {}
         self.topic_errors: dict[str, int] = {}
         self._stale_topics: set[str] = set()
         self.bootstrapped = False
         self._bootstrapping: asyncio.Future[None] | None = None
+
+    # -- addresses (read by the connection pool) ---------------------------------------------
+
+    def address_of(self, node_id: int) -> BrokerAddress | None:
+        return self._addresses.get(node_id)
+
+    @property
+    def known_nodes(self) -> list[int]:
+        """Real brokers (node id >= 0) with a known address, by id."""
+        return sorted(n for n in self._addresses if n >= 0)
+
+    @property
+    def bootstrap_nodes(self) -> list[int]:
+        return [n for n in self._addresses if n < 0]
+
+    def learn_brokers(self, brokers: Mapping[int, BrokerAddress]) -> None:
+        """Addresses named by a response (Metadata's broker list, a FindCoordinator answer);
+        a broker at a new address is reached there from now on."""
+        self._addresses.update(brokers)
+
+    # -- partitions --------------------------------------------------------------------------
 
     def leader_of(self, topic: str, partition: int) -> int | None:
         if topic in self._stale_topics:
@@ -103,7 +134,7 @@ class ClusterMetadata:
     def _absorb(self, call: Call, topics: Iterable[str] | None, response) -> dict[str, int]:
         names = None if topics is None else sorted(set(topics))
         self.brokers = {b.node_id: BrokerAddress(b.host, b.port) for b in response.brokers}
-        call.pool.set_brokers(self.brokers)
+        self.learn_brokers(self.brokers)
         self.bootstrapped = True
         answered: dict[str, int] = {}
         for topic in response.topics:

@@ -138,9 +138,7 @@ class CoordinatorLookup:
         missing = set(plan.keys) - outcome.completed.keys() - outcome.failed.keys() - outcome.unmapped
         outcome.unmapped |= missing
         outcome.reasons.update({k: "missing from FindCoordinator response" for k in missing})
-        unknown = {n: a for n, a in new_brokers.items() if call.pool.address_of(n) != a}
-        if unknown:
-            call.pool.set_brokers(unknown)
+        self._metadata.learn_brokers(new_brokers)
         return outcome
 
 

@@ -16,6 +16,19 @@ from .connection import BrokerConnection
 log = logging.getLogger("airflow_provider_kgroups.client.requests")
 
 
+class AddressBook(Protocol):
+    """Where each broker is: the cluster metadata (:class:`~..cluster.ClusterMetadata`) is the one
+    owner of broker addresses; the pool only reads them."""
+
+    def address_of(self, node_id: int) -> BrokerAddress | None: ...
+
+    @property
+    def known_nodes(self) -> list[int]: ...
+
+    @property
+    def bootstrap_nodes(self) -> list[int]: ...
+
+
 class RequestObserver(Protocol):
     def __call__(self, node_id: int, api: str, version: int, seconds: float,
                  error: BaseException | None) -> None: ...
@@ -59,34 +72,19 @@ def _load_order(conn: BrokerConnection, last_failure: float) -> tuple:
 
 
 class ConnectionPool:
-    """Maps node ids to addresses and keeps one live connection per node.
+    """Keeps one live connection per node, at the address ``addresses`` gives for it now.
 
-    Bootstrap servers get negative node ids (-1, -2, ...) until metadata names the
-    real brokers, as the Java client does.
+    A node whose address changed (a broker moved) gets a new connection on next use; the old
+    one is closed.
     """
 
-    def __init__(self, config: ClientConfig, stats: RequestStats | None = None) -> None:
+    def __init__(self, config: ClientConfig, addresses: AddressBook, stats: RequestStats | None = None) -> None:
         self._config = config
         self.stats = stats or RequestStats()
-        self._addresses: dict[int, BrokerAddress] = {
-            -(i + 1): address for i, address in enumerate(config.bootstrap_servers)
-        }
+        self._addresses = addresses
         self._connections: dict[int, BrokerConnection] = {}
         self._connecting: dict[int, asyncio.Task] = {}
         self._last_failure: dict[BrokerAddress, float] = {}  # monotonic, by address
-
-    def set_brokers(self, brokers: dict[int, BrokerAddress]) -> None:
-        """Record broker addresses from Metadata or FindCoordinator; a moved broker is reconnected."""
-        for node_id, address in brokers.items():
-            old = self._addresses.get(node_id)
-            self._addresses[node_id] = address
-            if old is not None and old != address and node_id in self._connections:
-                conn = self._connections.pop(node_id)
-                asyncio.get_running_loop().create_task(conn.close())
-
-    @property
-    def known_nodes(self) -> list[int]:
-        return sorted(n for n in self._addresses if n >= 0)
 
     def live(self) -> list[BrokerConnection]:
         """Connections open now (no waiting): unthrottled first, then those whose broker failed
@@ -97,13 +95,16 @@ class ConnectionPool:
                 del self._connections[node_id]
                 if conn.failed_at is not None:
                     self._failed(conn.address, conn.failed_at)
+            elif conn.address != self._addresses.address_of(node_id):
+                self._moved(node_id)
         return sorted(self._connections.values(), key=lambda c: _load_order(c, self._last_failure.get(c.address, 0.0)))
 
     def _failed(self, address: BrokerAddress, at: float) -> None:
         self._last_failure[address] = max(at, self._last_failure.get(address, 0.0))
 
-    def address_of(self, node_id: int) -> BrokerAddress | None:
-        return self._addresses.get(node_id)
+    def _moved(self, node_id: int) -> None:
+        conn = self._connections.pop(node_id)
+        asyncio.get_running_loop().create_task(conn.close())
 
     async def get(self, node_id: int, timeout: float | None = None) -> BrokerConnection:
         """The live connection to ``node_id``, opening it if needed (one attempt at a time).
@@ -114,10 +115,12 @@ class ConnectionPool:
         """
         conn = self._connections.get(node_id)
         if conn is not None and conn.connected:
-            return conn
+            if conn.address == self._addresses.address_of(node_id):
+                return conn
+            self._moved(node_id)
         task = self._connecting.get(node_id)
         if task is None:
-            address = self._addresses.get(node_id)
+            address = self._addresses.address_of(node_id)
             if address is None:
                 raise KafkaGroupsError(f"no address known for broker {node_id}")
             conn = BrokerConnection(node_id, address, self._config, observer=self.stats)
@@ -130,7 +133,7 @@ class ConnectionPool:
         except (asyncio.TimeoutError, TimeoutError):
             if task.done():
                 raise  # the attempt itself timed out (connect_timeout_s): its own error says so
-            raise RequestTimeout(f"connecting to broker {node_id} at {self._addresses.get(node_id)} "
+            raise RequestTimeout(f"connecting to broker {node_id} at {self._addresses.address_of(node_id)} "
                                  f"took over {timeout:.3g}s") from None
 
     async def _open(self, node_id: int, conn: BrokerConnection) -> BrokerConnection:
@@ -153,13 +156,14 @@ class ConnectionPool:
 
         Used for requests any broker can answer (Metadata, FindCoordinator).
         """
-        excluded = {self._addresses.get(n) for n in exclude}
+        book = self._addresses
+        excluded = {book.address_of(n) for n in exclude}
         live = [c for c in self.live() if c.address not in excluded]
         if live:
             return live[0]
-        candidates = list(prefer) + self.known_nodes + sorted((n for n in self._addresses if n < 0), reverse=True)
-        candidates = sorted((n for n in dict.fromkeys(candidates) if self._addresses.get(n) not in excluded),
-                            key=lambda n: self._last_failure.get(self._addresses[n], 0.0))  # stable
+        candidates = list(prefer) + book.known_nodes + sorted(book.bootstrap_nodes, reverse=True)
+        candidates = sorted((n for n in dict.fromkeys(candidates) if book.address_of(n) not in excluded),
+                            key=lambda n: self._last_failure.get(book.address_of(n), 0.0))  # stable
         errors = []
         for node_id in dict.fromkeys(candidates):
             try:
@@ -167,7 +171,7 @@ class ConnectionPool:
             except AuthenticationError:
                 raise  # a wrong password is not fixed by trying the next broker
             except (KafkaGroupsError, OSError) as exc:
-                errors.append(f"{self._addresses[node_id]}: {exc}")
+                errors.append(f"{book.address_of(node_id)}: {exc}")
         raise NoBrokerAvailable("no broker reachable; tried " + "; ".join(errors))
 
     async def close(self) -> None:
