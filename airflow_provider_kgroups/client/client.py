@@ -14,8 +14,9 @@ from .cluster import ClusterMetadata
 from .describe import describe_all
 from .config import ClientConfig
 from .deadline import check_seconds, current_deadline, deadline
-from .driver import ApiHandler, Call, Driver
+from .driver import Call, Driver
 from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, ErrorCode, Failure
+from .handlers.base import Handler
 from .handlers.delete_groups import DeleteGroupsHandler
 from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler, RecordTimestamp
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES, FetchRecordsHandler
@@ -155,11 +156,11 @@ class AsyncGroupsClient:
         ``seconds`` defaults to ``config.call_timeout_s``."""
         return deadline(self.config.call_timeout_s if seconds is None else seconds)
 
-    async def _run(self, call: Call, handler: ApiHandler, keys) -> KeyedResults:
+    async def _run(self, call: Call, handler: Handler, keys) -> KeyedResults:
         await self.metadata.bootstrap(call)  # raises NoBrokerAvailable when nothing answers
         return await Driver(call, handler).run(keys)
 
-    async def _run_groups(self, call: Call, handler: ApiHandler, group_ids: list[str]) -> KeyedResults:
+    async def _run_groups(self, call: Call, handler: Handler, group_ids: list[str]) -> KeyedResults:
         """``_run`` for group-keyed APIs: an id Kafka's protocol cannot carry fails alone, unsent
         (it would otherwise break the FindCoordinator and the request shared with other groups)."""
         refused = unsendable_group_ids(group_ids)

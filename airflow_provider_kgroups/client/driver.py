@@ -2,8 +2,8 @@
 
 Each key (a group, a partition, a broker) is in one of three stages: waiting for a
 lookup (which broker serves it?), mapped to a broker, or finished with a value or a
-:class:`Failure`. A :class:`Lookup` strategy maps keys to brokers; an :class:`ApiHandler`
-builds requests for the keys mapped to one broker and reads each response into an
+:class:`Failure`. A :class:`Lookup` strategy maps keys to brokers; a handler
+(:class:`~.handlers.base.Handler`) builds requests for the keys mapped to one broker and reads each response into an
 :class:`Outcome`. The driver does the rest for every API alike: requests to different
 brokers in flight at once, several requests to one broker pipelined on its connection,
 a request whose response is over ``max_response_bytes`` split in two and sent again,
@@ -20,7 +20,7 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Hashable, Iterable, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Hashable, Iterable, Protocol, TypeVar
 
 from .config import ClientConfig
 from .deadline import Deadline
@@ -31,6 +31,9 @@ from .errors import (
 from .protocol import ApiMessage
 from .results import KeyedResults
 from .transport import BrokerConnection, ConnectionPool
+
+if TYPE_CHECKING:
+    from .handlers.base import Handler
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +63,7 @@ class Outcome(Generic[K, V]):
     unmapped: set[K] = field(default_factory=set)  # wrong broker: look it up again
     retry: set[K] = field(default_factory=set)  # right broker, not ready: ask it again after a backoff
     reasons: dict[K, str] = field(default_factory=dict)  # why a key is unmapped or retried (for timeouts)
+    notes: dict[K, Any] = field(default_factory=dict)  # the handler's memory of a key for the rest of the run
 
     def merge(self, other: "Outcome[K, V]") -> None:
         self.completed.update(other.completed)
@@ -67,6 +71,7 @@ class Outcome(Generic[K, V]):
         self.unmapped |= other.unmapped
         self.retry |= other.retry
         self.reasons.update(other.reasons)
+        self.notes.update(other.notes)
 
     def requeue(self, key: K, failure: Failure, *, relookup: bool) -> None:
         (self.unmapped if relookup else self.retry).add(key)
@@ -81,22 +86,6 @@ class Lookup(Protocol[K]):
     def forget(self, keys: Iterable[K]) -> None: ...
 
     async def lookup(self, keys: list[K], call: "Call") -> Outcome[K, int]: ...
-
-
-class ApiHandler(Protocol[K, V]):
-    """One Kafka API: build requests for a broker's keys, read responses into outcomes."""
-
-    request_class: type[ApiMessage]
-    lookup: Lookup[K]
-
-    def build(self, keys: list[K], version: int) -> list[RequestPlan[K]]: ...
-
-    def parse(self, plan: RequestPlan[K], response: Any) -> Outcome[K, V]: ...
-
-    # Optional hooks: ``unsupported(keys, node) -> Outcome`` when the broker lacks the API;
-    # ``refuse(keys, version, node) -> {key: Failure}`` for keys its version cannot carry;
-    # ``response_lost(keys)`` when a request for ``keys`` was sent but its response never came
-    # (the broker may have acted on it): for APIs whose retry's answer depends on that.
 
 
 @dataclass
@@ -190,20 +179,16 @@ def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome:
     return Outcome(failed={key: failure for key in keys})
 
 
-def unsupported_outcome(keys: Iterable[K], api: str, node: int) -> Outcome:
-    failure = Failure(CLIENT_UNSUPPORTED, f"broker {node} does not support {api}")
-    return Outcome(failed={key: failure for key in keys})
-
-
 class Driver(Generic[K, V]):
     """Runs one handler over many keys until each key has a value or a failure."""
 
-    def __init__(self, call: Call, handler: ApiHandler[K, V]) -> None:
+    def __init__(self, call: Call, handler: "Handler[K, V]") -> None:
         self.call = call
         self.handler = handler
-        self.api = handler.request_class.__name__.removesuffix("Request")
+        self.api = handler.api
         self.values: dict[K, V] = {}
         self.failures: dict[K, Failure] = {}
+        self._notes: dict[K, Any] = {}  # what the handler remembers of each key during this run
         self._waiting_lookup: set[K] = set()
         self._mapped: dict[int, set[K]] = {}
         self._attempts: dict[K, int] = {}
@@ -258,25 +243,24 @@ class Driver(Generic[K, V]):
         conn = await self.call.connection(node)
         version = conn.version_for(self.handler.request_class)
         if version is None:
-            unsupported = getattr(self.handler, "unsupported", None)
-            return unsupported(keys, node) if unsupported else unsupported_outcome(keys, self.api, node)
-        outcome: Outcome[K, V] = Outcome()
-        refuse = getattr(self.handler, "refuse", None)  # keys this broker's version cannot serve: not sent
-        if refuse is not None:
-            outcome.failed.update(refuse(keys, version, node))
-            keys = [key for key in keys if key not in outcome.failed]
-        plans = self.handler.build(keys, version) if keys else []
-        response_lost_hook = getattr(self.handler, "response_lost", None)
-        answered = await send_splitting(self.call, conn, plans, lambda ks: self.handler.build(ks, version),
-                                        response_lost_hook)
+            return self.handler.unsupported(keys, node)
+        outcome: Outcome[K, V] = Outcome(failed=self.handler.refuse(keys, version, node))  # not sent
+        keys = [key for key in keys if key not in outcome.failed]
+        notes = self._notes
+        plans = self.handler.build(keys, version, notes) if keys else []
+        answered = await send_splitting(self.call, conn, plans, lambda ks: self.handler.build(ks, version, notes),
+                                        self._response_lost)
         for plan, response in answered:
             if isinstance(response, BaseException):
-                if response_lost_hook is not None and response_lost(response):
-                    response_lost_hook(plan.keys)
+                if response_lost(response):
+                    self._response_lost(plan.keys)
                 outcome.merge(self._transport_failure(plan.keys, response))
             else:
-                outcome.merge(self.handler.parse(plan, response))
+                outcome.merge(self.handler.parse(plan, response, notes))
         return outcome
+
+    def _response_lost(self, keys: tuple[K, ...]) -> None:
+        self._notes.update(self.handler.response_lost(keys))
 
     def _transport_failure(self, keys: Iterable[K], error: BaseException) -> Outcome[K, V]:
         return transport_failure(keys, error)
@@ -294,6 +278,7 @@ class Driver(Generic[K, V]):
         self.values.update(outcome.completed if stage == "fulfil" else {})
         self.failures.update(outcome.failed)
         self._last_error.update(outcome.reasons)
+        self._notes.update(outcome.notes)
         if stage == "lookup":
             for key, mapped_node in outcome.completed.items():
                 self._mapped.setdefault(mapped_node, set()).add(key)

@@ -7,15 +7,16 @@ coordinator, 15/16 look the coordinator up again, 30/24/68/69 and anything else 
 One exception, which the Java client does not make: a group whose DeleteGroups was sent but
 whose response was lost (connection dropped, request timed out) may have been deleted by that
 request, so the retry's GROUP_ID_NOT_FOUND (69) is the confirmation that it is gone, not a
-failure. The driver reports such keys through ``response_lost``; the handler remembers them
-for the rest of this call (one handler per call). An answer of 14/15/16 proves only that *that*
-request did nothing, not that the lost one did nothing, so the mark stays until the group's
-final answer. A 69 with no lost response before it stays a failure.
+failure. The driver reports such keys through ``response_lost``, which notes them as
+:data:`LOST`; the driver keeps the note for the rest of the run and hands it back to ``parse``.
+An answer of 14/15/16 proves only that *that* request did nothing, not that the lost one did
+nothing, so the note stays until the group's final answer. A 69 with no lost response before
+it stays a failure.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..chunking import Chunker, RequestLimits
 from ..driver import Outcome, RequestPlan
@@ -23,31 +24,33 @@ from ..errors import ErrorCode
 from ..lookup import CoordinatorLookup
 from ..protocol import DeleteGroupsRequest
 from ..results import GroupDeletion
+from .base import Handler, Notes
 from .common import missing_from_response, route_group_error
 
+LOST = "a DeleteGroups for this group was sent and its response never came"
 
-class DeleteGroupsHandler:
+
+class DeleteGroupsHandler(Handler[str, GroupDeletion]):
     request_class = DeleteGroupsRequest
 
     def __init__(self, lookup: CoordinatorLookup, *, limits: RequestLimits = RequestLimits()) -> None:
         self.lookup = lookup
         self._chunker = Chunker(limits, lambda ids, version: DeleteGroupsRequest(groups_names=ids))
-        self._lost: set[str] = set()  # groups with a DeleteGroups whose response never came
 
-    def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
+    def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
         return [RequestPlan(DeleteGroupsRequest(groups_names=ids), version, tuple(ids))
                 for ids in self._chunker.chunks(group_ids, version)]
 
-    def response_lost(self, group_ids: Iterable[str]) -> None:
-        self._lost.update(group_ids)
+    def response_lost(self, group_ids: Iterable[str]) -> dict[str, Any]:
+        return {group_id: LOST for group_id in group_ids}
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupDeletion]:
+    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupDeletion]:
         outcome: Outcome[str, GroupDeletion] = Outcome()
         for result in response.results:
             group_id = result.group_id
             if group_id not in plan.key_set:
                 continue
-            if result.error_code == ErrorCode.GROUP_ID_NOT_FOUND and group_id in self._lost:
+            if result.error_code == ErrorCode.GROUP_ID_NOT_FOUND and notes.get(group_id) is LOST:
                 outcome.completed[group_id] = GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE
             elif not route_group_error(outcome, group_id, result.error_code):
                 outcome.completed[group_id] = GroupDeletion.DELETED

@@ -25,6 +25,7 @@ from ..protocol import (
 from ..results import (
     CLASSIC, CONSUMER, SHARE, STREAMS, GroupDescription, GroupState, MemberDescription, TopicPartition,
 )
+from .base import Handler, Notes
 from .common import missing_from_response, route_group_error
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ def _describe_groups(group_ids: list[str], version: int) -> DescribeGroupsReques
     return DescribeGroupsRequest(groups=group_ids, include_authorized_operations=False)
 
 
-class DescribeGroupsHandler:
+class DescribeGroupsHandler(Handler[str, "GroupDescription | NotDescribed"]):
     """Classic groups. Kafka answers every other group (and an absent one) "Dead"; from v6
     (KIP-1043) with GROUP_ID_NOT_FOUND and GroupMetadataManager's message, which tells an
     absent group ("Group X not found.") from a group of another type ("Group X is not a
@@ -90,11 +91,11 @@ class DescribeGroupsHandler:
         self.lookup = lookup
         self._chunker = Chunker(limits, _describe_groups)
 
-    def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
+    def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
         return [RequestPlan(_describe_groups(ids, version), version, tuple(ids))
                 for ids in self._chunker.chunks(group_ids, version)]
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupDescription | NotDescribed]:
+    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
         node = _node(self.lookup, plan)
         for group in response.groups:
@@ -138,7 +139,7 @@ def _rank(entry) -> int:
     return 2
 
 
-class _TypedDescribeHandler:
+class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
     """ConsumerGroupDescribe, ShareGroupDescribe and StreamsGroupDescribe share one shape.
 
     Brokers from 3.7 to late 2024 hand every requested id to every coordinator shard among them
@@ -157,14 +158,14 @@ class _TypedDescribeHandler:
     def _request(self, group_ids: list[str], version: int):
         return self.request_class(group_ids=group_ids, include_authorized_operations=False)
 
-    def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
+    def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
         return [RequestPlan(self._request(ids, version), version, tuple(ids))
                 for ids in self._chunker.chunks(group_ids, version)]
 
     def unsupported(self, group_ids: list[str], node: int) -> Outcome:
         return Outcome(completed={g: UNAVAILABLE for g in group_ids})
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupDescription | NotDescribed]:
+    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
         node = _node(self.lookup, plan)
         best: dict = {}

@@ -33,6 +33,7 @@ from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import TopicPartition
+from .base import Handler, Notes
 from .common import missing_from_response
 from .list_offsets import READ_COMMITTED
 
@@ -231,7 +232,7 @@ def grow_budget(outcome: Outcome, tp: TopicPartition, budgets: dict[TopicPartiti
         outcome.requeue(tp, Failure(CLIENT_UNSUPPORTED, "record batch larger than the byte budget"), relookup=False)
 
 
-class FetchTimestampHandler:
+class FetchTimestampHandler(Handler[TopicPartition, dict[int, RecordTimestamp]]):
     """Keys are partitions; each has a list of offsets. A completed partition's value maps
     every offset answered from this page to its :class:`RecordTimestamp`; offsets past
     the page are in :attr:`unresolved` for the next page."""
@@ -249,10 +250,10 @@ class FetchTimestampHandler:
         self.unresolved: dict[TopicPartition, list[int]] = {}  # offsets for the next page
         self.next_starts: dict[TopicPartition, int] = {}  # where the next page starts
 
-    def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
+    def build(self, tps: list[TopicPartition], version: int, notes: Notes) -> list[RequestPlan[TopicPartition]]:
         return [fetch_request(self._starts, self.budgets, tps, version, self._isolation)]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, dict[int, RecordTimestamp]]:
+    def parse(self, plan: RequestPlan[TopicPartition], response, notes: Notes) -> Outcome[TopicPartition, dict[int, RecordTimestamp]]:
         return parse_fetch(plan, response, self._read_partition)
 
     def _read_partition(self, outcome: Outcome, tp: TopicPartition, p) -> None:

@@ -18,13 +18,14 @@ from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
+from .base import Handler, Notes
 from .fetch import FETCH_MAX_WAIT_MS, BatchKind, PageBatches, fetch_request, grow_budget, parse_fetch
 from .list_offsets import READ_COMMITTED
 
 DEFAULT_RECORD_PAGE_BYTES = 1024 * 1024
 
 
-class FetchRecordsHandler:
+class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
     """Keys are partitions; ``positions[tp]`` is where the page starts. ``budgets`` (bytes per
     partition) is shared with the caller, so a grown budget carries over to the next page."""
 
@@ -38,10 +39,10 @@ class FetchRecordsHandler:
         self.budgets = budgets
         self._max_wait_ms = max_wait_ms
 
-    def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
+    def build(self, tps: list[TopicPartition], version: int, notes: Notes) -> list[RequestPlan[TopicPartition]]:
         return [fetch_request(self._positions, self.budgets, tps, version, self._isolation, self._max_wait_ms)]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, RecordPage]:
+    def parse(self, plan: RequestPlan[TopicPartition], response, notes: Notes) -> Outcome[TopicPartition, RecordPage]:
         return parse_fetch(plan, response, self._read_partition)
 
     def _read_partition(self, outcome: Outcome, tp: TopicPartition, p) -> None:

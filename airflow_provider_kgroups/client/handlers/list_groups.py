@@ -17,12 +17,13 @@ from ..errors import RELOOKUP, RETRY_SAME_BROKER, Failure
 from ..lookup import BrokerLookup
 from ..protocol import ListGroupsRequest
 from ..results import GroupListing, GroupState
+from .base import Handler, Notes
 
 STATES_FILTER_VERSION = 4
 TYPES_FILTER_VERSION = 5
 
 
-class ListGroupsHandler:
+class ListGroupsHandler(Handler[int, tuple[GroupListing, ...]]):
     request_class = ListGroupsRequest
 
     def __init__(self, states: frozenset[str] = frozenset(), types: frozenset[str] = frozenset()) -> None:
@@ -30,14 +31,14 @@ class ListGroupsHandler:
         self._states = states
         self._types = types
 
-    def build(self, node_ids: list[int], version: int) -> list[RequestPlan[int]]:
+    def build(self, node_ids: list[int], version: int, notes: Notes) -> list[RequestPlan[int]]:
         request = ListGroupsRequest(
             states_filter=sorted(self._states) if version >= STATES_FILTER_VERSION else [],
             types_filter=sorted(self._types) if version >= TYPES_FILTER_VERSION else [],
         )
         return [RequestPlan(request, version, tuple(node_ids))]
 
-    def parse(self, plan: RequestPlan[int], response) -> Outcome[int, tuple[GroupListing, ...]]:
+    def parse(self, plan: RequestPlan[int], response, notes: Notes) -> Outcome[int, tuple[GroupListing, ...]]:
         node = plan.keys[0]
         outcome: Outcome[int, tuple[GroupListing, ...]] = Outcome()
         if response.error_code:

@@ -12,10 +12,11 @@ gone then fails in the lookup, after one Metadata request.
 from __future__ import annotations
 
 from ..driver import Outcome, RequestPlan
-from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
+from ..errors import REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import ListOffsetsRequest
 from ..results import ListedOffset, TopicPartition, topic_partition
+from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response
 
 LATEST = -1
@@ -26,8 +27,11 @@ READ_COMMITTED = 1
 MAX_TIMESTAMP_VERSION = 7  # KIP-734
 
 
-class ListOffsetsHandler:
+class ListOffsetsHandler(Handler[TopicPartition, ListedOffset]):
     request_class = ListOffsetsRequest
+    # Below v7 a broker does not know "max timestamp": those partitions fail, the rest go.
+    needs = (VersionNeed(MAX_TIMESTAMP_VERSION, "max_timestamp",
+                         lambda handler, tp: handler._specs[tp] == MAX_TIMESTAMP),)
 
     def __init__(self, lookup: LeaderLookup, specs: dict[TopicPartition, int],
                  isolation_level: int = READ_UNCOMMITTED) -> None:
@@ -35,15 +39,7 @@ class ListOffsetsHandler:
         self._specs = specs
         self._isolation = isolation_level
 
-    def refuse(self, tps: list[TopicPartition], version: int, node: int) -> dict[TopicPartition, Failure]:
-        """Below v7 a broker does not know "max timestamp": those partitions fail, the rest go."""
-        if version >= MAX_TIMESTAMP_VERSION:
-            return {}
-        failure = Failure(CLIENT_UNSUPPORTED, f"broker {node} has ListOffsets up to v{version}; "
-                                              f"max_timestamp needs v{MAX_TIMESTAMP_VERSION}")
-        return {tp: failure for tp in tps if self._specs[tp] == MAX_TIMESTAMP}
-
-    def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
+    def build(self, tps: list[TopicPartition], version: int, notes: Notes) -> list[RequestPlan[TopicPartition]]:
         by_topic: dict[str, list[TopicPartition]] = {}
         for tp in tps:
             by_topic.setdefault(tp.topic, []).append(tp)
@@ -56,7 +52,7 @@ class ListOffsetsHandler:
         )
         return [RequestPlan(request, version, tuple(tps))]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, ListedOffset]:
+    def parse(self, plan: RequestPlan[TopicPartition], response, notes: Notes) -> Outcome[TopicPartition, ListedOffset]:
         outcome: Outcome[TopicPartition, ListedOffset] = Outcome()
         for topic in response.topics:
             for p in topic.partitions:

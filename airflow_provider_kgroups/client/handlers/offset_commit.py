@@ -18,6 +18,7 @@ from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, Er
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetCommitRequest
 from ..results import TopicPartition
+from .base import Handler, Notes
 from .common import missing_from_response
 
 ADMIN_GENERATION = -1
@@ -33,7 +34,7 @@ class OffsetToCommit:
     leader_epoch: int | None = None
 
 
-class OffsetCommitHandler:
+class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
     request_class = OffsetCommitRequest
 
     def __init__(self, lookup: CoordinatorLookup,
@@ -41,7 +42,7 @@ class OffsetCommitHandler:
         self.lookup = lookup
         self._offsets = offsets
 
-    def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
+    def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
         if version < MIN_COMMIT_VERSION:
             raise ValueError(f"OffsetCommit v{version} is below v{MIN_COMMIT_VERSION}: the broker is too old")
         topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
@@ -62,7 +63,7 @@ class OffsetCommitHandler:
             plans.append(RequestPlan(request, version, (group_id,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, dict[TopicPartition, Failure | None]]:
+    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         group_id = plan.keys[0]
         results: dict[TopicPartition, Failure | None] = {}

@@ -10,6 +10,7 @@ from ..errors import ErrorCode, Failure
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetFetchRequest
 from ..results import CommittedOffset, GroupOffsets, topic_partition
+from .base import Handler, Notes
 from .common import missing_from_response, route_group_error
 
 BATCHED_OFFSET_FETCH = 8
@@ -17,7 +18,7 @@ NULL_TOPICS_MIN_VERSION = 2  # "all partitions" (Topics=null) needs v2+
 NO_COMMIT = -1
 
 
-class OffsetFetchHandler:
+class OffsetFetchHandler(Handler[str, GroupOffsets]):
     request_class = OffsetFetchRequest
 
     def __init__(self, lookup: CoordinatorLookup, topics: dict[str, list[int]] | None = None,
@@ -27,7 +28,7 @@ class OffsetFetchHandler:
         self._require_stable = require_stable
         self._chunker = Chunker(limits, lambda ids, version: self._batched(ids))
 
-    def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
+    def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
         if version >= BATCHED_OFFSET_FETCH:
             return [RequestPlan(self._batched(ids), version, tuple(ids))
                     for ids in self._chunker.chunks(group_ids, version)]
@@ -54,7 +55,7 @@ class OffsetFetchHandler:
         return [OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=p)
                 for t, p in self._topics.items()]
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, GroupOffsets]:
+    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupOffsets]:
         outcome: Outcome[str, GroupOffsets] = Outcome()
         if plan.version >= BATCHED_OFFSET_FETCH:
             answers = [(g.group_id, g.error_code, g.topics) for g in response.groups]
