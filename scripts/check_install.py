@@ -60,10 +60,11 @@ def main() -> int:
 
         if pyspark.__version__ != installed:
             problems.append(f"pyspark.__version__ is {pyspark.__version__} but the installed pyspark is {installed}")
-    # The client and lag packages load their modules on first use (PEP 562): name the modules
+    # The client, connect and lag packages load their modules on first use (PEP 562): name the modules
     # that do the work, so that a missing dependency of theirs shows here.
     code = ("import sys, airflow_provider_kgroups.client, airflow_provider_kgroups.cli, "
-            "airflow_provider_kgroups.connect, airflow_provider_kgroups.client.client, "
+            "airflow_provider_kgroups.connect, airflow_provider_kgroups.connect.evidence, "
+            "airflow_provider_kgroups.connect.rest, airflow_provider_kgroups.client.client, "
             "airflow_provider_kgroups.client.sync, airflow_provider_kgroups.lag.snapshot, "
             "airflow_provider_kgroups.lag.seconds; "
             "assert 'airflow' not in sys.modules, 'the client imported Airflow'; "

@@ -9,10 +9,10 @@ The names below are loaded on first use (PEP 562): importing ``client.errors`` o
 does not load the driver, the handlers and kafka-python's protocol classes (~200 ms).
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from ._codec_import import install as _install_codec_import
+from .lazy import lazy_names
 
 _install_codec_import()  # before the first kafka.* import anywhere below (see the module for why)
 
@@ -36,17 +36,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{home}", __name__), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
 
 
 if TYPE_CHECKING:  # static analysis sees the eager imports

@@ -3,10 +3,15 @@
 Importing any ``kafka.*`` module first runs kafka-python's package ``__init__``, which imports
 its admin client, consumer, producer, metrics and network layers: about 150 ms of a CLI call or
 a triggerer's first check, none of it used here (this client uses ``kafka.protocol``,
-``kafka.record`` and ``kafka.errors`` only). Before the first import, and only if nothing has
-imported ``kafka`` yet, :func:`install` registers a stand-in for the package that finds its
-submodules as usual and runs the real ``__init__`` the first time anything else is asked of
-it (``from kafka import KafkaConsumer`` in the same process still works, PEP 562).
+``kafka.record`` and ``kafka.errors`` only). Likewise ``kafka.protocol.admin``'s ``__init__``
+builds the message classes of every admin API (ACLs, configs, topics, quotas, transactions,
+users: ~20 ms) where the client needs only its groups module. Before the first import, and
+only if nothing has imported the package yet, :func:`install` (for ``kafka``, when the client
+package is imported) and :func:`lazy_package` (for ``kafka.protocol.admin``, when the codec
+is) register a stand-in for the package that finds its submodules as usual and runs the real
+``__init__`` the first time anything else is asked of it (``from kafka import KafkaConsumer``
+or ``from kafka.protocol.admin import CreateTopicsRequest`` in the same process still work,
+PEP 562).
 """
 
 from __future__ import annotations
@@ -16,14 +21,14 @@ import sys
 import types
 
 
-class _LazyKafka(types.ModuleType):
-    """``kafka`` whose own ``__init__`` runs on first use of a name it defines."""
+class _LazyPackage(types.ModuleType):
+    """A package whose own ``__init__`` runs on first use of a name it defines."""
 
     _loaded = False
 
     def __getattr__(self, name: str):
         if name.startswith("__") or self._loaded:
-            raise AttributeError(f"module 'kafka' has no attribute {name!r}")
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         self._loaded = True
         spec = self.__spec__
         assert spec is not None and spec.origin is not None
@@ -33,16 +38,24 @@ class _LazyKafka(types.ModuleType):
         return getattr(self, name)
 
 
-def install() -> None:
-    if "kafka" in sys.modules:
+def lazy_package(name: str) -> None:
+    """Register the stand-in for package ``name`` (its parent is imported, the package is not)."""
+    if name in sys.modules:
         return
-    spec = importlib.util.find_spec("kafka")
+    spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations or spec.origin is None:
         return  # not installed as a regular package: let the normal import say so
-    module = _LazyKafka("kafka")
+    module = _LazyPackage(name)
     module.__spec__ = spec
     module.__path__ = list(spec.submodule_search_locations)
     module.__file__ = spec.origin
-    module.__package__ = "kafka"
+    module.__package__ = name
     module.__loader__ = spec.loader
-    sys.modules["kafka"] = module
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+
+
+def install() -> None:
+    lazy_package("kafka")

@@ -6,24 +6,28 @@ client names messages by what they are and a codec upgrade is a one-file change.
 
 from __future__ import annotations
 
-from kafka.protocol.admin import (
+from ._codec_import import lazy_package
+
+lazy_package("kafka.protocol.admin")  # its __init__ builds every admin API's classes: see _codec_import
+
+from kafka.protocol.admin.groups import (  # noqa: E402
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     ListGroupsRequest, ListGroupsResponse,
 )
-from kafka.protocol.api_message import ApiMessage
-from kafka.protocol.consumer import (
+from kafka.protocol.api_message import ApiMessage  # noqa: E402
+from kafka.protocol.consumer import (  # noqa: E402
     FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, OffsetCommitRequest, OffsetCommitResponse,
     OffsetFetchRequest, OffsetFetchResponse,
 )
-from kafka.protocol.metadata import (
+from kafka.protocol.metadata import (  # noqa: E402
     ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse,
     MetadataRequest, MetadataResponse,
 )
-from kafka.protocol.sasl import (
+from kafka.protocol.sasl import (  # noqa: E402
     SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 )
 
-from . import schemas as _schemas
+from . import schemas as _schemas  # noqa: E402
 
 
 class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):

@@ -52,16 +52,19 @@ class GroupState(str, Enum):
     def parse(cls, text: str | None) -> "GroupState":
         if not text:
             return cls.UNKNOWN
-        folded = text.replace("_", "").replace(" ", "").lower()
-        for state in cls:
-            if state.value.lower() == folded:
-                return state
-        return cls.UNKNOWN
+        state = _STATE_BY_TEXT.get(text)  # what brokers send: the exact value (one dict lookup per group)
+        if state is not None:
+            return state
+        return _STATE_BY_TEXT.get(text.replace("_", "").replace(" ", "").lower(), cls.UNKNOWN)
 
     @property
     def is_rebalancing(self) -> bool:
         return self in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE,
                         GroupState.ASSIGNING, GroupState.RECONCILING)
+
+
+#: GroupState by its exact value and by its folded form (no "_" or " ", lower case)
+_STATE_BY_TEXT: dict[str, GroupState] = {**{s.value.lower(): s for s in GroupState}, **{s.value: s for s in GroupState}}
 
 
 class GroupDeletion(str, Enum):

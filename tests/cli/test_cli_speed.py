@@ -119,3 +119,17 @@ def test_help_loads_neither_the_client_nor_the_lag_engine():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "usage: kgroups" in out
     assert out.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_lag_loads_neither_the_connect_rest_client_nor_the_unused_admin_messages(cluster):
+    """``kgroups lag`` splits the connect.* properties off but never talks to Kafka Connect:
+    requests/urllib3 (~60 ms) and kafka-python's non-group admin messages (~20 ms) stay unloaded."""
+    probe = ("import sys\nfrom airflow_provider_kgroups.cli import main\n"
+             f"code = main(['-b', {cluster.bootstrap!r}, '--format', 'json', 'lag', 'acc-1'])\n"
+             "heavy = ['requests', 'urllib3', 'airflow_provider_kgroups.connect.rest', "
+             "'airflow_provider_kgroups.connect.evidence', 'kafka.protocol.admin.acl', 'kafka.protocol.admin.topics', "
+             "'kafka.admin', 'kafka.consumer', 'kafka.producer']\n"
+             "print('EXIT', code, 'LOADED', [m for m in heavy if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert json.loads(out.splitlines()[0])["groups"]["acc-1"]["total_lag"] == 6
+    assert out.strip().splitlines()[-1] == "EXIT 0 LOADED []"

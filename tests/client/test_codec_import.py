@@ -21,6 +21,22 @@ def test_the_client_does_not_load_kafka_pythons_clients():
     assert loaded == "['codec', 'errors', 'protocol', 'record', 'structs', 'util']"  # no admin, consumer, producer, net
 
 
+def test_the_client_builds_only_the_admin_messages_it_uses():
+    """kafka.protocol.admin's __init__ would build every admin API's classes (ACLs, configs,
+    topics, quotas, transactions, users): only its groups module is loaded."""
+    loaded = run("from airflow_provider_kgroups.client import AsyncGroupsClient; "
+                 "print(sorted(m for m in sys.modules if m.startswith('kafka.protocol.admin')))")
+    assert loaded == "['kafka.protocol.admin', 'kafka.protocol.admin.groups']"
+
+
+def test_the_admin_package_stays_whole_for_anyone_else():
+    out = run("import airflow_provider_kgroups.client.protocol as p; import kafka.protocol.admin as admin; "
+              "from kafka.protocol.admin import CreateTopicsRequest, DescribeAclsRequest; "
+              "print(admin.DescribeGroupsRequest is p.DescribeGroupsRequest, CreateTopicsRequest.__name__, "
+              "DescribeAclsRequest.__name__)")
+    assert out == "True CreateTopicsRequest DescribeAclsRequest"
+
+
 def test_importing_the_package_or_the_cli_loads_no_codec_until_a_verb_is_used():
     """The client package loads its names on first use (PEP 562): the CLI parses its arguments
     (and answers --help) with kafka-python's errors module only."""
