@@ -20,7 +20,7 @@ install: $(STAMP)
 
 ## The main job: the example DAG end to end against an embedded broker started for it.
 demo: $(STAMP)
-	$(PY) scripts/demo.py
+	$(PY) -m demo
 
 ## Every test: client against the real broker and the fake cluster, lag engine, Airflow, Spark.
 test: $(STAMP)

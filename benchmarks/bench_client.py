@@ -107,8 +107,8 @@ def fake_scenario(label: str, groups: int, old_brokers: bool, clients, repeat: i
 
 def tansu_scenario(label: str, groups: int, clients, repeat: int) -> list[dict]:
     from benchmarks.proxy import CountingProxy
-    from tests.support.seed import Seeder
-    from tests.support.tansu import TansuBroker
+    from demo.seed import Seeder
+    from demo.tansu import TansuBroker
 
     with CountingProxy() as proxy, TansuBroker(advertised_port=proxy.port) as broker:
         proxy.forward_to(broker.port)

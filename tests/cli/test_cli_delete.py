@@ -206,8 +206,8 @@ def test_bad_delete_options_exit_2_before_any_network_call(capsys, argv, fragmen
 
 def test_connect_evidence_keeps_a_paused_connectors_group_and_lets_a_gone_ones_go(cluster, capsys, tmp_path):
     """--connect-url with credentials from the properties file (connect.basic.auth.*), over real
-    HTTP (tests/support/connectserver.py answers as Kafka Connect's ConnectorsResource)."""
-    from tests.support.connectserver import Connector, ConnectServer
+    HTTP (demo/connectserver.py answers as Kafka Connect's ConnectorsResource)."""
+    from demo.connectserver import Connector, ConnectServer
 
     for g in ("connect-orders-sink", "connect-legacy-sink"):
         cluster.add_group(g, offsets={("orders", 0): 50})

@@ -1,4 +1,4 @@
-"""The Connect REST transport over real HTTP: a threaded local server (tests/support/
+"""The Connect REST transport over real HTTP: a threaded local server (demo/
 connectserver.py) answering as Kafka's ConnectorsResource does (listConnectors with and without
 ``expand``, getConnector, getConnectorStatus; ConnectorStateInfo / ConnectorInfo /
 ErrorMessage entities, docs/connect.html "REST API"), checking HTTP basic auth as Connect's
@@ -20,7 +20,7 @@ import time
 import pytest
 
 from airflow_provider_kgroups.connect import ConnectClusterConfig, ConnectStatus, fetch_connect_evidence
-from tests.support.connectserver import Connector, ConnectServer, error_body
+from demo.connectserver import Connector, ConnectServer, error_body
 from tests.support.fakekafka import make_self_signed_cert, server_ssl_context
 
 PASSWORD = "pw-for-the-local-connect"

@@ -6,7 +6,7 @@ ConnectorsResource.java: listConnectors with/without ``expand``, getConnector,
 getConnectorStatus; entities ConnectorStateInfo, ConnectorInfo, ErrorMessage) and as
 documented in Kafka's docs/connect.html "REST API" and Confluent's "Kafka Connect REST
 Interface" (``GET /connectors?expand=status&expand=info``); the builders are in
-tests/support/connectserver.py. Group ids follow Worker.baseConsumerConfigs /
+demo/connectserver.py. Group ids follow Worker.baseConsumerConfigs /
 SinkUtils.consumerGroupId ("connect-" + name) and ``consumer.override.group.id``
 (DistributedHerder.validateSinkConnectorGroupId).
 
@@ -33,7 +33,7 @@ from airflow_provider_kgroups.connect import (
     fetch_connect_evidence,
     split_connect_properties,
 )
-from tests.support.connectserver import Connector, connector_info, connector_status, error_body, expanded
+from demo.connectserver import Connector, connector_info, connector_status, error_body, expanded
 
 URL = "http://connect:8083"
 URL_B = "https://connect-b.example:8443"

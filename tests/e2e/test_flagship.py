@@ -1,6 +1,6 @@
 """The flagship DAG end to end: gate, clean, Spark, twice, for consecutive intervals.
 
-The world (tests/support/landing.py): a producer that keeps writing order records the whole
+The world (demo/landing.py): a producer that keeps writing order records the whole
 time and remembers exactly what the broker acknowledged, and a landing consumer group that
 lands files keyed by topic, partition and position range and commits after each file.
 
@@ -24,8 +24,8 @@ import pytest
 from airflow_provider_kgroups.client.results import TopicPartition
 from airflow_provider_kgroups.landing import list_files
 from airflow_provider_kgroups.lag.gate import LagGate
-from tests.support.history import backfill_history
-from tests.support.landing import LandingConsumer, OrderProducer, expected_totals
+from demo.history import backfill_history
+from demo.landing import LandingConsumer, OrderProducer, expected_totals
 
 pytestmark = pytest.mark.realbroker
 

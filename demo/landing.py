@@ -10,7 +10,7 @@ consumer group) that writes landing files keyed by topic, partition and offset a
         landing.wait_committed({("orders", 0): 100})
 
 Both use kafka-python, never this project's client, so the provider is checked against data
-it did not write. Tansu 0.6.0 quirks handled here (see tests/support/seed.py):
+it did not write. Tansu 0.6.0 quirks handled here (see demo/seed.py):
 
 * one record per produce batch (``linger_ms=0``, waiting for each send): ListOffsets(latest)
   is exact only then, and the barrier is a ListOffsets(latest);
@@ -35,7 +35,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from airflow_provider_kgroups.landing import write_file
-from tests.support.seed import apply_pause, keep_paused, wait_on_worker
+from demo.seed import apply_pause, keep_paused, wait_on_worker
 
 __all__ = ["KEYS", "Produced", "OrderProducer", "LandingConsumer", "LandingError", "expected_totals",
            "SESSION_TIMEOUT_MS"]

@@ -2,7 +2,7 @@
 KafkaAdminClient / KafkaProducer / KafkaConsumer), so the project's client is checked
 against data it did not write itself.
 
-    from tests.support.seed import Seeder, LiveConsumer
+    from demo.seed import Seeder, LiveConsumer
 
     with Seeder(broker.bootstrap) as seed:
         seed.create_topic("orders", partitions=3)

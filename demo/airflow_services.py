@@ -1,4 +1,4 @@
-"""Real Airflow services for a test (or the demo): api-server, dag-processor, scheduler
+"""Real Airflow services for the demo (and the tests): api-server, dag-processor, scheduler
 (LocalExecutor) and triggerer on a private AIRFLOW_HOME with sqlite and one DAG bundle,
 started together and stopped together, each logging to its own file.
 

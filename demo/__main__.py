@@ -1,0 +1,7 @@
+"""``python -m demo`` (``make demo``): see :mod:`demo.run`."""
+
+import sys
+
+from demo.run import main
+
+sys.exit(main())
