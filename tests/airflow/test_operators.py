@@ -22,6 +22,8 @@ from airflow_provider_kgroups.history.store import HistoryStore
 from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
 from airflow_provider_kgroups.lag.model import GroupLag, LagSnapshot, PartitionLag
 from tests.support.fakekafka import Err, FakeCluster, Member
+from tests.support.live import group_state
+from tests.support.wire import WireConnection
 
 HOUR_MS = 3_600_000
 
@@ -89,7 +91,8 @@ def test_cleanup_dry_run_then_real_run_on_the_real_broker(run_dag, seed, tansu, 
     assert out["deleted"] == [dead] and out["failed"] == [] and out["skipped"] == []
     assert seed.committed(dead) == {}
     assert seed.committed(paused) and seed.committed(system)
-    assert seed.group_state(live_group.group_id) == "Stable"
+    with WireConnection.to(seed.bootstrap) as wire:
+        assert group_state(wire, live_group.group_id) == "Stable"
     assert "default deny pattern 'connect-*'" in json.dumps(_audit(out["audit_url"])["decisions"][system])
     backup = load_backup(out["backup_url"])
     assert {tp.topic: c.offset for tp, c in backup.groups[dead].items()} == {topic: 5}

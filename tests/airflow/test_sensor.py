@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from airflow_provider_kgroups.lag.gate import LagGate
-from demo.seed import start_live_group
+from tests.support.live import start_live_group
 
 pytestmark = pytest.mark.realbroker
 

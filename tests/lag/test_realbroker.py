@@ -16,7 +16,8 @@ from airflow_provider_kgroups.lag.barrier import check_barrier, fix_target
 from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.lag.seconds import LagSecondsBasis, lag_seconds
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
-from demo.seed import BASE_TIMESTAMP_MS, LiveConsumer
+from demo.seed import BASE_TIMESTAMP_MS
+from tests.support.live import LiveConsumer
 
 pytestmark = pytest.mark.realbroker
 

