@@ -18,7 +18,7 @@ from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, Er
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetCommitRequest
 from ..results import TopicPartition
-from .base import Handler, Notes
+from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response
 
 ADMIN_GENERATION = -1
@@ -36,6 +36,8 @@ class OffsetToCommit:
 
 class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
     request_class = OffsetCommitRequest
+    # v0-v1 are deprecated (OffsetCommitRequest.json) and carry a per-partition commit timestamp
+    needs = (VersionNeed(MIN_COMMIT_VERSION, "committing without a per-partition commit timestamp"),)
 
     def __init__(self, lookup: CoordinatorLookup,
                  offsets: Mapping[str, Mapping[TopicPartition, OffsetToCommit]]) -> None:
@@ -43,8 +45,6 @@ class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
         self._offsets = offsets
 
     def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
-        if version < MIN_COMMIT_VERSION:
-            raise ValueError(f"OffsetCommit v{version} is below v{MIN_COMMIT_VERSION}: the broker is too old")
         topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
         plans = []
         for group_id in group_ids:
@@ -63,7 +63,8 @@ class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
             plans.append(RequestPlan(request, version, (group_id,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
+    def parse(self, plan: RequestPlan[str], response,
+              notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         group_id = plan.keys[0]
         results: dict[TopicPartition, Failure | None] = {}

@@ -10,7 +10,7 @@ from ..errors import ErrorCode, Failure
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetFetchRequest
 from ..results import CommittedOffset, GroupOffsets, topic_partition
-from .base import Handler, Notes
+from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response, route_group_error
 
 BATCHED_OFFSET_FETCH = 8
@@ -20,6 +20,8 @@ NO_COMMIT = -1
 
 class OffsetFetchHandler(Handler[str, GroupOffsets]):
     request_class = OffsetFetchRequest
+    needs = (VersionNeed(NULL_TOPICS_MIN_VERSION, "asking for all partitions (no topics named)",
+                         lambda handler, group_id: handler._topics is None),)
 
     def __init__(self, lookup: CoordinatorLookup, topics: dict[str, list[int]] | None = None,
                  require_stable: bool = False, *, limits: RequestLimits = RequestLimits()) -> None:
@@ -32,7 +34,7 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
         if version >= BATCHED_OFFSET_FETCH:
             return [RequestPlan(self._batched(ids), version, tuple(ids))
                     for ids in self._chunker.chunks(group_ids, version)]
-        return [RequestPlan(OffsetFetchRequest(group_id=g, topics=self._single_topics(version),
+        return [RequestPlan(OffsetFetchRequest(group_id=g, topics=self._single_topics(),
                                                require_stable=self._require_stable), version, (g,))
                 for g in group_ids]
 
@@ -47,10 +49,8 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
         return [OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics(name=t, partition_indexes=p)
                 for t, p in self._topics.items()]
 
-    def _single_topics(self, version: int):
+    def _single_topics(self):
         if self._topics is None:
-            if version < NULL_TOPICS_MIN_VERSION:
-                raise ValueError("OffsetFetch below v2 cannot ask for all partitions; name the topics")
             return None
         return [OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=p)
                 for t, p in self._topics.items()]
