@@ -18,7 +18,7 @@ from .driver import Call, Driver
 from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, ErrorCode, Failure
 from .handlers.base import Handler
 from .handlers.delete_groups import DeleteGroupsHandler
-from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler, RecordTimestamp
+from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES, FetchRecordsHandler
 from .handlers.list_groups import ListGroupsHandler
 from .handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED, ListOffsetsHandler
@@ -28,7 +28,7 @@ from .lookup import CoordinatorLookup, LeaderLookup
 from .protocol import MAX_STRING_BYTES, too_long
 from .results import (
     GROUP_TYPES, CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState,
-    KeyedResults, ListedOffset, ListGroupsResult, RecordPage, TopicDescription, TopicExistence,
+    KeyedResults, ListedOffset, ListGroupsResult, RecordPage, RecordTimestamp, TopicDescription, TopicExistence,
     TopicPartition,
 )
 from .selection import validate_group_ids
@@ -330,17 +330,25 @@ class AsyncGroupsClient:
         starts: dict[TopicPartition, int] = {}
         while wanted:
             handler = FetchTimestampHandler(self._leaders, wanted, isolation, partition_bytes, budgets, starts)
-            page = await self._run(call, handler, list(wanted))
-            failures.update(page.failures)
-            for tp, found in page.values.items():
-                values.setdefault(tp, {}).update(found)
-            # Next page: what this page did not reach; a page that moved nothing forward ends it.
-            next_wanted = {tp: offsets for tp, offsets in handler.unresolved.items()
-                           if offsets and (page.values.get(tp) or handler.next_starts.get(tp, -1) > starts.get(tp, -1))}
-            for tp, offsets in handler.unresolved.items():
-                if offsets and tp not in next_wanted:
-                    failures[tp] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"Fetch made no progress at offset {offsets[0]}")
-            wanted, budgets, starts = next_wanted, handler.budgets, handler.next_starts
+            pages = await self._run(call, handler, list(wanted))
+            failures.update(pages.failures)
+            next_wanted: dict[TopicPartition, list[int]] = {}
+            next_starts: dict[TopicPartition, int] = {}
+            for tp, page in pages.values.items():
+                values.setdefault(tp, {}).update(page.found)
+                if not page.unresolved:
+                    continue
+                # Next page: what this page did not reach; a page that moved nothing forward ends it.
+                next_start = -1 if page.next_start is None else page.next_start
+                if page.found or next_start > starts.get(tp, -1):
+                    next_wanted[tp] = list(page.unresolved)
+                    budgets[tp] = page.budget_bytes
+                    if page.next_start is not None:
+                        next_starts[tp] = page.next_start
+                else:
+                    failures[tp] = Failure(CLIENT_INCOMPLETE_RESPONSE,
+                                           f"Fetch made no progress at offset {page.unresolved[0]}")
+            wanted, starts = next_wanted, next_starts
         return KeyedResults(values, failures)
 
     async def fetch_records(self, positions: Mapping[TopicPartition, int], *, read_committed: bool = False,
@@ -368,7 +376,10 @@ class AsyncGroupsClient:
             raise ConfigurationError(f"max_wait_ms must be an int between 0 and 30000, got {max_wait_ms!r}.")
         handler = FetchRecordsHandler(self._leaders, {tp: positions[tp] for tp in tps},
                                       READ_COMMITTED if read_committed else READ_UNCOMMITTED, budgets, max_wait_ms)
-        return await self._run(self._call(timeout_s), handler, tps)
+        pages = await self._run(self._call(timeout_s), handler, tps)
+        for tp, page in pages.values.items():
+            budgets[tp] = page.budget_bytes  # the caller's next page starts from the grown budget
+        return pages
 
     async def describe_topics(self, topics: Iterable[str] | None = None,
                               timeout_s: float | None = None) -> dict[str, TopicDescription]:

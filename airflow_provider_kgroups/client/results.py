@@ -286,6 +286,44 @@ class RecordPage:
     last_stable_offset: int
     log_start: int
     out_of_range: bool = False
+    budget_bytes: int = 0  # the byte budget this page needed (grown past the asked one for a large batch)
+
+
+class RecordPosition(str, Enum):
+    AT_OFFSET = "at_offset"  # the record at the offset (or the first after markers/aborted records)
+    AFTER_GAP = "after_gap"  # the record at the offset is gone (compacted): the next surviving record
+    OUT_OF_RANGE = "out_of_range"  # the offset is below the log start (deleted) or past the log end
+    AT_LOG_END = "at_log_end"  # nothing to read at or after the offset (yet)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordTimestamp:
+    """What a bounded Fetch found at ``requested_offset``."""
+
+    requested_offset: int
+    position: RecordPosition
+    offset: int | None = None  # the record found, if any
+    timestamp_ms: int | None = None
+    log_append_time: bool = False  # the timestamp was set by the broker, not the producer
+    high_watermark: int | None = None
+    log_start: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"requested_offset": self.requested_offset, "position": self.position.value, "offset": self.offset,
+                "timestamp_ms": self.timestamp_ms, "log_append_time": self.log_append_time,
+                "high_watermark": self.high_watermark, "log_start": self.log_start}
+
+
+@dataclass(frozen=True, slots=True)
+class TimestampPage:
+    """What one bounded Fetch answered for a partition's offsets: ``found`` those the page
+    reached; ``unresolved`` those past it, for the next page, which starts at ``next_start``
+    (None: at the lowest unresolved offset) with ``budget_bytes`` (the budget this page needed)."""
+
+    found: Mapping[int, RecordTimestamp]
+    unresolved: tuple[int, ...] = ()
+    next_start: int | None = None
+    budget_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)

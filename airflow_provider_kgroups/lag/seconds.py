@@ -34,8 +34,7 @@ from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, Failure
-from ..client.handlers.fetch import RecordPosition, RecordTimestamp
-from ..client.results import KeyedResults, TopicPartition
+from ..client.results import KeyedResults, RecordPosition, RecordTimestamp, TopicPartition
 from .model import LagFlag, LagSnapshot, PartitionLag
 from .totals import worst_partitions
 

@@ -9,8 +9,8 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from airflow_provider_kgroups.client.errors import ConfigurationError
-from airflow_provider_kgroups.client.handlers.fetch import RecordPosition, _Truncated, resolve_offsets, scan_page
-from airflow_provider_kgroups.client.results import TopicPartition
+from airflow_provider_kgroups.client.handlers.fetch import _Truncated, resolve_offsets, scan_page
+from airflow_provider_kgroups.client.results import RecordPosition, TopicPartition
 from tests.support.fakekafka import Err
 
 from .fake import with_fake_cluster

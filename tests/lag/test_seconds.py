@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
-from airflow_provider_kgroups.client.handlers.fetch import RecordPosition, RecordTimestamp
+from airflow_provider_kgroups.client.results import RecordPosition, RecordTimestamp
 from airflow_provider_kgroups.client.results import TopicPartition
 from airflow_provider_kgroups.lag.seconds import (
     LagSecondsBasis, interpolate_produce_time, lag_seconds, log_end_history, resolve_lag_seconds,

@@ -15,7 +15,7 @@ the budget, up to a ceiling, instead of reading megabytes for every partition up
 What counts as "the record at the offset" follows what a consumer would read next: control
 batches (transaction markers) and, with ``read_committed``, aborted transactional batches are
 skipped, and skipping them is not a gap. Missing offsets that are not explained that way
-(compaction removed the records) make the answer :attr:`RecordPosition.AFTER_GAP`.
+(compaction removed the records) make the answer :attr:`~..results.RecordPosition.AFTER_GAP`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import bisect
 import heapq
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable
+from typing import Iterable, Mapping
 
 from kafka.record import MemoryRecords
 
@@ -32,41 +32,18 @@ from ..driver import Outcome, RequestPlan
 from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
-from ..results import TopicPartition
-from .base import Handler, Notes
+from ..results import RecordPosition, RecordTimestamp, TimestampPage, TopicPartition
+from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response
 from .list_offsets import READ_COMMITTED
 
 MIN_FETCH_VERSION = 4  # isolation level and record format v2
+#: what both Fetch handlers declare: a broker below it fails their partitions, unsent
+FETCH_NEEDS = (VersionNeed(MIN_FETCH_VERSION, "reading record batches v2 with an isolation level"),)
 DEFAULT_PARTITION_BYTES = 64 * 1024
 MAX_PARTITION_BYTES = 16 * 1024 * 1024
 FETCH_MAX_WAIT_MS = 1
 _LOG_APPEND_TIME = 1
-
-
-class RecordPosition(str, Enum):
-    AT_OFFSET = "at_offset"  # the record at the offset (or the first after markers/aborted records)
-    AFTER_GAP = "after_gap"  # the record at the offset is gone (compacted): the next surviving record
-    OUT_OF_RANGE = "out_of_range"  # the offset is below the log start (deleted) or past the log end
-    AT_LOG_END = "at_log_end"  # nothing to read at or after the offset (yet)
-
-
-@dataclass(frozen=True, slots=True)
-class RecordTimestamp:
-    """What a bounded Fetch found at ``requested_offset``."""
-
-    requested_offset: int
-    position: RecordPosition
-    offset: int | None = None  # the record found, if any
-    timestamp_ms: int | None = None
-    log_append_time: bool = False  # the timestamp was set by the broker, not the producer
-    high_watermark: int | None = None
-    log_start: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"requested_offset": self.requested_offset, "position": self.position.value, "offset": self.offset,
-                "timestamp_ms": self.timestamp_ms, "log_append_time": self.log_append_time,
-                "high_watermark": self.high_watermark, "log_start": self.log_start}
 
 
 class _Truncated(Exception):
@@ -181,12 +158,10 @@ def resolve_offsets(readable: list[ReadableRecord], seen_end: int | None, offset
     return resolved, unresolved
 
 
-def fetch_request(positions: dict[TopicPartition, int], budgets: dict[TopicPartition, int], tps: list[TopicPartition],
-                  version: int, isolation_level: int, max_wait_ms: int = FETCH_MAX_WAIT_MS) -> RequestPlan[TopicPartition]:
+def fetch_request(positions: Mapping[TopicPartition, int], budgets: Mapping[TopicPartition, int],
+                  tps: list[TopicPartition], version: int, isolation_level: int,
+                  max_wait_ms: int = FETCH_MAX_WAIT_MS) -> RequestPlan[TopicPartition]:
     """One sessionless Fetch for ``tps`` of one leader: each from ``positions[tp]`` with its byte budget."""
-    if version < MIN_FETCH_VERSION:
-        raise ValueError(f"Fetch v{version} is below v{MIN_FETCH_VERSION}: the broker is too old "
-                         "for record batches v2 with isolation levels")
     by_topic: dict[str, list[TopicPartition]] = {}
     for tp in sorted(tps):
         by_topic.setdefault(tp.topic, []).append(tp)
@@ -221,23 +196,30 @@ def parse_fetch(plan: RequestPlan[TopicPartition], response, read_partition) -> 
     return outcome
 
 
-def grow_budget(outcome: Outcome, tp: TopicPartition, budgets: dict[TopicPartition, int], offset: int) -> None:
-    """The first batch at ``offset`` did not fit: ask again with four times the budget, or fail
-    the partition once the ceiling is reached (KIP-74 returns at least that one batch)."""
-    if budgets[tp] >= MAX_PARTITION_BYTES:
+def budget_of(tp: TopicPartition, notes: Notes, budgets: Mapping[TopicPartition, int]) -> int:
+    """A partition's byte budget now: as grown during this run (the Fetch handlers' only note), or as given."""
+    return notes.get(tp, budgets[tp])
+
+
+def grow_budget(outcome: Outcome, tp: TopicPartition, budget: int, offset: int) -> None:
+    """The first batch at ``offset`` did not fit in ``budget``: ask again with four times the
+    budget (noted for the rest of the run), or fail the partition once the ceiling is reached
+    (KIP-74 returns at least that one batch)."""
+    if budget >= MAX_PARTITION_BYTES:
         outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"the record batch at offset {offset} is larger "
                                                          f"than {MAX_PARTITION_BYTES} bytes")
     else:
-        budgets[tp] = min(MAX_PARTITION_BYTES, budgets[tp] * 4)
+        outcome.notes[tp] = min(MAX_PARTITION_BYTES, budget * 4)
         outcome.requeue(tp, Failure(CLIENT_UNSUPPORTED, "record batch larger than the byte budget"), relookup=False)
 
 
-class FetchTimestampHandler(Handler[TopicPartition, dict[int, RecordTimestamp]]):
-    """Keys are partitions; each has a list of offsets. A completed partition's value maps
-    every offset answered from this page to its :class:`RecordTimestamp`; offsets past
-    the page are in :attr:`unresolved` for the next page."""
+class FetchTimestampHandler(Handler[TopicPartition, TimestampPage]):
+    """Keys are partitions; each has a list of offsets. A completed partition's value is a
+    :class:`TimestampPage`: every offset answered from this page, and what is left for the
+    next page (the offsets, where it starts, the byte budget it needs)."""
 
     request_class = FetchRequest
+    needs = FETCH_NEEDS
 
     def __init__(self, lookup: LeaderLookup, offsets: dict[TopicPartition, list[int]], isolation_level: int = 0,
                  partition_bytes: int = DEFAULT_PARTITION_BYTES, budgets: dict[TopicPartition, int] | None = None,
@@ -246,17 +228,19 @@ class FetchTimestampHandler(Handler[TopicPartition, dict[int, RecordTimestamp]])
         self._offsets = {tp: sorted(set(wanted)) for tp, wanted in offsets.items()}
         self._isolation = isolation_level
         self._starts = {tp: max(self._offsets[tp][0], (starts or {}).get(tp, 0)) for tp in offsets}
-        self.budgets = {tp: (budgets or {}).get(tp, partition_bytes) for tp in offsets}
-        self.unresolved: dict[TopicPartition, list[int]] = {}  # offsets for the next page
-        self.next_starts: dict[TopicPartition, int] = {}  # where the next page starts
+        self._budgets = {tp: (budgets or {}).get(tp, partition_bytes) for tp in offsets}
 
     def build(self, tps: list[TopicPartition], version: int, notes: Notes) -> list[RequestPlan[TopicPartition]]:
-        return [fetch_request(self._starts, self.budgets, tps, version, self._isolation)]
+        budgets = {tp: budget_of(tp, notes, self._budgets) for tp in tps}
+        return [fetch_request(self._starts, budgets, tps, version, self._isolation)]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response, notes: Notes) -> Outcome[TopicPartition, dict[int, RecordTimestamp]]:
-        return parse_fetch(plan, response, self._read_partition)
+    def parse(self, plan: RequestPlan[TopicPartition], response,
+              notes: Notes) -> Outcome[TopicPartition, TimestampPage]:
+        def read(outcome: Outcome, tp: TopicPartition, p) -> None:
+            self._read_partition(outcome, tp, p, budget_of(tp, notes, self._budgets))
+        return parse_fetch(plan, response, read)
 
-    def _read_partition(self, outcome: Outcome, tp: TopicPartition, p) -> None:
+    def _read_partition(self, outcome: Outcome, tp: TopicPartition, p, budget: int) -> None:
         wanted = self._offsets[tp]
         high_watermark = p.high_watermark if p.high_watermark >= 0 else None
         log_start = p.log_start_offset if getattr(p, "log_start_offset", -1) >= 0 else None
@@ -267,9 +251,9 @@ class FetchTimestampHandler(Handler[TopicPartition, dict[int, RecordTimestamp]])
             # Only the lowest offset was asked; Kafka does not say which side it fell off, so
             # answer that one and let the next page try the rest.
             answered = [o for o in wanted if o <= self._starts[tp]]
-            outcome.completed[tp] = {o: RecordTimestamp(o, RecordPosition.OUT_OF_RANGE, high_watermark=high_watermark,
-                                                        log_start=log_start) for o in answered}
-            self.unresolved[tp] = wanted[len(answered):]
+            found = {o: RecordTimestamp(o, RecordPosition.OUT_OF_RANGE, high_watermark=high_watermark,
+                                        log_start=log_start) for o in answered}
+            outcome.completed[tp] = TimestampPage(found, tuple(wanted[len(answered):]), budget_bytes=budget)
             return
         if p.error_code != ErrorCode.NONE:
             outcome.failed[tp] = Failure(p.error_code)
@@ -281,20 +265,18 @@ class FetchTimestampHandler(Handler[TopicPartition, dict[int, RecordTimestamp]])
             readable, seen_end = scan_page(p.records, p.aborted_transactions
                                            if self._isolation == READ_COMMITTED else None)
         except _Truncated:
-            grow_budget(outcome, tp, self.budgets, wanted[0])
+            grow_budget(outcome, tp, budget, wanted[0])
             return
         except Exception as exc:  # noqa: BLE001 - a codec we lack (lz4, zstd, snappy) or a corrupt batch
             outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"cannot decode records: {type(exc).__name__}: {exc}")
             return
         resolved, unresolved = resolve_offsets(readable, seen_end, wanted, readable_end, high_watermark, log_start,
                                                self._starts[tp])
-        if unresolved and seen_end is not None:
-            self.next_starts[tp] = max(unresolved[0], seen_end)
+        next_start = max(unresolved[0], seen_end) if unresolved and seen_end is not None else None
         if not resolved and seen_end is None:
             # Nothing came back although there is something to read (a broker that answered an
             # empty page): say so rather than page forever.
             resolved = {o: RecordTimestamp(o, RecordPosition.AT_LOG_END, high_watermark=high_watermark,
                                            log_start=log_start) for o in unresolved}
             unresolved = []
-        outcome.completed[tp] = resolved
-        self.unresolved[tp] = unresolved
+        outcome.completed[tp] = TimestampPage(resolved, tuple(unresolved), next_start, budget)

@@ -13,42 +13,51 @@ aborted records with read_committed), the same reading the lag-in-seconds fetch 
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..driver import Outcome, RequestPlan
 from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
 from .base import Handler, Notes
-from .fetch import FETCH_MAX_WAIT_MS, BatchKind, PageBatches, fetch_request, grow_budget, parse_fetch
+from .fetch import (
+    FETCH_MAX_WAIT_MS, FETCH_NEEDS, BatchKind, PageBatches, budget_of, fetch_request, grow_budget, parse_fetch,
+)
 from .list_offsets import READ_COMMITTED
 
 DEFAULT_RECORD_PAGE_BYTES = 1024 * 1024
 
 
 class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
-    """Keys are partitions; ``positions[tp]`` is where the page starts. ``budgets`` (bytes per
-    partition) is shared with the caller, so a grown budget carries over to the next page."""
+    """Keys are partitions; ``positions[tp]`` is where the page starts, ``budgets[tp]`` the bytes
+    it may take. A page's ``budget_bytes`` is the budget it needed (grown for a batch that did not
+    fit), for the caller to pass on to the next page."""
 
     request_class = FetchRequest
+    needs = FETCH_NEEDS
 
-    def __init__(self, lookup: LeaderLookup, positions: dict[TopicPartition, int], isolation_level: int,
-                 budgets: dict[TopicPartition, int], max_wait_ms: int = FETCH_MAX_WAIT_MS) -> None:
+    def __init__(self, lookup: LeaderLookup, positions: Mapping[TopicPartition, int], isolation_level: int,
+                 budgets: Mapping[TopicPartition, int], max_wait_ms: int = FETCH_MAX_WAIT_MS) -> None:
         self.lookup = lookup
-        self._positions = positions
+        self._positions = dict(positions)
         self._isolation = isolation_level
-        self.budgets = budgets
+        self._budgets = dict(budgets)
         self._max_wait_ms = max_wait_ms
 
     def build(self, tps: list[TopicPartition], version: int, notes: Notes) -> list[RequestPlan[TopicPartition]]:
-        return [fetch_request(self._positions, self.budgets, tps, version, self._isolation, self._max_wait_ms)]
+        budgets = {tp: budget_of(tp, notes, self._budgets) for tp in tps}
+        return [fetch_request(self._positions, budgets, tps, version, self._isolation, self._max_wait_ms)]
 
     def parse(self, plan: RequestPlan[TopicPartition], response, notes: Notes) -> Outcome[TopicPartition, RecordPage]:
-        return parse_fetch(plan, response, self._read_partition)
+        def read(outcome: Outcome, tp: TopicPartition, p) -> None:
+            self._read_partition(outcome, tp, p, budget_of(tp, notes, self._budgets))
+        return parse_fetch(plan, response, read)
 
-    def _read_partition(self, outcome: Outcome, tp: TopicPartition, p) -> None:
+    def _read_partition(self, outcome: Outcome, tp: TopicPartition, p, budget: int) -> None:
         start = self._positions[tp]
         marks = {"high_watermark": p.high_watermark, "log_start": getattr(p, "log_start_offset", -1),
-                 "last_stable_offset": getattr(p, "last_stable_offset", -1)}
+                 "last_stable_offset": getattr(p, "last_stable_offset", -1), "budget_bytes": budget}
         if p.error_code in REFRESH_LEADER:
             outcome.requeue(tp, Failure(p.error_code), relookup=True)
             return
@@ -76,6 +85,6 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
                                                              f"{type(exc).__name__}: {exc}")
             return
         if truncated_first:
-            grow_budget(outcome, tp, self.budgets, start)
+            grow_budget(outcome, tp, budget, start)
             return
         outcome.completed[tp] = RecordPage(start, tuple(records), tuple(skipped), next_offset, **marks)
