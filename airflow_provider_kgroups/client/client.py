@@ -157,8 +157,8 @@ class AsyncGroupsClient:
         return deadline(self.config.call_timeout_s if seconds is None else seconds)
 
     async def _run(self, call: Call, handler: Handler, keys) -> KeyedResults:
-        await self.metadata.bootstrap(call)  # raises NoBrokerAvailable when nothing answers
-        return await Driver(call, handler).run(keys)
+        # raises NoBrokerAvailable when nothing answers Metadata
+        return await self.metadata.beside_bootstrap(call, Driver(call, handler).run(keys))
 
     async def _run_groups(self, call: Call, handler: Handler, group_ids: list[str]) -> KeyedResults:
         """``_run`` for group-keyed APIs: an id Kafka's protocol cannot carry fails alone, unsent
@@ -205,12 +205,9 @@ class AsyncGroupsClient:
         call = self._call(timeout_s)
         refused = unsendable_group_ids(ids)
         sendable = [g for g in ids if g not in refused]
-        if sendable:
-            await self.metadata.bootstrap(call)
-        result = await describe_all(lambda handler, keys: Driver(call, handler).run(keys), self._coordinators,
-                                    sendable, self._group_types,
-                                    lambda keys: self._coordinators.lookup(keys, call),
-                                    limits=self._limits) if sendable else KeyedResults()
+        result = await self.metadata.beside_bootstrap(call, describe_all(
+            lambda handler, keys: Driver(call, handler).run(keys), self._coordinators, sendable, self._group_types,
+            lambda keys: self._coordinators.lookup(keys, call), limits=self._limits)) if sendable else KeyedResults()
         for group_id, description in result.values.items():
             if description.state is GroupState.DEAD:
                 self._group_types.pop(group_id, None)

@@ -77,12 +77,18 @@ class CoordinatorLookup:
         return outcome
 
     async def _lookup(self, group_ids: list[str], call: Call) -> Outcome[str, int]:
-        await self._metadata.bootstrap(call)
-        # A live broker that batches answers at once; only without one is every broker
-        # connected (to learn its versions), which a silent broker can slow down.
+        # A live broker that batches answers at once, without waiting for the broker list (on a
+        # cold client the first Metadata is then in flight beside this FindCoordinator); only
+        # without one is every broker connected (to learn its versions), which a silent broker
+        # can slow down.
+        await call.any_connection()
         batched = _batching(call.pool.live())
-        conns = call.pool.live() if batched else await _connect_all(call, self._metadata.brokers)
-        batched = batched or _batching(conns)
+        if batched:
+            conns = call.pool.live()
+        else:
+            await self._metadata.bootstrap(call)
+            conns = await _connect_all(call, self._metadata.brokers)
+            batched = _batching(conns)
         if batched:
             conn = batched[0]  # the least loaded (connections come in load order)
             version = conn.version_for(FindCoordinatorRequest)
