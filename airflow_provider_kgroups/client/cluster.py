@@ -121,6 +121,7 @@ class ClusterMetadata:
         failing raises :class:`NoBrokerAvailable` naming why each one did.
         """
         failed: dict[int, str] = {}
+        call.expect(MetadataRequest, next_up=True)
         while True:
             try:
                 conn = await call.any_connection(exclude=failed)

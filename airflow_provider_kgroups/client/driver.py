@@ -28,7 +28,7 @@ from .errors import (
     CLIENT_DISCONNECTED, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected,
     BrokerThrottled, Failure, KafkaGroupsError, RequestTimeout, ResponseTooLarge, response_lost,
 )
-from .protocol import ApiMessage
+from .protocol import ApiMessage, warmup
 from .results import KeyedResults
 from .transport import BrokerConnection, ConnectionPool
 
@@ -132,6 +132,13 @@ class Call:
         self.check_time_left()
         return await self.pool.get(node, timeout=self.request_timeout())
 
+    def expect(self, request_cls: type[ApiMessage], *, next_up: bool = False) -> None:
+        """This call will send ``request_cls``: its codecs may be compiled while earlier requests
+        are on the wire (see :class:`~.protocol.CodecWarmup`), at the version a live connection
+        speaks, else this client's highest."""
+        live = self.pool.live()
+        warmup.want(request_cls, live[0].version_for(request_cls) if live else None, next_up=next_up)
+
     async def any_connection(self, exclude: Iterable[int] = ()) -> BrokerConnection:
         """A connection to any broker but ``exclude``, each one tried for at most a request timeout."""
         self.check_time_left()
@@ -197,6 +204,7 @@ class Driver(Generic[K, V]):
         self._last_error: dict[K, str] = {}
 
     async def run(self, keys: Iterable[K]) -> KeyedResults[K, V]:
+        self.call.expect(self.handler.request_class)
         for key in dict.fromkeys(keys):
             node = self.handler.lookup.cached(key)
             if node is None:

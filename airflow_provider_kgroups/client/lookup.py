@@ -81,6 +81,7 @@ class CoordinatorLookup:
         # cold client the first Metadata is then in flight beside this FindCoordinator); only
         # without one is every broker connected (to learn its versions), which a silent broker
         # can slow down.
+        call.expect(FindCoordinatorRequest, next_up=True)
         await call.any_connection()
         batched = _batching(call.pool.live())
         if batched:

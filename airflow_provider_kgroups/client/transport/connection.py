@@ -28,7 +28,7 @@ from ..errors import (
 )
 from ..protocol import (
     CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
-    SaslAuthenticateRequest, SaslHandshakeRequest,
+    SaslAuthenticateRequest, SaslHandshakeRequest, warmup,
 )
 from .sasl import mechanism_for
 from .throttle import throttle_seconds
@@ -139,6 +139,7 @@ class BrokerConnection:
     async def _negotiate_versions(self) -> None:
         request = ApiVersionsRequest(client_software_name="kgroups", client_software_version="0.1.0")
         version = CLIENT_MAX_VERSIONS[ApiVersionsRequest]
+        warmup.want(ApiVersionsRequest, version, next_up=True)  # its decoder, compiled while the broker answers
         response = await self.send(request, version, self._config.connect_timeout_s)
         if response.error_code == ErrorCode.UNSUPPORTED_VERSION:
             # The broker answered at v0 with what it supports; ask again within its range.
@@ -214,6 +215,7 @@ class BrokerConnection:
         error: BaseException | None = None
         try:
             self._writer.write(frame)
+            warmup.written()
             while not future.done():
                 left = pending.expires - time.monotonic()
                 if left <= 0:

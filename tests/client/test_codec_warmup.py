@@ -1,0 +1,81 @@
+"""The codec warm-up (protocol.CodecWarmup): codecs a call will need are compiled while its
+first requests are on the wire, in the order they will be needed, and into the very cache
+kafka-python's own encode/decode read (so none is compiled twice)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from airflow_provider_kgroups.client.protocol import (
+    CLIENT_MAX_VERSIONS, ApiVersionsRequest, CodecWarmup, FindCoordinatorRequest, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataRequest, OffsetFetchRequest, compile_codecs,
+)
+
+
+def test_wanted_codecs_compile_after_a_write_next_up_first_each_once():
+    compiled: list[tuple[str, int]] = []
+    warmup = CodecWarmup(lambda cls, version: compiled.append((cls.__name__, version)))
+
+    async def main():
+        warmup.want(OffsetFetchRequest)  # the call's own request: after the lookups
+        warmup.want(MetadataRequest, next_up=True)
+        warmup.want(FindCoordinatorRequest, 4, next_up=True)
+        warmup.want(ApiVersionsRequest, 3, next_up=True)  # the handshake: first of all
+        warmup.want(OffsetFetchRequest)  # wanted twice: compiled once
+        warmup.want(ApiVersionsRequest, None)  # a version this client has: its highest
+        assert compiled == []  # nothing before a request is on the wire
+        warmup.written()
+        warmup.written()  # one chain of steps, not two
+        for _ in range(10):
+            await asyncio.sleep(0)
+        warmup.want(MetadataRequest)  # compiled already: not again
+        warmup.written()
+        await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert compiled == [("ApiVersionsRequest", 3), ("FindCoordinatorRequest", 4),
+                        ("MetadataRequest", CLIENT_MAX_VERSIONS[MetadataRequest]),
+                        ("OffsetFetchRequest", CLIENT_MAX_VERSIONS[OffsetFetchRequest])]
+
+
+def test_one_compile_per_event_loop_step():
+    """A response arriving meanwhile waits for one compile at most: each step compiles one."""
+    compiled: list[str] = []
+    warmup = CodecWarmup(lambda cls, version: compiled.append(cls.__name__))
+
+    async def main():
+        warmup.want(MetadataRequest)
+        warmup.want(OffsetFetchRequest)
+        warmup.written()
+        seen = []
+        for _ in range(3):
+            await asyncio.sleep(0)
+            seen.append(len(compiled))
+        return seen
+
+    assert asyncio.run(main()) == [1, 2, 2]
+
+
+def test_compiled_codecs_are_the_ones_encode_and_decode_use():
+    """After compile_codecs, encoding the request and decoding its response at that version
+    generate no further code: the warm-up fills kafka-python's own cache."""
+    version = 9
+    for cache in (ListOffsetsRequest._struct._compiled_encoders, ListOffsetsResponse._struct._compiled_encoders):
+        for key in [k for k in cache if version in k]:  # as in a fresh process (recompiled on use)
+            del cache[key]
+    compile_codecs(ListOffsetsRequest, version)
+    encoders = dict(ListOffsetsRequest._struct._compiled_encoders)
+    decoders = dict(ListOffsetsResponse._struct._compiled_encoders)
+    request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[
+        ListOffsetsRequest.ListOffsetsTopic(name="t", partitions=[
+            ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, timestamp=-1)])])
+    request.encode(version=version)
+    response = ListOffsetsResponse(throttle_time_ms=0, topics=[
+        ListOffsetsResponse.ListOffsetsTopicResponse(name="t", partitions=[
+            ListOffsetsResponse.ListOffsetsTopicResponse.ListOffsetsPartitionResponse(
+                partition_index=0, error_code=0, timestamp=-1, offset=42, leader_epoch=3)])])
+    decoded = ListOffsetsResponse.decode(response.encode(version=version), version=version)
+    assert decoded.topics[0].partitions[0].offset == 42
+    assert ListOffsetsRequest._struct._compiled_encoders.keys() == encoders.keys()
+    assert {k for k in ListOffsetsResponse._struct._compiled_encoders if k[0] == "decode"} == \
+        {k for k in decoders if k[0] == "decode"}
