@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any, Generic, Hashable, Iterator, Mapping, TypeVar
 
 from .errors import Failure
+from .frozen import fast_init
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -211,6 +212,7 @@ class GroupDescription:
                 "members": [m.to_dict() for m in self.members]}
 
 
+@fast_init  # one per group and partition: 36,000 for 3,000 groups
 @dataclass(frozen=True, slots=True)
 class CommittedOffset:
     """A group's commit for one partition. ``offset`` is None when the group has no commit there."""

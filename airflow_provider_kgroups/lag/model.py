@@ -8,6 +8,7 @@ from enum import Enum
 from typing import Any, Mapping
 
 from ..client.errors import Failure
+from ..client.frozen import fast_init
 from ..client.results import GroupState, TopicPartition
 
 
@@ -27,6 +28,7 @@ class LagFlag(str, Enum):
     ERROR = "error"  # the broker returned an error for this partition
 
 
+@fast_init  # built once per group and partition: 36,000 for 3,000 groups
 @dataclass(frozen=True, slots=True)
 class PartitionLag:
     topic: str
@@ -46,7 +48,7 @@ class PartitionLag:
     def to_dict(self) -> dict[str, Any]:
         return {"topic": self.topic, "partition": self.partition, "committed": self.committed,
                 "log_start": self.log_start, "log_end": self.log_end, "lag": self.lag,
-                "flags": sorted(f.value for f in self.flags), "assigned_to": self.assigned_to,
+                "flags": sorted(f.value for f in self.flags) if self.flags else [], "assigned_to": self.assigned_to,
                 "error": self.error.to_dict() if self.error else None}
 
 
@@ -78,8 +80,11 @@ class GroupLag:
         commit, or an error) or the group does not exist: an unknown lag is never summed as zero."""
         if self.not_found:
             return None
-        lags = [p.lag for p in self.partitions if self.counts_in_totals(p)]
-        if any(lag is None for lag in lags):
+        if self.policy is UnknownLagPolicy.IGNORE:
+            lags = [p.lag for p in self.partitions if self.counts_in_totals(p)]
+        else:  # every partition counts (counts_in_totals), without a call per partition
+            lags = [p.lag for p in self.partitions]
+        if None in lags:
             return None
         return sum(lags)  # type: ignore[arg-type]
 

@@ -150,3 +150,23 @@ def test_to_dict_is_json_ready():
     snap = compute_lag(*_inputs(), P.FROM_EARLIEST, T0)
     data = json.loads(json.dumps(snap.to_dict()))
     assert data["groups"]["g"]["total_lag"] == 40 and data["groups"]["g"]["policy"] == "from_earliest"
+
+
+def test_a_partition_whose_end_offset_was_not_read_is_an_error_and_keeps_its_log_start():
+    committed = {"g": offsets("g", {tp("t", 0): 5, tp("t", 1): 5})}
+    snap = compute_lag({"g": description("g")}, committed, {tp("t", 0): 2, tp("t", 1): 3}, {tp("t", 0): 10}, P.FAIL, T0)
+    read, unread = snap.groups["g"].partitions
+    assert (read.lag, read.log_start, read.flags) == (5, 2, frozenset())
+    assert (unread.lag, unread.log_start, unread.log_end, unread.flags) == (None, 3, None, {LagFlag.ERROR})
+    assert unread.error.message == "log end offset unknown" and snap.groups["g"].total_lag is None
+
+
+def test_an_end_offset_error_on_a_partition_without_a_commit_is_an_error_and_no_commit():
+    lag = partition_lag(tp("t", 0), committed=None, log_start=None, log_end=None, policy=P.FROM_LATEST,
+                        error=Failure(6, "not leader"))
+    assert lag.lag is None and lag.flags == {LagFlag.ERROR, LagFlag.NO_COMMIT} and lag.error.code == 6
+
+
+def test_a_commit_below_the_log_start_and_past_the_log_end_is_clamped_and_lost():
+    lag = partition_lag(tp("t", 0), committed=20, log_start=50, log_end=10, policy=P.FAIL)
+    assert lag.lag == 0 and lag.flags == {LagFlag.CLAMPED, LagFlag.LOST}
