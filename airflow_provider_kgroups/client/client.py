@@ -14,7 +14,6 @@ from .cluster import ClusterMetadata
 from .describe import describe_all
 from .config import ClientConfig
 from .deadline import check_seconds, current_deadline, deadline
-from .driver import Call, Driver
 from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, ErrorCode, Failure
 from .handlers.base import Handler
 from .handlers.delete_groups import DeleteGroupsHandler
@@ -26,6 +25,7 @@ from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
 from .handlers.offset_fetch import OffsetFetchHandler
 from .lookup import CoordinatorLookup, LeaderLookup
 from .protocol import MAX_STRING_BYTES, too_long
+from .runner import Call, InFlight, beside_bootstrap, locate, refresh, run
 from .results import (
     GROUP_TYPES, CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState,
     KeyedResults, ListedOffset, ListGroupsResult, RecordPage, RecordTimestamp, TopicDescription, TopicExistence,
@@ -130,6 +130,7 @@ class AsyncGroupsClient:
         self._limits = RequestLimits.of(config)
         self._coordinators = CoordinatorLookup(self.metadata, limits=self._limits)
         self._leaders = LeaderLookup(self.metadata)
+        self._in_flight = InFlight()  # lookups that calls running side by side share
         #: group id -> its type as a listing or a describe last reported it: the describe API to try first
         self._group_types: dict[str, str] = {}
 
@@ -148,7 +149,7 @@ class AsyncGroupsClient:
 
     def _call(self, timeout_s: float | None) -> Call:
         _check_timeout(timeout_s)
-        return Call.start(self.pool, self.config, timeout_s, current_deadline())
+        return Call.start(self.pool, self.metadata, self.config, timeout_s, current_deadline(), self._in_flight)
 
     def deadline(self, seconds: float | None = None) -> deadline:
         """One deadline for several calls: ``async with aclient.deadline(20): ...`` (or plain
@@ -158,7 +159,7 @@ class AsyncGroupsClient:
 
     async def _run(self, call: Call, handler: Handler, keys) -> KeyedResults:
         # raises NoBrokerAvailable when nothing answers Metadata
-        return await self.metadata.beside_bootstrap(call, Driver(call, handler).run(keys))
+        return await beside_bootstrap(call, run(call, handler, keys))
 
     async def _run_groups(self, call: Call, handler: Handler, group_ids: list[str]) -> KeyedResults:
         """``_run`` for group-keyed APIs: an id Kafka's protocol cannot carry fails alone, unsent
@@ -176,7 +177,7 @@ class AsyncGroupsClient:
         States match case-insensitively, as in Kafka (``stable`` is ``Stable``)."""
         handler = ListGroupsHandler(_group_states(states), _group_types(types))
         call = self._call(timeout_s)
-        await self.metadata.refresh(call)
+        await refresh(call)
         results = await self._run(call, handler, self.metadata.brokers)
         # While a coordinator moves, the old and the new broker may both list a group: one entry
         # per group id, as the Java admin client's listConsumerGroups keeps (by broker id here,
@@ -205,9 +206,9 @@ class AsyncGroupsClient:
         call = self._call(timeout_s)
         refused = unsendable_group_ids(ids)
         sendable = [g for g in ids if g not in refused]
-        result = await self.metadata.beside_bootstrap(call, describe_all(
-            lambda handler, keys: Driver(call, handler).run(keys), self._coordinators, sendable, self._group_types,
-            lambda keys: self._coordinators.lookup(keys, call), limits=self._limits)) if sendable else KeyedResults()
+        result = await beside_bootstrap(call, describe_all(
+            lambda handler, keys: run(call, handler, keys), self._coordinators, sendable, self._group_types,
+            lambda keys: locate(call, self._coordinators, keys), limits=self._limits)) if sendable else KeyedResults()
         for group_id, description in result.values.items():
             if description.state is GroupState.DEAD:
                 self._group_types.pop(group_id, None)
@@ -385,7 +386,7 @@ class AsyncGroupsClient:
         here is not proven absent; :meth:`check_topics` tells the two apart."""
         call = self._call(timeout_s)
         names = None if topics is None else sorted(set(topics))
-        await self.metadata.refresh(call, names)
+        await refresh(call, names)
         wanted = self.metadata.topics if names is None else {n: self.metadata.topics[n] for n in names
                                                              if n in self.metadata.topics}
         return dict(wanted)
@@ -407,7 +408,7 @@ class AsyncGroupsClient:
             raise ConfigurationError(f"topics: {bad[0]!r} is not a topic name.")
         if not names:
             return KeyedResults()
-        answered = await self.metadata.refresh(self._call(timeout_s), names)
+        answered = await refresh(self._call(timeout_s), names)
         values: dict[str, TopicExistence] = {}
         failures: dict[str, Failure] = {}
         for name in names:

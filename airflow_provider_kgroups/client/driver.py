@@ -1,36 +1,38 @@
-"""The one batching mechanism every operation runs on (after the Java admin client's driver).
+"""The one batching mechanism every operation runs on: a state machine with no I/O.
 
-Each key (a group, a partition, a broker) is in one of three stages: waiting for a
-lookup (which broker serves it?), mapped to a broker, or finished with a value or a
-:class:`Failure`. A :class:`Lookup` strategy maps keys to brokers; a handler
-(:class:`~.handlers.base.Handler`) builds requests for the keys mapped to one broker and reads each response into an
-:class:`Outcome`. The driver does the rest for every API alike: requests to different
-brokers in flight at once, several requests to one broker pipelined on its connection,
-a request whose response is over ``max_response_bytes`` split in two and sent again,
-per-key retries with backoff, re-lookup when a broker turns out to be wrong, and one
-deadline for the whole call.
+After the Java admin client's ``AdminApiDriver`` (clients/.../admin/internals/AdminApiDriver.java):
+each key (a group, a partition, a broker) is in one of three stages: waiting for a lookup
+(which broker serves it?), mapped to a broker, or finished with a value or a
+:class:`Failure`. A :class:`Lookup` maps keys to brokers (``AdminApiLookupStrategy``); a
+handler (:class:`~.handlers.base.Handler`, ``AdminApiHandler``) builds the requests for the
+keys mapped to one broker and reads each response into an :class:`Outcome`. Both have the
+same two functions, ``build`` and ``parse``.
+
+The driver never sends anything, never waits, never reads a clock: as ``AdminApiDriver.poll``
+/ ``onResponse`` / ``onFailure``, :meth:`Driver.poll` says which :class:`Dispatch` es to send
+now, :meth:`Driver.build` turns one into requests once the broker's API version is known,
+:meth:`Driver.on_response` / :meth:`Driver.on_failure` read what came back (a response over
+``max_response_bytes`` for several keys comes back as two smaller requests to send at once),
+and :meth:`Driver.complete` / :meth:`Driver.fail` settle the dispatch: values, failures,
+per-key retries after a backoff, re-lookups when a broker turned out to be wrong. The sending
+(connections, pipelining, deadline) is :mod:`.runner`'s alone (``KafkaAdminClient.invokeDriver``),
+so every retry rule here can be tested by feeding responses, with no socket.
 """
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import itertools
 import logging
-import random
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, Hashable, Iterable, Protocol, TypeVar
 
-from .config import ClientConfig
-from .deadline import Deadline
 from .errors import (
     CLIENT_DISCONNECTED, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected,
     BrokerThrottled, Failure, KafkaGroupsError, RequestTimeout, ResponseTooLarge, response_lost,
 )
-from .protocol import ApiMessage, warmup
+from .protocol import ApiMessage
 from .results import KeyedResults
-from .transport import BrokerConnection, ConnectionPool
 
 if TYPE_CHECKING:
     from .handlers.base import Handler
@@ -39,6 +41,9 @@ log = logging.getLogger(__name__)
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+
+LOOKUP, FULFIL = "lookup", "fulfil"
+ANY_BROKER = -1  # a lookup's destination: whichever broker the runner picks (leastLoadedNode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,99 +82,47 @@ class Outcome(Generic[K, V]):
         (self.unmapped if relookup else self.retry).add(key)
         self.reasons[key] = str(failure)
 
+    def only(self, keys: Iterable[K]) -> "Outcome[K, V]":
+        """A copy that says only what it says of ``keys``."""
+        keep = set(keys)
+        return Outcome({k: v for k, v in self.completed.items() if k in keep},
+                       {k: v for k, v in self.failed.items() if k in keep},
+                       self.unmapped & keep, self.retry & keep,
+                       {k: v for k, v in self.reasons.items() if k in keep},
+                       {k: v for k, v in self.notes.items() if k in keep})
+
 
 class Lookup(Protocol[K]):
-    """Which broker serves a key. ``lookup`` returns key -> node id in ``completed``."""
+    """Which broker serves a key (``AdminApiLookupStrategy``): ``parse`` puts key -> node id in
+    ``completed``. ``request_class`` None: the key names its broker, no request is needed
+    (``StaticBrokerStrategy``), and ``resolve(keys)`` answers at once."""
+
+    request_class: type[ApiMessage] | None
 
     def cached(self, key: K) -> int | None: ...
 
     def forget(self, keys: Iterable[K]) -> None: ...
 
-    async def lookup(self, keys: list[K], call: "Call") -> Outcome[K, int]: ...
+    def build(self, keys: list[K], version: int) -> list[RequestPlan[K]]: ...
+
+    def parse(self, plan: RequestPlan[K], response: Any) -> Outcome[K, int]: ...
 
 
-@dataclass
-class Call:
-    """What one public call shares: the pool, the deadline, the backoff policy."""
+@dataclass(eq=False)
+class Dispatch(Generic[K]):
+    """Keys to send now: to their lookup (``node`` is :data:`ANY_BROKER`) or to ``node``. What
+    its responses said so far collects in ``outcome`` until :meth:`Driver.complete`."""
 
-    pool: ConnectionPool
-    config: ClientConfig
-    deadline: float
-    limit: str = ""  # which timeout ends the call, for messages ("the 2 s deadline")
-
-    @classmethod
-    def start(cls, pool: ConnectionPool, config: ClientConfig, timeout_s: float | None,
-              enclosing: Deadline | None = None) -> "Call":
-        """Ends at the earlier of the call's own timeout and the ``enclosing`` deadline (a
-        command's, a hook verb's, a sensor check's: see :mod:`.deadline`)."""
-        own = timeout_s if timeout_s is not None else config.call_timeout_s
-        ends, limit = time.monotonic() + own, f"the call's {own:g} s timeout"
-        if enclosing is not None and enclosing.at < ends:
-            ends, limit = enclosing.at, enclosing.describe()
-        return cls(pool, config, ends, limit)
-
-    @property
-    def time_left(self) -> float:
-        return self.deadline - time.monotonic()
-
-    def check_time_left(self) -> None:
-        """Raise RequestTimeout, naming the limit, when nothing more may be sent."""
-        if self.time_left <= 0:
-            raise RequestTimeout(f"{self.limit or 'the deadline'} passed before a broker could be asked")
-
-    def request_timeout(self) -> float:
-        return max(0.001, min(self.config.request_timeout_s, self.time_left))
-
-    def backoff(self, attempt: int) -> float:
-        base = min(self.config.retry_backoff_max_s, self.config.retry_backoff_s * (2 ** max(0, attempt - 1)))
-        return base * random.uniform(0.8, 1.2)
-
-    async def send(self, conn: BrokerConnection, plan: RequestPlan) -> Any:
-        return await conn.send(plan.request, plan.version, self.request_timeout(), deadline=self.deadline)
-
-    async def connection(self, node: int) -> BrokerConnection:
-        """The connection to ``node``; waiting for it to open counts as a request (bounded alike)."""
-        self.check_time_left()
-        return await self.pool.get(node, timeout=self.request_timeout())
-
-    def expect(self, request_cls: type[ApiMessage], *, next_up: bool = False) -> None:
-        """This call will send ``request_cls``: its codecs may be compiled while earlier requests
-        are on the wire (see :class:`~.protocol.CodecWarmup`), at the version a live connection
-        speaks, else this client's highest."""
-        live = self.pool.live()
-        warmup.want(request_cls, live[0].version_for(request_cls) if live else None, next_up=next_up)
-
-    async def any_connection(self, exclude: Iterable[int] = ()) -> BrokerConnection:
-        """A connection to any broker but ``exclude``, each one tried for at most a request timeout."""
-        self.check_time_left()
-        return await self.pool.any(timeout=self.request_timeout(), exclude=exclude)
-
-
-async def send_splitting(call: Call, conn: BrokerConnection, plans: list[RequestPlan[K]],
-                         rebuild: Callable[[list[K]], list[RequestPlan[K]]],
-                         lost: Callable[[tuple[K, ...]], None] | None = None) -> list[tuple[RequestPlan[K], Any]]:
-    """Send ``plans`` pipelined on ``conn``; each ends with its response or its exception. A
-    response over ``max_response_bytes`` for several keys is not retried at the same size: its
-    keys are rebuilt as two halves and sent again at once (``lost`` hears of them first: the
-    broker did act on the request). One key alone keeps its :class:`ResponseTooLarge`."""
-    done: list[tuple[RequestPlan[K], Any]] = []
-    while plans:
-        sent, plans = plans, []
-        responses = await asyncio.gather(*(call.send(conn, plan) for plan in sent), return_exceptions=True)
-        for plan, response in zip(sent, responses):
-            if isinstance(response, ResponseTooLarge) and len(plan.keys) > 1:
-                if lost is not None:
-                    lost(plan.keys)
-                half = len(plan.keys) // 2
-                log.info("%s; splitting its %d keys in two", response, len(plan.keys))
-                plans += rebuild(list(plan.keys[:half])) + rebuild(list(plan.keys[half:]))
-            else:
-                done.append((plan, response))
-    return done
+    stage: str
+    node: int
+    keys: tuple[K, ...]
+    outcome: Outcome = field(default_factory=Outcome)
 
 
 def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome:
     """Where a request's keys go when it got no usable response."""
+    if not isinstance(error, Exception):  # cancelled, interrupted: not the broker's doing
+        raise error
     if isinstance(error, BrokerThrottled):  # no answer can come before the deadline: say why now
         failure = Failure(CLIENT_TIMEOUT, str(error))
         return Outcome(failed={key: failure for key in keys})
@@ -179,153 +132,185 @@ def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome:
     if isinstance(error, (BrokerDisconnected, RequestTimeout, ConnectionError, OSError)):
         # A dropped or silent broker: its keys go back to lookup, as in the Java client.
         return Outcome(unmapped=set(keys), reasons={key: str(error) for key in keys})
-    if isinstance(error, asyncio.CancelledError):
-        raise error
     failure = Failure(CLIENT_DISCONNECTED if isinstance(error, KafkaGroupsError) else CLIENT_UNSUPPORTED,
                       f"{type(error).__name__}: {error}")
     return Outcome(failed={key: failure for key in keys})
 
 
 class Driver(Generic[K, V]):
-    """Runs one handler over many keys until each key has a value or a failure."""
+    """One handler over many keys, until each key has a value or a failure.
 
-    def __init__(self, call: Call, handler: "Handler[K, V]") -> None:
-        self.call = call
+    ``backoff(attempt)`` is how long a key waits before its ``attempt``-th retry; times
+    (``now``) are the caller's monotonic clock. The handler's notes on a key (a lost
+    response, a grown byte budget) are kept for this run and handed back to it.
+    """
+
+    def __init__(self, handler: "Handler[K, V]", keys: Iterable[K], *, backoff: Callable[[int], float]) -> None:
         self.handler = handler
+        self.lookup = handler.lookup
         self.api = handler.api
         self.values: dict[K, V] = {}
         self.failures: dict[K, Failure] = {}
         self._notes: dict[K, Any] = {}  # what the handler remembers of each key during this run
+        self._backoff = backoff
         self._waiting_lookup: set[K] = set()
         self._mapped: dict[int, set[K]] = {}
+        self._in_flight: list[Dispatch[K]] = []
         self._attempts: dict[K, int] = {}
         self._delayed: list[tuple[float, int, str, int, frozenset]] = []  # (ready, seq, stage, node, keys)
         self._seq = itertools.count()
         self._last_error: dict[K, str] = {}
-
-    async def run(self, keys: Iterable[K]) -> KeyedResults[K, V]:
-        self.call.expect(self.handler.request_class)
         for key in dict.fromkeys(keys):
-            node = self.handler.lookup.cached(key)
+            node = self.lookup.cached(key)
             if node is None:
                 self._waiting_lookup.add(key)
             else:
                 self._mapped.setdefault(node, set()).add(key)
-        tasks: dict[asyncio.Task, tuple[str, int, tuple]] = {}
-        try:
-            while True:
-                self._release_delayed()
-                if self._waiting_lookup:
-                    batch = tuple(self._waiting_lookup)
-                    self._waiting_lookup.clear()
-                    tasks[asyncio.ensure_future(self.handler.lookup.lookup(list(batch), self.call))] = ("lookup", -1, batch)
-                for node, node_keys in list(self._mapped.items()):
-                    if node_keys:
-                        batch = tuple(node_keys)
-                        self._mapped[node] = set()
-                        tasks[asyncio.ensure_future(self._fulfil(node, list(batch)))] = ("fulfil", node, batch)
-                if not tasks and not self._delayed:
-                    break
-                wait_for = self.call.time_left
-                if self._delayed:
-                    wait_for = min(wait_for, self._delayed[0][0] - time.monotonic())
-                if self.call.time_left <= 0:
-                    self._expire(tasks)
-                    break
-                if not tasks:
-                    await asyncio.sleep(max(0.0, wait_for))
-                    continue
-                done, _ = await asyncio.wait(tasks, timeout=max(0.0, wait_for), return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    stage, node, batch = tasks.pop(task)
-                    self._absorb(stage, node, batch, task)
-        finally:
-            for task in tasks:
-                task.cancel()
-        return KeyedResults(values=self.values, failures=self.failures)
 
-    # -- one broker's share ------------------------------------------------------------------
+    # -- what to send ------------------------------------------------------------------------
 
-    async def _fulfil(self, node: int, keys: list[K]) -> Outcome[K, V]:
-        """Send every request for ``keys`` to ``node`` at once (pipelined) and merge the outcomes."""
-        conn = await self.call.connection(node)
-        version = conn.version_for(self.handler.request_class)
+    def poll(self, now: float) -> list[Dispatch[K]]:
+        """The dispatches to send now: one lookup for every key waiting for one, one dispatch
+        per broker for the keys mapped to it (sent beside any still in flight there)."""
+        self._release_delayed(now)
+        out: list[Dispatch[K]] = []
+        if self._waiting_lookup:
+            batch = tuple(self._waiting_lookup)
+            self._waiting_lookup.clear()
+            if self.lookup.request_class is None:
+                self._absorb(LOOKUP, ANY_BROKER, self.lookup.resolve(list(batch)), now)
+            else:
+                out.append(Dispatch(LOOKUP, ANY_BROKER, batch))
+        for node, node_keys in list(self._mapped.items()):
+            if node_keys:
+                out.append(Dispatch(FULFIL, node, tuple(node_keys)))
+                self._mapped[node] = set()
+        self._in_flight += out
+        return out
+
+    def build(self, dispatch: Dispatch[K], version: int | None,
+              keys: Iterable[K] | None = None) -> list[RequestPlan[K]]:
+        """The requests for ``dispatch`` (or for its ``keys`` only) to a broker whose newest
+        version of the API is ``version`` (None: it lacks the API). Keys its version cannot
+        carry are settled here, unsent."""
+        keys = list(dispatch.keys if keys is None else keys)
+        if dispatch.stage == LOOKUP:
+            return self.lookup.build(keys, version)
         if version is None:
-            return self.handler.unsupported(keys, node)
-        outcome: Outcome[K, V] = Outcome(failed=self.handler.refuse(keys, version, node))  # not sent
-        keys = [key for key in keys if key not in outcome.failed]
-        notes = self._notes
-        plans = self.handler.build(keys, version, notes) if keys else []
-        answered = await send_splitting(self.call, conn, plans, lambda ks: self.handler.build(ks, version, notes),
-                                        self._response_lost)
-        for plan, response in answered:
-            if isinstance(response, BaseException):
-                if response_lost(response):
-                    self._response_lost(plan.keys)
-                outcome.merge(self._transport_failure(plan.keys, response))
-            else:
-                outcome.merge(self.handler.parse(plan, response, notes))
-        return outcome
+            dispatch.outcome.merge(self.handler.unsupported(keys, dispatch.node))
+            return []
+        refused = self.handler.refuse(keys, version, dispatch.node)
+        dispatch.outcome.failed.update(refused)
+        keys = [key for key in keys if key not in refused]
+        return self.handler.build(keys, version, self._notes) if keys else []
 
-    def _response_lost(self, keys: tuple[K, ...]) -> None:
-        self._notes.update(self.handler.response_lost(keys))
+    # -- what came back ----------------------------------------------------------------------
 
-    def _transport_failure(self, keys: Iterable[K], error: BaseException) -> Outcome[K, V]:
-        return transport_failure(keys, error)
-
-    # -- bookkeeping -------------------------------------------------------------------------
-
-    def _absorb(self, stage: str, node: int, batch: tuple, task: asyncio.Task) -> None:
-        error = task.exception()
-        if error is not None:
-            outcome = self._transport_failure(batch, error)
-            if stage == "lookup":  # no broker answered the lookup: try the lookup again later
-                outcome = Outcome(retry=outcome.unmapped, failed=outcome.failed, reasons=outcome.reasons)
+    def on_response(self, dispatch: Dispatch[K], plan: RequestPlan[K], response: Any) -> list[RequestPlan[K]]:
+        if dispatch.stage == LOOKUP:
+            dispatch.outcome.merge(self.lookup.parse(plan, response))
         else:
-            outcome = task.result()
-        self.values.update(outcome.completed if stage == "fulfil" else {})
-        self.failures.update(outcome.failed)
-        self._last_error.update(outcome.reasons)
-        self._notes.update(outcome.notes)
-        if stage == "lookup":
-            for key, mapped_node in outcome.completed.items():
-                self._mapped.setdefault(mapped_node, set()).add(key)
-            self._delay("lookup", -1, outcome.retry | outcome.unmapped)
-            return
-        if outcome.unmapped:
-            self.handler.lookup.forget(outcome.unmapped)
-            self._delay("lookup", -1, outcome.unmapped)
-        self._delay("fulfil", node, outcome.retry)
+            dispatch.outcome.merge(self.handler.parse(plan, response, self._notes))
+        return []
 
-    def _delay(self, stage: str, node: int, keys: set[K]) -> None:
-        if not keys:
-            return
-        attempt = max(self._attempts.get(k, 0) for k in keys) + 1
-        for key in keys:
-            self._attempts[key] = attempt
-        ready = time.monotonic() + self.call.backoff(attempt)
-        heapq.heappush(self._delayed, (ready, next(self._seq), stage, node, frozenset(keys)))
-        log.debug("%s: %d key(s) back to %s in %.0f ms (attempt %d)", self.api, len(keys), stage,
-                  (ready - time.monotonic()) * 1000, attempt)
-
-    def _release_delayed(self) -> None:
-        now = time.monotonic()
-        while self._delayed and self._delayed[0][0] <= now:
-            _, _, stage, node, keys = heapq.heappop(self._delayed)
-            if stage == "lookup":
-                self._waiting_lookup |= keys
+    def on_failure(self, dispatch: Dispatch[K], plan: RequestPlan[K], error: BaseException) -> list[RequestPlan[K]]:
+        """``plan`` got no usable response. Returns the requests to send at once instead: a
+        response over ``max_response_bytes`` for several keys is not asked again at that size
+        but as two halves (the broker did act on it: ``response_lost`` hears of it). One key
+        alone keeps its :class:`ResponseTooLarge`."""
+        fulfil = dispatch.stage == FULFIL
+        if isinstance(error, ResponseTooLarge) and len(plan.keys) > 1:
+            if fulfil:
+                self._notes.update(self.handler.response_lost(plan.keys))
+            half = len(plan.keys) // 2
+            log.info("%s; splitting its %d keys in two", error, len(plan.keys))
+            if fulfil:
+                build = lambda keys: self.handler.build(keys, plan.version, self._notes)  # noqa: E731
             else:
-                self._mapped.setdefault(node, set()).update(keys)
+                build = lambda keys: self.lookup.build(keys, plan.version)  # noqa: E731
+            return build(list(plan.keys[:half])) + build(list(plan.keys[half:]))
+        if fulfil and response_lost(error):
+            self._notes.update(self.handler.response_lost(plan.keys))
+        dispatch.outcome.merge(transport_failure(plan.keys, error))
+        return []
 
-    def _expire(self, tasks: dict) -> None:
+    def adopt(self, dispatch: Dispatch[K], outcome: Outcome[K, Any]) -> None:
+        """An outcome read by someone else for some of ``dispatch``'s keys (a lookup another call
+        had in flight for them)."""
+        dispatch.outcome.merge(outcome)
+
+    def complete(self, dispatch: Dispatch[K], now: float) -> None:
+        """Every request of ``dispatch`` has its answer: settle its keys."""
+        self._in_flight.remove(dispatch)
+        self._absorb(dispatch.stage, dispatch.node, dispatch.outcome, now)
+
+    def fail(self, dispatch: Dispatch[K], error: BaseException, now: float) -> None:
+        """``dispatch`` could not be sent at all (no connection, no broker for its lookup)."""
+        self._in_flight.remove(dispatch)
+        outcome = transport_failure(dispatch.keys, error)
+        if dispatch.stage == LOOKUP:  # no broker answered the lookup: try the lookup again later
+            outcome = Outcome(retry=outcome.unmapped, failed=outcome.failed, reasons=outcome.reasons)
+        self._absorb(dispatch.stage, dispatch.node, outcome, now)
+
+    # -- where things stand ------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        """Nothing in flight, nothing waiting for its backoff (after a :meth:`poll`)."""
+        return not self._in_flight and not self._delayed
+
+    def next_wakeup(self) -> float | None:
+        """When the earliest key waiting for its backoff may go again."""
+        return self._delayed[0][0] if self._delayed else None
+
+    def expire(self, limit: str) -> None:
+        """The deadline passed: every key without an answer fails, naming its last error."""
         unfinished: set = set(self._waiting_lookup)
         for keys in self._mapped.values():
             unfinished |= keys
         for _, _, _, _, keys in self._delayed:
             unfinished |= keys
-        for _, _, batch in tasks.values():
-            unfinished |= set(batch)
+        for dispatch in self._in_flight:
+            unfinished |= set(dispatch.keys)
         for key in unfinished - self.values.keys() - self.failures.keys():
             detail = self._last_error.get(key)
-            self.failures[key] = Failure(CLIENT_TIMEOUT, f"{self.call.limit or 'deadline'} passed before a result"
+            self.failures[key] = Failure(CLIENT_TIMEOUT, f"{limit or 'deadline'} passed before a result"
                                          + (f"; last error: {detail}" if detail else ""))
+
+    def results(self) -> KeyedResults[K, V]:
+        return KeyedResults(values=self.values, failures=self.failures)
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def _absorb(self, stage: str, node: int, outcome: Outcome, now: float) -> None:
+        self.values.update(outcome.completed if stage == FULFIL else {})
+        self.failures.update(outcome.failed)
+        self._last_error.update(outcome.reasons)
+        self._notes.update(outcome.notes)
+        if stage == LOOKUP:
+            for key, mapped_node in outcome.completed.items():
+                self._mapped.setdefault(mapped_node, set()).add(key)
+            self._delay(LOOKUP, ANY_BROKER, outcome.retry | outcome.unmapped, now)
+            return
+        if outcome.unmapped:
+            self.lookup.forget(outcome.unmapped)
+            self._delay(LOOKUP, ANY_BROKER, outcome.unmapped, now)
+        self._delay(FULFIL, node, outcome.retry, now)
+
+    def _delay(self, stage: str, node: int, keys: set[K], now: float) -> None:
+        if not keys:
+            return
+        attempt = max(self._attempts.get(k, 0) for k in keys) + 1
+        for key in keys:
+            self._attempts[key] = attempt
+        wait = self._backoff(attempt)
+        heapq.heappush(self._delayed, (now + wait, next(self._seq), stage, node, frozenset(keys)))
+        log.debug("%s: %d key(s) back to %s in %.0f ms (attempt %d)", self.api, len(keys), stage, wait * 1000, attempt)
+
+    def _release_delayed(self, now: float) -> None:
+        while self._delayed and self._delayed[0][0] <= now:
+            _, _, stage, node, keys = heapq.heappop(self._delayed)
+            if stage == LOOKUP:
+                self._waiting_lookup |= keys
+            else:
+                self._mapped.setdefault(node, set()).update(keys)
