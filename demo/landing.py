@@ -27,22 +27,18 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from airflow_provider_kgroups.landing import write_file
-from demo.seed import apply_pause, keep_paused, wait_on_worker
+from demo.worker import ConsumerWorker, Worker
 
-__all__ = ["KEYS", "Produced", "OrderProducer", "LandingConsumer", "LandingError", "expected_totals",
-           "SESSION_TIMEOUT_MS"]
+__all__ = ["KEYS", "Produced", "OrderProducer", "LandingConsumer", "LandingError", "expected_totals"]
 
 KEYS = tuple(f"sku-{i}" for i in range(5))
-SESSION_TIMEOUT_MS = 6000
-T = TypeVar("T")
 
 
 class LandingError(RuntimeError):
@@ -82,45 +78,12 @@ def expected_totals(records: Iterable[Produced], ranges: Mapping[tuple[str, int]
     return {k: (v[0], v[1]) for k, v in sorted(out.items())}
 
 
-class _Waitable:
-    """A condition variable, a stop event, an error slot, and ``wait_for`` with a deadline."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._cond = threading.Condition()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.error: BaseException | None = None
-        self.closed = False
-
-    def wait_for(self, predicate: Callable[[Any], T], timeout: float, what: str) -> T:
-        return wait_on_worker(self, predicate, timeout, what, name=self.name, error_cls=LandingError)
-
-    def _start_thread(self, target: Callable[[], None]) -> None:
-        if self._thread is not None:
-            raise LandingError(f"{self.name} already started")
-        self._thread = threading.Thread(target=target, name=self.name, daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 15.0) -> None:
-        self._stop.set()
-        with self._cond:
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                raise LandingError(f"{self.name} did not stop within {timeout}s")
-
-    def _fail(self, exc: BaseException) -> None:
-        with self._cond:
-            self.error = exc
-            self._cond.notify_all()
-
-
-class OrderProducer(_Waitable):
+class OrderProducer(Worker):
     """Produces order records one per batch and keeps the acknowledged ones (``records``).
     :meth:`produce` writes synchronously; :meth:`start` writes ``rate_per_s`` records per second
     in a thread until :meth:`stop`."""
+
+    error_cls = LandingError
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, *, rate_per_s: float = 50.0,
                  client_id: str = "orders-producer", timeout: float = 30.0) -> None:
@@ -206,7 +169,7 @@ class OrderProducer(_Waitable):
             self._producer.close(timeout=self.timeout)
 
 
-class LandingConsumer(_Waitable):
+class LandingConsumer(ConsumerWorker):
     """A consumer group member that lands what it reads, as a Kafka Connect sink would: records
     are buffered per partition and flushed as one landing file (positions ``[before, after)``,
     :func:`airflow_provider_kgroups.landing.write_file`) once ``flush_records`` are buffered or
@@ -215,16 +178,16 @@ class LandingConsumer(_Waitable):
 
     ``max_records_per_s`` makes it slow on purpose (behind and catching up); :meth:`pause`
     stops fetching while the member stays in the group (buffered records are still flushed).
-    State (read under the condition): ``committed`` ({TopicPartition: offset}), ``files``
-    (paths written), ``landed`` (records), ``assignment``, ``joined_in``, ``error``."""
+    The thread, the waits, pause and resume: demo.worker.ConsumerWorker. State (read under the
+    condition), besides ConsumerWorker's: ``files`` (paths written), ``landed`` (records)."""
+
+    error_cls = LandingError
 
     def __init__(self, bootstrap: str, group_id: str, topics: Iterable[str], root: str, *, fmt: str = "jsonl",
                  max_poll_records: int = 500, max_records_per_s: float | None = None, flush_records: int = 200,
-                 flush_interval_s: float = 0.5,
-                 session_timeout_ms: int = SESSION_TIMEOUT_MS, client_id: str | None = None) -> None:
-        super().__init__(f"landing consumer {group_id!r}")
-        self.group_id = group_id
-        self.topics = list(topics)
+                 flush_interval_s: float = 0.5, client_id: str | None = None, **consumer_config) -> None:
+        super().__init__(f"landing consumer {group_id!r}", bootstrap, group_id, topics, client_id=client_id or group_id,
+                         fetch_max_wait_ms=100, **consumer_config)
         self.root = root
         self.fmt = fmt
         self.max_poll_records = max_poll_records
@@ -232,51 +195,15 @@ class LandingConsumer(_Waitable):
         self.flush_records = flush_records
         self.flush_interval_s = flush_interval_s
         self._buffers: dict[TopicPartition, tuple[float, list]] = {}  # tp -> (first buffered at, records)
-        self._config = dict(bootstrap_servers=bootstrap, group_id=group_id, client_id=client_id or group_id,
-                            enable_auto_commit=False, auto_offset_reset="earliest",
-                            session_timeout_ms=session_timeout_ms,
-                            heartbeat_interval_ms=max(100, session_timeout_ms // 6), fetch_max_wait_ms=100)
-        self._paused = False
-        self._paused_applied = False
-        self._started_at: float | None = None
         self._next: dict[TopicPartition, int] = {}  # position after the last landed batch
-        self.committed: dict[TopicPartition, int] = {}
         self.files: list[str] = []
         self.landed = 0
-        self.assignment: frozenset[TopicPartition] = frozenset()
-        self.joined_in: float | None = None
 
     def __enter__(self) -> "LandingConsumer":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def start(self) -> "LandingConsumer":
-        self._started_at = time.monotonic()
-        self._start_thread(self._run)
-        return self
-
-    def pause(self, timeout: float = 30.0) -> None:
-        """Stop fetching; returns once the worker paused its partitions (no batch in flight)."""
-        with self._cond:
-            self._paused = True
-        self.wait_for(lambda s: s._paused_applied, timeout, "the consumer to pause")
-
-    def resume(self, timeout: float = 30.0) -> None:
-        with self._cond:
-            self._paused = False
-        self.wait_for(lambda s: not s._paused_applied, timeout, "the consumer to resume")
-
-    def wait_assigned(self, timeout: float = 30.0) -> frozenset[TopicPartition]:
-        return self.wait_for(lambda s: s.assignment, timeout, "an assignment")
-
-    def wait_committed(self, offsets: Mapping[tuple[str, int], int], timeout: float = 30.0) -> dict:
-        """Wait until at least ``offsets`` ({(topic, partition): offset}) are landed and committed."""
-        wanted = {TopicPartition(t, p): o for (t, p), o in offsets.items()}
-        return self.wait_for(lambda s: dict(s.committed) if all(s.committed.get(k, -1) >= v
-                                                                 for k, v in wanted.items()) else None,
-                             timeout, f"commits {sorted((str(k), v) for k, v in wanted.items())}")
 
     def _land(self, tp: TopicPartition, records: list) -> int:
         first = records[0].offset
@@ -310,46 +237,23 @@ class LandingConsumer(_Waitable):
             self._cond.notify_all()
         return sum(len(r) for r in due.values())
 
-    def _run(self) -> None:
-        consumer = None
-        try:
-            consumer = KafkaConsumer(**self._config)
-            consumer.subscribe(self.topics)
-            paused_applied = False
-            while not self._stop.is_set():
-                with self._cond:
-                    want_paused = self._paused
-                paused_applied = apply_pause(consumer, want_paused, paused_applied)
-                batches = consumer.poll(timeout_ms=100, max_records=self.max_poll_records)
-                assignment = frozenset(consumer.assignment())
-                for tp in [tp for tp in self._buffers if tp not in assignment]:  # revoked: not ours to land
-                    del self._buffers[tp]
-                    self._next.pop(tp, None)
-                count = 0
-                for tp, records in batches.items():
-                    if records:
-                        count += len(records)
-                        self._buffers.setdefault(tp, (time.monotonic(), []))[1].extend(records)
-                self._flush(consumer)
-                keep_paused(consumer, paused_applied, assignment)
-                with self._cond:
-                    if assignment and self.joined_in is None:
-                        self.joined_in = time.monotonic() - (self._started_at or time.monotonic())
-                    self.assignment = assignment
-                    self._paused_applied = paused_applied
-                    self._cond.notify_all()
-                if count and self.max_records_per_s:
-                    self._stop.wait(count / self.max_records_per_s)
-            self._flush(consumer, force=True)  # a clean stop lands and commits what it holds
-        except BaseException as exc:  # surfaced to waiters
-            self._fail(exc)
-        finally:
-            if consumer is not None:
-                try:
-                    consumer.close(autocommit=False)
-                except Exception as exc:
-                    self.error = self.error or exc
-            with self._cond:
-                self.closed = True
-                self.assignment = frozenset()
-                self._cond.notify_all()
+    def _step(self, consumer: KafkaConsumer) -> int:
+        batches = consumer.poll(timeout_ms=100, max_records=self.max_poll_records)
+        assignment = consumer.assignment()
+        for tp in [tp for tp in self._buffers if tp not in assignment]:  # revoked: not ours to land
+            del self._buffers[tp]
+            self._next.pop(tp, None)
+        count = 0
+        for tp, records in batches.items():
+            if records:
+                count += len(records)
+                self._buffers.setdefault(tp, (time.monotonic(), []))[1].extend(records)
+        self._flush(consumer)
+        return count
+
+    def _pace(self, count: int) -> None:
+        if count and self.max_records_per_s:
+            self._stop.wait(count / self.max_records_per_s)
+
+    def _finish(self, consumer: KafkaConsumer) -> None:
+        self._flush(consumer, force=True)  # a clean stop lands and commits what it holds

@@ -23,12 +23,9 @@ Why it is written this way (Tansu 0.6.0, seen on this machine):
   one OffsetCommit per group on the admin client's connection: 300 groups in ~0.2-0.3 s.
 * A short-lived producer per produce call (see ``Seeder._new_producer`` for the
   kafka-python bug that rules out a long-lived one).
-* A joining consumer uses ``session_timeout_ms=6000`` (:data:`LIVE_SESSION_TIMEOUT_MS`):
-  Tansu holds the first JoinGroup for half the member's session timeout (kafka-python's
-  default 45 s gives the ~22 s joins people saw; 6 s, Apache Kafka's minimum, gives ~3 s).
 
-Consumers that run in a thread (``demo.landing.LandingConsumer``, the tests' ``LiveConsumer``)
-share :func:`wait_on_worker`, :func:`apply_pause` and :func:`keep_paused`.
+Consumers that run in a thread (the demo's landing consumer, the tests' live consumer) are
+in demo/worker.py.
 """
 
 from __future__ import annotations
@@ -37,18 +34,15 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, Union
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 __all__ = [
-    "BASE_TIMESTAMP_MS", "DEFAULT_TIMEOUT", "LIVE_SESSION_TIMEOUT_MS", "SeedError", "Seeder", "TP",
-    "apply_pause", "keep_paused", "tp", "wait_on_worker", "wait_until",
+    "BASE_TIMESTAMP_MS", "DEFAULT_TIMEOUT", "SeedError", "Seeder", "TP", "tp", "wait_until",
 ]
 
 DEFAULT_TIMEOUT = 30.0
-#: Session timeout for joining consumers: Tansu's first JoinGroup takes half of it.
-LIVE_SESSION_TIMEOUT_MS = 6000
 #: The base of the timestamps ``Seeder.produce`` gives records unless told otherwise
 #: (2023-11-14T22:13:20Z: far from "now", so a test can tell it from broker time).
 BASE_TIMESTAMP_MS = 1_700_000_000_000
@@ -79,27 +73,6 @@ def wait_until(predicate: Callable[[], T], timeout: float, what: str,
         if left <= 0:
             raise SeedError(f"timed out after {timeout:.1f}s waiting for {what}")
         time.sleep(min(interval, left))
-
-
-def wait_on_worker(worker: Any, predicate: Callable[[Any], T], timeout: float, what: str, *, name: str,
-                   error_cls: type[Exception], detail: Callable[[], str] = lambda: "") -> T:
-    """Wait on a background worker's condition variable (``worker._cond``) until
-    ``predicate(worker)`` is truthy; fail at once if the worker failed (``worker.error``) or
-    stopped (``worker.closed``), and with ``error_cls`` naming ``what`` past the deadline."""
-    deadline = time.monotonic() + timeout
-    with worker._cond:
-        while True:
-            if worker.error is not None:
-                raise error_cls(f"{name} failed: {worker.error!r}") from worker.error
-            value = predicate(worker)
-            if value:
-                return value
-            if worker.closed:
-                raise error_cls(f"{name} stopped while waiting for {what}")
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise error_cls(f"timed out after {timeout:.1f}s waiting for {what} ({name}{detail()})")
-            worker._cond.wait(left)
 
 
 class Seeder:
@@ -255,24 +228,3 @@ class Seeder:
         """Committed offsets of a group, read with kafka-python (OffsetFetch, all topics)."""
         result = self.admin.list_group_offsets({group_id: None})
         return {k: v.offset for k, v in result.get(group_id, {}).items() if v.offset >= 0}
-
-
-# -- consumers in a thread --------------------------------------------------------------------
-
-def apply_pause(consumer: KafkaConsumer, want_paused: bool, paused_applied: bool) -> bool:
-    """Carry out a pause/resume request from another thread once partitions are assigned (a
-    pause before the first assignment would pause nothing); returns the state now applied."""
-    assigned = consumer.assignment()
-    if want_paused == paused_applied or not (assigned or not want_paused):
-        return paused_applied
-    if want_paused:
-        consumer.pause(*assigned)
-    else:
-        consumer.resume(*consumer.paused())
-    return want_paused
-
-
-def keep_paused(consumer: KafkaConsumer, paused_applied: bool, assignment: frozenset) -> None:
-    """A rebalance may bring new partitions to a paused member: pause them too."""
-    if paused_applied and assignment - consumer.paused():
-        consumer.pause(*assignment)

@@ -9,197 +9,74 @@ read with the kafka.protocol codec over a plain socket (:func:`group_state`).
         live.wait_assigned()
         live.wait_committed({("orders", 0): 5})
 
-The broker and the seeder are the demo's (``demo.tansu``, ``demo.seed``); see demo/seed.py for
-the Tansu 0.6.0 facts behind the session timeout.
+The broker, the seeder and the consumer thread are the demo's (``demo.tansu``, ``demo.seed``,
+``demo.worker``; the latter says why the session timeout is 6 s on Tansu).
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from kafka import KafkaConsumer
 from kafka.protocol.admin import DescribeGroupsRequest
-from kafka.structs import OffsetAndMetadata, TopicPartition
+from kafka.structs import OffsetAndMetadata
 
-from demo.seed import (
-    BASE_TIMESTAMP_MS, DEFAULT_TIMEOUT, LIVE_SESSION_TIMEOUT_MS, TP, SeedError, Seeder, apply_pause, keep_paused, tp,
-    wait_on_worker, wait_until,
-)
+from demo.seed import BASE_TIMESTAMP_MS, DEFAULT_TIMEOUT, SeedError, Seeder, wait_until
+from demo.worker import ConsumerWorker
 from tests.support.wire import WireConnection
 
 __all__ = ["LiveConsumer", "LiveGroup", "describe_group", "group_state", "start_live_group"]
 
-T = TypeVar("T")
 
-
-class LiveConsumer:
+class LiveConsumer(ConsumerWorker):
     """A kafka-python KafkaConsumer that subscribes, joins, consumes and commits in a
-    background thread until :meth:`stop`.
-
-    All KafkaConsumer calls happen on the worker thread; other threads read the state
-    below (under a condition variable) and wait on it with deadlines.
+    background thread until :meth:`stop` (demo.worker.ConsumerWorker: the thread, the waits,
+    pause and resume).
 
     After every poll that returned records it commits, synchronously, the offset after the
     last record it received per partition (``commit=False`` to never commit). A partition
-    that never had a record gets no commit. :meth:`pause` stops fetching (the member stays
-    in the group and keeps heartbeating); :meth:`resume` starts again.
+    that never had a record gets no commit.
 
-    State: ``assignment`` (frozenset of TopicPartition), ``committed`` ({tp: offset} this
-    member committed), ``consumed`` (records received), ``member_id``, ``generation_id``,
-    ``joined_in`` (seconds from start to the first assignment), ``error`` (an exception
-    that stopped the worker, re-raised by the ``wait_*`` methods).
+    State, besides ConsumerWorker's: ``consumed`` (records received), ``member_id``,
+    ``generation_id``.
     """
 
+    error_cls = SeedError
+
     def __init__(self, bootstrap: str, group_id: str, topics: Iterable[str], *,
-                 client_id: str | None = None, commit: bool = True,
-                 session_timeout_ms: int = LIVE_SESSION_TIMEOUT_MS,
-                 heartbeat_interval_ms: int | None = None, poll_timeout_ms: int = 50,
-                 auto_offset_reset: str = "earliest", **consumer_config: Any) -> None:
-        self.bootstrap = bootstrap
-        self.group_id = group_id
-        self.topics = list(topics)
-        self.client_id = client_id or f"live-{group_id}"
+                 client_id: str | None = None, commit: bool = True, poll_timeout_ms: int = 50,
+                 **consumer_config: Any) -> None:
+        super().__init__(f"live consumer {group_id!r}", bootstrap, group_id, topics,
+                         client_id=client_id or f"live-{group_id}", **consumer_config)
         self._commit = commit
         self._poll_timeout_ms = poll_timeout_ms
-        self._config = dict(
-            bootstrap_servers=bootstrap, group_id=group_id, client_id=self.client_id,
-            enable_auto_commit=False, auto_offset_reset=auto_offset_reset,
-            session_timeout_ms=session_timeout_ms,
-            heartbeat_interval_ms=heartbeat_interval_ms or max(100, session_timeout_ms // 6),
-        )
-        self._config.update(consumer_config)
-        self._cond = threading.Condition()
-        self._stop = threading.Event()
-        self._paused = False
-        self._paused_applied = False
-        self._thread: threading.Thread | None = None
-        self._started_at: float | None = None
-        self.assignment: frozenset[TopicPartition] = frozenset()
-        self.committed: dict[TopicPartition, int] = {}
         self.consumed = 0
         self.member_id: str | None = None
         self.generation_id: int | None = None
-        self.joined_in: float | None = None
-        self.error: BaseException | None = None
-        self.closed = False
-
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def start(self) -> "LiveConsumer":
-        if self._thread is not None:
-            raise SeedError("LiveConsumer already started")
-        self._started_at = time.monotonic()
-        self._thread = threading.Thread(target=self._run, name=f"live-consumer-{self.group_id}",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self, timeout: float = 15.0) -> None:
-        """Leave the group (KafkaConsumer.close sends LeaveGroup) and end the thread."""
-        self._stop.set()
-        with self._cond:
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                raise SeedError(f"live consumer {self.group_id!r} did not stop within {timeout}s")
 
     def __enter__(self) -> "LiveConsumer":
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.stop()  # KafkaConsumer.close sends LeaveGroup
 
-    def pause(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Stop fetching; returns once the worker has paused its assigned partitions (the
-        member stays in the group and keeps heartbeating)."""
-        with self._cond:
-            self._paused = True
-        self.wait_for(lambda s: s._paused_applied, timeout, "the consumer to pause")
-
-    def resume(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        with self._cond:
-            self._paused = False
-        self.wait_for(lambda s: not s._paused_applied, timeout, "the consumer to resume")
-
-    # -- waiting ----------------------------------------------------------------------------
-
-    def wait_for(self, predicate: Callable[["LiveConsumer"], T], timeout: float, what: str) -> T:
-        """Wait (condition variable, deadline) until ``predicate(self)`` is truthy."""
-        return wait_on_worker(self, predicate, timeout, what, name=f"live consumer {self.group_id!r}",
-                              error_cls=SeedError,
-                              detail=lambda: f", assignment {sorted(self.assignment)}, committed {self.committed}")
-
-    def wait_assigned(self, timeout: float = DEFAULT_TIMEOUT,
-                      partitions: Iterable[TP] | None = None) -> frozenset[TopicPartition]:
-        """Wait for a non-empty assignment (or one that covers ``partitions``)."""
-        wanted = {tp(p) for p in partitions} if partitions is not None else None
-        return self.wait_for(
-            lambda s: s.assignment if s.assignment and (wanted is None or wanted <= s.assignment) else None,
-            timeout, f"an assignment{'' if wanted is None else f' covering {sorted(wanted)}'}")
-
-    def wait_committed(self, offsets: Mapping[TP, int], timeout: float = DEFAULT_TIMEOUT) -> dict[TopicPartition, int]:
-        """Wait until this member has committed at least ``offsets``."""
-        wanted = {tp(k): v for k, v in offsets.items()}
-        return self.wait_for(
-            lambda s: dict(s.committed) if all(s.committed.get(k, -1) >= v for k, v in wanted.items()) else None,
-            timeout, f"commits {wanted}")
-
-    # -- worker -----------------------------------------------------------------------------
-
-    def _run(self) -> None:
-        consumer = None
-        try:
-            consumer = KafkaConsumer(**self._config)
-            consumer.subscribe(self.topics)
-            paused_applied = False
-            while not self._stop.is_set():
-                with self._cond:
-                    want_paused = self._paused
-                paused_applied = apply_pause(consumer, want_paused, paused_applied)
-                batches = consumer.poll(timeout_ms=self._poll_timeout_ms)
-                to_commit = {}
-                count = 0
-                for partition, records in batches.items():
-                    if records:
-                        count += len(records)
-                        to_commit[partition] = OffsetAndMetadata(records[-1].offset + 1, "", -1)
-                if to_commit and self._commit:
-                    consumer.commit(to_commit)
-                meta = consumer.group_metadata()
-                assignment = frozenset(consumer.assignment())
-                keep_paused(consumer, paused_applied, assignment)
-                with self._cond:
-                    if assignment and self.joined_in is None:
-                        self.joined_in = time.monotonic() - (self._started_at or time.monotonic())
-                    self.assignment = assignment
-                    self.member_id = meta.member_id or None
-                    self.generation_id = meta.generation_id
-                    self.consumed += count
-                    self._paused_applied = paused_applied
-                    if self._commit:
-                        for partition, oam in to_commit.items():
-                            self.committed[partition] = oam.offset
-                    self._cond.notify_all()
-        except BaseException as exc:  # surfaced to waiters
+    def _step(self, consumer: KafkaConsumer) -> int:
+        batches = consumer.poll(timeout_ms=self._poll_timeout_ms)
+        to_commit = {partition: OffsetAndMetadata(records[-1].offset + 1, "", -1)
+                     for partition, records in batches.items() if records}
+        if to_commit and self._commit:
+            consumer.commit(to_commit)
             with self._cond:
-                self.error = exc
-                self._cond.notify_all()
-        finally:
-            if consumer is not None:
-                try:
-                    consumer.close(autocommit=False)
-                except Exception as exc:
-                    with self._cond:
-                        self.error = self.error or exc
-            with self._cond:
-                self.closed = True
-                self.assignment = frozenset()
-                self._cond.notify_all()
+                self.committed.update((partition, oam.offset) for partition, oam in to_commit.items())
+        return sum(len(records) for records in batches.values())
+
+    def _publish(self, consumer: KafkaConsumer, count: int) -> None:
+        meta = consumer.group_metadata()
+        self.member_id = meta.member_id or None
+        self.generation_id = meta.generation_id
+        self.consumed += count
 
 
 # -- a ready-made live group ------------------------------------------------------------------
