@@ -86,7 +86,7 @@ def summary(records, log: Path) -> bool:
             say("  connect  no Kafka Connect evidence in the audit record (connect_conn_ids not set?)")
         if s.get("backup_url"):
             say(f"  backup   {rel(s['backup_url'])}   (undo: KafkaGroupsHook('kgroups_default')"
-                f".restoreoffsets_of({s['backup_url']!r}))")
+                f".restore_offsets({s['backup_url']!r}))")
     else:
         ok = False
         say("\nCleanup: no audit record (see the log)")
