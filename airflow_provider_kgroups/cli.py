@@ -7,7 +7,8 @@ verb, each a thin layer over the client, the lag engine and the cleanup package.
 """
 
 # Only the standard library at import: the arguments are parsed (and ``--help`` answered)
-# before the client, the lag engine or kafka-python's codec are loaded (~300 ms).
+# before the client, the lag engine or kafka-python's codec are loaded (~300 ms); even the
+# client's errors (dataclasses, kafka.errors: ~10 ms) load only once a verb runs.
 
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ import os
 import shlex
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
-
-from .client.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from .cleanup import CleanupPolicy
@@ -67,44 +66,80 @@ def add_common_options(parser: argparse.ArgumentParser, *, in_verb: bool) -> Non
                      help="log every request (API, version, broker, time)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kgroups", description=__doc__.split("\n\n")[0])
-    add_common_options(parser, in_verb=False)
-    verbs = parser.add_subparsers(dest="command", required=True)
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size's answer without importing shutil (and bz2, lzma with it)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
 
-    class Verbs:  # every verb also takes the common options
-        @staticmethod
-        def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-            sub = verbs.add_parser(name, **kwargs)
-            add_common_options(sub, in_verb=True)
-            return sub
 
-    commands = Verbs()
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         width if width is not None else _terminal_columns() - 2)
 
-    def selection(sub: argparse.ArgumentParser, required: bool = True) -> None:
-        sub.add_argument("groups", nargs="*", help="exact group ids")
-        sub.add_argument("--pattern", "-p", action="append", default=[],
-                         help="glob ('orders-*') or 're:<regex>', repeatable")
-        sub.add_argument("--exclude", action="append", default=[], help="pattern to leave out, repeatable")
 
-    groups = commands.add_parser("groups", help="list groups with their states")
+class _VerbParser(argparse.ArgumentParser):
+    """A verb's parser whose arguments are added when it is first used (parsed, or its help or
+    usage shown): ``kgroups lag ...`` builds the lag verb's arguments only and ``kgroups --help``
+    none (argparse spends about a millisecond per verb's arguments)."""
+
+    def __init__(self, *args: Any, fill: Callable[[argparse.ArgumentParser], None] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fill = fill
+
+    def _filled(self) -> None:
+        fill, self._fill = self._fill, None
+        if fill is not None:
+            add_common_options(self, in_verb=True)  # every verb also takes the common options
+            fill(self)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        self._filled()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._filled()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._filled()
+        return super().format_help()
+
+
+def _selection(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("groups", nargs="*", help="exact group ids")
+    sub.add_argument("--pattern", "-p", action="append", default=[],
+                     help="glob ('orders-*') or 're:<regex>', repeatable")
+    sub.add_argument("--exclude", action="append", default=[], help="pattern to leave out, repeatable")
+
+
+def _groups_arguments(groups: argparse.ArgumentParser) -> None:
     groups.add_argument("--state", action="append", default=[], help="only groups in this state (repeatable)")
     groups.add_argument("--type", action="append", default=[], help="only groups of this type: classic, consumer")
-    selection(commands.add_parser("describe", help="state, members and assignments"))
-    lag = commands.add_parser("lag", help="committed vs log-end offset per partition, totals per group and topic")
-    selection(lag)
+
+
+def _lag_arguments(lag: argparse.ArgumentParser) -> None:
+    _selection(lag)
     lag.add_argument("--unknown-lag", choices=("fail", "ignore", "from_earliest", "from_latest"), default="fail",
                      help="how to count partitions without a commit (default: fail = unknown)")
     lag.add_argument("--read-committed", action="store_true", help="end offsets for transactional topics")
     lag.add_argument("--seconds", action="store_true",
                      help="also the lag in seconds of each group's worst partition (age of the oldest unread "
                           "record: one extra Fetch round per partition leader)")
-    delete = commands.add_parser(
-        "delete", help="delete groups safely (dry run unless --yes)",
-        description="Named groups are deleted when Empty (the evidence is reported); a pattern selects only groups "
-                    "the evidence calls dead. Deny patterns protect system groups. Offsets are backed up (and read "
-                    "back) before any delete; the restore command is printed.")
-    selection(delete)
+
+
+def _delete_arguments(delete: argparse.ArgumentParser) -> None:
+    _selection(delete)
     delete.add_argument("--yes", action="store_true", help="really delete; without it nothing is changed")
     delete.add_argument("--history-url", help="the lag history store (kgroups_snapshot DAG): evidence of idleness")
     delete.add_argument("--idle-hours", type=float, default=7 * 24.0,
@@ -122,15 +157,36 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Kafka Connect REST URL (repeatable); credentials: connect.* in --command-config")
     delete.add_argument("--backup-url", default=DEFAULT_BACKUP_URL,
                         help=f"where offset backups and audit records go (default {DEFAULT_BACKUP_URL})")
-    restore = commands.add_parser("restore", help="commit the offsets of a backup taken by delete")
+
+
+def _restore_arguments(restore: argparse.ArgumentParser) -> None:
     restore.add_argument("backup_url", help="the backup's URL (printed by delete)")
     restore.add_argument("groups", nargs="*", help="only these groups (default: every group in the backup)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kgroups", description=__doc__.split("\n\n")[0], formatter_class=_Formatter)
+    add_common_options(parser, in_verb=False)
+    verbs = parser.add_subparsers(dest="command", required=True, parser_class=_VerbParser)
+    verbs.add_parser("groups", help="list groups with their states", formatter_class=_Formatter,
+                     fill=_groups_arguments)
+    verbs.add_parser("describe", help="state, members and assignments", formatter_class=_Formatter, fill=_selection)
+    verbs.add_parser("lag", help="committed vs log-end offset per partition, totals per group and topic",
+                     formatter_class=_Formatter, fill=_lag_arguments)
+    verbs.add_parser(
+        "delete", help="delete groups safely (dry run unless --yes)", formatter_class=_Formatter,
+        description="Named groups are deleted when Empty (the evidence is reported); a pattern selects only groups "
+                    "the evidence calls dead. Deny patterns protect system groups. Offsets are backed up (and read "
+                    "back) before any delete; the restore command is printed.", fill=_delete_arguments)
+    verbs.add_parser("restore", help="commit the offsets of a backup taken by delete", formatter_class=_Formatter,
+                     fill=_restore_arguments)
     return parser
 
 
 def client_config(args: argparse.Namespace) -> ClientConfig:
-    from .client.properties import config_from_kafka_properties, read_properties_file
     from .client.deadline import check_seconds
+    from .client.errors import ConfigurationError
+    from .client.properties import config_from_kafka_properties, read_properties_file
     from .connect import split_connect_properties
 
     if args.timeout is not None:
@@ -148,6 +204,7 @@ def selected_groups(client: GroupsClient, args: argparse.Namespace, progress: Pr
     """The shared selection routine: a broker whose listing failed makes a pattern selection
     refuse (IncompleteListingError, exit 1, the brokers named) rather than drop its groups."""
     from .client import GroupSelector
+    from .client.errors import ConfigurationError
     from .client.selection import select_groups
 
     selector = GroupSelector(ids=tuple(args.groups), patterns=tuple(args.pattern), exclude=tuple(args.exclude))
@@ -331,6 +388,7 @@ def delete_policy(args) -> "CleanupPolicy":
     """The delete options as a policy: every check before any network call."""
     from .cleanup import CleanupPolicy
     from .client import GroupSelector
+    from .client.errors import ConfigurationError
     from .lag.deadgroups import DeadGroupRules
 
     rules = DeadGroupRules(idle_hours=args.idle_hours, allow=tuple(args.allow), deny=tuple(args.deny),
@@ -426,6 +484,7 @@ def prepare(args) -> None:
         clusters = connect_configs_from_properties(properties, args.connect_url)
         args.prepared = (delete_policy(args), clusters)
     elif args.command == "restore":
+        from .client.errors import ConfigurationError
         from .history.backup import load_backup
 
         backup = load_backup(args.backup_url)
@@ -466,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import logging
 
-    from .client import AuthenticationError, GroupsClient, KafkaGroupsError, NoBrokerAvailable
+    from .client import AuthenticationError, ConfigurationError, GroupsClient, KafkaGroupsError, NoBrokerAvailable
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     if args.verbose:

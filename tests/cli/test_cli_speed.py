@@ -111,10 +111,13 @@ def test_table_without_seconds_has_no_seconds_column(cluster, capsys):
 
 
 def test_help_loads_neither_the_client_nor_the_lag_engine():
+    """Nor the client's errors (dataclasses, kafka.errors), logging, or shutil (argparse imports
+    it, and bz2 and lzma with it, for the terminal width: the CLI asks os itself)."""
     probe = ("import sys\nfrom airflow_provider_kgroups.cli import main\n"
              "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
              "heavy = ['airflow_provider_kgroups.client.client', 'airflow_provider_kgroups.lag.snapshot', "
-             "'kafka.protocol', 'airflow_provider_kgroups.connect']\n"
+             "'kafka.protocol', 'airflow_provider_kgroups.connect', 'airflow_provider_kgroups.client.errors', "
+             "'kafka.errors', 'dataclasses', 'shutil', 'logging']\n"
              "print('LOADED', [m for m in heavy if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "usage: kgroups" in out
@@ -133,3 +136,24 @@ def test_lag_loads_neither_the_connect_rest_client_nor_the_unused_admin_messages
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert json.loads(out.splitlines()[0])["groups"]["acc-1"]["total_lag"] == 6
     assert out.strip().splitlines()[-1] == "EXIT 0 LOADED []"
+
+
+@pytest.mark.parametrize("verb, own", [("groups", "--state"), ("describe", "--pattern"), ("lag", "--unknown-lag"),
+                                       ("delete", "--max-deletions"), ("restore", "backup_url")])
+def test_each_verbs_help_shows_its_own_and_the_common_options(capsys, verb, own):
+    """A verb's arguments are added when it is first used: its help (and usage) still shows them all."""
+    with pytest.raises(SystemExit) as done:
+        main([verb, "--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0
+    assert out.startswith(f"usage: kgroups {verb} ")
+    assert own in out and "--bootstrap-servers" in out and "--format" in out
+
+
+def test_a_verbs_bad_option_is_reported_with_the_verbs_usage(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["lag", "--unknown-lag", "zero"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert err.startswith("usage: kgroups lag ") and "--unknown-lag {fail,ignore,from_earliest,from_latest}" in err
+    assert "argument --unknown-lag: invalid choice: 'zero'" in err
