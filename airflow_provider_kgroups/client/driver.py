@@ -9,7 +9,7 @@ keys mapped to one broker and reads each response into an :class:`Outcome`. Both
 same two functions, ``build`` and ``parse``.
 
 The driver never sends anything, never waits, never reads a clock: as ``AdminApiDriver.poll``
-/ ``onResponse`` / ``onFailure``, :meth:`Driver.poll` says which :class:`Dispatch` es to send
+/ ``onResponse`` / ``onFailure``, :meth:`Driver.poll` says which dispatches (:class:`Dispatch`) to send
 now, :meth:`Driver.build` turns one into requests once the broker's API version is known,
 :meth:`Driver.on_response` / :meth:`Driver.on_failure` read what came back (a response over
 ``max_response_bytes`` for several keys comes back as two smaller requests to send at once),
