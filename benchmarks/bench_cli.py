@@ -198,27 +198,59 @@ def scenario_big(args) -> list[dict]:
 
 
 def scenario_cold(args) -> list[dict]:
-    """The cold call in-process (imports excluded): seconds against the floor of its round trips."""
+    """The cold call in-process (imports excluded): seconds against the floor of its round trips.
+    With ``--before``, the same script runs on that revision's package, interleaved."""
     rows = []
     with FakeServer("--brokers", "9", "--groups", str(args.groups), "--latency", str(args.latency)) as server:
-        commands = {f"cold call, {n} group(s)": [PY, str(ROOT / "benchmarks" / "cold_call.py"), server.bootstrap, str(n)]
-                    for n in (1, args.groups)}
+        script = ROOT / "benchmarks" / "cold_call.py"
+        commands: dict = {}
+        for n in (1, args.groups):
+            commands[f"cold call, {n} group(s)"] = [PY, str(script), server.bootstrap, str(n)]
+            commands[f"cold call, {n} group(s) (floor, driverless)"] = [PY, str(script), server.bootstrap, str(n),
+                                                                        "--floor"]
+            if args.before:
+                tree = before_tree(args.before)
+                (tree / "benchmarks").mkdir(exist_ok=True)
+                (tree / "benchmarks" / script.name).write_text(script.read_text())  # imports the tree's package
+                commands[f"cold call, {n} group(s) (before)"] = ([PY, str(tree / "benchmarks" / script.name),
+                                                                  server.bootstrap, str(n)], tree)
+        run_child(commands[f"cold call, {args.groups} group(s)"], server)  # warm-up: the fake's first answers
         for row in measure(commands, server, args.repeat, "cold"):
             runs = [json.loads(line) for line in [row["out_tail"].strip().splitlines()[-1]]]
             row["call_s"] = runs[0]["seconds"]
+            row["call_cpu_s"] = runs[0].get("cpu_s")
             row["latency"] = args.latency
             rows.append(row)
     return rows
 
 
 def print_cold(rows: list[dict]) -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.floor import cold_call_floor
+
     print("\ncold call (in process, imports excluded): seconds vs the floor of its sequential round trips")
-    print(f"{'call':28s}  {'call s':>7s}  {'round trips':>11s}  {'floor s':>7s}  {'x floor':>7s}  {'requests':>8s}")
+    print("  round trips: the waves the brokers saw (fake_server.waves); floor: the fewest a correct client needs "
+          "(floor.cold_call_floor) x the latency;\n  x measured: call s / the floor's steps run driverless on this "
+          "harness, codecs compiled before the clock (floor.run_cold_floor); fake CPU: the brokers' process")
+    print(f"{'call':45s}  {'call s':>7s}  {'CPU s':>6s}  {'round trips':>11s}  {'floor trips':>11s}  {'floor s':>7s}  "
+          f"{'x floor':>7s}  {'x measured':>10s}  {'requests':>8s}  {'fake CPU s':>10s}")
+    paths = []
+    measured = {r["command"].split(" (")[0]: r["call_s"] for r in rows if r["command"].endswith("(floor, driverless)")}
     for r in rows:
-        trips = r["stats"]["round_trips"]
-        floor = trips * r["latency"]
-        print(f"{r['command']:28s}  {r['call_s']:7.3f}  {trips:11d}  {floor:7.3f}  {r['call_s'] / floor:7.2f}  "
-              f"{sum(r['stats']['requests'].values()):8d}")
+        stats = r["stats"]
+        nodes = stats.get("nodes", {})
+        steps = cold_call_floor(stats.get("first_node"), set(nodes.get("OffsetFetch", [])),
+                                set(nodes.get("ListOffsets", [])))
+        floor = len(steps) * r["latency"]
+        cpu = f"{r['call_cpu_s']:6.3f}" if r.get("call_cpu_s") is not None else f"{'-':>6s}"
+        base = measured.get(r["command"].split(" (")[0])
+        print(f"{r['command']:45s}  {r['call_s']:7.3f}  {cpu}  {stats['round_trips']:11d}  {len(steps):11d}  "
+              f"{floor:7.3f}  {r['call_s'] / floor:7.2f}  {r['call_s'] / base if base else 0:10.2f}  "
+              f"{sum(stats['requests'].values()):8d}  {stats['fake_cpu_s']:10.3f}")
+        paths.append(f"  {r['command']}: {stats.get('critical_path', '?')}")
+        paths.append(f"  {'':{len(r['command'])}s}  floor: {' | '.join(steps)}")
+    print("critical path (waves the brokers saw, median run) and the floor's steps:")
+    print("\n".join(paths))
 
 
 def main() -> None:

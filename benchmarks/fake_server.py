@@ -9,8 +9,9 @@ Protocol: the first stdout line is ``{"bootstrap": ..., "groups": N}``; then one
 stdin line, one JSON answer per stdout line:
 
 * ``reset``: forget the request log, start the CPU clock;
-* ``stats``: requests per API, round trips on the critical path (see :func:`waves`) and the
-  fake's CPU seconds since the last reset;
+* ``stats``: requests per API, round trips on the critical path (see :func:`waves`; the waves
+  themselves in ``critical_path``), the brokers each API went to, and the fake's CPU seconds
+  since the last reset;
 * ``quit``.
 
     python benchmarks/fake_server.py --brokers 9 --groups 3000 --latency 0.010
@@ -47,11 +48,27 @@ def waves(arrivals: list[float], latency_s: float) -> int:
     one latency of the first request of a wave were sent before that wave's answers could
     arrive, so they overlap; a request arriving later waited for an answer (or for work that
     followed one). A lower bound of the sequential depth when the client stalls between."""
-    count, start = 0, None
-    for at in sorted(arrivals):
+    return len(wave_groups([(at, "") for at in arrivals], latency_s))
+
+
+def wave_groups(requests: list[tuple[float, str]], latency_s: float) -> list[list[str]]:
+    """The waves of :func:`waves`, each as the names (APIs) of its requests."""
+    groups: list[list[str]] = []
+    start = None
+    for at, name in sorted(requests):
         if start is None or at - start >= latency_s * 0.9:
-            count, start = count + 1, at
-    return count
+            groups.append([])
+            start = at
+        groups[-1].append(name)
+    return groups
+
+
+def critical_path(log, latency_s: float) -> str:
+    """The waves as ``ApiVersions | Metadata+FindCoordinator | ...`` (``x9``: nine requests)."""
+    def wave(names: list[str]) -> str:
+        counts = {n: names.count(n) for n in dict.fromkeys(names)}
+        return "+".join(f"{n}x{c}" if c > 1 else n for n, c in counts.items())
+    return " | ".join(wave(g) for g in wave_groups([(r.at, r.api) for r in log], latency_s))
 
 
 def main() -> None:
@@ -81,6 +98,9 @@ def main() -> None:
             elif command == "stats":
                 log = cluster.requests()
                 answer = {"requests": cluster.requests_by_api(), "round_trips": waves([r.at for r in log], args.latency),
+                          "critical_path": critical_path(log, args.latency),
+                          "first_node": log[0].node if log else None,
+                          "nodes": {api: sorted({r.node for r in log if r.api == api}) for api in {r.api for r in log}},
                           "fake_cpu_s": time.process_time() - cpu,
                           "handler_errors": [repr(e) for e in cluster.handler_errors]}
             elif command == "quit":

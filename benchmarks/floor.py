@@ -1,6 +1,8 @@
-"""The floor for the batched scenario: the minimum request sequence on the same transport
+"""Floors. For the batched scenario: the minimum request sequence on the same transport
 with no driver at all (connect, Metadata, one FindCoordinator, then one concurrent round of
-OffsetFetch per coordinator and ListOffsets per leader), including decoding."""
+OffsetFetch per coordinator and ListOffsets per leader), including decoding. For the cold call
+(``cold_call.py``): the fewest sequential round trips a correct client needs
+(:func:`cold_call_floor`) and the same steps run driverless (:func:`run_cold_floor`)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import time
 from airflow_provider_kgroups.client import ClientConfig
 from airflow_provider_kgroups.client.config import BrokerAddress
 from airflow_provider_kgroups.client.protocol import (
-    FindCoordinatorRequest, ListOffsetsRequest, MetadataRequest, OffsetFetchRequest,
+    CLIENT_MAX_VERSIONS, ApiVersionsRequest, FindCoordinatorRequest, ListOffsetsRequest, MetadataRequest,
+    OffsetFetchRequest, compile_codecs,
 )
 from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.transport import ConnectionPool
@@ -49,5 +52,78 @@ def run_floor(bootstrap: str, groups: list[str]) -> dict:
         offsets = sum(1 for r in responses[:len(fetches)] for g in r.groups for t in g.topics for p in t.partitions)
         await pool.close()
         return {"seconds": seconds, "groups_ok": len(groups), "group_errors": 0, "offsets": offsets, "ends": 0}
+
+    return asyncio.run(work())
+
+
+def cold_call_floor(first: int, coordinators: set[int], leaders: set[int]) -> list[str]:
+    """The fewest sequential round trips a correct client needs for what
+    ``benchmarks/cold_call.py`` times (a new client: committed offsets of its groups, then the
+    log-end offsets of what they committed), one step per round trip. ``first``: the broker
+    the client connected to first; ``coordinators``, ``leaders``: the brokers OffsetFetch and
+    ListOffsets must go to (from the fake's request log).
+
+    Every new connection negotiates versions (ApiVersions) before its first request; the
+    first Metadata (broker list) rides with the first FindCoordinator, which names the
+    coordinators' addresses; which topics need leaders is known only from the committed
+    offsets. Left out as not what a correct client should do by default: connecting every
+    broker the first Metadata lists before knowing it is needed (one ApiVersions per broker,
+    100 on a 100-broker cluster, for a call that may need two), and asking Metadata for every
+    topic up front (its size grows with the cluster). TCP connects on localhost are ~0.1 ms.
+    """
+    steps = ["ApiVersions", "FindCoordinator+Metadata"]
+    if coordinators - {first}:
+        steps.append("ApiVersions (coordinators)")
+    steps += ["OffsetFetch", "Metadata (topics)"]
+    if leaders - coordinators - {first}:
+        steps.append("ApiVersions (leaders)")
+    steps.append("ListOffsets")
+    return steps
+
+
+def run_cold_floor(bootstrap: str, groups: list[str]) -> dict:
+    """The steps of :func:`cold_call_floor` on the client's transport with no driver, lookups or
+    retries, codecs compiled before the clock: what this harness (fake brokers in another
+    process, a shared machine) charges for the fewest round trips, beside ``cold_call.py``."""
+    for request_cls in (ApiVersionsRequest, MetadataRequest, FindCoordinatorRequest, OffsetFetchRequest,
+                        ListOffsetsRequest):
+        compile_codecs(request_cls, CLIENT_MAX_VERSIONS[request_cls])
+
+    async def work():
+        started = time.perf_counter()
+        config = ClientConfig.create(bootstrap)
+        metadata = ClusterMetadata(config.bootstrap_servers)
+        pool = ConnectionPool(config, metadata)
+        first = await pool.any()
+        meta, found = await asyncio.gather(
+            first.send(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12, 30),
+            first.send(FindCoordinatorRequest(key_type=0, coordinator_keys=groups), 6, 30))
+        metadata.learn_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
+        by_coordinator: dict[int, list[str]] = {}
+        for c in found.coordinators:
+            by_coordinator.setdefault(c.node_id, []).append(c.key)
+        conns = await asyncio.gather(*(pool.get(node) for node in by_coordinator))
+        fetched = await asyncio.gather(*(conn.send(OffsetFetchRequest(groups=[
+            OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None) for g in gs]), 9, 30)
+            for conn, gs in zip(conns, by_coordinator.values())))
+        committed = {(t.name, p.partition_index) for r in fetched for g in r.groups for t in g.topics
+                     for p in t.partitions}
+        topics = sorted({t for t, _ in committed})
+        described = await first.send(MetadataRequest(topics=[
+            MetadataRequest.MetadataRequestTopic(name=t) for t in topics], allow_auto_topic_creation=False), 12, 30)
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        for topic in described.topics:
+            for p in topic.partitions:
+                if (topic.name, p.partition_index) in committed:
+                    by_leader.setdefault(p.leader_id, {}).setdefault(topic.name, []).append(p.partition_index)
+        conns = await asyncio.gather(*(pool.get(node) for node in by_leader))
+        ends = await asyncio.gather(*(conn.send(ListOffsetsRequest(replica_id=-1, topics=[
+            ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=[
+                ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(partition_index=p, timestamp=-1)
+                for p in ps]) for t, ps in tps.items()]), 9, 30) for conn, tps in zip(conns, by_leader.values())))
+        seconds = time.perf_counter() - started
+        await pool.close()
+        return {"seconds": seconds, "groups_ok": sum(len(r.groups) for r in fetched), "committed": len(committed),
+                "ends": sum(len(p.partitions) for r in ends for p in r.topics)}
 
     return asyncio.run(work())
