@@ -19,12 +19,17 @@ from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.transport import ConnectionPool
 
 
+def _transport(bootstrap: str) -> tuple[ClusterMetadata, ConnectionPool]:
+    """The client's transport alone: broker addresses and a connection pool, no driver."""
+    config = ClientConfig.create(bootstrap)
+    metadata = ClusterMetadata(config.bootstrap_servers)
+    return metadata, ConnectionPool(config, metadata)
+
+
 def run_floor(bootstrap: str, groups: list[str]) -> dict:
     async def work():
         started = time.perf_counter()
-        config = ClientConfig.create(bootstrap)
-        metadata = ClusterMetadata(config.bootstrap_servers)
-        pool = ConnectionPool(config, metadata)
+        metadata, pool = _transport(bootstrap)
         first = await pool.any()
         meta = await first.send(MetadataRequest(topics=None, allow_auto_topic_creation=False),
                                 first.version_for(MetadataRequest), 30)
@@ -91,9 +96,7 @@ def run_cold_floor(bootstrap: str, groups: list[str]) -> dict:
 
     async def work():
         started = time.perf_counter()
-        config = ClientConfig.create(bootstrap)
-        metadata = ClusterMetadata(config.bootstrap_servers)
-        pool = ConnectionPool(config, metadata)
+        metadata, pool = _transport(bootstrap)
         first = await pool.any()
         meta, found = await asyncio.gather(
             first.send(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12, 30),
