@@ -10,9 +10,14 @@ stdin line, one JSON answer per stdout line:
 
 * ``reset``: forget the request log, start the CPU clock;
 * ``stats``: requests per API, round trips on the critical path (see :func:`waves`; the waves
-  themselves in ``critical_path``), the brokers each API went to, and the fake's CPU seconds
-  since the last reset;
+  themselves in ``critical_path``), the brokers each API went to, the largest request and
+  response frames, and the fake's CPU seconds since the last reset;
 * ``quit``.
+
+``--cache``: answers of read-only APIs are kept by request bytes (correlation id aside) and
+replayed for the same request: after a warm-up run the fake neither decodes the request nor
+encodes the answer, so what is left of its CPU is framing and the request log (the state
+never changes in a benchmark: nothing commits). Every request is still logged and delayed.
 
     python benchmarks/fake_server.py --brokers 9 --groups 3000 --latency 0.010
 """
@@ -29,6 +34,52 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 OLD_BROKER = {"FindCoordinator": 3, "OffsetFetch": 7}
+#: ApiVersions, Metadata, FindCoordinator, ListGroups, DescribeGroups, OffsetFetch, ListOffsets,
+#: ConsumerGroupDescribe: nothing in a benchmark changes what they answer
+READ_ONLY_APIS = frozenset({18, 3, 10, 16, 15, 9, 2, 69})
+
+
+def cache_answers() -> None:
+    """Replay the answer to a request already seen (see ``--cache``): ``receive`` logs the request
+    without decoding it, ``respond`` sends the kept frame with this request's correlation id."""
+    import struct
+
+    from tests.support.fakekafka import connection
+    from tests.support.fakekafka.codec import api_name, parse_request_prefix
+    from tests.support.fakekafka.dispatch import Incoming, Reply
+    from tests.support.fakekafka.reqlog import LoggedRequest, RequestLog
+
+    receive, respond = connection.receive, connection.respond
+    kept: dict[tuple[int, bytes], bytes] = {}
+    correlation = struct.Struct(">i")
+
+    def cached_receive(broker, body, request_log, arrived=None):
+        key = (broker.node_id, body[:4] + body[8:])
+        frame = kept.get(key)
+        if frame is None:
+            incoming = receive(broker, body, request_log, arrived)
+            incoming.key = key
+            return incoming
+        prefix = parse_request_prefix(body)
+        request_log.record(LoggedRequest(node=broker.node_id, api=api_name(prefix.api_key), api_key=prefix.api_key,
+                                         api_version=prefix.api_version, correlation_id=prefix.correlation_id,
+                                         client_id=None, request=None, at=RequestLog.now(), arrived=arrived,
+                                         size=len(body)))
+        incoming = Incoming(prefix, None, "cached")
+        incoming.key = key
+        return incoming
+
+    def cached_respond(cluster, broker, session, incoming):
+        if incoming.verdict == "cached":
+            frame = kept[incoming.key]
+            return Reply(frame[:4] + correlation.pack(incoming.prefix.correlation_id) + frame[8:])
+        reply = respond(cluster, broker, session, incoming)
+        if (incoming.verdict == "handle" and incoming.prefix.api_key in READ_ONLY_APIS and reply.frame is not None
+                and not reply.close_after and reply.throttle is None and not cluster.handler_errors):
+            kept[incoming.key] = reply.frame
+        return reply
+
+    connection.receive, connection.respond = cached_receive, cached_respond
 
 
 def seed(cluster, groups: int, topics: int, partitions: int, prefix: str = "acc-g") -> None:
@@ -80,7 +131,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.010, help="seconds added to every response")
     parser.add_argument("--old", action="store_true",
                         help="every broker below FindCoordinator v4 / OffsetFetch v8 (Kafka before 2.8/3.0)")
+    parser.add_argument("--cache", action="store_true", help="replay the answers to requests already seen")
     args = parser.parse_args()
+    if args.cache:
+        cache_answers()
 
     from tests.support.fakekafka import FakeCluster
 
@@ -102,6 +156,8 @@ def main() -> None:
                           "first_node": log[0].node if log else None,
                           "nodes": {api: sorted({r.node for r in log if r.api == api}) for api in {r.api for r in log}},
                           "fake_cpu_s": time.process_time() - cpu,
+                          "largest_request": cluster.request_log.largest_request(),
+                          "largest_response": cluster.request_log.largest_response(),
                           "handler_errors": [repr(e) for e in cluster.handler_errors]}
             elif command == "quit":
                 break
