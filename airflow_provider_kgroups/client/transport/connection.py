@@ -30,6 +30,7 @@ from ..protocol import (
     CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
     SaslAuthenticateRequest, SaslHandshakeRequest, warmup,
 )
+from ..wire import decoder_for
 from .sasl import mechanism_for
 from .throttle import throttle_seconds
 
@@ -44,13 +45,14 @@ Observer = Callable[[int, str, int, float, BaseException | None], None]
 
 
 class _Pending:
-    __slots__ = ("future", "response_cls", "version", "expires")
+    __slots__ = ("future", "response_cls", "version", "expires", "decode")
 
     def __init__(self, future: asyncio.Future, response_cls: type, version: int, expires: float) -> None:
         self.future = future
         self.response_cls = response_cls
         self.version = version
         self.expires = expires  # monotonic; pushed back by throttles announced while in flight
+        self.decode = decoder_for(response_cls, version)
 
 
 class BrokerConnection:
@@ -280,7 +282,7 @@ class BrokerConnection:
                 if future.done():
                     continue
                 try:
-                    response = response_cls.decode(body, version=version, header=True)
+                    response = entry.decode(body)
                 except Exception as exc:  # noqa: BLE001 - a bad body fails that request, not the loop
                     future.set_exception(ProtocolError(
                         f"cannot decode {response_cls.__name__} v{version} from broker {self.address}: {exc}"))
