@@ -182,3 +182,33 @@ def test_deleted_topic_shows_as_error_partition():
     snap = with_fake_cluster(body, setup=setup)
     audit = next(p for p in snap.groups["paused"].partitions if p.topic == "audit")
     assert LagFlag.ERROR in audit.flags and audit.error.code == Err.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_snapshots_read_with_fewer_collections_and_put_the_thresholds_back():
+    """take_snapshot and iter_snapshot raise the collector's young threshold while they read
+    (client/gcpause.py) and restore it when done."""
+    import gc
+
+    from airflow_provider_kgroups.client.gcpause import YOUNG_THRESHOLD
+
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        async def body(cluster, client):
+            seen = []
+            fetch = client.fetch_committed_offsets
+
+            async def fetch_and_look(*args, **kwargs):
+                seen.append(gc.get_threshold()[0])
+                return await fetch(*args, **kwargs)
+
+            client.fetch_committed_offsets = fetch_and_look
+            await take_snapshot(client, ["billing"])
+            after_take = gc.get_threshold()[0]
+            parts = [part async for part in iter_snapshot(client, ["billing", "paused"], batch_size=1)]
+            return seen, after_take, gc.get_threshold()[0], len(parts)
+
+        seen, after_take, after_iter, parts = with_fake_cluster(body, setup=seed)
+        assert seen == [YOUNG_THRESHOLD] * 3 and after_take == 700 and after_iter == 700 and parts == 2
+    finally:
+        gc.set_threshold(*saved)

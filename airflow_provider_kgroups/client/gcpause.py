@@ -1,0 +1,44 @@
+"""Fewer garbage collections while a call builds a large answer.
+
+A snapshot of 100,000 groups builds millions of small objects (decoded entries, committed
+offsets, partition lags) that live until the call returns and hold no reference cycles.
+CPython's collector, at its default thresholds (700 new objects per young collection), scans
+them again and again as they age: measured on the big benchmark (100,000 groups, 400,000
+partitions), ``take_snapshot`` spent 8.2-8.7 s of CPU with the default thresholds and
+5.0-5.9 s with collection off (5.3 s with a young threshold of 100,000). While at least one
+such call runs, the young threshold is raised to :data:`YOUNG_THRESHOLD` (cycles are still
+collected, just less often); the last call to finish puts the thresholds back.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+YOUNG_THRESHOLD = 100_000
+
+_lock = threading.Lock()
+_active = 0
+_saved: tuple[int, int, int] | None = None
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    global _active, _saved
+    with _lock:
+        if _active == 0:
+            _saved = gc.get_threshold()
+            if _saved[0] and _saved[0] < YOUNG_THRESHOLD:  # 0: the collector is off; leave it so
+                gc.set_threshold(YOUNG_THRESHOLD, *_saved[1:])
+        _active += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _active -= 1
+            if _active == 0 and _saved is not None:
+                if gc.get_threshold()[0] == YOUNG_THRESHOLD:  # not changed by anyone else meanwhile
+                    gc.set_threshold(*_saved)
+                _saved = None
