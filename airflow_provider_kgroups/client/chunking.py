@@ -84,16 +84,24 @@ def _frame_size(request: ApiMessage, version: int, client_id: str) -> int:
 
 def chunk(keys: Sequence[str], sizer: RequestSizer, limits: RequestLimits) -> list[list[str]]:
     """``keys`` in order, cut into runs of at most ``limits.max_groups`` keys whose request is at
-    most ``limits.max_bytes`` (a key too large for any request goes alone: it cannot be split)."""
+    most ``limits.max_bytes`` (a key too large for any request goes alone: it cannot be split).
+    (:meth:`RequestSizer.key_bytes` and ``base_bytes`` inlined: 100,000 groups go through here
+    three times in a big snapshot, for FindCoordinator, DescribeGroups and OffsetFetch.)"""
     out: list[list[str]] = []
     current: list[str] = []
     used = 0  # bytes of the keys in ``current``
+    max_groups, max_bytes = limits.max_groups, limits.max_bytes
+    per_key, base, flexible = sizer._per_key, sizer._base, sizer.flexible
     for key in keys:
-        size = sizer.key_bytes(key)
-        if current and (len(current) >= limits.max_groups
-                        or sizer.base_bytes(len(current) + 1) + used + size > limits.max_bytes):
-            out.append(current)
-            current, used = [], 0
+        n = len(key) if key.isascii() else len(key.encode("utf-8", "surrogatepass"))
+        size = per_key + n + ((1 if n < 127 else _varint_len(n + 1)) if flexible else 0)
+        count = len(current)
+        if current:
+            # the request with this key: base_bytes(count + 1), a compact array of count + 1 keys
+            array = (1 if count < 126 else _varint_len(count + 2)) if flexible else 0
+            if count >= max_groups or base + array + used + size > max_bytes:
+                out.append(current)
+                current, used = [], 0
         current.append(key)
         used += size
     if current:

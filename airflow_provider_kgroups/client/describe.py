@@ -64,12 +64,15 @@ async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str]
     """``run(handler, keys)`` runs one handler under the caller's deadline; ``hints``: group id ->
     the type a listing reported; ``locate(keys)`` looks coordinators up (batched requests);
     ``limits`` bound each describe request."""
-    progress = {g: _Progress(hints.get(g)) for g in group_ids}
+    # what each group was asked so far, kept only for the groups a first answer did not settle
+    # (most groups are classic and described at once: no bookkeeping for them)
+    progress: dict[str, _Progress] = {}
     values: dict[str, GroupDescription] = {}
     failures: dict[str, Failure] = {}
     plan: dict[str, list[str]] = {}
-    for g, p in progress.items():
-        plan.setdefault(p.hint if p.hint in (CONSUMER, SHARE, STREAMS) else CLASSIC, []).append(g)
+    for g in group_ids:
+        hint = hints.get(g)
+        plan.setdefault(hint if hint in (CONSUMER, SHARE, STREAMS) else CLASSIC, []).append(g)
     to_list: dict[str, list[str]] = {}  # group -> the types whose describe API its coordinator lacks
     unmapped = [g for g in group_ids if lookup.cached(g) is None]
     if len(plan) > 1 and unmapped:
@@ -86,7 +89,7 @@ async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str]
             values.update(listed)
             failures.update(failed)
             for g in unlisted:  # not listed as the type it was thought to be
-                p = progress[g]
+                p = progress.setdefault(g, _Progress(hints.get(g)))
                 if next_types := p.next_types():
                     for t in next_types:
                         plan.setdefault(t, []).append(g)
@@ -98,9 +101,6 @@ async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str]
                     values[g] = dead(g, lookup.cached(g))
             continue
         types = list(plan)
-        for t in types:
-            for g in plan[t]:
-                progress[g].asked.add(t)
         answers = await asyncio.gather(*(run(HANDLER_FOR_TYPE[t](lookup, limits=limits), plan[t]) for t in types))
         said: dict[str, list[tuple[str, NotDescribed]]] = {}
         for group_type, answer in zip(types, answers):
@@ -114,8 +114,9 @@ async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str]
         for g, nots in said.items():
             if g in values or g in failures:  # found by another API this round, or one of them failed
                 continue
-            p = progress[g]
-            for group_type, value in nots:
+            p = progress.get(g) or progress.setdefault(g, _Progress(hints.get(g)))
+            for group_type, value in nots:  # every type asked of it this round said "not mine"
+                p.asked.add(group_type)
                 p.non_classic |= value.non_classic
                 if value.unavailable:
                     p.unavailable.add(group_type)

@@ -170,6 +170,7 @@ class ListGroupsResult:
                 "broker_failures": {str(k): f.to_dict() for k, f in self.broker_failures.items()}}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MemberDescription:
     member_id: str
@@ -187,6 +188,7 @@ class MemberDescription:
                 "subscribed_topics": list(self.subscribed_topics)}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GroupDescription:
     group_id: str
@@ -229,6 +231,7 @@ class CommittedOffset:
         return out
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GroupOffsets:
     group_id: str
@@ -246,6 +249,7 @@ class GroupOffsets:
         return {"group_id": self.group_id, "partitions": nest_by_topic(self.partitions)}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ListedOffset:
     """A ListOffsets answer. ``timestamp`` is -1 for latest/earliest specs."""

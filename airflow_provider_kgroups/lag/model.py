@@ -52,6 +52,7 @@ class PartitionLag:
                 "error": self.error.to_dict() if self.error else None}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GroupLag:
     group_id: str

@@ -78,6 +78,39 @@ def test_chunks_respect_both_limits_and_keep_order():
     assert chunk(["a", huge, "b"], sizer, RequestLimits(max_groups=10, max_bytes=max_bytes)) == [["a"], [huge], ["b"]]
 
 
+def _greedy_chunks(keys, sizer, limits):
+    """The oracle: a key joins the current chunk when the exact size of the result allows it."""
+    out, current = [], []
+    for key in keys:
+        if current and (len(current) >= limits.max_groups or sizer.size(current + [key]) > limits.max_bytes):
+            out.append(current)
+            current = []
+        current.append(key)
+    return out + ([current] if current else [])
+
+
+@pytest.mark.parametrize("api", sorted(_MAKERS))
+def test_chunks_are_as_full_as_the_exact_size_allows_for_any_key(api):
+    """chunk() counts sizes inline; RequestSizer.size (checked against the wire above) is the
+    oracle, byte for byte: every limit in a range, so that some chunk lands exactly on it, with
+    ids whose UTF-8 length sits on either side of a one-byte varint (126/127 bytes), multi-byte
+    ids, and chunks of more than 127 ids (the array length's varint grows), in every version."""
+    make, versions = _MAKERS[api]
+    rnd = random.Random(f"chunks-{api}")
+    long_keys = ["".join(rnd.choice("ab") for _ in range(n)) for n in (126, 127, 125, 128, 126, 127)] + \
+        ["é" * 63, "é" * 64, "😀" * 40, "x"] * 2
+    short_keys = [f"{i:02d}" for i in range(400)]
+    for version in versions:
+        sizer = RequestSizer(make, version, "kgroups-ü")
+        for keys, byte_limits in ((long_keys, range(sizer.size(long_keys[:3]) - 8, sizer.size(long_keys[:3]) + 8)),
+                                  (short_keys, range(sizer.size(short_keys[:127]) - 6, sizer.size(short_keys[:127]) + 6))):
+            for max_bytes in byte_limits:
+                limits = RequestLimits(max_groups=1000, max_bytes=max_bytes)
+                assert chunk(keys, sizer, limits) == _greedy_chunks(keys, sizer, limits), (version, max_bytes)
+        limits = RequestLimits(max_groups=130, max_bytes=10**9)
+        assert [len(c) for c in chunk(short_keys, sizer, limits)] == [130, 130, 130, 10]
+
+
 @pytest.mark.parametrize("option, value, fragment", [
     ("max_groups_per_request", 0, "at least 1 groups"),
     ("max_groups_per_request", 1.5, "whole number of groups"),

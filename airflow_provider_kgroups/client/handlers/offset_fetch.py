@@ -61,20 +61,25 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
             answers = [(g.group_id, g.error_code, g.topics) for g in response.groups]
         else:
             answers = [(plan.keys[0], response.error_code, response.topics)]
+        key_set = plan.key_set
         for group_id, error_code, topics in answers:
-            if group_id not in plan.key_set or route_group_error(outcome, group_id, error_code):
+            if group_id not in key_set or route_group_error(outcome, group_id, error_code):
                 continue
             partitions = {}
+            errors = False
             for topic in topics:
-                for p in topic.partitions:
-                    offset = p.committed_offset if p.committed_offset != NO_COMMIT else None
-                    epoch = p.committed_leader_epoch if p.committed_leader_epoch >= 0 else None
-                    partitions[topic_partition(topic.name, p.partition_index)] = CommittedOffset(
-                        offset=offset, metadata=p.metadata or "", leader_epoch=epoch,
-                        error=Failure(p.error_code) if p.error_code else None)
+                name = topic.name
+                for p in topic.partitions:  # every committed offset of up to 1,000 groups: kept tight
+                    offset, epoch, error = p.committed_offset, p.committed_leader_epoch, p.error_code
+                    partitions[topic_partition(name, p.partition_index)] = CommittedOffset(
+                        None if offset == NO_COMMIT else offset, p.metadata or "", epoch if epoch >= 0 else None,
+                        Failure(error) if error else None)
+                    if error:
+                        errors = True
             unstable = sorted(tp for tp, c in partitions.items()
-                              if c.error is not None and c.error.code == ErrorCode.UNSTABLE_OFFSET_COMMIT)
-            if unstable and self._require_stable:
+                              if c.error is not None and c.error.code == ErrorCode.UNSTABLE_OFFSET_COMMIT) \
+                if errors and self._require_stable else ()
+            if unstable:
                 # Pending transactional offsets (Kafka 3.x answers 88 per partition). As the Java
                 # consumer does (ConsumerCoordinator.OffsetFetchResponseHandler: "just retry"),
                 # ask again after a backoff until they clear; the call's deadline bounds it and
