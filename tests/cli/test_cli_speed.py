@@ -5,6 +5,7 @@ interpreter, never by timing)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main
+from airflow_provider_kgroups import cli
+from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main, write_out
 from tests.support.fakekafka import FakeCluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,3 +159,36 @@ def test_a_verbs_bad_option_is_reported_with_the_verbs_usage(capsys):
     assert done.value.code == 2
     assert err.startswith("usage: kgroups lag ") and "--unknown-lag {fail,ignore,from_earliest,from_latest}" in err
     assert "argument --unknown-lag: invalid choice: 'zero'" in err
+
+
+def test_json_writes_non_ascii_group_ids_as_utf8_and_pretty_escapes_them(cluster, capsysbinary):
+    """Compact JSON (msgspec) writes UTF-8 bytes to stdout's buffer, whatever the locale; the
+    values are exactly those of the standard library's encoding, which --pretty still uses."""
+    cluster.add_group("accès-é", offsets={("events", 0): 7})
+    assert main(["-b", cluster.bootstrap, "--format", "json", "lag", "accès-é"]) == EXIT_OK
+    compact = capsysbinary.readouterr().out
+    assert "accès-é".encode() in compact and compact.endswith(b"}\n") and compact.count(b"\n") == 1
+    assert main(["-b", cluster.bootstrap, "--format", "json", "--pretty", "lag", "accès-é"]) == EXIT_OK
+    pretty = capsysbinary.readouterr().out
+    assert pretty.isascii() and b"acc\\u00e8s-\\u00e9" in pretty
+    a, b = json.loads(compact.decode("utf-8")), json.loads(pretty.decode("ascii"))
+    a.pop("taken_at_ms"), b.pop("taken_at_ms")
+    assert a == b and a["groups"]["accès-é"]["total_lag"] == 3
+
+
+def test_table_then_bytes_keep_their_order_on_stdout(capsys):
+    """write_out flushes the text printed before it: nothing is reordered on a shared stdout."""
+    print("first")
+    write_out(b"second\n")
+    assert capsys.readouterr().out == "first\nsecond\n"
+
+
+def test_a_verb_runs_with_fewer_gc_passes_and_the_thresholds_come_back(cluster, capsys, monkeypatch):
+    seen = []
+    real = cli.run
+    monkeypatch.setattr(cli, "run", lambda args: seen.append(gc.get_threshold()) or real(args))
+    before = gc.get_threshold()
+    assert main(["-b", cluster.bootstrap, "lag", "acc-1"]) == EXIT_OK
+    assert seen == [(cli.GC_THRESHOLD_WHILE_RUNNING, *before[1:])]
+    assert gc.get_threshold() == before
+    capsys.readouterr()
