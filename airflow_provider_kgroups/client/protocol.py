@@ -119,13 +119,14 @@ class CodecWarmup:
     0.4-2.6 ms each, about 10 ms for the five APIs of a cold lag call, all of it on the
     critical path when paid as each request is built or each answer read. A call names what it
     will send (:meth:`want`); each time a request has been written (:meth:`written`), the
-    wanted codecs are compiled one per event-loop step, so a response that arrives meanwhile
-    waits for one compile at most. A wrong version guess costs an unused compile, nothing else.
+    wanted codecs are compiled one per event-loop step (a request's encoder, then its
+    response's decoder), so a response that arrives meanwhile waits for one compile at most.
+    A wrong version guess costs an unused compile, nothing else.
     """
 
     def __init__(self, compile_one: Callable[[type, int], None] | None = None) -> None:
-        self._compile = compile_one or compile_codecs
-        self._wanted: dict[tuple[type, int], None] = {}  # ordered, no duplicates
+        self._compile = compile_one or compile_codec
+        self._wanted: dict[tuple[type, int], None] = {}  # (message class, version), ordered, no duplicates
         self._done: set[tuple[type, int]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # where the next step is scheduled
 
@@ -133,13 +134,14 @@ class CodecWarmup:
         """``next_up``: needed before what was wanted so far (a connection's handshake, a lookup
         ahead of the call's own requests): compiled first."""
         version = CLIENT_MAX_VERSIONS.get(request_cls) if version is None else version
-        key = (request_cls, version)
-        if version is None or key in self._done:
+        if version is None:
             return
+        keys = {k: None for k in ((request_cls, version), (RESPONSE_FOR[request_cls.API_KEY], version))
+                if k not in self._done}
         if next_up:
-            self._wanted = {key: None, **self._wanted}
+            self._wanted = {**keys, **self._wanted}
         else:
-            self._wanted[key] = None
+            self._wanted.update(keys)
 
     def written(self) -> None:
         if not self._wanted:
@@ -161,25 +163,35 @@ class CodecWarmup:
         self.written()
 
 
-def compile_codecs(request_cls: type, version: int) -> None:
-    """The request's encoder and its response's decoder at ``version``, compiled now (kafka-python
-    caches them by the same keys its ``encode``/``decode`` use). Only an optimisation: a codec
+_RESPONSES = frozenset(RESPONSE_FOR.values())
+
+
+def compile_codec(message_cls: type, version: int) -> None:
+    """A request's encoder or a response's decoder at ``version``, compiled now (kafka-python
+    caches it by the same key its ``encode``/``decode`` use). Only an optimisation: a codec
     without these hooks is compiled on first use as before."""
-    response_cls = RESPONSE_FOR[request_cls.API_KEY]
     try:
-        flexible = request_cls.flexible_version_q(version)
-        request_cls._struct.compiled_encode_into(version, compact=flexible, tagged=flexible)
-        flexible = response_cls.flexible_version_q(version)
-        response_cls._struct.compiled_decode_from(version, compact=flexible, tagged=flexible,
-                                                  data_class=response_cls[None])
+        flexible = message_cls.flexible_version_q(version)
+        if message_cls in _RESPONSES:
+            message_cls._struct.compiled_decode_from(version, compact=flexible, tagged=flexible,
+                                                     data_class=message_cls[None])
+        else:
+            message_cls._struct.compiled_encode_into(version, compact=flexible, tagged=flexible)
     except (AttributeError, KeyError, TypeError, ValueError):
         pass
+
+
+def compile_codecs(request_cls: type, version: int) -> None:
+    """The request's encoder and its response's decoder at ``version``, compiled now."""
+    compile_codec(request_cls, version)
+    compile_codec(RESPONSE_FOR[request_cls.API_KEY], version)
 
 
 #: one per process: the codecs it compiled are the process's
 warmup = CodecWarmup()
 
 __all__ = [name for name in dir() if name.endswith(("Request", "Response"))] + [
-    "ApiMessage", "CLIENT_MAX_VERSIONS", "CodecWarmup", "MAX_STRING_BYTES", "RESPONSE_FOR", "compile_codecs",
+    "ApiMessage", "CLIENT_MAX_VERSIONS", "CodecWarmup", "MAX_STRING_BYTES", "RESPONSE_FOR", "compile_codec",
+    "compile_codecs",
     "too_long", "warmup",
 ]

@@ -26,20 +26,23 @@ def test_wanted_codecs_compile_after_a_write_next_up_first_each_once():
         assert compiled == []  # nothing before a request is on the wire
         warmup.written()
         warmup.written()  # one chain of steps, not two
-        for _ in range(10):
+        for _ in range(20):
             await asyncio.sleep(0)
         warmup.want(MetadataRequest)  # compiled already: not again
         warmup.written()
         await asyncio.sleep(0)
 
     asyncio.run(main())
-    assert compiled == [("ApiVersionsRequest", 3), ("FindCoordinatorRequest", 4),
-                        ("MetadataRequest", CLIENT_MAX_VERSIONS[MetadataRequest]),
-                        ("OffsetFetchRequest", CLIENT_MAX_VERSIONS[OffsetFetchRequest])]
+    metadata, offset_fetch = CLIENT_MAX_VERSIONS[MetadataRequest], CLIENT_MAX_VERSIONS[OffsetFetchRequest]
+    assert compiled == [("ApiVersionsRequest", 3), ("ApiVersionsResponse", 3),
+                        ("FindCoordinatorRequest", 4), ("FindCoordinatorResponse", 4),
+                        ("MetadataRequest", metadata), ("MetadataResponse", metadata),
+                        ("OffsetFetchRequest", offset_fetch), ("OffsetFetchResponse", offset_fetch)]
 
 
 def test_one_compile_per_event_loop_step():
-    """A response arriving meanwhile waits for one compile at most: each step compiles one."""
+    """A response arriving meanwhile waits for one compile at most: each step compiles one codec
+    (a request's encoder or a response's decoder)."""
     compiled: list[str] = []
     warmup = CodecWarmup(lambda cls, version: compiled.append(cls.__name__))
 
@@ -48,12 +51,13 @@ def test_one_compile_per_event_loop_step():
         warmup.want(OffsetFetchRequest)
         warmup.written()
         seen = []
-        for _ in range(3):
+        for _ in range(5):
             await asyncio.sleep(0)
             seen.append(len(compiled))
         return seen
 
-    assert asyncio.run(main()) == [1, 2, 2]
+    assert asyncio.run(main()) == [1, 2, 3, 4, 4]
+    assert compiled == ["MetadataRequest", "MetadataResponse", "OffsetFetchRequest", "OffsetFetchResponse"]
 
 
 def test_compiled_codecs_are_the_ones_encode_and_decode_use():
