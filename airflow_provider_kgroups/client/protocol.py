@@ -31,6 +31,7 @@ from kafka.protocol.sasl import (  # noqa: E402
 )
 
 from . import schemas as _schemas  # noqa: E402
+from .wire import DECODERS as HAND_WRITTEN  # noqa: E402
 
 
 class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):
@@ -138,6 +139,8 @@ class CodecWarmup:
             return
         keys = {k: None for k in ((request_cls, version), (RESPONSE_FOR[request_cls.API_KEY], version))
                 if k not in self._done}
+        if (request_cls.API_KEY, version) in HAND_WRITTEN:  # its response never meets kafka-python's decoder
+            keys.pop((RESPONSE_FOR[request_cls.API_KEY], version), None)
         if next_up:
             self._wanted = {**keys, **self._wanted}
         else:

@@ -37,7 +37,7 @@ def test_wanted_codecs_compile_after_a_write_next_up_first_each_once():
     assert compiled == [("ApiVersionsRequest", 3), ("ApiVersionsResponse", 3),
                         ("FindCoordinatorRequest", 4), ("FindCoordinatorResponse", 4),
                         ("MetadataRequest", metadata), ("MetadataResponse", metadata),
-                        ("OffsetFetchRequest", offset_fetch), ("OffsetFetchResponse", offset_fetch)]
+                        ("OffsetFetchRequest", offset_fetch)]  # its response: client/wire.py decodes it
 
 
 def test_one_compile_per_event_loop_step():
@@ -56,8 +56,8 @@ def test_one_compile_per_event_loop_step():
             seen.append(len(compiled))
         return seen
 
-    assert asyncio.run(main()) == [1, 2, 3, 4, 4]
-    assert compiled == ["MetadataRequest", "MetadataResponse", "OffsetFetchRequest", "OffsetFetchResponse"]
+    assert asyncio.run(main()) == [1, 2, 3, 3, 3]
+    assert compiled == ["MetadataRequest", "MetadataResponse", "OffsetFetchRequest"]
 
 
 def test_compiled_codecs_are_the_ones_encode_and_decode_use():
