@@ -16,8 +16,7 @@ import argparse
 import os
 import shlex
 import sys
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from .cleanup import CleanupPolicy
@@ -539,30 +538,14 @@ def emit(args, data: Any, table: Any) -> None:
         write_out(json_encoder(args)(data() if callable(data) else data) + b"\n")
 
 
-#: gen-0 threshold while a verb runs (Python's default: 700)
-GC_THRESHOLD_WHILE_RUNNING = 100_000
-
-
-@contextmanager
-def fewer_gc_passes() -> Iterator[None]:
-    """A verb builds its results as hundreds of thousands of objects that live until the output
-    is written, and almost no reference cycles: with Python's default thresholds the cyclic
-    garbage collector traverses them again and again (~15 % of the CPU of ``lag`` over 3,000
-    groups: 390 collections). While a verb runs, gen-0 collections wait for 100,000 new objects
-    instead of 700, so cycles are still collected; the previous thresholds come back after."""
-    import gc
-
-    before = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD_WHILE_RUNNING, *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    with fewer_gc_passes():
+    from .client.gcpause import fewer_collections
+
+    # A verb's results live until the output is written, hundreds of thousands of objects: with
+    # CPython's default thresholds the collector rescans them ~390 times for lag over 3,000 groups
+    # (~15 % of its CPU). The output is written inside, so it is built with the same few passes.
+    with fewer_collections():
         return run(args)
 
 

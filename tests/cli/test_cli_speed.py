@@ -16,6 +16,7 @@ import pytest
 
 from airflow_provider_kgroups import cli
 from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main, write_out
+from airflow_provider_kgroups.client.gcpause import YOUNG_THRESHOLD
 from tests.support.fakekafka import FakeCluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,6 +190,6 @@ def test_a_verb_runs_with_fewer_gc_passes_and_the_thresholds_come_back(cluster, 
     monkeypatch.setattr(cli, "run", lambda args: seen.append(gc.get_threshold()) or real(args))
     before = gc.get_threshold()
     assert main(["-b", cluster.bootstrap, "lag", "acc-1"]) == EXIT_OK
-    assert seen == [(cli.GC_THRESHOLD_WHILE_RUNNING, *before[1:])]
+    assert seen == [(YOUNG_THRESHOLD, *before[1:])]
     assert gc.get_threshold() == before
     capsys.readouterr()
