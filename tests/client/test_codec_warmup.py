@@ -83,3 +83,38 @@ def test_compiled_codecs_are_the_ones_encode_and_decode_use():
     assert ListOffsetsRequest._struct._compiled_encoders.keys() == encoders.keys()
     assert {k for k in ListOffsetsResponse._struct._compiled_encoders if k[0] == "decode"} == \
         {k for k in decoders if k[0] == "decode"}
+
+
+def test_a_cold_call_names_every_codec_it_then_uses_at_the_version_it_sends(monkeypatch):
+    """On the fake cluster: what a cold fetch_committed_offsets + log_end_offsets asks the warm-up
+    for (the handshake, the lookups, the call's own API, in that order) is exactly what it then
+    sends, at the versions it sends them (KafkaApis answers ApiVersions with the fake's ranges;
+    the client's highest versions are within them). OffsetFetch's response is decoded by
+    client/wire.py, so only its request is wanted."""
+    from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition, runner
+    from airflow_provider_kgroups.client.transport import connection
+    from tests.client.fakeutil import config
+    from tests.support.fakekafka import FakeCluster
+
+    compiled: list[tuple[str, int]] = []
+    fresh = CodecWarmup(lambda cls, version: compiled.append((cls.__name__, version)))
+    monkeypatch.setattr(runner, "warmup", fresh)
+    monkeypatch.setattr(connection, "warmup", fresh)
+
+    async def main():
+        async with FakeCluster(brokers=3) as c:
+            c.add_topic("orders", 3, end_offsets=[10, 20, 30], leaders=[0, 1, 2])
+            c.add_group("billing", offsets={("orders", 1): 7}, coordinator=2)
+            async with AsyncGroupsClient(config(c)) as client:
+                offsets = await client.fetch_committed_offsets(["billing"], timeout_s=10)
+                ends = await client.log_end_offsets(offsets.values["billing"].committed(), timeout_s=10)
+            assert offsets.values["billing"].committed() == {TopicPartition("orders", 1): 7}
+            assert {tp: v.offset for tp, v in ends.values.items()} == {TopicPartition("orders", 1): 20}
+            return {(r.api + "Request", r.api_version) for r in c.requests()}
+
+    sent = asyncio.run(main())
+    assert compiled == [("ApiVersionsRequest", 3), ("ApiVersionsResponse", 3),
+                        ("FindCoordinatorRequest", 6), ("FindCoordinatorResponse", 6),
+                        ("MetadataRequest", 12), ("MetadataResponse", 12), ("OffsetFetchRequest", 9),
+                        ("ListOffsetsRequest", 9), ("ListOffsetsResponse", 9)]
+    assert sent == {(name, version) for name, version in compiled if name.endswith("Request")}
