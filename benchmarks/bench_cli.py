@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -40,7 +41,9 @@ class FakeServer:
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen([PY, str(ROOT / "benchmarks" / "fake_server.py"), *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, cwd=ROOT)
-        self.bootstrap = json.loads(self.proc.stdout.readline())["bootstrap"]
+        first = json.loads(self.proc.stdout.readline())
+        self.bootstrap = first["bootstrap"]
+        self.seeded = first
 
     def ask(self, command: str) -> dict:
         self.proc.stdin.write(command + "\n")
@@ -56,7 +59,9 @@ class FakeServer:
         self.proc.wait(30)
 
 
-def run_child(argv: list[str] | tuple[list[str], Path], server: FakeServer | None) -> dict:
+def run_child(argv: list[str] | tuple[list[str], Path], server: FakeServer | None,
+              check: Callable[[bytes], bool] | None = None) -> dict:
+    """One run; ``check(stdout)``: whether the output is exact (``result["exact"]``)."""
     argv, cwd = argv if isinstance(argv, tuple) else (argv, ROOT)
     if server:
         server.ask("reset")
@@ -78,14 +83,17 @@ def run_child(argv: list[str] | tuple[list[str], Path], server: FakeServer | Non
               "out_bytes": len(chunks["out"]), "out_tail": chunks["out"][-400:].decode(errors="replace"), "exit": proc.returncode, "err": chunks["err"].decode()[-300:]}
     if server:
         result["stats"] = server.ask("stats")
+    if check is not None:
+        result["exact"] = check(chunks["out"])
     return result
 
 
-def measure(commands: dict[str, list[str]], server: FakeServer | None, repeat: int, scenario: str) -> list[dict]:
+def measure(commands: dict[str, list[str]], server: FakeServer | None, repeat: int, scenario: str,
+            checks: dict[str, Callable[[bytes], bool]] | None = None) -> list[dict]:
     runs: dict[str, list[dict]] = {name: [] for name in commands}
     for round_ in range(repeat):
         for name, argv in commands.items():
-            runs[name].append(run_child(argv, server))
+            runs[name].append(run_child(argv, server, (checks or {}).get(name)))
             print(f"  {scenario} {name} run {round_ + 1}/{repeat}: {runs[name][-1]['wall']:.3f}s", file=sys.stderr,
                   flush=True)
     rows = []
@@ -94,6 +102,8 @@ def measure(commands: dict[str, list[str]], server: FakeServer | None, repeat: i
         row = dict(by_wall[len(by_wall) // 2])
         row["cpu"] = sorted(r["cpu"] for r in results)[len(results) // 2]
         row.update(scenario=scenario, command=name, walls=[r["wall"] for r in results])
+        if "exact" in results[0]:
+            row["exact"] = all(r["exact"] for r in results)
         rows.append(row)
     return rows
 
@@ -131,7 +141,8 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
         stats = r.get("stats") or {}
         if r["scenario"] == "big" and "largest_request" in stats:
             print(f"# {r['scenario']} {r['command']}: largest request {stats['largest_request']:,} bytes, "
-                  f"largest response {stats['largest_response']:,} bytes")
+                  f"largest response {stats['largest_response']:,} bytes, every run exact: "
+                  f"{'yes' if r.get('exact') else 'NO'}")
     for r in rows:
         if r["exit"] not in (0,) and r["err"]:
             print(f"# {r['scenario']} {r['command']} exit {r['exit']}: {r['err'].strip().splitlines()[-1]}")
@@ -193,9 +204,10 @@ def scenario_big(args) -> list[dict]:
     # so that on a small machine the client's time, not the fake's, is what shows
     # --cache: after the warm-up run of each command the fake replays its answers, so its own CPU
     # (decoding 100,000 groups' requests, encoding 400,000 offsets) no longer competes with the
-    # client's for the 2 cores; its remaining CPU is shown in the last column
+    # client's for the 2 cores; its remaining CPU is shown in the last column (--no-fake-cache:
+    # the fake computes every answer, as before, to show what its CPU costs the client)
     with FakeServer("--brokers", "30", "--groups", str(args.big_groups), "--latency", str(args.latency),
-                    "--partitions", "4", "--cache") as server:
+                    "--partitions", "4", *(["--cache"] if args.fake_cache else [])) as server:
         b = server.bootstrap
         # a fixed hash seed: the same groups go in the same order into the same requests every
         # run (set order follows the seed), so the fake's kept answers match; a generous timeout,
@@ -208,12 +220,34 @@ def scenario_big(args) -> list[dict]:
             before = before_tree(args.before)
             commands["kgroups jsonl (before)"] = (jsonl, before)
             commands["take_snapshot (before)"] = (snapshot_before(snapshot, before), before)
-        for argv in commands.values():
-            run_child(argv, server)  # warm-up: the fake keeps these requests' answers
-        rows = measure(commands, server, max(1, args.repeat // 2), "big")
+        if args.fake_cache:
+            for argv in commands.values():
+                run_child(argv, server)  # warm-up: the fake keeps these requests' answers
+        rows = measure(commands, server, max(1, args.repeat // 2), "big",
+                       {name: exact_jsonl(server.seeded) if "jsonl" in name else exact_snapshot(server.seeded)
+                        for name in commands})
     for r in rows:
         r["latency"] = args.latency
     return rows
+
+
+def exact_jsonl(seeded: dict) -> Callable[[bytes], bool]:
+    """Every group once, none failed, each total known, their sum the seeded one."""
+    def check(out: bytes) -> bool:
+        lines = [json.loads(line) for line in out.splitlines() if line.strip()]
+        ids = {line.get("group_id") for line in lines}
+        return (len(lines) == len(ids) == seeded["groups"] and all("failure" not in line for line in lines)
+                and sum(line["total_lag"] for line in lines if line.get("total_lag") is not None) == seeded["total_lag"]
+                and all(line.get("total_lag") is not None for line in lines))
+    return check
+
+
+def exact_snapshot(seeded: dict) -> Callable[[bytes], bool]:
+    def check(out: bytes) -> bool:
+        result = json.loads(out.strip().splitlines()[-1])
+        return (result["groups"] == seeded["groups"] and result["failures"] == 0 and result["unknown_totals"] == 0
+                and result.get("total_lag") == seeded["total_lag"])
+    return check
 
 
 def snapshot_before(argv: list[str], before: Path) -> list[str]:
@@ -292,6 +326,8 @@ def main() -> None:
     parser.add_argument("--big-groups", type=int, default=100_000)
     parser.add_argument("--latency", type=float, default=0.010)
     parser.add_argument("--no-jsonl", dest="jsonl", action="store_false")
+    parser.add_argument("--no-fake-cache", dest="fake_cache", action="store_false",
+                        help="big: the fake computes every answer (no replay after a warm-up)")
     args = parser.parse_args()
     compile_tree(ROOT)
     rows, cold = [], []

@@ -5,7 +5,8 @@ process shares nothing with them but the sockets. Every request waits a fixed la
 its response (``--latency``), answers are computed from in-memory state (no disk, no log
 scan), so the client, not the broker, dominates; the fake's own CPU is reported separately.
 
-Protocol: the first stdout line is ``{"bootstrap": ..., "groups": N}``; then one command per
+Protocol: the first stdout line is ``{"bootstrap": ..., "groups": N, "total_lag": L}`` (L: the
+sum of the ``acc-g*`` groups' total lags, what an exact client reports); then one command per
 stdin line, one JSON answer per stdout line:
 
 * ``reset``: forget the request log, start the CPU clock;
@@ -94,6 +95,12 @@ def seed(cluster, groups: int, topics: int, partitions: int, prefix: str = "acc-
         cluster.add_group(f"other-{g:05d}", offsets={(f"acc-topic-{g % topics:03d}", 0): 1})
 
 
+def seeded_total_lag(groups: int, partitions: int) -> int:
+    """The sum of every ``acc-g*`` group's total lag as :func:`seed` made them: what an exact
+    client reports (log end 10,000 + p, committed 9,000 + g % 1,000)."""
+    return sum(10_000 + p - (9_000 + g % 1000) for g in range(groups) for p in range(partitions))
+
+
 def waves(arrivals: list[float], latency_s: float) -> int:
     """Round trips on the critical path, from the brokers' side: requests that arrive within
     one latency of the first request of a wave were sent before that wave's answers could
@@ -141,7 +148,8 @@ def main() -> None:
     with FakeCluster.running_in_thread(brokers=args.brokers, latency_s=args.latency,
                                          api_versions=OLD_BROKER if args.old else None) as cluster:
         seed(cluster, args.groups, args.topics, args.partitions)
-        print(json.dumps({"bootstrap": cluster.bootstrap, "groups": args.groups}), flush=True)
+        print(json.dumps({"bootstrap": cluster.bootstrap, "groups": args.groups,
+                          "total_lag": seeded_total_lag(args.groups, args.partitions)}), flush=True)
         cpu = time.process_time()
         for line in sys.stdin:
             command = line.strip()

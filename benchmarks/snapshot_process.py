@@ -1,6 +1,6 @@
 """``take_snapshot`` of every group matching a pattern, as a program would call it, in a
-process of its own (for bench_cli's big scenario): prints the group count, the failures and
-the seconds of the call (imports excluded).
+process of its own (for bench_cli's big scenario): prints the group count, the failures, the
+sum of the groups' total lags and the seconds of the call (imports excluded).
 
     python benchmarks/snapshot_process.py BOOTSTRAP 'acc-g*'
 """
@@ -25,6 +25,7 @@ async def main(bootstrap: str, pattern: str) -> None:
         snapshot = await take_snapshot(client, ids)
     print(json.dumps({"groups": len(snapshot.groups), "failures": len(snapshot.failures),
                       "unknown_totals": sum(g.total_lag is None for g in snapshot.groups.values()),
+                      "total_lag": sum(g.total_lag or 0 for g in snapshot.groups.values()),
                       "seconds": time.perf_counter() - started}))
 
 
