@@ -193,3 +193,12 @@ def test_a_verb_runs_with_fewer_gc_passes_and_the_thresholds_come_back(cluster, 
     assert seen == [(YOUNG_THRESHOLD, *before[1:])]
     assert gc.get_threshold() == before
     capsys.readouterr()
+
+
+def test_render_table_pads_every_column_and_shows_none_as_a_dash():
+    assert cli.render_table(("A", "LONG-HEADER", "C"), [(None, 1, "x{y}"), ("long-value", None, "")]).splitlines() == [
+        "A           LONG-HEADER  C   ",
+        "-           1            x{y}",
+        "long-value  -                ",
+    ]
+    assert cli.render_table(("A", "B"), []) == "A  B"
