@@ -21,6 +21,8 @@ read-back of small summaries.
 
     python benchmarks/bench_spark.py                # generate (once, cached) and run all fractions
     python benchmarks/bench_spark.py --groups 100   # a smaller history
+    python benchmarks/bench_spark.py --fractions 1.0 --repeat 3 --before 77cb36e^
+                                                    # this tree and an older one, interleaved
 """
 
 from __future__ import annotations
@@ -155,10 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--days", type=int, default=7)
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "kgroups-bench-spark"))
+    p.add_argument("--fractions", default=",".join(str(f) for f in FRACTIONS),
+                   help="input fractions to run, comma-separated (default: %(default)s)")
+    p.add_argument("--repeat", type=int, default=1, help="runs per fraction and tree; the median is shown")
+    p.add_argument("--before", metavar="REV", help="also run the package as of REV, interleaved run by run")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:  # one measured run, in a fresh process
         spec = json.loads(args.child)
+        if spec.get("tree"):  # the older package first, for this process and (PYTHONPATH) its Python workers
+            sys.path.insert(0, spec["tree"])
         print("RESULT " + json.dumps(run_one(spec["history"], spec["output"], spec["since_ms"], spec["cores"])))
         return 0
 
@@ -172,34 +180,43 @@ def main(argv: list[str] | None = None) -> int:
         tmp.rename(history)
         print(f"generated {rows:,} rows in {time.perf_counter() - started:.1f} s -> {history}")
     end_ms = START_MS + args.days * DAY_MS
-    results = []
-    for fraction in FRACTIONS:
-        since_ms = end_ms - int(round(fraction * args.days * DAY_MS / STEP_MS)) * STEP_MS
-        spec = {"history": str(history), "output": str(work / f"out-{fraction:.2f}"), "since_ms": since_ms,
-                "cores": args.cores}
-        proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True,
-                              text=True, cwd=ROOT)
-        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
-        if proc.returncode != 0 or line is None:
-            print(proc.stdout[-2000:], proc.stderr[-4000:], file=sys.stderr)
-            return 1
-        out = json.loads(line[len("RESULT "):])
-        out["fraction"] = fraction
-        results.append(out)
-        print(f"  {fraction:>4.0%}: {out['rows']:,} rows in {out['seconds']:.1f} s", file=sys.stderr)
-
+    trees: dict[str, Path | None] = {"this tree": None}
+    if args.before:
+        from benchmarks.bench_cli import before_tree
+        trees[f"before ({args.before})"] = before_tree(args.before)
+    fractions = [float(f) for f in args.fractions.split(",")]
+    runs: dict[tuple[str, float], list[dict]] = {}
+    for round_no in range(args.repeat):
+        for fraction in fractions:
+            for label, tree in trees.items():  # interleaved: every tree in every round
+                since_ms = end_ms - int(round(fraction * args.days * DAY_MS / STEP_MS)) * STEP_MS
+                spec = {"history": str(history), "output": str(work / f"out-{fraction:.2f}"), "since_ms": since_ms,
+                        "cores": args.cores, "tree": str(tree) if tree else None}
+                env = dict(os.environ, PYTHONPATH=str(tree)) if tree else None
+                proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True,
+                                      text=True, cwd=ROOT, env=env)
+                line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
+                if proc.returncode != 0 or line is None:
+                    print(proc.stdout[-2000:], proc.stderr[-4000:], file=sys.stderr)
+                    return 1
+                out = json.loads(line[len("RESULT "):])
+                out["fraction"], out["tree"] = fraction, label
+                runs.setdefault((label, fraction), []).append(out)
+                print(f"  round {round_no + 1} {label} {fraction:>4.0%}: {out['rows']:,} rows in "
+                      f"{out['seconds']:.1f} s", file=sys.stderr)
+    results = [sorted(group, key=lambda r: r["seconds"])[len(group) // 2] for group in runs.values()]
     print(f"\nlag-history job, Spark {results[0]['spark']} local[{args.cores}] on {os.cpu_count()} cores, "
           f"2 GB driver, {args.groups} groups x {args.partitions} partitions, 15-min snapshots, 60-min windows, "
-          "fresh JVM per run")
-    head = f"{'input':>6} {'rows':>11} {'wall s':>8} {'rows/s':>10} {'s per 1M rows':>14} {'peak RSS MB':>12} " \
+          f"fresh JVM per run, median of {args.repeat} interleaved run(s)")
+    head = f"{'tree':<22} {'input':>6} {'rows':>11} {'wall s':>8} {'rows/s':>10} {'s per 1M rows':>14} {'peak RSS MB':>12} " \
            f"{'peak heap MB':>13} {'JVM CPU s':>10} {'verdict rows':>13} {'window rows':>12}"
     print(head)
     print("-" * len(head))
     for r in results:
-        print(f"{r['fraction']:>6.0%} {r['rows']:>11,} {r['seconds']:>8.1f} {r['rows'] / r['seconds']:>10,.0f} "
+        print(f"{r['tree']:<22} {r['fraction']:>6.0%} {r['rows']:>11,} {r['seconds']:>8.1f} {r['rows'] / r['seconds']:>10,.0f} "
               f"{r['seconds'] / (r['rows'] / 1e6):>14.2f} {r['peak_rss_mb']:>12,.0f} {r['peak_heap_mb']:>13,.0f} "
               f"{r['cpu_s']:>10.1f} {r['outputs']['partition_verdicts']:>13,} {r['outputs']['lag_windows']:>12,}")
-    last = results[-1]
+    last = next(r for r in reversed(results) if r["tree"] == "this tree")
     print(f"\n100 %: seconds per step {last['steps']}")
     print(f"100 %: group verdicts {last['verdicts']}, dead candidates {last['dead_candidates']}")
     print(f"JVM CPU s: the Spark JVM's CPU time during the run; at most {args.cores} x wall s, less when other "
