@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -60,31 +60,39 @@ class FakeServer:
 
 
 def run_child(argv: list[str] | tuple[list[str], Path], server: FakeServer | None,
-              check: Callable[[bytes], bool] | None = None) -> dict:
-    """One run; ``check(stdout)``: whether the output is exact (``result["exact"]``)."""
+              check: Callable[[BinaryIO], bool] | None = None) -> dict:
+    """One run; ``check(stdout)``: whether the output is exact (``result["exact"]``).
+
+    stdout goes to a temporary file, not into this process: a child started by vfork (as
+    subprocess does) reports this process's peak RSS as its own when that is higher (Linux
+    keeps the larger ``maxrss`` across exec), so this process must stay small (73 MB of jsonl
+    read here once made every later child "use" 529 MB)."""
     argv, cwd = argv if isinstance(argv, tuple) else (argv, ROOT)
     if server:
         server.ask("reset")
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
-    # read both pipes fully while the child runs, then reap it with its resource usage
+    import tempfile
     import threading
-    chunks: dict[str, bytes] = {}
-    readers = [threading.Thread(target=lambda k, f: chunks.__setitem__(k, f.read()), args=(k, f))
-               for k, f in (("out", proc.stdout), ("err", proc.stderr))]
-    for r in readers:
-        r.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    for r in readers:
-        r.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
-              "out_bytes": len(chunks["out"]), "out_tail": chunks["out"][-400:].decode(errors="replace"), "exit": proc.returncode, "err": chunks["err"].decode()[-300:]}
-    if server:
-        result["stats"] = server.ask("stats")
-    if check is not None:
-        result["exact"] = check(chunks["out"])
+
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, cwd=cwd)
+        err: list[bytes] = []
+        reader = threading.Thread(target=lambda: err.append(proc.stderr.read()))
+        reader.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        reader.join()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        size = out.seek(0, os.SEEK_END)
+        out.seek(max(0, size - 400))
+        result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+                  "out_bytes": size, "out_tail": out.read().decode(errors="replace"), "exit": proc.returncode,
+                  "err": err[0].decode()[-300:]}
+        if server:
+            result["stats"] = server.ask("stats")
+        if check is not None:
+            out.seek(0)
+            result["exact"] = check(out)
     return result
 
 
@@ -101,7 +109,8 @@ def measure(commands: dict[str, list[str]], server: FakeServer | None, repeat: i
         by_wall = sorted(results, key=lambda r: r["wall"])
         row = dict(by_wall[len(by_wall) // 2])
         row["cpu"] = sorted(r["cpu"] for r in results)[len(results) // 2]
-        row.update(scenario=scenario, command=name, walls=[r["wall"] for r in results])
+        row.update(scenario=scenario, command=name, walls=[r["wall"] for r in results],
+                   rss_range=(min(r["rss_mb"] for r in results), max(r["rss_mb"] for r in results)))
         if "exact" in results[0]:
             row["exact"] = all(r["exact"] for r in results)
         rows.append(row)
@@ -142,7 +151,8 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
         if r["scenario"] == "big" and "largest_request" in stats:
             print(f"# {r['scenario']} {r['command']}: largest request {stats['largest_request']:,} bytes, "
                   f"largest response {stats['largest_response']:,} bytes, every run exact: "
-                  f"{'yes' if r.get('exact') else 'NO'}")
+                  f"{'yes' if r.get('exact') else 'NO'}; peak RSS {r['rss_range'][0]:.0f}-{r['rss_range'][1]:.0f} MB, "
+                  f"wall {min(r['walls']):.1f}-{max(r['walls']):.1f} s over {len(r['walls'])} runs")
     for r in rows:
         if r["exit"] not in (0,) and r["err"]:
             print(f"# {r['scenario']} {r['command']} exit {r['exit']}: {r['err'].strip().splitlines()[-1]}")
@@ -240,20 +250,26 @@ def scenario_big(args) -> list[dict]:
     return rows
 
 
-def exact_jsonl(seeded: dict) -> Callable[[bytes], bool]:
-    """Every group once, none failed, each total known, their sum the seeded one."""
-    def check(out: bytes) -> bool:
-        lines = [json.loads(line) for line in out.splitlines() if line.strip()]
-        ids = {line.get("group_id") for line in lines}
-        return (len(lines) == len(ids) == seeded["groups"] and all("failure" not in line for line in lines)
-                and sum(line["total_lag"] for line in lines if line.get("total_lag") is not None) == seeded["total_lag"]
-                and all(line.get("total_lag") is not None for line in lines))
+def exact_jsonl(seeded: dict) -> Callable[[BinaryIO], bool]:
+    """Every group once, none failed, each total known, their sum the seeded one (read line by
+    line: see run_child on this process's size)."""
+    def check(out: BinaryIO) -> bool:
+        ids, total = set(), 0
+        for raw in out:
+            if not raw.strip():
+                continue
+            line = json.loads(raw)
+            if "failure" in line or line.get("group_id") in ids or line.get("total_lag") is None:
+                return False
+            ids.add(line["group_id"])
+            total += line["total_lag"]
+        return len(ids) == seeded["groups"] and total == seeded["total_lag"]
     return check
 
 
-def exact_snapshot(seeded: dict) -> Callable[[bytes], bool]:
-    def check(out: bytes) -> bool:
-        result = json.loads(out.strip().splitlines()[-1])
+def exact_snapshot(seeded: dict) -> Callable[[BinaryIO], bool]:
+    def check(out: BinaryIO) -> bool:
+        result = json.loads(out.read().strip().splitlines()[-1])
         return (result["groups"] == seeded["groups"] and result["failures"] == 0 and result["unknown_totals"] == 0
                 and result.get("total_lag") == seeded["total_lag"])
     return check
