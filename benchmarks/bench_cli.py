@@ -151,7 +151,7 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
         if r["scenario"] == "big" and "largest_request" in stats:
             print(f"# {r['scenario']} {r['command']}: largest request {stats['largest_request']:,} bytes, "
                   f"largest response {stats['largest_response']:,} bytes, every run exact: "
-                  f"{'yes' if r.get('exact') else 'NO'}; peak RSS {r['rss_range'][0]:.0f}-{r['rss_range'][1]:.0f} MB, "
+                  f"{('yes' if r['exact'] else 'NO') if 'exact' in r else 'not checked'}; peak RSS {r['rss_range'][0]:.0f}-{r['rss_range'][1]:.0f} MB, "
                   f"wall {min(r['walls']):.1f}-{max(r['walls']):.1f} s over {len(r['walls'])} runs")
     for r in rows:
         if r["exit"] not in (0,) and r["err"]:
@@ -235,6 +235,8 @@ def scenario_big(args) -> list[dict]:
         jsonl = [*seeded, *kgroups(b, "--timeout", "600", "--format", "jsonl", "lag", "-p", "acc-g*")]
         snapshot = [*seeded, PY, str(ROOT / "benchmarks" / "snapshot_process.py"), b, "acc-g*"]
         commands: dict = {"kgroups jsonl": jsonl, "take_snapshot": snapshot}
+        for fmt in args.big_formats.split(",") if args.big_formats else ():  # not checked for exactness
+            commands[f"kgroups {fmt}"] = [*seeded, *kgroups(b, "--timeout", "600", "--format", fmt, "lag", "-p", "acc-g*")]
         if args.before:
             before = before_tree(args.before)
             commands["kgroups jsonl (before)"] = (jsonl, before)
@@ -244,7 +246,7 @@ def scenario_big(args) -> list[dict]:
                 run_child(argv, server)  # warm-up: the fake keeps these requests' answers
         rows = measure(commands, server, max(1, args.repeat // 2), "big",
                        {name: exact_jsonl(server.seeded) if "jsonl" in name else exact_snapshot(server.seeded)
-                        for name in commands})
+                        for name in commands if "jsonl" in name or "snapshot" in name})
     for r in rows:
         r["latency"] = args.latency
     return rows
@@ -351,6 +353,8 @@ def main() -> None:
     parser.add_argument("--big-groups", type=int, default=100_000)
     parser.add_argument("--latency", type=float, default=0.010)
     parser.add_argument("--no-jsonl", dest="jsonl", action="store_false")
+    parser.add_argument("--big-formats", default="",
+                        help="big: also kgroups lag in these formats, e.g. json,table (exactness not checked)")
     parser.add_argument("--no-fake-cache", dest="fake_cache", action="store_false",
                         help="lag, old, big: the fake computes every answer (no replay after a warm-up; its CPU "
                              "then shares the cores with the clients)")
