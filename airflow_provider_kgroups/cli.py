@@ -2,8 +2,10 @@
 
 Exit codes: 0 all fine, 1 some groups (or brokers) failed, 2 bad input, 3 no broker reachable.
 
-Over 400 lines because it is the whole command line: the parser and one short function per
-verb, each a thin layer over the client, the lag engine and the cleanup package.
+Over 400 lines because it is the whole command line and kept in one module so that ``--help``
+imports nothing else: the parser (each verb's arguments added only when that verb is used), one
+short function per verb, each a thin layer over the client, the lag engine and the cleanup
+package, and the output (the table, compact or pretty JSON).
 """
 
 # Only the standard library at import: the arguments are parsed (and ``--help`` answered)
