@@ -93,7 +93,9 @@ def test_a_leader_that_never_catches_up_fails_that_partition_at_the_deadline_nam
             assert {tp: v.offset for tp, v in ends.values.items()} == {TPS[1]: 200, TPS[2]: 300}
             retries = c.count("ListOffsets", 2) - 1
             assert retries >= 1 and c.count("ListOffsets", 0) == 0
-            assert counts(c)["Metadata"] == 1 + 1 + retries  # bootstrap, lookup, one refresh per retry
+            # bootstrap, lookup, one refresh before each retry; the deadline may fall between a refresh
+            # and the retry it was for (seen under load), so that refresh may stand without its retry
+            assert counts(c)["Metadata"] - (1 + 1) in (retries, retries + 1)
             assert c.handler_errors == []
 
     run(main)
