@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Hashable, Iterable, Protocol, TypeVar
 
 from .errors import (
@@ -53,6 +53,7 @@ class RequestPlan(Generic[K]):
     request: ApiMessage
     version: int
     keys: tuple[K, ...]
+    node: int = ANY_BROKER  # the broker it goes to: set by the driver (AdminApiHandler.handleResponse's broker)
     key_set: frozenset = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -202,7 +203,9 @@ class Driver(Generic[K, V]):
         refused = self.handler.refuse(keys, version, dispatch.node)
         dispatch.outcome.failed.update(refused)
         keys = [key for key in keys if key not in refused]
-        return self.handler.build(keys, version, self._notes) if keys else []
+        if not keys:
+            return []
+        return [replace(plan, node=dispatch.node) for plan in self.handler.build(keys, version, self._notes)]
 
     # -- what came back ----------------------------------------------------------------------
 

@@ -69,11 +69,6 @@ def decode_subscription(data: bytes | None) -> tuple[str, ...]:
         return ()
 
 
-def _node(lookup: CoordinatorLookup, plan: RequestPlan) -> int:
-    node = lookup.cached(plan.keys[0]) if plan.keys else None
-    return node if node is not None else -1
-
-
 def _describe_groups(group_ids: list[str], version: int) -> DescribeGroupsRequest:
     return DescribeGroupsRequest(groups=group_ids, include_authorized_operations=False)
 
@@ -97,7 +92,7 @@ class DescribeGroupsHandler(Handler[str, "GroupDescription | NotDescribed"]):
 
     def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
-        node = _node(self.lookup, plan)
+        node = plan.node
         for group in response.groups:
             group_id = group.group_id
             if group_id not in plan.key_set:
@@ -167,7 +162,7 @@ class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
 
     def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
-        node = _node(self.lookup, plan)
+        node = plan.node
         best: dict = {}
         for entry in response.groups:
             if entry.group_id in plan.key_set and (entry.group_id not in best or _rank(entry) < _rank(best[entry.group_id])):
