@@ -199,6 +199,11 @@ def check_arguments(task_id: str, values: Mapping[str, Any], parsers: Mapping[st
     return out
 
 
+def check_argument(task_id: str, name: str, value: Any, parse: Callable[..., Any]) -> Any:
+    """One argument that is never templated, parsed at once (DAG parse time)."""
+    return check_arguments(task_id, {name: value}, {name: parse}, rendered=True)[name]
+
+
 def parse_selector(task_id: str, ids: Any, patterns: Any, excludes: Any, *,
                    allow_all: bool) -> GroupSelector:
     """Group ids and patterns -> a selector; neither given: every group (only with ``allow_all``)."""

@@ -38,10 +38,9 @@ from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.deadgroups import DEFAULT_DENY_PATTERNS, DeadGroupRules
 from ..arguments import (
-    check_arguments, is_templated, parse_bool, parse_conn_id, parse_number, parse_selector, parse_storage_options,
-    parse_str_list,
+    check_argument, check_arguments, is_templated, parse_bool, parse_conn_id, parse_number, parse_selector,
+    parse_storage_options, parse_str_list, parse_url,
 )
-from ..arguments import parse_url as _parse_url
 
 _XCOM_DECISION_KEYS = ("decision", "reason", "health", "selected_by", "deletion", "connect")
 
@@ -115,9 +114,8 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         self.max_deletions_percent = max_deletions_percent
         self.backup_url = backup_url
         self.connect_conn_ids = connect_conn_ids
-        self.storage_options = check_arguments(self.task_id, {"storage_options": storage_options},
-                                               {"storage_options": parse_storage_options},
-                                               rendered=True)["storage_options"]
+        self.storage_options = check_argument(self.task_id, "storage_options", storage_options,
+                                              parse_storage_options)
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self._validate(rendered=False)
 
@@ -127,7 +125,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         values = {name: getattr(self, name) for name in self.template_fields}
         parsed = check_arguments(self.task_id, values, {
             "kafka_groups_conn_id": parse_conn_id,
-            "history_url": _parse_url, "backup_url": _optional_url, "allow": parse_str_list, "deny": parse_str_list,
+            "history_url": parse_url, "backup_url": _optional_url, "allow": parse_str_list, "deny": parse_str_list,
             "default_deny": parse_str_list, "delete_group_ids": parse_str_list, "override_deny": parse_str_list,
             "connect_conn_ids": parse_str_list, "deny_streams_apps": parse_bool,
             "assume_full_visibility": parse_bool, "dry_run": parse_bool,
@@ -210,7 +208,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
 def _optional_url(name: str, value: Any) -> str | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    return _parse_url(name, value)
+    return parse_url(name, value)
 
 
 def _required(parse, **options):

@@ -16,8 +16,8 @@ from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.policy import parse_policy
 from ..arguments import (
-    check_arguments, is_templated, parse_bool, parse_conn_id, parse_selector, parse_storage_options, parse_topics,
-    parse_url,
+    check_argument, check_arguments, is_templated, parse_bool, parse_conn_id, parse_selector, parse_storage_options,
+    parse_topics, parse_url,
 )
 
 
@@ -57,9 +57,8 @@ class ConsumerGroupSnapshotOperator(BaseOperator):
         self.topics = topics
         self.unknown_lag = unknown_lag
         self.read_committed = read_committed
-        self.storage_options = check_arguments(self.task_id, {"storage_options": storage_options},
-                                               {"storage_options": parse_storage_options},
-                                               rendered=True)["storage_options"]
+        self.storage_options = check_argument(self.task_id, "storage_options", storage_options,
+                                              parse_storage_options)
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self._validate(rendered=False)
 
@@ -108,6 +107,3 @@ class ConsumerGroupSnapshotOperator(BaseOperator):
         for group_id, failure in snapshot.failures.items():
             self.log.warning("Group %s not read: %s", group_id, failure)
         return summary
-
-
-_parse_url = parse_url  # kept for importers of the old name
