@@ -89,18 +89,24 @@ def table_snapshots(table: pa.Table) -> list[LagSnapshot]:
     table = table.select(list(HISTORY_COLUMNS)).sort_by([("snapshot_ms", "ascending"), ("group_id", "ascending"),
                                                          ("topic", "ascending"), ("partition", "ascending")])
     by_time: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for row in table.to_pylist():
-        groups = by_time[row["snapshot_ms"]]
-        group = groups.get(row["group_id"])
+    flag_sets: dict[str | None, frozenset[LagFlag]] = {}  # a few distinct flag strings, parsed once each
+    recorded_error = Failure(CLIENT_RECORDED_ERROR, "error recorded in the history")
+    columns = table.to_pydict()
+    for (at_ms, group_id, state, protocol_type, members, topic, partition, committed, log_start, log_end, lag,
+         flag_text) in zip(*(columns[name] for name in HISTORY_COLUMNS)):
+        groups = by_time[at_ms]
+        group = groups.get(group_id)
         if group is None:
-            group = groups[row["group_id"]] = {"state": row["group_state"], "protocol_type": row["protocol_type"] or "",
-                                               "members": row["members"] or 0, "partitions": []}
-        if row["topic"] is None:
+            group = groups[group_id] = {"state": state, "protocol_type": protocol_type or "",
+                                        "members": members or 0, "partitions": []}
+        if topic is None:
             continue
-        flags = frozenset(LagFlag(f) for f in (row["flags"] or "").split(",") if f)
+        flags = flag_sets.get(flag_text)
+        if flags is None:
+            flags = flag_sets[flag_text] = frozenset(LagFlag(f) for f in (flag_text or "").split(",") if f)
         group["partitions"].append(PartitionLag(
-            row["topic"], row["partition"], row["committed"], row["log_start"], row["log_end"], row["lag"], flags,
-            error=Failure(CLIENT_RECORDED_ERROR, "error recorded in the history") if LagFlag.ERROR in flags else None))
+            topic, partition, committed, log_start, log_end, lag, flags,
+            error=recorded_error if LagFlag.ERROR in flags else None))
     return [LagSnapshot(taken_at_ms=ms, groups={
         g: GroupLag(g, GroupState.parse(v["state"]), v["protocol_type"], v["members"], tuple(v["partitions"]))
         for g, v in groups.items()}) for ms, groups in sorted(by_time.items())]
