@@ -103,7 +103,7 @@ def parse_timestamp_ms(name: str, value: Any) -> int | None:
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise ConfigurationError(f"{name}={value.isoformat()!r} has no time zone: add one (e.g. +00:00), "
-                                     "a barrier time must be unambiguous.")
+                                     "so that the time is unambiguous.")
         return int(value.timestamp() * 1000)
     raise ConfigurationError(f"{name} must be a datetime, an ISO-8601 string or epoch milliseconds, "
                              f"got {type(value).__name__}.")

@@ -145,6 +145,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Sequence
 
+from airflow_provider_kgroups.arguments import parse_timestamp_ms
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.model import HISTORY_COLUMNS, LagFlag
@@ -208,31 +209,10 @@ def _spark_schema(schema):
 
 
 def _ms(name: str, value: Any) -> int | None:
-    """Epoch ms from None, an int, digits, or an ISO-8601 time with a zone (a date alone is midnight UTC)."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        raise ConfigurationError(f"{name} must be epoch milliseconds or an ISO-8601 time, got {value!r}.")
-    if isinstance(value, int):
-        if value < 0:
-            raise ConfigurationError(f"{name} must be >= 0 epoch milliseconds, got {value}.")
-        return value
-    if isinstance(value, datetime):
-        parsed = value
-    else:
-        text = str(value).strip()
-        if text.isdigit():
-            return int(text)
-        try:
-            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            raise ConfigurationError(f"{name}={text!r} is not epoch ms or an ISO-8601 time such as "
-                                     "'2024-05-01T00:00:00+00:00'.") from None
-        if len(text) == 10:  # a date: midnight UTC
-            parsed = parsed.replace(tzinfo=timezone.utc)
-    if parsed.tzinfo is None:
-        raise ConfigurationError(f"{name}={parsed.isoformat()!r} has no time zone: add one (e.g. +00:00).")
-    return int(parsed.timestamp() * 1000)
+    """Epoch ms as :func:`..arguments.parse_timestamp_ms` reads it; a date alone is midnight UTC."""
+    if isinstance(value, str) and len(value.strip()) == 10 and value.strip()[4:5] == "-":
+        value = value.strip() + "T00:00:00+00:00"
+    return parse_timestamp_ms(name, value)
 
 
 def _day(ms: int) -> str:
