@@ -227,11 +227,8 @@ class Driver(Generic[K, V]):
                 self._notes.update(self.handler.response_lost(plan.keys))
             half = len(plan.keys) // 2
             log.info("%s; splitting its %d keys in two", error, len(plan.keys))
-            if fulfil:
-                build = lambda keys: self.handler.build(keys, plan.version, self._notes)  # noqa: E731
-            else:
-                build = lambda keys: self.lookup.build(keys, plan.version)  # noqa: E731
-            return build(list(plan.keys[:half])) + build(list(plan.keys[half:]))
+            return (self.build(dispatch, plan.version, plan.keys[:half])
+                    + self.build(dispatch, plan.version, plan.keys[half:]))
         if fulfil and response_lost(error):
             self._notes.update(self.handler.response_lost(plan.keys))
         dispatch.outcome.merge(transport_failure(plan.keys, error))

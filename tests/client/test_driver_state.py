@@ -237,6 +237,7 @@ def test_a_response_too_large_comes_back_as_two_requests_and_alone_it_fails():
     [plan] = driver.build(fetch, 8)
     halves = driver.on_failure(fetch, plan, ResponseTooLarge("too large", size=200, limit=100))
     assert sorted(len(h.keys) for h in halves) == [2, 2] and {k for h in halves for k in h.keys} == set("abcd")
+    assert {h.node for h in halves} == {plan.node} == {fetch.node}  # the halves go where the whole went
     small, other = halves
     assert driver.on_response(fetch, small, offsets(*((g, 0) for g in small.keys))) == []
     quarters = driver.on_failure(fetch, other, ResponseTooLarge("too large", size=200, limit=100))

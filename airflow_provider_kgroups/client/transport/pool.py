@@ -165,7 +165,7 @@ class ConnectionPool:
         candidates = sorted((n for n in dict.fromkeys(candidates) if book.address_of(n) not in excluded),
                             key=lambda n: self._last_failure.get(book.address_of(n), 0.0))  # stable
         errors = []
-        for node_id in dict.fromkeys(candidates):
+        for node_id in candidates:  # already one entry per node
             try:
                 return await self.get(node_id, timeout)
             except AuthenticationError:
