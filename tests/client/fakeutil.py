@@ -1,7 +1,10 @@
 """What the fake-cluster client tests share: a quick-retry config, request counts without
-the connection handshake, and a standard seed of groups on one topic."""
+the connection handshake, a standard seed of groups on one topic, and a wait on a condition."""
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 from airflow_provider_kgroups.client import ClientConfig, TopicPartition
 from tests.support.fakekafka import FakeCluster
@@ -30,3 +33,12 @@ def seed(c: FakeCluster, n: int) -> dict[str, dict[TopicPartition, int]]:
 
 def committed(result) -> dict[str, dict[TopicPartition, int]]:
     return {g: v.committed() for g, v in result.values.items()}
+
+
+async def until(condition, what: str = "the condition", within_s: float = 10.0) -> None:
+    """Wait on the event loop until ``condition()`` holds; fail naming ``what`` past the deadline."""
+    ends = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > ends:
+            raise AssertionError(f"not within {within_s:g} s: {what}")
+        await asyncio.sleep(0.002)

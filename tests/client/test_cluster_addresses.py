@@ -11,7 +11,6 @@ Java admin client resolves the node id through its metadata instead).
 from __future__ import annotations
 
 import asyncio
-import time
 
 from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.config import BrokerAddress
@@ -19,7 +18,7 @@ from airflow_provider_kgroups.client.driver import RequestPlan
 from airflow_provider_kgroups.client.lookup import CoordinatorLookup
 from airflow_provider_kgroups.client.protocol import FindCoordinatorRequest
 from airflow_provider_kgroups.client.transport import ConnectionPool
-from tests.client.fakeutil import config
+from tests.client.fakeutil import config, until
 from tests.client.test_driver_state import found, metadata_response
 from tests.support.fakekafka import FakeCluster
 
@@ -57,9 +56,7 @@ def test_the_pool_follows_a_broker_that_moved():
                 metadata.learn_brokers({7: BrokerAddress(*c.address(1))})
                 moved = await pool.get(7)
                 assert moved is not first and moved.address == BrokerAddress(*c.address(1))
-                deadline = time.monotonic() + 5
-                while c.brokers[0].connections and time.monotonic() < deadline:
-                    await asyncio.sleep(0.01)
+                await until(lambda: not c.brokers[0].connections, "the old connection closed", within_s=5)
                 assert (c.brokers[0].connections, c.brokers[1].connections) == (0, 1)
             finally:
                 await pool.close()

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 
 import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
 from airflow_provider_kgroups.client.errors import NoBrokerAvailable
-from tests.client.fakeutil import config, counts
+from tests.client.fakeutil import config, counts, until
 from tests.support.fakekafka import FakeCluster
 
 DEADLINE_S = 20.0
@@ -31,14 +30,6 @@ HELD_S = 60.0  # how long the fake holds a Metadata answer: far beyond the test'
 
 def run(main):
     return asyncio.run(asyncio.wait_for(main(), DEADLINE_S))
-
-
-async def until(condition, what: str, within_s: float = 10.0) -> None:
-    ends = time.monotonic() + within_s
-    while not condition():
-        if time.monotonic() > ends:
-            raise AssertionError(f"not within {within_s:g} s: {what}")
-        await asyncio.sleep(0.005)
 
 
 def test_find_coordinator_goes_out_while_the_first_metadata_is_unanswered():

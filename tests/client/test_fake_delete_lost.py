@@ -12,7 +12,6 @@ nothing) stays a failure.
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -20,7 +19,7 @@ from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, Gro
 from airflow_provider_kgroups.client.errors import BrokerDisconnected, RequestTimeout, response_lost
 from airflow_provider_kgroups.client.protocol import DeleteGroupsRequest
 from airflow_provider_kgroups.client.transport import BrokerConnection
-from tests.client.fakeutil import config, counts
+from tests.client.fakeutil import config, counts, until
 from tests.support.fakekafka import Err, FakeCluster, Member
 
 CONFIRMED = GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE
@@ -34,14 +33,6 @@ def on_node(c: FakeCluster, node: int, n: int, prefix: str) -> list[str]:
             out.append(f"{prefix}{i}")
         i += 1
     return out
-
-
-async def until(predicate, timeout_s: float = 10.0) -> None:
-    """Wait on the event loop until ``predicate()`` holds; fail past the deadline."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached before the deadline"
-        await asyncio.sleep(0.001)
 
 
 def test_dropped_delete_response_then_group_id_not_found_is_confirmed_gone():

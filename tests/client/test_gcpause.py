@@ -37,11 +37,12 @@ def test_put_back_when_the_call_raises():
 
 def test_overlapping_calls_in_two_threads_the_last_to_finish_puts_back():
     inside, release = threading.Event(), threading.Event()
+    released = []
 
     def other():
         with fewer_collections():
             inside.set()
-            assert release.wait(30)
+            released.append(release.wait(30))
 
     thread = threading.Thread(target=other)
     thread.start()
@@ -51,6 +52,7 @@ def test_overlapping_calls_in_two_threads_the_last_to_finish_puts_back():
     assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)  # the other thread's call still runs
     release.set()
     thread.join(30)
+    assert released == [True]  # the other thread's call ended when told to, not at its timeout
     assert gc.get_threshold() == (700, 10, 10)
 
 

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from kafka.protocol.consumer import OffsetFetchRequest
 
-from tests.fake.test_fakekafka import async_test, offsets_of
+from tests.fake.test_fakekafka import async_test, offset_fetch_v8, offsets_of
 from tests.support.fakekafka import Err, FakeCluster, roundtrip
 
 
 def stable_fetch(groups: dict[str, dict[str, list[int]] | None], require_stable: bool = True):
-    G = OffsetFetchRequest.OffsetFetchRequestGroup
-    return OffsetFetchRequest(require_stable=require_stable, groups=[
-        G(group_id=g, topics=None if topics is None else [
-            G.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in topics.items()])
-        for g, topics in groups.items()])
+    return offset_fetch_v8(groups, require_stable=require_stable)
 
 
 @async_test

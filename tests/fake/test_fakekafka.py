@@ -45,9 +45,9 @@ def find_coordinator(*keys: str):
     return FindCoordinatorRequest(key_type=0, coordinator_keys=list(keys))
 
 
-def offset_fetch_v8(groups: dict[str, dict[str, list[int]] | None]):
+def offset_fetch_v8(groups: dict[str, dict[str, list[int]] | None], *, require_stable: bool = False):
     G = OffsetFetchRequest.OffsetFetchRequestGroup
-    return OffsetFetchRequest(require_stable=False, groups=[
+    return OffsetFetchRequest(require_stable=require_stable, groups=[
         G(group_id=g, topics=None if topics is None else [
             G.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in topics.items()])
         for g, topics in groups.items()])
