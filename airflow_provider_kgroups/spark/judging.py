@@ -1,6 +1,7 @@
 """The rules of :mod:`..lag` applied to one group's stored rows: what the lag-history job runs
-on its executors (``groupBy("group_id").applyInArrow``, one call per group). Pure: a pyarrow
-table of history rows (:data:`..lag.model.HISTORY_COLUMNS`) in, a pyarrow table out.
+on its executors (``groupBy("group_id").applyInArrow``, one call per group: :func:`judge_group`).
+Pure: a pyarrow table of history rows (:data:`..lag.model.HISTORY_COLUMNS`) in, a pyarrow table
+out.
 
 The rows become snapshots as the history store reads them back
 (:func:`..history.store.table_snapshots`), and the verdicts and the dead-group evidence are
@@ -24,7 +25,7 @@ from ..lag.deadgroups import DeadGroupRules, classify_group, format_time, histor
 from ..lag.model import GroupLag, LagSnapshot
 from ..lag.verdicts import VerdictRules, group_verdicts
 
-__all__ = ["PARTITION_VERDICTS", "GROUP_STATUS", "partition_verdicts", "group_status"]
+__all__ = ["PARTITION_VERDICTS", "GROUP_STATUS", "JUDGED", "judge_group", "partition_verdicts", "group_status"]
 
 _TEXTS = pa.list_(pa.string())
 
@@ -46,6 +47,11 @@ GROUP_STATUS = pa.schema([
     ("idle_since_ms", pa.int64()), ("health", pa.string()), ("deletable", pa.bool_()), ("evidence", _TEXTS),
     ("dead_reasons", _TEXTS), ("cannot_tell", _TEXTS)])
 
+#: :func:`judge_group`'s answer: both outputs of one group in one table (one shuffle of the
+#: history, one hand-over to Python, one read of the rows), a row holding either a partition
+#: verdict or the group's status, the other column null.
+JUDGED = pa.schema([("verdict", pa.struct(list(PARTITION_VERDICTS))), ("status", pa.struct(list(GROUP_STATUS)))])
+
 
 def _group(rows: pa.Table) -> tuple[str, list[LagSnapshot]] | None:
     snapshots = table_snapshots(rows)  # oldest first; every snapshot holds this one group
@@ -63,11 +69,15 @@ def partition_verdicts(rows: pa.Table, evaluations: Collection[int], window_ms: 
     over its snapshots in the look-back up to that time. ``last_progress_ms``: the last point
     whose committed offset differs from the partition's previous point (the first is never
     progress); ``history_from_ms``: the partition's first point."""
-    columns: dict[str, list] = {name: [] for name in PARTITION_VERDICTS.names}
     found = _group(rows)
     if found is None:
-        return _table(columns, PARTITION_VERDICTS)
-    group_id, snapshots = found
+        return _table({name: [] for name in PARTITION_VERDICTS.names}, PARTITION_VERDICTS)
+    return _partition_verdicts(*found, evaluations, window_ms, rules)
+
+
+def _partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations: Collection[int], window_ms: int,
+                        rules: VerdictRules) -> pa.Table:
+    columns: dict[str, list] = {name: [] for name in PARTITION_VERDICTS.names}
     times = [s.taken_at_ms for s in snapshots]
     first: dict = {}
     previous: dict = {}
@@ -118,7 +128,11 @@ def group_status(rows: pa.Table, as_of_ms: int, existing_topics: Collection[str]
     found = _group(rows)
     if found is None:
         return _table({name: [] for name in GROUP_STATUS.names}, GROUP_STATUS)
-    group_id, snapshots = found
+    return _group_status(*found, as_of_ms, existing_topics, rules, dead_rules)
+
+
+def _group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, existing_topics: Collection[str],
+                  rules: VerdictRules, dead_rules: DeadGroupRules) -> pa.Table:
     first_seen, last_seen = snapshots[0].taken_at_ms, snapshots[-1].taken_at_ms
     points = history_points(snapshots, group_id)
     progressed = last_progress(points)
@@ -150,3 +164,24 @@ def group_status(rows: pa.Table, as_of_ms: int, existing_topics: Collection[str]
                cannot_tell=list(report.cannot_tell))
     return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
 
+
+
+def judge_group(rows: pa.Table, evaluations: Collection[int], window_ms: int, as_of_ms: int,
+                existing_topics: Collection[str], rules: VerdictRules, dead_rules: DeadGroupRules) -> pa.Table:
+    """:func:`partition_verdicts` and :func:`group_status` of one group from one read of its
+    rows, as :data:`JUDGED`: the verdict rows first (``status`` null), then the status row
+    (``verdict`` null)."""
+    found = _group(rows)
+    if found is None:
+        return JUDGED.empty_table()
+    verdicts = _partition_verdicts(*found, evaluations, window_ms, rules)
+    status = _group_status(*found, as_of_ms, existing_topics, rules, dead_rules)
+    verdict_type, status_type = JUDGED.field("verdict").type, JUDGED.field("status").type
+    return pa.table({
+        "verdict": pa.concat_arrays([_structs(verdicts, verdict_type), pa.nulls(status.num_rows, verdict_type)]),
+        "status": pa.concat_arrays([pa.nulls(verdicts.num_rows, status_type), _structs(status, status_type)]),
+    }, schema=JUDGED)
+
+
+def _structs(table: pa.Table, type_: pa.StructType) -> pa.StructArray:
+    return pa.StructArray.from_arrays([column.combine_chunks() for column in table.columns], fields=list(type_))

@@ -92,9 +92,9 @@ which describes the groups again before deleting anything.
 
 Assumptions: one row per snapshot, group and partition (as the store writes them).
 
-Cost: two shuffles of the history by group (the verdicts, the status: each group's rows are
-held in one Python worker's memory while it is judged), and a partially aggregated one per
-topic and snapshot (the percentiles). Set ``spark.sql.shuffle.partitions`` to a few times the
+Cost: one shuffle of the history by group (each group's rows are held in one Python worker's
+memory while it is judged; both outputs come from that one pass and wait on local disk between
+their two writes), and a partially aggregated one per topic and snapshot (the percentiles). Set ``spark.sql.shuffle.partitions`` to a few times the
 cores (the default 200 is too many for a small history). See ``benchmarks/bench_spark.py``.
 
 Submitting it from Airflow
@@ -250,27 +250,16 @@ def _read_history(spark: "SparkSession", url: str, since_ms: int | None, until_m
     return df.where(F.col("snapshot_ms").isNotNull() & F.col("group_id").isNotNull()).select(*HISTORY_COLUMNS)
 
 
-def _partition_verdicts(hist: "DataFrame", evaluations: frozenset[int], window_ms: int,
-                        rules: VerdictRules) -> "DataFrame":
-    """One row per (group, topic, partition, evaluation time) that the group has at that time,
-    judged on the executors by :func:`.judging.partition_verdicts`, one group at a time."""
+def _judged(hist: "DataFrame", evaluations: frozenset[int], window_ms: int, as_of_ms: int,
+            existing_topics: frozenset[str], rules: VerdictRules, dead: DeadGroupRules) -> "DataFrame":
+    """Each group's partition verdicts (one row per group, topic, partition and evaluation time
+    it has) and its status, in :data:`.judging.JUDGED` rows, judged on the executors by
+    :func:`.judging.judge_group`, one group at a time."""
 
     def judge(rows):
-        return judging.partition_verdicts(rows, evaluations, window_ms, rules)
+        return judging.judge_group(rows, evaluations, window_ms, as_of_ms, existing_topics, rules, dead)
 
-    return hist.groupBy("group_id").applyInArrow(judge, _spark_schema(judging.PARTITION_VERDICTS))
-
-
-def _group_status(hist: "DataFrame", as_of_ms: int, existing_topics: frozenset[str], rules: VerdictRules,
-                  dead: DeadGroupRules) -> "DataFrame":
-    """One row per group, judged on the executors by :func:`.judging.group_status`."""
-
-    def judge(rows):
-        return judging.group_status(rows, as_of_ms, existing_topics, rules, dead)
-
-    return hist.groupBy("group_id").applyInArrow(judge, _spark_schema(judging.GROUP_STATUS))
-
-
+    return hist.groupBy("group_id").applyInArrow(judge, _spark_schema(judging.JUDGED))
 
 
 def _lag_windows(hist: "DataFrame", verdicts: "DataFrame", window_ms: int) -> "DataFrame":
@@ -373,15 +362,21 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
                 .select("topic").distinct().collect())
         _check_versions(spark)  # before the first Python worker
 
-        with _step("partition_verdicts", timings):
-            _partition_verdicts(hist, evaluations, window_ms, rules).write.mode("overwrite") \
-                .parquet(paths["partition_verdicts"])
+        with _step("judging", timings):  # both outputs from one shuffle; kept on local disk between the writes
+            from pyspark import StorageLevel
+
+            judged = _judged(hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules) \
+                .persist(StorageLevel.DISK_ONLY)
+            try:
+                judged.where(F.col("verdict").isNotNull()).select("verdict.*").write.mode("overwrite") \
+                    .parquet(paths["partition_verdicts"])
+                judged.where(F.col("status").isNotNull()).select("status.*").write.mode("overwrite") \
+                    .parquet(paths["group_status"])
+            finally:
+                judged.unpersist()
         verdicts = spark.read.parquet(paths["partition_verdicts"])  # cheaper to read back than to cache
         with _step("lag_windows", timings):
             _lag_windows(hist, verdicts, window_ms).write.mode("overwrite").parquet(paths["lag_windows"])
-        with _step("group_status", timings):
-            _group_status(hist, as_of_ms, existing_topics, rules, dead_rules) \
-                .write.mode("overwrite").parquet(paths["group_status"])
         status = spark.read.parquet(paths["group_status"])
         with _step("dead_candidates", timings):
             (status.where((F.col("health") == "dead") & F.col("deletable"))
