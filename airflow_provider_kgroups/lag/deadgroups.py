@@ -216,8 +216,13 @@ def history_points(snapshots: Iterable[LagSnapshot], group_id: str) -> list[Grou
         group = snapshot.groups.get(group_id)
         if group is None:
             continue
-        committed = {p.tp: p.committed for p in group.partitions if p.committed is not None}
-        log_end = {p.tp: p.log_end for p in group.partitions if p.log_end is not None}
+        committed, log_end = {}, {}
+        for p in group.partitions:
+            tp = p.tp
+            if p.committed is not None:
+                committed[tp] = p.committed
+            if p.log_end is not None:
+                log_end[tp] = p.log_end
         points.append(GroupHistoryPoint(snapshot.taken_at_ms, group.state, group.members, committed, log_end))
     return points
 

