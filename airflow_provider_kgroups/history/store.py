@@ -89,24 +89,28 @@ def table_snapshots(table: pa.Table) -> list[LagSnapshot]:
     table = table.select(list(HISTORY_COLUMNS)).sort_by([("snapshot_ms", "ascending"), ("group_id", "ascending"),
                                                          ("topic", "ascending"), ("partition", "ascending")])
     by_time: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
-    flag_sets: dict[str | None, frozenset[LagFlag]] = {}  # a few distinct flag strings, parsed once each
+    flag_sets: dict[str | None, tuple[frozenset[LagFlag], Failure | None]] = {}  # a few distinct strings, parsed once
     recorded_error = Failure(CLIENT_RECORDED_ERROR, "error recorded in the history")
     columns = table.to_pydict()
+    current_key, partitions = None, []  # rows come sorted: a group's rows of one snapshot are adjacent
     for (at_ms, group_id, state, protocol_type, members, topic, partition, committed, log_start, log_end, lag,
          flag_text) in zip(*(columns[name] for name in HISTORY_COLUMNS)):
-        groups = by_time[at_ms]
-        group = groups.get(group_id)
-        if group is None:
-            group = groups[group_id] = {"state": state, "protocol_type": protocol_type or "",
-                                        "members": members or 0, "partitions": []}
+        if (at_ms, group_id) != current_key:
+            current_key = (at_ms, group_id)
+            groups = by_time[at_ms]
+            group = groups.get(group_id)
+            if group is None:
+                group = groups[group_id] = {"state": state, "protocol_type": protocol_type or "",
+                                            "members": members or 0, "partitions": []}
+            partitions = group["partitions"]
         if topic is None:
             continue
-        flags = flag_sets.get(flag_text)
-        if flags is None:
-            flags = flag_sets[flag_text] = frozenset(LagFlag(f) for f in (flag_text or "").split(",") if f)
-        group["partitions"].append(PartitionLag(
-            topic, partition, committed, log_start, log_end, lag, flags,
-            error=recorded_error if LagFlag.ERROR in flags else None))
+        parsed = flag_sets.get(flag_text)
+        if parsed is None:
+            flags = frozenset(LagFlag(f) for f in (flag_text or "").split(",") if f)
+            parsed = flag_sets[flag_text] = (flags, recorded_error if LagFlag.ERROR in flags else None)
+        partitions.append(PartitionLag(topic, partition, committed, log_start, log_end, lag, parsed[0], None,
+                                       parsed[1]))
     return [LagSnapshot(taken_at_ms=ms, groups={
         g: GroupLag(g, GroupState.parse(v["state"]), v["protocol_type"], v["members"], tuple(v["partitions"]))
         for g, v in groups.items()}) for ms, groups in sorted(by_time.items())]

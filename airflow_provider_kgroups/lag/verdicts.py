@@ -52,6 +52,7 @@ from enum import Enum
 from typing import Any, Iterable, Sequence
 
 from ..client.errors import ConfigurationError
+from ..client.frozen import fast_init
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag
 
 __all__ = ["Verdict", "VerdictRules", "LagPoint", "PartitionVerdict", "GroupVerdict", "partition_verdict",
@@ -95,6 +96,7 @@ class VerdictRules:
             raise ConfigurationError(f"min_points must be >= 2 (a trend needs two points), got {self.min_points}.")
 
 
+@fast_init  # one per partition and snapshot a verdict looks back on
 @dataclass(frozen=True, slots=True)
 class LagPoint:
     at_ms: int
@@ -113,6 +115,7 @@ class LagPoint:
         return LagFlag.ERROR not in self.flags and self.log_end is not None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PartitionVerdict:
     topic: str
@@ -127,6 +130,7 @@ class PartitionVerdict:
                 "reason": self.reason, "lag": self.lag, "points": self.points}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GroupVerdict:
     group_id: str

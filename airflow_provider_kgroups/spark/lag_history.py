@@ -93,8 +93,9 @@ which describes the groups again before deleting anything.
 Assumptions: one row per snapshot, group and partition (as the store writes them).
 
 Cost: one shuffle of the history by group (each group's rows are held in one Python worker's
-memory while it is judged; both outputs come from that one pass and wait on local disk between
-their two writes), and a partially aggregated one per topic and snapshot (the percentiles). Set ``spark.sql.shuffle.partitions`` to a few times the
+memory while it is judged; both outputs come from that one pass, cached between their two
+writes: ``persist()``, memory first, then local disk), and a partially aggregated one per
+topic and snapshot (the percentiles). Set ``spark.sql.shuffle.partitions`` to a few times the
 cores (the default 200 is too many for a small history). See ``benchmarks/bench_spark.py``.
 
 Submitting it from Airflow
@@ -362,11 +363,8 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
                 .select("topic").distinct().collect())
         _check_versions(spark)  # before the first Python worker
 
-        with _step("judging", timings):  # both outputs from one shuffle; kept on local disk between the writes
-            from pyspark import StorageLevel
-
-            judged = _judged(hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules) \
-                .persist(StorageLevel.DISK_ONLY)
+        with _step("judging", timings):  # both outputs from one shuffle, cached (spilled if need be) for two writes
+            judged = _judged(hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules).persist()
             try:
                 judged.where(F.col("verdict").isNotNull()).select("verdict.*").write.mode("overwrite") \
                     .parquet(paths["partition_verdicts"])
