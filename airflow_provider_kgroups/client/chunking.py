@@ -13,13 +13,14 @@ and a response over the client's ``max_response_bytes`` is split further by the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable, Sequence
 
 from .config import ClientConfig
 from .protocol import ApiMessage
 
 _SAMPLE_KEY = "x"
+_CONFIG_DEFAULTS = {f.name: f for f in fields(ClientConfig)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +28,9 @@ class RequestLimits:
     """At most ``max_groups`` groups and ``max_bytes`` bytes per request. The client id is part
     of every request header, so of every request's size."""
 
-    max_groups: int = 1000
-    max_bytes: int = 1024 * 1024
-    client_id: str = "kgroups"
+    max_groups: int = _CONFIG_DEFAULTS["max_groups_per_request"].default  # one home for the defaults: ClientConfig
+    max_bytes: int = _CONFIG_DEFAULTS["max_request_bytes"].default
+    client_id: str = _CONFIG_DEFAULTS["client_id"].default
 
     @classmethod
     def of(cls, config: ClientConfig) -> "RequestLimits":
