@@ -62,21 +62,13 @@ def _table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
     return pa.table({name: pa.array(columns[name], schema.field(name).type) for name in schema.names}, schema=schema)
 
 
-def partition_verdicts(rows: pa.Table, evaluations: Collection[int], window_ms: int,
+def partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations: Collection[int], window_ms: int,
                        rules: VerdictRules) -> pa.Table:
     """The group's partition verdicts at each evaluation time (the latest snapshot of each
     tumbling window of ``window_ms``) at which the group has a snapshot: ``group_verdicts``
     over its snapshots in the look-back up to that time. ``last_progress_ms``: the last point
     whose committed offset differs from the partition's previous point (the first is never
     progress); ``history_from_ms``: the partition's first point."""
-    found = _group(rows)
-    if found is None:
-        return _table({name: [] for name in PARTITION_VERDICTS.names}, PARTITION_VERDICTS)
-    return _partition_verdicts(*found, evaluations, window_ms, rules)
-
-
-def _partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations: Collection[int], window_ms: int,
-                        rules: VerdictRules) -> pa.Table:
     rows: list[tuple] = []
     times = [s.taken_at_ms for s in snapshots]
     first: dict = {}
@@ -116,22 +108,14 @@ def _described(lag: GroupLag) -> tuple[GroupDescription, GroupOffsets]:
     return description, offsets
 
 
-def group_status(rows: pa.Table, as_of_ms: int, existing_topics: Collection[str], rules: VerdictRules,
-                 dead_rules: DeadGroupRules) -> pa.Table:
+def group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, existing_topics: Collection[str],
+                 rules: VerdictRules, dead_rules: DeadGroupRules) -> pa.Table:
     """One row: the group as of ``as_of_ms`` (the latest snapshot). Its verdict is
     ``group_verdicts``'; its health is ``classify_group``'s with its row at ``as_of_ms`` as
     the description and committed offsets, its earlier rows as the stored history, and
     ``existing_topics`` as the topic list (no topic checked by name: "every committed topic
     was deleted" is never evidence here). A group missing from the latest snapshot is not
     classified."""
-    found = _group(rows)
-    if found is None:
-        return _table({name: [] for name in GROUP_STATUS.names}, GROUP_STATUS)
-    return _group_status(*found, as_of_ms, existing_topics, rules, dead_rules)
-
-
-def _group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, existing_topics: Collection[str],
-                  rules: VerdictRules, dead_rules: DeadGroupRules) -> pa.Table:
     first_seen, last_seen = snapshots[0].taken_at_ms, snapshots[-1].taken_at_ms
     points = history_points(snapshots, group_id)
     progressed = last_progress(points)
@@ -167,14 +151,14 @@ def _group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, ex
 
 def judge_group(rows: pa.Table, evaluations: Collection[int], window_ms: int, as_of_ms: int,
                 existing_topics: Collection[str], rules: VerdictRules, dead_rules: DeadGroupRules) -> pa.Table:
-    """:func:`partition_verdicts` and :func:`group_status` of one group from one read of its
-    rows, as :data:`JUDGED`: the verdict rows first (``status`` null), then the status row
-    (``verdict`` null)."""
+    """:func:`partition_verdicts` and :func:`group_status` of the one group in ``rows``
+    (history rows, read into snapshots once), as :data:`JUDGED`: the verdict rows first
+    (``status`` null), then the status row (``verdict`` null)."""
     found = _group(rows)
     if found is None:
         return JUDGED.empty_table()
-    verdicts = _partition_verdicts(*found, evaluations, window_ms, rules)
-    status = _group_status(*found, as_of_ms, existing_topics, rules, dead_rules)
+    verdicts = partition_verdicts(*found, evaluations, window_ms, rules)
+    status = group_status(*found, as_of_ms, existing_topics, rules, dead_rules)
     verdict_type, status_type = JUDGED.field("verdict").type, JUDGED.field("status").type
     return pa.table({
         "verdict": pa.concat_arrays([_structs(verdicts, verdict_type), pa.nulls(status.num_rows, verdict_type)]),
