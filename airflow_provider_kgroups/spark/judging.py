@@ -95,7 +95,7 @@ def partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations:
             rows.append((group_id, v.topic, v.partition, start, start + window_ms, at, v.verdict.value, v.reason,
                          v.lag, p.committed, p.log_end, v.points, v.verdict.severity, progress[key],
                          None if progress[key] is None else at - progress[key], first[key]))
-    columns = zip(*rows) if rows else ([] for _ in PARTITION_VERDICTS.names)
+    columns = list(zip(*rows)) or [[] for _ in PARTITION_VERDICTS.names]
     return _table(dict(zip(PARTITION_VERDICTS.names, columns)), PARTITION_VERDICTS)
 
 
@@ -146,7 +146,6 @@ def group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, exi
                deletable=report.deletable, evidence=list(report.evidence), dead_reasons=list(report.dead_reasons),
                cannot_tell=list(report.cannot_tell))
     return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
-
 
 
 def judge_group(rows: pa.Table, evaluations: Collection[int], window_ms: int, as_of_ms: int,
