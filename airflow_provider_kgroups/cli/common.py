@@ -1,0 +1,85 @@
+"""What several verbs share: the client's configuration from the connection options, the group
+selection (ids, patterns, excludes), progress lines on a terminal, and the undo command a
+destructive verb prints. Only the standard library at import."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from typing import TYPE_CHECKING, Sequence
+
+from .parser import ENV_BOOTSTRAP
+
+if TYPE_CHECKING:
+    from ..client import ClientConfig, GroupsClient
+
+DEFAULT_BACKUP_URL = "./kgroups-backups"
+
+
+class Progress:
+    """Phase lines on stderr, only when stderr is a terminal (never in pipes or CI logs)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, message: str) -> None:
+        if self.enabled:
+            print(f"... {message}", file=sys.stderr, flush=True)
+
+
+def add_selection(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("groups", nargs="*", help="exact group ids")
+    sub.add_argument("--pattern", "-p", action="append", default=[],
+                     help="glob ('orders-*') or 're:<regex>', repeatable")
+    sub.add_argument("--exclude", action="append", default=[], help="pattern to leave out, repeatable")
+
+
+def client_config(args: argparse.Namespace) -> ClientConfig:
+    from ..client.deadline import check_seconds
+    from ..client.errors import ConfigurationError
+    from ..client.properties import config_from_kafka_properties, read_properties_file
+    from ..connect import split_connect_properties
+
+    if args.timeout is not None:
+        check_seconds("--timeout", args.timeout)
+    properties = read_properties_file(args.command_config) if args.command_config else {}
+    properties, _ = split_connect_properties(properties)  # connect.* keys are for delete --connect-url
+    if args.bootstrap_servers:
+        properties["bootstrap.servers"] = args.bootstrap_servers
+    if "bootstrap.servers" not in properties:
+        raise ConfigurationError(f"no bootstrap servers: pass --bootstrap-servers host:port or set {ENV_BOOTSTRAP}.")
+    return config_from_kafka_properties(properties, call_timeout_s=args.timeout, client_id="kgroups-cli")
+
+
+def selected_groups(client: GroupsClient, args: argparse.Namespace, progress: Progress) -> list[str]:
+    """The shared selection routine: a broker whose listing failed makes a pattern selection
+    refuse (IncompleteListingError, exit 1, the brokers named) rather than drop its groups."""
+    from ..client import GroupSelector
+    from ..client.errors import ConfigurationError
+    from ..client.selection import select_groups
+
+    selector = GroupSelector(ids=tuple(args.groups), patterns=tuple(args.pattern), exclude=tuple(args.exclude))
+    if selector.needs_listing:
+        progress("listing groups to match patterns")
+    chosen = client.run(select_groups(client.aclient, selector))
+    if not chosen:
+        raise ConfigurationError("no group matches the given ids and patterns.")
+    return chosen
+
+
+def absolute_url(url: str) -> str:
+    return url if "://" in url else os.path.abspath(url)
+
+
+def restore_command(args, backup_url: str, groups: Sequence[str] = ()) -> str:
+    """The command that undoes a deletion, with this run's connection options (never a secret:
+    only the properties file's path)."""
+    parts = ["kgroups"]
+    if args.bootstrap_servers:
+        parts += ["-b", args.bootstrap_servers]
+    if args.command_config:
+        parts += ["--command-config", os.path.abspath(args.command_config)]
+    parts += ["restore", backup_url, *groups]
+    return " ".join(shlex.quote(p) for p in parts)

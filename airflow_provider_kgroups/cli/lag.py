@@ -1,0 +1,140 @@
+"""``kgroups lag``: committed against log-end offset per partition, totals per group, and with
+``--seconds`` the age of each group's oldest unread record; ``--format jsonl`` streams a line
+per group as its batch completes."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, Mapping
+
+from .common import add_selection, selected_groups
+from .output import json_encoder, render_table, write_out
+
+if TYPE_CHECKING:
+    from ..client import GroupsClient
+    from ..lag.model import GroupLag, LagSnapshot
+    from ..lag.seconds import GroupLagSeconds
+    from .common import Progress
+
+
+def add_arguments(lag: argparse.ArgumentParser) -> None:
+    add_selection(lag)
+    lag.add_argument("--unknown-lag", choices=("fail", "ignore", "from_earliest", "from_latest"), default="fail",
+                     help="how to count partitions without a commit (default: fail = unknown)")
+    lag.add_argument("--read-committed", action="store_true", help="end offsets for transactional topics")
+    lag.add_argument("--seconds", action="store_true",
+                     help="also the lag in seconds of each group's worst partition (age of the oldest unread "
+                          "record: one extra Fetch round per partition leader)")
+
+
+def _seconds_text(measured: "GroupLagSeconds | None") -> str:
+    if measured is None:
+        return ""
+    worst = measured.worst
+    if measured.max_seconds is None:
+        unknown = next((p for p in measured.partitions if p.seconds is None), None)
+        return f"unknown ({unknown.reason})" if unknown is not None else "unknown"
+    prefix = ">=" if worst is not None and worst.at_least else "~" if worst is not None and worst.estimate else ""
+    return f"{prefix}{measured.max_seconds:.3f}"
+
+
+def lag_rows(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] | None) -> list[tuple]:
+    rows = []
+    for gid, group in snapshot.groups.items():
+        extra = (_seconds_text(seconds.get(gid)),) if seconds is not None else ()
+        if group.not_found:
+            rows.append((gid, "NOT FOUND", "", "", "", None, *extra, "no such group: no member, no committed offset"))
+            continue
+        for p in group.partitions:
+            note = ",".join(sorted(f.value for f in p.flags)) if p.flags else ""
+            if p.error is not None:
+                note = f"{note}: {p.error}" if note else str(p.error)
+            rows.append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, *("" for _ in extra), note or ""))
+        summary = f"{group.state.value}, {group.members} member(s)"
+        if group.total_lag is None:
+            summary += ", total unknown"
+        rows.append((gid, "TOTAL", "", "", "", group.total_lag, *extra, summary))
+    for gid, failure in snapshot.failures.items():
+        rows.append((gid, "ERROR", "", "", "", "", *(("",) if seconds is not None else ()), str(failure)))
+    return rows
+
+
+def lag_headers(with_seconds: bool) -> tuple[str, ...]:
+    return ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+            *(("LAG-SECONDS",) if with_seconds else ()), "NOTE")
+
+
+def lag_ok(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] | None) -> bool:
+    """Unknown is never fine: a group not read, not found, with an unknown total or (with
+    --seconds) an unknown age is exit 1."""
+    return (not snapshot.failures and all(g.total_lag is not None for g in snapshot.groups.values())
+            and (seconds is None or all(s.max_seconds is not None for s in seconds.values())))
+
+
+def group_document(group: "GroupLag", seconds: "GroupLagSeconds | None", with_seconds: bool) -> dict[str, Any]:
+    data = group.to_dict()
+    if with_seconds:
+        data["lag_seconds"] = seconds.to_dict() if seconds is not None else None
+    return data
+
+
+def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, bool]:
+    from ..lag.model import UnknownLagPolicy
+
+    ids = selected_groups(client, args, progress)
+    policy = UnknownLagPolicy(args.unknown_lag)
+    if args.format == "jsonl":
+        return None, None, stream_lag(client, args, ids, policy, progress)
+    from ..lag.snapshot import take_snapshot
+
+    progress(f"reading committed and log-end offsets of {len(ids)} group(s)")
+    snapshot = client.run(take_snapshot(client.aclient, ids, policy=policy, read_committed=args.read_committed))
+    seconds = None
+    if args.seconds:
+        from ..lag.seconds import lag_seconds
+
+        progress("reading the oldest unread record of each group's worst partition")
+        seconds = client.run(lag_seconds(client.aclient, snapshot, worst_n=1, read_committed=args.read_committed))
+
+    def document() -> dict[str, Any]:
+        data = snapshot.to_dict()
+        if seconds is not None:
+            for gid, group in data["groups"].items():
+                measured = seconds.get(gid)
+                group["lag_seconds"] = measured.to_dict() if measured is not None else None
+        return data
+
+    def table() -> str:
+        return render_table(lag_headers(seconds is not None), lag_rows(snapshot, seconds))
+
+    return document, table, lag_ok(snapshot, seconds)
+
+
+def stream_lag(client: GroupsClient, args, ids: list[str], policy, progress: Progress) -> bool:
+    """``--format jsonl``: one line per group, written as soon as the batch holding it is read
+    (:func:`...lag.snapshot.iter_snapshot`), then one line of failures if any group could not be
+    read. Memory stays at a batch's worth, whatever the number of groups."""
+    from ..lag.snapshot import iter_snapshot
+
+    progress(f"streaming the lag of {len(ids)} group(s)")
+    encode = json_encoder(args)
+    ok = True
+
+    async def run() -> None:
+        nonlocal ok
+        async for part in iter_snapshot(client.aclient, ids, policy=policy, read_committed=args.read_committed):
+            seconds = None
+            if args.seconds:
+                from ..lag.seconds import lag_seconds
+
+                seconds = await lag_seconds(client.aclient, part, worst_n=1, read_committed=args.read_committed)
+            ok = ok and lag_ok(part, seconds)
+            lines = [encode({"taken_at_ms": part.taken_at_ms, **group_document(g, (seconds or {}).get(gid),
+                                                                               args.seconds)})
+                     for gid, g in part.groups.items()]
+            lines += [encode({"group_id": gid, "failure": f.to_dict()}) for gid, f in part.failures.items()]
+            if lines:
+                write_out(b"\n".join(lines) + b"\n")
+
+    client.run(run())
+    return ok

@@ -1,0 +1,44 @@
+"""``kgroups restore``: commit the offsets of a backup (taken by delete)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from .output import render_table
+
+if TYPE_CHECKING:
+    from ..client import GroupsClient
+    from .common import Progress
+
+
+def add_arguments(restore: argparse.ArgumentParser) -> None:
+    restore.add_argument("backup_url", help="the backup's URL (printed by delete)")
+    restore.add_argument("groups", nargs="*", help="only these groups (default: every group in the backup)")
+
+
+def prepare(args) -> None:
+    """The backup read and the named groups checked in it, before any network call."""
+    from ..client.errors import ConfigurationError
+    from ..history.backup import load_backup
+
+    backup = load_backup(args.backup_url)
+    missing = [g for g in args.groups if g not in backup.groups]
+    if missing:
+        raise ConfigurationError(f"group(s) {', '.join(map(repr, missing))} are not in the backup "
+                                 f"{args.backup_url} (it has {', '.join(sorted(backup.groups)) or 'none'}).")
+    args.prepared = backup
+
+
+def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
+    from ..history.backup import restore_offsets
+
+    backup = args.prepared
+    progress(f"committing the offsets of {len(args.groups) or len(backup.groups)} group(s) from {args.backup_url}")
+    results = client.run(restore_offsets(client.aclient, backup, args.groups or None))
+    rows = []
+    for g, outcome in results.items():
+        rows += [(g, str(tp), offset, "restored") for tp, offset in sorted(outcome.values.items())]
+        rows += [(g, str(tp), "-", str(f)) for tp, f in sorted(outcome.failures.items())]
+    table = render_table(("GROUP", "PARTITION", "OFFSET", "OUTCOME"), rows) if rows else "nothing to restore"
+    return {g: r.to_dict() for g, r in results.items()}, table, all(r.ok for r in results.values())
