@@ -8,6 +8,7 @@ process, and the connection form is built from the ``conn-fields`` and
 from __future__ import annotations
 
 from airflow_provider_kgroups import __version__
+from airflow_provider_kgroups.settings import provider_config
 
 INTEGRATION = "Kafka consumer groups"
 
@@ -151,4 +152,5 @@ def get_provider_info() -> dict:
                 },
             }
         ],
+        "config": provider_config(),  # the [kgroups] section (settings.py)
     }

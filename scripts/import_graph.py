@@ -10,7 +10,8 @@ Layers, lowest first (a module may import its own layer or a lower one, never a 
     2  lag                                      the lag engine (snapshots, barrier, verdicts, gate)
     3  history landing spark connect cleanup    storage, Spark jobs, Kafka Connect, the cleanup workflow
     4  hooks sensors triggers operators         the Airflow layer (the only one that may import airflow)
-       get_provider_info                        Airflow's provider metadata
+       get_provider_info settings               Airflow's provider metadata, the [kgroups] config section
+       observability                            OpenLineage facets and Airflow metrics (Stats)
     5  cli __main__                             the command line
 
 The package root (``__init__``) holds only the version: layer 0. A folder (or top-level module)
@@ -35,6 +36,7 @@ LAYERS: dict[str, int] = {
     "lag": 2,
     "history": 3, "landing": 3, "spark": 3, "connect": 3, "cleanup": 3,
     "hooks": 4, "sensors": 4, "triggers": 4, "operators": 4, "get_provider_info": 4,
+    "settings": 4, "observability": 4,
     "cli": 5, "__main__": 5,
 }
 AIRFLOW_LAYER = 4

@@ -36,7 +36,8 @@ from ..cleanup import CleanupPolicy, CleanupResult, Outcome
 from ..client.errors import ConfigurationError
 from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook
-from ..lag.deadgroups import DEFAULT_DENY_PATTERNS, DeadGroupRules
+from .. import settings
+from ..lag.deadgroups import DeadGroupRules
 from ..arguments import (
     check_argument, check_arguments, is_templated, parse_bool, parse_conn_id, parse_number, parse_selector,
     parse_storage_options, parse_str_list, parse_url,
@@ -49,7 +50,8 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     """Find dead consumer groups and (with ``dry_run=False``) delete them after backing up their offsets.
 
     :param history_url: the history store (evidence of idleness) and where audit records (and,
-        without ``backup_url``, backups) are written: a directory or an fsspec URL.
+        without ``backup_url``, backups) are written: a directory or an fsspec URL (default
+        ``[kgroups] history_url``).
     :param group_ids: / :param group_patterns: / :param exclude_patterns: the scope judged by
         the evidence (default: every group the cluster lists).
     :param delete_group_ids: groups named explicitly: deleted when Empty without members, the
@@ -58,8 +60,8 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     :param allow: patterns; when given, only matching groups may be deleted (an allow match
         also overrides a default deny).
     :param deny: patterns never deleted, whatever else matches.
-    :param default_deny: the system-group patterns (default
-        :data:`~..lag.deadgroups.DEFAULT_DENY_PATTERNS`); replace only knowingly.
+    :param default_deny: the system-group patterns (default ``[kgroups] default_deny_patterns``,
+        whose own default is :data:`~..lag.deadgroups.DEFAULT_DENY_PATTERNS`); replace only knowingly.
     :param deny_streams_apps: keep groups that look like Kafka Streams application ids.
     :param idle_hours: idle (Empty, records to read, no commit progress) this long in the
         stored history is evidence of death.
@@ -67,11 +69,12 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         is "no committed offset at all" evidence (default False).
     :param offsets_retention_minutes: the cluster's ``offsets.retention.minutes`` (for the report).
     :param dry_run: report only (default True).
-    :param max_deletions: at most this many deletions per run.
-    :param max_deletions_percent: at most this percentage of the candidates, rounded up.
+    :param max_deletions: at most this many deletions per run (default ``[kgroups] max_deletions``, 10).
+    :param max_deletions_percent: at most this percentage of the candidates, rounded up (default
+        ``[kgroups] max_deletions_percent``, 50).
     :param backup_url: where offset backups go (default ``history_url``).
     :param connect_conn_ids: Kafka Connect REST connections (type ``kgroups_connect``): their
-        connectors' states are evidence (see :mod:`..cleanup.plan`).
+        connectors' states are evidence (see :mod:`..cleanup.plan`); default ``[kgroups] connect_conn_ids``.
     :param storage_options: fsspec options for ``history_url`` and ``backup_url``.
     :param kafka_groups_conn_id: a ``kgroups`` or ``kafka`` connection.
     """
@@ -84,19 +87,24 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     )
     ui_color = "#f5e0d9"
 
-    def __init__(self, *, history_url: str, group_ids: Sequence[str] | None = None,
+    def __init__(self, *, history_url: str | None = None, group_ids: Sequence[str] | None = None,
                  group_patterns: Sequence[str] | None = None, exclude_patterns: Sequence[str] | None = None,
                  delete_group_ids: Sequence[str] | None = None, override_deny: Sequence[str] | None = None,
                  allow: Sequence[str] | None = None, deny: Sequence[str] | None = None,
-                 default_deny: Sequence[str] = DEFAULT_DENY_PATTERNS, deny_streams_apps: bool | str = True,
+                 default_deny: Sequence[str] | None = None, deny_streams_apps: bool | str = True,
                  idle_hours: float | str = 7 * 24.0, assume_full_visibility: bool | str = False,
                  offsets_retention_minutes: int | str = 7 * 24 * 60,
-                 dry_run: bool | str = True, max_deletions: int | str = 10, max_deletions_percent: float | str = 50.0,
+                 dry_run: bool | str = True, max_deletions: int | str | None = None,
+                 max_deletions_percent: float | str | None = None,
                  backup_url: str | None = None, connect_conn_ids: Sequence[str] | None = None,
                  storage_options: Mapping[str, Any] | None = None,
                  kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.history_url = history_url
+        # unset arguments: the [kgroups] section of Airflow's configuration (settings.py)
+        self.history_url = history_url if history_url is not None else settings.history_url()
+        if self.history_url is None:
+            raise ValueError(f"{self.task_id}: history_url is required: pass it, or set [kgroups] history_url "
+                             "(AIRFLOW__KGROUPS__HISTORY_URL) for every cleanup of this deployment.")
         self.group_ids = group_ids
         self.group_patterns = group_patterns
         self.exclude_patterns = exclude_patterns
@@ -104,16 +112,18 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         self.override_deny = override_deny
         self.allow = allow
         self.deny = deny
-        self.default_deny = default_deny
+        self.default_deny = default_deny if default_deny is not None else settings.get_list("default_deny_patterns")
         self.deny_streams_apps = deny_streams_apps
         self.idle_hours = idle_hours
         self.assume_full_visibility = assume_full_visibility
         self.offsets_retention_minutes = offsets_retention_minutes
         self.dry_run = dry_run
-        self.max_deletions = max_deletions
-        self.max_deletions_percent = max_deletions_percent
+        self.max_deletions = max_deletions if max_deletions is not None else settings.get_int("max_deletions")
+        self.max_deletions_percent = max_deletions_percent if max_deletions_percent is not None \
+            else settings.get_float("max_deletions_percent")
         self.backup_url = backup_url
-        self.connect_conn_ids = connect_conn_ids
+        self.connect_conn_ids = connect_conn_ids if connect_conn_ids is not None \
+            else (settings.get_list("connect_conn_ids") or None)
         self.storage_options = check_argument(self.task_id, "storage_options", storage_options,
                                               parse_storage_options)
         self.kafka_groups_conn_id = kafka_groups_conn_id

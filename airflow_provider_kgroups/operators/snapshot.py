@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from airflow.sdk import BaseOperator, Context
 
+from .. import settings
 from ..history.store import HistoryStore
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
@@ -24,7 +25,8 @@ from ..arguments import (
 class ConsumerGroupSnapshotOperator(BaseOperator):
     """Take one lag snapshot and append it to the history store; return a small summary.
 
-    :param history_url: the store: a directory or an fsspec URL (``s3://bucket/kgroups-history``).
+    :param history_url: the store: a directory or an fsspec URL (``s3://bucket/kgroups-history``);
+        default ``[kgroups] history_url``.
     :param group_ids: exact group ids; with ``group_patterns`` unset and no ids, every group.
     :param group_patterns: globs or ``re:`` regexes matched against ListGroups.
     :param exclude_patterns: patterns removed from the selection.
@@ -44,13 +46,16 @@ class ConsumerGroupSnapshotOperator(BaseOperator):
                                       "unknown_lag", "read_committed", "kafka_groups_conn_id")
     ui_color = "#e8f0d9"
 
-    def __init__(self, *, history_url: str, group_ids: Sequence[str] | None = None,
+    def __init__(self, *, history_url: str | None = None, group_ids: Sequence[str] | None = None,
                  group_patterns: Sequence[str] | None = None, exclude_patterns: Sequence[str] | None = None,
                  topics: Sequence[str] | None = None, unknown_lag: str = "fail", read_committed: bool = False,
                  storage_options: Mapping[str, Any] | None = None,
                  kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.history_url = history_url
+        self.history_url = history_url if history_url is not None else settings.history_url()
+        if self.history_url is None:
+            raise ValueError(f"{self.task_id}: history_url is required: pass it, or set [kgroups] history_url "
+                             "(AIRFLOW__KGROUPS__HISTORY_URL) for this deployment.")
         self.group_ids = group_ids
         self.group_patterns = group_patterns
         self.exclude_patterns = exclude_patterns
