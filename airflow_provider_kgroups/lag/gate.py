@@ -169,6 +169,8 @@ class LagGate:
         self.state = state
         self.deadline_ms = deadline_ms
         self.window: list[LagSnapshot] = []
+        self.pending_groups: tuple[str, ...] | None = None  # the last check's, for the metrics
+        self.seconds: Mapping[str, GroupLagSeconds] = {}  # measured only for max_lag_seconds
 
     @property
     def needs_target(self) -> bool:
@@ -193,16 +195,19 @@ class LagGate:
         self.state.checks += 1
         self.window = [s for s in self.window if s.taken_at_ms >= snapshot.taken_at_ms - self.spec.rules.window_ms]
         self.window.append(snapshot)
+        self.seconds, self.pending_groups = seconds or {}, None
         missing = self.missing(snapshot)
         if missing is not None:
             return missing
         if self.spec.lag_mode == "barrier":
             status, pending = self._barrier(snapshot)
+            self.pending_groups = tuple(sorted({g for g, _ in pending}))
             if status.reached:
                 return Decision("done", status.summary(), self._barrier_result(snapshot, status))
             progress = status.summary()
         else:
             pending, lines = self._threshold(snapshot, seconds or {})
+            self.pending_groups = tuple(sorted({g for g, _ in pending}))
             if not pending:
                 return Decision("done", "every group is within the thresholds",
                                 self._threshold_result(snapshot, seconds or {}))

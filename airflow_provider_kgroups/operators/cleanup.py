@@ -38,6 +38,7 @@ from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook
 from .. import settings
 from ..lag.deadgroups import DeadGroupRules
+from ..observability import metrics
 from ..arguments import (
     check_argument, check_arguments, is_templated, parse_bool, parse_conn_id, parse_number, parse_selector,
     parse_storage_options, parse_str_list, parse_url,
@@ -190,6 +191,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         for decision in result.decisions.values():
             self.log.info("%s", decision.line())
         out = self._xcom(result)
+        metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
         self.log.info("Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d not found, %d failed, "
                       "%d kept; audit %s", "DRY RUN" if policy.dry_run else "run", out["examined"], len(out["deleted"]),
                       len(out["would_delete"]), len(out["skipped"]), len(out["not_found"]), len(out["failed"]),

@@ -46,6 +46,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 from ..client.errors import ConfigurationError, KafkaGroupsError
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
+from ..observability import metrics
 from ..triggers.lag import ConsumerLagTrigger
 from ..arguments import (
     check_arguments, is_templated, parse_bool, parse_conn_id, parse_deferrable, parse_lag_mode, parse_offset_count,
@@ -205,11 +206,13 @@ class ConsumerLagSensor(BaseSensorOperator):
         gate = self._gate
         assert gate is not None
         had_target = not gate.needs_target
+        checks = gate.state.checks
         try:
             with fail_fast("ConsumerLagSensor"):
                 decision = self.hook.check_gate(gate)
         except KafkaGroupsError as exc:  # no broker, a timeout, a target not readable yet: try again later
             decision = Decision("wait", f"check failed, will retry: {type(exc).__name__}: {exc}")
+        metrics.gate_checked(gate, evaluated=gate.state.checks > checks, dag_id=self.dag_id, task_id=self.task_id)
         if not had_target and not gate.needs_target:
             target = gate.state.target
             context["ti"].xcom_push(key="barrier_target", value=target)
@@ -272,6 +275,7 @@ class ConsumerLagSensor(BaseSensorOperator):
             return result
         self.log.info("Gate opened after %s s and %s check(s); range handed on: %s -> %s", result.get("waited_s"),
                       result.get("checks"), result.get("startingOffsets"), result.get("endingOffsets"))
+        metrics.gate_opened(result, dag_id=self.dag_id, task_id=self.task_id)
         extra = {"startingOffsets": result["startingOffsets"], "endingOffsets": result["endingOffsets"],
                  "group_ids": result.get("group_ids", []), "mode": result.get("lag_mode")}
         for outlet in self.outlets or ():

@@ -58,6 +58,7 @@ class ConsumerLagTrigger(BaseTrigger):
         from ..hooks.failures import not_retriable_message
         from ..hooks.groups import KafkaGroupsHook
         from ..lag.gate import NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
+        from ..observability import metrics
 
         gate = LagGate(GateSpec.from_dict(self.spec), GateState.from_dict(self.state), self.deadline_ms)
         self._hook = KafkaGroupsHook(self.kafka_groups_conn_id)
@@ -72,6 +73,7 @@ class ConsumerLagTrigger(BaseTrigger):
             while True:
                 wait_s = (self.deferred_at_ms + slot * interval_ms - time.time() * 1000) / 1000.0
                 await asyncio.sleep(max(0.0, min(wait_s, (self.deadline_ms - time.time() * 1000) / 1000.0)))
+                checks = gate.state.checks
                 try:
                     decision = await self._hook.acheck_gate(gate)
                 except KafkaGroupsError as exc:
@@ -80,6 +82,9 @@ class ConsumerLagTrigger(BaseTrigger):
                                             "message": not_retriable_message(exc)})
                         return
                     decision = Decision("wait", f"check failed, will retry: {type(exc).__name__}: {exc}")
+                ti = self.task_instance
+                metrics.gate_checked(gate, evaluated=gate.state.checks > checks, dag_id=getattr(ti, "dag_id", None),
+                                     task_id=getattr(ti, "task_id", None))
                 self.log.info("%s", decision.message)
                 if decision.finished:
                     yield TriggerEvent(decision.to_event())
