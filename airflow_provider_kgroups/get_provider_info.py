@@ -153,4 +153,11 @@ def get_provider_info() -> dict:
             }
         ],
         "config": provider_config(),  # the [kgroups] section (settings.py)
+        # kgroups://{host}:{port}/{topic}/{group}: the ranges a group consumed (why not kafka://: observability/lineage.py)
+        "asset-uris": [{
+            "schemes": ["kgroups"],
+            "handler": "airflow_provider_kgroups.observability.lineage.sanitize_uri",
+            "factory": "airflow_provider_kgroups.observability.lineage.create_asset",
+            "to_openlineage_converter": "airflow_provider_kgroups.observability.lineage.convert_asset_to_openlineage",
+        }],
     }

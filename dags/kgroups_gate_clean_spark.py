@@ -10,9 +10,10 @@
    ``startingOffsets`` (where the previous run's barrier ended; earliest on the first run) and
    ``endingOffsets`` (the barrier, exclusive): **the only hand-off to Spark**.
 2. ``clean_dead_groups`` (DeadConsumerGroupCleanupOperator): dead groups are deleted when the
-   run says ``{"cleanup_dry_run": false}`` (a dry run otherwise), with every safety on: a cap of
-   20 deletions and 50 % of the candidates per run, the default deny patterns for system groups
-   (``connect-*``, ``__*``, ...), Kafka Connect evidence when ``KGROUPS_CONNECT_CONN_IDS`` names
+   run says ``{"cleanup_dry_run": false}`` (a dry run otherwise), with every safety on: the caps
+   of ``[kgroups]`` (10 deletions and 50 % of the candidates per run unless configured), the deny
+   patterns for system groups (``connect-*``, ``__*``, ...), Kafka Connect evidence when
+   ``[kgroups] connect_conn_ids`` names
    Connect REST connections (a sink connector that exists keeps its group; a gone connector's
    group may go), a second describe right before deleting, and a backup of each group's
    offsets (``<history>/_backups/``, restorable in one call) plus an audit record.
@@ -34,23 +35,28 @@ To reprocess an interval, clear ``totals_from_landing`` only: its range stays th
 gate's XCom. Clearing the gate fixes the barrier again: the same offsets in timestamp mode, a
 newer log end in log-end mode.
 
-Deployment settings (environment variables, read when the file is parsed):
+Deployment settings, read when the file is parsed from Airflow's configuration: the provider's
+``[kgroups]`` section (``history_url``: evidence, backups and audit records, default here
+``/tmp/kgroups-history``; ``connect_conn_ids``: Kafka Connect REST connections whose connectors
+are evidence; the cleanup caps and deny patterns) and this example's ``[kgroups_examples]``
+(``AIRFLOW__KGROUPS_EXAMPLES__<NAME>``):
 
-- ``KGROUPS_CONN_ID``: the kgroups (or official kafka) connection, default ``kgroups_default``
-- ``KGROUPS_LANDING_GROUPS``: comma-separated globs of the landing groups (``orders-landing*``)
-- ``KGROUPS_LANDING_TOPICS``: comma-separated landing topics (``orders``)
-- ``KGROUPS_LANDING_ROOT``: the landing zone (``/tmp/kgroups-landing``); ``KGROUPS_LANDING_FORMAT``:
-  ``jsonl`` (default) or ``parquet``
-- ``KGROUPS_OUTPUT_ROOT``: where the Spark results go (``/tmp/kgroups-output``)
-- ``KGROUPS_HISTORY_URL``: the lag history store (evidence, backups, audit records)
-- ``KGROUPS_CLEANUP_PATTERNS``: comma-separated globs the cleanup may judge (default: every group)
-- ``KGROUPS_CONNECT_CONN_IDS``: comma-separated ``kgroups_connect`` connections (Kafka Connect REST)
-  whose connectors are evidence for the cleanup (default none: ``connect-*`` groups stay denied)
-- ``KGROUPS_BARRIER``: the default of the ``barrier`` param (``timestamp``)
-- ``KGROUPS_GATE_POKE_SECONDS`` (60) and ``KGROUPS_GATE_TIMEOUT_MINUTES`` (60): the gate's pace and patience
-- ``KGROUPS_SPARK_MASTER``: the Spark master (unset: ``local[*]``); ``KGROUPS_SPARK_CONF``: JSON of
-  extra Spark settings, e.g. ``{"spark.ui.enabled": "false"}``
-- ``KGROUPS_SPARK_KAFKA_PACKAGE``: e.g. ``org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0``
+- ``conn_id``: the kgroups (or official kafka) connection, default ``kgroups_default``
+- ``landing_groups``: comma-separated globs of the landing groups (``orders-landing*``)
+- ``landing_topics``: comma-separated landing topics (``orders``)
+- ``landing_root``: the landing zone (``/tmp/kgroups-landing``); ``landing_format``: ``jsonl``
+  (default) or ``parquet``
+- ``output_root``: where the Spark results go (``/tmp/kgroups-output``)
+- ``cleanup_patterns``: comma-separated globs the cleanup may judge (default: every group)
+- ``barrier``: the default of the ``barrier`` param (``timestamp``)
+- ``gate_poke_seconds`` (60) and ``gate_timeout_minutes`` (60): the gate's pace and patience
+- ``spark_conf``: JSON of extra Spark settings, e.g. ``{"spark.ui.enabled": "false"}``;
+  ``spark_kafka_package``: e.g. ``org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0``. The
+  Spark master is ``KGROUPS_SPARK_MASTER`` (unset: ``local[*]``), read by ``spark_session``.
+
+Lineage: with the OpenLineage provider installed, the gate reports the landing topics with the
+range it handed on, the cleanup what it deleted, and both Spark tasks the topics, range and
+record count they read.
 """
 
 from __future__ import annotations
@@ -63,8 +69,11 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from airflow.sdk import DAG, Param, task
+from airflow.sdk import DAG, Param, get_current_context, task
+from airflow.sdk.configuration import conf
 
+from airflow_provider_kgroups import settings
+from airflow_provider_kgroups.observability.lineage import report_kafka_read
 from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 from airflow_provider_kgroups.spark.offsets import kafka_bootstrap, spark_kafka_options
@@ -73,24 +82,27 @@ from airflow_provider_kgroups.spark.session import spark_session
 log = logging.getLogger(__name__)
 
 
+def setting(name: str, default: str) -> str:
+    return conf.get("kgroups_examples", name, fallback=default)
+
+
 def _csv(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+    return [item.strip() for item in setting(name, default).split(",") if item.strip()]
 
 
-CONN_ID = os.environ.get("KGROUPS_CONN_ID", "kgroups_default")
-LANDING_GROUPS = _csv("KGROUPS_LANDING_GROUPS", "orders-landing*")
-LANDING_TOPICS = _csv("KGROUPS_LANDING_TOPICS", "orders")
-LANDING_ROOT = os.environ.get("KGROUPS_LANDING_ROOT", "/tmp/kgroups-landing")
-LANDING_FORMAT = os.environ.get("KGROUPS_LANDING_FORMAT", "jsonl")
-OUTPUT_ROOT = os.environ.get("KGROUPS_OUTPUT_ROOT", "/tmp/kgroups-output")
-HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
-CLEANUP_PATTERNS = _csv("KGROUPS_CLEANUP_PATTERNS", "")
-CONNECT_CONN_IDS = _csv("KGROUPS_CONNECT_CONN_IDS", "")
-BARRIER = os.environ.get("KGROUPS_BARRIER", "timestamp")
-POKE_SECONDS = float(os.environ.get("KGROUPS_GATE_POKE_SECONDS", "60"))
-TIMEOUT = timedelta(minutes=float(os.environ.get("KGROUPS_GATE_TIMEOUT_MINUTES", "60")))
-SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(os.environ.get("KGROUPS_SPARK_CONF") or "{}")}
-SPARK_KAFKA_PACKAGE = os.environ.get("KGROUPS_SPARK_KAFKA_PACKAGE", "")
+CONN_ID = setting("conn_id", "kgroups_default")
+LANDING_GROUPS = _csv("landing_groups", "orders-landing*")
+LANDING_TOPICS = _csv("landing_topics", "orders")
+LANDING_ROOT = setting("landing_root", "/tmp/kgroups-landing")
+LANDING_FORMAT = setting("landing_format", "jsonl")
+OUTPUT_ROOT = setting("output_root", "/tmp/kgroups-output")
+HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"  # [kgroups] history_url
+CLEANUP_PATTERNS = _csv("cleanup_patterns", "")
+BARRIER = setting("barrier", "timestamp")
+POKE_SECONDS = float(setting("gate_poke_seconds", "60"))
+TIMEOUT = timedelta(minutes=float(setting("gate_timeout_minutes", "60")))
+SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
+SPARK_KAFKA_PACKAGE = setting("spark_kafka_package", "")
 #: how many per-key totals go into the XCom (all of them are in the Parquet output)
 XCOM_TOTALS = 50
 
@@ -146,9 +158,23 @@ def write_result(spark, rows, gate: dict[str, Any], directory: str, extra: dict[
     return {k: v for k, v in manifest.items() if k not in ("landing", "gate")}
 
 
+def report_read(offsets: dict[str, Any], out: dict[str, Any], bootstrap: str | None = None) -> None:
+    """OpenLineage inputs of a Spark task: the topics of the range, with the range and the
+    records read per topic (a no-op without the OpenLineage provider)."""
+    if bootstrap is None:
+        from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
+        from airflow_provider_kgroups.spark.offsets import kafka_bootstrap
+
+        bootstrap = kafka_bootstrap(KafkaGroupsHook(CONN_ID).client_config)
+    records = {topic: sum(p["records"] for p in out["partitions"].get(topic, {}).values())
+               for topic in json.loads(offsets["endingOffsets"])}
+    report_kafka_read(get_current_context(), bootstrap, offsets, records=records,
+                      group_ids=offsets.get("group_ids") or ())
+
+
 def spark_kafka_jar() -> str | None:
     """Where Spark's Kafka source comes from here, or None: the package named by
-    ``KGROUPS_SPARK_KAFKA_PACKAGE`` (resolved by Spark at session start), or a
+    ``[kgroups_examples] spark_kafka_package`` (resolved by Spark at session start), or a
     ``spark-sql-kafka-0-10`` jar in pyspark's or ``$SPARK_HOME``'s jars."""
     if SPARK_KAFKA_PACKAGE:
         return SPARK_KAFKA_PACKAGE
@@ -200,10 +226,7 @@ with DAG(
         history_url=HISTORY_URL,
         group_patterns=CLEANUP_PATTERNS or None,
         dry_run="{{ params.cleanup_dry_run }}",
-        max_deletions=20,
-        max_deletions_percent=50,
-        connect_conn_ids=CONNECT_CONN_IDS or None,
-        kafka_groups_conn_id=CONN_ID,
+        kafka_groups_conn_id=CONN_ID,  # caps, deny patterns, Connect evidence: the [kgroups] section
     )
 
     @task
@@ -215,8 +238,10 @@ with DAG(
         log.info("Landing files for the range: %d (%s)", len(selection.files),
                  "overlapping: duplicates dropped" if selection.overlapping else "no overlap")
         with spark_session("kgroups-totals-from-landing", conf=SPARK_CONF) as spark:
-            return write_result(spark, read_selection(spark, selection), offsets, output_dir(run_id, "landing"),
-                                {"source": "landing", "landing": selection.to_dict()})
+            out = write_result(spark, read_selection(spark, selection), offsets, output_dir(run_id, "landing"),
+                               {"source": "landing", "landing": selection.to_dict()})
+        report_read(offsets, out)
+        return out
 
     @task.short_circuit
     def kafka_source_available(params: dict | None = None) -> bool:
@@ -252,7 +277,9 @@ with DAG(
             rows = records.select(
                 "topic", "partition", "offset", F.col("key").cast("string").alias("key"),
                 F.col("value").cast("string").alias("value"))
-            return write_result(spark, rows, offsets, output_dir(run_id, "kafka"), {"source": source})
+            out = write_result(spark, rows, offsets, output_dir(run_id, "kafka"), {"source": source})
+        report_read(offsets, out, bootstrap)
+        return out
 
     landed = totals_from_landing(gate.output)
     gate >> clean >> landed

@@ -13,41 +13,53 @@ events (``range_from_events``: from the first queued range's start to the last o
 range is skipped) and processes exactly those records straight from Kafka with the ``kgroups``
 Spark data source.
 
-Settings (environment variables read when the file is parsed): ``KGROUPS_CONN_ID``
-(``kgroups_default``), ``KGROUPS_EVENT_GROUPS`` (comma-separated landing group ids,
-``orders-landing``), ``KGROUPS_EVENT_TOPICS`` (``orders``), ``KGROUPS_EVENT_POLL_SECONDS`` (60),
-``KGROUPS_EVENT_OUTPUT`` (``/tmp/kgroups-events``), ``KGROUPS_EVENT_GATE_SCHEDULE`` (``@hourly``;
-``none`` for manual runs only), ``KGROUPS_SPARK_MASTER`` / ``KGROUPS_SPARK_CONF``.
+Settings, read when the file is parsed, from Airflow's configuration (section
+``[kgroups_examples]``, or ``AIRFLOW__KGROUPS_EXAMPLES__<NAME>``): ``conn_id``
+(``kgroups_default``), ``bootstrap_servers`` (the cluster's first bootstrap server, for the
+asset's URI and its lineage, ``localhost:9092``), ``event_groups`` (comma-separated landing
+group ids, ``orders-landing``), ``event_topics`` (``orders``), ``event_poll_seconds`` (60),
+``event_output`` (``/tmp/kgroups-events``), ``event_gate_schedule`` (``@hourly``; ``none`` for
+manual runs only), ``spark_conf`` (JSON of extra Spark settings).
+
+The asset is ``kgroups://{host}:{port}/{topic}/{group}`` (the ranges of the topic the group has
+consumed; its OpenLineage dataset is the topic); the Spark task reports the topics, the range
+and the record count it read as its OpenLineage inputs.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG, Asset, AssetWatcher, task
+from airflow.sdk import DAG, AssetWatcher, task
+from airflow.sdk.configuration import conf
 
+from airflow_provider_kgroups.observability.lineage import create_asset
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 from airflow_provider_kgroups.triggers.events import ConsumerLagEventTrigger
 
 
+def setting(name: str, default: str) -> str:
+    return conf.get("kgroups_examples", name, fallback=default)
+
+
 def _csv(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+    return [item.strip() for item in setting(name, default).split(",") if item.strip()]
 
 
-CONN_ID = os.environ.get("KGROUPS_CONN_ID", "kgroups_default")
-GROUPS = _csv("KGROUPS_EVENT_GROUPS", "orders-landing")
-TOPICS = _csv("KGROUPS_EVENT_TOPICS", "orders")
-POLL_SECONDS = float(os.environ.get("KGROUPS_EVENT_POLL_SECONDS", "60"))
+CONN_ID = setting("conn_id", "kgroups_default")
+BOOTSTRAP = setting("bootstrap_servers", "localhost:9092")
+GROUPS = _csv("event_groups", "orders-landing")
+TOPICS = _csv("event_topics", "orders")
+POLL_SECONDS = float(setting("event_poll_seconds", "60"))
 #: the gate DAG's schedule; "none" leaves only the watcher (and manual gate runs)
-GATE_SCHEDULE = os.environ.get("KGROUPS_EVENT_GATE_SCHEDULE", "@hourly")
-OUTPUT = os.environ.get("KGROUPS_EVENT_OUTPUT", "/tmp/kgroups-events")
-SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(os.environ.get("KGROUPS_SPARK_CONF") or "{}")}
+GATE_SCHEDULE = setting("event_gate_schedule", "@hourly")
+OUTPUT = setting("event_output", "/tmp/kgroups-events")
+SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
 
-orders_range = Asset(
-    "kgroups_orders_range",
+orders_range = create_asset(
+    bootstrap=BOOTSTRAP, topic=TOPICS[0], group=GROUPS[0], name="kgroups_orders_range",
     watchers=[AssetWatcher(name="kgroups_orders_landed", trigger=ConsumerLagEventTrigger(
         kafka_groups_conn_id=CONN_ID, group_ids=GROUPS, topics=TOPICS, poll_interval=POLL_SECONDS))],
 )
@@ -65,7 +77,10 @@ with DAG(dag_id="kgroups_orders_process", schedule=[orders_range], start_date=da
     @task
     def totals_for_the_range(triggering_asset_events=None, run_id: str | None = None) -> dict:
         """Exactly the triggering range, from Kafka, summed per record key."""
+        from airflow.sdk import get_current_context
+
         from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
+        from airflow_provider_kgroups.observability.lineage import report_kafka_read
         from airflow_provider_kgroups.spark.datasource import client_properties_file, read_offset_range
         from airflow_provider_kgroups.spark.offsets import kafka_bootstrap
         from airflow_provider_kgroups.spark.session import spark_session
@@ -80,6 +95,9 @@ with DAG(dag_id="kgroups_orders_process", schedule=[orders_range], start_date=da
             totals = rows.selectExpr("cast(key as string) as key").groupBy("key").count().orderBy("key")
             totals.write.mode("overwrite").parquet(output)
             per_key = {r["key"]: r["count"] for r in totals.collect()}
+            per_topic = {r["topic"]: r["count"] for r in rows.groupBy("topic").count().collect()}
+        records = {topic: per_topic.get(topic, 0) for topic in json.loads(gate["endingOffsets"])}
+        report_kafka_read(get_current_context(), bootstrap, gate, records=records, group_ids=GROUPS)
         return {**gate, "records": sum(per_key.values()), "keys": per_key, "output": output}
 
     totals_for_the_range()

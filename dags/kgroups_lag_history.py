@@ -2,13 +2,13 @@
 
 The job (``airflow_provider_kgroups/spark/lag_history.py``, shipped in the package) reads the
 history store that ``kgroups_snapshot`` appends to and writes four Parquet tables under
-``KGROUPS_LAG_OUTPUT_URL``: ``partition_verdicts``, ``lag_windows`` (lag percentiles and the
+``[kgroups_examples] lag_output_url``: ``partition_verdicts``, ``lag_windows`` (lag percentiles and the
 verdict per hour), ``group_status`` and ``dead_candidates`` (with evidence). Nothing is
 deleted: the candidates are for review, or for ``DeadConsumerGroupCleanupOperator``.
 
-Settings: ``KGROUPS_HISTORY_URL``, ``KGROUPS_LAG_OUTPUT_URL``, ``KGROUPS_SPARK_MASTER`` (default
-``local[*]``; ``spark://...``, ``yarn``, ``k8s://...`` on a cluster), ``KGROUPS_LAG_SPARK_PYTHON``
-(the driver's Python, default the worker's). ``spark-submit`` is taken from PATH, else from the
+Settings: ``[kgroups] history_url``, ``[kgroups_examples] lag_output_url`` (``/tmp/kgroups-lag``) and
+``lag_spark_python`` (the driver's Python, default the worker's), ``KGROUPS_SPARK_MASTER`` (read by
+``spark_submit_command``; default ``local[*]``; ``spark://...``, ``yarn``, ``k8s://...`` on a cluster). ``spark-submit`` is taken from PATH, else from the
 installed pyspark (``pip install 'airflow-provider-kgroups[spark]'``). The task runs
 ``spark-submit`` itself (``airflow_provider_kgroups.spark.session``) rather than through the
 Airflow Spark provider, whose ``pyspark-client`` dependency would overwrite pyspark's files.
@@ -17,20 +17,22 @@ On a cluster, use a ``s3a://``/``abfss://`` history URL and your cluster's maste
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG, task
+from airflow.sdk.configuration import conf
+
+from airflow_provider_kgroups import settings
 
 from airflow_provider_kgroups.spark import LAG_HISTORY_APPLICATION  # lag_history.__file__, without importing pyspark
 from airflow_provider_kgroups.spark.session import run_spark_submit, spark_submit_command
 
-HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
-OUTPUT_URL = os.environ.get("KGROUPS_LAG_OUTPUT_URL", "/tmp/kgroups-lag")
+HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"
+OUTPUT_URL = conf.get("kgroups_examples", "lag_output_url", fallback="/tmp/kgroups-lag")
 #: The driver's Python must have this package: by default the worker's own interpreter (right for
 #: local mode); on a cluster, the interpreter on the nodes (or "" to leave PYSPARK_PYTHON alone).
-SPARK_PYTHON = os.environ.get("KGROUPS_LAG_SPARK_PYTHON", sys.executable)
+SPARK_PYTHON = conf.get("kgroups_examples", "lag_spark_python", fallback=sys.executable)
 SPARK_CONF = {"spark.sql.shuffle.partitions": "16", "spark.ui.showConsoleProgress": "false"}
 
 

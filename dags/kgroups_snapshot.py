@@ -1,22 +1,23 @@
 """Every few minutes: a lag snapshot of the consumer groups, appended to the history store.
 
 The history is what the lag verdicts (STOP / STALL / WARN over a window), the dead-group
-evidence ("no commit progress for N days") and the Spark jobs read. Set
-``KGROUPS_HISTORY_URL`` (a directory or an fsspec URL such as ``s3://bucket/kgroups-history``)
-and ``KGROUPS_SNAPSHOT_EVERY_MINUTES``; the connection is ``kgroups_default``.
+evidence ("no commit progress for N days") and the Spark jobs read. Set ``[kgroups] history_url``
+(a directory or an fsspec URL such as ``s3://bucket/kgroups-history``; here ``/tmp/kgroups-history``
+when unset) and ``[kgroups_examples] snapshot_every_minutes`` (5); the connection is ``kgroups_default``.
 """
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG
+from airflow.sdk.configuration import conf
 
+from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.operators.snapshot import ConsumerGroupSnapshotOperator
 
-HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
-EVERY_MINUTES = int(os.environ.get("KGROUPS_SNAPSHOT_EVERY_MINUTES", "5"))
+HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"
+EVERY_MINUTES = int(conf.get("kgroups_examples", "snapshot_every_minutes", fallback="5"))
 
 with DAG(
     dag_id="kgroups_snapshot",

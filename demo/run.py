@@ -72,22 +72,22 @@ def airflow_env(bootstrap: str | None = None, connect_url: str | None = None) ->
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{WORK / 'airflow' / 'airflow.db'}",
         "PYSPARK_PYTHON": sys.executable,
-        "KGROUPS_LANDING_GROUPS": f"{LANDING_GROUP}*",
-        "KGROUPS_LANDING_TOPICS": TOPIC,
-        "KGROUPS_LANDING_ROOT": str(WORK / "landing"),
-        "KGROUPS_OUTPUT_ROOT": str(WORK / "output"),
-        "KGROUPS_HISTORY_URL": str(WORK / "history"),
-        "KGROUPS_BARRIER": "log_end",
-        "KGROUPS_GATE_POKE_SECONDS": "1",
-        "KGROUPS_GATE_TIMEOUT_MINUTES": "5",
-        "KGROUPS_SPARK_CONF": json.dumps(SPARK_CONF),
+        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_GROUPS": f"{LANDING_GROUP}*",
+        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_TOPICS": TOPIC,
+        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_ROOT": str(WORK / "landing"),
+        "AIRFLOW__KGROUPS_EXAMPLES__OUTPUT_ROOT": str(WORK / "output"),
+        "AIRFLOW__KGROUPS__HISTORY_URL": str(WORK / "history"),
+        "AIRFLOW__KGROUPS_EXAMPLES__BARRIER": "log_end",
+        "AIRFLOW__KGROUPS_EXAMPLES__GATE_POKE_SECONDS": "1",
+        "AIRFLOW__KGROUPS_EXAMPLES__GATE_TIMEOUT_MINUTES": "5",
+        "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(SPARK_CONF),
     })
     if bootstrap:
         env["AIRFLOW_CONN_KGROUPS_DEFAULT"] = json.dumps({"conn_type": "kgroups", "host": bootstrap})
     if connect_url:
         env[f"AIRFLOW_CONN_{CONNECT_CONN_ID.upper()}"] = json.dumps({"conn_type": "kgroups_connect",
                                                                       "host": connect_url})
-        env["KGROUPS_CONNECT_CONN_IDS"] = CONNECT_CONN_ID
+        env["AIRFLOW__KGROUPS__CONNECT_CONN_IDS"] = CONNECT_CONN_ID
     return env
 
 
@@ -182,9 +182,10 @@ def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
     say("\nEvent-driven (dags/kgroups_lag_events.py: an api-server, a dag-processor, a scheduler and a triggerer "
         "started for it)")
     env = {"AIRFLOW_CONN_KGROUPS_DEFAULT": json.dumps({"conn_type": "kgroups", "host": bootstrap}),
-           "KGROUPS_EVENT_GROUPS": LANDING_GROUP, "KGROUPS_EVENT_TOPICS": TOPIC, "KGROUPS_EVENT_POLL_SECONDS": "5",
-           "KGROUPS_EVENT_GATE_SCHEDULE": "none", "KGROUPS_EVENT_OUTPUT": str(WORK / "events"),
-           "KGROUPS_SPARK_CONF": json.dumps(SPARK_CONF)}
+           "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": bootstrap,
+           "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": LANDING_GROUP, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": TOPIC, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_POLL_SECONDS": "5",
+           "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GATE_SCHEDULE": "none", "AIRFLOW__KGROUPS_EXAMPLES__EVENT_OUTPUT": str(WORK / "events"),
+           "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(SPARK_CONF)}
     started = time.monotonic()
     with AirflowServices(WORK / "services", dag_files=[ROOT / "dags" / "kgroups_lag_events.py"], env=env) as airflow:
         airflow.wait_for(lambda: airflow.query("select count(*) from trigger where classpath like "

@@ -38,7 +38,7 @@ from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook
 from .. import settings
 from ..lag.deadgroups import DeadGroupRules
-from ..observability import metrics
+from ..observability import lineage, metrics
 from ..arguments import (
     check_argument, check_arguments, is_templated, parse_bool, parse_conn_id, parse_number, parse_selector,
     parse_storage_options, parse_str_list, parse_url,
@@ -192,6 +192,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             self.log.info("%s", decision.line())
         out = self._xcom(result)
         metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
+        self._summary = out  # for get_openlineage_facets_on_complete / _on_failure
         self.log.info("Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d not found, %d failed, "
                       "%d kept; audit %s", "DRY RUN" if policy.dry_run else "run", out["examined"], len(out["deleted"]),
                       len(out["would_delete"]), len(out["skipped"]), len(out["not_found"]), len(out["failed"]),
@@ -205,6 +206,10 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             raise AirflowException(f"{'; '.join(problems)} (the other groups were handled; see the audit "
                                    f"{out['audit_url']})")
         return out
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: what the run deleted (run facet ``kgroups_cleanup``), the backup and audit it wrote."""
+        return lineage.cleanup_lineage(getattr(self, "_summary", None))
 
     def _xcom(self, result: CleanupResult) -> dict[str, Any]:
         """Plain JSON: the summary, the restore call, the decisions other than keep (every decision

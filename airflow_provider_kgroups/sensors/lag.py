@@ -46,7 +46,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 from ..client.errors import ConfigurationError, KafkaGroupsError
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
-from ..observability import metrics
+from ..observability import lineage, metrics
 from ..triggers.lag import ConsumerLagTrigger
 from ..arguments import (
     check_arguments, is_templated, parse_bool, parse_conn_id, parse_deferrable, parse_lag_mode, parse_offset_count,
@@ -276,12 +276,18 @@ class ConsumerLagSensor(BaseSensorOperator):
         self.log.info("Gate opened after %s s and %s check(s); range handed on: %s -> %s", result.get("waited_s"),
                       result.get("checks"), result.get("startingOffsets"), result.get("endingOffsets"))
         metrics.gate_opened(result, dag_id=self.dag_id, task_id=self.task_id)
+        self._handed_on = result  # for get_openlineage_facets_on_complete
         extra = {"startingOffsets": result["startingOffsets"], "endingOffsets": result["endingOffsets"],
                  "group_ids": result.get("group_ids", []), "mode": result.get("lag_mode")}
         for outlet in self.outlets or ():
             if isinstance(outlet, Asset):
                 context["outlet_events"][outlet].extra = extra
         return result
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the gated topics as inputs, with the range handed on (observability/lineage.py)."""
+        result = getattr(self, "_handed_on", None)
+        return lineage.gate_lineage(self.hook.client_config.bootstrap_servers, result) if result else None
 
 
 def _short(groups: dict[str, Any], limit: int = 3) -> str:

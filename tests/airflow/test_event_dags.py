@@ -10,6 +10,7 @@ import json
 import pytest
 
 from airflow_provider_kgroups.triggers.events import range_from_events
+from tests.airflow.test_lineage import events_of
 from tests.support.airflow_env import EXAMPLE_DAGS
 
 pytestmark = pytest.mark.realbroker
@@ -24,10 +25,11 @@ def landed(monkeypatch, seed, tansu, kgroups_conn, name_prefix, tmp_path):
     seed.produce(topic, 1, 3, value=lambda i: b'{"qty": %d}' % i, key=b"sku-2")
     seed.commit(group, {(topic, 0): 4, (topic, 1): 3})
     kgroups_conn("kgroups_events_e2e", host=tansu.bootstrap)
-    for name, value in {"KGROUPS_CONN_ID": "kgroups_events_e2e", "KGROUPS_EVENT_GROUPS": group,
-                        "KGROUPS_EVENT_TOPICS": topic, "KGROUPS_EVENT_POLL_SECONDS": "0.3",
-                        "KGROUPS_EVENT_OUTPUT": str(tmp_path / "out"),
-                        "KGROUPS_SPARK_CONF": json.dumps({"spark.ui.enabled": "false",
+    for name, value in {"AIRFLOW__KGROUPS_EXAMPLES__CONN_ID": "kgroups_events_e2e",
+                        "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": tansu.bootstrap, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": group,
+                        "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": topic, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_POLL_SECONDS": "0.3",
+                        "AIRFLOW__KGROUPS_EXAMPLES__EVENT_OUTPUT": str(tmp_path / "out"),
+                        "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps({"spark.ui.enabled": "false",
                                                           "spark.sql.shuffle.partitions": "2"})}.items():
         monkeypatch.setenv(name, value)
     return topic, group
@@ -43,7 +45,7 @@ def asset_events(name: str) -> list[dict]:
         return [{"extra": dict(r.extra or {})} for r in rows]
 
 
-def test_the_gate_dag_emits_the_range_as_an_asset_event(run_dag, landed):
+def test_the_gate_dag_emits_the_range_as_an_asset_event(run_dag, landed, tansu):
     topic, group = landed
     before = len(asset_events("kgroups_orders_range"))
     result = run_dag("kgroups_orders_gate", folder=EXAMPLE_DAGS)
@@ -56,3 +58,8 @@ def test_the_gate_dag_emits_the_range_as_an_asset_event(run_dag, landed):
     assert extra["group_ids"] == [group] and extra["mode"] == "barrier"
     assert range_from_events(events) == {"startingOffsets": extra["startingOffsets"],
                                          "endingOffsets": extra["endingOffsets"]}
+    # OpenLineage: the gated topic, with the range it handed on
+    (dataset,) = events_of("kgroups_orders_gate", result.run_id, "wait_for_landing")["inputs"]
+    assert (dataset["namespace"], dataset["name"]) == (f"kafka://{tansu.bootstrap}", topic)
+    assert dataset["inputFacets"]["kgroups_offsetRange"]["partitions"]["0"] == {"startingOffset": -2,
+                                                                               "endingOffset": 4}

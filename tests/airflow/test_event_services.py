@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from demo.airflow_services import AirflowServices
+from tests.airflow.test_lineage import events_of
 from tests.support.airflow_env import EXAMPLE_DAGS
 
 pytestmark = pytest.mark.realbroker
@@ -25,10 +26,11 @@ def test_a_lag_event_starts_the_spark_dag_with_exactly_the_consumed_range(tansu,
     seed.produce(topic, 1, 4, key=b"sku-2")
     seed.commit(group, {(topic, 0): 2, (topic, 1): 1})  # behind: the range will be [2, 6) and [1, 4)
     env = {"AIRFLOW_CONN_KGROUPS_EVENTS_SVC": json.dumps({"conn_type": "kgroups", "host": tansu.bootstrap}),
-           "KGROUPS_CONN_ID": "kgroups_events_svc", "KGROUPS_EVENT_GROUPS": group, "KGROUPS_EVENT_TOPICS": topic,
-           "KGROUPS_EVENT_POLL_SECONDS": "0.5", "KGROUPS_EVENT_GATE_SCHEDULE": "none",
-           "KGROUPS_EVENT_OUTPUT": str(tmp_path / "out"), "PYSPARK_PYTHON": sys.executable,
-           "KGROUPS_SPARK_CONF": json.dumps({"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
+           "AIRFLOW__KGROUPS_EXAMPLES__CONN_ID": "kgroups_events_svc",
+           "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": tansu.bootstrap, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": group, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": topic,
+           "AIRFLOW__KGROUPS_EXAMPLES__EVENT_POLL_SECONDS": "0.5", "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GATE_SCHEDULE": "none",
+           "AIRFLOW__KGROUPS_EXAMPLES__EVENT_OUTPUT": str(tmp_path / "out"), "PYSPARK_PYTHON": sys.executable,
+           "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps({"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
                                              "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"})}
     with AirflowServices(tmp_path, dag_files=[EXAMPLE_DAGS / "kgroups_lag_events.py"], env=env) as airflow:
         airflow.wait_for(lambda: airflow.query("select count(*) from trigger where classpath like "
@@ -49,3 +51,10 @@ def test_a_lag_event_starts_the_spark_dag_with_exactly_the_consumed_range(tansu,
                                  "and key = 'return_value'")
         result = json.loads(value[0])
         assert result["records"] == 7 and result["keys"] == {"sku-1": 4, "sku-2": 3}
+        (run_id,) = airflow.query("select run_id from dag_run where dag_id = 'kgroups_orders_process'")
+    # OpenLineage from the task the asset event started: the topic, the range, the records read
+    (dataset,) = events_of("kgroups_orders_process", run_id[0], "totals_for_the_range", timeout=60)["inputs"]
+    assert (dataset["namespace"], dataset["name"]) == (f"kafka://{tansu.bootstrap}", topic)
+    assert dataset["inputFacets"]["kgroups_offsetRange"]["partitions"] == {
+        "0": {"startingOffset": 2, "endingOffset": 6}, "1": {"startingOffset": 1, "endingOffset": 4}}
+    assert dataset["inputFacets"]["inputStatistics"]["rowCount"] == 7

@@ -3,7 +3,7 @@
 
 Airflow's environment and fixtures come from tests/support/airflow_env.py (imported here
 before any test imports Airflow). ``flagship`` points the DAG's deployment settings
-(``KGROUPS_*``, read when the DAG file is parsed, i.e. at every ``run_dag``) at this test's
+(``[kgroups]`` / ``[kgroups_examples]`` through ``AIRFLOW__...`` variables, read when the DAG file is parsed, i.e. at every ``run_dag``) at this test's
 topic, groups and directories, and Spark at a ``local[2]`` Spark connection.
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.airflow_env import EXAMPLE_DAGS, airflow_db, kgroups_conn, run_dag  # noqa: F401 (fixtures)
 
-#: Spark settings for tests: small and quiet (the DAG merges KGROUPS_SPARK_CONF into its config).
+#: Spark settings for tests: small and quiet (the DAG merges [kgroups_examples] spark_conf into its config).
 TEST_SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
                    "spark.default.parallelism": "2", "spark.driver.memory": "1g",
                    # a short-lived local driver: C1 JIT and the serial GC start faster (~10 s saved)
@@ -49,19 +49,19 @@ def flagship(monkeypatch, tmp_path, tansu, kgroups_conn, name_prefix) -> Flagshi
     kgroups_conn("kgroups_e2e", host=tansu.bootstrap)
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
     for name, value in {
-        "KGROUPS_CONN_ID": "kgroups_e2e",
-        "KGROUPS_LANDING_GROUPS": f"{p}landing*",
-        "KGROUPS_LANDING_TOPICS": world.topic,
-        "KGROUPS_LANDING_ROOT": str(world.landing_root),
-        "KGROUPS_OUTPUT_ROOT": str(world.output_root),
-        "KGROUPS_HISTORY_URL": str(world.history),
-        "KGROUPS_CLEANUP_PATTERNS": f"{p}*,connect-{p}*",  # this test's groups only: the broker is shared
-        "KGROUPS_BARRIER": "log_end",  # Tansu 0.6.0 answers ListOffsets by timestamp with offset 0
-        "KGROUPS_GATE_POKE_SECONDS": "0.3",
-        "KGROUPS_GATE_TIMEOUT_MINUTES": "2",
+        "AIRFLOW__KGROUPS_EXAMPLES__CONN_ID": "kgroups_e2e",
+        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_GROUPS": f"{p}landing*",
+        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_TOPICS": world.topic,
+        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_ROOT": str(world.landing_root),
+        "AIRFLOW__KGROUPS_EXAMPLES__OUTPUT_ROOT": str(world.output_root),
+        "AIRFLOW__KGROUPS__HISTORY_URL": str(world.history),
+        "AIRFLOW__KGROUPS_EXAMPLES__CLEANUP_PATTERNS": f"{p}*,connect-{p}*",  # this test's groups only: the broker is shared
+        "AIRFLOW__KGROUPS_EXAMPLES__BARRIER": "log_end",  # Tansu 0.6.0 answers ListOffsets by timestamp with offset 0
+        "AIRFLOW__KGROUPS_EXAMPLES__GATE_POKE_SECONDS": "0.3",
+        "AIRFLOW__KGROUPS_EXAMPLES__GATE_TIMEOUT_MINUTES": "2",
         "KGROUPS_SPARK_MASTER": "local[2]",
-        "KGROUPS_SPARK_CONF": json.dumps(TEST_SPARK_CONF),
+        "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(TEST_SPARK_CONF),
     }.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("KGROUPS_SPARK_KAFKA_PACKAGE", raising=False)
+    monkeypatch.delenv("AIRFLOW__KGROUPS_EXAMPLES__SPARK_KAFKA_PACKAGE", raising=False)
     return world

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import threading
 
+from tests.airflow.test_lineage import events_of as lineage_events
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -151,6 +153,19 @@ def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(flagship, run_d
         from_kafka, from_landing = run.xcoms["totals_from_kafka"], run.xcoms["totals_from_landing"]
         assert result_totals(from_kafka["output"]) == result_totals(from_landing["output"])
         assert from_kafka["partitions"] == from_landing["partitions"] and from_kafka["rows"] == from_landing["rows"]
+
+    # OpenLineage (file transport, tests/support/airflow_env.py): the gate and both Spark reads
+    # report the landing topic with the range; the reads add the records they read
+    for run in (first, second):
+        gate = run.xcoms["wait_for_landing"]
+        ending = json.loads(gate["endingOffsets"])[w.topic]
+        for task_id in ("wait_for_landing", "totals_from_landing", "totals_from_kafka"):
+            (dataset,) = lineage_events(w.dag_id, run.run_id, task_id)["inputs"]
+            assert (dataset["namespace"], dataset["name"]) == (f"kafka://{tansu.bootstrap}", w.topic), task_id
+            offsets = dataset["inputFacets"]["kgroups_offsetRange"]["partitions"]
+            assert {q: o["endingOffset"] for q, o in offsets.items()} == ending, task_id
+            if task_id != "wait_for_landing":
+                assert dataset["inputFacets"]["inputStatistics"]["rowCount"] == run.xcoms[task_id]["rows"]
 
     # Spark: exactly the records of each range, key by key; the two ranges partition the records
     ranges1 = {(w.topic, q): (None, barrier1[q]) for q in range(PARTITIONS)}

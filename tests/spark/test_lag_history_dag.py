@@ -20,10 +20,10 @@ DAG_FILE = Path(__file__).resolve().parents[2] / "dags" / "kgroups_lag_history.p
 def test_the_example_dag_submits_the_job_and_it_runs(tmp_path, monkeypatch):
     history, output = tmp_path / "history", tmp_path / "lag"
     HistoryStore(str(history)).append_table(table(hand_made_history()))
-    monkeypatch.setenv("KGROUPS_HISTORY_URL", str(history))
-    monkeypatch.setenv("KGROUPS_LAG_OUTPUT_URL", str(output))
+    monkeypatch.setenv("AIRFLOW__KGROUPS__HISTORY_URL", str(history))
+    monkeypatch.setenv("AIRFLOW__KGROUPS_EXAMPLES__LAG_OUTPUT_URL", str(output))
     monkeypatch.setenv("KGROUPS_SPARK_MASTER", "local[1]")
-    monkeypatch.setenv("KGROUPS_LAG_SPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("AIRFLOW__KGROUPS_EXAMPLES__LAG_SPARK_PYTHON", sys.executable)
 
     from airflow.dag_processing.dagbag import DagBag
 

@@ -50,7 +50,14 @@ os.environ.update({
         {"name": "example-dags", "classpath": _BUNDLE, "kwargs": {"path": str(EXAMPLE_DAGS)}},
     ]),
     "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME}/airflow.db",
+    # OpenLineage on, as a deployment with the provider would have it: every task's events go to
+    # one file (tests/airflow/test_lineage.py reads them); emitted in a thread, not a fork of pytest
+    "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": f"{HOME}/openlineage.jsonl",
+                                                   "append": True}),
+    "AIRFLOW__OPENLINEAGE__NAMESPACE": "kgroups-tests",
+    "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
 })
+OPENLINEAGE_EVENTS = Path(HOME) / "openlineage.jsonl"
 
 
 @pytest.fixture(scope="session")
