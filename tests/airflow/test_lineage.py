@@ -45,10 +45,10 @@ def test_kafka_namespace_follows_the_naming_spec():
 
 def test_the_kgroups_asset_scheme_is_registered_sanitized_and_converted(airflow_db):
     from airflow.providers.openlineage.utils.utils import translate_airflow_asset
-    from airflow.providers_manager import ProvidersManager
     from airflow.sdk import Asset
+    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
 
-    pm = ProvidersManager()
+    pm = ProvidersManagerTaskRuntime()
     assert pm.asset_uri_handlers["kgroups"] is lineage.sanitize_uri
     asset = lineage.create_asset(bootstrap="PLAINTEXT://kafka-1", topic="orders", group="orders/landing")
     assert asset.uri == "kgroups://kafka-1:9092/orders/orders%2Flanding"
