@@ -91,22 +91,21 @@ def get_list(option: str) -> list[str]:
     return [item.strip() for item in get_str(option).split(",") if item.strip()]
 
 
-def get_int(option: str) -> int:
+def _number(option: str, cast: type, what: str):
     value = get_str(option)
     try:
-        return int(value)
+        return cast(value)
     except ValueError:
-        raise ValueError(f"[{SECTION}] {option} must be an integer, got {value!r} (set it in airflow.cfg or "
+        raise ValueError(f"[{SECTION}] {option} must be {what}, got {value!r} (set it in airflow.cfg or "
                          f"AIRFLOW__{SECTION.upper()}__{option.upper()}).") from None
+
+
+def get_int(option: str) -> int:
+    return _number(option, int, "an integer")
 
 
 def get_float(option: str) -> float:
-    value = get_str(option)
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError(f"[{SECTION}] {option} must be a number, got {value!r} (set it in airflow.cfg or "
-                         f"AIRFLOW__{SECTION.upper()}__{option.upper()}).") from None
+    return _number(option, float, "a number")
 
 
 def history_url() -> str | None:
