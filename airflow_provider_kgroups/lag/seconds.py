@@ -20,6 +20,14 @@ When the record is gone the answer is an *estimate* and says so (``estimate=True
   one, so its age is a lower bound.
 * ``unknown`` - no number (``seconds=None``) and the reason why.
 
+A lower bound can prove a group is over a threshold, never that it is under
+(:mod:`.bounds`; :attr:`PartitionLagSeconds.interval`). A bound of 0 s says nothing at all:
+when the oldest history sample is the snapshot itself (all ``check_gate`` and the CLI have),
+or the next record is no older than the snapshot, the answer is ``unknown`` with the reason,
+never "at least 0 s". A partition that counts but whose offset lag is unknown (no commit under
+the ``fail`` policy, an error) is listed as ``unknown`` too, so a group's age is never a number
+while one of its partitions cannot be dated.
+
 A record timestamp later than the snapshot time (producer clock skew, or CreateTime set by
 the application) gives 0 s and says so in the reason. A partition without a commit that the
 ``from_earliest`` policy counted is measured from its log start (what the group would read
@@ -35,6 +43,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, Failure
 from ..client.results import KeyedResults, RecordPosition, RecordTimestamp, TopicPartition
+from .bounds import Interval
 from .model import LagFlag, LagSnapshot, PartitionLag
 from .totals import worst_partitions
 
@@ -81,6 +90,17 @@ class PartitionLagSeconds:
     def tp(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
 
+    @property
+    def interval(self) -> Interval:
+        """What is known of the age: exact, between an estimate's bounds, a lower bound, or nothing."""
+        if self.seconds is None:
+            return Interval()
+        if self.at_least:
+            return Interval.at_least(self.seconds)
+        if self.bounds is not None:
+            return Interval(*self.bounds)
+        return Interval.exact(self.seconds)
+
     def to_dict(self) -> dict[str, Any]:
         return {"group_id": self.group_id, "topic": self.topic, "partition": self.partition,
                 "committed": self.committed, "lag": self.lag, "seconds": self.seconds, "basis": self.basis.value,
@@ -92,7 +112,8 @@ class PartitionLagSeconds:
 @dataclass(frozen=True, slots=True)
 class GroupLagSeconds:
     group_id: str
-    partitions: tuple[PartitionLagSeconds, ...]  # the measured partitions, worst offset lag first
+    #: the measured partitions, worst offset lag first, then those whose offset lag is unknown
+    partitions: tuple[PartitionLagSeconds, ...]
     unmeasured: int = 0  # lagging partitions beyond worst_n, not measured
 
     @property
@@ -109,10 +130,22 @@ class GroupLagSeconds:
         worst = self.worst
         return worst.seconds if worst is not None else 0.0
 
+    @property
+    def at_least(self) -> bool:
+        """``max_seconds`` is only a lower bound: a measured partition is known only from below."""
+        return any(p.at_least for p in self.partitions)
+
+    @property
+    def interval(self) -> Interval:
+        """What is known of the age of the group's oldest unread record; a lagging partition left
+        unmeasured (beyond ``worst_n``) may be older than any measured one, so nothing bounds it then."""
+        known = Interval.largest(p.interval for p in self.partitions)
+        return Interval(known.low, None) if self.unmeasured else known
+
     def to_dict(self) -> dict[str, Any]:
         worst = self.worst
         return {"group_id": self.group_id, "max_seconds": self.max_seconds,
-                "estimate": bool(worst and worst.estimate), "unmeasured": self.unmeasured,
+                "estimate": bool(worst and worst.estimate), "at_least": self.at_least, "unmeasured": self.unmeasured,
                 "partitions": [p.to_dict() for p in self.partitions]}
 
 
@@ -167,10 +200,13 @@ def _from_history(base: dict[str, Any], samples: Sequence[tuple[int, int]], comm
         return None
     estimate, earliest, latest = found
     if estimate is None:
-        return PartitionLagSeconds(**base, seconds=_seconds(now_ms, earliest), basis=LagSecondsBasis.HISTORY_BOUND,
-                                   at_least=True,
+        bound = _seconds(now_ms, earliest)
+        if bound <= 0:  # the oldest sample is the snapshot itself: "at least 0 s" says nothing
+            return _unknown(base, f"{why}; offset {committed} is older than every history sample, and the oldest "
+                                  "is the snapshot itself (or newer), which bounds nothing: no estimate", tail="")
+        return PartitionLagSeconds(**base, seconds=bound, basis=LagSecondsBasis.HISTORY_BOUND, at_least=True,
                                    reason=f"{why}; offset {committed} is older than the oldest history sample, "
-                                          f"so at least {_seconds(now_ms, earliest):.0f} s (estimate)")
+                                          f"so at least {bound:.0f} s (estimate)")
     seconds = _seconds(now_ms, estimate)
     low, high = _seconds(now_ms, latest), _seconds(now_ms, earliest)
     if lower_bound_ms is not None:  # a surviving later record is younger than the missing one
@@ -201,7 +237,10 @@ def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordT
     if committed is None:
         return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN,
                                    reason="no committed offset: there is no record to date")
-    if not partition.lag:
+    if partition.lag is None:
+        return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN,
+                                   reason=f"its lag in offsets is unknown ({partition.error or 'offsets not read'})")
+    if partition.lag == 0:
         return PartitionLagSeconds(**base, seconds=0.0, basis=LagSecondsBasis.CAUGHT_UP, reason="nothing to read")
     if LagFlag.LOST in partition.flags:
         why = f"the record at offset {committed} was deleted by retention (log start {partition.log_start})"
@@ -225,6 +264,8 @@ def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordT
         if estimate is not None and estimate.basis is LagSecondsBasis.HISTORY:
             return estimate
         seconds = _seconds(now_ms, fetched.timestamp_ms)
+        if seconds <= 0:
+            return _unknown(base, f"{why}; the next record is no older than the snapshot, which bounds nothing", tail="")
         return PartitionLagSeconds(**base, seconds=seconds, basis=LagSecondsBasis.NEXT_RECORD, at_least=True,
                                    reason=f"{why}; the next record is {seconds:.0f} s old, so at least that "
                                           "(estimate)", record_offset=fetched.offset,
@@ -241,9 +282,9 @@ def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordT
     return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
 
 
-def _unknown(base: dict[str, Any], why: str) -> PartitionLagSeconds:
-    return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN,
-                               reason=f"{why}; no history brackets it, so no estimate")
+def _unknown(base: dict[str, Any], why: str, tail: str = "; no history brackets it, so no estimate"
+             ) -> PartitionLagSeconds:
+    return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=f"{why}{tail}")
 
 
 # -- with the client ----------------------------------------------------------------------------
@@ -288,7 +329,9 @@ async def lag_seconds(client, snapshot: LagSnapshot, *, worst_n: int | None = 1,
                 or Failure(CLIENT_INCOMPLETE_RESPONSE, "no answer for this offset")
     out = {}
     for group_id, (measured, unmeasured) in chosen.items():
+        group = snapshot.groups[group_id]
+        undated = [p for p in group.partitions if p.lag is None and group.counts_in_totals(p)]
         out[group_id] = GroupLagSeconds(group_id, tuple(
             resolve_lag_seconds(group_id, p, fetched.get((p.tp, reading_position(p))),
-                                samples.get(p.tp, ()), now) for p in measured), unmeasured)
+                                samples.get(p.tp, ()), now) for p in [*measured, *undated]), unmeasured)
     return out
