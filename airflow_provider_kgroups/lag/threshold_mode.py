@@ -1,0 +1,139 @@
+"""Threshold mode: the groups are there when every one of them is *provably* within
+``max_lag_per_partition``, ``max_total_lag`` and ``max_lag_seconds``.
+
+Provably (:mod:`.bounds`): a lag known only from below (a total with unknown partitions, an age
+that is "at least" so much), an estimate whose interval reaches over the threshold, a lagging
+partition whose age was not measured and a group with no partition at all prove nothing under a
+maximum; each keeps the gate waiting and the progress line says which and why. A lower bound
+above a threshold does prove the group is over it, and says so. The unknown-lag policy decides
+only what a partition without a commit counts as (``ignore`` leaves it out by choice).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..client.results import TopicPartition
+from .bounds import Against, Interval
+from .gate_modes import Gate, GateMode, Judgement
+from .gate_spec import GateSpec, LagMode
+from .model import GroupLag, LagSnapshot, PartitionLag
+from .seconds import GroupLagSeconds
+
+__all__ = ["ThresholdMode"]
+
+
+class ThresholdMode(GateMode):
+    lag_mode = LagMode.THRESHOLD
+
+    def wants_seconds(self, spec: GateSpec) -> bool:
+        return spec.max_lag_seconds is not None
+
+    def judge(self, gate: Gate, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds]) -> Judgement:
+        spec = gate.spec
+        pending: set[tuple[str, TopicPartition | None]] = set()
+        lines = []
+        for group_id in spec.group_ids:
+            group = snapshot.groups.get(group_id)
+            if group is None:
+                pending.add((group_id, None))
+                lines.append(f"{group_id}: not read ({snapshot.failures.get(group_id)})")
+                continue
+            problems, waiting = _problems(spec, group, seconds.get(group_id))
+            if problems:
+                pending |= {(group_id, tp) for tp in waiting} or {(group_id, None)}
+                lines.append(f"{group_id}: {', '.join(problems)}")
+        if pending:
+            return Judgement("; ".join(lines), frozenset(pending))
+        return _within(spec, snapshot, seconds)
+
+
+def _problems(spec: GateSpec, group: GroupLag, measured: GroupLagSeconds | None
+              ) -> tuple[list[str], set[TopicPartition]]:
+    """Why ``group`` is not provably within the thresholds, and the partitions that must move."""
+    problems: list[str] = []
+    waiting: set[TopicPartition] = set()
+    if not group.partitions:
+        problems.append("no partition to judge (no committed offset, no assigned partition): nothing proves it "
+                        "within the thresholds; name the topics to wait for")
+        return problems, waiting
+    counted = [p for p in group.partitions if group.counts_in_totals(p)]
+    lagging = {p.tp for p in counted if p.lag}
+    unknown = [p for p in counted if p.lag is None]
+    if unknown:
+        waiting |= {p.tp for p in unknown}
+        names = ", ".join(str(p.tp) for p in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        problems.append(f"{len(unknown)} partition(s) with unknown lag ({names}; unknown_lag={spec.unknown_lag}: "
+                        "a partition without a commit has no lag under it)")
+    if spec.max_lag_per_partition is not None:
+        over = [p for p in counted if p.lag is not None and p.lag > spec.max_lag_per_partition]
+        if over:
+            waiting |= {p.tp for p in over}
+            worst = max(over, key=lambda p: p.lag)  # type: ignore[arg-type, return-value]
+            problems.append(f"{len(over)} partition(s) over {spec.max_lag_per_partition} "
+                            f"(worst {worst.tp} lag {worst.lag})")
+    if spec.max_total_lag is not None:
+        total = Interval.total(_offsets(p) for p in counted)
+        if total.against(spec.max_total_lag) is Against.OVER:
+            waiting |= lagging
+            known = "" if total.known else "at least "
+            problems.append(f"total lag {known}{total.low:.0f} over {spec.max_total_lag}")
+    if spec.max_lag_seconds is not None:
+        age = _age_problem(measured, spec.max_lag_seconds)
+        if age is not None:
+            waiting |= lagging
+            problems.append(age)
+    return problems, waiting
+
+
+def _offsets(p: PartitionLag) -> Interval:
+    return Interval.exact(p.lag) if p.lag is not None else Interval()
+
+
+def _age_problem(measured: GroupLagSeconds | None, maximum: float) -> str | None:
+    """Why the age of the group's oldest unread record is not provably <= ``maximum`` (None: it is)."""
+    if measured is None:
+        return "lag in seconds unknown (not measured)"
+    age = measured.interval
+    verdict = age.against(maximum)
+    if verdict is Against.WITHIN:
+        return None
+    if verdict is Against.OVER:
+        if age.high == age.low:
+            return f"lag {age.low:.0f} s over {maximum:g} s"
+        if age.high is None:
+            return f"lag at least {age.low:.0f} s over {maximum:g} s"
+        return f"lag between {age.low:.0f} and {age.high:.0f} s (estimate) over {maximum:g} s"
+    undated = next((p for p in measured.partitions if p.seconds is None), None)
+    if undated is not None:
+        return f"lag in seconds unknown ({undated.tp}: {undated.reason})"
+    if measured.unmeasured:
+        return (f"lag in seconds unknown: {measured.unmeasured} lagging partition(s) not measured, and any of them "
+                "may be older than the ones that were")
+    bound = next((p for p in measured.partitions if p.at_least), None)
+    if bound is not None:
+        return (f"lag at least {age.low:.0f} s: cannot tell whether it is within {maximum:g} s ({bound.tp} is only "
+                f"known from below: {bound.reason})")
+    wide = max(measured.partitions, key=lambda p: p.interval.high or 0.0)
+    return (f"lag about {wide.seconds:.0f} s, between {wide.interval.low:.0f} and {wide.interval.high:.0f} s "
+            f"(estimate): cannot tell whether it is within {maximum:g} s ({wide.tp}: {wide.reason})")
+
+
+def _within(spec: GateSpec, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds]) -> Judgement:
+    """Every group provably within the thresholds: the range each partition is covered to."""
+    ending: dict[TopicPartition, int] = {}
+    reached: dict[str, dict[TopicPartition, int]] = {}
+    lags = {}
+    for group_id in spec.group_ids:
+        group = snapshot.groups[group_id]
+        for p in group.partitions:
+            if p.committed is not None:
+                reached.setdefault(group_id, {})[p.tp] = p.committed
+            covered = p.committed if p.committed is not None else (p.log_start or 0)
+            if p.log_end is not None:
+                covered = min(covered, p.log_end)
+            ending[p.tp] = min(covered, ending.get(p.tp, covered))
+        measured = seconds.get(group_id)
+        lags[group_id] = {"total_lag": group.total_lag, "max_partition_lag": group.worst.lag if group.worst else 0,
+                          "max_lag_seconds": measured.max_seconds if measured is not None else None}
+    return Judgement("every group is within the thresholds", ending=ending, reached=reached, extra={"lag": lags})
