@@ -111,7 +111,9 @@ class RangeWatch:
                     return None
                 log_end[p.tp] = max(log_end.get(p.tp, 0), p.log_end)
                 committed.setdefault(group_id, {})[p.tp] = p.committed
-                total += p.log_end - p.committed if p.committed is not None else p.log_end - (p.log_start or 0)
+                # a commit past the end read (it raced ahead of ListOffsets) has lag 0, never a negative
+                # part that would pull the total under max_total_lag; no commit: the whole log (or more)
+                total += max(0, p.log_end - (p.committed if p.committed is not None else p.log_start or 0))
         for per_group in committed.values():  # a group that never committed on a partition: from the start
             for tp in log_end:
                 per_group.setdefault(tp, None)

@@ -76,3 +76,13 @@ def test_threshold_mode_ends_at_the_lowest_commit_once_the_lag_is_small_enough()
     done = watch.observe(poll(1, (10, 11), (9, 12), (10, 12)))  # lag 0+1+1+0 = 2
     assert ranges(done) == ({"t": {"0": 5, "1": 7}}, {"t": {"0": 9, "1": 11}}) and done.mode == "threshold"
     assert watch.observe(poll(2, (10, 11), (9, 12), (10, 12))) is None  # nothing new consumed by both
+
+
+def test_a_commit_past_the_log_end_read_counts_as_no_lag_not_negative_lag():
+    """A commit that raced ahead of the ListOffsets read (committed 20 > log end 15, flagged
+    clamped) has lag 0, never -5: a negative part would pull the total under max_total_lag while
+    the other group is 4 records behind."""
+    watch = RangeWatch(("a", "b"), ("t",), max_total_lag=3)
+    raced = snapshot(T0, group("a", partition("t", 0, 20, 15)), group("b", partition("t", 0, 11, 15)))
+    assert watch.observe(raced) is None
+    assert "total lag 4 > max_total_lag 3" in watch.waiting_for
