@@ -34,7 +34,7 @@ def _seconds_text(measured: "GroupLagSeconds | None") -> str:
     if measured.max_seconds is None:
         unknown = next((p for p in measured.partitions if p.seconds is None), None)
         return f"unknown ({unknown.reason})" if unknown is not None else "unknown"
-    prefix = ">=" if worst is not None and worst.at_least else "~" if worst is not None and worst.estimate else ""
+    prefix = ">=" if measured.at_least else "~" if worst is not None and worst.estimate else ""
     return f"{prefix}{measured.max_seconds:.3f}"
 
 
@@ -66,9 +66,9 @@ def lag_headers(with_seconds: bool) -> tuple[str, ...]:
 
 def lag_ok(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] | None) -> bool:
     """Unknown is never fine: a group not read, not found, with an unknown total or (with
-    --seconds) an unknown age is exit 1."""
+    --seconds) an age that is unknown or only a lower bound (a bound is not a value) is exit 1."""
     return (not snapshot.failures and all(g.total_lag is not None for g in snapshot.groups.values())
-            and (seconds is None or all(s.max_seconds is not None for s in seconds.values())))
+            and (seconds is None or all(s.max_seconds is not None and not s.at_least for s in seconds.values())))
 
 
 def group_document(group: "GroupLag", seconds: "GroupLagSeconds | None", with_seconds: bool) -> dict[str, Any]:
