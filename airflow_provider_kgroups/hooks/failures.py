@@ -7,15 +7,28 @@ terms for every operator and sensor alike.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from airflow.sdk.exceptions import AirflowFailException
 
 from ..client.errors import KafkaGroupsError, is_retriable
 
+if TYPE_CHECKING:
+    from ..lag.gate_decision import Decision
+
 
 def not_retriable_message(error: BaseException) -> str:
     return f"{type(error).__name__}: {error} (retrying cannot fix this: failing now)"
+
+
+def gate_decision_on_error(error: KafkaGroupsError) -> "Decision":
+    """A lag gate's check that a client error stopped: wait for the next one if retrying can fix
+    it (no broker, a timeout, a target not readable yet), else fail now (``not_retriable``)."""
+    from ..lag.gate_decision import Decision, FailureKind, GateStatus
+
+    if is_retriable(error):
+        return Decision(GateStatus.WAIT, f"check failed, will retry: {type(error).__name__}: {error}")
+    return Decision(GateStatus.FAIL, not_retriable_message(error), kind=FailureKind.NOT_RETRIABLE)
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from airflow.sdk import BaseHook
 
-from ..client.errors import ConfigurationError
+from ..client.errors import ConfigurationError, KafkaGroupsError
 from .connection import check_client_options, client_config_from_connection
 
 # The client, the lag engine and the history store are imported inside the verbs: importing
@@ -189,16 +189,25 @@ class KafkaGroupsHook(BaseHook):
         return self._run(lag_seconds, snapshot, read_committed=read_committed)
 
     def check_gate(self, gate: "LagGate") -> "Decision":
-        """One check of a lag gate (:func:`..lag.gate.check_gate`: snapshot, target on the first
-        check, lag seconds if needed, then the gate's decision)."""
+        """One check of a lag gate (:func:`..lag.gate.check_gate`: groups bound, snapshot, target on
+        the first check, lag seconds if needed, then the gate's decision). A client error is a
+        decision too: wait when retrying can fix it, fail (``not_retriable``) when it cannot."""
         from ..lag.gate import check_gate
+        from .failures import gate_decision_on_error
 
-        return self._run(check_gate, gate)
+        try:
+            return self._run(check_gate, gate)
+        except KafkaGroupsError as exc:
+            return gate_decision_on_error(exc)
 
     async def acheck_gate(self, gate: "LagGate") -> "Decision":
         from ..lag.gate import check_gate
+        from .failures import gate_decision_on_error
 
-        return await self._arun(check_gate, gate)
+        try:
+            return await self._arun(check_gate, gate)
+        except KafkaGroupsError as exc:
+            return gate_decision_on_error(exc)
 
     def find_dead_groups(self, group_ids: Iterable[str] | None, *, history: Iterable[LagSnapshot] = (),
                          rules: DeadGroupRules | None = None) -> DeadGroupsResult:

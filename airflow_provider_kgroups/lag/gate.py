@@ -68,6 +68,10 @@ class LagGate:
         started_ms = int(time.time() * 1000)
         return cls(spec, GateState(started_ms=started_ms), started_ms + int(timeout_s * 1000))
 
+    def seconds_left(self) -> float:
+        """Until the deadline (at least 1 s: what a deferral's timeout may be)."""
+        return max(1.0, (self.deadline_ms - time.time() * 1000) / 1000.0)
+
     @property
     def mode(self) -> GateMode:
         return MODES[self.spec.lag_mode]

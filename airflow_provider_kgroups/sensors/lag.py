@@ -5,9 +5,10 @@ Two ways to decide (``lag_mode``):
 * ``"barrier"`` (default): at the first check, fix per partition a target that never moves:
   the log-end offset now, or with ``barrier_timestamp`` (e.g. ``"{{ data_interval_end }}"``)
   the first offset at or after that time. Succeed when every group's committed offset has
-  reached the target on every partition. Producers writing on do not move it.
-* ``"threshold"``: succeed when every group's lag is within ``max_lag_per_partition``,
-  ``max_total_lag`` and/or ``max_lag_seconds``.
+  reached it on every partition. Producers writing on do not move it.
+* ``"threshold"``: succeed when every group is provably within ``max_lag_per_partition``,
+  ``max_total_lag`` and/or ``max_lag_seconds``; a lag known only from below (an age that is "at
+  least" so much, a total with unknown partitions) or not known at all keeps it waiting.
 
 It fails fast instead of waiting for the timeout when a group is missing or Dead, when a
 fail-fast verdict (STOP, STALL, LOST) persists on a partition that still has to move, or when
@@ -34,7 +35,6 @@ in memory between checks.
 from __future__ import annotations
 
 import math
-import time
 from datetime import timedelta
 from functools import cached_property
 from typing import Any, Sequence
@@ -43,16 +43,21 @@ from airflow.sdk import Asset, BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
 
-from ..client.errors import ConfigurationError, KafkaGroupsError
-from ..hooks.failures import fail_fast
-from ..hooks.groups import KafkaGroupsHook
-from ..observability import lineage, metrics
-from ..triggers.lag import ConsumerLagTrigger
 from ..arguments import (
     check_arguments, is_templated, parse_bool, parse_conn_id, parse_deferrable, parse_lag_mode, parse_offset_count,
     parse_offsets_map, parse_seconds, parse_selector, parse_str_list, parse_timestamp_ms, parse_topics,
 )
-from ..lag.gate import DEFAULT_FAIL_ON, NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
+from ..client.errors import ConfigurationError
+from ..hooks.groups import KafkaGroupsHook
+from ..lag.gate import DEFAULT_FAIL_ON, Decision, FailureKind, GateSpec, GateStatus, LagGate
+from ..observability import lineage, metrics
+from ..triggers.lag import ConsumerLagTrigger
+
+#: each templated argument's validator (the others are checked by the gate's spec)
+_PARSERS = {"topics": parse_topics, "kafka_groups_conn_id": parse_conn_id, "lag_mode": parse_lag_mode,
+            "barrier_timestamp": parse_timestamp_ms, "previous_barrier": parse_offsets_map,
+            "max_lag_per_partition": parse_offset_count, "max_total_lag": parse_offset_count,
+            "max_lag_seconds": parse_seconds, "read_committed": parse_bool, "fail_on_verdicts": parse_str_list}
 
 
 class ConsumerLagSensor(BaseSensorOperator):
@@ -70,7 +75,8 @@ class ConsumerLagSensor(BaseSensorOperator):
     :param previous_barrier: where Spark's range starts (see the module docstring).
     :param max_lag_per_partition: threshold mode: max lag of any partition, in records.
     :param max_total_lag: threshold mode: max total lag of each group, in records.
-    :param max_lag_seconds: threshold mode: max age of each group's oldest unread record.
+    :param max_lag_seconds: threshold mode: max age of each group's oldest unread record (every
+        lagging partition is measured; an age known only from below never passes).
     :param unknown_lag: a partition without a committed offset: ``"fail"`` (cannot pass:
         wait), ``"ignore"`` (left out), ``"from_earliest"`` (counts the whole log),
         ``"from_latest"`` (counts as caught up).
@@ -121,22 +127,13 @@ class ConsumerLagSensor(BaseSensorOperator):
                 raise ValueError(f"{kwargs.get('task_id', 'ConsumerLagSensor')}: {name} must be finite, a number of "
                                  f"seconds or a timedelta, got {value!r}.")
         super().__init__(poke_interval=poke_interval, timeout=timeout, **kwargs)
-        self.group_ids = list(group_ids) if isinstance(group_ids, (list, tuple)) else group_ids
-        self.group_patterns = list(group_patterns) if isinstance(group_patterns, (list, tuple)) else group_patterns
-        self.exclude_patterns = list(exclude_patterns) if isinstance(exclude_patterns, (list, tuple)) \
-            else exclude_patterns
-        self.topics = list(topics) if isinstance(topics, (list, tuple)) else topics
-        self.lag_mode = lag_mode
-        self.barrier_timestamp = barrier_timestamp
-        self.previous_barrier = previous_barrier
-        self.max_lag_per_partition = max_lag_per_partition
-        self.max_total_lag = max_total_lag
-        self.max_lag_seconds = max_lag_seconds
-        self.unknown_lag = unknown_lag
-        self.read_committed = read_committed
-        self.fail_on_verdicts = list(fail_on_verdicts) if isinstance(fail_on_verdicts, (list, tuple)) \
-            else fail_on_verdicts
-        self.verdict_checks = verdict_checks
+        listed = lambda value: list(value) if isinstance(value, (list, tuple)) else value  # noqa: E731
+        self.group_ids, self.group_patterns = listed(group_ids), listed(group_patterns)
+        self.exclude_patterns, self.topics = listed(exclude_patterns), listed(topics)
+        self.lag_mode, self.barrier_timestamp, self.previous_barrier = lag_mode, barrier_timestamp, previous_barrier
+        self.max_lag_per_partition, self.max_total_lag = max_lag_per_partition, max_total_lag
+        self.max_lag_seconds, self.unknown_lag, self.read_committed = max_lag_seconds, unknown_lag, read_committed
+        self.fail_on_verdicts, self.verdict_checks = listed(fail_on_verdicts), verdict_checks
         self.stuck_after = stuck_after.total_seconds() if isinstance(stuck_after, timedelta) else stuck_after
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self.deferrable = check_arguments(self.task_id, {"deferrable": deferrable}, {"deferrable": parse_deferrable},
@@ -150,139 +147,78 @@ class ConsumerLagSensor(BaseSensorOperator):
         self._validate(rendered=False)
         self._gate: LagGate | None = None
 
-    # -- validation -------------------------------------------------------------------------
-
     def _validate(self, *, rendered: bool) -> GateSpec | None:
         """Check every argument that is not (still) a template; once nothing is templated
-        (always after rendering), build the spec. Raises ValueError naming the argument."""
+        (always after rendering), the gate's spec. Raises ValueError naming the argument."""
         values = {name: getattr(self, name) for name in self.template_fields}
-        check_arguments(self.task_id, values, {
-            "topics": parse_topics, "kafka_groups_conn_id": parse_conn_id,
-            "lag_mode": parse_lag_mode, "barrier_timestamp": parse_timestamp_ms, "previous_barrier": parse_offsets_map,
-            "max_lag_per_partition": parse_offset_count, "max_total_lag": parse_offset_count,
-            "max_lag_seconds": parse_seconds,
-            "read_committed": parse_bool, "fail_on_verdicts": parse_str_list}, rendered=rendered)
+        check_arguments(self.task_id, values, _PARSERS, rendered=rendered)
         selection = (self.group_ids, self.group_patterns, self.exclude_patterns)
-        if not rendered and any(is_templated(v) for v in selection):
+        if not rendered and any(map(is_templated, selection)):
             return None
         selector = parse_selector(self.task_id, *selection, allow_all=False)
-        if not rendered and any(is_templated(v) for v in values.values()):
+        if not rendered and any(map(is_templated, values.values())):
             return None
         try:  # the spec checks the combination (e.g. thresholds only in threshold mode)
             return GateSpec(
-                group_ids=selector.ids or ("(selected by pattern at the first check)",), lag_mode=self.lag_mode,
-                topics=tuple(self.topics) if self.topics else None, barrier_timestamp_ms=self.barrier_timestamp,
-                unknown_lag=self.unknown_lag, read_committed=parse_bool("read_committed", self.read_committed),
+                group_ids=selector.ids, group_patterns=selector.patterns, exclude_patterns=selector.exclude,
+                lag_mode=self.lag_mode, topics=tuple(self.topics) if self.topics else None,
+                barrier_timestamp_ms=self.barrier_timestamp, unknown_lag=self.unknown_lag,
+                read_committed=parse_bool("read_committed", self.read_committed),
                 max_lag_per_partition=self.max_lag_per_partition, max_total_lag=self.max_total_lag,
                 max_lag_seconds=self.max_lag_seconds, fail_on_verdicts=tuple(self.fail_on_verdicts or ()),
-                verdict_checks=self.verdict_checks, stuck_after_s=self.stuck_after,
-                previous_barrier=self.previous_barrier)
+                verdict_checks=self.verdict_checks, stuck_after_s=self.stuck_after, previous_barrier=self.previous_barrier)
         except ConfigurationError as exc:
             raise ValueError(f"{self.task_id}: {exc}") from None
-
-    # -- running ----------------------------------------------------------------------------
 
     @cached_property
     def hook(self) -> KafkaGroupsHook:
         return KafkaGroupsHook(self.kafka_groups_conn_id)
 
-    def _start(self, context: Context) -> LagGate:
-        """Rendered arguments -> the gate, with patterns resolved against the cluster."""
-        spec = self._validate(rendered=True)
-        selector = parse_selector(self.task_id, self.group_ids, self.group_patterns, self.exclude_patterns,
-                                  allow_all=False)
-        assert spec is not None
-        ids = selector.ids
-        if selector.needs_listing:
-            ids = tuple(self.hook.select_groups(selector))
-            if not ids:
-                raise AirflowFailException(f"no consumer group matches {list(selector.patterns)}: check the patterns.")
-            self.log.info("Groups selected by %s: %s", list(selector.patterns), ", ".join(ids))
-        spec = GateSpec(**{**spec.to_dict(), "group_ids": ids})
-        started_ms = int(time.time() * 1000)
-        return LagGate(spec, GateState(started_ms=started_ms), deadline_ms=started_ms + int(self.timeout * 1000))
-
-    def _check(self, context: Context) -> Decision:
-        gate = self._gate
-        assert gate is not None
-        had_target = not gate.needs_target
-        checks = gate.state.checks
-        try:
-            with fail_fast("ConsumerLagSensor"):
-                decision = self.hook.check_gate(gate)
-        except KafkaGroupsError as exc:  # no broker, a timeout, a target not readable yet: try again later
-            decision = Decision("wait", f"check failed, will retry: {type(exc).__name__}: {exc}")
-        metrics.gate_checked(gate, evaluated=gate.state.checks > checks, dag_id=self.dag_id, task_id=self.task_id)
-        if not had_target and not gate.needs_target:
-            target = gate.state.target
-            context["ti"].xcom_push(key="barrier_target", value=target)
-            self.log.info("Barrier fixed (%s) for %d group(s): %s", target["kind"], len(target["groups"]),
-                          _short(target["groups"]))
-        self.log.info("%s", decision.message)
-        return decision
-
-    def _finish(self, decision: Decision) -> Any:
-        if decision.status == "fail":
-            raise AirflowFailException(f"ConsumerLagSensor failed fast ({decision.kind}): {decision.message}")
-        return decision.result
-
     def execute(self, context: Context) -> Any:
+        self._gate = LagGate.start(self._validate(rendered=True), self.timeout)  # type: ignore[arg-type]
         try:
-            with fail_fast("ConsumerLagSensor"):
-                self._gate = self._start(context)
             if not self.deferrable:
-                return self._announce(context, super().execute(context))
-            decision = self._check(context)
-            if decision.finished:
-                return self._announce(context, self._finish(decision))
-            gate = self._gate
-            left_s = max(1.0, (gate.deadline_ms - time.time() * 1000) / 1000.0)
-            self.defer(
-                trigger=ConsumerLagTrigger(
-                    kafka_groups_conn_id=self.kafka_groups_conn_id, spec=gate.spec.to_dict(),
-                    state=gate.state.to_dict(), deadline_ms=gate.deadline_ms,
-                    poll_interval=self.poke_interval, deferred_at_ms=int(time.time() * 1000)),
-                method_name="execute_complete",
-                timeout=timedelta(seconds=left_s),
-            )
+                return super().execute(context)
+            done = self.poke(context)  # the first check on the worker: a gate open at once needs no trigger
+            if done:
+                return done.xcom_value
+            self.defer(trigger=ConsumerLagTrigger.for_gate(self._gate, self.kafka_groups_conn_id, self.poke_interval),
+                       method_name="execute_complete", timeout=timedelta(seconds=self._gate.seconds_left()))
         finally:
             self.hook.close()
 
     def poke(self, context: Context) -> PokeReturnValue:
-        decision = self._check(context)
-        if decision.status == "done":
-            return PokeReturnValue(is_done=True, xcom_value=decision.result)
-        self._finish(decision)  # raises on "fail"
-        return PokeReturnValue(is_done=False)
+        assert self._gate is not None
+        checks = self._gate.state.checks
+        decision = self.hook.check_gate(self._gate)
+        metrics.gate_checked(self._gate, evaluated=self._gate.state.checks > checks, dag_id=self.dag_id,
+                             task_id=self.task_id)
+        for note in decision.notes:
+            self.log.info("%s", note)
+        if decision.fixed is not None:
+            context["ti"].xcom_push(key="barrier_target", value=decision.fixed)
+        self.log.info("%s", decision.message)
+        if decision.status is GateStatus.WAIT:
+            return PokeReturnValue(is_done=False)
+        return PokeReturnValue(is_done=True, xcom_value=self._finish(context, decision))
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> Any:
-        status = event.get("status")
-        if status == "timeout":
-            raise AirflowSensorTimeout(f"ConsumerLagSensor timed out: {event.get('message')}")
-        if status not in ("done", "fail"):
-            raise AirflowException(f"ConsumerLagSensor trigger error: {event.get('message')}")
-        if event.get("kind") == NOT_RETRIABLE:
-            raise AirflowFailException(f"ConsumerLagSensor: {event.get('message')}")
-        decision = Decision(status, event.get("message", ""), event.get("result"), event.get("kind"))
+        try:
+            decision = Decision.from_event(event)
+        except ConfigurationError as exc:
+            raise AirflowException(f"ConsumerLagSensor trigger error: {exc}") from None
         self.log.info("%s", decision.message)
-        return self._announce(context, self._finish(decision))
+        return self._finish(context, decision)
 
-    def _announce(self, context: Context, result: Any) -> Any:
-        """One summary line, and the range handed on as the extra of this task's asset events
-        (outlets), in the shape ConsumerLagEventTrigger's events have, so a DAG scheduled on the
-        asset reads it the same way (``triggers.events.range_from_events``)."""
-        if not isinstance(result, dict) or "endingOffsets" not in result:
-            return result
-        self.log.info("Gate opened after %s s and %s check(s); range handed on: %s -> %s", result.get("waited_s"),
-                      result.get("checks"), result.get("startingOffsets"), result.get("endingOffsets"))
-        metrics.gate_opened(result, dag_id=self.dag_id, task_id=self.task_id)
-        self._handed_on = result  # for get_openlineage_facets_on_complete
-        extra = {"startingOffsets": result["startingOffsets"], "endingOffsets": result["endingOffsets"],
-                 "group_ids": result.get("group_ids", []), "mode": result.get("lag_mode")}
-        for outlet in self.outlets or ():
-            if isinstance(outlet, Asset):
-                context["outlet_events"][outlet].extra = extra
-        return result
+    def _finish(self, context: Context, decision: Decision) -> Any:
+        """The gate's last word: the XCom (and the asset events) if it opened, else the failure."""
+        if decision.status is GateStatus.TIMEOUT:
+            raise AirflowSensorTimeout(f"ConsumerLagSensor timed out: {decision.message}")
+        if decision.kind is FailureKind.NOT_RETRIABLE:
+            raise AirflowFailException(f"ConsumerLagSensor: {decision.message}")
+        if decision.status is GateStatus.FAIL:
+            raise AirflowFailException(f"ConsumerLagSensor failed fast ({decision.kind.value}): {decision.message}")
+        return _announce(self, context, decision.result)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: the gated topics as inputs, with the range handed on (observability/lineage.py)."""
@@ -290,7 +226,19 @@ class ConsumerLagSensor(BaseSensorOperator):
         return lineage.gate_lineage(self.hook.client_config.bootstrap_servers, result) if result else None
 
 
-def _short(groups: dict[str, Any], limit: int = 3) -> str:
-    items = list(groups.items())
-    text = "; ".join(f"{g} {offsets}" for g, offsets in items[:limit])
-    return text + (f"; ... {len(items) - limit} more" if len(items) > limit else "")
+def _announce(sensor: ConsumerLagSensor, context: Context, result: Any) -> Any:
+    """One summary line, and the range handed on as the extra of the task's asset events
+    (outlets), in the shape ConsumerLagEventTrigger's events have, so a DAG scheduled on the
+    asset reads it the same way (``triggers.events.range_from_events``)."""
+    if not isinstance(result, dict) or "endingOffsets" not in result:
+        return result
+    sensor.log.info("Gate opened after %s s and %s check(s); range handed on: %s -> %s", result.get("waited_s"),
+                    result.get("checks"), result.get("startingOffsets"), result.get("endingOffsets"))
+    metrics.gate_opened(result, dag_id=sensor.dag_id, task_id=sensor.task_id)
+    sensor._handed_on = result  # for get_openlineage_facets_on_complete
+    extra = {"startingOffsets": result["startingOffsets"], "endingOffsets": result["endingOffsets"],
+             "group_ids": result.get("group_ids", []), "mode": result.get("lag_mode")}
+    for outlet in sensor.outlets or ():
+        if isinstance(outlet, Asset):
+            context["outlet_events"][outlet].extra = extra
+    return result

@@ -8,21 +8,21 @@ async lookup, so nothing synchronous touches the triggerer's event loop.
 
 A triggerer restart re-creates the trigger from these kwargs: the barrier is kept (it was
 fixed before deferring); rate checkpoints and streaks go back to what the sensor handed over,
-and the verdict window starts empty.
+and the verdict window starts empty. A hand-over made before the worker could bind the spec's
+group patterns or fix the barrier (its check failed and will be retried) leaves both to the
+trigger's first check.
 
-Events: ``{"status": "done", "result": {...}}``, ``{"status": "fail", "kind": ..., "message": ...}``
+Events (:meth:`~..lag.gate_decision.Decision.to_event`, the enums' values):
+``{"status": "done", "result": {...}}``, ``{"status": "fail", "kind": ..., "message": ...}``
 (kind ``not_retriable`` for bad input, authentication and authorization errors: the task fails
-at once instead of waiting for its timeout),
-``{"status": "timeout", "message": ...}`` or ``{"status": "error", "message": ...}``.
+at once instead of waiting for its timeout), or ``{"status": "timeout", "message": ...}``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
@@ -30,6 +30,7 @@ from .loading import load_engine
 
 if TYPE_CHECKING:
     from ..hooks.groups import KafkaGroupsHook
+    from ..lag.gate import LagGate
 
 
 class ConsumerLagTrigger(BaseTrigger):
@@ -47,6 +48,12 @@ class ConsumerLagTrigger(BaseTrigger):
         self.deferred_at_ms = int(deferred_at_ms) if deferred_at_ms is not None else int(time.time() * 1000)
         self._hook: KafkaGroupsHook | None = None
 
+    @classmethod
+    def for_gate(cls, gate: "LagGate", kafka_groups_conn_id: str, poll_interval: float) -> "ConsumerLagTrigger":
+        """The hand-over of ``gate`` (spec, state, deadline) as it stands now."""
+        return cls(kafka_groups_conn_id=kafka_groups_conn_id, spec=gate.spec.to_dict(), state=gate.state.to_dict(),
+                   deadline_ms=gate.deadline_ms, poll_interval=poll_interval, deferred_at_ms=int(time.time() * 1000))
+
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "kafka_groups_conn_id": self.kafka_groups_conn_id, "spec": self.spec, "state": self.state,
@@ -54,10 +61,8 @@ class ConsumerLagTrigger(BaseTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         await load_engine()  # off the event loop (see .loading)
-        from ..client.errors import KafkaGroupsError, is_retriable
-        from ..hooks.failures import not_retriable_message
         from ..hooks.groups import KafkaGroupsHook
-        from ..lag.gate import NOT_RETRIABLE, Decision, GateSpec, GateState, LagGate
+        from ..lag.gate import Decision, GateSpec, GateState, GateStatus, LagGate
         from ..observability import metrics
 
         gate = LagGate(GateSpec.from_dict(self.spec), GateState.from_dict(self.state), self.deadline_ms)
@@ -74,23 +79,18 @@ class ConsumerLagTrigger(BaseTrigger):
                 wait_s = (self.deferred_at_ms + slot * interval_ms - time.time() * 1000) / 1000.0
                 await asyncio.sleep(max(0.0, min(wait_s, (self.deadline_ms - time.time() * 1000) / 1000.0)))
                 checks = gate.state.checks
-                try:
-                    decision = await self._hook.acheck_gate(gate)
-                except KafkaGroupsError as exc:
-                    if not is_retriable(exc):
-                        yield TriggerEvent({"status": "fail", "kind": NOT_RETRIABLE,
-                                            "message": not_retriable_message(exc)})
-                        return
-                    decision = Decision("wait", f"check failed, will retry: {type(exc).__name__}: {exc}")
+                decision = await self._hook.acheck_gate(gate)  # a client error is a decision (wait, or not_retriable)
                 ti = self.task_instance
                 metrics.gate_checked(gate, evaluated=gate.state.checks > checks, dag_id=getattr(ti, "dag_id", None),
                                      task_id=getattr(ti, "task_id", None))
+                for note in decision.notes:
+                    self.log.info("%s", note)
                 self.log.info("%s", decision.message)
                 if decision.finished:
                     yield TriggerEvent(decision.to_event())
                     return
                 if self.deadline_ms - time.time() * 1000 <= 0:
-                    yield TriggerEvent({"status": "timeout", "message": decision.message})
+                    yield TriggerEvent(Decision(GateStatus.TIMEOUT, decision.message).to_event())
                     return
                 now_ms = time.time() * 1000
                 slot = max(slot + 1, int((now_ms - self.deferred_at_ms) // interval_ms) + 1)  # a slow check skips slots
