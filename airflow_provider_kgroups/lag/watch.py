@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..client.results import TopicPartition
+from .gate_spec import LagMode
 from .model import LagSnapshot
 from .offset_range import OffsetRange, unnest_offsets
 
@@ -36,7 +37,7 @@ class FinishedRange:
     group_ids: tuple[str, ...]
     starting: Mapping[TopicPartition, int]
     ending: Mapping[TopicPartition, int]
-    mode: str
+    mode: LagMode
     total_lag: int
     opened_at_ms: int
     finished_at_ms: int
@@ -45,7 +46,7 @@ class FinishedRange:
         """Plain JSON (an asset event's extra): Spark's ``startingOffsets``/``endingOffsets``
         exactly as the ConsumerLagSensor's XCom carries them."""
         return {**OffsetRange(self.starting, self.ending).to_xcom(),
-                "group_ids": list(self.group_ids), "mode": self.mode, "total_lag": self.total_lag,
+                "group_ids": list(self.group_ids), "mode": LagMode(self.mode).value, "total_lag": self.total_lag,
                 "opened_at_ms": self.opened_at_ms, "finished_at_ms": self.finished_at_ms}
 
 
@@ -72,8 +73,8 @@ class RangeWatch:
     _polls: int = field(default=0, repr=False)
 
     @property
-    def mode(self) -> str:
-        return "barrier" if self.max_total_lag is None else "threshold"
+    def mode(self) -> LagMode:
+        return LagMode.BARRIER if self.max_total_lag is None else LagMode.THRESHOLD
 
     def observe(self, snapshot: LagSnapshot) -> FinishedRange | None:
         """One poll: the range it finished, if any."""
@@ -87,7 +88,7 @@ class RangeWatch:
             self.start = {tp: EARLIEST if low[tp] is None else low[tp] for tp in log_end}
         for tp in log_end:  # a partition added to a topic since: from its log start
             self.start.setdefault(tp, EARLIEST)
-        if self.mode == "threshold":
+        if self.mode is LagMode.THRESHOLD:
             return self._threshold(low, total_lag, snapshot.taken_at_ms)
         return self._barrier(committed, log_end, total_lag, snapshot.taken_at_ms)
 

@@ -19,7 +19,8 @@ a DAG scheduled on the asset processes exactly that range::
 
 Sharing: watchers with the same connection and poll interval share one poll loop in the
 triggerer (``shared_stream_key``): each poll is one batched snapshot of every group and topic
-they watch, so a hundred watched assets cost one snapshot per poll, not a hundred.
+they watch, so a hundred watched assets cost one snapshot per poll, not a hundred. One
+:class:`SharedLagPoll` per stream key owns the watchers' subscriptions and the poll.
 
 Restarts: where the last range ended is kept in the asset's state store (key
 :data:`STATE_KEY`), so a restarted triggerer goes on from there, with no gap and no overlap.
@@ -32,7 +33,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING, Any, AsyncIterator, Hashable, Iterable, Mapping
+import weakref
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, AsyncIterator, Hashable, Iterable, Iterator, Mapping
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
@@ -49,9 +52,64 @@ log = logging.getLogger(__name__)
 STATE_KEY = "kgroups_range_end"
 SHARED_STREAM = "kgroups-lag-ranges"
 
-#: What each shared poll must read: stream key -> subscriber -> (groups, topics). The triggerer
-#: runs all triggers on one event loop in one process, so a plain dict is the meeting point.
-_SUBSCRIBERS: dict[Hashable, dict[int, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+
+def _stream_key(conn_id: str, poll_interval: float, read_committed: bool) -> Hashable:
+    return (SHARED_STREAM, conn_id, float(poll_interval), bool(read_committed))
+
+
+class SharedLagPoll:
+    """One poll shared by the watchers of one stream key: it owns what each watcher reads (its
+    subscriptions) and reads their union in one batched snapshot per poll.
+
+    The triggerer opens the stream with one watcher's kwargs (``open_shared_stream``) and runs
+    each watcher's ``filter_shared_stream`` apart, on the same event loop in the same process:
+    both ends meet at the one poll of their key (:meth:`of`). A poll lives while its stream or a
+    subscription holds it (a weak registry: nothing outlives its users, nothing is keyed by an
+    object's address); a subscription is its own token, so one watcher leaving never drops another.
+    """
+
+    _polls: "weakref.WeakValueDictionary[Hashable, SharedLagPoll]" = weakref.WeakValueDictionary()
+
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
+        self._wanted: dict[object, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    @classmethod
+    def of(cls, key: Hashable) -> "SharedLagPoll":
+        poll = cls._polls.get(key)
+        if poll is None:
+            poll = cls._polls[key] = cls(key)
+        return poll
+
+    @contextmanager
+    def subscription(self, group_ids: tuple[str, ...], topics: tuple[str, ...]) -> Iterator[None]:
+        """These groups and topics are read at every poll while the ``with`` block runs."""
+        token = object()
+        self._wanted[token] = (group_ids, topics)
+        try:
+            yield
+        finally:
+            del self._wanted[token]
+
+    def wanted(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Every subscribed group and topic, sorted (empty when nobody is subscribed)."""
+        groups = tuple(sorted({g for gs, _ in self._wanted.values() for g in gs}))
+        return groups, tuple(sorted({t for _, ts in self._wanted.values() for t in ts}))
+
+    async def snapshots(self, conn_id: str, poll_interval: float, read_committed: bool) -> AsyncIterator[Any]:
+        """One snapshot (or the error that prevented it) per poll of what is subscribed, forever."""
+        await load_engine()
+        from ..hooks.groups import KafkaGroupsHook
+
+        hook = KafkaGroupsHook(conn_id)
+        try:
+            while True:
+                groups, topics = self.wanted()
+                if groups:
+                    yield await _poll(hook, groups, topics, read_committed)
+                await asyncio.sleep(poll_interval)
+        finally:
+            await hook.aclose()
 
 
 class ConsumerLagEventTrigger(BaseEventTrigger):
@@ -94,39 +152,25 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
     # -- watchers sharing one poll --------------------------------------------------------------
 
     def shared_stream_key(self) -> Hashable | None:
-        return (SHARED_STREAM, self.kafka_groups_conn_id, self.poll_interval, self.read_committed)
+        return _stream_key(self.kafka_groups_conn_id, self.poll_interval, self.read_committed)
 
     @classmethod
     async def open_shared_stream(cls, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         """One batched snapshot per poll of every group and topic the subscribers watch."""
-        key = (SHARED_STREAM, kwargs["kafka_groups_conn_id"], float(kwargs["poll_interval"]),
-               bool(kwargs.get("read_committed", False)))
-        await load_engine()
-        from ..hooks.groups import KafkaGroupsHook
-
-        hook = KafkaGroupsHook(kwargs["kafka_groups_conn_id"])
-        try:
-            while True:
-                wanted = list(_SUBSCRIBERS.get(key, {}).values())
-                if wanted:
-                    groups = tuple(sorted({g for gs, _ in wanted for g in gs}))
-                    topics = tuple(sorted({t for _, ts in wanted for t in ts}))
-                    yield await _poll(hook, groups, topics, key[3])
-                await asyncio.sleep(key[2])
-        finally:
-            await hook.aclose()
+        conn_id, interval = kwargs["kafka_groups_conn_id"], float(kwargs["poll_interval"])
+        read_committed = bool(kwargs.get("read_committed", False))
+        poll = SharedLagPoll.of(_stream_key(conn_id, interval, read_committed))
+        async for snapshot in poll.snapshots(conn_id, interval, read_committed):
+            yield snapshot
 
     async def filter_shared_stream(self, shared_stream: AsyncIterator[Any]) -> AsyncIterator[TriggerEvent]:
-        key = self.shared_stream_key()
-        _SUBSCRIBERS.setdefault(key, {})[id(self)] = (self.group_ids, self.topics)
-        try:
+        poll = SharedLagPoll.of(self.shared_stream_key())
+        with poll.subscription(self.group_ids, self.topics):
             watch = await self._watch()
             async for snapshot in shared_stream:
                 event = await self._decide(watch, snapshot)
                 if event is not None:
                     yield event
-        finally:
-            _SUBSCRIBERS.get(key, {}).pop(id(self), None)
 
     # -- shared by both ways ------------------------------------------------------------------
 

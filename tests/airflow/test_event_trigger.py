@@ -10,7 +10,9 @@ import json
 import pytest
 
 from airflow_provider_kgroups.client.errors import AuthenticationError
-from airflow_provider_kgroups.triggers.events import STATE_KEY, ConsumerLagEventTrigger, range_from_events
+from airflow_provider_kgroups.triggers.events import (
+    STATE_KEY, ConsumerLagEventTrigger, SharedLagPoll, range_from_events,
+)
 from tests.client.fakeutil import counts
 from tests.support.fakekafka import FakeCluster
 
@@ -159,3 +161,23 @@ def test_a_run_processes_from_the_first_queued_range_to_the_last():
                                          "endingOffsets": '{"t": {"0": 9, "1": 4}}'}
     with pytest.raises(ValueError, match="no triggering asset event carries an offset range"):
         range_from_events([{"extra": {}}])
+
+
+def test_one_poll_object_owns_a_shared_streams_subscriptions():
+    """Each subscription is its own token (not an object's address, which Python reuses), the
+    poll of a key is found by both ends, and it is gone once nothing holds it."""
+    import gc
+
+    key = ConsumerLagEventTrigger(kafka_groups_conn_id="c", group_ids=["a"], topics=["t"]).shared_stream_key()
+    poll = SharedLagPoll.of(key)
+    assert SharedLagPoll.of(key) is poll
+    with poll.subscription(("a",), ("t",)):
+        with poll.subscription(("b",), ("t", "u")):
+            assert poll.wanted() == (("a", "b"), ("t", "u"))
+        with poll.subscription(("a",), ("t",)):  # a second watcher of the same group comes and goes
+            pass
+        assert poll.wanted() == (("a",), ("t",))  # the first is still read
+    assert poll.wanted() == ((), ())
+    del poll
+    gc.collect()
+    assert SharedLagPoll._polls.get(key) is None
