@@ -63,8 +63,8 @@ class Decision:
         """A trigger event back as a decision; a status or kind this version does not know is a
         ConfigurationError naming it."""
         try:
-            return cls(event.get("status"), str(event.get("message", "")), event.get("result"),  # type: ignore[arg-type]
-                       event.get("kind"))
+            return cls(event.get("status"), str(event.get("message", "")),  # type: ignore[arg-type]
+                       event.get("result"), event.get("kind"))
         except ValueError:
             raise ConfigurationError(f"not a lag gate event (status {event.get('status')!r}, kind "
                                      f"{event.get('kind')!r}): {event.get('message')}") from None

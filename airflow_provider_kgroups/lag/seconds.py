@@ -265,7 +265,8 @@ def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordT
             return estimate
         seconds = _seconds(now_ms, fetched.timestamp_ms)
         if seconds <= 0:
-            return _unknown(base, f"{why}; the next record is no older than the snapshot, which bounds nothing", tail="")
+            return _unknown(base, f"{why}; the next record is no older than the snapshot, which bounds nothing",
+                            tail="")
         return PartitionLagSeconds(**base, seconds=seconds, basis=LagSecondsBasis.NEXT_RECORD, at_least=True,
                                    reason=f"{why}; the next record is {seconds:.0f} s old, so at least that "
                                           "(estimate)", record_offset=fetched.offset,

@@ -166,7 +166,8 @@ class ConsumerLagSensor(BaseSensorOperator):
                 read_committed=parse_bool("read_committed", self.read_committed),
                 max_lag_per_partition=self.max_lag_per_partition, max_total_lag=self.max_total_lag,
                 max_lag_seconds=self.max_lag_seconds, fail_on_verdicts=tuple(self.fail_on_verdicts or ()),
-                verdict_checks=self.verdict_checks, stuck_after_s=self.stuck_after, previous_barrier=self.previous_barrier)
+                verdict_checks=self.verdict_checks, stuck_after_s=self.stuck_after,
+                previous_barrier=self.previous_barrier)
         except ConfigurationError as exc:
             raise ValueError(f"{self.task_id}: {exc}") from None
 
