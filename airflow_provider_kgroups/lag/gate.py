@@ -61,6 +61,7 @@ class LagGate:
         self.window: list[LagSnapshot] = []
         self.pending_groups: tuple[str, ...] | None = None  # the last check's, for the metrics
         self.seconds: Mapping[str, GroupLagSeconds] = {}  # measured only for max_lag_seconds
+        self.notes: list[str] = []  # decided on the way, not yet in a decision (a check that failed later)
 
     @classmethod
     def start(cls, spec: GateSpec, timeout_s: float) -> "LagGate":
@@ -171,25 +172,26 @@ async def check_gate(client: "AsyncGroupsClient", gate: LagGate) -> Decision:
     decided on the way."""
     from .snapshot import take_snapshot  # the client stack loads on the first check, not with the sensor module
 
-    notes: list[str] = []
     if not gate.spec.bound:
         patterns = list(gate.spec.group_patterns)
         ids = await select_groups(client, gate.spec.selector)
         if not ids:
             return _fail(f"no consumer group matches {patterns}: check the patterns.", FailureKind.MISSING)
         gate.bind(ids)
-        notes.append(f"Groups selected by {patterns}: {', '.join(ids)}")
+        gate.notes.append(f"Groups selected by {patterns}: {', '.join(ids)}")
     spec = gate.spec
     snapshot = await take_snapshot(client, spec.group_ids, policy=spec.policy, topics=spec.topics,
                                    read_committed=spec.read_committed)
     fixed = await gate.mode.prepare(client, gate, snapshot) if gate.missing(snapshot) is None else None
     if fixed is not None:
-        notes.append(fixed.note)
+        gate.notes.append(fixed.note)
     seconds = None
     if gate.mode.wants_seconds(spec):  # every lagging partition: an unmeasured one may be the oldest
         seconds = await lag_seconds(client, snapshot, worst_n=None, read_committed=spec.read_committed)
-    decision = gate.evaluate(snapshot, seconds)
-    return replace(decision, notes=tuple(notes), fixed=fixed.value if fixed is not None else None)
+    decision = replace(gate.evaluate(snapshot, seconds), notes=tuple(gate.notes),
+                       fixed=fixed.value if fixed is not None else None)
+    gate.notes.clear()  # told: a check that raises keeps them for the next decision
+    return decision
 
 
 __all__ = ["GateSpec", "GateState", "LagGate", "LagMode", "Decision", "GateStatus", "FailureKind", "check_gate",

@@ -108,3 +108,32 @@ def test_patterns_that_match_no_group_fail_at_the_first_check():
     _, (decision,) = fake_check(GateSpec(group_patterns=("orders-*",)), setup)
     assert decision.status is GateStatus.FAIL and decision.kind is FailureKind.MISSING
     assert "no consumer group matches ['orders-*']" in decision.message
+
+
+def test_a_note_survives_a_check_that_failed_after_deciding_it():
+    """The patterns were bound, then the snapshot raised (the hook makes that a decision): the
+    selection is still logged, with the next decision."""
+    from airflow_provider_kgroups.client.errors import KafkaGroupsError
+    from tests.support.fakekafka import Err
+
+    def setup(cluster):
+        cluster.add_topic("orders", 1, end_offsets=10)
+        cluster.add_group("orders-a", offsets={("orders", 0): 10})
+        cluster.inject_error("Metadata", Err.UNKNOWN_TOPIC_OR_PARTITION, key="orders")
+
+    async def main():
+        async with FakeCluster(brokers=1) as cluster:
+            setup(cluster)
+            config = ClientConfig.create(cluster.bootstrap, call_timeout_s=2.0, retry_backoff_s=0.01)
+            gate = LagGate.start(GateSpec(group_patterns=("orders-*",), topics=("orders",)), 3600)
+            async with AsyncGroupsClient(config) as client:
+                with pytest.raises(KafkaGroupsError):
+                    await check_gate(client, gate)
+                assert gate.spec.bound and gate.notes == ["Groups selected by ['orders-*']: orders-a"]
+                cluster.clear_faults()
+                decision = await check_gate(client, gate)
+            return decision
+
+    decision = asyncio.run(asyncio.wait_for(main(), 30))
+    assert decision.notes[0] == "Groups selected by ['orders-*']: orders-a"
+    assert decision.notes[1].startswith("Barrier fixed") and decision.status is GateStatus.DONE
