@@ -7,12 +7,15 @@ import re
 import ssl
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from .errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from .auth.config import OAuthBearerConfig
+
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9_.\-]+)):(?P<port>\d{1,5})$")
 
@@ -112,6 +115,8 @@ class ClientConfig:
     #: so an unbounded pipeline would count the broker's time on every earlier request against
     #: the later ones (see README, "Large batches").
     max_in_flight_per_connection: int = 5
+    #: How OAUTHBEARER gets its tokens (:mod:`.auth`); set for ``sasl_mechanism="OAUTHBEARER"`` only.
+    oauthbearer: OAuthBearerConfig | None = None
 
     def __post_init__(self) -> None:
         if not self.bootstrap_servers:
@@ -124,13 +129,18 @@ class ClientConfig:
             if self.sasl_mechanism not in SASL_MECHANISMS:
                 raise ConfigurationError(
                     f"sasl_mechanism {self.sasl_mechanism!r} is not supported: use one of {', '.join(SASL_MECHANISMS)} "
-                    "(GSSAPI and OAUTHBEARER are not implemented)."
+                    "(GSSAPI is not implemented)."
                 )
-            if not self.sasl_username or self.sasl_password is None:
+            if self.sasl_mechanism == "OAUTHBEARER":
+                self._check_oauthbearer()
+            elif self.oauthbearer is not None:
+                raise ConfigurationError(f"OAUTHBEARER options are set but sasl_mechanism is {self.sasl_mechanism}: "
+                                         "set sasl_mechanism to OAUTHBEARER, or drop them.")
+            elif not self.sasl_username or self.sasl_password is None:
                 raise ConfigurationError(
                     f"security_protocol {self.security_protocol} needs sasl_username and sasl_password."
                 )
-        elif self.sasl_mechanism is not None:
+        elif self.sasl_mechanism is not None or self.oauthbearer is not None:
             raise ConfigurationError(
                 f"sasl_mechanism {self.sasl_mechanism!r} is set but security_protocol is {self.security_protocol}: "
                 "use SASL_PLAINTEXT or SASL_SSL, or drop the mechanism."
@@ -155,6 +165,15 @@ class ClientConfig:
             _count(name, getattr(self, name), minimum, unit)
         if self.uses_tls:
             self._check_tls_files()
+
+    def _check_oauthbearer(self) -> None:
+        if self.oauthbearer is None:
+            from .auth.config import oauthbearer_from_options  # raises, naming the ways to get a token
+
+            oauthbearer_from_options({}, [a.host for a in self.bootstrap_servers])
+        if self.sasl_username is not None or self.sasl_password is not None:
+            raise ConfigurationError("sasl_username / sasl_password are not used by OAUTHBEARER (the token is): "
+                                     "remove them, or choose PLAIN or SCRAM.")
 
     def _check_tls_files(self) -> None:
         """Load the TLS context now: a PEM file that holds no certificate or key, or a wrong key
@@ -197,6 +216,8 @@ class ClientConfig:
             value = getattr(self, f.name)
             if f.name in ("sasl_password", "ssl_key_password"):
                 value = "***" if value is not None else None
+            elif f.name == "oauthbearer":
+                value = value.redacted() if value is not None else None
             elif f.name == "bootstrap_servers":
                 value = ",".join(map(str, value))
             out[f.name] = value
@@ -205,7 +226,9 @@ class ClientConfig:
     @classmethod
     def create(cls, bootstrap_servers: str | Iterable[str], **options: Any) -> "ClientConfig":
         """Build from loose input (strings from a CLI, env or connection); every error names its option."""
-        known = {f.name for f in fields(cls)} - {"bootstrap_servers"}
+        from .auth.config import OPTIONS as OAUTH_OPTIONS
+
+        known = {f.name for f in fields(cls)} - {"bootstrap_servers"} | set(OAUTH_OPTIONS)
         unknown = sorted(set(options) - known)
         if unknown:
             raise ConfigurationError(f"unknown client option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
@@ -214,7 +237,16 @@ class ClientConfig:
             options["security_protocol"] = str(options["security_protocol"]).upper()
         if "sasl_mechanism" in options:
             options["sasl_mechanism"] = str(options["sasl_mechanism"]).upper()
-        return cls(bootstrap_servers=parse_bootstrap_servers(bootstrap_servers), **options)
+        addresses = parse_bootstrap_servers(bootstrap_servers)
+        oauth = {key: options.pop(key) for key in list(options) if key in OAUTH_OPTIONS}
+        if options.get("sasl_mechanism") == "OAUTHBEARER" and "oauthbearer" not in options:
+            from .auth.config import oauthbearer_from_options
+
+            options["oauthbearer"] = oauthbearer_from_options(oauth, [a.host for a in addresses])
+        elif oauth:
+            raise ConfigurationError(f"OAUTHBEARER option(s) {', '.join(sorted(oauth))} are set but sasl_mechanism is "
+                                     f"{options.get('sasl_mechanism')}: set sasl_mechanism to OAUTHBEARER, or drop them.")
+        return cls(bootstrap_servers=addresses, **options)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> "ClientConfig":

@@ -29,6 +29,7 @@ class ErrorCode(IntEnum):
     TOPIC_AUTHORIZATION_FAILED = 29
     GROUP_AUTHORIZATION_FAILED = 30
     CLUSTER_AUTHORIZATION_FAILED = 31
+    ILLEGAL_SASL_STATE = 34
     UNSUPPORTED_VERSION = 35
     UNSTABLE_OFFSET_COMMIT = 88
     KAFKA_STORAGE_ERROR = 56
@@ -113,6 +114,11 @@ class NoBrokerAvailable(KafkaGroupsError, ConnectionError):
 
 class AuthenticationError(KafkaGroupsError):
     """SASL or TLS authentication failed. Never carries the secret itself."""
+
+
+class TokenUnavailable(KafkaGroupsError, ConnectionError):
+    """No OAUTHBEARER token could be had in time (a token endpoint answering 5xx or not at all):
+    retrying later may fix it. The message names the endpoint, never a secret."""
 
 
 class IncompleteListingError(KafkaGroupsError):

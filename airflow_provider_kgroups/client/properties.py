@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
+from .auth.jaas import SASL_PROPERTIES, sasl_options
 from .config import ClientConfig
 from .errors import ConfigurationError
 
@@ -67,7 +68,7 @@ KAFKA_IGNORED = frozenset({
 #: confluent-kafka configuration keys that hold Python callables or a logger (the official
 #: provider's examples set them): accepted and ignored, with a note.
 KAFKA_CALLBACKS = frozenset({
-    "error_cb", "throttle_cb", "stats_cb", "log_cb", "logger", "oauth_cb", "on_delivery", "on_commit",
+    "error_cb", "throttle_cb", "stats_cb", "log_cb", "logger", "on_delivery", "on_commit",
     "on_assign", "on_revoke", "on_lost",
 })
 #: librdkafka's ``socket.timeout.ms`` is one request's network timeout (10 ms to 300 s, default
@@ -123,7 +124,10 @@ def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] 
     options: dict[str, Any] = {}
     unsupported = []
     notes = notes if notes is not None else []
+    options.update(sasl_options(properties, notes))  # SASL/OAUTHBEARER and sasl.jaas.config (auth.jaas)
     for key, value in properties.items():
+        if key in SASL_PROPERTIES:
+            continue
         if key in KAFKA_CALLBACKS:
             notes.append(f"{key} ignored: a client callback or logger (confluent-kafka) has no meaning for this "
                          "admin client")
@@ -141,6 +145,8 @@ def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] 
             continue
         if key in KAFKA_TRANSLATED:
             target = KAFKA_TRANSLATED[key]
+            if target == "sasl_mechanism" and options.get(target) == "OAUTHBEARER":
+                continue  # AWS_MSK_IAM, spoken as OAUTHBEARER (auth.jaas)
             if target in options and str(options[target]) != str(value):
                 raise ConfigurationError(f"{target} is set twice with different values "
                                          f"(e.g. sasl.mechanism and sasl.mechanisms): keep one.")
@@ -166,11 +172,11 @@ def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] 
     if unsupported:
         raise ConfigurationError(
             f"unsupported Kafka client option(s) {', '.join(sorted(unsupported))}: this client supports "
-            "bootstrap.servers, client.id, security.protocol, sasl.mechanism(s) PLAIN/SCRAM-SHA-256/SCRAM-SHA-512, "
-            "sasl.username, sasl.password, ssl.ca.location, ssl.certificate.location, ssl.key.location, "
+            "bootstrap.servers, client.id, security.protocol, sasl.mechanism(s) PLAIN/SCRAM-SHA-256/SCRAM-SHA-512/"
+            "OAUTHBEARER, sasl.username, sasl.password, sasl.jaas.config, sasl.oauthbearer.*, sasl.login.*, oauth_cb, "
+            "ssl.ca.location, ssl.certificate.location, ssl.key.location, "
             "ssl.key.password, ssl.endpoint.identification.algorithm, receive.message.max.bytes and timeouts in ms "
-            "(GSSAPI, OAUTHBEARER and "
-            "JKS keystores are not implemented); consumer/producer-only options are ignored."
+            "(GSSAPI and JKS keystores are not implemented); consumer/producer-only options are ignored."
         )
     return options
 
@@ -199,6 +205,10 @@ def config_to_kafka_properties(config: ClientConfig) -> dict[str, str]:
         out[key] = str(round(getattr(config, option) * 1000))
     if not config.ssl_check_hostname:
         out["ssl.endpoint.identification.algorithm"] = "none"
+    if config.oauthbearer is not None:
+        from .auth.jaas import oauthbearer_to_properties
+
+        out.update(oauthbearer_to_properties(config.oauthbearer))
     return out
 
 

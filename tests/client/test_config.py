@@ -75,7 +75,9 @@ def test_kafka_properties_are_translated_and_unsupported_ones_refused():
     })
     assert config.security_protocol == "SASL_SSL" and config.sasl_mechanism == "SCRAM-SHA-256"
     assert config.request_timeout_s == 2.5 and len(config.bootstrap_servers) == 2
-    with pytest.raises(ConfigurationError, match="unsupported Kafka client option.*sasl.jaas.config"):
+    with pytest.raises(ConfigurationError, match="unsupported Kafka client option.*sasl.kerberos.service.name"):
+        config_from_kafka_properties({"bootstrap.servers": "k:1", "sasl.kerberos.service.name": "kafka"})
+    with pytest.raises(ConfigurationError, match="sasl.jaas.config must read"):
         config_from_kafka_properties({"bootstrap.servers": "k:1", "sasl.jaas.config": "x"})
 
 

@@ -2,7 +2,8 @@
 
 It frames requests, pipelines them (up to ``max_in_flight_per_connection`` in flight, matched
 back by correlation id; a request's timeout runs from when it is written),
-negotiates API versions once per connection, and authenticates with SASL. It knows
+negotiates API versions once per connection, and authenticates with SASL (and renews the
+session before the broker would close it, KIP-368: :mod:`.authenticator`). It knows
 nothing about groups, retries or deadlines: a request either gets its response or
 raises (timeout, disconnect).
 
@@ -23,15 +24,16 @@ from typing import Callable
 
 from ..config import BrokerAddress, ClientConfig
 from ..errors import (
-    AuthenticationError, BrokerDisconnected, BrokerThrottled, ErrorCode, ProtocolError, RequestTimeout,
-    ResponseTooLarge, error_name,
+    AuthenticationError, BrokerDisconnected, BrokerThrottled, ErrorCode, KafkaGroupsError, ProtocolError,
+    RequestTimeout, ResponseTooLarge, error_name,
 )
+from ..deadline import current_deadline
 from ..protocol import (
     CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
     SaslAuthenticateRequest, SaslHandshakeRequest, warmup,
 )
 from ..wire import decoder_for
-from .sasl import mechanism_for
+from .authenticator import ReauthRefused, SaslAuthenticator
 from .throttle import throttle_seconds
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,8 @@ class BrokerConnection:
         self._closed = False
         self._slots = asyncio.Semaphore(config.max_in_flight_per_connection)
         self.api_versions: dict[int, tuple[int, int]] = {}
+        self.authenticator = SaslAuthenticator(config, address) if config.uses_sasl else None
+        self._reauth_task: asyncio.Task | None = None
 
     def __repr__(self) -> str:
         return f"BrokerConnection(node={self.node_id}, {self.address})"
@@ -95,6 +99,10 @@ class BrokerConnection:
     async def connect(self) -> None:
         """Open the socket, negotiate versions, authenticate. Bounded by the connect timeout."""
         try:
+            if self.authenticator is not None:  # a token first, within the connect timeout and the call's deadline
+                outer = current_deadline()
+                ends = time.monotonic() + self._config.connect_timeout_s
+                await self.authenticator.prepare(min(ends, outer.at) if outer is not None else ends)
             await asyncio.wait_for(self._connect(), self._config.connect_timeout_s)
         except (asyncio.TimeoutError, TimeoutError):
             await self.close()
@@ -119,8 +127,8 @@ class BrokerConnection:
             raise BrokerDisconnected(f"cannot connect to broker {self.address}: {exc.strerror or exc}") from None
         self._read_task = asyncio.get_running_loop().create_task(self._read_responses())
         await self._negotiate_versions()
-        if self._config.uses_sasl:
-            await self._authenticate()
+        if self.authenticator is not None:
+            await self.authenticator.authenticate(self._send, self._sasl_version())
 
     async def close(self) -> None:
         if self._closed:
@@ -160,32 +168,33 @@ class BrokerConnection:
         best = min(theirs[1], CLIENT_MAX_VERSIONS[request_cls])
         return best if best >= theirs[0] else None
 
-    # -- SASL --------------------------------------------------------------------------------
+    # -- SASL ------------------------------------------------------------------------------
 
-    async def _authenticate(self) -> None:
-        cfg = self._config
-        timeout = cfg.connect_timeout_s
-        handshake_version = self.version_for(SaslHandshakeRequest)
-        if handshake_version is None or handshake_version < 1:
+    def _sasl_version(self) -> int:
+        if (self.version_for(SaslHandshakeRequest) or 0) < 1:
             raise AuthenticationError(f"broker {self.address} does not support SaslHandshake v1+")
-        handshake = await self.send(SaslHandshakeRequest(mechanism=cfg.sasl_mechanism), 1, timeout)
-        if handshake.error_code:
-            raise AuthenticationError(
-                f"broker {self.address} refused SASL mechanism {cfg.sasl_mechanism} "
-                f"({error_name(handshake.error_code)}); it offers {', '.join(handshake.mechanisms or [])}"
-            )
-        mechanism = mechanism_for(cfg.sasl_mechanism, cfg.sasl_username, cfg.sasl_password)
-        auth_version = self.version_for(SaslAuthenticateRequest) or 0
-        message: bytes | None = mechanism.first()
-        while message is not None:
-            response = await self.send(SaslAuthenticateRequest(auth_bytes=message), auth_version, timeout)
-            if response.error_code:
-                # The broker's message names the user at most, never the password.
-                raise AuthenticationError(
-                    f"SASL {cfg.sasl_mechanism} authentication as {cfg.sasl_username!r} to broker {self.address} "
-                    f"failed: {response.error_message or error_name(response.error_code)}"
-                )
-            message = mechanism.step(bytes(response.auth_bytes or b""))
+        return self.version_for(SaslAuthenticateRequest) or 0
+
+    async def _reauthenticate(self) -> None:
+        """Renew the SASL session before this caller's request is written (KIP-368); every caller
+        due meanwhile waits for the same renewal. A failure closes the connection: the caller's
+        request was not sent, so it is safe to send elsewhere."""
+        task = self._reauth_task
+        if task is None or task.done():
+            task = self._reauth_task = asyncio.get_running_loop().create_task(self._run_reauth())
+        await asyncio.shield(task)
+
+    async def _run_reauth(self) -> None:
+        assert self.authenticator is not None
+        try:
+            await self.authenticator.authenticate(self._send, self._sasl_version(), reauth=True)
+        except AuthenticationError:
+            await self.close()
+            raise
+        except (ReauthRefused, KafkaGroupsError, OSError) as exc:
+            await self.close()
+            raise BrokerDisconnected(f"SASL re-authentication with broker {self.address} failed ({exc}): "
+                                     "the connection is replaced", request_sent=False) from None
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -202,6 +211,8 @@ class BrokerConnection:
         """
         async with self._slots:
             await self._wait_out_throttle(request, version, deadline)
+            if self.authenticator is not None and self.authenticator.reauth_due() and not self._closed:
+                await self._reauthenticate()
             return await self._send(request, version, timeout)
 
     async def _send(self, request: ApiMessage, version: int, timeout: float) -> ApiMessage:
@@ -292,9 +303,17 @@ class BrokerConnection:
                 if throttle > 0:
                     self._throttle(throttle)
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
-            self.failed_at = time.monotonic()
+            now = time.monotonic()
             reason = "closed the connection" if isinstance(exc, asyncio.IncompleteReadError) else str(exc)
-            self._fail_pending(BrokerDisconnected(f"broker {self.address} {reason}", request_sent=True))
+            if self.authenticator is not None and self.authenticator.may_have_expired(now):
+                # SocketServer closes an expired session's channel at its next request without
+                # processing it, after answering every earlier one: nothing unanswered was done.
+                self._fail_pending(BrokerDisconnected(
+                    f"broker {self.address} {reason} after the SASL session had expired (KIP-368); the "
+                    "requests it had not answered were not processed", request_sent=False))
+            else:
+                self.failed_at = now
+                self._fail_pending(BrokerDisconnected(f"broker {self.address} {reason}", request_sent=True))
         except ProtocolError as exc:
             self.failed_at = time.monotonic()
             self._fail_pending(exc)

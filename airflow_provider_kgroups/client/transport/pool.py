@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Protocol
 
 from ..config import BrokerAddress, ClientConfig
-from ..errors import AuthenticationError, KafkaGroupsError, NoBrokerAvailable, RequestTimeout
+from ..errors import AuthenticationError, KafkaGroupsError, NoBrokerAvailable, RequestTimeout, TokenUnavailable
 from .connection import BrokerConnection
 
 log = logging.getLogger("airflow_provider_kgroups.client.requests")
@@ -168,8 +168,8 @@ class ConnectionPool:
         for node_id in candidates:  # already one entry per node
             try:
                 return await self.get(node_id, timeout)
-            except AuthenticationError:
-                raise  # a wrong password is not fixed by trying the next broker
+            except (AuthenticationError, TokenUnavailable):
+                raise  # a wrong password, or no token, is not fixed by trying the next broker
             except (KafkaGroupsError, OSError) as exc:
                 errors.append(f"{book.address_of(node_id)}: {exc}")
         raise NoBrokerAvailable("no broker reachable; tried " + "; ".join(errors))

@@ -1,4 +1,5 @@
-"""SASL client mechanisms: PLAIN (RFC 4616) and SCRAM-SHA-256/512 (RFC 5802, RFC 7677).
+"""SASL client mechanisms: PLAIN (RFC 4616), SCRAM-SHA-256/512 (RFC 5802, RFC 7677) and
+OAUTHBEARER (RFC 7628, KIP-255, extensions per KIP-342).
 
 A mechanism is a tiny state machine: ``first()`` gives the initial message and
 ``step(challenge)`` the next one (or None when done). Secrets never reach an exception.
@@ -76,6 +77,36 @@ class ScramMechanism:
             raise AuthenticationError(f"SCRAM server error: {attrs['e']}")
         if not hmac.compare_digest(base64.b64decode(attrs.get("v", "")), self._server_signature or b""):
             raise AuthenticationError("SCRAM server signature does not match: the broker could not prove the password")
+
+
+_CTRL_A = "\x01"
+
+
+class OAuthBearerMechanism:
+    """The client side of Kafka's OAuthBearerSaslClient: the client first message
+    (OAuthBearerClientInitialResponse.toBytes) ``n,,\\x01auth=Bearer <token>[\\x01k=v...]\\x01\\x01``;
+    an empty server answer completes the exchange, a non-empty one is the server's error (RFC 7628
+    3.2.2, a JSON such as ``{"status":"invalid_token"}``), answered with a single ``\\x01`` after
+    which the broker fails the exchange with SASL_AUTHENTICATION_FAILED."""
+
+    name = "OAUTHBEARER"
+
+    def __init__(self, token: str, extensions: tuple[tuple[str, str], ...] = ()) -> None:
+        ext = "".join(f"{_CTRL_A}{key}={value}" for key, value in extensions)
+        self._message = f"n,,{_CTRL_A}auth=Bearer {token}{ext}{_CTRL_A}{_CTRL_A}".encode()
+        self.server_error: str | None = None
+
+    def __repr__(self) -> str:
+        return "OAuthBearerMechanism()"
+
+    def first(self) -> bytes:
+        return self._message
+
+    def step(self, challenge: bytes) -> bytes | None:
+        if not challenge:
+            return None
+        self.server_error = challenge.decode("utf-8", "replace")[:500]
+        return _CTRL_A.encode()
 
 
 def mechanism_for(name: str, username: str, password: str):

@@ -119,10 +119,15 @@ class ScramServer:
         return b"v=" + base64.b64encode(server_signature)
 
 
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 
-def new_mechanism(name: str, users: Mapping[str, str]) -> PlainServer | ScramServer:
+def new_mechanism(name: str, users):
+    """``users``: ``{user: password}``, or for OAUTHBEARER a validator (see :mod:`.oauth`)."""
+    if name == "OAUTHBEARER":
+        from .oauth import OAuthBearerServer
+
+        return OAuthBearerServer(users)
     if name == "PLAIN":
         return PlainServer(users)
     if name in ("SCRAM-SHA-256", "SCRAM-SHA-512"):

@@ -67,6 +67,8 @@ class FakeCluster(ClusterState):
             default coordinator hash uses (Kafka's default: 50).
         max_request_bytes: Kafka's ``socket.request.max.bytes`` (default 104857600): a broker
             closes the connection on a larger request frame (see :mod:`.connection`).
+        sasl: also ``{"OAUTHBEARER": validator}`` (:mod:`.oauth`: unsecured JWS, JWKS, MSK IAM).
+        connections_max_reauth_ms: KIP-368 session lifetime (see :mod:`.handlers.sasl`).
     """
 
     def __init__(self, brokers: int | Sequence[int] = 3, *,
@@ -78,7 +80,8 @@ class FakeCluster(ClusterState):
                  processing_s: float = 0.0, latency_s: float = 0.0,
                  racks: Mapping[int, str] | None = None,
                  offsets_topic_partitions: int = 50,
-                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+                 connections_max_reauth_ms: int = 0) -> None:
         node_ids = list(range(brokers)) if isinstance(brokers, int) else list(brokers)
         super().__init__(node_ids, offsets_topic_partitions=offsets_topic_partitions)
         if sasl:
@@ -87,6 +90,10 @@ class FakeCluster(ClusterState):
             if unknown:
                 raise ValueError(f"unsupported SASL mechanisms {sorted(unknown)} (supported: {MECHANISMS})")
         self.sasl = dict(sasl) if sasl else None
+        #: KIP-368: a SASL session ends after this (and at an OAUTHBEARER token's expiry); 0: never
+        self.connections_max_reauth_ms = connections_max_reauth_ms
+        self.expired_closes = 0  # connections closed for an expired session (expiredConnectionsKilledCount)
+        self.reauthentications = 0
         self.ssl_context = ssl_context
         self.faults = Faults(lock=self.lock)
         self.faults.set_delay(None, None, processing_s=processing_s, latency_s=latency_s)

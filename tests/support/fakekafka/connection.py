@@ -57,7 +57,7 @@ class Connection:
         self.broker = broker
         self.reader = reader
         self.writer = writer
-        self.session = SaslSession(cluster.sasl)
+        self.session = SaslSession(cluster.sasl, max_reauth_ms=cluster.connections_max_reauth_ms)
         self._out: asyncio.Queue = asyncio.Queue()
         self._task: asyncio.Task | None = None
 

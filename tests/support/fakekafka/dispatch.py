@@ -8,6 +8,7 @@ cluster lock and frames the answer.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Hashable
 
@@ -121,6 +122,11 @@ def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, inco
         body = api_versions_body(broker.versions, error=Err.UNSUPPORTED_VERSION)
         return Reply(encode_response_frame(ApiKey.ApiVersions, 0, prefix.correlation_id, body))
     if incoming.verdict == "reject":
+        return Reply(None)
+    if prefix.api_key != ApiKey.SaslHandshake and session.expired(time.monotonic()):
+        # SocketServer.processCompletedReceives: "Disconnecting expired channel", the request unprocessed
+        log.info("fakekafka node %s: %s on an expired SASL session: closing", broker.node_id, api_name(prefix.api_key))
+        cluster.expired_closes += 1
         return Reply(None)
     if session.required and prefix.api_key not in PRE_AUTH_APIS:
         log.info("fakekafka node %s: %s before authentication: closing", broker.node_id, api_name(prefix.api_key))
