@@ -267,7 +267,8 @@ def oauthbearer_from_options(options: Mapping[str, Any], bootstrap_hosts: Iterab
             items = value.split(",") if isinstance(value, str) else list(value)
             values[target] = tuple(p.strip() for p in items if str(p).strip())
         elif target == "unsecured_claims":
-            values[target] = tuple(dict(value).items()) if isinstance(value, Mapping) else tuple(value)
+            items = value.items() if isinstance(value, Mapping) else value
+            values[target] = tuple((str(k), tuple(v) if isinstance(v, list) else v) for k, v in items)
         elif target in _NUMBERS:
             values[target] = _number(key, value)
         else:

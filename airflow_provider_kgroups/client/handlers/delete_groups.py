@@ -11,7 +11,8 @@ failure. The driver reports such keys through ``response_lost``, which notes the
 :data:`LOST`; the driver keeps the note for the rest of the run and hands it back to ``parse``.
 An answer of 14/15/16 proves only that *that* request did nothing, not that the lost one did
 nothing, so the note stays until the group's final answer. A 69 with no lost response before
-it stays a failure.
+it stays a failure. A connection the broker closed because its SASL session had expired is not a
+lost response (the broker closes it at the request, unprocessed: see transport.authenticator).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ SaslHandshake on that connection starts a re-authentication instead
 So, as ``ReauthInfo.setAuthenticationEndAndSessionReauthenticationTimes`` and
 ``KafkaChannel.maybeBeginClientReauthentication``: the session is renewed before the next
 request written after 85-95 % of its lifetime (a random point, so many connections do not
-renew at once), on the same connection, with the current token (refreshed by the token cache)
+renew at once; counted from when the client sent its last token, see :meth:`Session.start`),
+on the same connection, with the current token (refreshed by the token cache)
 and the ApiVersions of the first authentication; requests already in flight are answered in
 order before the broker reads the handshake, and are neither failed nor sent again.
 
@@ -58,9 +59,13 @@ class Session:
     reauth_at: float  # monotonic
 
     @classmethod
-    def start(cls, lifetime_ms: int, last_sent: float, received: float, rng=random) -> "Session":
+    def start(cls, lifetime_ms: int, last_sent: float, rng=random) -> "Session":
+        """The renewal point counts from when the final SaslAuthenticate was sent, a lower bound of
+        the broker's authentication end, where Java counts from the response's arrival: then no
+        request written before the renewal reaches the broker after the session, whatever the
+        network latency (the broker's session starts one trip after ``last_sent`` at the earliest)."""
         lifetime = max(0, lifetime_ms) / 1000.0
-        return cls(lifetime, last_sent, received + lifetime * rng.uniform(*REAUTH_WINDOW))
+        return cls(lifetime, last_sent, last_sent + lifetime * rng.uniform(*REAUTH_WINDOW))
 
     def reauth_due(self, now: float) -> bool:
         return self.lifetime_s > 0 and now >= self.reauth_at
@@ -137,7 +142,7 @@ class SaslAuthenticator:
                                           f"{self._address} failed: {detail}")
             message = mechanism.step(bytes(response.auth_bytes or b""))
         lifetime_ms = getattr(response, "session_lifetime_ms", 0) if auth_version >= 1 else 0
-        self.session = Session.start(lifetime_ms or 0, sent, time.monotonic())
+        self.session = Session.start(lifetime_ms or 0, sent)
         if reauth:
             self.reauthentications += 1
         if self.session.lifetime_s:

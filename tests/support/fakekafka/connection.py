@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .codec import INT32, api_name
-from .dispatch import receive, respond
+from .dispatch import receive, respond, session_expired
 from .reqlog import RequestLog
 from .handlers.sasl import SaslSession
 
@@ -105,6 +105,8 @@ class Connection:
             try:
                 incoming = receive(self.broker, body, self.cluster.request_log, arrived)
             except ValueError:  # not even a request header: Kafka drops such a connection
+                return
+            if session_expired(self.cluster, self.broker, self.session, incoming):
                 return
             api_key = incoming.prefix.api_key
             while faults.is_blackholed(node, api_key):  # read, logged, never answered while on

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .cluster import FakeCluster
     from .handlers.sasl import SaslSession
 
-__all__ = ["RequestContext", "Incoming", "Reply", "receive", "respond"]
+__all__ = ["RequestContext", "Incoming", "Reply", "receive", "respond", "session_expired"]
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +115,18 @@ def receive(broker: FakeBroker, body: bytes, request_log: RequestLog, arrived: f
     return Incoming(prefix, request, verdict)
 
 
+def session_expired(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, incoming: Incoming) -> bool:
+    """SocketServer.processCompletedReceives, as a request is received (before any processing):
+    on a session past its end anything but a SaslHandshake closes the connection, unprocessed
+    ("Disconnecting expired channel", expiredConnectionsKilledCount)."""
+    if incoming.prefix.api_key == ApiKey.SaslHandshake or not session.expired(time.monotonic()):
+        return False
+    log.info("fakekafka node %s: %s on an expired SASL session: closing", broker.node_id,
+             api_name(incoming.prefix.api_key))
+    cluster.expired_closes += 1
+    return True
+
+
 def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, incoming: Incoming) -> Reply:
     """Run the handler and frame its answer."""
     prefix = incoming.prefix
@@ -122,11 +134,6 @@ def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, inco
         body = api_versions_body(broker.versions, error=Err.UNSUPPORTED_VERSION)
         return Reply(encode_response_frame(ApiKey.ApiVersions, 0, prefix.correlation_id, body))
     if incoming.verdict == "reject":
-        return Reply(None)
-    if prefix.api_key != ApiKey.SaslHandshake and session.expired(time.monotonic()):
-        # SocketServer.processCompletedReceives: "Disconnecting expired channel", the request unprocessed
-        log.info("fakekafka node %s: %s on an expired SASL session: closing", broker.node_id, api_name(prefix.api_key))
-        cluster.expired_closes += 1
         return Reply(None)
     if session.required and prefix.api_key not in PRE_AUTH_APIS:
         log.info("fakekafka node %s: %s before authentication: closing", broker.node_id, api_name(prefix.api_key))
