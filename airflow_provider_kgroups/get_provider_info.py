@@ -13,11 +13,37 @@ from airflow_provider_kgroups.settings import provider_config
 INTEGRATION = "Kafka consumer groups"
 
 SECURITY_PROTOCOLS = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
-SASL_MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+SASL_MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
+TOKEN_SOURCES = ["oidc", "aws_msk_iam", "callback"]
 
 
 def _text(label: str, description: str, **schema) -> dict:
     return {"label": label, "description": description, "schema": {"type": ["string", "null"], **schema}}
+
+
+def _oauthbearer_fields() -> dict:
+    """The OAUTHBEARER options of a kgroups connection (client.auth.config.OPTIONS)."""
+    return {
+        "sasl_oauthbearer_method": {
+            "label": "OAUTHBEARER token source",
+            "description": "oidc (client credentials at a token endpoint), aws_msk_iam (AWS's signer; the msk extra) "
+                           "or callback (oauth_cb). Empty: inferred from the fields below.",
+            "schema": {"type": ["string", "null"], "enum": TOKEN_SOURCES},
+        },
+        "sasl_oauthbearer_token_endpoint_url": _text(
+            "OIDC token endpoint URL", "The identity provider's token endpoint (sasl.oauthbearer.token.endpoint.url).",
+            format="uri"),
+        "sasl_oauthbearer_client_id": _text("OIDC client id", "The client id of the client-credentials grant."),
+        "sasl_oauthbearer_client_secret": _text("OIDC client secret", "The client secret (sent to the token "
+                                                "endpoint only, never logged).", format="password"),
+        "sasl_oauthbearer_scope": _text("OIDC scope", "Scope to ask for (space-separated), if the provider needs one."),
+        "sasl_oauthbearer_extensions": _text("SASL extensions", "KIP-342 extensions as name=value,name=value "
+                                             "(Confluent Cloud: logicalCluster=lkc-...,identityPoolId=pool-...)."),
+        "sasl_oauthbearer_aws_region": _text("AWS region (MSK IAM)", "Region of the MSK cluster; empty: read from "
+                                             "the MSK bootstrap host names."),
+        "oauth_cb": _text("Token callback", "Dotted path of f(config) -> (token, expiry): allowed only when listed "
+                          "in [kgroups] allowed_token_callbacks."),
+    }
 
 
 def get_provider_info() -> dict:
@@ -51,6 +77,22 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
+        "config": {
+            "kgroups": {
+                "description": "Settings of the Kafka consumer groups provider.",
+                "options": {
+                    "allowed_token_callbacks": {
+                        "description": "Comma-separated full import paths of the OAUTHBEARER token callbacks "
+                                       "(a connection's oauth_cb) this deployment trusts; a callback not listed "
+                                       "is refused before anything is imported. Empty: none.",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "my_company.kafka_auth.token",
+                        "default": "",
+                    },
+                },
+            },
+        },
         "connection-types": [
             {
                 "connection-type": "kgroups",
@@ -79,9 +121,11 @@ def get_provider_info() -> dict:
                     },
                     "sasl_mechanism": {
                         "label": "SASL mechanism",
-                        "description": "For SASL_PLAINTEXT / SASL_SSL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.",
+                        "description": "For SASL_PLAINTEXT / SASL_SSL: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or "
+                                       "OAUTHBEARER (a token: OIDC, AWS MSK IAM or a callback).",
                         "schema": {"type": ["string", "null"], "enum": SASL_MECHANISMS},
                     },
+                    **_oauthbearer_fields(),
                     "ssl_cafile": _text("TLS CA file", "Path of the PEM file with the CA certificates to trust "
                                         "(SSL / SASL_SSL); empty: the system's trust store."),
                     "ssl_certfile": _text("TLS client certificate file",

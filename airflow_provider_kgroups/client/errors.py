@@ -116,9 +116,10 @@ class AuthenticationError(KafkaGroupsError):
     """SASL or TLS authentication failed. Never carries the secret itself."""
 
 
-class TokenUnavailable(KafkaGroupsError, ConnectionError):
-    """No OAUTHBEARER token could be had in time (a token endpoint answering 5xx or not at all):
-    retrying later may fix it. The message names the endpoint, never a secret."""
+class TokenUnavailable(NoBrokerAvailable):
+    """No OAUTHBEARER token could be had in time (a token endpoint answering 5xx or not at all), so
+    no broker can be reached: retrying later may fix it. The message names the endpoint, never a
+    secret."""
 
 
 class IncompleteListingError(KafkaGroupsError):

@@ -5,7 +5,10 @@ Two connection types are read:
 * ``kgroups`` (this provider's form): host = bootstrap servers (``h1:9092,h2:9092``; a host
   without a port takes the port field, else 9092), login/password = SASL username and
   password, extra = the other client options under their ClientConfig names
-  (``security_protocol``, ``sasl_mechanism``, ``ssl_cafile``, ...), or ``bootstrap_servers``.
+  (``security_protocol``, ``sasl_mechanism``, ``ssl_cafile``, ...), or ``bootstrap_servers``;
+  OAUTHBEARER's under librdkafka's names with underscores (``sasl_oauthbearer_token_endpoint_url``,
+  ``sasl_oauthbearer_client_id``, ``sasl_oauthbearer_client_secret``, ``oauth_cb``, ...: see
+  :data:`~..client.auth.config.OPTIONS`).
 * ``kafka`` (the official ``apache-airflow-providers-apache-kafka`` connection): the extra is
   a librdkafka configuration dict. The options an admin client needs are translated; options
   that only shape a consumer or a producer are ignored; anything else is refused with an error
@@ -19,19 +22,21 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..client.auth.config import OPTIONS as OAUTH_OPTIONS, SECRET_OPTIONS as OAUTH_SECRETS
 from ..client.config import SIZE_OPTIONS, ClientConfig
 from ..client.properties import as_bool, as_int, as_seconds, is_blank, kafka_properties_to_options
 from ..client.errors import ConfigurationError
 
 
 DEFAULT_PORT = 9092
-SECRET_OPTIONS = ("sasl_password", "ssl_key_password")
+SECRET_OPTIONS = ("sasl_password", "ssl_key_password", *OAUTH_SECRETS)
 
 #: kgroups extra keys (ClientConfig names); SASL credentials go in login/password.
 KGROUPS_EXTRA_OPTIONS = (
     "bootstrap_servers", "client_id", "security_protocol", "sasl_mechanism", "ssl_cafile", "ssl_certfile",
     "ssl_keyfile", "ssl_key_password", "ssl_check_hostname", "connect_timeout_s", "request_timeout_s",
     "call_timeout_s", "retry_backoff_s", "retry_backoff_max_s", *SIZE_OPTIONS,
+    *(name for name in OAUTH_OPTIONS if name != "allowed_token_callbacks"),  # the allow list is Airflow's config
 )
 _FLOAT_OPTIONS = ("connect_timeout_s", "request_timeout_s", "call_timeout_s", "retry_backoff_s", "retry_backoff_max_s")
 
@@ -72,9 +77,11 @@ def _kafka_options(host, port, login, password, extra: Mapping[str, Any], notes:
     options = kafka_properties_to_options(extra, notes)
     if "bootstrap_servers" not in options:
         options["bootstrap_servers"] = bootstrap_from_host(host, port)
-    if "sasl_username" not in options and not is_blank(login):
+    if str(options.get("sasl_mechanism", "")).upper() == "OAUTHBEARER":
+        return options  # the token is the credential; login/password are not used
+    if is_blank(options.get("sasl_username")) and not is_blank(login):
         options["sasl_username"] = login
-    if "sasl_password" not in options and not is_blank(password):
+    if is_blank(options.get("sasl_password")) and not is_blank(password):
         options["sasl_password"] = password
     return options
 
@@ -83,9 +90,11 @@ def client_config_from_connection(conn_type: str | None, *, conn_id: str = "?", 
                                   port: int | None = None, login: str | None = None, password: str | None = None,
                                   extra: Mapping[str, Any] | None = None,
                                   overrides: Mapping[str, Any] | None = None,
-                                  notes: list[str] | None = None) -> ClientConfig:
+                                  notes: list[str] | None = None,
+                                  allowed_token_callbacks: tuple[str, ...] = ()) -> ClientConfig:
     """Build and validate the client configuration; every error names the connection and the option.
-    ``notes`` receives a line for each option accepted but ignored or changed (to log)."""
+    ``notes`` receives a line for each option accepted but ignored or changed (to log);
+    ``allowed_token_callbacks``: the ``oauth_cb`` paths the Airflow configuration allows."""
     extra = dict(extra or {})
     try:
         if conn_type == "kafka":
@@ -115,10 +124,19 @@ def client_config_from_connection(conn_type: str | None, *, conn_id: str = "?", 
                                      "credentials.")
         if uses_sasl and is_blank(options.get("sasl_mechanism")):
             raise ConfigurationError(f"security_protocol {protocol} needs sasl_mechanism "
-                                     "(PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512).")
+                                     "(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER).")
+        if str(options.get("sasl_mechanism", "")).upper() == "OAUTHBEARER" and allowed_token_callbacks:
+            options["allowed_token_callbacks"] = (*_as_list(options.get("allowed_token_callbacks")),
+                                                  *allowed_token_callbacks)
         return ClientConfig.create(options.pop("bootstrap_servers"), **options)
     except ConfigurationError as exc:
         raise ConfigurationError(f"connection {conn_id!r} ({conn_type or 'kgroups'}): {exc}") from None
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [p.strip() for p in (value.split(",") if isinstance(value, str) else value) if str(p).strip()]
 
 
 def check_client_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -133,7 +151,7 @@ def check_client_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     if not isinstance(options, Mapping):
         raise ConfigurationError(f"client_options must be a dict of client options such as {{'call_timeout_s': 20}}, "
                                  f"got {type(options).__name__}.")
-    known = {f.name for f in fields(ClientConfig)}
+    known = {f.name for f in fields(ClientConfig)} | set(OAUTH_OPTIONS)
     unknown = sorted(str(k) for k in options if k not in known)
     if unknown:
         raise ConfigurationError(f"client_options has unknown option(s) {', '.join(unknown)}; known: "

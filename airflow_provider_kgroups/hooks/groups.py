@@ -38,6 +38,26 @@ if TYPE_CHECKING:
     from ..lag.gate import Decision, LagGate
 
 
+def _secrets(config: ClientConfig) -> list[str]:
+    oauth = config.oauthbearer
+    found = [config.sasl_password, config.ssl_key_password,
+             *((oauth.client_secret, oauth.callback_config) if oauth is not None else ())]
+    return [s for s in found if s]
+
+
+def allowed_token_callbacks() -> tuple[str, ...]:
+    """The ``oauth_cb`` paths an administrator allows: ``[kgroups] allowed_token_callbacks``, and the
+    official Kafka provider's ``[apache_kafka] callback_allowlist`` (the same guard for the same
+    key): comma-separated full import paths; empty, none is."""
+    from airflow.sdk.configuration import conf
+
+    paths = []
+    for section, option in (("kgroups", "allowed_token_callbacks"), ("apache_kafka", "callback_allowlist")):
+        value = conf.get(section, option, fallback="") or ""
+        paths += [p.strip() for p in value.split(",") if p.strip()]
+    return tuple(dict.fromkeys(paths))
+
+
 class KafkaGroupsHook(BaseHook):
     """Kafka consumer groups through a ``kgroups`` (or the official ``kafka``) connection.
 
@@ -66,16 +86,20 @@ class KafkaGroupsHook(BaseHook):
         notes: list[str] = []
         config = client_config_from_connection(
             conn.conn_type, conn_id=self.kafka_groups_conn_id, host=conn.host, port=conn.port, login=conn.login,
-            password=conn.password, extra=extra, overrides=self.client_options, notes=notes)
+            password=conn.password, extra=extra, overrides=self.client_options, notes=notes,
+            allowed_token_callbacks=allowed_token_callbacks())
         for note in notes:
             self.log.info("Connection %s: %s", self.kafka_groups_conn_id, note)
         return config
 
     def _log_config(self, config: ClientConfig, conn_type: str) -> None:
         """One line, no secret (call after the secrets are masked)."""
+        if config.oauthbearer is not None:
+            login = f" OAUTHBEARER with {config.oauthbearer.describe()}"
+        else:
+            login = f" {config.sasl_mechanism} as {config.sasl_username}" if config.uses_sasl else ""
         self.log.info("Kafka groups connection %s (type %s): bootstrap %s, %s%s", self.kafka_groups_conn_id,
-                      conn_type, ",".join(map(str, config.bootstrap_servers)), config.security_protocol,
-                      f" {config.sasl_mechanism} as {config.sasl_username}" if config.uses_sasl else "")
+                      conn_type, ",".join(map(str, config.bootstrap_servers)), config.security_protocol, login)
 
     @cached_property
     def client_config(self) -> ClientConfig:
@@ -84,9 +108,8 @@ class KafkaGroupsHook(BaseHook):
 
         conn = self.get_connection(self.kafka_groups_conn_id)
         config = self._config_from(conn, conn.extra_dejson)
-        for secret in (config.sasl_password, config.ssl_key_password):
-            if secret:
-                mask_secret(secret)
+        for secret in _secrets(config):
+            mask_secret(secret)
         self._log_config(config, conn.conn_type)
         return config
 
@@ -96,9 +119,8 @@ class KafkaGroupsHook(BaseHook):
 
         conn = await self.aget_connection(self.kafka_groups_conn_id)
         config = self._config_from(conn, await conn.aextra_dejson())
-        for secret in (config.sasl_password, config.ssl_key_password):
-            if secret:
-                await amask_secret(secret)
+        for secret in _secrets(config):
+            await amask_secret(secret)
         self._log_config(config, conn.conn_type)
         return config
 
