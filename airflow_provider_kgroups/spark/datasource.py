@@ -34,8 +34,10 @@ Options:
 ``kgroups.command.config``
     A client.properties file (``security.protocol``, ``sasl.*``, ``ssl.*``), read on the driver
     when the query is planned. Secrets go here, never into options: options are shown in query
-    plans and the Spark UI, so ``kafka.sasl.password``, ``kafka.ssl.key.password`` and
-    ``kafka.sasl.jaas.config`` are refused.
+    plans and the Spark UI, so ``kafka.sasl.password``, ``kafka.ssl.key.password``,
+    ``kafka.sasl.jaas.config`` and OAUTHBEARER's client secret (``kafka.sasl.oauthbearer.client.secret``,
+    ``...client.credentials.client.secret``, ``...config``) are refused. With OAUTHBEARER each
+    executor process fetches (and caches) its own token from the same settings.
 ``kafka.<property>``
     Any other client property this package supports (``kafka.security.protocol``,
     ``kafka.sasl.mechanism``, ``kafka.ssl.ca.location``, timeouts...).
@@ -69,7 +71,9 @@ FORMAT = "kgroups"
 DEFAULT_RECORDS_PER_PARTITION = 1_000_000
 DEFAULT_FETCH_BYTES = 1024 * 1024
 #: Options that would put a secret into query plans and the Spark UI.
-SECRET_OPTIONS = ("kafka.sasl.password", "kafka.ssl.key.password", "kafka.sasl.jaas.config")
+SECRET_OPTIONS = ("kafka.sasl.password", "kafka.ssl.key.password", "kafka.sasl.jaas.config",
+                  "kafka.sasl.oauthbearer.client.secret", "kafka.sasl.oauthbearer.client.credentials.client.secret",
+                  "kafka.sasl.oauthbearer.config")
 #: Options of this source (the rest of ``kafka.*`` are client properties).
 OWN_OPTIONS = ("kafka.bootstrap.servers", STARTING, ENDING, "maxrecordsperpartition", "kafka.isolation.level",
                "failondataloss", "includeheaders", "kgroups.command.config", "kgroups.fetch.bytes")
