@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..client.auth.config import OPTIONS as OAUTH_OPTIONS, SECRET_OPTIONS as OAUTH_SECRETS
+from ..client.auth.config import check_options as check_oauth_options
 from ..client.config import SIZE_OPTIONS, ClientConfig
 from ..client.properties import as_bool, as_int, as_seconds, is_blank, kafka_properties_to_options
 from ..client.errors import ConfigurationError
@@ -170,6 +171,7 @@ def check_client_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
             raise ConfigurationError(f"client_options[{name!r}]={out[name]!r} is not one of {', '.join(choices)}.")
     if "bootstrap_servers" in out:
         parse_bootstrap_servers(out["bootstrap_servers"])
+    check_oauth_options(out)
     for secret in SECRET_OPTIONS:
         if secret in out and not isinstance(out[secret], str):
             raise ConfigurationError(f"client_options[{secret!r}] must be a string.")

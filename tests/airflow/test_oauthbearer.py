@@ -172,3 +172,19 @@ def test_a_token_endpoint_refusal_ends_the_deferred_check_at_once(oauth_cluster,
     payload = asyncio.run(asyncio.wait_for(first_event(), 30))
     assert payload["status"] == "fail" and payload["kind"] == "not_retriable", payload
     assert "HTTP 401" in payload["message"] and time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("options, named", [
+    ({"sasl_oauthbearer_method": "magic"}, "sasl_oauthbearer_method 'magic' is unknown"),
+    ({"sasl_oauthbearer_token_endpoint_url": "idp/token"}, "is not an http(s) URL"),
+    ({"oauth_cb": "not a path"}, "is not a dotted path"),
+    ({"sasl_oauthbearer_extensions": "auth=x"}, "'auth' is invalid"),
+    ({"sasl_login_retry_backoff_s": "soon"}, "must be a number"),
+    ({"sasl_oauthbearer_client_secret": 12345}, "must be a string"),
+])
+def test_bad_oauthbearer_client_options_fail_when_the_hook_is_built(options, named):
+    """At DAG parse time: a hook's client_options are checked when it is built (no connection yet)."""
+    import re
+
+    with pytest.raises(ConfigurationError, match=re.escape(named)):
+        KafkaGroupsHook("kgroups_default", client_options=options)

@@ -283,6 +283,31 @@ def oauthbearer_from_options(options: Mapping[str, Any], bootstrap_hosts: Iterab
     return OAuthBearerConfig(**values)
 
 
+def check_options(options: Mapping[str, Any]) -> None:
+    """Each OAUTHBEARER option given on its own well-formed (a hook's ``client_options``, checked at
+    DAG parse time; the rest comes from the connection at run time): the method, the endpoint URL,
+    the callback's path, extensions, numbers, secrets as strings."""
+    for key, value in options.items():
+        target = OPTIONS.get(key)
+        if target is None or value is None:
+            continue
+        if target == "source":
+            if str(value).strip().lower() not in _SOURCES:
+                raise ConfigurationError(f"{key} {value!r} is unknown: use oidc, aws_msk_iam, callback or unsecured.")
+        elif target == "token_endpoint_url":
+            parts = urlsplit(str(value).strip())
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ConfigurationError(f"{key} {value!r} is not an http(s) URL with a host.")
+        elif target == "callback" and not _DOTTED_PATH.match(str(value).strip()):
+            raise ConfigurationError(f"oauth_cb {value!r} is not a dotted path such as 'my_company.kafka_auth.token'.")
+        elif target == "extensions":
+            OAuthBearerConfig(TokenSource.UNSECURED, unsecured_claims=(("sub", "x"),), extensions=parse_extensions(value))
+        elif target in _NUMBERS:
+            _number(key, value)
+        elif key in SECRET_OPTIONS and not isinstance(value, str):
+            raise ConfigurationError(f"{key} must be a string.")
+
+
 def _infer_source(values: Mapping[str, Any], hosts: list[str]) -> TokenSource:
     if values.get("callback"):
         return TokenSource.CALLBACK
