@@ -225,10 +225,13 @@ def read_properties_file(path: str) -> dict[str, str]:
         raise ConfigurationError(f"client properties file {path!r} is binary (it contains NUL bytes): give a "
                                  "Java-style client.properties file of 'key=value' lines.")
     properties = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = iter(enumerate(text.splitlines(), 1))
+    for number, line in lines:
         line = line.strip()
         if not line or line.startswith(("#", "!")):
             continue
+        while line.endswith("\\") and not line.endswith("\\\\"):  # java.util.Properties: a continued line
+            line = line[:-1] + next(lines, (0, ""))[1].lstrip()
         key, sep, value = line.partition("=")
         if not sep:
             raise ConfigurationError(f"{path}:{number}: expected 'key=value', got {line!r}.")

@@ -208,3 +208,47 @@ def test_msk_iam_without_the_msk_extra_names_the_extra(monkeypatch):
     with pytest.raises(ConfigurationError, match=r"pip install 'airflow-provider-kgroups\[msk\]'"):
         ClientConfig.create("b-1.x.y.c2.kafka.us-east-1.amazonaws.com:9098", security_protocol="SASL_SSL",
                             sasl_mechanism="OAUTHBEARER")
+
+
+def readme_properties_blocks() -> dict[str, str]:
+    """The client.properties files README's "Logging in with OAUTHBEARER" tells users to write,
+    by the title of the subsection they are in."""
+    from pathlib import Path
+
+    text = Path(__file__).resolve().parents[2].joinpath("README.rst").read_text()
+    section = text[text.index("Logging in with OAUTHBEARER"):text.index("Errors that retrying cannot fix")]
+    blocks, title, lines = {}, "", section.splitlines()
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and lines[i + 1].startswith("^^^^"):
+            title = line
+        if line.endswith("::") and "client.properties" in " ".join(lines[max(0, i - 2):i + 1]):
+            body = []
+            for follow in lines[i + 2:]:
+                if follow and not follow.startswith("   "):
+                    break
+                body.append(follow[3:])
+            blocks[title] = "\n".join(body).strip() + "\n"
+    return blocks
+
+
+def test_the_readme_properties_files_are_read_as_they_say(tmp_path, monkeypatch):
+    from airflow_provider_kgroups.client.auth import config as auth_config
+    from airflow_provider_kgroups.client.properties import read_properties_file
+
+    monkeypatch.setenv("AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS", "my_company.kafka_auth.google_token")
+    monkeypatch.setattr(auth_config, "load_callback", lambda path: print)  # the README's module is the user's
+    blocks = readme_properties_blocks()
+    expected = {"Amazon MSK": TokenSource.AWS_MSK_IAM, "Confluent Cloud": TokenSource.OIDC,
+                "An OIDC provider": TokenSource.OIDC, "Google Cloud": TokenSource.CALLBACK}
+    assert {next(k for k in expected if t.startswith(k)) for t in blocks} == set(expected)
+    for title, text in blocks.items():
+        path = tmp_path / "client.properties"
+        path.write_text(text)
+        props = read_properties_file(str(path))
+        props.pop("ssl.ca.location", None)  # a path on the user's machine
+        props.setdefault("bootstrap.servers", "b-1.analytics.abc123.c2.kafka.eu-west-1.amazonaws.com:9098")
+        c = config_from_kafka_properties(props)
+        assert c.oauthbearer.source is next(v for k, v in expected.items() if title.startswith(k)), title
+        if title.startswith("Confluent"):  # java.util.Properties line continuations
+            assert c.oauthbearer.extensions == (("logicalCluster", "lkc-abc123"), ("identityPoolId", "pool-XyZ1"))
+            assert c.oauthbearer.client_id == "airflow-kgroups"
