@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Iterable, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigurationError
 
@@ -95,7 +95,7 @@ class OAuthBearerConfig:
     def describe(self) -> str:
         """One line for logs, without secrets."""
         if self.source is TokenSource.OIDC:
-            return f"OIDC client credentials at {self.token_endpoint_url} as client {self.client_id!r}"
+            return f"OIDC client credentials at {endpoint_name(str(self.token_endpoint_url))} as client {self.client_id!r}"
         if self.source is TokenSource.AWS_MSK_IAM:
             how = f" (profile {self.aws_profile})" if self.aws_profile else f" (role {self.aws_role_arn})" \
                 if self.aws_role_arn else ""
@@ -105,10 +105,21 @@ class OAuthBearerConfig:
         return "unsecured JWS (development only)"
 
     def redacted(self) -> dict[str, Any]:
-        return {"source": self.source.value, "token_endpoint_url": self.token_endpoint_url,
+        url = endpoint_name(self.token_endpoint_url) if self.token_endpoint_url else None
+        return {"source": self.source.value, "token_endpoint_url": url,
                 "client_id": self.client_id, "client_secret": "***" if self.client_secret else None,
                 "scope": self.scope, "extensions": [name for name, _ in self.extensions],
                 "aws_region": self.aws_region, "callback": self.callback}
+
+
+def endpoint_name(url: str) -> str:
+    """A URL as it may be shown: no user info, no query, no fragment."""
+    parts = urlsplit(str(url).strip())
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _within(name: str, value: Any, low: float, high: float) -> None:

@@ -21,26 +21,16 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 from ..errors import AuthenticationError, TokenUnavailable
-from .config import OAuthBearerConfig
+from .config import OAuthBearerConfig, endpoint_name
 
 log = logging.getLogger(__name__)
 
 UNRETRYABLE_HTTP_CODES = frozenset({400, 401, 402, 403, 404, 405, 406, 407, 409, 410, 411, 412, 413, 414, 415,
                                     501, 505})
 _MAX_DESCRIPTION = 300
-
-
-def endpoint_name(url: str) -> str:
-    """The URL as it may be shown: no user info, no query, no fragment."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def authorization_header(client_id: str, client_secret: str) -> str:
