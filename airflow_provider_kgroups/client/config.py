@@ -231,7 +231,8 @@ class ClientConfig:
         known = {f.name for f in fields(cls)} - {"bootstrap_servers"} | set(OAUTH_OPTIONS)
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ConfigurationError(f"unknown client option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
+            raise ConfigurationError(f"unknown client option(s) {', '.join(unknown)}; "
+                                     f"known: {', '.join(sorted(known))}.")
         options = {key: value for key, value in options.items() if value is not None}
         if "security_protocol" in options:
             options["security_protocol"] = str(options["security_protocol"]).upper()
@@ -244,8 +245,9 @@ class ClientConfig:
 
             options["oauthbearer"] = oauthbearer_from_options(oauth, [a.host for a in addresses])
         elif oauth:
-            raise ConfigurationError(f"OAUTHBEARER option(s) {', '.join(sorted(oauth))} are set but sasl_mechanism is "
-                                     f"{options.get('sasl_mechanism')}: set sasl_mechanism to OAUTHBEARER, or drop them.")
+            raise ConfigurationError(f"OAUTHBEARER option(s) {', '.join(sorted(oauth))} are set but sasl_mechanism "
+                                     f"is {options.get('sasl_mechanism')}: set sasl_mechanism to OAUTHBEARER, or "
+                                     "drop them.")
         return cls(bootstrap_servers=addresses, **options)
 
     @classmethod

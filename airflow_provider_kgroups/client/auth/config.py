@@ -57,7 +57,7 @@ class OAuthBearerConfig:
     aws_region: str | None = None
     aws_profile: str | None = None
     aws_role_arn: str | None = None
-    callback: str | None = None  # dotted path of f(config_str) -> (token, expiry epoch seconds[, principal, extensions])
+    callback: str | None = None  # dotted path: f(config_str) -> (token, expiry epoch s[, principal, extensions])
     callback_config: str | None = field(default=None, repr=False)  # sasl.oauthbearer.config, handed to the callback
     allowed_callbacks: tuple[str, ...] = ()  # the operator's allow list ([kgroups] allowed_token_callbacks)
     unsecured_claims: tuple[tuple[str, Any], ...] = ()  # unsecuredLogin*Claim_<name> options
@@ -95,7 +95,8 @@ class OAuthBearerConfig:
     def describe(self) -> str:
         """One line for logs, without secrets."""
         if self.source is TokenSource.OIDC:
-            return f"OIDC client credentials at {endpoint_name(str(self.token_endpoint_url))} as client {self.client_id!r}"
+            url = endpoint_name(str(self.token_endpoint_url))
+            return f"OIDC client credentials at {url} as client {self.client_id!r}"
         if self.source is TokenSource.AWS_MSK_IAM:
             how = f" (profile {self.aws_profile})" if self.aws_profile else f" (role {self.aws_role_arn})" \
                 if self.aws_role_arn else ""
@@ -312,7 +313,8 @@ def check_options(options: Mapping[str, Any]) -> None:
         elif target == "callback" and not _DOTTED_PATH.match(str(value).strip()):
             raise ConfigurationError(f"oauth_cb {value!r} is not a dotted path such as 'my_company.kafka_auth.token'.")
         elif target == "extensions":
-            OAuthBearerConfig(TokenSource.UNSECURED, unsecured_claims=(("sub", "x"),), extensions=parse_extensions(value))
+            OAuthBearerConfig(TokenSource.UNSECURED, unsecured_claims=(("sub", "x"),),
+                              extensions=parse_extensions(value))
         elif target in _NUMBERS:
             _number(key, value)
         elif key in SECRET_OPTIONS and not isinstance(value, str):

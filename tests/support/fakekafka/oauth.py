@@ -38,7 +38,8 @@ from .auth import AuthFailed
 
 __all__ = ["OAuthBearerServer", "UnsecuredValidator", "JwksValidator", "MskIamValidator", "Invalid", "Valid"]
 
-_FIRST_MESSAGE = re.compile(r"^n,(?:a=(?P<authzid>[^,]*))?,\x01(?P<kvpairs>(?:[A-Za-z]+=[\x21-\x7E \t\r\n]+\x01)*)\x01$")
+_FIRST_MESSAGE = re.compile(
+    r"^n,(?:a=(?P<authzid>[^,]*))?,\x01(?P<kvpairs>(?:[A-Za-z]+=[\x21-\x7E \t\r\n]+\x01)*)\x01$")
 _AUTH = re.compile(r"^(?P<scheme>\w+) +(?P<token>[-_.a-zA-Z0-9]+)$")
 
 
