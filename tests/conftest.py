@@ -7,6 +7,7 @@ group); this file only wires it into pytest.
   (~3 s), paused after committing; treat it as read-only (see tests/support/live.py).
 - ``name_prefix``: a unique prefix per test for topic and group names, so tests can share
   the broker without colliding.
+- every test starts without cached OAUTHBEARER tokens (autouse).
 
 Tests that use ``tansu`` (directly or through the others) get the ``realbroker`` marker,
 so ``-m "not realbroker"`` runs everything else.
@@ -32,6 +33,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "tansu" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.realbroker)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_oauthbearer_tokens():
+    """OAUTHBEARER tokens are cached per process (client.auth.providers): every test starts and
+    ends without one (nothing is imported for tests that never loaded the module)."""
+    import sys
+
+    providers = sys.modules.get("airflow_provider_kgroups.client.auth.providers")
+    if providers is not None:
+        providers.forget_tokens()
+    yield
+    providers = sys.modules.get("airflow_provider_kgroups.client.auth.providers")
+    if providers is not None:
+        providers.forget_tokens()
 
 
 @pytest.fixture(scope="session")

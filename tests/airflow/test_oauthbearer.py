@@ -16,7 +16,6 @@ import uuid
 
 import pytest
 
-from airflow_provider_kgroups.client.auth.providers import forget_tokens
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
 from airflow_provider_kgroups.lag.gate import GateSpec
@@ -27,13 +26,6 @@ from tests.support.oidc import IdentityProvider
 
 SECRET = f"cs-{uuid.uuid4().hex}"
 PROBE = "tests.airflow.oauth_probe"
-
-
-@pytest.fixture(autouse=True)
-def fresh_tokens():
-    forget_tokens()
-    yield
-    forget_tokens()
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +40,14 @@ def oauth_cluster(idp):
         cluster.add_topic("orders", partitions=1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 7})
         yield cluster
+
+
+def first_event(trigger: ConsumerLagTrigger) -> dict:
+    async def run():
+        async for event in trigger.run():
+            return event.payload
+
+    return asyncio.run(asyncio.wait_for(run(), 30))
 
 
 def connections(kgroups_conn, cluster, idp, secret=SECRET) -> dict[str, str]:
@@ -138,12 +138,8 @@ def test_a_deferred_check_outlives_several_sessions_without_reconnecting(kgroups
         catch_up = threading.Timer(4.5, lambda: c.commit("billing", {("orders", 0): 10}))
         catch_up.start()
 
-        async def first_event():
-            async for event in trigger.run():
-                return event.payload
-
         try:
-            payload = asyncio.run(asyncio.wait_for(first_event(), 30))
+            payload = first_event(trigger)
         finally:
             catch_up.cancel()
         assert payload["status"] == "done", payload
@@ -164,12 +160,8 @@ def test_a_token_endpoint_refusal_ends_the_deferred_check_at_once(oauth_cluster,
     trigger = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state={"started_ms": now_ms, "checks": 1},
                                  deadline_ms=now_ms + 3_600_000, poll_interval=0.1, deferred_at_ms=now_ms)
 
-    async def first_event():
-        async for event in trigger.run():
-            return event.payload
-
     started = time.monotonic()
-    payload = asyncio.run(asyncio.wait_for(first_event(), 30))
+    payload = first_event(trigger)
     assert payload["status"] == "fail" and payload["kind"] == "not_retriable", payload
     assert "HTTP 401" in payload["message"] and time.monotonic() - started < 10
 

@@ -10,7 +10,6 @@ import json
 import pytest
 
 from airflow_provider_kgroups.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_UNREACHABLE, main
-from airflow_provider_kgroups.client.auth.providers import forget_tokens
 from tests.support.fakekafka import FakeCluster
 from tests.support.fakekafka.oauth import JwksValidator
 from tests.support.oidc import IdentityProvider
@@ -18,13 +17,6 @@ from tests.support.oidc import IdentityProvider
 SECRET = "cli-secret-never-print"
 JAAS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
         'clientId="svc" clientSecret="{secret}" scope="kafka";')
-
-
-@pytest.fixture(autouse=True)
-def fresh_tokens():
-    forget_tokens()
-    yield
-    forget_tokens()
 
 
 def run(capsys, *argv):

@@ -14,7 +14,6 @@ import time
 import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, GroupDeletion
-from airflow_provider_kgroups.client.auth.providers import forget_tokens
 from airflow_provider_kgroups.client.errors import ErrorCode
 from airflow_provider_kgroups.client.transport.authenticator import Session
 from tests.client.fakeutil import seed
@@ -23,13 +22,6 @@ from tests.support.fakekafka.oauth import JwksValidator
 from tests.support.oidc import IdentityProvider
 
 PASSWORD = "pw-reauth-never-print"
-
-
-@pytest.fixture(autouse=True)
-def fresh_tokens():
-    forget_tokens()
-    yield
-    forget_tokens()
 
 
 def scram(c: FakeCluster, **options) -> ClientConfig:
