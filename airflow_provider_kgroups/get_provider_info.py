@@ -77,22 +77,6 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
-        "config": {
-            "kgroups": {
-                "description": "Settings of the Kafka consumer groups provider.",
-                "options": {
-                    "allowed_token_callbacks": {
-                        "description": "Comma-separated full import paths of the OAUTHBEARER token callbacks "
-                                       "(a connection's oauth_cb) this deployment trusts; a callback not listed "
-                                       "is refused before anything is imported. Empty: none.",
-                        "version_added": "0.1.0",
-                        "type": "string",
-                        "example": "my_company.kafka_auth.token",
-                        "default": "",
-                    },
-                },
-            },
-        },
         "connection-types": [
             {
                 "connection-type": "kgroups",

@@ -46,15 +46,15 @@ def _secrets(config: ClientConfig) -> list[str]:
 
 
 def allowed_token_callbacks() -> tuple[str, ...]:
-    """The ``oauth_cb`` paths an administrator allows: ``[kgroups] allowed_token_callbacks``, and the
-    official Kafka provider's ``[apache_kafka] callback_allowlist`` (the same guard for the same
-    key): comma-separated full import paths; empty, none is."""
+    """The ``oauth_cb`` paths an administrator allows: ``[kgroups] allowed_token_callbacks``
+    (:mod:`..settings`), and the official Kafka provider's ``[apache_kafka] callback_allowlist``
+    (the same guard for the same key); empty, none is."""
     from airflow.sdk.configuration import conf
 
-    paths = []
-    for section, option in (("kgroups", "allowed_token_callbacks"), ("apache_kafka", "callback_allowlist")):
-        value = conf.get(section, option, fallback="") or ""
-        paths += [p.strip() for p in value.split(",") if p.strip()]
+    from ..settings import get_list
+
+    official = conf.get("apache_kafka", "callback_allowlist", fallback="") or ""
+    paths = get_list("allowed_token_callbacks") + [p.strip() for p in official.split(",") if p.strip()]
     return tuple(dict.fromkeys(paths))
 
 

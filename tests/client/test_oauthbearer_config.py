@@ -177,6 +177,8 @@ def test_plain_and_scram_credentials_in_sasl_jaas_config():
     ({"oauth_cb": "my_company.auth.token", "allowed_token_callbacks": "my_company.auth.token"},
      "module 'my_company.auth' cannot be imported"),
     ({"oauth_cb": "json.nothing_here", "allowed_token_callbacks": ["json.nothing_here"]}, "no callable"),
+    ({"oauth_cb": "json.nothing_here", "allowed_token_callbacks": ["json.*"]}, "no callable"),  # module.* allows
+    ({"oauth_cb": "json.decoder.scanstring", "allowed_token_callbacks": ["json.*"]}, "is not allowed"),
     ({"sasl_oauthbearer_method": "kerberos"}, "sasl_oauthbearer_method 'kerberos' is unknown"),
     ({"sasl_oauthbearer_method": "aws_msk_iam"}, "needs the cluster's AWS region"),
     ({"sasl_oauthbearer_method": "aws_msk_iam", "sasl_oauthbearer_aws_region": "Frankfurt"}, "is not one"),

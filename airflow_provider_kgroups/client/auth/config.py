@@ -166,12 +166,18 @@ def _check_callback(c: OAuthBearerConfig) -> None:
     path = c.callback
     if not isinstance(path, str) or not _DOTTED_PATH.match(path.strip()):
         raise ConfigurationError(f"oauth_cb {path!r} is not a dotted path such as 'my_company.kafka_auth.token'.")
-    if path not in c.allowed_callbacks:
+    if not callback_allowed(path, c.allowed_callbacks):
         listed = ", ".join(c.allowed_callbacks) or "empty"
         raise ConfigurationError(f"oauth_cb {path!r} is not allowed: only callbacks listed in {ALLOW_LIST_OPTION} "
                                  f"(now {listed}) are imported; an administrator adds the full path there "
                                  "(AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS).")
     load_callback(path)
+
+
+def callback_allowed(path: str, allowed: Iterable[str]) -> bool:
+    """``path`` is listed, or its module is (``module.*``)."""
+    module = path.rpartition(".")[0]
+    return any(entry == path or (entry.endswith(".*") and entry[:-2] == module) for entry in allowed)
 
 
 def _check_unsecured(c: OAuthBearerConfig) -> None:
