@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, Failure
+from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, CLIENT_UNDECODABLE, ConfigurationError, Failure
 from ..client.results import KeyedResults, RecordPosition, RecordTimestamp, TopicPartition
 from .bounds import Interval
 from .model import LagFlag, LagSnapshot, PartitionLag
@@ -247,6 +247,8 @@ def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordT
         return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
     if isinstance(fetched, Failure):
         why = f"reading the record at offset {committed} failed ({fetched})"
+        if fetched.code == CLIENT_UNDECODABLE:  # a record we cannot decode is no reason to guess its age
+            return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why)
         return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
     if fetched is None:
         return _unknown(base, f"the record at offset {committed} was not fetched")

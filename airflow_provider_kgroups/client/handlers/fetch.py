@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Iterable, Mapping
 
-from kafka.record import MemoryRecords
-
+from ..batches import UndecodableBatch, read_batches
 from ..driver import Outcome, RequestPlan
-from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
+from ..errors import CLIENT_UNDECODABLE, CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import RecordPosition, RecordTimestamp, TimestampPage, TopicPartition
@@ -70,38 +69,34 @@ class BatchKind(Enum):
 class PageBatches:
     """The batches of one fetched page, each with what a consumer makes of it. With
     ``aborted`` (the response's aborted transactions, for read_committed), transactional
-    batches of a producer between its abort entry and its abort marker are ABORTED.
-    After iterating, :attr:`truncated` tells whether bytes of a partial batch were left."""
+    batches of a producer between its abort entry and its abort marker are ABORTED
+    (``FetchCollector``/``CompletedFetch.nextFetchedRecord`` in Kafka's consumer).
+    :attr:`truncated` tells whether bytes of a partial batch were left at the end.
+    Raises :class:`~..batches.UndecodableBatch` for a batch that cannot be read."""
 
     def __init__(self, records: bytes | None, aborted: Iterable | None = None) -> None:
-        self._memory = MemoryRecords(bytes(records)) if records else None
+        self._batches, self.truncated = read_batches(records)
         self._aborted = aborted
 
     def __iter__(self):
-        if self._memory is None:
-            return
-        memory = self._memory
         pending_aborts = sorted((a.first_offset, a.producer_id) for a in (self._aborted or ()))
         aborted_producers: set[int] = set()
-        while memory.has_next():
-            batch = memory.next_batch()
-            last = getattr(batch, "last_offset", None)
-            while pending_aborts and last is not None and pending_aborts[0][0] <= last:
+        for batch in self._batches:
+            while pending_aborts and pending_aborts[0][0] <= batch.last_offset:
                 aborted_producers.add(heapq.heappop(pending_aborts)[1])
-            producer = getattr(batch, "producer_id", -1)
-            if getattr(batch, "is_control_batch", False):
-                for marker in batch:
-                    if getattr(marker, "abort", False):
-                        aborted_producers.discard(producer)
+            if batch.is_control_batch:
+                if any(marker.abort for marker in batch.markers()):
+                    aborted_producers.discard(batch.producer_id)
                 yield BatchKind.CONTROL, batch
-            elif getattr(batch, "is_transactional", False) and producer in aborted_producers:
+            elif batch.is_transactional and batch.producer_id in aborted_producers:
                 yield BatchKind.ABORTED, batch
             else:
                 yield BatchKind.DATA, batch
 
-    @property
-    def truncated(self) -> bool:
-        return self._memory is not None and self._memory.valid_bytes() < self._memory.size_in_bytes()
+
+def undecodable(tp: TopicPartition, offset: int, error: UndecodableBatch) -> Failure:
+    """The Failure of a partition whose page holds a batch this client cannot read."""
+    return Failure(CLIENT_UNDECODABLE, f"{tp}: reading from offset {offset}: {error}")
 
 
 def scan_page(records: bytes | None, aborted: Iterable | None = None) -> tuple[list[ReadableRecord], int | None]:
@@ -114,19 +109,19 @@ def scan_page(records: bytes | None, aborted: Iterable | None = None) -> tuple[l
     skipped_from: int | None = None  # start of the run of markers/aborted offsets ending at seen_end
 
     for kind, batch in batches:
-        last = getattr(batch, "last_offset", None)
+        last = batch.last_offset
         if kind is not BatchKind.DATA:
             if seen_end is None or batch.base_offset > seen_end:
                 skipped_from = batch.base_offset
             seen_end = max(seen_end or 0, last + 1)
             continue
-        for record in batch:
-            clean = skipped_from if seen_end == record.offset and skipped_from is not None else record.offset
-            timestamp = record.timestamp if record.timestamp is not None and record.timestamp >= 0 else None
-            readable.append(ReadableRecord(record.offset, timestamp, record.timestamp_type == _LOG_APPEND_TIME, clean))
-            seen_end, skipped_from = record.offset + 1, record.offset + 1
-        if last is not None:
-            seen_end = max(seen_end or 0, last + 1)
+        log_append = batch.timestamp_type == _LOG_APPEND_TIME
+        columns = batch.columns()
+        for offset, timestamp in zip(columns.offsets, columns.timestamps):
+            clean = skipped_from if seen_end == offset and skipped_from is not None else offset
+            readable.append(ReadableRecord(offset, timestamp if timestamp >= 0 else None, log_append, clean))
+            seen_end, skipped_from = offset + 1, offset + 1
+        seen_end = max(seen_end or 0, last + 1)
     if batches.truncated and seen_end is None:
         raise _Truncated()
     return readable, seen_end
@@ -267,8 +262,8 @@ class FetchTimestampHandler(Handler[TopicPartition, TimestampPage]):
         except _Truncated:
             grow_budget(outcome, tp, budget, wanted[0])
             return
-        except Exception as exc:  # noqa: BLE001 - a codec we lack (lz4, zstd, snappy) or a corrupt batch
-            outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"cannot decode records: {type(exc).__name__}: {exc}")
+        except UndecodableBatch as exc:
+            outcome.failed[tp] = undecodable(tp, self._starts[tp], exc)
             return
         resolved, unresolved = resolve_offsets(readable, seen_end, wanted, readable_end, high_watermark, log_start,
                                                self._starts[tp])

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..batches import UndecodableBatch
 from ..driver import Outcome, RequestPlan
-from ..errors import CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
+from ..errors import REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
 from .base import Handler, Notes
 from .fetch import (
     FETCH_MAX_WAIT_MS, FETCH_NEEDS, BatchKind, PageBatches, budget_of, fetch_request, grow_budget, parse_fetch,
+    undecodable,
 )
 from .list_offsets import READ_COMMITTED
 
@@ -74,15 +76,16 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
             batches = PageBatches(p.records, p.aborted_transactions if self._isolation == READ_COMMITTED else None)
             for kind, batch in batches:
                 if kind is BatchKind.DATA:
-                    records.extend(FetchedRecord(r.offset, r.timestamp, r.timestamp_type, r.key, r.value,
-                                                 tuple(r.headers or ())) for r in batch if r.offset >= start)
+                    kind_of_time = batch.timestamp_type
+                    records.extend(FetchedRecord(offset, timestamp, kind_of_time, key, value, headers)
+                                   for offset, timestamp, key, value, headers in zip(*batch.columns())
+                                   if offset >= start)
                 else:
                     skipped.append((batch.base_offset, batch.last_offset))
                 next_offset = max(next_offset, batch.last_offset + 1)
             truncated_first = batches.truncated and next_offset == start
-        except Exception as exc:  # noqa: BLE001 - a codec we lack (lz4, zstd, snappy) or a corrupt batch
-            outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"cannot decode records at offset {start}: "
-                                                             f"{type(exc).__name__}: {exc}")
+        except UndecodableBatch as exc:
+            outcome.failed[tp] = undecodable(tp, start, exc)
             return
         if truncated_first:
             grow_budget(outcome, tp, budget, start)

@@ -17,7 +17,7 @@ from kafka.protocol.consumer import ConsumerProtocolAssignment, ConsumerProtocol
 __all__ = [
     "CLASSIC", "CONSUMER", "SHARE", "STREAMS", "GROUP_TYPES", "STATES_BY_TYPE", "CLASSIC_STATES",
     "CONSUMER_STATES", "NON_EMPTY_STATES",
-    "Committed", "Member", "Group", "Partition", "Record", "Topic", "java_string_hash",
+    "Committed", "Member", "Group", "Partition", "Record", "StoredBatch", "Topic", "java_string_hash",
     "kafka_partition_for", "topic_id_for", "encode_assignment", "encode_subscription",
 ]
 
@@ -191,8 +191,27 @@ class Record:
     timestamp: int
     key: bytes | None = None
     value: bytes | None = None
-    producer_id: int = -1  # >= 0: written in a transaction
+    producer_id: int = -1  # >= 0: written in a transaction (or, with ``batch``, by an idempotent producer)
     control: int | None = None  # a transaction marker: 0 abort, 1 commit (ControlRecordType)
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    batch: int = -1  # >= 0: the stored batch it was produced in (Partition.batches); -1: batched when fetched
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBatch:
+    """How a batch was produced (``ClusterState.append_batch``): what its header says. A Fetch
+    serves it whole, from its base offset, whichever of its offsets was asked for (Kafka reads
+    the log by batch: ``LogSegment.read`` starts at the batch holding the fetch offset)."""
+
+    base_offset: int
+    codec: str = "none"
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    transactional: bool = False
+    control: bool = False
+    log_append_time_ms: int | None = None
+    payload: bytes | None = None  # replaces the compressed records (a batch no codec can read)
 
 
 @dataclass
@@ -216,7 +235,9 @@ class Partition:
     #: aborted transactions (producer id, first offset, last offset incl. its marker), as Kafka's
     #: transaction index keeps them (``ProducerStateManager`` / ``TransactionIndex``)
     aborted_txns: list[tuple[int, int, int]] = field(default_factory=list)
+    batches: list[StoredBatch] = field(default_factory=list)  # by Record.batch
     _offsets: list[int] = field(default_factory=list, repr=False)
+    encoded: dict = field(default_factory=dict, repr=False)  # encoded batch bytes, cached by content
 
     @property
     def lso(self) -> int:

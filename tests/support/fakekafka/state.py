@@ -16,8 +16,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 from .acl import ANONYMOUS, Acls
 from .model import (
     CLASSIC, DEFAULT_ASSIGNOR, DEFAULT_PROTOCOL_TYPE, GROUP_TYPES, STATES_BY_TYPE, Committed, Group, Member,
-    Partition, Record, Topic, kafka_partition_for, topic_id_for,
+    Partition, Record, StoredBatch, Topic, kafka_partition_for, topic_id_for,
 )
+
+#: one record of a produced batch: ``value`` or ``(key, value)`` or ``(key, value, headers)`` or
+#: ``(key, value, headers, timestamp_ms)``
+BatchRecord = bytes | None | tuple
 
 __all__ = ["ClusterState"]
 
@@ -34,6 +38,14 @@ def _flatten_offsets(offsets: OffsetsArg | None) -> dict[tuple[str, int], Commit
             for partition, committed in value.items():
                 out[(key, int(partition))] = Committed.of(committed)
     return out
+
+
+def _batch_record(item: BatchRecord, now: int) -> tuple[bytes | None, bytes | None, tuple, int]:
+    """(key, value, headers, timestamp) of one record given to ``append_batch``."""
+    if not isinstance(item, tuple):
+        return None, item, (), now
+    key, value, *rest = item
+    return key, value, tuple(rest[0]) if rest else (), rest[1] if len(rest) > 1 else now
 
 
 def _check_state(group_type: str, state: str) -> None:
@@ -127,6 +139,54 @@ class ClusterState:
             topic = self.topics.pop(name, None)
             if topic is not None:
                 self.topics_by_id.pop(topic.topic_id, None)
+
+    def append_batch(self, topic: str, partition: int, records: Sequence[BatchRecord], *, codec: str = "none",
+                     producer_id: int = -1, transactional: bool = False, timestamp_ms: int | None = None,
+                     log_append_time_ms: int | None = None, payload: bytes | None = None) -> tuple[int, int]:
+        """One record batch as a producer sends it and the log keeps it (compressed with ``codec``;
+        ``producer_id`` >= 0: an idempotent producer, with ``transactional`` inside a transaction
+        whose marker :meth:`end_transaction` writes). A record is a value, or a tuple ``(key, value
+        [, headers [, timestamp_ms]])``; the default timestamp is ``timestamp_ms`` or now. A Fetch
+        at any offset of the batch returns all of it. Returns (first offset, new end offset)."""
+        with self.lock:
+            part = self._partition(topic, partition)
+            first = part.end
+            now = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+            sequence = sum(1 for b in part.batches if b.producer_id == producer_id) if producer_id >= 0 else -1
+            part.batches.append(StoredBatch(first, codec, producer_id, 0 if producer_id >= 0 else -1,
+                                            sequence * 1000 if producer_id >= 0 else -1, transactional,
+                                            log_append_time_ms=log_append_time_ms, payload=payload))
+            batch = len(part.batches) - 1
+            for i, item in enumerate(records):
+                key, value, headers, ts = _batch_record(item, now)
+                part.add_record(Record(offset=first + i, timestamp=ts, key=key, value=value, headers=tuple(headers),
+                                       producer_id=producer_id, batch=batch))
+            part.end = first + len(records)
+            return first, part.end
+
+    def end_transaction(self, topic: str, partition: int, *, producer_id: int, commit: bool,
+                        timestamp_ms: int | None = None) -> tuple[int, int]:
+        """The marker the coordinator's WriteTxnMarkers appends (a control batch of one record);
+        an abort also goes into the partition's aborted-transaction index from the producer's
+        first transactional offset (``ProducerStateManager``). Returns (marker offset, new end)."""
+        with self.lock:
+            part = self._partition(topic, partition)
+            marker = part.end
+            started = []  # the producer's transactional offsets since its last marker
+            for r in reversed(part.records):
+                if r.producer_id == producer_id:
+                    if r.control is not None:
+                        break
+                    if r.batch >= 0 and part.batches[r.batch].transactional:
+                        started.append(r.offset)
+            ts = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+            part.batches.append(StoredBatch(marker, "none", producer_id, 0, -1, True, True))
+            part.add_record(Record(offset=marker, timestamp=ts, producer_id=producer_id, control=1 if commit else 0,
+                                   batch=len(part.batches) - 1))
+            if not commit and started:
+                part.aborted_txns.append((producer_id, min(started), marker))
+            part.end = marker + 1
+            return marker, part.end
 
     def append_transaction(self, topic: str, partition: int, values: Sequence[bytes], *, producer_id: int,
                            commit: bool, timestamp_ms: int | None = None) -> tuple[int, int]:

@@ -18,6 +18,7 @@ from kafka.record.memory_records import MemoryRecords
 
 from ..codec import Err
 from ..model import Partition, Record
+from ..recordbatch import control_key, control_value, encode_batch
 
 if TYPE_CHECKING:
     from ..dispatch import RequestContext
@@ -183,6 +184,68 @@ def build_record_batch(records: list[Record], max_bytes: int, leader_epoch: int 
     return out
 
 
+def _stored_batch(part: Partition, records: list[Record]) -> bytes:
+    """The bytes of one stored batch (its surviving ``records``), encoded once and cached."""
+    meta = part.batches[records[0].batch]
+    key = (records[0].batch, records[0].offset, records[-1].offset, len(records), part.leader_epoch)
+    data = part.encoded.get(key)
+    if data is None:
+        rows = [(r.offset, r.timestamp, *((control_key(r.control == 1), control_value()) if r.control is not None
+                                          else (r.key, r.value)), r.headers) for r in records]
+        data = encode_batch(meta.base_offset, rows, codec=meta.codec, producer_id=meta.producer_id,
+                            producer_epoch=meta.producer_epoch, base_sequence=meta.base_sequence,
+                            transactional=meta.transactional, control=meta.control,
+                            log_append_time_ms=meta.log_append_time_ms, leader_epoch=part.leader_epoch,
+                            payload=meta.payload)
+        part.encoded[key] = data
+    return data
+
+
+def _batch_last_offset(part: Partition, batch: int) -> int:
+    last = -1
+    for r in part.records_from(part.batches[batch].base_offset):
+        if r.batch != batch:
+            break
+        last = r.offset
+    return last
+
+
+def read_log(part: Partition, fetch_offset: int, limit: int, max_bytes: int, whole_first: bool) -> bytes:
+    """What ``LogSegment.read`` returns from ``fetch_offset``: whole batches, starting with the one
+    holding the offset (a stored batch is served from its base offset), below ``limit`` (high
+    watermark or LSO; a batch is never split by it). Past ``max_bytes`` the bytes are cut where the
+    budget ends (a partial batch, as a file slice is), except that the first partition of a
+    response gets at least its first batch whole (``minOneMessage``, KIP-74)."""
+    records = part.records_from(fetch_offset)
+    if records and records[0].batch >= 0:
+        records = part.records_from(min(fetch_offset, part.batches[records[0].batch].base_offset))
+    records = [r for r in records if r.offset < limit]
+    if not records or all(r.batch < 0 for r in records):
+        return build_record_batch(records, max_bytes, part.leader_epoch) if records else b""
+    out = b""
+    i = 0
+    while i < len(records) and (len(out) < max_bytes or not out):
+        j = i + 1
+        while j < len(records) and records[j].batch == records[i].batch and (
+                records[i].batch >= 0 or (records[j].producer_id, records[j].control) == (
+                records[i].producer_id, records[i].control)):
+            j += 1
+        if records[i].batch >= 0:
+            if _batch_last_offset(part, records[i].batch) >= limit:
+                break  # the batch reaches past the limit: not served yet
+            data = _stored_batch(part, records[i:j])
+        else:
+            data = build_record_batch(records[i:j], max(max_bytes - len(out), 1), part.leader_epoch)
+        if out and len(out) + len(data) > max_bytes:
+            out += data[:max_bytes - len(out)]
+            break
+        if not out and len(data) > max_bytes and not whole_first:
+            return data[:max_bytes]
+        out += data
+        i = j
+    return out
+
+
 def _aborted_overlapping(part: Partition, fetch_offset: int, upper: int) -> list | None:
     """The aborted transactions a read_committed consumer needs for [fetch_offset, upper)."""
     T = FetchResponse.FetchableTopicResponse.PartitionData.AbortedTransaction
@@ -222,9 +285,8 @@ def fetch(ctx: RequestContext) -> Any:
                               high_watermark=part.end, last_stable_offset=part.lso, log_start_offset=part.log_start,
                               aborted_transactions=None, preferred_read_replica=-1, records=b""))
                 continue
-            records = [r for r in part.records_from(p.fetch_offset) if r.offset < limit]
-            data = build_record_batch(records, min(p.partition_max_bytes, budget), part.leader_epoch) \
-                if records and budget > 0 else b""
+            data = read_log(part, p.fetch_offset, limit, min(p.partition_max_bytes, budget), not any_records) \
+                if budget > 0 else b""
             budget -= len(data)
             any_records = any_records or bool(data)
             aborted = _aborted_overlapping(part, p.fetch_offset, limit) if isolation == 1 else None
