@@ -5,6 +5,8 @@ group); this file only wires it into pytest.
 - ``seed``: a kafka-python Seeder on that broker (session-wide, reuses its connections).
 - ``live_group``: one consumer group with a live member, joined once per session
   (~3 s), paused after committing; treat it as read-only (see tests/support/live.py).
+- ``production``: one topic per codec written as production producers write (librdkafka:
+  compressed multi-record batches, idempotence, transactions), seeded once per session.
 - ``name_prefix``: a unique prefix per test for topic and group names, so tests can share
   the broker without colliding.
 - every test starts without cached OAUTHBEARER tokens (autouse).
@@ -72,6 +74,18 @@ def live_group(seed: Seeder) -> LiveGroup:
     group = start_live_group(seed, f"live-{_SESSION_TAG}", f"live-{_SESSION_TAG}")
     yield group
     group.stop()
+
+
+@pytest.fixture(scope="session")
+def production(tansu: TansuBroker) -> dict:
+    """codec -> what its topic holds (one partition), written once per session by librdkafka as
+    production producers write: compressed multi-record batches, an idempotent producer,
+    transactions (tests/support/production.py). Read-only: commit under your own group names."""
+    from tests.support.production import CODECS, create_topics, seed_partition
+
+    topics = {codec: f"prod-{codec}-{_SESSION_TAG}" for codec in CODECS}
+    create_topics(tansu.bootstrap, {topic: 1 for topic in topics.values()})
+    return {codec: seed_partition(tansu.bootstrap, topic, 0, codec) for codec, topic in topics.items()}
 
 
 @pytest.fixture

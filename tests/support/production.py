@@ -1,0 +1,148 @@
+"""Seed a real broker the way production producers write, with librdkafka (confluent-kafka), and
+remember exactly what landed where.
+
+What production clients send (shared/notes/production-records.md; librdkafka's CONFIGURATION.md):
+``compression.type`` per topic here (none, gzip, snappy, lz4, zstd), ``linger.ms`` so that many
+records share a batch, an idempotent producer (producer id, epoch and sequence in every batch)
+and a transactional one (control batches for COMMIT/ABORT markers; the aborted records stay in
+the log). Records carry headers with duplicate keys and null values, null and empty keys and
+values, and one value of a full MiB.
+
+The layout of every partition :func:`seed_partition` writes, in this order (offsets follow from
+the deliveries; markers take one offset each):
+
+    1 record alone | a batch of ``big_batch`` records | 20 records with headers and null/empty
+    keys and values | a 1 MiB record | 50 from an idempotent producer | a committed transaction
+    of 30 | an aborted transaction of 20 | a committed transaction of 10 | 1 record alone
+
+The partition ends in a single-record batch: Tansu 0.6.0 answers ListOffsets(latest) with the
+last batch's base offset + 1 (shared/notes/real-broker.md), exact only after a batch of one.
+
+Timestamps are set by the producer (CreateTime): record ``i`` of a partition's seed gets
+``first_ms + i * step_ms``, so every record has its own, known age.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+__all__ = ["CODECS", "Seeded", "SeededRecord", "create_topics", "seed_partition"]
+
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+MIB = 1024 * 1024
+HEADERS = [("trace", b"a"), ("trace", b"b"), ("null", None), ("empty", b"")]
+_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class SeededRecord:
+    offset: int
+    timestamp_ms: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    aborted: bool = False  # written inside a transaction that was aborted
+
+
+@dataclass
+class Seeded:
+    """What one partition holds: its records (markers are the offsets in none of them)."""
+
+    topic: str
+    partition: int
+    codec: str
+    records: list[SeededRecord] = field(default_factory=list)
+    end: int = 0  # the log end offset after the last single-record batch
+
+    def committed(self) -> list[SeededRecord]:
+        return [r for r in self.records if not r.aborted]
+
+    def batch_middle(self) -> SeededRecord:
+        """A record in the middle of the large batch: a committed offset inside a batch."""
+        return self.records[1 + len(self.records[1:]) // 4]
+
+    def first_aborted(self) -> SeededRecord:
+        return next(r for r in self.records if r.aborted)
+
+
+def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(name, partitions, 1) for name, partitions in topics.items()],
+                                      operation_timeout=_TIMEOUT).values():
+        future.result(_TIMEOUT)
+
+
+def _producer(bootstrap: str, codec: str, **config) -> Producer:
+    return Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 200,
+                     "batch.num.messages": 10_000, "batch.size": 4 * MIB, "message.max.bytes": 4 * MIB,
+                     "acks": "all", "log_level": 3, **config})
+
+
+class _Writer:
+    """One producer's sends, each delivery checked and recorded."""
+
+    def __init__(self, seeded: Seeded, producer: Producer, clock: list[int], step_ms: int) -> None:
+        self.seeded, self.producer, self.clock, self.step_ms = seeded, producer, clock, step_ms
+        self.pending: list[tuple[int, bytes | None, bytes | None, tuple]] = []
+        self.delivered: dict[int, int] = {}
+        self.errors: list[str] = []
+
+    def send(self, key: bytes | None, value: bytes | None, headers=()) -> None:
+        ts = self.clock[0]
+        self.clock[0] += self.step_ms
+        index = len(self.pending)
+        self.pending.append((ts, key, value, tuple(headers)))
+
+        def delivered(err, msg, index=index):
+            if err is not None:
+                self.errors.append(str(err))
+            else:
+                self.delivered[index] = msg.offset()
+
+        self.producer.produce(self.seeded.topic, key=key, value=value, headers=list(headers) or None,
+                              partition=self.seeded.partition, timestamp=ts, on_delivery=delivered)
+
+    def batch(self, rows, *, aborted: bool = False) -> None:
+        """Send ``rows`` (key, value, headers) within one linger window, then wait for all."""
+        for key, value, headers in rows:
+            self.send(key, value, headers)
+        self.flush(aborted=aborted)
+
+    def flush(self, *, aborted: bool = False) -> None:
+        left = self.producer.flush(_TIMEOUT)
+        if left or self.errors or len(self.delivered) != len(self.pending):
+            raise KafkaException(f"{self.seeded.topic}[{self.seeded.partition}]: {left} undelivered, errors "
+                                 f"{self.errors[:3]}")
+        for index, (ts, key, value, headers) in enumerate(self.pending):
+            self.seeded.records.append(SeededRecord(self.delivered[index], ts, key, value, headers, aborted))
+        self.pending, self.delivered = [], {}
+
+
+def seed_partition(bootstrap: str, topic: str, partition: int, codec: str, *, big_batch: int = 500,
+                   first_ms: int = 1_700_000_000_000, step_ms: int = 1000, transactions: bool = True) -> Seeded:
+    """Write the layout in the module docstring to ``topic[partition]``; returns what landed."""
+    seeded = Seeded(topic, partition, codec)
+    clock = [first_ms]
+    plain = _Writer(seeded, _producer(bootstrap, codec), clock, step_ms)
+    plain.batch([(b"alone", b"first", ())])
+    plain.batch([(b"k%d" % (i % 7), b"%08d:" % i + b"v" * 92, ()) for i in range(big_batch)])
+    odd = [(None, b"null key", HEADERS), (b"", b"empty key", ()), (b"null value", None, [("h", None)]),
+           (b"empty value", b"", HEADERS[:2]), (None, None, ()), (b"", b"", [("", b"")])]
+    plain.batch([odd[i % len(odd)] for i in range(20)])
+    plain.batch([(b"big", bytes(range(256)) * (MIB // 256), [("size", b"1MiB")])])
+    idempotent = _Writer(seeded, _producer(bootstrap, codec, **{"enable.idempotence": True}), clock, step_ms)
+    idempotent.batch([(b"idem", b"i%d" % i, ()) for i in range(50)])
+    if transactions:
+        producer = _producer(bootstrap, codec, **{"transactional.id": f"{topic}-{partition}-tx"})
+        producer.init_transactions(_TIMEOUT)
+        txn = _Writer(seeded, producer, clock, step_ms)
+        for count, commit in ((30, True), (20, False), (10, True)):
+            producer.begin_transaction()
+            txn.batch([(b"tx", b"%s%d" % (b"c" if commit else b"a", i), ()) for i in range(count)], aborted=not commit)
+            producer.commit_transaction(_TIMEOUT) if commit else producer.abort_transaction(_TIMEOUT)
+    plain.batch([(b"last", b"alone again", ())])
+    seeded.end = seeded.records[-1].offset + 1
+    return seeded
