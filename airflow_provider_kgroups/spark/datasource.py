@@ -220,8 +220,9 @@ def to_record_batch(chunk: OffsetChunk, records: list[FetchedRecord], include_he
         pa.array([r.timestamp_ms * 1000 for r in records], pa.timestamp("us", tz="UTC")),
         pa.array([r.timestamp_type for r in records], pa.int32()),
     ]
-    if include_headers:
-        columns.append(pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in records],
+    if include_headers:  # NULL, not an empty array, for a record without headers (KafkaRecordToRowConverter)
+        columns.append(pa.array([[{"key": k, "value": v} for k, v in r.headers] if r.headers else None
+                                 for r in records],
                                 pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))))
     return pa.RecordBatch.from_arrays(columns, schema=_arrow_schema(include_headers))
 
