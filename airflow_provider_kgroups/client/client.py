@@ -351,13 +351,13 @@ class AsyncGroupsClient:
 
     async def fetch_records(self, positions: Mapping[TopicPartition, int], *, read_committed: bool = False,
                             page_bytes: int = DEFAULT_RECORD_PAGE_BYTES, budgets: dict[TopicPartition, int] | None = None,
-                            max_wait_ms: int = 1, timeout_s: float | None = None
+                            max_wait_ms: int = 1, timeout_s: float | None = None, decode: bool = True
                             ) -> KeyedResults[TopicPartition, RecordPage]:
         """One page of records per partition from ``positions[tp]``: one Fetch per leader for all
         its partitions, about ``page_bytes`` per partition (grown for a batch that does not fit;
         pass the same ``budgets`` dict to the next call to keep the grown size); the leader waits
         up to ``max_wait_ms`` for data. Reading a whole range, with gap and retention checks:
-        :class:`~.records.RangeReader`."""
+        :class:`~.records.RangeReader`. ``decode=False``: data batches stay undecoded (``RecordPage.batches``)."""
         tps = _partitions(positions)
         for tp in tps:
             offset = positions[tp]
@@ -373,7 +373,8 @@ class AsyncGroupsClient:
         if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, int) or not 0 <= max_wait_ms <= 30_000:
             raise ConfigurationError(f"max_wait_ms must be an int between 0 and 30000, got {max_wait_ms!r}.")
         handler = FetchRecordsHandler(self._leaders, {tp: positions[tp] for tp in tps},
-                                      READ_COMMITTED if read_committed else READ_UNCOMMITTED, budgets, max_wait_ms)
+                                      READ_COMMITTED if read_committed else READ_UNCOMMITTED, budgets, max_wait_ms,
+                                      decode)
         pages = await self._run(self._call(timeout_s), handler, tps)
         for tp, page in pages.values.items():
             budgets[tp] = page.budget_bytes  # the caller's next page starts from the grown budget

@@ -16,7 +16,7 @@ from typing import AsyncIterator
 
 from .errors import ConfigurationError, KafkaGroupsError
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
-from .results import FetchedRecord, RecordPage, TopicPartition
+from .results import RecordPage, TopicPartition
 
 #: How long the leader may wait for data on each try at a page that came back empty although the
 #: log reaches further (a busy broker may answer a 1 ms wait with nothing).
@@ -29,11 +29,16 @@ class RecordsUnavailable(KafkaGroupsError):
 
 
 class RangeReader:
-    """``async for records in RangeReader(client, tp, 0, 100).pages(): ...``"""
+    """``async for records in RangeReader(client, tp, 0, 100).pages(): ...``
+
+    ``decode=False`` yields each page's data batches undecoded (the data source reads them
+    column-wise): every batch holds records of the range, and records outside it are the
+    reader's to drop."""
 
     def __init__(self, client, tp: TopicPartition, start: int, end: int, *, read_committed: bool = False,
                  allow_gaps: bool = False, page_bytes: int = DEFAULT_RECORD_PAGE_BYTES,
-                 page_timeout_s: float | None = None, gap_hint: str = "allow gaps to read around them") -> None:
+                 page_timeout_s: float | None = None, gap_hint: str = "allow gaps to read around them",
+                 decode: bool = True) -> None:
         for name, value in (("start", start), ("end", end)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{tp}: {name} offset must be an int >= 0, got {value!r}.")
@@ -47,13 +52,14 @@ class RangeReader:
         self.page_bytes = page_bytes
         self.page_timeout_s = page_timeout_s
         self.gap_hint = gap_hint
+        self.decode = decode
         self.records = 0
         self.skipped = 0
         self.gaps: list[tuple[int, int, str]] = []  # (first, last, why), offsets inclusive
         self.requests = 0
         self._covered = start  # every offset below this is accounted for
 
-    async def pages(self) -> AsyncIterator[list[FetchedRecord]]:
+    async def pages(self) -> AsyncIterator[list]:  # FetchedRecord, or RecordBatch with decode=False
         position = self.start
         budgets = {self.tp: self.page_bytes}
         while position < self.end:
@@ -72,11 +78,16 @@ class RangeReader:
                 # the log never ends in a compacted hole): nothing at all is the broker being slow.
                 raise RecordsUnavailable(f"{self.tp}: the broker returned no records at offset {position} in "
                                          f"{len(EMPTY_PAGE_WAITS_MS)} tries although the log reaches {readable_end}")
-            records = [r for r in page.records if r.offset < self.end]
-            self._account(page, records)
+            if self.decode:
+                records = [r for r in page.records if r.offset < self.end]
+                read = [(r.offset, r.offset) for r in records]
+            else:
+                records = [b for b in page.batches if b.base_offset < self.end]
+                read = self._batch_spans(records)
+            self._account(page, read)
             position = page.next_offset
             if records:
-                self.records += len(records)
+                self.records += sum(last - first + 1 for first, last in read)
                 yield records
         if self._covered < self.end:
             self._gap(self._covered, self.end - 1, "missing from the log (compacted)")
@@ -88,7 +99,8 @@ class RangeReader:
             self.requests += 1
             result = await self.client.fetch_records({self.tp: position}, read_committed=self.read_committed,
                                                      page_bytes=self.page_bytes, budgets=budgets,
-                                                     max_wait_ms=max_wait_ms, timeout_s=self.page_timeout_s)
+                                                     max_wait_ms=max_wait_ms, timeout_s=self.page_timeout_s,
+                                                     decode=self.decode)
             if self.tp in result.failures:
                 raise KafkaGroupsError(f"{self.tp}: Fetch at offset {position} failed: {result.failures[self.tp]}")
             page = result.values[self.tp]
@@ -109,12 +121,28 @@ class RangeReader:
         raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({page.high_watermark}): the range "
                                  f"[{self.start}, {self.end}) asks for records that do not exist")
 
-    def _account(self, page: RecordPage, records: list[FetchedRecord]) -> None:
-        """Walk the page's records and skipped ranges in offset order; what lies between is a gap."""
+    def _batch_spans(self, batches: list) -> list[tuple[int, int]]:
+        """The offsets of undecoded batches inside the range, as (first, last) runs: a batch
+        holding every offset from its base to its last is one run; one the log cleaner thinned
+        (fewer records than offsets: ``MemoryRecords.filterTo`` keeps its base offset) is decoded
+        for its offsets."""
+        spans = []
+        for batch in batches:
+            if batch.count == batch.last_offset - batch.base_offset + 1:
+                first, last = max(batch.base_offset, self.start), min(batch.last_offset, self.end - 1)
+                if first <= last:
+                    spans.append((first, last))
+            else:
+                spans.extend((o, o) for o in batch.columns().offsets if self.start <= o < self.end)
+        return spans
+
+    def _account(self, page: RecordPage, read: list[tuple[int, int]]) -> None:
+        """Walk the page's records (runs of offsets read) and skipped ranges in offset order;
+        what lies between is a gap."""
         skipped = [(max(first, self.start), min(last, self.end - 1)) for first, last in page.skipped
                    if last >= self.start and first < self.end]
         self.skipped += sum(last - first + 1 for first, last in skipped)
-        for first, last in sorted([(r.offset, r.offset) for r in records] + skipped):
+        for first, last in sorted(read + skipped):
             if first > self._covered:
                 self._gap(self._covered, first - 1, "missing from the log (compacted)")
             self._covered = max(self._covered, last + 1)

@@ -59,10 +59,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
+from ..client.compression import UndecodableBatch
 from ..client.config import ClientConfig
 from ..client.properties import config_from_kafka_properties, config_to_kafka_properties, read_properties_file
 from ..client.errors import ConfigurationError
-from ..client.results import FetchedRecord, TopicPartition
+from ..client.results import TopicPartition
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
 
 log = logging.getLogger(__name__)
@@ -197,34 +198,13 @@ async def resolve_ranges(client, spec: ReadSpec) -> dict[TopicPartition, tuple[i
     return resolved
 
 
-def _arrow_schema(include_headers: bool):
-    import pyarrow as pa
+def to_record_batch(chunk: OffsetChunk, batches: list, include_headers: bool):
+    """One page's record batches (undecoded) -> one Arrow record batch of the chunk's records, in
+    the source's schema (:mod:`.arrow_records`; a record without headers has NULL headers, as in
+    Spark's ``KafkaRecordToRowConverter``)."""
+    from .arrow_records import batches_to_arrow
 
-    fields = [("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()), ("partition", pa.int32()),
-              ("offset", pa.int64()), ("timestamp", pa.timestamp("us", tz="UTC")), ("timestampType", pa.int32())]
-    if include_headers:
-        fields.append(("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))))
-    return pa.schema(fields)
-
-
-def to_record_batch(chunk: OffsetChunk, records: list[FetchedRecord], include_headers: bool):
-    """One page of records -> one Arrow record batch in the source's schema."""
-    import pyarrow as pa
-
-    columns = [
-        pa.array([r.key for r in records], pa.binary()),
-        pa.array([r.value for r in records], pa.binary()),
-        pa.array([chunk.topic] * len(records), pa.string()),
-        pa.array([chunk.partition] * len(records), pa.int32()),
-        pa.array([r.offset for r in records], pa.int64()),
-        pa.array([r.timestamp_ms * 1000 for r in records], pa.timestamp("us", tz="UTC")),
-        pa.array([r.timestamp_type for r in records], pa.int32()),
-    ]
-    if include_headers:  # NULL, not an empty array, for a record without headers (KafkaRecordToRowConverter)
-        columns.append(pa.array([[{"key": k, "value": v} for k, v in r.headers] if r.headers else None
-                                 for r in records],
-                                pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))))
-    return pa.RecordBatch.from_arrays(columns, schema=_arrow_schema(include_headers))
+    return batches_to_arrow(chunk.topic, chunk.partition, batches, chunk.start, chunk.end, include_headers)
 
 
 def _iterate(async_iterable, loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
@@ -246,10 +226,14 @@ def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
     client = AsyncGroupsClient(spec.config)
     reader = RangeReader(client, tp, chunk.start, chunk.end, read_committed=spec.read_committed,
                          allow_gaps=not spec.fail_on_data_loss, page_bytes=spec.fetch_bytes,
-                         gap_hint="set failOnDataLoss=false to read around them (the missing offsets are logged)")
+                         gap_hint="set failOnDataLoss=false to read around them (the missing offsets are logged)",
+                         decode=False)
     try:
-        for records in _iterate(reader.pages(), loop):
-            yield to_record_batch(chunk, records, spec.include_headers)
+        for batches in _iterate(reader.pages(), loop):
+            try:
+                yield to_record_batch(chunk, batches, spec.include_headers)
+            except UndecodableBatch as exc:  # the task fails naming the partition, the codec and the library
+                raise UndecodableBatch(exc.codec, f"{tp} from offset {batches[0].base_offset}: {exc.detail}") from exc
     finally:
         loop.run_until_complete(client.close())
         loop.close()

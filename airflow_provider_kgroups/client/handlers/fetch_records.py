@@ -34,14 +34,17 @@ DEFAULT_RECORD_PAGE_BYTES = 1024 * 1024
 class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
     """Keys are partitions; ``positions[tp]`` is where the page starts, ``budgets[tp]`` the bytes
     it may take. A page's ``budget_bytes`` is the budget it needed (grown for a batch that did not
-    fit), for the caller to pass on to the next page."""
+    fit), for the caller to pass on to the next page. ``decode=False`` leaves the data batches
+    undecoded in ``RecordPage.batches`` (for a column-wise reader)."""
 
     request_class = FetchRequest
     needs = FETCH_NEEDS
 
     def __init__(self, lookup: LeaderLookup, positions: Mapping[TopicPartition, int], isolation_level: int,
-                 budgets: Mapping[TopicPartition, int], max_wait_ms: int = FETCH_MAX_WAIT_MS) -> None:
+                 budgets: Mapping[TopicPartition, int], max_wait_ms: int = FETCH_MAX_WAIT_MS,
+                 decode: bool = True) -> None:
         self.lookup = lookup
+        self._decode = decode
         self._positions = dict(positions)
         self._isolation = isolation_level
         self._budgets = dict(budgets)
@@ -70,12 +73,16 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
             outcome.failed[tp] = Failure(p.error_code)
             return
         records: list[FetchedRecord] = []
+        data_batches = []
         skipped: list[tuple[int, int]] = []
         next_offset = start
         try:
             batches = PageBatches(p.records, p.aborted_transactions if self._isolation == READ_COMMITTED else None)
             for kind, batch in batches:
-                if kind is BatchKind.DATA:
+                if kind is BatchKind.DATA and not self._decode:
+                    if batch.last_offset >= start:
+                        data_batches.append(batch)
+                elif kind is BatchKind.DATA:
                     kind_of_time = batch.timestamp_type
                     records.extend(FetchedRecord(offset, timestamp, kind_of_time, key, value, headers)
                                    for offset, timestamp, key, value, headers in zip(*batch.columns())
@@ -90,4 +97,5 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
         if truncated_first:
             grow_budget(outcome, tp, budget, start)
             return
-        outcome.completed[tp] = RecordPage(start, tuple(records), tuple(skipped), next_offset, **marks)
+        outcome.completed[tp] = RecordPage(start, tuple(records), tuple(skipped), next_offset, **marks,
+                                           batches=tuple(data_batches))
