@@ -42,9 +42,10 @@ VALUE = b"x" * 100
 def produce(bootstrap: str, topic: str, codec: str, partitions: int, per_partition: int) -> dict[int, int]:
     from confluent_kafka import Producer
 
-    from tests.support.production import create_topics
+    from demo.seed import Seeder
 
-    create_topics(bootstrap, {topic: partitions})
+    with Seeder(bootstrap) as seeder:
+        seeder.create_topic(topic, partitions)
     producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 100,
                          "batch.size": 1 << 20, "queue.buffering.max.messages": 2_000_000,
                          "queue.buffering.max.kbytes": 2_097_151, "log_level": 3})

@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from .compression import Codec, UndecodableBatch, decompress
 
-__all__ = ["BATCH_HEADER_BYTES", "Columns", "RecordBatch", "ControlMarker", "UndecodableBatch", "read_batches"]
+__all__ = ["BATCH_HEADER_BYTES", "Columns", "RecordBatch", "ControlMarker", "UndecodableBatch", "read_batches",
+           "read_headers"]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 BATCH_HEADER_BYTES = _HEADER.size  # 61
@@ -145,11 +146,6 @@ def read_batches(data: bytes | memoryview | None) -> tuple[list[RecordBatch], bo
     return batches, pos < end
 
 
-def iter_records(batch: RecordBatch) -> Iterator[tuple[int, int, bytes | None, bytes | None, tuple]]:
-    """``(offset, timestamp, key, value, headers)`` per record of ``batch``."""
-    return zip(*batch.columns())
-
-
 def _parse(buf: bytes, count: int, base_offset: int, first_ts: int, log_append_ts: int | None) -> Columns:
     """``DefaultRecord.readFrom`` for ``count`` records, inlined: one loop, plain lists."""
     offsets: list[int] = []
@@ -216,7 +212,7 @@ def _parse(buf: bytes, count: int, base_offset: int, first_ts: int, log_append_t
         if b == 0:
             headers.append(())
         else:
-            pos, record_headers = _headers(buf, pos - 1)
+            pos, record_headers = read_headers(buf, pos - 1)
             headers.append(record_headers)
         if pos != end:
             raise ValueError(f"record at offset {offsets[-1]} ends at byte {pos}, its length says {end}")
@@ -238,7 +234,8 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
     return (v >> 1) ^ -(v & 1), pos
 
 
-def _headers(buf: bytes, pos: int) -> tuple[int, tuple[tuple[str, bytes | None], ...]]:
+def read_headers(buf: bytes, pos: int) -> tuple[int, tuple[tuple[str, bytes | None], ...]]:
+    """A record's headers at ``pos`` (their count first): (the position after them, the pairs)."""
     count, pos = _varint(buf, pos)
     if count < 0:
         raise ValueError(f"negative header count {count}")

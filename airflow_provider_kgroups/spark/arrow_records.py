@@ -8,7 +8,7 @@ for all records at once with numpy at positions computed from those starts. Keys
 never copied into Python objects: they become Arrow ``binary_view`` arrays pointing into the
 buffer (length, prefix, offset; values of up to 12 bytes inline, as the Arrow format says),
 then one Arrow cast lays them out as the ``binary`` Spark reads. Headers are rare and read by
-:func:`..client.batches._headers`, for the records that have any.
+:func:`..client.batches.read_headers`, for the records that have any.
 
 The result is exactly what :mod:`..client.batches` gives (tests/spark/test_arrow_records.py
 compares the two on every codec and on odd records); a record that does not end where its
@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..client.batches import RecordBatch, UndecodableBatch, _headers
+from ..client.batches import RecordBatch, UndecodableBatch, read_headers
 
 __all__ = ["arrow_schema", "batches_to_arrow"]
 
@@ -115,10 +115,17 @@ def _constant_string(text: str, n: int) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(encoded * n)])
 
 
+def _records_bytes(batch: RecordBatch) -> bytes:
+    try:
+        return bytes(batch.records_bytes())
+    except UndecodableBatch as exc:
+        raise UndecodableBatch(exc.codec, f"the batch at offset {batch.base_offset}: {exc.detail}") from exc
+
+
 def batches_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], start: int, end: int,
                      include_headers: bool) -> pa.RecordBatch:
     """The records of ``batches`` with ``start <= offset < end``, in the data source's schema."""
-    payloads = [bytes(b.records_bytes()) for b in batches]
+    payloads = [_records_bytes(b) for b in batches]
     firsts = np.cumsum([0] + [len(p) for p in payloads[:-1]]).tolist()
     buf = b"".join(payloads)
     counts = [b.count for b in batches]
@@ -172,7 +179,7 @@ def _headers_column(buf: bytes, headers_at: np.ndarray, no_headers: np.ndarray, 
     out: list = [None] * len(headers_at)
     for i in np.flatnonzero(~no_headers).tolist():
         try:
-            pos, pairs = _headers(buf, int(headers_at[i]))
+            pos, pairs = read_headers(buf, int(headers_at[i]))
             if pos != ends[i]:
                 raise ValueError("a record does not end where its length says")
         except (IndexError, ValueError, UnicodeDecodeError) as exc:

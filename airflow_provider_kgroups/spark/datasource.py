@@ -233,7 +233,7 @@ def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
             try:
                 yield to_record_batch(chunk, batches, spec.include_headers)
             except UndecodableBatch as exc:  # the task fails naming the partition, the codec and the library
-                raise UndecodableBatch(exc.codec, f"{tp} from offset {batches[0].base_offset}: {exc.detail}") from exc
+                raise UndecodableBatch(exc.codec, f"{tp}: {exc.detail}") from exc
     finally:
         loop.run_until_complete(client.close())
         loop.close()

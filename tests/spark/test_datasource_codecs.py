@@ -147,3 +147,16 @@ def test_landing_zone_of_every_codec_reads_back_the_gated_range(spark, tansu, pr
     assert got == sorted((s.topic, r.offset, r.value.decode("latin-1") if r.value is not None else None)
                          for s in production.values() for r in s.records
                          if s.batch_middle().offset <= r.offset < s.end - 1)
+
+
+def test_an_undecodable_batch_fails_the_task_naming_codec_library_and_partition(spark):
+    from tests.support.fakekafka import FakeCluster
+
+    with FakeCluster.running_in_thread(brokers=1) as c:
+        c.add_topic("broken", 2)
+        c.append_batch("broken", 1, [b"fine"], codec="zstd")
+        c.append_batch("broken", 1, [b"a", b"b"], codec="zstd", payload=b"\x28\xb5\x2f\xfd truncated frame")
+        df = read_offset_range(spark, c.bootstrap, starting='{"broken": {"1": 0}}', ending='{"broken": {"1": 3}}')
+        with pytest.raises(Exception, match=r"zstd record batch could not be decoded with cramjam: broken\[1\]: the "
+                                            r"batch at offset 1: "):
+            df.collect()
