@@ -23,9 +23,9 @@ A response may end in a partial batch (KIP-74 and the byte budget): :func:`read_
 stops before it and says so. Batches of message format v0/v1 (magic 0 or 1: Kafka 4 no longer
 writes or serves them, KIP-724) are not read: they raise :class:`UndecodableBatch`.
 
-Every record is read in one pass into plain lists (no object per record), which is what the
-data source turns into Arrow columns and the lag-in-seconds scan reads offsets and timestamps
-from. The CRC is not checked, as kafka-python's reader does not: the broker validated it on
+Every record is read in one pass into plain lists (no object per record), from which the
+lag-in-seconds scan reads offsets and timestamps; the data source decodes large ranges column by
+column instead (:mod:`..spark.arrow_records`). The CRC is not checked, as kafka-python's reader does not: the broker validated it on
 append and TCP on the way.
 """
 
@@ -38,7 +38,7 @@ from typing import NamedTuple
 from .compression import Codec, UndecodableBatch, decompress
 
 __all__ = ["BATCH_HEADER_BYTES", "Columns", "RecordBatch", "ControlMarker", "UndecodableBatch", "read_batches",
-           "read_headers"]
+           "read_headers", "read_varint"]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 BATCH_HEADER_BYTES = _HEADER.size  # 61
@@ -147,7 +147,9 @@ def read_batches(data: bytes | memoryview | None) -> tuple[list[RecordBatch], bo
 
 
 def _parse(buf: bytes, count: int, base_offset: int, first_ts: int, log_append_ts: int | None) -> Columns:
-    """``DefaultRecord.readFrom`` for ``count`` records, inlined: one loop, plain lists."""
+    """``DefaultRecord.readFrom`` for ``count`` records, into plain lists. (The data source reads
+    large ranges with :mod:`..spark.arrow_records` instead; this serves the few records a lag
+    check dates and small reads.)"""
     offsets: list[int] = []
     timestamps: list[int] = []
     keys: list[bytes | None] = []
@@ -155,65 +157,19 @@ def _parse(buf: bytes, count: int, base_offset: int, first_ts: int, log_append_t
     headers: list[tuple] = []
     pos = 0
     for _ in range(count):
-        # length (varint): where the record ends, checked at its end
-        b = buf[pos]
-        pos += 1
-        v = b & 0x7F
-        shift = 7
-        while b & 0x80:
-            b = buf[pos]
-            pos += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-        end = pos + ((v >> 1) ^ -(v & 1))
+        length, pos = read_varint(buf, pos)
+        end = pos + length
         pos += 1  # attributes (int8, unused)
-        # timestampDelta (varlong)
-        b = buf[pos]
-        pos += 1
-        v = b & 0x7F
-        shift = 7
-        while b & 0x80:
-            b = buf[pos]
-            pos += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-        timestamps.append(first_ts + ((v >> 1) ^ -(v & 1)) if log_append_ts is None else log_append_ts)
-        # offsetDelta (varint)
-        b = buf[pos]
-        pos += 1
-        v = b & 0x7F
-        shift = 7
-        while b & 0x80:
-            b = buf[pos]
-            pos += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-        offsets.append(base_offset + ((v >> 1) ^ -(v & 1)))
-        # key, value (varint length, -1 null)
+        timestamp_delta, pos = read_varint(buf, pos)
+        timestamps.append(first_ts + timestamp_delta if log_append_ts is None else log_append_ts)
+        offset_delta, pos = read_varint(buf, pos)
+        offsets.append(base_offset + offset_delta)
         for column in (keys, values):
-            b = buf[pos]
-            pos += 1
-            v = b & 0x7F
-            shift = 7
-            while b & 0x80:
-                b = buf[pos]
-                pos += 1
-                v |= (b & 0x7F) << shift
-                shift += 7
-            n = (v >> 1) ^ -(v & 1)
-            if n < 0:
-                column.append(None)
-            else:
-                column.append(buf[pos:pos + n])
-                pos += n
-        # headers
-        b = buf[pos]
-        pos += 1
-        if b == 0:
-            headers.append(())
-        else:
-            pos, record_headers = read_headers(buf, pos - 1)
-            headers.append(record_headers)
+            n, pos = read_varint(buf, pos)
+            column.append(None if n < 0 else buf[pos:pos + n])
+            pos += max(n, 0)
+        pos, record_headers = read_headers(buf, pos)
+        headers.append(record_headers)
         if pos != end:
             raise ValueError(f"record at offset {offsets[-1]} ends at byte {pos}, its length says {end}")
     if pos != len(buf):
@@ -221,7 +177,8 @@ def _parse(buf: bytes, count: int, base_offset: int, first_ts: int, log_append_t
     return Columns(offsets, timestamps, keys, values, headers)
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """The zig-zag varint at ``pos`` (``ByteUtils.readVarint``/``readVarlong``) and the position after it."""
     b = buf[pos]
     pos += 1
     v = b & 0x7F
@@ -236,17 +193,17 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
 
 def read_headers(buf: bytes, pos: int) -> tuple[int, tuple[tuple[str, bytes | None], ...]]:
     """A record's headers at ``pos`` (their count first): (the position after them, the pairs)."""
-    count, pos = _varint(buf, pos)
+    count, pos = read_varint(buf, pos)
     if count < 0:
         raise ValueError(f"negative header count {count}")
     out = []
     for _ in range(count):
-        n, pos = _varint(buf, pos)
+        n, pos = read_varint(buf, pos)
         if n < 0:
             raise ValueError("a header key is null (header keys are non-null strings)")
         key = buf[pos:pos + n].decode("utf-8")
         pos += n
-        n, pos = _varint(buf, pos)
+        n, pos = read_varint(buf, pos)
         if n < 0:
             value = None
         else:

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..client.batches import RecordBatch, UndecodableBatch, read_headers
+from ..client.batches import RecordBatch, UndecodableBatch, read_headers, read_varint
 
 __all__ = ["arrow_schema", "batches_to_arrow"]
 
@@ -56,14 +56,11 @@ def _record_starts(buf: bytes, counts: Sequence[int], firsts: Sequence[int]) -> 
                 v = (b & 0x7F) | (buf[pos + 1] << 7)
                 pos += 2
             else:
-                pos += 1
-                v = b & 0x7F
-                shift = 7
-                while b & 0x80:
-                    b = buf[pos]
-                    pos += 1
-                    v |= (b & 0x7F) << shift
-                    shift += 7
+                length, pos = read_varint(buf, pos)
+                start(pos)
+                pos += length
+                end(pos)
+                continue
             start(pos)
             pos += (v >> 1) ^ -(v & 1)
             end(pos)
