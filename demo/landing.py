@@ -13,7 +13,9 @@ Both use kafka-python, never this project's client, so the provider is checked a
 it did not write. Tansu 0.6.0 quirks handled here (see demo/seed.py):
 
 * one record per produce batch (``linger_ms=0``, waiting for each send): ListOffsets(latest)
-  is exact only then, and the barrier is a ListOffsets(latest);
+  is exact only then, and the barrier is a ListOffsets(latest). Each batch is lz4-compressed, as
+  production producers commonly write (kafka-python's codec needs the ``lz4`` package, in the
+  ``bench`` dependency group; the gate's lag in seconds reads the batches with cramjam);
 * one topic per long-lived producer (a kafka-python 3.0.12 producer that writes a second
   topic can spin on metadata);
 * ``session_timeout_ms=6000`` for the consumer: Tansu holds the first JoinGroup for half of it.
@@ -96,7 +98,7 @@ class OrderProducer(Worker):
         self._lock = threading.Lock()  # one send at a time: sequence numbers follow offsets
         self._producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, acks=1, retries=0,
                                        linger_ms=0, max_in_flight_requests_per_connection=1,
-                                       request_timeout_ms=int(timeout * 1000))
+                                       compression_type="lz4", request_timeout_ms=int(timeout * 1000))
 
     def __enter__(self) -> "OrderProducer":
         return self
