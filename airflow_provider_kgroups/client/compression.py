@@ -27,6 +27,12 @@ every platform, maintained, used by fastparquet and aiokafka for exactly this). 
 needs nothing beyond the standard library. ``cramjam`` is imported on the first batch that needs
 it, so a CLI call or a lag check that never meets a compressed batch does not pay for it.
 
+What kafka-python 3.0.12's ``kafka.codec`` would have done, checked against the above: its
+``ZSTD_MAX_OUTPUT_SIZE`` (1 MiB) is declared but no longer used (``zstd_decode`` reads every frame
+through a stream reader, so a batch of 1 MB records is not cut); ``snappy_decode`` detects xerial
+framing by the magic alone, as ``SnappyInputStream`` does, but reads a second stream header as a
+block length; lz4 goes through ``lz4.frame``. Sound enough, but three libraries loaded up front.
+
 A payload that cannot be decoded raises :class:`UndecodableBatch` naming the codec and the
 library; the Fetch handlers turn that into a per-partition Failure (``CLIENT_UNDECODABLE``).
 """
