@@ -35,18 +35,20 @@ def offsets(per_topic: dict[str, int]) -> str:
     return json.dumps({topic: {"0": offset} for topic, offset in per_topic.items()})
 
 
-def consume(bootstrap: str, topic: str, start: int, end: int, isolation: str = "read_uncommitted") -> list:
-    """librdkafka's records of ``topic[0]`` in ``[start, end)``."""
+def consume(bootstrap: str, ranges: dict[str, tuple[int, int]], isolation: str = "read_uncommitted") -> list:
+    """librdkafka's records of ``topic[0]`` in ``[start, end)`` for every topic of ``ranges``, by
+    one consumer assigned them all."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "reference", "enable.auto.commit": False,
                          "isolation.level": isolation, "fetch.message.max.bytes": 8 << 20, "log_level": 3})
-    consumer.assign([CTP(topic, 0, start)])
+    consumer.assign([CTP(topic, 0, start) for topic, (start, _) in ranges.items()])
     got = []
     try:
-        while consumer.position([CTP(topic, 0)])[0].offset < end:
+        while any(position.offset < ranges[position.topic][1]
+                  for position in consumer.position([CTP(topic, 0) for topic in ranges])):
             message = consumer.poll(10)
-            assert message is not None, f"librdkafka read nothing of {topic} past {got[-1].offset() if got else start}"
+            assert message is not None, f"librdkafka read nothing more of {ranges} after {len(got)} records"
             assert message.error() is None, message.error()
-            if message.offset() < end:
+            if message.offset() < ranges[message.topic()][1]:
                 got.append(message)
     finally:
         consumer.close()
@@ -73,10 +75,10 @@ def test_rows_equal_what_sparks_kafka_source_gives_for_every_codec(spark, tansu,
     inside the 500-record batch (a committed offset) and ends at the log end."""
     starts = {s.topic: s.batch_middle().offset for s in production.values()}
     ends = {s.topic: s.end for s in production.values()}
-    reference = sorted((spark_row(m) for topic in starts for m in consume(tansu.bootstrap, topic, starts[topic],
-                                                                           ends[topic])), key=BY_TOPIC_OFFSET)
+    reference = sorted((spark_row(m) for m in consume(tansu.bootstrap, {t: (starts[t], ends[t]) for t in starts})),
+                       key=BY_TOPIC_OFFSET)
     df = read_offset_range(spark, tansu.bootstrap, starting=offsets(starts), ending=offsets(ends),
-                           options={"includeHeaders": "true", "maxRecordsPerPartition": "200"})
+                           options={"includeHeaders": "true", "maxRecordsPerPartition": "300"})
     got = collected(df)
     assert len(got) == len(reference) == sum(len([r for r in s.records if r.offset >= starts[s.topic]])
                                              for s in production.values())
@@ -131,8 +133,9 @@ def test_landing_zone_of_every_codec_reads_back_the_gated_range(spark, tansu, pr
     after, so files tile the log across transaction markers; the gate's range read back from the
     landing zone is exactly the records a consumer reads in it."""
     root = str(tmp_path / "landing")
+    everything = consume(tansu.bootstrap, {s.topic: (0, s.end) for s in production.values()})
     for seeded in production.values():
-        messages = consume(tansu.bootstrap, seeded.topic, 0, seeded.end)
+        messages = sorted((m for m in everything if m.topic() == seeded.topic), key=lambda m: m.offset())
         for i in range(0, len(messages), 100):  # a poll of up to 100 records: one file, committed at `after`
             polled = messages[i:i + 100]
             before = polled[0].offset() if i == 0 else messages[i - 1].offset() + 1
