@@ -126,8 +126,8 @@ def run() -> int:
         producer.produce(BACKLOG)
         producer.start()
         say(f"producer   {TOPIC} ({PARTITIONS} partitions): a {BACKLOG}-record backlog (in "
-            f"{time.monotonic() - backlog_started:.1f} s), then {PRODUCE_PER_S} records/s, one lz4-compressed record per batch; "
-            "every acknowledged record is remembered")
+            f"{time.monotonic() - backlog_started:.1f} s), then {PRODUCE_PER_S} records/s, one lz4-compressed record "
+            "per batch; every acknowledged record is remembered")
         connect = stack.enter_context(ConnectServer(CONNECTORS))
         say(f"connect    a stand-in Kafka Connect REST API on {connect.url} (connection {CONNECT_CONN_ID}): "
             + ", ".join(f"connector {c.name} {c.state}" for c in CONNECTORS)
