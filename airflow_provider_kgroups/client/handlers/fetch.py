@@ -96,7 +96,7 @@ class PageBatches:
 
 def undecodable(tp: TopicPartition, offset: int, error: UndecodableBatch) -> Failure:
     """The Failure of a partition whose page holds a batch this client cannot read."""
-    return Failure(CLIENT_UNDECODABLE, f"{tp}: reading from offset {offset}: {error}")
+    return Failure(CLIENT_UNDECODABLE, f"{tp}: cannot decode records from offset {offset}: {error}")
 
 
 def scan_page(records: bytes | None, aborted: Iterable | None = None) -> tuple[list[ReadableRecord], int | None]:
