@@ -35,6 +35,7 @@ class GroupDecision:
     dead_reasons: tuple[str, ...] = ()
     connect: Mapping[str, Any] | None = None  # the Kafka Connect verdict, when Connect was asked
     deletion: str | None = None  # a GroupDeletion value when deleted
+    findings: tuple[Any, ...] = ()  # the evidence as values (lag.deadfindings), rendered in ``evidence``
     order_key: tuple = field(default=(), compare=False, repr=False)  # candidates: who goes first under a cap
 
     @property
@@ -53,7 +54,8 @@ class GroupDecision:
         return {"decision": self.outcome.value, "reason": self.reason, "health": self.health,
                 "selected_by": self.selected_by, "evidence": list(self.evidence),
                 "cannot_tell": list(self.cannot_tell), "dead_reasons": list(self.dead_reasons),
-                "connect": None if self.connect is None else dict(self.connect), "deletion": self.deletion}
+                "connect": None if self.connect is None else dict(self.connect), "deletion": self.deletion,
+                "findings": [f.to_dict() for f in self.findings]}
 
 
 @dataclass(frozen=True, slots=True)

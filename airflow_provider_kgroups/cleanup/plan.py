@@ -1,5 +1,5 @@
-"""The plan: select -> classify (the evidence) -> Connect -> permission -> caps -> one decision
-per group. Nothing is changed; a dry run prints exactly this.
+"""The plan: select -> the evidence (one read of every group) -> Connect -> permission -> caps
+-> one decision per group. Nothing is changed; a dry run prints exactly this.
 
 Selection semantics:
 
@@ -25,12 +25,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from ..client.selection import select_groups
-from ..lag.deadgroups import (NOT_JUDGED_GROUP_TYPES, DeadGroupRules, GroupHealth, GroupHealthReport,
-                              find_dead_groups)
+from ..lag.deadfindings import GroupHealth
+from ..lag.deadgroup_reads import read_dead_group_evidence
+from ..lag.deadgroups import NOT_JUDGED_GROUP_TYPES
 from ..lag.model import LagSnapshot
 from ..lag.snapshot import now_ms as _now_ms
 from .decisions import GroupDecision, Outcome
+from .permission import PermissionReason, denied_by, first_match, permission
 from .policy import CONNECT_DENY_PATTERN, CleanupPolicy
+from .report import GroupHealthReport
 
 __all__ = ["CleanupPlan", "plan_cleanup", "HistorySource"]
 
@@ -70,14 +73,12 @@ def _reason(report: GroupHealthReport) -> str:
     return text if text.startswith(f"{health}:") else f"{health}: {text}"
 
 
-def _denied_by(rules: DeadGroupRules, group_id: str) -> str:
-    pattern = rules.first_match("deny", group_id)
-    if pattern:
-        return f"the deny pattern {pattern!r}"
-    pattern = rules.first_match("default_deny", group_id)
-    if pattern:
-        return f"the default deny pattern {pattern!r}"
-    return "any deny (none matched it)"
+def _denied_by(policy: CleanupPolicy, group_id: str) -> str:
+    denied = denied_by(group_id, policy.rules)
+    if denied is None:
+        return "any deny (none matched it)"
+    kind = "deny" if denied.reason is PermissionReason.DENY else "default deny"
+    return f"the {kind} pattern {denied.pattern!r}"
 
 
 async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource | None = None,
@@ -99,44 +100,35 @@ async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource
         since = max(0, now - int(2 * policy.rules.idle_hours * 3_600_000))
         snapshots = list(await asyncio.to_thread(history, ids, since))
 
-    verdicts = {g: connect.for_group(g) for g in ids} if connect is not None else {}
-    variant = {}
-    for g in ids:
-        if g in policy.override_deny:
-            variant[g] = _OVERRIDDEN
-        elif verdicts.get(g) is not None and _status(verdicts[g]) == _CONNECTOR_GONE:
-            variant[g] = _CONNECT_GONE
-        else:
-            variant[g] = _DEFAULT
+    reads = await read_dead_group_evidence(aclient, ids, history=snapshots, rules=policy.rules, now_ms=now)
     rules_of = {_DEFAULT: policy.rules, _OVERRIDDEN: policy.rules_overridden(),
                 _CONNECT_GONE: policy.rules_connector_gone()}
-    reports: dict[str, GroupHealthReport] = {}
-    failures: dict[str, Any] = {}
-    for which, rules in rules_of.items():  # one evidence call per rule set in use (usually one)
-        batch = [g for g in ids if variant[g] == which]
-        if batch:
-            found = await find_dead_groups(aclient, batch, history=snapshots, rules=rules, now_ms=now)
-            reports.update(found.reports)
-            failures.update(found.failures)
-
     decisions: dict[str, GroupDecision] = {}
     candidates: list[GroupDecision] = []
+    reports: dict[str, GroupHealthReport] = {}
     for g in ids:
         by = "name" if g in named_set else "pattern"
-        verdict = verdicts.get(g)
+        found = reads.evidence.get(g)
+        # with the protocol type when known: a Connect worker group (protocol "connect") is kept
+        verdict = None if connect is None else connect.for_group(
+            g, **({} if found is None else {"protocol_type": found.observation.protocol_type}))
         connect_info = _connect_dict(verdict) if verdict is not None else None
-        if g in failures or g not in reports:
-            why = failures.get(g, "not described")
+        if found is None:
+            why = reads.failures.get(g, "not described")
             decisions[g] = GroupDecision(g, Outcome.KEEP, f"could not be read, so not judged: {why}", None, by,
                                          connect=connect_info)
             continue
-        report = reports[g]
-        if connect is not None:  # again, now that the protocol type is known (a worker group is kept)
-            verdict = connect.for_group(g, protocol_type=report.protocol_type)
-            connect_info = _connect_dict(verdict) if verdict is not None else None
+        if g in policy.override_deny:
+            variant = _OVERRIDDEN
+        elif verdict is not None and _status(verdict) == _CONNECTOR_GONE:
+            variant = _CONNECT_GONE
+        else:
+            variant = _DEFAULT
+        report = reports[g] = GroupHealthReport(found, permission(g, rules_of[variant], reads.listed_topics))
         base = dict(health=report.health.value, selected_by=by, evidence=report.evidence,
-                    cannot_tell=report.cannot_tell, dead_reasons=report.dead_reasons, connect=connect_info)
-        decision = _decide(g, report, policy, variant[g], verdict, by, base)
+                    cannot_tell=report.cannot_tell, dead_reasons=report.dead_reasons, connect=connect_info,
+                    findings=report.findings)
+        decision = _decide(g, report, policy, variant, verdict, by, base)
         decisions[g] = decision
         if decision.outcome is Outcome.WOULD_DELETE:
             candidates.append(decision)
@@ -167,15 +159,13 @@ def _decide(g: str, report: GroupHealthReport, policy: CleanupPolicy, variant: s
     if report.group_type in NOT_JUDGED_GROUP_TYPES:
         return keep(_reason(report))
     connector_gone = verdict is not None and _status(verdict) == _CONNECTOR_GONE
-    if variant == _CONNECT_GONE and not connector_gone:  # judged with the connect-* deny lifted: not for it
-        return keep(f"Kafka Connect gave no evidence for it; {_reason(report)}")
     if not report.permitted:
         return keep(_reason(report))
 
     lifted = ""
     if variant == _OVERRIDDEN:
-        lifted = f"; {_denied_by(policy.rules, g)} overridden by name (override_deny)"
-    elif variant == _CONNECT_GONE and policy.rules.first_match("default_deny", g) == CONNECT_DENY_PATTERN:
+        lifted = f"; {_denied_by(policy, g)} overridden by name (override_deny)"
+    elif variant == _CONNECT_GONE and first_match(policy.rules.default_deny, g) == CONNECT_DENY_PATTERN:
         lifted = f"; the default deny pattern {CONNECT_DENY_PATTERN!r} lifted by Kafka Connect evidence"
     idle_key = report.idle_since_ms if report.idle_since_ms is not None else (report.last_progress_ms or 0)
     if by == "name":

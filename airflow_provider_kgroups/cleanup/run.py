@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from ..connect import fetch_connect_evidence
@@ -47,6 +48,5 @@ async def run_cleanup(aclient, policy: CleanupPolicy, *, backup_base_url: str, h
         url = await asyncio.to_thread(write_audit, audit_base_url, record, started_ms=started,
                                       storage_options=storage_options)
     except Exception as exc:
-        return CleanupResult(result.dry_run, decisions, plan.cap, plan.candidates, backup_url,
-                             audit_error=f"{type(exc).__name__}: {exc}")
-    return CleanupResult(result.dry_run, decisions, plan.cap, plan.candidates, backup_url, audit_url=url)
+        return replace(result, audit_error=f"{type(exc).__name__}: {exc}")
+    return replace(result, audit_url=url)

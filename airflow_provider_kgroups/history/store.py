@@ -215,7 +215,7 @@ class HistoryStore:
 
     def read_window(self, group_ids: Iterable[str] | None = None, *, since_ms: int | None = None,
                     until_ms: int | None = None) -> list[LagSnapshot]:
-        """The window as snapshots, oldest first: what ``group_verdicts``, ``classify_groups``
+        """The window as snapshots, oldest first: what ``group_verdicts``, ``cleanup.classify_groups``
         and ``lag_seconds(history=...)`` take."""
         return table_snapshots(self.read_table(group_ids, since_ms=since_ms, until_ms=until_ms))
 

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from ..client import AsyncGroupsClient, ClientConfig, GroupSelector, GroupsClient
     from ..client.results import GroupDeletion, GroupDescription, GroupOffsets, KeyedResults
     from ..lag.barrier import BarrierTarget
-    from ..lag.deadgroups import DeadGroupRules, DeadGroupsResult
+    from ..cleanup.report import DeadGroupsResult
+    from ..lag.deadgroups import DeadGroupRules
     from ..lag.model import LagSnapshot, UnknownLagPolicy
     from ..lag.seconds import GroupLagSeconds
     from ..cleanup import CleanupPolicy, CleanupResult
@@ -235,7 +236,8 @@ class KafkaGroupsHook(BaseHook):
                          rules: DeadGroupRules | None = None) -> DeadGroupsResult:
         """Classify groups (default: every listed group) as active / paused / dead, with evidence
         (``rules``: default ``DeadGroupRules()``)."""
-        from ..lag.deadgroups import DeadGroupRules, find_dead_groups
+        from ..cleanup.report import find_dead_groups
+        from ..lag.deadgroups import DeadGroupRules
 
         rules = DeadGroupRules() if rules is None else rules
         return self._run(find_dead_groups, None if group_ids is None else list(group_ids), history=history,

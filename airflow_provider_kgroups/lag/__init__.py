@@ -3,7 +3,7 @@
 Modules: ``model`` (the values), ``snapshot`` (lag of many groups in one call), ``totals``
 (per topic, worst partitions), ``seconds`` (lag in seconds), ``barrier`` (catch-up targets),
 ``verdicts`` (OK/WARN/STALL/STOP/REWIND/LOST over a window), ``deadgroups`` (active, paused
-or dead, with evidence).
+or dead, with findings as values; the permission and the words are ``cleanup``'s).
 
 The names below are loaded on first use (PEP 562): importing ``lag.model`` does not load
 every engine module (and, through ``seconds``, the client's Fetch handler).
@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 _HOMES = {
     **dict.fromkeys(("BarrierCheckpoint", "BarrierStatus", "BarrierTarget", "TargetKind", "check_barrier",
                      "fix_target"), "barrier"),
-    **dict.fromkeys(("DeadGroupRules", "DeadReason", "GroupHealth", "GroupHealthReport", "classify_groups",
-                     "find_dead_groups"), "deadgroups"),
+    **dict.fromkeys(("DeadGroupRules", "DeadReason", "GroupHealth", "judge_group"), "deadgroups"),
     **dict.fromkeys(("HISTORY_COLUMNS", "GroupLag", "LagFlag", "LagSnapshot", "PartitionLag", "UnknownLagPolicy"),
                     "model"),
     **dict.fromkeys(("GroupLagSeconds", "LagSecondsBasis", "PartitionLagSeconds", "lag_seconds"), "seconds"),
@@ -31,7 +30,7 @@ __all__ = [
     "lag_seconds", "GroupLagSeconds", "PartitionLagSeconds", "LagSecondsBasis",
     "fix_target", "check_barrier", "BarrierTarget", "BarrierCheckpoint", "BarrierStatus", "TargetKind",
     "group_verdicts", "Verdict", "VerdictRules", "GroupVerdict", "PartitionVerdict",
-    "find_dead_groups", "classify_groups", "DeadGroupRules", "DeadReason", "GroupHealth", "GroupHealthReport",
+    "judge_group", "DeadGroupRules", "DeadReason", "GroupHealth",
 ]
 
 
@@ -50,9 +49,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, TargetKind, check_barrier, fix_target
-    from .deadgroups import (
-        DeadGroupRules, DeadReason, GroupHealth, GroupHealthReport, classify_groups, find_dead_groups,
-    )
+    from .deadgroups import DeadGroupRules, DeadReason, GroupHealth, judge_group
     from .model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
     from .seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds, lag_seconds
     from .snapshot import compute_lag, take_snapshot

@@ -5,9 +5,10 @@ out.
 
 The rows become snapshots as the history store reads them back
 (:func:`..history.store.table_snapshots`), and the verdicts and the dead-group evidence are
-those of :func:`..lag.verdicts.group_verdicts` and :func:`..lag.deadgroups.classify_group`
-themselves: no rule lives here, only which snapshots each call sees and how its answer is laid
-out in the job's outputs.
+those of :func:`..lag.verdicts.group_verdicts` and :func:`..cleanup.report.classify` (the rules of
+:mod:`..lag.deadgroups` over the group's latest row as a
+:class:`~..lag.observation.GroupObservation`, with its permission) themselves: no rule lives
+here, only which snapshots each call sees and how its answer is laid out in the job's outputs.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from typing import Collection
 
 import pyarrow as pa
 
-from ..client.results import (
-    CommittedOffset, GroupDescription, GroupOffsets, GroupState, MemberDescription,
-)
+from ..cleanup.evidence_text import format_time
+from ..cleanup.report import classify
+from ..client.results import GroupState
 from ..history.store import table_snapshots
-from ..lag.deadgroups import DeadGroupRules, classify_group, format_time, history_points, last_progress
-from ..lag.model import GroupLag, LagSnapshot
+from ..lag.deadgroups import DeadGroupRules
+from ..lag.model import LagSnapshot
+from ..lag.observation import GroupObservation, history_points, last_progress
 from ..lag.verdicts import VerdictRules, group_verdicts
 
 __all__ = ["PARTITION_VERDICTS", "GROUP_STATUS", "JUDGED", "judge_group", "partition_verdicts", "group_status"]
@@ -99,20 +101,11 @@ def partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations:
     return _table(dict(zip(PARTITION_VERDICTS.names, columns)), PARTITION_VERDICTS)
 
 
-def _described(lag: GroupLag) -> tuple[GroupDescription, GroupOffsets]:
-    """The group's row in the latest snapshot standing for DescribeGroups and OffsetFetch (the
-    history keeps no member ids, no group type: a classic group with that many members)."""
-    members = tuple(MemberDescription(f"member-{i}", None, "", "", ()) for i in range(lag.members))
-    description = GroupDescription(lag.group_id, lag.state, lag.protocol_type, "", members, -1)
-    offsets = GroupOffsets(lag.group_id, {p.tp: CommittedOffset(p.committed) for p in lag.partitions})
-    return description, offsets
-
-
 def group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, existing_topics: Collection[str],
                  rules: VerdictRules, dead_rules: DeadGroupRules) -> pa.Table:
     """One row: the group as of ``as_of_ms`` (the latest snapshot). Its verdict is
-    ``group_verdicts``'; its health is ``classify_group``'s with its row at ``as_of_ms`` as
-    the description and committed offsets, its earlier rows as the stored history, and
+    ``group_verdicts``'; its health is ``classify``'s with its row at ``as_of_ms`` as the
+    observation (``GroupObservation.of_snapshot``), its earlier rows as the stored history, and
     ``existing_topics`` as the topic list (no topic checked by name: "every committed topic
     was deleted" is never evidence here). A group missing from the latest snapshot is not
     classified."""
@@ -132,9 +125,8 @@ def group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, exi
     times = [s.taken_at_ms for s in snapshots]
     verdict = group_verdicts(snapshots[bisect_left(times, as_of_ms - rules.window_ms):], rules)[group_id]
     latest = snapshots[-1].groups[group_id]
-    description, offsets = _described(latest)
-    report = classify_group(group_id, description, offsets, existing_topics, points[:-1], dead_rules,
-                            now_ms=as_of_ms)
+    report = classify(GroupObservation.of_snapshot(latest, as_of_ms), points[:-1], dead_rules,
+                      existing_topics=existing_topics)
     committed = sorted({p.topic for p in latest.partitions if p.committed is not None})
     lags = [p.lag for p in latest.partitions]
     empty = latest.state is GroupState.EMPTY and not latest.members

@@ -1,5 +1,7 @@
-"""Active / paused / dead with evidence, what cannot be told, deny and allow patterns, protocol
-and group types, KIP-211 horizon.
+"""The dead-group rules over observations: active / paused / dead, and the findings behind the
+verdict as values (reasons and what each rule measured). Their words are one renderer's
+(tests/cleanup/test_evidence_text.py); the patterns are cleanup's (tests/cleanup/test_permission.py);
+the reads are tested in tests/cleanup/test_find_dead_groups.py.
 
 The visibility rules follow Kafka's authorization: KafkaApis.handleOffsetFetchRequest (all
 partitions of a group: topics the principal may not Describe are left out, no error) and
@@ -9,28 +11,28 @@ TOPIC_AUTHORIZATION_FAILED whether or not they exist, UNKNOWN_TOPIC_OR_PARTITION
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
-from airflow_provider_kgroups.client.results import GroupState, KeyedResults, TopicExistence
-from airflow_provider_kgroups.lag.deadgroups import (
-    DeadGroupRules, GroupHealth, GroupHistoryPoint, classify_group, find_dead_groups, format_duration, history_points,
+from airflow_provider_kgroups.client.results import CommittedOffset, GroupOffsets, GroupState, TopicExistence
+from airflow_provider_kgroups.lag.deadfindings import (
+    BreakReason, CommitsUnreadable, DeadReason, ExpiryFinding, Finding, GroupHealth, IdleBreak, IdleFinding,
+    ProgressFinding, Reason, TopicsFinding, TopicsUnknown,
 )
-from tests.client.fakeutil import counts
-from tests.support.fakekafka import Err, Member
+from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules, judge_group
+from airflow_provider_kgroups.lag.model import LagFlag
+from airflow_provider_kgroups.lag.observation import GroupHistoryPoint, GroupObservation, history_points
 
-from .builders import HOUR, MINUTE, T0, description, group, offsets, partition, snapshot, tp
-from .fake import with_fake_cluster
+from .builders import HOUR, T0, description, group, offsets, partition, snapshot, tp
 
 NOW = T0 + 200 * HOUR  # 2023-11-23 06:13 UTC
 RULES = DeadGroupRules(idle_hours=48, offsets_retention_minutes=7 * 24 * 60)
+WEEK = 7 * 24 * HOUR
 COMMITTED = {tp("orders", 0): 100}
 BACKLOG = {tp("orders", 0): 150}  # 50 records to read
 CAUGHT_UP = {tp("orders", 0): 100}
 EXISTS, ABSENT, NOT_VISIBLE = TopicExistence.EXISTS, TopicExistence.ABSENT, TopicExistence.NOT_VISIBLE
-PERMITTED = "matches no deny pattern"
+NO_HISTORY = IdleFinding(Reason.NO_HISTORY, 48)
 
 
 def idle_history(hours: float, committed=COMMITTED, state=GroupState.EMPTY, every_hours: int = 6, log_end=BACKLOG,
@@ -40,46 +42,51 @@ def idle_history(hours: float, committed=COMMITTED, state=GroupState.EMPTY, ever
     return [GroupHistoryPoint(t, state, members, committed, log_end) for t in range(start, NOW, every_hours * HOUR)]
 
 
-def classify(group_id="app", state="Empty", committed=COMMITTED, history=(), topics=("orders",), rules=RULES,
-             members=None, protocol_type="consumer", group_type="classic", checks=None):
-    return classify_group(group_id, description(group_id, state, members, protocol_type, group_type),
-                          offsets(group_id, committed), None if topics is None else set(topics), list(history),
-                          rules, NOW, topic_checks=checks)
+def observe(group_id="app", state="Empty", committed=COMMITTED, members=None, protocol_type="consumer",
+            group_type="classic", group_offsets=None) -> GroupObservation:
+    return GroupObservation.of(description(group_id, state, members, protocol_type, group_type),
+                               group_offsets or offsets(group_id, committed), NOW)
+
+
+def judge(history=(), topics=("orders",), rules=RULES, checks=None, **observed):
+    return judge_group(observe(**observed), list(history), rules, topic_checks=checks,
+                       existing_topics=None if topics is None else set(topics))
+
+
+def idle(reason, since_h=None, at_most_h=None, before=None, at_least_ms=None):
+    since = None if since_h is None else NOW - since_h * HOUR
+    at_least = at_least_ms if at_least_ms is not None else (0 if since is None else NOW - since)
+    return IdleFinding(reason, 48, since, at_least, None if at_most_h is None else at_most_h * HOUR, before)
+
+
+def expires(empty_since_h):
+    return ExpiryFinding(Reason.EXPIRES, 10080, NOW - empty_since_h * HOUR, NOW - empty_since_h * HOUR + WEEK)
 
 
 def test_members_make_a_group_active():
-    report = classify(state="Stable", members={"m": [tp("orders", 0)]}, history=idle_history(100))
-    assert report.health is GroupHealth.ACTIVE and not report.deletable
-    assert report.evidence == ("state Stable with 1 member(s)", PERMITTED)
-    assert (report.dead_reasons, report.cannot_tell) == ((), ())
+    found = judge(state="Stable", members={"m": [tp("orders", 0)]}, history=idle_history(100))
+    assert (found.health, found.findings, found.dead_reasons, found.cannot_tell) == (
+        GroupHealth.ACTIVE, (Finding(Reason.ACTIVE),), (), ())
 
 
 def test_rebalancing_is_active():
-    assert classify(state="PreparingRebalance").health is GroupHealth.ACTIVE
+    assert judge(state="PreparingRebalance").health is GroupHealth.ACTIVE
 
 
 def test_dead_state_is_dead_but_nothing_to_delete():
-    report = classify(state="Dead", committed={})
-    assert report.health is GroupHealth.DEAD and not report.deletable
-    assert report.dead_reasons == ("state_dead",)
+    found = judge(state="Dead", committed={})
+    assert (found.health, found.findings, found.dead_reasons) == (
+        GroupHealth.DEAD, (Finding(Reason.STATE_DEAD),), (DeadReason.STATE_DEAD,))
 
 
 # -- the idle rule ----------------------------------------------------------------------------------
 
-def test_empty_idle_with_records_to_read_for_long_enough_is_dead_and_deletable():
-    report = classify(history=idle_history(72))
-    assert report.health is GroupHealth.DEAD and report.deletable
-    assert report.dead_reasons == ("idle",) and report.cannot_tell == ()
-    assert report.idle_since_ms == NOW - 72 * HOUR
-    assert report.evidence == (
-        "dead: no commit progress for at least 72 h while Empty with records to read (idle_hours=48)",
-        "state Empty: no members",
-        "no commit progress in the 72 h of stored history (since 2023-11-20 06:13 UTC)",
-        "idle for at least 72 h: Empty, with records to read and no commit progress, at every stored snapshot "
-        "since 2023-11-20 06:13 UTC",
-        "Empty since at least 2023-11-20 06:13 UTC: Kafka will expire its offsets at or before 2023-11-27 06:13 UTC "
-        "(offsets.retention.minutes=10080, KIP-211)",
-        PERMITTED)
+def test_empty_idle_with_records_to_read_for_longer_than_idle_hours_is_dead():
+    found = judge(history=idle_history(72))
+    assert found.health is GroupHealth.DEAD and found.dead_reasons == (DeadReason.IDLE,) and found.cannot_tell == ()
+    assert found.idle_since_ms == NOW - 72 * HOUR
+    assert found.findings == (ProgressFinding(Reason.NO_PROGRESS, NOW - 72 * HOUR), idle(Reason.IDLE, 72),
+                              expires(72))
 
 
 def test_bug_members_an_hour_ago_on_a_quiet_topic_is_not_idle():
@@ -87,78 +94,87 @@ def test_bug_members_an_hour_ago_on_a_quiet_topic_is_not_idle():
     topic, Empty now. The old rule said "no commit progress for at least 216.0 h" and deleted it."""
     history = idle_history(216, state=GroupState.STABLE, members=3, log_end=CAUGHT_UP, every_hours=1)
     history = [p for p in history if p.at_ms <= NOW - HOUR]
-    report = classify(history=history)
-    assert report.health is GroupHealth.PAUSED and not report.deletable
-    assert report.dead_reasons == () and report.idle_since_ms is None
-    assert report.evidence == (
-        "paused: Empty, but no evidence that it is abandoned",
-        "state Empty: no members",
-        "no commit progress in the 216 h of stored history (since 2023-11-14 06:13 UTC)",
-        "not idle by the history: it had 3 member(s) in state Stable at 2023-11-23 05:13 UTC; idle time counts only "
-        "while Empty with records to read and no commit progress",
-        "Empty since at least 2023-11-23 06:13 UTC: Kafka will expire its offsets at or before 2023-11-30 06:13 UTC "
-        "(offsets.retention.minutes=10080, KIP-211)",
-        PERMITTED)
+    found = judge(history=history)
+    assert found.health is GroupHealth.PAUSED and found.dead_reasons == () and found.idle_since_ms is None
+    assert found.findings == (
+        ProgressFinding(Reason.NO_PROGRESS, NOW - 216 * HOUR),
+        idle(Reason.NOT_IDLE, at_most_h=1, before=IdleBreak(BreakReason.MEMBERS, NOW - HOUR, GroupState.STABLE, 3)),
+        expires(0))
 
 
-def test_members_an_hour_ago_with_records_to_read_counts_only_the_empty_hour():
+def test_members_twelve_hours_ago_with_records_to_read_counts_only_the_empty_hour():
     history = [*idle_history(216, state=GroupState.STABLE, members=3)[:-1],
                GroupHistoryPoint(NOW - HOUR, GroupState.EMPTY, 0, COMMITTED, BACKLOG)]
-    report = classify(history=history)
-    assert report.health is GroupHealth.PAUSED and report.idle_since_ms == NOW - HOUR
-    assert ("idle for at least 1 h: Empty, with records to read and no commit progress, at every stored snapshot "
-            "since 2023-11-23 05:13 UTC (before that, it had 3 member(s) in state Stable at 2023-11-22 18:13 UTC); "
-            "less than idle_hours=48") in report.evidence
+    found = judge(history=history)
+    assert found.health is GroupHealth.PAUSED and found.idle_since_ms == NOW - HOUR
+    assert found.finding(Reason.IDLE_SHORT) == idle(
+        Reason.IDLE_SHORT, 1, at_most_h=12, before=IdleBreak(BreakReason.MEMBERS, NOW - 12 * HOUR, GroupState.STABLE, 3))
 
 
 def test_a_caught_up_group_on_a_quiet_topic_is_never_idle():
-    report = classify(history=idle_history(216, log_end=CAUGHT_UP))
-    assert report.health is GroupHealth.PAUSED and report.idle_since_ms is None
-    assert ("not idle by the history: it had nothing to read at 2023-11-23 00:13 UTC (caught up on every "
-            "partition); idle time counts only while Empty with records to read and no commit progress"
-            ) in report.evidence
+    found = judge(history=idle_history(216, log_end=CAUGHT_UP))
+    assert found.health is GroupHealth.PAUSED and found.idle_since_ms is None
+    assert found.finding(Reason.NOT_IDLE) == idle(Reason.NOT_IDLE, at_most_h=6,
+                                                  before=IdleBreak(BreakReason.CAUGHT_UP, NOW - 6 * HOUR))
 
 
 def test_idle_time_starts_when_records_arrived():
     history = idle_history(216, log_end=CAUGHT_UP)[:-2] + idle_history(12)  # new records 12 h ago
-    report = classify(history=history)
-    assert report.health is GroupHealth.PAUSED and report.idle_since_ms == NOW - 12 * HOUR
-    assert ("idle for at least 12 h: Empty, with records to read and no commit progress, at every stored snapshot "
-            "since 2023-11-22 18:13 UTC (before that, it had nothing to read at 2023-11-22 12:13 UTC (caught up on "
-            "every partition)); less than idle_hours=48") in report.evidence
+    found = judge(history=history)
+    assert found.health is GroupHealth.PAUSED and found.idle_since_ms == NOW - 12 * HOUR
+    assert found.finding(Reason.IDLE_SHORT) == idle(Reason.IDLE_SHORT, 12, at_most_h=18,
+                                                    before=IdleBreak(BreakReason.CAUGHT_UP, NOW - 18 * HOUR))
 
 
-def test_unread_log_ends_are_not_records_to_read():
-    report = classify(history=idle_history(216, log_end={}))
-    assert report.health is GroupHealth.PAUSED and report.idle_since_ms is None
-    assert any("nothing to read was known at 2023-11-23 00:13 UTC (log end offsets not read)" in e
-               for e in report.evidence)
+def test_unread_log_ends_are_not_records_to_read_and_leave_idleness_unknown():
+    found = judge(history=idle_history(216, log_end={}))
+    assert found.health is GroupHealth.PAUSED and found.idle_since_ms is None
+    unknown = idle(Reason.IDLE_UNKNOWN, before=IdleBreak(BreakReason.LOG_END_UNKNOWN, NOW - 6 * HOUR))
+    assert found.finding(Reason.IDLE_UNKNOWN) == unknown and found.cannot_tell == (unknown,)
 
 
 def test_empty_for_less_than_idle_hours_is_paused():
     history = idle_history(100, state=GroupState.STABLE, members=2)[:-5] + idle_history(30)
-    report = classify(history=history)
-    assert report.health is GroupHealth.PAUSED and not report.deletable
-    assert report.idle_since_ms == NOW - 30 * HOUR and report.empty_since_ms == NOW - 30 * HOUR
-    assert report.evidence[0] == "paused: Empty, but no evidence that it is abandoned"
+    found = judge(history=history)
+    assert found.health is GroupHealth.PAUSED and found.cannot_tell == ()
+    assert found.idle_since_ms == NOW - 30 * HOUR and found.empty_since_ms == NOW - 30 * HOUR
+    assert found.finding(Reason.IDLE_SHORT).at_most_ms == 34 * HOUR
 
 
-def test_a_short_history_proves_nothing():
-    report = classify(history=idle_history(12))
-    assert report.health is GroupHealth.PAUSED and not report.deletable
-    assert ("idle for at least 12 h: Empty, with records to read and no commit progress, at every stored snapshot "
-            "since 2023-11-22 18:13 UTC; less than idle_hours=48") in report.evidence
+def test_a_short_history_proves_nothing_and_says_it_cannot_tell():
+    """12 h of idle snapshots, and the history begins there: at least 12 h, with no upper bound.
+    Kept, and the reason is a cannot-tell (the old rule only noted "less than idle_hours")."""
+    found = judge(history=idle_history(12))
+    assert found.health is GroupHealth.PAUSED
+    assert found.cannot_tell == (idle(Reason.IDLE_UNKNOWN, 12),)
+
+
+def test_an_idle_lower_bound_exactly_at_idle_hours_is_cannot_tell_not_dead():
+    """Issue 18: a lower bound proves "more than", never "at least as much as": idle at every
+    snapshot since exactly 48 h ago, where the history begins, is at least 48 h - not more than
+    idle_hours=48. The old rule (>=) called it dead and deletable."""
+    found = judge(history=idle_history(48))
+    assert found.health is GroupHealth.PAUSED and found.dead_reasons == ()
+    assert found.cannot_tell == (idle(Reason.IDLE_UNKNOWN, 48),)
+    assert judge(history=[GroupHistoryPoint(NOW - 48 * HOUR - 1, GroupState.EMPTY, 0, COMMITTED, BACKLOG)]).health \
+        is GroupHealth.DEAD
+
+
+def test_a_history_that_stopped_longer_ago_than_idle_hours_cannot_tell():
+    """History coverage: the last stored snapshot, 100 h ago, saw members; none since. The group
+    may have been idle for up to 100 h (more than idle_hours=48): cannot tell, never "not idle"."""
+    history = [p for p in idle_history(300, state=GroupState.STABLE, members=2) if p.at_ms <= NOW - 100 * HOUR]
+    found = judge(history=history)
+    before = IdleBreak(BreakReason.MEMBERS, history[-1].at_ms, GroupState.STABLE, 2)
+    assert found.health is GroupHealth.PAUSED
+    assert found.cannot_tell == (IdleFinding(Reason.IDLE_UNKNOWN, 48, None, 0, NOW - history[-1].at_ms, before),)
 
 
 def test_empty_without_history_is_paused_and_cannot_tell():
-    report = classify()
-    assert report.health is GroupHealth.PAUSED
-    assert report.cannot_tell == ("cannot tell how long it has been idle: no stored history",)
-    assert report.evidence == (
-        "paused: Empty, but no evidence that it is abandoned", "state Empty: no members",
-        "cannot tell how long it has been idle: no stored history",
-        "Kafka expires its offsets 10080 min after it became Empty (KIP-211); when that was is not in the history",
-        PERMITTED)
+    found = judge()
+    assert found.health is GroupHealth.PAUSED
+    assert found.findings == (NO_HISTORY, ExpiryFinding(Reason.EXPIRY_UNKNOWN, 10080))
+    assert found.cannot_tell == (NO_HISTORY,)
 
 
 def test_recent_commit_progress_keeps_a_paused_group_alive():
@@ -166,172 +182,168 @@ def test_recent_commit_progress_keeps_a_paused_group_alive():
                                                           {tp("orders", 0): 160}),
                                         GroupHistoryPoint(NOW - 1 * HOUR, GroupState.EMPTY, 0, {tp("orders", 0): 150},
                                                           {tp("orders", 0): 160})]
-    report = classify(committed={tp("orders", 0): 150}, history=history)
-    assert report.health is GroupHealth.PAUSED
-    assert report.last_progress_ms == NOW - 6 * HOUR and report.idle_since_ms == NOW - 6 * HOUR
-    assert "last commit progress 6 h ago (2023-11-23 00:13 UTC)" in report.evidence
-    assert any("(before that, its committed offsets changed after 2023-11-22 14:13 UTC)" in e for e in report.evidence)
+    found = judge(committed={tp("orders", 0): 150}, history=history)
+    assert found.health is GroupHealth.PAUSED
+    assert found.last_progress_ms == NOW - 6 * HOUR and found.idle_since_ms == NOW - 6 * HOUR
+    assert found.finding(Reason.LAST_PROGRESS) == ProgressFinding(Reason.LAST_PROGRESS, NOW - 6 * HOUR)
+    assert found.finding(Reason.IDLE_SHORT).before == IdleBreak(BreakReason.OFFSETS_CHANGED, NOW - 16 * HOUR)
 
 
 def test_progress_since_the_last_snapshot_is_not_idle():
-    report = classify(committed={tp("orders", 0): 120}, history=idle_history(100))
-    assert report.health is GroupHealth.PAUSED and report.last_progress_ms == NOW
-    assert ("not idle by the history: its committed offsets changed after 2023-11-23 02:13 UTC; idle time counts "
-            "only while Empty with records to read and no commit progress") in report.evidence
+    found = judge(committed={tp("orders", 0): 120}, history=idle_history(100))
+    assert found.health is GroupHealth.PAUSED and found.last_progress_ms == NOW
+    assert found.finding(Reason.NOT_IDLE) == idle(Reason.NOT_IDLE, at_most_h=4,
+                                                  before=IdleBreak(BreakReason.OFFSETS_CHANGED, NOW - 4 * HOUR))
 
 
-def test_durations_are_floored_and_never_contradict_the_threshold():
-    """The old text said "no commit progress for at least 0.0 h (>= 0.02 h)"."""
+def test_idle_threshold_to_the_millisecond():
     rules = DeadGroupRules(idle_hours=0.02)  # 72 s
-    history = [GroupHistoryPoint(NOW - 72_500, GroupState.EMPTY, 0, COMMITTED, BACKLOG)]
-    report = classify(history=history, rules=rules)
-    assert report.evidence[0] == ("dead: no commit progress for at least 1 min 12 s while Empty with records to "
-                                  "read (idle_hours=0.02)")
-    short = classify(history=[GroupHistoryPoint(NOW - 71_900, GroupState.EMPTY, 0, COMMITTED, BACKLOG)], rules=rules)
-    assert short.health is GroupHealth.PAUSED
-    assert any(e.startswith("idle for at least 1 min 11 s:") and e.endswith("; less than idle_hours=0.02")
-               for e in short.evidence)
+    dead = judge(history=[GroupHistoryPoint(NOW - 72_500, GroupState.EMPTY, 0, COMMITTED, BACKLOG)], rules=rules)
+    assert dead.dead_reasons == (DeadReason.IDLE,) and dead.finding(Reason.IDLE).at_least_ms == 72_500
+    short = judge(history=[GroupHistoryPoint(NOW - 71_900, GroupState.EMPTY, 0, COMMITTED, BACKLOG)], rules=rules)
+    assert short.health is GroupHealth.PAUSED and short.finding(Reason.IDLE_UNKNOWN).at_least_ms == 71_900
 
 
-@pytest.mark.parametrize("ms, text", [(0, "0 s"), (999, "0 s"), (59_999, "59 s"), (60_000, "1 min"),
-                                      (72_500, "1 min 12 s"), (HOUR - 1, "59 min 59 s"), (HOUR, "1 h"),
-                                      (HOUR + 59_999, "1 h"), (216 * HOUR + 5 * MINUTE + 59_000, "216 h 5 min"),
-                                      (-5, "0 s")])
-def test_format_duration(ms, text):
-    assert format_duration(ms) == text
+def test_a_stored_snapshot_with_unreadable_commits_ends_the_idle_run_without_proving_progress():
+    """A stored row without a committed offset but with the error flag is unknown, not "other
+    offsets": the idle time before it has no upper bound."""
+    snaps = [snapshot(NOW - h * HOUR, group("app", partition("orders", 0, 100, 150, flags=()) if h != 60 else
+                                            partition("orders", 0, None, 150, flags=(LagFlag.ERROR,)),
+                                            state="Empty", members=0)) for h in (90, 60, 30, 20, 10)]
+    found = judge(history=history_points(snaps, "app"))
+    assert found.finding(Reason.IDLE_UNKNOWN) == idle(Reason.IDLE_UNKNOWN, 30,
+                                                      before=IdleBreak(BreakReason.UNREADABLE, NOW - 60 * HOUR))
+
+
+# -- committed offsets that could not be read ------------------------------------------------------
+
+UNREADABLE = GroupOffsets("app", {tp("orders", 0): CommittedOffset(None, error=Failure(88)),
+                                  tp("old", 0): CommittedOffset(5)})
+
+
+def test_commits_read_with_an_error_are_unknown_never_no_commit():
+    """Issue 18: under assume_full_visibility, a group whose every committed offset was read with
+    an error was "dead: it has no committed offset at all" and deletable. It is unknown."""
+    rules = DeadGroupRules(idle_hours=48, assume_full_visibility=True)
+    only_errors = GroupOffsets("app", {tp("orders", 0): CommittedOffset(None, error=Failure(88))})
+    found = judge(group_offsets=only_errors, rules=rules)
+    assert found.health is GroupHealth.PAUSED and found.dead_reasons == ()
+    unreadable = CommitsUnreadable(Reason.COMMITS_UNREADABLE, ((tp("orders", 0), Failure(88)),))
+    assert found.cannot_tell == (unreadable, NO_HISTORY)
+    assert found.finding(Reason.NO_COMMITS) is None
+
+
+def test_a_topic_whose_offsets_could_not_be_read_still_counts_for_topics_deleted():
+    """Issue 18: committed on "old" (absent by name) and "orders" (its offset read with an error):
+    the old rule saw only "old" and called every committed topic deleted. "orders" exists."""
+    found = judge(group_offsets=UNREADABLE, checks={"old": ABSENT, "orders": EXISTS})
+    assert found.health is GroupHealth.PAUSED and found.dead_reasons == ()
+    assert found.finding(Reason.SOME_TOPICS_DELETED) == TopicsFinding(Reason.SOME_TOPICS_DELETED, ("old",), 2)
+    gone = judge(group_offsets=UNREADABLE, checks={"old": ABSENT, "orders": ABSENT})
+    assert gone.dead_reasons == (DeadReason.TOPICS_DELETED,)
+    assert gone.finding(Reason.TOPICS_DELETED) == TopicsFinding(Reason.TOPICS_DELETED, ("old", "orders"), 2)
+
+
+def test_unreadable_commits_now_leave_idleness_unknown():
+    found = judge(group_offsets=UNREADABLE, history=idle_history(100, committed={tp("orders", 0): 4, tp("old", 0): 5}))
+    assert found.health is GroupHealth.PAUSED
+    assert found.finding(Reason.IDLE_UNKNOWN).before == IdleBreak(BreakReason.UNREADABLE, NOW)
 
 
 # -- the topics_deleted rule: checked by name -------------------------------------------------------
 
 def test_every_committed_topic_absent_by_name_is_dead():
-    report = classify(topics=("other",), checks={"orders": ABSENT})
-    assert report.health is GroupHealth.DEAD and report.deletable
-    assert report.dead_reasons == ("topics_deleted",)
-    assert report.cannot_tell == ("cannot tell how long it has been idle: no stored history",)
-    assert report.evidence[0] == "dead: every topic it committed to was deleted"
-    assert "every committed topic was deleted (UNKNOWN_TOPIC_OR_PARTITION by name): orders" in report.evidence
+    found = judge(topics=("other",), checks={"orders": ABSENT})
+    assert found.health is GroupHealth.DEAD and found.dead_reasons == (DeadReason.TOPICS_DELETED,)
+    assert found.findings[0] == TopicsFinding(Reason.TOPICS_DELETED, ("orders",), 1)
+    assert found.cannot_tell == (NO_HISTORY,)
 
 
 def test_bug_a_topic_hidden_by_acls_is_cannot_tell_not_deleted():
     """Issue 9: the topic listing (all-topics Metadata) leaves out a topic the principal may not
     Describe; named, it answers TOPIC_AUTHORIZATION_FAILED. The old rule called it deleted."""
-    report = classify(topics=("other",), checks={"orders": NOT_VISIBLE})
-    assert report.health is GroupHealth.PAUSED and not report.deletable and report.dead_reasons == ()
-    text = ("cannot tell whether every committed topic was deleted: orders not visible to this principal "
-            "(TOPIC_AUTHORIZATION_FAILED)")
-    assert report.cannot_tell == (text, "cannot tell how long it has been idle: no stored history")
-    assert text in report.evidence
+    found = judge(topics=("other",), checks={"orders": NOT_VISIBLE})
+    assert found.health is GroupHealth.PAUSED and found.dead_reasons == ()
+    assert found.cannot_tell == (TopicsUnknown(Reason.TOPICS_UNKNOWN, hidden=("orders",)), NO_HISTORY)
 
 
 def test_a_topic_missing_from_the_listing_alone_is_cannot_tell():
-    report = classify(topics=("other",))
-    assert report.health is GroupHealth.PAUSED and not report.deletable
-    assert report.cannot_tell[0] == ("cannot tell whether every committed topic was deleted: orders not in the topic "
-                                     "list (which leaves out topics the principal may not Describe) and not checked "
-                                     "by name")
+    found = judge(topics=("other",))
+    assert found.health is GroupHealth.PAUSED
+    assert found.cannot_tell[0] == TopicsFinding(Reason.TOPICS_NOT_LISTED, ("orders",), 1)
 
 
 def test_a_failed_or_missing_check_is_cannot_tell():
     committed = {tp("a", 0): 1, tp("b", 0): 1, tp("c", 0): 1, tp("d", 0): 1}
-    report = classify(committed=committed, topics=(), checks={
-        "a": ABSENT, "b": NOT_VISIBLE, "c": Failure(7, "timed out")})
-    assert report.health is GroupHealth.PAUSED and report.dead_reasons == ()
-    assert report.cannot_tell[0] == ("cannot tell whether every committed topic was deleted: b not visible to this "
-                                     "principal (TOPIC_AUTHORIZATION_FAILED); the check of c (REQUEST_TIMED_OUT: "
-                                     "timed out) failed; d not checked by name")
-    assert "1 of 4 committed topics no longer exist (checked by name): a" in report.evidence
+    timed_out = Failure(7, "timed out")
+    found = judge(committed=committed, topics=(), checks={"a": ABSENT, "b": NOT_VISIBLE, "c": timed_out})
+    assert found.health is GroupHealth.PAUSED and found.dead_reasons == ()
+    assert found.findings[:2] == (TopicsFinding(Reason.SOME_TOPICS_DELETED, ("a",), 4),
+                                  TopicsUnknown(Reason.TOPICS_UNKNOWN, ("b",), (("c", timed_out),), ("d",)))
 
 
 def test_some_committed_topics_deleted_is_only_evidence():
-    report = classify(committed={tp("orders", 0): 1, tp("gone", 0): 1}, checks={"orders": EXISTS, "gone": ABSENT})
-    assert report.health is GroupHealth.PAUSED
-    assert "1 of 2 committed topics no longer exist (checked by name): gone" in report.evidence
-    assert report.cannot_tell == ("cannot tell how long it has been idle: no stored history",)
+    found = judge(committed={tp("orders", 0): 1, tp("gone", 0): 1}, checks={"orders": EXISTS, "gone": ABSENT})
+    assert found.health is GroupHealth.PAUSED
+    assert found.findings[0] == TopicsFinding(Reason.SOME_TOPICS_DELETED, ("gone",), 2)
+    assert found.cannot_tell == (NO_HISTORY,)
 
 
 # -- the no_commits rule: only under assume_full_visibility ---------------------------------------
 
 def test_no_visible_commit_is_cannot_tell_by_default():
-    report = classify(committed={})
-    assert report.health is GroupHealth.PAUSED and not report.deletable
-    assert report.cannot_tell[0] == (
-        "cannot tell whether it has no committed offset at all: a fetch of all its offsets leaves out topics the "
-        "principal may not Describe (set assume_full_visibility only if it may Describe every topic and group)")
+    found = judge(committed={})
+    assert found.health is GroupHealth.PAUSED
+    assert found.findings[:2] == (Finding(Reason.NO_VISIBLE_COMMITS), Finding(Reason.NO_COMMITS_UNSEEN))
+    assert found.cannot_tell[0] == Finding(Reason.NO_COMMITS_UNSEEN)
 
 
 def test_no_commit_at_all_is_dead_under_assume_full_visibility_for_plain_consumers_only():
     rules = DeadGroupRules(idle_hours=48, assume_full_visibility=True)
-    report = classify(committed={}, rules=rules)
-    assert report.health is GroupHealth.DEAD and report.deletable and report.dead_reasons == ("no_commits",)
-    assert report.evidence[0] == "dead: it has no committed offset at all (assume_full_visibility)"
-    connect = classify(committed={}, rules=rules, protocol_type="connect")
-    assert connect.health is GroupHealth.PAUSED and connect.cannot_tell == (
-        "cannot tell how long it has been idle: no stored history",)
+    found = judge(committed={}, rules=rules)
+    assert found.health is GroupHealth.DEAD and found.dead_reasons == (DeadReason.NO_COMMITS,)
+    connect = judge(committed={}, rules=rules, protocol_type="connect")
+    assert connect.health is GroupHealth.PAUSED and connect.cannot_tell == (NO_HISTORY,)
+    assert connect.findings[:2] == (Finding(Reason.NOT_PLAIN_CONSUMER), Finding(Reason.NO_VISIBLE_COMMITS))
 
 
 # -- protocol and group types ------------------------------------------------------------------------
 
 def test_bug_a_connect_protocol_group_is_never_dead_for_lack_of_commit_progress():
     """Issue 9: a `connect` protocol group was called dead for lack of commit progress."""
-    report = classify(group_id="conn-worker", protocol_type="connect", history=idle_history(72))
-    assert report.health is GroupHealth.PAUSED and not report.deletable and report.dead_reasons == ()
-    assert report.evidence[:2] == ("paused: Empty, but no evidence that it is abandoned", "state Empty: no members")
-    assert ("protocol type 'connect' is not a plain consumer group: neither a missing commit nor a lack of commit "
-            "progress is evidence against it") in report.evidence
-    assert report.idle_since_ms == NOW - 72 * HOUR  # still reported, never evidence
+    found = judge(group_id="conn-worker", protocol_type="connect", history=idle_history(72))
+    assert found.health is GroupHealth.PAUSED and found.dead_reasons == ()
+    assert found.findings[0] == Finding(Reason.NOT_PLAIN_CONSUMER)
+    assert found.finding(Reason.IDLE_NOT_EVIDENCE) == idle(Reason.IDLE_NOT_EVIDENCE, 72)
+    assert found.idle_since_ms == NOW - 72 * HOUR  # still reported, never evidence
 
 
 def test_a_non_consumer_protocol_group_is_dead_when_every_topic_is_absent_by_name():
-    report = classify(group_id="conn-worker", protocol_type="connect", checks={"orders": ABSENT})
-    assert report.health is GroupHealth.DEAD and report.dead_reasons == ("topics_deleted",)
+    found = judge(group_id="conn-worker", protocol_type="connect", checks={"orders": ABSENT})
+    assert found.health is GroupHealth.DEAD and found.dead_reasons == (DeadReason.TOPICS_DELETED,)
 
 
 @pytest.mark.parametrize("group_type", ["share", "streams"])
 def test_share_and_streams_groups_are_not_judged_by_consumer_group_rules(group_type):
     rules = DeadGroupRules(idle_hours=48, assume_full_visibility=True)
-    note = (f"a {group_type} group: the consumer-group rules do not apply to it, so it is never dead or deletable "
-            "by them")
     for committed, checks in (({}, None), (COMMITTED, {"orders": ABSENT})):
-        report = classify(group_type=group_type, protocol_type=group_type, committed=committed, checks=checks,
-                          history=idle_history(72), rules=rules)
-        assert report.health is GroupHealth.PAUSED and not report.deletable and report.dead_reasons == ()
-        assert report.evidence == (f"paused: state Empty, {note}", PERMITTED) and report.cannot_tell == (note,)
-    active = classify(group_type=group_type, state="Stable", members={"m": [tp("orders", 0)]})
-    assert active.health is GroupHealth.ACTIVE and active.evidence == ("state Stable with 1 member(s)", note, PERMITTED)
+        found = judge(group_type=group_type, protocol_type=group_type, committed=committed, checks=checks,
+                      history=idle_history(72), rules=rules)
+        assert (found.health, found.findings, found.dead_reasons) == (
+            GroupHealth.PAUSED, (Finding(Reason.NOT_JUDGED_TYPE),), ())
+        assert found.cannot_tell == (Finding(Reason.NOT_JUDGED_TYPE),)
+    active = judge(group_type=group_type, state="Stable", members={"m": [tp("orders", 0)]})
+    assert (active.health, active.findings) == (GroupHealth.ACTIVE, (Finding(Reason.NOT_JUDGED_TYPE),))
 
 
 def test_kip211_expiry_horizon_from_when_it_became_empty():
     history = [GroupHistoryPoint(NOW - 30 * HOUR, GroupState.STABLE, 2, COMMITTED)] + idle_history(24)
-    report = classify(history=history)
-    assert report.empty_since_ms == NOW - 24 * HOUR
-    assert report.expires_at_ms == NOW - 24 * HOUR + 7 * 24 * HOUR
-    assert any("offsets.retention.minutes=10080" in e and "KIP-211" in e for e in report.evidence)
+    found = judge(history=history)
+    assert found.empty_since_ms == NOW - 24 * HOUR and found.expires_at_ms == NOW - 24 * HOUR + WEEK
+    assert found.finding(Reason.EXPIRES) == expires(24)
 
 
-# -- patterns -------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("group_id", ["connect-s3-sink", "_confluent-ksql-default", "__internal",
-                                      "schema-registry"])
-def test_system_groups_are_denied_by_default(group_id):
-    report = classify(group_id=group_id, history=idle_history(72))
-    assert report.health is GroupHealth.DEAD and not report.deletable
-    assert any("default deny pattern" in e for e in report.evidence)
-
-
-def test_streams_application_ids_are_denied_by_default():
-    report = classify(group_id="wordcount", topics=("orders", "wordcount-counts-store-changelog"),
-                      history=idle_history(72))
-    assert not report.deletable and any("Kafka Streams application id" in e for e in report.evidence)
-
-
-def test_user_allow_overrides_default_deny_and_user_deny_wins():
-    allow = DeadGroupRules(idle_hours=48, allow=("connect-old-*",))
-    assert classify(group_id="connect-old-1", history=idle_history(72), rules=allow).deletable
-    assert not classify(group_id="app", history=idle_history(72), rules=allow).deletable  # not in the allow list
-    both = DeadGroupRules(idle_hours=48, allow=("re:.*",), deny=("keep-*",))
-    report = classify(group_id="keep-me", history=idle_history(72), rules=both)
-    assert not report.deletable and "matches the deny pattern 'keep-*': never deletable" in report.evidence
-
+# -- values ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"idle_hours": -1}, "idle_hours must be a positive"),
@@ -345,222 +357,20 @@ def test_bad_rules_are_configuration_errors(kwargs, message):
         DeadGroupRules(**kwargs)
 
 
-def test_history_points_from_snapshots_carry_log_ends():
+def test_history_points_from_snapshots_carry_log_ends_and_unreadable_commits():
     snaps = [snapshot(T0, group("g", partition("t", 0, 5, 9), partition("t", 1, None, 4), partition("t", 2, 3, None),
-                                state="Empty", members=0))]
+                                partition("t", 3, None, 4, flags=(LagFlag.ERROR,)), state="Empty", members=0))]
     (point,) = history_points(snaps, "g")
     assert point.state is GroupState.EMPTY and point.committed == {tp("t", 0): 5, tp("t", 2): 3}
-    assert point.log_end == {tp("t", 0): 9, tp("t", 1): 4} and point.has_records_to_read
+    assert point.log_end == {tp("t", 0): 9, tp("t", 1): 4, tp("t", 3): 4} and point.has_records_to_read
+    assert point.unreadable == {tp("t", 3)}
 
 
-def test_report_to_dict_carries_reasons_and_cannot_tell():
-    out = classify(topics=("other",), checks={"orders": NOT_VISIBLE}, history=idle_history(72)).to_dict()
-    assert out["health"] == "dead" and out["dead_reasons"] == ["idle"] and out["group_type"] == "classic"
-    assert out["cannot_tell"] == ["cannot tell whether every committed topic was deleted: orders not visible to this "
-                                  "principal (TOPIC_AUTHORIZATION_FAILED)"]
-    assert out["idle_since_ms"] == NOW - 72 * HOUR
-
-
-# -- find_dead_groups: which topics are checked by name ---------------------------------------------
-
-class StandInClient:
-    """The client verbs find_dead_groups uses, answering like Kafka with an ACL that hides
-    topic "secret": the all-topics listing leaves it out, a named check answers
-    TOPIC_AUTHORIZATION_FAILED (KafkaApis.handleTopicMetadataRequest)."""
-
-    def __init__(self, descriptions, committed, existing, hidden):
-        self.descriptions, self.committed, self.existing, self.hidden = descriptions, committed, existing, hidden
-        self.calls: list[tuple[str, object]] = []
-
-    async def describe_groups(self, ids, timeout_s=None):
-        self.calls.append(("describe_groups", list(ids)))
-        return KeyedResults({g: self.descriptions[g] for g in ids})
-
-    async def fetch_committed_offsets(self, ids, timeout_s=None):
-        self.calls.append(("fetch_committed_offsets", list(ids)))
-        return KeyedResults({g: offsets(g, self.committed[g]) for g in ids})
-
-    async def check_topics(self, topics, timeout_s=None):
-        topics = list(topics)
-        self.calls.append(("check_topics", topics))
-        return KeyedResults({t: NOT_VISIBLE if t in self.hidden else EXISTS if t in self.existing else ABSENT
-                             for t in topics if t != "flaky"}, {"flaky": Failure(7, "")} if "flaky" in topics else {})
-
-    async def describe_topics(self, topics, timeout_s=None):
-        self.calls.append(("describe_topics", topics))
-        return {t: None for t in self.existing}
-
-
-def test_find_dead_groups_checks_the_committed_topics_of_empty_groups_by_name():
-    descriptions = {g: description(g, "Empty") for g in ("hidden", "gone", "mixed", "flaky")}
-    descriptions["live"] = description("live", "Stable", {"m": [tp("live-topic", 0)]})
-    descriptions["shared"] = description("shared", "Empty", protocol_type="share", group_type="share")
-    committed = {"hidden": {tp("secret", 0): 1}, "gone": {tp("old", 0): 1}, "mixed": {tp("old", 0): 1, tp("a", 0): 1},
-                 "flaky": {tp("flaky", 0): 1}, "live": {tp("live-topic", 0): 1}, "shared": {tp("s", 0): 1}}
-    client = StandInClient(descriptions, committed, existing={"a", "live-topic", "s"}, hidden={"secret"})
-    ids = list(descriptions)
-    result = asyncio.run(find_dead_groups(client, ids, rules=RULES, now_ms=NOW))
-    assert client.calls == [("describe_groups", ids), ("fetch_committed_offsets", ids),
-                            ("check_topics", ["a", "flaky", "old", "secret"]), ("describe_topics", None)]
-    health = {g: (r.health, r.dead_reasons) for g, r in result.reports.items()}
-    assert health == {"hidden": (GroupHealth.PAUSED, ()), "gone": (GroupHealth.DEAD, ("topics_deleted",)),
-                      "mixed": (GroupHealth.PAUSED, ()), "flaky": (GroupHealth.PAUSED, ()),
-                      "live": (GroupHealth.ACTIVE, ()), "shared": (GroupHealth.PAUSED, ())}
-    assert result.deletable == ["gone"]
-    assert result.reports["hidden"].cannot_tell[0] == (
-        "cannot tell whether every committed topic was deleted: secret not visible to this principal "
-        "(TOPIC_AUTHORIZATION_FAILED)")
-    assert result.reports["flaky"].cannot_tell[0] == (
-        "cannot tell whether every committed topic was deleted: the check of flaky (REQUEST_TIMED_OUT) failed")
-
-
-def test_find_dead_groups_lists_topics_only_for_the_streams_heuristic():
-    client = StandInClient({"g": description("g", "Empty")}, {"g": {}}, existing=set(), hidden=set())
-    rules = DeadGroupRules(idle_hours=48, deny_streams_apps=False)
-    result = asyncio.run(find_dead_groups(client, ["g"], rules=rules, now_ms=NOW))
-    assert client.calls == [("describe_groups", ["g"]), ("fetch_committed_offsets", ["g"])]
-    assert result.reports["g"].health is GroupHealth.PAUSED
-
-
-# -- against the fake cluster -----------------------------------------------------------------------
-
-def seed(cluster):
-    cluster.add_topic("orders", partitions=1, end_offsets=100)
-    cluster.add_topic("secret", partitions=1, end_offsets=10)
-    cluster.add_group("live", offsets={("orders", 0): 90}, members=[Member("m", assignment={"orders": [0]})])
-    cluster.add_group("abandoned", offsets={("gone", 0): 5})
-    cluster.add_group("weekly", offsets={("orders", 0): 50})
-    cluster.add_group("connect-sink", offsets={("gone", 0): 5})
-    cluster.add_group("hidden", offsets={("secret", 0): 5})
-    # a topic this principal may not Describe: named, it answers TOPIC_AUTHORIZATION_FAILED
-    cluster.inject_error("Metadata", Err.TOPIC_AUTHORIZATION_FAILED, key="secret")
-
-
-def test_find_dead_groups_of_every_group_refuses_an_incomplete_listing():
-    """KafkaAdminClient.listConsumerGroups reports each broker whose listing failed: "every group"
-    with a broker's listing missing is not every group, so nothing is classified."""
-    from airflow_provider_kgroups.client.errors import IncompleteListingError
-
-    async def body(cluster, client):
-        cluster.inject_error("ListGroups", -1, node=cluster.coordinator_of("abandoned"))
-        with pytest.raises(IncompleteListingError, match=f"broker {cluster.coordinator_of('abandoned')}: UNKNOWN"):
-            await find_dead_groups(client, rules=RULES, now_ms=NOW)
-        return counts(cluster)
-
-    requests = with_fake_cluster(body, setup=seed)
-    assert requests == {"Metadata": 1, "ListGroups": 3}  # nothing described, read or checked
-
-
-def test_find_dead_groups_checks_topics_by_name_and_classifies_without_deleting():
-    """KafkaApis.handleTopicMetadataRequest: a named absent topic answers UNKNOWN_TOPIC_OR_PARTITION,
-    a named topic the principal may not Describe TOPIC_AUTHORIZATION_FAILED (cannot tell)."""
-    async def body(cluster, client):
-        result = await find_dead_groups(client, rules=RULES, now_ms=NOW)
-        named = [None if r.request.topics is None else sorted(t.name for t in r.request.topics)
-                 for r in cluster.requests("Metadata")]
-        return result, counts(cluster), named
-
-    result, requests, named = with_fake_cluster(body, setup=seed)
-    health = {g: (r.health, r.dead_reasons) for g, r in result.reports.items()}
-    assert health == {"live": (GroupHealth.ACTIVE, ()), "abandoned": (GroupHealth.DEAD, ("topics_deleted",)),
-                      "weekly": (GroupHealth.PAUSED, ()), "connect-sink": (GroupHealth.DEAD, ("topics_deleted",)),
-                      "hidden": (GroupHealth.PAUSED, ())}
-    assert result.reports["hidden"].cannot_tell[0] == (
-        "cannot tell whether every committed topic was deleted: secret not visible to this principal "
-        "(TOPIC_AUTHORIZATION_FAILED)")
-    assert result.deletable == ["abandoned"]  # connect-sink: a system group
-    # bootstrap, the named check of the Empty groups' committed topics, the listing (Streams heuristic only)
-    assert named == [[], ["gone", "orders", "secret"], None]
-    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}
-
-
-def seed_types(cluster):
-    cluster.add_topic("orders", partitions=1, end_offsets=150)
-    cluster.add_group("share-idle", group_type="share")
-    cluster.add_group("streams-idle", group_type="streams", offsets={("gone", 0): 5})
-    cluster.add_group("sink", protocol_type="connect", offsets={("orders", 0): 100})
-    cluster.add_group("kip848", group_type="consumer", offsets={("orders", 0): 100})
-    cluster.add_group("was-live", offsets={("orders", 0): 150})
-
-
-def types_history():
-    """Hourly for 72 h: sink, kip848 and streams-idle Empty with records to read; was-live Stable
-    with three members, caught up, until an hour ago."""
-    snaps = []
-    for at in range(NOW - 72 * HOUR, NOW, HOUR):
-        groups = [group(g, partition("orders", 0, 100, 150), state="Empty", members=0, protocol_type=protocol)
-                  for g, protocol in (("sink", "connect"), ("kip848", "consumer"))]
-        groups.append(group("streams-idle", partition("gone", 0, 5, 9), state="Empty", members=0,
-                            protocol_type="streams"))
-        if at <= NOW - HOUR:
-            groups.append(group("was-live", partition("orders", 0, 150, 150), state="Stable", members=3))
-        snaps.append(snapshot(at, *groups))
-    return snaps
-
-
-def test_find_dead_groups_by_group_and_protocol_type():
-    """Each group described by its own API (GroupMetadataManager.describeGroups / consumerGroupDescribe /
-    shareGroupDescribe / streamsGroupDescribe): share and streams groups are never judged by these rules,
-    even with every other rule pointing at them; a connect-protocol group is not dead for being idle; a
-    KIP-848 consumer group is; a group with members an hour ago is not."""
-    rules = DeadGroupRules(idle_hours=48, assume_full_visibility=True)
-
-    async def body(cluster, client):
-        result = await find_dead_groups(client, history=types_history(), rules=rules, now_ms=NOW)
-        named = [None if r.request.topics is None else sorted(t.name for t in r.request.topics)
-                 for r in cluster.requests("Metadata")]
-        return result, counts(cluster), named
-
-    result, requests, named = with_fake_cluster(body, setup=seed_types)
-    got = {g: (r.group_type, r.health, r.dead_reasons, r.deletable) for g, r in result.reports.items()}
-    assert got == {"share-idle": ("share", GroupHealth.PAUSED, (), False),
-                   "streams-idle": ("streams", GroupHealth.PAUSED, (), False),
-                   "sink": ("classic", GroupHealth.PAUSED, (), False),
-                   "kip848": ("consumer", GroupHealth.DEAD, ("idle",), True),
-                   "was-live": ("classic", GroupHealth.PAUSED, (), False)}
-    assert result.failures == {}
-    assert result.reports["streams-idle"].cannot_tell == (
-        "a streams group: the consumer-group rules do not apply to it, so it is never dead or deletable by them",)
-    assert result.reports["kip848"].evidence[0] == ("dead: no commit progress for at least 72 h while Empty with "
-                                                    "records to read (idle_hours=48)")
-    assert named == [[], ["orders"], None]  # share/streams groups' topics are not checked: never judged
-    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "ConsumerGroupDescribe": 1,
-                        "ShareGroupDescribe": 1, "StreamsGroupDescribe": 1, "OffsetFetch": 3, "Metadata": 3}
-
-
-def seed_acls(cluster):
-    cluster.add_topic("orders", partitions=1, end_offsets=150)
-    cluster.add_topic("secret", partitions=1, end_offsets=150)
-    cluster.add_group("acl-hidden", offsets={("secret", 0): 100})
-    cluster.add_group("acl-mixed", offsets={("orders", 0): 100, ("secret", 0): 100})
-    cluster.add_group("dropped-visible", offsets={("dropped", 0): 7})
-    cluster.add_group("dropped-hidden", offsets={("dropped-too", 0): 7})
-    cluster.allow("ANONYMOUS", "group", "*", "Describe")
-    cluster.allow("ANONYMOUS", "topic", "orders", "Describe")
-    cluster.allow("ANONYMOUS", "topic", "dropped", "Describe")
-
-
-def test_find_dead_groups_under_acls_keeps_what_it_cannot_see():
-    """Issue 9 on a cluster with ACLs (KafkaApis.handleOffsetFetchRequest leaves the topics the
-    principal may not Describe out of a group's offsets; handleTopicMetadataRequest out of the
-    listing, and answers 3 for a named absent topic it may Describe). The old rules called
-    acl-hidden and dropped-hidden dead ("no committed offset at all") and deletable."""
-    async def body(cluster, client):
-        result = await find_dead_groups(client, rules=RULES, now_ms=NOW)
-        named = [None if r.request.topics is None else sorted(t.name for t in r.request.topics)
-                 for r in cluster.requests("Metadata")]
-        return result, counts(cluster), named
-
-    result, requests, named = with_fake_cluster(body, setup=seed_acls)
-    got = {g: (r.health, r.dead_reasons, r.deletable) for g, r in result.reports.items()}
-    assert got == {"acl-hidden": (GroupHealth.PAUSED, (), False), "acl-mixed": (GroupHealth.PAUSED, (), False),
-                   "dropped-visible": (GroupHealth.DEAD, ("topics_deleted",), True),
-                   "dropped-hidden": (GroupHealth.PAUSED, (), False)}
-    no_commit = ("cannot tell whether it has no committed offset at all: a fetch of all its offsets leaves out topics "
-                 "the principal may not Describe (set assume_full_visibility only if it may Describe every topic and "
-                 "group)")
-    assert result.reports["acl-hidden"].cannot_tell[0] == no_commit
-    assert result.reports["dropped-hidden"].cannot_tell[0] == no_commit
-    assert result.failures == {}
-    assert named == [[], ["dropped", "orders"], None]
-    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}
+def test_findings_are_plain_json_values():
+    found = judge(history=idle_history(72), topics=("other",), checks={"orders": NOT_VISIBLE})
+    out = found.to_dict()
+    assert out["health"] == "dead" and out["observation"]["committed"] == {"orders[0]": 100}
+    assert out["findings"][0] == {"reason": "topics_unknown", "effect": "cannot_tell", "hidden": ["orders"],
+                                  "failed": [], "unchecked": []}
+    assert out["findings"][2] == {"reason": "idle", "effect": "dead", "idle_hours": 48, "since_ms": NOW - 72 * HOUR,
+                                  "at_least_ms": 72 * HOUR, "at_most_ms": None, "before": None}

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from airflow_provider_kgroups.client.results import TopicExistence, TopicPartition
+from airflow_provider_kgroups.cleanup.report import GroupHealthReport, classify_group
+from airflow_provider_kgroups.client.errors import Failure
+from airflow_provider_kgroups.client.results import CommittedOffset, GroupOffsets, TopicExistence
 from airflow_provider_kgroups.history.store import table_snapshots
-from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules, GroupHealthReport, classify_group, history_points
-from airflow_provider_kgroups.lag.model import LagSnapshot
+from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
+from airflow_provider_kgroups.lag.model import LagFlag, LagSnapshot
+from airflow_provider_kgroups.lag.observation import history_points
 from airflow_provider_kgroups.lag.verdicts import GroupVerdict, VerdictRules, group_verdicts
-from tests.lag.builders import description, offsets
+from tests.lag.builders import description
 from tests.spark.histories import table
 
 
@@ -42,7 +45,9 @@ def group_level(snaps: list[LagSnapshot], rules: VerdictRules) -> dict[str, Grou
 def dead_reports(snaps: list[LagSnapshot], rules: DeadGroupRules, gone_after_snapshots: int = 3, *,
                  checked_by_name: bool = False) -> dict[str, GroupHealthReport]:
     """classify_group for each group of the latest snapshot, its row there standing for the
-    live DescribeGroups / OffsetFetch, and the topics read in the last snapshots for the topic list.
+    live DescribeGroups / OffsetFetch (a row without a committed offset but with the error flag:
+    a partition whose offset was read with an error), and the topics read in the last snapshots
+    for the topic list.
     ``checked_by_name``: as find_dead_groups does, with every topic missing from that list
     answering UNKNOWN_TOPIC_OR_PARTITION by name (the most the Python engine can conclude)."""
     ordered = sorted(snaps, key=lambda s: s.taken_at_ms)
@@ -54,10 +59,11 @@ def dead_reports(snaps: list[LagSnapshot], rules: DeadGroupRules, gone_after_sna
     for group_id, lag in latest.groups.items():
         desc = description(group_id, lag.state.value, {f"member-{i}": () for i in range(lag.members)},
                            protocol_type=lag.protocol_type)
-        committed: dict[TopicPartition, int | None] = {p.tp: p.committed for p in lag.partitions}
+        committed = GroupOffsets(group_id, {p.tp: CommittedOffset(p.committed, error=Failure(-1) if (
+            p.committed is None and LagFlag.ERROR in p.flags) else None) for p in lag.partitions})
         checks = {p.topic: TopicExistence.EXISTS if p.topic in existing else TopicExistence.ABSENT
                   for p in lag.partitions}
-        out[group_id] = classify_group(group_id, desc, offsets(group_id, committed), existing,
+        out[group_id] = classify_group(group_id, desc, committed, existing,
                                        history_points(earlier, group_id), rules, now_ms=latest.taken_at_ms,
                                        topic_checks=checks if checked_by_name else None)
     return out

@@ -142,12 +142,15 @@ def test_dead_candidates_paused_and_system_groups(hand):
             "partition); idle time counts only while Empty with records to read and no commit progress"
             ) in quiet.evidence
     # its only topic unread in the last snapshots: not checked by name here, so cannot tell (the Python
-    # engine's find_dead_groups checks it by name; this job never has more candidates than that)
+    # engine's find_dead_groups checks it by name; this job never has more candidates than that); its
+    # log end unread since 00:40: how long it has been idle is unknown too
     orphan = status["orphan"]
     assert (orphan.health, orphan.deletable, list(orphan.dead_reasons)) == ("paused", False, [])
     assert list(orphan.cannot_tell) == [
         "cannot tell whether every committed topic was deleted: old-topic not in the topic list (which leaves out "
-        "topics the principal may not Describe) and not checked by name"]
+        "topics the principal may not Describe) and not checked by name",
+        "cannot tell whether it has been idle for more than idle_hours=0.5: nothing to read was known at "
+        "2024-05-01 00:50 UTC (log end offsets not read)"]
     ghost = status["ghost"]  # no visible commit: evidence only under assume_full_visibility
     assert (ghost.health, ghost.deletable) == ("paused", False)
     assert ghost.cannot_tell[0].startswith("cannot tell whether it has no committed offset at all")

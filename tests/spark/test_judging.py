@@ -1,0 +1,39 @@
+"""The lag-history job's per-group judging (spark/judging.py) without Spark: one group's history
+rows in, its ``group_status`` row out. The latest row stands for the live reads as a
+GroupObservation (no invented members); a committed offset the snapshot could not read is
+unknown there, never "no commit"."""
+
+from __future__ import annotations
+
+from airflow_provider_kgroups.history.store import table_snapshots
+from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
+from airflow_provider_kgroups.lag.verdicts import VerdictRules
+from airflow_provider_kgroups.spark import judging
+from tests.spark.histories import MINUTE, T0, row, table
+
+FULL = DeadGroupRules(idle_hours=0.5, assume_full_visibility=True)
+
+
+def status(rows, rules=FULL) -> dict:
+    snapshots = table_snapshots(table(rows))
+    return judging.group_status("g", snapshots, snapshots[-1].taken_at_ms, frozenset({"orders"}), VerdictRules(),
+                                rules).to_pylist()[0]
+
+
+def test_a_latest_row_whose_commit_could_not_be_read_is_unknown_not_no_commit():
+    """Issue 18: the job read the row (committed null, flag "error") as "no committed offset at
+    all" and, under assume_full_visibility, listed the group as a dead candidate."""
+    empty = {"state": "Empty", "members": 0}
+    rows = [row(T0 + i * 5 * MINUTE, "g", "orders", 0, committed=None, error=True, **empty) for i in range(3)]
+    got = status(rows)
+    assert (got["health"], got["deletable"], got["dead_reasons"]) == ("paused", False, [])
+    assert got["cannot_tell"][0] == "cannot tell what it committed on orders[0] (CLIENT_RECORDED_ERROR: error " \
+                                    "recorded in the history): its committed offsets there could not be read"
+    no_commit = status([row(T0 + i * 5 * MINUTE, "g", "orders", 0, committed=None, log_end=5, **empty)
+                        for i in range(3)])
+    assert (no_commit["health"], no_commit["deletable"], no_commit["dead_reasons"]) == ("dead", True, ["no_commits"])
+
+
+def test_members_come_from_the_row_count():
+    got = status([row(T0, "g", "orders", 0, committed=5, log_end=9, members=3)])
+    assert (got["health"], got["members"], got["evidence"][0]) == ("active", 3, "state Stable with 3 member(s)")
