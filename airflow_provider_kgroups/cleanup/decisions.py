@@ -67,6 +67,8 @@ class CleanupResult:
     backup_url: str | None = None
     audit_url: str | None = None
     audit_error: str | None = None  # the audit record could not be written (the run is not fine)
+    held: tuple[str, ...] = ()  # kept only because a configured Kafka Connect cluster could not be read
+    connect_unreadable: tuple[str, ...] = ()  # those clusters' URLs
 
     def ids(self, outcome: Outcome) -> list[str]:
         return sorted(g for g, d in self.decisions.items() if d.outcome is outcome)
@@ -81,8 +83,8 @@ class CleanupResult:
 
     @property
     def ok(self) -> bool:
-        """Nothing failed and every group could be judged."""
-        return not self.failed and not self.unjudged and self.audit_error is None
+        """Nothing failed, every group could be judged, and no deletion was held for want of evidence."""
+        return not self.failed and not self.unjudged and not self.held and self.audit_error is None
 
     def kept_by_health(self) -> dict[str, int]:
         kept: dict[str, int] = {}
@@ -95,7 +97,8 @@ class CleanupResult:
         return {"dry_run": self.dry_run, "examined": len(self.decisions), "candidates": self.candidates,
                 "cap": self.cap, "deleted": self.ids(Outcome.DELETED), "would_delete": self.ids(Outcome.WOULD_DELETE),
                 "skipped": self.ids(Outcome.SKIP), "failed": self.failed, "not_found": self.ids(Outcome.NOT_FOUND),
-                "unjudged": self.unjudged, "kept": self.kept_by_health(), "backup_url": self.backup_url,
+                "unjudged": self.unjudged, "kept": self.kept_by_health(), "held": sorted(self.held),
+                "connect_unreadable": list(self.connect_unreadable), "backup_url": self.backup_url,
                 "audit_url": self.audit_url, "audit_error": self.audit_error}
 
     def to_dict(self) -> dict[str, Any]:

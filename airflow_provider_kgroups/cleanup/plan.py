@@ -1,5 +1,5 @@
-"""The plan: select -> the evidence (one read of every group) -> Connect -> permission -> caps
--> one decision per group. Nothing is changed; a dry run prints exactly this.
+"""The plan: select -> the evidence (one read of every group) -> Connect -> permission -> the
+Connect hold -> caps -> one decision per group. Nothing is changed; a dry run prints exactly this.
 
 Selection semantics:
 
@@ -14,6 +14,10 @@ Selection semantics:
   that no longer exists in any configured Connect cluster is evidence of death and lifts the
   default ``connect-*`` deny for that group only. Without Connect, ``connect-*`` groups stay
   protected by the default deny.
+* a configured Connect cluster that cannot be read **holds the run**: a group named by one of
+  its connectors' ``consumer.override.group.id`` cannot be recognised, so every group that
+  would go is kept, naming the cluster, unless ``delete_despite_unreadable_connect`` says
+  otherwise.
 * caps: at most ``max_deletions`` and ``max_deletions_percent`` % of the candidates (rounded
   up) per run: named groups first, then the longest idle; the rest wait ("skip", next run).
 """
@@ -53,6 +57,9 @@ class CleanupPlan:
     cap: int
     candidates: int
     reports: Mapping[str, GroupHealthReport]
+    #: groups kept only because a configured Kafka Connect cluster could not be read
+    held: tuple[str, ...] = ()
+    connect_unreadable: tuple[str, ...] = ()  # those clusters' URLs
 
 
 def _status(verdict: Any) -> str:
@@ -133,6 +140,24 @@ async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource
         if decision.outcome is Outcome.WOULD_DELETE:
             candidates.append(decision)
 
+    unreadable = tuple(f.cluster_url for f in connect.failures) if connect is not None else ()
+    held: tuple[str, ...] = ()
+    if unreadable and candidates:
+        why = "; ".join(f"{f.cluster_url}: {f.reason}" for f in connect.failures)
+        if policy.delete_despite_unreadable_connect:
+            candidates = [d.becomes(d.outcome, f"{d.reason}; Kafka Connect could not be read ({why}): deleted "
+                                              "anyway (delete_despite_unreadable_connect)") for d in candidates]
+            decisions.update((d.group_id, d) for d in candidates)
+        else:
+            held = tuple(d.group_id for d in candidates)
+            for d in candidates:
+                decisions[d.group_id] = d.becomes(Outcome.KEEP, (
+                    f"held: Kafka Connect could not be read ({why}), so a group named by a connector's "
+                    "consumer.override.group.id there cannot be recognised and nothing is deleted in this run "
+                    "(delete_despite_unreadable_connect / --delete-despite-unreadable-connect deletes anyway); "
+                    f"without the hold: {d.reason}"))
+            candidates = []
+
     cap = policy.cap(len(candidates))
     candidates.sort(key=lambda d: d.order_key)
     chosen = candidates[:cap]
@@ -141,7 +166,8 @@ async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource
             f"deletable, but over this run's cap of {cap} deletion(s) (max_deletions={policy.max_deletions}, "
             f"max_deletions_percent={policy.max_deletions_percent:g} of {len(candidates)} candidate(s)): next run; "
             f"{d.reason}"))
-    return CleanupPlan(policy, decisions, tuple(d.group_id for d in chosen), cap, len(candidates), reports)
+    return CleanupPlan(policy, decisions, tuple(d.group_id for d in chosen), cap, len(candidates), reports, held,
+                       unreadable)
 
 
 def _decide(g: str, report: GroupHealthReport, policy: CleanupPolicy, variant: str, verdict: Any, by: str,

@@ -32,6 +32,11 @@ class CleanupPolicy:
     :param max_deletions: at most this many deletions per run.
     :param max_deletions_percent: at most this percentage of the candidates, rounded up.
     :param dry_run: decide and report, change nothing.
+    :param delete_despite_unreadable_connect: when a configured Kafka Connect cluster cannot be
+        read, delete anyway. By default such a run deletes nothing: a group named by one of that
+        cluster's connectors' ``consumer.override.group.id`` cannot be recognised (a paused
+        connector would re-deliver its topics when resumed), so every group that would go is
+        kept, naming the cluster.
     """
 
     rules: DeadGroupRules = field(default_factory=DeadGroupRules)
@@ -41,6 +46,7 @@ class CleanupPolicy:
     max_deletions: int = 10
     max_deletions_percent: float = 50.0
     dry_run: bool = True
+    delete_despite_unreadable_connect: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.rules, DeadGroupRules):
@@ -63,8 +69,9 @@ class CleanupPolicy:
                 or not 0 <= percent <= 100:
             raise ConfigurationError(f"max_deletions_percent must be between 0 and 100, got {percent!r}.")
         object.__setattr__(self, "max_deletions_percent", float(percent))
-        if not isinstance(self.dry_run, bool):
-            raise ConfigurationError(f"dry_run must be True or False, got {self.dry_run!r}.")
+        for name in ("dry_run", "delete_despite_unreadable_connect"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}.")
 
     def cap(self, candidates: int) -> int:
         """How many of ``candidates`` may be deleted in this run."""
@@ -86,7 +93,7 @@ class CleanupPolicy:
             "default_deny": list(r.default_deny), "deny_streams_apps": r.deny_streams_apps,
             "override_deny": list(self.override_deny), "max_deletions": self.max_deletions,
             "max_deletions_percent": self.max_deletions_percent, "dry_run": self.dry_run,
-            "named": list(self.named),
+            "delete_despite_unreadable_connect": self.delete_despite_unreadable_connect, "named": list(self.named),
             "selector": None if self.selector is None else {
                 "ids": list(self.selector.ids), "patterns": list(self.selector.patterns),
                 "exclude": list(self.selector.exclude)},

@@ -37,7 +37,8 @@ async def run_cleanup(aclient, policy: CleanupPolicy, *, backup_base_url: str, h
         note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
         decisions, backup_url = await execute_plan(aclient, plan, backup_base_url=backup_base_url, note=note,
                                                    storage_options=storage_options)
-    result = CleanupResult(policy.dry_run, decisions, plan.cap, plan.candidates, backup_url)
+    result = CleanupResult(policy.dry_run, decisions, plan.cap, plan.candidates, backup_url, held=plan.held,
+                           connect_unreadable=plan.connect_unreadable)
     if audit_base_url is None:
         return result
     record = {"version": AUDIT_VERSION, "started_ms": started, "finished_ms": _now_ms(), "who": dict(who or {}),

@@ -33,6 +33,10 @@ def add_arguments(delete: argparse.ArgumentParser) -> None:
                         help="at most this %% of the candidates, rounded up (default 50)")
     delete.add_argument("--connect-url", action="append", default=[],
                         help="Kafka Connect REST URL (repeatable); credentials: connect.* in --command-config")
+    delete.add_argument("--delete-despite-unreadable-connect", action="store_true",
+                        help="delete even when a Kafka Connect cluster given cannot be read (by default such a run "
+                             "deletes nothing: a group named by a connector's consumer.override.group.id there "
+                             "cannot be recognised)")
     delete.add_argument("--backup-url", default=DEFAULT_BACKUP_URL,
                         help=f"where offset backups and audit records go (default {DEFAULT_BACKUP_URL})")
 
@@ -53,7 +57,8 @@ def delete_policy(args) -> "CleanupPolicy":
         raise ConfigurationError("--backup-url is empty: give a directory or an fsspec URL.")
     return CleanupPolicy(rules=rules, selector=selector, named=tuple(args.groups),
                          override_deny=tuple(args.override_deny), max_deletions=args.max_deletions,
-                         max_deletions_percent=args.max_deletions_percent, dry_run=not args.yes)
+                         max_deletions_percent=args.max_deletions_percent, dry_run=not args.yes,
+                         delete_despite_unreadable_connect=args.delete_despite_unreadable_connect)
 
 
 def prepare(args) -> None:
@@ -91,7 +96,9 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     lines.append(f"\n{s['examined']} examined, {s['candidates']} candidate(s), cap {s['cap']}: "
                  f"{len(s['deleted'])} deleted, {len(s['would_delete'])} would delete, {len(s['skipped'])} skipped, "
                  f"{len(s['not_found'])} not found, {len(s['failed'])} failed, {sum(s['kept'].values())} kept"
-                 + (f" ({len(s['unjudged'])} could not be judged)" if s["unjudged"] else ""))
+                 + (f" ({len(s['unjudged'])} could not be judged)" if s["unjudged"] else "")
+                 + (f"; {len(s['held'])} held: Kafka Connect unreadable ({', '.join(s['connect_unreadable'])})"
+                    if s["held"] else ""))
     data = result.to_dict()
     if result.backup_url:
         deleted = result.ids(Outcome.DELETED)

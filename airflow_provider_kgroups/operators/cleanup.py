@@ -12,7 +12,8 @@ if a deletion failed (the other groups were still handled). Per run:
    ``schema-registry*``, Kafka Streams application ids) plus the user's ``deny``;
    ``override_deny`` lifts them for the groups it names (by name only); Kafka Connect
    evidence (``connect_conn_ids``) keeps a connector's group while the connector exists and
-   lifts the ``connect-*`` deny for a group whose connector is gone;
+   lifts the ``connect-*`` deny for a group whose connector is gone; a Connect cluster that
+   cannot be read holds every deletion of the run (``delete_despite_unreadable_connect``);
 3. caps: at most ``max_deletions`` and ``max_deletions_percent`` % of the candidates per run;
 4. ``dry_run=True`` (the default) stops here and reports ``would_delete``;
 5. otherwise: describe again and skip whatever changed; back up the offsets to
@@ -76,6 +77,10 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     :param backup_url: where offset backups go (default ``history_url``).
     :param connect_conn_ids: Kafka Connect REST connections (type ``kgroups_connect``): their
         connectors' states are evidence (see :mod:`..cleanup.plan`); default ``[kgroups] connect_conn_ids``.
+    :param delete_despite_unreadable_connect: delete even when one of those Connect clusters
+        cannot be read. Default False: such a run deletes nothing (a group named by a connector's
+        ``consumer.override.group.id`` there cannot be recognised) and each group that would have
+        gone is kept, naming the cluster.
     :param storage_options: fsspec options for ``history_url`` and ``backup_url``.
     :param kafka_groups_conn_id: a ``kgroups`` or ``kafka`` connection.
     """
@@ -84,7 +89,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         "history_url", "group_ids", "group_patterns", "exclude_patterns", "delete_group_ids", "override_deny",
         "allow", "deny", "default_deny", "deny_streams_apps", "idle_hours", "assume_full_visibility",
         "offsets_retention_minutes", "dry_run", "max_deletions", "max_deletions_percent", "backup_url",
-        "connect_conn_ids", "kafka_groups_conn_id",
+        "connect_conn_ids", "delete_despite_unreadable_connect", "kafka_groups_conn_id",
     )
     ui_color = "#f5e0d9"
 
@@ -98,6 +103,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
                  dry_run: bool | str = True, max_deletions: int | str | None = None,
                  max_deletions_percent: float | str | None = None,
                  backup_url: str | None = None, connect_conn_ids: Sequence[str] | None = None,
+                 delete_despite_unreadable_connect: bool | str = False,
                  storage_options: Mapping[str, Any] | None = None,
                  kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -125,6 +131,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         self.backup_url = backup_url
         self.connect_conn_ids = connect_conn_ids if connect_conn_ids is not None \
             else (settings.get_list("connect_conn_ids") or None)
+        self.delete_despite_unreadable_connect = delete_despite_unreadable_connect
         self.storage_options = check_argument(self.task_id, "storage_options", storage_options,
                                               parse_storage_options)
         self.kafka_groups_conn_id = kafka_groups_conn_id
@@ -139,6 +146,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             "history_url": parse_url, "backup_url": _optional_url, "allow": parse_str_list, "deny": parse_str_list,
             "default_deny": parse_str_list, "delete_group_ids": parse_str_list, "override_deny": parse_str_list,
             "connect_conn_ids": parse_str_list, "deny_streams_apps": parse_bool,
+            "delete_despite_unreadable_connect": parse_bool,
             "assume_full_visibility": parse_bool, "dry_run": parse_bool,
             "idle_hours": _required(parse_number, allow_zero=False),
             "offsets_retention_minutes": _required(parse_number, integer=True, allow_zero=False),
@@ -158,7 +166,8 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
                 assume_full_visibility=parsed["assume_full_visibility"])
             return CleanupPolicy(rules=rules, selector=selector, named=parsed["delete_group_ids"],
                                  override_deny=parsed["override_deny"], max_deletions=parsed["max_deletions"],
-                                 max_deletions_percent=parsed["max_deletions_percent"], dry_run=parsed["dry_run"])
+                                 max_deletions_percent=parsed["max_deletions_percent"], dry_run=parsed["dry_run"],
+                                 delete_despite_unreadable_connect=parsed["delete_despite_unreadable_connect"])
         except ValueError as exc:  # ConfigurationError is a ValueError
             raise ValueError(f"{self.task_id}: {exc}") from None
 
@@ -190,6 +199,10 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             self.hook.close()
         for decision in result.decisions.values():
             self.log.info("%s", decision.line())
+        if result.held:
+            self.log.warning("Kafka Connect %s could not be read: %d deletion(s) held (set "
+                             "delete_despite_unreadable_connect=True to delete anyway)",
+                             ", ".join(result.connect_unreadable), len(result.held))
         out = self._xcom(result)
         metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
         self._summary = out  # for get_openlineage_facets_on_complete / _on_failure
@@ -212,13 +225,13 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         return lineage.cleanup_lineage(getattr(self, "_summary", None))
 
     def _xcom(self, result: CleanupResult) -> dict[str, Any]:
-        """Plain JSON: the summary, the restore call, the decisions other than keep (every decision
-        is in the audit record)."""
+        """Plain JSON: the summary, the restore call, the decisions other than keep, and those held
+        for an unreadable Kafka Connect (every decision is in the audit record)."""
         out = result.summary()
         out["restore"] = (f"KafkaGroupsHook({self.kafka_groups_conn_id!r}).restore_offsets({result.backup_url!r})"
                           if result.backup_url else None)
         out["decisions"] = {g: {k: v for k, v in d.to_dict().items() if k in _XCOM_DECISION_KEYS}
-                            for g, d in result.decisions.items() if d.outcome is not Outcome.KEEP}
+                            for g, d in result.decisions.items() if d.outcome is not Outcome.KEEP or g in result.held}
         return out
 
 

@@ -208,6 +208,38 @@ def test_named_groups_override_by_name_absolute_cap_no_connect_and_backup_read_b
     assert cluster.count("DeleteGroups") == deletes and cluster.has_group("dead-2")
 
 
+def test_unreadable_connect_holds_the_run_unless_the_operator_says_otherwise(run_dag, world, kgroups_conn):
+    """Issue 18 item 7 through the operator: a second Kafka Connect connection whose REST API
+    refuses the credentials (401, no retry) holds every deletion of the run, naming that cluster;
+    ``delete_despite_unreadable_connect=True`` lets the run go on (connect-* groups stay kept
+    as unavailable: the readable cluster cannot speak for the other one)."""
+    cluster, connect, history = world
+    with ConnectServer([], auth=("svc", "right")) as locked:
+        kgroups_conn("kg_connect_locked", conn_type="kgroups_connect", host=locked.url, login="svc",
+                     password="wrong", extra=json.dumps({"retries": 0}))
+        conf = {"history": history, "patterns": ["dead-*", "connect-*"], "conn": "kgroups_fake",
+                "connect": ["kg_connect", "kg_connect_locked"], "max_deletions": 10, "max_deletions_percent": 100,
+                "dry_run": False}
+        held = run_dag("kg_cleanup_safety", conf)
+        assert held.state == "success", held
+        out = held.xcoms["cleanup"]
+        assert out["deleted"] == [] and out["held"] == ["dead-1", "dead-2", "dead-3", "dead-4"]
+        assert out["connect_unreadable"] == [locked.url] and cluster.count("DeleteGroups") == 0
+        assert all(out["decisions"][g]["decision"] == "keep" and out["decisions"][g]["reason"].startswith(
+            f"held: Kafka Connect could not be read ({locked.url}: ") for g in out["held"])
+        full = audit(out["audit_url"])
+        assert full["rules"]["delete_despite_unreadable_connect"] is False
+        assert full["connect_failures"][0]["cluster_url"] == locked.url and "HTTP 401" in full["connect_failures"][0]["reason"]
+        assert full["decisions"]["connect-legacy-sink"]["decision"] == "keep"  # unavailable: fail closed
+
+        anyway = run_dag("kg_cleanup_safety", {**conf, "despite_unreadable_connect": True})
+        assert anyway.state == "success", anyway
+        out = anyway.xcoms["cleanup"]
+        assert out["deleted"] == ["dead-1", "dead-2", "dead-3", "dead-4"] and out["held"] == []
+        assert "deleted anyway (delete_despite_unreadable_connect)" in out["decisions"]["dead-1"]["reason"]
+        assert cluster.has_group("connect-legacy-sink") and cluster.has_group("connect-orders-sink")
+
+
 @pytest.mark.parametrize("kwargs, fragment", [
     ({"override_deny": "schema-registry"}, "override_deny must be a list of strings"),
     ({"delete_group_ids": [""]}, "delete_group_ids contains ''"),
@@ -216,6 +248,7 @@ def test_named_groups_override_by_name_absolute_cap_no_connect_and_backup_read_b
     ({"assume_full_visibility": "yes"}, "assume_full_visibility must be True or False"),
     ({"backup_url": 5}, "backup_url must be a directory or an fsspec URL"),
     ({"deny": ["re:("]}, "not a valid regular expression"),
+    ({"delete_despite_unreadable_connect": "maybe"}, "delete_despite_unreadable_connect must be True or False"),
 ])
 def test_bad_cleanup_arguments_fail_when_the_dag_is_parsed(kwargs, fragment):
     from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator

@@ -12,6 +12,7 @@ with DAG("kg_cleanup_safety", schedule=None, start_date=datetime(2024, 1, 1), ca
         delete_group_ids="{{ dag_run.conf.get('named', []) }}",
         override_deny="{{ dag_run.conf.get('override_deny', []) }}",
         connect_conn_ids="{{ dag_run.conf.get('connect', []) }}",
+        delete_despite_unreadable_connect="{{ dag_run.conf.get('despite_unreadable_connect', False) }}",
         dry_run="{{ dag_run.conf['dry_run'] }}", kafka_groups_conn_id="{{ dag_run.conf['conn'] }}",
         max_deletions="{{ dag_run.conf.get('max_deletions', 10) }}",
         max_deletions_percent="{{ dag_run.conf.get('max_deletions_percent', 50) }}",
