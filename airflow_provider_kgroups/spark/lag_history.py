@@ -7,9 +7,10 @@ Run it with ``spark-submit`` (this file is the application) or call
 ``_audit/`` are skipped as Spark skips ``_`` paths) and never collects it to the driver (it
 reads back only the latest snapshot times, one evaluation time per window and the topic list).
 The rules are not restated here: the executors run the lag engine itself on one group at a
-time (``groupBy("group_id").applyInArrow`` over :mod:`.judging`, which calls
-:func:`..lag.verdicts.group_verdicts` and :func:`..lag.deadgroups.classify_group`), so a rule
-lives only in :mod:`..lag`, and the driver and the executors both need this package (and
+time (``groupBy("group_id").applyInArrow`` over :mod:`.judging`; the DataFrames are in
+:mod:`.lag_frames`), which calls :func:`..lag.verdicts.group_verdicts` and
+:func:`..cleanup.report.classify`, so a rule lives only in :mod:`..lag` (its permission in
+:mod:`..cleanup.permission`), and the driver and the executors both need this package (and
 pyarrow). Importing this module does not import pyspark. While it runs, the session's time
 zone is UTC (restored after).
 
@@ -67,18 +68,19 @@ same reason text, UNKNOWN for a group missing from the latest snapshot.
 *Last progress* (the admin API has no commit times): a partition's is the last snapshot
 whose committed offset differs from the partition's previous point; a topic's is the latest
 of its partitions'; a group's compares the whole set of committed offsets between the
-group's consecutive snapshots (:func:`..lag.deadgroups.last_progress`). The history's first
+group's consecutive snapshots (:func:`..lag.observation.last_progress`). The history's first
 point is never progress; ``--since`` bounds how far back it looks.
 
-*Dead candidates*: :func:`..lag.deadgroups.classify_group`'s rules, with the group's row in
-the latest snapshot standing for DescribeGroups and OffsetFetch, and its earlier rows for the
-stored history (idle time counts only over an unbroken trailing run of snapshots in which the
-group was Empty without members, had its latest committed offsets and a log end beyond a
-committed offset; only for plain consumer groups). For the topic list: the topics whose end
+*Dead candidates*: the rules of :mod:`..lag.deadgroups`, with the group's row in the latest
+snapshot standing for DescribeGroups and OffsetFetch (``GroupObservation.of_snapshot``), and
+its earlier rows for the stored history (idle time counts only over an unbroken trailing run of
+snapshots in which the group was Empty without members, had its latest committed offsets and a
+log end beyond a committed offset, and is evidence only when *more* than ``idle_hours``; only
+for plain consumer groups). For the topic list: the topics whose end
 offsets were read (any group's row) in any of the last ``gone_after_snapshots`` snapshots. No
 topic is checked by name here, so a committed topic missing from that list is *cannot tell*,
 never evidence: "every committed topic was deleted" is left to the Python engine
-(:func:`..lag.deadgroups.find_dead_groups` checks each topic by name), and this job's
+(:func:`..cleanup.report.find_dead_groups` checks each topic by name), and this job's
 candidates are never more than the Python engine's. "No committed offset at all" is evidence
 only with ``DeadGroupRules(assume_full_visibility=True)`` (``--assume-full-visibility``).
 Share and streams groups are not told apart from other protocol types in the history
@@ -143,18 +145,19 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Sequence
 
 from airflow_provider_kgroups.arguments import parse_timestamp_ms
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
-from airflow_provider_kgroups.lag.model import HISTORY_COLUMNS, LagFlag
+from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.lag.verdicts import VerdictRules
-from airflow_provider_kgroups.spark import judging
+from airflow_provider_kgroups.spark.lag_frames import (
+    day, functions, judge_groups, lag_windows, read_history, window_index,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
 __all__ = ["run_lag_history", "LagHistoryResult", "OUTPUTS", "main"]
 
@@ -191,24 +194,6 @@ class LagHistoryResult:
 # -- small helpers ------------------------------------------------------------------------------
 
 
-def _f():
-    from pyspark.sql import functions as F
-
-    return F
-
-
-def _window_index(ms: "Column", window_ms: int) -> "Column":
-    """floor(ms / window_ms) in integer arithmetic (times are >= 0)."""
-    F = _f()
-    return ((ms - F.pmod(ms, F.lit(window_ms))) / F.lit(window_ms)).cast("long")
-
-
-def _spark_schema(schema):
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
-
-
 def _ms(name: str, value: Any) -> int | None:
     """Epoch ms as :func:`..arguments.parse_timestamp_ms` reads it; a date alone is midnight UTC."""
     if isinstance(value, str) and len(value.strip()) == 10 and value.strip()[4:5] == "-":
@@ -216,90 +201,7 @@ def _ms(name: str, value: Any) -> int | None:
     return parse_timestamp_ms(name, value)
 
 
-def _day(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
-
-
 # -- the job ------------------------------------------------------------------------------------
-
-
-def _history_schema():
-    from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
-
-    types = {"snapshot_ms": LongType(), "members": IntegerType(), "partition": IntegerType(),
-             "committed": LongType(), "log_start": LongType(), "log_end": LongType(), "lag": LongType()}
-    return StructType([StructField(c, types.get(c, StringType()), True) for c in HISTORY_COLUMNS])
-
-
-def _read_history(spark: "SparkSession", url: str, since_ms: int | None, until_ms: int | None) -> "DataFrame":
-    """The history's rows (:data:`HISTORY_COLUMNS`) in the requested range."""
-    F = _f()
-    from pyspark.errors import AnalysisException
-
-    try:
-        df = spark.read.schema(_history_schema()).parquet(url)
-    except AnalysisException as exc:
-        raise ConfigurationError(f"history {url!r} cannot be read by Spark: {str(exc).splitlines()[0]} (is it the "
-                                 "history store's root, the directory holding date=YYYY-MM-DD/?)") from None
-    if "date" not in df.columns:
-        raise ConfigurationError(f"history {url!r} has no date=YYYY-MM-DD partition directories: point --history "
-                                 "at the store's root.")
-    if since_ms is not None:
-        df = df.where((F.col("date") >= F.lit(_day(since_ms))) & (F.col("snapshot_ms") >= since_ms))
-    if until_ms is not None:
-        df = df.where((F.col("date") <= F.lit(_day(until_ms - 1))) & (F.col("snapshot_ms") < until_ms))
-    return df.where(F.col("snapshot_ms").isNotNull() & F.col("group_id").isNotNull()).select(*HISTORY_COLUMNS)
-
-
-def _judged(hist: "DataFrame", evaluations: frozenset[int], window_ms: int, as_of_ms: int,
-            existing_topics: frozenset[str], rules: VerdictRules, dead: DeadGroupRules) -> "DataFrame":
-    """Each group's partition verdicts (one row per group, topic, partition and evaluation time
-    it has) and its status, in :data:`.judging.JUDGED` rows, judged on the executors by
-    :func:`.judging.judge_group`, one group at a time."""
-
-    def judge(rows):
-        return judging.judge_group(rows, evaluations, window_ms, as_of_ms, existing_topics, rules, dead)
-
-    return hist.groupBy("group_id").applyInArrow(judge, _spark_schema(judging.JUDGED))
-
-
-def _lag_windows(hist: "DataFrame", verdicts: "DataFrame", window_ms: int) -> "DataFrame":
-    F = _f()
-    from pyspark.sql import Window
-
-    per_snapshot = (hist.where(F.col("topic").isNotNull())
-                    .groupBy("group_id", "topic", "snapshot_ms")
-                    .agg(F.sum("lag").alias("topic_lag"), F.count(F.lit(1)).alias("partitions"),
-                         F.count("lag").alias("known"), F.max("lag").alias("max_partition_lag"))
-                    .withColumn("topic_lag", F.when(F.col("partitions") == F.col("known"), F.col("topic_lag")))
-                    .withColumn("k", _window_index(F.col("snapshot_ms"), window_ms)))
-    percentiles = F.percentile(F.col("topic_lag"), F.array(F.lit(0.5), F.lit(0.95), F.lit(0.99)))
-    windows = (per_snapshot.groupBy("group_id", "topic", "k")
-               .agg(F.count(F.lit(1)).cast("int").alias("snapshots"),
-                    F.max("partitions").cast("int").alias("partitions"),
-                    percentiles.alias("pct"), F.max("topic_lag").alias("lag_max"),
-                    F.sum(F.col("topic_lag").isNull().cast("int")).cast("int").alias("unknown_lag_snapshots"),
-                    F.max("max_partition_lag").alias("max_partition_lag"),
-                    F.max_by("topic_lag", "snapshot_ms").alias("last_lag")))
-    worst = Window.partitionBy("group_id", "topic", "k").orderBy(F.col("severity").desc(), F.col("partition"))
-    by_topic = (verdicts.withColumn("k", _window_index(F.col("window_start_ms"), window_ms))
-                .withColumn("rank", F.row_number().over(worst))
-                .groupBy("group_id", "topic", "k")
-                .agg(F.max("at_ms").alias("at_ms"),
-                     F.max(F.when(F.col("rank") == 1, F.struct("verdict", "partition", "reason"))).alias("w"),
-                     F.count(F.lit(1)).cast("int").alias("judged_partitions"),
-                     F.sum((F.col("verdict") != "OK").cast("int")).cast("int").alias("not_ok_partitions"),
-                     F.max("last_progress_ms").alias("last_progress_ms")))
-    out = windows.join(by_topic, ["group_id", "topic", "k"], "left")
-    return out.select(
-        "group_id", "topic", (F.col("k") * window_ms).alias("window_start_ms"),
-        ((F.col("k") + 1) * window_ms).alias("window_end_ms"),
-        F.timestamp_millis(F.col("k") * window_ms).alias("window_start"), "snapshots", "partitions",
-        F.col("pct")[0].alias("lag_p50"), F.col("pct")[1].alias("lag_p95"), F.col("pct")[2].alias("lag_p99"),
-        "lag_max", "unknown_lag_snapshots", "max_partition_lag", "last_lag", "at_ms",
-        F.col("w.verdict").alias("verdict"), F.col("w.partition").alias("verdict_partition"),
-        F.col("w.reason").alias("verdict_reason"), "judged_partitions", "not_ok_partitions", "last_progress_ms",
-        (F.col("at_ms") - F.col("last_progress_ms")).alias("since_progress_ms"))
 
 
 def _check_versions(spark: "SparkSession") -> None:
@@ -321,7 +223,7 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
     """Compute the four outputs (module docstring) from the history at ``history_url`` into
     ``output_url`` (``<output_url>/<name>``, replaced). ``since``/``until``: epoch ms, ISO-8601
     text or aware datetimes bounding ``snapshot_ms`` (``since <= t < until``)."""
-    F = _f()
+    F = functions()
     if not isinstance(history_url, str) or not history_url.strip():
         raise ConfigurationError(f"history_url must be a path or URL, got {history_url!r}.")
     if not isinstance(output_url, str) or not output_url.strip():
@@ -343,7 +245,7 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     timings: dict[str, float] = {}
     try:
-        hist = _read_history(spark, history_url, since_ms, until_ms)
+        hist = read_history(spark, history_url, since_ms, until_ms)
         # the driver's reads of the input: the latest snapshot times, one evaluation time per window
         # and the topic list (the topics read in the last snapshots), never the history itself
         with _step("latest snapshot times", timings):
@@ -355,7 +257,7 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
                                          f"(since={since_ms}, until={until_ms}).")
             as_of_ms, existing_since_ms = int(latest["as_of"]), int(latest["cut"])
             evaluations = frozenset(int(r["at_ms"]) for r in hist.groupBy(
-                _window_index(F.col("snapshot_ms"), window_ms)).agg(F.max("snapshot_ms").alias("at_ms")).collect())
+                window_index(F.col("snapshot_ms"), window_ms)).agg(F.max("snapshot_ms").alias("at_ms")).collect())
             readable = F.col("log_end").isNotNull() & ~F.array_contains(
                 F.split(F.coalesce(F.col("flags"), F.lit("")), ","), LagFlag.ERROR.value)
             existing_topics = frozenset(r["topic"] for r in hist.where(
@@ -364,7 +266,7 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
         _check_versions(spark)  # before the first Python worker
 
         with _step("judging", timings):  # both outputs from one shuffle, cached (spilled if need be) for two writes
-            judged = _judged(hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules).persist()
+            judged = judge_groups(hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules).persist()
             try:
                 judged.where(F.col("verdict").isNotNull()).select("verdict.*").write.mode("overwrite") \
                     .parquet(paths["partition_verdicts"])
@@ -374,7 +276,7 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
                 judged.unpersist()
         verdicts = spark.read.parquet(paths["partition_verdicts"])  # cheaper to read back than to cache
         with _step("lag_windows", timings):
-            _lag_windows(hist, verdicts, window_ms).write.mode("overwrite").parquet(paths["lag_windows"])
+            lag_windows(hist, verdicts, window_ms).write.mode("overwrite").parquet(paths["lag_windows"])
         status = spark.read.parquet(paths["group_status"])
         with _step("dead_candidates", timings):
             (status.where((F.col("health") == "dead") & F.col("deletable"))
@@ -393,7 +295,7 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
                     "group_status": sum(verdict_counts.values()), "dead_candidates": dead.count()}
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous_tz)
-    log.info("lag history: as of %s, %d window(s), %s", _day(as_of_ms), int(pv["windows"]), rows)
+    log.info("lag history: as of %s, %d window(s), %s", day(as_of_ms), int(pv["windows"]), rows)
     return LagHistoryResult(paths, as_of_ms, int(pv["windows"]), rows, verdict_counts, candidates, timings)
 
 
