@@ -36,9 +36,10 @@ cancels no other rule's evidence) or a note:
     minus the run's first snapshot, and less than now minus the snapshot before the run when that
     one saw it not idle (members, other offsets, nothing to read); with no such snapshot (the run
     reaches the history's start, or the snapshot before it could not tell) it has no upper bound.
-    Evidence when the lower bound is **more than** ``idle_hours``; a lower bound at or below it is
-    *cannot tell*, unless the upper bound shows it shorter. Only plain consumer groups: Connect
-    and other protocol types may commit elsewhere or rarely (their idle run is still reported).
+    What that interval proves against ``idle_hours`` is :mod:`.bounds`' rule: evidence when the
+    lower bound is **more than** ``idle_hours``, known too short when the upper bound is at or
+    below it, otherwise *cannot tell*. Only plain consumer groups: Connect and other protocol
+    types may commit elsewhere or rarely (their idle run is still reported).
 
 Notes: the last commit progress the history saw, and when Kafka expires the offsets
 (``offsets.retention.minutes`` after it became Empty, KIP-211).
@@ -52,6 +53,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence
 from ..client.selection import compile_pattern
+from .bounds import Against, Interval
 from .deadfindings import (
     BreakReason, CommitsUnreadable, DeadReason, Effect, ExpiryFinding, Finding, GroupEvidence, GroupHealth,
     IdleBreak, IdleFinding, ProgressFinding, Reason, TopicsFinding, TopicsUnknown,
@@ -179,11 +181,12 @@ def _idle_rule(obs: GroupObservation, history: Sequence[GroupHistoryPoint], rule
     start, before = _idle_run(history, obs)
     at_least = obs.at_ms - start if start is not None else 0
     at_most = obs.at_ms - before.at_ms if before is not None and before.reason.proves_not_idle else None
+    against = Interval(at_least, at_most).against(rules.idle_ms)  # what a bound proves: lag.bounds
     if not obs.is_plain_consumer_group:
         reason = Reason.NOT_IDLE if start is None else Reason.IDLE_NOT_EVIDENCE
-    elif start is not None and at_least > rules.idle_ms:  # a lower bound proves "more than", never "at most"
+    elif against is Against.OVER:
         reason = Reason.IDLE
-    elif at_most is not None and at_most <= rules.idle_ms:
+    elif against is Against.WITHIN:
         reason = Reason.NOT_IDLE if start is None else Reason.IDLE_SHORT
     else:
         reason = Reason.IDLE_UNKNOWN
