@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from .client.errors import ConfigurationError
+from .client.numbers import check_int, is_int, to_number
 from .client.selection import GroupSelector
 
 
@@ -65,12 +66,7 @@ def parse_number(name: str, value: Any, *, integer: bool = False, allow_zero: bo
     """None stays None; numbers and numeric strings (rendered templates) are checked >= 0."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    if isinstance(value, bool):
-        raise ConfigurationError(f"{name} must be a number, got {value!r}.")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"{name} must be a number, got {value!r}.") from None
+    number = to_number(name, value)
     if math.isnan(number) or math.isinf(number) or number < 0 or (number == 0 and not allow_zero):
         raise ConfigurationError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}.")
     if integer:
@@ -85,12 +81,8 @@ def parse_timestamp_ms(name: str, value: Any) -> int | None:
     renders to), or epoch milliseconds (int) -> epoch ms."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    if isinstance(value, bool):
-        raise ConfigurationError(f"{name} must be a datetime, an ISO-8601 string or epoch milliseconds.")
-    if isinstance(value, int):
-        if value < 0:
-            raise ConfigurationError(f"{name} must be >= 0 epoch milliseconds, got {value}.")
-        return value
+    if is_int(value):
+        return check_int(name, value, at_least=0, must_be=">= 0 epoch milliseconds")
     if isinstance(value, str):
         text = value.strip()
         if text.isdigit():

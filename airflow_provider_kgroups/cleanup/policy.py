@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..client.errors import ConfigurationError
+from ..client.numbers import check_int, check_number
 from ..client.selection import GroupSelector, validate_group_ids
 from ..lag.deadgroups import DeadGroupRules
 
@@ -62,13 +63,9 @@ class CleanupPolicy:
         if not self.named and self.selector is None:
             raise ConfigurationError("nothing selected: name groups, or give patterns (e.g. 'tmp-*', or '*' for "
                                      "every group the evidence calls dead).")
-        if isinstance(self.max_deletions, bool) or not isinstance(self.max_deletions, int) or self.max_deletions < 0:
-            raise ConfigurationError(f"max_deletions must be a whole number >= 0, got {self.max_deletions!r}.")
-        percent = self.max_deletions_percent
-        if isinstance(percent, bool) or not isinstance(percent, (int, float)) or math.isnan(percent) \
-                or not 0 <= percent <= 100:
-            raise ConfigurationError(f"max_deletions_percent must be between 0 and 100, got {percent!r}.")
-        object.__setattr__(self, "max_deletions_percent", float(percent))
+        check_int("max_deletions", self.max_deletions, at_least=0, must_be="a whole number >= 0")
+        object.__setattr__(self, "max_deletions_percent", check_number(
+            "max_deletions_percent", self.max_deletions_percent, at_least=0, at_most=100, must_be="between 0 and 100"))
         for name in ("dry_run", "delete_despite_unreadable_connect"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}.")

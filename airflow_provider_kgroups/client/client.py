@@ -32,6 +32,7 @@ from .results import (
     TopicPartition,
 )
 from .selection import validate_group_ids
+from .numbers import check_int, is_int
 from .transport import ConnectionPool, RequestStats
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ def _check_timeout(timeout_s: float | None) -> None:
 
 
 def _is_partition(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return is_int(value) and value >= 0
 
 
 def _partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
@@ -279,8 +280,8 @@ class AsyncGroupsClient:
         """ListOffsets by partition leader. A spec is -1 latest, -2 earliest, -3 max timestamp, or a ms timestamp."""
         tps = _partitions(specs)
         for tp in tps:
-            if not isinstance(specs[tp], int) or specs[tp] < MAX_TIMESTAMP:
-                raise ConfigurationError(f"offset spec {specs[tp]!r} for {tp} is not -1, -2, -3 or a timestamp in ms.")
+            check_int(f"the offset spec for {tp}", specs[tp], at_least=MAX_TIMESTAMP,
+                      must_be="-1 (latest), -2 (earliest), -3 (max timestamp) or a timestamp in ms")
         if not tps:
             return KeyedResults()
         handler = ListOffsetsHandler(self._leaders, dict(specs), READ_COMMITTED if read_committed else READ_UNCOMMITTED)
@@ -299,8 +300,7 @@ class AsyncGroupsClient:
                                     timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
         """The first offset whose record timestamp is >= ``timestamp_ms``; -1 (Kafka's answer) when no
         record is that recent."""
-        if isinstance(timestamp_ms, bool) or not isinstance(timestamp_ms, int) or timestamp_ms < 0:
-            raise ConfigurationError(f"timestamp_ms must be a non-negative int (ms since the epoch), got {timestamp_ms!r}.")
+        check_int("timestamp_ms", timestamp_ms, at_least=0, must_be="a non-negative int (ms since the epoch)")
         return await self.list_offsets({tp: timestamp_ms for tp in _partitions(partitions)}, timeout_s=timeout_s)
 
     async def fetch_record_timestamps(self, positions: Mapping[TopicPartition, int | Iterable[int]], *,
@@ -314,12 +314,11 @@ class AsyncGroupsClient:
         the rest from further pages, each again one request per leader."""
         wanted: dict[TopicPartition, list[int]] = {}
         for tp in _partitions(positions):
-            offsets = [positions[tp]] if isinstance(positions[tp], int) else list(positions[tp])
-            if not offsets or any(isinstance(o, bool) or not isinstance(o, int) or o < 0 for o in offsets):
+            offsets = list(positions[tp]) if isinstance(positions[tp], Iterable) else [positions[tp]]
+            if not offsets or not all(is_int(o) and o >= 0 for o in offsets):
                 raise ConfigurationError(f"offsets {positions[tp]!r} for {tp} are not non-negative ints.")
             wanted[tp] = sorted(set(offsets))
-        if isinstance(partition_bytes, bool) or not isinstance(partition_bytes, int) or partition_bytes < 1024:
-            raise ConfigurationError(f"partition_bytes must be an int >= 1024, got {partition_bytes!r}.")
+        check_int("partition_bytes", partition_bytes, at_least=1024)
         call = self._call(timeout_s)
         isolation = READ_COMMITTED if read_committed else READ_UNCOMMITTED
         values: dict[TopicPartition, dict[int, RecordTimestamp]] = {}
@@ -360,18 +359,14 @@ class AsyncGroupsClient:
         :class:`~.records.RangeReader`. ``decode=False``: data batches stay undecoded (``RecordPage.batches``)."""
         tps = _partitions(positions)
         for tp in tps:
-            offset = positions[tp]
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-                raise ConfigurationError(f"fetch offset {offset!r} for {tp} is not an int >= 0.")
-        if isinstance(page_bytes, bool) or not isinstance(page_bytes, int) or page_bytes < 1024:
-            raise ConfigurationError(f"page_bytes must be an int >= 1024, got {page_bytes!r}.")
+            check_int(f"the fetch offset for {tp}", positions[tp], at_least=0)
+        check_int("page_bytes", page_bytes, at_least=1024)
         if not tps:
             return KeyedResults()
         budgets = budgets if budgets is not None else {}
         for tp in tps:
             budgets.setdefault(tp, page_bytes)
-        if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, int) or not 0 <= max_wait_ms <= 30_000:
-            raise ConfigurationError(f"max_wait_ms must be an int between 0 and 30000, got {max_wait_ms!r}.")
+        check_int("max_wait_ms", max_wait_ms, at_least=0, at_most=30_000)
         handler = FetchRecordsHandler(self._leaders, {tp: positions[tp] for tp in tps},
                                       READ_COMMITTED if read_committed else READ_UNCOMMITTED, budgets, max_wait_ms,
                                       decode)
@@ -432,7 +427,7 @@ def _to_commit(tp: TopicPartition, value: int | CommittedOffset | OffsetToCommit
         commit = value
     elif isinstance(value, CommittedOffset):
         commit = OffsetToCommit(value.offset if value.offset is not None else -1, value.metadata, value.leader_epoch)
-    elif isinstance(value, int) and not isinstance(value, bool):
+    elif is_int(value):
         commit = OffsetToCommit(value)
     else:
         raise ConfigurationError(f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from .errors import ConfigurationError
+from .numbers import is_int, is_number
 
 if TYPE_CHECKING:
     from .auth.config import OAuthBearerConfig
@@ -55,7 +56,7 @@ def parse_bootstrap_servers(value: str | Iterable[str]) -> tuple[BrokerAddress, 
 
 
 def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         raise ConfigurationError(f"{name} must be a number of seconds, got {value!r}.")
     if not math.isfinite(value):  # NaN compares false with everything: a call would never end
         raise ConfigurationError(f"{name} must be a finite number of seconds (e.g. 30), got {value!r}.")
@@ -65,7 +66,7 @@ def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
 
 
 def _count(name: str, value: int, minimum: int, unit: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise ConfigurationError(f"{name} must be a whole number of {unit}, got {value!r}.")
     if value < minimum:
         raise ConfigurationError(f"{name} must be at least {minimum} {unit}, got {value!r}.")

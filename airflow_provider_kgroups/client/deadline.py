@@ -11,12 +11,11 @@ loop thread (:meth:`~.sync.GroupsClient.run`).
 
 from __future__ import annotations
 
-import math
 import time
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
-from .errors import ConfigurationError
+from .numbers import check_number
 
 __all__ = ["Deadline", "deadline", "current_deadline", "check_seconds"]
 
@@ -24,9 +23,7 @@ __all__ = ["Deadline", "deadline", "current_deadline", "check_seconds"]
 def check_seconds(name: str, value: object) -> float:
     """A positive, finite number of seconds, or a ConfigurationError naming ``name`` and the fix
     (NaN would make every comparison false: a call that never ends)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ConfigurationError(f"{name} must be a positive, finite number of seconds (e.g. 30), got {value!r}.")
-    return float(value)
+    return check_number(name, value, above=0, must_be="a positive, finite number of seconds (e.g. 30)")
 
 
 @dataclass(frozen=True, slots=True)

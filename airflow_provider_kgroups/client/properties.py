@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from .auth.jaas import SASL_PROPERTIES, sasl_options
 from .config import ClientConfig
 from .errors import ConfigurationError
+from .numbers import is_int, to_number
 
 
 #: Java / librdkafka client property -> ClientConfig option (same meaning, same unit). One
@@ -94,12 +95,7 @@ def as_bool(name: str, value: Any) -> bool:
 def as_seconds(name: str, value: Any, scale: float = 1.0) -> float:
     """A number of seconds (``scale`` 0.001 for a property in ms) that is finite and >= 0."""
     unit = "milliseconds" if scale != 1.0 else "seconds"
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        seconds = float(value) * scale
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"option {name} must be a number of {unit}, got {value!r}.") from None
+    seconds = to_number(f"option {name}", value, must_be=f"a number of {unit}") * scale
     if not math.isfinite(seconds) or seconds < 0:
         raise ConfigurationError(f"option {name} must be a finite number of {unit} >= 0 (e.g. 30000 ms / 30 s), "
                                  f"got {value!r}.")
@@ -108,7 +104,7 @@ def as_seconds(name: str, value: Any, scale: float = 1.0) -> float:
 
 def as_int(name: str, value: Any) -> int:
     """A whole number from loose input (``"1000"`` from a properties file or a connection extra)."""
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_int(value):
         return value
     text = str(value).strip()
     if not text.isdigit():

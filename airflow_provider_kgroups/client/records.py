@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import AsyncIterator
 
 from .errors import ConfigurationError, KafkaGroupsError
+from .numbers import check_int
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
 from .results import RecordPage, TopicPartition
 
@@ -40,8 +41,7 @@ class RangeReader:
                  page_timeout_s: float | None = None, gap_hint: str = "allow gaps to read around them",
                  decode: bool = True) -> None:
         for name, value in (("start", start), ("end", end)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigurationError(f"{tp}: {name} offset must be an int >= 0, got {value!r}.")
+            check_int(f"{tp}: {name} offset", value, at_least=0)
         if start > end:
             raise ConfigurationError(f"{tp}: start offset {start} is after end offset {end} (the end is exclusive).")
         self.client = client

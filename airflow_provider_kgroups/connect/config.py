@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from ..client.properties import as_bool, is_blank
 from ..client.errors import ConfigurationError
+from ..client.numbers import check_int, to_number
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_RETRIES = 3
@@ -96,8 +97,7 @@ class ConnectClusterConfig:
                                      "URL or drop the CA bundle.")
         timeout_s = _positive_seconds(name("timeout_s"), timeout_s)
         backoff_s = _positive_seconds(name("backoff_s"), backoff_s, allow_zero=True)
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ConfigurationError(f"{name('retries')} must be a whole number >= 0, got {retries!r}.")
+        check_int(name("retries"), retries, at_least=0, must_be="a whole number >= 0")
         return cls(url, username, password, verify, timeout_s, retries, backoff_s)
 
     @property
@@ -141,12 +141,7 @@ def _validate_ca_path(path: str, option: str) -> str:
 
 
 def _positive_seconds(option: str, value: Any, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool):
-        raise ConfigurationError(f"{option} must be a number of seconds, got {value!r}.")
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"{option} must be a number of seconds, got {value!r}.") from None
+    seconds = to_number(option, value, must_be="a number of seconds")
     if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
         raise ConfigurationError(f"{option} must be {'>= 0' if allow_zero else '> 0'} seconds, got {value!r}.")
     return seconds

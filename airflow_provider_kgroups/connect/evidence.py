@@ -28,13 +28,13 @@ named by ``consumer.override.group.id`` on an unreadable cluster cannot be recog
 from __future__ import annotations
 
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterable, Sequence
 
 from ..client.errors import ConfigurationError
+from ..client.numbers import check_number
 from .config import ConnectClusterConfig
 from .rest import GROUP_PREFIX, ConnectorRecord, ConnectReadError, read_connectors
 
@@ -199,9 +199,7 @@ def fetch_connect_evidence(clusters: Iterable[ConnectClusterConfig], timeout_s: 
             cluster.url, username=cluster.username, password=cluster.password, verify=cluster.verify,
             timeout_s=cluster.timeout_s, retries=cluster.retries, backoff_s=cluster.backoff_s))
     clusters = checked
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not math.isfinite(timeout_s) \
-            or timeout_s <= 0:
-        raise ConfigurationError(f"timeout_s must be a number of seconds > 0, got {timeout_s!r}.")
+    timeout_s = check_number("timeout_s", timeout_s, above=0, must_be="a number of seconds > 0")
     deadline = time.monotonic() + timeout_s
     urls, records, failures = [], [], []
     for cluster in clusters:

@@ -38,6 +38,7 @@ from urllib.parse import quote
 import requests
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ReadTimeoutError
 
+from ..client.numbers import is_int
 from .config import ConnectClusterConfig
 from .http import open_session, request_timeout
 
@@ -136,7 +137,7 @@ def _record(url: str, name: str, status: Any, info: Any) -> ConnectorRecord:
         raise ConnectReadError(f"{where}: status tasks is not a list")
     tasks = []
     for task in tasks_raw:
-        if not isinstance(task, dict) or not isinstance(task.get("id"), int) or not isinstance(task.get("state"), str):
+        if not isinstance(task, dict) or not is_int(task.get("id")) or not isinstance(task.get("state"), str):
             raise ConnectReadError(f"{where}: a task status lacks id/state")
         tasks.append(TaskState(task["id"], task["state"].upper()))
     if info is not None and (not isinstance(info, dict) or not isinstance(info.get("config", {}), dict)):

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping
 import fsspec
 
 from ..client.errors import ConfigurationError, KafkaGroupsError
+from ..client.numbers import check_int
 from ..client.results import CommittedOffset, GroupOffsets, KeyedResults, TopicPartition
 from ..lag.snapshot import now_ms as _now_ms
 from .records import list_records, write_record
@@ -83,8 +84,7 @@ def _as_offsets(value: GroupOffsets | Mapping[TopicPartition, int | CommittedOff
         commit = c if isinstance(c, CommittedOffset) else CommittedOffset(offset=c)
         if commit.offset is None or commit.error is not None:
             continue  # nothing committed there: nothing to restore
-        if isinstance(commit.offset, bool) or not isinstance(commit.offset, int) or commit.offset < 0:
-            raise ConfigurationError(f"offset {commit.offset!r} for {tp} is not a committed offset.")
+        check_int(f"the offset for {tp}", commit.offset, at_least=0, must_be="a committed offset (an int >= 0)")
         out[tp] = CommittedOffset(commit.offset, commit.metadata, commit.leader_epoch)
     return out
 

@@ -50,6 +50,7 @@ except ImportError as exc:  # the snapshot and cleanup operators need it: say so
                       "pip install 'airflow-provider-kgroups[history]'") from exc
 
 from ..client.errors import CLIENT_RECORDED_ERROR, ConfigurationError, Failure
+from ..client.numbers import check_int
 from ..client.results import GroupState
 from ..lag.model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag
 
@@ -229,8 +230,8 @@ class HistoryStore:
 
 def _window(since_ms: int | None, until_ms: int | None) -> tuple[int | None, int | None]:
     for name, value in (("since_ms", since_ms), ("until_ms", until_ms)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise ConfigurationError(f"{name} must be a non-negative int of epoch milliseconds, got {value!r}.")
+        if value is not None:
+            check_int(name, value, at_least=0, must_be="a non-negative int of epoch milliseconds")
     if since_ms is not None and until_ms is not None and until_ms < since_ms:
         raise ConfigurationError(f"until_ms ({until_ms}) is before since_ms ({since_ms}): the window is negative.")
     return since_ms, until_ms

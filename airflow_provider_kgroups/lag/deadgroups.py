@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Collection, Iterable, Mapping, Sequence
 
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure
+from ..client.numbers import check_int, check_number
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence
 from ..client.selection import compile_pattern
 from .bounds import Against, Interval
@@ -91,12 +92,9 @@ class DeadGroupRules:
     assume_full_visibility: bool = False
 
     def __post_init__(self) -> None:
-        if isinstance(self.idle_hours, bool) or not isinstance(self.idle_hours, (int, float)) or self.idle_hours <= 0:
-            raise ConfigurationError(f"idle_hours must be a positive number of hours, got {self.idle_hours!r}.")
-        if isinstance(self.offsets_retention_minutes, bool) or not isinstance(self.offsets_retention_minutes, int) \
-                or self.offsets_retention_minutes <= 0:
-            raise ConfigurationError("offsets_retention_minutes must be a positive int (the broker setting), "
-                                     f"got {self.offsets_retention_minutes!r}.")
+        check_number("idle_hours", self.idle_hours, above=0, must_be="a positive number of hours")
+        check_int("offsets_retention_minutes", self.offsets_retention_minutes, at_least=1,
+                  must_be="a positive int (the broker setting)")
         for name in ("deny_streams_apps", "assume_full_visibility"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..client.errors import ConfigurationError
+from ..client.numbers import check_int
 from .model import UnknownLagPolicy
 
 
@@ -21,12 +22,8 @@ def parse_policy(policy: UnknownLagPolicy | str) -> UnknownLagPolicy:
 
 
 def non_negative_ms(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigurationError(f"{name} must be a non-negative int of milliseconds, got {value!r}.")
-    return value
+    return check_int(name, value, at_least=0, must_be="a non-negative int of milliseconds")
 
 
 def positive_ms(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigurationError(f"{name} must be a positive int of milliseconds, got {value!r}.")
-    return value
+    return check_int(name, value, at_least=1, must_be="a positive int of milliseconds")

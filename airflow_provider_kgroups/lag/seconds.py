@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, CLIENT_UNDECODABLE, ConfigurationError, Failure
+from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, CLIENT_UNDECODABLE, Failure
+from ..client.numbers import check_int
 from ..client.results import KeyedResults, RecordPosition, RecordTimestamp, TopicPartition
 from .bounds import Interval
 from .model import LagFlag, LagSnapshot, PartitionLag
@@ -302,9 +303,8 @@ async def lag_seconds(client, snapshot: LagSnapshot, *, worst_n: int | None = 1,
     ``history``: earlier snapshots (e.g. from the history store) or ready (time, log end)
     samples per partition, used only for the estimates described in the module docstring.
     """
-    if worst_n is not None and (isinstance(worst_n, bool) or not isinstance(worst_n, int) or worst_n < 1):
-        raise ConfigurationError(f"worst_n must be a positive int (or None for every lagging partition), "
-                                 f"got {worst_n!r}.")
+    if worst_n is not None:
+        check_int("worst_n", worst_n, at_least=1, must_be="a positive int (or None for every lagging partition)")
     now = snapshot.taken_at_ms if now_ms is None else now_ms
     if isinstance(history, Mapping):
         samples = {tp: list(points) for tp, points in history.items()}

@@ -33,6 +33,7 @@ from typing import AsyncIterator, Collection, Iterable, Mapping
 
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure, RequestTimeout
 from ..client.gcpause import fewer_collections
+from ..client.numbers import check_int
 from ..client.results import GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicPartition
 from ..client.selection import validate_group_ids
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
@@ -211,10 +212,8 @@ async def iter_snapshot(client, group_ids: Iterable[str], *, policy: UnknownLagP
     exact for its groups; ``taken_at_ms`` is per part. Every group is in exactly one part
     (in ``groups`` or ``failures``). Memory: about ``concurrency`` batches, whatever the number
     of groups. With at most ``batch_size`` groups it reads exactly what take_snapshot reads."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigurationError(f"batch_size must be a positive int, got {batch_size!r}.")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ConfigurationError(f"concurrency must be a positive int, got {concurrency!r}.")
+    check_int("batch_size", batch_size, at_least=1, must_be="a positive int")
+    check_int("concurrency", concurrency, at_least=1, must_be="a positive int")
     policy = parse_policy(policy)
     ids = validate_group_ids(group_ids)
     wanted_topics = await topic_partitions(client, topics) if topics is not None else None

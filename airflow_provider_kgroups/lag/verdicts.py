@@ -53,6 +53,7 @@ from typing import Any, Iterable, Sequence
 
 from ..client.errors import ConfigurationError
 from ..client.frozen import fast_init
+from ..client.numbers import check_int
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag
 
 __all__ = ["Verdict", "VerdictRules", "LagPoint", "PartitionVerdict", "GroupVerdict", "partition_verdict",
@@ -84,9 +85,7 @@ class VerdictRules:
 
     def __post_init__(self) -> None:
         for name in ("window_ms", "stuck_after_ms", "min_points", "allowed_lag"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigurationError(f"{name} must be a non-negative int, got {value!r}.")
+            check_int(name, getattr(self, name), at_least=0, must_be="a non-negative int")
         if self.window_ms <= 0:
             raise ConfigurationError(f"window_ms must be > 0, got {self.window_ms}.")
         if self.stuck_after_ms > self.window_ms:

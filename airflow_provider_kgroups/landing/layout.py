@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping
 import fsspec
 
 from ..client.errors import ConfigurationError
+from ..client.numbers import check_int
 from ..client.results import TopicPartition
 
 __all__ = ["FORMATS", "LANDING_COLUMNS", "LandingFile", "LandingGapError", "PartitionRange", "RangeSelection",
@@ -59,8 +60,7 @@ def file_name(start: int, end: int, fmt: str = "jsonl") -> str:
     """``00000000000000000040-00000000000000000047.jsonl`` for positions [40, 47)."""
     _check_format(fmt)
     for name, value in (("start", start), ("end", end)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value >= 10**_DIGITS:
-            raise ConfigurationError(f"landing file {name} must be an offset >= 0, got {value!r}.")
+        check_int(f"landing file {name}", value, at_least=0, at_most=10**_DIGITS - 1, must_be="an offset >= 0")
     if end <= start:
         raise ConfigurationError(f"a landing file covers [start, end) with end > start, got [{start}, {end}).")
     return f"{start:0{_DIGITS}d}-{end:0{_DIGITS}d}{FORMATS[fmt]}"

@@ -37,6 +37,7 @@ import re
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from urllib.parse import quote, unquote, urlsplit
 
+from ..client.numbers import is_int
 from .facets import CLEANUP, OFFSET_RANGE, cleanup_facet, offset_range_facet
 
 if TYPE_CHECKING:
@@ -140,13 +141,13 @@ def range_inputs(bootstrap: str | Iterable[Any], offsets: Mapping[str, Any], *,
 
     namespace = kafka_namespace(bootstrap)
     starting, ending = _offsets(offsets.get("startingOffsets")), _offsets(offsets.get("endingOffsets"))
-    if isinstance(records, int) and len(ending) != 1:
+    if is_int(records) and len(ending) != 1:
         raise ValueError("records as one number needs a one-topic range; give {topic: count} for several topics")
     out = []
     for topic in sorted(ending):
         input_facets: dict[str, Any] = {OFFSET_RANGE: offset_range_facet(starting.get(topic, {}), ending[topic],
                                                                          list(group_ids))}
-        count = records if isinstance(records, int) else (records or {}).get(topic)
+        count = records if is_int(records) else (records or {}).get(topic)
         if count is not None:
             input_facets["inputStatistics"] = input_statistics_input_dataset.InputStatisticsInputDatasetFacet(
                 rowCount=int(count))

@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import settings
+from ..client.numbers import is_int, is_number
 
 if TYPE_CHECKING:
     from ..lag.gate import LagGate
@@ -188,7 +189,7 @@ def _per_group_topic(emit: _Emitter, lags: Mapping[tuple[str, str], int | None])
 def gate_opened(result: Mapping[str, Any], *, dag_id: str | None, task_id: str | None) -> None:
     """The gate opened: how long it waited (``waited_s`` of its result)."""
     waited = result.get("waited_s")
-    if isinstance(waited, (int, float)):
+    if is_number(waited):
         _Emitter(dag_id, task_id).timing("kgroups.gate.wait", waited * 1000.0)
 
 
@@ -199,7 +200,7 @@ def gate_opened(result: Mapping[str, Any], *, dag_id: str | None, task_id: str |
 def cleanup_ran(summary: Mapping[str, Any], *, dag_id: str | None, task_id: str | None) -> None:
     """One cleanup run, from its summary (``CleanupResult.summary()``)."""
     emit = _Emitter(dag_id, task_id)
-    if isinstance(summary.get("candidates"), int):
+    if is_int(summary.get("candidates")):
         emit.gauge("kgroups.cleanup.candidates", summary["candidates"])
     if summary.get("dry_run"):
         emit.incr("kgroups.cleanup.would_delete", len(summary.get("would_delete") or []))

@@ -48,6 +48,7 @@ from ..arguments import (
     parse_offsets_map, parse_seconds, parse_selector, parse_str_list, parse_timestamp_ms, parse_topics,
 )
 from ..client.errors import ConfigurationError
+from ..client.numbers import is_number
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.gate import DEFAULT_FAIL_ON, Decision, FailureKind, GateSpec, GateStatus, LagGate
 from ..observability import lineage, metrics
@@ -123,7 +124,7 @@ class ConsumerLagSensor(BaseSensorOperator):
     ) -> None:
         for name, value in (("timeout", timeout), ("poke_interval", poke_interval)):
             seconds = value.total_seconds() if isinstance(value, timedelta) else value
-            if isinstance(seconds, (int, float)) and not math.isfinite(seconds):  # Airflow would overflow on inf
+            if is_number(seconds) and not math.isfinite(seconds):  # Airflow would overflow on inf
                 raise ValueError(f"{kwargs.get('task_id', 'ConsumerLagSensor')}: {name} must be finite, a number of "
                                  f"seconds or a timedelta, got {value!r}.")
         super().__init__(poke_interval=poke_interval, timeout=timeout, **kwargs)

@@ -149,6 +149,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from airflow_provider_kgroups.arguments import parse_timestamp_ms
 from airflow_provider_kgroups.client.errors import ConfigurationError
+from airflow_provider_kgroups.client.numbers import check_int, check_number
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.lag.verdicts import VerdictRules
@@ -228,13 +229,11 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
         raise ConfigurationError(f"history_url must be a path or URL, got {history_url!r}.")
     if not isinstance(output_url, str) or not output_url.strip():
         raise ConfigurationError(f"output_url must be a path or URL, got {output_url!r}.")
-    if isinstance(window_minutes, bool) or not isinstance(window_minutes, (int, float)) or window_minutes <= 0:
-        raise ConfigurationError(f"window_minutes must be a positive number, got {window_minutes!r}.")
+    check_number("window_minutes", window_minutes, above=0, must_be="a positive number")
     window_ms = int(round(window_minutes * 60_000))
     if window_ms < 1000:
         raise ConfigurationError(f"window_minutes={window_minutes!r} is shorter than a second.")
-    if isinstance(gone_after_snapshots, bool) or not isinstance(gone_after_snapshots, int) or gone_after_snapshots < 1:
-        raise ConfigurationError(f"gone_after_snapshots must be an int >= 1, got {gone_after_snapshots!r}.")
+    check_int("gone_after_snapshots", gone_after_snapshots, at_least=1)
     since_ms, until_ms = _ms("since", since), _ms("until", until)
     if since_ms is not None and until_ms is not None and until_ms <= since_ms:
         raise ConfigurationError(f"until ({until_ms}) must be after since ({since_ms}).")
