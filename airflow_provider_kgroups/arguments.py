@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .client.errors import ConfigurationError
 from .client.numbers import check_int, is_int, to_number
+from .client.offset_map import OffsetKind, OffsetMap
 from .client.selection import GroupSelector
 
 
@@ -101,8 +102,11 @@ def parse_timestamp_ms(name: str, value: Any) -> int | None:
                              f"got {type(value).__name__}.")
 
 
-def parse_offsets_map(name: str, value: Any) -> dict[str, dict[str, int]] | None:
-    """Spark-style ``{"topic": {"0": 23}}`` from a dict or its JSON (or Python-literal) text.
+def parse_offsets_map(name: str, value: Any, kind: OffsetKind = OffsetKind.STARTING) -> dict[str, dict[str, int]] | None:
+    """Spark-style ``{"topic": {"0": 23}}`` from a dict or its JSON (or Python-literal) text,
+    read as an offset map of ``kind`` (:class:`~.client.offset_map.OffsetKind`; by default
+    ``STARTING``, where a range starts, -2 for earliest: the sensor's ``previous_barrier``);
+    returns the nesting, in order.
 
     Also accepts a previous success XCom of the sensor (its ``endingOffsets`` are used), so
     ``previous_barrier="{{ ti.xcom_pull(task_ids='gate', include_prior_dates=True) }}"`` works.
@@ -121,22 +125,8 @@ def parse_offsets_map(name: str, value: Any) -> dict[str, dict[str, int]] | None
             except (ValueError, SyntaxError):
                 raise ConfigurationError(f"{name} is not JSON such as '{{\"orders\": {{\"0\": 23}}}}'.") from None
     if isinstance(value, Mapping) and "endingOffsets" in value:  # a previous result of this sensor
-        return parse_offsets_map(name, value["endingOffsets"])
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(f"{name} must be {{topic: {{partition: offset}}}}, got {type(value).__name__}.")
-    out: dict[str, dict[str, int]] = {}
-    for topic, parts in value.items():
-        if not isinstance(parts, Mapping):
-            raise ConfigurationError(f"{name}[{topic!r}] must be {{partition: offset}}.")
-        for partition, offset in parts.items():
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < -2:
-                raise ConfigurationError(f"{name}[{topic!r}][{partition!r}]={offset!r} is not an offset "
-                                         "(>= 0, or -2 for earliest).")
-            try:
-                out.setdefault(str(topic), {})[str(int(partition))] = offset
-            except ValueError:
-                raise ConfigurationError(f"{name}[{topic!r}] has partition {partition!r}, not an int.") from None
-    return out
+        return parse_offsets_map(name, value["endingOffsets"], kind)
+    return OffsetMap.parse(value, kind, name=name).nested()
 
 
 # -- one validator per shared argument -------------------------------------------------------

@@ -24,6 +24,7 @@ from enum import Enum
 from typing import Any, Iterable, Mapping
 
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, ErrorCode, Failure, KafkaGroupsError
+from ..client.offset_map import OffsetKind, OffsetMap
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..client.selection import validate_group_ids
 from .policy import non_negative_ms
@@ -49,30 +50,6 @@ class TargetKind(str, Enum):
     TIMESTAMP = "timestamp"
 
 
-def _nest(offsets: Mapping[TopicPartition, int | None]) -> dict[str, dict[str, int | None]]:
-    out: dict[str, dict[str, int | None]] = {}
-    for tp in sorted(offsets):
-        out.setdefault(tp.topic, {})[str(tp.partition)] = offsets[tp]
-    return out
-
-
-def _unnest(data: Any, what: str) -> dict[TopicPartition, Any]:
-    if not isinstance(data, Mapping):
-        raise ConfigurationError(f"{what} must be {{topic: {{partition: offset}}}}, got {type(data).__name__}.")
-    out = {}
-    for topic, parts in data.items():
-        if not isinstance(parts, Mapping):
-            raise ConfigurationError(f"{what}[{topic!r}] must be {{partition: offset}}.")
-        for partition, offset in parts.items():
-            if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
-                raise ConfigurationError(f"{what}[{topic!r}][{partition!r}] = {offset!r} is not an offset.")
-            try:
-                out[TopicPartition(str(topic), int(partition))] = offset
-            except ValueError:
-                raise ConfigurationError(f"{what}[{topic!r}] has partition {partition!r}, not an int.") from None
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class BarrierTarget:
     offsets: Mapping[str, Mapping[TopicPartition, int]]  # group -> partition -> target offset
@@ -89,7 +66,8 @@ class BarrierTarget:
         return {"format": "kgroups-barrier-target", "version": FORMAT_VERSION, "kind": self.kind.value,
                 "fixed_at_ms": self.fixed_at_ms, "timestamp_ms": self.timestamp_ms,
                 "read_committed": self.read_committed,
-                "groups": {g: _nest(offsets) for g, offsets in self.offsets.items()}}
+                "groups": {g: OffsetMap(offsets, OffsetKind.COMMITTED, name=f"groups[{g!r}]").nested()
+                           for g, offsets in self.offsets.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BarrierTarget":
@@ -105,12 +83,8 @@ class BarrierTarget:
         groups = data.get("groups")
         if not isinstance(groups, Mapping) or not groups:
             raise ConfigurationError("barrier target has no groups.")
-        offsets = {}
-        for group_id, nested in groups.items():
-            parsed = _unnest(nested, f"groups[{group_id!r}]")
-            if any(v is None for v in parsed.values()):
-                raise ConfigurationError(f"barrier target for group {group_id!r} has a null offset.")
-            offsets[str(group_id)] = parsed
+        offsets = {str(g): dict(OffsetMap.parse(nested, OffsetKind.COMMITTED, name=f"groups[{g!r}]"))
+                   for g, nested in groups.items()}
         timestamp = data.get("timestamp_ms")
         return cls(offsets=offsets, kind=kind, fixed_at_ms=non_negative_ms("fixed_at_ms", data.get("fixed_at_ms")),
                    timestamp_ms=None if timestamp is None else non_negative_ms("timestamp_ms", timestamp),
@@ -126,7 +100,8 @@ class BarrierCheckpoint:
 
     def to_dict(self) -> dict[str, Any]:
         return {"checked_at_ms": self.checked_at_ms,
-                "committed": {g: _nest(offsets) for g, offsets in self.committed.items()}}
+                "committed": {g: OffsetMap(offsets, OffsetKind.CHECKPOINT, name=f"committed[{g!r}]").nested()
+                              for g, offsets in self.committed.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BarrierCheckpoint":
@@ -136,7 +111,8 @@ class BarrierCheckpoint:
         if not isinstance(committed, Mapping):
             raise ConfigurationError("barrier checkpoint 'committed' must be {group: {topic: {partition: offset}}}.")
         return cls(non_negative_ms("checked_at_ms", data.get("checked_at_ms")),
-                   {str(g): _unnest(v, f"committed[{g!r}]") for g, v in committed.items()})
+                   {str(g): dict(OffsetMap.parse(v, OffsetKind.CHECKPOINT, name=f"committed[{g!r}]"))
+                    for g, v in committed.items()})
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..arguments import LAG_MODES
 from ..client.errors import ConfigurationError, ErrorCode
+from ..client.offset_map import OffsetKind, OffsetMap
 from ..client.results import GroupState, TopicPartition
 from ..client.selection import select_groups
 from .barrier import BarrierTarget
@@ -37,7 +38,7 @@ from .gate_decision import NOT_RETRIABLE, Decision, FailureKind, GateStatus
 from .gate_modes import GateMode, Judgement, Pending
 from .gate_spec import DEFAULT_FAIL_ON, GateSpec, GateState, LagMode
 from .model import LagSnapshot
-from .offset_range import OffsetRange, nest_offsets as _nest, spark_offsets  # spark_offsets: re-exported
+from .offset_range import OffsetRange, spark_offsets  # spark_offsets: re-exported
 from .seconds import GroupLagSeconds, lag_seconds
 from .threshold_mode import ThresholdMode
 from .verdicts import Verdict, group_verdicts
@@ -154,8 +155,9 @@ class LagGate:
             "group_ids": list(self.spec.group_ids),
             "checks": self.state.checks,
             "waited_s": round((snapshot.taken_at_ms - self.state.started_ms) / 1000.0, 3),
-            "reached": {g: _nest(offsets) for g, offsets in judged.reached.items()},
-            "offsets": _nest(judged.ending),
+            "reached": {g: OffsetMap(offsets, OffsetKind.COMMITTED, name=f"reached[{g!r}]").nested()
+                        for g, offsets in judged.reached.items()},
+            "offsets": handed_on.ending.nested(),  # type: ignore[attr-defined]
             **handed_on.to_xcom(),  # startingOffsets, endingOffsets
             **judged.extra,
         }

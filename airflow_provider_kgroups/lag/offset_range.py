@@ -1,9 +1,12 @@
 """The offset range handed from the lag gate (and the event trigger) to Spark: one value,
-:class:`OffsetRange`, with one nest/unnest (:func:`nest_offsets`, :func:`unnest_offsets`), its
-XCom form (:meth:`~OffsetRange.to_xcom` / :meth:`~OffsetRange.from_xcom`: the sensor's
-``startingOffsets`` / ``endingOffsets`` JSON) and Spark's reader options
-(:meth:`~OffsetRange.spark_options`). Pure: no pyspark, no Airflow; :mod:`..spark.offsets`
-and :mod:`..spark.datasource` read a range with Spark.
+:class:`OffsetRange`, two offset maps (:class:`~..client.offset_map.OffsetMap`: a
+``STARTING`` one and an ``ENDING`` one, which own the nesting, the parsing and each option's
+values), their XCom form (:meth:`~OffsetRange.to_xcom` / :meth:`~OffsetRange.from_xcom`: the
+sensor's ``startingOffsets`` / ``endingOffsets`` JSON) and Spark's reader options
+(:meth:`~OffsetRange.spark_options`); what a range adds is the pairing (the same partitions,
+no start after its end). Pure: no pyspark, no Airflow; :mod:`..spark.offsets` and
+:mod:`..spark.datasource` read a range with Spark. The functions below the class are the
+earlier names of the same things, kept for their callers.
 
 The format, from Spark's Structured Streaming + Kafka integration guide and the connector's
 source (``JsonUtils.partitionOffsets``, ``KafkaSourceProvider.validateBatchOptions`` and
@@ -31,69 +34,78 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..client.errors import ConfigurationError
+from ..client.offset_map import EARLIEST, LATEST, OffsetKind, OffsetMap, SparkOffsetsError
 from ..client.results import TopicPartition
 
-EARLIEST = -2
-LATEST = -1
+__all__ = ["EARLIEST", "LATEST", "STARTING", "ENDING", "OffsetRange", "SparkOffsetsError", "nest_offsets",
+           "unnest_offsets", "flat_offsets", "offsets_json", "spark_offsets", "parse_offsets_json",
+           "validate_offset_range", "option_kind"]
+
 STARTING = "startingOffsets"
 ENDING = "endingOffsets"
-_EXAMPLE = '{"orders": {"0": 23, "1": -2}}'
 
 
-class SparkOffsetsError(ConfigurationError):
-    """Offsets that Spark's Kafka batch source would refuse (or misread); the message names
-    the option, the topic, the partition and the rule."""
-
-
-def nest_offsets(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
-    """``{TopicPartition: offset}`` -> ``{"topic": {"0": offset}}``, topics and partitions in
-    order (partitions numerically, as Spark writes them)."""
-    out: dict[str, dict[str, int]] = {}
-    for tp in sorted(offsets):
-        out.setdefault(tp.topic, {})[str(tp.partition)] = offsets[tp]
-    return out
-
-
-def unnest_offsets(nested: Mapping[str, Mapping[Any, int]]) -> dict[TopicPartition, int]:
-    """``{"topic": {"0": 5}}`` -> ``{TopicPartition("topic", 0): 5}`` (no checks: see
-    :func:`parse_offsets_json` for Spark's rules); the inverse of :func:`nest_offsets`."""
-    return {TopicPartition(str(topic), int(partition)): int(offset)
-            for topic, parts in nested.items() for partition, offset in parts.items()}
+def option_kind(option: str, *, batch: bool = True) -> OffsetKind:
+    """The kind of map a Spark option holds: ``STARTING`` / ``ENDING`` for batch reads (each
+    refuses the other's sentinel), ``STREAMING`` (both sentinels) otherwise."""
+    if option not in (STARTING, ENDING):
+        raise SparkOffsetsError(f"option must be {STARTING!r} or {ENDING!r}, got {option!r}.")
+    if not batch:
+        return OffsetKind.STREAMING
+    return OffsetKind.STARTING if option == STARTING else OffsetKind.ENDING
 
 
 @dataclass(frozen=True)
 class OffsetRange:
     """The records ``[starting, ending)`` of each partition: what the lag gate (and the event
     trigger) hands to Spark. ``starting`` is ``EARLIEST`` (-2) where the range starts at the
-    log's beginning. Its XCom form is the sensor's ``startingOffsets``/``endingOffsets`` JSON."""
+    log's beginning. Both are offset maps of their option's kind (checked when the range is
+    made; plain mappings are read as such); :meth:`check` adds Spark's rules for the pair.
+    Its XCom form is the sensor's ``startingOffsets``/``endingOffsets`` JSON. ``batch=False``:
+    a streaming query's options (both sentinels on both sides)."""
 
     starting: Mapping[TopicPartition, int]
     ending: Mapping[TopicPartition, int]
+    batch: bool = True
+
+    def __post_init__(self) -> None:
+        for option, field_name in ((STARTING, "starting"), (ENDING, "ending")):
+            kind = option_kind(option, batch=self.batch)
+            object.__setattr__(self, field_name, OffsetMap.parse(getattr(self, field_name), kind, name=option))
 
     @classmethod
     def up_to(cls, ending: Mapping[TopicPartition, int],
               previous: Mapping[str, Mapping[str, int]] | None = None) -> "OffsetRange":
-        """The range ending at ``ending`` and starting where ``previous`` (a nested previous
-        ending) ended, else at earliest: every partition of ``ending`` is in both; a start is
-        never after its end (a previous end beyond this one starts at the end: nothing to read)."""
+        """The range ending at ``ending`` (actual offsets) and starting where ``previous`` (where
+        a previous range ended, nested; -2: earliest) ended, else at earliest: every partition of
+        ``ending`` is in both; a start is never after its end (a previous end beyond this one
+        starts at the end: nothing to read)."""
+        end = OffsetMap.parse(ending, OffsetKind.COMMITTED, name=ENDING)
+        before = OffsetMap.parse(previous or {}, OffsetKind.STARTING, name="the previous range's end")
         starting = {}
-        for tp, end in ending.items():
-            start = (previous or {}).get(tp.topic, {}).get(str(tp.partition), EARLIEST)
-            starting[tp] = min(start, end) if start >= 0 else EARLIEST
-        found = cls(starting, dict(ending))
-        if ending:  # nothing to read is '{}' (the sensor's result for no partitions), not an error
+        for tp, offset in end.items():
+            start = before.get(tp, EARLIEST)
+            starting[tp] = min(start, offset) if start >= 0 else EARLIEST
+        found = cls(starting, end)
+        if end:  # nothing to read is '{}' (the sensor's result for no partitions), not an error
             found.check()
+        return found
+
+    @classmethod
+    def parse(cls, starting: Any, ending: Any, *, batch: bool = True) -> "OffsetRange":
+        """Both options as given (JSON text, nested or flat mappings, offset maps), each read for
+        its kind and naming at least one partition, then checked as Spark checks the pair."""
+        found = cls(*(OffsetMap.parse(value, option_kind(option, batch=batch), name=option, nonempty=True)
+                      for option, value in ((STARTING, starting), (ENDING, ending))), batch=batch)
+        found.check()
         return found
 
     @classmethod
     def from_json(cls, starting: str, ending: str, *, batch: bool = True) -> "OffsetRange":
         """Both options' JSON text, checked as Spark checks them (:meth:`check`)."""
-        start = parse_offsets_json(starting, option=STARTING, batch=batch)
-        end = parse_offsets_json(ending, option=ENDING, batch=batch)
-        found = cls(start, end)
-        found.check(parsed=True)
-        return found
+        for option, text in ((STARTING, starting), (ENDING, ending)):
+            _json_text(option, text, option_kind(option, batch=batch))
+        return cls.parse(starting, ending, batch=batch)
 
     @classmethod
     def from_xcom(cls, source: Mapping[str, Any]) -> "OffsetRange":
@@ -107,7 +119,7 @@ class OffsetRange:
 
     def to_xcom(self) -> dict[str, str]:
         """``{"startingOffsets": JSON, "endingOffsets": JSON}``, the format the sensor's XCom has."""
-        return {STARTING: json.dumps(nest_offsets(self.starting)), ENDING: json.dumps(nest_offsets(self.ending))}
+        return {STARTING: self.starting.to_json(), ENDING: self.ending.to_json()}  # type: ignore[attr-defined]
 
     @property
     def partitions(self) -> list[TopicPartition]:
@@ -126,11 +138,11 @@ class OffsetRange:
         return {"assign": json.dumps(assign), **self.to_xcom()}
 
     def check(self, *, parsed: bool = False) -> None:
-        """Spark's rules: each option valid, the same partitions in both, no start after its end."""
-        if not parsed:
-            xcom = self.to_xcom()
-            parse_offsets_json(xcom[STARTING], option=STARTING)
-            parse_offsets_json(xcom[ENDING], option=ENDING)
+        """Spark's rules for the pair (each map's values were checked when the range was made):
+        each names a partition, the same partitions in both, no start after its end.
+        (``parsed`` is accepted for earlier callers; it changes nothing.)"""
+        for option, offsets in ((STARTING, self.starting), (ENDING, self.ending)):
+            OffsetMap.parse(offsets, option_kind(option, batch=self.batch), name=option, nonempty=True)
         start, end = self.starting, self.ending
         if set(start) != set(end):
             only_start = sorted(set(start) - set(end))
@@ -148,28 +160,37 @@ class OffsetRange:
                                         "is exclusive; equal offsets read nothing).")
 
 
+def _json_text(option: str, text: Any, kind: OffsetKind) -> str:
+    if not isinstance(text, str):
+        raise SparkOffsetsError(f"{option} must be a JSON string such as {kind.example}, got {type(text).__name__}.")
+    return text
+
+
+# -- the earlier names, each a thin delegate ------------------------------------------------------
+
+
+def nest_offsets(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
+    """``{TopicPartition: offset}`` -> ``{"topic": {"0": offset}}`` (:meth:`OffsetMap.nested`;
+    any offset Spark takes)."""
+    return OffsetMap(offsets, OffsetKind.STREAMING).nested()
+
+
+def unnest_offsets(nested: Mapping[str, Mapping[Any, int]]) -> dict[TopicPartition, int]:
+    """``{"topic": {"0": 5}}`` -> ``{TopicPartition("topic", 0): 5}``, the inverse of
+    :func:`nest_offsets` (any offset Spark takes; read a map of a known use with
+    :meth:`OffsetMap.parse` and its kind)."""
+    return dict(OffsetMap.parse(nested, OffsetKind.STREAMING, name="offsets"))
+
+
 def flat_offsets(name: str, offsets: Mapping[Any, Any]) -> dict[TopicPartition, int]:
     """Either shape (``{TopicPartition: int}`` or ``{topic: {partition: int}}``) -> flat."""
-    flat: dict[TopicPartition, int] = {}
-    for key, value in offsets.items():
-        if isinstance(key, TopicPartition):
-            flat[key] = value
-        elif isinstance(value, Mapping):
-            for partition, offset in value.items():
-                flat[TopicPartition(key, _partition(name, key, partition))] = offset
-        else:
-            raise SparkOffsetsError(f"{name}: {key!r} -> {value!r} is neither TopicPartition -> offset nor "
-                                    f"topic -> {{partition: offset}}; expected e.g. {_EXAMPLE}.")
-    return flat
+    return dict(OffsetMap.parse(offsets, OffsetKind.STREAMING, name=name))
 
 
 def offsets_json(offsets: Mapping[Any, Any], *, option: str = ENDING, batch: bool = True) -> str:
     """The JSON text of ``offsets`` (``{TopicPartition: int}`` or ``{topic: {partition: int}}``),
     validated for ``option`` (``startingOffsets`` or ``endingOffsets``) first."""
-    flat = flat_offsets(option, offsets)
-    text = json.dumps(nest_offsets(flat))
-    parse_offsets_json(text, option=option, batch=batch)
-    return text
+    return OffsetMap.parse(offsets, option_kind(option, batch=batch), name=option, nonempty=True).to_json()
 
 
 def spark_offsets(ending: Mapping[TopicPartition, int],
@@ -179,62 +200,11 @@ def spark_offsets(ending: Mapping[TopicPartition, int],
     return xcom[STARTING], xcom[ENDING]
 
 
-def _partition(option: str, topic: Any, partition: Any) -> int:
-    if isinstance(partition, bool) or not isinstance(partition, (str, int)):
-        raise SparkOffsetsError(f"{option}: topic {topic!r} has partition key {partition!r}; a partition is an "
-                                f"int written as a JSON string, e.g. {_EXAMPLE}.")
-    text = str(partition)
-    if not text.isascii() or not text.isdigit() or (len(text) > 1 and text[0] == "0") or int(text) > 2**31 - 1:
-        raise SparkOffsetsError(f"{option}: topic {topic!r} has partition {partition!r}, which is not a partition "
-                                f"number (a non-negative int such as \"0\"); expected e.g. {_EXAMPLE}.")
-    return int(text)
-
-
 def parse_offsets_json(text: str, *, option: str = STARTING, batch: bool = True) -> dict[TopicPartition, int]:
     """Parse and check one option's JSON text against Spark's documented format; returns
     ``{TopicPartition: offset}``. Raises :class:`SparkOffsetsError` naming what is wrong."""
-    if option not in (STARTING, ENDING):
-        raise SparkOffsetsError(f"option must be {STARTING!r} or {ENDING!r}, got {option!r}.")
-    if not isinstance(text, str):
-        raise SparkOffsetsError(f"{option} must be a JSON string such as {_EXAMPLE}, got {type(text).__name__}.")
-    if text.strip() in ("earliest", "latest"):
-        raise SparkOffsetsError(f"{option}={text.strip()!r} is Spark's global form; this bridge passes per-partition "
-                                f"JSON such as {_EXAMPLE}.")
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise SparkOffsetsError(f"{option} is not valid JSON ({exc}); expected e.g. {_EXAMPLE}.") from None
-    if not isinstance(data, dict):
-        raise SparkOffsetsError(f"{option} must be a JSON object of topic -> {{partition: offset}}, got "
-                                f"{type(data).__name__}; expected e.g. {_EXAMPLE}.")
-    if not data:
-        raise SparkOffsetsError(f"{option} names no topic: Spark would read nothing; expected e.g. {_EXAMPLE}.")
-    out: dict[TopicPartition, int] = {}
-    for topic, parts in data.items():
-        if not topic:
-            raise SparkOffsetsError(f"{option} has an empty topic name.")
-        if not isinstance(parts, dict) or not parts:
-            raise SparkOffsetsError(f"{option}: topic {topic!r} must map to a non-empty object of partition -> "
-                                    f"offset, got {parts!r}; expected e.g. {_EXAMPLE}.")
-        for partition, offset in parts.items():
-            number = _partition(option, topic, partition)
-            where = f"{option}: {topic}[{number}]"
-            if isinstance(offset, bool) or not isinstance(offset, int):
-                raise SparkOffsetsError(f"{where} is {offset!r}; an offset is a JSON integer (>= 0, -2 earliest, "
-                                        "-1 latest).")
-            if offset < EARLIEST:
-                raise SparkOffsetsError(f"{where} is {offset}; offsets are >= 0, or -2 (earliest) / -1 (latest).")
-            if offset >= 2**63:
-                raise SparkOffsetsError(f"{where} is {offset}, beyond a Kafka offset (int64).")
-            if batch and option == STARTING and offset == LATEST:
-                raise SparkOffsetsError(f"{where} is -1 (latest), which Spark's Kafka source refuses in "
-                                        "startingOffsets for batch queries; use -2 (earliest) or an offset >= 0.")
-            if batch and option == ENDING and offset == EARLIEST:
-                raise SparkOffsetsError(f"{where} is -2 (earliest), which Spark's Kafka source refuses in "
-                                        "endingOffsets for batch queries; use -1 (latest) or an offset >= 0 "
-                                        "(exclusive).")
-            out[TopicPartition(topic, number)] = offset
-    return out
+    kind = option_kind(option, batch=batch)
+    return dict(OffsetMap.parse(_json_text(option, text, kind), kind, name=option, nonempty=True))
 
 
 def validate_offset_range(starting: str, ending: str, *, batch: bool = True) -> dict[TopicPartition, tuple[int, int]]:

@@ -22,10 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..client.offset_map import OffsetKind, OffsetMap
 from ..client.results import TopicPartition
 from .gate_spec import LagMode
 from .model import LagSnapshot
-from .offset_range import OffsetRange, unnest_offsets
+from .offset_range import OffsetRange
 
 EARLIEST = -2  # no committed offset yet: the range starts at the log start (Spark's -2)
 
@@ -57,8 +58,9 @@ def _lowest(values) -> int | None:
 
 
 def nested_offsets(offsets: Mapping[str, Mapping[str, int]] | None) -> dict[TopicPartition, int] | None:
-    """``{"topic": {"0": 5}}`` (stored, or an event's JSON parsed) -> ``{TopicPartition: 5}``."""
-    return unnest_offsets(offsets) if offsets else None
+    """Where a previous range ended, ``{"topic": {"0": 5}}`` as stored -> ``{TopicPartition: 5}``
+    (actual offsets: a range ends at committed offsets)."""
+    return dict(OffsetMap.parse(offsets, OffsetKind.COMMITTED, name="the stored range end")) if offsets else None
 
 
 @dataclass

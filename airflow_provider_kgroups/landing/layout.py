@@ -181,15 +181,6 @@ def list_files(root: str, partitions: Iterable[TopicPartition] | None = None, *,
 # -- ranges ---------------------------------------------------------------------------------------
 
 
-def _json_text(option: str, value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        return json.dumps({str(t): {str(p): o for p, o in parts.items()} for t, parts in value.items()})
-    raise ConfigurationError(f"{option} must be JSON text or a mapping {{topic: {{partition: offset}}}}, "
-                             f"got {type(value).__name__}.")
-
-
 def parse_range(source: Mapping[str, Any] | None = None, *, starting: Any = None,
                 ending: Any = None) -> dict[TopicPartition, tuple[int | None, int]]:
     """``{TopicPartition: (start or None for earliest, end)}`` from the ConsumerLagSensor's XCom
@@ -197,6 +188,7 @@ def parse_range(source: Mapping[str, Any] | None = None, *, starting: Any = None
     ``starting``/``ending`` (Spark Kafka-source JSON or mappings). The rules are Spark's (see
     :mod:`airflow_provider_kgroups.lag.offset_range`), and the end of every partition must be an
     actual offset: a landing zone has no "latest"."""
+    from ..client.offset_map import EARLIEST, OffsetKind, OffsetMap
     from ..lag.offset_range import ENDING, LATEST, STARTING, OffsetRange
 
     if source is not None:
@@ -208,13 +200,10 @@ def parse_range(source: Mapping[str, Any] | None = None, *, starting: Any = None
         starting, ending = source[STARTING], source[ENDING]
     if ending is None:
         raise ConfigurationError(f"{ENDING} is needed: the landing zone is read up to an exclusive end offset.")
-    ending_text = _json_text(ENDING, ending)
-    starting_text = _json_text(STARTING, starting) if starting is not None else None
-    if json.loads(ending_text) == {}:
+    end = OffsetMap.parse(ending, OffsetKind.ENDING, name=ENDING)
+    if not end:
         return {}  # no partition: nothing to read
-    if starting_text is None:  # everything from earliest
-        starting_text = json.dumps({t: {p: -2 for p in parts} for t, parts in json.loads(ending_text).items()})
-    ranges = OffsetRange.from_json(starting_text, ending_text).pairs()
+    ranges = OffsetRange.parse({tp: EARLIEST for tp in end} if starting is None else starting, end).pairs()
     latest = sorted(str(tp) for tp, (_, end) in ranges.items() if end == LATEST)
     if latest:
         raise ConfigurationError(f"{ENDING} is -1 (latest) for {', '.join(latest)}: a landing zone has no "

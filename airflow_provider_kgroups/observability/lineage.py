@@ -31,13 +31,13 @@ be the same asset, and a DAG scheduled on it would run for either.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from urllib.parse import quote, unquote, urlsplit
 
 from ..client.numbers import is_int
+from ..client.offset_map import OffsetKind, OffsetMap
 from .facets import CLEANUP, OFFSET_RANGE, cleanup_facet, offset_range_facet
 
 if TYPE_CHECKING:
@@ -127,8 +127,8 @@ def convert_asset_to_openlineage(asset: Any, lineage_context: Any = None):
 # -- datasets with the range ----------------------------------------------------------------------
 
 
-def _offsets(value: Any) -> dict[str, dict[str, int]]:
-    return json.loads(value) if isinstance(value, str) else dict(value or {})
+def _offsets(value: Any, kind: OffsetKind, option: str) -> dict[str, dict[str, int]]:
+    return OffsetMap.parse(value or {}, kind, name=option).nested()
 
 
 def range_inputs(bootstrap: str | Iterable[Any], offsets: Mapping[str, Any], *,
@@ -140,7 +140,8 @@ def range_inputs(bootstrap: str | Iterable[Any], offsets: Mapping[str, Any], *,
     from openlineage.client.facet_v2 import input_statistics_input_dataset
 
     namespace = kafka_namespace(bootstrap)
-    starting, ending = _offsets(offsets.get("startingOffsets")), _offsets(offsets.get("endingOffsets"))
+    starting = _offsets(offsets.get("startingOffsets"), OffsetKind.STARTING, "startingOffsets")
+    ending = _offsets(offsets.get("endingOffsets"), OffsetKind.ENDING, "endingOffsets")
     if is_int(records) and len(ending) != 1:
         raise ValueError("records as one number needs a one-topic range; give {topic: count} for several topics")
     out = []

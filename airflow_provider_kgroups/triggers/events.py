@@ -194,10 +194,10 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         if finished is None:
             log.info("Waiting for %s", watch.waiting_for)
             return None
-        from ..client.results import nest_by_topic
+        from ..client.offset_map import OffsetKind, OffsetMap
 
         payload = finished.to_payload()
-        await self._store_end(nest_by_topic(finished.ending))
+        await self._store_end(OffsetMap(finished.ending, OffsetKind.COMMITTED).nested())
         log.info("Range consumed by %s: %s -> %s", ", ".join(self.group_ids), payload["startingOffsets"],
                  payload["endingOffsets"])
         return TriggerEvent(payload)
@@ -232,14 +232,15 @@ def range_from_events(events: Iterable[Any]) -> dict[str, str]:
     if not payloads:
         raise ConfigurationError("no triggering asset event carries an offset range: schedule this DAG on an asset "
                                  "watched by ConsumerLagEventTrigger (or produced by a ConsumerLagSensor outlet).")
-    from ..lag.offset_range import OffsetRange, unnest_offsets
+    from ..client.offset_map import OffsetKind, OffsetMap
+    from ..lag.offset_range import ENDING, STARTING, OffsetRange
 
-    starting = unnest_offsets(json.loads(payloads[0]["startingOffsets"]))
-    ending = unnest_offsets(json.loads(payloads[-1]["endingOffsets"]))
-    for later in payloads[1:]:  # a partition first seen in a later range starts there
-        for tp, offset in unnest_offsets(json.loads(later["startingOffsets"])).items():
+    starts = [OffsetMap.parse(p[STARTING], OffsetKind.STARTING, name=STARTING) for p in payloads]
+    starting = dict(starts[0])
+    for later in starts[1:]:  # a partition first seen in a later range starts there
+        for tp, offset in later.items():
             starting.setdefault(tp, offset)
-    return OffsetRange(starting, ending).to_xcom()
+    return OffsetRange(starting, OffsetMap.parse(payloads[-1][ENDING], OffsetKind.ENDING, name=ENDING)).to_xcom()
 
 
 def _payload(event: Any) -> Mapping[str, Any] | None:

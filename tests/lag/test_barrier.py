@@ -81,8 +81,10 @@ def test_target_and_checkpoint_are_json_round_trips():
     (lambda d: d.update(format="other"), "not a barrier target"),
     (lambda d: d.update(kind="soon"), "kind 'soon'"),
     (lambda d: d.update(groups={}), "no groups"),
-    (lambda d: d["groups"]["g"]["t"].update({"0": -4}), "is not an offset"),
-    (lambda d: d["groups"]["g"]["t"].update({"x": 4}), "not an int"),
+    (lambda d: d["groups"]["g"]["t"].update({"0": -4}), r"groups\['g'\]: t\[0\] is -4; offsets are >= 0\."),
+    (lambda d: d["groups"]["g"]["t"].update({"0": -1}), r"t\[0\] is -1 \(latest\); offsets are >= 0\."),
+    (lambda d: d["groups"]["g"]["t"].update({"0": None}), r"t\[0\] is None; an offset is a JSON integer \(>= 0\)"),
+    (lambda d: d["groups"]["g"]["t"].update({"x": 4}), "topic 't' has partition 'x', which is not a partition number"),
     (lambda d: d.update(fixed_at_ms=-1), "fixed_at_ms must be a non-negative"),
 ])
 def test_malformed_targets_are_configuration_errors(mutate, message):

@@ -57,7 +57,7 @@ def test_offsets_json_takes_both_shapes_and_validates():
                                                  r"in startingOffsets"),
     ('{"orders": {"0": -2}}', "endingOffsets", r"orders\[0\] is -2 \(earliest\), which Spark's Kafka source refuses "
                                                r"in endingOffsets"),
-    ('{"orders": {"0": -3}}', "endingOffsets", r"is -3; offsets are >= 0, or -2"),
+    ('{"orders": {"0": -3}}', "endingOffsets", r"is -3; offsets are >= 0, or -1 for latest\."),  # not -2: refused there
     ('{"orders": {"0": "23"}}', "endingOffsets", r"is '23'; an offset is a JSON integer"),
     ('{"orders": {"0": 23.0}}', "endingOffsets", r"is 23.0; an offset is a JSON integer"),
     ('{"orders": {"0": true}}', "endingOffsets", r"is True; an offset is a JSON integer"),
