@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigurationError
+from ..numbers import check_number, to_number
 
 
 class TokenSource(str, Enum):
@@ -124,10 +125,9 @@ def endpoint_name(url: str) -> str:
 
 
 def _within(name: str, value: Any, low: float, high: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not low <= value <= high:
-        bound = f"between {low:g} and {high:g}" if math.isfinite(high) else f">= {low:g}"
-        raise ConfigurationError(f"OAUTHBEARER option {name} must be a number {bound}, got {value!r}.")
+    bound = f"between {low:g} and {high:g}" if math.isfinite(high) else f">= {low:g}"
+    check_number(f"OAUTHBEARER option {name}", value, at_least=low, at_most=high if math.isfinite(high) else None,
+                 must_be=f"a number {bound}")
 
 
 def _check_oidc(c: OAuthBearerConfig) -> None:
@@ -344,12 +344,7 @@ def _infer_source(values: Mapping[str, Any], hosts: list[str]) -> TokenSource:
 
 
 def _number(name: str, value: Any) -> float:
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        return float(value)
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"OAUTHBEARER option {name} must be a number, got {value!r}.") from None
+    return to_number(f"OAUTHBEARER option {name}", value)
 
 
 def with_allowed_callbacks(config: OAuthBearerConfig | None, allowed: Iterable[str]) -> OAuthBearerConfig | None:

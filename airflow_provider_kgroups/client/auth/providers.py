@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import AuthenticationError, TokenUnavailable
+from ..numbers import is_number
 from .config import OAuthBearerConfig, TokenSource, load_callback
 from .token import Token, refresh_at, token_from_jwt
 
@@ -144,7 +145,7 @@ def _callback_token(config: OAuthBearerConfig) -> Token:
     principal, extensions = (result[2], result[3]) if len(result) == 4 else (None, None)
     if not isinstance(value, str) or not value.strip():
         raise AuthenticationError(f"token callback {path} returned an empty token.")
-    if isinstance(expiry, bool) or not isinstance(expiry, (int, float)):
+    if not is_number(expiry):
         raise AuthenticationError(f"token callback {path} returned an expiry that is not a number of seconds "
                                   "since the epoch.")
     now = time.time()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import AuthenticationError
+from ..numbers import is_number
 from .config import OAuthBearerConfig
 
 
@@ -69,7 +70,7 @@ def _number_claim(claims: Mapping[str, Any], name: str, origin: str, required: b
         if required:
             raise AuthenticationError(f"{origin} returned a JWT without the '{name}' claim (Kafka requires it).")
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    if not is_number(value) or value < 0:
         raise AuthenticationError(f"{origin} returned a JWT whose '{name}' claim is not a non-negative number.")
     return float(value)
 
