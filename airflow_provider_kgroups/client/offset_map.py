@@ -38,7 +38,7 @@ from typing import Any, Iterator, Mapping
 
 from .errors import ConfigurationError
 from .numbers import is_int
-from .results import TopicPartition, nest_by_topic
+from .results import TopicPartition, topic_partition
 
 __all__ = ["EARLIEST", "LATEST", "OffsetKind", "OffsetMap", "SparkOffsetsError"]
 
@@ -73,6 +73,10 @@ class OffsetKind(Enum):
     def takes_none(self) -> bool:
         """None (nothing committed there) is a value."""
         return self is OffsetKind.CHECKPOINT
+
+    def within(self, other: "OffsetKind") -> bool:
+        """Every value this kind takes, ``other`` takes too (a committed map is a valid ending)."""
+        return self.sentinels <= other.sentinels and (other.takes_none or not self.takes_none)
 
     @property
     def error(self) -> type[ConfigurationError]:
@@ -120,24 +124,30 @@ class OffsetMap(Mapping[TopicPartition, Any]):
 
     def __init__(self, offsets: Mapping[Any, Any] | None = None, kind: OffsetKind = OffsetKind.COMMITTED, *,
                  name: str = "offsets") -> None:
-        object.__setattr__(self, "_offsets", _read(name, offsets or {}, kind, nonempty=False))
-        object.__setattr__(self, "kind", kind)
+        self._set(_read(name, offsets or {}, kind, nonempty=False), kind)
 
     @classmethod
     def parse(cls, value: Any, kind: OffsetKind, *, name: str, nonempty: bool = False) -> "OffsetMap":
         """Read a map given as JSON text, a nested or flat mapping, or an OffsetMap. ``nonempty``:
         at least one partition, and no topic without one (a Spark option: Spark would read nothing)."""
-        if isinstance(value, OffsetMap) and value.kind is kind and (value or not nonempty):
-            return value
+        if isinstance(value, OffsetMap) and value.kind.within(kind) and (value or not nonempty):
+            return value if value.kind is kind else cls._made(value._offsets, kind)  # nothing to check again
         if isinstance(value, str):
             value = _from_json(name, value, kind)
         if not isinstance(value, Mapping):
             raise kind.error(f"{name} must be a JSON object of topic -> {{partition: offset}}, got "
                              f"{type(value).__name__}; expected e.g. {kind.example}.")
+        return cls._made(_read(name, value, kind, nonempty=nonempty), kind)
+
+    @classmethod
+    def _made(cls, offsets: dict[TopicPartition, Any], kind: OffsetKind) -> "OffsetMap":
         found = cls.__new__(cls)
-        object.__setattr__(found, "_offsets", _read(name, value, kind, nonempty=nonempty))
-        object.__setattr__(found, "kind", kind)
+        found._set(offsets, kind)
         return found
+
+    def _set(self, offsets: dict[TopicPartition, Any], kind: OffsetKind) -> None:
+        object.__setattr__(self, "_offsets", offsets)
+        object.__setattr__(self, "kind", kind)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"an OffsetMap is read-only: make a new one (OffsetMap({{...}}, {self.kind}))")
@@ -161,13 +171,20 @@ class OffsetMap(Mapping[TopicPartition, Any]):
 
     # -- the nesting -----------------------------------------------------------------------------
 
+    def flat(self) -> dict[TopicPartition, Any]:
+        """A plain ``{TopicPartition: offset}`` copy, in order."""
+        return self._offsets.copy()
+
     @property
     def partitions(self) -> list[TopicPartition]:
         return list(self._offsets)  # kept in order
 
     def nested(self) -> dict[str, dict[str, Any]]:
-        """``{"topic": {"0": offset}}``, topics and partitions in order."""
-        return nest_by_topic(self._offsets)
+        """``{"topic": {"0": offset}}``, topics and partitions in order (the map is kept in order)."""
+        out: dict[str, dict[str, Any]] = {}
+        for tp, offset in self._offsets.items():
+            out.setdefault(tp.topic, {})[str(tp.partition)] = offset
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.nested())
@@ -184,34 +201,44 @@ def _from_json(name: str, text: str, kind: OffsetKind) -> Any:
 
 
 def _read(name: str, value: Mapping[Any, Any], kind: OffsetKind, *, nonempty: bool) -> dict[TopicPartition, Any]:
-    """Flat or nested -> ``{TopicPartition: offset}`` in order, every key and value checked."""
+    """Flat or nested -> ``{TopicPartition: offset}`` in order, every key and value checked.
+    (A gate's target holds an offset per group and partition: thousands are read per check, so
+    the values that pass take the short way and the words are made only for one that fails.)"""
     error = kind.error
     if nonempty and not value:
         raise error(f"{name} names no topic: Spark would read nothing; expected e.g. {kind.example}.")
-    out: dict[TopicPartition, Any] = {}
-
-    def put(tp: TopicPartition, offset: Any) -> None:
-        if tp in out:
-            raise error(f"{name}: {tp} is given twice.")
-        out[tp] = _offset(name, tp, offset, kind)
-
+    sentinels, takes_none = _SENTINELS[kind], kind.takes_none
+    found: list[tuple[TopicPartition, Any]] = []
     for key, item in value.items():
         if isinstance(key, TopicPartition):
             if not isinstance(key.topic, str) or not key.topic or not _is_partition(key.partition):
                 raise error(f"{name}: {key!r} is not a partition (a topic and an int >= 0).")
-            put(key, item)
-            continue
-        if not isinstance(key, str):
+            pairs: Any = ((key, item),)
+        elif not isinstance(key, str):
             raise error(f"{name}: {key!r} -> {item!r} is neither TopicPartition -> offset nor topic -> "
                         f"{{partition: offset}}; expected e.g. {kind.example}.")
-        if not key:
+        elif not key:
             raise error(f"{name} has an empty topic name.")
-        if not isinstance(item, Mapping) or (nonempty and not item):
+        elif not isinstance(item, Mapping) or (nonempty and not item):
             raise error(f"{name}: topic {key!r} must map to {'a non-empty' if nonempty else 'an'} object of "
                         f"partition -> offset, got {item!r}; expected e.g. {kind.example}.")
-        for partition, offset in item.items():
-            put(TopicPartition(key, _partition(name, key, partition, kind)), offset)
-    return {tp: out[tp] for tp in sorted(out)}
+        else:
+            pairs = ((topic_partition(key, _partition(name, key, p, kind)), o) for p, o in item.items())
+        for tp, offset in pairs:
+            if not (is_int(offset) and (0 <= offset < _INT64 or offset in sentinels)) \
+                    and not (offset is None and takes_none):
+                _refuse(name, tp, offset, kind)
+            found.append((tp, offset))
+    found.sort(key=_order)
+    out = dict(found)
+    if len(out) < len(found):
+        twice = next(a for (a, _), (b, _) in zip(found, found[1:]) if a == b)
+        raise error(f"{name}: {twice} is given twice.")
+    return out
+
+
+def _order(pair: tuple[TopicPartition, Any]) -> tuple[str, int]:
+    return pair[0].topic, pair[0].partition
 
 
 def _is_partition(value: Any) -> bool:
@@ -220,28 +247,25 @@ def _is_partition(value: Any) -> bool:
 
 def _partition(name: str, topic: str, partition: Any, kind: OffsetKind) -> int:
     """A partition key: an int >= 0, or its decimal text as JSON writes it (``"0"``, not ``"00"``)."""
+    if isinstance(partition, str) and partition.isascii() and partition.isdigit() \
+            and (len(partition) == 1 or partition[0] != "0") and int(partition) < _INT32:
+        return int(partition)
     if _is_partition(partition):
         return partition
     if not isinstance(partition, str):
         raise kind.error(f"{name}: topic {topic!r} has partition key {partition!r}; a partition is an int written "
                          f"as a JSON string, e.g. {kind.example}.")
-    if not partition.isascii() or not partition.isdigit() or (len(partition) > 1 and partition[0] == "0") \
-            or int(partition) >= _INT32:
-        raise kind.error(f"{name}: topic {topic!r} has partition {partition!r}, which is not a partition number "
-                         f"(a non-negative int such as \"0\"); expected e.g. {kind.example}.")
-    return int(partition)
+    raise kind.error(f"{name}: topic {topic!r} has partition {partition!r}, which is not a partition number "
+                     f"(a non-negative int such as \"0\"); expected e.g. {kind.example}.")
 
 
-def _offset(name: str, tp: TopicPartition, offset: Any, kind: OffsetKind) -> Any:
+def _refuse(name: str, tp: TopicPartition, offset: Any, kind: OffsetKind) -> None:
+    """Raise the error that says why ``offset`` is not one ``kind`` takes."""
     where = f"{name}: {tp}"
-    if offset is None and kind.takes_none:
-        return None
     if not is_int(offset):
         raise kind.error(f"{where} is {offset!r}; an offset is a JSON integer ({kind.allowed}).")
     if offset >= _INT64:
         raise kind.error(f"{where} is {offset}, beyond a Kafka offset (int64).")
-    if offset >= 0 or offset in kind.sentinels:
-        return offset
     label = f"{offset} ({_NAMES[offset]})" if offset in _NAMES else str(offset)
     why = _REFUSED.get((kind, offset))
     if why is not None:

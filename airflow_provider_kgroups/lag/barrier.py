@@ -83,7 +83,7 @@ class BarrierTarget:
         groups = data.get("groups")
         if not isinstance(groups, Mapping) or not groups:
             raise ConfigurationError("barrier target has no groups.")
-        offsets = {str(g): dict(OffsetMap.parse(nested, OffsetKind.COMMITTED, name=f"groups[{g!r}]"))
+        offsets = {str(g): OffsetMap.parse(nested, OffsetKind.COMMITTED, name=f"groups[{g!r}]").flat()
                    for g, nested in groups.items()}
         timestamp = data.get("timestamp_ms")
         return cls(offsets=offsets, kind=kind, fixed_at_ms=non_negative_ms("fixed_at_ms", data.get("fixed_at_ms")),
@@ -111,7 +111,7 @@ class BarrierCheckpoint:
         if not isinstance(committed, Mapping):
             raise ConfigurationError("barrier checkpoint 'committed' must be {group: {topic: {partition: offset}}}.")
         return cls(non_negative_ms("checked_at_ms", data.get("checked_at_ms")),
-                   {str(g): dict(OffsetMap.parse(v, OffsetKind.CHECKPOINT, name=f"committed[{g!r}]"))
+                   {str(g): OffsetMap.parse(v, OffsetKind.CHECKPOINT, name=f"committed[{g!r}]").flat()
                     for g, v in committed.items()})
 
 

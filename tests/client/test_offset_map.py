@@ -48,6 +48,18 @@ def test_round_trips_through_json_pickle_and_another_kind():
         found.kind = OffsetKind.ENDING  # type: ignore[misc]
 
 
+def test_a_map_is_checked_again_only_for_a_use_that_takes_less():
+    assert [k.within(OffsetKind.STREAMING) for k in OffsetKind] == [True, False, True, True, True]
+    assert [OffsetKind.COMMITTED.within(k) for k in OffsetKind] == [True] * 5
+    ending = OffsetMap.parse(OffsetMap(FLAT), OffsetKind.ENDING, name="e")
+    assert ending.kind is OffsetKind.ENDING and ending == FLAT
+    latest = OffsetMap({TP("t", 0): LATEST}, OffsetKind.STREAMING)
+    with pytest.raises(SparkOffsetsError, match=r"^s: t\[0\] is -1 \(latest\), which Spark's Kafka source refuses"):
+        OffsetMap.parse(latest, OffsetKind.STARTING, name="s")
+    with pytest.raises(ConfigurationError, match=r"^c: t\[0\] is None"):
+        OffsetMap.parse(OffsetMap({TP("t", 0): None}, OffsetKind.CHECKPOINT), OffsetKind.COMMITTED, name="c")
+
+
 def test_the_earlier_names_and_the_range_go_through_it():
     assert nest_offsets(FLAT) == NESTED and unnest_offsets(NESTED) == FLAT
     gate_range = OffsetRange.up_to(FLAT, {"orders": {"0": 12, "10": -2}})
