@@ -47,8 +47,8 @@ from ..arguments import (
     check_arguments, is_templated, parse_bool, parse_conn_id, parse_deferrable, parse_lag_mode, parse_offset_count,
     parse_offsets_map, parse_seconds, parse_selector, parse_str_list, parse_timestamp_ms, parse_topics,
 )
-from ..client.errors import ConfigurationError
 from ..client.numbers import is_number
+from ..client.errors import ConfigurationError
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.gate import DEFAULT_FAIL_ON, Decision, FailureKind, GateSpec, GateStatus, LagGate
 from ..observability import lineage, metrics
