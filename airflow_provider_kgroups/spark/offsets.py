@@ -7,7 +7,8 @@ Spark's options::
     startingOffsets / endingOffsets   {"topicA": {"0": 23, "1": -2}, "topicB": {"0": 5}}
     assign                            {"topicA": [0, 1], "topicB": [0]}
 
-The format and its validation live in :mod:`..lag.offset_range`. The sensor's XCom
+The format and which offsets each option takes live in :mod:`..client.offset_map` (one
+offset map), the pairing of the two in :mod:`..lag.offset_range`. The sensor's XCom
 (:mod:`..lag.gate`) builds its ``startingOffsets``/``endingOffsets``
 with :func:`spark_offsets`; a PySpark task turns that XCom into reader options with
 :func:`kafka_batch_options`, or reads the range with :func:`read_kafka_range`::
