@@ -7,7 +7,7 @@ Layers, lowest first (a module may import its own layer or a lower one, never a 
 
     0  client                                   the Kafka admin client; no Airflow, no Spark
     1  arguments                                pure validators of user input (one per argument)
-    2  lag                                      the lag engine (snapshots, barrier, verdicts, gate)
+    2  lag offsets                              the lag engine; offset reset plans (strategies, CSV)
     3  history landing spark connect cleanup    storage, Spark jobs, Kafka Connect, the cleanup workflow
     4  hooks sensors triggers operators         the Airflow layer (the only one that may import airflow)
        get_provider_info settings               Airflow's provider metadata, the [kgroups] config section
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 LAYERS: dict[str, int] = {
     "(root)": 0, "client": 0,
     "arguments": 1,
-    "lag": 2,
+    "lag": 2, "offsets": 2,
     "history": 3, "landing": 3, "spark": 3, "connect": 3, "cleanup": 3,
     "hooks": 4, "sensors": 4, "triggers": 4, "operators": 4, "get_provider_info": 4,
     "settings": 4, "observability": 4,

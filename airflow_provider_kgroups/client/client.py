@@ -1,7 +1,8 @@
 """The public asyncio client: a few verbs over the driver, each one deadline-bound call.
 
-Over 400 lines because it holds every public verb (each a short function that checks its
-input and runs one handler through the driver); the request logic lives in ``handlers/``.
+The read verbs live here; the verbs that change committed offsets (commit, delete) in
+:mod:`.offset_verbs`, mixed in. Each is a short function that checks its input and runs one
+handler through the driver; the request logic lives in ``handlers/``.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES, FetchRecordsHandler
 from .handlers.list_groups import ListGroupsHandler
 from .handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED, ListOffsetsHandler
-from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
 from .handlers.offset_fetch import OffsetFetchHandler
 from .lookup import CoordinatorLookup, LeaderLookup
+from .offset_verbs import OffsetVerbs, checked_partitions as _partitions, is_partition as _is_partition
 from .protocol import MAX_STRING_BYTES, too_long
 from .runner import Call, InFlight, beside_bootstrap, locate, refresh, run
 from .results import (
-    GROUP_TYPES, CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState,
+    GROUP_TYPES, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState,
     KeyedResults, ListedOffset, ListGroupsResult, RecordPage, RecordTimestamp, TopicDescription, TopicExistence,
     TopicPartition,
 )
@@ -55,19 +56,6 @@ def unsendable_group_ids(group_ids: Iterable[str]) -> dict[str, Failure]:
 def _check_timeout(timeout_s: float | None) -> None:
     if timeout_s is not None:
         check_seconds("timeout_s", timeout_s)
-
-
-def _is_partition(value: object) -> bool:
-    return is_int(value) and value >= 0
-
-
-def _partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
-    tps = list(dict.fromkeys(partitions))
-    for tp in tps:
-        if not isinstance(tp, TopicPartition) or not isinstance(tp.topic, str) or not tp.topic \
-                or not _is_partition(tp.partition):
-            raise ConfigurationError(f"{tp!r} is not a TopicPartition(topic, partition >= 0).")
-    return tps
 
 
 def _strings(values: Iterable[str], what: str) -> list:
@@ -117,7 +105,7 @@ def _topic_filter(topics: Mapping[str, Iterable[int]] | None) -> dict[str, list[
     return wanted
 
 
-class AsyncGroupsClient:
+class AsyncGroupsClient(OffsetVerbs):
     """Batched consumer-group administration for many groups at once.
 
     Every verb takes an optional ``timeout_s`` (default ``config.call_timeout_s``) for the
@@ -254,24 +242,6 @@ class AsyncGroupsClient:
         ids = validate_group_ids(group_ids)
         handler = DeleteGroupsHandler(self._coordinators, limits=self._limits)
         return await self._run_groups(self._call(timeout_s), handler, ids)
-
-    async def commit_offsets(self, group_id: str,
-                             offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
-                             timeout_s: float | None = None) -> KeyedResults[TopicPartition, int]:
-        """Commit ``offsets`` for a group without joining it (generation -1, empty member id):
-        Kafka accepts this only while the group has no members. Used to restore a backup."""
-        validate_group_ids([group_id], what="group_id")
-        commits = {tp: _to_commit(tp, value) for tp, value in offsets.items()}
-        _partitions(commits)
-        if not commits:
-            raise ConfigurationError(f"no offsets to commit for group {group_id!r}.")
-        results = await self._run_groups(self._call(timeout_s),
-                                         OffsetCommitHandler(self._coordinators, {group_id: commits}), [group_id])
-        if group_id in results.failures:
-            return KeyedResults({}, {tp: results.failures[group_id] for tp in commits})
-        per_partition = results.values[group_id]
-        return KeyedResults({tp: commits[tp].offset for tp, error in per_partition.items() if error is None},
-                            {tp: error for tp, error in per_partition.items() if error is not None})
 
     # -- partitions --------------------------------------------------------------------------
 
@@ -421,17 +391,3 @@ class AsyncGroupsClient:
                 failures[name] = Failure(code, "Metadata for the named topic")
         return KeyedResults(values, failures)
 
-
-def _to_commit(tp: TopicPartition, value: int | CommittedOffset | OffsetToCommit) -> OffsetToCommit:
-    if isinstance(value, OffsetToCommit):
-        commit = value
-    elif isinstance(value, CommittedOffset):
-        commit = OffsetToCommit(value.offset if value.offset is not None else -1, value.metadata, value.leader_epoch)
-    elif is_int(value):
-        commit = OffsetToCommit(value)
-    else:
-        raise ConfigurationError(f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, "
-                                 f"got {value!r}.")
-    if commit.offset < 0:
-        raise ConfigurationError(f"offset for {tp} must be >= 0, got {commit.offset}.")
-    return commit

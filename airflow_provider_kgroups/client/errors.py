@@ -36,10 +36,12 @@ class ErrorCode(IntEnum):
     SASL_AUTHENTICATION_FAILED = 58
     NON_EMPTY_GROUP = 68
     GROUP_ID_NOT_FOUND = 69
+    GROUP_SUBSCRIBED_TO_TOPIC = 86  # OffsetDelete (KIP-496): a member still subscribes to the topic
     FENCED_LEADER_EPOCH = 74
     UNKNOWN_LEADER_EPOCH = 75
     OFFSET_NOT_AVAILABLE = 78
     UNKNOWN_TOPIC_ID = 100
+    STALE_MEMBER_EPOCH = 113
 
 
 #: Errors after which the same coordinator is asked again, after a backoff.

@@ -20,7 +20,7 @@ from kafka.protocol.admin.groups import (  # noqa: E402
 from kafka.protocol.api_message import ApiMessage  # noqa: E402
 from kafka.protocol.consumer import (  # noqa: E402
     FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
 )
 from kafka.protocol.metadata import (  # noqa: E402
     ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse,
@@ -89,6 +89,7 @@ CLIENT_MAX_VERSIONS: dict[type, int] = {
     ListOffsetsRequest: 9,
     FetchRequest: 12,  # v13 replaces topic names with topic ids
     OffsetCommitRequest: 9,  # v10 replaces topic names with topic ids
+    OffsetDeleteRequest: 0,  # KIP-496 (Kafka 2.4+)
 }
 
 RESPONSE_FOR: dict[int, type] = {
@@ -108,6 +109,7 @@ RESPONSE_FOR: dict[int, type] = {
         (ListOffsetsRequest, ListOffsetsResponse),
         (FetchRequest, FetchResponse),
         (OffsetCommitRequest, OffsetCommitResponse),
+        (OffsetDeleteRequest, OffsetDeleteResponse),
     ]
 }
 

@@ -18,7 +18,7 @@ from kafka.protocol.admin import (
 from kafka.protocol.api_key import ApiKey
 from kafka.protocol.consumer import (
     FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
 )
 from kafka.protocol.metadata import (
     ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse,
@@ -65,6 +65,7 @@ class Err(IntEnum):
     SASL_AUTHENTICATION_FAILED = 58
     NON_EMPTY_GROUP = 68
     GROUP_ID_NOT_FOUND = 69
+    GROUP_SUBSCRIBED_TO_TOPIC = 86
     FENCED_LEADER_EPOCH = 74
     UNKNOWN_LEADER_EPOCH = 75
     OFFSET_NOT_AVAILABLE = 78
@@ -110,6 +111,7 @@ API_CLASSES: dict[int, tuple[type, type]] = {
     ApiKey.ListOffsets: (ListOffsetsRequest, ListOffsetsResponse),
     ApiKey.Fetch: (FetchRequest, FetchResponse),
     ApiKey.Produce: (ProduceRequest, ProduceResponse),
+    ApiKey.OffsetDelete: (OffsetDeleteRequest, OffsetDeleteResponse),
 }
 API_CLASSES[ApiKey.ConsumerGroupDescribe] = _schema_classes(ApiKey.ConsumerGroupDescribe, "ConsumerGroupDescribe")
 API_CLASSES[ApiKey.ShareGroupDescribe] = _schema_classes(ApiKey.ShareGroupDescribe, "ShareGroupDescribe")
@@ -141,6 +143,7 @@ _KAFKA_43_MAX: dict[int, int] = {
     ApiKey.ConsumerGroupDescribe: 1,
     ApiKey.ShareGroupDescribe: 1,  # Kafka 4.1+: v1 (v0 was 4.0's early access)
     ApiKey.StreamsGroupDescribe: 0,
+    ApiKey.OffsetDelete: 0,
 }
 
 #: api key -> (min, max) advertised by a default broker

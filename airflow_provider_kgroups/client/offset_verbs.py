@@ -1,0 +1,127 @@
+"""The verbs that change committed offsets, for many groups in one call: commit (OffsetCommit as
+an administrator) and delete (OffsetDelete). Mixed into :class:`~.client.AsyncGroupsClient`;
+kept apart so the client module stays the read verbs' home.
+
+Both APIs carry one group per request: the driver sends every group's request to its
+coordinator at once (pipelined per connection), each group with its own outcome, each
+partition with its own answer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping
+
+from .errors import ConfigurationError, Failure
+from .numbers import is_int
+from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
+from .handlers.offset_delete import OffsetDeleteHandler
+from .results import CommittedOffset, KeyedResults, TopicPartition
+from .selection import validate_group_ids
+
+if TYPE_CHECKING:
+    from .lookup import CoordinatorLookup
+    from .runner import Call
+
+#: per group, each partition -> None (done) or why not
+PartitionOutcomes = dict[TopicPartition, "Failure | None"]
+
+
+def is_partition(value: object) -> bool:
+    return is_int(value) and value >= 0
+
+
+def checked_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+    """``partitions`` without duplicates, each checked to be a ``TopicPartition(topic, partition >= 0)``."""
+    tps = list(dict.fromkeys(partitions))
+    for tp in tps:
+        if not isinstance(tp, TopicPartition) or not isinstance(tp.topic, str) or not tp.topic \
+                or not is_partition(tp.partition):
+            raise ConfigurationError(f"{tp!r} is not a TopicPartition(topic, partition >= 0).")
+    return tps
+
+
+def to_commit(tp: TopicPartition, value: int | CommittedOffset | OffsetToCommit) -> OffsetToCommit:
+    """An offset to commit from an int, a :class:`CommittedOffset` (a backup's) or itself."""
+    if isinstance(value, OffsetToCommit):
+        commit = value
+    elif isinstance(value, CommittedOffset):
+        commit = OffsetToCommit(value.offset if value.offset is not None else -1, value.metadata, value.leader_epoch)
+    elif is_int(value):
+        commit = OffsetToCommit(value)
+    else:
+        raise ConfigurationError(f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, "
+                                 f"got {value!r}.")
+    if commit.offset < 0:
+        raise ConfigurationError(f"offset for {tp} must be >= 0, got {commit.offset}.")
+    return commit
+
+
+def _by_group(value: Mapping, what: str) -> dict[str, Mapping]:
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{what} must be a mapping of group id -> partitions, got {type(value).__name__}.")
+    validate_group_ids(list(value), what=what)
+    return dict(value)
+
+
+class OffsetVerbs:
+    """Batched offset changes. Expects the client's ``_coordinators``, ``_call`` and ``_run_groups``."""
+
+    _coordinators: CoordinatorLookup
+    _call: Callable[[float | None], Call]
+    _run_groups: Callable[..., Awaitable[KeyedResults]]
+
+    async def commit_offsets(self, group_id: str,
+                             offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
+                             timeout_s: float | None = None) -> KeyedResults[TopicPartition, int]:
+        """Commit ``offsets`` for one group without joining it (see :meth:`commit_group_offsets`):
+        per partition, the committed offset or why not (a group-level failure is every partition's).
+        Used to restore a backup."""
+        validate_group_ids([group_id], what="group_id")
+        commits = {tp: to_commit(tp, value) for tp, value in offsets.items()}
+        results = await self.commit_group_offsets({group_id: commits}, timeout_s=timeout_s)
+        if group_id in results.failures:
+            return KeyedResults({}, {tp: results.failures[group_id] for tp in commits})
+        per_partition = results.values[group_id]
+        return KeyedResults({tp: commits[tp].offset for tp, error in per_partition.items() if error is None},
+                            {tp: error for tp, error in per_partition.items() if error is not None})
+
+    async def commit_group_offsets(self, offsets: Mapping[str, Mapping[TopicPartition, int | CommittedOffset |
+                                                                           OffsetToCommit]],
+                                   timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+        """Commit offsets for many groups without joining them (generation/member epoch -1 and an
+        empty member id, as the Java admin's ``AlterConsumerGroupOffsetsHandler`` sends them):
+        Kafka accepts it only for a group without members (``ClassicGroup.validateOffsetCommit``:
+        Empty; ``ConsumerGroup.validateOffsetCommit``: no members) and creates a group that does
+        not exist. Per group, each partition -> None (committed) or its Failure; a group-level
+        failure (authorization, coordinator) is the group's."""
+        groups = _by_group(offsets, "offsets")
+        commits: dict[str, dict[TopicPartition, OffsetToCommit]] = {}
+        for group_id, partitions in groups.items():
+            commits[group_id] = {tp: to_commit(tp, value) for tp, value in partitions.items()}
+            checked_partitions(commits[group_id])
+            if not commits[group_id]:
+                raise ConfigurationError(f"no offsets to commit for group {group_id!r}.")
+        if not commits:
+            return KeyedResults()
+        handler = OffsetCommitHandler(self._coordinators, commits)
+        return await self._run_groups(self._call(timeout_s), handler, list(commits))
+
+    async def delete_committed_offsets(self, partitions: Mapping[str, Iterable[TopicPartition]],
+                                       timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+        """Delete committed offsets (OffsetDelete, KIP-496, Kafka 2.4+) of the named partitions of
+        many groups. Per group, each partition -> None (gone) or its Failure, e.g.
+        GROUP_SUBSCRIBED_TO_TOPIC (a member still subscribes to the topic); a group the broker
+        refuses as a whole (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, authorization) is the group's
+        failure. A broker without the API fails every group with CLIENT_UNSUPPORTED."""
+        groups = _by_group(partitions, "partitions")
+        wanted: dict[str, frozenset[TopicPartition]] = {}
+        for group_id, tps in groups.items():
+            if isinstance(tps, (str, bytes, TopicPartition)) or not isinstance(tps, Iterable):
+                raise ConfigurationError(f"partitions[{group_id!r}] must be a list of TopicPartition values.")
+            wanted[group_id] = frozenset(checked_partitions(tps))
+            if not wanted[group_id]:
+                raise ConfigurationError(f"no partitions named for group {group_id!r}.")
+        if not wanted:
+            return KeyedResults()
+        handler = OffsetDeleteHandler(self._coordinators, wanted)
+        return await self._run_groups(self._call(timeout_s), handler, list(wanted))
