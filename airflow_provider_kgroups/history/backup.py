@@ -6,7 +6,12 @@ One JSON document per backup, next to the history::
 
     {"format": "kgroups-offsets-backup", "version": 1, "created_ms": 1700000000000,
      "note": "cleanup run 2024-05-01",
-     "groups": {"billing": {"orders": {"0": {"offset": 990, "metadata": "", "leader_epoch": 7}}}}}
+     "groups": {"billing": {"orders": {"0": {"offset": 990, "metadata": "", "leader_epoch": 7}}}},
+     "no_commit": {"billing": {"orders": [1]}}}
+
+``no_commit`` (only when a change will commit partitions the group had no offset for, e.g. a
+reset): restoring removes those partitions' offsets again (OffsetDelete), so the group is back
+where it was, not left at the new offsets there.
 
 JSON rather than Parquet because a backup is small, read by people during an incident, and
 restored whole. :func:`backup_offsets` reads the file back and compares before returning,
@@ -42,6 +47,8 @@ class OffsetsBackup:
     groups: Mapping[str, Mapping[TopicPartition, CommittedOffset]]
     note: str = ""
     url: str | None = field(default=None, compare=False)
+    #: group -> partitions without a committed offset at backup time that the change sets
+    absent: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         groups: dict[str, dict[str, dict[str, Any]]] = {}
@@ -51,8 +58,13 @@ class OffsetsBackup:
                 c = partitions[tp]
                 nested.setdefault(tp.topic, {})[str(tp.partition)] = {
                     "offset": c.offset, "metadata": c.metadata, "leader_epoch": c.leader_epoch}
-        return {"format": BACKUP_FORMAT, "version": BACKUP_VERSION, "created_ms": self.created_ms, "note": self.note,
-                "groups": groups}
+        out = {"format": BACKUP_FORMAT, "version": BACKUP_VERSION, "created_ms": self.created_ms, "note": self.note,
+               "groups": groups}
+        absent = {g: tps for g, tps in self.absent.items() if tps}
+        if absent:  # written only when there is some: a deletion's backup stays what it always was
+            out["no_commit"] = {g: {t: sorted(tp.partition for tp in tps if tp.topic == t)
+                                    for t in sorted({tp.topic for tp in tps})} for g, tps in absent.items()}
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], url: str | None = None) -> "OffsetsBackup":
@@ -70,9 +82,14 @@ class OffsetsBackup:
                     for partition, c in partitions.items():
                         parts[TopicPartition(topic, int(partition))] = CommittedOffset(
                             offset=c["offset"], metadata=c.get("metadata") or "", leader_epoch=c.get("leader_epoch"))
+            absent = {g: tuple(sorted(TopicPartition(t, int(p)) for t, ps in topics.items() for p in ps))
+                      for g, topics in (data.get("no_commit") or {}).items()}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigurationError(f"offsets backup{where} is malformed: {exc!r}.") from None
-        return cls(created_ms=int(data["created_ms"]), groups=groups, note=str(data.get("note") or ""), url=url)
+        for g in absent:
+            groups.setdefault(g, {})
+        return cls(created_ms=int(data["created_ms"]), groups=groups, note=str(data.get("note") or ""), url=url,
+                   absent=absent)
 
 
 def _as_offsets(value: GroupOffsets | Mapping[TopicPartition, int | CommittedOffset]) -> dict[TopicPartition,
@@ -92,13 +109,19 @@ def _as_offsets(value: GroupOffsets | Mapping[TopicPartition, int | CommittedOff
 def backup_offsets(store_url: str, group_offsets: Mapping[str, GroupOffsets | Mapping[TopicPartition, int |
                                                                                        CommittedOffset]], *,
                    note: str = "", now_ms: int | None = None,
-                   storage_options: Mapping[str, Any] | None = None) -> str:
+                   storage_options: Mapping[str, Any] | None = None,
+                   absent: Mapping[str, Iterable[TopicPartition]] | None = None) -> str:
     """Write a backup of ``group_offsets`` under ``store_url`` and return its URL, after
-    reading it back and checking it. Partitions without a commit are left out."""
+    reading it back and checking it. Partitions without a commit are left out; ``absent``
+    names those a change is about to commit (restoring removes them again)."""
     if not group_offsets:
         raise ConfigurationError("nothing to back up: group_offsets is empty.")
     created = _now_ms() if now_ms is None else now_ms
-    backup = OffsetsBackup(created, {g: _as_offsets(v) for g, v in group_offsets.items()}, note)
+    missing = {g: tuple(sorted(set(tps))) for g, tps in (absent or {}).items() if tps}
+    stray = sorted(set(missing) - set(group_offsets))
+    if stray:
+        raise ConfigurationError(f"absent partitions given for group(s) {stray} that are not backed up.")
+    backup = OffsetsBackup(created, {g: _as_offsets(v) for g, v in group_offsets.items()}, note, absent=missing)
     url = write_record(store_url, BACKUP_DIR, backup.to_dict(), at_ms=created, storage_options=storage_options)
     if load_backup(url, storage_options=storage_options) != backup:
         raise KafkaGroupsError(f"the backup written to {url} does not read back the same: do not delete anything.")
@@ -125,8 +148,10 @@ async def restore_offsets(client, backup: OffsetsBackup | str, group_ids: Iterab
                           timeout_s: float | None = None,
                           storage_options: Mapping[str, Any] | None = None) -> dict[str, KeyedResults]:
     """Commit the backed-up offsets of ``group_ids`` (default: all in the backup), one
-    OffsetCommit per group, all in flight at once. Per group, per partition: the committed
-    offset or the failure (e.g. the group has members again: restore only into Empty groups)."""
+    OffsetCommit per group, all in flight at once, then remove the offsets of the partitions that
+    had none when the backup was taken (OffsetDelete). Per group, per partition: the committed
+    offset (None: removed, as it was) or the failure (e.g. the group has members again: restore
+    only into Empty groups)."""
     if isinstance(backup, str):
         backup = load_backup(backup, storage_options=storage_options)
     if isinstance(group_ids, str):
@@ -136,7 +161,15 @@ async def restore_offsets(client, backup: OffsetsBackup | str, group_ids: Iterab
     if missing:
         raise ConfigurationError(f"group(s) {', '.join(map(repr, missing))} are not in the backup "
                                  f"{backup.url or ''} (it has {', '.join(sorted(backup.groups)) or 'none'}).")
-    ids = [g for g in ids if backup.groups[g]]
-    results = await asyncio.gather(*(client.commit_offsets(g, dict(backup.groups[g]), timeout_s=timeout_s)
-                                     for g in ids))
-    return dict(zip(ids, results))
+    commit = [g for g in ids if backup.groups[g]]
+    results = dict(zip(commit, await asyncio.gather(*(client.commit_offsets(g, dict(backup.groups[g]),
+                                                                            timeout_s=timeout_s) for g in commit))))
+    remove = {g: backup.absent[g] for g in ids if backup.absent.get(g)}
+    if remove:
+        removed = await client.delete_committed_offsets(remove, timeout_s=timeout_s)
+        for g, tps in remove.items():
+            before = results.get(g, KeyedResults())
+            per_tp = removed.values.get(g, {tp: removed.failures.get(g) for tp in tps})
+            results[g] = KeyedResults({**before.values, **{tp: None for tp, f in per_tp.items() if f is None}},
+                                      {**before.failures, **{tp: f for tp, f in per_tp.items() if f is not None}})
+    return {g: results[g] for g in ids if g in results}

@@ -1,0 +1,134 @@
+"""The one safety path every change to groups' offsets goes through, whatever the change:
+deleting groups (``kgroups delete``, the cleanup operator), resetting offsets
+(``kgroups reset-offsets``, ``ConsumerGroupOffsetResetOperator``) and deleting offsets
+(``kgroups delete-offsets``, the cleanup's stale-offsets rule).
+
+For the groups a plan chose, in order, right before the change:
+
+1. describe them **again**: a group that failed to describe, gained a member or left Empty
+   (a consumer joined since the plan) is left alone; a group now Dead is "gone" unless the
+   change may create it (a reset commits into an absent group: Kafka creates it Empty);
+2. read their committed offsets; the change may still refuse a group whose offsets moved since
+   the plan (a standalone consumer committing into an Empty group);
+3. write a backup of those offsets that must read back identical
+   (:func:`..history.backup.backup_offsets`); no backup, no change;
+4. apply the change; what it did, group by group and partition by partition, is its answer.
+
+A change says what it is through :class:`Change`: its words, whether an absent group is fine,
+its own last check of the offsets, and how it is applied. The path returns one
+:class:`Step` per group, which each workflow turns into its own decisions (deleted / reset / ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping, Protocol
+
+from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicPartition
+from ..history.backup import backup_offsets
+
+__all__ = ["Change", "Step", "StepResult", "Words", "guarded"]
+
+
+class StepResult(str, Enum):
+    DONE = "done"  # changed as planned
+    PARTIAL = "partial"  # some partitions changed, some not (the step says which)
+    CHANGED = "changed"  # the group changed since the plan, or could not be checked: left alone
+    GONE = "gone"  # the group no longer exists: nothing to change
+    FAILED = "failed"  # the backup or the change itself failed
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    group_id: str
+    result: StepResult
+    reason: str
+    detail: Mapping[str, Any] = field(default_factory=dict)  # what the change did (partitions, errors)
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """How a change is named in sentences: ``noun`` ("delete"), ``doing`` ("deleting"), ``done`` ("deleted")."""
+
+    noun: str
+    doing: str
+    done: str
+
+
+class Change(Protocol):
+    words: Words
+    #: a group that does not exist (Dead) may be changed (a reset creates it); else it is GONE
+    absent_ok: bool
+
+    def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
+        """Why the group's committed offsets, read right before the change, no longer match the
+        plan (None: they do)."""
+
+    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+        """Carry the change out for ``group_ids`` (checked and backed up): one step per group."""
+
+
+def _still_admissible(change: Change, description: GroupDescription) -> tuple[StepResult, str] | None:
+    w = change.words
+    if description.state is GroupState.DEAD and not description.members:
+        if change.absent_ok:
+            return None
+        return StepResult.GONE, f"gone before the {w.noun} (described as Dead right before it): nothing {w.done}"
+    if description.state is not GroupState.EMPTY or description.members:
+        return StepResult.CHANGED, (f"changed since it was judged: now {description.state.value} with "
+                                    f"{len(description.members)} member(s); not {w.done}")
+    return None
+
+
+async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_url: str, note: str = "",
+                  storage_options: Mapping[str, Any] | None = None,
+                  absent: Mapping[str, list[TopicPartition]] | None = None) -> tuple[dict[str, Step], str | None]:
+    """Run ``change`` for ``group_ids`` through the safety path: (one step per group, the backup URL
+    or None when nothing was backed up). ``absent``: partitions the change will commit that have no
+    committed offset now, recorded in the backup so that restoring it removes them again."""
+    steps: dict[str, Step] = {}
+    if not group_ids:
+        return steps, None
+    w = change.words
+    again = await aclient.describe_groups(group_ids)
+    confirmed = []
+    for g in group_ids:
+        if g in again.failures:
+            steps[g] = Step(g, StepResult.CHANGED, f"describing it again before {w.doing} failed "
+                                                   f"({again.failures[g]}): not {w.done}")
+            continue
+        stop = _still_admissible(change, again.values[g])
+        if stop is not None:
+            steps[g] = Step(g, *stop)
+        else:
+            confirmed.append(g)
+    if not confirmed:
+        return steps, None
+
+    offsets = await aclient.fetch_committed_offsets(confirmed)
+    to_back_up: dict[str, GroupOffsets] = {}
+    for g in confirmed:
+        if g in offsets.failures:
+            steps[g] = Step(g, StepResult.CHANGED, f"its committed offsets could not be read for the backup "
+                                                   f"({offsets.failures[g]}): not {w.done}")
+            continue
+        moved = change.moved(g, offsets.values[g])
+        if moved is not None:
+            steps[g] = Step(g, StepResult.CHANGED, f"{moved}; not {w.done}")
+            continue
+        to_back_up[g] = offsets.values[g]
+    if not to_back_up:
+        return steps, None
+    try:
+        backup_url = await asyncio.to_thread(
+            backup_offsets, backup_base_url, to_back_up, note=note, storage_options=storage_options,
+            absent={g: list((absent or {}).get(g, ())) for g in to_back_up})
+    except Exception as exc:  # no backup, no change (the message names the place, never a secret)
+        for g in to_back_up:
+            steps[g] = Step(g, StepResult.FAILED, f"the backup of its offsets failed ({type(exc).__name__}: {exc}): "
+                                                  f"not {w.done}")
+        return steps, None
+    steps.update(await change.apply(aclient, list(to_back_up), backup_url))
+    return steps, backup_url
