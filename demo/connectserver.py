@@ -14,6 +14,12 @@ either the expand form or, with ``legacy=True``, the plain list of names (older 
 ``expand``), records every request, gives scripted answers first (``script``: say a 503,
 then a 429 with ``Retry-After``), and can hold a request until released (``hang``) so a
 client timeout runs for real without a sleep.
+
+``PATCH /connectors/{name}/offsets`` (KIP-875, ``ConnectorsResource.alterConnectorOffsets``) is
+answered as Connect does: 400 unless the connector is STOPPED ("Connectors must be in the
+STOPPED state before their offsets can be modified"), else 200 with Worker's message; each
+accepted body is kept in ``altered`` and handed to ``on_alter(name, body)`` (a test commits it
+into its cluster there, as the worker's admin client would).
 """
 
 from __future__ import annotations
@@ -104,6 +110,8 @@ class ConnectServer:
         self.requests: list[Seen] = []
         #: answers given before any routing, first in first out: (status, body, headers)
         self.script: list[tuple[int, Any, dict[str, str]]] = []
+        self.altered: list[tuple[str, Any]] = []  # accepted PATCH .../offsets: (connector, body)
+        self.on_alter: Any = None  # called with (connector, body) for each accepted PATCH
         self.hang = threading.Event()  # set: requests wait on `release` before answering
         self.release = threading.Event()
         self._lock = threading.Lock()
@@ -131,6 +139,14 @@ class ConnectServer:
                     return self._send(*scripted)
                 status, body = server.route(self.path)
                 self._send(status, body)
+
+            def do_PATCH(self) -> None:  # noqa: N802
+                with server._lock:
+                    server.requests.append(Seen("PATCH", self.path, self.headers.get("Authorization")))
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"null")
+                status, answer = server.alter(self.path, body)
+                self._send(status, answer)
 
             def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()
@@ -173,6 +189,25 @@ class ConnectServer:
             if segments[2] == "status":
                 return 200, connector.status()
         return 404, error_body(404, "HTTP 404 Not Found")
+
+    def alter(self, raw_path: str, body: Any) -> tuple[int, Any]:
+        segments = [unquote(s) for s in urlsplit(raw_path).path.strip("/").split("/")]
+        if len(segments) != 3 or segments[0] != "connectors" or segments[2] != "offsets":
+            return 404, error_body(404, "HTTP 404 Not Found")
+        connector = {c.name: c for c in self.connectors}.get(segments[1])
+        if connector is None:
+            return 404, error_body(404, f"Connector {segments[1]} not found")
+        if not isinstance(body, dict) or not body.get("offsets"):
+            return 400, error_body(400, "Partitions / offsets need to be provided for an alter offsets request")
+        if connector.state != "STOPPED":
+            return 400, error_body(400, "Connectors must be in the STOPPED state before their offsets can be "
+                                        "modified. This can be done for the specified connector by issuing a 'PUT' "
+                                        f"request to the '/connectors/{connector.name}/stop' endpoint")
+        with self._lock:
+            self.altered.append((connector.name, body))
+        if self.on_alter is not None:
+            self.on_alter(connector.name, body)
+        return 200, {"message": "The offsets for this connector have been altered successfully"}
 
     def __enter__(self) -> "ConnectServer":
         self._thread.start()

@@ -31,12 +31,16 @@ class GroupDeletionChange:
 
     words = Words("delete", "deleting", "deleted")
     absent_ok = False
+    needs_empty = True
 
     def __init__(self, reasons: Mapping[str, str]) -> None:
         self._reasons = reasons  # the plan's reason per group, kept in the deleted decision
 
-    def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
+    def backup_scope(self, group_id: str) -> None:
         return None  # the whole group goes: whatever it committed is backed up
+
+    def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
+        return None
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         deleted = await aclient.delete_groups(group_ids)

@@ -5,12 +5,13 @@ deleting groups (``kgroups delete``, the cleanup operator), resetting offsets
 
 For the groups a plan chose, in order, right before the change:
 
-1. describe them **again**: a group that failed to describe, gained a member or left Empty
-   (a consumer joined since the plan) is left alone; a group now Dead is "gone" unless the
-   change may create it (a reset commits into an absent group: Kafka creates it Empty);
+1. describe them **again**: a group that failed to describe is left alone, and so is one that
+   gained a member or left Empty (a consumer joined since the plan) when the change needs an
+   Empty group; a group now Dead is "gone" unless the change may create it (a reset commits
+   into an absent group: Kafka creates it Empty);
 2. read their committed offsets; the change may still refuse a group whose offsets moved since
    the plan (a standalone consumer committing into an Empty group);
-3. write a backup of those offsets that must read back identical
+3. write a backup of those offsets (the partitions the change touches) that must read back identical
    (:func:`..history.backup.backup_offsets`); no backup, no change;
 4. apply the change; what it did, group by group and partition by partition, is its answer.
 
@@ -61,6 +62,13 @@ class Change(Protocol):
     words: Words
     #: a group that does not exist (Dead) may be changed (a reset creates it); else it is GONE
     absent_ok: bool
+    #: only a group without members may be changed (deleting a group, committing as an
+    #: administrator); False where the broker judges each partition itself (OffsetDelete)
+    needs_empty: bool
+
+    def backup_scope(self, group_id: str) -> frozenset[TopicPartition] | None:
+        """The partitions whose committed offsets the backup keeps (None: all of the group's):
+        what the change touches, so that restoring it touches nothing else."""
 
     def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
         """Why the group's committed offsets, read right before the change, no longer match the
@@ -76,7 +84,7 @@ def _still_admissible(change: Change, description: GroupDescription) -> tuple[St
         if change.absent_ok:
             return None
         return StepResult.GONE, f"gone before the {w.noun} (described as Dead right before it): nothing {w.done}"
-    if description.state is not GroupState.EMPTY or description.members:
+    if change.needs_empty and (description.state is not GroupState.EMPTY or description.members):
         return StepResult.CHANGED, (f"changed since it was judged: now {description.state.value} with "
                                     f"{len(description.members)} member(s); not {w.done}")
     return None
@@ -118,7 +126,10 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
         if moved is not None:
             steps[g] = Step(g, StepResult.CHANGED, f"{moved}; not {w.done}")
             continue
-        to_back_up[g] = offsets.values[g]
+        scope = change.backup_scope(g)
+        kept = offsets.values[g]
+        to_back_up[g] = kept if scope is None else GroupOffsets(g, {tp: c for tp, c in kept.partitions.items()
+                                                                    if tp in scope})
     if not to_back_up:
         return steps, None
     try:

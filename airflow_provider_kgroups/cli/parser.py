@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 ENV_BOOTSTRAP = "KGROUPS_BOOTSTRAP_SERVERS"
 ENV_COMMAND_CONFIG = "KGROUPS_COMMAND_CONFIG"
-DESCRIPTION = "``kgroups``: the ops engineer's view of consumer groups (list, describe, lag, delete, restore)."
+DESCRIPTION = ("``kgroups``: the ops engineer's view of consumer groups (list, describe, lag, delete, restore, "
+               "reset and delete offsets).")
 
 #: verb -> (one-line help, description or None), in the order ``--help`` lists them. A verb's
 #: arguments, options check and work live in its own module (the verb with "-" as "_").
@@ -25,7 +26,16 @@ VERBS: dict[str, tuple[str, str | None]] = {
                "Named groups are deleted when Empty (the evidence is reported); a pattern selects only groups "
                "the evidence calls dead. Deny patterns protect system groups. Offsets are backed up (and read "
                "back) before any delete; the restore command is printed."),
-    "restore": ("commit the offsets of a backup taken by delete", None),
+    "restore": ("commit the offsets of a backup taken by delete or reset-offsets", None),
+    "reset-offsets": ("reset committed offsets as kafka-consumer-groups.sh does, safely (dry run unless --execute)",
+                      "Kafka's --reset-offsets option by option (KIP-122): a scope (--topic, --all-topics), exactly one "
+                      "strategy, several groups or a pattern. Only groups without members are reset; a Kafka Connect "
+                      "sink group never directly. Offsets are clamped to [log start, log end] (reported); the current "
+                      "offsets are backed up and read back first; the undo command is printed."),
+    "delete-offsets": ("delete committed offsets of a topic (OffsetDelete), safely (dry run unless --execute)",
+                       "Kafka's --delete-offsets (KIP-496): a live group keeps the topics its members subscribe to "
+                       "(GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). The offsets are backed up and read back "
+                       "first; the undo command is printed."),
 }
 
 

@@ -142,7 +142,8 @@ def test_lag_loads_neither_the_connect_rest_client_nor_the_unused_admin_messages
 
 
 @pytest.mark.parametrize("verb, own", [("groups", "--state"), ("describe", "--pattern"), ("lag", "--unknown-lag"),
-                                       ("delete", "--max-deletions"), ("restore", "backup_url")])
+                                       ("delete", "--max-deletions"), ("restore", "backup_url"),
+                                       ("reset-offsets", "--to-datetime"), ("delete-offsets", "--topic")])
 def test_each_verbs_help_shows_its_own_and_the_common_options(capsys, verb, own):
     """A verb's arguments are added when it is first used: its help (and usage) still shows them all."""
     with pytest.raises(SystemExit) as done:

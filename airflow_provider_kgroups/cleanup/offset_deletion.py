@@ -1,0 +1,147 @@
+"""Deleting committed offsets (OffsetDelete, KIP-496) through the cleanup's safety path, for
+``kgroups delete-offsets`` and the cleanup operator's opt-in stale-offsets rule (:mod:`.stale`):
+plan -> cap -> (dry run: stop) -> describe again (still there), check the offsets did not move,
+back up the partitions to delete (read back) -> OffsetDelete -> audit.
+
+The group need not be Empty: the broker judges each partition (a member subscribing to the
+topic keeps it: GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). Undo: ``kgroups restore
+<backup>`` commits the deleted offsets back, which Kafka accepts only while the group is Empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..client.errors import ConfigurationError, ErrorCode
+from ..client.results import GroupOffsets, TopicPartition
+from ..lag.snapshot import now_ms as _now_ms
+from ..offsets.deletion import GroupOffsetDeletion
+from .guard import Step, StepResult, Words, guarded
+from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
+from .offsets_audit import write_change_audit
+
+__all__ = ["DeletionOptions", "OffsetDeletionChange", "cap_plans", "run_offset_deletion"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionOptions:
+    """:param dry_run: plan and report only (default). :param max_groups: at most this many
+    groups changed per run (None: no cap). :param max_partitions: at most this many partitions
+    deleted per run, counted group by group in order (None: no cap)."""
+
+    dry_run: bool = True
+    max_groups: int | None = None
+    max_partitions: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dry_run, bool):
+            raise ConfigurationError(f"dry_run must be True or False, got {self.dry_run!r}.")
+        for name in ("max_groups", "max_partitions"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ConfigurationError(f"{name} must be a whole number >= 1, got {value!r}.")
+
+
+class OffsetDeletionChange:
+    words = Words("offset deletion", "deleting offsets", "deleted")
+    absent_ok = False
+    needs_empty = False  # the broker decides per partition (GROUP_SUBSCRIBED_TO_TOPIC)
+
+    def __init__(self, plans: Mapping[str, GroupOffsetDeletion]) -> None:
+        self._plans = plans
+
+    def backup_scope(self, group_id: str) -> frozenset[TopicPartition]:
+        return frozenset(self._plans[group_id].deletable())
+
+    def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
+        planned, now = self._plans[group_id].committed, offsets.committed()
+        diff = [f"{tp}: {planned.get(tp)} -> {now.get(tp)}" for tp in self._plans[group_id].deletable()
+                if planned.get(tp) != now.get(tp)]
+        return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
+
+    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+        answers = await aclient.delete_committed_offsets({g: self._plans[g].deletable() for g in group_ids})
+        steps = {}
+        for g in group_ids:
+            if g in answers.failures:
+                failure = answers.failures[g]
+                result = StepResult.CHANGED if failure.code in (ErrorCode.NON_EMPTY_GROUP,
+                                                                ErrorCode.GROUP_ID_NOT_FOUND) else StepResult.FAILED
+                steps[g] = Step(g, result, f"the broker refused the group: {failure}; nothing deleted",
+                                {"failed": {tp: str(failure) for tp in self._plans[g].deletable()}})
+                continue
+            per_tp = answers.values[g]
+            deleted = {tp: None for tp, f in per_tp.items() if f is None}
+            kept = {tp: str(f) for tp, f in per_tp.items() if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC}
+            failed = {tp: str(f) for tp, f in per_tp.items() if f is not None and tp not in kept}
+            if not failed:
+                also = f"; the broker kept {len(kept)}: a member subscribes to the topic" if kept else ""
+                steps[g] = Step(g, StepResult.DONE, f"deleted the offsets of {len(deleted)} partition(s){also}",
+                                {"changed": deleted, "kept": kept})
+            else:
+                result = StepResult.PARTIAL if deleted else StepResult.FAILED
+                steps[g] = Step(g, result, f"deleted {len(deleted)} partition(s), the broker kept {len(failed)}: "
+                                f"{', '.join(f'{tp} {why}' for tp, why in sorted(failed.items()))}",
+                                {"changed": deleted, "failed": failed, "kept": kept})
+        return steps
+
+
+_OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,
+            StepResult.CHANGED: ChangeOutcome.SKIPPED, StepResult.GONE: ChangeOutcome.SKIPPED,
+            StepResult.FAILED: ChangeOutcome.FAILED}
+
+
+def _planned(plan: GroupOffsetDeletion, reason: str | None) -> GroupChangeDecision:
+    if not plan.ok:
+        return GroupChangeDecision(plan.group_id, ChangeOutcome.REFUSED, plan.refusal or "nothing to delete",
+                                   "not_deletable", plan.rows())
+    if reason is not None:
+        return GroupChangeDecision(plan.group_id, ChangeOutcome.SKIPPED, reason, "over_cap", plan.rows())
+    kept = len(plan.partitions) - len(plan.deletable())
+    note = f"; {kept} kept: a member subscribes to the topic (GROUP_SUBSCRIBED_TO_TOPIC)" if kept else ""
+    return GroupChangeDecision(plan.group_id, ChangeOutcome.WOULD_DO,
+                               f"{len(plan.deletable())} partition(s){note}", None, plan.rows())
+
+
+def cap_plans(plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions) -> dict[str, str | None]:
+    """group -> None (in this run) or why not (over a cap), for the groups that can go."""
+    out: dict[str, str | None] = {}
+    groups = partitions = 0
+    for g, plan in plans.items():
+        if not plan.ok or not plan.deletable():
+            continue
+        n = len(plan.deletable())
+        if options.max_groups is not None and groups >= options.max_groups:
+            out[g] = f"over this run's cap of {options.max_groups} group(s) (max_groups): next run"
+        elif options.max_partitions is not None and partitions + n > options.max_partitions:
+            out[g] = f"over this run's cap of {options.max_partitions} partition(s) (max_partitions): next run"
+        else:
+            out[g], groups, partitions = None, groups + 1, partitions + n
+    return out
+
+
+async def run_offset_deletion(aclient, plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions, *,
+                              backup_base_url: str, audit_base_url: str | None = None,
+                              who: Mapping[str, Any] | None = None, storage_options: Mapping[str, Any] | None = None,
+                              action: str = "delete-offsets", extra: Mapping[str, Any] | None = None,
+                              now_ms: int | None = None) -> OffsetChangeResult:
+    started = _now_ms() if now_ms is None else now_ms
+    capped = cap_plans(plans, options)
+    decisions = {g: _planned(p, capped.get(g)) for g, p in plans.items()}
+    ready = [g for g, why in capped.items() if why is None]
+    backup_url = None
+    if not options.dry_run and ready:
+        note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
+        steps, backup_url = await guarded(aclient, OffsetDeletionChange(plans), ready, backup_base_url=backup_base_url,
+                                          note=note, storage_options=storage_options)
+        for g, step in steps.items():
+            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
+    result = OffsetChangeResult(action, options.dry_run, decisions, dict(extra or {}), backup_url)
+    if audit_base_url is None:
+        return result
+    return await write_change_audit(result, audit_base_url, started_ms=started, who=who,
+                                    storage_options=storage_options,
+                                    extra={"options": {"max_groups": options.max_groups,
+                                                       "max_partitions": options.max_partitions}})
+

@@ -1,0 +1,219 @@
+"""Resetting committed offsets through the cleanup's safety path: plan -> Kafka Connect -> cap ->
+(dry run: stop) -> describe again, check the offsets did not move, back up (read back), commit,
+read back -> audit.
+
+* The plan (:func:`..offsets.plan.plan_reset`) refuses a group with members, a share or streams
+  group, and anything it could not read; a dry run prints exactly the plan a real run commits.
+* Kafka Connect: a sink connector's group is never committed to directly (the worker owns it
+  and would overwrite, or be confused by, an outside commit). With Connect evidence the plan
+  names the sanctioned way, ``PATCH /connectors/{name}/offsets`` on a STOPPED connector
+  (KIP-875), and ``via_connect=True`` uses it. A ``connect-*`` group that Kafka Connect cannot
+  vouch for (no cluster configured, or unreadable) is refused: it may be one.
+* The commit is OffsetCommit as an administrator (generation/member epoch -1, empty member id:
+  ``AlterConsumerGroupOffsetsHandler``), one request per group, all groups at once; each
+  partition's answer is kept, and what a group got is read back.
+* The audit record says exactly what was committed, partition by partition, and the undo:
+  ``kgroups restore <backup>`` (which also removes offsets the group did not have before).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..client.errors import ConfigurationError
+from ..client.results import GroupOffsets, TopicPartition
+from ..connect import fetch_connect_evidence
+from ..lag.snapshot import now_ms as _now_ms
+from ..offsets.plan import GroupReset, Refusal, ResetPlan, plan_reset
+from ..offsets.spec import ResetSpec
+from .guard import Step, StepResult, Words, guarded
+from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
+from .offsets_audit import write_change_audit
+
+__all__ = ["ResetOptions", "run_reset"]
+
+CONNECT_PREFIX = "connect-"
+
+
+@dataclass(frozen=True, slots=True)
+class ResetOptions:
+    """:param dry_run: plan and report, change nothing (the default).
+    :param max_groups: at most this many groups reset per run (None: no cap; a pattern selection
+        that executes must set one).
+    :param via_connect: reset a Kafka Connect sink connector's group through Connect's REST API
+        (KIP-875) when its connector is STOPPED, instead of refusing it."""
+
+    dry_run: bool = True
+    max_groups: int | None = None
+    via_connect: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dry_run, bool) or not isinstance(self.via_connect, bool):
+            raise ConfigurationError("dry_run and via_connect must be True or False.")
+        if self.max_groups is not None and (isinstance(self.max_groups, bool) or not isinstance(self.max_groups, int)
+                                            or self.max_groups < 1):
+            raise ConfigurationError(f"max_groups must be a whole number >= 1, got {self.max_groups!r}.")
+
+
+def _sink_records(evidence: Any, group_id: str) -> list[Any]:
+    return [r for r in evidence.connectors if r.type != "source" and r.group_id == group_id]
+
+
+def _connect_check(plan: ResetPlan, evidence: Any, via_connect: bool) -> tuple[dict[str, GroupReset], dict[str, Any]]:
+    """The plan's groups with Connect's refusals added, and the groups to reset via Connect
+    (group -> (connector record))."""
+    groups, via = dict(plan.groups), {}
+    for g, group in plan.groups.items():
+        if not group.ok:
+            continue
+        if evidence is None:
+            if g.startswith(CONNECT_PREFIX):
+                groups[g] = group.refused(Refusal.CONNECT_UNKNOWN, "no Kafka Connect cluster is configured to tell "
+                                          "(give --connect-url / connect_conn_ids)")
+            continue
+        sinks = _sink_records(evidence, g)
+        if sinks:
+            record = sinks[0]
+            target = f"{record.cluster_url}/connectors/{record.name}"
+            if via_connect and record.state == "STOPPED" and len(sinks) == 1:
+                via[g] = record
+                continue
+            how = ("and reset-offsets was not asked to go through Connect (--via-connect)" if not via_connect else
+                   f"its connector is {record.state}, not STOPPED: stop it first (PUT {target}/stop)")
+            groups[g] = group.refused(Refusal.CONNECT_SINK, (
+                f"connector {record.name!r} on {record.cluster_url} owns it ({record.state}); commit through Kafka "
+                f"Connect instead: PATCH {target}/offsets while the connector is STOPPED (KIP-875, Kafka 3.6+), "
+                f"{how}"))
+            continue
+        verdict = evidence.for_group(g, protocol_type=group.protocol_type or None)
+        if verdict is not None and getattr(verdict.status, "value", verdict.status) == "unavailable":
+            groups[g] = group.refused(Refusal.CONNECT_UNKNOWN, verdict.reason)
+    return groups, via
+
+
+class ResetChange:
+    """Committing a plan's offsets, through :func:`.guard.guarded`."""
+
+    words = Words("reset", "resetting", "reset")
+    absent_ok = True  # Kafka creates the group (Empty) on an administrator's first commit
+    needs_empty = True  # the broker refuses an administrator's commit into a group with members
+
+    def __init__(self, groups: Mapping[str, GroupReset], via: Mapping[str, Any], clusters: Sequence[Any],
+                 connect_timeout_s: float) -> None:
+        self._groups, self._via, self._clusters, self._timeout = groups, via, clusters, connect_timeout_s
+
+    def backup_scope(self, group_id: str) -> frozenset[TopicPartition]:
+        return frozenset(p.tp for p in self._groups[group_id].partitions)
+
+    def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
+        planned = self._groups[group_id].current
+        now = offsets.committed()
+        scope = {p.tp for p in self._groups[group_id].partitions}
+        diff = [f"{tp}: {planned.get(tp)} -> {now.get(tp)}" for tp in sorted(scope) if planned.get(tp) != now.get(tp)]
+        return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
+
+    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+        direct = [g for g in group_ids if g not in self._via]
+        steps: dict[str, Step] = {}
+        if direct:
+            results = await aclient.commit_group_offsets({g: self._groups[g].targets() for g in direct})
+            read_back = await aclient.fetch_committed_offsets(direct)
+            for g in direct:
+                steps[g] = _step(g, self._groups[g].targets(), results, read_back)
+        for g in (g for g in group_ids if g in self._via):
+            steps[g] = await asyncio.to_thread(self._through_connect, g)
+        return steps
+
+    def _through_connect(self, group_id: str) -> Step:
+        from ..connect.offsets import ConnectWriteError, alter_sink_offsets
+
+        record = self._via[group_id]
+        cluster = next(c for c in self._clusters if c.url == record.cluster_url)
+        targets = self._groups[group_id].targets()
+        try:
+            message = alter_sink_offsets(cluster, record.name, targets, self._timeout)
+        except ConnectWriteError as exc:
+            return Step(group_id, StepResult.FAILED, f"Kafka Connect did not alter the offsets: {exc}",
+                        {"failed": {tp: str(exc) for tp in targets}})
+        return Step(group_id, StepResult.DONE, f"reset through Kafka Connect (connector {record.name!r}): {message}",
+                    {"changed": targets})
+
+
+def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_back) -> Step:
+    if group_id in results.failures:
+        failure = results.failures[group_id]
+        return Step(group_id, StepResult.FAILED, f"the commit failed: {failure}",
+                    {"failed": {tp: str(failure) for tp in targets}})
+    answers = results.values[group_id]
+    failed = {tp: str(f) for tp, f in answers.items() if f is not None}
+    changed = {tp: targets[tp] for tp, f in answers.items() if f is None}
+    seen = read_back.values[group_id].committed() if group_id in read_back.values else None
+    mismatch = [] if seen is None else [f"{tp} reads {seen.get(tp)}" for tp in sorted(changed) if seen.get(tp) != changed[tp]]
+    if not failed:
+        check = (f"; read back: {', '.join(mismatch)} (changed again since the commit)" if mismatch else
+                 "; read back" if seen is not None else "; could not be read back")
+        return Step(group_id, StepResult.DONE, f"committed {len(changed)} partition(s){check}", {"changed": changed})
+    if not changed:
+        return Step(group_id, StepResult.FAILED, f"every partition's commit failed ({next(iter(failed.values()))})",
+                    {"failed": failed})
+    return Step(group_id, StepResult.PARTIAL, f"committed {len(changed)} partition(s), {len(failed)} failed: "
+                f"{', '.join(f'{tp} {why}' for tp, why in sorted(failed.items()))}", {"changed": changed, "failed": failed})
+
+
+_OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,
+            StepResult.CHANGED: ChangeOutcome.SKIPPED, StepResult.GONE: ChangeOutcome.SKIPPED,
+            StepResult.FAILED: ChangeOutcome.FAILED}
+
+
+async def run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options: ResetOptions = ResetOptions(), *,
+                    backup_base_url: str, connect_clusters: Sequence[Any] = (), connect_timeout_s: float = 30.0,
+                    audit_base_url: str | None = None, who: Mapping[str, Any] | None = None,
+                    storage_options: Mapping[str, Any] | None = None, now_ms: int | None = None) -> OffsetChangeResult:
+    """Plan the reset of ``group_ids``; unless ``options.dry_run``, carry it out through the safety
+    path; write an audit record under ``audit_base_url`` (None: none)."""
+    started = _now_ms() if now_ms is None else now_ms
+    evidence = None
+    if connect_clusters:
+        evidence = await asyncio.to_thread(fetch_connect_evidence, list(connect_clusters), connect_timeout_s)
+    plan = await plan_reset(aclient, spec, group_ids, now_ms=started)
+    groups, via = _connect_check(plan, evidence, options.via_connect)
+    ready = [g for g, r in groups.items() if r.ok]
+    if options.max_groups is not None and len(ready) > options.max_groups:
+        for g in ready[options.max_groups:]:
+            groups[g] = groups[g].refused(Refusal.OVER_CAP, f"at most {options.max_groups} group(s) per run "
+                                                            f"(max_groups); {len(ready)} were ready: next run")
+        ready = ready[:options.max_groups]
+    decisions = {g: _planned(r, g in via) for g, r in groups.items()}
+    backup_url = None
+    if not options.dry_run and ready:
+        change = ResetChange(groups, via, connect_clusters, connect_timeout_s)
+        absent = {g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current] for g in ready}
+        note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
+        steps, backup_url = await guarded(aclient, change, ready, backup_base_url=backup_base_url, note=note,
+                                          storage_options=storage_options, absent=absent)
+        for g, step in steps.items():
+            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
+    plan_doc = {"strategy": spec.describe(started), "spec": spec.to_dict(), "planned_at_ms": started}
+    result = OffsetChangeResult("reset-offsets", options.dry_run, decisions, plan_doc, backup_url)
+    if audit_base_url is None:
+        return result
+    return await write_change_audit(result, audit_base_url, started_ms=started, who=who,
+                                    storage_options=storage_options,
+                                    extra={"connect_clusters": [c.url for c in connect_clusters],
+                                           "options": {"max_groups": options.max_groups,
+                                                       "via_connect": options.via_connect}})
+
+
+def _planned(group: GroupReset, via_connect: bool) -> GroupChangeDecision:
+    rows = tuple(p.to_dict() for p in group.partitions)
+    if not group.ok:
+        skipped = group.refusal is Refusal.OVER_CAP
+        return GroupChangeDecision(group.group_id, ChangeOutcome.SKIPPED if skipped else ChangeOutcome.REFUSED,
+                                   group.reason(), group.refusal.value, rows)
+    how = " through Kafka Connect (KIP-875)" if via_connect else ""
+    new = "" if group.exists else " (a new group: the commit creates it, Empty)"
+    reason = f"{len(group.partitions)} partition(s){how}{new}"
+    return GroupChangeDecision(group.group_id, ChangeOutcome.WOULD_DO, reason, None, rows, via="connect" if via_connect else "kafka")
+

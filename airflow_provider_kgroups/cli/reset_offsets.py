@@ -1,0 +1,150 @@
+"""``kgroups reset-offsets``: Kafka's ``kafka-consumer-groups.sh --reset-offsets`` (KIP-122),
+option by option, through the cleanup's safety path: dry run unless ``--execute``, only groups
+without members, several groups or a pattern in one batched call, offsets clamped to
+[log start, log end] and the clamp reported, a backup read back before the commit, an audit
+record and the undo command."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, restore_command, selected_groups
+from .output import render_table
+
+if TYPE_CHECKING:
+    from ..client import GroupsClient
+    from .common import Progress
+
+STRATEGIES = ("to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "to_datetime", "by_duration",
+              "from_file")
+
+
+def add_arguments(reset: argparse.ArgumentParser) -> None:
+    add_selection(reset)
+    scope = reset.add_argument_group("scope (one of; --from-file brings its own partitions)")
+    scope.add_argument("--topic", action="append", default=[], metavar="TOPIC[:P,P]",
+                       help="a topic (every partition) or some of its partitions, 'orders:0,2' (repeatable)")
+    scope.add_argument("--all-topics", action="store_true", help="every partition the group has committed")
+    how = reset.add_argument_group("strategy (exactly one)").add_mutually_exclusive_group(required=True)
+    how.add_argument("--to-earliest", action="store_true", help="the log start offset")
+    how.add_argument("--to-latest", action="store_true", help="the log end offset")
+    how.add_argument("--to-current", action="store_true", help="the committed offset (none: the log end)")
+    how.add_argument("--to-offset", metavar="N", help="offset N (clamped to [log start, log end])")
+    how.add_argument("--shift-by", metavar="N", help="the committed offset plus N, N may be negative (clamped)")
+    how.add_argument("--to-datetime", metavar="ISO",
+                     help="the first offset at or after this time, e.g. 2024-05-01T00:00:00.000 (no zone: UTC)")
+    how.add_argument("--by-duration", metavar="PnDTnHnM", help="as --to-datetime, that long ago (ISO-8601, 'PT6H')")
+    how.add_argument("--from-file", metavar="CSV", help="the offsets of a file in the --export format")
+    run = reset.add_argument_group("run")
+    mode = run.add_mutually_exclusive_group()
+    mode.add_argument("--execute", action="store_true", help="commit; without it nothing is changed")
+    mode.add_argument("--dry-run", action="store_true", help="only show the plan (the default)")
+    run.add_argument("--export", action="store_true",
+                     help="print the plan as Kafka's reset CSV (what --from-file reads) instead of the table")
+    run.add_argument("--max-groups", type=int, metavar="N",
+                     help="at most N groups per run (required with --execute and --pattern)")
+    run.add_argument("--backup-url", default=DEFAULT_BACKUP_URL,
+                     help=f"where offset backups and audit records go (default {DEFAULT_BACKUP_URL})")
+    run.add_argument("--connect-url", action="append", default=[],
+                     help="Kafka Connect REST URL (repeatable): a sink connector's group is never committed "
+                          "to directly")
+    run.add_argument("--via-connect", action="store_true",
+                     help="reset a STOPPED sink connector's group through Connect (PATCH .../offsets, KIP-875)")
+
+
+def prepare(args) -> None:
+    """The spec, the file, the options and the Connect clusters, checked before any network call."""
+    from ..cleanup.reset import ResetOptions
+    from ..client.errors import ConfigurationError
+    from ..client.properties import read_properties_file
+    from ..connect import connect_configs_from_properties
+    from ..offsets.csvfile import parse_reset_csv
+    from ..offsets.spec import reset_spec
+
+    chosen = next(s for s in STRATEGIES if getattr(args, s) not in (None, False))
+    value = getattr(args, chosen)
+    file_offsets = None
+    if chosen == "from_file":
+        try:
+            with open(value, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise ConfigurationError(f"--from-file {value!r} cannot be read ({exc.strerror or exc}).") from None
+        file_offsets = parse_reset_csv(text, None if args.pattern else list(args.groups),
+                                       source=f"--from-file {value}")
+        value = None
+    spec = reset_spec(chosen, None if value is True else value, topics=args.topic, all_topics=args.all_topics,
+                      file_offsets=file_offsets)
+    if args.exclude and not args.pattern:
+        raise ConfigurationError("--exclude applies to --pattern selections only; named groups are never excluded.")
+    if args.execute and args.pattern and args.max_groups is None:
+        raise ConfigurationError("--execute with --pattern needs --max-groups N: a pattern may match more groups "
+                                 "than you think; the cap says how many may be reset in this run.")
+    if not args.backup_url or not args.backup_url.strip():
+        raise ConfigurationError("--backup-url is empty: give a directory or an fsspec URL.")
+    options = ResetOptions(dry_run=not args.execute, max_groups=args.max_groups, via_connect=args.via_connect)
+    properties = read_properties_file(args.command_config) if args.command_config else {}
+    args.prepared = (spec, options, connect_configs_from_properties(properties, args.connect_url))
+
+
+def _rows(result) -> list[tuple]:
+    rows = []
+    for g, d in result.decisions.items():
+        failures = {(tp.topic, tp.partition): why for tp, why in d.failed.items()}
+        for r in d.rows:
+            note = r["finding"] or ""
+            if note.startswith("clamped"):
+                note = f"{note} (asked {r['requested']})"
+            failed = failures.get((r["topic"], r["partition"]))
+            rows.append((g, r["topic"], r["partition"], r["current"], r["new"], r["log_start"], r["log_end"],
+                         f"{note}; {failed}" if failed and note else failed or note))
+    return rows
+
+
+def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
+    from ..cleanup.offset_results import ChangeOutcome
+    from ..cleanup.reset import run_reset
+    from ..offsets.csvfile import export_csv
+
+    spec, options, clusters = args.prepared
+    ids = selected_groups(client, args, progress)
+    backup_base = absolute_url(args.backup_url.strip())
+    progress(f"{'dry run: ' if options.dry_run else ''}planning the reset of {len(ids)} group(s)")
+    result = client.run(run_reset(
+        client.aclient, spec, ids, options, backup_base_url=backup_base, connect_clusters=clusters,
+        connect_timeout_s=args.timeout or 30.0, audit_base_url=None if options.dry_run else backup_base,
+        who={"by": "kgroups reset-offsets"}))
+    data = result.to_dict()
+    done = result.ids(ChangeOutcome.DONE) + result.ids(ChangeOutcome.PARTIAL)
+    if result.backup_url:
+        data["undo_command"] = restore_command(args, result.backup_url, done)
+    if args.export:
+        ready = (ChangeOutcome.WOULD_DO,) if options.dry_run else (ChangeOutcome.DONE, ChangeOutcome.PARTIAL)
+        offsets = {g: {tp: v for tp, v in d.changed.items()} if not options.dry_run else
+                   {_tp(r): r["new"] for r in d.rows} for g, d in result.decisions.items() if d.outcome in ready}
+        return data, export_csv(offsets, single_group=len(ids) == 1 and not args.pattern).rstrip("\n"), result.ok
+    lines = [render_table(("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET", "LOG-START", "LOG-END",
+                           "NOTE"), _rows(result))] if any(d.rows for d in result.decisions.values()) else []
+    lines.append(render_table(("GROUP", "DECISION", "REASON"),
+                              [(g, d.outcome.label, d.reason) for g, d in result.decisions.items()]))
+    s = result.summary()
+    lines.append(f"\nstrategy {data['plan']['strategy']}")
+    lines.append(f"{s['groups']} group(s): {s['done']} reset, {s['would_do']} would reset, {s['partial']} partial, "
+                 f"{s['refused']} refused, {s['skipped']} skipped, {s['failed']} failed")
+    if result.backup_url:
+        lines.append(f"backup   {result.backup_url} (read back before committing)")
+        lines.append(f"undo     {data['undo_command']}")
+    if result.audit_url:
+        lines.append(f"audit    {result.audit_url}")
+    if result.audit_error:
+        lines.append(f"audit    NOT WRITTEN: {result.audit_error}")
+    if options.dry_run:
+        lines.append("dry run: nothing committed; pass --execute to commit exactly the above.")
+    return data, "\n".join(lines), result.ok
+
+
+def _tp(row):
+    from ..client.results import TopicPartition
+
+    return TopicPartition(row["topic"], row["partition"])

@@ -1,0 +1,290 @@
+"""The reset plan: for every group asked, the new offset of each partition in scope and why, or
+why the group is not reset. Read-only; a dry run prints exactly this and a real run commits
+exactly this (``cleanup.reset``).
+
+One batched read per API for all groups: DescribeGroups (and the newer describes), OffsetFetch,
+Metadata for the named topics, ListOffsets earliest / latest (/ by time) per partition leader.
+Kafka's tool (``ConsumerGroupCommand.resetOffsets``) does the same per group, one at a time.
+
+A group is reset only when it has no members: Kafka's tool refuses any other state ("Assignments
+can only be reset if the group '...' is inactive, but the current state is ...") and the broker
+refuses an administrator's commit into a group with members. A group that does not exist
+(Dead) is planned too, as Kafka's tool does: the commit creates it, Empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Iterable, Mapping
+
+from ..client.errors import ConfigurationError
+from ..client.results import (
+    SHARE, STREAMS, GroupState, KeyedResults, ListedOffset, TopicExistence, TopicPartition,
+)
+from ..client.selection import validate_group_ids
+from .spec import ResetSpec, Strategy
+
+__all__ = ["Finding", "Refusal", "PartitionReset", "GroupReset", "ResetPlan", "plan_reset", "NO_OFFSET_AT_TIME"]
+
+NO_OFFSET_AT_TIME = -1  # ListOffsets by time: no record that recent (ListOffsetsResponse.UNKNOWN_OFFSET)
+
+
+class Finding(str, Enum):
+    """What happened to one partition's requested offset on its way to the plan."""
+
+    CLAMPED_TO_LOG_START = "clamped_to_log_start"  # asked below the log start (deleted by retention)
+    CLAMPED_TO_LOG_END = "clamped_to_log_end"  # asked beyond the log end
+    NO_RECORD_AT_TIME = "no_record_at_time"  # no record at or after the time: the log end
+    NO_COMMIT = "no_commit"  # --to-current without a committed offset: the log end
+
+
+class Refusal(str, Enum):
+    """Why a group is not reset (the plan's and the safety path's reasons, one vocabulary)."""
+
+    HAS_MEMBERS = "has_members"  # not inactive: Kafka's tool and the broker refuse
+    SHARE_GROUP = "share_group"  # share groups have their own start offsets (AlterShareGroupOffsets)
+    STREAMS_GROUP = "streams_group"  # Kafka Streams groups: kafka-streams-groups.sh --reset-offsets
+    UNREADABLE = "unreadable"  # its description, commits or a partition's offsets could not be read
+    NO_COMMIT_TO_SHIFT = "no_commit_to_shift"  # --shift-by on a partition without a commit
+    NOT_IN_FILE = "not_in_file"  # --from-file has no line for the group
+    NOTHING_IN_SCOPE = "nothing_in_scope"  # --all-topics and no committed offset
+    CONNECT_SINK = "connect_sink"  # a Kafka Connect sink connector's group (safety path)
+    CONNECT_UNKNOWN = "connect_unknown"  # looks like one, and Kafka Connect could not tell (safety path)
+    OVER_CAP = "over_cap"  # more groups than the run's cap (safety path)
+    CHANGED = "changed"  # changed between the plan and the commit (safety path)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionReset:
+    tp: TopicPartition
+    current: int | None  # the committed offset when planned (None: none)
+    requested: int  # what the strategy asked for
+    target: int  # what is committed
+    log_start: int
+    log_end: int
+    finding: Finding | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"topic": self.tp.topic, "partition": self.tp.partition, "current": self.current,
+                "requested": self.requested, "new": self.target, "log_start": self.log_start,
+                "log_end": self.log_end, "finding": None if self.finding is None else self.finding.value}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupReset:
+    group_id: str
+    state: GroupState
+    group_type: str
+    protocol_type: str
+    members: int
+    current: Mapping[TopicPartition, int]  # every committed offset of the group when planned
+    partitions: tuple[PartitionReset, ...] = ()
+    refusal: Refusal | None = None
+    detail: str = ""  # the values behind a refusal (a state, a failure, a partition)
+
+    @property
+    def exists(self) -> bool:
+        return self.state is not GroupState.DEAD
+
+    @property
+    def ok(self) -> bool:
+        return self.refusal is None
+
+    def targets(self) -> dict[TopicPartition, int]:
+        return {p.tp: p.target for p in self.partitions}
+
+    def refused(self, refusal: Refusal, detail: str) -> "GroupReset":
+        return GroupReset(self.group_id, self.state, self.group_type, self.protocol_type, self.members, self.current,
+                          self.partitions, refusal, detail)
+
+    def reason(self) -> str:
+        """The refusal in words (the one renderer the CLI, the audit and the logs share)."""
+        return "" if self.refusal is None else render_refusal(self.group_id, self.refusal, self.detail)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state.value, "group_type": self.group_type, "members": self.members,
+                "exists": self.exists, "refusal": None if self.refusal is None else self.refusal.value,
+                "reason": self.reason(), "partitions": [p.to_dict() for p in self.partitions]}
+
+
+def render_refusal(group_id: str, refusal: Refusal, detail: str) -> str:
+    words = {
+        Refusal.HAS_MEMBERS: f"Assignments can only be reset if the group '{group_id}' is inactive, but the current "
+                             f"state is {detail}",
+        Refusal.SHARE_GROUP: "a share group: its start offsets are reset with kgroups reset-offsets on share groups "
+                             "(AlterShareGroupOffsets), not with OffsetCommit",
+        Refusal.STREAMS_GROUP: "a Kafka Streams group: reset it with kafka-streams-groups.sh --reset-offsets "
+                               "(KIP-1071), which also handles its internal topics",
+        Refusal.UNREADABLE: f"could not be read, so not planned: {detail}",
+        Refusal.NO_COMMIT_TO_SHIFT: f"cannot shift {detail}: it has no committed offset (Kafka's tool refuses too)",
+        Refusal.NOT_IN_FILE: "the file has no line for this group",
+        Refusal.NOTHING_IN_SCOPE: "no committed offset to reset (--all-topics covers the partitions the group "
+                                  "committed; name topics with --topic to start a group)",
+        Refusal.CONNECT_SINK: f"a Kafka Connect sink connector's group: {detail}",
+        Refusal.CONNECT_UNKNOWN: f"may be a Kafka Connect sink connector's group and Kafka Connect could not tell: "
+                                 f"{detail}",
+        Refusal.OVER_CAP: f"over this run's cap: {detail}",
+        Refusal.CHANGED: f"changed between the plan and the commit: {detail}",
+    }
+    return words[refusal]
+
+
+@dataclass(frozen=True, slots=True)
+class ResetPlan:
+    spec: ResetSpec
+    planned_at_ms: int
+    groups: Mapping[str, GroupReset] = field(default_factory=dict)  # in the order asked
+
+    def ready(self) -> list[str]:
+        return [g for g, r in self.groups.items() if r.ok]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec.to_dict(), "strategy": self.spec.describe(self.planned_at_ms),
+                "planned_at_ms": self.planned_at_ms, "groups": {g: r.to_dict() for g, r in self.groups.items()}}
+
+
+async def _check_scope_topics(aclient, spec: ResetSpec) -> dict[str, int]:
+    """topic -> partition count, for the topics the scope or the file names. A topic that does
+    not exist or cannot be seen, or a partition it does not have, is bad input."""
+    named: dict[str, set[int]] = {t: set(p or ()) for t, p in spec.scope.topics.items()}
+    for offsets in (spec.file_offsets or {}).values():
+        for tp in offsets:
+            named.setdefault(tp.topic, set()).add(tp.partition)
+    if not named:
+        return {}
+    described = await aclient.describe_topics(sorted(named))
+    missing = sorted(set(named) - set(described))
+    if missing:
+        existence = await aclient.check_topics(missing)
+        why = {t: ("does not exist" if existence.values.get(t) is TopicExistence.ABSENT else
+                   "is not visible to this principal (no Describe permission)"
+                   if existence.values.get(t) is TopicExistence.NOT_VISIBLE else
+                   f"could not be checked ({existence.failures.get(t, 'no answer')})") for t in missing}
+        raise ConfigurationError("; ".join(f"topic {t!r} {w}" for t, w in why.items()) + ": nothing was reset.")
+    counts = {t: len(d.partitions) for t, d in described.items()}
+    for topic, partitions in named.items():
+        beyond = sorted(p for p in partitions if p >= counts[topic])
+        if beyond:
+            raise ConfigurationError(f"topic {topic!r} has partitions 0-{counts[topic] - 1}; partition(s) "
+                                     f"{', '.join(map(str, beyond))} do not exist: nothing was reset.")
+    return counts
+
+
+def _scope_partitions(spec: ResetSpec, group_id: str, current: Mapping[TopicPartition, int],
+                      counts: Mapping[str, int]) -> list[TopicPartition]:
+    if spec.strategy is Strategy.FROM_FILE and not spec.scope.given:
+        return sorted((spec.file_offsets or {}).get(group_id, {}))
+    if spec.scope.all_topics:
+        return sorted(current)
+    out = []
+    for topic, partitions in spec.scope.topics.items():
+        out += [TopicPartition(topic, p) for p in (partitions if partitions is not None else range(counts[topic]))]
+    return sorted(set(out))
+
+
+def _first_failure(tps: Iterable[TopicPartition], *reads: KeyedResults) -> str | None:
+    for tp in tps:
+        for read in reads:
+            if tp in read.failures:
+                return f"{tp}: {read.failures[tp]}"
+    return None
+
+
+async def plan_reset(aclient, spec: ResetSpec, group_ids: Iterable[str], *, now_ms: int) -> ResetPlan:
+    """Plan ``spec`` for ``group_ids`` (raises ConfigurationError for a topic or partition that
+    does not exist, before anything is changed)."""
+    ids = validate_group_ids(group_ids)
+    if spec.file_offsets is not None:
+        stray = sorted(set(spec.file_offsets) - set(ids))
+        if stray:
+            raise ConfigurationError(f"the file names group(s) {', '.join(map(repr, stray))}, which this call does not.")
+    counts = await _check_scope_topics(aclient, spec)
+    described, committed = await asyncio.gather(aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids))
+
+    groups: dict[str, GroupReset] = {}
+    scopes: dict[str, list[TopicPartition]] = {}
+    for g in ids:
+        d = described.values.get(g)
+        current = committed.values[g].committed() if g in committed.values else {}
+        base = GroupReset(g, d.state if d else GroupState.UNKNOWN, d.group_type if d else "",
+                          d.protocol_type if d else "", len(d.members) if d else 0, current)
+        failure = described.failures.get(g) or committed.failures.get(g)
+        if failure is not None:
+            groups[g] = base.refused(Refusal.UNREADABLE, str(failure))
+        elif d.group_type == SHARE:
+            groups[g] = base.refused(Refusal.SHARE_GROUP, "")
+        elif d.group_type == STREAMS:
+            groups[g] = base.refused(Refusal.STREAMS_GROUP, "")
+        elif d.members or d.state not in (GroupState.EMPTY, GroupState.DEAD):
+            groups[g] = base.refused(Refusal.HAS_MEMBERS, f"{d.state.value}.")
+        elif spec.strategy is Strategy.FROM_FILE and g not in (spec.file_offsets or {}):
+            groups[g] = base.refused(Refusal.NOT_IN_FILE, "")
+        else:
+            groups[g] = base
+            scopes[g] = _scope_partitions(spec, g, current, counts)
+            if not scopes[g]:
+                groups[g] = base.refused(Refusal.NOTHING_IN_SCOPE, "")
+
+    wanted = sorted({tp for g, tps in scopes.items() if groups[g].ok for tp in tps})
+    at_ms = spec.at_ms(now_ms)
+    empty: KeyedResults = KeyedResults()
+    starts, ends, at_time = await asyncio.gather(
+        aclient.log_start_offsets(wanted) if wanted else _done(empty),
+        aclient.log_end_offsets(wanted) if wanted else _done(empty),
+        aclient.offsets_for_timestamp(wanted, at_ms) if wanted and at_ms is not None else _done(empty))
+    for g, tps in scopes.items():
+        if groups[g].ok:
+            groups[g] = _plan_group(spec, groups[g], tps, starts, ends, at_time)
+    return ResetPlan(spec, now_ms, groups)
+
+
+async def _done(value):
+    return value
+
+
+def _plan_group(spec: ResetSpec, group: GroupReset, tps: list[TopicPartition], starts: KeyedResults,
+                ends: KeyedResults, at_time: KeyedResults) -> GroupReset:
+    reads = (starts, ends, at_time) if spec.at_ms(0) is not None else (starts, ends)
+    failed = _first_failure(tps, *reads)
+    if failed is not None:
+        return group.refused(Refusal.UNREADABLE, failed)
+    s = spec.strategy
+    rows = []
+    for tp in tps:
+        start, end = starts.values[tp].offset, ends.values[tp].offset
+        current = group.current.get(tp)
+        finding = None
+        if s is Strategy.TO_EARLIEST:
+            requested = start
+        elif s is Strategy.TO_LATEST:
+            requested = end
+        elif s is Strategy.TO_CURRENT:
+            requested, finding = (current, None) if current is not None else (end, Finding.NO_COMMIT)
+        elif s is Strategy.TO_OFFSET:
+            requested = spec.offset
+        elif s is Strategy.SHIFT_BY:
+            if current is None:
+                return group.refused(Refusal.NO_COMMIT_TO_SHIFT, str(tp))
+            requested = current + spec.shift
+        elif s in (Strategy.TO_DATETIME, Strategy.BY_DURATION):
+            found: ListedOffset = at_time.values[tp]
+            requested, finding = (found.offset, None) if found.offset != NO_OFFSET_AT_TIME \
+                else (end, Finding.NO_RECORD_AT_TIME)
+        else:  # FROM_FILE
+            requested = spec.file_offsets[group.group_id].get(tp) if tp in spec.file_offsets[group.group_id] \
+                else None
+            if requested is None:
+                continue  # a scope wider than the file: the file's partitions only
+        target = requested
+        if s.clamps and requested > end:
+            target, finding = end, Finding.CLAMPED_TO_LOG_END
+        elif s.clamps and requested < start:
+            target, finding = start, Finding.CLAMPED_TO_LOG_START
+        rows.append(PartitionReset(tp, current, requested, target, start, end, finding))
+    if not rows:
+        return group.refused(Refusal.NOTHING_IN_SCOPE, "")
+    return GroupReset(group.group_id, group.state, group.group_type, group.protocol_type, group.members,
+                      group.current, tuple(rows))
+
