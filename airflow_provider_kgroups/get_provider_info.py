@@ -73,6 +73,8 @@ def get_provider_info() -> dict:
                 "integration-name": INTEGRATION,
                 "python-modules": [
                     "airflow_provider_kgroups.operators.cleanup",
+                    "airflow_provider_kgroups.operators.progress",
+                    "airflow_provider_kgroups.operators.reset",
                     "airflow_provider_kgroups.operators.snapshot",
                 ],
             }

@@ -39,8 +39,8 @@ class DeletionOptions:
             raise ConfigurationError(f"dry_run must be True or False, got {self.dry_run!r}.")
         for name in ("max_groups", "max_partitions"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ConfigurationError(f"{name} must be a whole number >= 1, got {value!r}.")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ConfigurationError(f"{name} must be a whole number >= 0, got {value!r}.")
 
 
 class OffsetDeletionChange:

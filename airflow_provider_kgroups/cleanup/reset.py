@@ -43,15 +43,18 @@ class ResetOptions:
     :param max_groups: at most this many groups reset per run (None: no cap; a pattern selection
         that executes must set one).
     :param via_connect: reset a Kafka Connect sink connector's group through Connect's REST API
-        (KIP-875) when its connector is STOPPED, instead of refusing it."""
+        (KIP-875) when its connector is STOPPED, instead of refusing it.
+    :param forward_only: refuse a group whose plan moves a committed offset back (a progress
+        commit after a rerun of an older range)."""
 
     dry_run: bool = True
     max_groups: int | None = None
     via_connect: bool = False
+    forward_only: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.dry_run, bool) or not isinstance(self.via_connect, bool):
-            raise ConfigurationError("dry_run and via_connect must be True or False.")
+        if not all(isinstance(v, bool) for v in (self.dry_run, self.via_connect, self.forward_only)):
+            raise ConfigurationError("dry_run, via_connect and forward_only must be True or False.")
         if self.max_groups is not None and (isinstance(self.max_groups, bool) or not isinstance(self.max_groups, int)
                                             or self.max_groups < 1):
             raise ConfigurationError(f"max_groups must be a whole number >= 1, got {self.max_groups!r}.")
@@ -179,6 +182,12 @@ async def run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options:
         evidence = await asyncio.to_thread(fetch_connect_evidence, list(connect_clusters), connect_timeout_s)
     plan = await plan_reset(aclient, spec, group_ids, now_ms=started)
     groups, via = _connect_check(plan, evidence, options.via_connect)
+    if options.forward_only:
+        for g, r in groups.items():
+            back = [f"{p.tp} from {p.current} to {p.target}" for p in r.partitions
+                    if p.current is not None and p.target < p.current]
+            if r.ok and back:
+                groups[g] = r.refused(Refusal.REWIND, ", ".join(back))
     ready = [g for g, r in groups.items() if r.ok]
     if options.max_groups is not None and len(ready) > options.max_groups:
         for g in ready[options.max_groups:]:
@@ -203,7 +212,8 @@ async def run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options:
                                     storage_options=storage_options,
                                     extra={"connect_clusters": [c.url for c in connect_clusters],
                                            "options": {"max_groups": options.max_groups,
-                                                       "via_connect": options.via_connect}})
+                                                       "via_connect": options.via_connect,
+                                                       "forward_only": options.forward_only}})
 
 
 def _planned(group: GroupReset, via_connect: bool) -> GroupChangeDecision:

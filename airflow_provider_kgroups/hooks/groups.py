@@ -36,6 +36,11 @@ if TYPE_CHECKING:
     from ..lag.model import LagSnapshot, UnknownLagPolicy
     from ..lag.seconds import GroupLagSeconds
     from ..cleanup import CleanupPolicy, CleanupResult
+    from ..cleanup.offset_deletion import DeletionOptions
+    from ..cleanup.offset_results import OffsetChangeResult
+    from ..cleanup.reset import ResetOptions
+    from ..client.results import TopicPartition
+    from ..offsets.spec import ResetSpec
     from ..lag.gate import Decision, LagGate
 
 
@@ -251,6 +256,64 @@ class KafkaGroupsHook(BaseHook):
 
         return self._run(run_cleanup, policy, **options)
 
+    # -- changing offsets (each through the cleanup's safety path: plan, describe again, back up, change, audit)
+
+    def reset_offsets(self, spec: "ResetSpec", group_ids: Iterable[str], options: "ResetOptions | None" = None,
+                      **run: Any) -> "OffsetChangeResult":
+        """Reset committed offsets (:func:`..cleanup.reset.run_reset`; ``options`` default: a dry
+        run). ``run``: ``backup_base_url`` (required), ``audit_base_url``, ``who``,
+        ``connect_clusters``, ``storage_options``."""
+        from ..cleanup.reset import ResetOptions, run_reset
+
+        return self._run(run_reset, spec, list(group_ids), options or ResetOptions(), **run)
+
+    async def areset_offsets(self, spec: "ResetSpec", group_ids: Iterable[str],
+                             options: "ResetOptions | None" = None, **run: Any) -> "OffsetChangeResult":
+        from ..cleanup.reset import ResetOptions, run_reset
+
+        return await self._arun(run_reset, spec, list(group_ids), options or ResetOptions(), **run)
+
+    def delete_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Any],
+                       options: "DeletionOptions | None" = None, **run: Any) -> "OffsetChangeResult":
+        """Delete committed offsets of ``topics`` (topic -> partitions or None) with OffsetDelete
+        (:func:`..cleanup.offset_deletion.run_offset_deletion`; default: a dry run)."""
+        return self._run(_delete_offsets, list(group_ids), topics, options, run)
+
+    async def adelete_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Any],
+                              options: "DeletionOptions | None" = None, **run: Any) -> "OffsetChangeResult":
+        return await self._arun(_delete_offsets, list(group_ids), topics, options, run)
+
+    def clean_stale_offsets(self, group_ids: Iterable[str], options: "DeletionOptions", **run: Any
+                            ) -> "OffsetChangeResult":
+        """The cleanup's stale-offsets rule (:mod:`..cleanup.stale`) over ``group_ids``."""
+        from ..cleanup.stale import run_stale_offsets
+
+        return self._run(run_stale_offsets, list(group_ids), options, **run)
+
+    def commit_progress(self, group_id: str, ending: Mapping["TopicPartition", int], **run: Any
+                        ) -> "OffsetChangeResult":
+        """Commit a processed range's ending offsets to a progress group (:mod:`..cleanup.progress`)."""
+        from ..cleanup.progress import commit_progress
+
+        return self._run(commit_progress, group_id, ending, **run)
+
+    async def acommit_progress(self, group_id: str, ending: Mapping["TopicPartition", int], **run: Any
+                               ) -> "OffsetChangeResult":
+        from ..cleanup.progress import commit_progress
+
+        return await self._arun(commit_progress, group_id, ending, **run)
+
+    def progress_offsets(self, group_id: str) -> dict[str, dict[str, int]] | None:
+        """A progress group's offsets as Spark's ``startingOffsets`` (None: no progress yet)."""
+        from ..cleanup.progress import progress_offsets
+
+        return self._run(progress_offsets, group_id)
+
+    async def aprogress_offsets(self, group_id: str) -> dict[str, dict[str, int]] | None:
+        from ..cleanup.progress import progress_offsets
+
+        return await self._arun(progress_offsets, group_id)
+
     def describe_groups(self, group_ids: Iterable[str]) -> KeyedResults[str, GroupDescription]:
         return self.client.describe_groups(list(group_ids))
 
@@ -286,3 +349,11 @@ class KafkaGroupsHook(BaseHook):
             return False, f"{type(exc).__name__}: {exc}"
         finally:
             self.close()
+
+
+async def _delete_offsets(aclient, group_ids, topics, options, run):
+    from ..cleanup.offset_deletion import DeletionOptions, run_offset_deletion
+    from ..offsets.deletion import plan_offset_deletion
+
+    plans = await plan_offset_deletion(aclient, group_ids, topics)
+    return await run_offset_deletion(aclient, plans, options or DeletionOptions(), **run)

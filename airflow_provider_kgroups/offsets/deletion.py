@@ -74,17 +74,18 @@ def _predict(d: GroupDescription, tps: Iterable[TopicPartition]) -> dict[TopicPa
 
 
 async def plan_offset_deletion(aclient, group_ids: Iterable[str],
-                               topics: Mapping[str, tuple[int, ...] | None]) -> dict[str, GroupOffsetDeletion]:
+                               topics: Mapping[str, tuple[int, ...] | None] | None) -> dict[str, GroupOffsetDeletion]:
     """Per group: the committed partitions of ``topics`` (topic -> partitions named, None: every
-    partition the group committed) and the broker's expected answer for each."""
+    partition the group committed; ``topics`` None: every topic it committed) and the broker's
+    expected answer for each."""
     ids = validate_group_ids(group_ids)
     described, committed = await asyncio.gather(aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids))
     out = {}
     for g in ids:
         d = described.values.get(g)
         offsets = committed.values[g].committed() if g in committed.values else {}
-        scope = {tp: o for tp, o in offsets.items() if tp.topic in topics and
-                 (topics[tp.topic] is None or tp.partition in topics[tp.topic])}
+        scope = {tp: o for tp, o in offsets.items() if topics is None or (
+            tp.topic in topics and (topics[tp.topic] is None or tp.partition in topics[tp.topic]))}
         base = dict(group_id=g, state=d.state if d else GroupState.UNKNOWN, group_type=d.group_type if d else "",
                     protocol_type=d.protocol_type if d else "", members=len(d.members) if d else 0, committed=scope)
         failure = described.failures.get(g) or committed.failures.get(g)

@@ -54,6 +54,7 @@ class Refusal(str, Enum):
     CONNECT_UNKNOWN = "connect_unknown"  # looks like one, and Kafka Connect could not tell (safety path)
     OVER_CAP = "over_cap"  # more groups than the run's cap (safety path)
     CHANGED = "changed"  # changed between the plan and the commit (safety path)
+    REWIND = "rewind"  # would move a committed offset back, and the run only moves forward (safety path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,8 @@ def render_refusal(group_id: str, refusal: Refusal, detail: str) -> str:
                                  f"{detail}",
         Refusal.OVER_CAP: f"over this run's cap: {detail}",
         Refusal.CHANGED: f"changed between the plan and the commit: {detail}",
+        Refusal.REWIND: f"would move {detail} back: the group already went further (a rerun of an older range?); "
+                        "nothing committed (allow_rewind=True commits it anyway)",
     }
     return words[refusal]
 

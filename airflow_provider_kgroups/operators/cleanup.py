@@ -18,7 +18,11 @@ if a deletion failed (the other groups were still handled). Per run:
 4. ``dry_run=True`` (the default) stops here and reports ``would_delete``;
 5. otherwise: describe again and skip whatever changed; back up the offsets to
    ``<backup_url or history_url>/_backups/`` (read back before any delete); delete;
-6. an audit record under ``<history_url>/_audit/`` (every decision, the rules, the backup).
+6. an audit record under ``<history_url>/_audit/`` (every decision, the rules, the backup);
+7. opt-in (``stale_offsets=True``): a *live* group's committed offsets on a topic that is
+   deleted (proved by name) or that no member subscribes to any more are removed with
+   OffsetDelete (:mod:`..cleanup.stale`), with the same dry run, cap (``max_deletions``
+   groups), backup and audit; deny patterns protect the same groups.
 
 Undo a deletion with one call::
 
@@ -34,6 +38,7 @@ from airflow.sdk import BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException
 
 from ..cleanup import CleanupPolicy, CleanupResult, Outcome
+from ..cleanup.offset_results import ChangeOutcome
 from ..client.errors import ConfigurationError
 from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook
@@ -82,6 +87,8 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         ``consumer.override.group.id`` there cannot be recognised) and each group that would have
         gone is kept, naming the cluster.
     :param storage_options: fsspec options for ``history_url`` and ``backup_url``.
+    :param stale_offsets: also remove live groups' offsets on deleted or unsubscribed topics
+        (default False; see step 7).
     :param kafka_groups_conn_id: a ``kgroups`` or ``kafka`` connection.
     """
 
@@ -89,7 +96,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         "history_url", "group_ids", "group_patterns", "exclude_patterns", "delete_group_ids", "override_deny",
         "allow", "deny", "default_deny", "deny_streams_apps", "idle_hours", "assume_full_visibility",
         "offsets_retention_minutes", "dry_run", "max_deletions", "max_deletions_percent", "backup_url",
-        "connect_conn_ids", "delete_despite_unreadable_connect", "kafka_groups_conn_id",
+        "connect_conn_ids", "delete_despite_unreadable_connect", "stale_offsets", "kafka_groups_conn_id",
     )
     ui_color = "#f5e0d9"
 
@@ -104,7 +111,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
                  max_deletions_percent: float | str | None = None,
                  backup_url: str | None = None, connect_conn_ids: Sequence[str] | None = None,
                  delete_despite_unreadable_connect: bool | str = False,
-                 storage_options: Mapping[str, Any] | None = None,
+                 storage_options: Mapping[str, Any] | None = None, stale_offsets: bool | str = False,
                  kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         # unset arguments: the [kgroups] section of Airflow's configuration (settings.py)
@@ -112,6 +119,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         if self.history_url is None:
             raise ValueError(f"{self.task_id}: history_url is required: pass it, or set [kgroups] history_url "
                              "(AIRFLOW__KGROUPS__HISTORY_URL) for every cleanup of this deployment.")
+        self.stale_offsets = stale_offsets
         self.group_ids = group_ids
         self.group_patterns = group_patterns
         self.exclude_patterns = exclude_patterns
@@ -147,7 +155,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             "default_deny": parse_str_list, "delete_group_ids": parse_str_list, "override_deny": parse_str_list,
             "connect_conn_ids": parse_str_list, "deny_streams_apps": parse_bool,
             "delete_despite_unreadable_connect": parse_bool,
-            "assume_full_visibility": parse_bool, "dry_run": parse_bool,
+            "assume_full_visibility": parse_bool, "dry_run": parse_bool, "stale_offsets": parse_bool,
             "idle_hours": _required(parse_number, allow_zero=False),
             "offsets_retention_minutes": _required(parse_number, integer=True, allow_zero=False),
             "max_deletions": _required(parse_number, integer=True),
@@ -195,6 +203,8 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
                 policy, backup_base_url=(self.backup_url or store.url), audit_base_url=store.url, who=who,
                 history=lambda ids, since_ms: store.read_window(ids, since_ms=since_ms),
                 connect_clusters=self._connect_clusters(), storage_options=self.storage_options)
+            stale = self._stale_offsets(policy, store.url, who) if parse_bool("stale_offsets", self.stale_offsets) \
+                else None
         finally:
             self.hook.close()
         for decision in result.decisions.values():
@@ -204,6 +214,11 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
                              "delete_despite_unreadable_connect=True to delete anyway)",
                              ", ".join(result.connect_unreadable), len(result.held))
         out = self._xcom(result)
+        if stale is not None:
+            for decision in stale.decisions.values():
+                self.log.info("stale offsets: %s", decision.line())
+            out["stale_offsets"] = {**stale.summary(), "decisions": {
+                g: d.to_dict() for g, d in stale.decisions.items() if d.outcome.value != "refused"}}
         metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
         self._summary = out  # for get_openlineage_facets_on_complete / _on_failure
         self.log.info("Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d not found, %d failed, "
@@ -214,6 +229,9 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             if result.failed else []
         if result.audit_error:
             problems.append(f"the audit record could not be written ({result.audit_error})")
+        if stale is not None and (stale.ids(ChangeOutcome.FAILED) or stale.audit_error):
+            problems.append(f"stale offsets: {len(stale.ids(ChangeOutcome.FAILED))} group(s) failed"
+                            + (f", audit not written ({stale.audit_error})" if stale.audit_error else ""))
         if problems:
             ti.xcom_push(key="return_value", value=out)
             raise AirflowException(f"{'; '.join(problems)} (the other groups were handled; see the audit "
@@ -223,6 +241,25 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: what the run deleted (run facet ``kgroups_cleanup``), the backup and audit it wrote."""
         return lineage.cleanup_lineage(getattr(self, "_summary", None))
+
+    def _stale_offsets(self, policy: CleanupPolicy, store_url: str, who: dict[str, Any]):
+        """The opt-in stale-offsets rule over the same scope, dry run, cap and deny patterns."""
+        from ..cleanup.offset_deletion import DeletionOptions
+
+        from ..cleanup.permission import denied_by
+
+        groups = self.hook.select_groups(policy.selector) if policy.selector is not None else []
+
+        def denied(group_id: str) -> str | None:
+            if group_id in policy.override_deny:
+                return None
+            found = denied_by(group_id, policy.rules)  # the same deny patterns as the group deletions
+            return found.pattern if found is not None else None
+
+        options = DeletionOptions(dry_run=policy.dry_run, max_groups=policy.max_deletions)
+        return self.hook.clean_stale_offsets(
+            groups, options, backup_base_url=(self.backup_url or store_url), audit_base_url=store_url, who=who,
+            storage_options=self.storage_options, denied=denied)
 
     def _xcom(self, result: CleanupResult) -> dict[str, Any]:
         """Plain JSON: the summary, the restore call, the decisions other than keep, and those held
