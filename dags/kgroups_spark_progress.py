@@ -1,0 +1,111 @@
+"""Gate, read the range from Kafka with Spark, then commit the processed range to a progress group.
+
+1. ``progress_start``: where the last run stopped, from the progress group's committed offsets
+   (``KafkaGroupsHook.progress_offsets``; none on the first run: the range starts at earliest).
+2. ``wait_for_landing`` (ConsumerLagSensor, barrier mode): fixes the log end of the landing
+   topics as the barrier and waits until the landing groups reached it; its XCom is Spark's
+   ``startingOffsets`` (the progress group's offsets) and ``endingOffsets`` (the barrier).
+3. ``count_from_kafka``: Spark reads exactly ``[startingOffsets, endingOffsets)`` straight from
+   Kafka with this package's ``kgroups`` data source (no JVM Kafka package) and counts the
+   records per partition (the business logic goes here).
+4. ``commit_progress`` (ConsumerGroupProgressOperator), only after the Spark task succeeded:
+   commits ``endingOffsets`` to the progress group. Burrow, KMinion and this project's own
+   sensor see the job's progress and lag as a consumer group's; the group is created Empty and
+   never one with members is committed to; a rerun of an older interval, which would move it
+   back, is refused (``allow_rewind``); backup and audit as for every offset change.
+
+Deployment settings (environment variables, read when the file is parsed): ``KGROUPS_CONN_ID``,
+``KGROUPS_LANDING_GROUPS``, ``KGROUPS_LANDING_TOPICS``, ``KGROUPS_HISTORY_URL``,
+``KGROUPS_PROGRESS_GROUP`` (``orders-spark-progress``), ``KGROUPS_GATE_POKE_SECONDS`` (30),
+``KGROUPS_SPARK_CONF`` (JSON of extra Spark settings).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from datetime import datetime, timedelta
+
+from airflow.sdk import DAG, task
+
+from airflow_provider_kgroups.operators.progress import ConsumerGroupProgressOperator
+from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
+
+log = logging.getLogger(__name__)
+
+
+def _csv(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+CONN_ID = os.environ.get("KGROUPS_CONN_ID", "kgroups_default")
+LANDING_GROUPS = _csv("KGROUPS_LANDING_GROUPS", "orders-landing*")
+LANDING_TOPICS = _csv("KGROUPS_LANDING_TOPICS", "orders")
+HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
+PROGRESS_GROUP = os.environ.get("KGROUPS_PROGRESS_GROUP", "orders-spark-progress")
+POKE_SECONDS = float(os.environ.get("KGROUPS_GATE_POKE_SECONDS", "30"))
+SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(os.environ.get("KGROUPS_SPARK_CONF") or "{}")}
+
+with DAG(
+    dag_id="kgroups_spark_progress",
+    schedule="@hourly",
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    tags=["kafka", "kgroups", "spark"],
+    doc_md=__doc__,
+):
+    @task
+    def progress_start() -> dict | None:
+        from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
+
+        hook = KafkaGroupsHook(CONN_ID)
+        try:
+            start = hook.progress_offsets(PROGRESS_GROUP)
+        finally:
+            hook.close()
+        log.info("Progress group %s: %s", PROGRESS_GROUP, start or "no progress yet: the range starts at earliest")
+        return start
+
+    gate = ConsumerLagSensor(
+        task_id="wait_for_landing",
+        group_patterns=LANDING_GROUPS,
+        topics=LANDING_TOPICS,
+        previous_barrier="{{ ti.xcom_pull(task_ids='progress_start') }}",
+        kafka_groups_conn_id=CONN_ID,
+        poke_interval=POKE_SECONDS,
+        timeout=timedelta(hours=1),
+    )
+
+    @task
+    def count_from_kafka(offsets: dict) -> dict:
+        """Exactly [startingOffsets, endingOffsets) from Kafka -> records per partition."""
+        from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
+        from airflow_provider_kgroups.spark.datasource import client_properties_file, read_offset_range
+        from airflow_provider_kgroups.spark.offsets import kafka_bootstrap
+        from airflow_provider_kgroups.spark.session import spark_session
+
+        config = KafkaGroupsHook(CONN_ID).client_config
+        with spark_session("kgroups-spark-progress", conf=SPARK_CONF) as spark, \
+                client_properties_file(config) as props:
+            rows = read_offset_range(spark, kafka_bootstrap(config), offsets, command_config=props)
+            counts = rows.groupBy("topic", "partition").count().collect()
+        per_partition: dict[str, dict[str, int]] = {}
+        for r in sorted(counts, key=lambda r: (r["topic"], r["partition"])):
+            per_partition.setdefault(r["topic"], {})[str(r["partition"])] = r["count"]
+        log.info("Read %d record(s) in [%s, %s)", sum(n for p in per_partition.values() for n in p.values()),
+                 offsets["startingOffsets"], offsets["endingOffsets"])
+        return {"records": per_partition, "startingOffsets": offsets["startingOffsets"],
+                "endingOffsets": offsets["endingOffsets"]}
+
+    commit = ConsumerGroupProgressOperator(
+        task_id="commit_progress",
+        progress_group_id=PROGRESS_GROUP,
+        ending_offsets="{{ ti.xcom_pull(task_ids='wait_for_landing') }}",
+        backup_url=HISTORY_URL,
+        kafka_groups_conn_id=CONN_ID,
+    )
+
+    progress_start() >> gate
+    count_from_kafka(gate.output) >> commit
