@@ -70,6 +70,10 @@ class Change(Protocol):
         """The partitions whose committed offsets the backup keeps (None: all of the group's):
         what the change touches, so that restoring it touches nothing else."""
 
+    # Optional: ``read_offsets(aclient, group_ids) -> KeyedResults[str, GroupOffsets]`` reads what
+    # the backup keeps when it is not OffsetFetch's committed offsets (a share group's start
+    # offsets), and ``share_groups`` names those groups so that restoring uses their own API.
+
     def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
         """Why the group's committed offsets, read right before the change, no longer match the
         plan (None: they do)."""
@@ -115,7 +119,8 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
     if not confirmed:
         return steps, None
 
-    offsets = await aclient.fetch_committed_offsets(confirmed)
+    read = getattr(change, "read_offsets", None)  # share groups keep start offsets, read with their own API
+    offsets = await (read(aclient, confirmed) if read is not None else aclient.fetch_committed_offsets(confirmed))
     to_back_up: dict[str, GroupOffsets] = {}
     for g in confirmed:
         if g in offsets.failures:
@@ -135,7 +140,8 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
     try:
         backup_url = await asyncio.to_thread(
             backup_offsets, backup_base_url, to_back_up, note=note, storage_options=storage_options,
-            absent={g: list((absent or {}).get(g, ())) for g in to_back_up})
+            absent={g: list((absent or {}).get(g, ())) for g in to_back_up},
+            share_groups=[g for g in to_back_up if g in getattr(change, "share_groups", ())])
     except Exception as exc:  # no backup, no change (the message names the place, never a secret)
         for g in to_back_up:
             steps[g] = Step(g, StepResult.FAILED, f"the backup of its offsets failed ({type(exc).__name__}: {exc}): "

@@ -106,6 +106,18 @@ class ResetChange:
     def __init__(self, groups: Mapping[str, GroupReset], via: Mapping[str, Any], clusters: Sequence[Any],
                  connect_timeout_s: float) -> None:
         self._groups, self._via, self._clusters, self._timeout = groups, via, clusters, connect_timeout_s
+        self.share_groups = frozenset(g for g, r in groups.items() if r.is_share)
+
+    async def read_offsets(self, aclient, group_ids: list[str]):
+        """Committed offsets, and a share group's start offsets (DescribeShareGroupOffsets)."""
+        from ..client.results import KeyedResults
+
+        shares = [g for g in group_ids if g in self.share_groups]
+        others = [g for g in group_ids if g not in self.share_groups]
+        read = await asyncio.gather(*([aclient.fetch_committed_offsets(others)] if others else []),
+                                    *([aclient.describe_share_group_offsets(shares)] if shares else []))
+        return KeyedResults({k: v for r in read for k, v in r.values.items()},
+                            {k: f for r in read for k, f in r.failures.items()})
 
     def backup_scope(self, group_id: str) -> frozenset[TopicPartition]:
         return frozenset(p.tp for p in self._groups[group_id].partitions)
@@ -118,12 +130,18 @@ class ResetChange:
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
-        direct = [g for g in group_ids if g not in self._via]
+        direct = [g for g in group_ids if g not in self._via and g not in self.share_groups]
+        shares = [g for g in group_ids if g in self.share_groups]
         steps: dict[str, Step] = {}
         if direct:
             results = await aclient.commit_group_offsets({g: self._groups[g].targets() for g in direct})
             read_back = await aclient.fetch_committed_offsets(direct)
             for g in direct:
+                steps[g] = _step(g, self._groups[g].targets(), results, read_back)
+        if shares:  # a share group's start offsets (AlterShareGroupOffsets, KIP-932)
+            results = await aclient.alter_share_group_offsets({g: self._groups[g].targets() for g in shares})
+            read_back = await aclient.describe_share_group_offsets(shares)
+            for g in shares:
                 steps[g] = _step(g, self._groups[g].targets(), results, read_back)
         for g in (g for g in group_ids if g in self._via):
             steps[g] = await asyncio.to_thread(self._through_connect, g)
@@ -198,7 +216,8 @@ async def run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options:
     backup_url = None
     if not options.dry_run and ready:
         change = ResetChange(groups, via, connect_clusters, connect_timeout_s)
-        absent = {g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current] for g in ready}
+        absent = {g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current] for g in ready
+                  if not groups[g].is_share}  # a share-partition's start offset cannot be taken back
         note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
         steps, backup_url = await guarded(aclient, change, ready, backup_base_url=backup_base_url, note=note,
                                           storage_options=storage_options, absent=absent)

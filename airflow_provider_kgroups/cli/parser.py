@@ -36,6 +36,7 @@ VERBS: dict[str, tuple[str, str | None]] = {
                        "Kafka's --delete-offsets (KIP-496): a live group keeps the topics its members subscribe to "
                        "(GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). The offsets are backed up and read back "
                        "first; the undo command is printed."),
+    "share-lag": ("share groups' start offsets vs the log end (KIP-932, Kafka 4.1+)", None),
 }
 
 

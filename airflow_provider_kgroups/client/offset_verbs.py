@@ -15,7 +15,8 @@ from .errors import ConfigurationError, Failure
 from .numbers import is_int
 from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
 from .handlers.offset_delete import OffsetDeleteHandler
-from .results import CommittedOffset, KeyedResults, TopicPartition
+from .handlers.share_offsets import AlterShareGroupOffsetsHandler, DescribeShareGroupOffsetsHandler
+from .results import CommittedOffset, GroupOffsets, KeyedResults, TopicPartition
 from .selection import validate_group_ids
 
 if TYPE_CHECKING:
@@ -124,4 +125,39 @@ class OffsetVerbs:
         if not wanted:
             return KeyedResults()
         handler = OffsetDeleteHandler(self._coordinators, wanted)
+        return await self._run_groups(self._call(timeout_s), handler, list(wanted))
+
+    # -- share groups (KIP-932) -------------------------------------------------------------------
+
+    async def describe_share_group_offsets(self, group_ids: Iterable[str],
+                                           topics: Mapping[str, Iterable[int]] | None = None,
+                                           timeout_s: float | None = None) -> KeyedResults[str, GroupOffsets]:
+        """Share groups' start offsets (DescribeShareGroupOffsets, Kafka 4.1+), one request per
+        coordinator for all its groups: per group and share-partition a :class:`CommittedOffset`
+        whose ``offset`` is the start offset (None: never initialized). A group that is not a
+        share group fails with GROUP_ID_NOT_FOUND; a broker without the API with
+        CLIENT_UNSUPPORTED, naming it."""
+        ids = validate_group_ids(group_ids)
+        wanted = None
+        if topics is not None:
+            wanted = {t: sorted(set(ps)) for t, ps in topics.items()}
+            checked_partitions(TopicPartition(t, p) for t, ps in wanted.items() for p in ps)
+        handler = DescribeShareGroupOffsetsHandler(self._coordinators, wanted)
+        return await self._run_groups(self._call(timeout_s), handler, ids)
+
+    async def alter_share_group_offsets(self, offsets: Mapping[str, Mapping[TopicPartition, int]],
+                                        timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+        """Set share groups' start offsets (AlterShareGroupOffsets, Kafka 4.1+); Kafka accepts it
+        only for a share group without members (NON_EMPTY_GROUP otherwise). Per group, each
+        partition -> None (set) or its Failure."""
+        groups = _by_group(offsets, "offsets")
+        wanted: dict[str, dict[TopicPartition, int]] = {}
+        for group_id, partitions in groups.items():
+            wanted[group_id] = {tp: to_commit(tp, o).offset for tp, o in partitions.items()}
+            checked_partitions(wanted[group_id])
+            if not wanted[group_id]:
+                raise ConfigurationError(f"no start offsets to set for share group {group_id!r}.")
+        if not wanted:
+            return KeyedResults()
+        handler = AlterShareGroupOffsetsHandler(self._coordinators, wanted)
         return await self._run_groups(self._call(timeout_s), handler, list(wanted))

@@ -58,6 +58,22 @@ class StreamsGroupDescribeResponse(ApiMessage, load_json=_schemas):
     pass
 
 
+class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):
+    pass
+
+
+class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):
+    pass
+
+
+class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):
+    pass
+
+
+class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):
+    pass
+
+
 #: Kafka's generated message classes refuse a string of more UTF-8 bytes than this, in every
 #: version, flexible or not (MessageDataGenerator: "field is too long to be serialized" when
 #: writing, "string field ... had invalid length" when reading).
@@ -90,6 +106,8 @@ CLIENT_MAX_VERSIONS: dict[type, int] = {
     FetchRequest: 12,  # v13 replaces topic names with topic ids
     OffsetCommitRequest: 9,  # v10 replaces topic names with topic ids
     OffsetDeleteRequest: 0,  # KIP-496 (Kafka 2.4+)
+    DescribeShareGroupOffsetsRequest: 0,  # KIP-932 (Kafka 4.1+)
+    AlterShareGroupOffsetsRequest: 0,  # KIP-932 (Kafka 4.1+)
 }
 
 RESPONSE_FOR: dict[int, type] = {
@@ -110,6 +128,8 @@ RESPONSE_FOR: dict[int, type] = {
         (FetchRequest, FetchResponse),
         (OffsetCommitRequest, OffsetCommitResponse),
         (OffsetDeleteRequest, OffsetDeleteResponse),
+        (DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse),
+        (AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse),
     ]
 }
 

@@ -22,7 +22,8 @@ class GroupsClient:
     _VERBS = ("list_groups", "describe_groups", "fetch_committed_offsets", "delete_groups", "list_offsets",
               "log_end_offsets", "log_start_offsets", "offsets_for_timestamp", "describe_topics",
               "fetch_record_timestamps", "commit_offsets", "fetch_records", "check_topics",
-              "commit_group_offsets", "delete_committed_offsets")
+              "commit_group_offsets", "delete_committed_offsets", "describe_share_group_offsets",
+              "alter_share_group_offsets")
 
     def __init__(self, config: ClientConfig, stats: RequestStats | None = None) -> None:
         self.config = config

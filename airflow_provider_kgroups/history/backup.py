@@ -49,6 +49,8 @@ class OffsetsBackup:
     url: str | None = field(default=None, compare=False)
     #: group -> partitions without a committed offset at backup time that the change sets
     absent: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+    #: share groups (KIP-932): their offsets are start offsets, restored with AlterShareGroupOffsets
+    share_groups: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         groups: dict[str, dict[str, dict[str, Any]]] = {}
@@ -60,6 +62,8 @@ class OffsetsBackup:
                     "offset": c.offset, "metadata": c.metadata, "leader_epoch": c.leader_epoch}
         out = {"format": BACKUP_FORMAT, "version": BACKUP_VERSION, "created_ms": self.created_ms, "note": self.note,
                "groups": groups}
+        if self.share_groups:
+            out["share_groups"] = sorted(self.share_groups)
         absent = {g: tps for g, tps in self.absent.items() if tps}
         if absent:  # written only when there is some: a deletion's backup stays what it always was
             out["no_commit"] = {g: {t: sorted(tp.partition for tp in tps if tp.topic == t)
@@ -89,7 +93,7 @@ class OffsetsBackup:
         for g in absent:
             groups.setdefault(g, {})
         return cls(created_ms=int(data["created_ms"]), groups=groups, note=str(data.get("note") or ""), url=url,
-                   absent=absent)
+                   absent=absent, share_groups=tuple(sorted(data.get("share_groups") or ())))
 
 
 def _as_offsets(value: GroupOffsets | Mapping[TopicPartition, int | CommittedOffset]) -> dict[TopicPartition,
@@ -110,7 +114,8 @@ def backup_offsets(store_url: str, group_offsets: Mapping[str, GroupOffsets | Ma
                                                                                        CommittedOffset]], *,
                    note: str = "", now_ms: int | None = None,
                    storage_options: Mapping[str, Any] | None = None,
-                   absent: Mapping[str, Iterable[TopicPartition]] | None = None) -> str:
+                   absent: Mapping[str, Iterable[TopicPartition]] | None = None,
+                   share_groups: Iterable[str] = ()) -> str:
     """Write a backup of ``group_offsets`` under ``store_url`` and return its URL, after
     reading it back and checking it. Partitions without a commit are left out; ``absent``
     names those a change is about to commit (restoring removes them again)."""
@@ -121,7 +126,8 @@ def backup_offsets(store_url: str, group_offsets: Mapping[str, GroupOffsets | Ma
     stray = sorted(set(missing) - set(group_offsets))
     if stray:
         raise ConfigurationError(f"absent partitions given for group(s) {stray} that are not backed up.")
-    backup = OffsetsBackup(created, {g: _as_offsets(v) for g, v in group_offsets.items()}, note, absent=missing)
+    backup = OffsetsBackup(created, {g: _as_offsets(v) for g, v in group_offsets.items()}, note, absent=missing,
+                           share_groups=tuple(sorted(set(share_groups))))
     url = write_record(store_url, BACKUP_DIR, backup.to_dict(), at_ms=created, storage_options=storage_options)
     if load_backup(url, storage_options=storage_options) != backup:
         raise KafkaGroupsError(f"the backup written to {url} does not read back the same: do not delete anything.")
@@ -161,9 +167,17 @@ async def restore_offsets(client, backup: OffsetsBackup | str, group_ids: Iterab
     if missing:
         raise ConfigurationError(f"group(s) {', '.join(map(repr, missing))} are not in the backup "
                                  f"{backup.url or ''} (it has {', '.join(sorted(backup.groups)) or 'none'}).")
-    commit = [g for g in ids if backup.groups[g]]
+    commit = [g for g in ids if backup.groups[g] and g not in backup.share_groups]
     results = dict(zip(commit, await asyncio.gather(*(client.commit_offsets(g, dict(backup.groups[g]),
                                                                             timeout_s=timeout_s) for g in commit))))
+    shares = {g: {tp: c.offset for tp, c in backup.groups[g].items()} for g in ids
+              if g in backup.share_groups and backup.groups[g]}
+    if shares:  # start offsets back with the share group's own API (KIP-932)
+        altered = await client.alter_share_group_offsets(shares, timeout_s=timeout_s)
+        for g, offsets in shares.items():
+            per_tp = altered.values.get(g, {tp: altered.failures.get(g) for tp in offsets})
+            results[g] = KeyedResults({tp: offsets[tp] for tp, f in per_tp.items() if f is None},
+                                      {tp: f for tp, f in per_tp.items() if f is not None})
     remove = {g: backup.absent[g] for g in ids if backup.absent.get(g)}
     if remove:
         removed = await client.delete_committed_offsets(remove, timeout_s=timeout_s)

@@ -314,6 +314,17 @@ class KafkaGroupsHook(BaseHook):
 
         return await self._arun(progress_offsets, group_id)
 
+    def share_lag(self, group_ids: Iterable[str]) -> dict[str, Any]:
+        """Share groups' lag (KIP-932 start offsets vs the log end, an upper bound), as JSON-ready data."""
+        from ..offsets.share import share_group_lag
+
+        return self._run(share_group_lag, list(group_ids)).to_dict()
+
+    async def ashare_lag(self, group_ids: Iterable[str]) -> dict[str, Any]:
+        from ..offsets.share import share_group_lag
+
+        return (await self._arun(share_group_lag, list(group_ids))).to_dict()
+
     def describe_groups(self, group_ids: Iterable[str]) -> KeyedResults[str, GroupDescription]:
         return self.client.describe_groups(list(group_ids))
 

@@ -44,7 +44,7 @@ class Refusal(str, Enum):
     """Why a group is not reset (the plan's and the safety path's reasons, one vocabulary)."""
 
     HAS_MEMBERS = "has_members"  # not inactive: Kafka's tool and the broker refuse
-    SHARE_GROUP = "share_group"  # share groups have their own start offsets (AlterShareGroupOffsets)
+    SHARE_GROUP = "share_group"  # a share group on a broker without its offset APIs (before Kafka 4.1)
     STREAMS_GROUP = "streams_group"  # Kafka Streams groups: kafka-streams-groups.sh --reset-offsets
     UNREADABLE = "unreadable"  # its description, commits or a partition's offsets could not be read
     NO_COMMIT_TO_SHIFT = "no_commit_to_shift"  # --shift-by on a partition without a commit
@@ -86,6 +86,11 @@ class GroupReset:
     detail: str = ""  # the values behind a refusal (a state, a failure, a partition)
 
     @property
+    def is_share(self) -> bool:
+        """A share group: ``current`` holds start offsets, set with AlterShareGroupOffsets."""
+        return self.group_type == SHARE
+
+    @property
     def exists(self) -> bool:
         return self.state is not GroupState.DEAD
 
@@ -114,8 +119,8 @@ def render_refusal(group_id: str, refusal: Refusal, detail: str) -> str:
     words = {
         Refusal.HAS_MEMBERS: f"Assignments can only be reset if the group '{group_id}' is inactive, but the current "
                              f"state is {detail}",
-        Refusal.SHARE_GROUP: "a share group: its start offsets are reset with kgroups reset-offsets on share groups "
-                             "(AlterShareGroupOffsets), not with OffsetCommit",
+        Refusal.SHARE_GROUP: f"a share group whose start offsets cannot be read or set here: {detail} (KIP-932's "
+                             "DescribeShareGroupOffsets and AlterShareGroupOffsets, Kafka 4.1+)",
         Refusal.STREAMS_GROUP: "a Kafka Streams group: reset it with kafka-streams-groups.sh --reset-offsets "
                                "(KIP-1071), which also handles its internal topics",
         Refusal.UNREADABLE: f"could not be read, so not planned: {detail}",
@@ -205,6 +210,12 @@ async def plan_reset(aclient, spec: ResetSpec, group_ids: Iterable[str], *, now_
             raise ConfigurationError(f"the file names group(s) {', '.join(map(repr, stray))}, which this call does not.")
     counts = await _check_scope_topics(aclient, spec)
     described, committed = await asyncio.gather(aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids))
+    shares = [g for g in ids if g in described.values and described.values[g].group_type == SHARE]
+    if shares:  # their "committed offsets" are start offsets, read with their own API
+        starts = await aclient.describe_share_group_offsets(shares)
+        committed = KeyedResults({**{g: v for g, v in committed.values.items() if g not in shares}, **starts.values},
+                                 {**{g: f for g, f in committed.failures.items() if g not in shares},
+                                  **{g: f for g, f in starts.failures.items()}})
 
     groups: dict[str, GroupReset] = {}
     scopes: dict[str, list[TopicPartition]] = {}
@@ -214,10 +225,10 @@ async def plan_reset(aclient, spec: ResetSpec, group_ids: Iterable[str], *, now_
         base = GroupReset(g, d.state if d else GroupState.UNKNOWN, d.group_type if d else "",
                           d.protocol_type if d else "", len(d.members) if d else 0, current)
         failure = described.failures.get(g) or committed.failures.get(g)
-        if failure is not None:
+        if failure is not None and d is not None and d.group_type == SHARE and failure.code < 0:
+            groups[g] = base.refused(Refusal.SHARE_GROUP, str(failure))  # e.g. the broker lacks the API
+        elif failure is not None:
             groups[g] = base.refused(Refusal.UNREADABLE, str(failure))
-        elif d.group_type == SHARE:
-            groups[g] = base.refused(Refusal.SHARE_GROUP, "")
         elif d.group_type == STREAMS:
             groups[g] = base.refused(Refusal.STREAMS_GROUP, "")
         elif d.members or d.state not in (GroupState.EMPTY, GroupState.DEAD):

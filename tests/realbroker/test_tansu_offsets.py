@@ -71,3 +71,11 @@ def test_delete_offsets_on_a_broker_without_offset_delete_is_refused_by_name(cap
     assert code == EXIT_PARTIAL
     assert "does not support OffsetDelete" in doc["decisions"][group]["reason"]
     assert {tp.partition: o for tp, o in seed.committed(group).items()} == {0: 1}
+
+
+def test_share_group_offsets_are_refused_by_name_on_a_broker_without_kip_932(capsys, tansu, name_prefix):
+    """Tansu 0.6.0 advertises neither DescribeShareGroupOffsets nor AlterShareGroupOffsets."""
+    code, doc = cli(capsys, tansu, "share-lag", name_prefix + "workers")
+    assert code == EXIT_PARTIAL
+    failure = doc["failures"][name_prefix + "workers"]
+    assert failure["error"] == "CLIENT_UNSUPPORTED" and "does not support DescribeShareGroupOffsets" in failure["message"]

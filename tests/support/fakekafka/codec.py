@@ -116,6 +116,9 @@ API_CLASSES: dict[int, tuple[type, type]] = {
 API_CLASSES[ApiKey.ConsumerGroupDescribe] = _schema_classes(ApiKey.ConsumerGroupDescribe, "ConsumerGroupDescribe")
 API_CLASSES[ApiKey.ShareGroupDescribe] = _schema_classes(ApiKey.ShareGroupDescribe, "ShareGroupDescribe")
 API_CLASSES[ApiKey.StreamsGroupDescribe] = _schema_classes(ApiKey.StreamsGroupDescribe, "StreamsGroupDescribe")
+API_CLASSES[ApiKey.DescribeShareGroupOffsets] = _schema_classes(ApiKey.DescribeShareGroupOffsets,
+                                                               "DescribeShareGroupOffsets")
+API_CLASSES[ApiKey.AlterShareGroupOffsets] = _schema_classes(ApiKey.AlterShareGroupOffsets, "AlterShareGroupOffsets")
 
 
 def codec_range(api_key: int) -> tuple[int, int]:
@@ -144,6 +147,8 @@ _KAFKA_43_MAX: dict[int, int] = {
     ApiKey.ShareGroupDescribe: 1,  # Kafka 4.1+: v1 (v0 was 4.0's early access)
     ApiKey.StreamsGroupDescribe: 0,
     ApiKey.OffsetDelete: 0,
+    ApiKey.DescribeShareGroupOffsets: 0,  # Kafka 4.1+ (KIP-932)
+    ApiKey.AlterShareGroupOffsets: 0,
 }
 
 #: api key -> (min, max) advertised by a default broker

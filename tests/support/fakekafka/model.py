@@ -183,6 +183,9 @@ class Group:
     #: partitions with a transactional offset commit not yet committed or aborted
     #: (GroupMetadata.hasPendingOffsetCommitsForTopicPartition)
     pending_offsets: set[tuple[str, int]] = field(default_factory=set)
+    #: share groups (KIP-932): each initialized share-partition's (start offset, leader epoch), as
+    #: the share coordinator keeps it (ShareGroupOffset in the share-group state)
+    share_offsets: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -433,6 +433,20 @@ class ClusterState:
             self._groups_by_coordinator[old].discard(group_id)
             self._groups_by_coordinator[node].add(group_id)
 
+    def set_share_offsets(self, group_id: str, offsets: Mapping[tuple[str, int], int]) -> None:
+        """A share group's initialized share-partitions and their start offsets (KIP-932)."""
+        with self.lock:
+            group = self.groups[group_id]
+            if group.group_type != "share":
+                raise ValueError(f"{group_id} is a {group.group_type} group, not a share group")
+            for (topic, partition), start in offsets.items():
+                epoch = self._partition(topic, partition).leader_epoch
+                group.share_offsets[(topic, int(partition))] = (int(start), epoch)
+
+    def share_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
+        with self.lock:
+            return {tp: start for tp, (start, _) in self.groups[group_id].share_offsets.items()}
+
     def _remove_group(self, group_id: str) -> None:
         if self.groups.pop(group_id, None) is not None:
             self._groups_by_coordinator[self.coordinator_of(group_id)].discard(group_id)

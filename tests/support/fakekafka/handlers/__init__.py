@@ -7,6 +7,7 @@ unencoded kafka.protocol response; :mod:`..dispatch` encodes and frames it.
 - :mod:`.cluster_info`: ApiVersions, Metadata, FindCoordinator
 - :mod:`.groups`: OffsetFetch, OffsetCommit, DescribeGroups, ConsumerGroupDescribe, ListGroups, DeleteGroups
 - :mod:`.offsets`: OffsetDelete
+- :mod:`.share`: DescribeShareGroupOffsets, AlterShareGroupOffsets
 - :mod:`.logs`: ListOffsets, Fetch
 - :mod:`.sasl`: SaslHandshake, SaslAuthenticate
 """
@@ -15,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import cluster_info, groups, logs, offsets, sasl
+from . import cluster_info, groups, logs, offsets, sasl, share
 
 HANDLERS: dict[int, Callable[[Any], Any]] = {
-    **cluster_info.HANDLERS, **groups.HANDLERS, **logs.HANDLERS, **offsets.HANDLERS, **sasl.HANDLERS,
+    **cluster_info.HANDLERS, **groups.HANDLERS, **logs.HANDLERS, **offsets.HANDLERS, **sasl.HANDLERS, **share.HANDLERS,
 }
 
 __all__ = ["HANDLERS"]

@@ -1,0 +1,109 @@
+"""Share groups' start offsets (KIP-932, Kafka 4.1+): DescribeShareGroupOffsets (API 90) and
+AlterShareGroupOffsets (API 91).
+
+A share group has no committed offsets (OffsetFetch answers it empty); each share-partition
+has a *start offset*: records below it are done, records from it on may still be delivered.
+Its lag is the log end minus the start offset (an upper bound: acknowledged records above the
+start offset are counted too).
+
+* DescribeShareGroupOffsets carries many groups (``Groups[]``): one request per coordinator,
+  as OffsetFetch v8+; ``Topics`` null asks for every share-partition the group initialized.
+  Group-level errors route as every coordinator API's (14 retry, 15/16 re-lookup, 69
+  GROUP_ID_NOT_FOUND for a group that is not a share group, 30 and the rest fail the group); a
+  partition's error is that partition's. A start offset of -1: the share-partition was never
+  initialized.
+* AlterShareGroupOffsets carries one group (``GroupCoordinatorService.alterShareGroupOffsets``):
+  the group must be a share group (69) without members (68 NON_EMPTY_GROUP), errors at the top
+  level of the response, then per partition.
+
+A broker without these APIs (before 4.1, Tansu) fails every group with CLIENT_UNSUPPORTED
+naming the API: refused by name, never read as "no start offsets".
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..driver import Outcome, RequestPlan
+from ..errors import CLIENT_INCOMPLETE_RESPONSE, Failure
+from ..lookup import CoordinatorLookup
+from ..protocol import AlterShareGroupOffsetsRequest, DescribeShareGroupOffsetsRequest
+from ..results import CommittedOffset, GroupOffsets, TopicPartition, topic_partition
+from .base import Handler, Notes
+from .common import missing_from_response, route_group_error
+
+NOT_INITIALIZED = -1
+
+
+class DescribeShareGroupOffsetsHandler(Handler[str, GroupOffsets]):
+    """Per group: each share-partition's start offset as a :class:`CommittedOffset` (offset None:
+    not initialized)."""
+
+    request_class = DescribeShareGroupOffsetsRequest
+
+    def __init__(self, lookup: CoordinatorLookup, topics: Mapping[str, list[int]] | None = None) -> None:
+        self.lookup = lookup
+        self._topics = topics
+
+    def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
+        group_cls = DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup
+        topics = None if self._topics is None else [
+            group_cls.DescribeShareGroupOffsetsRequestTopic(topic_name=t, partitions=list(ps))
+            for t, ps in sorted(self._topics.items())]
+        request = DescribeShareGroupOffsetsRequest(groups=[group_cls(group_id=g, topics=topics) for g in group_ids])
+        return [RequestPlan(request, version, tuple(group_ids))]
+
+    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupOffsets]:
+        outcome: Outcome[str, GroupOffsets] = Outcome()
+        for group in response.groups:
+            g = group.group_id
+            if g not in plan.key_set or route_group_error(outcome, g, group.error_code, group.error_message):
+                continue
+            partitions = {}
+            for topic in group.topics:
+                for p in topic.partitions:
+                    error = Failure(p.error_code, p.error_message or "") if p.error_code else None
+                    start = None if error is not None or p.start_offset == NOT_INITIALIZED else p.start_offset
+                    partitions[topic_partition(topic.topic_name, p.partition_index)] = CommittedOffset(
+                        start, "", p.leader_epoch if p.leader_epoch >= 0 else None, error)
+            outcome.completed[g] = GroupOffsets(g, partitions)
+        missing_from_response(outcome, plan.keys, {g.group_id for g in response.groups}, "DescribeShareGroupOffsets")
+        return outcome
+
+
+class AlterShareGroupOffsetsHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
+    """Per group: each partition -> None (its start offset set) or its Failure."""
+
+    request_class = AlterShareGroupOffsetsRequest
+
+    def __init__(self, lookup: CoordinatorLookup, offsets: Mapping[str, Mapping[TopicPartition, int]]) -> None:
+        self.lookup = lookup
+        self._offsets = offsets
+
+    def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
+        topic_cls = AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic
+        plans = []
+        for g in group_ids:
+            by_topic: dict[str, list[tuple[int, int]]] = {}
+            for tp, offset in sorted(self._offsets[g].items()):
+                by_topic.setdefault(tp.topic, []).append((tp.partition, offset))
+            request = AlterShareGroupOffsetsRequest(group_id=g, topics=[
+                topic_cls(topic_name=t, partitions=[topic_cls.AlterShareGroupOffsetsRequestPartition(
+                    partition_index=p, start_offset=o) for p, o in rows]) for t, rows in by_topic.items()])
+            plans.append(RequestPlan(request, version, (g,)))
+        return plans
+
+    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
+        outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
+        g = plan.keys[0]
+        if route_group_error(outcome, g, response.error_code, response.error_message):
+            return outcome
+        results: dict[TopicPartition, Failure | None] = {}
+        for topic in response.responses:
+            for p in topic.partitions:
+                results[topic_partition(topic.topic_name, p.partition_index)] = \
+                    Failure(p.error_code, p.error_message or "") if p.error_code else None
+        for tp in set(self._offsets[g]) - set(results):
+            results[tp] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"AlterShareGroupOffsets response did not mention {tp}")
+        outcome.completed[g] = {tp: results[tp] for tp in sorted(self._offsets[g])}
+        return outcome
