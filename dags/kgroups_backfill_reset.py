@@ -10,30 +10,37 @@ are backed up to ``<history>/_backups/`` and read back first, the commit is read
 (``<history>/_audit/``), and the task's XCom carries the undo call. Param ``dry_run`` (default
 True) plans and reports only, exactly what a real run commits.
 
-Deployment settings (environment variables, read when the file is parsed): ``KGROUPS_CONN_ID``,
-``KGROUPS_LANDING_GROUPS`` (comma-separated globs), ``KGROUPS_LANDING_TOPICS``,
-``KGROUPS_HISTORY_URL`` (backups and audit records), ``KGROUPS_RESET_MAX_GROUPS`` (cap per run, 10).
+Deployment settings, read when the file is parsed: ``[kgroups] history_url`` (backups and audit
+records, default ``/tmp/kgroups-history``) and this example's ``[kgroups_examples]``
+(``AIRFLOW__KGROUPS_EXAMPLES__<NAME>``): ``conn_id`` (``kgroups_default``), ``landing_groups``
+(comma-separated globs, ``orders-landing*``), ``landing_topics`` (``orders``),
+``reset_max_groups`` (the cap per run, 10).
 """
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 
 from airflow.sdk import DAG, Param
+from airflow.sdk.configuration import conf
 
+from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.operators.reset import ConsumerGroupOffsetResetOperator
 
 
+def setting(name: str, default: str) -> str:
+    return conf.get("kgroups_examples", name, fallback=default)
+
+
 def _csv(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+    return [item.strip() for item in setting(name, default).split(",") if item.strip()]
 
 
-CONN_ID = os.environ.get("KGROUPS_CONN_ID", "kgroups_default")
-LANDING_GROUPS = _csv("KGROUPS_LANDING_GROUPS", "orders-landing*")
-LANDING_TOPICS = _csv("KGROUPS_LANDING_TOPICS", "orders")
-HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
-MAX_GROUPS = int(os.environ.get("KGROUPS_RESET_MAX_GROUPS", "10"))
+CONN_ID = setting("conn_id", "kgroups_default")
+LANDING_GROUPS = _csv("landing_groups", "orders-landing*")
+LANDING_TOPICS = _csv("landing_topics", "orders")
+HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"  # [kgroups] history_url
+MAX_GROUPS = int(setting("reset_max_groups", "10"))
 
 with DAG(
     dag_id="kgroups_backfill_reset",

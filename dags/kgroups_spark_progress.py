@@ -14,38 +14,44 @@
    never one with members is committed to; a rerun of an older interval, which would move it
    back, is refused (``allow_rewind``); backup and audit as for every offset change.
 
-Deployment settings (environment variables, read when the file is parsed): ``KGROUPS_CONN_ID``,
-``KGROUPS_LANDING_GROUPS``, ``KGROUPS_LANDING_TOPICS``, ``KGROUPS_HISTORY_URL``,
-``KGROUPS_PROGRESS_GROUP`` (``orders-spark-progress``), ``KGROUPS_GATE_POKE_SECONDS`` (30),
-``KGROUPS_SPARK_CONF`` (JSON of extra Spark settings).
+Deployment settings, read when the file is parsed: ``[kgroups] history_url`` (backups and audit
+records) and this example's ``[kgroups_examples]`` (``AIRFLOW__KGROUPS_EXAMPLES__<NAME>``):
+``conn_id``, ``landing_groups``, ``landing_topics``, ``progress_group``
+(``orders-spark-progress``), ``gate_poke_seconds`` (30), ``spark_conf`` (JSON of extra Spark
+settings). The Spark master is ``KGROUPS_SPARK_MASTER`` (unset: ``local[*]``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG, task
+from airflow.sdk.configuration import conf
 
+from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.operators.progress import ConsumerGroupProgressOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 
 log = logging.getLogger(__name__)
 
 
+def setting(name: str, default: str) -> str:
+    return conf.get("kgroups_examples", name, fallback=default)
+
+
 def _csv(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+    return [item.strip() for item in setting(name, default).split(",") if item.strip()]
 
 
-CONN_ID = os.environ.get("KGROUPS_CONN_ID", "kgroups_default")
-LANDING_GROUPS = _csv("KGROUPS_LANDING_GROUPS", "orders-landing*")
-LANDING_TOPICS = _csv("KGROUPS_LANDING_TOPICS", "orders")
-HISTORY_URL = os.environ.get("KGROUPS_HISTORY_URL", "/tmp/kgroups-history")
-PROGRESS_GROUP = os.environ.get("KGROUPS_PROGRESS_GROUP", "orders-spark-progress")
-POKE_SECONDS = float(os.environ.get("KGROUPS_GATE_POKE_SECONDS", "30"))
-SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(os.environ.get("KGROUPS_SPARK_CONF") or "{}")}
+CONN_ID = setting("conn_id", "kgroups_default")
+LANDING_GROUPS = _csv("landing_groups", "orders-landing*")
+LANDING_TOPICS = _csv("landing_topics", "orders")
+HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"  # [kgroups] history_url
+PROGRESS_GROUP = setting("progress_group", "orders-spark-progress")
+POKE_SECONDS = float(setting("gate_poke_seconds", "30"))
+SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
 
 with DAG(
     dag_id="kgroups_spark_progress",

@@ -31,10 +31,11 @@ T0 = int(datetime(2024, 5, 1, tzinfo=timezone.utc).timestamp() * 1000)
 def env(tmp_path, monkeypatch, kgroups_conn):
     with FakeCluster.running_in_thread(brokers=3) as cluster:
         kgroups_conn("kg_offsets", host=cluster.bootstrap)
-        for key, value in {"KGROUPS_CONN_ID": "kg_offsets", "KGROUPS_LANDING_GROUPS": "orders-landing*",
-                           "KGROUPS_LANDING_TOPICS": "orders", "KGROUPS_HISTORY_URL": str(tmp_path / "history"),
-                           "KGROUPS_GATE_POKE_SECONDS": "1", "KGROUPS_PROGRESS_GROUP": "orders-spark-progress",
-                           "KGROUPS_SPARK_CONF": '{"spark.ui.enabled": "false"}',
+        examples = "AIRFLOW__KGROUPS_EXAMPLES__"
+        for key, value in {f"{examples}CONN_ID": "kg_offsets", f"{examples}LANDING_GROUPS": "orders-landing*",
+                           f"{examples}LANDING_TOPICS": "orders", "AIRFLOW__KGROUPS__HISTORY_URL": str(tmp_path / "h"),
+                           f"{examples}GATE_POKE_SECONDS": "1", f"{examples}PROGRESS_GROUP": "orders-spark-progress",
+                           f"{examples}SPARK_CONF": '{"spark.ui.enabled": "false"}',
                            "PYSPARK_PYTHON": sys.executable}.items():  # Spark's Python workers: this venv
             monkeypatch.setenv(key, value)
         yield cluster
