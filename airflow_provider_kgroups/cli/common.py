@@ -83,3 +83,19 @@ def restore_command(args, backup_url: str, groups: Sequence[str] = ()) -> str:
         parts += ["--command-config", os.path.abspath(args.command_config)]
     parts += ["restore", backup_url, *groups]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def change_footer(result, undo: str | None, *, before: str, dry_run: str | None) -> list[str]:
+    """The lines every offset-changing verb ends with: the backup (read back before ``before``),
+    the undo command, the audit record (or why it is missing), and the dry run's sentence."""
+    lines = []
+    if result.backup_url:
+        lines.append(f"backup   {result.backup_url} (read back before {before})")
+        lines.append(f"undo     {undo}")
+    if result.audit_url:
+        lines.append(f"audit    {result.audit_url}")
+    if result.audit_error:
+        lines.append(f"audit    NOT WRITTEN: {result.audit_error}")
+    if dry_run:
+        lines.append(dry_run)
+    return lines

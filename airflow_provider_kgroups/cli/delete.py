@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, restore_command
+from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, restore_command
 from .output import render_table
 
 if TYPE_CHECKING:
@@ -101,14 +101,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
                     if s["held"] else ""))
     data = result.to_dict()
     if result.backup_url:
-        deleted = result.ids(Outcome.DELETED)
-        data["restore_command"] = restore_command(args, result.backup_url, deleted)
-        lines.append(f"backup   {result.backup_url} (read back before deleting)")
-        lines.append(f"undo     {data['restore_command']}")
-    if result.audit_url:
-        lines.append(f"audit    {result.audit_url}")
-    if result.audit_error:
-        lines.append(f"audit    NOT WRITTEN: {result.audit_error}")
-    if policy.dry_run:
-        lines.append("dry run: nothing deleted; pass --yes to do exactly the above.")
+        data["restore_command"] = restore_command(args, result.backup_url, result.ids(Outcome.DELETED))
+    lines += change_footer(result, data.get("restore_command"), before="deleting", dry_run=(
+        "dry run: nothing deleted; pass --yes to do exactly the above." if policy.dry_run else None))
     return data, "\n".join(lines), result.ok

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, restore_command, selected_groups
+from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, restore_command, selected_groups
 from .output import render_table
 
 if TYPE_CHECKING:
@@ -80,12 +80,9 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     if result.backup_url:
         done = result.ids(ChangeOutcome.DONE) + result.ids(ChangeOutcome.PARTIAL)
         data["undo_command"] = restore_command(args, result.backup_url, done)
-        lines.append(f"\nbackup   {result.backup_url} (read back before deleting)")
-        lines.append(f"undo     {data['undo_command']}  (Kafka takes the commit back only while the group is Empty)")
-    if result.audit_url:
-        lines.append(f"audit    {result.audit_url}")
-    if result.audit_error:
-        lines.append(f"audit    NOT WRITTEN: {result.audit_error}")
-    if options.dry_run:
-        lines.append("\ndry run: nothing deleted; pass --execute to delete exactly the above.")
+    lines.append("")
+    lines += change_footer(
+        result, f"{data.get('undo_command')}  (Kafka takes the commit back only while the group is Empty)",
+        before="deleting", dry_run="dry run: nothing deleted; pass --execute to delete exactly the above."
+        if options.dry_run else None)
     return data, "\n".join(lines), result.ok

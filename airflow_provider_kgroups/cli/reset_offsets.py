@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, restore_command, selected_groups
+from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, restore_command, selected_groups
 from .output import render_table
 
 if TYPE_CHECKING:
@@ -132,15 +132,8 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     lines.append(f"\nstrategy {data['plan']['strategy']}")
     lines.append(f"{s['groups']} group(s): {s['done']} reset, {s['would_do']} would reset, {s['partial']} partial, "
                  f"{s['refused']} refused, {s['skipped']} skipped, {s['failed']} failed")
-    if result.backup_url:
-        lines.append(f"backup   {result.backup_url} (read back before committing)")
-        lines.append(f"undo     {data['undo_command']}")
-    if result.audit_url:
-        lines.append(f"audit    {result.audit_url}")
-    if result.audit_error:
-        lines.append(f"audit    NOT WRITTEN: {result.audit_error}")
-    if options.dry_run:
-        lines.append("dry run: nothing committed; pass --execute to commit exactly the above.")
+    lines += change_footer(result, data.get("undo_command"), before="committing", dry_run=(
+        "dry run: nothing committed; pass --execute to commit exactly the above." if options.dry_run else None))
     return data, "\n".join(lines), result.ok
 
 

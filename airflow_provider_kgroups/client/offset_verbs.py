@@ -64,6 +64,17 @@ def _by_group(value: Mapping, what: str) -> dict[str, Mapping]:
     return dict(value)
 
 
+def _offsets_by_group(value: Mapping, what: str) -> dict[str, dict[TopicPartition, OffsetToCommit]]:
+    """``{group: {TopicPartition: offset}}`` checked: every group names at least one partition."""
+    out = {}
+    for group_id, partitions in _by_group(value, what).items():
+        out[group_id] = {tp: to_commit(tp, v) for tp, v in partitions.items()}
+        checked_partitions(out[group_id])
+        if not out[group_id]:
+            raise ConfigurationError(f"no offsets to commit for group {group_id!r}.")
+    return out
+
+
 class OffsetVerbs:
     """Batched offset changes. Expects the client's ``_coordinators``, ``_call`` and ``_run_groups``."""
 
@@ -95,13 +106,7 @@ class OffsetVerbs:
         Empty; ``ConsumerGroup.validateOffsetCommit``: no members) and creates a group that does
         not exist. Per group, each partition -> None (committed) or its Failure; a group-level
         failure (authorization, coordinator) is the group's."""
-        groups = _by_group(offsets, "offsets")
-        commits: dict[str, dict[TopicPartition, OffsetToCommit]] = {}
-        for group_id, partitions in groups.items():
-            commits[group_id] = {tp: to_commit(tp, value) for tp, value in partitions.items()}
-            checked_partitions(commits[group_id])
-            if not commits[group_id]:
-                raise ConfigurationError(f"no offsets to commit for group {group_id!r}.")
+        commits = _offsets_by_group(offsets, "offsets")
         if not commits:
             return KeyedResults()
         handler = OffsetCommitHandler(self._coordinators, commits)
@@ -150,13 +155,8 @@ class OffsetVerbs:
         """Set share groups' start offsets (AlterShareGroupOffsets, Kafka 4.1+); Kafka accepts it
         only for a share group without members (NON_EMPTY_GROUP otherwise). Per group, each
         partition -> None (set) or its Failure."""
-        groups = _by_group(offsets, "offsets")
-        wanted: dict[str, dict[TopicPartition, int]] = {}
-        for group_id, partitions in groups.items():
-            wanted[group_id] = {tp: to_commit(tp, o).offset for tp, o in partitions.items()}
-            checked_partitions(wanted[group_id])
-            if not wanted[group_id]:
-                raise ConfigurationError(f"no start offsets to set for share group {group_id!r}.")
+        wanted = {g: {tp: c.offset for tp, c in commits.items()}
+                  for g, commits in _offsets_by_group(offsets, "offsets").items()}
         if not wanted:
             return KeyedResults()
         handler = AlterShareGroupOffsetsHandler(self._coordinators, wanted)

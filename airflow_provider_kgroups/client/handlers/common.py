@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Mapping, TypeVar
+
 from ..driver import Outcome
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
+from ..results import TopicPartition
 
 
 def route_group_error(outcome: Outcome, group_id: str, error_code: int, message: str | None = None) -> bool:
@@ -24,3 +27,15 @@ def missing_from_response(outcome: Outcome, asked: tuple, answered: set, api: st
     """A key the broker did not answer for fails rather than vanishing."""
     for key in set(asked) - answered:
         outcome.failed[key] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"{api} response did not mention {key!r}")
+
+
+V = TypeVar("V")
+
+
+def by_topic(items: Mapping[TopicPartition, V]) -> dict[str, list[tuple[int, V]]]:
+    """``{TopicPartition: v}`` -> ``{topic: [(partition, v), ...]}`` in partition order: the shape
+    of every request that names partitions under their topic (OffsetCommit, OffsetDelete, ...)."""
+    out: dict[str, list[tuple[int, V]]] = {}
+    for tp in sorted(items):
+        out.setdefault(tp.topic, []).append((tp.partition, items[tp]))
+    return out

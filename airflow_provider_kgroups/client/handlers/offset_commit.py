@@ -19,7 +19,7 @@ from ..lookup import CoordinatorLookup
 from ..protocol import OffsetCommitRequest
 from ..results import TopicPartition
 from .base import Handler, Notes, VersionNeed
-from .common import missing_from_response
+from .common import by_topic, missing_from_response
 
 ADMIN_GENERATION = -1
 ADMIN_MEMBER_ID = ""
@@ -48,18 +48,15 @@ class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
         topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
         plans = []
         for group_id in group_ids:
-            by_topic: dict[str, list[tuple[TopicPartition, OffsetToCommit]]] = {}
-            for tp, commit in sorted(self._offsets[group_id].items()):
-                by_topic.setdefault(tp.topic, []).append((tp, commit))
             request = OffsetCommitRequest(
                 group_id=group_id, generation_id_or_member_epoch=ADMIN_GENERATION, member_id=ADMIN_MEMBER_ID,
                 group_instance_id=None, retention_time_ms=-1,
                 topics=[topic_cls(name=topic, partitions=[
                     topic_cls.OffsetCommitRequestPartition(
-                        partition_index=tp.partition, committed_offset=c.offset,
+                        partition_index=p, committed_offset=c.offset,
                         committed_leader_epoch=c.leader_epoch if c.leader_epoch is not None else -1,
                         committed_metadata=c.metadata)
-                    for tp, c in rows]) for topic, rows in by_topic.items()])
+                    for p, c in rows]) for topic, rows in by_topic(self._offsets[group_id]).items()])
             plans.append(RequestPlan(request, version, (group_id,)))
         return plans
 

@@ -32,7 +32,7 @@ from ..lookup import CoordinatorLookup
 from ..protocol import OffsetDeleteRequest
 from ..results import TopicPartition, topic_partition
 from .base import Handler, Notes
-from .common import missing_from_response, route_group_error
+from .common import by_topic, missing_from_response, route_group_error
 
 
 class OffsetDeleteHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
@@ -48,13 +48,11 @@ class OffsetDeleteHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
         topic_cls = OffsetDeleteRequest.OffsetDeleteRequestTopic
         plans = []
         for group_id in group_ids:
-            by_topic: dict[str, list[int]] = {}
-            for tp in sorted(self._partitions[group_id]):
-                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            topics = by_topic(dict.fromkeys(self._partitions[group_id]))
             request = OffsetDeleteRequest(group_id=group_id, topics=[
                 topic_cls(name=topic, partitions=[topic_cls.OffsetDeleteRequestPartition(partition_index=p)
-                                                  for p in parts])
-                for topic, parts in by_topic.items()])
+                                                  for p, _ in rows])
+                for topic, rows in topics.items()])
             plans.append(RequestPlan(request, version, (group_id,)))
         return plans
 

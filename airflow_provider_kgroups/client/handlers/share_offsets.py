@@ -30,7 +30,7 @@ from ..lookup import CoordinatorLookup
 from ..protocol import AlterShareGroupOffsetsRequest, DescribeShareGroupOffsetsRequest
 from ..results import CommittedOffset, GroupOffsets, TopicPartition, topic_partition
 from .base import Handler, Notes
-from .common import missing_from_response, route_group_error
+from .common import by_topic, missing_from_response, route_group_error
 
 NOT_INITIALIZED = -1
 
@@ -84,12 +84,9 @@ class AlterShareGroupOffsetsHandler(Handler[str, dict[TopicPartition, "Failure |
         topic_cls = AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic
         plans = []
         for g in group_ids:
-            by_topic: dict[str, list[tuple[int, int]]] = {}
-            for tp, offset in sorted(self._offsets[g].items()):
-                by_topic.setdefault(tp.topic, []).append((tp.partition, offset))
             request = AlterShareGroupOffsetsRequest(group_id=g, topics=[
                 topic_cls(topic_name=t, partitions=[topic_cls.AlterShareGroupOffsetsRequestPartition(
-                    partition_index=p, start_offset=o) for p, o in rows]) for t, rows in by_topic.items()])
+                    partition_index=p, start_offset=o) for p, o in rows]) for t, rows in by_topic(self._offsets[g]).items()])
             plans.append(RequestPlan(request, version, (g,)))
         return plans
 
