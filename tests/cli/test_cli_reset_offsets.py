@@ -64,7 +64,7 @@ STRATEGIES = [
     (("--to-offset", "3"), {0: 10, 1: 10, 2: 10}, dict.fromkeys(range(3), "clamped_to_log_start")),
     (("--to-datetime", "@40"), {0: 40, 1: 40, 2: 40}, {}),
     (("--to-datetime", "2999-01-01T00:00:00Z"), {0: 100, 1: 100, 2: 100}, dict.fromkeys(range(3), "no_record_at_time")),
-    (("--by-duration", "PT89M30S"), {0: 31, 1: 31, 2: 31}, {}),  # now - 89.5 min = T0 + 30.5 min
+    (("--by-duration", "@30.5"), {0: 31, 1: 31, 2: 31}, {}),  # now minus a duration that reaches T0 + 30.5 min
 ]
 
 
@@ -72,6 +72,9 @@ def _argv(args):
     if args[0] == "--to-datetime" and args[1].startswith("@"):  # T0 + n minutes, written without a zone (UTC)
         at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime((T0 + int(args[1][1:]) * MINUTE) / 1000))
         return (args[0], f"{at}.{(T0 % 1000):03d}")
+    if args[0] == "--by-duration":  # the duration from now back to T0 + n minutes (30 s from a record either way)
+        seconds = (time.time() * 1000 - (T0 + float(args[1][1:]) * MINUTE)) / 1000
+        return (args[0], f"PT{int(seconds)}S")
     return args
 
 
