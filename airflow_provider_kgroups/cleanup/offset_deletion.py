@@ -73,7 +73,8 @@ class OffsetDeletionChange:
                 continue
             per_tp = answers.values[g]
             deleted = {tp: None for tp, f in per_tp.items() if f is None}
-            kept = {tp: str(f) for tp, f in per_tp.items() if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC}
+            kept = {tp: str(f) for tp, f in per_tp.items()
+                    if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC}
             failed = {tp: str(f) for tp, f in per_tp.items() if f is not None and tp not in kept}
             if not failed:
                 also = f"; the broker kept {len(kept)}: a member subscribes to the topic" if kept else ""

@@ -32,8 +32,8 @@ async def commit_progress(aclient, group_id: str, ending: Mapping[TopicPartition
     validate_group_ids([group_id], what="progress group")
     bad = {tp: o for tp, o in ending.items() if isinstance(o, bool) or not isinstance(o, int) or o < 0}
     if not ending or bad:
-        raise ConfigurationError(f"the processed range's ending offsets must be offsets >= 0 per partition (-1, latest, "
-                                 f"is not an offset the job read up to), got {dict(bad) or 'none'}.")
+        raise ConfigurationError(f"the processed range's ending offsets must be offsets >= 0 per partition "
+                                 f"(-1, latest, is not an offset the job read up to), got {dict(bad) or 'none'}.")
     spec = ResetSpec(Strategy.FROM_FILE, Scope(), file_offsets={group_id: dict(ending)})
     return await run_reset(aclient, spec, [group_id], ResetOptions(dry_run=dry_run, forward_only=not allow_rewind),
                            backup_base_url=backup_base_url, **options)

@@ -171,7 +171,8 @@ def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_ba
     failed = {tp: str(f) for tp, f in answers.items() if f is not None}
     changed = {tp: targets[tp] for tp, f in answers.items() if f is None}
     seen = read_back.values[group_id].committed() if group_id in read_back.values else None
-    mismatch = [] if seen is None else [f"{tp} reads {seen.get(tp)}" for tp in sorted(changed) if seen.get(tp) != changed[tp]]
+    mismatch = [] if seen is None else [f"{tp} reads {seen.get(tp)}" for tp in sorted(changed)
+                                        if seen.get(tp) != changed[tp]]
     if not failed:
         check = (f"; read back: {', '.join(mismatch)} (changed again since the commit)" if mismatch else
                  "; read back" if seen is not None else "; could not be read back")
@@ -179,8 +180,9 @@ def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_ba
     if not changed:
         return Step(group_id, StepResult.FAILED, f"every partition's commit failed ({next(iter(failed.values()))})",
                     {"failed": failed})
-    return Step(group_id, StepResult.PARTIAL, f"committed {len(changed)} partition(s), {len(failed)} failed: "
-                f"{', '.join(f'{tp} {why}' for tp, why in sorted(failed.items()))}", {"changed": changed, "failed": failed})
+    listed = ", ".join(f"{tp} {why}" for tp, why in sorted(failed.items()))
+    return Step(group_id, StepResult.PARTIAL, f"committed {len(changed)} partition(s), {len(failed)} failed: {listed}",
+                {"changed": changed, "failed": failed})
 
 
 _OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,
@@ -244,5 +246,6 @@ def _planned(group: GroupReset, via_connect: bool) -> GroupChangeDecision:
     how = " through Kafka Connect (KIP-875)" if via_connect else ""
     new = "" if group.exists else " (a new group: the commit creates it, Empty)"
     reason = f"{len(group.partitions)} partition(s){how}{new}"
-    return GroupChangeDecision(group.group_id, ChangeOutcome.WOULD_DO, reason, None, rows, via="connect" if via_connect else "kafka")
+    return GroupChangeDecision(group.group_id, ChangeOutcome.WOULD_DO, reason, None, rows,
+                               via="connect" if via_connect else "kafka")
 

@@ -85,6 +85,21 @@ def restore_command(args, backup_url: str, groups: Sequence[str] = ()) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def check_change_options(args, *, cap_says: str) -> None:
+    """What every offset-changing verb checks of its run options before any network call: an
+    ``--exclude`` only with a pattern, a ``--max-groups`` cap when a pattern executes, a backup
+    place. ``cap_says``: what the cap limits, for the message."""
+    from ..client.errors import ConfigurationError
+
+    if args.exclude and not args.pattern:
+        raise ConfigurationError("--exclude applies to --pattern selections only; named groups are never excluded.")
+    if args.execute and args.pattern and args.max_groups is None:
+        raise ConfigurationError(f"--execute with --pattern needs --max-groups N: a pattern may match more groups "
+                                 f"than you think; the cap says how many {cap_says} in this run.")
+    if not args.backup_url or not args.backup_url.strip():
+        raise ConfigurationError("--backup-url is empty: give a directory or an fsspec URL.")
+
+
 def change_footer(result, undo: str | None, *, before: str, dry_run: str | None) -> list[str]:
     """The lines every offset-changing verb ends with: the backup (read back before ``before``),
     the undo command, the audit record (or why it is missing), and the dry run's sentence."""

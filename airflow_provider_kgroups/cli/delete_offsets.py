@@ -8,7 +8,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, restore_command, selected_groups
+from .common import (
+    DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, check_change_options, restore_command,
+    selected_groups,
+)
 from .output import render_table
 
 if TYPE_CHECKING:
@@ -38,13 +41,7 @@ def prepare(args) -> None:
     topics = parse_topic_scope("--topic", args.topic)
     if not topics:
         raise ConfigurationError("delete-offsets needs --topic TOPIC (or TOPIC:0,2): which offsets to delete.")
-    if args.exclude and not args.pattern:
-        raise ConfigurationError("--exclude applies to --pattern selections only; named groups are never excluded.")
-    if args.execute and args.pattern and args.max_groups is None:
-        raise ConfigurationError("--execute with --pattern needs --max-groups N: the cap says how many groups may "
-                                 "lose offsets in this run.")
-    if not args.backup_url or not args.backup_url.strip():
-        raise ConfigurationError("--backup-url is empty: give a directory or an fsspec URL.")
+    check_change_options(args, cap_says="groups may lose offsets")
     args.prepared = (topics, DeletionOptions(dry_run=not args.execute, max_groups=args.max_groups))
 
 

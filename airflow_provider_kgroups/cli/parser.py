@@ -28,10 +28,10 @@ VERBS: dict[str, tuple[str, str | None]] = {
                "back) before any delete; the restore command is printed."),
     "restore": ("commit the offsets of a backup taken by delete or reset-offsets", None),
     "reset-offsets": ("reset committed offsets as kafka-consumer-groups.sh does, safely (dry run unless --execute)",
-                      "Kafka's --reset-offsets option by option (KIP-122): a scope (--topic, --all-topics), exactly one "
-                      "strategy, several groups or a pattern. Only groups without members are reset; a Kafka Connect "
-                      "sink group never directly. Offsets are clamped to [log start, log end] (reported); the current "
-                      "offsets are backed up and read back first; the undo command is printed."),
+                      "Kafka's --reset-offsets option by option (KIP-122): a scope (--topic, --all-topics), exactly "
+                      "one strategy, several groups or a pattern. Only groups without members are reset; a Kafka "
+                      "Connect sink group never directly. Offsets are clamped to [log start, log end] (reported); the "
+                      "current offsets are backed up and read back first; the undo command is printed."),
     "delete-offsets": ("delete committed offsets of a topic (OffsetDelete), safely (dry run unless --execute)",
                        "Kafka's --delete-offsets (KIP-496): a live group keeps the topics its members subscribe to "
                        "(GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). The offsets are backed up and read back "

@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, restore_command, selected_groups
+from .common import (
+    DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, check_change_options, restore_command,
+    selected_groups,
+)
 from .output import render_table
 
 if TYPE_CHECKING:
@@ -76,13 +79,7 @@ def prepare(args) -> None:
         value = None
     spec = reset_spec(chosen, None if value is True else value, topics=args.topic, all_topics=args.all_topics,
                       file_offsets=file_offsets)
-    if args.exclude and not args.pattern:
-        raise ConfigurationError("--exclude applies to --pattern selections only; named groups are never excluded.")
-    if args.execute and args.pattern and args.max_groups is None:
-        raise ConfigurationError("--execute with --pattern needs --max-groups N: a pattern may match more groups "
-                                 "than you think; the cap says how many may be reset in this run.")
-    if not args.backup_url or not args.backup_url.strip():
-        raise ConfigurationError("--backup-url is empty: give a directory or an fsspec URL.")
+    check_change_options(args, cap_says="may be reset")
     options = ResetOptions(dry_run=not args.execute, max_groups=args.max_groups, via_connect=args.via_connect)
     properties = read_properties_file(args.command_config) if args.command_config else {}
     args.prepared = (spec, options, connect_configs_from_properties(properties, args.connect_url))

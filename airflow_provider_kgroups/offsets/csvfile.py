@@ -55,7 +55,8 @@ def parse_reset_csv(text: str, group_ids: Sequence[str] | None, *, source: str =
         tp = TopicPartition(topic, p)
         previous = out.setdefault(group, {}).get(tp)
         if previous is not None and previous != o:
-            raise ConfigurationError(f"{source} line {number} gives {group!r} {tp} offset {o}, an earlier line {previous}.")
+            raise ConfigurationError(f"{source} line {number} gives {group!r} {tp} offset {o}, an earlier line "
+                                     f"{previous}.")
         out[group][tp] = o
     return out
 

@@ -207,7 +207,8 @@ async def plan_reset(aclient, spec: ResetSpec, group_ids: Iterable[str], *, now_
     if spec.file_offsets is not None:
         stray = sorted(set(spec.file_offsets) - set(ids))
         if stray:
-            raise ConfigurationError(f"the file names group(s) {', '.join(map(repr, stray))}, which this call does not.")
+            raise ConfigurationError(f"the file names group(s) {', '.join(map(repr, stray))}, which this call "
+                                     "does not.")
     counts = await _check_scope_topics(aclient, spec)
     described, committed = await asyncio.gather(aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids))
     shares = [g for g in ids if g in described.values and described.values[g].group_type == SHARE]

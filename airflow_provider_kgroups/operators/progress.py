@@ -44,7 +44,8 @@ def _ending(name: str, value: Any) -> dict[str, dict[str, int]]:
     parsed = parse_offsets_map(name, value)
     if not parsed:
         raise ConfigurationError(f"{name} is empty: give the range's endingOffsets, e.g. "
-                                 "\"{{ ti.xcom_pull(task_ids='gate') }}\" (the sensor's result) or {'orders': {'0': 42}}.")
+                                 "\"{{ ti.xcom_pull(task_ids='gate') }}\" (the sensor's result) or "
+                                 "{'orders': {'0': 42}}.")
     bad = [(t, p, o) for t, parts in parsed.items() for p, o in parts.items() if o < 0]
     if bad:
         t, p, o = bad[0]

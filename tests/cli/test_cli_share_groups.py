@@ -66,7 +66,8 @@ def test_a_share_group_with_members_is_refused(cluster, capsys, tmp_path):
 def test_a_broker_without_the_share_offset_apis_refuses_by_name(cluster, capsys, tmp_path):
     cluster.set_api_versions({"DescribeShareGroupOffsets": None, "AlterShareGroupOffsets": None})
     code, doc = run(capsys, cluster, "share-lag", "workers")
-    assert code == EXIT_PARTIAL and "does not support DescribeShareGroupOffsets" in doc["failures"]["workers"]["message"]
+    assert code == EXIT_PARTIAL
+    assert "does not support DescribeShareGroupOffsets" in doc["failures"]["workers"]["message"]
     code, doc = run(capsys, cluster, "reset-offsets", "workers", "--topic", "jobs", "--to-earliest", "--execute",
                     "--backup-url", str(tmp_path))
     assert code == EXIT_PARTIAL and doc["decisions"]["workers"]["refusal"] == "share_group"

@@ -78,4 +78,5 @@ def test_share_group_offsets_are_refused_by_name_on_a_broker_without_kip_932(cap
     code, doc = cli(capsys, tansu, "share-lag", name_prefix + "workers")
     assert code == EXIT_PARTIAL
     failure = doc["failures"][name_prefix + "workers"]
-    assert failure["error"] == "CLIENT_UNSUPPORTED" and "does not support DescribeShareGroupOffsets" in failure["message"]
+    assert failure["error"] == "CLIENT_UNSUPPORTED"
+    assert "does not support DescribeShareGroupOffsets" in failure["message"]

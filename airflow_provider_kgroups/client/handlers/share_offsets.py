@@ -84,13 +84,15 @@ class AlterShareGroupOffsetsHandler(Handler[str, dict[TopicPartition, "Failure |
         topic_cls = AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic
         plans = []
         for g in group_ids:
+            partition_cls = topic_cls.AlterShareGroupOffsetsRequestPartition
             request = AlterShareGroupOffsetsRequest(group_id=g, topics=[
-                topic_cls(topic_name=t, partitions=[topic_cls.AlterShareGroupOffsetsRequestPartition(
-                    partition_index=p, start_offset=o) for p, o in rows]) for t, rows in by_topic(self._offsets[g]).items()])
+                topic_cls(topic_name=t, partitions=[partition_cls(partition_index=p, start_offset=o) for p, o in rows])
+                for t, rows in by_topic(self._offsets[g]).items()])
             plans.append(RequestPlan(request, version, (g,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
+    def parse(self, plan: RequestPlan[str], response,
+              notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         g = plan.keys[0]
         if route_group_error(outcome, g, response.error_code, response.error_message):
