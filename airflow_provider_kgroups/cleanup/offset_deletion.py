@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..client.errors import ConfigurationError, ErrorCode
+from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
 from ..lag.snapshot import now_ms as _now_ms
 from ..offsets.deletion import GroupOffsetDeletion
@@ -38,9 +39,8 @@ class DeletionOptions:
         if not isinstance(self.dry_run, bool):
             raise ConfigurationError(f"dry_run must be True or False, got {self.dry_run!r}.")
         for name in ("max_groups", "max_partitions"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ConfigurationError(f"{name} must be a whole number >= 0, got {value!r}.")
+            if getattr(self, name) is not None:
+                check_int(name, getattr(self, name), at_least=0, must_be="a whole number >= 0")
 
 
 class OffsetDeletionChange:

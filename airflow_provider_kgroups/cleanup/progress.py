@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..client.errors import ConfigurationError, KafkaGroupsError
+from ..client.numbers import is_int
 from ..client.results import TopicPartition
 from ..client.selection import validate_group_ids
 from ..lag.offset_range import nest_offsets
@@ -30,7 +31,7 @@ async def commit_progress(aclient, group_id: str, ending: Mapping[TopicPartition
     """Commit ``ending`` (per partition, the first offset *not* processed) to ``group_id``.
     ``options``: ``audit_base_url``, ``who``, ``storage_options`` (see :func:`.reset.run_reset`)."""
     validate_group_ids([group_id], what="progress group")
-    bad = {tp: o for tp, o in ending.items() if isinstance(o, bool) or not isinstance(o, int) or o < 0}
+    bad = {tp: o for tp, o in ending.items() if not is_int(o) or o < 0}
     if not ending or bad:
         raise ConfigurationError(f"the processed range's ending offsets must be offsets >= 0 per partition "
                                  f"(-1, latest, is not an offset the job read up to), got {dict(bad) or 'none'}.")

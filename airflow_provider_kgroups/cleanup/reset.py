@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..client.errors import ConfigurationError
+from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
 from ..connect import fetch_connect_evidence
 from ..lag.snapshot import now_ms as _now_ms
@@ -55,9 +56,8 @@ class ResetOptions:
     def __post_init__(self) -> None:
         if not all(isinstance(v, bool) for v in (self.dry_run, self.via_connect, self.forward_only)):
             raise ConfigurationError("dry_run, via_connect and forward_only must be True or False.")
-        if self.max_groups is not None and (isinstance(self.max_groups, bool) or not isinstance(self.max_groups, int)
-                                            or self.max_groups < 1):
-            raise ConfigurationError(f"max_groups must be a whole number >= 1, got {self.max_groups!r}.")
+        if self.max_groups is not None:
+            check_int("max_groups", self.max_groups, at_least=1, must_be="a whole number >= 1")
 
 
 def _sink_records(evidence: Any, group_id: str) -> list[Any]:

@@ -34,6 +34,7 @@ from enum import Enum
 from typing import Any, Mapping
 
 from ..client.errors import ConfigurationError
+from ..client.numbers import is_int
 from ..client.results import TopicPartition
 
 
@@ -262,10 +263,8 @@ def reset_spec(strategy: Any, value: Any = None, *, topics: Any = None, all_topi
 
 
 def _whole(name: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ConfigurationError(f"{name} must be a whole number, got {value!r}.")
-    if isinstance(value, int):
-        return value
+    if is_int(value):
+        return value  # type: ignore[return-value]
     text = value.strip() if isinstance(value, str) else ""
     if not re.fullmatch(r"[-+]?\d+", text):
         raise ConfigurationError(f"{name} must be a whole number, got {value!r}.")

@@ -29,6 +29,7 @@ from ..arguments import (
     check_argument, check_arguments, parse_bool, parse_conn_id, parse_offsets_map, parse_storage_options, parse_url,
 )
 from ..client.errors import ConfigurationError
+from ..client.offset_map import OffsetKind
 from ..client.selection import validate_group_ids
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.offset_range import unnest_offsets
@@ -41,16 +42,13 @@ def _group_id(name: str, value: Any) -> str:
 
 
 def _ending(name: str, value: Any) -> dict[str, dict[str, int]]:
-    parsed = parse_offsets_map(name, value)
+    """The processed range's ending offsets: committed offsets (>= 0; -2/-1 are not offsets a
+    job read up to), as the one offset map reads them."""
+    parsed = parse_offsets_map(name, value, OffsetKind.COMMITTED)
     if not parsed:
         raise ConfigurationError(f"{name} is empty: give the range's endingOffsets, e.g. "
                                  "\"{{ ti.xcom_pull(task_ids='gate') }}\" (the sensor's result) or "
                                  "{'orders': {'0': 42}}.")
-    bad = [(t, p, o) for t, parts in parsed.items() for p, o in parts.items() if o < 0]
-    if bad:
-        t, p, o = bad[0]
-        raise ConfigurationError(f"{name}[{t!r}][{p!r}]={o}: an ending offset is the first offset not processed "
-                                 "(>= 0); -2/-1 are not offsets a job read up to.")
     return parsed
 
 

@@ -118,7 +118,7 @@ def test_gate_then_spark_dag_commits_its_processed_range_and_the_next_run_starts
     (lambda: ConsumerGroupProgressOperator(task_id="p", progress_group_id="g*", ending_offsets={"t": {"0": 1}},
                                            backup_url="b"), "one exact group id"),
     (lambda: ConsumerGroupProgressOperator(task_id="p", progress_group_id="g", ending_offsets={"t": {"0": -1}},
-                                           backup_url="b"), "not offsets a job read up to"),
+                                           backup_url="b"), "is -1 (latest); offsets are >= 0"),
     (lambda: ConsumerGroupProgressOperator(task_id="p", progress_group_id="g", ending_offsets={},
                                            backup_url="b"), "ending_offsets is empty"),
 ])
