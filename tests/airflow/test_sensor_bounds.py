@@ -1,16 +1,21 @@
 """The user story of issue 18 under real Airflow (dag.test on sqlite), poke and deferrable: a
 threshold gate (``max_lag_seconds=60``) on a topic whose records the client cannot decode, for a
 group 3.6 h behind. The age is unknown, so the sensor waits, says why, and times out: it never
-opens. A young group on a readable topic opens the same gate (the control). On the fake cluster:
-an lz4 topic on the real broker needs the records stream's codecs (see tests/support/undecodable.py)."""
+opens. A young group on a readable topic opens the same gate (the control). On the fake cluster, a
+topic whose batches no decoder can read (tests/support/undecodable.py); on the embedded broker,
+lz4, zstd and snappy topics written by librdkafka 3.6 h ago, which are read: the age is known,
+and over the threshold."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
+from tests.conftest import BEHIND_MS
 from tests.support.fakekafka import FakeCluster
+from tests.support.production import append_young
 from tests.support.undecodable import undecodable_batches
 
 HOUR_MS = 3_600_000
@@ -47,3 +52,39 @@ def test_a_group_with_young_unread_records_opens_the_same_gate(dag_id, cluster, 
     result = run_dag(dag_id, {"group": "young", "topic": "landed"})
     assert result.state == "success", result
     assert result.xcoms["gate"]["lag"]["young"]["max_lag_seconds"] < 60
+
+
+# -- the same story on the embedded broker, with the codecs (tests/realbroker/test_behind.py for every codec) --
+
+#: (DAG, codec): poke and deferrable over the three codecs of the issue, without running all six pairs
+ON_TANSU = [("kg_sensor_seconds_poke", "lz4"), ("kg_sensor_seconds_deferrable", "lz4"),
+            ("kg_sensor_seconds_poke", "zstd"), ("kg_sensor_seconds_deferrable", "snappy")]
+
+
+@pytest.mark.parametrize("dag_id, codec", ON_TANSU)
+def test_on_the_real_broker_a_group_hours_behind_never_opens_the_gate(dag_id, codec, tansu, seed, behind, name_prefix,
+                                                                        run_dag, kgroups_conn, capfd):
+    seeded = behind[codec]
+    group = f"{name_prefix}behind"
+    seed.commit(group, {(seeded.topic, 0): seeded.behind.offset})  # inside a compressed 100-record batch
+    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    result = run_dag(dag_id, {"group": group, "topic": seeded.topic})
+    assert result.state == "failed" and result.tasks["gate"] == "failed", result
+    out = capfd.readouterr()
+    text = out.out + out.err
+    over = re.search(rf"{re.escape(group)}: lag (\d+) s over 60 s", text)
+    assert over is not None and int(over.group(1)) >= BEHIND_MS / 1000, text[-3000:]
+    assert "within the thresholds" not in text and "Gate opened" not in text
+
+
+@pytest.mark.parametrize("dag_id, codec", ON_TANSU[:2])
+def test_on_the_real_broker_a_young_group_on_the_same_topic_opens_it(dag_id, codec, tansu, seed, behind, name_prefix,
+                                                                      run_dag, kgroups_conn):
+    seeded = behind[codec]
+    young = append_young(tansu.bootstrap, seeded, int(time.time() * 1000) - 5_000)  # written 5 s ago
+    group = f"{name_prefix}young"
+    seed.commit(group, {(seeded.topic, 0): young[len(young) // 2].offset})
+    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    result = run_dag(dag_id, {"group": group, "topic": seeded.topic})
+    assert result.state == "success", result
+    assert 4.9 < result.xcoms["gate"]["lag"][group]["max_lag_seconds"] < 60

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-__all__ = ["CODECS", "Seeded", "SeededRecord", "create_topics", "seed_partition"]
+__all__ = ["CODECS", "Seeded", "SeededRecord", "create_topics", "seed_partition", "seed_behind", "append_young"]
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 MIB = 1024 * 1024
@@ -56,6 +56,7 @@ class Seeded:
     codec: str
     records: list[SeededRecord] = field(default_factory=list)
     end: int = 0  # the log end offset after the last single-record batch
+    behind: SeededRecord | None = None  # seed_behind: the record issue 18's group reads next
 
     def committed(self) -> list[SeededRecord]:
         return [r for r in self.records if not r.aborted]
@@ -146,3 +147,34 @@ def seed_partition(bootstrap: str, topic: str, partition: int, codec: str, *, bi
     plain.batch([(b"last", b"alone again", ())])
     seeded.end = seeded.records[-1].offset + 1
     return seeded
+
+
+def _rows(tag: bytes, first: int, count: int) -> list[tuple[bytes, bytes, tuple]]:
+    return [(b"k%d" % (i % 7), tag + b"%08d:" % i + b"v" * 90, ()) for i in range(first, first + count)]
+
+
+def seed_behind(bootstrap: str, topic: str, codec: str, *, age_ms: int, at_ms: int, batches: int = 2,
+                per_batch: int = 100, step_ms: int = 10) -> Seeded:
+    """What issue 18 tried: ``batches`` lingered batches of ``per_batch`` records in ``codec``, then
+    one record alone (so that Tansu's log end is exact). ``Seeded.behind``, in the middle of the
+    first batch, is ``age_ms`` old at ``at_ms``; the others are ``step_ms`` apart around it."""
+    seeded = Seeded(topic, 0, codec)
+    clock = [at_ms - age_ms - (per_batch // 2) * step_ms]
+    writer = _Writer(seeded, _producer(bootstrap, codec), clock, step_ms)
+    for n in range(batches):
+        writer.batch(_rows(b"old", n * per_batch, per_batch))
+    writer.batch([(b"last", b"alone", ())])
+    seeded.end = seeded.records[-1].offset + 1
+    seeded.behind = seeded.records[per_batch // 2]
+    return seeded
+
+
+def append_young(bootstrap: str, seeded: Seeded, now_ms: int, count: int = 50) -> list[SeededRecord]:
+    """``count`` records stamped from ``now_ms`` on (1 ms apart) in one lingered batch, then one
+    alone; returns them (``seeded`` keeps them and its new end). Not thread-safe: one test at a time."""
+    before = len(seeded.records)
+    writer = _Writer(seeded, _producer(bootstrap, seeded.codec), [now_ms], 1)
+    writer.batch(_rows(b"young", 0, count))
+    writer.batch([(b"last", b"alone", ())])
+    seeded.end = seeded.records[-1].offset + 1
+    return seeded.records[before:]

@@ -1,0 +1,74 @@
+"""Issue 18's user story on the embedded broker, for every codec: records written by librdkafka
+3.6 h ago in lingered multi-record batches (lz4, zstd, snappy, and gzip and none for contrast), a
+group committed in the middle of a batch. Its lag in seconds is the age of that record (basis
+``record``, never a bound), and a threshold gate of 60 s waits saying how far over it the group
+is; a young group on the same topic opens the same gate. The sensor DAG on the same topics is in
+tests/airflow/test_sensor_bounds.py."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import pytest
+
+from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig
+from airflow_provider_kgroups.lag.gate import GateSpec, GateStatus, LagGate, check_gate
+from airflow_provider_kgroups.lag.seconds import LagSecondsBasis, lag_seconds
+from airflow_provider_kgroups.lag.snapshot import take_snapshot
+from tests.conftest import BEHIND_MS
+from tests.support.production import CODECS, append_young
+
+pytestmark = pytest.mark.realbroker
+
+
+def run(bootstrap: str, body):
+    async def main():
+        async with AsyncGroupsClient(ClientConfig.create(bootstrap, call_timeout_s=20.0)) as client:
+            return await body(client)
+
+    return asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def threshold_gate(group: str, topic: str) -> LagGate:
+    return LagGate.start(GateSpec(group_ids=(group,), topics=(topic,), lag_mode="threshold", max_lag_seconds=60),
+                         timeout_s=60)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_group_hours_behind_is_dated_by_its_record_and_keeps_the_gate_closed(tansu, seed, behind, name_prefix,
+                                                                              codec):
+    seeded = behind[codec]
+    record, group = seeded.behind, f"{name_prefix}behind"
+    assert 0 < record.offset < seeded.records[-2].offset  # inside the first batch, far below the last one's base
+    seed.commit(group, {(seeded.topic, 0): record.offset})
+
+    async def measure(client):
+        snap = await take_snapshot(client, [group])
+        return snap, await lag_seconds(client, snap, worst_n=None)
+
+    snap, seconds = run(tansu.bootstrap, measure)
+    assert snap.groups[group].partitions[0].lag == seeded.end - record.offset
+    (measured,) = seconds[group].partitions
+    assert (measured.basis, measured.at_least, measured.record_offset, measured.record_timestamp_ms) == \
+        (LagSecondsBasis.RECORD, False, record.offset, record.timestamp_ms)
+    assert measured.seconds == (snap.taken_at_ms - record.timestamp_ms) / 1000
+    assert BEHIND_MS / 1000 <= measured.seconds < BEHIND_MS / 1000 + 3600  # about 12,960 s
+
+    decision = run(tansu.bootstrap, lambda client: check_gate(client, threshold_gate(group, seeded.topic)))
+    assert decision.status is GateStatus.WAIT, decision
+    over = re.search(rf"{re.escape(group)}: lag (\d+) s over 60 s", decision.message)
+    assert over is not None and int(over.group(1)) >= BEHIND_MS / 1000, decision.message
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_young_group_on_the_same_topic_opens_the_gate(tansu, seed, behind, name_prefix, codec):
+    seeded = behind[codec]
+    young = append_young(tansu.bootstrap, seeded, int(time.time() * 1000) - 5_000)  # written 5 s ago
+    group = f"{name_prefix}young"
+    seed.commit(group, {(seeded.topic, 0): young[len(young) // 2].offset})  # inside the young batch
+
+    decision = run(tansu.bootstrap, lambda client: check_gate(client, threshold_gate(group, seeded.topic)))
+    assert decision.status is GateStatus.DONE, decision
+    assert 4.9 < decision.result["lag"][group]["max_lag_seconds"] < 60
