@@ -36,13 +36,17 @@ A partition without a committed offset at the latest point: **STOP** if it has h
 commit for at least ``stuck_after_ms`` while its log end grew; **OK** if there is nothing
 to read (empty partition, or the unknown-lag policy gives a lag <= ``allowed_lag``);
 otherwise **UNKNOWN**. A partition whose offsets could not be read at the latest point is
-**UNKNOWN**: a verdict is never OK by default.
+**UNKNOWN**: a verdict is never OK by default. A partition whose log start could not be read
+(its log end could) cannot be ruled LOST or not: where the rules above say **OK** it is
+**UNKNOWN**, and any other verdict's reason says that LOST cannot be ruled out; at the log end
+(committed >= log end >= log start) nothing unread can have been deleted, so it is judged as usual.
 
 A group's verdict is its worst partition's, in the order OK < UNKNOWN < WARN < STALL <
 STOP < REWIND < LOST; its reason is ``topic[partition]: <that partition's reason>``, plus how
 many other partitions share the verdict, plus the member count and state for STOP and
 STALL. Only the partitions the group has in the latest snapshot are judged. A group absent
-from the latest snapshot is UNKNOWN; a group with no partitions is OK.
+from the latest snapshot is UNKNOWN, and so is a group with no partitions (nothing shows it is
+fine).
 """
 
 from __future__ import annotations
@@ -186,6 +190,20 @@ def partition_verdict(points: Sequence[LagPoint], rules: VerdictRules = VerdictR
         return Verdict.UNKNOWN, "its offsets could not be read in the latest snapshot"
     if latest.committed is None:
         return _no_commit_verdict(window, rules)
+    verdict, reason = _committed_verdict(latest, window, rules)
+    # LOST needs the log start; without it, records the group never read may have been deleted,
+    # unless the group is at the log end (log start <= log end <= committed)
+    if latest.log_start is not None or latest.committed >= latest.log_end:  # type: ignore[operator]
+        return verdict, reason
+    if verdict is Verdict.OK:
+        return Verdict.UNKNOWN, (f"its log start could not be read in the latest snapshot, so LOST (records deleted "
+                                 f"by retention unread) cannot be ruled out; the other rules found: {reason}")
+    return verdict, f"{reason}; its log start could not be read, so LOST cannot be ruled out"
+
+
+def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictRules) -> tuple[Verdict, str]:
+    """Rules 1-6 for a partition whose latest point is readable and has a committed offset."""
+    assert latest.committed is not None
     known = [p for p in window if p.readable and p.committed is not None and p.lag is not None]
     # 1. LOST
     if latest.log_start is not None and latest.committed < latest.log_start:
@@ -257,8 +275,9 @@ def _group_verdict(group_id: str, latest: GroupLag | None, snapshots: Sequence[L
         window_start = points[-1].at_ms - rules.window_ms
         verdicts.append(PartitionVerdict(*key, verdict, reason, points[-1].lag,
                                          sum(1 for p in points if p.at_ms >= window_start)))
-    if not verdicts:
-        return GroupVerdict(group_id, Verdict.OK, "the group has no partitions")
+    if not verdicts:  # nothing shows it is fine (the threshold gate waits on such a group too)
+        return GroupVerdict(group_id, Verdict.UNKNOWN, "the group has no partitions (no committed offset, no "
+                                                       "assigned partition): nothing to judge")
     worst = max(verdicts, key=lambda v: v.verdict.severity)
     same = sum(1 for v in verdicts if v.verdict is worst.verdict)
     more = f" ({same - 1} more partition(s) {worst.verdict.value})" if same > 1 else ""

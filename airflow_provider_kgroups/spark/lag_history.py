@@ -63,7 +63,7 @@ its :class:`~airflow_provider_kgroups.lag.verdicts.VerdictRules` (look-back ``wi
 ``group_verdicts(<the group's snapshots in the look-back up to at_ms>, rules)`` says (the
 look-back may reach into the previous window). A group's verdict is its worst
 partition's (first in topic/partition order on ties); ``group_status`` gives it with the
-same reason text, UNKNOWN for a group missing from the latest snapshot.
+same reason text, UNKNOWN for a group missing from the latest snapshot or with no partition.
 
 *Last progress* (the admin API has no commit times): a partition's is the last snapshot
 whose committed offset differs from the partition's previous point; a topic's is the latest

@@ -59,6 +59,21 @@ def test_a_stopped_group_fails_fast_on_a_persistent_stop_verdict():
     assert (decision.status, decision.kind) == ("fail", "verdict") and "STOP" in decision.message
 
 
+def test_a_partition_whose_log_start_is_unread_is_unknown_to_the_gates_verdicts_never_ok():
+    """LOST cannot be ruled out without the log start: a gate told to fail on UNKNOWN fails (it
+    used to be judged OK); one with the default verdicts keeps waiting, never opens on it."""
+    def unread_start(at_s: float, committed: int) -> LagSnapshot:
+        part = PartitionLag("orders", 0, committed, None, 1_000, 1_000 - committed)
+        return LagSnapshot(T0 + int(at_s * 1000), {"g": GroupLag("g", GroupState.STABLE, "consumer", 1, (part,))})
+
+    strict, default = barrier_gate(1_000, fail_on_verdicts=["UNKNOWN"]), barrier_gate(1_000)
+    for t, committed in ((0, 500), (30, 600), (60, 700)):
+        assert default.evaluate(unread_start(t, committed)).status == "wait"
+        decision = strict.evaluate(unread_start(t, committed))
+    assert (decision.status, decision.kind) == ("fail", "verdict")
+    assert "is UNKNOWN on orders[0]" in decision.message and "LOST" in decision.message
+
+
 @pytest.mark.parametrize("state, members, committed, expected", [
     (GroupState.DEAD, 0, None, "is Dead"),
     (GroupState.EMPTY, 0, None, "does not exist"),

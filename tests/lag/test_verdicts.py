@@ -175,6 +175,32 @@ def test_partition_verdict_without_points():
     assert partition_verdict([])[0] is Verdict.UNKNOWN
 
 
+# -- an unread log start: LOST cannot be ruled out --------------------------------------------------
+
+def test_an_unread_log_start_makes_a_moving_group_unknown_not_ok():
+    verdict, reason = verdict_of(moving([100, 90, 80, 70]), log_start=None)
+    assert verdict is Verdict.UNKNOWN
+    assert reason == ("t[0]: its log start could not be read in the latest snapshot, so LOST (records deleted by "
+                      "retention unread) cannot be ruled out; the other rules found: lag 70, committed offset moving")
+
+
+def test_an_unread_log_start_within_the_allowed_lag_is_unknown():
+    rules = VerdictRules(window_ms=30 * MINUTE, allowed_lag=1)
+    assert verdict_of([(0, 99, 100), (2, 199, 200)], rules, log_start=None)[0] is Verdict.UNKNOWN
+
+
+def test_an_unread_log_start_rules_nothing_out_at_the_log_end():
+    """log start <= log end <= committed: nothing the group has not read can have been deleted."""
+    assert verdict_of([(0, 100, 100), (2, 200, 200)], log_start=None) == (Verdict.OK, "caught up")
+    assert verdict_of([(0, 100, 100), (2, 210, 200)], log_start=None)[0] is Verdict.OK  # clamped
+
+
+def test_an_unread_log_start_keeps_a_worse_verdict_and_says_lost_is_open():
+    verdict, reason = verdict_of([(m, 10, 500 + m * 10) for m in range(0, 21, 2)], log_start=None)
+    assert verdict is Verdict.STOP
+    assert "(lag 690); its log start could not be read, so LOST cannot be ruled out; the group has" in reason
+
+
 # -- groups ---------------------------------------------------------------------------------------
 
 def test_group_verdict_is_the_worst_partition_with_its_reason():
@@ -188,11 +214,14 @@ def test_group_verdict_is_the_worst_partition_with_its_reason():
     assert [p.verdict for p in verdict.partitions] == [Verdict.OK, Verdict.STOP, Verdict.STOP]
 
 
-def test_group_missing_from_the_latest_snapshot_is_unknown_and_empty_group_is_ok():
+def test_group_missing_from_the_latest_snapshot_or_without_partitions_is_unknown_not_ok():
+    """A group with no partition (no commit, nothing assigned) has nothing that shows it is fine."""
     snaps = [snapshot(T0, group("g", partition("t", 0, 1, 1)), group("e", state="Empty", members=0))]
     verdicts = group_verdicts(snaps, RULES, group_ids=["g", "e", "missing"])
-    assert verdicts["missing"].verdict is Verdict.UNKNOWN
-    assert verdicts["e"].verdict is Verdict.OK and verdicts["g"].verdict is Verdict.OK
+    assert verdicts["missing"].verdict is Verdict.UNKNOWN and verdicts["g"].verdict is Verdict.OK
+    assert (verdicts["e"].verdict, verdicts["e"].partitions) == (Verdict.UNKNOWN, ())
+    assert verdicts["e"].reason == ("the group has no partitions (no committed offset, no assigned partition): "
+                                    "nothing to judge")
 
 
 def test_partitions_the_group_no_longer_has_are_ignored():

@@ -50,9 +50,10 @@ def table(rows: list[dict[str, Any]]) -> pa.Table:
 def random_history(seed: int = 7, *, groups: int = 14, snapshots: int = 40, step_ms: int = 5 * MINUTE,
                    start_ms: int = T0) -> list[dict[str, Any]]:
     """A history in which every verdict happens: per partition, a little process that switches
-    between keeping up, falling behind, stopping, rewinding, losing data to retention, never
-    committing and failing to be read; producers that go idle; groups that go Empty, drop a
-    topic, miss snapshots (app-01 misses the latest) or have no partition. Snapshot times jitter by up to 20 s."""
+    between keeping up, falling behind, stopping, rewinding, losing data to retention (its log start
+    now and then not read), never committing and failing to be read; producers that go idle; groups
+    that go Empty, drop a topic, miss snapshots (app-01 misses the latest) or have no partition.
+    Snapshot times jitter by up to 20 s."""
     rnd = random.Random(seed)
     modes = ("keep_up", "keep_up", "slow", "stopped", "rewind", "lost", "idle_producer", "no_commit", "error")
     series = []
@@ -102,8 +103,11 @@ def random_history(seed: int = 7, *, groups: int = 14, snapshots: int = 40, step
             if not mine:
                 rows.append(row(at, gid, state=gs["state"], members=gs["members"]))
             for s in mine:
+                # now and then a partition losing data to retention whose log start was not read (LOST open)
+                start_unread = s["mode"] == "lost" and i % 3 == 2
                 rows.append(row(at, gid, s["topic"], s["partition"], committed=s["committed"], log_end=s["log_end"],
-                                log_start=s["log_start"], state=gs["state"], members=gs["members"],
+                                log_start=None if start_unread else s["log_start"], state=gs["state"],
+                                members=gs["members"],
                                 protocol_type="connect" if gid.startswith("connect-") else "consumer",
                                 error=s["mode"] == "error" and rnd.random() < 0.5))
     return rows
