@@ -24,6 +24,9 @@ Metrics (names after Airflow's ``[metrics] statsd_prefix``):
 ``kgroups.cleanup.would_delete``  counter   groups a dry run would have deleted
 ``kgroups.cleanup.skipped``       counter   deletable but not deleted (cap, changed, refused)
 ``kgroups.cleanup.failed``        counter   deletions (or their backups) that failed
+``kgroups.cleanup.held``          counter   deletable groups kept because a configured Kafka
+                                            Connect cluster could not be read (the run's
+                                            ``held``; its ``connect_unreadable`` names them)
 ================================  ========  ==================================================
 
 Tags: where Airflow's metrics carry tags (``statsd_influxdb_enabled``, DogStatsD with
@@ -208,6 +211,7 @@ def cleanup_ran(summary: Mapping[str, Any], *, dag_id: str | None, task_id: str 
         emit.incr("kgroups.cleanup.deleted", len(summary.get("deleted") or []))
     emit.incr("kgroups.cleanup.skipped", len(summary.get("skipped") or []))
     emit.incr("kgroups.cleanup.failed", len(summary.get("failed") or []))
+    emit.incr("kgroups.cleanup.held", len(summary.get("held") or []))
 
 
 __all__ = ["tags_enabled", "gate_checked", "gate_opened", "cleanup_ran", "lag_by_group_topic",

@@ -8,6 +8,7 @@ starts; ``dag.test()`` runs tasks in this process, so the test does it once per 
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -145,6 +146,37 @@ def test_a_cleanup_run_reports_candidates_deletions_skips_and_failures(run_dag, 
     failed = listener.wait_for("airflow.kgroups.cleanup.failed", **ids)
     assert deleted == [(float(len(out["deleted"])), "c")] and failed == [(float(len(out["failed"])), "c")]
     assert len(out["deleted"]) + len(out["failed"]) == 3 and len(out["skipped"]) == 1
+    assert listener.wait_for("airflow.kgroups.cleanup.held", **ids) == [(0.0, "c")]  # no Kafka Connect to hold it
+
+
+def test_a_cleanup_held_for_an_unreadable_kafka_connect_reports_the_held_groups(run_dag, kgroups_conn, tmp_path,
+                                                                               statsd):
+    """Issue 18 item 7: a Kafka Connect cluster refusing the credentials holds every deletion of the
+    run; the held groups are counted (``kgroups.cleanup.held``), none as deleted or skipped."""
+    from demo.connectserver import ConnectServer
+    from tests.airflow.test_operators import seed_history
+
+    listener = statsd(tags=True)
+    dead = ["dead-1", "dead-2"]
+    with FakeCluster.running_in_thread(brokers=1) as cluster, ConnectServer([], auth=("svc", "right")) as locked:
+        cluster.add_topic("orders", partitions=1, end_offsets=[60])
+        for group_id in dead:
+            cluster.add_group(group_id, offsets={("orders", 0): 50})
+        history = str(tmp_path / "history")
+        seed_history(history, {g: [(240, "orders", 50, 60)] for g in dead})
+        kgroups_conn("kgroups_fake", host=cluster.bootstrap)
+        kgroups_conn("kg_connect_locked", conn_type="kgroups_connect", host=locked.url, login="svc", password="wrong",
+                     extra=json.dumps({"retries": 0}))
+        result = run_dag("kg_cleanup_safety", {"history": history, "ids": dead, "conn": "kgroups_fake",
+                                               "connect": ["kg_connect_locked"], "max_deletions_percent": 100,
+                                               "dry_run": False})
+        assert all(cluster.has_group(g) for g in dead)
+    out = result.xcoms["cleanup"]
+    assert out["held"] == dead and out["connect_unreadable"] == [locked.url] and out["deleted"] == []
+    ids = {"dag_id": "kg_cleanup_safety", "task_id": "cleanup"}
+    assert listener.wait_for("airflow.kgroups.cleanup.held", **ids) == [(2.0, "c")]
+    for name in ("deleted", "skipped", "failed"):
+        assert listener.matching(f"airflow.kgroups.cleanup.{name}", **ids) == [(0.0, "c")], name
 
 
 def _gate_after_one_check(groups, seconds=None):
