@@ -105,6 +105,18 @@ class Failure:
         return {"error_code": self.code, "error": self.name, "message": self.message}
 
 
+@dataclass(frozen=True, slots=True)
+class UndecodableFailure(Failure):
+    """``CLIENT_UNDECODABLE``, with what could not be decoded as values (the message says the same
+    in words): ``codec`` (``none``, ``gzip``, ``snappy``, ``lz4``, ``zstd``, or ``id N`` / ``unknown``),
+    the ``library`` that failed (``none`` when no library was involved: a corrupt batch, an old
+    message format) and the ``offset`` the read started at."""
+
+    codec: str = "unknown"
+    library: str = "none"
+    offset: int | None = None
+
+
 class KafkaGroupsError(Exception):
     """Base class of the exceptions this package raises."""
 

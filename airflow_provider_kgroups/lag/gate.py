@@ -111,8 +111,16 @@ class LagGate:
         self.pending_groups = tuple(sorted({g for g, _ in judged.pending}))
         if judged.done:
             return Decision(GateStatus.DONE, judged.summary, self._result(snapshot, judged))
-        return (self._verdicts(judged.pending) or self.mode.give_up(self, judged, snapshot.taken_at_ms)
-                or Decision(GateStatus.WAIT, f"check {self.state.checks}: {judged.summary}"))
+        decision = (self._verdicts(judged.pending) or self.mode.give_up(self, judged, snapshot.taken_at_ms)
+                    or Decision(GateStatus.WAIT, f"check {self.state.checks}: {judged.summary}"))
+        return replace(decision, warnings=self._once(judged.warnings))
+
+    def _once(self, warnings: Mapping[str, str]) -> tuple[str, ...]:
+        """The warnings not told yet in this gate's life (the state carries the keys across the
+        sensor's hand-over to its trigger and a triggerer restart)."""
+        new = [(key, line) for key, line in warnings.items() if key not in self.state.told]
+        self.state.told.extend(key for key, _ in new)
+        return tuple(line for _, line in new)
 
     def missing(self, snapshot: LagSnapshot) -> Decision | None:
         for group_id in self.spec.group_ids:

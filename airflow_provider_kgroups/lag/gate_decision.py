@@ -44,6 +44,7 @@ class Decision:
     kind: FailureKind | None = None  # with FAIL
     notes: tuple[str, ...] = ()  # what the check decided on the way (groups selected, barrier fixed): log lines
     fixed: dict[str, Any] | None = None  # what this check fixed once, as JSON (the barrier's target)
+    warnings: tuple[str, ...] = ()  # what keeps the gate closed that the user can fix: log lines, once per gate
 
     def __post_init__(self) -> None:  # strings are accepted (events, older callers) and kept as enums
         object.__setattr__(self, "status", GateStatus(self.status))

@@ -67,6 +67,8 @@ class Judgement:
     reached: Mapping[str, Mapping[TopicPartition, int]] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
     eta_s: float | None = None  # projected seconds until done (None: no projection)
+    #: what keeps the gate closed that the user can fix, by a key: each logged once per gate
+    warnings: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def done(self) -> bool:

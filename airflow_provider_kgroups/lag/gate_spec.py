@@ -135,6 +135,7 @@ class GateState:
     checks: int = 0
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # BarrierCheckpoint.to_dict(), oldest first
     streaks: dict[str, int] = field(default_factory=dict)
+    told: list[str] = field(default_factory=list)  # keys of the warnings already logged (Judgement.warnings)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -37,7 +37,7 @@ first); under the other policies it has no lag to date.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -82,6 +82,7 @@ class PartitionLagSeconds:
     bounds: tuple[float, float] | None = None  # an interpolated estimate lies between these
     record_offset: int | None = None
     record_timestamp_ms: int | None = None
+    failure: Failure | None = None  # why the record could not be read (e.g. an UndecodableFailure)
 
     @property
     def estimate(self) -> bool:
@@ -107,7 +108,8 @@ class PartitionLagSeconds:
                 "committed": self.committed, "lag": self.lag, "seconds": self.seconds, "basis": self.basis.value,
                 "estimate": self.estimate, "at_least": self.at_least,
                 "bounds": list(self.bounds) if self.bounds else None, "record_offset": self.record_offset,
-                "record_timestamp_ms": self.record_timestamp_ms, "reason": self.reason}
+                "record_timestamp_ms": self.record_timestamp_ms, "reason": self.reason,
+                "error": self.failure.to_dict() if self.failure is not None else None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +251,10 @@ def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordT
     if isinstance(fetched, Failure):
         why = f"reading the record at offset {committed} failed ({fetched})"
         if fetched.code == CLIENT_UNDECODABLE:  # a record we cannot decode is no reason to guess its age
-            return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why)
-        return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
+            return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why,
+                                       failure=fetched)
+        estimate = _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
+        return replace(estimate, failure=fetched)
     if fetched is None:
         return _unknown(base, f"the record at offset {committed} was not fetched")
     if fetched.position is RecordPosition.AT_OFFSET and fetched.timestamp_ms is not None:

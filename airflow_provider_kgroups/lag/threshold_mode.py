@@ -7,12 +7,18 @@ partition whose age was not measured and a group with no partition at all prove 
 maximum; each keeps the gate waiting and the progress line says which and why. A lower bound
 above a threshold does prove the group is over it, and says so. The unknown-lag policy decides
 only what a partition without a commit counts as (``ignore`` leaves it out by choice).
+
+A record batch that cannot be decoded leaves its partition's age unknown: the gate waits (the
+group committing past the batch, or reaching the log end, opens it with no record read), and
+:func:`undecodable_warnings` says once per gate which partition, codec and library keep it
+closed and what the user can do.
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
+from ..client.errors import UndecodableFailure
 from ..client.results import TopicPartition
 from .bounds import Against, Interval
 from .gate_modes import Gate, GateMode, Judgement
@@ -20,7 +26,10 @@ from .gate_spec import GateSpec, LagMode
 from .model import GroupLag, LagSnapshot, PartitionLag
 from .seconds import GroupLagSeconds
 
-__all__ = ["ThresholdMode"]
+__all__ = ["ThresholdMode", "undecodable_warnings"]
+
+#: the codecs a library decodes here (client/compression.py: cramjam); gzip is Python's own
+_CRAMJAM_CODECS = ("snappy", "lz4", "zstd")
 
 
 class ThresholdMode(GateMode):
@@ -44,7 +53,9 @@ class ThresholdMode(GateMode):
                 pending |= {(group_id, tp) for tp in waiting} or {(group_id, None)}
                 lines.append(f"{group_id}: {', '.join(problems)}")
         if pending:
-            return Judgement("; ".join(lines), frozenset(pending))
+            waiting = {g for g, _ in pending}
+            return Judgement("; ".join(lines), frozenset(pending), warnings=undecodable_warnings(
+                {g: m for g, m in seconds.items() if g in waiting}, spec.max_lag_seconds))
         return _within(spec, snapshot, seconds)
 
 
@@ -117,6 +128,31 @@ def _age_problem(measured: GroupLagSeconds | None, maximum: float) -> str | None
     wide = max(measured.partitions, key=lambda p: p.interval.high or 0.0)
     return (f"lag about {wide.seconds:.0f} s, between {wide.interval.low:.0f} and {wide.interval.high:.0f} s "
             f"(estimate): cannot tell whether it is within {maximum:g} s ({wide.tp}: {wide.reason})")
+
+
+def undecodable_warnings(seconds: Mapping[str, GroupLagSeconds], maximum: float | None) -> dict[str, str]:
+    """Per partition whose record batch could not be decoded (``CLIENT_UNDECODABLE``), the line that
+    says what keeps the gate closed and what the user can do; keyed by the partition, so that a gate
+    says it once however many checks and groups meet it."""
+    out: dict[str, str] = {}
+    limit = f"max_lag_seconds={maximum:g}" if maximum is not None else "a threshold"
+    for group_id, measured in seconds.items():
+        for p in measured.partitions:
+            failure = p.failure
+            if not isinstance(failure, UndecodableFailure) or f"undecodable:{p.tp}" in out:
+                continue
+            fix = (f"install or upgrade {failure.library}, which decodes {failure.codec} here, where this check runs "
+                   f"(pip install --upgrade {failure.library}: a dependency of airflow-provider-kgroups; the "
+                   "triggerer's environment too with deferrable=True)" if failure.codec in _CRAMJAM_CODECS
+                   else "no library upgrade reads it (a corrupt batch, or a codec or message format this client does "
+                        "not read)")
+            out[f"undecodable:{p.tp}"] = (
+                f"group {group_id}, {failure.message}: the age of its record at offset {p.committed} is unknown, so "
+                f"the gate stays closed (an unknown age never passes {limit}) until every lagging partition can be "
+                "dated: the group commits past that batch or reaches the log end. To fix it: "
+                f"{fix}; or gate on offsets (max_lag_per_partition, max_total_lag or lag_mode='barrier'), which read "
+                "no record. unknown_lag does not change it: it only says what a partition without a commit counts as.")
+    return out
 
 
 def _within(spec: GateSpec, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds]) -> Judgement:

@@ -197,6 +197,8 @@ class ConsumerLagSensor(BaseSensorOperator):
                              task_id=self.task_id)
         for note in decision.notes:
             self.log.info("%s", note)
+        for warning in decision.warnings:
+            self.log.warning("%s", warning)
         if decision.fixed is not None:
             context["ti"].xcom_push(key="barrier_target", value=decision.fixed)
         self.log.info("%s", decision.message)

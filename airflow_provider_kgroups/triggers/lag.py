@@ -85,6 +85,8 @@ class ConsumerLagTrigger(BaseTrigger):
                                      task_id=getattr(ti, "task_id", None))
                 for note in decision.notes:
                     self.log.info("%s", note)
+                for warning in decision.warnings:
+                    self.log.warning("%s", warning)
                 self.log.info("%s", decision.message)
                 if decision.finished:
                     yield TriggerEvent(decision.to_event())

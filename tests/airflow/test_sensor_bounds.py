@@ -44,6 +44,16 @@ def test_an_undecodable_topic_keeps_the_gate_closed_until_the_timeout(dag_id, cl
     text = out.out + out.err
     assert "lag in seconds unknown" in text and "cannot decode records" in text
     assert "within the thresholds" not in text and "Gate opened" not in text
+    # said once (the worker's first check, not again by the trigger or later pokes), as a warning
+    # naming the partition, the codec, the library and what the user can do
+    told = [line for line in text.splitlines() if "the gate stays closed" in line]
+    assert len(told) == 1 and "WARNING" in told[0].upper(), told
+    for words in ("group behind, landed[0]: cannot decode records from offset 10: lz4 record batch could not be "
+                  "decoded with cramjam", "the age of its record at offset 10 is unknown", "pip install --upgrade "
+                  "cramjam", "the group commits past that batch or reaches the log end", "max_lag_per_partition",
+                  "unknown_lag does not change it"):
+        assert words in told[0], words
+    assert len(re.findall(r"check \d+: behind: lag in seconds unknown", text)) >= 3  # later checks (the trigger's too)
 
 
 @pytest.mark.parametrize("dag_id", ["kg_sensor_seconds_poke", "kg_sensor_seconds_deferrable"])

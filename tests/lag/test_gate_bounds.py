@@ -7,10 +7,12 @@ replayed on the fake cluster through ``check_gate``. Each case here opened the g
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig
+from airflow_provider_kgroups.client.errors import CLIENT_UNDECODABLE, Failure, UndecodableFailure
 from airflow_provider_kgroups.lag.gate import GateSpec, GateState, LagGate, check_gate
 from airflow_provider_kgroups.lag.model import UnknownLagPolicy
 from airflow_provider_kgroups.lag.seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds
@@ -144,6 +146,47 @@ def test_an_undecodable_topic_keeps_a_seconds_gate_closed_for_a_group_hours_behi
                                           max_lag_seconds=MAX_S))
     assert decision.status == "wait", decision
     assert "lag in seconds unknown" in decision.message and "cannot decode records" in decision.message
+    (told,) = decision.warnings  # from the client's value: the codec and library as the fake's batch has them
+    assert told.startswith("group g, t[0]: cannot decode records from offset 10: lz4 record batch could not be "
+                           "decoded with cramjam: ")
+
+
+def undecodable(codec: str, library: str) -> PartitionLagSeconds:
+    failure = UndecodableFailure(CLIENT_UNDECODABLE, f"t[0]: cannot decode records from offset 0: {codec} record "
+                                 f"batch could not be decoded with {library}: boom", codec, library, 0)
+    return PartitionLagSeconds("g", "t", 0, 0, 10, None, LagSecondsBasis.UNKNOWN, f"reading failed ({failure})",
+                               failure=failure)
+
+
+def test_an_undecodable_batch_is_told_once_per_gate_with_what_to_do_across_checks_and_the_hand_over():
+    """Waiting is the decision (the committed offset moving past the batch, or the group reaching
+    the log end, opens the gate without any record read), but the user is told once, not at every
+    check, which partition, codec and library keep it closed and what to do."""
+    gate = threshold_gate()
+    check = lambda g: g.evaluate(lagging(partition("t", 0, 0, 10)), seconds(undecodable("lz4", "cramjam")))  # noqa
+    first = check(gate)
+    assert first.status == "wait" and len(first.warnings) == 1, first
+    assert first.warnings[0].startswith("group g, t[0]: cannot decode records from offset 0: lz4 record batch "
+                                        "could not be decoded with cramjam: boom: the age of its record at offset 0 "
+                                        "is unknown")
+    assert "pip install --upgrade cramjam" in first.warnings[0] and "max_lag_seconds=60" in first.warnings[0]
+    assert check(gate).warnings == ()  # the next check does not repeat it
+    state = json.loads(json.dumps(gate.state.to_dict()))  # what ConsumerLagTrigger.for_gate hands over
+    handed = LagGate(gate.spec, GateState.from_dict(state), gate.deadline_ms)  # the trigger's gate
+    assert check(handed).status == "wait" and check(handed).warnings == ()
+
+
+def test_a_batch_no_library_reads_is_told_without_an_upgrade_to_try():
+    decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)), seconds(undecodable("none", "none")))
+    assert len(decision.warnings) == 1 and "no library upgrade reads it" in decision.warnings[0]
+    assert "pip install" not in decision.warnings[0]
+
+
+def test_an_age_unknown_for_another_reason_warns_nothing():
+    timed_out = PartitionLagSeconds("g", "t", 0, 0, 10, None, LagSecondsBasis.UNKNOWN, "reading failed",
+                                    failure=Failure(-100, "timed out"))
+    decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)), seconds(timed_out))
+    assert decision.status == "wait" and decision.warnings == ()
 
 
 def test_every_lagging_partition_is_measured_not_only_the_worst_by_offsets():

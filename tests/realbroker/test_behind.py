@@ -72,3 +72,31 @@ def test_a_young_group_on_the_same_topic_opens_the_gate(tansu, seed, behind, nam
     decision = run(tansu.bootstrap, lambda client: check_gate(client, threshold_gate(group, seeded.topic)))
     assert decision.status is GateStatus.DONE, decision
     assert 4.9 < decision.result["lag"][group]["max_lag_seconds"] < 60
+
+
+def test_without_the_codec_library_the_gate_waits_and_says_once_what_to_install(tansu, seed, behind, name_prefix,
+                                                                               monkeypatch):
+    """The issue's first defect (the library was not there), replayed by hiding cramjam: the lz4
+    partition's age is unknown, the gate waits (never opens) and its first check tells the user
+    which partition, codec and library, and what to install; the second check does not repeat it."""
+    from airflow_provider_kgroups.client import compression
+
+    def missing():
+        raise ImportError("the cramjam library is missing: reinstall airflow-provider-kgroups")
+
+    monkeypatch.setattr(compression, "_cramjam", missing)
+    seeded = behind["lz4"]
+    group = f"{name_prefix}behind"
+    seed.commit(group, {(seeded.topic, 0): seeded.behind.offset})
+    gate = threshold_gate(group, seeded.topic)
+
+    async def two_checks(client):
+        return await check_gate(client, gate), await check_gate(client, gate)
+
+    first, second = run(tansu.bootstrap, two_checks)
+    assert first.status is second.status is GateStatus.WAIT
+    assert "lag in seconds unknown" in first.message and "cramjam library is missing" in second.message
+    (told,) = first.warnings
+    assert told.startswith(f"group {group}, {seeded.topic}[0]: cannot decode records from offset "
+                           f"{seeded.behind.offset}: lz4 record batch could not be decoded with cramjam: ImportError")
+    assert "pip install --upgrade cramjam" in told and second.warnings == ()

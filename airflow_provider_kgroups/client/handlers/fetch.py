@@ -28,7 +28,7 @@ from typing import Iterable, Mapping
 
 from ..batches import UndecodableBatch, read_batches
 from ..driver import Outcome, RequestPlan
-from ..errors import CLIENT_UNDECODABLE, CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure
+from ..errors import CLIENT_UNDECODABLE, CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure, UndecodableFailure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import RecordPosition, RecordTimestamp, TimestampPage, TopicPartition
@@ -94,9 +94,10 @@ class PageBatches:
                 yield BatchKind.DATA, batch
 
 
-def undecodable(tp: TopicPartition, offset: int, error: UndecodableBatch) -> Failure:
+def undecodable(tp: TopicPartition, offset: int, error: UndecodableBatch) -> UndecodableFailure:
     """The Failure of a partition whose page holds a batch this client cannot read."""
-    return Failure(CLIENT_UNDECODABLE, f"{tp}: cannot decode records from offset {offset}: {error}")
+    return UndecodableFailure(CLIENT_UNDECODABLE, f"{tp}: cannot decode records from offset {offset}: {error}",
+                              error.codec_name, error.library, offset)
 
 
 def scan_page(records: bytes | None, aborted: Iterable | None = None) -> tuple[list[ReadableRecord], int | None]:
