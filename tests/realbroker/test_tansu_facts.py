@@ -39,7 +39,10 @@ Works like Apache Kafka:
   multi-record batch returns the whole batch (as Apache does: skip records below the
   offset). But: max_wait_ms=0 returns no partitions at all (use max_wait_ms > 0 and
   min_bytes=1), and a fetch at or past the high watermark returns error 0 and no records
-  after max_wait_ms (Apache: OFFSET_OUT_OF_RANGE past the log end).
+  after max_wait_ms (Apache: OFFSET_OUT_OF_RANGE past the log end). A read_committed Fetch
+  stops at the last stable offset but lists no AbortedTransactions, so read_committed readers
+  get the aborted records (Apache: LocalLog.collectAbortedTransactions); pinned in
+  tests/realbroker/test_codecs.py, read around on the fake cluster.
 (d) OffsetCommit with generation -1 and an empty member id works (v2, v8, v9) on an empty
   group (also going backwards) and, as in Apache Kafka, fails with 25 UNKNOWN_MEMBER_ID on
   a group with a live member (which is not disturbed). Commit metadata is not kept:
