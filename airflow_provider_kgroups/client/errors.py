@@ -116,6 +116,9 @@ class UndecodableFailure(Failure):
     library: str = "none"
     offset: int | None = None
 
+    def to_dict(self) -> dict:
+        return {**Failure.to_dict(self), "codec": self.codec, "library": self.library, "offset": self.offset}
+
 
 class KafkaGroupsError(Exception):
     """Base class of the exceptions this package raises."""

@@ -73,9 +73,12 @@ def test_an_undecodable_batch_fails_its_partition_by_name_and_leaves_its_lag_unk
         assert failure.code == CLIENT_UNDECODABLE and failure.name == "CLIENT_UNDECODABLE"
         assert f"{codec} record batch could not be decoded with {library}" in failure.message
         assert "t[0]" in str(TP) and str(TP) in failure.message
+        assert (failure.codec, failure.library) == (codec, library)  # values too, for the gate's warning
     (measured,) = seconds["g"].partitions
     assert measured.basis is LagSecondsBasis.UNKNOWN and measured.seconds is None and not measured.at_least
     assert codec in measured.reason and library in measured.reason and str(TP) in measured.reason
+    error = measured.to_dict()["error"]  # the JSON the CLI and XCom show
+    assert error == fetched.failures[TP].to_dict() and (error["codec"], error["offset"]) == (codec, 250)
 
 
 def test_the_first_batch_of_a_page_is_read_whole_even_from_its_middle():
