@@ -3,9 +3,9 @@
 After the Java admin client's ``AdminApiDriver`` (clients/.../admin/internals/AdminApiDriver.java):
 each key (a group, a partition, a broker) is in one of three stages: waiting for a lookup
 (which broker serves it?), mapped to a broker, or finished with a value or a
-:class:`Failure`. A :class:`Lookup` maps keys to brokers (``AdminApiLookupStrategy``); a
+:class:`Failure`. A :class:`~.contract.Lookup` maps keys to brokers (``AdminApiLookupStrategy``); a
 handler (:class:`~.handlers.base.Handler`, ``AdminApiHandler``) builds the requests for the
-keys mapped to one broker and reads each response into an :class:`Outcome`. Both have the
+keys mapped to one broker and reads each response into an :class:`~.contract.Outcome`. Both have the
 same two functions, ``build`` and ``parse``.
 
 The driver never sends anything, never waits, never reads a clock: as ``AdminApiDriver.poll``
@@ -17,6 +17,10 @@ and :meth:`Driver.complete` / :meth:`Driver.fail` settle the dispatch: values, f
 per-key retries after a backoff, re-lookups when a broker turned out to be wrong. The sending
 (connections, pipelining, deadline) is :mod:`.runner`'s alone (``KafkaAdminClient.invokeDriver``),
 so every retry rule here can be tested by feeding responses, with no socket.
+
+The types it shares with handlers and lookups (:class:`~.contract.RequestPlan`,
+:class:`~.contract.Outcome`, :class:`~.contract.Lookup`) are the contract's (:mod:`.contract`):
+nothing the driver runs imports the driver.
 """
 
 from __future__ import annotations
@@ -25,13 +29,13 @@ import heapq
 import itertools
 import logging
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Generic, Hashable, Iterable, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Hashable, Iterable, TypeVar
 
+from .contract import ANY_BROKER, Lookup, Outcome, RequestPlan, Routing
 from .errors import (
     CLIENT_DISCONNECTED, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected,
     BrokerThrottled, Failure, KafkaGroupsError, RequestTimeout, ResponseTooLarge, response_lost,
 )
-from .protocol import ApiMessage
 from .results import KeyedResults
 
 if TYPE_CHECKING:
@@ -43,70 +47,6 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 LOOKUP, FULFIL = "lookup", "fulfil"
-ANY_BROKER = -1  # a lookup's destination: whichever broker the runner picks (leastLoadedNode)
-
-
-@dataclass(frozen=True, slots=True)
-class RequestPlan(Generic[K]):
-    """One request to send and the keys whose fate its response decides."""
-
-    request: ApiMessage
-    version: int
-    keys: tuple[K, ...]
-    node: int = ANY_BROKER  # the broker it goes to: set by the driver (AdminApiHandler.handleResponse's broker)
-    key_set: frozenset = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "key_set", frozenset(self.keys))  # responses are matched to keys in O(1)
-
-
-@dataclass(slots=True)
-class Outcome(Generic[K, V]):
-    """How one response (or one lookup) left its keys."""
-
-    completed: dict[K, V] = field(default_factory=dict)
-    failed: dict[K, Failure] = field(default_factory=dict)
-    unmapped: set[K] = field(default_factory=set)  # wrong broker: look it up again
-    retry: set[K] = field(default_factory=set)  # right broker, not ready: ask it again after a backoff
-    reasons: dict[K, str] = field(default_factory=dict)  # why a key is unmapped or retried (for timeouts)
-    notes: dict[K, Any] = field(default_factory=dict)  # the handler's memory of a key for the rest of the run
-
-    def merge(self, other: "Outcome[K, V]") -> None:
-        self.completed.update(other.completed)
-        self.failed.update(other.failed)
-        self.unmapped |= other.unmapped
-        self.retry |= other.retry
-        self.reasons.update(other.reasons)
-        self.notes.update(other.notes)
-
-    def requeue(self, key: K, failure: Failure, *, relookup: bool) -> None:
-        (self.unmapped if relookup else self.retry).add(key)
-        self.reasons[key] = str(failure)
-
-    def only(self, keys: Iterable[K]) -> "Outcome[K, V]":
-        """A copy that says only what it says of ``keys``."""
-        keep = set(keys)
-        return Outcome({k: v for k, v in self.completed.items() if k in keep},
-                       {k: v for k, v in self.failed.items() if k in keep},
-                       self.unmapped & keep, self.retry & keep,
-                       {k: v for k, v in self.reasons.items() if k in keep},
-                       {k: v for k, v in self.notes.items() if k in keep})
-
-
-class Lookup(Protocol[K]):
-    """Which broker serves a key (``AdminApiLookupStrategy``): ``parse`` puts key -> node id in
-    ``completed``. ``request_class`` None: the key names its broker, no request is needed
-    (``StaticBrokerStrategy``), and ``resolve(keys)`` answers at once."""
-
-    request_class: type[ApiMessage] | None
-
-    def cached(self, key: K) -> int | None: ...
-
-    def forget(self, keys: Iterable[K]) -> None: ...
-
-    def build(self, keys: list[K], version: int) -> list[RequestPlan[K]]: ...
-
-    def parse(self, plan: RequestPlan[K], response: Any) -> Outcome[K, int]: ...
 
 
 @dataclass(eq=False)
@@ -146,10 +86,11 @@ class Driver(Generic[K, V]):
     response, a grown byte budget) are kept for this run and handed back to it.
     """
 
-    def __init__(self, handler: "Handler[K, V]", keys: Iterable[K], *, backoff: Callable[[int], float]) -> None:
+    def __init__(self, handler: "Handler[K, V] | None", keys: Iterable[K], *, backoff: Callable[[int], float],
+                 lookup: Lookup[K] | None = None) -> None:
         self.handler = handler
-        self.lookup = handler.lookup
-        self.api = handler.api
+        self.lookup: Lookup[K] = lookup if lookup is not None else handler.lookup
+        self.api = handler.api if handler is not None else f"{type(self.lookup).__name__} only"
         self.values: dict[K, V] = {}
         self.failures: dict[K, Failure] = {}
         self._notes: dict[K, Any] = {}  # what the handler remembers of each key during this run
@@ -168,6 +109,12 @@ class Driver(Generic[K, V]):
             else:
                 self._mapped.setdefault(node, set()).add(key)
 
+    @classmethod
+    def lookup_only(cls, lookup: Lookup[K], keys: Iterable[K], *, backoff: Callable[[int], float]) -> "Driver[K, int]":
+        """A driver that only looks ``keys`` up (filling ``lookup``'s cache): its lookup
+        dispatches are the ones to send; it has no API to fulfil."""
+        return cls(None, keys, backoff=backoff, lookup=lookup)
+
     # -- what to send ------------------------------------------------------------------------
 
     def poll(self, now: float) -> list[Dispatch[K]]:
@@ -178,7 +125,7 @@ class Driver(Generic[K, V]):
         if self._waiting_lookup:
             batch = tuple(self._waiting_lookup)
             self._waiting_lookup.clear()
-            if self.lookup.request_class is None:
+            if self.lookup.routing is Routing.FIXED:
                 self._absorb(LOOKUP, ANY_BROKER, self.lookup.resolve(list(batch)), now)
             else:
                 out.append(Dispatch(LOOKUP, ANY_BROKER, batch))

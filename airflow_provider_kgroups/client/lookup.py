@@ -1,16 +1,18 @@
 """Lookup strategies: which broker serves a key. Handlers never see how keys were mapped.
 
 Each is a handler of the same shape as the API handlers (``build`` requests for keys, ``parse``
-a response into an :class:`~.driver.Outcome` whose ``completed`` maps key -> node id), after
-the Java admin client's ``AdminApiLookupStrategy``; the driver asks them, the runner sends.
+a response into an :class:`~.contract.Outcome` whose ``completed`` maps key -> node id), after
+the Java admin client's ``AdminApiLookupStrategy``; the driver asks them, the runner sends, to
+where each one's :class:`~.contract.Routing` says (the runner never asks which API a lookup is).
 
 * :class:`CoordinatorLookup` - groups to their coordinator with FindCoordinator
   (``CoordinatorStrategy``): batched requests (v4+, KIP-699), each within the
   :class:`~.chunking.RequestLimits`, or, from a broker without v4, one request per key.
-  Results are cached across calls.
+  Results are cached across calls. Routed :attr:`~.contract.Routing.BATCHING`.
 * :class:`LeaderLookup` - partitions to their leader with Metadata (``PartitionLeaderStrategy``).
+  Routed :attr:`~.contract.Routing.LEAST_LOADED`.
 * :class:`BrokerLookup` - the key *is* a broker (ListGroups goes to every broker;
-  ``StaticBrokerStrategy``): no request.
+  ``StaticBrokerStrategy``): no request. Routed :attr:`~.contract.Routing.FIXED`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Iterable
 from .chunking import Chunker, RequestLimits
 from .cluster import ClusterMetadata
 from .config import BrokerAddress
-from .driver import Outcome, RequestPlan
+from .contract import Lookup, Outcome, RequestPlan, Routing
 from .errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
 from .protocol import FindCoordinatorRequest, MetadataRequest
 from .results import TopicPartition
@@ -38,13 +40,14 @@ def batches(version: int | None) -> bool:
     return (version or 0) >= BATCHED_FIND_COORDINATOR
 
 
-class CoordinatorLookup:
-    """FindCoordinator for groups. Which broker to ask (one that batches, else every broker
-    in turn) is the runner's choice; the request's shape follows that broker's version, as
+class CoordinatorLookup(Lookup[str]):
+    """FindCoordinator for groups. Sent to a broker that batches (v4+), else to every broker in
+    turn (:attr:`~.contract.Routing.BATCHING`); the request's shape follows that broker's version, as
     ``CoordinatorStrategy`` falls back from batched to one key per request (``disableBatch``)
     when the broker is older than v4. A coordinator's address goes to the cluster metadata."""
 
     request_class = FindCoordinatorRequest
+    routing = Routing.BATCHING
 
     def __init__(self, metadata: ClusterMetadata, *, limits: RequestLimits = RequestLimits()) -> None:
         self.metadata = metadata
@@ -57,6 +60,9 @@ class CoordinatorLookup:
     def forget(self, group_ids: Iterable[str]) -> None:
         for group_id in group_ids:
             self._coordinators.pop(group_id, None)
+
+    def batches(self, version: int | None) -> bool:
+        return batches(version)
 
     def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
         if batches(version):
@@ -95,10 +101,12 @@ class CoordinatorLookup:
         return outcome
 
 
-class LeaderLookup:
-    """Metadata for the partitions' topics; the cluster metadata keeps the leaders (its cache)."""
+class LeaderLookup(Lookup[TopicPartition]):
+    """Metadata for the partitions' topics, from the least-loaded broker (the next one when it
+    fails); the cluster metadata keeps the leaders (its cache)."""
 
     request_class = MetadataRequest
+    routing = Routing.LEAST_LOADED
 
     def __init__(self, metadata: ClusterMetadata) -> None:
         self.metadata = metadata
@@ -136,10 +144,11 @@ class LeaderLookup:
         return outcome
 
 
-class BrokerLookup:
+class BrokerLookup(Lookup[int]):
     """Keys are broker node ids; nothing to look up."""
 
     request_class = None
+    routing = Routing.FIXED
 
     def cached(self, node_id: int) -> int | None:
         return node_id

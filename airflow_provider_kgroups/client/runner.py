@@ -6,12 +6,14 @@ feeds back every response and failure, until each key is settled or the deadline
 Requests to different brokers are in flight at once; the requests of one dispatch are pipelined
 on its broker's connection.
 
-Where a lookup goes is decided here, as ``leastLoadedNode`` does in the Java client:
-FindCoordinator to the least-loaded live broker that batches (v4+), connecting to every known
-broker only when no live one does, and otherwise one request per group spread over them;
-Metadata to the least-loaded broker, moving on to the next one at once when it fails
-(``NetworkClient.DefaultMetadataUpdater``). Calls running side by side share one bootstrap
-Metadata and one FindCoordinator per group (:class:`InFlight`).
+A lookup's requests go where its declared :class:`~.contract.Routing` says, as
+``leastLoadedNode`` picks in the Java client (the runner never asks which API a lookup is):
+``BATCHING`` (FindCoordinator) to the least-loaded live broker that batches (v4+), connecting
+to every known broker only when no live one does, and otherwise one request per key spread over
+them; ``LEAST_LOADED`` (Metadata) to the least-loaded broker, moving on to the next one at once
+when it fails (``NetworkClient.DefaultMetadataUpdater``); ``FIXED`` keys name their broker and
+never reach the sender. Calls running side by side share one bootstrap Metadata and one lookup
+per key (:class:`InFlight`).
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from typing import Any, Awaitable, Callable, Iterable, TypeVar
 from .cluster import ClusterMetadata
 from .config import ClientConfig
 from .deadline import Deadline
-from .driver import FULFIL, LOOKUP, Dispatch, Driver, Lookup, Outcome, RequestPlan
+from .contract import Lookup, Outcome, RequestPlan, Routing
+from .driver import LOOKUP, Dispatch, Driver
 from .handlers.base import Handler
 from .errors import NoBrokerAvailable, ProtocolError, RequestTimeout, TransportError, error_name
-from .lookup import batches
-from .protocol import ApiMessage, FindCoordinatorRequest, MetadataRequest, warmup
+from .protocol import ApiMessage, MetadataRequest, warmup
 from .results import KeyedResults
 from .transport import BrokerConnection, ConnectionPool
 
@@ -43,10 +45,11 @@ T = TypeVar("T")
 @dataclass
 class InFlight:
     """Lookups in flight for one client, which calls running side by side wait for instead of
-    asking again: the bootstrap Metadata and each group's FindCoordinator."""
+    asking again: the bootstrap Metadata and each key's lookup (a group's FindCoordinator, a
+    partition's Metadata)."""
 
     bootstrap: asyncio.Future | None = None
-    coordinators: dict[str, asyncio.Future] = field(default_factory=dict)
+    lookups: dict[Lookup, dict[Any, asyncio.Future]] = field(default_factory=dict)  # lookup -> key -> its answer
 
 
 @dataclass
@@ -146,13 +149,11 @@ async def run(call: Call, handler: Handler, keys: Iterable) -> KeyedResults:
 
 
 async def _send(call: Call, driver: Driver, dispatch: Dispatch) -> None:
-    if dispatch.stage == FULFIL:
-        conn = await call.connection(dispatch.node)
-        await _pipeline(call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(driver.handler.request_class)))
-    elif driver.lookup.request_class is MetadataRequest:
-        await _send_metadata_lookup(call, driver, dispatch)
-    else:
-        await _share_coordinator_lookup(call, driver, dispatch)
+    if dispatch.stage == LOOKUP:
+        await _share_lookup(call, driver, dispatch)
+        return
+    conn = await call.connection(dispatch.node)
+    await _pipeline(call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(driver.handler.request_class)))
 
 
 async def _pipeline(call: Call, driver: Driver, dispatch: Dispatch, conn: BrokerConnection,
@@ -171,52 +172,64 @@ async def _pipeline(call: Call, driver: Driver, dispatch: Dispatch, conn: Broker
 
 # -- lookups -------------------------------------------------------------------------------------
 
-async def _share_coordinator_lookup(call: Call, driver: Driver, dispatch: Dispatch) -> None:
-    """Groups whose FindCoordinator another call has in flight (describe and OffsetFetch of the
-    same groups, as the lag snapshot sends them) wait for that answer instead of asking again."""
-    shared = call.in_flight.coordinators
-    waiting = {g: shared[g] for g in dispatch.keys if g in shared}
-    mine = [g for g in dispatch.keys if g not in waiting]
+async def _share_lookup(call: Call, driver: Driver, dispatch: Dispatch) -> None:
+    """Keys whose lookup another call has in flight (describe and OffsetFetch of the same groups,
+    as the lag snapshot sends them) wait for that answer instead of asking again; the others go
+    where the lookup's routing says."""
+    lookup = driver.lookup
+    shared = call.in_flight.lookups.setdefault(lookup, {})
+    waiting = {k: shared[k] for k in dispatch.keys if k in shared}
+    mine = [k for k in dispatch.keys if k not in waiting]
     if mine:
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         shared.update(dict.fromkeys(mine, future))
         try:
-            await _send_coordinator_lookup(call, driver, dispatch, mine)
+            await _ROUTES[lookup.routing](call, driver, dispatch, mine)
             future.set_result(dispatch.outcome.only(mine))
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: nobody else may be waiting
             raise
         finally:
-            for g in mine:
-                if shared.get(g) is future:
-                    del shared[g]
+            for k in mine:
+                if shared.get(k) is future:
+                    del shared[k]
     for future in {id(f): f for f in waiting.values()}.values():
         answer = await asyncio.shield(future)
-        driver.adopt(dispatch, answer.only(g for g, f in waiting.items() if f is future))
+        driver.adopt(dispatch, answer.only(k for k, f in waiting.items() if f is future))
 
 
-async def _send_coordinator_lookup(call: Call, driver: Driver, dispatch: Dispatch, group_ids: list[str]) -> None:
-    # A live broker that batches answers at once, without waiting for the broker list (on a
-    # cold client the first Metadata is then in flight beside this FindCoordinator); only
-    # without one is every broker connected (to learn its versions), which a silent broker
-    # can slow down.
-    call.expect(FindCoordinatorRequest, next_up=True)
+async def _least_loaded(call: Call, driver: Driver, dispatch: Dispatch, keys: list) -> None:
+    """:attr:`Routing.LEAST_LOADED`: one request, to the least-loaded broker that answers."""
+    plan, response = await ask_any_broker(call, driver.lookup.request_class,
+                                          lambda version: driver.build(dispatch, version, keys)[0])
+    driver.on_response(dispatch, plan, response)
+
+
+async def _batching(call: Call, driver: Driver, dispatch: Dispatch, keys: list) -> None:
+    """:attr:`Routing.BATCHING`. A live broker that batches answers at once, without waiting for
+    the broker list (on a cold client the first Metadata is then in flight beside this lookup);
+    only without one is every broker connected (to learn its versions), which a silent broker
+    can slow down. No broker batching: one request per key, spread over the brokers."""
+    lookup = driver.lookup
+    call.expect(lookup.request_class, next_up=True)
     await call.any_connection()
-    batching = _batching(call.pool.live())
-    if batching:
-        conns = call.pool.live()
-    else:
+
+    def batching(conns: list[BrokerConnection]) -> list[BrokerConnection]:
+        return [c for c in conns if lookup.batches(c.version_for(lookup.request_class))]
+
+    batchers = batching(call.pool.live())
+    if not batchers:
         await bootstrap(call)
         conns = await _connect_all(call, call.metadata.brokers)
-        batching = _batching(conns)
-    if batching:
-        conn = batching[0]  # the least loaded (connections come in load order)
-        await _pipeline(call, driver, dispatch, conn, driver.build(dispatch, _version(conn), group_ids))
+        batchers = batching(conns)
+    if batchers:
+        conn = batchers[0]  # the least loaded (connections come in load order)
+        await _pipeline(call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(lookup.request_class), keys))
         return
     # No broker batches: one request per key, spread over the brokers, all in flight at once.
-    plans = [(conn, plan) for group_id, conn in zip(group_ids, itertools.cycle(conns))
-             for plan in driver.build(dispatch, _version(conn), [group_id])]
+    plans = [(conn, plan) for key, conn in zip(keys, itertools.cycle(conns))
+             for plan in driver.build(dispatch, conn.version_for(lookup.request_class), [key])]
     responses = await asyncio.gather(*(call.send(c, p) for c, p in plans), return_exceptions=True)
     for (_, plan), response in zip(plans, responses):
         if isinstance(response, BaseException):
@@ -225,12 +238,7 @@ async def _send_coordinator_lookup(call: Call, driver: Driver, dispatch: Dispatc
             driver.on_response(dispatch, plan, response)
 
 
-def _version(conn: BrokerConnection) -> int | None:
-    return conn.version_for(FindCoordinatorRequest)
-
-
-def _batching(conns: list[BrokerConnection]) -> list[BrokerConnection]:
-    return [c for c in conns if batches(_version(c))]
+_ROUTES = {Routing.LEAST_LOADED: _least_loaded, Routing.BATCHING: _batching}
 
 
 async def _connect_all(call: Call, brokers: dict) -> list[BrokerConnection]:
@@ -244,24 +252,10 @@ async def _connect_all(call: Call, brokers: dict) -> list[BrokerConnection]:
     return conns
 
 
-async def _send_metadata_lookup(call: Call, driver: Driver, dispatch: Dispatch) -> None:
-    plan, response = await ask_any_broker(call, lambda version: driver.build(dispatch, version)[0])
-    driver.on_response(dispatch, plan, response)
-
-
-class _LookupOnly:
-    """A driver's handler for locating keys without asking anything of the brokers found."""
-
-    def __init__(self, lookup: Lookup) -> None:
-        self.lookup = lookup
-        self.request_class = lookup.request_class
-        self.api = "lookup"
-
-
 async def locate(call: Call, lookup: Lookup, keys: list) -> None:
     """Look ``keys`` up once (filling the lookup's cache), as the first lookup of :func:`run`
     would: for several drivers about to run over the same keys."""
-    driver = Driver(_LookupOnly(lookup), keys, backoff=call.backoff)
+    driver = Driver.lookup_only(lookup, keys, backoff=call.backoff)
     for dispatch in driver.poll(time.monotonic()):
         if dispatch.stage == LOOKUP:
             await _send(call, driver, dispatch)
@@ -269,14 +263,16 @@ async def locate(call: Call, lookup: Lookup, keys: list) -> None:
 
 # -- Metadata ------------------------------------------------------------------------------------
 
-async def ask_any_broker(call: Call, build: Callable[[int], RequestPlan]) -> tuple[RequestPlan, Any]:
-    """Send ``build(version)`` to the least-loaded broker. One that goes silent, drops the
+async def ask_any_broker(call: Call, request_class: type[ApiMessage],
+                         build: Callable[[int | None], RequestPlan]) -> tuple[RequestPlan, Any]:
+    """Send ``build(version)`` (a ``request_class``) to the least-loaded broker. One that goes silent, drops the
     connection or answers an error for the whole request is not the end of it: the next
     least-loaded broker is asked, within the same deadline, as the Java client's MetadataUpdater
     moves on to another node (NetworkClient.DefaultMetadataUpdater.maybeUpdate /
     leastLoadedNode). Every broker failing raises :class:`NoBrokerAvailable` naming why each did."""
     failed: dict[int, str] = {}
-    call.expect(MetadataRequest, next_up=True)
+    api = request_class.__name__.removesuffix("Request")
+    call.expect(request_class, next_up=True)
     while True:
         try:
             conn = await call.any_connection(exclude=failed)
@@ -284,16 +280,16 @@ async def ask_any_broker(call: Call, build: Callable[[int], RequestPlan]) -> tup
             if not failed:
                 raise
             tried = "; ".join(f"broker {n}: {why}" for n, why in failed.items())
-            raise NoBrokerAvailable(f"no broker answered Metadata ({tried}; {exc})") from None
+            raise NoBrokerAvailable(f"no broker answered {api} ({tried}; {exc})") from None
         try:
-            plan = build(conn.version_for(MetadataRequest))
+            plan = build(conn.version_for(request_class))
             response = await call.send(conn, plan)
             top_error = getattr(response, "error_code", 0) or 0
             if top_error:
-                raise ProtocolError(f"broker {conn.address} answered Metadata with {error_name(top_error)}")
+                raise ProtocolError(f"broker {conn.address} answered {api} with {error_name(top_error)}")
         except (TransportError, ProtocolError, OSError) as exc:
             failed[conn.node_id] = str(exc)
-            log.info("metadata from broker %s failed (%s): asking another broker", conn.address, exc)
+            log.info("%s from broker %s failed (%s): asking another broker", api, conn.address, exc)
             call.check_time_left()
             continue
         return plan, response
@@ -305,7 +301,7 @@ async def refresh(call: Call, topics: Iterable[str] | None = ()) -> dict[str, in
     named it (topics it left out are absent from the mapping)."""
     names = None if topics is None else sorted(set(topics))
     plan, response = await ask_any_broker(
-        call, lambda version: RequestPlan(call.metadata.request(names, version), version, ()))
+        call, MetadataRequest, lambda version: RequestPlan(call.metadata.request(names, version), version, ()))
     return call.metadata.absorb(names, response)
 
 

@@ -14,7 +14,7 @@ import asyncio
 
 from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.config import BrokerAddress
-from airflow_provider_kgroups.client.driver import RequestPlan
+from airflow_provider_kgroups.client.contract import RequestPlan
 from airflow_provider_kgroups.client.lookup import CoordinatorLookup
 from airflow_provider_kgroups.client.protocol import FindCoordinatorRequest
 from airflow_provider_kgroups.client.transport import ConnectionPool

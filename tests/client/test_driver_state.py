@@ -15,7 +15,8 @@ from __future__ import annotations
 from airflow_provider_kgroups.client.chunking import RequestLimits
 from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.config import BrokerAddress
-from airflow_provider_kgroups.client.driver import ANY_BROKER, FULFIL, LOOKUP, Driver
+from airflow_provider_kgroups.client.contract import ANY_BROKER
+from airflow_provider_kgroups.client.driver import FULFIL, LOOKUP, Driver
 from airflow_provider_kgroups.client.errors import (
     CLIENT_INCOMPLETE_RESPONSE, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected,
     ErrorCode, NoBrokerAvailable, ResponseTooLarge,

@@ -17,7 +17,7 @@ import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, GroupDeletion, TopicPartition
 from airflow_provider_kgroups.client import handlers as handlers_package
-from airflow_provider_kgroups.client.driver import Outcome, RequestPlan
+from airflow_provider_kgroups.client.contract import Outcome, RequestPlan
 from airflow_provider_kgroups.client.errors import CLIENT_UNSUPPORTED, Failure
 from airflow_provider_kgroups.client.handlers.base import Handler, VersionNeed
 from airflow_provider_kgroups.client.handlers.delete_groups import DeleteGroupsHandler

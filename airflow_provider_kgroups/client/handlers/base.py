@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Generic, Iterable, Mapping, TypeVar
 
-from ..driver import Lookup, Outcome, RequestPlan
+from ..contract import Lookup, Outcome, RequestPlan
 from ..errors import CLIENT_UNSUPPORTED, Failure
 from ..protocol import ApiMessage
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping, TypeVar
 
-from ..driver import Outcome
+from ..contract import Outcome
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
 from ..results import TopicPartition
 

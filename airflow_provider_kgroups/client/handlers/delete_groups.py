@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..chunking import Chunker, RequestLimits
-from ..driver import Outcome, RequestPlan
+from ..contract import Outcome, RequestPlan
 from ..errors import ErrorCode
 from ..lookup import CoordinatorLookup
 from ..protocol import DeleteGroupsRequest

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from ..chunking import Chunker, RequestLimits
-from ..driver import Outcome, RequestPlan
+from ..contract import Outcome, RequestPlan
 from ..errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode
 from ..lookup import CoordinatorLookup
 from ..protocol import (

@@ -27,7 +27,7 @@ from enum import Enum
 from typing import Iterable, Mapping
 
 from ..batches import UndecodableBatch, read_batches
-from ..driver import Outcome, RequestPlan
+from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_UNDECODABLE, CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure, UndecodableFailure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..batches import UndecodableBatch
-from ..driver import Outcome, RequestPlan
+from ..contract import Outcome, RequestPlan
 from ..errors import REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest

@@ -12,7 +12,7 @@ deadline, fails that broker only (``ListGroupsResult.broker_failures``).
 
 from __future__ import annotations
 
-from ..driver import Outcome, RequestPlan
+from ..contract import Outcome, RequestPlan
 from ..errors import RELOOKUP, RETRY_SAME_BROKER, Failure
 from ..lookup import BrokerLookup
 from ..protocol import ListGroupsRequest

@@ -11,7 +11,7 @@ gone then fails in the lookup, after one Metadata request.
 
 from __future__ import annotations
 
-from ..driver import Outcome, RequestPlan
+from ..contract import Outcome, RequestPlan
 from ..errors import REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
 from ..protocol import ListOffsetsRequest

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..driver import Outcome, RequestPlan
+from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, Failure
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetDeleteRequest

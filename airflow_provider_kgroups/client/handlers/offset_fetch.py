@@ -5,7 +5,7 @@ request, all pipelined on the connection."""
 from __future__ import annotations
 
 from ..chunking import Chunker, RequestLimits
-from ..driver import Outcome, RequestPlan
+from ..contract import Outcome, RequestPlan
 from ..errors import ErrorCode, Failure
 from ..lookup import CoordinatorLookup
 from ..protocol import OffsetFetchRequest
