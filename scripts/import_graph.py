@@ -1,6 +1,6 @@
 """The package's import graph, by folder: which folder imports which, what runs the wrong way.
 
-    python scripts/import_graph.py            # report; exit 1 if an import runs upward or folders loop
+    python scripts/import_graph.py            # report; exit 1 if an import runs upward, or folders or files loop
     python scripts/import_graph.py --modules  # also every module-to-module edge
 
 Layers, lowest first (a module may import its own layer or a lower one, never a higher one):
@@ -105,9 +105,21 @@ def scan(root: Path = ROOT):
 
 
 def folder_cycles(folder_edges: dict[tuple[str, str], int]) -> list[list[str]]:
-    """Strongly connected components with more than one folder (Tarjan)."""
+    """Strongly connected components with more than one folder."""
+    return cycles(folder_edges)
+
+
+def file_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module: files that import each other,
+    directly or round a loop, even inside one folder (a package ``__init__`` counts as a file)."""
+    return cycles((a, b) for a, targets in edges.items() for b in targets)
+
+
+def cycles(pairs) -> list[list[str]]:
+    """Strongly connected components of more than one node of the graph ``pairs`` (a, b: a
+    imports b), each sorted, in the order found (Tarjan)."""
     graph: dict[str, set[str]] = defaultdict(set)
-    for a, b in folder_edges:
+    for a, b in pairs:
         graph[a].add(b)
         graph.setdefault(b, set())
     index: dict[str, int] = {}
@@ -165,6 +177,7 @@ def analyse(root: Path = ROOT) -> dict:
         "folder_edges": dict(folder_edges),
         "upward": upward,
         "cycles": folder_cycles(folder_edges),
+        "file_cycles": file_cycles(edges),
         "unplaced": sorted(folders - set(LAYERS)),
         "airflow_below": airflow_below,
         "long_files": [(n, p) for n, p in long_files if n > LONG_FILE],
@@ -182,6 +195,8 @@ def report(result: dict, modules: bool = False) -> str:
     lines += [f"  {a} -> {b}" for a, b in result["upward"]]
     lines.append(f"Folder cycles: {len(result['cycles'])}")
     lines += ["  " + " <-> ".join(c) for c in result["cycles"]]
+    lines.append(f"File cycles: {len(result['file_cycles'])}")
+    lines += ["  " + " <-> ".join(m.removeprefix(PACKAGE + ".") for m in c) for c in result["file_cycles"]]
     if result["unplaced"]:
         lines.append(f"Unplaced folders (give them a layer in LAYERS): {', '.join(result['unplaced'])}")
     lines.append(f"Airflow imported below the Airflow layer: {len(result['airflow_below'])}")
@@ -197,7 +212,8 @@ def report(result: dict, modules: bool = False) -> str:
 
 
 def ok(result: dict) -> bool:
-    return not (result["upward"] or result["cycles"] or result["unplaced"] or result["airflow_below"])
+    return not (result["upward"] or result["cycles"] or result["file_cycles"] or result["unplaced"]
+                or result["airflow_below"])
 
 
 def main(argv: list[str]) -> int:
