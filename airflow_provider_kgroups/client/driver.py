@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Hashable, Iterable, Ty
 
 from .contract import ANY_BROKER, Lookup, Outcome, RequestPlan, Routing
 from .errors import (
-    CLIENT_DISCONNECTED, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected,
-    BrokerThrottled, Failure, KafkaGroupsError, RequestTimeout, ResponseTooLarge, response_lost,
+    CLIENT_DISCONNECTED, CLIENT_PROTOCOL_ERROR, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED,
+    AuthenticationError, BrokerDisconnected, BrokerThrottled, ConfigurationError, Failure, KafkaGroupsError,
+    ProtocolError, RequestTimeout, ResponseTooLarge, UnsupportedVersion, response_lost,
 )
 from .results import KeyedResults
 
@@ -61,8 +62,12 @@ class Dispatch(Generic[K]):
 
 
 def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome:
-    """Where a request's keys go when it got no usable response."""
-    if not isinstance(error, Exception):  # cancelled, interrupted: not the broker's doing
+    """Where a request's keys go when it got no usable response: only what the transport or the
+    protocol failed at becomes an outcome per key, each with a code of its own. Anything else (a
+    bug in a handler's ``build`` or ``parse``, a failed login, bad input) is raised: it is no
+    answer of the broker's, and asking again would run into it again."""
+    if isinstance(error, (AuthenticationError, ConfigurationError)) \
+            or not isinstance(error, (KafkaGroupsError, OSError)):
         raise error
     if isinstance(error, BrokerThrottled):  # no answer can come before the deadline: say why now
         failure = Failure(CLIENT_TIMEOUT, str(error))
@@ -73,8 +78,11 @@ def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome:
     if isinstance(error, (BrokerDisconnected, RequestTimeout, ConnectionError, OSError)):
         # A dropped or silent broker: its keys go back to lookup, as in the Java client.
         return Outcome(unmapped=set(keys), reasons={key: str(error) for key in keys})
-    failure = Failure(CLIENT_DISCONNECTED if isinstance(error, KafkaGroupsError) else CLIENT_UNSUPPORTED,
-                      f"{type(error).__name__}: {error}")
+    if isinstance(error, UnsupportedVersion):
+        code = CLIENT_UNSUPPORTED
+    else:
+        code = CLIENT_PROTOCOL_ERROR if isinstance(error, ProtocolError) else CLIENT_DISCONNECTED
+    failure = Failure(code, f"{type(error).__name__}: {error}")
     return Outcome(failed={key: failure for key in keys})
 
 

@@ -74,6 +74,7 @@ CLIENT_RECORDED_ERROR = -106  # read back from the history store, which keeps th
 #: a record batch this client cannot decode (its codec's library failed, or the bytes are not a v2 batch):
 #: the message names the codec, the library and the partition
 CLIENT_UNDECODABLE = -107
+CLIENT_PROTOCOL_ERROR = -108  # a broker's answer this client cannot read (an undecodable or malformed response)
 CLIENT_CODES = {code: name for name, code in globals().items() if name.startswith("CLIENT_") and isinstance(code, int)}
 
 
@@ -156,6 +157,11 @@ class IncompleteListingError(KafkaGroupsError):
 
 class ProtocolError(KafkaGroupsError):
     """A broker answered with something this client cannot read."""
+
+
+class UnsupportedVersion(KafkaGroupsError):
+    """A request cannot be sent at the version the broker offers (Java's
+    ``UnsupportedVersionException`` from a request builder): nothing was sent."""
 
 
 class TransportError(KafkaGroupsError):

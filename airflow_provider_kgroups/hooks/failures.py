@@ -1,7 +1,8 @@
 """Errors that retrying cannot fix end the task at once (no retries, no waiting for a timeout).
 
 The rule itself is :func:`..client.errors.is_retriable`; this module turns it into Airflow's
-terms for every operator and sensor alike.
+terms for every operator and sensor alike. A bug (an exception that is neither the client's
+nor an I/O error nor Airflow's own) is not retried either: the same code would run into it again.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from ..client.errors import KafkaGroupsError, is_retriable
 
@@ -33,11 +34,16 @@ def gate_decision_on_error(error: KafkaGroupsError) -> "Decision":
 
 @contextmanager
 def fail_fast(what: str) -> Iterator[None]:
-    """Re-raise a non-retriable client error as ``AirflowFailException`` (the task fails without
-    its retries); anything retriable passes through unchanged."""
+    """Re-raise a non-retriable client error, or a bug, as ``AirflowFailException`` (the task
+    fails without its retries); anything retriable (and Airflow's own exceptions, and I/O errors
+    outside the client) passes through unchanged."""
     try:
         yield
     except KafkaGroupsError as exc:
         if is_retriable(exc):
             raise
         raise AirflowFailException(f"{what}: {not_retriable_message(exc)}") from None
+    except (AirflowException, OSError):
+        raise
+    except Exception as exc:
+        raise AirflowFailException(f"{what}: a bug, {not_retriable_message(exc)}") from exc

@@ -2,7 +2,8 @@
 a wrong SASL password and an untrusted TLS certificate fail a deferrable sensor with an hour's
 timeout and three retries at its first check; its trigger ends on the same errors with a
 ``not_retriable`` event instead of polling until the timeout. On the fake cluster (SASL
-SCRAM-SHA-512 over TLS), which Tansu cannot serve."""
+SCRAM-SHA-512 over TLS), which Tansu cannot serve. A bug in the client (a fault injected into a
+handler) fails a sensor, deferrable or poking, at its first check the same way."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 
 import pytest
 
+from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
 from airflow_provider_kgroups.lag.gate import GateSpec
 from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
 from tests.support.fakekafka import FakeCluster, make_self_signed_cert, server_ssl_context
@@ -51,6 +53,32 @@ def test_a_deferrable_sensor_fails_at_its_first_check_without_retries(case, run_
     assert "AuthenticationError" in text and "retrying cannot fix this" in text
     assert ("authentication as 'alice'" in text) if case == "wrong_password" else ("TLS certificate verification" in text)
     assert PASSWORD not in text and WRONG not in text  # secrets never logged
+
+
+@pytest.mark.parametrize("dag_id", ["kg_sensor_bug", "kg_sensor_bug_poke"])
+def test_a_bug_in_a_handler_fails_the_sensor_at_its_first_check(dag_id, run_dag, kgroups_conn, monkeypatch, capfd):
+    """A fault injected into the OffsetFetch handler's ``parse`` used to become a per-key
+    CLIENT_UNSUPPORTED failure, which the gate read as a transient failure and waited out the
+    sensor's timeout: now it propagates out of the client and the task fails, without its
+    retries (``AirflowFailException``, which says so)."""
+    def broken(self, plan, response, notes):
+        raise ZeroDivisionError("injected fault in OffsetFetchHandler.parse")
+
+    monkeypatch.setattr(OffsetFetchHandler, "parse", broken)
+    with FakeCluster.running_in_thread(brokers=2) as cluster:
+        cluster.add_topic("orders", partitions=1, end_offsets=10)
+        cluster.add_group("billing", offsets={("orders", 0): 7})
+        conn_id = kgroups_conn(f"kg_bug_{dag_id}", "kgroups", host=cluster.bootstrap, extra={"call_timeout_s": "10"})
+        result = run_dag(dag_id, {"conn": conn_id})
+        assert cluster.count("OffsetFetch") >= 1  # the fault was reached, after a real answer
+    assert result.state == "failed", result
+    assert result.tasks["gate"] == "failed"  # not up_for_retry: retries=3 were not used
+    assert result.seconds < 60, "must fail at the first check, not after retries or the 1 h timeout"
+    out = capfd.readouterr()
+    text = out.out + out.err
+    assert "injected fault in OffsetFetchHandler.parse" in text
+    assert "a bug, ZeroDivisionError" in text and "retrying cannot fix this" in text
+    assert "check failed, will retry" not in text
 
 
 def test_the_trigger_ends_on_an_error_retrying_cannot_fix(kgroups_conn, secure_cluster):

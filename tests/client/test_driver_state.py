@@ -12,14 +12,17 @@ Times are passed in (``now``), the backoff is a fixed function: nothing here wai
 
 from __future__ import annotations
 
+import pytest
+
 from airflow_provider_kgroups.client.chunking import RequestLimits
 from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.config import BrokerAddress
 from airflow_provider_kgroups.client.contract import ANY_BROKER
 from airflow_provider_kgroups.client.driver import FULFIL, LOOKUP, Driver
 from airflow_provider_kgroups.client.errors import (
-    CLIENT_INCOMPLETE_RESPONSE, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED, BrokerDisconnected,
-    ErrorCode, NoBrokerAvailable, ResponseTooLarge,
+    CLIENT_INCOMPLETE_RESPONSE, CLIENT_PROTOCOL_ERROR, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED,
+    AuthenticationError, BrokerDisconnected, BrokerThrottled, ConfigurationError, ErrorCode, NoBrokerAvailable,
+    ProtocolError, ResponseTooLarge, UnsupportedVersion,
 )
 from airflow_provider_kgroups.client.handlers.delete_groups import DeleteGroupsHandler
 from airflow_provider_kgroups.client.handlers.describe_groups import UNAVAILABLE, ShareGroupDescribeHandler
@@ -200,6 +203,45 @@ def test_a_lost_connection_sends_the_keys_back_to_lookup_and_a_failed_lookup_is_
     assert shape([relookup]) == [(LOOKUP, ANY_BROKER, ["g1", "g2"])]
     driver.fail(relookup, NoBrokerAvailable("no broker reachable"), BACKOFF)
     assert driver.failures == {} and shape(driver.poll(BACKOFF + 2 * BACKOFF)) == [(LOOKUP, ANY_BROKER, ["g1", "g2"])]
+
+
+def test_transport_and_protocol_failures_are_outcomes_with_their_own_codes_anything_else_is_raised():
+    """A bug is not a broker answer. A request that got no usable answer leaves its keys an
+    outcome only when the transport or the protocol failed, with codes that tell them apart
+    (AdminApiDriver.onFailure hands the handler only what the network client reports): a
+    dropped connection is looked up again, a throttle past the deadline is a timeout, an
+    undecodable answer CLIENT_PROTOCOL_ERROR, a request the broker's version cannot carry
+    CLIENT_UNSUPPORTED. Anything else - a handler's own exception, a failed login, bad input -
+    is raised out of the driver: retrying would run into it again."""
+    driver, _, _ = coordinator_driver(groups=("a", "b", "c", "d"))
+    [dispatch] = driver.poll(0.0)
+    mapped(driver, dispatch, found(("a", 0, 1), ("b", 0, 2), ("c", 0, 3), ("d", 0, 4)))
+    by_node = {d.node: d for d in driver.poll(0.0)}
+    for node, error in {1: ProtocolError("cannot decode OffsetFetchResponse v9 from broker b1:9092"),
+                        2: BrokerThrottled("broker b2 throttles this client past the deadline"),
+                        3: UnsupportedVersion("broker 3 cannot carry this request"),
+                        4: BrokerDisconnected("broker b4 closed the connection")}.items():
+        [plan] = driver.build(by_node[node], 8)
+        assert driver.on_failure(by_node[node], plan, error) == []
+        driver.complete(by_node[node], 0.0)
+    assert {g: f.code for g, f in driver.failures.items()} == {
+        "a": CLIENT_PROTOCOL_ERROR, "b": CLIENT_TIMEOUT, "c": CLIENT_UNSUPPORTED}
+    assert "cannot decode OffsetFetchResponse" in driver.failures["a"].message
+    assert shape(driver.poll(BACKOFF)) == [(LOOKUP, ANY_BROKER, ["d"])]  # the dropped one: looked up again
+
+    for error in (KeyError("topics"), AttributeError("'NoneType' object has no attribute 'partitions'"),
+                  AuthenticationError("SASL PLAIN authentication as 'alice' failed"),
+                  ConfigurationError("topics: '' is not a topic name.")):
+        driver, _, _ = coordinator_driver(groups=("g",))
+        [dispatch] = driver.poll(0.0)
+        mapped(driver, dispatch, found(("g", 0, 1)))
+        [fetch] = driver.poll(0.0)
+        [plan] = driver.build(fetch, 8)
+        with pytest.raises(type(error)):
+            driver.on_failure(fetch, plan, error)
+        with pytest.raises(type(error)):  # raised in the task that sent it: the same rule
+            driver.fail(fetch, error, 0.0)
+        assert driver.failures == {} and driver.values == {}
 
 
 def test_a_response_lost_after_sending_is_remembered_for_the_retry():

@@ -20,7 +20,8 @@ PACKAGE = Path(errors.__file__).resolve().parents[1]
 def test_every_client_code_has_its_name_and_none_is_a_broker_code():
     assert CLIENT_CODES == {-100: "CLIENT_TIMEOUT", -101: "CLIENT_DISCONNECTED", -102: "CLIENT_UNSUPPORTED",
                             -103: "CLIENT_INCOMPLETE_RESPONSE", -104: "CLIENT_RESPONSE_TOO_LARGE",
-                            -105: "CLIENT_NOT_READ", -106: "CLIENT_RECORDED_ERROR", -107: "CLIENT_UNDECODABLE"}
+                            -105: "CLIENT_NOT_READ", -106: "CLIENT_RECORDED_ERROR", -107: "CLIENT_UNDECODABLE",
+                            -108: "CLIENT_PROTOCOL_ERROR"}
     for code, name in CLIENT_CODES.items():
         assert error_name(code) == name and str(Failure(code, "why")) == f"{name}: why"
     assert error_name(-1) == "UNKNOWN"  # what a -1 would have said: the broker's unknown error
