@@ -1,8 +1,9 @@
 """The public asyncio client: a few verbs over the driver, each one deadline-bound call.
 
 The read verbs live here; the verbs that change committed offsets (commit, delete) in
-:mod:`.offset_verbs`, mixed in. Each is a short function that checks its input and runs one
-handler through the driver; the request logic lives in ``handlers/``.
+:mod:`.offset_verbs`, mixed in. Each verb checks its input (:mod:`.inputs`) and runs handlers
+through the driver; the request logic lives in ``handlers/``, listing in :mod:`.listing`,
+describing in :mod:`.describe`.
 """
 
 from __future__ import annotations
@@ -12,26 +13,27 @@ from typing import Iterable, Mapping
 
 from .chunking import RequestLimits
 from .cluster import ClusterMetadata
-from .describe import describe_all
 from .config import ClientConfig
-from .deadline import check_seconds, current_deadline, deadline
-from .errors import CLIENT_INCOMPLETE_RESPONSE, ConfigurationError, ErrorCode, Failure
+from .deadline import current_deadline, deadline
+from .describe import describe_all
+from .errors import CLIENT_INCOMPLETE_RESPONSE, CLIENT_UNSUPPORTED, ConfigurationError, ErrorCode, Failure, UnsupportedVersion
 from .handlers.base import Handler
 from .handlers.delete_groups import DeleteGroupsHandler
 from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES, FetchRecordsHandler
-from .handlers.list_groups import ListGroupsHandler
 from .handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED, ListOffsetsHandler
 from .handlers.offset_fetch import OffsetFetchHandler
-from .lookup import CoordinatorLookup, LeaderLookup
-from .offset_verbs import OffsetVerbs, checked_partitions as _partitions, is_partition as _is_partition
-from .protocol import MAX_STRING_BYTES, too_long
-from .runner import Call, InFlight, beside_bootstrap, locate, refresh, run
-from .results import (
-    GROUP_TYPES, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState,
-    KeyedResults, ListedOffset, ListGroupsResult, RecordPage, RecordTimestamp, TopicDescription, TopicExistence,
-    TopicPartition,
+from .inputs import (
+    check_timeout, group_states, group_types, partitions_of, string_list, topic_filter, unsendable_group_ids,
 )
+from .listing import list_everywhere
+from .lookup import CoordinatorLookup, LeaderLookup
+from .offset_verbs import OffsetVerbs
+from .results import (
+    GROUP_TYPES, GroupDeletion, GroupDescription, GroupOffsets, GroupState, KeyedResults,
+    ListedOffset, ListGroupsResult, RecordPage, RecordTimestamp, TopicDescription, TopicExistence, TopicPartition,
+)
+from .runner import Call, InFlight, beside_bootstrap, locate, refresh, run
 from .selection import validate_group_ids
 from .numbers import check_int, is_int
 from .transport import ConnectionPool, RequestStats
@@ -39,70 +41,6 @@ from .transport import ConnectionPool, RequestStats
 log = logging.getLogger(__name__)
 
 OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
-
-
-def unsendable_group_ids(group_ids: Iterable[str]) -> dict[str, Failure]:
-    """Ids longer than Kafka's protocol can carry (32767 UTF-8 bytes, any version): a Failure each."""
-    out = {}
-    for group_id in group_ids:
-        size = too_long(group_id)
-        if size is not None:
-            out[group_id] = Failure(ErrorCode.INVALID_GROUP_ID,
-                                    f"group id is {size} bytes in UTF-8; Kafka's protocol carries at most "
-                                    f"{MAX_STRING_BYTES} (not sent)")
-    return out
-
-
-def _check_timeout(timeout_s: float | None) -> None:
-    if timeout_s is not None:
-        check_seconds("timeout_s", timeout_s)
-
-
-def _strings(values: Iterable[str], what: str) -> list:
-    if isinstance(values, (str, bytes)):
-        raise ConfigurationError(f"{what} must be a list, not the single string {values!r}; write [{values!r}].")
-    return list(values)
-
-
-def _group_states(states: Iterable[str]) -> frozenset[str]:
-    """Kafka's state names, whatever the case (``stable``, ``preparing_rebalance``); a typo is an error
-    rather than a filter that silently matches nothing."""
-    known = [s.value for s in GroupState if s is not GroupState.UNKNOWN]
-    out = set()
-    for state in _strings(states, "states"):
-        parsed = GroupState.parse(state) if isinstance(state, str) else GroupState.UNKNOWN
-        if parsed is GroupState.UNKNOWN:
-            raise ConfigurationError(f"states: {state!r} is not a group state; use {', '.join(known)}.")
-        out.add(parsed.value)
-    return frozenset(out)
-
-
-def _group_types(types: Iterable[str]) -> frozenset[str]:
-    out = _strings(types, "types")
-    bad = [t for t in out if not isinstance(t, str) or not t.strip()]
-    if bad:
-        raise ConfigurationError(f"types: {bad[0]!r} is not a group type such as 'classic' or 'consumer'.")
-    return frozenset(t.strip() for t in out)
-
-
-def _topic_filter(topics: Mapping[str, Iterable[int]] | None) -> dict[str, list[int]] | None:
-    """``{topic: [partition, ...]}`` checked before anything is sent (None: every partition)."""
-    if topics is None:
-        return None
-    if not isinstance(topics, Mapping):
-        raise ConfigurationError(f"topics must be a mapping of topic -> partitions, got {topics!r}.")
-    wanted = {}
-    for topic, partitions in topics.items():
-        if not isinstance(topic, str) or not topic:
-            raise ConfigurationError(f"topics: {topic!r} is not a topic name.")
-        if isinstance(partitions, (str, bytes)) or not isinstance(partitions, Iterable):
-            raise ConfigurationError(f"topics[{topic!r}] must be a list of partitions, got {partitions!r}.")
-        partitions = list(partitions)
-        bad = [p for p in partitions if not _is_partition(p)]
-        if bad:
-            raise ConfigurationError(f"topics[{topic!r}] contains {bad[0]!r}: partitions are ints >= 0.")
-        wanted[topic] = sorted(set(partitions))
-    return wanted
 
 
 class AsyncGroupsClient(OffsetVerbs):
@@ -137,7 +75,7 @@ class AsyncGroupsClient(OffsetVerbs):
         await self.pool.close()
 
     def _call(self, timeout_s: float | None) -> Call:
-        _check_timeout(timeout_s)
+        check_timeout(timeout_s)
         return Call.start(self.pool, self.metadata, self.config, timeout_s, current_deadline(), self._in_flight)
 
     def deadline(self, seconds: float | None = None) -> deadline:
@@ -163,21 +101,17 @@ class AsyncGroupsClient(OffsetVerbs):
     async def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
                           timeout_s: float | None = None) -> ListGroupsResult:
         """Every group on every broker (ListGroups goes to each broker: it lists what it coordinates).
-        States match case-insensitively, as in Kafka (``stable`` is ``Stable``)."""
-        handler = ListGroupsHandler(_group_states(states), _group_types(types))
+        States match case-insensitively, as in Kafka (``stable`` is ``Stable``); a broker too old
+        to filter (states v4, types v5) or that cannot tell a state has its groups described and
+        filtered here (:mod:`.listing`)."""
+        wanted_states, wanted_types = group_states(states), group_types(types)
         call = self._call(timeout_s)
         await refresh(call)
-        results = await self._run(call, handler, self.metadata.brokers)
-        # While a coordinator moves, the old and the new broker may both list a group: one entry
-        # per group id, as the Java admin client's listConsumerGroups keeps (by broker id here,
-        # so the answer does not depend on which response came first).
-        unique: dict[str, GroupListing] = {}
-        for node in sorted(results.values):
-            for listing in results.values[node]:
-                unique.setdefault(listing.group_id, listing)
-        groups = sorted(unique.values(), key=lambda g: g.group_id)
-        self._group_types.update((g.group_id, g.group_type) for g in groups if g.group_type in GROUP_TYPES)
-        return ListGroupsResult(groups=tuple(groups), broker_failures=dict(results.failures))
+        result = await list_everywhere(lambda handler, keys: self._run(call, handler, keys),
+                                       lambda ids: self._describe(call, ids), self.metadata.brokers,
+                                       wanted_states, wanted_types)
+        self._group_types.update((g.group_id, g.group_type) for g in result.groups if g.group_type in GROUP_TYPES)
+        return result
 
     async def describe_groups(self, group_ids: Iterable[str],
                               timeout_s: float | None = None) -> KeyedResults[str, GroupDescription]:
@@ -192,7 +126,9 @@ class AsyncGroupsClient(OffsetVerbs):
         their members.) A group is Dead only when no API that could hold it has it.
         """
         ids = validate_group_ids(group_ids)
-        call = self._call(timeout_s)
+        return await self._describe(self._call(timeout_s), ids)
+
+    async def _describe(self, call: Call, ids: list[str]) -> KeyedResults[str, GroupDescription]:
         refused = unsendable_group_ids(ids)
         sendable = [g for g in ids if g not in refused]
         result = await beside_bootstrap(call, describe_all(
@@ -227,7 +163,7 @@ class AsyncGroupsClient(OffsetVerbs):
         deadline passes; then the group fails with a timeout naming the reason and partitions.
         """
         ids = validate_group_ids(group_ids)
-        wanted = _topic_filter(topics)
+        wanted = topic_filter(topics)
         call = self._call(timeout_s)
         handler = OffsetFetchHandler(self._coordinators, wanted, require_stable, limits=self._limits)
         return await self._run_groups(call, handler, ids)
@@ -248,7 +184,7 @@ class AsyncGroupsClient(OffsetVerbs):
     async def list_offsets(self, specs: Mapping[TopicPartition, int], *, read_committed: bool = False,
                            timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
         """ListOffsets by partition leader. A spec is -1 latest, -2 earliest, -3 max timestamp, or a ms timestamp."""
-        tps = _partitions(specs)
+        tps = partitions_of(specs)
         for tp in tps:
             check_int(f"the offset spec for {tp}", specs[tp], at_least=MAX_TIMESTAMP,
                       must_be="-1 (latest), -2 (earliest), -3 (max timestamp) or a timestamp in ms")
@@ -259,19 +195,19 @@ class AsyncGroupsClient(OffsetVerbs):
 
     async def log_end_offsets(self, partitions: Iterable[TopicPartition], *, read_committed: bool = False,
                               timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
-        return await self.list_offsets({tp: LATEST for tp in _partitions(partitions)},
+        return await self.list_offsets({tp: LATEST for tp in partitions_of(partitions)},
                                        read_committed=read_committed, timeout_s=timeout_s)
 
     async def log_start_offsets(self, partitions: Iterable[TopicPartition],
                                 timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
-        return await self.list_offsets({tp: EARLIEST for tp in _partitions(partitions)}, timeout_s=timeout_s)
+        return await self.list_offsets({tp: EARLIEST for tp in partitions_of(partitions)}, timeout_s=timeout_s)
 
     async def offsets_for_timestamp(self, partitions: Iterable[TopicPartition], timestamp_ms: int,
                                     timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
         """The first offset whose record timestamp is >= ``timestamp_ms``; -1 (Kafka's answer) when no
         record is that recent."""
         check_int("timestamp_ms", timestamp_ms, at_least=0, must_be="a non-negative int (ms since the epoch)")
-        return await self.list_offsets({tp: timestamp_ms for tp in _partitions(partitions)}, timeout_s=timeout_s)
+        return await self.list_offsets({tp: timestamp_ms for tp in partitions_of(partitions)}, timeout_s=timeout_s)
 
     async def fetch_record_timestamps(self, positions: Mapping[TopicPartition, int | Iterable[int]], *,
                                       read_committed: bool = False, partition_bytes: int = DEFAULT_PARTITION_BYTES,
@@ -283,7 +219,7 @@ class AsyncGroupsClient(OffsetVerbs):
         several offsets of one partition are answered from one page where they fit, and
         the rest from further pages, each again one request per leader."""
         wanted: dict[TopicPartition, list[int]] = {}
-        for tp in _partitions(positions):
+        for tp in partitions_of(positions):
             offsets = list(positions[tp]) if isinstance(positions[tp], Iterable) else [positions[tp]]
             if not offsets or not all(is_int(o) and o >= 0 for o in offsets):
                 raise ConfigurationError(f"offsets {positions[tp]!r} for {tp} are not non-negative ints.")
@@ -327,7 +263,7 @@ class AsyncGroupsClient(OffsetVerbs):
         pass the same ``budgets`` dict to the next call to keep the grown size); the leader waits
         up to ``max_wait_ms`` for data. Reading a whole range, with gap and retention checks:
         :class:`~.records.RangeReader`. ``decode=False``: data batches stay undecoded (``RecordPage.batches``)."""
-        tps = _partitions(positions)
+        tps = partitions_of(positions)
         for tp in tps:
             check_int(f"the fetch offset for {tp}", positions[tp], at_least=0)
         check_int("page_bytes", page_bytes, at_least=1024)
@@ -349,7 +285,8 @@ class AsyncGroupsClient(OffsetVerbs):
                               timeout_s: float | None = None) -> dict[str, TopicDescription]:
         """Partitions and leaders of ``topics`` (None: every topic). Unknown topics are left out,
         and so are topics this principal may not Describe (Kafka hides them): a topic missing
-        here is not proven absent; :meth:`check_topics` tells the two apart."""
+        here is not proven absent; :meth:`check_topics` tells the two apart. Named topics need
+        a broker with Metadata v4+ (older ones would create them): else :class:`UnsupportedVersion`."""
         call = self._call(timeout_s)
         names = None if topics is None else sorted(set(topics))
         await refresh(call, names)
@@ -368,13 +305,17 @@ class AsyncGroupsClient(OffsetVerbs):
         that topic. This is the one way to prove a topic absent: an all-topics listing and an
         all-partitions OffsetFetch silently leave out what the principal may not Describe.
         """
-        names = list(dict.fromkeys(_strings(topics, "topics")))
+        names = list(dict.fromkeys(string_list(topics, "topics")))
         bad = [t for t in names if not isinstance(t, str) or not t]
         if bad:
             raise ConfigurationError(f"topics: {bad[0]!r} is not a topic name.")
         if not names:
             return KeyedResults()
-        answered = await refresh(self._call(timeout_s), names)
+        try:
+            answered = await refresh(self._call(timeout_s), names)
+        except UnsupportedVersion as exc:  # only brokers below Metadata v4: naming a topic could create it
+            failure = Failure(CLIENT_UNSUPPORTED, str(exc))
+            return KeyedResults({}, dict.fromkeys(names, failure))
         values: dict[str, TopicExistence] = {}
         failures: dict[str, Failure] = {}
         for name in names:
@@ -390,4 +331,3 @@ class AsyncGroupsClient(OffsetVerbs):
             else:
                 failures[name] = Failure(code, "Metadata for the named topic")
         return KeyedResults(values, failures)
-

@@ -13,11 +13,13 @@ import logging
 from typing import Iterable, Mapping, Sequence
 
 from .config import BrokerAddress
-from .errors import ErrorCode, error_name
+from .errors import ErrorCode, UnsupportedVersion, error_name
 from .protocol import MetadataRequest
 from .results import TopicDescription
 
 log = logging.getLogger(__name__)
+
+NO_AUTO_CREATE_VERSION = 4  # the first Metadata version that can say AllowAutoTopicCreation=false
 
 
 class ClusterMetadata:
@@ -68,8 +70,18 @@ class ClusterMetadata:
         self._stale_topics.update(topics)
 
     def request(self, topics: Iterable[str] | None, version: int) -> MetadataRequest:
-        """Metadata for brokers plus ``topics`` (``None`` = every topic, ``()`` = none)."""
+        """Metadata for brokers plus ``topics`` (``None`` = every topic, ``()`` = none).
+
+        Below v4 a request has no AllowAutoTopicCreation (MetadataRequest.json: "Version 4 adds
+        AllowAutoTopicCreation", default true): naming a topic there lets a broker with
+        ``auto.create.topics.enable`` create it. So, as the Java client's
+        ``MetadataRequest.Builder.build`` refuses such a request, topics are never named below
+        v4: :class:`UnsupportedVersion`, nothing sent."""
         names = None if topics is None else sorted(set(topics))
+        if names and version < NO_AUTO_CREATE_VERSION:
+            raise UnsupportedVersion(
+                f"Metadata up to v{version} cannot name topics without letting the broker create them "
+                f"(AllowAutoTopicCreation=false needs v{NO_AUTO_CREATE_VERSION}); not sent")
         if names is None and version == 0:
             names = []  # v0 has no "all topics" null; an empty list means all there
         return MetadataRequest(

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping
 
 from .errors import ConfigurationError, Failure
-from .numbers import is_int
 from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
 from .handlers.offset_delete import OffsetDeleteHandler
 from .handlers.share_offsets import AlterShareGroupOffsetsHandler, DescribeShareGroupOffsetsHandler
+from .inputs import partitions_of, to_commit
 from .results import CommittedOffset, GroupOffsets, KeyedResults, TopicPartition
 from .selection import validate_group_ids
 
@@ -25,36 +25,6 @@ if TYPE_CHECKING:
 
 #: per group, each partition -> None (done) or why not
 PartitionOutcomes = dict[TopicPartition, "Failure | None"]
-
-
-def is_partition(value: object) -> bool:
-    return is_int(value) and value >= 0
-
-
-def checked_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
-    """``partitions`` without duplicates, each checked to be a ``TopicPartition(topic, partition >= 0)``."""
-    tps = list(dict.fromkeys(partitions))
-    for tp in tps:
-        if not isinstance(tp, TopicPartition) or not isinstance(tp.topic, str) or not tp.topic \
-                or not is_partition(tp.partition):
-            raise ConfigurationError(f"{tp!r} is not a TopicPartition(topic, partition >= 0).")
-    return tps
-
-
-def to_commit(tp: TopicPartition, value: int | CommittedOffset | OffsetToCommit) -> OffsetToCommit:
-    """An offset to commit from an int, a :class:`CommittedOffset` (a backup's) or itself."""
-    if isinstance(value, OffsetToCommit):
-        commit = value
-    elif isinstance(value, CommittedOffset):
-        commit = OffsetToCommit(value.offset if value.offset is not None else -1, value.metadata, value.leader_epoch)
-    elif is_int(value):
-        commit = OffsetToCommit(value)
-    else:
-        raise ConfigurationError(f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, "
-                                 f"got {value!r}.")
-    if commit.offset < 0:
-        raise ConfigurationError(f"offset for {tp} must be >= 0, got {commit.offset}.")
-    return commit
 
 
 def _by_group(value: Mapping, what: str) -> dict[str, Mapping]:
@@ -69,7 +39,7 @@ def _offsets_by_group(value: Mapping, what: str) -> dict[str, dict[TopicPartitio
     out = {}
     for group_id, partitions in _by_group(value, what).items():
         out[group_id] = {tp: to_commit(tp, v) for tp, v in partitions.items()}
-        checked_partitions(out[group_id])
+        partitions_of(out[group_id])
         if not out[group_id]:
             raise ConfigurationError(f"no offsets to commit for group {group_id!r}.")
     return out
@@ -124,7 +94,7 @@ class OffsetVerbs:
         for group_id, tps in groups.items():
             if isinstance(tps, (str, bytes, TopicPartition)) or not isinstance(tps, Iterable):
                 raise ConfigurationError(f"partitions[{group_id!r}] must be a list of TopicPartition values.")
-            wanted[group_id] = frozenset(checked_partitions(tps))
+            wanted[group_id] = frozenset(partitions_of(tps))
             if not wanted[group_id]:
                 raise ConfigurationError(f"no partitions named for group {group_id!r}.")
         if not wanted:
@@ -146,7 +116,7 @@ class OffsetVerbs:
         wanted = None
         if topics is not None:
             wanted = {t: sorted(set(ps)) for t, ps in topics.items()}
-            checked_partitions(TopicPartition(t, p) for t, ps in wanted.items() for p in ps)
+            partitions_of(TopicPartition(t, p) for t, ps in wanted.items() for p in ps)
         handler = DescribeShareGroupOffsetsHandler(self._coordinators, wanted)
         return await self._run_groups(self._call(timeout_s), handler, ids)
 

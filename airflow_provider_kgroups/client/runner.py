@@ -32,7 +32,7 @@ from .deadline import Deadline
 from .contract import Lookup, Outcome, RequestPlan, Routing
 from .driver import LOOKUP, Dispatch, Driver
 from .handlers.base import Handler
-from .errors import NoBrokerAvailable, ProtocolError, RequestTimeout, TransportError, error_name
+from .errors import NoBrokerAvailable, ProtocolError, RequestTimeout, TransportError, UnsupportedVersion, error_name
 from .protocol import ApiMessage, MetadataRequest, warmup
 from .results import KeyedResults
 from .transport import BrokerConnection, ConnectionPool
@@ -269,8 +269,11 @@ async def ask_any_broker(call: Call, request_class: type[ApiMessage],
     connection or answers an error for the whole request is not the end of it: the next
     least-loaded broker is asked, within the same deadline, as the Java client's MetadataUpdater
     moves on to another node (NetworkClient.DefaultMetadataUpdater.maybeUpdate /
-    leastLoadedNode). Every broker failing raises :class:`NoBrokerAvailable` naming why each did."""
+    leastLoadedNode). A broker whose version cannot carry the request is passed over, nothing sent.
+    Every broker failing raises :class:`NoBrokerAvailable` naming why each did
+    (:class:`UnsupportedVersion` when each one reached was too old for the request)."""
     failed: dict[int, str] = {}
+    refused: set[int] = set()  # brokers whose version cannot carry the request: nothing sent
     api = request_class.__name__.removesuffix("Request")
     call.expect(request_class, next_up=True)
     while True:
@@ -280,9 +283,16 @@ async def ask_any_broker(call: Call, request_class: type[ApiMessage],
             if not failed:
                 raise
             tried = "; ".join(f"broker {n}: {why}" for n, why in failed.items())
+            if refused == failed.keys():  # every broker reached is too old for it: no retry helps
+                raise UnsupportedVersion(f"no broker can take this {api} request ({tried})") from None
             raise NoBrokerAvailable(f"no broker answered {api} ({tried}; {exc})") from None
         try:
             plan = build(conn.version_for(request_class))
+        except UnsupportedVersion as exc:  # a newer broker may take it (a rolling upgrade)
+            failed[conn.node_id] = str(exc)
+            refused.add(conn.node_id)
+            continue
+        try:
             response = await call.send(conn, plan)
             top_error = getattr(response, "error_code", 0) or 0
             if top_error:

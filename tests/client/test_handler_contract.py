@@ -63,6 +63,26 @@ def test_every_handler_subclasses_the_base_class():
     assert [name for name, cls in found.items() if not issubclass(cls, Handler)] == []
 
 
+def test_every_handler_declares_at_least_the_oldest_version_the_codec_can_encode():
+    """The codec (kafka-python 3, Kafka 4's schemas) has no request below an API's
+    ``validVersions`` minimum (ListOffsets v0, OffsetFetch v0, OffsetCommit v0-1, Fetch v0-3):
+    each handler declares a need for every key at least that high, so a broker older than the
+    codec gets a CLIENT_UNSUPPORTED per key, never an encoding error (which, as a bug, would end
+    the call)."""
+    handlers = [cls for info in pkgutil.iter_modules(handlers_package.__path__)
+                for _, cls in inspect.getmembers(importlib.import_module(f"{handlers_package.__name__}.{info.name}"),
+                                                 inspect.isclass)
+                if issubclass(cls, Handler) and cls is not Handler and hasattr(cls, "request_class")]
+    short = {}
+    for cls in handlers:
+        codec_min = int(cls.request_class.json["validVersions"].partition("-")[0])
+        declared = max((n.version for n in cls.needs if n.applies is None), default=0)
+        if declared < codec_min:
+            short[cls.__name__] = (declared, codec_min)
+    assert short == {}
+    assert {cls.__name__ for cls in handlers} >= {"ListOffsetsHandler", "OffsetFetchHandler", "OffsetCommitHandler"}
+
+
 def test_the_optional_methods_have_defaults():
     handler = Bare()
     assert handler.api == "DescribeGroups"

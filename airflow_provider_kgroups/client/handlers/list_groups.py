@@ -1,7 +1,9 @@
 """ListGroups: sent to every broker, each listing the groups it coordinates.
 
-The states filter needs v4+ and the types filter v5+; on older brokers the filter is
-applied here instead, so callers get the same answer from every broker.
+The states filter needs v4+ and the types filter v5+ (ListGroupsRequest.json); on older
+brokers, and for a broker that answers a state "Unknown", the groups are kept here and the
+client describes them and applies the filter itself (:mod:`..listing`), so callers get the
+same answer from every broker.
 
 A broker's answer with COORDINATOR_LOAD_IN_PROGRESS (14) carries a partial list on 3.x
 (``GroupCoordinator.handleListGroups``): the list is discarded and the broker asked again
@@ -52,9 +54,8 @@ class ListGroupsHandler(Handler[int, tuple[GroupListing, ...]]):
         for group in response.groups:
             state = GroupState.parse(group.group_state) if plan.version >= STATES_FILTER_VERSION else GroupState.UNKNOWN
             group_type = (group.group_type or None) if plan.version >= TYPES_FILTER_VERSION else None
-            if self._states and plan.version < STATES_FILTER_VERSION:
-                pass  # the broker cannot tell states: keep the group rather than hide it
-            elif self._states and state.value not in self._states and state is not GroupState.UNKNOWN:
+            # a state or type the broker did not tell (UNKNOWN, None): kept, for the client to describe
+            if self._states and state.value not in self._states and state is not GroupState.UNKNOWN:
                 continue
             if self._types and group_type is not None and group_type.lower() not in {t.lower() for t in self._types}:
                 continue

@@ -24,14 +24,19 @@ EARLIEST = -2
 MAX_TIMESTAMP = -3
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
+SINGLE_OFFSET_VERSION = 1  # ListOffsetsRequest.json: "Version 1 removes MaxNumOffsets"
 MAX_TIMESTAMP_VERSION = 7  # KIP-734
 
 
 class ListOffsetsHandler(Handler[TopicPartition, ListedOffset]):
     request_class = ListOffsetsRequest
-    # Below v7 a broker does not know "max timestamp": those partitions fail, the rest go.
-    needs = (VersionNeed(MAX_TIMESTAMP_VERSION, "max_timestamp",
-                         lambda handler, tp: handler._specs[tp] == MAX_TIMESTAMP),)
+    # v0 (Kafka 0.10.0) answers in OldStyleOffsets, a list of log segments' base offsets, and has
+    # no Offset field (ListOffsetsResponse.json: "OldStyleOffsets" versions "0", "Offset" "1+"):
+    # read as v1 every partition would be offset -1 with no error. Below v7 a broker does not
+    # know "max timestamp": those partitions fail, the rest go.
+    needs = (VersionNeed(SINGLE_OFFSET_VERSION, "one exact offset per partition (v0 answers segment offsets)"),
+             VersionNeed(MAX_TIMESTAMP_VERSION, "max_timestamp",
+                         lambda handler, tp: handler._specs[tp] == MAX_TIMESTAMP))
 
     def __init__(self, lookup: LeaderLookup, specs: dict[TopicPartition, int],
                  isolation_level: int = READ_UNCOMMITTED) -> None:

@@ -1,6 +1,17 @@
 """OffsetFetch: committed offsets of many groups. v8+ carries many groups per request
 (KIP-709), in chunks within :class:`~..chunking.RequestLimits`; below v8 each group gets its own
-request, all pipelined on the connection."""
+request, all pipelined on the connection.
+
+What Kafka's message specs (clients/src/main/resources/common/message/OffsetFetch*.json) say of
+the old versions: v0 reads offsets committed to ZooKeeper ("In version 0, the request read
+offsets from ZK"), not the group's, so it is never sent; v0-v1 have no top-level ErrorCode
+("versions": "2-7"), so a coordinator error arrives on every partition. As Java's
+``OffsetFetchResponse`` (its constructor's ``topLevelError``: any partition error but
+UNKNOWN_TOPIC_OR_PARTITION and TOPIC_AUTHORIZATION_FAILED is the group's), such an error is
+promoted to the group below v2 and routed like one: COORDINATOR_LOAD_IN_PROGRESS asks the same
+coordinator again, NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE look it up again, anything else
+fails the group.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +25,28 @@ from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response, route_group_error
 
 BATCHED_OFFSET_FETCH = 8
-NULL_TOPICS_MIN_VERSION = 2  # "all partitions" (Topics=null) needs v2+
+NULL_TOPICS_MIN_VERSION = 2  # "all partitions" (Topics=null) and a top-level ErrorCode need v2+
+KAFKA_STORED_VERSION = 1  # v0 reads offsets committed to ZooKeeper
 NO_COMMIT = -1
+#: the partition errors below v2 that are the partition's own (OffsetFetchResponse.PARTITION_ERRORS)
+PARTITION_ERRORS = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.TOPIC_AUTHORIZATION_FAILED})
+
+
+def group_error_below_v2(topics) -> int:
+    """The group's error of a v0-v1 answer: the first partition error that is not a partition's
+    own (Java's ``OffsetFetchResponse.topLevelError``), else NONE."""
+    for topic in topics:
+        for p in topic.partitions:
+            if p.error_code and p.error_code not in PARTITION_ERRORS:
+                return p.error_code
+    return ErrorCode.NONE
 
 
 class OffsetFetchHandler(Handler[str, GroupOffsets]):
     request_class = OffsetFetchRequest
-    needs = (VersionNeed(NULL_TOPICS_MIN_VERSION, "asking for all partitions (no topics named)",
-                         lambda handler, group_id: handler._topics is None),)
+    needs = (VersionNeed(KAFKA_STORED_VERSION, "offsets committed to Kafka (v0 reads ZooKeeper's)"),
+             VersionNeed(NULL_TOPICS_MIN_VERSION, "asking for all partitions (no topics named)",
+                         lambda handler, group_id: handler._topics is None))
 
     def __init__(self, lookup: CoordinatorLookup, topics: dict[str, list[int]] | None = None,
                  require_stable: bool = False, *, limits: RequestLimits = RequestLimits()) -> None:
@@ -59,8 +84,10 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
         outcome: Outcome[str, GroupOffsets] = Outcome()
         if plan.version >= BATCHED_OFFSET_FETCH:
             answers = [(g.group_id, g.error_code, g.topics) for g in response.groups]
-        else:
+        elif plan.version >= NULL_TOPICS_MIN_VERSION:
             answers = [(plan.keys[0], response.error_code, response.topics)]
+        else:
+            answers = [(plan.keys[0], group_error_below_v2(response.topics), response.topics)]
         key_set = plan.key_set
         for group_id, error_code, topics in answers:
             if group_id not in key_set or route_group_error(outcome, group_id, error_code):

@@ -44,8 +44,12 @@ def _versions_with(base: dict[int, tuple[int, int]], overrides: Mapping[ApiRef, 
             raise ValueError(f"the fake does not implement api {api!r}")
         lo, hi = (codec_range(key)[0], spec) if isinstance(spec, int) else spec
         codec_lo, codec_hi = codec_range(key)
-        if not codec_lo <= lo <= hi <= codec_hi:
-            raise ValueError(f"{api}: versions {lo}-{hi} outside what the codec serves ({codec_lo}-{codec_hi})")
+        # A broker older than the codec (ListOffsets v0, OffsetFetch v0: Kafka 4 dropped them) may
+        # be advertised, so that a client can be shown never to send those versions; a request at
+        # one is undecodable here and closes the connection, as a broker does on a bad request.
+        if not lo <= hi <= codec_hi or (lo < codec_lo and hi >= codec_lo):
+            raise ValueError(f"{api}: versions {lo}-{hi} outside what the codec serves ({codec_lo}-{codec_hi}; "
+                             f"or wholly below {codec_lo}, advertised only)")
         versions[key] = (lo, hi)
     return versions
 
@@ -109,6 +113,9 @@ class FakeCluster(ClusterState):
         self._loop: asyncio.AbstractEventLoop | None = None
         self.loading: dict[int, _Loading] = {}  # node -> its coordinator is loading (see start_loading)
         self.stale_listings: dict[int, set[str]] = {}  # node -> groups it still lists after they moved away
+        #: the brokers' ``auto.create.topics.enable``: Metadata naming a topic that does not exist
+        #: creates it (below v4 always; from v4 when the request allows it)
+        self.auto_create_topics = False
         #: ConsumerGroupDescribe and ShareGroupDescribe as brokers from 3.7 to late 2024 answer
         #: them: every coordinator shard describes every requested id (see handlers.groups)
         self.describe_per_shard = False

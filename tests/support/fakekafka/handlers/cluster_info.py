@@ -39,7 +39,9 @@ def api_versions(ctx: RequestContext) -> Any:
 def metadata(ctx: RequestContext) -> Any:
     """KafkaApis.handleTopicMetadataRequest: an all-topics request leaves out the topics the
     principal may not Describe, with no error; a named one answers TOPIC_AUTHORIZATION_FAILED
-    (29, zero topic id, no partitions) whether or not the topic exists."""
+    (29, zero topic id, no partitions) whether or not the topic exists. With
+    ``cluster.auto_create_topics`` (the broker's ``auto.create.topics.enable``) a named topic
+    that does not exist is created, unless the request (v4+) says AllowAutoTopicCreation false."""
     req, v, cluster = ctx.request, ctx.version, ctx.cluster
     R = MetadataResponse
     brokers = [R.MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
@@ -66,6 +68,13 @@ def metadata(ctx: RequestContext) -> Any:
         elif injected is not None:
             topics.append(R.MetadataResponseTopic(error_code=injected.error, name=name, topic_id=ZERO_UUID,
                                                   partitions=[]))
+        elif topic is None and cluster.auto_create_topics and (v < 4 or req.allow_auto_topic_creation):
+            # KafkaApis.handleTopicMetadataRequest: allowAutoCreation = autoCreateTopicsEnable &&
+            # allowAutoTopicCreation (true below v4: MetadataRequest.json has no such field there)
+            # && !isAllTopics; AutoTopicCreationManager answers a topic it created LEADER_NOT_AVAILABLE.
+            cluster.add_topic(name, 1)
+            topics.append(R.MetadataResponseTopic(error_code=Err.LEADER_NOT_AVAILABLE, name=name,
+                                                  topic_id=ZERO_UUID, partitions=[]))
         elif topic is None:
             topics.append(R.MetadataResponseTopic(error_code=Err.UNKNOWN_TOPIC_OR_PARTITION, name=name,
                                                   topic_id=ZERO_UUID, partitions=[]))
