@@ -7,6 +7,9 @@ Scenarios (each a fresh fake-cluster process, ``benchmarks/fake_server.py``):
   lag      9 brokers, 3,000 ``acc-g*`` groups (+60 others), 30 topics x 12 partitions,
            10 ms per request: ``kgroups lag -p 'acc-g*'`` (json, jsonl, table) vs ``kp_lag.py``
   old      the same, brokers below FindCoordinator v4 / OffsetFetch v8 (one group per request)
+  tansu    the lag scenario on the embedded broker (Tansu) behind ``proxy.VirtualCluster``: 9 virtual
+           brokers, 10 ms per request, 3,000 groups committing 12 partitions each, then 1 each
+           (``tansu_server.py``); kgroups json vs ``kp_lag.py``, both checked for the exact total lag
   help     ``kgroups --help``
   big      30 brokers, 100,000 groups: ``kgroups lag`` (jsonl) and ``take_snapshot`` in a process
 
@@ -16,7 +19,7 @@ and, from the fake's request log, the requests per API and the round trips on th
 path (see ``fake_server.waves``) of the median run. The machine may be shared: medians of
 interleaved runs, and the fake's own CPU is shown apart.
 
-    python benchmarks/bench_cli.py [--scenarios lag,old,help] [--repeat 5]
+    python benchmarks/bench_cli.py [--scenarios lag,old,tansu,help] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -38,8 +41,11 @@ API_COLUMNS = ("ListGroups", "DescribeGroups", "ConsumerGroupDescribe", "FindCoo
 
 
 class FakeServer:
-    def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen([PY, str(ROOT / "benchmarks" / "fake_server.py"), *args], stdin=subprocess.PIPE,
+    """A broker side in a process of its own (``fake_server.py``, or ``tansu_server.py``: the same
+    protocol), driven over its stdin and stdout."""
+
+    def __init__(self, *args: str, script: str = "fake_server.py") -> None:
+        self.proc = subprocess.Popen([PY, str(ROOT / "benchmarks" / script), *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, cwd=ROOT)
         first = json.loads(self.proc.stdout.readline())
         self.bootstrap = first["bootstrap"]
@@ -154,6 +160,11 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
                   f"{('yes' if r['exact'] else 'NO') if 'exact' in r else 'not checked'}; peak RSS {r['rss_range'][0]:.0f}-{r['rss_range'][1]:.0f} MB, "
                   f"wall {min(r['walls']):.1f}-{max(r['walls']):.1f} s over {len(r['walls'])} runs")
     for r in rows:
+        if r["scenario"].startswith("tansu") and "exact" in r:
+            print(f"# {r['scenario']} {r['command']}: every run exact (all groups, the seeded total lag): "
+                  f"{'yes' if r['exact'] else 'NO'}; wall {min(r['walls']):.3f}-{max(r['walls']):.3f} s over "
+                  f"{len(r['walls'])} runs; broker side CPU (Tansu + proxy) {(r.get('stats') or {}).get('fake_cpu_s', 0):.2f} s")
+    for r in rows:
         if r["exit"] not in (0,) and r["err"]:
             print(f"# {r['scenario']} {r['command']} exit {r['exit']}: {r['err'].strip().splitlines()[-1]}")
 
@@ -206,6 +217,50 @@ def scenario_lag(args, old: bool) -> list[dict]:
     for r in rows:
         r["latency"] = args.latency
     return rows
+
+
+def scenario_tansu(args) -> list[dict]:
+    """``lag`` on the embedded broker (Tansu) instead of the fake: Tansu holds and answers the
+    data, ``proxy.VirtualCluster`` shows it as ``--brokers`` (9) brokers with ``--latency`` per
+    request (see ``tansu_server.py``). 3,000 groups; ``--tansu-group-partitions`` partitions
+    committed per group (12: 36,000 committed offsets, as the fake's lag scenario; 1: a small
+    world where start-up and fixed costs dominate)."""
+    rows = []
+    for per_group in (int(n) for n in args.tansu_group_partitions.split(",")):
+        name = f"tansu/{per_group}p"
+        with FakeServer("--brokers", "9", "--groups", str(args.groups), "--latency", str(args.latency),
+                        "--group-partitions", str(per_group), script="tansu_server.py") as server:
+            print(f"  {name}: seeded in {server.seeded['seconds']} s", file=sys.stderr, flush=True)
+            b = server.bootstrap
+            seeded = ["env", "PYTHONHASHSEED=0"]
+            json_cmd = [*seeded, *kgroups(b, "--format", "json", "lag", "-p", "acc-g*")]
+            commands: dict = {"kafka-python": [*seeded, *peer(b, "acc-g*")], "kgroups json": json_cmd}
+            if args.before:
+                commands["kgroups json (before)"] = (json_cmd, before_tree(args.before))
+            checks = {"kafka-python": exact_peer(server.seeded), "kgroups json": exact_json(server.seeded)}
+            for argv in commands.values():
+                run_child(argv, server)  # warm-up: page cache, the proxy's kept rewrites
+            for row in measure(commands, server, args.repeat, name, checks):
+                row["latency"] = args.latency
+                rows.append(row)
+    return rows
+
+
+def exact_json(seeded: dict) -> Callable[[BinaryIO], bool]:
+    """``kgroups --format json lag``: every group, none failed, the seeded total lag."""
+    def check(out: BinaryIO) -> bool:
+        result = json.loads(out.read())
+        groups = result["groups"]
+        return (len(groups) == seeded["groups"] and not result["failures"]
+                and sum(g["total_lag"] for g in groups.values()) == seeded["total_lag"])
+    return check
+
+
+def exact_peer(seeded: dict) -> Callable[[BinaryIO], bool]:
+    def check(out: BinaryIO) -> bool:
+        result = json.loads(out.read())
+        return len(result) == seeded["groups"] and sum(g["total_lag"] for g in result.values()) == seeded["total_lag"]
+    return check
 
 
 def scenario_help(args) -> list[dict]:
@@ -351,6 +406,8 @@ def main() -> None:
                         help="groups in the old-broker scenario (kafka-python asks one group per request)")
     parser.add_argument("--before", help="a git revision to run side by side (e.g. the commit before a change)")
     parser.add_argument("--big-groups", type=int, default=100_000)
+    parser.add_argument("--tansu-group-partitions", default="12,1",
+                        help="tansu: partitions each group commits, one world per value")
     parser.add_argument("--latency", type=float, default=0.010)
     parser.add_argument("--no-jsonl", dest="jsonl", action="store_false")
     parser.add_argument("--big-formats", default="",
@@ -365,6 +422,8 @@ def main() -> None:
     for scenario in args.scenarios.split(","):
         if scenario in ("lag", "old"):
             rows += scenario_lag(args, scenario == "old")
+        elif scenario == "tansu":
+            rows += scenario_tansu(args)
         elif scenario == "help":
             rows += scenario_help(args)
         elif scenario == "big":

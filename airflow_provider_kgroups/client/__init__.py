@@ -1,8 +1,9 @@
 """Batched Kafka consumer-group client (asyncio, no Airflow, no Spark).
 
-Layers, bottom up: ``transport`` (sockets, framing, auth), ``driver`` (the one batching
-mechanism), ``lookup`` (which broker serves a key), ``handlers`` (one module per API),
-``client`` (the verbs) and ``sync`` (a blocking facade).
+Layers, bottom up: ``transport`` (sockets, framing, auth), ``contract`` (what the engine and
+what it runs share: request plans, outcomes, the lookup protocol), ``driver`` (the one batching
+mechanism) and ``runner`` (the sender), ``lookup`` (which broker serves a key), ``handlers``
+(one module per API), ``client`` (the verbs) and ``sync`` (a blocking facade).
 
 The names below are loaded on first use (PEP 562): importing ``client.errors`` or
 ``client.results`` (what the CLI's argument parsing, the hook and the triggers need at import)
