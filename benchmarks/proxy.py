@@ -125,6 +125,7 @@ class VirtualCluster:
         self._lock = threading.Lock()
         self._arrivals: list[tuple[float, str, int]] = []  # (monotonic time, api, virtual node)
         self._kept: dict[tuple, bytes] = {}
+        self._serving: set[asyncio.Task] = set()
 
     @property
     def bootstrap(self) -> str:
@@ -162,10 +163,21 @@ class VirtualCluster:
         async def stop():
             for server in self._servers:
                 server.close()
+            for task in self._serving:
+                task.cancel()
+            await asyncio.gather(*self._serving, return_exceptions=True)
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
 
     async def _serve(self, node: int, client_reader, client_writer) -> None:
+        task = asyncio.current_task()
+        self._serving.add(task)
+        try:
+            await self._proxy(node, client_reader, client_writer)
+        finally:
+            self._serving.discard(task)
+
+    async def _proxy(self, node: int, client_reader, client_writer) -> None:
         try:
             broker_reader, broker_writer = await asyncio.open_connection(self.host, self.target_port)
         except OSError:
