@@ -107,9 +107,10 @@ class AsyncGroupsClient(OffsetVerbs):
         wanted_states, wanted_types = group_states(states), group_types(types)
         call = self._call(timeout_s)
         await refresh(call)
-        result = await list_everywhere(lambda handler, keys: self._run(call, handler, keys),
-                                       lambda ids: self._describe(call, ids), self.metadata.brokers,
-                                       wanted_states, wanted_types)
+        result, coordinators = await list_everywhere(lambda handler, keys: self._run(call, handler, keys),
+                                                     lambda ids: self._describe(call, ids), self.metadata.brokers,
+                                                     wanted_states, wanted_types)
+        self._coordinators.learn(coordinators)
         self._group_types.update((g.group_id, g.group_type) for g in result.groups if g.group_type in GROUP_TYPES)
         return result
 

@@ -26,18 +26,29 @@ Describe = Callable[[list[str]], Awaitable[KeyedResults[str, GroupDescription]]]
 
 
 async def list_everywhere(run: Run, describe: Describe, brokers: Iterable[int], states: frozenset[str] = frozenset(),
-                          types: frozenset[str] = frozenset()) -> ListGroupsResult:
+                          types: frozenset[str] = frozenset()) -> tuple[ListGroupsResult, dict[str, int]]:
     """Every group of ``brokers`` matching ``states`` (Kafka's state names) and ``types`` (any
     case); ``run(handler, brokers)`` runs ListGroups under the caller's deadline and
-    ``describe(group_ids)`` describes groups."""
+    ``describe(group_ids)`` describes groups.
+
+    Also returns the coordinator of each group that one broker alone listed: a broker lists the
+    groups of the ``__consumer_offsets`` partitions it leads (``GroupCoordinator.listGroups``),
+    so the listing names their coordinator, and the calls that follow need no FindCoordinator
+    for them. A group two brokers list (its coordinator is moving) is left to FindCoordinator;
+    a listing that turns out stale costs one NOT_COORDINATOR and a lookup, as any moved
+    coordinator does."""
     results = await run(ListGroupsHandler(states, types), sorted(brokers))
     # While a coordinator moves, the old and the new broker may both list a group: one entry
     # per group id, as the Java admin client's listConsumerGroups keeps (by broker id here,
     # so the answer does not depend on which response came first).
     unique: dict[str, GroupListing] = {}
+    coordinators: dict[str, int] = {}
     for node in sorted(results.values):
         for listing in results.values[node]:
-            unique.setdefault(listing.group_id, listing)
+            if unique.setdefault(listing.group_id, listing) is listing:
+                coordinators[listing.group_id] = node
+            else:
+                coordinators.pop(listing.group_id, None)
     wanted_types = {t.lower() for t in types}
     unsure = [g for g in unique.values()
               if (states and g.state is GroupState.UNKNOWN) or (types and g.group_type is None)]
@@ -54,4 +65,4 @@ async def list_everywhere(run: Run, describe: Describe, brokers: Iterable[int], 
             else:
                 unique[listing.group_id] = listing
     groups = sorted(unique.values(), key=lambda g: g.group_id)
-    return ListGroupsResult(groups=tuple(groups), broker_failures=dict(results.failures))
+    return ListGroupsResult(groups=tuple(groups), broker_failures=dict(results.failures)), coordinators

@@ -17,7 +17,7 @@ where each one's :class:`~.contract.Routing` says (the runner never asks which A
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from .chunking import Chunker, RequestLimits
 from .cluster import ClusterMetadata
@@ -60,6 +60,12 @@ class CoordinatorLookup(Lookup[str]):
     def forget(self, group_ids: Iterable[str]) -> None:
         for group_id in group_ids:
             self._coordinators.pop(group_id, None)
+
+    def learn(self, coordinators: Mapping[str, int]) -> None:
+        """Coordinators known from elsewhere (the broker whose ListGroups listed a group): used
+        as a FindCoordinator answer would be; a wrong one answers NOT_COORDINATOR and is looked
+        up again."""
+        self._coordinators.update(coordinators)
 
     def batches(self, version: int | None) -> bool:
         return batches(version)

@@ -162,7 +162,8 @@ def test_find_dead_groups_checks_topics_by_name_and_classifies_without_deleting(
     assert result.deletable == ["abandoned"]  # connect-sink: a system group
     # bootstrap, the named check of the Empty groups' committed topics, the listing (Streams heuristic only)
     assert named == [[], ["gone", "orders", "secret"], None]
-    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}
+    # (no FindCoordinator: each group's coordinator is the broker that listed it)
+    assert requests == {"ListGroups": 3, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}
 
 
 def seed_types(cluster):
@@ -207,7 +208,7 @@ def test_find_dead_groups_by_group_and_protocol_type():
     assert result.reports["streams-idle"].found.cannot_tell == (Finding(Reason.NOT_JUDGED_TYPE),)
     assert result.reports["kip848"].found.finding(Reason.IDLE).at_least_ms == 72 * HOUR
     assert named == [[], ["orders"], None]  # share/streams groups' topics are not checked: never judged
-    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "ConsumerGroupDescribe": 1,
+    assert requests == {"ListGroups": 3, "DescribeGroups": 2, "ConsumerGroupDescribe": 1,
                         "ShareGroupDescribe": 1, "StreamsGroupDescribe": 1, "OffsetFetch": 3, "Metadata": 3}
 
 
@@ -237,4 +238,5 @@ def test_find_dead_groups_under_acls_keeps_what_it_cannot_see():
     assert result.reports["dropped-hidden"].found.cannot_tell[0] == NO_COMMITS_UNSEEN
     assert result.failures == {}
     assert named == [[], ["dropped", "orders"], None]
-    assert requests == {"ListGroups": 3, "FindCoordinator": 1, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}
+    # (no FindCoordinator: each group's coordinator is the broker that listed it)
+    assert requests == {"ListGroups": 3, "DescribeGroups": 2, "OffsetFetch": 2, "Metadata": 3}

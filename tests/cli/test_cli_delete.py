@@ -93,14 +93,14 @@ def test_delete_everything_keeps_system_groups_honours_the_cap_and_the_backup_re
     assert got["orders-live"][0] == "keep" and got["orders-live"][1].startswith("active: state Stable with 1 member")
     assert not cluster.has_group("tmp-a") and not cluster.has_group("tmp-b")
     assert all(cluster.has_group(g) for g in ("tmp-c", "tmp-d", "weekly", "orders-live"))
-    # requests: the listing (one per broker); the evidence (one FindCoordinator for every group,
-    # DescribeGroups and OffsetFetch per coordinator, Metadata: bootstrap, the committed topics
+    # requests: the listing (one per broker, which names each group's coordinator: no
+    # FindCoordinator); the evidence (DescribeGroups and OffsetFetch per coordinator, Metadata: bootstrap, the committed topics
     # by name, the listing for the Streams heuristic); then the second describe and the backup's
     # offset read per coordinator of the chosen groups, and one DeleteGroups per such coordinator
     everyone = {cluster.coordinator_of(g) for g in cluster.group_ids() + ["tmp-a", "tmp-b"]}
     chosen = {cluster.coordinator_of(g) for g in ("tmp-a", "tmp-b")}
     assert {api: n for api, n in cluster.requests_by_api().items() if api != "ApiVersions"} == {
-        "ListGroups": 3, "FindCoordinator": 1, "Metadata": 3, "DescribeGroups": len(everyone) + len(chosen),
+        "ListGroups": 3, "Metadata": 3, "DescribeGroups": len(everyone) + len(chosen),
         "OffsetFetch": len(everyone) + len(chosen), "DeleteGroups": len(chosen)}
     assert sorted(g for r in cluster.requests("DeleteGroups") for g in r.request.groups_names) == ["tmp-a", "tmp-b"]
     assert sorted(g for r in cluster.requests("DescribeGroups")[-len(chosen):] for g in r.request.groups) \

@@ -69,6 +69,40 @@ def test_a_group_listed_by_two_brokers_while_its_coordinator_moves_is_listed_onc
     asyncio.run(main())
 
 
+def test_a_listing_names_each_groups_coordinator_so_no_find_coordinator_follows():
+    """A broker lists the groups of the __consumer_offsets partitions it leads
+    (GroupCoordinator.handleListGroups / GroupCoordinatorService.listGroups): the broker that
+    listed a group is its coordinator, and the calls after a listing (the lag path: list,
+    describe, fetch offsets) send no FindCoordinator for it. A group two brokers list (its
+    coordinator moving) is looked up; a listing gone stale before the next call costs one
+    NOT_COORDINATOR and a lookup, as any moved coordinator does, never a wrong answer."""
+    async def main():
+        async with FakeCluster(brokers=3) as c:
+            c.add_topic("orders", 1, end_offsets=10)
+            ids = seed_spread(c, 9)
+            for g in ids:
+                c.commit(g, {("orders", 0): 3})
+            c.add_group("moving", offsets={("orders", 0): 5}, coordinator=0)
+            c.move_coordinator("moving", 2)
+            c.list_stale("moving", 0)  # listed by its old and its new broker
+            async with AsyncGroupsClient(config(c)) as client:
+                await client.list_groups()
+                c.reset_counts()
+                offsets = await client.fetch_committed_offsets(ids + ["moving"])
+                assert offsets.failures == {} and len(offsets.values) == 10
+                [lookup] = c.requests("FindCoordinator")
+                assert list(lookup.request.coordinator_keys) == ["moving"]  # the only one not known
+                assert {e.node for e in c.requests("OffsetFetch")} == {0, 1, 2}
+
+                c.move_coordinator(ids[0], (c.coordinator_of(ids[0]) + 1) % 3)  # the listing goes stale
+                c.reset_counts()
+                described = await client.describe_groups(ids)
+                assert described.failures == {} and set(described.values) == set(ids)
+                assert [list(e.request.coordinator_keys) for e in c.requests("FindCoordinator")] == [[ids[0]]]
+            assert c.handler_errors == []
+    asyncio.run(main())
+
+
 def test_a_group_listed_by_no_broker_for_a_moment_appears_once_the_new_coordinator_loaded():
     """The old broker unloaded the group, the new one (3.x) is still loading it: its 14 answer
     lacks the group; asked again after the load, it lists it."""

@@ -35,13 +35,16 @@ def test_odd_ids_are_listed_described_fetched_and_deleted():
                 assert listing.broker_failures == {}
                 chosen = GroupSelector(patterns=("*",)).select(g.group_id for g in listing.groups)
                 assert sorted(chosen) == sorted(ODD)
-
+            # a client that did not list them: the odd ids travel in a FindCoordinator too (a
+            # listing names each group's coordinator, so the listing client would send none)
+            async with AsyncGroupsClient(config(c)) as client:
                 c.reset_counts()
                 described = await client.describe_groups(chosen)
                 assert described.failures == {}
                 assert {g: d.state for g, d in described.values.items()} == {g: GroupState.EMPTY for g in ODD}
                 owners = {c.coordinator_of(g) for g in ODD}
-                assert counts(c) == {"FindCoordinator": 1, "DescribeGroups": len(owners)}
+                assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": len(owners)}
+                assert sorted(c.requests("FindCoordinator")[0].request.coordinator_keys) == sorted(ODD)
 
                 offsets = await client.fetch_committed_offsets(chosen)
                 assert offsets.failures == {}
