@@ -49,6 +49,7 @@ from ..arguments import (
 )
 from ..client.numbers import is_number
 from ..client.errors import ConfigurationError
+from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.gate import DEFAULT_FAIL_ON, Decision, FailureKind, GateSpec, GateStatus, LagGate
 from ..observability import lineage, metrics
@@ -192,7 +193,8 @@ class ConsumerLagSensor(BaseSensorOperator):
     def poke(self, context: Context) -> PokeReturnValue:
         assert self._gate is not None
         checks = self._gate.state.checks
-        decision = self.hook.check_gate(self._gate)
+        with fail_fast("ConsumerLagSensor"):  # a bug in a check ends the task now, without its retries
+            decision = self.hook.check_gate(self._gate)
         metrics.gate_checked(self._gate, evaluated=self._gate.state.checks > checks, dag_id=self.dag_id,
                              task_id=self.task_id)
         for note in decision.notes:
