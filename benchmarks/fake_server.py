@@ -123,19 +123,46 @@ def wave_groups(requests: list[tuple[float, str]], latency_s: float) -> list[lis
 
 def critical_path(log, latency_s: float) -> str:
     """The waves as ``ApiVersions | Metadata+FindCoordinator | ...`` (``x9``: nine requests)."""
+    return path_of([(r.at, r.api) for r in log], latency_s)
+
+
+def path_of(requests: list[tuple[float, str]], latency_s: float) -> str:
+    """:func:`critical_path` of ``(arrival time, api)`` pairs."""
     def wave(names: list[str]) -> str:
         counts = {n: names.count(n) for n in dict.fromkeys(names)}
         return "+".join(f"{n}x{c}" if c > 1 else n for n, c in counts.items())
-    return " | ".join(wave(g) for g in wave_groups([(r.at, r.api) for r in log], latency_s))
+    return " | ".join(wave(g) for g in wave_groups(requests, latency_s))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def serve_commands(reset, stats) -> None:
+    """The protocol's command loop on stdin/stdout: ``reset`` and ``stats`` answer with what the
+    callables return (a dict), ``quit`` ends it."""
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "quit":
+            break
+        if command == "reset":
+            answer = reset() or {}
+        elif command == "stats":
+            answer = stats()
+        else:
+            answer = {"error": f"unknown command {command!r}"}
+        print(json.dumps(answer), flush=True)
+
+
+def world_parser(description: str) -> argparse.ArgumentParser:
+    """The options of the benchmark world both servers build (this one, ``tansu_server.py``)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--brokers", type=int, default=9)
     parser.add_argument("--groups", type=int, default=3000)
     parser.add_argument("--topics", type=int, default=30)
     parser.add_argument("--partitions", type=int, default=12)
-    parser.add_argument("--latency", type=float, default=0.010, help="seconds added to every response")
+    parser.add_argument("--latency", type=float, default=0.010, help="seconds added to every request")
+    return parser
+
+
+def main() -> None:
+    parser = world_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--old", action="store_true",
                         help="every broker below FindCoordinator v4 / OffsetFetch v8 (Kafka before 2.8/3.0)")
     parser.add_argument("--cache", action="store_true", help="replay the answers to requests already seen")
@@ -151,27 +178,24 @@ def main() -> None:
         print(json.dumps({"bootstrap": cluster.bootstrap, "groups": args.groups,
                           "total_lag": seeded_total_lag(args.groups, args.partitions)}), flush=True)
         cpu = time.process_time()
-        for line in sys.stdin:
-            command = line.strip()
-            if command == "reset":
-                cluster.reset_counts()
-                cpu = time.process_time()
-                answer = {}
-            elif command == "stats":
-                log = cluster.requests()
-                answer = {"requests": cluster.requests_by_api(), "round_trips": waves([r.at for r in log], args.latency),
-                          "critical_path": critical_path(log, args.latency),
-                          "first_node": log[0].node if log else None,
-                          "nodes": {api: sorted({r.node for r in log if r.api == api}) for api in {r.api for r in log}},
-                          "fake_cpu_s": time.process_time() - cpu,
-                          "largest_request": cluster.request_log.largest_request(),
-                          "largest_response": cluster.request_log.largest_response(),
-                          "handler_errors": [repr(e) for e in cluster.handler_errors]}
-            elif command == "quit":
-                break
-            else:
-                answer = {"error": f"unknown command {command!r}"}
-            print(json.dumps(answer), flush=True)
+
+        def reset() -> None:
+            nonlocal cpu
+            cluster.reset_counts()
+            cpu = time.process_time()
+
+        def stats() -> dict:
+            log = cluster.requests()
+            return {"requests": cluster.requests_by_api(), "round_trips": waves([r.at for r in log], args.latency),
+                    "critical_path": critical_path(log, args.latency),
+                    "first_node": log[0].node if log else None,
+                    "nodes": {api: sorted({r.node for r in log if r.api == api}) for api in {r.api for r in log}},
+                    "fake_cpu_s": time.process_time() - cpu,
+                    "largest_request": cluster.request_log.largest_request(),
+                    "largest_response": cluster.request_log.largest_response(),
+                    "handler_errors": [repr(e) for e in cluster.handler_errors]}
+
+        serve_commands(reset, stats)
 
 
 if __name__ == "__main__":

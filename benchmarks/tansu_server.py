@@ -19,7 +19,6 @@ critical path, the broker side's CPU: Tansu's and the proxy's), ``quit``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -65,17 +64,12 @@ def seed(bootstrap: str, groups: int, topics: int, partitions: int, records: int
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--brokers", type=int, default=9)
-    parser.add_argument("--groups", type=int, default=3000)
-    parser.add_argument("--topics", type=int, default=30)
-    parser.add_argument("--partitions", type=int, default=12)
+    from benchmarks.fake_server import path_of, serve_commands, wave_groups, world_parser
+
+    parser = world_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--group-partitions", type=int, default=12, help="partitions each group commits")
     parser.add_argument("--records", type=int, default=4)
-    parser.add_argument("--latency", type=float, default=0.010, help="seconds added to every request")
     args = parser.parse_args()
-
-    from benchmarks.fake_server import wave_groups
     from benchmarks.proxy import VirtualCluster
     from demo.tansu import TansuBroker
 
@@ -86,24 +80,21 @@ def main() -> None:
             print(json.dumps({"bootstrap": cluster.bootstrap, "groups": args.groups, "total_lag": total,
                               "seconds": round(time.monotonic() - started, 1)}), flush=True)
             cpu = process_cpu_s(broker.pid) + time.process_time()
-            for line in sys.stdin:
-                command = line.strip()
-                if command == "reset":
-                    cluster.reset()
-                    cpu = process_cpu_s(broker.pid) + time.process_time()
-                    answer = {}
-                elif command == "stats":
-                    log = cluster.requests()
-                    waves = wave_groups([(at, api) for at, api, _ in log], args.latency)
-                    answer = {"requests": cluster.counts(), "round_trips": len(waves),
-                              "critical_path": " | ".join("+".join(sorted(set(w))) for w in waves),
-                              "nodes": {api: sorted({n for _, a, n in log if a == api}) for _, api, _ in log},
-                              "fake_cpu_s": process_cpu_s(broker.pid) + time.process_time() - cpu}
-                elif command == "quit":
-                    break
-                else:
-                    answer = {"error": f"unknown command {command!r}"}
-                print(json.dumps(answer), flush=True)
+
+            def reset() -> None:
+                nonlocal cpu
+                cluster.reset()
+                cpu = process_cpu_s(broker.pid) + time.process_time()
+
+            def stats() -> dict:
+                log = cluster.requests()
+                return {"requests": cluster.counts(), "round_trips": len(wave_groups([(at, api) for at, api, _ in log],
+                                                                                     args.latency)),
+                        "critical_path": path_of([(at, api) for at, api, _ in log], args.latency),
+                        "nodes": {api: sorted({n for _, a, n in log if a == api}) for _, api, _ in log},
+                        "fake_cpu_s": process_cpu_s(broker.pid) + time.process_time() - cpu}
+
+            serve_commands(reset, stats)
 
 
 if __name__ == "__main__":
