@@ -432,8 +432,9 @@ def main() -> None:
             cold = scenario_cold(args)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores (shared, load average "
           f"{load_at_start:.1f} at start, {os.getloadavg()[0]:.1f} at end), median of {args.repeat} interleaved runs, "
-          f"{args.latency * 1000:.0f} ms per request, lag/old: the fake's answers "
-          f"{'kept after a warm-up run' if args.fake_cache else 'computed every time (--no-fake-cache)'}")
+          f"{args.latency * 1000:.0f} ms per request"
+          + (f", lag/old: the fake's answers {'kept after a warm-up run' if args.fake_cache else 'computed every time (--no-fake-cache)'}"
+             if {"lag", "old", "big"} & set(args.scenarios.split(",")) else ""))
     if rows:
         print_table(rows)
     if cold:
