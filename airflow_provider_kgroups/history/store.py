@@ -220,6 +220,30 @@ class HistoryStore:
         and ``lag_seconds(history=...)`` take."""
         return table_snapshots(self.read_table(group_ids, since_ms=since_ms, until_ms=until_ms))
 
+    def files(self, *, since_ms: int | None = None, until_ms: int | None = None) -> list[tuple[str, int]]:
+        """``(path, size)`` of the Parquet files under the date directories that may hold rows
+        in ``[since_ms, until_ms)``, in path order (a file is never rewritten: a reader may
+        keep what it derived from one while its path and size stay)."""
+        since, until = _window(since_ms, until_ms)
+        first = day_of(since) if since is not None else None
+        last = day_of(until - 1) if until is not None and until > 0 else None
+        out = []
+        for day in self.dates():
+            if (first is not None and day < first) or (last is not None and day > last):
+                continue
+            directory = f"{self._root}/date={day}"
+            for info in self._fs.ls(directory, detail=True):
+                name = info["name"].rstrip("/").rsplit("/", 1)[-1]
+                if info.get("type") == "file" and name.endswith(".parquet") and not name.startswith(("_", ".")):
+                    out.append((info["name"], int(info.get("size") or 0)))
+        return sorted(out)
+
+    def read_file(self, path: str, *, columns: Iterable[str] | None = None,
+                  read_dictionary: Iterable[str] | None = None) -> pa.Table:
+        """One file of :meth:`files` (its rows, in the file's order)."""
+        return pq.read_table(path, filesystem=self._fs, columns=list(columns) if columns is not None else None,
+                             read_dictionary=list(read_dictionary) if read_dictionary is not None else None)
+
     def dates(self) -> list[str]:
         """The dates that have data, oldest first."""
         if not self._fs.exists(self._root):

@@ -1,0 +1,120 @@
+"""The cleanup trail: every cleanup run's audit record (``<store>/_audit/``), what each run did
+to each group, the backups it took (``<store>/_backups/``) and the command that undoes a
+deletion. Read with :mod:`..history.audit` and :mod:`..history.backup`; nothing is written.
+
+What reaches the browser is the audit record as the cleanup wrote it, with any user and
+password in a URL blanked (``https://***@connect:8083``): a record never holds a secret, and
+this keeps it so if a URL ever carried one.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any, Iterable
+
+from ..client.errors import ConfigurationError
+from ..history.audit import list_audits, load_audit
+from ..history.backup import list_backups, load_backup
+
+__all__ = ["cleanup_runs", "group_cleanups", "backup_document", "restore_commands", "backup_name", "redact"]
+
+#: How many of the newest runs the trail shows.
+MAX_RUNS = 200
+_RECORD_NAME = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{12}\.json$")
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
+
+
+def redact(value: Any) -> Any:
+    """``value`` with ``user:password@`` in any URL inside it replaced by ``***@``."""
+    if isinstance(value, str):
+        return _USERINFO.sub(lambda m: f"{m.group('scheme')}***@", value)
+    if isinstance(value, dict):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    return value
+
+
+def backup_name(url: str | None) -> str | None:
+    """The file name of a backup under ``_backups/`` (what the page links to), or None."""
+    if not url:
+        return None
+    name = url.rstrip("/").rsplit("/", 1)[-1]
+    return name if _RECORD_NAME.match(name) else None
+
+
+def restore_commands(backup_url: str, group_ids: Iterable[str], conn_id: str | None) -> dict[str, str]:
+    """How to undo a deletion: the CLI (add your own ``-b``/``--command-config``) and the hook."""
+    groups = list(group_ids)
+    cli = " ".join(shlex.quote(p) for p in ["kgroups", "restore", backup_url, *groups])
+    hook = f"KafkaGroupsHook({(conn_id or 'kgroups_default')!r}).restore_offsets({backup_url!r}, {groups!r})"
+    return {"cli": cli, "hook": hook}
+
+
+def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
+    summary = record.get("summary") or {}
+    who = record.get("who") or {}
+    decisions = record.get("decisions") or {}
+    backup_url = summary.get("backup_url")
+    deleted = sorted(g for g, d in decisions.items() if d.get("decision") == "deleted")
+    run = {
+        "audit": url.rstrip("/").rsplit("/", 1)[-1], "started_ms": record.get("started_ms"),
+        "finished_ms": record.get("finished_ms"), "dry_run": record.get("dry_run"), "who": who,
+        "summary": {k: summary.get(k) for k in ("examined", "candidates", "cap", "deleted", "would_delete", "skipped",
+                                                "failed", "not_found", "unjudged", "kept", "audit_error")},
+        "backup": backup_name(backup_url), "backup_url": backup_url,
+        "decisions": [{"group_id": g, **{k: d.get(k) for k in ("decision", "reason", "health", "selected_by",
+                                                              "dead_reasons")}}
+                      for g, d in sorted(decisions.items(), key=lambda kv: (_ORDER.get(kv[1].get("decision"), 9), kv[0]))],
+        "restore": restore_commands(backup_url, deleted, who.get("connection")) if backup_url and deleted else None,
+        "rules": record.get("rules"),
+    }
+    return redact(run)
+
+
+_ORDER = {"deleted": 0, "would_delete": 1, "failed": 2, "skip": 3, "not_found": 4, "keep": 5}
+
+
+def _records(store_url: str, limit: int) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for url in reversed(list_audits(store_url)[-limit:]):
+        try:
+            out.append((url, load_audit(url)))
+        except (ConfigurationError, ValueError, OSError):
+            continue  # not a readable audit record: the trail lists the others
+    return out
+
+
+def cleanup_runs(store_url: str, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
+    """The newest ``limit`` cleanup runs, newest first."""
+    return [_run(url, record) for url, record in _records(store_url, limit)]
+
+
+def group_cleanups(store_url: str, group_id: str, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
+    """What each of the newest runs decided about ``group_id``, oldest first, with the audit
+    record's decision in full and, for a deletion, the restore commands of its backup."""
+    out = []
+    for url, record in _records(store_url, limit):
+        decision = (record.get("decisions") or {}).get(group_id)
+        if decision is None:
+            continue
+        summary, who = record.get("summary") or {}, record.get("who") or {}
+        backup_url = summary.get("backup_url") if decision.get("decision") == "deleted" else None
+        out.append(redact({
+            "audit": url.rstrip("/").rsplit("/", 1)[-1], "started_ms": record.get("started_ms"),
+            "dry_run": record.get("dry_run"), "who": who, "decision": decision,
+            "backup": backup_name(backup_url), "backup_url": backup_url,
+            "restore": restore_commands(backup_url, [group_id], who.get("connection")) if backup_url else None}))
+    return sorted(out, key=lambda r: r.get("started_ms") or 0)
+
+
+def backup_document(store_url: str, name: str) -> dict[str, Any]:
+    """One backup under ``<store>/_backups/`` by file name (nothing else can be asked for)."""
+    if not _RECORD_NAME.match(name or ""):
+        raise ConfigurationError(f"{name!r} is not a backup file name (YYYYMMDDTHHMMSSZ-<12 hex>.json).")
+    matches = [u for u in list_backups(store_url) if u.rstrip("/").rsplit("/", 1)[-1] == name]
+    if not matches:
+        raise FileNotFoundError(name)
+    backup = load_backup(matches[0])
+    return redact({**backup.to_dict(), "name": name, "url": matches[0]})
