@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[spark,history,msk]" --group test --group bench
+	$(PY) -m pip install --quiet -e ".[spark,history,msk,ui]" --group test --group bench
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -29,7 +29,7 @@ test: $(STAMP)
 
 ## Each install line README.rst documents, in a fresh venv of its own: pip check clean, no file
 ## owned by two distributions, the modules import. (CI runs it after the tests.)
-INSTALL_LINES := . .[history] .[spark,history] .[msk]
+INSTALL_LINES := . .[history] .[spark,history] .[msk] .[ui] .[spark,history,ui]
 check-install:
 	@for line in $(INSTALL_LINES); do \
 	  echo "== pip install '$$line'"; rm -rf .check-venv; \

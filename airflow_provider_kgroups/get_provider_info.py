@@ -79,6 +79,8 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
+        # the "Consumer groups" page (loaded by Airflow with [core] lazy_discover_providers = False)
+        "plugins": [{"name": "kgroups", "plugin-class": "airflow_provider_kgroups.ui.plugin.KafkaGroupsPlugin"}],
         "connection-types": [
             {
                 "connection-type": "kgroups",

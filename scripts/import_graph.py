@@ -9,7 +9,7 @@ Layers, lowest first (a module may import its own layer or a lower one, never a 
     1  arguments                                pure validators of user input (one per argument)
     2  lag offsets                              the lag engine; offset reset plans (strategies, CSV)
     3  history landing spark connect cleanup    storage, Spark jobs, Kafka Connect, the cleanup workflow
-    4  hooks sensors triggers operators         the Airflow layer (the only one that may import airflow)
+    4  hooks sensors triggers operators ui      the Airflow layer (the only one that may import airflow)
        get_provider_info settings               Airflow's provider metadata, the [kgroups] config section
        observability                            OpenLineage facets and Airflow metrics (Stats)
     5  cli __main__                             the command line
@@ -35,7 +35,7 @@ LAYERS: dict[str, int] = {
     "arguments": 1,
     "lag": 2, "offsets": 2,
     "history": 3, "landing": 3, "spark": 3, "connect": 3, "cleanup": 3,
-    "hooks": 4, "sensors": 4, "triggers": 4, "operators": 4, "get_provider_info": 4,
+    "hooks": 4, "sensors": 4, "triggers": 4, "operators": 4, "ui": 4, "get_provider_info": 4,
     "settings": 4, "observability": 4,
     "cli": 5, "__main__": 5,
 }

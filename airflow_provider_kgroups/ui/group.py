@@ -1,0 +1,134 @@
+"""One group's page: its lag and lag in seconds over the window, one line per topic (or per
+partition on demand) plus the group's total, downsampled to the chart's point budget; its
+verdict changes and cleanup events on the same time axis; the gate thresholds of the DAGs
+that gate on it; its latest snapshot, partition by partition; the dead-group report.
+
+The group's rows are read from the store for the window only (the store's files are sorted
+by group, so the reader skips the other groups' row groups); the log-end samples the seconds
+are estimated from come from every group reading the same partitions (:class:`.data.LogEndIndex`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+
+from ..history.store import table_snapshots
+from ..lag.deadgroups import DeadGroupRules
+from .data import PageData, floats
+from .judging import history_report, verdict_changes
+from .series import budget_per_series, downsample_indices
+
+__all__ = ["build_group"]
+
+
+def _matrix(times: np.ndarray, keys: list[tuple[str, int]], rows: dict[str, np.ndarray], index) -> dict[str, Any]:
+    """Per partition over the group's snapshot times: lag, seconds, at-least flags, presence."""
+    shape = (len(keys), len(times))
+    lag, seconds = np.full(shape, np.nan), np.full(shape, np.nan)
+    at_least, present = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+    for k, (topic, partition) in enumerate(keys):
+        mask = (rows["topic"] == topic) & (rows["partition"] == partition)
+        at = rows["snapshot_ms"][mask]
+        col = np.searchsorted(times, at)
+        present[k, col] = True
+        lag[k, col] = rows["lag"][mask]
+        s, b = index.seconds(topic, partition, at.astype(np.float64), rows["committed"][mask], rows["lag"][mask])
+        seconds[k, col], at_least[k, col] = s, b
+    return {"lag": lag, "seconds": seconds, "at_least": at_least, "present": present}
+
+
+def _combine(m: dict[str, Any], which: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Over the partitions ``which``: the summed lag and the worst seconds at each time (NaN when
+    a partition there is unknown, or none is there), and whether that worst is a lower bound."""
+    present = m["present"][which]
+    lag, seconds, at_least = m["lag"][which], m["seconds"][which], m["at_least"][which]
+    any_present = present.any(axis=0)
+    unknown_lag = (present & np.isnan(lag)).any(axis=0)
+    total = np.where(any_present & ~unknown_lag, np.where(present, lag, 0).sum(axis=0), np.nan)
+    unknown_s = (present & np.isnan(seconds)).any(axis=0)
+    worst = np.where(present & ~np.isnan(seconds), seconds, -1.0).max(axis=0)
+    worst = np.where(any_present & ~unknown_s, worst, np.nan)
+    bound = (present & at_least).any(axis=0) & ~np.isnan(worst)
+    return total, worst, bound
+
+
+def _series(name: str, times: np.ndarray, values: np.ndarray, budget: int, flags: np.ndarray | None = None
+            ) -> dict[str, Any]:
+    keep = downsample_indices(times.astype(np.float64), values, budget)
+    data = []
+    for i in keep:
+        value = None if np.isnan(values[i]) else (round(float(values[i]), 1) if flags is not None else int(values[i]))
+        data.append([int(times[i]), value, 1] if flags is not None and flags[i] and value is not None
+                    else [int(times[i]), value])
+    return {"name": name, "data": data, "points": sum(1 for d in data if d[1] is not None),
+            "raw_points": int((~np.isnan(values)).sum())}
+
+
+def build_group(data: PageData, group_id: str, window: str, window_ms: int, *, per_partition: bool, points: int,
+                gates: list[dict[str, Any]], cleanups: list[dict[str, Any]]) -> dict[str, Any]:
+    since, as_of, rollups = data.window(window_ms)
+    out: dict[str, Any] = {"group_id": group_id, "window": window, "window_ms": window_ms, "as_of_ms": as_of,
+                           "since_ms": since, "per_partition": per_partition, "points_budget": points, "gates": gates,
+                           "cleanups": cleanups, "found": False}
+    if as_of is None:
+        return out
+    table = data.store.read_table([group_id], since_ms=since, until_ms=as_of + 1)
+    if table.num_rows == 0:
+        return out
+    snapshots = table_snapshots(table)
+    rows_table = table.filter(pc.is_valid(table["topic"]))
+    rows = {"snapshot_ms": rows_table["snapshot_ms"].to_numpy(), "topic": np.array(rows_table["topic"].to_pylist(),
+                                                                                     dtype=object),
+            "partition": rows_table["partition"].to_numpy(), "committed": floats(rows_table["committed"]),
+            "lag": floats(rows_table["lag"])}
+    times = np.array(sorted(s.taken_at_ms for s in snapshots), dtype=np.int64)
+    keys = sorted({(t, int(p)) for t, p in zip(rows["topic"], rows["partition"])})
+    index = data.log_end_index(rollups, since, as_of + 1)
+    m = _matrix(times, keys, rows, index)
+    topics = sorted({t for t, _ in keys})
+    lines: list[tuple[str, np.ndarray]] = [("total", np.arange(len(keys)))]
+    if per_partition:
+        lines += [(f"{t}[{p}]", np.array([k])) for k, (t, p) in enumerate(keys)]
+    else:
+        lines += [(t, np.array([k for k, (kt, _) in enumerate(keys) if kt == t])) for t in topics]
+    if len(lines) == 2 and not per_partition:
+        lines = lines[:1]  # one topic: its line is the total
+    budget = budget_per_series(points, len(lines))
+    lag_series, seconds_series = [], []
+    for name, which in lines:
+        total, worst, bound = _combine(m, which)
+        lag_series.append(_series(name, times, total, budget))
+        seconds_series.append(_series(name, times, worst, budget, bound))
+    changes, judged, of = verdict_changes(snapshots, group_id)
+    report = history_report(snapshots, group_id, DeadGroupRules(idle_hours=data.settings.idle_hours))
+    latest = snapshots[-1].groups[group_id]
+    last = {(t, p): k for k, (t, p) in enumerate(keys)}
+    out.update({
+        "found": True, "last_seen_ms": int(times[-1]), "in_latest": int(times[-1]) == as_of,
+        "snapshots": len(times),
+        "charts": {"lag": {"series": lag_series, "points": sum(s["points"] for s in lag_series),
+                           "raw_points": sum(s["raw_points"] for s in lag_series)},
+                   "seconds": {"series": seconds_series, "points": sum(s["points"] for s in seconds_series),
+                               "raw_points": sum(s["raw_points"] for s in seconds_series)}},
+        "verdicts": {"changes": changes, "judged": judged, "snapshots": of},
+        "latest": {"at_ms": int(times[-1]), "state": latest.state.value, "members": latest.members,
+                   "protocol_type": latest.protocol_type, "total_lag": latest.total_lag,
+                   "partitions": [_partition(p, m, last.get((p.topic, p.partition)), len(times) - 1)
+                                  for p in latest.partitions]},
+        "dead": None if report is None else {"health": report.health.value, "evidence": list(report.evidence),
+                                             "dead_reasons": list(report.dead_reasons),
+                                             "deletable_by_patterns": report.permitted,
+                                             "cannot_tell": list(report.cannot_tell),
+                                             "idle_hours": data.settings.idle_hours},
+    })
+    return out
+
+
+def _partition(p, m: dict[str, Any], k: int | None, col: int) -> dict[str, Any]:
+    seconds = None if k is None or np.isnan(m["seconds"][k, col]) else round(float(m["seconds"][k, col]), 1)
+    return {"topic": p.topic, "partition": p.partition, "committed": p.committed, "log_start": p.log_start,
+            "log_end": p.log_end, "lag": p.lag, "flags": sorted(f.value for f in p.flags), "lag_seconds": seconds,
+            "lag_seconds_at_least": bool(k is not None and m["at_least"][k, col])}

@@ -1,0 +1,63 @@
+"""The Airflow plugin: a "Consumer groups" entry in the UI's navigation, showing the page the
+provider's FastAPI app serves at ``/kgroups/``.
+
+Registered in ``get_provider_info`` under ``plugins``. Airflow 3.3 loads a provider's plugins
+only when providers are discovered eagerly, ``[core] lazy_discover_providers = False``
+(``airflow.plugins_manager._get_plugins``: ``if not settings.LAZY_LOAD_PROVIDERS``), so the
+api-server needs that setting for the page to appear (the README says so).
+
+The entry is an external view (``url_route``: the page is shown inside the Airflow UI, same
+origin, so the user's login cookie reaches it); the app is a React-free HTML page with
+Apache ECharts. Any Airflow process that loads plugins imports this module (the scheduler
+and the DAG processor too), so it imports nothing but the plugin base class: the FastAPI app
+is built on the first request the api-server routes to it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+
+from airflow.plugins_manager import AirflowPlugin
+
+__all__ = ["KafkaGroupsPlugin", "URL_PREFIX", "REQUIRED_MODULES"]
+
+URL_PREFIX = "/kgroups"
+#: What the page needs beyond the base install: ``pip install 'airflow-provider-kgroups[ui]'``.
+REQUIRED_MODULES = ("pyarrow", "numpy", "tsdownsample")
+
+
+class _LazyApp:
+    """An ASGI app that builds the real one (:func:`.app.create_app`) on its first request."""
+
+    def __init__(self) -> None:
+        self._app = None
+        self._lock = threading.Lock()
+
+    def _build(self):
+        with self._lock:
+            if self._app is None:
+                from .app import create_app
+
+                self._app = create_app()
+            return self._app
+
+    async def __call__(self, scope, receive, send) -> None:
+        app = self._app or self._build()
+        await app(scope, receive, send)
+
+
+class KafkaGroupsPlugin(AirflowPlugin):
+    name = "kgroups"
+    fastapi_apps = [{"app": _LazyApp(), "url_prefix": URL_PREFIX, "name": "Kafka consumer groups"}]
+    external_views = [{
+        "name": "Consumer groups", "href": f"{URL_PREFIX.lstrip('/')}/", "destination": "nav",
+        "url_route": "consumer-groups", "category": "browse",
+    }]
+
+    @classmethod
+    def on_load(cls, *args, **kwargs) -> None:
+        missing = [m for m in REQUIRED_MODULES if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ImportError(f"the Consumer groups page needs {', '.join(missing)}: "
+                              "pip install 'airflow-provider-kgroups[ui]'")
