@@ -1,6 +1,7 @@
 """Real Airflow services for the demo (and the tests): api-server, dag-processor, scheduler
 (LocalExecutor) and triggerer on a private AIRFLOW_HOME with sqlite and one DAG bundle,
-started together and stopped together, each logging to its own file.
+started together and stopped together (or only some of them: ``services=``), each logging to
+its own file.
 
     with AirflowServices(tmp_path, dag_files=[EXAMPLE_DAGS / "kgroups_lag_events.py"], env={...}) as airflow:
         airflow.wait_for(lambda: airflow.query("select count(*) from trigger")[0][0], "a trigger")
@@ -30,7 +31,8 @@ _BUNDLE = "airflow.dag_processing.bundles.local.LocalDagBundle"
 
 
 class AirflowServices:
-    def __init__(self, root: Path, *, dag_files: Iterable[Path], env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, root: Path, *, dag_files: Iterable[Path], env: Mapping[str, str] | None = None,
+                 services: Iterable[str] = SERVICES) -> None:
         self.root = Path(root)
         self.home, self.bundle, self.logs = self.root / "airflow", self.root / "bundle", self.root / "logs"
         for folder in (self.home, self.bundle, self.logs):
@@ -54,12 +56,13 @@ class AirflowServices:
         }
         self.port = port
         self.processes: dict[str, subprocess.Popen] = {}
+        self.services = tuple(services)
 
     def __enter__(self) -> "AirflowServices":
         subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, check=True,
                        capture_output=True, timeout=300)
         try:
-            for name in SERVICES:
+            for name in self.services:
                 args = [name, "--port", str(self.port)] if name == "api-server" else [name]
                 with open(self.logs / f"{name}.log", "w") as log:
                     self.processes[name] = subprocess.Popen([sys.executable, "-m", "airflow", *args], env=self.env,
