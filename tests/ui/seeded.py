@@ -6,7 +6,8 @@ written by :mod:`..history.audit` / :mod:`..history.backup`.
   (1); 144 snapshots 5 minutes apart (12 h); its lag rises then falls; the latest total lag is
   :data:`LATEST_LAG`. The DAG ``gate_orders`` (tests/ui/dags) gates on it with
   ``max_total_lag=1500`` and ``max_lag_seconds=900``.
-* ``legacy-etl``: Empty, the same committed offsets for 10 days with records to read: a
+* ``legacy-etl``: Empty, the same committed offset on ``legacy-orders`` for 10 days with records
+  to read: a
   dead-group candidate; a cleanup run (not a dry run) deleted it and backed its offsets up,
   so its page shows the audit record and the restore command. Its snapshots stop then.
 * ``weekly-report``: Empty, progress 2 days ago: paused.
@@ -50,16 +51,16 @@ def seed_history(url: str) -> dict[str, str]:
         weekly = group("weekly-report", partition("reports", 0, 500, 520), state="Empty", members=0)
         groups = [orders, weekly]
         if at < DELETED_AT:
-            groups.append(group("legacy-etl", partition("orders", 0, 3_000, produced), state="Empty", members=0))
+            groups.append(group("legacy-etl", partition("legacy-orders", 0, 3_000, 5_300), state="Empty", members=0))
         store.append(snapshot(at, *groups))
     # the older past: legacy-etl idle for 10 days, weekly-report progressing until 2 days ago
     for hours_ago, weekly_commit in ((240, 300), (200, 350), (120, 400), (48, 500)):
         at = T_END - hours_ago * HOUR
-        store.append(snapshot(at, group("legacy-etl", partition("orders", 0, 3_000, 5_000 + hours_ago),
+        store.append(snapshot(at, group("legacy-etl", partition("legacy-orders", 0, 3_000, 5_300 - hours_ago),
                                         state="Empty", members=0),
                               group("weekly-report", partition("reports", 0, weekly_commit, 520), state="Empty",
                                     members=0)))
-    backup = backup_offsets(url, {"legacy-etl": {tp("orders", 0): 3_000}}, note=BACKUP_NOTE, now_ms=DELETED_AT)
+    backup = backup_offsets(url, {"legacy-etl": {tp("legacy-orders", 0): 3_000}}, note=BACKUP_NOTE, now_ms=DELETED_AT)
     record = {"version": 1, "started_ms": DELETED_AT, "finished_ms": DELETED_AT + 2_000,
               "who": {"dag_id": "kgroups_cleanup", "run_id": "manual__1", "task_id": "clean", "try_number": 1,
                       "connection": "kgroups_prod"},

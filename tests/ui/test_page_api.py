@@ -56,7 +56,7 @@ def test_group_page_data_has_series_thresholds_events_and_the_deleted_groups_res
     assert cleanup["restore"]["cli"] == f"kgroups restore {backup} legacy-etl"
     assert cleanup["restore"]["hook"] == f"KafkaGroupsHook('kgroups_prod').restore_offsets({backup!r}, ['legacy-etl'])"
     document = page_server.get(f"/kgroups/api/backups/{cleanup['backup']}").json()
-    assert document["groups"] == {"legacy-etl": {"orders": {"0": {"offset": 3000, "metadata": "", "leader_epoch": None}}}}
+    assert document["groups"] == {"legacy-etl": {"legacy-orders": {"0": {"offset": 3000, "metadata": "", "leader_epoch": None}}}}
 
 
 def test_the_cleanup_trail_blanks_credentials_in_urls(page_server):

@@ -56,11 +56,24 @@
                                 label: { formatter: e.short, color: e.color, fontSize: 10, position: "insideEndTop" } }));
   }
 
+  function lowerBoundAreas(data) {
+    /* stretches where the (total) seconds are only a lower bound: shaded, labelled "at least" */
+    const out = [];
+    let start = null, last = null;
+    for (const d of data) {
+      if (d[2]) { if (start === null) start = d[0]; last = d[0]; }
+      else if (start !== null) { out.push([{ xAxis: start, name: "at least (older than the history)" }, { xAxis: last }]); start = null; }
+    }
+    if (start !== null) out.push([{ xAxis: start, name: "at least (older than the history)" }, { xAxis: last }]);
+    return out;
+  }
+
   function timeChart(el, opts) {
     /* opts: {series: [{name, data: [[t, v(, atLeast)]]}], unit: "records"|"seconds", thresholds: [{value, label}],
               events: [{at_ms, label, short, color, dash}], group} */
     const chart = init(el);
     const seconds = opts.unit === "seconds";
+    const bounds = seconds && opts.series.length ? lowerBoundAreas(opts.series[0].data) : [];
     const series = opts.series.map((s, i) => ({
       id: "kg-" + i, name: s.name, type: "line", data: s.data, showSymbol: false, connectNulls: false,
       sampling: "lttb", large: true, emphasis: { focus: "series" },
@@ -72,12 +85,14 @@
                  label: { formatter: t.label, position: "insideEndTop", color: "#dc2626", fontSize: 10 } })),
                ...eventLines(opts.events || [])],
       } : undefined,
+      markArea: i === 0 && bounds.length ? { silent: true, itemStyle: { color: "rgba(124,58,237,0.08)" },
+        label: { color: "#7c3aed", fontSize: 10, position: "insideTop" }, data: bounds } : undefined,
     }));
     chart.setOption({
       backgroundColor: "transparent", animation: false,
       title: { text: opts.title, left: 8, top: 4, textStyle: { fontSize: 13 } },
-      legend: { type: "scroll", top: 4, left: 220, right: 16 },
-      grid: { left: 64, right: 24, top: 40, bottom: 56 },
+      legend: { type: "scroll", top: 24, left: 8, right: 16 },
+      grid: { left: 64, right: 24, top: 64, bottom: 56 },
       tooltip: { trigger: "axis", confine: true, formatter: (items) => {
         if (!items.length) return "";
         const head = enc(new Date(items[0].value[0]).toISOString().replace("T", " ").slice(0, 19) + " UTC");
@@ -91,6 +106,7 @@
       } },
       xAxis: { type: "time" },
       yAxis: { type: "value", name: seconds ? "seconds (estimate)" : "records", min: 0,
+               max: (v) => Math.max(v.max, ...(opts.thresholds || []).map((t) => t.value * 1.08)),
                axisLabel: { formatter: seconds ? (v) => formatSeconds(v) : undefined } },
       dataZoom: [{ type: "inside" }, { type: "slider", height: 18, bottom: 8 }],
       series,
