@@ -36,8 +36,9 @@
       backgroundColor: "transparent", animation: false, grid: { left: 1, right: 1, top: 2, bottom: 2 },
       xAxis: { type: "category", show: false, data: values.map((_, i) => i) },
       yAxis: { type: "value", show: false, min: 0 },
-      series: [{ type: "line", data: values, showSymbol: false, connectNulls: false, lineStyle: { width: 1.2 },
-                 areaStyle: { opacity: 0.15 }, silent: true }],
+      series: [{ type: "line", data: values, connectNulls: false, lineStyle: { width: 1.2 },
+                 areaStyle: { opacity: 0.15 }, silent: true,
+                 showSymbol: values.filter((v) => v !== null).length < 3, symbolSize: 3 }],
     });
     return chart;
   }
@@ -104,8 +105,8 @@
         });
         return [head, ...rows].join("<br>");
       } },
-      xAxis: { type: "time" },
-      yAxis: { type: "value", name: seconds ? "seconds (estimate)" : "records", min: 0,
+      xAxis: { type: "time", max: (v) => Math.max(v.max, ...(opts.events || []).map((e) => e.at_ms)) },
+      yAxis: { type: "value", min: 0,
                max: (v) => Math.max(v.max, ...(opts.thresholds || []).map((t) => t.value * 1.08)),
                axisLabel: { formatter: seconds ? (v) => formatSeconds(v) : undefined } },
       dataZoom: [{ type: "inside" }, { type: "slider", height: 18, bottom: 8 }],
