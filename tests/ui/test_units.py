@@ -1,0 +1,123 @@
+"""The page's pure parts: the seconds estimate against the engine's reference, downsampling,
+the history rollups, gates in serialized DAGs, request checks, redaction, the vendored files."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from airflow_provider_kgroups.history.rollup import HistoryRollups, groups_in, lasts_in, total_lag
+from airflow_provider_kgroups.history.store import HistoryStore
+from airflow_provider_kgroups.lag.seconds import interpolate_produce_time
+from airflow_provider_kgroups.ui.gates import gates_in
+from airflow_provider_kgroups.ui.series import downsample_indices, lag_seconds_series, produce_times
+from airflow_provider_kgroups.ui.settings import BadRequest, parse_group_id, parse_pattern, parse_points, parse_window
+from airflow_provider_kgroups.ui.trail import backup_name, redact
+from tests.lag.builders import MINUTE, T0, group, partition, snapshot
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_produce_times_equal_the_engines_interpolation_point_by_point(seed):
+    rng = random.Random(seed)
+    samples, end, at = [], rng.randint(0, 50), T0
+    for _ in range(rng.randint(1, 40)):
+        at += rng.choice([60_000, 300_000])
+        end = rng.randint(0, 30) if rng.random() < 0.05 else end + rng.choice([0, 0, 1, 7, 40])  # recreated now and then
+        samples.append((at, end))
+    queries = [(rng.choice(samples)[0] + rng.choice([0, 1, -1]), rng.randint(0, end + 5)) for _ in range(60)]
+    estimate, bound = produce_times(np.array([t for t, _ in samples], dtype=np.float64),
+                                    np.array([e for _, e in samples]), np.array([q[0] for q in queries], dtype=np.float64),
+                                    np.array([q[1] for q in queries]))
+    for i, (t, offset) in enumerate(queries):
+        expected = interpolate_produce_time([s for s in samples if s[0] <= t], offset)
+        if expected is None:
+            assert np.isnan(estimate[i]) and np.isnan(bound[i]), (t, offset)
+        elif expected[0] is None:
+            assert np.isnan(estimate[i]) and bound[i] == expected[1]
+        else:
+            assert estimate[i] == pytest.approx(expected[0]) and np.isnan(bound[i])
+
+
+def test_lag_seconds_are_zero_when_caught_up_unknown_without_commit_and_bounded_when_too_old():
+    t = np.array([0, 60_000, 120_000], dtype=np.float64)
+    e = np.array([100, 160, 220])
+    seconds, at_least = lag_seconds_series(t, e, np.array([120_000, 120_000, 120_000, 120_000], dtype=np.float64),
+                                           np.array([220, np.nan, 50, 130]), np.array([0, np.nan, 170, 90]))
+    assert seconds[0] == 0 and np.isnan(seconds[1])
+    assert (seconds[2], at_least[2]) == (120.0, True)  # older than the first sample: at least 120 s
+    assert at_least[3] == np.False_ and 60 <= seconds[3] <= 120
+
+
+def test_downsampling_keeps_the_budget_the_spike_and_the_gaps():
+    x = np.arange(200_000, dtype=np.float64)
+    y = np.sin(x / 5_000) * 100 + 200
+    y[123_456] = 99_999  # a spike
+    y[50_000:50_010] = np.nan  # unknown for a while
+    keep = downsample_indices(x, y, 2_000)
+    assert len(keep) <= 2_000 and 123_456 in keep
+    assert any(np.isnan(y[i]) for i in keep)  # the gap stays a gap
+    assert list(downsample_indices(x[:50], y[:50], 2_000)) == list(range(50))
+
+
+def test_rollups_are_per_file_and_follow_the_store(tmp_path):
+    store = HistoryStore(str(tmp_path / "h"))
+    store.append(snapshot(T0, group("g", partition("t", 0, 90, 100), partition("t", 1, None, 7)),
+                          group("gone", state="Dead", members=0)))
+    store.append(snapshot(T0 + MINUTE, group("g", partition("t", 0, 95, 100), partition("t", 1, 7, 7))))
+    rollups = HistoryRollups(store)
+    first = rollups.window()
+    assert len(first) == 2 and rollups.cached_files == 2
+    table = groups_in(first).sort_by([("snapshot_ms", "ascending"), ("group_id", "ascending")])
+    assert total_lag(table).to_pylist() == [None, None, 5]  # unknown partition; a group that does not exist; known
+    assert lasts_in(first).filter(pa.compute.equal(lasts_in(first)["group_id"], "g"))["committed"].to_pylist() == [95, 7]
+    store.append(snapshot(T0 + 2 * MINUTE, group("g", partition("t", 0, 99, 100))))
+    assert len(rollups.window()) == 3
+    assert rollups.window(since_ms=T0 + 2 * MINUTE)[0].min_ms == T0 + 2 * MINUTE
+
+
+def test_gates_are_found_by_id_or_pattern_with_thresholds_and_templates():
+    def dag(**task):
+        return {"dag": {"tasks": [{"__type": "operator", "__var": {
+            "task_id": "gate", "task_type": "ConsumerLagSensor", "_task_module": "airflow_provider_kgroups.sensors.lag",
+            **task}}]}}
+
+    dags = {"by_id": dag(group_ids=["orders"], lag_mode="threshold", max_total_lag=100),
+            "by_pattern": dag(group_patterns=["ord*"], exclude_patterns=["orders-old"], max_lag_seconds="{{ x }}"),
+            "other": dag(group_ids=["billing"]),
+            "templated": dag(group_ids="{{ params.groups }}")}
+    gates = gates_in(dags, "orders")
+    assert [(g["dag_id"], g["thresholds"]) for g in gates] == [
+        ("by_id", {"max_total_lag": {"value": 100}}), ("by_pattern", {"max_lag_seconds": {"template": "{{ x }}"}}),
+        ("templated", {})]
+    assert [g["dag_id"] for g in gates_in(dags, "orders-old")] == ["templated"]
+
+
+def test_request_parameters_are_checked():
+    assert parse_window("6h") == ("6h", 6 * 3_600_000)
+    assert parse_pattern("orders").match("eu-orders-1") and not parse_pattern("orders").match("billing")
+    assert parse_pattern("re:^eu-.*").match("eu-x")
+    for call, value in ((parse_window, "0d"), (parse_window, "93d"), (parse_window, "1w"), (parse_pattern, "re:("),
+                        (parse_group_id, ""), (parse_group_id, "a\nb"), (parse_points, "99"), (parse_points, "x")):
+        with pytest.raises(BadRequest):
+            call(value)
+
+
+def test_redaction_blanks_userinfo_and_backup_names_are_strict():
+    assert redact({"u": ["https://ops:pw@connect:8083/x", "s3://bucket/k"]}) == {
+        "u": ["https://***@connect:8083/x", "s3://bucket/k"]}
+    assert backup_name("s3://b/h/_backups/20241027T031320Z-54315a3098ff.json") == "20241027T031320Z-54315a3098ff.json"
+    assert backup_name("/h/_backups/../../etc/passwd") is None
+
+
+def test_the_vendored_echarts_matches_its_manifest():
+    check = subprocess.run([sys.executable, str(REPO / "scripts" / "vendor_echarts.py"), "--check"],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
