@@ -53,6 +53,7 @@ from demo.scenario import (
 )
 from demo.seed import Seeder
 from demo.tansu import TansuBroker
+from demo.ui_page import capture, page_env
 
 
 class Stop(Exception):
@@ -186,6 +187,9 @@ def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
            "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": LANDING_GROUP, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": TOPIC, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_POLL_SECONDS": "5",
            "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GATE_SCHEDULE": "none", "AIRFLOW__KGROUPS_EXAMPLES__EVENT_OUTPUT": str(WORK / "events"),
            "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(SPARK_CONF)}
+    (WORK / "services").mkdir(parents=True, exist_ok=True)
+    passwords = WORK / "services" / "ui-passwords.json"
+    env.update(page_env(str(WORK / "history"), passwords))  # the Consumer groups page, on the same api-server
     started = time.monotonic()
     with AirflowServices(WORK / "services", dag_files=[ROOT / "dags" / "kgroups_lag_events.py"], env=env) as airflow:
         airflow.wait_for(lambda: airflow.query("select count(*) from trigger where classpath like "
@@ -198,6 +202,7 @@ def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
                              "where a.name = 'kgroups_orders_range' order by e.id")
         results = airflow.query("select value from xcom where dag_id = 'kgroups_orders_process' "
                                 "and key = 'return_value'")
+        show_page(f"http://127.0.0.1:{airflow.port}", passwords)
     if states != ["success"] or not rows or not results:
         say(f"  FAILED: kgroups_orders_process {states}; logs in {rel(WORK / 'services' / 'logs')}")
         return False
@@ -211,6 +216,21 @@ def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
         f"(the kgroups data source); the producer wrote {expected} there: {'equal' if result['records'] == expected else 'NOT EQUAL'}")
     say(f"  took     {time.monotonic() - started:.0f} s, services started and stopped included")
     return result["records"] == expected
+
+
+def show_page(base_url: str, passwords: Path) -> None:
+    """The Consumer groups page of this run's history, photographed (the api-server stops with the demo)."""
+    say(f"\nConsumer groups page (Browse -> Consumer groups): {base_url}/plugin/consumer-groups")
+    deleted = sorted(g for audit in sorted((WORK / "history" / "_audit").glob("*.json"))
+                     for g, d in json.loads(audit.read_text())["decisions"].items() if d["decision"] == "deleted")
+    group_id = deleted[0] if deleted else LANDING_GROUP
+    try:
+        shots = capture(base_url, passwords, WORK, group_id)
+    except Exception as exc:  # the page is a view: the demo's result does not depend on it
+        say(f"  no screenshots: {type(exc).__name__}: {exc}")
+        return
+    say("  screenshots " + "  ".join(rel(p) for p in shots) + f"   (the overview inside the Airflow UI; {group_id}"
+        + (": deleted by the cleanup, with its restore command)" if deleted else ")"))
 
 
 def main() -> int:

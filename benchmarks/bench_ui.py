@@ -1,0 +1,119 @@
+"""The Consumer groups page's answers on a 14-day history of 1,000 groups: how long the overview
+and a group's page take to compute, cold and as the api-server keeps running. Prints a table;
+asserts nothing.
+
+The history: bench_spark's generator (15-minute snapshots of 1,000 groups x 10 partitions,
+groups keeping up, falling behind, stopped, stalled, paused, rewound), 14 days: 13,440,000 rows
+in 14 daily files, written once and cached under the temp directory.
+
+Per round, interleaved:
+
+* ``cold``: a new page (a restarted api-server): every file's rollup, then the overview;
+* ``new snapshot``: the snapshot DAG appended one more snapshot since the last answer; the
+  overview again (one new file's rollup, then the per-window derivation);
+* ``repeat``: the same overview again (nothing changed: served from the derived cache);
+* ``group``: one group's page (a stopped group, 14 days, one line per partition).
+
+Each is the build call plus its JSON encoding, wall and CPU time of this process; median of
+the rounds. The load average is printed: the machine is shared.
+
+    python benchmarks/bench_ui.py               # 3 rounds
+    python benchmarks/bench_ui.py --rounds 5 --groups 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DAY_MS = 24 * 3_600_000
+
+
+def history(groups: int, days: int) -> str:
+    from benchmarks.bench_spark import START_MS, STEP_MS, generate
+
+    url = Path(tempfile.gettempdir()) / f"kgroups-bench-ui-{groups}g-{days}d"
+    marker = url / "_generated"
+    if not marker.exists():
+        import shutil
+
+        shutil.rmtree(url, ignore_errors=True)
+        rows = generate(str(url), groups=groups, partitions=10, days=days)
+        marker.write_text(str(rows))
+    for extra in url.glob("date=*/part-9*"):  # snapshots appended by an earlier run of this benchmark
+        extra.unlink()
+    return str(url), START_MS + days * DAY_MS - STEP_MS, STEP_MS
+
+
+def timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    body = json.dumps(out)
+    return time.perf_counter() - wall, time.process_time() - cpu, len(body)
+
+
+def append_snapshot(url: str, at_ms: int) -> None:
+    """One more snapshot of every group, as the snapshot DAG would append it (the last one, moved on)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from airflow_provider_kgroups.history.store import HistoryStore
+
+    store = HistoryStore(url)
+    last = store.read_table(since_ms=at_ms - 1)
+    latest = pc.max(last["snapshot_ms"]).as_py()
+    last = last.filter(pc.equal(last["snapshot_ms"], latest)).drop_columns(["date"]) if "date" in last.schema.names \
+        else last.filter(pc.equal(last["snapshot_ms"], latest))
+    moved = last.set_column(last.schema.get_field_index("snapshot_ms"), "snapshot_ms",
+                            pa.array([at_ms] * last.num_rows, pa.int64()))
+    path = store.append_table(moved)[0]
+    os.rename(path, path.replace("/part-", "/part-9"))  # marked, so the next run removes it
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--days", type=int, default=14)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    from airflow_provider_kgroups.ui.data import PageData
+    from airflow_provider_kgroups.ui.group import build_group
+    from airflow_provider_kgroups.ui.overview import build_overview
+    from airflow_provider_kgroups.ui.settings import PageSettings
+
+    url, newest, step = history(args.groups, args.days)
+    window = args.days * DAY_MS
+    results: dict[str, list[tuple[float, float, int]]] = {"cold": [], "new snapshot": [], "repeat": [], "group": []}
+    next_at = newest
+    for _ in range(args.rounds):
+        data = PageData(PageSettings(history_url=url))
+        overview = lambda: build_overview(data, f"{args.days}d", window, None, "lag")  # noqa: E731
+        results["cold"].append(timed(overview))
+        next_at += step
+        append_snapshot(url, next_at)
+        results["new snapshot"].append(timed(overview))
+        results["repeat"].append(timed(overview))
+        results["group"].append(timed(lambda: build_group(data, "group-0002", f"{args.days}d", window,
+                                                          per_partition=True, points=50_000, gates=[], cleanups=[])))
+    load = os.getloadavg()
+    print(f"Consumer groups page, {args.groups} groups x 10 partitions, {args.days} days of 15-minute snapshots "
+          f"({args.groups * 10 * args.days * 96:,} rows); median of {args.rounds} interleaved rounds; "
+          f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores")
+    print(f"{'answer':<16}{'wall s':>9}{'cpu s':>9}{'JSON kB':>10}")
+    for name, runs in results.items():
+        print(f"{name:<16}{statistics.median(r[0] for r in runs):>9.2f}{statistics.median(r[1] for r in runs):>9.2f}"
+              f"{statistics.median(r[2] for r in runs) / 1000:>10.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
