@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 DAY_MS = 24 * 3_600_000
 
 
-def history(groups: int, days: int) -> str:
+def history(groups: int, days: int) -> tuple[str, int, int]:
     from benchmarks.bench_spark import START_MS, STEP_MS, generate
 
     url = Path(tempfile.gettempdir()) / f"kgroups-bench-ui-{groups}g-{days}d"
@@ -61,7 +61,7 @@ def timed(fn):
     return time.perf_counter() - wall, time.process_time() - cpu, len(body)
 
 
-def append_snapshot(url: str, at_ms: int) -> None:
+def append_snapshot(url: str, at_ms: int, previous_ms: int) -> None:
     """One more snapshot of every group, as the snapshot DAG would append it (the last one, moved on)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -69,7 +69,7 @@ def append_snapshot(url: str, at_ms: int) -> None:
     from airflow_provider_kgroups.history.store import HistoryStore
 
     store = HistoryStore(url)
-    last = store.read_table(since_ms=at_ms - 1)
+    last = store.read_table(since_ms=previous_ms)
     latest = pc.max(last["snapshot_ms"]).as_py()
     last = last.filter(pc.equal(last["snapshot_ms"], latest)).drop_columns(["date"]) if "date" in last.schema.names \
         else last.filter(pc.equal(last["snapshot_ms"], latest))
@@ -99,7 +99,7 @@ def main() -> int:
         overview = lambda: build_overview(data, f"{args.days}d", window, None, "lag")  # noqa: E731
         results["cold"].append(timed(overview))
         next_at += step
-        append_snapshot(url, next_at)
+        append_snapshot(url, next_at, next_at - step)
         results["new snapshot"].append(timed(overview))
         results["repeat"].append(timed(overview))
         results["group"].append(timed(lambda: build_group(data, "group-0002", f"{args.days}d", window,
