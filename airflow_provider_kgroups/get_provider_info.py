@@ -79,19 +79,6 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
-        "config": {
-            "kgroups": {
-                "description": "Kafka consumer groups provider.",
-                "options": {
-                    "history_url": {
-                        "description": "The lag history store (a directory or an fsspec URL) that the Consumer "
-                                       "groups page reads: the snapshot operator's history_url.",
-                        "version_added": "0.1.0", "type": "string", "example": "s3://bucket/kgroups-history",
-                        "default": "kgroups-history",
-                    },
-                },
-            },
-        },
         # the "Consumer groups" page (loaded by Airflow with [core] lazy_discover_providers = False)
         "plugins": [{"name": "kgroups", "plugin-class": "airflow_provider_kgroups.ui.plugin.KafkaGroupsPlugin"}],
         "connection-types": [

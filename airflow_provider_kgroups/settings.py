@@ -61,6 +61,13 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "most lagging first; the rest add up under group=_other, topic=_other), so a gate over many "
         "groups cannot flood the metrics backend. Only used where Airflow's metrics carry tags.",
         "integer", "20", "50"),
+    "ui_kafka_conn_id": _option(
+        "The kgroups connection the Consumer groups page's \"refresh now\" reads one live snapshot through "
+        "(its secrets stay in the api-server).", "string", "kgroups_default", "kgroups_prod"),
+    "ui_idle_hours": _option(
+        "The idle_hours the Consumer groups page judges dead-group candidates by, from the history alone "
+        "(the cleanup operator's idle_hours; the cleanup reads Kafka again before it deletes).", "float",
+        "168", "72"),
 }
 
 

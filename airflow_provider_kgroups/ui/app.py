@@ -54,7 +54,15 @@ class _State:
     def data(self) -> PageData:
         with self._lock:
             if self._data is None:
-                self._data = PageData(self._settings or PageSettings.from_airflow())
+                try:
+                    settings = self._settings or PageSettings.from_airflow()
+                except ConfigurationError as exc:
+                    raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+                if settings.history_url is None:
+                    raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
+                                        "the page has no history store to read: set [kgroups] history_url "
+                                        "(AIRFLOW__KGROUPS__HISTORY_URL) to the snapshot operator's store.")
+                self._data = PageData(settings)
             return self._data
 
 

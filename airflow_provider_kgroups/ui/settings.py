@@ -1,10 +1,11 @@
 """What the page reads from Airflow's configuration, and the checks on what a request asks for.
 
-Configuration (``[kgroups]`` section, environment ``AIRFLOW__KGROUPS__<OPTION>``):
+Configuration: the provider's ``[kgroups]`` section (:mod:`..settings`; environment
+``AIRFLOW__KGROUPS__<OPTION>``):
 
 ``history_url``
-    the history store the page reads (the snapshot operator's ``history_url``). Default
-    ``kgroups-history`` (relative to the api-server's working directory).
+    the history store the page reads (the snapshot operator's ``history_url``). Unset: the
+    page answers 503 saying to set it.
 ``ui_kafka_conn_id``
     the connection "refresh now" takes its one live snapshot through. Default ``kgroups_default``.
 ``ui_idle_hours``
@@ -46,28 +47,23 @@ class BadRequest(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class PageSettings:
-    history_url: str = "kgroups-history"
+    history_url: str | None = None
     kafka_conn_id: str = "kgroups_default"
     idle_hours: float = 168.0
     refresh_timeout_s: float = 15.0
 
     @classmethod
     def from_airflow(cls) -> "PageSettings":
-        from airflow.configuration import conf
-
-        def option(name: str, fallback: str) -> str:
-            value = conf.get("kgroups", name, fallback=fallback)
-            return value.strip() if isinstance(value, str) and value.strip() else fallback
+        from .. import settings
 
         try:
-            idle = float(option("ui_idle_hours", "168"))
-        except ValueError:
-            raise ConfigurationError("[kgroups] ui_idle_hours must be a number of hours, got "
-                                     f"{conf.get('kgroups', 'ui_idle_hours')!r}.") from None
+            idle = settings.get_float("ui_idle_hours")
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
         if idle <= 0:
             raise ConfigurationError(f"[kgroups] ui_idle_hours must be positive, got {idle!r}.")
-        return cls(history_url=option("history_url", cls.history_url),
-                   kafka_conn_id=option("ui_kafka_conn_id", cls.kafka_conn_id), idle_hours=idle)
+        return cls(history_url=settings.history_url(),
+                   kafka_conn_id=settings.get_str("ui_kafka_conn_id") or cls.kafka_conn_id, idle_hours=idle)
 
 
 def parse_window(value: str | None, default: str = "14d") -> tuple[str, int]:
