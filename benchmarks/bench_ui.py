@@ -6,16 +6,22 @@ The history: bench_spark's generator (15-minute snapshots of 1,000 groups x 10 p
 groups keeping up, falling behind, stopped, stalled, paused, rewound), 14 days: 13,440,000 rows
 in 14 daily files, written once and cached under the temp directory.
 
+Measured once:
+
+* ``first open``: a page on a store whose rollups were never saved (``_rollups/`` removed): every
+  file's rows read and rolled up, the rollups saved, then the overview.
+
 Per round, interleaved:
 
-* ``cold``: a new page (a restarted api-server): every file's rollup, then the overview;
+* ``cold``: a new page (a restarted api-server) on the store with its saved rollups: read
+  back, then the overview;
 * ``new snapshot``: the snapshot DAG appended one more snapshot since the last answer; the
   overview again (one new file's rollup, then the per-window derivation);
 * ``repeat``: the same overview again (nothing changed: served from the derived cache);
 * ``group``: one group's page (a stopped group, 14 days, one line per partition).
 
-Each is the build call plus its JSON encoding, wall and CPU time of this process; median of
-the rounds. The load average is printed: the machine is shared.
+Each is the build call plus its JSON encoding (what the API sends), wall and CPU time of this
+process; median of the rounds. The load average is printed: the machine is shared.
 
     python benchmarks/bench_ui.py               # 3 rounds
     python benchmarks/bench_ui.py --rounds 5 --groups 200
@@ -51,13 +57,15 @@ def history(groups: int, days: int) -> tuple[str, int, int]:
         marker.write_text(str(rows))
     for extra in url.glob("date=*/part-9*"):  # snapshots appended by an earlier run of this benchmark
         extra.unlink()
+    for extra in url.glob("_rollups/*/date=*/part-9*"):  # and their saved rollups
+        extra.unlink()
     return str(url), START_MS + days * DAY_MS - STEP_MS, STEP_MS
 
 
 def timed(fn):
     wall, cpu = time.perf_counter(), time.process_time()
     out = fn()
-    body = json.dumps(out)
+    body = out if isinstance(out, bytes) else json.dumps(out).encode()
     return time.perf_counter() - wall, time.process_time() - cpu, len(body)
 
 
@@ -92,16 +100,24 @@ def main() -> int:
 
     url, newest, step = history(args.groups, args.days)
     window = args.days * DAY_MS
-    results: dict[str, list[tuple[float, float, int]]] = {"cold": [], "new snapshot": [], "repeat": [], "group": []}
+    results: dict[str, list[tuple[float, float, int]]] = {"first open": [], "cold": [], "new snapshot": [],
+                                                          "repeat": [], "group": []}
+
+    def overview(data):
+        return lambda: build_overview(data, f"{args.days}d", window, None, "lag")
+
+    import shutil
+
+    shutil.rmtree(Path(url) / "_rollups", ignore_errors=True)
+    results["first open"].append(timed(overview(PageData(PageSettings(history_url=url)))))
     next_at = newest
     for _ in range(args.rounds):
         data = PageData(PageSettings(history_url=url))
-        overview = lambda: build_overview(data, f"{args.days}d", window, None, "lag")  # noqa: E731
-        results["cold"].append(timed(overview))
+        results["cold"].append(timed(overview(data)))
         next_at += step
         append_snapshot(url, next_at, next_at - step)
-        results["new snapshot"].append(timed(overview))
-        results["repeat"].append(timed(overview))
+        results["new snapshot"].append(timed(overview(data)))
+        results["repeat"].append(timed(overview(data)))
         results["group"].append(timed(lambda: build_group(data, "group-0002", f"{args.days}d", window,
                                                           per_partition=True, points=50_000, gates=[], cleanups=[])))
     load = os.getloadavg()

@@ -1,251 +1,299 @@
-"""Rollups of the history store, one per Parquet file, kept while the files do not change.
+"""Rollups of the history store: what a reader needs of many snapshots, a small fraction of their rows.
 
-The store is append-only: a file, once written, is never rewritten (:mod:`.store`). So what a
-reader derives from one file stays true while that file is there, and a window over many days
-is the concatenation of its files' rollups. :class:`HistoryRollups` keeps them in memory (for
-a long-running reader such as the Airflow UI page), computes the rollup of a file the first
-time a window needs it, and forgets the files that are gone.
+The store is append-only (:mod:`.store`): a file, once written, never changes, so what is derived
+from it stays true while it is there. A rollup is computed from rows (:func:`rollup_table`), and
+rollups of consecutive stretches of time merge into the rollup of the whole stretch
+(:func:`merge_rollups`): a window over many days is the sequence of its days' rollups.
 
-Per file (:class:`FileRollup`):
+A :class:`Rollup` holds:
 
 ``groups``
-    one row per (group, snapshot): ``group_state``, ``protocol_type``, ``members``,
-    ``partitions`` (rows with a topic), ``unknown`` (of those, rows whose lag is unknown),
-    ``lag`` (the sum of the known lags), ``committed`` (rows with a committed offset) and
-    ``committed_sum`` (their sum: when it changes, the group made commit progress). The
-    group's total lag at that snapshot is ``lag`` when ``unknown`` is 0, otherwise unknown,
-    as :attr:`..lag.model.GroupLag.total_lag` reads a snapshot of the history (which keeps no
-    unknown-lag policy: FAIL), and unknown for a group that does not exist (state Dead, no
-    member, nothing committed).
+    one row per (group, snapshot), sorted by group then time (:data:`GROUPS_SCHEMA`):
+    ``group_state``, ``protocol_type``, ``members``; ``total_lag`` as
+    :attr:`..lag.model.GroupLag.total_lag` reads a stored snapshot (null when a partition's lag
+    is unknown or the group does not exist); ``committed``, how many partitions have a committed
+    offset; ``changed``, whether the committed offsets differ from the group's previous snapshot
+    (exactly: the same partitions with the same offsets or not; null for the group's first
+    snapshot in the rollup, which :func:`first_changes` settles against earlier rollups);
+    ``to_read``, whether a partition's log end was beyond its committed offset; ``ends_known``,
+    whether every committed partition's log end was read. These are the facts the dead-group
+    rules take from a stored snapshot (:class:`..lag.deadgroups.GroupHistoryPoint`).
 ``log_ends``
-    one row per (topic, partition, snapshot): the log-end offset read then. The samples a
-    lag-in-seconds estimate interpolates in (:mod:`..lag.seconds`), shared by every group
-    reading the partition.
-``last``
-    each group's full rows at its last snapshot in the file: a group's latest partitions (also
-    of a group that is no longer snapshotted, e.g. deleted) without reading the file again.
+    one row per (topic, partition, snapshot): the log end read then, shared by every group
+    reading the partition: the samples a lag-in-seconds estimate interpolates in.
+``first`` / ``last``
+    each group's full rows at its first / last snapshot in the rollup: its latest partitions
+    (also of a group no longer snapshotted), and what :func:`first_changes` compares.
 ``tail``
-    the file's full rows of its last :data:`TAIL_MS` (the verdict window of the latest
-    snapshot); dropped once newer files cover that time.
+    the full rows of the rollup's last :data:`TAIL_MS` (what verdicts over the latest
+    snapshots judge).
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, replace
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..lag.model import HISTORY_COLUMNS
-from .store import HISTORY_SCHEMA, HistoryStore
+from .store import HISTORY_SCHEMA
 
-__all__ = ["FileRollup", "HistoryRollups", "TAIL_MS", "GROUP_KEYS", "rollup_table", "total_lag", "groups_in",
-           "log_ends_in", "tails_in", "lasts_in"]
+__all__ = ["Rollup", "TAIL_MS", "GROUPS_SCHEMA", "LOG_ENDS_SCHEMA", "rollup_table", "empty_rollup", "merge_rollups",
+           "compare_points", "first_changes", "with_first_changes", "overlapping"]
 
-#: How much of a file's end its rollup keeps as full rows: the longest verdict window a page
-#: judges the latest snapshot over (verdicts default to 30 minutes).
+#: How much of its end a rollup keeps as full rows: the longest verdict window judged over the
+#: latest snapshots (verdicts default to 30 minutes).
 TAIL_MS = 3_600_000
-GROUP_KEYS = ["group_id", "snapshot_ms", "group_state", "protocol_type", "members"]
-_STRINGS = ["group_id", "group_state", "protocol_type", "topic", "flags"]
+
+GROUPS_SCHEMA = pa.schema([
+    ("group_id", pa.string()), ("snapshot_ms", pa.int64()), ("group_state", pa.string()),
+    ("protocol_type", pa.string()), ("members", pa.int32()), ("total_lag", pa.int64()), ("committed", pa.int32()),
+    ("changed", pa.bool_()), ("to_read", pa.bool_()), ("ends_known", pa.bool_()),
+])
+LOG_ENDS_SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("snapshot_ms", pa.int64()),
+                             ("log_end", pa.int64())])
+_STRINGS = ("group_id", "group_state", "protocol_type", "topic", "flags")
 
 
 @dataclass(frozen=True, slots=True)
-class FileRollup:
-    path: str
-    size: int
+class Rollup:
+    """The rollup of the rows of ``sources`` (``(file name, size)`` of each history file it
+    covers), ``min_ms`` to ``max_ms``. ``key`` names it (a file's or a date's path)."""
+
+    key: str
+    sources: tuple[tuple[str, int], ...]
     min_ms: int
     max_ms: int
     rows: int
     groups: pa.Table
     log_ends: pa.Table
+    first: pa.Table
     last: pa.Table
     tail: pa.Table
 
 
-def rollup_table(table: pa.Table, *, path: str = "", size: int = 0, tail_ms: int = TAIL_MS) -> FileRollup:
-    """The rollup of history rows (columns of :data:`HISTORY_COLUMNS`, string columns plain or
-    dictionary-encoded)."""
-    table = table.select(list(HISTORY_COLUMNS))
-    if table.num_rows == 0:
-        empty = HISTORY_SCHEMA.empty_table()
-        return FileRollup(path, size, 0, -1, 0, _empty_groups(), _empty_log_ends(), empty, empty)
-    has_topic = pc.is_valid(table["topic"])
-    flags = pa.table({
-        **{name: _plain(table[name]) for name in GROUP_KEYS},
-        "partitions": pc.cast(has_topic, pa.int64()),
-        "unknown": pc.cast(pc.and_(has_topic, pc.is_null(table["lag"])), pa.int64()),
-        "lag": table["lag"],
-        "committed": pc.cast(pc.is_valid(table["committed"]), pa.int64()),
-        "committed_sum": table["committed"],
-    })
-    groups = flags.group_by(GROUP_KEYS, use_threads=False).aggregate(
-        [("partitions", "sum"), ("unknown", "sum"), ("lag", "sum"), ("committed", "sum"), ("committed_sum", "sum")])
-    groups = groups.rename_columns([{"partitions_sum": "partitions", "unknown_sum": "unknown", "lag_sum": "lag",
-                                     "committed_sum": "committed", "committed_sum_sum": "committed_sum"}.get(n, n) for n in groups.schema.names])
-    groups = groups.select(_GROUP_COLUMNS).cast(_GROUPS_SCHEMA)
-    samples = pa.table({"topic": _plain(table["topic"]), "partition": table["partition"],
-                        "snapshot_ms": table["snapshot_ms"], "log_end": table["log_end"]})
-    samples = samples.filter(pc.and_(pc.is_valid(samples["topic"]), pc.is_valid(samples["log_end"])))
-    log_ends = samples.group_by(["topic", "partition", "snapshot_ms"], use_threads=False).aggregate(
-        [("log_end", "max")]).rename_columns(["topic", "partition", "snapshot_ms", "log_end"])
-    plain = pa.table({name: _plain(table[name]) if name in _STRINGS else table[name] for name in HISTORY_COLUMNS})
-    times = plain["snapshot_ms"]
-    min_ms, max_ms = pc.min(times).as_py(), pc.max(times).as_py()
-    tail = plain.filter(pc.greater_equal(times, max_ms - tail_ms))
-    newest = groups.group_by(["group_id"], use_threads=False).aggregate([("snapshot_ms", "max")]).rename_columns(
-        ["group_id", "snapshot_ms"])
-    last = plain.join(newest, keys=["group_id", "snapshot_ms"], join_type="inner", use_threads=False)
-    return FileRollup(path, size, min_ms, max_ms, table.num_rows, groups, log_ends.cast(_LOG_ENDS_SCHEMA),
-                      last.select(list(HISTORY_COLUMNS)).cast(HISTORY_SCHEMA), tail.cast(HISTORY_SCHEMA))
+def _plain(table: pa.Table) -> pa.Table:
+    """History rows with dictionary-encoded strings decoded, in :data:`HISTORY_SCHEMA`."""
+    columns = []
+    for name in HISTORY_COLUMNS:
+        column = table[name]
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, names=list(HISTORY_COLUMNS)).cast(HISTORY_SCHEMA)
 
 
-def total_lag(groups: pa.Table) -> pa.ChunkedArray:
-    """Per row of a ``groups`` rollup: the group's total lag, null when unknown."""
-    known = pc.equal(groups["unknown"], 0)
-    exists = pc.invert(pc.and_(pc.and_(pc.equal(groups["group_state"], "Dead"), pc.equal(groups["members"], 0)),
-                               pc.equal(groups["committed"], 0)))
-    return pc.if_else(pc.and_(known, exists), groups["lag"], pa.scalar(None, pa.int64()))
-
-
-_GROUP_COLUMNS = [*GROUP_KEYS, "partitions", "unknown", "lag", "committed", "committed_sum"]
-_GROUPS_SCHEMA = pa.schema([("group_id", pa.string()), ("snapshot_ms", pa.int64()), ("group_state", pa.string()),
-                            ("protocol_type", pa.string()), ("members", pa.int32()), ("partitions", pa.int64()),
-                            ("unknown", pa.int64()), ("lag", pa.int64()), ("committed", pa.int64()),
-                            ("committed_sum", pa.int64())])
-_LOG_ENDS_SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("snapshot_ms", pa.int64()),
-                              ("log_end", pa.int64())])
-
-
-def _empty_groups() -> pa.Table:
-    return _GROUPS_SCHEMA.empty_table()
-
-
-def _empty_log_ends() -> pa.Table:
-    return _LOG_ENDS_SCHEMA.empty_table()
-
-
-def _plain(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A dictionary-encoded string column decoded (group_by cannot mix the dictionaries of
-    several row groups); plain columns as they are."""
+def _ranks(column: pa.ChunkedArray) -> np.ndarray:
+    """Each value's rank among the column's distinct values (sorted), -1 for null."""
     if pa.types.is_dictionary(column.type):
-        return column.cast(column.type.value_type)
-    return column
+        encoded = column.unify_dictionaries().combine_chunks()
+    else:
+        encoded = pc.dictionary_encode(column).combine_chunks()
+    if isinstance(encoded, pa.ChunkedArray):  # no chunk at all
+        return np.zeros(0, dtype=np.int64)
+    rank_of = np.empty(len(encoded.dictionary), dtype=np.int64)
+    rank_of[pc.array_sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(encoded.dictionary))
+    indices = pc.fill_null(encoded.indices, -1).to_numpy()
+    if not len(rank_of):
+        return indices.astype(np.int64)  # every value null
+    return np.where(indices >= 0, rank_of[np.maximum(indices, 0)], -1)
 
 
-class HistoryRollups:
-    """The rollups of a store's files, computed on first use and kept while the file is there
-    with the same size. Thread-safe; one per store per process."""
-
-    def __init__(self, store: HistoryStore, *, tail_ms: int = TAIL_MS) -> None:
-        self.store = store
-        self.tail_ms = tail_ms
-        self._rollups: dict[str, FileRollup] = {}
-        self._lock = threading.Lock()
-
-    def window(self, since_ms: int | None = None, until_ms: int | None = None) -> list[FileRollup]:
-        """The rollups of the files that may hold rows in ``[since_ms, until_ms)``, oldest
-        first; files listed by the store now (so a file appended since the last call is in)."""
-        files = self.store.files(since_ms=since_ms, until_ms=until_ms)
-        wanted = []
-        for path, size in files:
-            with self._lock:
-                known = self._rollups.get(path)
-            if known is None or known.size != size:
-                known = self._compute(path, size)
-                with self._lock:
-                    self._rollups[path] = known
-            if known.rows and (since_ms is None or known.max_ms >= since_ms) \
-                    and (until_ms is None or known.min_ms < until_ms):
-                wanted.append(known)
-        self._forget_missing()
-        self._drop_old_tails()
-        with self._lock:  # the tails may have been dropped meanwhile
-            wanted = [self._rollups.get(r.path, r) for r in wanted]
-        return sorted(wanted, key=lambda r: (r.min_ms, r.path))
-
-    def _drop_old_tails(self) -> None:
-        """A file's tail matters only while it holds the store's latest snapshots."""
-        with self._lock:
-            newest = max((r.max_ms for r in self._rollups.values()), default=None)
-            if newest is None:
-                return
-            for path, r in list(self._rollups.items()):
-                if r.tail.num_rows and r.max_ms < newest - self.tail_ms:
-                    self._rollups[path] = replace(r, tail=r.tail.slice(0, 0))
-
-    def _forget_missing(self) -> None:
-        present = {path for path, _ in self.store.files()}
-        with self._lock:
-            for path in [p for p in self._rollups if p not in present]:
-                del self._rollups[path]
-
-    def _compute(self, path: str, size: int) -> FileRollup:
-        table = self.store.read_file(path, read_dictionary=_STRINGS)
-        return rollup_table(table, path=path, size=size, tail_ms=self.tail_ms)
-
-    def newest_ms(self) -> int | None:
-        """The time of the store's newest snapshot (None: the store is empty)."""
-        for day in reversed(self.store.dates()):
-            rollups = self.window(since_ms=_day_start(day), until_ms=_day_start(day) + _DAY_MS)
-            if rollups:
-                return max(r.max_ms for r in rollups)
-        return None
-
-    @property
-    def cached_files(self) -> int:
-        with self._lock:
-            return len(self._rollups)
+def _sorted_values(column: pa.ChunkedArray) -> pa.Array:
+    """The column's distinct non-null values, sorted: what :func:`_ranks` ranks index."""
+    values = column.unify_dictionaries().chunk(0).dictionary if pa.types.is_dictionary(column.type) and \
+        column.num_chunks else pc.unique(column.drop_null())
+    values = values.cast(pa.string())
+    return values.take(pc.array_sort_indices(values))
 
 
-_DAY_MS = 24 * 3_600_000
+def _int(column: pa.ChunkedArray, fill: int = -1) -> np.ndarray:
+    return pc.fill_null(column, fill).to_numpy()
 
 
-def _day_start(day: str) -> int:
-    from datetime import datetime, timezone
-
-    return int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
-
-
-def groups_in(rollups: Iterable[FileRollup], since_ms: int | None = None, until_ms: int | None = None) -> pa.Table:
-    """The ``groups`` rows of ``rollups`` in ``[since_ms, until_ms)``, one table."""
-    tables = [r.groups for r in rollups]
-    table = pa.concat_tables(tables) if tables else _empty_groups()
-    return _between(table, since_ms, until_ms)
+def _is_sorted(*keys: np.ndarray) -> bool:
+    """Whether rows are in lexicographic order of ``keys`` (most significant first)."""
+    if len(keys[0]) < 2:
+        return True
+    ordered = np.diff(keys[-1]) >= 0
+    for key in reversed(keys[:-1]):
+        d = np.diff(key)
+        ordered = (d > 0) | ((d == 0) & ordered)
+    return bool(ordered.all())
 
 
-def log_ends_in(rollups: Iterable[FileRollup], since_ms: int | None = None, until_ms: int | None = None) -> pa.Table:
-    tables = [r.log_ends for r in rollups]
-    table = pa.concat_tables(tables) if tables else _empty_log_ends()
-    return _between(table, since_ms, until_ms)
+def empty_rollup(key: str = "", sources: tuple[tuple[str, int], ...] = ()) -> Rollup:
+    rows = HISTORY_SCHEMA.empty_table()
+    return Rollup(key, sources, 0, -1, 0, GROUPS_SCHEMA.empty_table(), LOG_ENDS_SCHEMA.empty_table(), rows, rows, rows)
 
 
-def tails_in(rollups: Iterable[FileRollup], since_ms: int | None = None) -> pa.Table:
-    """The full rows of the store's latest :data:`TAIL_MS` (from ``since_ms``)."""
-    tables = [r.tail for r in rollups]
-    table = pa.concat_tables(tables) if tables else HISTORY_SCHEMA.empty_table()
-    return _between(table, since_ms, None)
+def rollup_table(table: pa.Table, *, key: str = "", sources: tuple[tuple[str, int], ...] = (),
+                 tail_ms: int = TAIL_MS) -> Rollup:
+    """The rollup of history rows (columns of :data:`HISTORY_COLUMNS` in any order, strings
+    plain or dictionary-encoded), one row per (snapshot, group, partition)."""
+    if table.num_rows == 0:
+        return empty_rollup(key, sources)
+    table = table.select(list(HISTORY_COLUMNS))  # strings stay dictionary-encoded until the small outputs
+    g, topic = _ranks(table["group_id"]), _ranks(table["topic"])
+    part, t = _int(table["partition"]), table["snapshot_ms"].to_numpy()
+    if not _is_sorted(g, topic, part, t):  # files are written in this order: usually nothing to do
+        order = np.lexsort((t, part, topic, g))
+        table, g, topic, part, t = table.take(order), g[order], topic[order], part[order], t[order]
+    # points: one per (group, snapshot), sorted by group then time; inverse: each row's point
+    by_point = np.lexsort((t, g))
+    gs, ts = g[by_point], t[by_point]
+    starts = np.r_[True, (gs[1:] != gs[:-1]) | (ts[1:] != ts[:-1])]
+    inverse = np.empty(len(t), dtype=np.int64)
+    inverse[by_point] = np.cumsum(starts) - 1
+    head = by_point[starts]  # a row of each point
+    points = len(head)
+    same_group = np.r_[False, g[head][1:] == g[head][:-1]]  # the point before is the same group's
+
+    committed_valid = table["committed"].is_valid().to_numpy(zero_copy_only=False)
+    committed = _int(table["committed"], 0)
+    end_valid = table["log_end"].is_valid().to_numpy(zero_copy_only=False)
+    ends = _int(table["log_end"], 0)
+    has_topic = topic >= 0
+    lag_valid = table["lag"].is_valid().to_numpy(zero_copy_only=False)
+
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(inverse[mask], minlength=points)
+
+    lag_sum = np.zeros(points, dtype=np.int64)
+    np.add.at(lag_sum, inverse[has_topic & lag_valid], _int(table["lag"], 0)[has_topic & lag_valid])
+    unknown = count(has_topic & ~lag_valid)
+    k = count(committed_valid)
+    to_read = count(committed_valid & end_valid & (ends > committed)) > 0
+    ends_known = count(committed_valid & ~end_valid) == 0
+    # changed: a committed row continues the group's previous point unchanged when the row before
+    # it is the same partition, at that previous point's time, with the same committed offset
+    point_t = t[head]
+    previous_t = np.r_[-1, point_t[:-1]]
+    same_series = np.r_[False, (g[1:] == g[:-1]) & (topic[1:] == topic[:-1]) & (part[1:] == part[:-1])]
+    previous_row_t = np.r_[-1, t[:-1]]
+    continues = (same_series & committed_valid & np.r_[False, committed_valid[:-1]]
+                 & (committed == np.r_[-1, committed[:-1]]) & same_group[inverse]
+                 & (previous_row_t == previous_t[inverse]))
+    unchanged = (count(continues) == k) & (k == np.r_[0, k[:-1]])
+
+    head_rows = _plain(table.take(head))
+    state = head_rows["group_state"]
+    members = head_rows["members"]
+    not_found = (pc.fill_null(pc.equal(state, "Dead"), False).to_numpy(zero_copy_only=False)
+                 & (_int(members, 0) == 0) & (k == 0))
+    known = (unknown == 0) & ~not_found
+    groups = pa.table({
+        "group_id": head_rows["group_id"], "snapshot_ms": point_t, "group_state": state,
+        "protocol_type": head_rows["protocol_type"], "members": members,
+        "total_lag": pa.array(lag_sum, mask=~known), "committed": k.astype(np.int32),
+        "changed": pa.array(~unchanged, mask=~same_group), "to_read": to_read, "ends_known": ends_known,
+    }, schema=GROUPS_SCHEMA)
+
+    sampled = has_topic & end_valid
+    samples = pa.table({"topic": topic[sampled], "partition": part[sampled], "snapshot_ms": t[sampled],
+                        "log_end": ends[sampled]})
+    log_ends = samples.group_by(["topic", "partition", "snapshot_ms"], use_threads=False).aggregate(
+        [("log_end", "max")])
+    names = _sorted_values(table["topic"])  # topic rank -> topic
+    log_ends = pa.table({"topic": names.take(log_ends["topic"]), "partition": log_ends["partition"],
+                         "snapshot_ms": log_ends["snapshot_ms"], "log_end": log_ends["log_end_max"]},
+                        schema=LOG_ENDS_SCHEMA)
+    first_point = ~same_group
+    last_point = np.r_[~same_group[1:], True]
+    max_ms = int(t.max())
+    rows_where = lambda mask: _plain(table.filter(pa.array(mask)))  # noqa: E731
+    return Rollup(key, tuple(sources), int(t.min()), max_ms, table.num_rows, groups, log_ends,
+                  rows_where(first_point[inverse]), rows_where(last_point[inverse]), rows_where(t >= max_ms - tail_ms))
 
 
-def lasts_in(rollups: Iterable[FileRollup]) -> pa.Table:
-    """Each group's full rows at its last snapshot in ``rollups``."""
-    tables = [r.last for r in rollups]
-    table = pa.concat_tables(tables) if tables else HISTORY_SCHEMA.empty_table()
+def _committed_rows(rows: pa.Table) -> pa.Table:
+    return rows.filter(pc.is_valid(rows["committed"])).select(["group_id", "topic", "partition", "committed"])
+
+
+def _counts(table: pa.Table, name: str) -> pa.Table:
+    return table.group_by(["group_id"], use_threads=False).aggregate([([], "count_all")]).rename_columns(
+        ["group_id", name])
+
+
+def compare_points(later_first: pa.Table, earlier_last: pa.Table) -> pa.Table:
+    """``(group_id, changed)`` for each group with rows in both: whether its committed offsets at
+    its point in ``later_first`` differ from those at its point in ``earlier_last``."""
+    common = pc.unique(later_first["group_id"]).filter(pc.is_in(pc.unique(later_first["group_id"]),
+                                                                pc.unique(earlier_last["group_id"])))
+    out = pa.table({"group_id": common})
+    a, b = _committed_rows(later_first), _committed_rows(earlier_last)
+    matched = a.join(b, keys=["group_id", "topic", "partition", "committed"], join_type="inner", use_threads=False)
+    for table, name in ((a, "a"), (b, "b"), (matched, "m")):
+        out = out.join(_counts(table, name), keys="group_id", join_type="left outer", use_threads=False)
+    a_n, b_n, m_n = (pc.fill_null(out[n], 0) for n in ("a", "b", "m"))
+    same = pc.and_(pc.equal(a_n, b_n), pc.equal(m_n, a_n))
+    return pa.table({"group_id": out["group_id"], "changed": pc.invert(same)})
+
+
+def _rollup_pair(later: Rollup, before: Rollup) -> pa.Table:
+    return compare_points(later.first, before.last)
+
+
+def first_changes(later: Rollup, earlier: Sequence[Rollup], compare=_rollup_pair) -> pa.Table:
+    """``(group_id, changed)`` for the groups of ``later`` whose previous snapshot is in one of
+    ``earlier`` (time-ordered rollups before it, none overlapping it): the ``changed`` of their
+    first point in ``later``. A group found in none of them keeps ``changed`` null."""
+    settled, remaining = [], later.first
+    for before in reversed(earlier):
+        if remaining.num_rows == 0:
+            break
+        found = compare(later, before)  # (group_id, changed) of every group in both
+        found = found.filter(pc.is_in(found["group_id"], remaining["group_id"]))
+        if found.num_rows:
+            settled.append(found)
+            remaining = remaining.filter(pc.invert(pc.is_in(remaining["group_id"], found["group_id"])))
+    return pa.concat_tables(settled) if settled else pa.table({"group_id": pa.array([], pa.string()),
+                                                               "changed": pa.array([], pa.bool_())})
+
+
+def overlapping(rollups: Sequence[Rollup]) -> bool:
+    """Whether any two of the (time-ordered) rollups share a moment: then they cannot be merged
+    by their ends, and their rows must be rolled up together."""
+    return any(b.min_ms <= a.max_ms for a, b in zip(rollups, rollups[1:]))
+
+
+def _extreme_rows(tables: Sequence[pa.Table], aggregate: str) -> pa.Table:
+    """Each group's rows at its earliest (``min``) / latest (``max``) snapshot among ``tables``."""
+    table = pa.concat_tables(tables)
     if table.num_rows == 0:
         return table
-    newest = table.group_by(["group_id"], use_threads=False).aggregate([("snapshot_ms", "max")]).rename_columns(
+    pick = table.group_by(["group_id"], use_threads=False).aggregate([("snapshot_ms", aggregate)]).rename_columns(
         ["group_id", "snapshot_ms"])
-    return table.join(newest, keys=["group_id", "snapshot_ms"], join_type="inner",
-                      use_threads=False).select(list(HISTORY_COLUMNS))
+    return table.join(pick, keys=["group_id", "snapshot_ms"], join_type="inner", use_threads=False).select(
+        list(HISTORY_COLUMNS)).sort_by([("group_id", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
 
 
-def _between(table: pa.Table, since_ms: int | None, until_ms: int | None) -> pa.Table:
-    times = table["snapshot_ms"]
-    if since_ms is not None:
-        table = table.filter(pc.greater_equal(times, since_ms))
-        times = table["snapshot_ms"]
-    if until_ms is not None:
-        table = table.filter(pc.less(times, until_ms))
-    return table
+def with_first_changes(groups: pa.Table, settled: pa.Table) -> pa.Table:
+    """``groups`` with the null ``changed`` of first points filled from ``settled``."""
+    if settled.num_rows == 0:
+        return groups
+    found = pc.take(settled["changed"], pc.index_in(groups["group_id"], settled["group_id"]))
+    changed = pc.if_else(pc.is_null(groups["changed"]), found, groups["changed"])
+    return groups.set_column(groups.schema.get_field_index("changed"), "changed", changed)
+
+
+def merge_rollups(rollups: Sequence[Rollup], *, key: str = "", tail_ms: int = TAIL_MS) -> Rollup:
+    """The rollup of consecutive stretches (time-ordered, not :func:`overlapping`) as one."""
+    rollups = [r for r in rollups if r.rows]
+    sources = tuple(s for r in rollups for s in r.sources)
+    if not rollups:
+        return empty_rollup(key, sources)
+    if overlapping(rollups):
+        raise ValueError("overlapping rollups cannot be merged by their ends: roll their rows up together")
+    groups = [rollups[0].groups] + [with_first_changes(r.groups, first_changes(r, rollups[:i]))
+                                    for i, r in enumerate(rollups) if i]
+    max_ms = rollups[-1].max_ms
+    tail = pa.concat_tables([r.tail for r in rollups])
+    return Rollup(key, sources, rollups[0].min_ms, max_ms, sum(r.rows for r in rollups),
+                  pa.concat_tables(groups).sort_by([("group_id", "ascending"), ("snapshot_ms", "ascending")]),
+                  pa.concat_tables([r.log_ends for r in rollups]),
+                  _extreme_rows([r.first for r in rollups], "min"), _extreme_rows([r.last for r in rollups], "max"),
+                  tail.filter(pc.greater_equal(tail["snapshot_ms"], max_ms - tail_ms)))

@@ -227,16 +227,27 @@ class HistoryStore:
         since, until = _window(since_ms, until_ms)
         first = day_of(since) if since is not None else None
         last = day_of(until - 1) if until is not None and until > 0 else None
+        days = [d for d in self.dates() if (first is None or d >= first) and (last is None or d <= last)]
+        return [f for day in days for f in self.date_files(day)]
+
+    def date_files(self, day: str) -> list[tuple[str, int]]:
+        """``(path, size)`` of the Parquet files of one date (``YYYY-MM-DD``), in path order."""
         out = []
-        for day in self.dates():
-            if (first is not None and day < first) or (last is not None and day > last):
-                continue
-            directory = f"{self._root}/date={day}"
-            for info in self._fs.ls(directory, detail=True):
-                name = info["name"].rstrip("/").rsplit("/", 1)[-1]
-                if info.get("type") == "file" and name.endswith(".parquet") and not name.startswith(("_", ".")):
-                    out.append((info["name"], int(info.get("size") or 0)))
+        for info in self._fs.ls(f"{self._root}/date={day}", detail=True):
+            name = info["name"].rstrip("/").rsplit("/", 1)[-1]
+            if info.get("type") == "file" and name.endswith(".parquet") and not name.startswith(("_", ".")):
+                out.append((info["name"], int(info.get("size") or 0)))
         return sorted(out)
+
+    @property
+    def filesystem(self) -> fsspec.AbstractFileSystem:
+        """The store's fsspec filesystem (readers that keep files of their own under ``_`` folders)."""
+        return self._fs
+
+    @property
+    def root(self) -> str:
+        """The store's path on :attr:`filesystem`."""
+        return self._root
 
     def read_file(self, path: str, *, columns: Iterable[str] | None = None,
                   read_dictionary: Iterable[str] | None = None) -> pa.Table:

@@ -17,27 +17,25 @@ import pyarrow.compute as pc
 
 from ..history.store import table_snapshots
 from ..lag.deadgroups import DeadGroupRules
-from .data import PageData, floats
+from .data import PageData, floats, partition_names
 from .judging import history_report, verdict_changes
 from .series import budget_per_series, downsample_indices
 
 __all__ = ["build_group"]
 
 
-def _matrix(times: np.ndarray, keys: list[tuple[str, int]], rows: dict[str, np.ndarray], index) -> dict[str, Any]:
+def _matrix(times: np.ndarray, keys: list[tuple[str, int]], rows: dict[str, np.ndarray], seconds: np.ndarray,
+            at_least: np.ndarray) -> dict[str, Any]:
     """Per partition over the group's snapshot times: lag, seconds, at-least flags, presence."""
     shape = (len(keys), len(times))
-    lag, seconds = np.full(shape, np.nan), np.full(shape, np.nan)
-    at_least, present = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
-    for k, (topic, partition) in enumerate(keys):
-        mask = (rows["topic"] == topic) & (rows["partition"] == partition)
-        at = rows["snapshot_ms"][mask]
-        col = np.searchsorted(times, at)
-        present[k, col] = True
-        lag[k, col] = rows["lag"][mask]
-        s, b = index.seconds(topic, partition, at.astype(np.float64), rows["committed"][mask], rows["lag"][mask])
-        seconds[k, col], at_least[k, col] = s, b
-    return {"lag": lag, "seconds": seconds, "at_least": at_least, "present": present}
+    lag, secs = np.full(shape, np.nan), np.full(shape, np.nan)
+    bound, present = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+    where = {key: k for k, key in enumerate(keys)}
+    k = np.array([where[(t, int(p))] for t, p in zip(rows["topic"], rows["partition"])], dtype=np.int64)
+    col = np.searchsorted(times, rows["snapshot_ms"])
+    present[k, col] = True
+    lag[k, col], secs[k, col], bound[k, col] = rows["lag"], seconds, at_least
+    return {"lag": lag, "seconds": secs, "at_least": bound, "present": present}
 
 
 def _combine(m: dict[str, Any], which: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -69,7 +67,7 @@ def _series(name: str, times: np.ndarray, values: np.ndarray, budget: int, flags
 
 def build_group(data: PageData, group_id: str, window: str, window_ms: int, *, per_partition: bool, points: int,
                 gates: list[dict[str, Any]], cleanups: list[dict[str, Any]]) -> dict[str, Any]:
-    since, as_of, rollups = data.window(window_ms)
+    since, as_of, rollups = data.rollups.latest(window_ms)
     out: dict[str, Any] = {"group_id": group_id, "window": window, "window_ms": window_ms, "as_of_ms": as_of,
                            "since_ms": since, "per_partition": per_partition, "points_budget": points, "gates": gates,
                            "cleanups": cleanups, "found": False}
@@ -80,14 +78,15 @@ def build_group(data: PageData, group_id: str, window: str, window_ms: int, *, p
         return out
     snapshots = table_snapshots(table)
     rows_table = table.filter(pc.is_valid(table["topic"]))
-    rows = {"snapshot_ms": rows_table["snapshot_ms"].to_numpy(), "topic": np.array(rows_table["topic"].to_pylist(),
-                                                                                     dtype=object),
+    rows = {"snapshot_ms": rows_table["snapshot_ms"].to_numpy(), "topic": rows_table["topic"].to_pylist(),
             "partition": rows_table["partition"].to_numpy(), "committed": floats(rows_table["committed"]),
             "lag": floats(rows_table["lag"])}
     times = np.array(sorted(s.taken_at_ms for s in snapshots), dtype=np.int64)
     keys = sorted({(t, int(p)) for t, p in zip(rows["topic"], rows["partition"])})
-    index = data.log_end_index(rollups, since, as_of + 1)
-    m = _matrix(times, keys, rows, index)
+    partitions = data.partitions.encode(partition_names(rows_table["topic"], rows_table["partition"]))
+    seconds, at_least = data.log_end_index(rollups, since).seconds(partitions, rows["snapshot_ms"], rows["committed"],
+                                                           rows["lag"], since)
+    m = _matrix(times, keys, rows, seconds, at_least)
     topics = sorted({t for t, _ in keys})
     lines: list[tuple[str, np.ndarray]] = [("total", np.arange(len(keys)))]
     if per_partition:

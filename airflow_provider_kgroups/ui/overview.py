@@ -2,17 +2,20 @@
 
 Per group: the state, members and total lag of its latest snapshot, the lag in seconds then
 (the worst partition's history estimate, :mod:`.series`), the verdict over the latest
-snapshots, how long its committed offsets have not moved, a sparkline of its total lag over
-the window (the maximum of each of :data:`SPARK_BUCKETS` equal slices), and for a group that
-is Empty in the newest snapshot the dead-group report of :mod:`.judging` (why it is, or is
-not, a candidate). Unknown numbers stay ``null``, never 0.
+snapshots, how long its committed offsets have not moved (the engine's ``last_progress`` over
+the window), a sparkline of its total lag over the window (the maximum of each of
+:data:`SPARK_BUCKETS` equal slices), for a group that is Empty in the newest snapshot the
+dead-group report (:func:`.judging.facts_report`: why it is, or is not, a candidate), and for a
+group a cleanup deleted, that run (the audit record). Unknown numbers stay ``null``, never 0.
 
-The per-group rows are computed once per window and set of history files (:class:`.data.PageData`);
-a request then only filters by pattern and sorts.
+Everything per group is computed at once over the window's columns (:class:`.data.Window`),
+once per window and set of history files; each row is JSON-encoded then, so a request only
+filters by pattern, sorts and joins the encoded rows.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -20,138 +23,168 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..history.rollup import FileRollup, groups_in, lasts_in, tails_in, total_lag
+from ..client.results import GroupState, TopicPartition
 from ..history.store import table_snapshots
 from ..lag.deadgroups import DeadGroupRules, GroupHealth, format_time
 from ..lag.verdicts import VerdictRules
-from .data import PageData, floats, generation
-from .judging import history_report, latest_verdicts
+from .data import PageData, Window, floats, partition_names
+from .judging import facts_report, latest_verdicts
+from .trail import deletions
 
 __all__ = ["build_overview", "overview_rows", "SPARK_BUCKETS"]
 
 SPARK_BUCKETS = 48
 _SORT_KEYS = {"lag": "total_lag", "seconds": "lag_seconds", "idle": "idle_ms"}
+_NEVER = np.iinfo(np.int64).max
 
 
 def overview_rows(data: PageData, window_ms: int) -> dict[str, Any]:
-    since, as_of, rollups = data.window(window_ms)
-    if as_of is None:
-        return {"as_of_ms": None, "since_ms": None, "groups": [], "files": 0}
-    return data.cached("overview", (generation(rollups), since, as_of),
-                       lambda: _rows(data, rollups, since, as_of, window_ms))
+    """The window's rows (cached per window and history files) and the cleanup runs' deletions."""
+    window = data.window(window_ms)
+    audits = data.audit_names()
+    if window is None:
+        return {"as_of_ms": None, "since_ms": None, "groups": [], "encoded": [], "files": 0}
+    return data.cached("overview", (*window.key, audits), lambda: _rows(
+        data, window, window_ms, data.cached("deletions", (audits,), lambda: deletions(data.store.url))))
 
 
-def _rows(data: PageData, rollups: list[FileRollup], since: int, as_of: int, window_ms: int) -> dict[str, Any]:
-    groups = groups_in(rollups, since, as_of + 1)
-    groups = groups.append_column("total", total_lag(groups)).sort_by(
-        [("group_id", "ascending"), ("snapshot_ms", "ascending")])
-    ids = groups["group_id"].to_pylist()
-    times = groups["snapshot_ms"].to_numpy()
-    totals = floats(groups["total"])
-    sums = floats(groups["committed_sum"])
-    counts = groups["committed"].to_numpy()
-    states, members = groups["group_state"].to_pylist(), groups["members"].to_pylist()
-    bounds = [0] + [i for i in range(1, len(ids)) if ids[i] != ids[i - 1]] + [len(ids)]
-    latest = lasts_in(rollups)
-    index = data.log_end_index(rollups, since, as_of + 1)
-    seconds = _latest_seconds(latest, index)
-    tail = tails_in(rollups, as_of - VerdictRules().window_ms)
-    verdicts = latest_verdicts(table_snapshots(tail)) if tail.num_rows else {}
+def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    size = len(data.groups)
+    g, t = w.group, w.t
+    first_t = np.full(size, _NEVER)
+    np.minimum.at(first_t, g, t)
+    last_t = np.full(size, -1)
+    np.maximum.at(last_t, g, t)
+    at_last = t == last_t[g]
+    last_row = np.full(size, -1)
+    last_row[g[at_last]] = np.flatnonzero(at_last)
+    moved = (w.changed == 1) & (t > first_t[g])  # the window's first point of a group is never progress
+    progress = np.full(size, -1)
+    np.maximum.at(progress, g[moved], t[moved])
+    spark = np.full(size * SPARK_BUCKETS, np.nan)
+    bucket = np.minimum((t - w.since_ms) * SPARK_BUCKETS // max(1, window_ms), SPARK_BUCKETS - 1)
+    np.fmax.at(spark, g * SPARK_BUCKETS + bucket, w.total)
+    spark = spark.reshape(size, SPARK_BUCKETS)
+
+    latest = _latest_rows(data, w, last_t)
+    seconds = _latest_seconds(data, w, latest)
+    verdicts = _verdicts(w)
+    states = [GroupState.parse(name) for name in data.states.names]
+    empty_now = [int(c) for c in np.flatnonzero((last_t == w.as_of_ms) & (last_row >= 0))
+                 if states[w.state[last_row[c]]] is GroupState.EMPTY]
+    reports = _dead_reports(data, w, empty_now, latest, states)
     rows = []
-    empty_now = []
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        if a == b:
-            continue
-        g = ids[a]
-        last = b - 1
-        moved = np.flatnonzero((sums[a + 1:b] != sums[a:b - 1]) | (counts[a + 1:b] != counts[a:b - 1]))
-        progressed_at = int(times[a + 1 + moved[-1]]) if len(moved) else None
-        verdict = verdicts.get(g)
-        in_newest = int(times[last]) == as_of
-        row = {"group_id": g, "last_seen_ms": int(times[last]), "in_latest": in_newest, "state": states[last],
-               "members": members[last], "total_lag": None if np.isnan(totals[last]) else int(totals[last]),
-               "lag_seconds": seconds.get(g, (None, False))[0], "lag_seconds_at_least": seconds.get(g, (None, False))[1],
-               "verdict": verdict.verdict.value if verdict and in_newest else "UNKNOWN",
-               "verdict_reason": verdict.reason if verdict and in_newest else
-               f"not in the latest snapshot (last seen at {format_time(int(times[last]))})",
-               "last_progress_ms": progressed_at,
-               "idle_ms": as_of - (progressed_at if progressed_at is not None else int(times[a])),
-               "idle_at_least": progressed_at is None,
-               "sparkline": _sparkline(times[a:b], totals[a:b], since, window_ms), "dead": None}
-        rows.append(row)
-        if in_newest and states[last] == "Empty":
-            empty_now.append(g)
-    reports = _dead_reports(data, empty_now, since, as_of)
-    for row in rows:
-        row["dead"] = reports.get(row["group_id"])
-    return {"as_of_ms": as_of, "since_ms": since, "groups": rows, "files": len(rollups),
+    for code in np.flatnonzero(last_t >= 0):
+        group_id, i, seen = data.groups.names[code], last_row[code], int(last_t[code])
+        in_newest = seen == w.as_of_ms
+        verdict = verdicts.get(group_id) if in_newest else None
+        progressed = int(progress[code]) if progress[code] >= 0 else None
+        lag_seconds, at_least = seconds.get(group_id, (None, False))
+        removal = deleted.get(group_id)
+        rows.append({
+            "group_id": group_id, "last_seen_ms": seen, "in_latest": in_newest,
+            "state": data.states.names[w.state[i]], "members": int(w.members[i]),
+            "total_lag": None if np.isnan(w.total[i]) else int(w.total[i]),
+            "lag_seconds": lag_seconds, "lag_seconds_at_least": at_least,
+            "verdict": verdict.verdict.value if verdict else "UNKNOWN",
+            "verdict_reason": verdict.reason if verdict else
+            f"not in the latest snapshot (last seen at {format_time(seen)})",
+            "last_progress_ms": progressed, "idle_ms": w.as_of_ms - (progressed if progressed is not None
+                                                                       else int(first_t[code])),
+            "idle_at_least": progressed is None,
+            "sparkline": [None if np.isnan(v) else int(v) for v in spark[code]],
+            "dead": reports.get(group_id),
+            "deleted": None if removal is None else {
+                **removal, "seen_since": removal["at_ms"] is not None and seen > removal["at_ms"]},
+        })
+    return {"as_of_ms": w.as_of_ms, "since_ms": w.since_ms, "groups": rows,
+            "encoded": [json.dumps(r, separators=(",", ":")).encode() for r in rows], "files": len(w.rollups),
             "idle_hours": data.settings.idle_hours}
 
 
-def _sparkline(times: np.ndarray, totals: np.ndarray, since: int, window_ms: int) -> list[int | None]:
-    bucket = np.minimum(((times - since) * SPARK_BUCKETS) // max(1, window_ms), SPARK_BUCKETS - 1).astype(np.int64)
-    out: list[int | None] = [None] * SPARK_BUCKETS
-    known = ~np.isnan(totals)
-    for b, value in zip(bucket[known], totals[known]):
-        if out[b] is None or value > out[b]:
-            out[b] = int(value)
-    return out
+def _latest_rows(data: PageData, w: Window, last_t: np.ndarray) -> pa.Table:
+    """Each group's rows at its latest snapshot in the window, with its group code."""
+    last = pa.concat_tables([r.last for r in w.rollups])
+    codes = data.groups.encode(last["group_id"])
+    times = last["snapshot_ms"].to_numpy()
+    keep = times == last_t[codes]
+    return last.filter(pa.array(keep)).append_column("code", pa.array(codes[keep]))
 
 
-def _latest_seconds(latest: pa.Table, index) -> dict[str, tuple[float | None, bool]]:
+def _latest_seconds(data: PageData, w: Window, latest: pa.Table) -> dict[str, tuple[float | None, bool]]:
     """Per group, at its latest snapshot: the worst partition's lag in seconds (None when a
     lagging partition cannot be estimated) and whether that is a lower bound."""
     rows = latest.filter(pc.is_valid(latest["topic"]))
-    out: dict[str, tuple[float | None, bool]] = {}
-    unknown: set[str] = set()
-    at_least: set[str] = set()
-    for r in rows.select(["group_id", "snapshot_ms", "topic", "partition", "committed", "lag"]).to_pylist():
-        committed = np.array([np.nan if r["committed"] is None else r["committed"]], dtype=np.float64)
-        lag = np.array([np.nan if r["lag"] is None else r["lag"]], dtype=np.float64)
-        seconds, bound = index.seconds(r["topic"], r["partition"], np.array([r["snapshot_ms"]], dtype=np.float64),
-                                       committed, lag)
-        g = r["group_id"]
-        if np.isnan(seconds[0]):
-            unknown.add(g)
-            continue
-        if bound[0]:
-            at_least.add(g)
-        best = out.get(g, (0.0, False))[0] or 0.0
-        out[g] = (max(best, float(seconds[0])), False)
-    for g in out:
-        out[g] = (None, False) if g in unknown else (round(out[g][0], 1), g in at_least)
-    for g in unknown - set(out):
-        out[g] = (None, False)
-    return out
+    partitions = data.partitions.encode(partition_names(rows["topic"], rows["partition"]))
+    seconds, bound = data.log_end_index(w.rollups, w.since_ms).seconds(
+        partitions, rows["snapshot_ms"].to_numpy(), floats(rows["committed"]), floats(rows["lag"]), w.since_ms)
+    codes = rows["code"].to_numpy()
+    size = len(data.groups)
+    unknown, at_least, worst = np.zeros(size, bool), np.zeros(size, bool), np.full(size, np.nan)
+    np.logical_or.at(unknown, codes, np.isnan(seconds))
+    np.logical_or.at(at_least, codes, bound)
+    np.fmax.at(worst, codes, seconds)
+    return {data.groups.names[c]: (None, False) if unknown[c] else (round(float(worst[c]), 1), bool(at_least[c]))
+            for c in np.unique(codes)}
 
 
-def _dead_reports(data: PageData, group_ids: list[str], since: int, as_of: int) -> dict[str, dict[str, Any]]:
-    if not group_ids:
+def _verdicts(w: Window) -> dict[str, Any]:
+    tails = [r.tail for r in w.rollups if r.tail.num_rows]
+    if not tails:
         return {}
+    tail = pa.concat_tables(tails)
+    tail = tail.filter(pc.greater_equal(tail["snapshot_ms"], w.as_of_ms - VerdictRules().window_ms))
+    return latest_verdicts(table_snapshots(tail)) if tail.num_rows else {}
+
+
+def _dead_reports(data: PageData, w: Window, codes: list[int], latest: pa.Table, states: list[GroupState]
+                  ) -> dict[str, dict[str, Any]]:
+    """The dead-group report of each group that is Empty in the newest snapshot."""
+    if not codes:
+        return {}
+    wanted = np.zeros(len(data.groups), bool)
+    wanted[codes] = True
+    rows = np.flatnonzero(wanted[w.group])
+    rows = rows[np.lexsort((w.t[rows], w.group[rows]))]
+    bounds = np.flatnonzero(np.r_[True, w.group[rows][1:] != w.group[rows][:-1], True])
+    mine = latest.filter(pa.array(wanted[latest["code"].to_numpy()]))
+    committed: dict[int, dict[TopicPartition, int]] = {c: {} for c in codes}
+    for code, topic, partition, offset in zip(*(mine[n].to_pylist() for n in ("code", "topic", "partition",
+                                                                             "committed"))):
+        if topic is not None and offset is not None:
+            committed[code][TopicPartition(topic, partition)] = offset
     rules = DeadGroupRules(idle_hours=data.settings.idle_hours)
-    snapshots = table_snapshots(data.store.read_table(group_ids, since_ms=since, until_ms=as_of + 1))
     out = {}
-    for g in group_ids:
-        report = history_report(snapshots, g, rules)
-        if report is not None:
-            out[g] = {"health": report.health.value, "candidate": report.health is GroupHealth.DEAD,
-                      "deletable_by_patterns": report.permitted, "dead_reasons": list(report.dead_reasons),
-                      "evidence": list(report.evidence)}
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        part = rows[a:b]
+        code = int(w.group[part[0]])
+        facts = {"at": w.t[part], "state": w.state[part], "members": w.members[part], "changed": w.changed[part],
+                 "to_read": w.to_read[part], "ends_known": w.ends_known[part]}
+        report = facts_report(data.groups.names[code], facts, states, data.protocols.names[w.protocol[part[-1]]],
+                              committed[code], rules)
+        out[data.groups.names[code]] = {
+            "health": report.health.value, "candidate": report.health is GroupHealth.DEAD,
+            "deletable_by_patterns": report.permitted, "dead_reasons": list(report.dead_reasons),
+            "evidence": list(report.evidence)}
     return out
 
 
 def build_overview(data: PageData, window: str, window_ms: int, pattern: re.Pattern | None, sort: str,
-                   descending: bool = True) -> dict[str, Any]:
+                   descending: bool = True) -> bytes:
     """The overview's JSON: the window's rows, filtered by ``pattern``, sorted; unknowns last."""
     base = overview_rows(data, window_ms)
-    rows = [r for r in base["groups"] if pattern is None or pattern.match(r["group_id"])]
+    picked = [i for i, r in enumerate(base["groups"]) if pattern is None or pattern.match(r["group_id"])]
+    rows = base["groups"]
     if sort == "name":
-        rows.sort(key=lambda r: r["group_id"], reverse=descending)
+        picked.sort(key=lambda i: rows[i]["group_id"], reverse=descending)
     else:
         key = _SORT_KEYS[sort]
-        known = sorted((r for r in rows if r[key] is not None), key=lambda r: (r[key], r["group_id"]),
-                       reverse=descending)
-        rows = known + sorted((r for r in rows if r[key] is None), key=lambda r: r["group_id"])
-    return {**base, "window": window, "window_ms": window_ms, "sort": sort, "descending": descending,
-            "groups": rows, "total_groups": len(base["groups"]), "shown": len(rows),
-            "spark_buckets": SPARK_BUCKETS}
+        known = sorted((i for i in picked if rows[i][key] is not None),
+                       key=lambda i: (rows[i][key], rows[i]["group_id"]), reverse=descending)
+        picked = known + sorted((i for i in picked if rows[i][key] is None), key=lambda i: rows[i]["group_id"])
+    head = {k: v for k, v in base.items() if k not in ("groups", "encoded")}
+    head.update({"window": window, "window_ms": window_ms, "sort": sort, "descending": descending,
+                 "total_groups": len(rows), "shown": len(picked), "spark_buckets": SPARK_BUCKETS})
+    encoded = base["encoded"]
+    return (json.dumps(head, separators=(",", ":"))[:-1].encode() + b',"groups":['
+            + b",".join(encoded[i] for i in picked) + b"]}")

@@ -9,6 +9,7 @@ this keeps it so if a URL ever carried one.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from typing import Any, Iterable
@@ -17,7 +18,8 @@ from ..client.errors import ConfigurationError
 from ..history.audit import list_audits, load_audit
 from ..history.backup import list_backups, load_backup
 
-__all__ = ["cleanup_runs", "group_cleanups", "backup_document", "restore_commands", "backup_name", "redact"]
+__all__ = ["cleanup_runs", "group_cleanups", "deletions", "backup_document", "restore_commands", "backup_name",
+           "redact"]
 
 #: How many of the newest runs the trail shows.
 MAX_RUNS = 200
@@ -76,14 +78,20 @@ def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
 _ORDER = {"deleted": 0, "would_delete": 1, "failed": 2, "skip": 3, "not_found": 4, "keep": 5}
 
 
-def _records(store_url: str, limit: int) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for url in reversed(list_audits(store_url)[-limit:]):
-        try:
-            out.append((url, load_audit(url)))
-        except (ConfigurationError, ValueError, OSError):
-            continue  # not a readable audit record: the trail lists the others
-    return out
+@functools.lru_cache(maxsize=4096)
+def _load(url: str) -> dict[str, Any] | None:
+    """An audit record (written once, never rewritten: read once per process); None if unreadable."""
+    try:
+        return load_audit(url)
+    except (ConfigurationError, ValueError, OSError):
+        return None  # not a readable audit record: the trail lists the others
+
+
+def _records(store_url: str, limit: int | None) -> list[tuple[str, dict[str, Any]]]:
+    """The newest ``limit`` (None: all) readable audit records, newest first."""
+    urls = list_audits(store_url)
+    urls = urls[-limit:] if limit is not None else urls
+    return [(url, record) for url, record in ((u, _load(u)) for u in reversed(urls)) if record is not None]
 
 
 def cleanup_runs(store_url: str, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
@@ -107,6 +115,25 @@ def group_cleanups(store_url: str, group_id: str, limit: int = MAX_RUNS) -> list
             "backup": backup_name(backup_url), "backup_url": backup_url,
             "restore": restore_commands(backup_url, [group_id], who.get("connection")) if backup_url else None}))
     return sorted(out, key=lambda r: r.get("started_ms") or 0)
+
+
+def deletions(store_url: str) -> dict[str, dict[str, Any]]:
+    """Each group a cleanup run deleted (not a dry run): its newest deletion's time, audit record
+    and backup, and the command that undoes it."""
+    out: dict[str, dict[str, Any]] = {}
+    for url, record in _records(store_url, None):
+        if record.get("dry_run") is not False:
+            continue
+        summary, who = record.get("summary") or {}, record.get("who") or {}
+        backup_url = summary.get("backup_url")
+        for group_id, decision in (record.get("decisions") or {}).items():
+            if decision.get("decision") == "deleted" and group_id not in out:
+                out[group_id] = redact({
+                    "at_ms": record.get("started_ms"), "audit": url.rstrip("/").rsplit("/", 1)[-1],
+                    "backup": backup_name(backup_url),
+                    "restore": restore_commands(backup_url, [group_id], who.get("connection"))["cli"]
+                    if backup_url else None})
+    return out
 
 
 def backup_document(store_url: str, name: str) -> dict[str, Any]:

@@ -35,6 +35,7 @@ def test_overview_inside_the_airflow_ui(page_server, shots):
         assert frame.locator("#shown").inner_text() == "3 of 3 groups"
         frame.locator("tr[data-group='weekly-report']").get_by_text("paused").first.wait_for(timeout=WAIT_MS)
         assert frame.locator("tr[data-group='orders-landing'] .spark canvas").count() == 1  # drawn by ECharts
+        assert frame.locator("tr[data-group='legacy-etl'] .badge", has_text="deleted by cleanup").count() == 1
         page.screenshot(path=str(shots / "overview.png"))
         frame.locator("#pattern").fill("weekly")
         frame.locator("#shown", has_text="1 of 3 groups").wait_for(timeout=WAIT_MS)

@@ -9,17 +9,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
-from airflow_provider_kgroups.history.rollup import HistoryRollups, groups_in, lasts_in, total_lag
-from airflow_provider_kgroups.history.store import HistoryStore
 from airflow_provider_kgroups.lag.seconds import interpolate_produce_time
 from airflow_provider_kgroups.ui.gates import gates_in
-from airflow_provider_kgroups.ui.series import downsample_indices, lag_seconds_series, produce_times
+from airflow_provider_kgroups.ui.series import LogEndIndex, downsample_indices, lag_seconds_series, produce_times
 from airflow_provider_kgroups.ui.settings import BadRequest, parse_group_id, parse_pattern, parse_points, parse_window
 from airflow_provider_kgroups.ui.trail import backup_name, redact
-from tests.lag.builders import MINUTE, T0, group, partition, snapshot
+from tests.lag.builders import T0
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,6 +43,35 @@ def test_produce_times_equal_the_engines_interpolation_point_by_point(seed):
             assert estimate[i] == pytest.approx(expected[0]) and np.isnan(bound[i])
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_one_index_over_many_partitions_answers_each_as_the_engine_does_within_the_window(seed):
+    rng = random.Random(seed)
+    samples: dict[int, list[tuple[int, int]]] = {}
+    for p in range(rng.randint(1, 6)):
+        at, end = T0 + rng.randint(0, 10) * 60_000, rng.randint(0, 50)
+        samples[p] = []
+        for _ in range(rng.randint(0, 30)):
+            at += rng.choice([60_000, 300_000])
+            end = rng.randint(0, 30) if rng.random() < 0.05 else end + rng.choice([0, 1, 7, 40])
+            samples[p].append((at, end))
+    flat = [(p, t, e) for p, points in samples.items() for t, e in points]
+    rng.shuffle(flat)
+    index = LogEndIndex(np.array([f[0] for f in flat], dtype=np.int64), np.array([f[1] for f in flat], dtype=np.int64),
+                        np.array([f[2] for f in flat], dtype=np.int64))
+    since = T0 + rng.randint(0, 60) * 60_000
+    queries = [(rng.randint(-1, 6), T0 + rng.randint(0, 200) * 60_000, rng.randint(0, 800)) for _ in range(300)]
+    estimate, bound = index.produce_times(np.array([q[0] for q in queries]), np.array([q[1] for q in queries]),
+                                          np.array([q[2] for q in queries]), since)
+    for i, (p, t, offset) in enumerate(queries):
+        expected = interpolate_produce_time([s for s in samples.get(p, []) if since <= s[0] <= t], offset)
+        if expected is None:
+            assert np.isnan(estimate[i]) and np.isnan(bound[i]), (p, t, offset)
+        elif expected[0] is None:
+            assert np.isnan(estimate[i]) and bound[i] == expected[1], (p, t, offset)
+        else:
+            assert estimate[i] == pytest.approx(expected[0]) and np.isnan(bound[i]), (p, t, offset)
+
+
 def test_lag_seconds_are_zero_when_caught_up_unknown_without_commit_and_bounded_when_too_old():
     t = np.array([0, 60_000, 120_000], dtype=np.float64)
     e = np.array([100, 160, 220])
@@ -65,22 +91,6 @@ def test_downsampling_keeps_the_budget_the_spike_and_the_gaps():
     assert len(keep) <= 2_000 and 123_456 in keep
     assert any(np.isnan(y[i]) for i in keep)  # the gap stays a gap
     assert list(downsample_indices(x[:50], y[:50], 2_000)) == list(range(50))
-
-
-def test_rollups_are_per_file_and_follow_the_store(tmp_path):
-    store = HistoryStore(str(tmp_path / "h"))
-    store.append(snapshot(T0, group("g", partition("t", 0, 90, 100), partition("t", 1, None, 7)),
-                          group("gone", state="Dead", members=0)))
-    store.append(snapshot(T0 + MINUTE, group("g", partition("t", 0, 95, 100), partition("t", 1, 7, 7))))
-    rollups = HistoryRollups(store)
-    first = rollups.window()
-    assert len(first) == 2 and rollups.cached_files == 2
-    table = groups_in(first).sort_by([("snapshot_ms", "ascending"), ("group_id", "ascending")])
-    assert total_lag(table).to_pylist() == [None, None, 5]  # unknown partition; a group that does not exist; known
-    assert lasts_in(first).filter(pa.compute.equal(lasts_in(first)["group_id"], "g"))["committed"].to_pylist() == [95, 7]
-    store.append(snapshot(T0 + 2 * MINUTE, group("g", partition("t", 0, 99, 100))))
-    assert len(rollups.window()) == 3
-    assert rollups.window(since_ms=T0 + 2 * MINUTE)[0].min_ms == T0 + 2 * MINUTE
 
 
 def test_gates_are_found_by_id_or_pattern_with_thresholds_and_templates():

@@ -92,10 +92,16 @@
       const spark = el("div", { class: "spark" });
       sparks.push([spark, g.sparkline]);
       const dead = g.dead;
-      const deadCell = el("td", {}, dead ? badge(dead.candidate ? "dead-group candidate" : dead.health, dead.health) : "-");
+      const deadCell = el("td", {}, dead ? badge(dead.candidate ? "dead-group candidate" : dead.health, dead.health) : null);
       if (dead) deadCell.append(el("div", { class: "muted", text: dead.evidence[0] }));
-      return el("tr", { "data-group": g.group_id },
-        el("td", {}, el("a", { href: `#/group?${new URLSearchParams({ id: g.group_id, window: state.window })}`, text: g.group_id })),
+      if (g.deleted) {  // a cleanup run deleted it (audit record); its page has the restore command
+        deadCell.append(badge(g.deleted.seen_since ? "deleted, seen again" : "deleted by cleanup", g.deleted.seen_since ? "paused" : "dead"),
+          el("div", { class: "muted deleted", title: g.deleted.restore || "", text: `at ${fmtTime(g.deleted.at_ms)}` +
+            (g.deleted.seen_since ? ", in snapshots since" : "; undo: see its page") }));
+      }
+      if (!dead && !g.deleted) deadCell.append("-");
+      return el("tr", { "data-group": g.group_id, class: g.deleted && !g.deleted.seen_since ? "gone" : null },
+        el("td", {}, el("a", { class: "gid", title: g.group_id, href: `#/group?${new URLSearchParams({ id: g.group_id, window: state.window })}`, text: g.group_id })),
         el("td", { text: `${g.state} (${g.members})` }),
         el("td", { class: "num lag", text: fmtInt(g.total_lag) }),
         el("td", { class: "num", text: fmtSeconds(g.lag_seconds, g.lag_seconds_at_least) }),
@@ -110,7 +116,7 @@
       el("table", { id: "groups" }, el("thead", {}, el("tr", {}, head("Group", "name"), el("th", { text: "State (members)" }),
           head("Total lag", "lag", "num"), head("Lag in seconds", "seconds", "num"), el("th", { text: "Verdict" }),
           head("No commit progress", "idle", "num"), el("th", { text: `Total lag, last ${state.window}` }),
-          el("th", { text: "Dead-group candidate" }))), el("tbody", {}, ...body)),
+          el("th", { text: "Dead-group candidate / cleanup" }))), el("tbody", {}, ...body)),
       el("div", { class: "pager" },
          el("button", { disabled: state.page === 0, onclick: () => { state.page -= 1; overview(); }, text: "previous" }),
          el("span", { class: "muted", text: `page ${state.page + 1} of ${pages}` }),
@@ -175,7 +181,8 @@
       parts.push(el("div", { class: "cards" }, card("latest total lag", fmtInt(latest.total_lag), "latest-lag"),
         card("lag in seconds (estimate)", worst ? fmtSeconds(worst.lag_seconds, worst.lag_seconds_at_least) : "unknown", "latest-seconds"),
         card("state (members)", `${latest.state} (${latest.members})`, "latest-state"),
-        card("verdict", data.verdicts.changes.length ? data.verdicts.changes[data.verdicts.changes.length - 1].verdict : "UNKNOWN", "latest-verdict"),
+        card("verdict", data.in_latest && data.verdicts.changes.length ? data.verdicts.changes[data.verdicts.changes.length - 1].verdict
+             : "UNKNOWN", "latest-verdict"),  // not in the newest snapshot: unknown now, as the overview says
         card("latest snapshot", fmtTime(data.last_seen_ms), "latest-at")));
       const lagEl = el("div", { class: "chart", id: "chart-lag" });
       const secEl = el("div", { class: "chart", id: "chart-seconds" });
@@ -255,6 +262,7 @@
     const params = new URLSearchParams(query || "");
     if (path === "/group" && params.get("id")) return group(params);
     if (path === "/cleanups") return cleanups();
+    if (params.get("window")) state.window = params.get("window");  // #/?window=6h: a link to a window
     return overview();
   }
   window.addEventListener("hashchange", route);

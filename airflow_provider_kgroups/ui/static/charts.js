@@ -38,7 +38,7 @@
       yAxis: { type: "value", show: false, min: 0 },
       series: [{ type: "line", data: values, connectNulls: false, lineStyle: { width: 1.2 },
                  areaStyle: { opacity: 0.15 }, silent: true,
-                 showSymbol: values.filter((v) => v !== null).length < 3, symbolSize: 3 }],
+                 showSymbol: values.filter((v) => v !== null).length < 6, symbolSize: 5 }],
     });
     return chart;
   }
