@@ -5,7 +5,9 @@
   ``pyspark`` package: the Python side of one release then runs against the jars of another);
 - ``pyspark.__version__`` equals the installed pyspark distribution's version, when present;
 - the provider's modules import (the client and CLI without loading Airflow), and the
-  ``kgroups`` command starts.
+  ``kgroups`` command starts;
+- where the ``ui`` extra is installed (all its requirements are), the Consumer groups page's
+  modules import and its app is built.
 
 Run it with the environment's own interpreter: ``.venv/bin/python scripts/check_install.py``.
 """
@@ -37,6 +39,26 @@ def overlapping_files() -> dict[str, set[str]]:
                 continue
             owners[str(dist.locate_file(path))].add(name)
     return {path: names for path, names in owners.items() if len(names) > 1}
+
+
+def extra_installed(extra: str) -> bool:
+    """Whether every requirement the provider declares for ``extra`` is installed."""
+    from packaging.requirements import Requirement
+
+    wanted = [Requirement(r) for r in metadata.requires("airflow-provider-kgroups") or ()]
+    wanted = [r for r in wanted if r.marker is not None and r.marker.evaluate({"extra": extra})
+              and not r.marker.evaluate({"extra": ""})]
+    for requirement in wanted:
+        try:
+            metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            return False
+    return bool(wanted)
+
+
+#: The Consumer groups page (Airflow loads ``plugin``; the rest is imported when the page is first served).
+UI_MODULES = ("plugin", "app", "security", "settings", "data", "overview", "group", "judging", "series", "gates",
+              "trail", "live")
 
 
 def main() -> int:
@@ -73,6 +95,13 @@ def main() -> int:
     imports = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_OUTSIDE)
     if imports.returncode:
         problems.append(f"the provider's modules do not import:\n{imports.stderr[-2000:]}")
+    if extra_installed("ui"):
+        code = ("import importlib; "
+                + "; ".join(f"importlib.import_module('airflow_provider_kgroups.ui.{m}')" for m in UI_MODULES)
+                + "; from airflow_provider_kgroups.ui.app import create_app; create_app()")
+        ui = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_OUTSIDE)
+        if ui.returncode:
+            problems.append(f"the ui extra is installed but the page's modules do not import:\n{ui.stderr[-2000:]}")
     cli = subprocess.run([sys.executable, "-m", "airflow_provider_kgroups", "--help"], capture_output=True, text=True,
                          cwd=_OUTSIDE)
     if cli.returncode:
@@ -83,7 +112,8 @@ def main() -> int:
         for problem in problems:
             print(f"- {problem}", file=sys.stderr)
         return 1
-    print(f"check_install: {label}: pip check clean, no shared files, modules import")
+    page = ", the ui extra's page too" if extra_installed("ui") else ""
+    print(f"check_install: {label}: pip check clean, no shared files, modules import{page}")
     return 0
 
 
