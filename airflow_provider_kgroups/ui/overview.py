@@ -3,8 +3,8 @@
 Per group: the state, members and total lag of its latest snapshot, the lag in seconds then
 (the worst partition's history estimate, :mod:`.series`), the verdict over the latest
 snapshots, how long its committed offsets have not moved (the engine's ``last_progress`` over
-the window), a sparkline of its total lag over the window (the maximum of each of
-:data:`SPARK_BUCKETS` equal slices), for a group that is Empty in the newest snapshot the
+the window), a sparkline of its total lag over the window (``[slice, maximum]`` of each of
+:data:`SPARK_BUCKETS` equal slices holding a snapshot of it; null: its lag was unknown there), for a group that is Empty in the newest snapshot the
 dead-group report (:func:`.judging.facts_report`: why it is, or is not, a candidate), and for a
 group a cleanup deleted, that run (the audit record). Unknown numbers stay ``null``, never 0.
 
@@ -61,10 +61,11 @@ def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str
     moved = (w.changed == 1) & (t > first_t[g])  # the window's first point of a group is never progress
     progress = np.full(size, -1)
     np.maximum.at(progress, g[moved], t[moved])
-    spark = np.full(size * SPARK_BUCKETS, np.nan)
-    bucket = np.minimum((t - w.since_ms) * SPARK_BUCKETS // max(1, window_ms), SPARK_BUCKETS - 1)
-    np.fmax.at(spark, g * SPARK_BUCKETS + bucket, w.total)
-    spark = spark.reshape(size, SPARK_BUCKETS)
+    spark, sampled = np.full(size * SPARK_BUCKETS, np.nan), np.zeros(size * SPARK_BUCKETS, dtype=bool)
+    cell = g * SPARK_BUCKETS + np.minimum((t - w.since_ms) * SPARK_BUCKETS // max(1, window_ms), SPARK_BUCKETS - 1)
+    np.fmax.at(spark, cell, w.total)
+    sampled[cell] = True
+    spark, sampled = spark.reshape(size, SPARK_BUCKETS), sampled.reshape(size, SPARK_BUCKETS)
 
     latest = _latest_rows(data, w, last_t)
     seconds = _latest_seconds(data, w, latest)
@@ -92,7 +93,8 @@ def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str
             "last_progress_ms": progressed, "idle_ms": w.as_of_ms - (progressed if progressed is not None
                                                                        else int(first_t[code])),
             "idle_at_least": progressed is None,
-            "sparkline": [None if np.isnan(v) else int(v) for v in spark[code]],
+            "sparkline": [[int(b), None if np.isnan(spark[code, b]) else int(spark[code, b])]
+                          for b in np.flatnonzero(sampled[code])],
             "dead": reports.get(group_id),
             "deleted": None if removal is None else {
                 **removal, "seen_since": removal["at_ms"] is not None and seen > removal["at_ms"]},

@@ -89,8 +89,10 @@ def test_the_overview_is_the_engines_answer_over_the_window(tmp_path, seed):
             assert row["dead"] is None
         assert (row["lag_seconds"], row["lag_seconds_at_least"]) == _seconds(window, latest, points[-1].at_ms), group_id
         totals = [s.groups[group_id].total_lag for s in window if group_id in s.groups]
-        assert max((v for v in row["sparkline"] if v is not None), default=None) == max(
+        assert max((v for _, v in row["sparkline"] if v is not None), default=None) == max(
             (v for v in totals if v is not None), default=None), group_id
+        assert len(row["sparkline"]) == len({min((s.taken_at_ms - as_of + window_ms) * 48 // window_ms, 47)
+                                             for s in window if group_id in s.groups}), group_id
 
 
 def test_rollups_are_saved_beside_the_history_and_read_back_by_the_next_process(tmp_path):

@@ -124,7 +124,7 @@
       el("p", { class: "muted", text: "Lag in seconds is estimated from the history's log-end samples (≥: a lower bound). " +
         `Dead-group candidates are judged from the history alone with idle_hours=${data.idle_hours}; the cleanup reads Kafka again before it deletes.` }));
     if (document.activeElement !== filter && state.pattern) { filter.focus(); filter.setSelectionRange(filter.value.length, filter.value.length); }
-    for (const [node, values] of sparks) KgCharts.sparkline(node, values);
+    for (const [node, points] of sparks) KgCharts.sparkline(node, points, data.spark_buckets);
   }
 
   /* -- one group ------------------------------------------------------------------------------ */
@@ -209,7 +209,8 @@
       el("p", { class: "muted", text: "No DAG you may read gates on this group." })));
     if (data.found) {
       more.push(el("section", { id: "partitions" }, el("h2", { text: `Latest snapshot (${fmtTime(latest.at_ms)}): ${latest.state}, ${latest.members} member(s)` }),
-        el("table", {}, el("tr", {}, ...["topic", "partition", "committed", "log end", "lag", "lag in seconds", "flags"].map((h) => el("th", { text: h }))),
+        el("table", {}, el("tr", {}, ...["topic", "partition", "committed", "log end", "lag", "lag in seconds", "flags"].map((h, i) =>
+            el("th", { text: h, class: i >= 1 && i <= 5 ? "num" : null }))),
           ...latest.partitions.map((p) => el("tr", {}, el("td", { text: p.topic }), el("td", { class: "num", text: p.partition }), el("td", { class: "num", text: fmtInt(p.committed) }),
             el("td", { class: "num", text: fmtInt(p.log_end) }), el("td", { class: "num", text: fmtInt(p.lag) }), el("td", { class: "num", text: fmtSeconds(p.lag_seconds, p.lag_seconds_at_least) }),
             el("td", { text: p.flags.join(", ") }))))),

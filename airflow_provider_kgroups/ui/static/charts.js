@@ -30,15 +30,17 @@
     return n;
   }
 
-  function sparkline(el, values) {
+  function sparkline(el, points, buckets) {
+    /* points: [slice, max lag] of the slices holding a snapshot (slices without one are skipped,
+       so the line runs on); a null lag (unknown there) breaks the line */
     const chart = init(el);
     chart.setOption({
-      backgroundColor: "transparent", animation: false, grid: { left: 1, right: 1, top: 2, bottom: 2 },
-      xAxis: { type: "category", show: false, data: values.map((_, i) => i) },
+      backgroundColor: "transparent", animation: false, grid: { left: 3, right: 3, top: 3, bottom: 3 },
+      xAxis: { type: "value", show: false, min: 0, max: buckets - 1 },
       yAxis: { type: "value", show: false, min: 0 },
-      series: [{ type: "line", data: values, connectNulls: false, lineStyle: { width: 1.2 },
+      series: [{ type: "line", data: points, connectNulls: false, lineStyle: { width: 1.2 },
                  areaStyle: { opacity: 0.15 }, silent: true,
-                 showSymbol: values.filter((v) => v !== null).length < 6, symbolSize: 5 }],
+                 showSymbol: points.filter((p) => p[1] !== null).length < 6, symbolSize: 5 }],
     });
     return chart;
   }
