@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_cli.py --scenarios lag,old,help,cold | tee benchmarks/RESULTS-cli.txt
 	$(PY) benchmarks/bench_imports.py | tee benchmarks/RESULTS-imports.txt
 	$(PY) benchmarks/bench_json.py | tee benchmarks/RESULTS-json.txt
+	{ $(PY) benchmarks/bench_ui.py; $(PY) benchmarks/bench_ui.py --files-per-day 96; } | tee benchmarks/RESULTS-ui.txt
 
 clean:
 	rm -rf $(VENV) .check-venv .pytest_cache .demo

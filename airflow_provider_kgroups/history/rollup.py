@@ -204,33 +204,47 @@ def rollup_table(table: pa.Table, *, key: str = "", sources: tuple[tuple[str, in
     first_point = ~same_group
     last_point = np.r_[~same_group[1:], True]
     max_ms = int(t.max())
-    rows_where = lambda mask: _plain(table.filter(pa.array(mask)))  # noqa: E731
+    every = _plain(table) if (first_point.all() or t.min() >= max_ms - tail_ms) else None
+
+    def rows_where(mask: np.ndarray) -> pa.Table:  # one table for all three when they are all the rows
+        return every if every is not None and mask.all() else _plain(table.filter(pa.array(mask)))
+
     return Rollup(key, tuple(sources), int(t.min()), max_ms, table.num_rows, groups, log_ends,
                   rows_where(first_point[inverse]), rows_where(last_point[inverse]), rows_where(t >= max_ms - tail_ms))
 
 
-def _committed_rows(rows: pa.Table) -> pa.Table:
-    return rows.filter(pc.is_valid(rows["committed"])).select(["group_id", "topic", "partition", "committed"])
-
-
-def _counts(table: pa.Table, name: str) -> pa.Table:
-    return table.group_by(["group_id"], use_threads=False).aggregate([([], "count_all")]).rename_columns(
-        ["group_id", name])
+def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], pa.Array]:
+    """Shared integer codes for the values of several string columns (-1: null), and the values."""
+    encoded = pc.dictionary_encode(pa.concat_arrays([c.combine_chunks() for c in columns]))
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    cuts = np.cumsum([len(c) for c in columns])[:-1]
+    return np.split(codes, cuts), encoded.dictionary
 
 
 def compare_points(later_first: pa.Table, earlier_last: pa.Table) -> pa.Table:
     """``(group_id, changed)`` for each group with rows in both: whether its committed offsets at
-    its point in ``later_first`` differ from those at its point in ``earlier_last``."""
-    common = pc.unique(later_first["group_id"]).filter(pc.is_in(pc.unique(later_first["group_id"]),
-                                                                pc.unique(earlier_last["group_id"])))
-    out = pa.table({"group_id": common})
-    a, b = _committed_rows(later_first), _committed_rows(earlier_last)
-    matched = a.join(b, keys=["group_id", "topic", "partition", "committed"], join_type="inner", use_threads=False)
-    for table, name in ((a, "a"), (b, "b"), (matched, "m")):
-        out = out.join(_counts(table, name), keys="group_id", join_type="left outer", use_threads=False)
-    a_n, b_n, m_n = (pc.fill_null(out[n], 0) for n in ("a", "b", "m"))
-    same = pc.and_(pc.equal(a_n, b_n), pc.equal(m_n, a_n))
-    return pa.table({"group_id": out["group_id"], "changed": pc.invert(same)})
+    its point in ``later_first`` differ from those at its point in ``earlier_last`` (the same
+    partitions with the same offsets, or not)."""
+    (ga, gb), names = _codes(later_first["group_id"], earlier_last["group_id"])
+    (ta, tb), _ = _codes(later_first["topic"], earlier_last["topic"])
+    sides = []
+    for table, g, t in ((later_first, ga, ta), (earlier_last, gb, tb)):
+        valid = table["committed"].is_valid().to_numpy(zero_copy_only=False)
+        p, c = _int(table["partition"])[valid], _int(table["committed"], 0)[valid]
+        g, t = g[valid], t[valid]
+        order = np.lexsort((p, t, g))  # each group's committed partitions in one order on both sides
+        count = np.bincount(g, minlength=len(names))
+        sides.append((g[order], t[order], p[order], c[order], count, np.r_[0, np.cumsum(count)][:-1]))
+    (g1, t1, p1, c1, k1, s1), (_, t2, p2, c2, k2, s2) = sides
+    common = np.zeros(len(names), dtype=bool)
+    common[np.intersect1d(ga, gb)] = True
+    same_count = k1 == k2
+    rows = np.flatnonzero(same_count[g1] & common[g1])  # row j of a group on one side faces row j on the other
+    other = s2[g1[rows]] + (rows - s1[g1[rows]])
+    differs = np.zeros(len(names), dtype=bool)
+    differs[g1[rows[(t1[rows] != t2[other]) | (p1[rows] != p2[other]) | (c1[rows] != c2[other])]]] = True
+    both = np.flatnonzero(common)
+    return pa.table({"group_id": names.take(pa.array(both)), "changed": ~same_count[both] | differs[both]})
 
 
 def _rollup_pair(later: Rollup, before: Rollup) -> pa.Table:
@@ -260,15 +274,17 @@ def overlapping(rollups: Sequence[Rollup]) -> bool:
     return any(b.min_ms <= a.max_ms for a, b in zip(rollups, rollups[1:]))
 
 
-def _extreme_rows(tables: Sequence[pa.Table], aggregate: str) -> pa.Table:
-    """Each group's rows at its earliest (``min``) / latest (``max``) snapshot among ``tables``."""
-    table = pa.concat_tables(tables)
-    if table.num_rows == 0:
-        return table
-    pick = table.group_by(["group_id"], use_threads=False).aggregate([("snapshot_ms", aggregate)]).rename_columns(
-        ["group_id", "snapshot_ms"])
-    return table.join(pick, keys=["group_id", "snapshot_ms"], join_type="inner", use_threads=False).select(
-        list(HISTORY_COLUMNS)).sort_by([("group_id", "ascending"), ("topic", "ascending"), ("partition", "ascending")])
+def _first_seen(tables: Sequence[pa.Table]) -> pa.Table:
+    """Of time-ordered, non-overlapping rollups' ``first`` (or, reversed, ``last``) rows: each
+    group's rows from the first table that has the group."""
+    out, seen = [], pa.array([], pa.string())
+    for table in tables:
+        fresh = table.filter(pc.invert(pc.is_in(table["group_id"], seen))) if len(seen) else table
+        if fresh.num_rows:
+            out.append(fresh)
+            seen = pa.concat_arrays([seen, pc.unique(fresh["group_id"])])
+    return pa.concat_tables(out).sort_by([("group_id", "ascending"), ("topic", "ascending"),
+                                          ("partition", "ascending")]) if out else tables[0].slice(0, 0)
 
 
 def with_first_changes(groups: pa.Table, settled: pa.Table) -> pa.Table:
@@ -295,5 +311,5 @@ def merge_rollups(rollups: Sequence[Rollup], *, key: str = "", tail_ms: int = TA
     return Rollup(key, sources, rollups[0].min_ms, max_ms, sum(r.rows for r in rollups),
                   pa.concat_tables(groups).sort_by([("group_id", "ascending"), ("snapshot_ms", "ascending")]),
                   pa.concat_tables([r.log_ends for r in rollups]),
-                  _extreme_rows([r.first for r in rollups], "min"), _extreme_rows([r.last for r in rollups], "max"),
+                  _first_seen([r.first for r in rollups]), _first_seen([r.last for r in reversed(rollups)]),
                   tail.filter(pc.greater_equal(tail["snapshot_ms"], max_ms - tail_ms)))

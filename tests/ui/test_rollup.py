@@ -9,8 +9,10 @@ import random
 import pyarrow as pa
 import pytest
 
-from airflow_provider_kgroups.history.rollup import first_changes, merge_rollups, rollup_table, with_first_changes
-from airflow_provider_kgroups.history.store import HistoryStore, table_snapshots
+from airflow_provider_kgroups.history.rollup import (
+    compare_points, first_changes, merge_rollups, rollup_table, with_first_changes,
+)
+from airflow_provider_kgroups.history.store import HISTORY_SCHEMA, HistoryStore, table_snapshots
 from airflow_provider_kgroups.lag.deadgroups import history_points
 from tests.ui.histories import random_history, write
 
@@ -67,3 +69,16 @@ def test_rollups_of_consecutive_files_merge_into_the_rollup_of_all_rows(tmp_path
     # the newest file's first points, settled against the files before it, as the whole knows them
     settled = with_first_changes(parts[-1].groups, first_changes(parts[-1], parts[:-1]))
     assert _rows(settled).items() <= _rows(whole.groups).items()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_comparing_two_points_finds_exactly_the_groups_whose_committed_offsets_differ(seed):
+    rng = random.Random(seed)
+    snapshots = random_history(seed, groups=10, points=rng.randint(2, 6))
+    earlier, later = snapshots[rng.randint(0, len(snapshots) - 2)], snapshots[-1]
+    before, after = (pa.Table.from_pylist(s.rows(), schema=HISTORY_SCHEMA) for s in (earlier, later))
+    got = compare_points(after.take(pa.array(rng.sample(range(after.num_rows), after.num_rows))), before)
+    expected = {g: {p.tp: p.committed for p in later.groups[g].partitions if p.committed is not None}
+                != {p.tp: p.committed for p in earlier.groups[g].partitions if p.committed is not None}
+                for g in set(later.groups) & set(earlier.groups)}
+    assert dict(zip(got["group_id"].to_pylist(), got["changed"].to_pylist())) == expected
