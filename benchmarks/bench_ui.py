@@ -57,11 +57,20 @@ def history(groups: int, days: int, files_per_day: int) -> tuple[str, int, int]:
         (daily / "_generated").write_text(str(rows))
     url = daily if files_per_day == 1 else Path(f"{daily}-{files_per_day}f")
     for store in {daily, url}:
-        for extra in [*store.glob("date=*/part-9*"), *store.glob("_rollups/*/date=*/part-9*")]:
-            extra.unlink()  # snapshots appended by an earlier run of this benchmark, and their saved rollups
+        remove_appended(store)
     if files_per_day != 1 and not (url / "_generated").exists():
         split(daily, url)
     return str(url), START_MS + days * DAY_MS - STEP_MS, STEP_MS
+
+
+def remove_appended(store: Path) -> None:
+    """The snapshots this benchmark appended (``part-9...``), their saved rollups, and the date
+    folders they leave empty (an empty newest date would close the date before it)."""
+    for extra in [*store.glob("date=*/part-9*"), *store.glob("_rollups/*/date=*/part-9*")]:
+        extra.unlink()
+    for folder in [*store.glob("date=*"), *store.glob("_rollups/*/date=*")]:
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def split(daily: Path, url: Path) -> None:
@@ -132,8 +141,7 @@ def main() -> int:
     kept = Path(tempfile.mkdtemp()) / last_date  # the open date's per-file rollups, as before it closes
     shutil.copytree(saved / last_date, kept)
     for _ in range(args.rounds):
-        for extra in [*Path(url).glob("date=*/part-9*"), *saved.glob("date=*/part-9*")]:
-            extra.unlink()
+        remove_appended(Path(url))
         (saved / f"{last_date}.arrow").unlink(missing_ok=True)
         shutil.rmtree(saved / last_date, ignore_errors=True)
         shutil.copytree(kept, saved / last_date)

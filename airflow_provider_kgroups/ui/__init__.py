@@ -5,7 +5,7 @@
     app        the app: the page, its static files and its JSON API, behind Airflow's auth
     security   the auth manager checks (only users who may read DAGs and assets)
     settings   the ``[kgroups]`` options it reads, and the checks on request parameters
-    data       the history store's rollups and the derived-data cache of one api-server
+    data       the history rollups as numpy columns of a window, and the derived-data cache
     overview   the groups overview        group   one group's page
     judging    verdicts and dead-group evidence from the history, by the engine's rules
     series     lag in seconds from the history, and server-side downsampling

@@ -5,7 +5,7 @@ that gate on it; its latest snapshot, partition by partition; the dead-group rep
 
 The group's rows are read from the store for the window only (the store's files are sorted
 by group, so the reader skips the other groups' row groups); the log-end samples the seconds
-are estimated from come from every group reading the same partitions (:class:`.data.LogEndIndex`).
+are estimated from come from every group reading the same partitions (:class:`.series.LogEndIndex`).
 """
 
 from __future__ import annotations
