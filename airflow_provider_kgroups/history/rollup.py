@@ -15,7 +15,9 @@ A :class:`Rollup` holds:
     offset; ``changed``, whether the committed offsets differ from the group's previous snapshot
     (exactly: the same partitions with the same offsets or not; null for the group's first
     snapshot in the rollup, which :func:`first_changes` settles against earlier rollups);
-    ``to_read``, whether a partition's log end was beyond its committed offset; ``ends_known``,
+    ``unreadable``, whether a partition's committed offset was read with an error (its row
+    flagged ``error``, without an offset); ``to_read``, whether a partition's log end was beyond
+    its committed offset; ``ends_known``,
     whether every committed partition's log end was read. These are the facts the dead-group
     rules take from a stored snapshot (:class:`..lag.deadgroups.GroupHistoryPoint`).
 ``log_ends``
@@ -51,7 +53,7 @@ TAIL_MS = 3_600_000
 GROUPS_SCHEMA = pa.schema([
     ("group_id", pa.string()), ("snapshot_ms", pa.int64()), ("group_state", pa.string()),
     ("protocol_type", pa.string()), ("members", pa.int32()), ("total_lag", pa.int64()), ("committed", pa.int32()),
-    ("changed", pa.bool_()), ("to_read", pa.bool_()), ("ends_known", pa.bool_()),
+    ("changed", pa.bool_()), ("unreadable", pa.bool_()), ("to_read", pa.bool_()), ("ends_known", pa.bool_()),
 ])
 LOG_ENDS_SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("snapshot_ms", pa.int64()),
                              ("log_end", pa.int64())])
@@ -108,6 +110,17 @@ def _sorted_values(column: pa.ChunkedArray) -> pa.Array:
         column.num_chunks else pc.unique(column.drop_null())
     values = values.cast(pa.string())
     return values.take(pc.array_sort_indices(values))
+
+
+def _has_flag(column: pa.ChunkedArray, flag: str) -> np.ndarray:
+    """Per row, whether the comma-joined ``flags`` hold ``flag`` (a few distinct strings: each
+    is split once)."""
+    encoded = column.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(column.type) \
+        else pc.dictionary_encode(column).combine_chunks()
+    if isinstance(encoded, pa.ChunkedArray):  # no chunk at all
+        return np.zeros(0, dtype=bool)
+    holds = np.array([flag in (v or "").split(",") for v in encoded.dictionary.to_pylist()] + [False])
+    return holds[pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)]
 
 
 def _int(column: pa.ChunkedArray, fill: int = -1) -> np.ndarray:
@@ -168,6 +181,7 @@ def rollup_table(table: pa.Table, *, key: str = "", sources: tuple[tuple[str, in
     k = count(committed_valid)
     to_read = count(committed_valid & end_valid & (ends > committed)) > 0
     ends_known = count(committed_valid & ~end_valid) == 0
+    unreadable = count(has_topic & ~committed_valid & _has_flag(table["flags"], "error")) > 0
     # changed: a committed row continues the group's previous point unchanged when the row before
     # it is the same partition, at that previous point's time, with the same committed offset
     point_t = t[head]
@@ -189,7 +203,8 @@ def rollup_table(table: pa.Table, *, key: str = "", sources: tuple[tuple[str, in
         "group_id": head_rows["group_id"], "snapshot_ms": point_t, "group_state": state,
         "protocol_type": head_rows["protocol_type"], "members": members,
         "total_lag": pa.array(lag_sum, mask=~known), "committed": k.astype(np.int32),
-        "changed": pa.array(~unchanged, mask=~same_group), "to_read": to_read, "ends_known": ends_known,
+        "changed": pa.array(~unchanged, mask=~same_group), "unreadable": unreadable, "to_read": to_read,
+        "ends_known": ends_known,
     }, schema=GROUPS_SCHEMA)
 
     sampled = has_topic & end_valid

@@ -27,7 +27,9 @@ from dataclasses import replace
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from .rollup import TAIL_MS, Rollup, empty_rollup, merge_rollups, overlapping, rollup_table
+from .rollup import (
+    GROUPS_SCHEMA, LOG_ENDS_SCHEMA, TAIL_MS, Rollup, empty_rollup, merge_rollups, overlapping, rollup_table,
+)
 from .store import HistoryStore, day_of
 
 __all__ = ["HistoryRollups", "CACHE_DIR", "save_rollup", "load_rollup"]
@@ -67,6 +69,8 @@ def load_rollup(fs, path: str) -> Rollup:
         table = ipc.open_file(f).read_all()
     meta = json.loads(table.schema.metadata[b"kgroups_rollup"])
     parts = {name: pa.Table.from_struct_array(table.column(name).chunk(0).values) for name in _PARTS}
+    if parts["groups"].schema != GROUPS_SCHEMA or parts["log_ends"].schema != LOG_ENDS_SCHEMA:
+        raise ValueError("saved by another version of the rollups")
     for name in meta.get("same_as_first", ()):
         parts[name] = parts["first"]
     return Rollup(meta["key"], tuple((name, size) for name, size in meta["sources"]), meta["min_ms"], meta["max_ms"],

@@ -54,7 +54,8 @@ from ..client.numbers import check_int
 from ..client.results import GroupState
 from ..lag.model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag
 
-__all__ = ["HistoryStore", "HISTORY_SCHEMA", "DEFAULT_URL", "snapshot_table", "table_snapshots", "day_of"]
+__all__ = ["HistoryStore", "HISTORY_SCHEMA", "DEFAULT_URL", "RECORDED_ERROR", "snapshot_table", "table_snapshots",
+           "day_of"]
 
 DEFAULT_URL = "kgroups-history"
 #: Rows are sorted by group inside each file and cut into small row groups, so a reader that
@@ -71,6 +72,10 @@ HISTORY_SCHEMA = pa.schema([
 ])
 assert tuple(HISTORY_SCHEMA.names) == HISTORY_COLUMNS
 _PARTITIONING = ds.partitioning(pa.schema([("date", pa.string())]), flavor="hive")
+
+
+#: What a partition's ``error`` flag reads back as: the history keeps no error code.
+RECORDED_ERROR = Failure(CLIENT_RECORDED_ERROR, "error recorded in the history")
 
 
 def day_of(ms: int) -> str:
@@ -91,7 +96,7 @@ def table_snapshots(table: pa.Table) -> list[LagSnapshot]:
                                                          ("topic", "ascending"), ("partition", "ascending")])
     by_time: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
     flag_sets: dict[str | None, tuple[frozenset[LagFlag], Failure | None]] = {}  # a few distinct strings, parsed once
-    recorded_error = Failure(CLIENT_RECORDED_ERROR, "error recorded in the history")
+    recorded_error = RECORDED_ERROR
     columns = table.to_pydict()
     current_key, partitions = None, []  # rows come sorted: a group's rows of one snapshot are adjacent
     for (at_ms, group_id, state, protocol_type, members, topic, partition, committed, log_start, log_end, lag,

@@ -83,6 +83,7 @@ class RollupColumns:
     t: np.ndarray
     total: np.ndarray  # float, NaN: unknown
     changed: np.ndarray  # int8: 1 changed, 0 not, -1 not known (the group's first snapshot in the rollup)
+    unreadable: np.ndarray
     state: np.ndarray  # state code
     protocol: np.ndarray
     members: np.ndarray
@@ -106,6 +107,7 @@ class Window:
     t: np.ndarray
     total: np.ndarray
     changed: np.ndarray
+    unreadable: np.ndarray
     state: np.ndarray
     protocol: np.ndarray
     members: np.ndarray
@@ -118,8 +120,8 @@ class Window:
         return (generation(self.rollups), self.since_ms, self.as_of_ms)
 
 
-_WINDOW_COLUMNS = ("group", "t", "total", "changed", "state", "protocol", "members", "committed", "to_read",
-                   "ends_known")
+_WINDOW_COLUMNS = ("group", "t", "total", "changed", "unreadable", "state", "protocol", "members", "committed",
+                   "to_read", "ends_known")
 
 
 def generation(rollups) -> tuple:
@@ -174,7 +176,8 @@ class PageData:
                 self.groups.encode(g["group_id"]), g["snapshot_ms"].to_numpy(), floats(g["total_lag"]),
                 pc.if_else(pc.is_null(g["changed"]), -1, pc.cast(g["changed"], pa.int8())).to_numpy(
                     zero_copy_only=False).astype(np.int8),
-                self.states.encode(g["group_state"]), self.protocols.encode(g["protocol_type"]),
+                g["unreadable"].to_numpy(zero_copy_only=False), self.states.encode(g["group_state"]),
+                self.protocols.encode(g["protocol_type"]),
                 pc.fill_null(g["members"], 0).to_numpy(), g["committed"].to_numpy(),
                 g["to_read"].to_numpy(zero_copy_only=False), g["ends_known"].to_numpy(zero_copy_only=False),
                 self.partitions.encode(partition_names(e["topic"], e["partition"])), e["snapshot_ms"].to_numpy(),

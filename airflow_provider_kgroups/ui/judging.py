@@ -18,11 +18,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..client.results import (
-    CommittedOffset, GroupDescription, GroupOffsets, GroupState, MemberDescription, TopicPartition,
-)
-from ..lag.deadgroups import DeadGroupRules, GroupHealthReport, GroupHistoryPoint, classify_group, history_points
+from ..client.results import CLASSIC, GroupState, TopicPartition
+from ..cleanup.report import GroupHealthReport, classify
+from ..history.store import RECORDED_ERROR
+from ..lag.deadgroups import DeadGroupRules
 from ..lag.model import LagSnapshot
+from ..lag.observation import GroupHistoryPoint, GroupObservation, history_points
 from ..lag.verdicts import GroupVerdict, Verdict, VerdictRules, group_verdicts
 
 __all__ = ["latest_verdicts", "verdict_changes", "history_report", "facts_report", "MAX_EVALUATIONS"]
@@ -31,6 +32,8 @@ __all__ = ["latest_verdicts", "verdict_changes", "history_report", "facts_report
 MAX_EVALUATIONS = 2_000
 #: Committed offsets no stored snapshot can have (no partition -1): stands for "different from now".
 _OTHER_OFFSETS = {TopicPartition("", -1): -1}
+#: Stands for "a committed offset could not be read" (only whether there is one is read).
+_UNREADABLE = frozenset({TopicPartition("", -1)})
 
 
 def latest_verdicts(snapshots: Sequence[LagSnapshot], rules: VerdictRules = VerdictRules()) -> dict[str, GroupVerdict]:
@@ -65,19 +68,6 @@ def verdict_changes(snapshots: Sequence[LagSnapshot], group_id: str, rules: Verd
     return changes, len(picked), len(ordered)
 
 
-def _report(group_id: str, state: GroupState, protocol_type: str, members: int,
-            committed: Mapping[TopicPartition, int], history: Sequence[GroupHistoryPoint], now_ms: int,
-            rules: DeadGroupRules) -> GroupHealthReport:
-    """classify_group with a stored snapshot as "now". The history keeps how many members a group
-    had, not who: the rules use only the count."""
-    placeholders = tuple(MemberDescription(f"member-{i + 1}", None, "", "", ()) for i in range(members))
-    description = GroupDescription(group_id, state, protocol_type, "", placeholders, -1)
-    offsets = GroupOffsets(group_id, {tp: CommittedOffset(c) for tp, c in committed.items()})
-    if state is GroupState.DEAD and not committed:
-        offsets = None
-    return classify_group(group_id, description, offsets, None, history, rules, now_ms=now_ms)
-
-
 def history_report(snapshots: Sequence[LagSnapshot], group_id: str, rules: DeadGroupRules
                    ) -> GroupHealthReport | None:
     """The dead-group report of ``group_id`` as of its latest stored snapshot (None: never seen)."""
@@ -86,8 +76,7 @@ def history_report(snapshots: Sequence[LagSnapshot], group_id: str, rules: DeadG
         return None
     at = points[-1].at_ms
     latest = next(s for s in snapshots if s.taken_at_ms == at).groups[group_id]
-    committed = {p.tp: p.committed for p in latest.partitions if p.committed is not None}
-    return _report(group_id, latest.state, latest.protocol_type, latest.members, committed, points[:-1], at, rules)
+    return classify(GroupObservation.of_snapshot(latest, at), points[:-1], rules)
 
 
 def _stand_in_log_end(committed: Mapping[TopicPartition, int], to_read: bool, ends_known: bool
@@ -101,29 +90,33 @@ def _stand_in_log_end(committed: Mapping[TopicPartition, int], to_read: bool, en
 
 
 def facts_report(group_id: str, facts: Mapping[str, np.ndarray], states: Sequence[GroupState], protocol_type: str,
-                 committed: Mapping[TopicPartition, int], rules: DeadGroupRules) -> GroupHealthReport:
+                 committed: Mapping[TopicPartition, int], unreadable: frozenset[TopicPartition],
+                 rules: DeadGroupRules) -> GroupHealthReport:
     """:func:`history_report` from the group's per-snapshot facts, oldest first, the last one
     being "now": ``at``, ``state`` (indexes into ``states``), ``members``, ``changed`` (committed
-    offsets differ from the point before), ``to_read``, ``ends_known``; ``committed``: its
-    offsets now.
+    offsets differ from the point before), ``unreadable`` (a committed offset read with an
+    error), ``to_read``, ``ends_known``; ``committed`` and ``unreadable``: its partitions now.
 
     The rules read from a stored point its time, state and members, whether its committed
-    offsets equal those of now or of the point before, whether they are empty, whether a
-    partition had records to read and whether every log end was read (``lag.deadgroups``:
-    ``last_progress``, ``_idle_run``, ``_empty_since``; and the first point's time). So the
-    points kept are the first one and the first and last of each stretch where those facts stay
-    the same; a point from the last change of offsets on has the offsets of now (exactly: none
-    changed since), one before it offsets that differ (only "different from now" is ever read
-    of them). Those points give the report the full history gives (tests/ui/test_judging.py)."""
+    offsets equal those of now or of the point before, whether they are empty or unreadable,
+    whether a partition had records to read and whether every log end was read
+    (``lag.deadgroups``: ``_idle_run``; ``lag.observation``: ``last_progress``, ``empty_since``;
+    and the first point's time). So the points kept are the first one and the first and last of
+    each stretch where those facts stay the same; a point from the last change of offsets on has
+    the offsets of now (exactly: none changed since), one before it offsets that differ (only
+    "different from now" is ever read of them). Those points give the report the full history
+    gives (tests/ui/test_judging.py)."""
     at, state, members = facts["at"], facts["state"], facts["members"]
     changed, to_read, ends_known = facts["changed"], facts["to_read"], facts["ends_known"]
+    broken = facts["unreadable"]
     n = len(at) - 1  # the last point is now; the history is 0..n-1
     changes = np.flatnonzero(changed[1:] == 1) + 1
     last_change = int(changes[-1]) if len(changes) else 0  # 0: offsets of now throughout
     empty = np.isin(state, [i for i, s in enumerate(states) if s is GroupState.EMPTY]) & (members == 0)
     stretch = np.arange(n + 1) >= max(0, last_change - 1)  # before it, only "Empty without members" is read
     signature = np.stack([empty, stretch, np.where(stretch, state, 0), np.where(stretch, members, 0),
-                          stretch & (np.arange(n + 1) >= last_change), stretch & to_read, stretch & ends_known])
+                          stretch & (np.arange(n + 1) >= last_change), stretch & broken, stretch & to_read,
+                          stretch & ends_known])
     differs = (signature[:, 1:] != signature[:, :-1]).any(axis=0)
     # of the stored points 0..n-1: the first and the last of each stretch of equal signatures
     keep = np.flatnonzero(np.r_[True, differs[:n - 1]] | np.r_[differs[:n - 1], True]) if n else []
@@ -133,6 +126,8 @@ def facts_report(group_id: str, facts: Mapping[str, np.ndarray], states: Sequenc
         offsets = committed if now_offsets else _OTHER_OFFSETS
         log_end = _stand_in_log_end(committed, bool(to_read[i]), bool(ends_known[i])) if now_offsets and committed \
             else {}
-        history.append(GroupHistoryPoint(int(at[i]), states[int(state[i])], int(members[i]), offsets, log_end))
-    return _report(group_id, states[int(state[n])], protocol_type, int(members[n]), committed, history, int(at[n]),
-                   rules)
+        history.append(GroupHistoryPoint(int(at[i]), states[int(state[i])], int(members[i]), offsets, log_end,
+                                         _UNREADABLE if broken[i] else frozenset()))
+    obs = GroupObservation(group_id, int(at[n]), states[int(state[n])], int(members[n]), protocol_type, CLASSIC,
+                           dict(committed), {tp: RECORDED_ERROR for tp in sorted(unreadable)})
+    return classify(obs, history, rules)

@@ -4,9 +4,10 @@ Per group: the state, members and total lag of its latest snapshot, the lag in s
 (the worst partition's history estimate, :mod:`.series`), the verdict over the latest
 snapshots, how long its committed offsets have not moved (the engine's ``last_progress`` over
 the window), a sparkline of its total lag over the window (``[slice, maximum]`` of each of
-:data:`SPARK_BUCKETS` equal slices holding a snapshot of it; null: its lag was unknown there), for a group that is Empty in the newest snapshot the
-dead-group report (:func:`.judging.facts_report`: why it is, or is not, a candidate), and for a
-group a cleanup deleted, that run (the audit record). Unknown numbers stay ``null``, never 0.
+:data:`SPARK_BUCKETS` equal slices holding a snapshot of it; null: its lag was unknown there),
+for a group that is Empty in the newest snapshot the dead-group report
+(:func:`.judging.facts_report`: why it is, or is not, a candidate), and for a group a cleanup
+deleted, that run (the audit record). Unknown numbers stay ``null``, never 0.
 
 Everything per group is computed at once over the window's columns (:class:`.data.Window`),
 once per window and set of history files; each row is JSON-encoded then, so a request only
@@ -25,7 +26,8 @@ import pyarrow.compute as pc
 
 from ..client.results import GroupState, TopicPartition
 from ..history.store import table_snapshots
-from ..lag.deadgroups import DeadGroupRules, GroupHealth, format_time
+from ..cleanup.evidence_text import format_time
+from ..lag.deadgroups import DeadGroupRules, GroupHealth
 from ..lag.verdicts import VerdictRules
 from .data import PageData, Window, floats, partition_names
 from .judging import facts_report, latest_verdicts
@@ -151,19 +153,22 @@ def _dead_reports(data: PageData, w: Window, codes: list[int], latest: pa.Table,
     bounds = np.flatnonzero(np.r_[True, w.group[rows][1:] != w.group[rows][:-1], True])
     mine = latest.filter(pa.array(wanted[latest["code"].to_numpy()]))
     committed: dict[int, dict[TopicPartition, int]] = {c: {} for c in codes}
-    for code, topic, partition, offset in zip(*(mine[n].to_pylist() for n in ("code", "topic", "partition",
-                                                                             "committed"))):
+    unreadable: dict[int, set[TopicPartition]] = {c: set() for c in codes}
+    for code, topic, partition, offset, flags in zip(*(mine[n].to_pylist() for n in (
+            "code", "topic", "partition", "committed", "flags"))):
         if topic is not None and offset is not None:
             committed[code][TopicPartition(topic, partition)] = offset
+        elif topic is not None and "error" in (flags or "").split(","):
+            unreadable[code].add(TopicPartition(topic, partition))
     rules = DeadGroupRules(idle_hours=data.settings.idle_hours)
     out = {}
     for a, b in zip(bounds[:-1], bounds[1:]):
         part = rows[a:b]
         code = int(w.group[part[0]])
         facts = {"at": w.t[part], "state": w.state[part], "members": w.members[part], "changed": w.changed[part],
-                 "to_read": w.to_read[part], "ends_known": w.ends_known[part]}
+                 "unreadable": w.unreadable[part], "to_read": w.to_read[part], "ends_known": w.ends_known[part]}
         report = facts_report(data.groups.names[code], facts, states, data.protocols.names[w.protocol[part[-1]]],
-                              committed[code], rules)
+                              committed[code], frozenset(unreadable[code]), rules)
         out[data.groups.names[code]] = {
             "health": report.health.value, "candidate": report.health is GroupHealth.DEAD,
             "deletable_by_patterns": report.permitted, "dead_reasons": list(report.dead_reasons),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from airflow_provider_kgroups.history.store import HistoryStore
-from airflow_provider_kgroups.lag.model import LagSnapshot
+from airflow_provider_kgroups.lag.model import LagFlag, LagSnapshot
 from tests.lag.builders import MINUTE, T0, group, partition, snapshot
 
 STATES = ("Stable", "Empty", "Empty", "PreparingRebalance", "Dead")
@@ -50,7 +50,8 @@ def random_history(seed: int, *, groups: int = 6, points: int = 40, step_ms: int
             if rng.random() < 0.08:
                 continue  # not in this snapshot
             parts = [partition(t, p, c, None if rng.random() < 0.05 else ends[(t, p)])
-                     for (t, p), c in sorted(offsets.items())]
+                     if rng.random() > 0.03 else partition(t, p, None, ends[(t, p)], flags=[LagFlag.ERROR])
+                     for (t, p), c in sorted(offsets.items())]  # now and then a commit read with an error
             lags.append(group(g, *parts, state=state[g], members=members_of[g]))
         out.append(snapshot(at, *lags))
     return out
@@ -74,8 +75,8 @@ def idle_history(seed: int, *, groups: int = 6, points: int = 60, step_ms: int =
     group has nothing to read until a record arrives, log ends not read now and then."""
     rng = random.Random(seed)
     ends = {("a", 0): 100, ("b", 0): 40, ("b", 1): 7}
-    offsets = {f"e{i}": {key: rng.randint(0, end) for key, end in ends.items() if rng.random() < 0.6}
-               for i in range(groups)}
+    offsets = {f"e{i}": {key: rng.randint(0, end) if rng.random() < 0.8 else None  # None: never committed
+                         for key, end in ends.items() if rng.random() < 0.6} for i in range(groups)}
     active = {g: 0 for g in offsets}
     out = []
     for i in range(points):
@@ -90,8 +91,10 @@ def idle_history(seed: int, *, groups: int = 6, points: int = 60, step_ms: int =
                 active[g] = rng.randint(1, 4)  # a consumer joins for a while
             if committed and rng.random() < (0.3 if active[g] else 0.03):
                 key = rng.choice(list(committed))
-                committed[key] = ends[key] if rng.random() < 0.5 else max(0, committed[key] - 1)
-            parts = [partition(t, p, c, None if rng.random() < 0.08 else ends[(t, p)])
+                committed[key] = ends[key] if rng.random() < 0.5 else max(0, (committed[key] or 0) - 1)
+            # a partition never committed reads as no commit, or now and then with an error (unreadable)
+            parts = [partition(t, p, c, None if rng.random() < 0.08 else ends[(t, p)], flags=[LagFlag.ERROR]
+                               if c is None and rng.random() < 0.3 else ())
                      for (t, p), c in sorted(committed.items())]
             lags.append(group(g, *parts, state="Stable" if active[g] else "Empty", members=1 if active[g] else 0))
         out.append(snapshot(T0 + i * step_ms, *lags))

@@ -14,7 +14,8 @@ import pytest
 
 from airflow_provider_kgroups.history.rollup_cache import CACHE_DIR
 from airflow_provider_kgroups.history.store import HistoryStore, snapshot_table, table_snapshots
-from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules, last_progress, history_points
+from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
+from airflow_provider_kgroups.lag.observation import history_points, last_progress
 from airflow_provider_kgroups.lag.seconds import interpolate_produce_time
 from airflow_provider_kgroups.lag.verdicts import VerdictRules, group_verdicts
 from airflow_provider_kgroups.ui.data import PageData

@@ -14,6 +14,7 @@ from airflow_provider_kgroups.client.results import GroupState, TopicPartition
 from airflow_provider_kgroups.history.rollup import rollup_table
 from airflow_provider_kgroups.history.store import snapshot_table, table_snapshots
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
+from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.ui.judging import facts_report, history_report
 from tests.ui.histories import idle_history, random_history
 
@@ -28,6 +29,7 @@ def _facts(groups: pa.Table, group_id: str, since: int) -> dict[str, np.ndarray]
             "state": np.array([names.index(s) for s in rows["group_state"].to_pylist()]),
             "members": rows["members"].to_numpy(),
             "changed": np.array([-1 if c is None else int(c) for c in rows["changed"].to_pylist()], dtype=np.int8),
+            "unreadable": rows["unreadable"].to_numpy(zero_copy_only=False),
             "to_read": rows["to_read"].to_numpy(zero_copy_only=False),
             "ends_known": rows["ends_known"].to_numpy(zero_copy_only=False)}
 
@@ -48,8 +50,10 @@ def test_reports_from_facts_equal_the_engines_reports_from_every_point(seed):
         latest = [s for s in window if group_id in s.groups][-1].groups[group_id]
         committed = {TopicPartition(p.topic, p.partition): p.committed for p in latest.partitions
                      if p.committed is not None}
+        unreadable = frozenset(TopicPartition(p.topic, p.partition) for p in latest.partitions
+                               if p.committed is None and LagFlag.ERROR in p.flags)
         got = facts_report(group_id, _facts(rollup.groups, group_id, since), STATES, latest.protocol_type, committed,
-                           rules)
+                           unreadable, rules)
         assert got == expected, group_id
         seen.add(got.health)
     assert seen  # every group was judged

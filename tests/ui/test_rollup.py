@@ -13,7 +13,7 @@ from airflow_provider_kgroups.history.rollup import (
     compare_points, first_changes, merge_rollups, rollup_table, with_first_changes,
 )
 from airflow_provider_kgroups.history.store import HISTORY_SCHEMA, HistoryStore, table_snapshots
-from airflow_provider_kgroups.lag.deadgroups import history_points
+from airflow_provider_kgroups.lag.observation import history_points
 from tests.ui.histories import random_history, write
 
 
@@ -26,14 +26,15 @@ def _facts(snapshots) -> dict[tuple[str, int], dict]:
             lag = next(s for s in snapshots if s.taken_at_ms == point.at_ms).groups[group_id]
             out[(group_id, point.at_ms)] = {
                 "total_lag": lag.total_lag, "group_state": lag.state.value, "members": lag.members,
-                "committed": len(point.committed), "to_read": point.has_records_to_read,
+                "committed": len(point.committed), "unreadable": bool(point.unreadable),
+                "to_read": point.has_records_to_read,
                 "ends_known": all(tp in point.log_end for tp in point.committed),
                 "changed": None if i == 0 else dict(point.committed) != dict(points[i - 1].committed)}
     return out
 
 
 def _rows(groups: pa.Table) -> dict[tuple[str, int], dict]:
-    names = ["total_lag", "group_state", "members", "committed", "to_read", "ends_known", "changed"]
+    names = ["total_lag", "group_state", "members", "committed", "unreadable", "to_read", "ends_known", "changed"]
     return {(r["group_id"], r["snapshot_ms"]): {n: r[n] for n in names} for r in groups.to_pylist()}
 
 
