@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..client.errors import ConfigurationError
+from ..client.numbers import is_number
 from ..client.selection import compile_pattern
 
 __all__ = ["SENSOR_MODULE", "SENSOR_TYPE", "gates_in", "gating_dags"]
@@ -47,7 +48,7 @@ def _matches(patterns: Iterable[str], group_id: str) -> str | None:
 def _threshold(value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if is_number(value):
         return {"value": value}
     if isinstance(value, str):
         text = value.strip()
