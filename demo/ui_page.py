@@ -40,9 +40,6 @@ def capture(base_url: str, passwords_file: Path, out_dir: Path, group_id: str, t
         page.goto(f"{base_url}/plugin/consumer-groups")
         frame = frame_of(page)
         frame.locator("#groups tbody tr").first.wait_for(timeout=timeout_s * 1000)
-        # the demo's history is minutes long: its last hour, not 14 days, shows the sparklines' shape
-        page.locator("iframe").element_handle().content_frame().evaluate("() => { location.hash = '#/?window=1h'; }")
-        frame.locator("#groups th", has_text="last 1h").wait_for(timeout=timeout_s * 1000)
         frame.locator("#groups .spark canvas").first.wait_for(timeout=timeout_s * 1000)
         page.screenshot(path=str(overview))
     with browser_page(base_url, token, height=1700) as page:

@@ -91,7 +91,8 @@
     const body = rows.map((g) => {
       const spark = el("div", { class: "spark" });
       sparks.push([spark, g.sparkline]);
-      const dead = g.dead;
+      const gone = g.deleted && !g.deleted.seen_since;  // deleted after its last snapshot: no report of it
+      const dead = gone ? null : g.dead;
       const deadCell = el("td", {}, dead ? badge(dead.candidate ? "dead-group candidate" : dead.health, dead.health) : null);
       if (dead) deadCell.append(el("div", { class: "muted", text: dead.evidence[0] }));
       if (g.deleted) {  // a cleanup run deleted it (audit record); its page has the restore command
@@ -100,7 +101,7 @@
             (g.deleted.seen_since ? ", in snapshots since" : "; undo: see its page") }));
       }
       if (!dead && !g.deleted) deadCell.append("-");
-      return el("tr", { "data-group": g.group_id, class: g.deleted && !g.deleted.seen_since ? "gone" : null },
+      return el("tr", { "data-group": g.group_id, class: gone ? "gone" : null },
         el("td", {}, el("a", { class: "gid", title: g.group_id, href: `#/group?${new URLSearchParams({ id: g.group_id, window: state.window })}`, text: g.group_id })),
         el("td", { text: `${g.state} (${g.members})` }),
         el("td", { class: "num lag", text: fmtInt(g.total_lag) }),
