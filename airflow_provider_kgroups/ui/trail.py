@@ -58,10 +58,10 @@ def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
     summary = record.get("summary") or {}
     who = record.get("who") or {}
     decisions = record.get("decisions") or {}
-    backup_url = summary.get("backup_url")
+    backup_url = summary.get("backup_url") or record.get("backup_url")
     deleted = sorted(g for g, d in decisions.items() if d.get("decision") == "deleted")
     run = {
-        "audit": url.rstrip("/").rsplit("/", 1)[-1], "started_ms": record.get("started_ms"),
+        "action": _action(record), "audit": url.rstrip("/").rsplit("/", 1)[-1], "started_ms": record.get("started_ms"),
         "finished_ms": record.get("finished_ms"), "dry_run": record.get("dry_run"), "who": who,
         "summary": {k: summary.get(k) for k in ("examined", "candidates", "cap", "deleted", "would_delete", "skipped",
                                                 "failed", "not_found", "unjudged", "kept", "audit_error")},
@@ -87,6 +87,11 @@ def _load(url: str) -> dict[str, Any] | None:
         return None  # not a readable audit record: the trail lists the others
 
 
+def _action(record: dict[str, Any]) -> str:
+    """What the run did: the cleanup's records name no action; offset changes do (reset-offsets, ...)."""
+    return str(record.get("action") or "delete-groups")
+
+
 def _records(store_url: str, limit: int | None) -> list[tuple[str, dict[str, Any]]]:
     """The newest ``limit`` (None: all) readable audit records, newest first."""
     urls = list_audits(store_url)
@@ -110,7 +115,8 @@ def group_cleanups(store_url: str, group_id: str, limit: int = MAX_RUNS) -> list
         summary, who = record.get("summary") or {}, record.get("who") or {}
         backup_url = summary.get("backup_url") if decision.get("decision") == "deleted" else None
         out.append(redact({
-            "audit": url.rstrip("/").rsplit("/", 1)[-1], "started_ms": record.get("started_ms"),
+            "action": _action(record), "audit": url.rstrip("/").rsplit("/", 1)[-1],
+            "started_ms": record.get("started_ms"),
             "dry_run": record.get("dry_run"), "who": who, "decision": decision,
             "backup": backup_name(backup_url), "backup_url": backup_url,
             "restore": restore_commands(backup_url, [group_id], who.get("connection")) if backup_url else None}))
@@ -122,8 +128,8 @@ def deletions(store_url: str) -> dict[str, dict[str, Any]]:
     and backup, and the command that undoes it."""
     out: dict[str, dict[str, Any]] = {}
     for url, record in _records(store_url, None):
-        if record.get("dry_run") is not False:
-            continue
+        if record.get("dry_run") is not False or _action(record) != "delete-groups":
+            continue  # a dry run deleted nothing; an offset change never deletes a group
         summary, who = record.get("summary") or {}, record.get("who") or {}
         backup_url = summary.get("backup_url")
         for group_id, decision in (record.get("decisions") or {}).items():

@@ -131,3 +131,21 @@ def test_the_vendored_echarts_matches_its_manifest():
     check = subprocess.run([sys.executable, str(REPO / "scripts" / "vendor_echarts.py"), "--check"],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_only_a_real_cleanup_run_marks_a_group_deleted(tmp_path):
+    from airflow_provider_kgroups.history.audit import write_audit
+    from airflow_provider_kgroups.ui.trail import cleanup_runs, deletions
+
+    base = str(tmp_path / "h")
+    write_audit(base, {"version": 1, "dry_run": False, "started_ms": 1_000, "who": {},
+                       "summary": {"backup_url": f"{base}/_backups/20240101T000000Z-0123456789ab.json"},
+                       "decisions": {"gone": {"decision": "deleted"}, "kept": {"decision": "keep"}}}, started_ms=1_000)
+    write_audit(base, {"version": 1, "dry_run": True, "started_ms": 2_000, "who": {},
+                       "decisions": {"dry": {"decision": "would_delete"}}}, started_ms=2_000)
+    write_audit(base, {"version": 1, "action": "delete-offsets", "dry_run": False, "started_ms": 3_000, "who": {},
+                       "decisions": {"offsets-only": {"decision": "deleted"}}}, started_ms=3_000)
+    marks = deletions(base)
+    assert set(marks) == {"gone"} and marks["gone"]["at_ms"] == 1_000
+    assert marks["gone"]["restore"] == f"kgroups restore {base}/_backups/20240101T000000Z-0123456789ab.json gone"
+    assert [r["action"] for r in cleanup_runs(base)] == ["delete-offsets", "delete-groups", "delete-groups"]

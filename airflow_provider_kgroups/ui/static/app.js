@@ -143,7 +143,8 @@
                                                    color: KgCharts.VERDICT_COLORS[c.verdict] || "#64748b", dash: true }));
     for (const c of data.cleanups) {
       const d = c.decision.decision;
-      out.push({ at_ms: c.started_ms, label: `cleanup: ${d}`, short: `cleanup ${d}`, color: KgCharts.CLEANUP_COLORS[d] || "#64748b" });
+      const what = c.action === "delete-groups" ? "cleanup" : c.action;  // an offset change: reset-offsets, ...
+      out.push({ at_ms: c.started_ms, label: `${what}: ${d}`, short: `${what} ${d}`, color: KgCharts.CLEANUP_COLORS[d] || "#64748b" });
     }
     return out;
   }
@@ -248,7 +249,7 @@
     let data;
     try { data = await api("api/cleanups"); } catch (e) { return fail(e); }
     const runs = data.runs.map((r) => el("section", { class: "run" },
-      el("h2", {}, `${fmtTime(r.started_ms)} `, badge(r.dry_run ? "dry run" : "real run", r.dry_run ? "OK" : "WARN"),
+      el("h2", {}, `${fmtTime(r.started_ms)} ${r.action} `, badge(r.dry_run ? "dry run" : "real run", r.dry_run ? "OK" : "WARN"),
          el("span", { class: "muted", text: ` ${r.who.dag_id ? `${r.who.dag_id}.${r.who.task_id} (${r.who.run_id})` : "CLI"}; audit ${r.audit}` })),
       r.backup ? el("p", {}, "Backup: ", el("a", { href: `api/backups/${encodeURIComponent(r.backup)}`, target: "_blank", text: r.backup })) : null,
       r.restore ? el("pre", { class: "cmd", text: r.restore.cli }) : null,
