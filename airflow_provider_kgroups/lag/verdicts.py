@@ -30,7 +30,9 @@ Rules for a partition, the first that matches wins:
    more than ``allowed_lag``. The regression keeps one dip from hiding a growing trend
    (Burrow's "lag never fell" rule is reset by a single dip); the majority of rising steps
    keeps one burst, or one new record after an idle spell, from counting as a trend.
-6. **OK** - otherwise: the group is moving and the lag is not growing.
+6. **OK** - otherwise, when the window shows it: the committed offset moved, or there are at
+   least ``min_points`` points (so rule 5 would have seen a growing lag). With fewer points, a
+   lag and no commit in the window, the partition is **UNKNOWN**: one snapshot proves nothing.
 
 A partition without a committed offset at the latest point: **STOP** if it has had no
 commit for at least ``stuck_after_ms`` while its log end grew; **OK** if there is nothing
@@ -243,10 +245,16 @@ def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictR
             span = _minutes(latest.at_ms - known[0].at_ms)
             return Verdict.WARN, (f"lag growing by {slope:.2f} records/s over {span} "
                                   f"({known[0].lag} -> {latest.lag}; rose in {rises} of {len(steps)} steps)")
-    # 6. OK
+    # 6. OK, when the window shows it: the committed offset moved, or enough points for the
+    #    trend rule (5) to have seen a growing lag; fewer points with a lag and no commit prove nothing
     moved = known[0].committed != latest.committed if known else False
-    return Verdict.OK, (f"lag {latest.lag}, committed offset moving" if moved
-                        else f"lag {latest.lag}, not growing")
+    if moved:
+        return Verdict.OK, f"lag {latest.lag}, committed offset moving"
+    if len(known) >= rules.min_points:
+        return Verdict.OK, f"lag {latest.lag}, not growing"
+    return Verdict.UNKNOWN, (f"lag {latest.lag} and the committed offset has not moved, with {len(known)} of the "
+                             f"{rules.min_points} snapshots in the last {_minutes(rules.window_ms)} needed to tell "
+                             "whether the lag is growing")
 
 
 def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[tuple[str, int], list[LagPoint]]:

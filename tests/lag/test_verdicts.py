@@ -141,6 +141,20 @@ def test_warn_needs_min_points():
     assert verdict_of(moving([100, 500]))[0] is Verdict.OK
 
 
+def test_one_snapshot_with_a_lag_and_no_commit_movement_is_unknown_not_ok():
+    # one point (or two with the committed offset unchanged) shows neither a moving group nor a
+    # lag that is not growing: "OK" would be a guess (unknown is never fine)
+    for points in ([(0, 100, 500)], [(0, 100, 500), (2, 100, 500)]):
+        verdict, reason = verdict_of(points)
+        assert verdict is Verdict.UNKNOWN, points
+        assert "has not moved" in reason and f"{len(points)} of the 3 snapshots" in reason
+
+
+def test_a_committed_offset_that_moved_is_ok_with_two_points_and_a_flat_lag_with_three():
+    assert verdict_of([(0, 100, 500), (2, 200, 600)])[0] is Verdict.OK
+    assert verdict_of([(0, 100, 500), (2, 100, 500), (4, 100, 500)]) == (Verdict.OK, "lag 400, not growing")
+
+
 def test_shrinking_lag_is_ok():
     verdict, reason = verdict_of(moving([500, 400, 300, 200]))
     assert verdict is Verdict.OK and "moving" in reason
