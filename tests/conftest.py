@@ -10,6 +10,8 @@ group); this file only wires it into pytest.
 - ``name_prefix``: a unique prefix per test for topic and group names, so tests can share
   the broker without colliding.
 - every test starts without cached OAUTHBEARER tokens (autouse).
+- every test fails if a handler of a fake cluster raised while it ran (autouse, from
+  tests/support/pytest_fakekafka.py; ``@pytest.mark.fake_handler_errors`` when on purpose).
 
 Tests that use ``tansu`` (directly or through the others) get the ``realbroker`` marker,
 so ``-m "not realbroker"`` runs everything else.
@@ -27,6 +29,8 @@ import pytest
 from demo.seed import Seeder
 from demo.tansu import TansuBroker, TansuNotInstalled, broker_binary
 from tests.support.live import LiveGroup, start_live_group
+
+pytest_plugins = ["pytester", "tests.support.pytest_fakekafka"]
 
 _SESSION_TAG = uuid.uuid4().hex[:6]
 _COUNTER = itertools.count(1)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 
 from kafka.protocol.api_key import ApiKey
 
+from . import handler_errors
 from .codec import (
     API_CLASSES, Err, RequestPrefix, api_name, decode_request, encode_response_frame, parse_request_prefix,
 )
@@ -152,6 +153,6 @@ def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, inco
     except Exception as exc:  # noqa: BLE001 - a fake's bug must be visible, not a hang
         log.exception("fakekafka node %s: handler for %s v%s failed", broker.node_id, api_name(prefix.api_key),
                       prefix.api_version)
-        cluster.handler_errors.append(exc)
+        handler_errors.record(cluster, broker.node_id, api_name(prefix.api_key), prefix.api_version, exc)
         return Reply(None)
     return Reply(frame, ctx.close_after, ctx.extra_delay_s, throttle=throttle)
