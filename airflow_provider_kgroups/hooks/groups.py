@@ -290,6 +290,12 @@ class KafkaGroupsHook(BaseHook):
 
         return self._run(run_stale_offsets, list(group_ids), options, **run)
 
+    async def aclean_stale_offsets(self, group_ids: Iterable[str], options: "DeletionOptions", **run: Any
+                                   ) -> "OffsetChangeResult":
+        from ..cleanup.stale import run_stale_offsets
+
+        return await self._arun(run_stale_offsets, list(group_ids), options, **run)
+
     def commit_progress(self, group_id: str, ending: Mapping["TopicPartition", int], **run: Any
                         ) -> "OffsetChangeResult":
         """Commit a processed range's ending offsets to a progress group (:mod:`..cleanup.progress`)."""
