@@ -93,17 +93,13 @@ def production(tansu: TansuBroker) -> dict:
     return {codec: seed_partition(tansu.bootstrap, topic, 0, codec) for codec, topic in topics.items()}
 
 
-#: how far behind issue 18's group was: 3.6 h, 12,960 s
-BEHIND_MS = int(3.6 * 3_600_000)
-
-
 @pytest.fixture(scope="session")
 def behind(tansu: TansuBroker) -> dict:
     """codec -> a topic (one partition) whose record ``behind``, in the middle of its first
     100-record batch, was written ``BEHIND_MS`` before the seeding (librdkafka, linger.ms 200, the
     codec's compression; tests/support/production.py ``seed_behind``). Tests may append young
     records (``append_young``); the old ones stay where they are."""
-    from tests.support.production import CODECS, create_topics, seed_behind
+    from tests.support.production import BEHIND_MS, CODECS, create_topics, seed_behind
 
     topics = {codec: f"behind-{codec}-{_SESSION_TAG}" for codec in CODECS}
     create_topics(tansu.bootstrap, {topic: 1 for topic in topics.values()})

@@ -14,39 +14,25 @@ served over real HTTP by demo/connectserver.py.
 from __future__ import annotations
 
 import json
-import time
 
 import fsspec
 import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient
-from airflow_provider_kgroups.client.results import CommittedOffset, GroupState
+from airflow_provider_kgroups.client.results import CommittedOffset
 from airflow_provider_kgroups.history import backup as backup_module
 from airflow_provider_kgroups.history.backup import OffsetsBackup, load_backup
-from airflow_provider_kgroups.history.store import HistoryStore
 from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
-from airflow_provider_kgroups.lag.model import GroupLag, LagSnapshot, PartitionLag
 from demo.connectserver import Connector, ConnectServer
+from tests.support.builders import seed_history
 from tests.support.fakekafka import FakeCluster, Member
 
-HOUR_MS = 3_600_000
 SYSTEM = ["_confluent-ksql-default", "__confluent.support.metrics", "schema-registry"]
 #: dead groups -> idle since (hours); the order under a cap is the longest idle first
 IDLE = {"racy": 330, "joiner": 320, "lost": 310, "connect-legacy-sink": 305, "dead-1": 300, "dead-2": 280,
         "dead-3": 260, "dead-4": 240, "connect-orders-sink": 300, "connect-running-sink": 300,
         "connect-cluster": 300, **{g: 300 for g in SYSTEM}}
 LOST_NODE = 2
-
-
-def seed_history(url: str, points: dict[str, list[tuple[int, int]]]) -> None:
-    """Per group, (age in hours, committed offset) of orders[0] while Empty (log end 60)."""
-    now = int(time.time() * 1000)
-    store = HistoryStore(url)
-    for group_id, entries in points.items():
-        for age_h, committed in entries:
-            store.append(LagSnapshot(taken_at_ms=now - age_h * HOUR_MS, groups={group_id: GroupLag(
-                group_id, GroupState.EMPTY, "consumer", 0,
-                (PartitionLag("orders", 0, committed, 0, 60, 60 - committed),))}))
 
 
 def audit(url: str) -> dict:
@@ -73,7 +59,8 @@ def world(tmp_path, kgroups_conn, monkeypatch):
         cluster.add_group("live", offsets={("orders", 0): 50}, coordinator=1,
                           members=[Member("m-1", assignment={"orders": [0]})])
         history = str(tmp_path / "history")
-        seed_history(history, {**{g: [(age, 50)] for g, age in IDLE.items()}, "paused": [(240, 40), (1, 50)]})
+        seed_history(history, {**{g: [(age, 50, 60)] for g, age in IDLE.items()},
+                               "paused": [(240, 40, 60), (1, 50, 60)]})
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
         kgroups_conn("kg_connect", conn_type="kgroups_connect", host=connect.url)
         yield cluster, connect, history

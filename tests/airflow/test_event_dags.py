@@ -10,7 +10,7 @@ import json
 import pytest
 
 from airflow_provider_kgroups.triggers.events import range_from_events
-from tests.airflow.test_lineage import events_of
+from tests.support.airflow_env import events_of
 from tests.support.airflow_env import EXAMPLE_DAGS
 
 pytestmark = pytest.mark.realbroker

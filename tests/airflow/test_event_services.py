@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from demo.airflow_services import AirflowServices
-from tests.airflow.test_lineage import events_of
+from tests.support.airflow_env import events_of
 from tests.support.airflow_env import EXAMPLE_DAGS
 
 pytestmark = pytest.mark.realbroker

@@ -13,7 +13,7 @@ from airflow_provider_kgroups.client.errors import AuthenticationError
 from airflow_provider_kgroups.triggers.events import (
     STATE_KEY, ConsumerLagEventTrigger, SharedLagPoll, range_from_events,
 )
-from tests.client.fakeutil import counts
+from tests.support.fakeutil import counts
 from tests.support.fakekafka import FakeCluster
 
 DEADLINE_S = 20
@@ -46,8 +46,8 @@ async def until(predicate, what: str, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.02)
 
 
-def test_each_event_is_the_next_range_the_groups_consumed(kgroups_conn):
-    async def main():
+async def test_each_event_is_the_next_range_the_groups_consumed(kgroups_conn):
+    async with asyncio.timeout(60):
         async with FakeCluster(brokers=2) as c:
             c.add_topic("orders", 2, end_offsets=[10, 6])
             c.add_group("landing", offsets={("orders", 0): 4, ("orders", 1): 6})
@@ -83,13 +83,11 @@ def test_each_event_is_the_next_range_the_groups_consumed(kgroups_conn):
             assert json.loads(event["startingOffsets"]) == {"orders": {"0": 15, "1": 6}}
             assert json.loads(event["endingOffsets"]) == {"orders": {"0": 15, "1": 9}}
 
-    asyncio.run(asyncio.wait_for(main(), 60))
 
-
-def test_watchers_on_one_connection_share_one_batched_poll(kgroups_conn):
+async def test_watchers_on_one_connection_share_one_batched_poll(kgroups_conn):
     """What the triggerer does for a shared_stream_key group (airflow.triggers.shared_stream):
     one open_shared_stream, its raw events fanned out to every watcher's filter_shared_stream."""
-    async def main():
+    async with asyncio.timeout(60):
         async with FakeCluster(brokers=1) as c:
             c.add_topic("orders", 1, end_offsets=10)
             c.add_topic("payments", 1, end_offsets=8)
@@ -127,11 +125,9 @@ def test_watchers_on_one_connection_share_one_batched_poll(kgroups_conn):
             for f in filters:
                 await f.aclose()
 
-    asyncio.run(asyncio.wait_for(main(), 60))
 
-
-def test_a_wrong_password_ends_the_watcher_instead_of_polling_forever(kgroups_conn):
-    async def main():
+async def test_a_wrong_password_ends_the_watcher_instead_of_polling_forever(kgroups_conn):
+    async with asyncio.timeout(60):
         async with FakeCluster(brokers=1, sasl={"PLAIN": {"etl": "right"}}) as c:
             c.add_topic("orders", 1, end_offsets=10)
             conn = kgroups_conn("kg_events_wrong", host=c.bootstrap, login="etl", password="wrong-pw-123",
@@ -139,8 +135,6 @@ def test_a_wrong_password_ends_the_watcher_instead_of_polling_forever(kgroups_co
             events = trigger(conn, ["landing"], ["orders"]).run()
             with pytest.raises(AuthenticationError):
                 await asyncio.wait_for(events.__anext__(), DEADLINE_S)
-
-    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_bad_arguments_fail_when_the_dag_is_parsed():

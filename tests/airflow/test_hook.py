@@ -6,7 +6,6 @@ its password is unique per session so that any leak is unambiguous.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
@@ -148,7 +147,7 @@ def test_a_wrong_password_fails_the_test_without_echoing_it(secure_cluster, kgro
     assert wrong not in message + caplog.text + out.out + out.err
 
 
-def test_the_async_path_never_uses_the_sync_connection_lookup(secure_cluster, kgroups_conn, monkeypatch):
+async def test_the_async_path_never_uses_the_sync_connection_lookup(secure_cluster, kgroups_conn, monkeypatch):
     cluster, certs = secure_cluster
     conn_id = define_connections(kgroups_conn, cluster, certs)["kafka"]
 
@@ -157,14 +156,11 @@ def test_the_async_path_never_uses_the_sync_connection_lookup(secure_cluster, kg
 
     monkeypatch.setattr(KafkaGroupsHook, "get_connection", classmethod(forbidden))
 
-    async def main():
-        hook = KafkaGroupsHook(conn_id)
-        try:
-            return await hook.asnapshot(["billing"], topics=["orders"])
-        finally:
-            await hook.aclose()
-
-    snapshot = asyncio.run(main())
+    hook = KafkaGroupsHook(conn_id)
+    try:
+        snapshot = await hook.asnapshot(["billing"], topics=["orders"])
+    finally:
+        await hook.aclose()
     assert snapshot.groups["billing"].total_lag == 3
 
 

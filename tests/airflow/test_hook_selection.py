@@ -38,6 +38,8 @@ def test_hook_selection_refuses_a_pattern_when_a_broker_listing_failed(cluster, 
     finally:
         hook.close()
 
+    # The sync half above runs off any loop, as on a worker (an async test would run it inside one);
+    # the async half gets a loop of its own here.
     async def main():
         ahook = KafkaGroupsHook(conn_id)
         try:

@@ -7,29 +7,14 @@ the topic's dataset. Naming: OpenLineage's Kafka convention (``kafka://host:port
 from __future__ import annotations
 
 import json
-import time
 from urllib.parse import urlsplit
 
 import pytest
 
 from airflow_provider_kgroups.observability import lineage
-from tests.support.airflow_env import OPENLINEAGE_EVENTS
+from tests.support.airflow_env import events_of
+from tests.support.builders import seed_history
 from tests.support.fakekafka import FakeCluster
-
-
-def events_of(dag_id: str, run_id: str, task_id: str, event_type: str = "COMPLETE", timeout: float = 30.0) -> dict:
-    """The task's event of that type in this run (emitted in a thread: waited for)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if OPENLINEAGE_EVENTS.exists():
-            for line in OPENLINEAGE_EVENTS.read_text().splitlines():
-                event = json.loads(line)
-                airflow = event.get("run", {}).get("facets", {}).get("airflow", {})
-                if (event.get("eventType") == event_type and event["job"]["name"] == f"{dag_id}.{task_id}"
-                        and airflow.get("dagRun", {}).get("run_id") == run_id):
-                    return event
-        time.sleep(0.1)
-    raise AssertionError(f"no {event_type} event of {dag_id}.{task_id} in run {run_id} within {timeout} s")
 
 
 def test_kafka_namespace_follows_the_naming_spec():
@@ -85,14 +70,13 @@ def test_the_gate_reports_its_topics_with_the_range_handed_on(run_dag, seed, tan
 
 
 def test_the_cleanup_reports_what_it_deleted_and_the_backup_it_wrote(run_dag, kgroups_conn, tmp_path):
-    from tests.airflow.test_operators import seed_history
 
     with FakeCluster.running_in_thread(brokers=1) as cluster:
         cluster.add_topic("orders", partitions=1, end_offsets=[60])
         for group_id in ("dead-1", "dead-2"):
             cluster.add_group(group_id, offsets={("orders", 0): 50})
         history = str(tmp_path / "history")
-        seed_history(history, {g: [(240, "orders", 50, 60)] for g in ("dead-1", "dead-2")})
+        seed_history(history, {g: [(240, 50, 60)] for g in ("dead-1", "dead-2")})
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
         result = run_dag("kg_cleanup", {"history": history, "ids": ["dead-1", "dead-2"], "patterns": [],
                                         "conn": "kgroups_fake", "dry_run": False})

@@ -17,7 +17,7 @@ import pytest
 
 from airflow_provider_kgroups.lag.gate import LagGate
 from airflow_provider_kgroups.lag.seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds
-from tests.lag.builders import group, partition, snapshot
+from tests.support.builders import group, partition, seed_history, snapshot
 from tests.support.fakekafka import Err, FakeCluster
 
 
@@ -124,7 +124,6 @@ def test_a_gate_that_waits_reports_lag_pending_groups_and_its_wait(run_dag, seed
 
 
 def test_a_cleanup_run_reports_candidates_deletions_skips_and_failures(run_dag, kgroups_conn, tmp_path, statsd):
-    from tests.airflow.test_operators import seed_history
 
     listener = statsd(tags=True)
     with FakeCluster.running_in_thread(brokers=1) as cluster:
@@ -134,7 +133,7 @@ def test_a_cleanup_run_reports_candidates_deletions_skips_and_failures(run_dag, 
             cluster.add_group(group_id, offsets={("orders", 0): 50})
         cluster.inject_error("DeleteGroups", Err.GROUP_AUTHORIZATION_FAILED, key="broken")
         history = str(tmp_path / "history")
-        seed_history(history, {g: [(240, "orders", 50, 60)] for g in dead})
+        seed_history(history, {g: [(240, 50, 60)] for g in dead})
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
         conf = {"history": history, "ids": dead, "patterns": [], "conn": "kgroups_fake", "max_deletions": 3}
         result = run_dag("kg_cleanup", {**conf, "dry_run": False})
@@ -154,7 +153,6 @@ def test_a_cleanup_held_for_an_unreadable_kafka_connect_reports_the_held_groups(
     """Issue 18 item 7: a Kafka Connect cluster refusing the credentials holds every deletion of the
     run; the held groups are counted (``kgroups.cleanup.held``), none as deleted or skipped."""
     from demo.connectserver import ConnectServer
-    from tests.airflow.test_operators import seed_history
 
     listener = statsd(tags=True)
     dead = ["dead-1", "dead-2"]
@@ -163,7 +161,7 @@ def test_a_cleanup_held_for_an_unreadable_kafka_connect_reports_the_held_groups(
         for group_id in dead:
             cluster.add_group(group_id, offsets={("orders", 0): 50})
         history = str(tmp_path / "history")
-        seed_history(history, {g: [(240, "orders", 50, 60)] for g in dead})
+        seed_history(history, {g: [(240, 50, 60)] for g in dead})
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
         kgroups_conn("kg_connect_locked", conn_type="kgroups_connect", host=locked.url, login="svc", password="wrong",
                      extra=json.dumps({"retries": 0}))

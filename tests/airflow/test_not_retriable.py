@@ -81,7 +81,7 @@ def test_a_bug_in_a_handler_fails_the_sensor_at_its_first_check(dag_id, run_dag,
     assert "check failed, will retry" not in text
 
 
-def test_the_trigger_ends_on_an_error_retrying_cannot_fix(kgroups_conn, secure_cluster):
+async def test_the_trigger_ends_on_an_error_retrying_cannot_fix(kgroups_conn, secure_cluster):
     cluster, certs, _ = secure_cluster
     conn_id = connection(kgroups_conn, cluster, certs.cert, WRONG, "kg_trigger_wrong")
     spec = GateSpec(group_ids=("billing",), topics=("orders",)).to_dict()
@@ -93,13 +93,14 @@ def test_the_trigger_ends_on_an_error_retrying_cannot_fix(kgroups_conn, secure_c
             return event.payload
 
     started = time.monotonic()
-    payload = asyncio.run(asyncio.wait_for(first_event(), 30))
+    payload = await asyncio.wait_for(first_event(), 30)
     assert payload["status"] == "fail" and payload["kind"] == "not_retriable", payload
     assert "AuthenticationError" in payload["message"] and WRONG not in payload["message"]
     assert time.monotonic() - started < 15  # one check, not an hour of polling
 
 
-def test_the_triggers_first_check_comes_one_poll_interval_after_the_workers(kgroups_conn, secure_cluster, monkeypatch):
+async def test_the_triggers_first_check_comes_one_poll_interval_after_the_workers(kgroups_conn, secure_cluster,
+                                                                                 monkeypatch):
     """The worker checks right before deferring; checking again at once would double the load
     for nothing (and count a check the interval never allowed)."""
     from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
@@ -123,5 +124,5 @@ def test_the_triggers_first_check_comes_one_poll_interval_after_the_workers(kgro
             return event.payload
 
     started = time.monotonic()
-    asyncio.run(asyncio.wait_for(first_event(), 30))
+    await asyncio.wait_for(first_event(), 30)
     assert len(checked_at) == 1 and checked_at[0] - started >= 0.95

@@ -42,12 +42,10 @@ def oauth_cluster(idp):
         yield cluster
 
 
-def first_event(trigger: ConsumerLagTrigger) -> dict:
-    async def run():
+async def first_event(trigger: ConsumerLagTrigger) -> dict:
+    async with asyncio.timeout(30):
         async for event in trigger.run():
             return event.payload
-
-    return asyncio.run(asyncio.wait_for(run(), 30))
 
 
 def connections(kgroups_conn, cluster, idp, secret=SECRET) -> dict[str, str]:
@@ -122,7 +120,7 @@ def test_a_token_callback_is_refused_unless_allowed_and_then_imported(kgroups_co
         assert sys.modules[PROBE].calls == ["dora"]  # called with sasl.oauthbearer.config
 
 
-def test_a_deferred_check_outlives_several_sessions_without_reconnecting(kgroups_conn, caplog):
+async def test_a_deferred_check_outlives_several_sessions_without_reconnecting(kgroups_conn, caplog):
     """A ConsumerLagTrigger polling for 4.5 s of 1.5 s sessions bounded by 1.6 s tokens: every
     renewal on the same connection, each with a fresh token; nothing fails, nothing reconnects."""
     caplog.set_level(logging.DEBUG)
@@ -139,7 +137,7 @@ def test_a_deferred_check_outlives_several_sessions_without_reconnecting(kgroups
         catch_up.start()
 
         try:
-            payload = first_event(trigger)
+            payload = await first_event(trigger)
         finally:
             catch_up.cancel()
         assert payload["status"] == "done", payload
@@ -153,7 +151,7 @@ def test_a_deferred_check_outlives_several_sessions_without_reconnecting(kgroups
         assert SECRET not in said and not any(t.split(b"Bearer ")[1][:40].decode() in said for t in tokens)
 
 
-def test_a_token_endpoint_refusal_ends_the_deferred_check_at_once(oauth_cluster, idp, kgroups_conn):
+async def test_a_token_endpoint_refusal_ends_the_deferred_check_at_once(oauth_cluster, idp, kgroups_conn):
     conn_id = connections(kgroups_conn, oauth_cluster, idp, secret="nope")["kgroups"]
     spec = GateSpec(group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0).to_dict()
     now_ms = int(time.time() * 1000)
@@ -161,7 +159,7 @@ def test_a_token_endpoint_refusal_ends_the_deferred_check_at_once(oauth_cluster,
                                  deadline_ms=now_ms + 3_600_000, poll_interval=0.1, deferred_at_ms=now_ms)
 
     started = time.monotonic()
-    payload = first_event(trigger)
+    payload = await first_event(trigger)
     assert payload["status"] == "fail" and payload["kind"] == "not_retriable", payload
     assert "HTTP 401" in payload["message"] and time.monotonic() - started < 10
 

@@ -10,35 +10,19 @@ unexpected error fails the task at the end without stopping the other deletions.
 from __future__ import annotations
 
 import json
-import time
 
 import fsspec
 import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient
-from airflow_provider_kgroups.client.results import GroupState
 from airflow_provider_kgroups.history.backup import load_backup
 from airflow_provider_kgroups.history.store import HistoryStore
 from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
-from airflow_provider_kgroups.lag.model import GroupLag, LagSnapshot, PartitionLag
+from tests.support.builders import seed_history
 from tests.support.fakekafka import Err, FakeCluster, Member
 from tests.support.live import group_state
 from tests.support.wire import WireConnection
 
-HOUR_MS = 3_600_000
-
-
-def seed_history(url: str, points: dict[str, list[tuple[int, str, int, int]]]) -> None:
-    """Per group, (age in hours, topic, committed offset, log end offset) history points of
-    partition 0, Empty. Idle time counts only while there was something to read (log end >
-    committed)."""
-    now = int(time.time() * 1000)
-    store = HistoryStore(url)
-    for group_id, entries in points.items():
-        for age_h, topic, committed, log_end in entries:
-            store.append(LagSnapshot(taken_at_ms=now - age_h * HOUR_MS, groups={group_id: GroupLag(
-                group_id, GroupState.EMPTY, "consumer", 0,
-                (PartitionLag(topic, 0, committed, 0, log_end, max(0, log_end - committed)),))}))
 
 
 @pytest.mark.realbroker
@@ -73,8 +57,7 @@ def test_cleanup_dry_run_then_real_run_on_the_real_broker(run_dag, seed, tansu, 
     for group_id, offset in ((dead, 5), (paused, 3), (system, 5)):
         seed.commit(group_id, {(topic, 0): offset})
     history = str(tmp_path / "history")
-    seed_history(history, {dead: [(240, topic, 5, 8)], system: [(240, topic, 5, 8)],
-                           paused: [(240, topic, 2, 8), (1, topic, 3, 8)]})
+    seed_history(history, {dead: [(240, 5, 8)], system: [(240, 5, 8)], paused: [(240, 2, 8), (1, 3, 8)]}, topic=topic)
     conf = {"history": history, "ids": [live_group.group_id], "patterns": [f"{p}*", f"connect-{p}*"],
             "conn": "kgroups_test"}
 
@@ -124,7 +107,7 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         cluster.add_group("topicless", offsets={("deleted-topic", 0): 9})  # its only topic is gone (checked by name)
         cluster.add_group("live", offsets={("orders", 0): 50}, members=[Member("m-1", assignment={"orders": [0]})])
         history = str(tmp_path / "history")
-        seed_history(history, {g: [(240, "orders", 50, 60)] for g in groups[:4]})
+        seed_history(history, {g: [(240, 50, 60)] for g in groups[:4]})
         cluster.inject_error("DeleteGroups", Err.NON_EMPTY_GROUP, key="nonempty")
         cluster.inject_error("DeleteGroups", Err.GROUP_AUTHORIZATION_FAILED, key="broken")
         original = AsyncGroupsClient.describe_groups

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.conftest import BEHIND_MS
+from tests.support.production import BEHIND_MS
 from tests.support.fakekafka import FakeCluster
 from tests.support.production import append_young
 from tests.support.undecodable import undecodable_batches

@@ -12,15 +12,13 @@ from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
 from tests.support.fakekafka import FakeCluster
 
 
-def first_event(trigger: ConsumerLagTrigger) -> dict:
-    async def run():
+async def first_event(trigger: ConsumerLagTrigger) -> dict:
+    async with asyncio.timeout(30):
         async for event in trigger.run():
             return event.payload
 
-    return asyncio.run(asyncio.wait_for(run(), 30))
 
-
-def test_a_restarted_trigger_goes_on_counting_from_the_hand_over(kgroups_conn):
+async def test_a_restarted_trigger_goes_on_counting_from_the_hand_over(kgroups_conn):
     with FakeCluster.running_in_thread(brokers=1) as cluster:
         cluster.add_topic("orders", 1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 10})  # caught up: done at the first check
@@ -31,7 +29,7 @@ def test_a_restarted_trigger_goes_on_counting_from_the_hand_over(kgroups_conn):
 
         fresh = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state=handed_over,
                                    deadline_ms=now_ms + 3_600_000, poll_interval=0.2, deferred_at_ms=now_ms)
-        assert first_event(fresh)["result"]["checks"] == 4  # the first trigger check: one slot after deferral
+        assert (await first_event(fresh))["result"]["checks"] == 4  # the first trigger check: one slot after deferral
 
         # Re-created from the same kwargs 2.2 s (2 slots of 1 s) after the hand-over, as after a restart
         # (the slot count holds while the run starts within the 0.8 s left of the third slot):
@@ -39,4 +37,4 @@ def test_a_restarted_trigger_goes_on_counting_from_the_hand_over(kgroups_conn):
         restarted = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state=handed_over,
                                        deadline_ms=now_ms + 3_600_000, poll_interval=1.0, deferred_at_ms=deferred_at)
         assert restarted.serialize()[1]["deferred_at_ms"] == deferred_at  # survives in the kwargs
-        assert first_event(restarted)["result"]["checks"] == 3 + 2 + 1
+        assert (await first_event(restarted))["result"]["checks"] == 3 + 2 + 1

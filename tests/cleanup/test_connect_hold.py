@@ -24,9 +24,8 @@ from airflow_provider_kgroups.client.selection import GroupSelector
 from airflow_provider_kgroups.connect import ConnectClusterConfig
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from demo.connectserver import Connector, ConnectServer, expanded
-from tests.cleanup.fakeworld import on_fake_cluster
-from tests.cli.test_cli_delete import seed_history
-from tests.lag.builders import HOUR, group, partition, snapshot
+from tests.support.fakeworld import on_fake_cluster
+from tests.support.builders import HOUR, group, partition, seed_history, snapshot
 from tests.support.fakekafka import FakeCluster
 
 NOW = 1_700_000_000_000 + 400 * HOUR
@@ -43,13 +42,13 @@ def history(ids, since_ms):
                                        for g in GROUPS)) for h in (100, 50, 10)]
 
 
-def run(policy: CleanupPolicy, clusters, tmp_path):
+async def run(policy: CleanupPolicy, clusters, tmp_path):
     async def body(client, cluster):
         result = await run_cleanup(client, policy, backup_base_url=str(tmp_path), history=history,
                                    connect_clusters=clusters, connect_timeout_s=10, now_ms=NOW)
         return result, {g: cluster.has_group(g) for g in GROUPS}
 
-    return on_fake_cluster(GROUPS, body)
+    return await on_fake_cluster(GROUPS, body)
 
 
 def policy(**kwargs) -> CleanupPolicy:
@@ -57,9 +56,9 @@ def policy(**kwargs) -> CleanupPolicy:
                          dry_run=False, **kwargs)
 
 
-def test_readable_connect_keeps_the_override_group_of_a_paused_connector(requests_mock, tmp_path):
+async def test_readable_connect_keeps_the_override_group_of_a_paused_connector(requests_mock, tmp_path):
     requests_mock.get(EXPAND, json=expanded([OVERRIDE]))
-    result, exists = run(policy(), [ConnectClusterConfig.create(URL)], tmp_path)
+    result, exists = await run(policy(), [ConnectClusterConfig.create(URL)], tmp_path)
     assert result.decisions["billing-archive"].outcome is Outcome.KEEP
     assert "'archive-sink'" in result.decisions["billing-archive"].reason and "is PAUSED" in \
         result.decisions["billing-archive"].reason
@@ -69,10 +68,10 @@ def test_readable_connect_keeps_the_override_group_of_a_paused_connector(request
 
 @pytest.mark.parametrize("answer, words", [({"status_code": 401}, "HTTP 401"),
                                            ({"json": {"not": "connectors"}}, "lacks status/info")])
-def test_unreadable_connect_holds_every_deletion_naming_the_cluster(requests_mock, tmp_path, answer, words):
+async def test_unreadable_connect_holds_every_deletion_naming_the_cluster(requests_mock, tmp_path, answer, words):
     """The old plan deleted billing-archive (nothing marked it as Connect's) and tmp-a."""
     requests_mock.get(EXPAND, **answer)
-    result, exists = run(policy(), [ConnectClusterConfig.create(URL, retries=0)], tmp_path)
+    result, exists = await run(policy(), [ConnectClusterConfig.create(URL, retries=0)], tmp_path)
     assert exists == {"billing-archive": True, "tmp-a": True} and result.ids(Outcome.DELETED) == []
     assert result.held == GROUPS and result.connect_unreadable == (URL,) and not result.ok
     for g in GROUPS:
@@ -83,21 +82,21 @@ def test_unreadable_connect_holds_every_deletion_naming_the_cluster(requests_moc
     assert result.summary()["held"] == list(GROUPS) and result.summary()["connect_unreadable"] == [URL]
 
 
-def test_the_explicit_option_deletes_despite_unreadable_connect(requests_mock, tmp_path):
+async def test_the_explicit_option_deletes_despite_unreadable_connect(requests_mock, tmp_path):
     requests_mock.get(EXPAND, status_code=503)
-    result, exists = run(policy(delete_despite_unreadable_connect=True), [ConnectClusterConfig.create(URL, retries=0)],
-                         tmp_path)
+    result, exists = await run(policy(delete_despite_unreadable_connect=True),
+                               [ConnectClusterConfig.create(URL, retries=0)], tmp_path)
     assert result.ids(Outcome.DELETED) == list(GROUPS) and exists == {"billing-archive": False, "tmp-a": False}
     assert result.held == () and result.connect_unreadable == (URL,)
     assert all("deleted anyway (delete_despite_unreadable_connect)" in result.decisions[g].reason for g in GROUPS)
 
 
-def test_one_unreadable_cluster_of_two_holds_the_run(requests_mock, tmp_path):
+async def test_one_unreadable_cluster_of_two_holds_the_run(requests_mock, tmp_path):
     other = "http://connect-b:8083"
     requests_mock.get(EXPAND, json=expanded([]))
     requests_mock.get(other + "/connectors?expand=status&expand=info", exc=requests.exceptions.ConnectionError("refused"))
-    result, _ = run(policy(), [ConnectClusterConfig.create(URL), ConnectClusterConfig.create(other, retries=0)],
-                    tmp_path)
+    result, _ = await run(policy(), [ConnectClusterConfig.create(URL), ConnectClusterConfig.create(other, retries=0)],
+                          tmp_path)
     assert result.held == GROUPS and result.connect_unreadable == (other,)
     assert all(f"({other}: " in result.decisions[g].reason and URL + ":" not in result.decisions[g].reason
                for g in GROUPS)

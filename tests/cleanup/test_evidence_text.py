@@ -7,13 +7,12 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_kgroups.cleanup.evidence_text import format_duration
-from airflow_provider_kgroups.cleanup.report import classify_group
 from airflow_provider_kgroups.client.errors import Failure
 from airflow_provider_kgroups.client.results import GroupState, TopicExistence
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.observation import GroupHistoryPoint
-from tests.lag.builders import HOUR, MINUTE, description, offsets, tp
-from tests.lag.test_deadgroups import BACKLOG, CAUGHT_UP, COMMITTED, NOW, RULES, UNREADABLE, idle_history
+from tests.support.builders import HOUR, MINUTE, tp
+from tests.support.deadgroups import BACKLOG, CAUGHT_UP, COMMITTED, NOW, UNREADABLE, idle_history, report
 
 ABSENT, EXISTS, NOT_VISIBLE = TopicExistence.ABSENT, TopicExistence.EXISTS, TopicExistence.NOT_VISIBLE
 EMPTY, OK = "state Empty: no members", "matches no deny pattern"
@@ -33,13 +32,6 @@ def expiry(since: str, until: str) -> str:
 
 def not_judged(kind: str) -> str:
     return f"a {kind} group: the consumer-group rules do not apply to it, so it is never dead or deletable by them"
-
-
-def report(group_id="app", state="Empty", committed=COMMITTED, history=(), topics=("orders",), rules=RULES,
-           members=None, protocol_type="consumer", group_type="classic", checks=None, group_offsets=None):
-    return classify_group(group_id, description(group_id, state, members, protocol_type, group_type),
-                          group_offsets or offsets(group_id, committed), None if topics is None else set(topics),
-                          list(history), rules, NOW, topic_checks=checks)
 
 
 SCENARIOS = {

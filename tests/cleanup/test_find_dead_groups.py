@@ -10,8 +10,6 @@ an all-partitions fetch.
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from airflow_provider_kgroups.cleanup import find_dead_groups
@@ -21,13 +19,11 @@ from airflow_provider_kgroups.lag.deadfindings import (
     CommitsUnreadable, DeadReason, Finding, GroupHealth, Reason, TopicsFinding, TopicsUnknown,
 )
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
-from tests.client.fakeutil import counts
-from tests.lag.builders import HOUR, description, group, offsets, partition, snapshot, tp
-from tests.lag.fake import with_fake_cluster
-from tests.lag.test_deadgroups import NOW, RULES, idle_history
+from tests.support.builders import HOUR, description, group, offsets, partition, snapshot, tp
+from tests.support.deadgroups import NOW, RULES, idle_history, report
 from tests.support.fakekafka import Err, Member
-
-from .test_evidence_text import report
+from tests.support.fakeutil import counts
+from tests.support.fakeworld import with_fake_cluster
 
 EXISTS, ABSENT, NOT_VISIBLE = TopicExistence.EXISTS, TopicExistence.ABSENT, TopicExistence.NOT_VISIBLE
 NO_COMMITS_UNSEEN = Finding(Reason.NO_COMMITS_UNSEEN)
@@ -76,7 +72,7 @@ class StandInClient:
         return {t: None for t in self.existing}
 
 
-def test_find_dead_groups_checks_the_committed_topics_of_empty_groups_by_name():
+async def test_find_dead_groups_checks_the_committed_topics_of_empty_groups_by_name():
     descriptions = {g: description(g, "Empty") for g in ("hidden", "gone", "mixed", "flaky", "unread")}
     descriptions["live"] = description("live", "Stable", {"m": [tp("live-topic", 0)]})
     descriptions["shared"] = description("shared", "Empty", protocol_type="share", group_type="share")
@@ -87,7 +83,7 @@ def test_find_dead_groups_checks_the_committed_topics_of_empty_groups_by_name():
                                                    tp("b", 0): CommittedOffset(None, error=Failure(88))})}
     client = StandInClient(descriptions, committed, existing={"a", "b", "live-topic", "s"}, hidden={"secret"})
     ids = list(descriptions)
-    result = asyncio.run(find_dead_groups(client, ids, rules=RULES, now_ms=NOW))
+    result = await find_dead_groups(client, ids, rules=RULES, now_ms=NOW)
     assert client.calls == [("describe_groups", ids), ("fetch_committed_offsets", ids),
                             ("check_topics", ["a", "b", "flaky", "old", "secret"]), ("describe_topics", None)]
     paused = (GroupHealth.PAUSED, ())
@@ -103,10 +99,10 @@ def test_find_dead_groups_checks_the_committed_topics_of_empty_groups_by_name():
         TopicsFinding(Reason.SOME_TOPICS_DELETED, ("old",), 2))
 
 
-def test_find_dead_groups_lists_topics_only_for_the_streams_heuristic():
+async def test_find_dead_groups_lists_topics_only_for_the_streams_heuristic():
     client = StandInClient({"g": description("g", "Empty")}, {"g": {}}, existing=set(), hidden=set())
     rules = DeadGroupRules(idle_hours=48, deny_streams_apps=False)
-    result = asyncio.run(find_dead_groups(client, ["g"], rules=rules, now_ms=NOW))
+    result = await find_dead_groups(client, ["g"], rules=rules, now_ms=NOW)
     assert client.calls == [("describe_groups", ["g"]), ("fetch_committed_offsets", ["g"])]
     assert result.reports["g"].health is GroupHealth.PAUSED
 
@@ -125,7 +121,7 @@ def seed(cluster):
     cluster.inject_error("Metadata", Err.TOPIC_AUTHORIZATION_FAILED, key="secret")
 
 
-def find_on_fake_cluster(setup, **kwargs):
+async def find_on_fake_cluster(setup, **kwargs):
     """find_dead_groups of every group: (result, requests per API, topics each Metadata named)."""
     async def body(cluster, client):
         result = await find_dead_groups(client, now_ms=NOW, **kwargs)
@@ -133,10 +129,10 @@ def find_on_fake_cluster(setup, **kwargs):
                  for r in cluster.requests("Metadata")]
         return result, counts(cluster), named
 
-    return with_fake_cluster(body, setup=setup)
+    return await with_fake_cluster(body, setup=setup)
 
 
-def test_find_dead_groups_of_every_group_refuses_an_incomplete_listing():
+async def test_find_dead_groups_of_every_group_refuses_an_incomplete_listing():
     """KafkaAdminClient.listConsumerGroups reports each broker whose listing failed: "every group"
     with a broker's listing missing is not every group, so nothing is classified."""
     from airflow_provider_kgroups.client.errors import IncompleteListingError
@@ -147,12 +143,12 @@ def test_find_dead_groups_of_every_group_refuses_an_incomplete_listing():
             await find_dead_groups(client, rules=RULES, now_ms=NOW)
         return counts(cluster)
 
-    requests = with_fake_cluster(body, setup=seed)
+    requests = await with_fake_cluster(body, setup=seed)
     assert requests == {"Metadata": 1, "ListGroups": 3}  # nothing described, read or checked
 
 
-def test_find_dead_groups_checks_topics_by_name_and_classifies_without_deleting():
-    result, requests, named = find_on_fake_cluster(seed, rules=RULES)
+async def test_find_dead_groups_checks_topics_by_name_and_classifies_without_deleting():
+    result, requests, named = await find_on_fake_cluster(seed, rules=RULES)
     assert reasons(result) == {"live": (GroupHealth.ACTIVE, ()),
                                "abandoned": (GroupHealth.DEAD, (DeadReason.TOPICS_DELETED,)),
                                "weekly": (GroupHealth.PAUSED, ()),
@@ -190,14 +186,14 @@ def types_history():
     return snaps
 
 
-def test_find_dead_groups_by_group_and_protocol_type():
+async def test_find_dead_groups_by_group_and_protocol_type():
     """Each group described by its own API (GroupMetadataManager.describeGroups / consumerGroupDescribe /
     shareGroupDescribe / streamsGroupDescribe): share and streams groups are never judged by these rules,
     even with every other rule pointing at them; a connect-protocol group is not dead for being idle; a
     KIP-848 consumer group is; a group with members an hour ago is not."""
     rules = DeadGroupRules(idle_hours=48, assume_full_visibility=True)
 
-    result, requests, named = find_on_fake_cluster(seed_types, history=types_history(), rules=rules)
+    result, requests, named = await find_on_fake_cluster(seed_types, history=types_history(), rules=rules)
     got = {g: (r.group_type, r.health, r.dead_reasons, r.deletable) for g, r in result.reports.items()}
     assert got == {"share-idle": ("share", GroupHealth.PAUSED, (), False),
                    "streams-idle": ("streams", GroupHealth.PAUSED, (), False),
@@ -224,12 +220,12 @@ def seed_acls(cluster):
     cluster.allow("ANONYMOUS", "topic", "dropped", "Describe")
 
 
-def test_find_dead_groups_under_acls_keeps_what_it_cannot_see():
+async def test_find_dead_groups_under_acls_keeps_what_it_cannot_see():
     """Issue 9 on a cluster with ACLs (KafkaApis.handleOffsetFetchRequest leaves the topics the
     principal may not Describe out of a group's offsets; handleTopicMetadataRequest out of the
     listing, and answers 3 for a named absent topic it may Describe). The old rules called
     acl-hidden and dropped-hidden dead ("no committed offset at all") and deletable."""
-    result, requests, named = find_on_fake_cluster(seed_acls, rules=RULES)
+    result, requests, named = await find_on_fake_cluster(seed_acls, rules=RULES)
     got = {g: (r.health, r.dead_reasons, r.deletable) for g, r in result.reports.items()}
     assert got == {"acl-hidden": (GroupHealth.PAUSED, (), False), "acl-mixed": (GroupHealth.PAUSED, (), False),
                    "dropped-visible": (GroupHealth.DEAD, ("topics_deleted",), True),

@@ -10,8 +10,7 @@ from airflow_provider_kgroups.cleanup import CleanupPolicy
 from airflow_provider_kgroups.cleanup.permission import Permission, PermissionReason, denied_by, permission
 from airflow_provider_kgroups.client.selection import GroupSelector
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
-from tests.cleanup.test_evidence_text import report
-from tests.lag.test_deadgroups import idle_history
+from tests.support.deadgroups import idle_history, report
 
 P = PermissionReason
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from airflow_provider_kgroups.cleanup import CleanupPolicy, Outcome, plan_cleanup
 from airflow_provider_kgroups.client.selection import GroupSelector
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
-from tests.cleanup.fakeworld import on_fake_cluster
-from tests.lag.builders import HOUR, group, partition, snapshot
+from tests.support.fakeworld import on_fake_cluster
+from tests.support.builders import HOUR, group, partition, snapshot
 
 NOW = 1_700_000_000_000 + 400 * HOUR
 POLICY = CleanupPolicy(rules=DeadGroupRules(idle_hours=48), selector=GroupSelector(patterns=("*",)),
@@ -22,14 +22,15 @@ def history(ids, since_ms):
             for g, hours in IDLE.items() for h in hours]
 
 
-def plan():
-    return on_fake_cluster(IDLE, lambda client, cluster: plan_cleanup(client, POLICY, history=history, now_ms=NOW))
+async def plan():
+    return await on_fake_cluster(IDLE, lambda client, cluster: plan_cleanup(client, POLICY, history=history,
+                                                                            now_ms=NOW))
 
 
-def test_an_idle_lower_bound_at_the_threshold_keeps_the_group_with_the_reason():
+async def test_an_idle_lower_bound_at_the_threshold_keeps_the_group_with_the_reason():
     """Idle at every snapshot since exactly idle_hours ago, where the history begins: at least
     48 h is not more than 48 h. The old plan chose it for deletion."""
-    decisions = plan().decisions
+    decisions = (await plan()).decisions
     assert {g: d.outcome for g, d in decisions.items()} == {
         "at-threshold": Outcome.KEEP, "over-threshold": Outcome.WOULD_DELETE, "short": Outcome.KEEP}
     kept = decisions["at-threshold"]

@@ -5,8 +5,6 @@ a Kafka Connect sink group is never committed to directly (KIP-875 through Conne
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from airflow_provider_kgroups.cleanup import reset as reset_module
@@ -18,7 +16,7 @@ from airflow_provider_kgroups.history import backup as backup_module
 from airflow_provider_kgroups.history.audit import load_audit
 from airflow_provider_kgroups.offsets.spec import reset_spec
 from demo.connectserver import Connector, ConnectServer
-from tests.client.fakeutil import config
+from tests.support.fakeutil import config
 from tests.support.fakekafka import Err, FakeCluster, Member
 
 REAL = ResetOptions(dry_run=False)
@@ -32,12 +30,10 @@ def cluster():
         yield c
 
 
-def reset(c, spec, ids=("g",), options=REAL, tmp_path=None, **kwargs):
-    async def main():
-        async with AsyncGroupsClient(config(c)) as client:
-            return await run_reset(client, spec, list(ids), options, backup_base_url=str(tmp_path),
-                                   audit_base_url=str(tmp_path), **kwargs)
-    return asyncio.run(main())
+async def reset(c, spec, ids=("g",), options=REAL, tmp_path=None, **kwargs):
+    async with AsyncGroupsClient(config(c)) as client:
+        return await run_reset(client, spec, list(ids), options, backup_base_url=str(tmp_path),
+                               audit_base_url=str(tmp_path), **kwargs)
 
 
 def after_plan(monkeypatch, action):
@@ -54,9 +50,9 @@ def after_plan(monkeypatch, action):
 TO_EARLIEST = reset_spec("to_earliest", topics=["events"])
 
 
-def test_members_appearing_between_plan_and_commit_leave_the_group_alone(cluster, monkeypatch, tmp_path):
+async def test_members_appearing_between_plan_and_commit_leave_the_group_alone(cluster, monkeypatch, tmp_path):
     after_plan(monkeypatch, lambda: cluster.set_members("g", [Member("m-1", {"events": [0, 1]})], state="Stable"))
-    result = reset(cluster, TO_EARLIEST, tmp_path=tmp_path)
+    result = await reset(cluster, TO_EARLIEST, tmp_path=tmp_path)
     d = result.decisions["g"]
     assert d.outcome is ChangeOutcome.SKIPPED and "now Stable with 1 member(s); not reset" in d.reason
     assert cluster.committed("g") == {("events", 0): 50, ("events", 1): 60}
@@ -64,30 +60,30 @@ def test_members_appearing_between_plan_and_commit_leave_the_group_alone(cluster
     assert load_audit(result.audit_url)["decisions"]["g"]["decision"] == "skipped"
 
 
-def test_offsets_moving_between_plan_and_commit_leave_the_group_alone(cluster, monkeypatch, tmp_path):
+async def test_offsets_moving_between_plan_and_commit_leave_the_group_alone(cluster, monkeypatch, tmp_path):
     """A standalone consumer (assign + commitSync) commits into an Empty group without joining."""
     after_plan(monkeypatch, lambda: cluster.add_group("g", offsets={("events", 0): 55, ("events", 1): 60}))
-    d = reset(cluster, reset_spec("shift_by", "-10", topics=["events"]), tmp_path=tmp_path).decisions["g"]
+    d = (await reset(cluster, reset_spec("shift_by", "-10", topics=["events"]), tmp_path=tmp_path)).decisions["g"]
     assert d.outcome is ChangeOutcome.SKIPPED and "events[0]: 50 -> 55" in d.reason
     assert cluster.committed("g") == {("events", 0): 55, ("events", 1): 60}
 
 
-def test_a_member_joining_at_the_commit_is_refused_by_the_broker_and_reported(cluster, monkeypatch, tmp_path):
+async def test_a_member_joining_at_the_commit_is_refused_by_the_broker_and_reported(cluster, monkeypatch, tmp_path):
     original = AsyncGroupsClient.commit_group_offsets
 
     async def joins_first(self, offsets, timeout_s=None):
         cluster.set_members("g", [Member("m-1", {"events": [0, 1]})], state="Stable")
         return await original(self, offsets, timeout_s)
     monkeypatch.setattr(AsyncGroupsClient, "commit_group_offsets", joins_first)
-    d = reset(cluster, TO_EARLIEST, tmp_path=tmp_path).decisions["g"]
+    d = (await reset(cluster, TO_EARLIEST, tmp_path=tmp_path)).decisions["g"]
     assert d.outcome is ChangeOutcome.FAILED and "UNKNOWN_MEMBER_ID" in d.reason and d.changed == {}
     assert set(d.failed) == {TopicPartition("events", 0), TopicPartition("events", 1)}
     assert cluster.committed("g") == {("events", 0): 50, ("events", 1): 60}
 
 
-def test_a_failed_partition_commit_is_partial_and_the_audit_says_exactly_what_was_committed(cluster, tmp_path):
+async def test_a_failed_partition_commit_is_partial_and_the_audit_says_exactly_what_was_committed(cluster, tmp_path):
     cluster.inject_error("OffsetCommit", Err.TOPIC_AUTHORIZATION_FAILED, key=("g", "events", 1))
-    result = reset(cluster, TO_EARLIEST, tmp_path=tmp_path)
+    result = await reset(cluster, TO_EARLIEST, tmp_path=tmp_path)
     d = result.decisions["g"]
     assert d.outcome is ChangeOutcome.PARTIAL and not result.ok
     assert d.changed == {TopicPartition("events", 0): 0} and "TOPIC_AUTHORIZATION_FAILED" in d.failed[
@@ -98,31 +94,31 @@ def test_a_failed_partition_commit_is_partial_and_the_audit_says_exactly_what_wa
     assert list(record["failed"]) == ["events:1"]
 
 
-def test_no_backup_no_commit(cluster, monkeypatch, tmp_path):
+async def test_no_backup_no_commit(cluster, monkeypatch, tmp_path):
     monkeypatch.setattr(backup_module, "load_backup", lambda url, **kw: backup_module.OffsetsBackup(0, {}))
-    d = reset(cluster, TO_EARLIEST, tmp_path=tmp_path).decisions["g"]
+    d = (await reset(cluster, TO_EARLIEST, tmp_path=tmp_path)).decisions["g"]
     assert d.outcome is ChangeOutcome.FAILED and "does not read back the same" in d.reason
     assert cluster.committed("g") == {("events", 0): 50, ("events", 1): 60}
 
 
-def test_dry_run_plans_exactly_what_the_real_run_commits_and_changes_nothing(cluster, tmp_path):
+async def test_dry_run_plans_exactly_what_the_real_run_commits_and_changes_nothing(cluster, tmp_path):
     spec = reset_spec("to_offset", "500", topics=["events"])
-    dry = reset(cluster, spec, options=ResetOptions(), tmp_path=tmp_path)
+    dry = await reset(cluster, spec, options=ResetOptions(), tmp_path=tmp_path)
     assert dry.decisions["g"].outcome is ChangeOutcome.WOULD_DO and dry.backup_url is None
     assert cluster.committed("g") == {("events", 0): 50, ("events", 1): 60}
-    real = reset(cluster, spec, tmp_path=tmp_path)
+    real = await reset(cluster, spec, tmp_path=tmp_path)
     assert real.decisions["g"].rows == dry.decisions["g"].rows
     assert cluster.committed("g") == {("events", 0): 100, ("events", 1): 100}
 
 
-def test_a_connect_sink_group_is_never_committed_to_directly(cluster, tmp_path):
+async def test_a_connect_sink_group_is_never_committed_to_directly(cluster, tmp_path):
     cluster.add_group("connect-orders-sink", offsets={("events", 0): 5})
     cluster.add_group("connect-stopped", offsets={("events", 0): 5})
     with ConnectServer([Connector("orders-sink", state="PAUSED", tasks=("PAUSED",)),
                         Connector("stopped", state="STOPPED", tasks=())]) as server:
         clusters = [ConnectClusterConfig.create(server.url)]
-        result = reset(cluster, TO_EARLIEST, ids=("connect-orders-sink", "connect-stopped"), tmp_path=tmp_path,
-                       connect_clusters=clusters)
+        result = await reset(cluster, TO_EARLIEST, ids=("connect-orders-sink", "connect-stopped"), tmp_path=tmp_path,
+                             connect_clusters=clusters)
         paused, stopped = result.decisions["connect-orders-sink"], result.decisions["connect-stopped"]
         assert paused.outcome is ChangeOutcome.REFUSED and paused.refusal == "connect_sink"
         assert f"PATCH {server.url}/connectors/orders-sink/offsets while the connector is STOPPED" in paused.reason
@@ -134,8 +130,8 @@ def test_a_connect_sink_group_is_never_committed_to_directly(cluster, tmp_path):
         server.on_alter = lambda name, body: cluster.add_group("connect-stopped", offsets={
             (o["partition"]["kafka_topic"], o["partition"]["kafka_partition"]): o["offset"]["kafka_offset"]
             for o in body["offsets"]})
-        result = reset(cluster, TO_EARLIEST, ids=("connect-orders-sink", "connect-stopped"), tmp_path=tmp_path,
-                       connect_clusters=clusters, options=ResetOptions(dry_run=False, via_connect=True))
+        result = await reset(cluster, TO_EARLIEST, ids=("connect-orders-sink", "connect-stopped"), tmp_path=tmp_path,
+                             connect_clusters=clusters, options=ResetOptions(dry_run=False, via_connect=True))
         assert result.decisions["connect-orders-sink"].refusal == "connect_sink"
         assert "PUT" in result.decisions["connect-orders-sink"].reason and "/stop" in result.decisions[
             "connect-orders-sink"].reason
@@ -148,8 +144,8 @@ def test_a_connect_sink_group_is_never_committed_to_directly(cluster, tmp_path):
         assert result.backup_url is not None  # backed up before Connect was asked, as for a direct commit
 
 
-def test_a_connect_looking_group_without_connect_evidence_is_refused(cluster, tmp_path):
+async def test_a_connect_looking_group_without_connect_evidence_is_refused(cluster, tmp_path):
     cluster.add_group("connect-mystery", offsets={("events", 0): 5})
-    d = reset(cluster, TO_EARLIEST, ids=("connect-mystery",), tmp_path=tmp_path).decisions["connect-mystery"]
+    d = (await reset(cluster, TO_EARLIEST, ids=("connect-mystery",), tmp_path=tmp_path)).decisions["connect-mystery"]
     assert d.outcome is ChangeOutcome.REFUSED and d.refusal == "connect_unknown"
     assert cluster.committed("connect-mystery") == {("events", 0): 5}

@@ -4,8 +4,6 @@ cannot judge, and the run has the same dry run, cap, backup and audit as every c
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from airflow_provider_kgroups.cleanup.offset_deletion import DeletionOptions
@@ -13,7 +11,7 @@ from airflow_provider_kgroups.cleanup.offset_results import ChangeOutcome
 from airflow_provider_kgroups.cleanup.stale import run_stale_offsets
 from airflow_provider_kgroups.client import AsyncGroupsClient
 from airflow_provider_kgroups.history.audit import load_audit
-from tests.client.fakeutil import config
+from tests.support.fakeutil import config
 from tests.support.fakekafka import FakeCluster, Member
 
 
@@ -31,16 +29,14 @@ def cluster():
         yield c
 
 
-def stale(c, ids, options, tmp_path, **kw):
-    async def main():
-        async with AsyncGroupsClient(config(c)) as client:
-            return await run_stale_offsets(client, ids, options, backup_base_url=str(tmp_path),
-                                           audit_base_url=str(tmp_path), **kw)
-    return asyncio.run(main())
+async def stale(c, ids, options, tmp_path, **kw):
+    async with AsyncGroupsClient(config(c)) as client:
+        return await run_stale_offsets(client, ids, options, backup_base_url=str(tmp_path),
+                                       audit_base_url=str(tmp_path), **kw)
 
 
-def test_dry_run_names_the_stale_topics_and_why_and_changes_nothing(cluster, tmp_path):
-    result = stale(cluster, ["live", "idle"], DeletionOptions(), tmp_path)
+async def test_dry_run_names_the_stale_topics_and_why_and_changes_nothing(cluster, tmp_path):
+    result = await stale(cluster, ["live", "idle"], DeletionOptions(), tmp_path)
     live = result.decisions["live"]
     assert live.outcome is ChangeOutcome.WOULD_DO
     assert {r["topic"] for r in live.rows} == {"old", "doomed"}  # orders is subscribed: not stale
@@ -50,11 +46,11 @@ def test_dry_run_names_the_stale_topics_and_why_and_changes_nothing(cluster, tmp
     assert cluster.committed("live") == {("orders", 0): 50, ("old", 0): 3, ("doomed", 0): 8}
 
 
-def test_a_real_run_removes_the_unsubscribed_topic_and_reports_the_brokers_answer_for_the_deleted_one(
+async def test_a_real_run_removes_the_unsubscribed_topic_and_reports_the_brokers_answer_for_the_deleted_one(
         cluster, tmp_path):
     """Apache Kafka answers OffsetDelete for a topic it no longer knows with
     UNKNOWN_TOPIC_OR_PARTITION (KafkaApis.handleOffsetDeleteRequest): reported, never hidden."""
-    result = stale(cluster, ["live"], DeletionOptions(dry_run=False), tmp_path)
+    result = await stale(cluster, ["live"], DeletionOptions(dry_run=False), tmp_path)
     live = result.decisions["live"]
     assert live.outcome is ChangeOutcome.PARTIAL
     assert [f"{tp}" for tp in live.changed] == ["old[0]"]
@@ -65,13 +61,13 @@ def test_a_real_run_removes_the_unsubscribed_topic_and_reports_the_brokers_answe
     assert result.backup_url is not None
 
 
-def test_deny_patterns_unknown_subscriptions_and_the_cap_keep_groups(cluster, tmp_path):
+async def test_deny_patterns_unknown_subscriptions_and_the_cap_keep_groups(cluster, tmp_path):
     cluster.add_group("rebalancing", offsets={("old", 0): 1}, state="PreparingRebalance",
                       members=[Member("m-1", {"orders": [0]})])
     cluster.add_group("live-2", offsets={("orders", 1): 9, ("old", 0): 4}, members=[Member("m-2", {"orders": [1]})])
-    result = stale(cluster, ["connect-sink", "rebalancing", "live", "live-2"],
-                   DeletionOptions(dry_run=False, max_groups=1), tmp_path,
-                   denied=lambda g: "connect-*" if g.startswith("connect-") else None)
+    result = await stale(cluster, ["connect-sink", "rebalancing", "live", "live-2"],
+                         DeletionOptions(dry_run=False, max_groups=1), tmp_path,
+                         denied=lambda g: "connect-*" if g.startswith("connect-") else None)
     d = result.decisions
     assert d["connect-sink"].outcome is ChangeOutcome.REFUSED and "deny pattern 'connect-*'" in d["connect-sink"].reason
     assert d["rebalancing"].outcome is ChangeOutcome.REFUSED and "subscriptions are unknown" in d["rebalancing"].reason

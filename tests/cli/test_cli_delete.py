@@ -17,27 +17,13 @@ import time
 import pytest
 
 from airflow_provider_kgroups.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_PARTIAL, main
-from airflow_provider_kgroups.client.results import GroupState
 from airflow_provider_kgroups.history.audit import load_audit
 from airflow_provider_kgroups.history.backup import load_backup
-from airflow_provider_kgroups.history.store import HistoryStore
-from airflow_provider_kgroups.lag.model import GroupLag, LagSnapshot, PartitionLag
+from tests.support.builders import seed_history
 from tests.support.fakekafka import FakeCluster, Member
 
-HOUR_MS = 3_600_000
 SYSTEM = ["connect-cluster", "_confluent-ksql-default", "__confluent.support.metrics", "schema-registry"]
 DEAD = {"tmp-a": 300, "tmp-b": 280, "tmp-c": 260, "tmp-d": 240}  # idle since this many hours
-
-
-def seed_history(url: str, points: dict[str, list[tuple[int, int, int]]]) -> None:
-    """Per group, (age in hours, committed, log end) of orders[0] while Empty."""
-    now = int(time.time() * 1000)
-    store = HistoryStore(url)
-    for group_id, entries in points.items():
-        for age_h, committed, log_end in entries:
-            store.append(LagSnapshot(taken_at_ms=now - age_h * HOUR_MS, groups={group_id: GroupLag(
-                group_id, GroupState.EMPTY, "consumer", 0,
-                (PartitionLag("orders", 0, committed, 0, log_end, max(0, log_end - committed)),))}))
 
 
 @pytest.fixture

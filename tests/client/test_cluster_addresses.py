@@ -10,17 +10,15 @@ Java admin client resolves the node id through its metadata instead).
 
 from __future__ import annotations
 
-import asyncio
-
 from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.config import BrokerAddress
 from airflow_provider_kgroups.client.contract import RequestPlan
 from airflow_provider_kgroups.client.lookup import CoordinatorLookup
 from airflow_provider_kgroups.client.protocol import FindCoordinatorRequest
 from airflow_provider_kgroups.client.transport import ConnectionPool
-from tests.client.fakeutil import config, until
-from tests.client.test_driver_state import found, metadata_response
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import config, until
+from tests.support.responses import found, metadata_response
 
 
 def test_metadata_keeps_bootstrap_metadata_and_coordinator_addresses():
@@ -39,26 +37,23 @@ def test_metadata_keeps_bootstrap_metadata_and_coordinator_addresses():
     assert metadata.brokers.keys() == {1, 2}  # the broker list is Metadata's alone
 
 
-def test_the_pool_follows_a_broker_that_moved():
+async def test_the_pool_follows_a_broker_that_moved():
     """A node id whose address the metadata changed is reached at the new address on next use,
     and the connection to the old one is closed."""
-    async def main():
-        async with FakeCluster(brokers=2) as c:
-            cfg = config(c)
-            metadata = ClusterMetadata(cfg.bootstrap_servers)
-            pool = ConnectionPool(cfg, metadata)
-            try:
-                metadata.learn_brokers({7: BrokerAddress(*c.address(0))})
-                first = await pool.get(7)
-                assert first.address == BrokerAddress(*c.address(0))
-                assert (c.brokers[0].connections, c.brokers[1].connections) == (1, 0)
-                assert await pool.get(7) is first  # unchanged address: the same connection
-                metadata.learn_brokers({7: BrokerAddress(*c.address(1))})
-                moved = await pool.get(7)
-                assert moved is not first and moved.address == BrokerAddress(*c.address(1))
-                await until(lambda: not c.brokers[0].connections, "the old connection closed", within_s=5)
-                assert (c.brokers[0].connections, c.brokers[1].connections) == (0, 1)
-            finally:
-                await pool.close()
-
-    asyncio.run(main())
+    async with FakeCluster(brokers=2) as c:
+        cfg = config(c)
+        metadata = ClusterMetadata(cfg.bootstrap_servers)
+        pool = ConnectionPool(cfg, metadata)
+        try:
+            metadata.learn_brokers({7: BrokerAddress(*c.address(0))})
+            first = await pool.get(7)
+            assert first.address == BrokerAddress(*c.address(0))
+            assert (c.brokers[0].connections, c.brokers[1].connections) == (1, 0)
+            assert await pool.get(7) is first  # unchanged address: the same connection
+            metadata.learn_brokers({7: BrokerAddress(*c.address(1))})
+            moved = await pool.get(7)
+            assert moved is not first and moved.address == BrokerAddress(*c.address(1))
+            await until(lambda: not c.brokers[0].connections, "the old connection closed", within_s=5)
+            assert (c.brokers[0].connections, c.brokers[1].connections) == (0, 1)
+        finally:
+            await pool.close()

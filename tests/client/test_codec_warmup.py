@@ -12,27 +12,25 @@ from airflow_provider_kgroups.client.protocol import (
 )
 
 
-def test_wanted_codecs_compile_after_a_write_next_up_first_each_once():
+async def test_wanted_codecs_compile_after_a_write_next_up_first_each_once():
     compiled: list[tuple[str, int]] = []
     warmup = CodecWarmup(lambda cls, version: compiled.append((cls.__name__, version)))
 
-    async def main():
-        warmup.want(OffsetFetchRequest)  # the call's own request: after the lookups
-        warmup.want(MetadataRequest, next_up=True)
-        warmup.want(FindCoordinatorRequest, 4, next_up=True)
-        warmup.want(ApiVersionsRequest, 3, next_up=True)  # the handshake: first of all
-        warmup.want(OffsetFetchRequest)  # wanted twice: compiled once
-        warmup.want(ApiVersionsRequest, None)  # a version this client has: its highest
-        assert compiled == []  # nothing before a request is on the wire
-        warmup.written()
-        warmup.written()  # one chain of steps, not two
-        for _ in range(20):
-            await asyncio.sleep(0)
-        warmup.want(MetadataRequest)  # compiled already: not again
-        warmup.written()
+    warmup.want(OffsetFetchRequest)  # the call's own request: after the lookups
+    warmup.want(MetadataRequest, next_up=True)
+    warmup.want(FindCoordinatorRequest, 4, next_up=True)
+    warmup.want(ApiVersionsRequest, 3, next_up=True)  # the handshake: first of all
+    warmup.want(OffsetFetchRequest)  # wanted twice: compiled once
+    warmup.want(ApiVersionsRequest, None)  # a version this client has: its highest
+    assert compiled == []  # nothing before a request is on the wire
+    warmup.written()
+    warmup.written()  # one chain of steps, not two
+    for _ in range(20):
         await asyncio.sleep(0)
+    warmup.want(MetadataRequest)  # compiled already: not again
+    warmup.written()
+    await asyncio.sleep(0)
 
-    asyncio.run(main())
     metadata, offset_fetch = CLIENT_MAX_VERSIONS[MetadataRequest], CLIENT_MAX_VERSIONS[OffsetFetchRequest]
     assert compiled == [("ApiVersionsRequest", 3), ("ApiVersionsResponse", 3),
                         ("FindCoordinatorRequest", 4), ("FindCoordinatorResponse", 4),
@@ -40,23 +38,20 @@ def test_wanted_codecs_compile_after_a_write_next_up_first_each_once():
                         ("OffsetFetchRequest", offset_fetch)]  # its response: client/wire.py decodes it
 
 
-def test_one_compile_per_event_loop_step():
+async def test_one_compile_per_event_loop_step():
     """A response arriving meanwhile waits for one compile at most: each step compiles one codec
     (a request's encoder or a response's decoder)."""
     compiled: list[str] = []
     warmup = CodecWarmup(lambda cls, version: compiled.append(cls.__name__))
 
-    async def main():
-        warmup.want(MetadataRequest)
-        warmup.want(OffsetFetchRequest)
-        warmup.written()
-        seen = []
-        for _ in range(5):
-            await asyncio.sleep(0)
-            seen.append(len(compiled))
-        return seen
-
-    assert asyncio.run(main()) == [1, 2, 3, 3, 3]
+    warmup.want(MetadataRequest)
+    warmup.want(OffsetFetchRequest)
+    warmup.written()
+    seen = []
+    for _ in range(5):
+        await asyncio.sleep(0)
+        seen.append(len(compiled))
+    assert seen == [1, 2, 3, 3, 3]
     assert compiled == ["MetadataRequest", "MetadataResponse", "OffsetFetchRequest"]
 
 
@@ -85,7 +80,7 @@ def test_compiled_codecs_are_the_ones_encode_and_decode_use():
         {k for k in decoders if k[0] == "decode"}
 
 
-def test_a_cold_call_names_every_codec_it_then_uses_at_the_version_it_sends(monkeypatch):
+async def test_a_cold_call_names_every_codec_it_then_uses_at_the_version_it_sends(monkeypatch):
     """On the fake cluster: what a cold fetch_committed_offsets + log_end_offsets asks the warm-up
     for (the handshake, the lookups, the call's own API, in that order) is exactly what it then
     sends, at the versions it sends them (KafkaApis answers ApiVersions with the fake's ranges;
@@ -93,7 +88,7 @@ def test_a_cold_call_names_every_codec_it_then_uses_at_the_version_it_sends(monk
     client/wire.py, so only its request is wanted."""
     from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition, runner
     from airflow_provider_kgroups.client.transport import connection
-    from tests.client.fakeutil import config
+    from tests.support.fakeutil import config
     from tests.support.fakekafka import FakeCluster
 
     compiled: list[tuple[str, int]] = []
@@ -101,18 +96,16 @@ def test_a_cold_call_names_every_codec_it_then_uses_at_the_version_it_sends(monk
     monkeypatch.setattr(runner, "warmup", fresh)
     monkeypatch.setattr(connection, "warmup", fresh)
 
-    async def main():
-        async with FakeCluster(brokers=3) as c:
-            c.add_topic("orders", 3, end_offsets=[10, 20, 30], leaders=[0, 1, 2])
-            c.add_group("billing", offsets={("orders", 1): 7}, coordinator=2)
-            async with AsyncGroupsClient(config(c)) as client:
-                offsets = await client.fetch_committed_offsets(["billing"], timeout_s=10)
-                ends = await client.log_end_offsets(offsets.values["billing"].committed(), timeout_s=10)
-            assert offsets.values["billing"].committed() == {TopicPartition("orders", 1): 7}
-            assert {tp: v.offset for tp, v in ends.values.items()} == {TopicPartition("orders", 1): 20}
-            return {(r.api + "Request", r.api_version) for r in c.requests()}
+    async with FakeCluster(brokers=3) as c:
+        c.add_topic("orders", 3, end_offsets=[10, 20, 30], leaders=[0, 1, 2])
+        c.add_group("billing", offsets={("orders", 1): 7}, coordinator=2)
+        async with AsyncGroupsClient(config(c)) as client:
+            offsets = await client.fetch_committed_offsets(["billing"], timeout_s=10)
+            ends = await client.log_end_offsets(offsets.values["billing"].committed(), timeout_s=10)
+        assert offsets.values["billing"].committed() == {TopicPartition("orders", 1): 7}
+        assert {tp: v.offset for tp, v in ends.values.items()} == {TopicPartition("orders", 1): 20}
+        sent = {(r.api + "Request", r.api_version) for r in c.requests()}
 
-    sent = asyncio.run(main())
     assert compiled == [("ApiVersionsRequest", 3), ("ApiVersionsResponse", 3),
                         ("FindCoordinatorRequest", 6), ("FindCoordinatorResponse", 6),
                         ("MetadataRequest", 12), ("MetadataResponse", 12), ("OffsetFetchRequest", 9),

@@ -32,9 +32,10 @@ from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHan
 from airflow_provider_kgroups.client.lookup import CoordinatorLookup, LeaderLookup
 from airflow_provider_kgroups.client.protocol import (
     DeleteGroupsResponse, FindCoordinatorRequest, FindCoordinatorResponse, ListGroupsResponse, ListOffsetsRequest,
-    ListOffsetsResponse, MetadataRequest, MetadataResponse, OffsetFetchRequest, OffsetFetchResponse,
+    ListOffsetsResponse, MetadataRequest, OffsetFetchRequest, OffsetFetchResponse,
 )
 from airflow_provider_kgroups.client.results import GroupDeletion, GroupOffsets, ListedOffset, TopicPartition
+from tests.support.responses import found, metadata_response
 
 BACKOFF = 0.1
 tried: list[int] = []  # the attempt numbers the driver asked the backoff for, in order
@@ -54,14 +55,6 @@ def coordinator_driver(handler_class=OffsetFetchHandler, groups=("g1", "g2"), **
     lookup = CoordinatorLookup(metadata, **kwargs)
     tried.clear()
     return Driver(handler_class(lookup), list(groups), backoff=backoff), lookup, metadata
-
-
-def found(*answers) -> FindCoordinatorResponse:
-    """A batched (v4+) answer: (group, error code, node)."""
-    return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
-        FindCoordinatorResponse.Coordinator(key=g, node_id=node, host=f"b{node}", port=9092, error_code=error,
-                                            error_message=None)
-        for g, error, node in answers])
 
 
 def found_one(error: int, node: int) -> FindCoordinatorResponse:
@@ -334,19 +327,6 @@ def test_the_deadline_fails_every_unsettled_key_naming_its_last_error():
 
 
 # -- the leader lookup and the static one ----------------------------------------------------------
-
-def metadata_response(partitions: dict[int, tuple[int, int]], topic_error: int = 0) -> MetadataResponse:
-    """Brokers 1 and 2 and topic ``t``: partition -> (error code, leader)."""
-    M = MetadataResponse
-    return M(throttle_time_ms=0, brokers=[M.MetadataResponseBroker(node_id=n, host=f"b{n}", port=9092, rack=None)
-                                          for n in (1, 2)],
-             cluster_id="c", controller_id=1, topics=[M.MetadataResponseTopic(
-                 error_code=topic_error, name="t", is_internal=False, partitions=[
-                     M.MetadataResponseTopic.MetadataResponsePartition(
-                         error_code=error, partition_index=p, leader_id=leader, leader_epoch=0,
-                         replica_nodes=[], isr_nodes=[], offline_replicas=[])
-                     for p, (error, leader) in partitions.items()])])
-
 
 def listed(*answers) -> ListOffsetsResponse:
     """(partition, error code, offset) for topic ``t``."""

@@ -5,7 +5,6 @@ in the exception, its chain, the traceback, the config's repr, or any log line."
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import traceback
 
@@ -59,129 +58,104 @@ def committed(result):
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
-def test_sasl_happy_path(mechanism, caplog):
+async def test_sasl_happy_path(mechanism, caplog):
     caplog.set_level(logging.DEBUG)
 
-    async def main():
-        async with FakeCluster(brokers=3, sasl={mechanism: {"alice": PASSWORD, "bob": "other"}}) as c:
-            seeded = seed(c)
-            config = sasl_config(c, mechanism, "alice", PASSWORD)
-            async with AsyncGroupsClient(config) as client:
-                result = await client.fetch_committed_offsets(list(seeded))
-                assert committed(result) == seeded and result.failures == {}
-                assert dict(client.stats.by_api) == c.requests_by_api()
-                assert repr(config).count(PASSWORD) == 0 and PASSWORD not in str(config.redacted())
-            connections = c.count("ApiVersions")
-            assert connections == 4  # the bootstrap connection plus one per broker
-            assert c.count("SaslHandshake") == connections
-            assert c.count("SaslAuthenticate") == connections * ROUND_TRIPS[mechanism]
-            assert {e.request.mechanism for e in c.requests("SaslHandshake")} == {mechanism}
-            assert c.count("OffsetFetch") == len({c.coordinator_of(g) for g in seeded})
-            assert c.handler_errors == []
+    async with FakeCluster(brokers=3, sasl={mechanism: {"alice": PASSWORD, "bob": "other"}}) as c:
+        seeded = seed(c)
+        config = sasl_config(c, mechanism, "alice", PASSWORD)
+        async with AsyncGroupsClient(config) as client:
+            result = await client.fetch_committed_offsets(list(seeded))
+            assert committed(result) == seeded and result.failures == {}
+            assert dict(client.stats.by_api) == c.requests_by_api()
+            assert repr(config).count(PASSWORD) == 0 and PASSWORD not in str(config.redacted())
+        connections = c.count("ApiVersions")
+        assert connections == 4  # the bootstrap connection plus one per broker
+        assert c.count("SaslHandshake") == connections
+        assert c.count("SaslAuthenticate") == connections * ROUND_TRIPS[mechanism]
+        assert {e.request.mechanism for e in c.requests("SaslHandshake")} == {mechanism}
+        assert c.count("OffsetFetch") == len({c.coordinator_of(g) for g in seeded})
 
-    asyncio.run(main())
     assert "SaslAuthenticate v" in caplog.text  # the request log was captured, and holds no secret
     assert_no_secret(caplog.text, PASSWORD)
 
 
-def test_scram_username_with_reserved_characters():
-    async def main():
-        user = "svc=ops,team"
-        async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-256": {user: PASSWORD}}) as c:
-            seeded = seed(c)
-            async with AsyncGroupsClient(sasl_config(c, "SCRAM-SHA-256", user, PASSWORD)) as client:
-                result = await client.fetch_committed_offsets(list(seeded))
-            assert committed(result) == seeded
-            assert c.handler_errors == []
-
-    asyncio.run(main())
+async def test_scram_username_with_reserved_characters():
+    user = "svc=ops,team"
+    async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-256": {user: PASSWORD}}) as c:
+        seeded = seed(c)
+        async with AsyncGroupsClient(sasl_config(c, "SCRAM-SHA-256", user, PASSWORD)) as client:
+            result = await client.fetch_committed_offsets(list(seeded))
+        assert committed(result) == seeded
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
-def test_wrong_password_raises_authentication_error_without_the_password(mechanism, caplog):
+async def test_wrong_password_raises_authentication_error_without_the_password(mechanism, caplog):
     caplog.set_level(logging.DEBUG)
 
-    async def main():
-        async with FakeCluster(brokers=3, sasl={mechanism: {"alice": PASSWORD}}) as c:
-            seed(c)
-            async with AsyncGroupsClient(sasl_config(c, mechanism, "alice", WRONG)) as client:
-                with pytest.raises(AuthenticationError) as info:
-                    await client.fetch_committed_offsets(["g1", "g2"])
-            text = everything_said(info.value)
-            assert "alice" in str(info.value) and mechanism in str(info.value)
-            assert_no_secret(text, WRONG, PASSWORD)
-            # one connection, one failed exchange, nothing else: no other broker tried
-            assert c.requests_by_api() == {"ApiVersions": 1, "SaslHandshake": 1,
-                                           "SaslAuthenticate": ROUND_TRIPS[mechanism]}
-            assert c.handler_errors == []
+    async with FakeCluster(brokers=3, sasl={mechanism: {"alice": PASSWORD}}) as c:
+        seed(c)
+        async with AsyncGroupsClient(sasl_config(c, mechanism, "alice", WRONG)) as client:
+            with pytest.raises(AuthenticationError) as info:
+                await client.fetch_committed_offsets(["g1", "g2"])
+        text = everything_said(info.value)
+        assert "alice" in str(info.value) and mechanism in str(info.value)
+        assert_no_secret(text, WRONG, PASSWORD)
+        # one connection, one failed exchange, nothing else: no other broker tried
+        assert c.requests_by_api() == {"ApiVersions": 1, "SaslHandshake": 1,
+                                       "SaslAuthenticate": ROUND_TRIPS[mechanism]}
 
-    asyncio.run(main())
     assert "SaslAuthenticate v" in caplog.text
     assert_no_secret(caplog.text, WRONG, PASSWORD)
 
 
-def test_unknown_user_and_unoffered_mechanism(caplog):
+async def test_unknown_user_and_unoffered_mechanism(caplog):
     caplog.set_level(logging.DEBUG)
 
-    async def main():
-        async with FakeCluster(brokers=2, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}) as c:
-            async with AsyncGroupsClient(sasl_config(c, "SCRAM-SHA-512", "mallory", WRONG)) as client:
-                with pytest.raises(AuthenticationError) as unknown_user:
-                    await client.list_groups()
-            async with AsyncGroupsClient(sasl_config(c, "PLAIN", "alice", PASSWORD)) as client:
-                with pytest.raises(AuthenticationError, match="SCRAM-SHA-512") as unoffered:
-                    await client.list_groups()
-            assert_no_secret(everything_said(unknown_user.value), WRONG)
-            assert_no_secret(everything_said(unoffered.value), PASSWORD)
-            assert c.count("Metadata") == 0 and c.count("ListGroups") == 0
-            assert c.handler_errors == []
+    async with FakeCluster(brokers=2, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}) as c:
+        async with AsyncGroupsClient(sasl_config(c, "SCRAM-SHA-512", "mallory", WRONG)) as client:
+            with pytest.raises(AuthenticationError) as unknown_user:
+                await client.list_groups()
+        async with AsyncGroupsClient(sasl_config(c, "PLAIN", "alice", PASSWORD)) as client:
+            with pytest.raises(AuthenticationError, match="SCRAM-SHA-512") as unoffered:
+                await client.list_groups()
+        assert_no_secret(everything_said(unknown_user.value), WRONG)
+        assert_no_secret(everything_said(unoffered.value), PASSWORD)
+        assert c.count("Metadata") == 0 and c.count("ListGroups") == 0
 
-    asyncio.run(main())
     assert_no_secret(caplog.text, WRONG, PASSWORD)
 
 
-def test_tls_with_a_self_signed_certificate(cert):
-    async def main():
-        async with FakeCluster(brokers=3, ssl_context=server_ssl_context(cert)) as c:
-            seeded = seed(c)
-            config = ClientConfig.create(c.bootstrap, security_protocol="SSL", ssl_cafile=cert.cert,
-                                         retry_backoff_s=0.01)
-            async with AsyncGroupsClient(config) as client:
-                result = await client.fetch_committed_offsets(list(seeded))
-                ends = await client.log_end_offsets([TopicPartition("orders", p) for p in range(3)])
-            assert committed(result) == seeded and result.failures == {}
-            assert {tp.partition: v.offset for tp, v in ends.values.items()} == {0: 1000, 1: 1000, 2: 1000}
-            assert c.handler_errors == []
-
-    asyncio.run(main())
+async def test_tls_with_a_self_signed_certificate(cert):
+    async with FakeCluster(brokers=3, ssl_context=server_ssl_context(cert)) as c:
+        seeded = seed(c)
+        config = ClientConfig.create(c.bootstrap, security_protocol="SSL", ssl_cafile=cert.cert,
+                                     retry_backoff_s=0.01)
+        async with AsyncGroupsClient(config) as client:
+            result = await client.fetch_committed_offsets(list(seeded))
+            ends = await client.log_end_offsets([TopicPartition("orders", p) for p in range(3)])
+        assert committed(result) == seeded and result.failures == {}
+        assert {tp.partition: v.offset for tp, v in ends.values.items()} == {0: 1000, 1: 1000, 2: 1000}
 
 
-def test_sasl_over_tls(cert):
-    async def main():
-        async with FakeCluster(brokers=2, ssl_context=server_ssl_context(cert),
-                               sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}) as c:
-            seeded = seed(c)
-            config = sasl_config(c, "SCRAM-SHA-512", "alice", PASSWORD, security_protocol="SASL_SSL",
-                                 ssl_cafile=cert.cert)
-            async with AsyncGroupsClient(config) as client:
-                result = await client.fetch_committed_offsets(list(seeded))
-            assert committed(result) == seeded
-            assert c.count("SaslAuthenticate") == 2 * c.count("ApiVersions")
-            assert c.handler_errors == []
-
-    asyncio.run(main())
+async def test_sasl_over_tls(cert):
+    async with FakeCluster(brokers=2, ssl_context=server_ssl_context(cert),
+                           sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}) as c:
+        seeded = seed(c)
+        config = sasl_config(c, "SCRAM-SHA-512", "alice", PASSWORD, security_protocol="SASL_SSL",
+                             ssl_cafile=cert.cert)
+        async with AsyncGroupsClient(config) as client:
+            result = await client.fetch_committed_offsets(list(seeded))
+        assert committed(result) == seeded
+        assert c.count("SaslAuthenticate") == 2 * c.count("ApiVersions")
 
 
-def test_tls_with_an_untrusted_certificate_names_the_problem(cert):
-    async def main():
-        async with FakeCluster(brokers=2, ssl_context=server_ssl_context(cert)) as c:
-            config = ClientConfig.create(c.bootstrap, security_protocol="SSL", retry_backoff_s=0.01)
-            async with AsyncGroupsClient(config) as client:
-                with pytest.raises(AuthenticationError) as info:  # not retried, not another broker
-                    await client.list_groups(timeout_s=5)
-            assert "TLS certificate verification of broker" in str(info.value)
-            assert "certificate" in str(info.value).lower() and not is_retriable(info.value)
-            assert c.requests() == []  # the handshake failed before any request
-            assert c.handler_errors == []
-
-    asyncio.run(main())
+async def test_tls_with_an_untrusted_certificate_names_the_problem(cert):
+    async with FakeCluster(brokers=2, ssl_context=server_ssl_context(cert)) as c:
+        config = ClientConfig.create(c.bootstrap, security_protocol="SSL", retry_backoff_s=0.01)
+        async with AsyncGroupsClient(config) as client:
+            with pytest.raises(AuthenticationError) as info:  # not retried, not another broker
+                await client.list_groups(timeout_s=5)
+        assert "TLS certificate verification of broker" in str(info.value)
+        assert "certificate" in str(info.value).lower() and not is_retriable(info.value)
+        assert c.requests() == []  # the handshake failed before any request

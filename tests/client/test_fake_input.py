@@ -46,35 +46,28 @@ BAD_CALLS = [
 
 
 @pytest.mark.parametrize("what, call, message", BAD_CALLS, ids=[b[0] for b in BAD_CALLS])
-def test_bad_call_arguments_send_nothing(what, call, message):
-    async def main():
-        async with FakeCluster(brokers=3) as c:
-            c.add_topic("t", 1, end_offsets=10)
-            c.add_group("g", offsets={("t", 0): 5})
-            async with AsyncGroupsClient(ClientConfig.create(c.bootstrap, retry_backoff_s=0.01)) as client:
-                with pytest.raises(ConfigurationError, match=message):
-                    await call(client)
-                await asyncio.sleep(0)  # let anything the call started reach the brokers
-                assert c.requests() == []
-                assert all(b.connections == 0 for b in c.brokers.values())  # not even a socket
-            assert c.handler_errors == []
-
-    asyncio.run(main())
-
-
-def test_bad_input_after_a_good_call_sends_nothing_more():
-    async def main():
-        async with FakeCluster(brokers=3) as c:
-            c.add_group("g")
-            async with AsyncGroupsClient(ClientConfig.create(c.bootstrap, retry_backoff_s=0.01)) as client:
-                assert (await client.describe_groups(["g"])).failures == {}
-                c.reset_counts()
-                for _, call, _ in BAD_CALLS:
-                    with pytest.raises(ConfigurationError):
-                        await call(client)
+async def test_bad_call_arguments_send_nothing(what, call, message):
+    async with FakeCluster(brokers=3) as c:
+        c.add_topic("t", 1, end_offsets=10)
+        c.add_group("g", offsets={("t", 0): 5})
+        async with AsyncGroupsClient(ClientConfig.create(c.bootstrap, retry_backoff_s=0.01)) as client:
+            with pytest.raises(ConfigurationError, match=message):
+                await call(client)
+            await asyncio.sleep(0)  # let anything the call started reach the brokers
             assert c.requests() == []
+            assert all(b.connections == 0 for b in c.brokers.values())  # not even a socket
 
-    asyncio.run(main())
+
+async def test_bad_input_after_a_good_call_sends_nothing_more():
+    async with FakeCluster(brokers=3) as c:
+        c.add_group("g")
+        async with AsyncGroupsClient(ClientConfig.create(c.bootstrap, retry_backoff_s=0.01)) as client:
+            assert (await client.describe_groups(["g"])).failures == {}
+            c.reset_counts()
+            for _, call, _ in BAD_CALLS:
+                with pytest.raises(ConfigurationError):
+                    await call(client)
+        assert c.requests() == []
 
 
 BAD_CONFIGS = [
@@ -101,14 +94,11 @@ BAD_CONFIGS = [
 
 
 @pytest.mark.parametrize("what, bootstrap, options, message", BAD_CONFIGS, ids=[b[0] for b in BAD_CONFIGS])
-def test_bad_configuration_is_refused_before_connecting(what, bootstrap, options, message):
-    async def main():
-        async with FakeCluster(brokers=1) as c:
-            with pytest.raises(ConfigurationError, match=message):
-                ClientConfig.create(c.bootstrap if bootstrap is None else bootstrap, **options)
-            assert c.requests() == [] and c.brokers[0].connections == 0
-
-    asyncio.run(main())
+async def test_bad_configuration_is_refused_before_connecting(what, bootstrap, options, message):
+    async with FakeCluster(brokers=1) as c:
+        with pytest.raises(ConfigurationError, match=message):
+            ClientConfig.create(c.bootstrap if bootstrap is None else bootstrap, **options)
+        assert c.requests() == [] and c.brokers[0].connections == 0
 
 
 @pytest.mark.parametrize("selector, message", [

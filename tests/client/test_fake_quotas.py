@@ -12,16 +12,12 @@ from __future__ import annotations
 import asyncio
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
-from tests.client.fakeutil import config, counts
+from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import FakeCluster
 
 DEADLINE_S = 20.0
 A = [TopicPartition("a", p) for p in range(2)]  # led by broker 1
 B = [TopicPartition("b", p) for p in range(2)]  # led by broker 1
-
-
-def run(main):
-    return asyncio.run(asyncio.wait_for(main(), DEADLINE_S))
 
 
 def seed(c: FakeCluster) -> None:
@@ -36,10 +32,10 @@ def never_during_a_mute(c: FakeCluster, throttle, node: int) -> None:
         assert not any(start < arrived < end for start, end in throttle.mutes), (entry.api, arrived, throttle.mutes)
 
 
-def test_nothing_is_sent_to_a_throttled_broker_until_the_throttle_ends():
+async def test_nothing_is_sent_to_a_throttled_broker_until_the_throttle_ends():
     """The request timeout (0.1 s) is shorter than the throttle (0.4 s): it must not run while
     the request waits for the throttle to end."""
-    async def main():
+    async with asyncio.timeout(DEADLINE_S):
         async with FakeCluster(brokers=3) as c:
             seed(c)
             throttle = c.throttle(1, 400, api="ListOffsets", times=1)
@@ -55,15 +51,12 @@ def test_nothing_is_sent_to_a_throttled_broker_until_the_throttle_ends():
             never_during_a_mute(c, throttle, 1)
             first_sent, second_sent = c.requests("ListOffsets", 1)
             assert second_sent.arrived is None and second_sent.at >= throttle.mutes[0][1]
-            assert c.handler_errors == []
-
-    run(main)
 
 
-def test_a_request_already_in_flight_does_not_time_out_because_of_the_throttle():
+async def test_a_request_already_in_flight_does_not_time_out_because_of_the_throttle():
     """Two calls pipeline ListOffsets on broker 1; the first response throttles for 0.4 s, and
     the second request (already written, held unread by the broker) has a 0.15 s timeout."""
-    async def main():
+    async with asyncio.timeout(DEADLINE_S):
         async with FakeCluster(brokers=3) as c:
             seed(c)
             async with AsyncGroupsClient(config(c, request_timeout_s=0.15)) as client:
@@ -79,13 +72,10 @@ def test_a_request_already_in_flight_does_not_time_out_because_of_the_throttle()
             [(start, end)] = throttle.mutes
             _, held = c.requests("ListOffsets", 1)
             assert held.arrived is not None and held.arrived <= start + 0.05 and held.at >= end
-            assert c.handler_errors == []
-
-    run(main)
 
 
-def test_a_throttle_past_the_deadline_fails_at_once_naming_the_quota_and_sends_nothing():
-    async def main():
+async def test_a_throttle_past_the_deadline_fails_at_once_naming_the_quota_and_sends_nothing():
+    async with asyncio.timeout(DEADLINE_S):
         async with FakeCluster(brokers=3) as c:
             seed(c)
             throttle = c.throttle(1, 30_000, api="ListOffsets", times=1)
@@ -97,15 +87,12 @@ def test_a_throttle_past_the_deadline_fails_at_once_naming_the_quota_and_sends_n
             assert all("throttles this client (quota)" in f.message for f in second.failures.values())
             assert counts(c) == {"Metadata": 3, "ListOffsets": 1}
             assert throttle.hits == 1
-            assert c.handler_errors == []
-
-    run(main)
 
 
-def test_metadata_goes_to_another_broker_while_one_throttles_past_the_deadline():
+async def test_metadata_goes_to_another_broker_while_one_throttles_past_the_deadline():
     """A broker that throttles this client for longer than the call may take is left for the
     next least-loaded broker (NetworkClient.leastLoadedNode skips throttled nodes)."""
-    async def main():
+    async with asyncio.timeout(DEADLINE_S):
         async with FakeCluster(brokers=3) as c:
             seed(c)
             throttle = c.throttle(0, 30_000, api="Metadata", times=1)
@@ -116,6 +103,3 @@ def test_metadata_goes_to_another_broker_while_one_throttles_past_the_deadline()
             assert {n: c.count("Metadata", n) for n in range(3)} == {0: 1, 1: 1, 2: 0}
             assert throttle.hits == 1
             never_during_a_mute(c, throttle, 0)
-            assert c.handler_errors == []
-
-    run(main)

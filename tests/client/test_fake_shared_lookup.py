@@ -11,40 +11,34 @@ import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient
 from tests.support.fakekafka import Err, FakeCluster
-from tests.client.fakeutil import committed, config, counts, seed
+from tests.support.fakeutil import committed, config, counts, seed
 
 
-def test_describe_and_offset_fetch_side_by_side_share_the_lookup_and_the_bootstrap():
-    async def body():
-        async with FakeCluster(brokers=3) as c:
-            expected = seed(c, 20)
-            ids = sorted(expected)
-            async with AsyncGroupsClient(config(c)) as client:
-                described, offsets = await asyncio.gather(client.describe_groups(ids),
-                                                          client.fetch_committed_offsets(ids))
-            coordinators = {c.coordinator_of(g) for g in ids}
-            return described, offsets, counts(c), expected, coordinators
-
-    described, offsets, n, expected, coordinators = asyncio.run(body())
+async def test_describe_and_offset_fetch_side_by_side_share_the_lookup_and_the_bootstrap():
+    async with FakeCluster(brokers=3) as c:
+        expected = seed(c, 20)
+        ids = sorted(expected)
+        async with AsyncGroupsClient(config(c)) as client:
+            described, offsets = await asyncio.gather(client.describe_groups(ids),
+                                                      client.fetch_committed_offsets(ids))
+        coordinators = {c.coordinator_of(g) for g in ids}
+        n = counts(c)
     assert committed(offsets) == expected and not offsets.failures
     assert sorted(described.values) == sorted(expected) and not described.failures
     assert n == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": len(coordinators),
                  "OffsetFetch": len(coordinators)}
 
 
-def test_a_lookup_error_shared_by_two_calls_reaches_both_per_group():
+async def test_a_lookup_error_shared_by_two_calls_reaches_both_per_group():
     """GROUP_AUTHORIZATION_FAILED from FindCoordinator is final for that key: both calls that
     waited on the one lookup report it for that group, and the other groups stay exact."""
-    async def body():
-        async with FakeCluster(brokers=3) as c:
-            expected = seed(c, 4)
-            c.inject_error("FindCoordinator", Err.GROUP_AUTHORIZATION_FAILED, key="g1")
-            async with AsyncGroupsClient(config(c)) as client:
-                described, offsets = await asyncio.gather(client.describe_groups(sorted(expected)),
-                                                          client.fetch_committed_offsets(sorted(expected)))
-            return described, offsets, counts(c), expected
-
-    described, offsets, n, expected = asyncio.run(body())
+    async with FakeCluster(brokers=3) as c:
+        expected = seed(c, 4)
+        c.inject_error("FindCoordinator", Err.GROUP_AUTHORIZATION_FAILED, key="g1")
+        async with AsyncGroupsClient(config(c)) as client:
+            described, offsets = await asyncio.gather(client.describe_groups(sorted(expected)),
+                                                      client.fetch_committed_offsets(sorted(expected)))
+        n = counts(c)
     for result in (described, offsets):
         assert set(result.failures) == {"g1"}
         assert result.failures["g1"].code == Err.GROUP_AUTHORIZATION_FAILED
@@ -52,18 +46,14 @@ def test_a_lookup_error_shared_by_two_calls_reaches_both_per_group():
     assert n["FindCoordinator"] == 1 and n["Metadata"] == 1
 
 
-def test_a_bootstrap_that_reaches_no_broker_fails_every_call_that_waited_on_it():
-    async def body():
-        async with FakeCluster(brokers=1) as c:
-            seed(c, 2)
-            bootstrap = c.bootstrap
-        # the cluster is gone: nothing answers the shared bootstrap
-        from airflow_provider_kgroups.client import ClientConfig, NoBrokerAvailable
+async def test_a_bootstrap_that_reaches_no_broker_fails_every_call_that_waited_on_it():
+    async with FakeCluster(brokers=1) as c:
+        seed(c, 2)
+        bootstrap = c.bootstrap
+    # the cluster is gone: nothing answers the shared bootstrap
+    from airflow_provider_kgroups.client import ClientConfig, NoBrokerAvailable
 
-        async with AsyncGroupsClient(ClientConfig.create(bootstrap, call_timeout_s=2, retry_backoff_s=0.01)) as client:
-            results = await asyncio.gather(client.describe_groups(["g0"]), client.fetch_committed_offsets(["g0"]),
-                                           return_exceptions=True)
-        return results, NoBrokerAvailable
-
-    results, no_broker = asyncio.run(body())
-    assert all(isinstance(r, no_broker) for r in results), results
+    async with AsyncGroupsClient(ClientConfig.create(bootstrap, call_timeout_s=2, retry_backoff_s=0.01)) as client:
+        results = await asyncio.gather(client.describe_groups(["g0"]), client.fetch_committed_offsets(["g0"]),
+                                       return_exceptions=True)
+    assert all(isinstance(r, NoBrokerAvailable) for r in results), results

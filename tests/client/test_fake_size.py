@@ -12,7 +12,6 @@ the client into requests of at most ``max_groups_per_request`` groups and ``max_
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 import time
@@ -27,7 +26,7 @@ from airflow_provider_kgroups.client.chunking import RequestLimits, RequestSizer
 from airflow_provider_kgroups.client.errors import CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, ErrorCode
 from airflow_provider_kgroups.client.protocol import ConsumerGroupDescribeRequest
 from airflow_provider_kgroups.client.results import GroupDeletion, GroupState
-from tests.client.fakeutil import counts
+from tests.support.fakeutil import counts
 from tests.support.fakekafka import FakeCluster, Member
 
 _OFG = OffsetFetchRequest.OffsetFetchRequestGroup
@@ -175,67 +174,64 @@ def _expected_requests(c: FakeCluster, ids, per_request: int) -> dict[int, int]:
     return {node: math.ceil(n / per_request) for node, n in owners.items()}
 
 
-def test_100k_groups_over_30_brokers_stay_within_the_frame_cap(capsys):
+async def test_100k_groups_over_30_brokers_stay_within_the_frame_cap(capsys):
     """Describe, fetch offsets and delete 100,000 groups: every request and response is within
     a 256 KiB cap (the fake refuses larger requests, the client larger responses), every group
     has its exact outcome, and each coordinator gets ceil(its groups / 1000) requests per API."""
-    async def main():
-        async with FakeCluster(brokers=BROKERS, max_request_bytes=CAP) as c:
-            ids = _seed_100k(c)
-            consumer = [g for i, g in enumerate(ids) if i % 100 == 0]
-            stable = {g for i, g in enumerate(ids) if i % 100 == 1}
-            config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, max_response_bytes=CAP)
-            assert (config.max_groups_per_request, config.max_request_bytes) == (1000, 1024 * 1024)  # defaults
-            timings = {}
-            async with AsyncGroupsClient(config) as client:
-                started = time.monotonic()
-                described = await client.describe_groups(ids, timeout_s=300)
-                timings["describe"] = time.monotonic() - started
-                assert described.failures == {}
-                assert len(described.values) == GROUPS
-                for i, g in enumerate(ids):
-                    d = described.values[g]
-                    expected = (("consumer", GroupState.EMPTY, 0) if i % 100 == 0 else
-                                ("classic", GroupState.STABLE, 1) if i % 100 == 1 else
-                                ("classic", GroupState.EMPTY, 0))
-                    assert (d.group_type, d.state, len(d.members)) == expected, g
+    async with FakeCluster(brokers=BROKERS, max_request_bytes=CAP) as c:
+        ids = _seed_100k(c)
+        consumer = [g for i, g in enumerate(ids) if i % 100 == 0]
+        stable = {g for i, g in enumerate(ids) if i % 100 == 1}
+        config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, max_response_bytes=CAP)
+        assert (config.max_groups_per_request, config.max_request_bytes) == (1000, 1024 * 1024)  # defaults
+        timings = {}
+        async with AsyncGroupsClient(config) as client:
+            started = time.monotonic()
+            described = await client.describe_groups(ids, timeout_s=300)
+            timings["describe"] = time.monotonic() - started
+            assert described.failures == {}
+            assert len(described.values) == GROUPS
+            for i, g in enumerate(ids):
+                d = described.values[g]
+                expected = (("consumer", GroupState.EMPTY, 0) if i % 100 == 0 else
+                            ("classic", GroupState.STABLE, 1) if i % 100 == 1 else
+                            ("classic", GroupState.EMPTY, 0))
+                assert (d.group_type, d.state, len(d.members)) == expected, g
 
-                started = time.monotonic()
-                offsets = await client.fetch_committed_offsets(ids, timeout_s=300)
-                timings["offsets"] = time.monotonic() - started
-                assert offsets.failures == {}
-                assert {g: v.committed() for g, v in offsets.values.items()} == {
-                    g: {TopicPartition("orders", i % 30): i} for i, g in enumerate(ids)}
+            started = time.monotonic()
+            offsets = await client.fetch_committed_offsets(ids, timeout_s=300)
+            timings["offsets"] = time.monotonic() - started
+            assert offsets.failures == {}
+            assert {g: v.committed() for g, v in offsets.values.items()} == {
+                g: {TopicPartition("orders", i % 30): i} for i, g in enumerate(ids)}
 
-                started = time.monotonic()
-                deleted = await client.delete_groups(ids, timeout_s=300)
-                timings["delete"] = time.monotonic() - started
-                assert deleted.values == {g: GroupDeletion.DELETED for g in ids if g not in stable}
-                assert {g: f.code for g, f in deleted.failures.items()} == {g: ErrorCode.NON_EMPTY_GROUP
-                                                                           for g in stable}
+            started = time.monotonic()
+            deleted = await client.delete_groups(ids, timeout_s=300)
+            timings["delete"] = time.monotonic() - started
+            assert deleted.values == {g: GroupDeletion.DELETED for g in ids if g not in stable}
+            assert {g: f.code for g, f in deleted.failures.items()} == {g: ErrorCode.NON_EMPTY_GROUP
+                                                                       for g in stable}
 
-            assert c.handler_errors == [] and c.refused_requests() == []
-            per_coordinator = _expected_requests(c, ids, 1000)
-            consumer_per_coordinator = _expected_requests(c, consumer, 1000)
-            assert len(per_coordinator) == BROKERS and min(per_coordinator.values()) >= 2  # every broker chunks
-            assert counts(c) == {"Metadata": 1, "FindCoordinator": GROUPS // 1000,
-                                 "DescribeGroups": sum(per_coordinator.values()),
-                                 "ConsumerGroupDescribe": sum(consumer_per_coordinator.values()),
-                                 "OffsetFetch": sum(per_coordinator.values()),
-                                 "DeleteGroups": sum(per_coordinator.values())}
-            assert c.count("ApiVersions") == BROKERS + 1  # one connection per broker (+ bootstrap): none dropped
-            for api in ("DescribeGroups", "OffsetFetch", "DeleteGroups"):
-                assert _per_coordinator(c, ids, api) == per_coordinator, api
-            assert _per_coordinator(c, consumer, "ConsumerGroupDescribe") == consumer_per_coordinator
-            sizes = {api: (c.largest_request(api), c.largest_response(api))
-                     for api in ("FindCoordinator", "DescribeGroups", "ConsumerGroupDescribe", "OffsetFetch",
-                                 "DeleteGroups")}
-            assert c.largest_request() <= CAP and c.largest_response() <= CAP
-            with capsys.disabled():
-                print(f"\n100k groups / {BROKERS} brokers: seconds {({k: round(v, 1) for k, v in timings.items()})}; "
-                      f"requests {counts(c)}; largest (request, response) bytes {sizes}")
-
-    asyncio.run(main())
+        assert c.refused_requests() == []
+        per_coordinator = _expected_requests(c, ids, 1000)
+        consumer_per_coordinator = _expected_requests(c, consumer, 1000)
+        assert len(per_coordinator) == BROKERS and min(per_coordinator.values()) >= 2  # every broker chunks
+        assert counts(c) == {"Metadata": 1, "FindCoordinator": GROUPS // 1000,
+                             "DescribeGroups": sum(per_coordinator.values()),
+                             "ConsumerGroupDescribe": sum(consumer_per_coordinator.values()),
+                             "OffsetFetch": sum(per_coordinator.values()),
+                             "DeleteGroups": sum(per_coordinator.values())}
+        assert c.count("ApiVersions") == BROKERS + 1  # one connection per broker (+ bootstrap): none dropped
+        for api in ("DescribeGroups", "OffsetFetch", "DeleteGroups"):
+            assert _per_coordinator(c, ids, api) == per_coordinator, api
+        assert _per_coordinator(c, consumer, "ConsumerGroupDescribe") == consumer_per_coordinator
+        sizes = {api: (c.largest_request(api), c.largest_response(api))
+                 for api in ("FindCoordinator", "DescribeGroups", "ConsumerGroupDescribe", "OffsetFetch",
+                             "DeleteGroups")}
+        assert c.largest_request() <= CAP and c.largest_response() <= CAP
+        with capsys.disabled():
+            print(f"\n100k groups / {BROKERS} brokers: seconds {({k: round(v, 1) for k, v in timings.items()})}; "
+                  f"requests {counts(c)}; largest (request, response) bytes {sizes}")
 
 
 # ------------------------------------------------------------------------------------------- over the cap
@@ -248,47 +244,44 @@ def _long_ids(n: int) -> list[str]:
 
 
 @pytest.mark.parametrize("find_coordinator, over_cap_api", [(6, "FindCoordinator"), (3, "DescribeGroups")])
-def test_without_chunking_the_over_cap_request_is_refused_and_each_group_says_why(find_coordinator, over_cap_api):
+async def test_without_chunking_the_over_cap_request_is_refused_and_each_group_says_why(find_coordinator, over_cap_api):
     """With chunking switched off (limits far above the broker's cap), the request over the cap
     (the batched FindCoordinator, or with FindCoordinator v3 the DescribeGroups) makes the broker
     close the connection; the client retries within the deadline and then fails every group with
     CLIENT_TIMEOUT naming the request and its size. No hang, nothing else broken."""
-    async def main():
-        async with FakeCluster(brokers=1, max_request_bytes=SMALL_CAP,
-                               api_versions={"FindCoordinator": find_coordinator}) as c:
-            ids = _long_ids(200)  # about 12.6 KB of ids
-            for g in ids:
-                c.add_group(g)
-            unbounded = ClientConfig.create(c.bootstrap, retry_backoff_s=0.05, max_groups_per_request=10**6,
-                                            max_request_bytes=100 * 1024 * 1024)
-            async with AsyncGroupsClient(unbounded) as client:
-                started = time.monotonic()
-                result = await client.describe_groups(ids, timeout_s=1.5)
-                assert time.monotonic() - started < 10  # bounded by the deadline, not hanging
-            assert result.values == {}
-            assert set(result.failures) == set(ids)
-            refused = c.refused_requests()
-            assert refused and all(size > SMALL_CAP for _, size in refused)
-            [size] = {size for _, size in refused}  # the same request each time
-            for failure in result.failures.values():
-                assert failure.code == CLIENT_TIMEOUT
-                assert f"closed the connection while {over_cap_api}" in failure.message
-                assert f"of {size} bytes was in flight" in failure.message
-            assert c.handler_errors == []
+    async with FakeCluster(brokers=1, max_request_bytes=SMALL_CAP,
+                           api_versions={"FindCoordinator": find_coordinator}) as c:
+        ids = _long_ids(200)  # about 12.6 KB of ids
+        for g in ids:
+            c.add_group(g)
+        unbounded = ClientConfig.create(c.bootstrap, retry_backoff_s=0.05, max_groups_per_request=10**6,
+                                        max_request_bytes=100 * 1024 * 1024)
+        async with AsyncGroupsClient(unbounded) as client:
+            started = time.monotonic()
+            result = await client.describe_groups(ids, timeout_s=1.5)
+            assert time.monotonic() - started < 10  # bounded by the deadline, not hanging
+        assert result.values == {}
+        assert set(result.failures) == set(ids)
+        refused = c.refused_requests()
+        assert refused and all(size > SMALL_CAP for _, size in refused)
+        [size] = {size for _, size in refused}  # the same request each time
+        for failure in result.failures.values():
+            assert failure.code == CLIENT_TIMEOUT
+            assert f"closed the connection while {over_cap_api}" in failure.message
+            assert f"of {size} bytes was in flight" in failure.message
+        assert c.handler_errors == []
 
-            c.reset_counts()
-            bounded = ClientConfig.create(c.bootstrap, retry_backoff_s=0.05, max_request_bytes=SMALL_CAP)
-            async with AsyncGroupsClient(bounded) as client:
-                result = await client.describe_groups(ids, timeout_s=30)
-            assert result.failures == {}
-            assert {g: d.state for g, d in result.values.items()} == {g: GroupState.EMPTY for g in ids}
-            assert c.refused_requests() == [] and c.largest_request() <= SMALL_CAP
-            # 61-byte ids: (8192 - header and array overhead) // 62 bytes per id = 131 ids per request
-            expected_find = 2 if find_coordinator >= 4 else 200
-            assert counts(c) == {"Metadata": 1, "FindCoordinator": expected_find, "DescribeGroups": 2}
-            assert sorted(len(e.request.groups) for e in c.requests("DescribeGroups")) == [69, 131]
-
-    asyncio.run(main())
+        c.reset_counts()
+        bounded = ClientConfig.create(c.bootstrap, retry_backoff_s=0.05, max_request_bytes=SMALL_CAP)
+        async with AsyncGroupsClient(bounded) as client:
+            result = await client.describe_groups(ids, timeout_s=30)
+        assert result.failures == {}
+        assert {g: d.state for g, d in result.values.items()} == {g: GroupState.EMPTY for g in ids}
+        assert c.refused_requests() == [] and c.largest_request() <= SMALL_CAP
+        # 61-byte ids: (8192 - header and array overhead) // 62 bytes per id = 131 ids per request
+        expected_find = 2 if find_coordinator >= 4 else 200
+        assert counts(c) == {"Metadata": 1, "FindCoordinator": expected_find, "DescribeGroups": 2}
+        assert sorted(len(e.request.groups) for e in c.requests("DescribeGroups")) == [69, 131]
 
 
 # ------------------------------------------------------------------------------------------- big responses
@@ -307,47 +300,44 @@ def _seed_wide(c: FakeCluster, groups: list[str], partitions: int) -> dict[str, 
     return out
 
 
-def test_a_response_over_max_response_bytes_is_split_until_it_fits_and_one_group_alone_fails():
+async def test_a_response_over_max_response_bytes_is_split_until_it_fits_and_one_group_alone_fails():
     """OffsetFetch of 8 groups answering about 1.3 KB each with max_response_bytes 4096: the 8-group
     response (10 KB) and the 4-group ones (5 KB) are refused by the client and split, the 2-group
     ones fit: 1 + 2 + 4 requests, every offset exact, one connection throughout (the refused
     bytes are read and dropped). A group whose answer alone is over the limit fails alone with
     CLIENT_RESPONSE_TOO_LARGE naming the size."""
-    async def main():
-        async with FakeCluster(brokers=1) as c:
-            seeded = _seed_wide(c, [f"wide-{i}" for i in range(8)], partitions=60)
-            huge = _seed_wide(c, ["huge"], partitions=400)
-            config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, max_response_bytes=RESPONSE_LIMIT)
-            async with AsyncGroupsClient(config) as client:
-                result = await client.fetch_committed_offsets(list(seeded))
-                assert result.failures == {}
-                assert {g: v.committed() for g, v in result.values.items()} == seeded
-                assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 7}
-                assert sorted(len(e.request.groups) for e in c.requests("OffsetFetch")) == [1 * 2] * 4 + [4, 4, 8]
-                assert c.count("ApiVersions") == 2  # the bootstrap connection and broker 0: none reopened
+    async with FakeCluster(brokers=1) as c:
+        seeded = _seed_wide(c, [f"wide-{i}" for i in range(8)], partitions=60)
+        huge = _seed_wide(c, ["huge"], partitions=400)
+        config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, max_response_bytes=RESPONSE_LIMIT)
+        async with AsyncGroupsClient(config) as client:
+            result = await client.fetch_committed_offsets(list(seeded))
+            assert result.failures == {}
+            assert {g: v.committed() for g, v in result.values.items()} == seeded
+            assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 7}
+            assert sorted(len(e.request.groups) for e in c.requests("OffsetFetch")) == [1 * 2] * 4 + [4, 4, 8]
+            assert c.count("ApiVersions") == 2  # the bootstrap connection and broker 0: none reopened
 
-                c.reset_counts()
-                alone = await client.fetch_committed_offsets(["huge"])
-                assert alone.values == {}
-                failure = alone.failures["huge"]
-                assert failure.code == CLIENT_RESPONSE_TOO_LARGE
-                size = c.largest_response("OffsetFetch")
-                assert size > RESPONSE_LIMIT
-                assert f"is {size} bytes, over max_response_bytes ({RESPONSE_LIMIT})" in failure.message
-                assert counts(c) == {"FindCoordinator": 1, "OffsetFetch": 1}
+            c.reset_counts()
+            alone = await client.fetch_committed_offsets(["huge"])
+            assert alone.values == {}
+            failure = alone.failures["huge"]
+            assert failure.code == CLIENT_RESPONSE_TOO_LARGE
+            size = c.largest_response("OffsetFetch")
+            assert size > RESPONSE_LIMIT
+            assert f"is {size} bytes, over max_response_bytes ({RESPONSE_LIMIT})" in failure.message
+            assert counts(c) == {"FindCoordinator": 1, "OffsetFetch": 1}
 
-                again = await client.fetch_committed_offsets(["wide-0"])  # the connection is still good
-                assert again.values["wide-0"].committed() == seeded["wide-0"]
-                assert c.count("ApiVersions") == 0
-            assert huge  # seeded
-
-    asyncio.run(main())
+            again = await client.fetch_committed_offsets(["wide-0"])  # the connection is still good
+            assert again.values["wide-0"].committed() == seeded["wide-0"]
+            assert c.count("ApiVersions") == 0
+        assert huge  # seeded
 
 
 # ------------------------------------------------------------------------------------------- in flight
 
 @pytest.mark.parametrize("in_flight", [1, 100])
-def test_chunks_wait_for_an_in_flight_slot_so_each_timeout_measures_its_own_request(in_flight):
+async def test_chunks_wait_for_an_in_flight_slot_so_each_timeout_measures_its_own_request(in_flight):
     """A broker handles a connection's requests one at a time (Kafka's SocketServer mutes the
     channel until the response is sent: the fake's ``processing_s``), and a request's timeout runs
     from when it is written. Eight one-group DescribeGroups chunks of 0.2 s broker work each, with
@@ -355,29 +345,26 @@ def test_chunks_wait_for_an_in_flight_slot_so_each_timeout_measures_its_own_requ
     requests on one connection. All eight written at once, the sixth waits 1.2 s, times out, the
     connection is closed (a timed-out connection is not trusted) and the unanswered chunks go
     round again: more requests, new connections."""
-    async def main():
-        async with FakeCluster(brokers=1) as c:
-            ids = [f"slow-{i}" for i in range(8)]
-            for g in ids:
-                c.add_group(g)
-            c.set_delay(processing_s=0.2, api="DescribeGroups")
-            config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, request_timeout_s=1.0,
-                                         max_groups_per_request=1, max_in_flight_per_connection=in_flight)
-            async with AsyncGroupsClient(config) as client:
-                result = await client.describe_groups(ids, timeout_s=20)
-            assert set(result.values) | set(result.failures) == set(ids)
-            if in_flight == 1:
-                assert result.failures == {}
-                assert {g: d.state for g, d in result.values.items()} == {g: GroupState.EMPTY for g in ids}
-                assert counts(c) == {"Metadata": 1, "FindCoordinator": 8, "DescribeGroups": 8}  # one group each
-                assert c.count("ApiVersions") == 2  # bootstrap + broker 0, never reopened
-            else:
-                assert c.count("DescribeGroups") > 8 and c.count("ApiVersions") > 2
-
-    asyncio.run(main())
+    async with FakeCluster(brokers=1) as c:
+        ids = [f"slow-{i}" for i in range(8)]
+        for g in ids:
+            c.add_group(g)
+        c.set_delay(processing_s=0.2, api="DescribeGroups")
+        config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, request_timeout_s=1.0,
+                                     max_groups_per_request=1, max_in_flight_per_connection=in_flight)
+        async with AsyncGroupsClient(config) as client:
+            result = await client.describe_groups(ids, timeout_s=20)
+        assert set(result.values) | set(result.failures) == set(ids)
+        if in_flight == 1:
+            assert result.failures == {}
+            assert {g: d.state for g, d in result.values.items()} == {g: GroupState.EMPTY for g in ids}
+            assert counts(c) == {"Metadata": 1, "FindCoordinator": 8, "DescribeGroups": 8}  # one group each
+            assert c.count("ApiVersions") == 2  # bootstrap + broker 0, never reopened
+        else:
+            assert c.count("DescribeGroups") > 8 and c.count("ApiVersions") > 2
 
 
-def test_a_delete_whose_response_was_too_large_is_confirmed_by_the_split_retries():
+async def test_a_delete_whose_response_was_too_large_is_confirmed_by_the_split_retries():
     """DeleteGroups of 300 groups with 60-byte ids: the broker deletes them all, but its 19 KB
     response is over max_response_bytes 4096, so the client never reads it. The halves (150,
     75, then 37/38 groups, the last fitting) answer GROUP_ID_NOT_FOUND, which after a response
@@ -385,21 +372,18 @@ def test_a_delete_whose_response_was_too_large_is_confirmed_by_the_split_retries
     dropped connection (DeleteConsumerGroupsHandler retries the same way; the confirmation is
     this client's, see handlers/delete_groups). 1 + 2 + 4 + 8 requests, and the same split for
     the batched FindCoordinator before it, whose 300 answers do not fit either."""
-    async def main():
-        async with FakeCluster(brokers=1) as c:
-            ids = _long_ids(300)
-            for g in ids:
-                c.add_group(g)
-            config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, max_response_bytes=RESPONSE_LIMIT)
-            async with AsyncGroupsClient(config) as client:
-                result = await client.delete_groups(ids)
-            assert result.failures == {}
-            assert result.values == {g: GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE for g in ids}
-            assert c.group_ids() == []
-            assert counts(c) == {"Metadata": 1, "FindCoordinator": 15, "DeleteGroups": 15}
-            assert sorted(len(e.request.coordinator_keys) for e in c.requests("FindCoordinator")) == \
-                [37] * 4 + [38] * 4 + [75] * 4 + [150] * 2 + [300]
-            assert sorted(len(e.request.groups_names) for e in c.requests("DeleteGroups")) == \
-                [37] * 4 + [38] * 4 + [75] * 4 + [150] * 2 + [300]
-
-    asyncio.run(main())
+    async with FakeCluster(brokers=1) as c:
+        ids = _long_ids(300)
+        for g in ids:
+            c.add_group(g)
+        config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, max_response_bytes=RESPONSE_LIMIT)
+        async with AsyncGroupsClient(config) as client:
+            result = await client.delete_groups(ids)
+        assert result.failures == {}
+        assert result.values == {g: GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE for g in ids}
+        assert c.group_ids() == []
+        assert counts(c) == {"Metadata": 1, "FindCoordinator": 15, "DeleteGroups": 15}
+        assert sorted(len(e.request.coordinator_keys) for e in c.requests("FindCoordinator")) == \
+            [37] * 4 + [38] * 4 + [75] * 4 + [150] * 2 + [300]
+        assert sorted(len(e.request.groups_names) for e in c.requests("DeleteGroups")) == \
+            [37] * 4 + [38] * 4 + [75] * 4 + [150] * 2 + [300]

@@ -7,7 +7,6 @@ runs (what a run learns of a key is a note the driver keeps for that run only)."
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import pkgutil
@@ -27,10 +26,9 @@ from airflow_provider_kgroups.client.handlers.offset_commit import OffsetCommitH
 from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
 from airflow_provider_kgroups.client.protocol import DescribeGroupsRequest, OffsetFetchRequest
 from airflow_provider_kgroups.client.results import RecordPosition, TimestampPage
-from tests.client.fakeutil import config, counts, seed
-from tests.client.test_fake_delete_lost import on_node
-from tests.lag.test_fetch_records import batch
+from tests.support.batches import batch
 from tests.support.fakekafka import Err, FakeCluster
+from tests.support.fakeutil import config, counts, on_node, seed
 
 TP = TopicPartition("t", 0)
 
@@ -131,32 +129,28 @@ def test_the_version_floors_once_raised_in_build_are_declared():
 
 # -- declared limits through the driver, on the fake cluster ---------------------------------------
 
-def test_a_declared_need_fails_the_keys_it_applies_to_unsent_and_spares_the_rest():
+async def test_a_declared_need_fails_the_keys_it_applies_to_unsent_and_spares_the_rest():
     """One coordinator speaks only OffsetFetch v1 (FakeCluster broker_api_versions): asking it for
     every partition of its groups fails them, with no OffsetFetch sent to it; naming the topics
     it can carry, and does, one request per group below v8 (KafkaApis.handleOffsetFetchRequest)."""
-    async def main():
-        async with FakeCluster(brokers=3, broker_api_versions={1: {"OffsetFetch": (1, 1)}}) as c:
-            seeded = seed(c, 12)
-            on_old = sorted(g for g in seeded if c.coordinator_of(g) == 1)
-            assert len(on_old) >= 2
-            async with AsyncGroupsClient(config(c)) as client:
-                every = await client.fetch_committed_offsets(on_old)
-                assert counts(c) == {"Metadata": 1, "FindCoordinator": 1}  # looked up, never sent
-                c.reset_counts()
-                named = await client.fetch_committed_offsets(on_old, topics={"orders": [0, 1, 2]})
-            too_old = Failure(CLIENT_UNSUPPORTED, "broker 1 has OffsetFetch up to v1; asking for all partitions "
-                                                  "(no topics named) needs v2")
-            assert every.values == {} and every.failures == {g: too_old for g in on_old}
-            assert named.failures == {}
-            assert {g: named.values[g].committed() for g in on_old} == {g: seeded[g] for g in on_old}
-            assert counts(c) == {"OffsetFetch": len(on_old)} and c.count("OffsetFetch", 1) == len(on_old)
-            assert c.handler_errors == []
-
-    asyncio.run(main())
+    async with FakeCluster(brokers=3, broker_api_versions={1: {"OffsetFetch": (1, 1)}}) as c:
+        seeded = seed(c, 12)
+        on_old = sorted(g for g in seeded if c.coordinator_of(g) == 1)
+        assert len(on_old) >= 2
+        async with AsyncGroupsClient(config(c)) as client:
+            every = await client.fetch_committed_offsets(on_old)
+            assert counts(c) == {"Metadata": 1, "FindCoordinator": 1}  # looked up, never sent
+            c.reset_counts()
+            named = await client.fetch_committed_offsets(on_old, topics={"orders": [0, 1, 2]})
+        too_old = Failure(CLIENT_UNSUPPORTED, "broker 1 has OffsetFetch up to v1; asking for all partitions "
+                                              "(no topics named) needs v2")
+        assert every.values == {} and every.failures == {g: too_old for g in on_old}
+        assert named.failures == {}
+        assert {g: named.values[g].committed() for g in on_old} == {g: seeded[g] for g in on_old}
+        assert counts(c) == {"OffsetFetch": len(on_old)} and c.count("OffsetFetch", 1) == len(on_old)
 
 
-def test_a_need_no_broker_meets_fails_every_key_and_nothing_is_built_or_sent():
+async def test_a_need_no_broker_meets_fails_every_key_and_nothing_is_built_or_sent():
     """Any handler's declaration is applied by the driver before ``build``: a need above every
     broker's OffsetFetch fails each group with the message, and build is never called."""
     built = []
@@ -168,19 +162,16 @@ def test_a_need_no_broker_meets_fails_every_key_and_nothing_is_built_or_sent():
             built.append(group_ids)
             return super().build(group_ids, version, notes)
 
-    async def main():
-        async with FakeCluster(brokers=3) as c:
-            seeded = seed(c, 6)
-            async with AsyncGroupsClient(config(c)) as client:
-                result = await run(client, NeedsTheFuture(client._coordinators), list(seeded))
-            assert result.values == {}
-            assert {g: (f.code, f.message.split(";")[1]) for g, f in result.failures.items()} == {
-                g: (CLIENT_UNSUPPORTED, " the future needs v99") for g in seeded}
-            assert all(f.message.startswith(f"broker {c.coordinator_of(g)} has OffsetFetch up to v")
-                       for g, f in result.failures.items())
-            assert built == [] and c.count("OffsetFetch") == 0 and c.handler_errors == []
-
-    asyncio.run(main())
+    async with FakeCluster(brokers=3) as c:
+        seeded = seed(c, 6)
+        async with AsyncGroupsClient(config(c)) as client:
+            result = await run(client, NeedsTheFuture(client._coordinators), list(seeded))
+        assert result.values == {}
+        assert {g: (f.code, f.message.split(";")[1]) for g, f in result.failures.items()} == {
+            g: (CLIENT_UNSUPPORTED, " the future needs v99") for g in seeded}
+        assert all(f.message.startswith(f"broker {c.coordinator_of(g)} has OffsetFetch up to v")
+                   for g, f in result.failures.items())
+        assert built == [] and c.count("OffsetFetch") == 0
 
 
 # -- stateless handlers ----------------------------------------------------------------------------
@@ -205,56 +196,48 @@ def test_a_grown_budget_is_a_note_of_the_run_not_a_change_to_the_handler():
     assert budget(handler.build([TP], 12, {})[0]) == [1024] == budget(plan)
 
 
-def test_a_timestamp_handler_reused_for_two_runs_answers_the_same_with_the_same_requests():
+async def test_a_timestamp_handler_reused_for_two_runs_answers_the_same_with_the_same_requests():
     """Everything a page found and left for the next one is in its value (TimestampPage): two runs
     of one handler instance give identical results at identical cost (one Fetch per leader)."""
-    async def main():
-        async with FakeCluster(brokers=2) as c:
-            c.add_topic("t", 2, leaders=[0, 1])
-            for p in range(2):
-                c.append("t", p, 40, timestamp_ms=lambda offset, p=p: 1000 * p + offset, value=b"x" * 100)
-            wanted = {TopicPartition("t", 0): [1, 35], TopicPartition("t", 1): [2]}
-            async with AsyncGroupsClient(config(c)) as client:
-                await client.describe_topics(["t"])  # leaders cached: both runs cost the same
-                handler = FetchTimestampHandler(client._leaders, wanted, partition_bytes=1024)
-                c.reset_counts()
-                first = await run(client, handler, list(wanted))
-                first_counts = counts(c)
-                c.reset_counts()
-                second = await run(client, handler, list(wanted))
-                second_counts = counts(c)
-            assert first == second and first.failures == {}
-            assert first_counts == second_counts == {"Fetch": 2}
-            page0 = first.values[TopicPartition("t", 0)]
-            assert isinstance(page0, TimestampPage) and page0.budget_bytes == 1024
-            assert page0.found[1].position is RecordPosition.AT_OFFSET and page0.found[1].timestamp_ms == 1
-            assert page0.unresolved == (35,) and page0.next_start is not None and 1 < page0.next_start <= 35
-            assert first.values[TopicPartition("t", 1)].found[2].timestamp_ms == 1002
-            assert c.handler_errors == []
-
-    asyncio.run(main())
+    async with FakeCluster(brokers=2) as c:
+        c.add_topic("t", 2, leaders=[0, 1])
+        for p in range(2):
+            c.append("t", p, 40, timestamp_ms=lambda offset, p=p: 1000 * p + offset, value=b"x" * 100)
+        wanted = {TopicPartition("t", 0): [1, 35], TopicPartition("t", 1): [2]}
+        async with AsyncGroupsClient(config(c)) as client:
+            await client.describe_topics(["t"])  # leaders cached: both runs cost the same
+            handler = FetchTimestampHandler(client._leaders, wanted, partition_bytes=1024)
+            c.reset_counts()
+            first = await run(client, handler, list(wanted))
+            first_counts = counts(c)
+            c.reset_counts()
+            second = await run(client, handler, list(wanted))
+            second_counts = counts(c)
+        assert first == second and first.failures == {}
+        assert first_counts == second_counts == {"Fetch": 2}
+        page0 = first.values[TopicPartition("t", 0)]
+        assert isinstance(page0, TimestampPage) and page0.budget_bytes == 1024
+        assert page0.found[1].position is RecordPosition.AT_OFFSET and page0.found[1].timestamp_ms == 1
+        assert page0.unresolved == (35,) and page0.next_start is not None and 1 < page0.next_start <= 35
+        assert first.values[TopicPartition("t", 1)].found[2].timestamp_ms == 1002
 
 
-def test_a_lost_delete_response_is_remembered_for_its_run_only():
+async def test_a_lost_delete_response_is_remembered_for_its_run_only():
     """DeleteGroups' one piece of run memory (a response lost: the retry's GROUP_ID_NOT_FOUND
     confirms the delete, GroupMetadataManager.deleteGroups) is a note of that run: the same
     handler's next run, with no response lost, reports 69 as the failure it is."""
-    async def main():
-        async with FakeCluster(brokers=3) as c:
-            groups = on_node(c, 1, 2, "e")
-            for g in groups:
-                c.add_group(g)
-            c.drop_mid_response("DeleteGroups", node=1, times=1)
-            async with AsyncGroupsClient(config(c)) as client:
-                handler = DeleteGroupsHandler(client._coordinators)
-                first = await run(client, handler, groups)
-                c.reset_counts()
-                second = await run(client, handler, groups)
-            assert first.values == {g: GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE for g in groups}
-            assert first.failures == {}
-            assert second.values == {} and {g: f.code for g, f in second.failures.items()} == {
-                g: Err.GROUP_ID_NOT_FOUND for g in groups}
-            assert counts(c) == {"DeleteGroups": 1}  # coordinator cached: one request for both groups
-            assert c.handler_errors == []
-
-    asyncio.run(main())
+    async with FakeCluster(brokers=3) as c:
+        groups = on_node(c, 1, 2, "e")
+        for g in groups:
+            c.add_group(g)
+        c.drop_mid_response("DeleteGroups", node=1, times=1)
+        async with AsyncGroupsClient(config(c)) as client:
+            handler = DeleteGroupsHandler(client._coordinators)
+            first = await run(client, handler, groups)
+            c.reset_counts()
+            second = await run(client, handler, groups)
+        assert first.values == {g: GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE for g in groups}
+        assert first.failures == {}
+        assert second.values == {} and {g: f.code for g, f in second.failures.items()} == {
+            g: Err.GROUP_ID_NOT_FOUND for g in groups}
+        assert counts(c) == {"DeleteGroups": 1}  # coordinator cached: one request for both groups

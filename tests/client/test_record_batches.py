@@ -18,16 +18,10 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from airflow_provider_kgroups.client.batches import read_batches
 from airflow_provider_kgroups.client.compression import Codec, UndecodableBatch, decompress, xerial_unframe
+from tests.support.batches import RECORDS
 from tests.support.fakekafka.recordbatch import CODECS, control_key, control_value, encode_batch, xerial_snappy
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADERS = (("trace", b"1"), ("trace", b"2"), ("empty", b""), ("null", None))  # duplicate keys, a null value
-RECORDS = [  # (offset, timestamp, key, value, headers)
-    (100, 1_700_000_000_000, b"k", b"v", ()),
-    (101, 1_700_000_000_005, None, b"null key", HEADERS),
-    (102, 1_699_999_999_000, b"", None, ()),  # empty key, null value, an earlier timestamp (negative delta)
-    (103, 1_700_000_000_007, b"big", bytes(range(256)) * 4096, (("\u00e9t\u00e9", b"utf-8 key"),)),  # 1 MiB
-]
 
 
 @pytest.mark.parametrize("codec", sorted(CODECS))

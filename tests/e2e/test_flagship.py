@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 
-from tests.airflow.test_lineage import events_of as lineage_events
+from tests.support.airflow_env import events_of as lineage_events
 
 import pyarrow.parquet as pq
 import pytest

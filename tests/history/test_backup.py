@@ -11,8 +11,8 @@ import pytest
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.client.results import CommittedOffset, TopicPartition
 from airflow_provider_kgroups.history.backup import backup_offsets, list_backups, load_backup, restore_offsets
-from tests.lag.builders import T0
-from tests.lag.fake import with_fake_cluster
+from tests.support.builders import T0
+from tests.support.fakeworld import with_fake_cluster
 from tests.support.fakekafka import Err, Member
 
 A, B = TopicPartition("orders", 0), TopicPartition("orders", 1)
@@ -65,7 +65,7 @@ def seed(cluster):
     cluster.add_group("busy", offsets={("orders", 0): 1}, members=[Member("m", assignment={"orders": [0]})])
 
 
-def test_backup_delete_restore(tmp_path):
+async def test_backup_delete_restore(tmp_path):
     async def body(cluster, client):
         committed = await client.fetch_committed_offsets(["billing", "busy"])
         url = backup_offsets(str(tmp_path), committed.values)
@@ -75,7 +75,7 @@ def test_backup_delete_restore(tmp_path):
         restored = await restore_offsets(client, url)
         return restored, cluster.committed("billing"), cluster.requests_by_api()
 
-    restored, committed, requests = with_fake_cluster(body, setup=seed)
+    restored, committed, requests = await with_fake_cluster(body, setup=seed)
     assert restored["billing"].values == {A: 90, B: 20} and restored["billing"].ok
     assert committed == {("orders", 0): 90, ("orders", 1): 20}
     assert restored["busy"].failures[A].code == Err.UNKNOWN_MEMBER_ID  # has members: refused, per partition
@@ -83,17 +83,17 @@ def test_backup_delete_restore(tmp_path):
     assert requests.get("OffsetCommit") == 2
 
 
-def test_restore_a_subset_and_unknown_groups(tmp_path):
+async def test_restore_a_subset_and_unknown_groups(tmp_path):
     async def body(cluster, client):
         url = backup_offsets(str(tmp_path), {"billing": {A: 7}})
         with pytest.raises(ConfigurationError, match="'nope' are not in the backup"):
             await restore_offsets(client, url, ["nope"])
         return await restore_offsets(client, load_backup(url), ["billing"])
 
-    assert with_fake_cluster(body, setup=seed)["billing"].values == {A: 7}
+    assert (await with_fake_cluster(body, setup=seed))["billing"].values == {A: 7}
 
 
-def test_commit_offsets_retries_a_coordinator_that_is_loading():
+async def test_commit_offsets_retries_a_coordinator_that_is_loading():
     def setup(cluster):
         seed(cluster)
         cluster.inject_error("OffsetCommit", Err.COORDINATOR_LOAD_IN_PROGRESS, key="billing", times=2)
@@ -102,15 +102,15 @@ def test_commit_offsets_retries_a_coordinator_that_is_loading():
         result = await client.commit_offsets("billing", {A: 3})
         return result, cluster.count("OffsetCommit")
 
-    result, commits = with_fake_cluster(body, setup=setup)
+    result, commits = await with_fake_cluster(body, setup=setup)
     assert result.values == {A: 3} and commits == 3
 
 
-def test_commit_offsets_bad_input():
+async def test_commit_offsets_bad_input():
     async def body(cluster, client):
         with pytest.raises(ConfigurationError, match="must be >= 0"):
             await client.commit_offsets("billing", {A: -1})
         with pytest.raises(ConfigurationError, match="no offsets to commit"):
             await client.commit_offsets("billing", {})
 
-    with_fake_cluster(body, setup=seed)
+    await with_fake_cluster(body, setup=seed)

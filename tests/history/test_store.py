@@ -13,7 +13,7 @@ from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.history.store import HISTORY_SCHEMA, HistoryStore, day_of
 from airflow_provider_kgroups.lag.model import HISTORY_COLUMNS, LagFlag
 from airflow_provider_kgroups.lag.verdicts import Verdict, VerdictRules, group_verdicts
-from tests.lag.builders import HOUR, MINUTE, T0, group, partition, snapshot
+from tests.support.builders import HOUR, MINUTE, T0, group, partition, snapshot
 
 DAY = 24 * HOUR
 

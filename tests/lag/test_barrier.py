@@ -13,8 +13,8 @@ from airflow_provider_kgroups.lag.barrier import (
 )
 from tests.support.fakekafka import Member
 
-from .builders import T0
-from .fake import with_fake_cluster
+from tests.support.builders import T0
+from tests.support.fakeworld import with_fake_cluster
 
 A, B = TopicPartition("t", 0), TopicPartition("t", 1)
 TARGET = BarrierTarget(offsets={"g": {A: 100, B: 50}, "h": {A: 100}}, kind=TargetKind.LOG_END, fixed_at_ms=T0)
@@ -103,52 +103,52 @@ def seed(cluster):
     cluster.add_group("g", offsets={("t", 0): 3}, members=[Member("m", assignment={"t": [0, 1]})])
 
 
-def test_fix_target_at_log_end_does_not_move_when_producers_write():
+async def test_fix_target_at_log_end_does_not_move_when_producers_write():
     async def body(cluster, client):
         target = await fix_target(client, ["g"])
         cluster.append("t", 0, 5)
         cluster.commit("g", {("t", 0): 10, ("t", 1): 10})
         return target, await check_barrier(client, target)
 
-    target, status = with_fake_cluster(body, setup=seed)
+    target, status = await with_fake_cluster(body, setup=seed)
     assert target.offsets == {"g": {A: 10, B: 10}} and target.kind is TargetKind.LOG_END
     assert status.reached  # lag is 5 now, but the target was fixed before those records
 
 
-def test_fix_target_for_a_timestamp():
+async def test_fix_target_for_a_timestamp():
     async def body(cluster, client):
         return await fix_target(client, ["g"], topics=["t"], timestamp_ms=T0 + 4000)
 
-    target = with_fake_cluster(body, setup=seed)
+    target = await with_fake_cluster(body, setup=seed)
     assert target.offsets["g"] == {A: 4, B: 4} and target.timestamp_ms == T0 + 4000
 
 
-def test_timestamp_newer_than_every_record_targets_the_log_end():
+async def test_timestamp_newer_than_every_record_targets_the_log_end():
     async def body(cluster, client):
         return await fix_target(client, ["g"], topics=["t"], timestamp_ms=T0 + 999_000)
 
-    assert with_fake_cluster(body, setup=seed).offsets["g"] == {A: 10, B: 10}
+    assert (await with_fake_cluster(body, setup=seed)).offsets["g"] == {A: 10, B: 10}
 
 
-def test_target_for_a_topic_that_does_not_exist_is_a_configuration_error():
+async def test_target_for_a_topic_that_does_not_exist_is_a_configuration_error():
     async def body(cluster, client):
         with pytest.raises(ConfigurationError, match="'missing' do not exist"):
             await fix_target(client, ["g"], topics=["missing"])
         with pytest.raises(ConfigurationError, match="timestamp_ms must be a non-negative"):
             await fix_target(client, ["g"], timestamp_ms=-5)
 
-    with_fake_cluster(body, setup=seed)
+    await with_fake_cluster(body, setup=seed)
 
 
-def test_group_without_commits_or_assignment_needs_topics():
+async def test_group_without_commits_or_assignment_needs_topics():
     async def body(cluster, client):
         with pytest.raises(ConfigurationError, match="name the topics"):
             await fix_target(client, ["nobody"])
 
-    with_fake_cluster(body, setup=seed)
+    await with_fake_cluster(body, setup=seed)
 
 
-def test_check_barrier_costs_one_offset_fetch_once_coordinators_are_known():
+async def test_check_barrier_costs_one_offset_fetch_once_coordinators_are_known():
     async def body(cluster, client):
         target = await fix_target(client, ["g"], topics=["t"])
         cluster.commit("g", {("t", 1): 2})
@@ -157,12 +157,12 @@ def test_check_barrier_costs_one_offset_fetch_once_coordinators_are_known():
         second = await check_barrier(client, target, previous=first.checkpoint())
         return first, second, cluster.requests_by_api()
 
-    first, second, requests = with_fake_cluster(body, setup=seed)
+    first, second, requests = await with_fake_cluster(body, setup=seed)
     assert requests == {"OffsetFetch": 1}
     assert first.remaining() == 7 + 8 and not second.reached
 
 
-def test_target_fixed_during_a_leader_election_gets_the_real_log_end():
+async def test_target_fixed_during_a_leader_election_gets_the_real_log_end():
     """A new leader catching up answers OFFSET_NOT_AVAILABLE (Partition.fetchOffsetForTimestamp);
     the client asks it again after a metadata refresh (OffsetFetcherUtils.handleListOffsetResponse)
     instead of failing the barrier."""
@@ -172,7 +172,7 @@ def test_target_fixed_during_a_leader_election_gets_the_real_log_end():
         target = await fix_target(client, ["g"])
         return target, {n: cluster.count("ListOffsets", n) for n in range(3)}, cluster.requests("Metadata")
 
-    target, list_offsets, metadata = with_fake_cluster(body, setup=seed)
+    target, list_offsets, metadata = await with_fake_cluster(body, setup=seed)
     assert target.offsets == {"g": {A: 10, B: 10}} and target.kind is TargetKind.LOG_END
     assert list_offsets == {0: 0, 1: 1, 2: 3}  # twice 78 from the new leader, then its answer
     # bootstrap, the leader lookup, one refresh after each 78

@@ -12,7 +12,7 @@ from airflow_provider_kgroups.client import errors
 from airflow_provider_kgroups.client.errors import CLIENT_CODES, CLIENT_NOT_READ, ErrorCode, Failure, error_name
 from airflow_provider_kgroups.lag.model import LagFlag, UnknownLagPolicy
 
-from .builders import tp
+from tests.support.builders import tp
 
 PACKAGE = Path(errors.__file__).resolve().parents[1]
 

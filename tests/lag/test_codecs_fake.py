@@ -13,7 +13,7 @@ from airflow_provider_kgroups.lag.seconds import LagSecondsBasis, lag_seconds
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
 from tests.support.fakekafka.recordbatch import CODECS
 
-from .fake import with_fake_cluster
+from tests.support.fakeworld import with_fake_cluster
 
 T0 = 1_700_000_000_000
 TP = TopicPartition("t", 0)
@@ -32,7 +32,7 @@ def batches(c, codec: str, payload: bytes | None = None) -> None:
 
 
 @pytest.mark.parametrize("codec", sorted(CODECS))
-def test_offsets_committed_inside_compressed_batches_are_dated_by_their_record(codec):
+async def test_offsets_committed_inside_compressed_batches_are_dated_by_their_record(codec):
     def setup(c):
         batches(c, codec)
         for group, offset in (("inside", 123), ("second", 250), ("aborted", 300), ("marker", 301)):
@@ -43,7 +43,7 @@ def test_offsets_committed_inside_compressed_batches_are_dated_by_their_record(c
         return (await lag_seconds(client, snap, worst_n=None, now_ms=T0 + 600_000),
                 await lag_seconds(client, snap, worst_n=None, now_ms=T0 + 600_000, read_committed=True))
 
-    uncommitted, committed = with_fake_cluster(body, setup=setup, brokers=1)
+    uncommitted, committed = await with_fake_cluster(body, setup=setup, brokers=1)
     expected = {"inside": 123, "second": 250, "aborted": 300, "marker": 302}  # the marker: the next record
     for group, record in expected.items():
         (measured,) = uncommitted[group].partitions
@@ -54,7 +54,7 @@ def test_offsets_committed_inside_compressed_batches_are_dated_by_their_record(c
 
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
-def test_an_undecodable_batch_fails_its_partition_by_name_and_leaves_its_lag_unknown(codec):
+async def test_an_undecodable_batch_fails_its_partition_by_name_and_leaves_its_lag_unknown(codec):
     def setup(c):
         batches(c, codec, payload=b"\x00\x01 not %s" % codec.encode())
         c.add_group("g", offsets={("t", 0): 250})
@@ -66,7 +66,7 @@ def test_an_undecodable_batch_fails_its_partition_by_name_and_leaves_its_lag_unk
         history = {TP: [(T0 + 100_000, 100), (T0 + 400_000, 400)]}  # would bracket offset 250
         return fetched, records, await lag_seconds(client, snap, history=history, now_ms=T0 + 600_000)
 
-    fetched, records, seconds = with_fake_cluster(body, setup=setup, brokers=1)
+    fetched, records, seconds = await with_fake_cluster(body, setup=setup, brokers=1)
     library = "gzip (Python standard library)" if codec == "gzip" else "cramjam"
     for failures in (fetched.failures, records.failures):
         failure = failures[TP]
@@ -81,12 +81,12 @@ def test_an_undecodable_batch_fails_its_partition_by_name_and_leaves_its_lag_unk
     assert error == fetched.failures[TP].to_dict() and (error["codec"], error["offset"]) == (codec, 250)
 
 
-def test_the_first_batch_of_a_page_is_read_whole_even_from_its_middle():
+async def test_the_first_batch_of_a_page_is_read_whole_even_from_its_middle():
     """A Fetch at offset 150 gets the batch of 0-199 whole (Kafka serves batches, not records);
     the answer for 150 is record 150, not the batch's first."""
     async def body(c, client):
         return await client.fetch_record_timestamps({TP: [150]})
 
-    answer = with_fake_cluster(body, setup=lambda c: batches(c, "lz4"), brokers=1)
+    answer = await with_fake_cluster(body, setup=lambda c: batches(c, "lz4"), brokers=1)
     found = answer.values[TP][150]
     assert (found.position, found.offset, found.timestamp_ms) == (RecordPosition.AT_OFFSET, 150, T0 + 150_000)

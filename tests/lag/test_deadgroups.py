@@ -23,23 +23,12 @@ from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules, judge_group
 from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.lag.observation import GroupHistoryPoint, GroupObservation, history_points
 
-from .builders import HOUR, T0, description, group, offsets, partition, snapshot, tp
+from tests.support.builders import HOUR, T0, description, group, offsets, partition, snapshot, tp
+from tests.support.deadgroups import BACKLOG, CAUGHT_UP, COMMITTED, NOW, RULES, UNREADABLE, idle_history
 
-NOW = T0 + 200 * HOUR  # 2023-11-23 06:13 UTC
-RULES = DeadGroupRules(idle_hours=48, offsets_retention_minutes=7 * 24 * 60)
 WEEK = 7 * 24 * HOUR
-COMMITTED = {tp("orders", 0): 100}
-BACKLOG = {tp("orders", 0): 150}  # 50 records to read
-CAUGHT_UP = {tp("orders", 0): 100}
 EXISTS, ABSENT, NOT_VISIBLE = TopicExistence.EXISTS, TopicExistence.ABSENT, TopicExistence.NOT_VISIBLE
 NO_HISTORY = IdleFinding(Reason.NO_HISTORY, 48)
-
-
-def idle_history(hours: float, committed=COMMITTED, state=GroupState.EMPTY, every_hours: int = 6, log_end=BACKLOG,
-                 members: int = 0):
-    """Points every ``every_hours`` from ``hours`` ago to before now."""
-    start = NOW - int(hours * HOUR)
-    return [GroupHistoryPoint(t, state, members, committed, log_end) for t in range(start, NOW, every_hours * HOUR)]
 
 
 def observe(group_id="app", state="Empty", committed=COMMITTED, members=None, protocol_type="consumer",
@@ -216,10 +205,6 @@ def test_a_stored_snapshot_with_unreadable_commits_ends_the_idle_run_without_pro
 
 
 # -- committed offsets that could not be read ------------------------------------------------------
-
-UNREADABLE = GroupOffsets("app", {tp("orders", 0): CommittedOffset(None, error=Failure(88)),
-                                  tp("old", 0): CommittedOffset(5)})
-
 
 def test_commits_read_with_an_error_are_unknown_never_no_commit():
     """Issue 18: under assume_full_visibility, a group whose every committed offset was read with

@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-import struct
 from types import SimpleNamespace
 
 import pytest
-from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.client.handlers.fetch import _Truncated, resolve_offsets, scan_page
 from airflow_provider_kgroups.client.results import RecordPosition, TopicPartition
+from tests.support.batches import ABORT, COMMIT, batch
 from tests.support.fakekafka import Err
-
-from .fake import with_fake_cluster
-
-ABORT, COMMIT = 0, 1
-
-
-def batch(base: int, offsets: list[int], *, ts: int = 1000, producer_id: int = -1, control: int | None = None) -> bytes:
-    """One v2 batch with records at ``offsets`` (timestamp ts + offset); a control batch when
-    ``control`` is ABORT/COMMIT; transactional when ``producer_id`` >= 0."""
-    transactional = producer_id >= 0
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
-                                        producer_id=producer_id, producer_epoch=0 if transactional else -1,
-                                        base_sequence=0 if transactional else -1, batch_size=1 << 20)
-    for offset in offsets:
-        key = struct.pack(">hh", 0, control) if control is not None else b"k"
-        builder.append(offset - base, timestamp=ts + offset, key=key, value=b"v", headers=[])
-    data = builder.build()
-    struct.pack_into(">q", data, 0, base)
-    if control is not None:
-        attributes = struct.unpack_from(">h", data, 21)[0] | 0x20
-        struct.pack_into(">h", data, 21, attributes)
-    return bytes(data)
-
+from tests.support.fakeworld import with_fake_cluster
 
 def find(data: bytes, offset: int, aborted=None, readable_end: int = 10**9):
     """The one offset resolved from one page: (record offset, position)."""
@@ -108,14 +85,14 @@ def seed(cluster):
     cluster.set_offsets("t", 1, start=5)  # offsets 0-4 deleted by retention
 
 
-def test_one_fetch_per_leader_with_timestamps_and_positions():
+async def test_one_fetch_per_leader_with_timestamps_and_positions():
     async def body(cluster, client):
         positions = {TopicPartition("t", 0): 3, TopicPartition("t", 1): 2, TopicPartition("t", 2): 10,
                      TopicPartition("t", 3): 9}
         result = await client.fetch_record_timestamps(positions)
         return result, cluster.requests("Fetch"), {cluster.leader_of("t", p) for p in range(4)}
 
-    result, fetches, leaders = with_fake_cluster(body, setup=seed)
+    result, fetches, leaders = await with_fake_cluster(body, setup=seed)
     assert result.ok
     assert result[TopicPartition("t", 0)][3].position is RecordPosition.AT_OFFSET
     assert result[TopicPartition("t", 0)][3].timestamp_ms == 1_000_003
@@ -129,7 +106,7 @@ def test_one_fetch_per_leader_with_timestamps_and_positions():
 
 
 @pytest.mark.parametrize("error", [Err.NOT_LEADER_OR_FOLLOWER, Err.FENCED_LEADER_EPOCH, Err.UNKNOWN_LEADER_EPOCH])
-def test_not_leader_is_retried_on_the_new_leader(error):
+async def test_not_leader_is_retried_on_the_new_leader(error):
     """Leader errors of a Fetch (ReplicaManager.readFromLog) send the partition back to the
     leader lookup, one metadata refresh each (the client's one REFRESH_LEADER set)."""
     def setup(cluster):
@@ -142,16 +119,16 @@ def test_not_leader_is_retried_on_the_new_leader(error):
         result = await client.fetch_record_timestamps({TopicPartition("t", 0): 4})
         return result, cluster.count("Fetch"), cluster.count("Metadata")
 
-    result, fetches, metadata = with_fake_cluster(body, setup=setup)
+    result, fetches, metadata = await with_fake_cluster(body, setup=setup)
     assert result[TopicPartition("t", 0)][4].timestamp_ms == 1_000_004 and fetches == 2
     assert metadata == 1  # leaders were cached: one refresh after the error
 
 
-def test_bad_positions_are_configuration_errors():
+async def test_bad_positions_are_configuration_errors():
     async def body(cluster, client):
         with pytest.raises(ConfigurationError, match="not non-negative ints"):
             await client.fetch_record_timestamps({TopicPartition("t", 0): -1})
         with pytest.raises(ConfigurationError, match="partition_bytes"):
             await client.fetch_record_timestamps({TopicPartition("t", 0): 1}, partition_bytes=10)
 
-    with_fake_cluster(body, setup=seed)
+    await with_fake_cluster(body, setup=seed)

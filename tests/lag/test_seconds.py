@@ -12,8 +12,8 @@ from airflow_provider_kgroups.lag.seconds import (
 )
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
 
-from .builders import MINUTE, T0, group, partition, snapshot
-from .fake import with_fake_cluster
+from tests.support.builders import MINUTE, T0, group, partition, snapshot
+from tests.support.fakeworld import with_fake_cluster
 
 NOW = T0 + 60 * MINUTE
 HISTORY = [(T0, 0), (T0 + 10 * MINUTE, 1000), (T0 + 20 * MINUTE, 2000), (NOW, 6000)]
@@ -120,14 +120,14 @@ def seed(cluster):
     cluster.add_group("b", offsets={("t", 0): 70, ("t", 1): 95})
 
 
-def test_worst_partition_of_each_group_exact_in_one_fetch_per_leader_per_round():
+async def test_worst_partition_of_each_group_exact_in_one_fetch_per_leader_per_round():
     async def body(cluster, client):
         snap = await take_snapshot(client, ["a", "b"])
         cluster.reset_counts()
         result = await lag_seconds(client, snap, worst_n=1, now_ms=T0 + 200_000)
         return result, cluster.requests_by_api()
 
-    result, requests = with_fake_cluster(body, setup=seed)
+    result, requests = await with_fake_cluster(body, setup=seed)
     worst_a, worst_b = result["a"].worst, result["b"].worst
     assert (worst_a.tp, worst_a.seconds, worst_a.basis) == (TopicPartition("t", 0), 160.0, LagSecondsBasis.RECORD)
     assert (worst_b.tp, worst_b.seconds) == (TopicPartition("t", 0), 130.0)
@@ -135,14 +135,14 @@ def test_worst_partition_of_each_group_exact_in_one_fetch_per_leader_per_round()
     assert requests == {"Fetch": 1}  # both worst partitions are t[0] (offsets 40 and 70): one page answers both
 
 
-def test_all_lagging_partitions_one_fetch_per_leader():
+async def test_all_lagging_partitions_one_fetch_per_leader():
     async def body(cluster, client):
         snap = await take_snapshot(client, ["a", "b"])
         cluster.reset_counts()
         result = await lag_seconds(client, snap, worst_n=None, now_ms=T0 + 200_000)
         return result, cluster.requests("Fetch")
 
-    result, fetches = with_fake_cluster(body, setup=seed)
+    result, fetches = await with_fake_cluster(body, setup=seed)
     assert {p.tp: p.seconds for p in result["a"].partitions} == {TopicPartition("t", 0): 160.0,
                                                                  TopicPartition("t", 1): 110.0}
     assert {p.tp: p.seconds for p in result["b"].partitions} == {TopicPartition("t", 0): 130.0,
@@ -151,7 +151,7 @@ def test_all_lagging_partitions_one_fetch_per_leader():
     assert sorted(r.node for r in fetches) == [0, 1]  # t0@40+70 and t1@90+95: one page each
 
 
-def test_offsets_beyond_one_page_are_read_from_the_next_page():
+async def test_offsets_beyond_one_page_are_read_from_the_next_page():
     def setup(cluster):
         cluster.add_topic("big", partitions=1)
         cluster.append("big", 0, 100, timestamp_ms=lambda offset: T0 + offset, value=b"x" * 100)
@@ -161,13 +161,13 @@ def test_offsets_beyond_one_page_are_read_from_the_next_page():
                                                       partition_bytes=1024)
         return answer, [r.request.topics[0].partitions[0].fetch_offset for r in cluster.requests("Fetch")]
 
-    answer, fetch_offsets = with_fake_cluster(body, setup=setup)
+    answer, fetch_offsets = await with_fake_cluster(body, setup=setup)
     found = answer[TopicPartition("big", 0)]
     assert {o: r.timestamp_ms for o, r in found.items()} == {2: T0 + 2, 5: T0 + 5, 50: T0 + 50, 99: T0 + 99}
     assert fetch_offsets == [2, 50, 99]  # 2 and 5 share the first page
 
 
-def test_lost_partition_is_estimated_from_history_without_a_fetch():
+async def test_lost_partition_is_estimated_from_history_without_a_fetch():
     def setup(cluster):
         seed(cluster)
         cluster.set_offsets("t", 0, start=60)  # group a's 40 is gone
@@ -179,17 +179,17 @@ def test_lost_partition_is_estimated_from_history_without_a_fetch():
         result = await lag_seconds(client, snap, history=history, now_ms=T0 + 200_000)
         return result, cluster.count("Fetch")
 
-    result, fetches = with_fake_cluster(body, setup=setup)
+    result, fetches = await with_fake_cluster(body, setup=setup)
     worst = result["a"].worst
     assert worst.basis is LagSecondsBasis.HISTORY and worst.estimate
     assert worst.seconds == pytest.approx(200 - 30 - 20 * 11 / 20)  # rank (40-30+1)/20 of 20 s after 30 s
     assert fetches == 0
 
 
-def test_worst_n_must_be_positive():
+async def test_worst_n_must_be_positive():
     async def body(cluster, client):
         snap = await take_snapshot(client, ["a"])
         with pytest.raises(ConfigurationError, match="worst_n must be a positive int"):
             await lag_seconds(client, snap, worst_n=0)
 
-    with_fake_cluster(body, setup=seed)
+    await with_fake_cluster(body, setup=seed)

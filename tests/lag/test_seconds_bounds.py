@@ -12,8 +12,8 @@ from airflow_provider_kgroups.lag.seconds import LagSecondsBasis, lag_seconds, r
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
 from tests.support.undecodable import undecodable_batches
 
-from .builders import HOUR, MINUTE, T0, partition
-from .fake import with_fake_cluster
+from tests.support.builders import HOUR, MINUTE, T0, partition
+from tests.support.fakeworld import with_fake_cluster
 
 NOW = T0 + 60 * MINUTE
 UNDECODABLE = Failure(CLIENT_UNSUPPORTED, "cannot decode records: UnsupportedCodecError: Libraries for lz4 "
@@ -57,18 +57,18 @@ def seed(cluster):
     cluster.add_group("a", offsets={("t", 0): 40})  # t[1]: no commit (unknown under the fail policy)
 
 
-def test_a_partition_with_unknown_offset_lag_leaves_the_groups_age_unknown():
+async def test_a_partition_with_unknown_offset_lag_leaves_the_groups_age_unknown():
     async def body(cluster, client):
         snap = await take_snapshot(client, ["a"], topics=["t"])
         return await lag_seconds(client, snap, worst_n=None, now_ms=T0 + 200_000)
 
-    result = with_fake_cluster(body, setup=seed)["a"]
+    result = (await with_fake_cluster(body, setup=seed))["a"]
     assert result.max_seconds is None  # t[0] is 160 s behind, t[1]'s lag is not known at all
     unknown = [p for p in result.partitions if p.basis is LagSecondsBasis.UNKNOWN]
     assert [(p.partition, p.seconds) for p in unknown] == [(1, None)] and "no committed offset" in unknown[0].reason
 
 
-def test_an_undecodable_record_is_unknown_and_says_why(monkeypatch):
+async def test_an_undecodable_record_is_unknown_and_says_why(monkeypatch):
     undecodable_batches(monkeypatch)
     old = int(time.time() * 1000) - int(3.6 * HOUR)
 
@@ -80,7 +80,7 @@ def test_an_undecodable_record_is_unknown_and_says_why(monkeypatch):
     async def body(cluster, client):
         return await lag_seconds(client, await take_snapshot(client, ["a"]))
 
-    result = with_fake_cluster(body, setup=setup)["a"]
+    result = (await with_fake_cluster(body, setup=setup))["a"]
     assert result.max_seconds is None
     assert result.to_dict()["max_seconds"] is None and result.to_dict()["at_least"] is False
     worst = result.partitions[0]

@@ -12,7 +12,7 @@ from airflow_provider_kgroups.lag.model import HISTORY_COLUMNS, LagFlag, Unknown
 from airflow_provider_kgroups.lag.snapshot import compute_lag, partition_lag
 from airflow_provider_kgroups.lag.totals import topic_lags, worst_partitions
 
-from .builders import T0, description, group, offsets, partition, snapshot, tp
+from tests.support.builders import T0, description, group, offsets, partition, snapshot, tp
 
 P = UnknownLagPolicy
 

@@ -10,7 +10,7 @@ from airflow_provider_kgroups.lag.model import LagFlag, UnknownLagPolicy
 from airflow_provider_kgroups.lag.snapshot import iter_snapshot, take_snapshot
 from tests.support.fakekafka import Err, Member
 
-from .fake import with_fake_cluster
+from tests.support.fakeworld import with_fake_cluster
 
 
 def seed(cluster):
@@ -21,11 +21,11 @@ def seed(cluster):
     cluster.add_group("paused", offsets={("orders", 0): 100, ("audit", 0): 7})
 
 
-def test_snapshot_numbers_flags_and_states():
+async def test_snapshot_numbers_flags_and_states():
     async def body(cluster, client):
         return await take_snapshot(client, ["billing", "paused", "never-existed"])
 
-    snap = with_fake_cluster(body, setup=seed)
+    snap = await with_fake_cluster(body, setup=seed)
     billing = {p.tp: p for p in snap.groups["billing"].partitions}
     assert billing[TopicPartition("orders", 0)].lag == 10
     assert billing[TopicPartition("orders", 1)].flags == {LagFlag.LOST}  # 20 < log start 50
@@ -42,14 +42,14 @@ def test_snapshot_numbers_flags_and_states():
     assert not snap.failures
 
 
-def test_an_unreadable_log_end_offset_makes_the_partition_and_the_total_unknown():
+async def test_an_unreadable_log_end_offset_makes_the_partition_and_the_total_unknown():
     """KafkaApis.handleListOffsetRequest answers per partition: one partition's error leaves the
     others known, and the group's total unknown (never summed as 0), whatever the policy."""
     async def body(cluster, client):
         cluster.inject_error("ListOffsets", Err.TOPIC_AUTHORIZATION_FAILED, key=("orders", 0))
         return [await take_snapshot(client, ["paused"], policy=policy) for policy in UnknownLagPolicy]
 
-    for snap in with_fake_cluster(body, setup=seed):
+    for snap in await with_fake_cluster(body, setup=seed):
         paused = {p.tp: p for p in snap.groups["paused"].partitions}
         assert paused[TopicPartition("orders", 0)].lag is None
         assert paused[TopicPartition("orders", 0)].flags == {LagFlag.ERROR}
@@ -59,12 +59,12 @@ def test_an_unreadable_log_end_offset_makes_the_partition_and_the_total_unknown(
         assert snap.groups["paused"].to_dict()["total_lag"] is None
 
 
-def test_committed_offsets_are_read_before_end_offsets_in_one_round_per_leader():
+async def test_committed_offsets_are_read_before_end_offsets_in_one_round_per_leader():
     async def body(cluster, client):
         await take_snapshot(client, ["billing", "paused"], policy=UnknownLagPolicy.IGNORE)
         return cluster.requests()
 
-    log = with_fake_cluster(body, setup=seed)
+    log = await with_fake_cluster(body, setup=seed)
     apis = [r.api for r in log]
     last_offset_fetch = max(i for i, api in enumerate(apis) if api == "OffsetFetch")
     first_list_offsets = min(i for i, api in enumerate(apis) if api == "ListOffsets")
@@ -82,7 +82,7 @@ def test_committed_offsets_are_read_before_end_offsets_in_one_round_per_leader()
     assert "DescribeGroups" in apis[first_offset_fetch - 3:first_offset_fetch + 4]
 
 
-def test_iter_snapshot_reads_each_group_once_in_batches_each_exact():
+async def test_iter_snapshot_reads_each_group_once_in_batches_each_exact():
     """Each part follows take_snapshot's order of reads (commits, then end offsets) for its own
     groups; together the parts hold every group exactly once."""
     async def body(cluster, client):
@@ -92,7 +92,7 @@ def test_iter_snapshot_reads_each_group_once_in_batches_each_exact():
         coordinators = {g: cluster.coordinator_of(g) for g in ("billing", "paused", "never-existed")}
         return parts, whole, cluster.requests(), coordinators
 
-    parts, whole, log, coordinators = with_fake_cluster(body, setup=seed)
+    parts, whole, log, coordinators = await with_fake_cluster(body, setup=seed)
     assert [sorted(p.groups) for p in parts] == [["billing", "paused"], ["never-existed"]]
     assert not any(p.failures for p in parts)
     for part in parts:
@@ -108,57 +108,57 @@ def test_iter_snapshot_reads_each_group_once_in_batches_each_exact():
     assert apis.count("ListOffsets") == 2 * 2 * len(leaders)
 
 
-def test_iter_snapshot_refuses_a_bad_batch_size_before_any_request():
+async def test_iter_snapshot_refuses_a_bad_batch_size_before_any_request():
     async def body(cluster, client):
         with pytest.raises(ConfigurationError, match="batch_size"):
             async for _ in iter_snapshot(client, ["billing"], batch_size=0):
                 pass
         return cluster.requests()
 
-    assert with_fake_cluster(body, setup=seed) == []
+    assert await with_fake_cluster(body, setup=seed) == []
 
 
-def test_read_committed_uses_the_last_stable_offset():
+async def test_read_committed_uses_the_last_stable_offset():
     async def body(cluster, client):
         plain = await take_snapshot(client, ["paused"])
         stable = await take_snapshot(client, ["paused"], read_committed=True)
         return plain, stable
 
-    plain, stable = with_fake_cluster(body, setup=seed)
+    plain, stable = await with_fake_cluster(body, setup=seed)
     audit = TopicPartition("audit", 0)
     assert {p.tp: p.lag for p in plain.groups["paused"].partitions}[audit] == 3
     assert {p.tp: p.lag for p in stable.groups["paused"].partitions}[audit] == 1
 
 
-def test_topics_limit_and_complete_the_partitions():
+async def test_topics_limit_and_complete_the_partitions():
     async def body(cluster, client):
         return await take_snapshot(client, ["paused"], topics=["orders"], policy="from_latest")
 
-    snap = with_fake_cluster(body, setup=seed)
+    snap = await with_fake_cluster(body, setup=seed)
     parts = snap.groups["paused"].partitions
     assert [p.tp for p in parts] == [TopicPartition("orders", i) for i in range(3)]
     assert [LagFlag.NO_COMMIT in p.flags for p in parts] == [False, True, True]
     assert snap.groups["paused"].total_lag == 0
 
 
-def test_unknown_topic_is_a_configuration_error():
+async def test_unknown_topic_is_a_configuration_error():
     async def body(cluster, client):
         with pytest.raises(ConfigurationError, match="'nope' do not exist"):
             await take_snapshot(client, ["paused"], topics=["orders", "nope"])
 
-    with_fake_cluster(body, setup=seed)
+    await with_fake_cluster(body, setup=seed)
 
 
-def test_unknown_policy_fails_before_any_request():
+async def test_unknown_policy_fails_before_any_request():
     async def body(cluster, client):
         with pytest.raises(ConfigurationError, match="unknown lag policy"):
             await take_snapshot(client, ["paused"], policy="nan")
         return cluster.requests()
 
-    assert with_fake_cluster(body, setup=seed) == []
+    assert await with_fake_cluster(body, setup=seed) == []
 
 
-def test_a_group_that_cannot_be_read_is_a_failure_and_the_rest_is_reported():
+async def test_a_group_that_cannot_be_read_is_a_failure_and_the_rest_is_reported():
     def setup(cluster):
         seed(cluster)
         cluster.inject_error("OffsetFetch", Err.GROUP_AUTHORIZATION_FAILED, key="billing")
@@ -166,12 +166,12 @@ def test_a_group_that_cannot_be_read_is_a_failure_and_the_rest_is_reported():
     async def body(cluster, client):
         return await take_snapshot(client, ["billing", "paused"])
 
-    snap = with_fake_cluster(body, setup=setup)
+    snap = await with_fake_cluster(body, setup=setup)
     assert snap.failures["billing"].code == Err.GROUP_AUTHORIZATION_FAILED
     assert snap.groups["paused"].total_lag == 3
 
 
-def test_deleted_topic_shows_as_error_partition():
+async def test_deleted_topic_shows_as_error_partition():
     def setup(cluster):
         seed(cluster)
         cluster.delete_topic("audit")
@@ -179,12 +179,12 @@ def test_deleted_topic_shows_as_error_partition():
     async def body(cluster, client):
         return await take_snapshot(client, ["paused"])
 
-    snap = with_fake_cluster(body, setup=setup)
+    snap = await with_fake_cluster(body, setup=setup)
     audit = next(p for p in snap.groups["paused"].partitions if p.topic == "audit")
     assert LagFlag.ERROR in audit.flags and audit.error.code == Err.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def test_snapshots_read_with_fewer_collections_and_put_the_thresholds_back():
+async def test_snapshots_read_with_fewer_collections_and_put_the_thresholds_back():
     """take_snapshot and iter_snapshot raise the collector's young threshold while they read
     (client/gcpause.py) and restore it when done."""
     import gc
@@ -208,7 +208,7 @@ def test_snapshots_read_with_fewer_collections_and_put_the_thresholds_back():
             parts = [part async for part in iter_snapshot(client, ["billing", "paused"], batch_size=1)]
             return seen, after_take, gc.get_threshold()[0], len(parts)
 
-        seen, after_take, after_iter, parts = with_fake_cluster(body, setup=seed)
+        seen, after_take, after_iter, parts = await with_fake_cluster(body, setup=seed)
         assert seen == [YOUNG_THRESHOLD] * 3 and after_take == 700 and after_iter == 700 and parts == 2
     finally:
         gc.set_threshold(*saved)

@@ -9,7 +9,7 @@ from airflow_provider_kgroups.lag.verdicts import (
     LagPoint, Verdict, VerdictRules, group_verdicts, lag_slope_per_s, partition_verdict,
 )
 
-from .builders import MINUTE, T0, group, partition, series, snapshot
+from tests.support.builders import MINUTE, T0, group, partition, series, snapshot
 
 RULES = VerdictRules(window_ms=30 * MINUTE, stuck_after_ms=10 * MINUTE, min_points=3)
 

@@ -10,7 +10,7 @@ from airflow_provider_kgroups.client.errors import Failure
 from airflow_provider_kgroups.lag.model import LagSnapshot
 from airflow_provider_kgroups.lag.watch import RangeWatch, nested_offsets
 
-from .builders import MINUTE, T0, group, partition, snapshot
+from tests.support.builders import MINUTE, T0, group, partition, snapshot
 
 
 def poll(minute: int, a: tuple[int | None, int | None], b: tuple[int | None, int | None], end: tuple[int, int],

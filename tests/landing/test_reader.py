@@ -8,7 +8,7 @@ import random
 import pytest
 
 from airflow_provider_kgroups.landing import read_offset_range, read_selection, select_range
-from tests.landing.test_layout import land
+from tests.support.landing import land
 
 pyspark = pytest.importorskip("pyspark")
 

@@ -17,21 +17,18 @@ from airflow_provider_kgroups.client.records import RangeReader
 from airflow_provider_kgroups.lag.barrier import check_barrier, fix_target
 from airflow_provider_kgroups.lag.seconds import LagSecondsBasis, lag_seconds
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
-from tests.realbroker.test_tansu_facts import fetch
 from tests.support.production import CODECS
-from tests.support.wire import WireConnection
+from tests.support.wire import WireConnection, fetch
 
 pytestmark = pytest.mark.realbroker
 
 CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
-def run(bootstrap: str, body):
-    async def main():
+async def run(bootstrap: str, body):
+    async with asyncio.timeout(60):
         async with AsyncGroupsClient(ClientConfig.create(bootstrap, call_timeout_s=20.0)) as client:
             return await body(client)
-
-    return asyncio.run(asyncio.wait_for(main(), 60))
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -49,7 +46,7 @@ def test_the_producer_wrote_multi_record_batches_in_the_topics_codec(tansu, prod
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_every_record_of_every_codec_reads_back_exactly(tansu, production, codec):
+async def test_every_record_of_every_codec_reads_back_exactly(tansu, production, codec):
     seeded = production[codec]
     tp = TopicPartition(seeded.topic, 0)
 
@@ -58,14 +55,14 @@ def test_every_record_of_every_codec_reads_back_exactly(tansu, production, codec
         got = [r async for page in reader.pages() for r in page]
         return got, reader
 
-    got, reader = run(tansu.bootstrap, body)
+    got, reader = await run(tansu.bootstrap, body)
     assert [(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in got] == \
         [(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in seeded.records]
     assert reader.skipped == 3 and reader.gaps == []  # the three transaction markers
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_lag_in_seconds_dates_offsets_committed_inside_batches(tansu, seed, production, name_prefix, codec):
+async def test_lag_in_seconds_dates_offsets_committed_inside_batches(tansu, seed, production, name_prefix, codec):
     """A group committed in the middle of a 500-record batch, on the 1 MiB record, inside a
     committed transaction and on an aborted record: each lag is the exact age of the record at
     the committed offset (what a consumer reads next), never a bound."""
@@ -83,7 +80,7 @@ def test_lag_in_seconds_dates_offsets_committed_inside_batches(tansu, seed, prod
         snap = await take_snapshot(client, groups)
         return await lag_seconds(client, snap, worst_n=None, now_ms=now)
 
-    result = run(tansu.bootstrap, body)
+    result = await run(tansu.bootstrap, body)
     for name, record in targets.items():
         (measured,) = result[f"{name_prefix}{name}"].partitions
         assert (measured.basis, measured.record_offset, measured.record_timestamp_ms, measured.at_least) == \
@@ -92,19 +89,19 @@ def test_lag_in_seconds_dates_offsets_committed_inside_batches(tansu, seed, prod
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_a_barrier_on_the_log_end_is_reached_only_at_the_last_record(tansu, seed, production, name_prefix, codec):
+async def test_a_barrier_on_the_log_end_is_reached_only_at_the_last_record(tansu, seed, production, name_prefix, codec):
     seeded = production[codec]
     group = f"{name_prefix}loader"
     seed.commit(group, {(seeded.topic, 0): seeded.batch_middle().offset})
-    target = run(tansu.bootstrap, lambda client: fix_target(client, [group]))
+    target = await run(tansu.bootstrap, lambda client: fix_target(client, [group]))
     assert target.offsets[group] == {TopicPartition(seeded.topic, 0): seeded.end}  # exact: a single-record batch last
-    status = run(tansu.bootstrap, lambda client: check_barrier(client, target))
+    status = await run(tansu.bootstrap, lambda client: check_barrier(client, target))
     assert not status.reached and status.remaining() == seeded.end - seeded.batch_middle().offset
     seed.commit(group, {(seeded.topic, 0): seeded.end})
-    assert run(tansu.bootstrap, lambda client: check_barrier(client, target)).reached
+    assert (await run(tansu.bootstrap, lambda client: check_barrier(client, target))).reached
 
 
-def test_tansu_quirk_read_committed_fetch_carries_no_aborted_transactions(tansu, production):
+async def test_tansu_quirk_read_committed_fetch_carries_no_aborted_transactions(tansu, production):
     """Tansu 0.6.0 writes ABORT markers and bounds read_committed by the last stable offset, but its
     Fetch response lists no AbortedTransactions, so a read_committed consumer (librdkafka's as well
     as ours) is handed the aborted records. Apache Kafka lists them (UnifiedLog.collectAbortedTransactions);
@@ -117,7 +114,7 @@ def test_tansu_quirk_read_committed_fetch_carries_no_aborted_transactions(tansu,
         reader = RangeReader(client, tp, 0, seeded.end, read_committed=True)
         return [r.offset async for page in reader.pages() for r in page]
 
-    offsets = run(tansu.bootstrap, body)
+    offsets = await run(tansu.bootstrap, body)
     aborted = seeded.first_aborted().offset
     if aborted not in offsets:
         pytest.fail("Tansu now lists aborted transactions: drop this quirk test and read around them here too")

@@ -71,16 +71,14 @@ import time
 
 import pytest
 from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
-from kafka.protocol.consumer import (
-    FetchRequest, ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest, OffsetFetchResponse,
-)
+from kafka.protocol.consumer import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest, OffsetFetchResponse
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 from kafka.record.memory_records import MemoryRecords
 
 from demo.seed import BASE_TIMESTAMP_MS, Seeder
 from demo.tansu import TansuBroker
 from tests.support.live import LiveConsumer
-from tests.support.wire import WireConnection, WireError, api_versions
+from tests.support.wire import WireConnection, WireError, api_versions, fetch
 
 pytestmark = pytest.mark.realbroker
 
@@ -112,18 +110,6 @@ def list_offsets(conn: WireConnection, topic: str, specs: dict[int, int], versio
     resp = conn.send(req, version)
     (t,) = resp.topics
     return {p.partition_index: (p.error_code, p.offset, getattr(p, "timestamp", None)) for p in t.partitions}
-
-
-def fetch(conn: WireConnection, topic: str, partition: int, offset: int, version: int,
-          max_wait_ms: int = 200):
-    FT = FetchRequest.FetchTopic
-    FP = FT.FetchPartition
-    req = FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20,
-                       isolation_level=0, session_id=0, session_epoch=-1, rack_id="",
-                       forgotten_topics_data=[],
-                       topics=[FT(topic=topic, partitions=[FP(partition=partition, fetch_offset=offset,
-                                                              partition_max_bytes=1 << 20)])])
-    return conn.send(req, version)
 
 
 def batches_of(partition_data) -> list[tuple[int, int, list[tuple[int, int]]]]:

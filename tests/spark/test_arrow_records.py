@@ -10,7 +10,7 @@ import pytest
 
 from airflow_provider_kgroups.client.batches import UndecodableBatch, read_batches
 from airflow_provider_kgroups.spark.arrow_records import batches_to_arrow
-from tests.client.test_record_batches import RECORDS
+from tests.support.batches import RECORDS
 from tests.support.fakekafka.recordbatch import CODECS, encode_batch
 
 EDGE = [(200, 1_700_000_000_000, b"k" * 12, b"v" * 12, ()), (201, 1_700_000_000_001, b"k" * 13, b"v" * 13, ()),

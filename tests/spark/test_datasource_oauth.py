@@ -48,4 +48,3 @@ def test_oidc_credentials_from_the_properties_file_and_never_in_the_plan(spark, 
         plan = df._jdf.queryExecution().toString()
         assert "kgroups" in plan and SECRET not in plan
         assert len(idp.requests) >= 1 and {r.client_id for r in idp.requests} == {"svc"}
-        assert c.handler_errors == []

@@ -9,7 +9,7 @@ from airflow_provider_kgroups.history.store import table_snapshots
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.verdicts import VerdictRules
 from airflow_provider_kgroups.spark import judging
-from tests.spark.histories import MINUTE, T0, row, table
+from tests.support.spark_histories import MINUTE, T0, row, table
 
 FULL = DeadGroupRules(idle_hours=0.5, assume_full_visibility=True)
 

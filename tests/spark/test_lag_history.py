@@ -14,8 +14,8 @@ from airflow_provider_kgroups.history.store import HistoryStore
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.verdicts import VerdictRules
 from airflow_provider_kgroups.spark.lag_history import OUTPUTS, main, run_lag_history
-from tests.spark import python_engine
-from tests.spark.histories import HOUR, MINUTE, T0, hand_made_history, random_history, table
+from tests.support import python_engine
+from tests.support.spark_histories import HOUR, MINUTE, T0, hand_made_history, random_history, table
 
 WINDOW_MS = HOUR
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 import airflow_provider_kgroups.spark.lag_history as lag_history
 from airflow_provider_kgroups.history.store import HistoryStore
-from tests.spark.histories import HOUR, T0, hand_made_history, table
+from tests.support.spark_histories import HOUR, T0, hand_made_history, table
 
 DAG_FILE = Path(__file__).resolve().parents[2] / "dags" / "kgroups_lag_history.py"
 

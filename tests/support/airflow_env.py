@@ -17,6 +17,8 @@ Fixtures (import them into a conftest):
   state and XCom, seconds).
 - ``kgroups_conn(conn_id, conn_type="kgroups", **fields)``: a connection through
   ``AIRFLOW_CONN_<ID>`` (JSON form) for the test's duration.
+
+``events_of(dag_id, run_id, task_id, event_type)``: a task's OpenLineage event of one run, waited for.
 """
 
 from __future__ import annotations
@@ -58,6 +60,22 @@ os.environ.update({
     "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
 })
 OPENLINEAGE_EVENTS = Path(HOME) / "openlineage.jsonl"
+
+
+def events_of(dag_id: str, run_id: str, task_id: str, event_type: str = "COMPLETE", timeout: float = 30.0) -> dict:
+    """The task's event of that type in this run (emitted in a thread: waited for)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if OPENLINEAGE_EVENTS.exists():
+            for line in OPENLINEAGE_EVENTS.read_text().splitlines():
+                event = json.loads(line)
+                airflow = event.get("run", {}).get("facets", {}).get("airflow", {})
+                if (event.get("eventType") == event_type and event["job"]["name"] == f"{dag_id}.{task_id}"
+                        and airflow.get("dagRun", {}).get("run_id") == run_id):
+                    return event
+        time.sleep(0.1)
+    raise AssertionError(f"no {event_type} event of {dag_id}.{task_id} in run {run_id} within {timeout} s")
+
 
 
 @pytest.fixture(scope="session")

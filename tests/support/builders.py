@@ -1,7 +1,9 @@
-"""Small builders for client results and snapshots, so pure tests read like the scenario."""
+"""Small builders for client results and snapshots, so pure tests read like the scenario, and a
+history store seeded with a few Empty groups' points (``seed_history``)."""
 
 from __future__ import annotations
 
+import time
 from typing import Iterable, Mapping
 
 from airflow_provider_kgroups.client.results import (
@@ -64,3 +66,18 @@ def series(group_id: str, points: Iterable[tuple[int, int | None, int]], *, topi
     return [snapshot(T0 + minute * MINUTE, group(group_id, partition(topic, p, committed, end, log_start),
                                                 state=state, members=members))
             for minute, committed, end in points]
+
+
+def seed_history(url: str, points: Mapping[str, Iterable[tuple[float, int, int]]], *, topic: str = "orders") -> None:
+    """Per group, (age in hours, committed offset, log end offset) points of ``topic`` partition 0
+    while Empty, aged from now, appended to the history store at ``url``. Idle time counts only
+    while there was something to read (log end > committed)."""
+    from airflow_provider_kgroups.history.store import HistoryStore
+
+    now = int(time.time() * 1000)
+    store = HistoryStore(url)
+    for group_id, entries in points.items():
+        for age_h, committed, log_end in entries:
+            store.append(snapshot(int(now - age_h * HOUR), GroupLag(
+                group_id, GroupState.EMPTY, "consumer", 0,
+                (PartitionLag(topic, 0, committed, 0, log_end, max(0, log_end - committed)),))))

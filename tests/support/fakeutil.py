@@ -1,9 +1,11 @@
 """What the fake-cluster client tests share: a quick-retry config, request counts without
-the connection handshake, a standard seed of groups on one topic, and a wait on a condition."""
+the connection handshake, a standard seed of groups on one topic, group ids a given broker
+coordinates, a wait on a condition, and a deadline for a whole async test."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 
 from airflow_provider_kgroups.client import ClientConfig, TopicPartition
@@ -35,6 +37,16 @@ def committed(result) -> dict[str, dict[TopicPartition, int]]:
     return {g: v.committed() for g, v in result.values.items()}
 
 
+def on_node(c: FakeCluster, node: int, n: int, prefix: str) -> list[str]:
+    """``n`` group ids whose coordinator (Kafka's hash) is ``node``."""
+    out, i = [], 0
+    while len(out) < n:
+        if c.coordinator_of(f"{prefix}{i}") == node:
+            out.append(f"{prefix}{i}")
+        i += 1
+    return out
+
+
 async def until(condition, what: str = "the condition", within_s: float = 10.0) -> None:
     """Wait on the event loop until ``condition()`` holds; fail naming ``what`` past the deadline."""
     ends = time.monotonic() + within_s
@@ -42,3 +54,15 @@ async def until(condition, what: str = "the condition", within_s: float = 10.0) 
         if time.monotonic() > ends:
             raise AssertionError(f"not within {within_s:g} s: {what}")
         await asyncio.sleep(0.002)
+
+
+def within(seconds: float):
+    """``@within(20)`` on an async test: it fails with TimeoutError past ``seconds`` instead of
+    hanging the suite (pytest-asyncio runs it; this only bounds it)."""
+    def bound(test):
+        @functools.wraps(test)
+        async def bounded(*args, **kwargs):
+            async with asyncio.timeout(seconds):
+                return await test(*args, **kwargs)
+        return bounded
+    return bound

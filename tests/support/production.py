@@ -35,6 +35,8 @@ CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 MIB = 1024 * 1024
 HEADERS = [("trace", b"a"), ("trace", b"b"), ("null", None), ("empty", b"")]
 _TIMEOUT = 30.0
+#: how far behind issue 18's group was: 3.6 h, 12,960 s (the ``behind`` fixture's records)
+BEHIND_MS = int(3.6 * 3_600_000)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.model import LagFlag, LagSnapshot
 from airflow_provider_kgroups.lag.observation import history_points
 from airflow_provider_kgroups.lag.verdicts import GroupVerdict, VerdictRules, group_verdicts
-from tests.lag.builders import description
-from tests.spark.histories import table
+from tests.support.builders import description
+from tests.support.spark_histories import table
 
 
 def snapshots(rows: list[dict[str, Any]]) -> list[LagSnapshot]:

@@ -22,7 +22,7 @@ import struct
 import time
 from typing import Any
 
-__all__ = ["WireConnection", "WireError", "response_class_for", "api_versions"]
+__all__ = ["WireConnection", "WireError", "response_class_for", "api_versions", "fetch"]
 
 _INT32 = struct.Struct(">i")
 
@@ -143,3 +143,18 @@ def api_versions(conn: WireConnection) -> dict[int, tuple[int, int]]:
         if resp.error_code == 0:
             return {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     raise WireError(f"ApiVersions failed with error {resp.error_code}")
+
+
+def fetch(conn: WireConnection, topic: str, partition: int, offset: int, version: int,
+          max_wait_ms: int = 200):
+    """One partition's Fetch from ``offset`` at ``version`` (read_uncommitted, 1 MiB), the raw answer."""
+    from kafka.protocol.consumer import FetchRequest
+
+    FT = FetchRequest.FetchTopic
+    FP = FT.FetchPartition
+    req = FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20,
+                       isolation_level=0, session_id=0, session_epoch=-1, rack_id="",
+                       forgotten_topics_data=[],
+                       topics=[FT(topic=topic, partitions=[FP(partition=partition, fetch_offset=offset,
+                                                              partition_max_bytes=1 << 20)])])
+    return conn.send(req, version)

@@ -31,7 +31,8 @@ group_type="classic"|"consumer"|"share"|"streams", topology=)``,
 ``leader_of()``, ``end_offset()``.
 
 Request log: ``count(api, node=None)``, ``requests(api, node)``, ``requests_by_api()``,
-``reset_counts()``; ``handler_errors`` collects exceptions raised inside the fake. Sizes:
+``reset_counts()``; ``handler_errors`` collects exceptions raised inside the fake (any of them
+fails the test it happened in: :mod:`.handler_errors`, tests/support/pytest_fakekafka.py). Sizes:
 ``largest_request(api=None)``, ``largest_response(api=None)``, ``refused_requests()`` (frames
 over ``FakeCluster(max_request_bytes=...)``, Kafka's ``socket.request.max.bytes``).
 
