@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from demo.airflow_services import AirflowServices
-from tests.ui.seeded import seed_history
+from tests.support.ui_seeded import seed_history
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

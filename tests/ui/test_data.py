@@ -22,8 +22,8 @@ from airflow_provider_kgroups.ui.data import PageData
 from airflow_provider_kgroups.ui.judging import history_report
 from airflow_provider_kgroups.ui.overview import build_overview
 from airflow_provider_kgroups.ui.settings import PageSettings
-from tests.lag.builders import HOUR, MINUTE
-from tests.ui.histories import idle_history, random_history, write
+from tests.support.builders import HOUR, MINUTE
+from tests.support.ui_histories import idle_history, random_history, write
 
 DAY = 24 * HOUR
 

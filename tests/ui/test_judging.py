@@ -16,7 +16,7 @@ from airflow_provider_kgroups.history.store import snapshot_table, table_snapsho
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.ui.judging import facts_report, history_report
-from tests.ui.histories import idle_history, random_history
+from tests.support.ui_histories import idle_history, random_history
 
 STATES = [GroupState.STABLE, GroupState.EMPTY, GroupState.PREPARING_REBALANCE, GroupState.DEAD]
 

@@ -7,7 +7,7 @@ import json
 
 import requests
 
-from tests.ui.seeded import DELETED_AT, LATEST_LAG, POINTS
+from tests.support.ui_seeded import DELETED_AT, LATEST_LAG, POINTS
 
 
 def test_the_plugin_is_loaded_with_its_nav_entry(page_server):

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import pytest
 
 from demo.ui_browser import browser_page, chromium_missing, frame_of
-from tests.ui.seeded import LATEST_LAG, POINTS
+from tests.support.ui_seeded import LATEST_LAG, POINTS
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 WAIT_MS = 120_000

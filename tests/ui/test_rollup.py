@@ -14,7 +14,7 @@ from airflow_provider_kgroups.history.rollup import (
 )
 from airflow_provider_kgroups.history.store import HISTORY_SCHEMA, HistoryStore, table_snapshots
 from airflow_provider_kgroups.lag.observation import history_points
-from tests.ui.histories import random_history, write
+from tests.support.ui_histories import random_history, write
 
 
 def _facts(snapshots) -> dict[tuple[str, int], dict]:

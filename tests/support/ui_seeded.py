@@ -20,7 +20,7 @@ import math
 from airflow_provider_kgroups.history.audit import write_audit
 from airflow_provider_kgroups.history.backup import backup_offsets
 from airflow_provider_kgroups.history.store import HistoryStore
-from tests.lag.builders import HOUR, MINUTE, group, partition, snapshot, tp
+from tests.support.builders import HOUR, MINUTE, group, partition, snapshot, tp
 
 T_END = 1_730_000_000_000  # the newest snapshot (2024-10-27 03:33:20 UTC)
 STEP = 5 * MINUTE

@@ -8,7 +8,7 @@ import random
 
 from airflow_provider_kgroups.history.store import HistoryStore
 from airflow_provider_kgroups.lag.model import LagFlag, LagSnapshot
-from tests.lag.builders import MINUTE, T0, group, partition, snapshot
+from tests.support.builders import MINUTE, T0, group, partition, snapshot
 
 STATES = ("Stable", "Empty", "Empty", "PreparingRebalance", "Dead")
 
