@@ -45,13 +45,19 @@ def config(c):
     return ClientConfig.create(c.bootstrap, retry_backoff_s=0.01)
 
 
-async def test_forgetful_on_the_test_loop(monkeypatch):
+async def fetch_past_a_broken_handler(monkeypatch):
+    """The client retries past the closed connection: the test's own assertions hold."""
     async with FakeCluster(brokers=1) as c:
         seeded(c)
         break_offset_fetch_once(monkeypatch)
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.fetch_committed_offsets(["billing"], timeout_s=10)
     assert result.failures == {} and result.values["billing"].committed() == {TopicPartition("orders", 0): 5}
+    return c
+
+
+async def test_forgetful_on_the_test_loop(monkeypatch):
+    await fetch_past_a_broken_handler(monkeypatch)
 
 
 def test_forgetful_on_a_threaded_cluster(monkeypatch):
@@ -65,12 +71,7 @@ def test_forgetful_on_a_threaded_cluster(monkeypatch):
 
 @pytest.mark.fake_handler_errors
 async def test_provokes_them_on_purpose_and_says_so(monkeypatch):
-    async with FakeCluster(brokers=1) as c:
-        seeded(c)
-        break_offset_fetch_once(monkeypatch)
-        async with AsyncGroupsClient(config(c)) as client:
-            result = await client.fetch_committed_offsets(["billing"], timeout_s=10)
-    assert result.failures == {}
+    c = await fetch_past_a_broken_handler(monkeypatch)
     assert [str(e) for e in c.handler_errors] == ["offset fetch handler broke"]
 
 
