@@ -1,0 +1,140 @@
+"""Sphinx extension of this documentation: pages generated from the code, so they cannot drift.
+
+- ``.. kgroups-config::``: the provider's configuration sections (``get_provider_info()["config"]``:
+  every option with its description, type, default, example and environment variable);
+- ``.. kgroups-connection:: <type>``: a connection type's form (``get_provider_info()``'s
+  ``conn-fields`` and ``ui-field-behaviour``);
+- :func:`cli_parser`: the ``kgroups`` parser with every verb's arguments added, for
+  sphinx-argparse (the command adds a verb's arguments only when that verb is used);
+- the custom OpenLineage facets' JSON schemas, published at ``_static/openlineage/`` where their
+  ``$id`` (``observability/facets.py``'s ``SCHEMA_BASE``) says they are.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+#: where the custom facets' schemas go in the built site (their $id names this path)
+SCHEMA_DIR = Path("_static") / "openlineage"
+
+
+def cli_parser():
+    """The ``kgroups`` argument parser with every verb's arguments filled in."""
+    from airflow_provider_kgroups.cli.parser import build_parser
+
+    parser = build_parser()
+    for action in parser._subparsers._group_actions:  # noqa: SLF001 - argparse keeps subparsers there
+        for verb in action.choices.values():
+            verb.format_usage()  # a verb's parser adds its arguments when first used
+    return parser
+
+
+def _literal(value: Any) -> str:
+    if value is None or value == "":
+        return "(empty)"
+    return f"``{value}``"
+
+
+def _indent(text: str, prefix: str = "   ") -> list[str]:
+    return [prefix + line if line else "" for line in text.splitlines()]
+
+
+class _RstDirective(SphinxDirective):
+    """A directive that writes reStructuredText and parses it in place."""
+
+    def rst(self) -> list[str]:
+        raise NotImplementedError
+
+    def run(self) -> list[nodes.Node]:
+        container = nodes.container()
+        lines = StringList(self.rst(), source=self.get_source_info()[0])
+        self.state.nested_parse(lines, self.content_offset, container)
+        return container.children
+
+
+class ConfigDirective(_RstDirective):
+    """Every option of the provider's configuration sections, from get_provider_info()."""
+
+    def rst(self) -> list[str]:
+        from airflow_provider_kgroups.get_provider_info import get_provider_info
+
+        out: list[str] = []
+        for section, spec in get_provider_info()["config"].items():
+            out += [f".. _config-{section}:", "", f"``[{section}]``", "^" * (len(section) + 6), "",
+                    spec["description"], ""]
+            for option, decl in spec["options"].items():
+                env = f"AIRFLOW__{section.upper()}__{option.upper()}"
+                out += [f".. _config-{section}-{option}:", "", f"``{option}``"]
+                out += _indent(f":Type: {decl['type']}\n:Default: {_literal(decl.get('default'))}\n"
+                               f":Example: {_literal(decl.get('example'))}\n:Environment: ``{env}``\n"
+                               f":Added in: {decl.get('version_added') or '-'}\n\n{decl['description']}")
+                out.append("")
+        return out
+
+
+class ConnectionDirective(_RstDirective):
+    """A connection type's form fields (get_provider_info()'s conn-fields and ui-field-behaviour)."""
+
+    required_arguments = 1
+
+    def rst(self) -> list[str]:
+        from airflow_provider_kgroups.get_provider_info import get_provider_info
+
+        conn_type = self.arguments[0]
+        matches = [c for c in get_provider_info()["connection-types"] if c["connection-type"] == conn_type]
+        if not matches:
+            raise self.error(f"no connection type {conn_type!r} in get_provider_info()")
+        conn = matches[0]
+        behaviour = conn.get("ui-field-behaviour", {})
+        relabel, hidden = behaviour.get("relabeling", {}), set(behaviour.get("hidden-fields", ()))
+        placeholders = behaviour.get("placeholders", {})
+        rows = [("Field", "Label", "Type", "Default", "Description")]
+        for field in ("host", "schema", "login", "password", "port", "extra"):
+            if field in hidden:
+                continue
+            label = relabel.get(field, field.capitalize())
+            hint = placeholders.get(field)
+            rows.append((f"``{field}``", label, "standard field", "-", f"e.g. ``{hint}``" if hint else "-"))
+        for name, spec in conn.get("conn-fields", {}).items():
+            schema = spec.get("schema", {})
+            types = [t for t in (schema.get("type") or []) if t != "null"] if isinstance(schema.get("type"), list) \
+                else [schema.get("type")]
+            kind = " or ".join(t for t in types if t) or "-"
+            if schema.get("format") == "password":
+                kind += " (secret: masked)"
+            description = spec.get("description", "")
+            if schema.get("enum"):
+                description += " One of " + ", ".join(f"``{v}``" for v in schema["enum"]) + "."
+            rows.append((f"``{name}`` (extra)", spec.get("label", name), kind, _literal(schema.get("default")),
+                         description))
+        out = [f"Hook: :class:`{conn['hook-class-name']}` (\"{conn['hook-name']}\").", "",
+               ".. list-table::", "   :header-rows: 1", "   :widths: 20 18 12 10 40", ""]
+        for row in rows:
+            out.append(f"   * - {row[0]}")
+            out += [f"     - {cell}" for cell in row[1:]]
+        return out + [""]
+
+
+def _publish_schemas(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    import airflow_provider_kgroups.observability as observability
+
+    target = Path(app.outdir) / SCHEMA_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for schema in sorted((Path(observability.__file__).parent / "schemas").glob("*.json")):
+        shutil.copyfile(schema, target / schema.name)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("kgroups-config", ConfigDirective)
+    app.add_directive("kgroups-connection", ConnectionDirective)
+    app.connect("build-finished", _publish_schemas)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
