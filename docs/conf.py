@@ -58,3 +58,10 @@ html_static_path: list[str] = []
 html_show_sourcelink = False
 pygments_style = "sphinx"
 pygments_dark_style = "monokai"
+
+# sphinx-autodoc-typehints 3.6 calls an API Sphinx 9 deprecates (a Python warning, not a build warning)
+import warnings  # noqa: E402
+
+from sphinx.deprecation import RemovedInSphinx10Warning  # noqa: E402
+
+warnings.filterwarnings("ignore", category=RemovedInSphinx10Warning, module="sphinx_autodoc_typehints.*")

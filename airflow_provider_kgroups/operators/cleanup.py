@@ -68,7 +68,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         also overrides a default deny).
     :param deny: patterns never deleted, whatever else matches.
     :param default_deny: the system-group patterns (default ``[kgroups] default_deny_patterns``,
-        whose own default is :data:`~..lag.deadgroups.DEFAULT_DENY_PATTERNS`); replace only knowingly.
+        whose own default is ``lag.deadgroups.DEFAULT_DENY_PATTERNS``); replace only knowingly.
     :param deny_streams_apps: keep groups that look like Kafka Streams application ids.
     :param idle_hours: idle (Empty, records to read, no commit progress) this long in the
         stored history is evidence of death.
@@ -81,7 +81,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         ``[kgroups] max_deletions_percent``, 50).
     :param backup_url: where offset backups go (default ``history_url``).
     :param connect_conn_ids: Kafka Connect REST connections (type ``kgroups_connect``): their
-        connectors' states are evidence (see :mod:`..cleanup.plan`); default ``[kgroups] connect_conn_ids``.
+        connectors' states are evidence (see ``cleanup.plan``); default ``[kgroups] connect_conn_ids``.
     :param delete_despite_unreadable_connect: delete even when one of those Connect clusters
         cannot be read. Default False: such a run deletes nothing (a group named by a connector's
         ``consumer.override.group.id`` there cannot be recognised) and each group that would have

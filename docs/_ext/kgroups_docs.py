@@ -20,9 +20,14 @@ from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
 
 #: where the custom facets' schemas go in the built site (their $id names this path)
 SCHEMA_DIR = Path("_static") / "openlineage"
+
+
+#: the option groups of ``add_common_options``, documented once for the command
+_COMMON_GROUPS = ("connection", "output")
 
 
 def cli_parser():
@@ -30,10 +35,26 @@ def cli_parser():
     from airflow_provider_kgroups.cli.parser import build_parser
 
     parser = build_parser()
+    parsers = [parser]
     for action in parser._subparsers._group_actions:  # noqa: SLF001 - argparse keeps subparsers there
         for verb in action.choices.values():
             verb.format_usage()  # a verb's parser adds its arguments when first used
+            # the connection and output options every verb also takes are shown once, on the command
+            verb._action_groups = [g for g in verb._action_groups if g.title not in _COMMON_GROUPS]  # noqa: SLF001
+            parsers.append(verb)
+    for each in parsers:  # sphinx-argparse reads help texts as reStructuredText: ``orders-*`` is no emphasis
+        if each is not parser:  # the command's own description is written in reStructuredText already
+            each.description = _plain(each.description)
+        for action in each._actions:  # noqa: SLF001
+            action.help = _plain(action.help)
     return parser
+
+
+def _plain(text: str | None) -> str | None:
+    """Help text as reStructuredText that shows it as written."""
+    if text is None or text == "==SUPPRESS==":
+        return text
+    return "".join("\\" + char if char in "*`|_\\" else char for char in text)
 
 
 def _literal(value: Any) -> str:
@@ -55,7 +76,7 @@ class _RstDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         container = nodes.container()
         lines = StringList(self.rst(), source=self.get_source_info()[0])
-        self.state.nested_parse(lines, self.content_offset, container)
+        nested_parse_with_titles(self.state, lines, container, self.content_offset)
         return container.children
 
 
