@@ -44,10 +44,14 @@ nitpick_ignore_regex = [
     (r"py:class", r"(Any|Callable|Sequence|Mapping|Iterable|Iterator|AsyncIterator|Awaitable|Coroutine|"
                   r"Literal|TypeVar|Self|T|K|V|NoneType|timedelta|datetime|Context|Asset|BaseTrigger|"
                   r"TriggerEvent|DataFrame|SparkSession)"),
+    # sphinx-autodoc-typehints' rendering of ``tuple[X, ...]`` field annotations in dataclass signatures
+    (r"py:data", r"Ellipsis"),
+    (r"py:class", r"'tuple\[.*"),
+    # type variables of generic results (KeyedResults[K, V]) are no documented objects
+    (r"py:(class|obj)", r"airflow_provider_kgroups\.client\.results\.[KVT]"),
 ]
 
 autodoc_member_order = "bysource"
-autodoc_default_options = {"members": False, "show-inheritance": False}
 autodoc_typehints = "description"
 typehints_defaults = "comma"
 always_document_param_types = False

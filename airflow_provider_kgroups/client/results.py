@@ -82,7 +82,7 @@ class GroupDeletion(str, Enum):
 
 
 class TopicExistence(str, Enum):
-    """What a Metadata request naming a topic proves about it (:meth:`AsyncGroupsClient.check_topics`).
+    """What a Metadata request naming a topic proves about it (:meth:`~airflow_provider_kgroups.client.AsyncGroupsClient.check_topics`).
 
     Kafka (``KafkaApis.handleTopicMetadataRequest``) answers a named topic the principal may not
     Describe with TOPIC_AUTHORIZATION_FAILED whether or not it exists, so NOT_VISIBLE is not

@@ -143,6 +143,54 @@ class ConnectionDirective(_RstDirective):
         return out + [""]
 
 
+PACKAGE = "airflow_provider_kgroups"
+
+
+def _existing(name: str) -> bool:
+    """Whether ``name`` (dotted, absolute) is a module or an attribute of one in this package."""
+    import importlib
+
+    if not (name == PACKAGE or name.startswith(PACKAGE + ".")):
+        return False
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+def _resolve_code_reference(app: Sphinx, env, node, contnode):
+    """References the package's docstrings write the way its code imports (``:func:`..lag.gate.check_gate```,
+    ``:class:`ConfigurationError``` in a module that imports it): linked when the object is documented,
+    plain text when it exists in the code but has no page; a name that exists nowhere stays a warning."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"].lstrip(".")
+    module = node.get("py:module") or ""
+    objects = env.get_domain("py").objects
+    documented = [name for name in objects if name == target or name.endswith("." + target)]
+    if len(documented) > 1:  # an object documented under its public path is also known by its canonical one
+        documented = [name for name in documented if not objects[name].aliased]
+    if len(documented) == 1:
+        from sphinx.util.nodes import make_refnode
+
+        entry = objects[documented[0]]
+        return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, documented[0])
+    bases = [".".join(module.split(".")[:cut]) for cut in range(module.count(".") + 1, 0, -1)] if module else []
+    candidates = [target] + [f"{base}.{target}" for base in bases]
+    if any(_existing(name) for name in candidates):
+        return contnode
+    return None
+
+
 def _publish_schemas(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -158,4 +206,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("kgroups-config", ConfigDirective)
     app.add_directive("kgroups-connection", ConnectionDirective)
     app.connect("build-finished", _publish_schemas)
+    app.connect("missing-reference", _resolve_code_reference)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
