@@ -5,7 +5,7 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: demo test bench install check-install clean
+.PHONY: demo test bench docs install check-install clean
 
 # A changed pyproject.toml rebuilds the venv from scratch: pip never uninstalls what an older
 # dependency set brought in, and a leftover can shadow a package's files.
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[spark,history,msk,ui]" --group test --group bench
+	$(PY) -m pip install --quiet -e ".[spark,history,msk,ui]" --group test --group bench --group docs
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,6 +26,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) scripts/check_install.py
 	$(PY) -m pytest
+
+## The documentation site in docs/_build/html, warnings as errors (the tests build it too: tests/docs/).
+docs: $(STAMP)
+	$(PY) -m sphinx -E -W --keep-going -n -b html docs docs/_build/html
 
 ## Each install line README.rst documents, in a fresh venv of its own: pip check clean, no file
 ## owned by two distributions, the modules import. (CI runs it after the tests.)
@@ -50,4 +54,4 @@ bench: $(STAMP)
 	{ $(PY) benchmarks/bench_ui.py; $(PY) benchmarks/bench_ui.py --files-per-day 96; } | tee benchmarks/RESULTS-ui.txt
 
 clean:
-	rm -rf $(VENV) .check-venv .pytest_cache .demo
+	rm -rf $(VENV) .check-venv .pytest_cache .demo docs/_build

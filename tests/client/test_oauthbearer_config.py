@@ -213,12 +213,12 @@ def test_msk_iam_without_the_msk_extra_names_the_extra(monkeypatch):
 
 
 def readme_properties_blocks() -> dict[str, str]:
-    """The client.properties files README's "Logging in with OAUTHBEARER" tells users to write,
-    by the title of the subsection they are in."""
+    """The client.properties files the documentation's "Logging in with OAUTHBEARER" (docs/connections.rst)
+    tells users to write, by the title of the subsection they are in."""
     from pathlib import Path
 
-    text = Path(__file__).resolve().parents[2].joinpath("README.rst").read_text()
-    section = text[text.index("Logging in with OAUTHBEARER"):text.index("Errors that retrying cannot fix")]
+    text = Path(__file__).resolve().parents[2].joinpath("docs", "connections.rst").read_text()
+    section = text[text.index("Logging in with OAUTHBEARER"):text.index(".. _connection-kgroups-connect:")]
     blocks, title, lines = {}, "", section.splitlines()
     for i, line in enumerate(lines):
         if i + 1 < len(lines) and lines[i + 1].startswith("^^^^"):
