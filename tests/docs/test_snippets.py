@@ -20,15 +20,18 @@ SNIPPETS = runnable_snippets()
 
 @pytest.fixture(scope="module")
 def world():
-    """What the snippets speak of: a topic ``orders``, landing groups behind and caught up, a live
-    group, a leftover ``tmp-1``."""
+    """What the snippets speak of: topics ``orders`` and ``retired-topic``, landing groups behind and
+    caught up, a live group, a leftover ``tmp-1``, a share group ``jobs-nightly``."""
     with FakeCluster.running_in_thread(brokers=3) as cluster:
         cluster.add_topic("orders", partitions=2, end_offsets=1000)
-        cluster.add_group("orders-landing", offsets={("orders", 0): 990, ("orders", 1): 1000})
+        cluster.add_topic("retired-topic", partitions=1, end_offsets=10)
+        cluster.add_group("orders-landing", offsets={("orders", 0): 990, ("orders", 1): 1000, ("retired-topic", 0): 10})
         cluster.add_group("orders-landing-eu", offsets={("orders", 0): 1000, ("orders", 1): 1000})
         cluster.add_group("billing", offsets={("orders", 0): 1000, ("orders", 1): 700},
                           members=[Member("m-1", assignment={"orders": [0, 1]})])
         cluster.add_group("tmp-1", offsets={("orders", 0): 10})
+        cluster.add_group("jobs-nightly", group_type="share")
+        cluster.set_share_offsets("jobs-nightly", {("orders", 0): 900, ("orders", 1): 950})
         yield cluster
 
 
