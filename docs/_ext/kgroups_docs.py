@@ -116,31 +116,26 @@ class ConnectionDirective(_RstDirective):
         behaviour = conn.get("ui-field-behaviour", {})
         relabel, hidden = behaviour.get("relabeling", {}), set(behaviour.get("hidden-fields", ()))
         placeholders = behaviour.get("placeholders", {})
-        rows = [("Field", "Label", "Type", "Default", "Description")]
+        out = [f"Hook: :class:`{conn['hook-class-name']}` (\"{conn['hook-name']}\").", ""]
         for field in ("host", "schema", "login", "password", "port", "extra"):
             if field in hidden:
                 continue
-            label = relabel.get(field, field.capitalize())
             hint = placeholders.get(field)
-            rows.append((f"``{field}``", label, "standard field", "-", f"e.g. ``{hint}``" if hint else "-"))
+            out += [f"``{field}`` (form field *{relabel.get(field, field.capitalize())}*)"]
+            out += _indent(f"e.g. ``{hint}``" if hint else "as Airflow's form has it") + [""]
         for name, spec in conn.get("conn-fields", {}).items():
             schema = spec.get("schema", {})
-            types = [t for t in (schema.get("type") or []) if t != "null"] if isinstance(schema.get("type"), list) \
-                else [schema.get("type")]
-            kind = " or ".join(t for t in types if t) or "-"
+            declared = schema.get("type")
+            types = [t for t in declared if t != "null"] if isinstance(declared, list) else [declared]
+            kind = " or ".join(t for t in types if t) or "string"
             if schema.get("format") == "password":
-                kind += " (secret: masked)"
+                kind += ", a secret (masked)"
             description = spec.get("description", "")
             if schema.get("enum"):
                 description += " One of " + ", ".join(f"``{v}``" for v in schema["enum"]) + "."
-            rows.append((f"``{name}`` (extra)", spec.get("label", name), kind, _literal(schema.get("default")),
-                         description))
-        out = [f"Hook: :class:`{conn['hook-class-name']}` (\"{conn['hook-name']}\").", "",
-               ".. list-table::", "   :header-rows: 1", "   :widths: 20 18 12 10 40", ""]
-        for row in rows:
-            out.append(f"   * - {row[0]}")
-            out += [f"     - {cell}" for cell in row[1:]]
-        return out + [""]
+            out += [f"``{name}`` (extra field *{spec.get('label', name)}*)"]
+            out += _indent(f"{kind}; default {_literal(schema.get('default'))}. {description}") + [""]
+        return out
 
 
 PACKAGE = "airflow_provider_kgroups"
