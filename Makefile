@@ -42,7 +42,7 @@ check-install:
 	  || { rm -rf .check-venv; exit 1; }; \
 	done; rm -rf .check-venv
 
-## Benchmarks (prints tables and keeps them in benchmarks/RESULTS-*.txt for the README; asserts nothing).
+## Benchmarks (prints tables and keeps them in benchmarks/RESULTS-*.txt, which the docs include; asserts nothing).
 bench: $(STAMP)
 	$(PY) benchmarks/bench_client.py | tee benchmarks/RESULTS-client.txt
 	$(PY) benchmarks/bench_lag.py | tee benchmarks/RESULTS-lag.txt

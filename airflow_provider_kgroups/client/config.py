@@ -114,7 +114,7 @@ class ClientConfig:
     #: Requests written to one connection before the earliest is answered. A broker handles a
     #: connection's requests one at a time, and a request's timeout runs from when it is written,
     #: so an unbounded pipeline would count the broker's time on every earlier request against
-    #: the later ones (see README, "Large batches").
+    #: the later ones (see the docs, docs/real-clusters.rst, "Large batches").
     max_in_flight_per_connection: int = 5
     #: How OAUTHBEARER gets its tokens (:mod:`.auth`); set for ``sasl_mechanism="OAUTHBEARER"`` only.
     oauthbearer: OAuthBearerConfig | None = None

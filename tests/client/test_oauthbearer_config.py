@@ -238,7 +238,7 @@ def test_the_readme_properties_files_are_read_as_they_say(tmp_path, monkeypatch)
     from airflow_provider_kgroups.client.properties import read_properties_file
 
     monkeypatch.setenv("AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS", "my_company.kafka_auth.google_token")
-    monkeypatch.setattr(auth_config, "load_callback", lambda path: print)  # the README's module is the user's
+    monkeypatch.setattr(auth_config, "load_callback", lambda path: print)  # the docs' module is the user's
     blocks = readme_properties_blocks()
     expected = {"Amazon MSK": TokenSource.AWS_MSK_IAM, "Confluent Cloud": TokenSource.OIDC,
                 "An OIDC provider": TokenSource.OIDC, "Google Cloud": TokenSource.CALLBACK}
