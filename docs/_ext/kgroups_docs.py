@@ -4,6 +4,8 @@
   every option with its description, type, default, example and environment variable);
 - ``.. kgroups-connection:: <type>``: a connection type's form (``get_provider_info()``'s
   ``conn-fields`` and ``ui-field-behaviour``);
+- ``.. kgroups-api-versions::``: every Kafka API the client speaks, the highest version it
+  implements and the versions its handlers declare a feature needs;
 - :func:`cli_parser`: the ``kgroups`` parser with every verb's arguments added, for
   sphinx-argparse (the command adds a verb's arguments only when that verb is used);
 - the custom OpenLineage facets' JSON schemas, published at ``_static/openlineage/`` where their
@@ -138,6 +140,38 @@ class ConnectionDirective(_RstDirective):
         return out
 
 
+class ApiVersionsDirective(_RstDirective):
+    """Every Kafka API the client speaks: its key, the highest version this client implements
+    (``client/protocol.py``'s ``CLIENT_MAX_VERSIONS``) and the versions its handlers declare a
+    feature needs (``Handler.needs``)."""
+
+    def rst(self) -> list[str]:
+        import importlib
+        import pkgutil
+
+        from airflow_provider_kgroups.client import handlers
+        from airflow_provider_kgroups.client.handlers.base import Handler
+        from airflow_provider_kgroups.client.protocol import CLIENT_MAX_VERSIONS
+
+        needs: dict[type, dict[tuple[int, str], list[str]]] = {}
+        for module in pkgutil.iter_modules(handlers.__path__):
+            loaded = importlib.import_module(f"{handlers.__name__}.{module.name}")
+            for obj in vars(loaded).values():
+                if (isinstance(obj, type) and issubclass(obj, Handler) and obj.__module__ == loaded.__name__
+                        and "request_class" in vars(obj)):
+                    for need in obj.needs:
+                        needs.setdefault(obj.request_class, {}).setdefault((need.version, need.what), []).append(
+                            f"``{obj.__name__}``")
+        out = [".. list-table::", "   :header-rows: 1", "   :widths: 30 8 12 50", "",
+               "   * - API", "     - key", "     - up to", "     - a feature needs"]
+        for request, top in sorted(CLIENT_MAX_VERSIONS.items(), key=lambda item: item[0].API_KEY):
+            declared = [f"v{version}: {what} ({', '.join(sorted(names))})"
+                        for (version, what), names in sorted(needs.get(request, {}).items())]
+            out += [f"   * - {request.__name__.removesuffix('Request')}", f"     - {request.API_KEY}", f"     - v{top}",
+                    "     - " + ("; ".join(declared) if declared else "")]
+        return out + [""]
+
+
 PACKAGE = "airflow_provider_kgroups"
 
 
@@ -200,6 +234,7 @@ def _publish_schemas(app: Sphinx, exception: Exception | None) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("kgroups-config", ConfigDirective)
     app.add_directive("kgroups-connection", ConnectionDirective)
+    app.add_directive("kgroups-api-versions", ApiVersionsDirective)
     app.connect("build-finished", _publish_schemas)
     app.connect("missing-reference", _resolve_code_reference)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
