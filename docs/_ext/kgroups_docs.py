@@ -196,6 +196,12 @@ def _existing(name: str) -> bool:
     return False
 
 
+def _docstring_of(source: str) -> str:
+    """The dotted path in autodoc's source of a docstring (``...:docstring of a.b.C.method``)."""
+    marker = "docstring of "
+    return source[source.index(marker) + len(marker):].strip() if marker in source else ""
+
+
 def _resolve_code_reference(app: Sphinx, env, node, contnode):
     """References the package's docstrings write the way its code imports (``:func:`..lag.gate.check_gate```,
     ``:class:`ConfigurationError``` in a module that imports it): linked when the object is documented,
@@ -213,7 +219,10 @@ def _resolve_code_reference(app: Sphinx, env, node, contnode):
 
         entry = objects[documented[0]]
         return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, documented[0])
-    bases = [".".join(module.split(".")[:cut]) for cut in range(module.count(".") + 1, 0, -1)] if module else []
+    # the scopes the reference was written in: the documented object's dotted path (a docstring's
+    # source says "docstring of <path>", the canonical one), then the module it is documented under
+    scopes = [name for name in (_docstring_of(node.source or ""), module) if name]
+    bases = [".".join(scope.split(".")[:cut]) for scope in scopes for cut in range(scope.count(".") + 1, 0, -1)]
     candidates = [target] + [f"{base}.{target}" for base in bases]
     if any(_existing(name) for name in candidates):
         return contnode
