@@ -1,7 +1,7 @@
 """Every snippet the documentation marks runnable (``:class: runnable``) runs against a fake
 cluster, so the docs cannot drift from the code: Python snippets are executed as written (their
 imports, constructors and calls), console snippets run each ``kgroups`` line and expect exit 0.
-Only the broker list is swapped for the fake cluster's (tests/docs/snippets.py)."""
+Only the broker list is swapped for the fake cluster's (tests/support/doc_snippets.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.docs.snippets import ROOT, console_commands, runnable_snippets
+from tests.support.doc_snippets import ROOT, console_commands, runnable_snippets
 from tests.support.fakekafka import FakeCluster, Member
 
 SNIPPETS = runnable_snippets()
