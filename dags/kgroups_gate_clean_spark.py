@@ -22,7 +22,7 @@
    offset: a file that straddles the barrier contributes only its rows below it; a hole in the
    landing zone fails the task instead of reading less) and writes per-key totals (records, sum
    of ``qty``) as Parquet under ``<output>/run=<run id>/`` with a ``_manifest.json`` naming the
-   offset range and files it covers. Local mode (``local[*]``) unless ``KGROUPS_SPARK_MASTER``
+   offset range and files it covers. Local mode (``local[*]``) unless ``[kgroups_examples] spark_master``
    names another master (``local[2]``, ``spark://...``, ``yarn``, ``sc://`` for Spark Connect).
 4. ``kafka_source_available`` -> ``totals_from_kafka``: the same range straight from Kafka
    (``startingOffsets``/``endingOffsets`` from the same XCom), with Spark's JVM Kafka source when
@@ -51,8 +51,8 @@ are evidence; the cleanup caps and deny patterns) and this example's ``[kgroups_
 - ``barrier``: the default of the ``barrier`` param (``timestamp``)
 - ``gate_poke_seconds`` (60) and ``gate_timeout_minutes`` (60): the gate's pace and patience
 - ``spark_conf``: JSON of extra Spark settings, e.g. ``{"spark.ui.enabled": "false"}``;
-  ``spark_kafka_package``: e.g. ``org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0``. The
-  Spark master is ``KGROUPS_SPARK_MASTER`` (unset: ``local[*]``), read by ``spark_session``.
+  ``spark_kafka_package``: e.g. ``org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0``.
+- ``spark_master``: the Spark master (unset: ``local[*]``), passed to ``spark_session``.
 
 Lineage: with the OpenLineage provider installed, the gate reports the landing topics with the
 range it handed on, the cleanup what it deleted, and both Spark tasks the topics, range and
@@ -102,6 +102,8 @@ BARRIER = setting("barrier", "timestamp")
 POKE_SECONDS = float(setting("gate_poke_seconds", "60"))
 TIMEOUT = timedelta(minutes=float(setting("gate_timeout_minutes", "60")))
 SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
+#: The Spark master ("" or unset: spark_master\'s default, local[*]).
+SPARK_MASTER = setting("spark_master", "") or None
 SPARK_KAFKA_PACKAGE = setting("spark_kafka_package", "")
 #: how many per-key totals go into the XCom (all of them are in the Parquet output)
 XCOM_TOTALS = 50
@@ -237,7 +239,7 @@ with DAG(
         selection = select_range(LANDING_ROOT, offsets, fmt=LANDING_FORMAT)
         log.info("Landing files for the range: %d (%s)", len(selection.files),
                  "overlapping: duplicates dropped" if selection.overlapping else "no overlap")
-        with spark_session("kgroups-totals-from-landing", conf=SPARK_CONF) as spark:
+        with spark_session("kgroups-totals-from-landing", master=SPARK_MASTER, conf=SPARK_CONF) as spark:
             out = write_result(spark, read_selection(spark, selection), offsets, output_dir(run_id, "landing"),
                                {"source": "landing", "landing": selection.to_dict()})
         report_read(offsets, out)
@@ -269,7 +271,7 @@ with DAG(
         bootstrap = kafka_bootstrap(config)
         conf = {**SPARK_CONF, **({"spark.jars.packages": SPARK_KAFKA_PACKAGE}
                                  if source == "jvm" and SPARK_KAFKA_PACKAGE else {})}
-        with spark_session("kgroups-totals-from-kafka", conf=conf) as spark, client_properties_file(config) as props:
+        with spark_session("kgroups-totals-from-kafka", master=SPARK_MASTER, conf=conf) as spark, client_properties_file(config) as props:
             if source == "jvm":
                 records = read_kafka_range(spark, bootstrap, offsets, kafka_options=spark_kafka_options(config))
             else:

@@ -19,7 +19,8 @@ Settings, read when the file is parsed, from Airflow's configuration (section
 asset's URI and its lineage, ``localhost:9092``), ``event_groups`` (comma-separated landing
 group ids, ``orders-landing``), ``event_topics`` (``orders``), ``event_poll_seconds`` (60),
 ``event_output`` (``/tmp/kgroups-events``), ``event_gate_schedule`` (``@hourly``; ``none`` for
-manual runs only), ``spark_conf`` (JSON of extra Spark settings).
+manual runs only), ``spark_conf`` (JSON of extra Spark settings), ``spark_master`` (unset:
+``local[*]``).
 
 The asset is ``kgroups://{host}:{port}/{topic}/{group}`` (the ranges of the topic the group has
 consumed; its OpenLineage dataset is the topic); the Spark task reports the topics, the range
@@ -57,6 +58,8 @@ POLL_SECONDS = float(setting("event_poll_seconds", "60"))
 GATE_SCHEDULE = setting("event_gate_schedule", "@hourly")
 OUTPUT = setting("event_output", "/tmp/kgroups-events")
 SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
+#: The Spark master ("" or unset: spark_master\'s default, local[*]).
+SPARK_MASTER = setting("spark_master", "") or None
 
 orders_range = create_asset(
     bootstrap=BOOTSTRAP, topic=TOPICS[0], group=GROUPS[0], name="kgroups_orders_range",
@@ -90,7 +93,7 @@ with DAG(dag_id="kgroups_orders_process", schedule=[orders_range], start_date=da
         config = KafkaGroupsHook(CONN_ID).client_config
         bootstrap = kafka_bootstrap(config)
         output = f"{OUTPUT.rstrip('/')}/run={re.sub(r'[^A-Za-z0-9._-]+', '_', run_id or 'manual')}"
-        with spark_session("kgroups-orders-process", conf=SPARK_CONF) as spark, client_properties_file(config) as props:
+        with spark_session("kgroups-orders-process", master=SPARK_MASTER, conf=SPARK_CONF) as spark, client_properties_file(config) as props:
             rows = read_offset_range(spark, bootstrap, gate, command_config=props)
             totals = rows.selectExpr("cast(key as string) as key").groupBy("key").count().orderBy("key")
             totals.write.mode("overwrite").parquet(output)

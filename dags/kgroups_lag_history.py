@@ -7,8 +7,8 @@ verdict per hour), ``group_status`` and ``dead_candidates`` (with evidence). Not
 deleted: the candidates are for review, or for ``DeadConsumerGroupCleanupOperator``.
 
 Settings: ``[kgroups] history_url``, ``[kgroups_examples] lag_output_url`` (``/tmp/kgroups-lag``) and
-``lag_spark_python`` (the driver's Python, default the worker's), ``KGROUPS_SPARK_MASTER`` (read by
-``spark_submit_command``; default ``local[*]``; ``spark://...``, ``yarn``, ``k8s://...`` on a cluster). ``spark-submit`` is taken from PATH, else from the
+``lag_spark_python`` (the driver's Python, default the worker's), ``spark_master`` (default ``local[*]``;
+``spark://...``, ``yarn``, ``k8s://...`` on a cluster). ``spark-submit`` is taken from PATH, else from the
 installed pyspark (``pip install 'airflow-provider-kgroups[spark]'``). The task runs
 ``spark-submit`` itself (``airflow_provider_kgroups.spark.session``) rather than through the
 Airflow Spark provider, whose ``pyspark-client`` dependency would overwrite pyspark's files.
@@ -33,13 +33,15 @@ OUTPUT_URL = conf.get("kgroups_examples", "lag_output_url", fallback="/tmp/kgrou
 #: The driver's Python must have this package: by default the worker's own interpreter (right for
 #: local mode); on a cluster, the interpreter on the nodes (or "" to leave PYSPARK_PYTHON alone).
 SPARK_PYTHON = conf.get("kgroups_examples", "lag_spark_python", fallback=sys.executable)
+#: The Spark master ("" or unset: spark_master's default, local[*]).
+SPARK_MASTER = conf.get("kgroups_examples", "spark_master", fallback="") or None
 SPARK_CONF = {"spark.sql.shuffle.partitions": "16", "spark.ui.showConsoleProgress": "false"}
 
 
 def lag_history_command(data_interval_end: datetime, conf: dict[str, str] | None = None) -> list[str]:
     """The spark-submit command for the week before ``data_interval_end``."""
     return spark_submit_command(
-        LAG_HISTORY_APPLICATION, name="kgroups-lag-history", conf={**SPARK_CONF, **(conf or {})},
+        LAG_HISTORY_APPLICATION, master=SPARK_MASTER, name="kgroups-lag-history", conf={**SPARK_CONF, **(conf or {})},
         application_args=[
             "--history", HISTORY_URL,
             "--output", OUTPUT_URL,

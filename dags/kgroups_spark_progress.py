@@ -18,7 +18,7 @@ Deployment settings, read when the file is parsed: ``[kgroups] history_url`` (ba
 records) and this example's ``[kgroups_examples]`` (``AIRFLOW__KGROUPS_EXAMPLES__<NAME>``):
 ``conn_id``, ``landing_groups``, ``landing_topics``, ``progress_group``
 (``orders-spark-progress``), ``gate_poke_seconds`` (30), ``spark_conf`` (JSON of extra Spark
-settings). The Spark master is ``KGROUPS_SPARK_MASTER`` (unset: ``local[*]``).
+settings), ``spark_master`` (unset: ``local[*]``).
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"  # [kgroups] hist
 PROGRESS_GROUP = setting("progress_group", "orders-spark-progress")
 POKE_SECONDS = float(setting("gate_poke_seconds", "30"))
 SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
+#: The Spark master ("" or unset: spark_master\'s default, local[*]).
+SPARK_MASTER = setting("spark_master", "") or None
 
 with DAG(
     dag_id="kgroups_spark_progress",
@@ -93,7 +95,7 @@ with DAG(
         from airflow_provider_kgroups.spark.session import spark_session
 
         config = KafkaGroupsHook(CONN_ID).client_config
-        with spark_session("kgroups-spark-progress", conf=SPARK_CONF) as spark, \
+        with spark_session("kgroups-spark-progress", master=SPARK_MASTER, conf=SPARK_CONF) as spark, \
                 client_properties_file(config) as props:
             rows = read_offset_range(spark, kafka_bootstrap(config), offsets, command_config=props)
             counts = rows.groupBy("topic", "partition").count().collect()

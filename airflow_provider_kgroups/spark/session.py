@@ -7,7 +7,8 @@ example DAGs therefore start Spark with these two small helpers, and the ``spark
 plain ``pyspark``. Importing this module does not import pyspark.
 
 - :func:`spark_session`: a session for the body of a ``with`` (stopped after), master from the
-  argument or ``KGROUPS_SPARK_MASTER`` (default ``local[*]``).
+  argument (the example DAGs pass ``[kgroups_examples] spark_master``), else
+  ``KGROUPS_SPARK_MASTER`` for use outside Airflow (this module never imports it), else ``local[*]``.
 - :func:`spark_submit_command` / :func:`run_spark_submit`: a ``spark-submit`` child process,
   its output in the task log, a non-zero exit an exception.
 """

@@ -59,7 +59,7 @@ def flagship(monkeypatch, tmp_path, tansu, kgroups_conn, name_prefix) -> Flagshi
         "AIRFLOW__KGROUPS_EXAMPLES__BARRIER": "log_end",  # Tansu 0.6.0 answers ListOffsets by timestamp with offset 0
         "AIRFLOW__KGROUPS_EXAMPLES__GATE_POKE_SECONDS": "0.3",
         "AIRFLOW__KGROUPS_EXAMPLES__GATE_TIMEOUT_MINUTES": "2",
-        "KGROUPS_SPARK_MASTER": "local[2]",
+        "AIRFLOW__KGROUPS_EXAMPLES__SPARK_MASTER": "local[2]",
         "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(TEST_SPARK_CONF),
     }.items():
         monkeypatch.setenv(name, value)

@@ -1,5 +1,5 @@
 """The example DAG ``dags/kgroups_lag_history.py``: its task builds the spark-submit command for
-a data interval (master from ``KGROUPS_SPARK_MASTER``) and runs the job to the end in a child
+a data interval (master from ``[kgroups_examples] spark_master``) and runs the job to the end in a child
 process. No metadata database: the task's callable is called directly."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ def test_the_example_dag_submits_the_job_and_it_runs(tmp_path, monkeypatch):
     HistoryStore(str(history)).append_table(table(hand_made_history()))
     monkeypatch.setenv("AIRFLOW__KGROUPS__HISTORY_URL", str(history))
     monkeypatch.setenv("AIRFLOW__KGROUPS_EXAMPLES__LAG_OUTPUT_URL", str(output))
-    monkeypatch.setenv("KGROUPS_SPARK_MASTER", "local[1]")
+    monkeypatch.setenv("AIRFLOW__KGROUPS_EXAMPLES__SPARK_MASTER", "local[1]")
+    monkeypatch.setenv("KGROUPS_SPARK_MASTER", "local[3]")  # outside Airflow only: the DAG passes its setting
     monkeypatch.setenv("AIRFLOW__KGROUPS_EXAMPLES__LAG_SPARK_PYTHON", sys.executable)
 
     from airflow.dag_processing.dagbag import DagBag
@@ -33,7 +34,7 @@ def test_the_example_dag_submits_the_job_and_it_runs(tmp_path, monkeypatch):
     module = sys.modules[task.python_callable.__module__]
     end = pendulum.from_timestamp((T0 + HOUR) / 1000, tz="UTC")
     command = module.lag_history_command(end)
-    assert command[:3] == ["spark-submit", "--master", "local[1]"]  # from KGROUPS_SPARK_MASTER
+    assert command[:3] == ["spark-submit", "--master", "local[1]"]  # [kgroups_examples] spark_master
     assert command[command.index("--since") + 1] == "2024-04-24T01:00:00+00:00"
     assert command[command.index("--until") + 1] == end.isoformat()
     assert lag_history.__file__ in command
