@@ -93,9 +93,13 @@ def get_str(option: str) -> str:
     return _conf().get(SECTION, option, fallback=OPTIONS[option]["default"]).strip()
 
 
+def _items(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
 def get_list(option: str) -> list[str]:
     """A comma-separated option as a list (empty items dropped)."""
-    return [item.strip() for item in get_str(option).split(",") if item.strip()]
+    return _items(get_str(option))
 
 
 def _number(option: str, cast: type, what: str):
@@ -119,4 +123,20 @@ def history_url() -> str | None:
     return get_str("history_url") or None
 
 
-__all__ = ["SECTION", "OPTIONS", "provider_config", "get_str", "get_list", "get_int", "get_float", "history_url"]
+# -- the example DAGs' own section (not declared: the examples are not the provider's configuration)
+
+EXAMPLES_SECTION = "kgroups_examples"
+
+
+def example_setting(name: str, default: str) -> str:
+    """An option of ``[kgroups_examples]`` (``AIRFLOW__KGROUPS_EXAMPLES__<NAME>``), read by dags/."""
+    return _conf().get(EXAMPLES_SECTION, name, fallback=default)
+
+
+def example_list(name: str, default: str) -> list[str]:
+    """A comma-separated ``[kgroups_examples]`` option as a list (empty items dropped)."""
+    return _items(example_setting(name, default))
+
+
+__all__ = ["SECTION", "OPTIONS", "provider_config", "get_str", "get_list", "get_int", "get_float", "history_url",
+           "EXAMPLES_SECTION", "example_setting", "example_list"]

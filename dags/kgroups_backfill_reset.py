@@ -22,25 +22,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from airflow.sdk import DAG, Param
-from airflow.sdk.configuration import conf
 
 from airflow_provider_kgroups import settings
+from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.operators.reset import ConsumerGroupOffsetResetOperator
 
 
-def setting(name: str, default: str) -> str:
-    return conf.get("kgroups_examples", name, fallback=default)
-
-
-def _csv(name: str, default: str) -> list[str]:
-    return [item.strip() for item in setting(name, default).split(",") if item.strip()]
-
-
-CONN_ID = setting("conn_id", "kgroups_default")
-LANDING_GROUPS = _csv("landing_groups", "orders-landing*")
-LANDING_TOPICS = _csv("landing_topics", "orders")
+CONN_ID = example_setting("conn_id", "kgroups_default")
+LANDING_GROUPS = example_list("landing_groups", "orders-landing*")
+LANDING_TOPICS = example_list("landing_topics", "orders")
 HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"  # [kgroups] history_url
-MAX_GROUPS = int(setting("reset_max_groups", "10"))
+MAX_GROUPS = int(example_setting("reset_max_groups", "10"))
 
 with DAG(
     dag_id="kgroups_backfill_reset",

@@ -70,9 +70,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow.sdk import DAG, Param, get_current_context, task
-from airflow.sdk.configuration import conf
 
 from airflow_provider_kgroups import settings
+from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.observability.lineage import report_kafka_read
 from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
@@ -82,29 +82,21 @@ from airflow_provider_kgroups.spark.session import spark_session
 log = logging.getLogger(__name__)
 
 
-def setting(name: str, default: str) -> str:
-    return conf.get("kgroups_examples", name, fallback=default)
-
-
-def _csv(name: str, default: str) -> list[str]:
-    return [item.strip() for item in setting(name, default).split(",") if item.strip()]
-
-
-CONN_ID = setting("conn_id", "kgroups_default")
-LANDING_GROUPS = _csv("landing_groups", "orders-landing*")
-LANDING_TOPICS = _csv("landing_topics", "orders")
-LANDING_ROOT = setting("landing_root", "/tmp/kgroups-landing")
-LANDING_FORMAT = setting("landing_format", "jsonl")
-OUTPUT_ROOT = setting("output_root", "/tmp/kgroups-output")
+CONN_ID = example_setting("conn_id", "kgroups_default")
+LANDING_GROUPS = example_list("landing_groups", "orders-landing*")
+LANDING_TOPICS = example_list("landing_topics", "orders")
+LANDING_ROOT = example_setting("landing_root", "/tmp/kgroups-landing")
+LANDING_FORMAT = example_setting("landing_format", "jsonl")
+OUTPUT_ROOT = example_setting("output_root", "/tmp/kgroups-output")
 HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"  # [kgroups] history_url
-CLEANUP_PATTERNS = _csv("cleanup_patterns", "")
-BARRIER = setting("barrier", "timestamp")
-POKE_SECONDS = float(setting("gate_poke_seconds", "60"))
-TIMEOUT = timedelta(minutes=float(setting("gate_timeout_minutes", "60")))
-SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
-#: The Spark master ("" or unset: spark_master\'s default, local[*]).
-SPARK_MASTER = setting("spark_master", "") or None
-SPARK_KAFKA_PACKAGE = setting("spark_kafka_package", "")
+CLEANUP_PATTERNS = example_list("cleanup_patterns", "")
+BARRIER = example_setting("barrier", "timestamp")
+POKE_SECONDS = float(example_setting("gate_poke_seconds", "60"))
+TIMEOUT = timedelta(minutes=float(example_setting("gate_timeout_minutes", "60")))
+SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(example_setting("spark_conf", "") or "{}")}
+#: The Spark master ("" or unset: spark_master's default, local[*]).
+SPARK_MASTER = example_setting("spark_master", "") or None
+SPARK_KAFKA_PACKAGE = example_setting("spark_kafka_package", "")
 #: how many per-key totals go into the XCom (all of them are in the Parquet output)
 XCOM_TOTALS = 50
 

@@ -34,32 +34,24 @@ import re
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG, AssetWatcher, task
-from airflow.sdk.configuration import conf
 
 from airflow_provider_kgroups.observability.lineage import create_asset
+from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 from airflow_provider_kgroups.triggers.events import ConsumerLagEventTrigger
 
 
-def setting(name: str, default: str) -> str:
-    return conf.get("kgroups_examples", name, fallback=default)
-
-
-def _csv(name: str, default: str) -> list[str]:
-    return [item.strip() for item in setting(name, default).split(",") if item.strip()]
-
-
-CONN_ID = setting("conn_id", "kgroups_default")
-BOOTSTRAP = setting("bootstrap_servers", "localhost:9092")
-GROUPS = _csv("event_groups", "orders-landing")
-TOPICS = _csv("event_topics", "orders")
-POLL_SECONDS = float(setting("event_poll_seconds", "60"))
+CONN_ID = example_setting("conn_id", "kgroups_default")
+BOOTSTRAP = example_setting("bootstrap_servers", "localhost:9092")
+GROUPS = example_list("event_groups", "orders-landing")
+TOPICS = example_list("event_topics", "orders")
+POLL_SECONDS = float(example_setting("event_poll_seconds", "60"))
 #: the gate DAG's schedule; "none" leaves only the watcher (and manual gate runs)
-GATE_SCHEDULE = setting("event_gate_schedule", "@hourly")
-OUTPUT = setting("event_output", "/tmp/kgroups-events")
-SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
-#: The Spark master ("" or unset: spark_master\'s default, local[*]).
-SPARK_MASTER = setting("spark_master", "") or None
+GATE_SCHEDULE = example_setting("event_gate_schedule", "@hourly")
+OUTPUT = example_setting("event_output", "/tmp/kgroups-events")
+SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(example_setting("spark_conf", "") or "{}")}
+#: The Spark master ("" or unset: spark_master's default, local[*]).
+SPARK_MASTER = example_setting("spark_master", "") or None
 
 orders_range = create_asset(
     bootstrap=BOOTSTRAP, topic=TOPICS[0], group=GROUPS[0], name="kgroups_orders_range",

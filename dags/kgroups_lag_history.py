@@ -21,20 +21,20 @@ import sys
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG, task
-from airflow.sdk.configuration import conf
 
 from airflow_provider_kgroups import settings
+from airflow_provider_kgroups.settings import example_setting
 
 from airflow_provider_kgroups.spark import LAG_HISTORY_APPLICATION  # lag_history.__file__, without importing pyspark
 from airflow_provider_kgroups.spark.session import run_spark_submit, spark_submit_command
 
 HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"
-OUTPUT_URL = conf.get("kgroups_examples", "lag_output_url", fallback="/tmp/kgroups-lag")
+OUTPUT_URL = example_setting("lag_output_url", "/tmp/kgroups-lag")
 #: The driver's Python must have this package: by default the worker's own interpreter (right for
 #: local mode); on a cluster, the interpreter on the nodes (or "" to leave PYSPARK_PYTHON alone).
-SPARK_PYTHON = conf.get("kgroups_examples", "lag_spark_python", fallback=sys.executable)
+SPARK_PYTHON = example_setting("lag_spark_python", sys.executable)
 #: The Spark master ("" or unset: spark_master's default, local[*]).
-SPARK_MASTER = conf.get("kgroups_examples", "spark_master", fallback="") or None
+SPARK_MASTER = example_setting("spark_master", "") or None
 SPARK_CONF = {"spark.sql.shuffle.partitions": "16", "spark.ui.showConsoleProgress": "false"}
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG
-from airflow.sdk.configuration import conf
 
 from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.operators.snapshot import ConsumerGroupSnapshotOperator
+from airflow_provider_kgroups.settings import example_setting
 
 HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"
-EVERY_MINUTES = int(conf.get("kgroups_examples", "snapshot_every_minutes", fallback="5"))
+EVERY_MINUTES = int(example_setting("snapshot_every_minutes", "5"))
 
 with DAG(
     dag_id="kgroups_snapshot",

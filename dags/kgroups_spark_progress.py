@@ -28,32 +28,24 @@ import logging
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG, task
-from airflow.sdk.configuration import conf
 
 from airflow_provider_kgroups import settings
+from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.operators.progress import ConsumerGroupProgressOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 
 log = logging.getLogger(__name__)
 
 
-def setting(name: str, default: str) -> str:
-    return conf.get("kgroups_examples", name, fallback=default)
-
-
-def _csv(name: str, default: str) -> list[str]:
-    return [item.strip() for item in setting(name, default).split(",") if item.strip()]
-
-
-CONN_ID = setting("conn_id", "kgroups_default")
-LANDING_GROUPS = _csv("landing_groups", "orders-landing*")
-LANDING_TOPICS = _csv("landing_topics", "orders")
+CONN_ID = example_setting("conn_id", "kgroups_default")
+LANDING_GROUPS = example_list("landing_groups", "orders-landing*")
+LANDING_TOPICS = example_list("landing_topics", "orders")
 HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"  # [kgroups] history_url
-PROGRESS_GROUP = setting("progress_group", "orders-spark-progress")
-POKE_SECONDS = float(setting("gate_poke_seconds", "30"))
-SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(setting("spark_conf", "") or "{}")}
-#: The Spark master ("" or unset: spark_master\'s default, local[*]).
-SPARK_MASTER = setting("spark_master", "") or None
+PROGRESS_GROUP = example_setting("progress_group", "orders-spark-progress")
+POKE_SECONDS = float(example_setting("gate_poke_seconds", "30"))
+SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(example_setting("spark_conf", "") or "{}")}
+#: The Spark master ("" or unset: spark_master's default, local[*]).
+SPARK_MASTER = example_setting("spark_master", "") or None
 
 with DAG(
     dag_id="kgroups_spark_progress",
