@@ -143,8 +143,14 @@ class ResetChange:
             read_back = await aclient.describe_share_group_offsets(shares)
             for g in shares:
                 steps[g] = _step(g, self._groups[g].targets(), results, read_back)
-        for g in (g for g in group_ids if g in self._via):
+        via = [g for g in group_ids if g in self._via]
+        for g in via:
             steps[g] = await asyncio.to_thread(self._through_connect, g)
+        altered = [g for g in via if steps[g].result is StepResult.DONE]
+        if altered:  # Connect's word is second-hand: the group's own offsets say what was committed
+            read_back = await aclient.fetch_committed_offsets(altered)
+            for g in altered:
+                steps[g] = _connect_read_back(steps[g], self._groups[g].targets(), read_back)
         return steps
 
     def _through_connect(self, group_id: str) -> Step:
@@ -170,10 +176,10 @@ def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_ba
     answers = results.values[group_id]
     failed = {tp: str(f) for tp, f in answers.items() if f is not None}
     changed = {tp: targets[tp] for tp, f in answers.items() if f is None}
-    seen = read_back.values[group_id].committed() if group_id in read_back.values else None
-    mismatch = [] if seen is None else [f"{tp} reads {seen.get(tp)}" for tp in sorted(changed)
-                                        if seen.get(tp) != changed[tp]]
     if not failed:
+        seen = _read(group_id, read_back)
+        mismatch = [] if seen is None else [f"{tp} reads {seen.get(tp)}" for tp in sorted(changed)
+                                            if seen.get(tp) != changed[tp]]
         check = (f"; read back: {', '.join(mismatch)} (changed again since the commit)" if mismatch else
                  "; read back" if seen is not None else "; could not be read back")
         return Step(group_id, StepResult.DONE, f"committed {len(changed)} partition(s){check}", {"changed": changed})
@@ -183,6 +189,28 @@ def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_ba
     listed = ", ".join(f"{tp} {why}" for tp, why in sorted(failed.items()))
     return Step(group_id, StepResult.PARTIAL, f"committed {len(changed)} partition(s), {len(failed)} failed: {listed}",
                 {"changed": changed, "failed": failed})
+
+
+def _read(group_id: str, read_back) -> dict[TopicPartition, int] | None:
+    return read_back.values[group_id].committed() if group_id in read_back.values else None
+
+
+def _connect_read_back(step: Step, targets: Mapping[TopicPartition, int], read_back) -> Step:
+    """A Connect reset as the group reads after it. Connect answers the PATCH once the admin client's
+    alterConsumerGroupOffsets has completed (``Worker.alterSinkConnectorOffsets``) and the connector
+    is STOPPED, so a partition that reads otherwise was not committed: the audit says so."""
+    seen = _read(step.group_id, read_back)
+    if seen is None:
+        failure = read_back.failures.get(step.group_id)
+        return Step(step.group_id, step.result, f"{step.reason}; could not be read back ({failure})", step.detail)
+    changed = {tp: o for tp, o in targets.items() if seen.get(tp) == o}
+    failed = {tp: f"Kafka Connect answered success but the group reads {seen.get(tp)}, not {o}"
+              for tp, o in targets.items() if seen.get(tp) != o}
+    if not failed:
+        return Step(step.group_id, StepResult.DONE, f"{step.reason}; read back", {"changed": changed})
+    listed = ", ".join(f"{tp}: {why}" for tp, why in sorted(failed.items()))
+    result = StepResult.PARTIAL if changed else StepResult.FAILED
+    return Step(step.group_id, result, f"{step.reason}; read back: {listed}", {"changed": changed, "failed": failed})
 
 
 _OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,

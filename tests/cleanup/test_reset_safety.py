@@ -141,7 +141,23 @@ async def test_a_connect_sink_group_is_never_committed_to_directly(cluster, tmp_
             {"partition": {"kafka_topic": "events", "kafka_partition": 0}, "offset": {"kafka_offset": 0}},
             {"partition": {"kafka_topic": "events", "kafka_partition": 1}, "offset": {"kafka_offset": 0}}]})]
         assert cluster.committed("connect-stopped") == {("events", 0): 0, ("events", 1): 0}
+        assert stopped.reason.endswith("; read back")
         assert result.backup_url is not None  # backed up before Connect was asked, as for a direct commit
+
+
+async def test_a_connect_reset_is_what_the_group_reads_after_it_not_what_connect_answered(cluster, tmp_path):
+    """Connect answers 200 but only one of the two partitions moved: the decision is partial and names
+    the partition that reads otherwise, instead of repeating Connect's success."""
+    cluster.add_group("connect-stopped", offsets={("events", 0): 5, ("events", 1): 7})
+    with ConnectServer([Connector("stopped", state="STOPPED", tasks=())]) as server:
+        server.on_alter = lambda name, body: cluster.add_group("connect-stopped", offsets={
+            ("events", 0): 0, ("events", 1): 7})
+        result = await reset(cluster, TO_EARLIEST, ids=("connect-stopped",), tmp_path=tmp_path,
+                             connect_clusters=[ConnectClusterConfig.create(server.url)],
+                             options=ResetOptions(dry_run=False, via_connect=True))
+    decision = result.decisions["connect-stopped"]
+    assert decision.outcome is ChangeOutcome.PARTIAL and decision.via == "connect"
+    assert "events[1]: Kafka Connect answered success but the group reads 7, not 0" in decision.reason
 
 
 async def test_a_connect_looking_group_without_connect_evidence_is_refused(cluster, tmp_path):
