@@ -68,6 +68,11 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "The idle_hours the Consumer groups page judges dead-group candidates by, from the history alone "
         "(the cleanup operator's idle_hours; the cleanup reads Kafka again before it deletes).", "float",
         "168", "72"),
+    "ui_rollup_cache": _option(
+        "Where the Consumer groups page saves the history's rollups (a directory or an fsspec URL; one folder "
+        "per store under it). Empty: beside the history under _rollups/, or, when the api-server may not write "
+        "there (read-only credentials), a local directory under the system temp directory.", "string", "",
+        "/var/cache/airflow/kgroups-rollups"),
 }
 
 

@@ -44,7 +44,7 @@ from ..lag.model import HISTORY_COLUMNS
 from .store import HISTORY_SCHEMA
 
 __all__ = ["Rollup", "TAIL_MS", "GROUPS_SCHEMA", "LOG_ENDS_SCHEMA", "rollup_table", "empty_rollup", "merge_rollups",
-           "compare_points", "first_changes", "with_first_changes", "overlapping"]
+           "compare_points", "first_changes", "with_first_changes", "overlapping", "value_ranks"]
 
 #: How much of its end a rollup keeps as full rows: the longest verdict window judged over the
 #: latest snapshots (verdicts default to 30 minutes).
@@ -88,7 +88,7 @@ def _plain(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, names=list(HISTORY_COLUMNS)).cast(HISTORY_SCHEMA)
 
 
-def _ranks(column: pa.ChunkedArray) -> np.ndarray:
+def value_ranks(column: pa.ChunkedArray) -> np.ndarray:
     """Each value's rank among the column's distinct values (sorted), -1 for null."""
     if pa.types.is_dictionary(column.type):
         encoded = column.unify_dictionaries().combine_chunks()
@@ -105,7 +105,7 @@ def _ranks(column: pa.ChunkedArray) -> np.ndarray:
 
 
 def _sorted_values(column: pa.ChunkedArray) -> pa.Array:
-    """The column's distinct non-null values, sorted: what :func:`_ranks` ranks index."""
+    """The column's distinct non-null values, sorted: what :func:`value_ranks` ranks index."""
     values = column.unify_dictionaries().chunk(0).dictionary if pa.types.is_dictionary(column.type) and \
         column.num_chunks else pc.unique(column.drop_null())
     values = values.cast(pa.string())
@@ -150,7 +150,7 @@ def rollup_table(table: pa.Table, *, key: str = "", sources: tuple[tuple[str, in
     if table.num_rows == 0:
         return empty_rollup(key, sources)
     table = table.select(list(HISTORY_COLUMNS))  # strings stay dictionary-encoded until the small outputs
-    g, topic = _ranks(table["group_id"]), _ranks(table["topic"])
+    g, topic = value_ranks(table["group_id"]), value_ranks(table["topic"])
     part, t = _int(table["partition"]), table["snapshot_ms"].to_numpy()
     if not _is_sorted(g, topic, part, t):  # files are written in this order: usually nothing to do
         order = np.lexsort((t, part, topic, g))

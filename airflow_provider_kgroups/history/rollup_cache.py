@@ -6,75 +6,50 @@ A reader such as the Airflow UI page asks for the rollups of a window (:meth:`Hi
 * the **newest date**, still growing, is one rollup per file (a snapshot adds one file; only
   it is new). Files whose snapshots overlap in time are rolled up from their rows together.
 
-Each rollup is computed once and saved under ``<store>/_rollups/v1/`` (Arrow IPC, lz4): the
-newest date's per file (``date=D/<file>.arrow``), a closed date's as one file (``date=D.arrow``,
-after which its per-file ones are removed). Each saved rollup records the ``(name, size)`` of the
+Each rollup is computed once and saved in the store's rollup place (:mod:`.rollup_place`:
+``<store>/_rollups/v1/`` unless configured or not writable) as Arrow IPC (lz4): the newest
+date's per file (``date=D/<file>.arrow``), a closed date's as one file (``date=D.arrow``, after
+which its per-file ones are removed). Each saved rollup records the ``(name, size)`` of the
 history files it covers and is used only while they are exactly the files there; anything else
-is recomputed. The ``_`` keeps the folder out of the Parquet dataset (pyarrow and Spark skip
-it). Saving is best effort: a store this process may not write to is read and rolled up in
-memory (one warning), never failed over.
+is recomputed. Saving is best effort: with no writable place the store is rolled up in memory
+(one warning), never failed over.
+
+A closed date of several files also gets its **date rows** (:mod:`.date_rows`, ``date=D.parquet``):
+its rows in one file sorted by group, so a group's rows over a window (:meth:`HistoryRollups.group_rows`)
+are a few small reads instead of one per snapshot file. They are written by one background
+thread (a date closing does not wait for them); until they are there, a group's rows are read
+from the date's own files. When a closed date's rollup is saved, the place is swept: other
+format versions and dates the store no longer has are removed.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
-import uuid
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 
 import pyarrow as pa
-import pyarrow.ipc as ipc
 
-from .rollup import (
-    GROUPS_SCHEMA, LOG_ENDS_SCHEMA, TAIL_MS, Rollup, empty_rollup, merge_rollups, overlapping, rollup_table,
-)
+from .date_rows import FileIndex, Footers, write_date_rows
+from .rollup import TAIL_MS, Rollup, empty_rollup, merge_rollups, overlapping, rollup_table
+from .rollup_files import load_rollup, save_rollup
+from .rollup_place import VERSION, RollupPlace, choose_place, sweep
 from .store import HistoryStore, day_of
 
-__all__ = ["HistoryRollups", "CACHE_DIR", "save_rollup", "load_rollup"]
+__all__ = ["HistoryRollups", "CACHE_DIR"]
 
 log = logging.getLogger(__name__)
 
-CACHE_DIR = "_rollups/v1"
+CACHE_DIR = f"_rollups/{VERSION}"  # beside the history
 #: Closed dates kept in memory (the most recently used); older ones are read back from their file.
 DAYS_IN_MEMORY = 40
+#: The newest date's rollups are merged and saved (in the background) whenever this many files
+#: came since the last merge: a restarted process reads one merge and a few files' rollups.
+MERGE_EVERY = 8
+MERGED = "_merged.arrow"  # in the newest date's folder (no history file is named with a "_")
 _STRINGS = ["group_id", "group_state", "protocol_type", "topic", "flags"]
-_PARTS = ("groups", "log_ends", "first", "last", "tail")
-
-
-def save_rollup(fs, path: str, rollup: Rollup) -> None:
-    """One Arrow IPC file (lz4: read back several times faster than zstd): each table as a one-row
-    list column, a table that is the ``first`` one again (a file of one snapshot) stored once;
-    the rest in the schema's metadata."""
-    same = [name for name in ("last", "tail") if getattr(rollup, name) is rollup.first]
-    meta = {"key": rollup.key, "sources": [list(s) for s in rollup.sources], "min_ms": rollup.min_ms,
-            "max_ms": rollup.max_ms, "rows": rollup.rows, "same_as_first": same}
-    columns = {}
-    for name in _PARTS:
-        table = getattr(rollup, name)
-        values = (table.slice(0, 0) if name in same else table).combine_chunks().to_struct_array().combine_chunks()
-        columns[name] = pa.LargeListArray.from_arrays(pa.array([0, len(values)], pa.int64()), values)
-    table = pa.table(columns).replace_schema_metadata({"kgroups_rollup": json.dumps(meta)})
-    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    temporary = f"{path}.{uuid.uuid4().hex[:8]}.tmp"  # readers never see half a file
-    with fs.open(temporary, "wb") as f, ipc.new_file(f, table.schema,
-                                                     options=ipc.IpcWriteOptions(compression="lz4")) as writer:
-        writer.write_table(table)
-    fs.mv(temporary, path)
-
-
-def load_rollup(fs, path: str) -> Rollup:
-    with fs.open(path, "rb") as f:
-        table = ipc.open_file(f).read_all()
-    meta = json.loads(table.schema.metadata[b"kgroups_rollup"])
-    parts = {name: pa.Table.from_struct_array(table.column(name).chunk(0).values) for name in _PARTS}
-    if parts["groups"].schema != GROUPS_SCHEMA or parts["log_ends"].schema != LOG_ENDS_SCHEMA:
-        raise ValueError("saved by another version of the rollups")
-    for name in meta.get("same_as_first", ()):
-        parts[name] = parts["first"]
-    return Rollup(meta["key"], tuple((name, size) for name, size in meta["sources"]), meta["min_ms"], meta["max_ms"],
-                  meta["rows"], **parts)
 
 
 def _name(path: str) -> str:
@@ -85,10 +60,18 @@ class HistoryRollups:
     """The rollups of one store's windows, computed once, kept in memory and saved beside the
     history (module docstring). Thread-safe; one per store per process."""
 
-    def __init__(self, store: HistoryStore, *, tail_ms: int = TAIL_MS, save: bool = True) -> None:
+    def __init__(self, store: HistoryStore, *, tail_ms: int = TAIL_MS, save: bool = True,
+                 cache_url: str | None = None, local_base: str | None = None) -> None:
         self.store = store
         self.tail_ms = tail_ms
         self.save = save
+        self._where = (cache_url, local_base)
+        self._place: RollupPlace | None = None
+        self._footers = Footers(store.filesystem)
+        self._worker: ThreadPoolExecutor | None = None
+        self._jobs: dict[tuple[str, str], Future] = {}  # (what, date) -> the worker's writing it
+        self._merged: dict[str, Rollup | None] = {}  # the newest date's saved merge, as this process began it
+        self._merged_sources: dict[str, frozenset] = {}  # what the newest date's saved merge covers
         self._files: dict[str, Rollup] = {}  # the newest date's, by file path
         self._days: OrderedDict[str, Rollup] = OrderedDict()  # closed dates', by date
         self._units: dict[tuple[tuple[str, int], ...], Rollup] = {}  # overlapping files rolled up together
@@ -121,7 +104,8 @@ class HistoryRollups:
     def held(self) -> set[tuple[str, tuple[tuple[str, int], ...]]]:
         """``(key, sources)`` of the rollups held in memory now."""
         with self._lock:
-            return {(r.key, r.sources) for r in (*self._files.values(), *self._days.values(), *self._units.values())}
+            return {(r.key, r.sources) for r in (*self._files.values(), *self._days.values(), *self._units.values(),
+                                                 *(m for m in self._merged.values() if m is not None))}
 
     def newest_ms(self) -> int | None:
         """The time of the store's newest snapshot (None: the store is empty)."""
@@ -143,21 +127,119 @@ class HistoryRollups:
         return [r for r in out if r.rows and (since_ms is None or r.max_ms >= since_ms)
                 and (until_ms is None or r.min_ms < until_ms)]
 
+    @property
+    def place(self) -> RollupPlace:
+        """Where the rollups are saved (chosen on first use: :func:`.rollup_place.choose_place`)."""
+        with self._lock:
+            if self._place is None:
+                self._place = choose_place(self.store, self._where[0], local_base=self._where[1], save=self.save)
+            return self._place
+
+    def group_rows(self, group_ids: list[str], since_ms: int, until_ms: int) -> pa.Table:
+        """The history rows of ``group_ids`` with ``since_ms <= snapshot_ms < until_ms``, as
+        :meth:`.store.HistoryStore.read_table` gives them (unsorted): a closed date's from its
+        date rows when they stand for exactly its files, else from the date's files."""
+        first, last = day_of(since_ms), day_of(max(since_ms, until_ms - 1))
+        dates = self.store.dates()
+        indexes: list[FileIndex] = []
+        for date in (d for d in dates if first <= d <= last):
+            files = self.store.date_files(date)
+            compact = self._date_rows(date, files) if date != dates[-1] and len(files) > 1 else None
+            indexes += [compact] if compact is not None else [self._footers.history_file(p, s) for p, s in files]
+        return self._footers.read_rows(indexes, group_ids, since_ms, until_ms)
+
+    def wait_background(self, timeout_s: float | None = None) -> None:
+        """Until what the background worker was given so far is written (or failed)."""
+        with self._lock:
+            pending = list(self._jobs.values())
+        wait(pending, timeout=timeout_s)
+
+    def _date_rows(self, date: str, files: list[tuple[str, int]]) -> FileIndex | None:
+        place = self.place
+        if not place.writable:
+            return None
+        index = self._footers.date_rows(self._cache_path(f"date={date}.parquet"), _sources(files))
+        if index is None:
+            self._background("date rows", date, self._write_date_rows, date, list(files))
+        return index
+
+    def _background(self, what: str, date: str, job, *args) -> None:
+        """Have the worker do ``job(*args)`` unless it is doing ``what`` for ``date`` already."""
+        with self._lock:
+            running = self._jobs.get((what, date))
+            if running is not None and not running.done() or not self.place.writable:
+                return
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, thread_name_prefix="kgroups-rollups")
+            self._jobs = {k: f for k, f in self._jobs.items() if not f.done()}
+            self._jobs[(what, date)] = self._worker.submit(job, *args)
+
+    def _write_date_rows(self, date: str, files: list[tuple[str, int]]) -> None:
+        path = self._cache_path(f"date={date}.parquet")
+        try:
+            if self._footers.date_rows(path, _sources(files)) is not None:
+                return
+            tables = [self.store.read_file(p) for p, _ in files]
+            write_date_rows(self.place.fs, path, tables, _sources(files))
+            self._footers.forget(path)
+        except Exception as exc:  # noqa: BLE001 - without them a group's rows come from the date's files
+            log.warning("kgroups history: cannot write the date rows %s (%s): a group's rows of that date are "
+                        "read from its files", path, exc)
+
     # -- dates and files ---------------------------------------------------------------------------
 
-    def _open_date(self, date: str, files: list[tuple[str, int]]) -> list[Rollup]:
-        """One rollup per file (files whose snapshots overlap: one for them together), time-ordered."""
-        rollups = sorted((self._file(date, path, size) for path, size in files), key=lambda r: (r.min_ms, r.key))
+    def _open_date(self, date: str, files: list[tuple[str, int]], *, newest: bool = True) -> list[Rollup]:
+        """One rollup per file (files whose snapshots overlap: one for them together), time-ordered;
+        a process that begins on this date starts from its saved merge of the first files."""
+        merged = self._merged_start(date, files)
+        covered = set(merged.sources) if merged is not None else set()
+        rollups = sorted((self._file(date, path, size) for path, size in files if (_name(path), size) not in covered),
+                         key=lambda r: (r.min_ms, r.key))
         rollups = [r for r in rollups if r.rows]
-        if not overlapping(rollups):
-            return rollups
-        units: list[list[Rollup]] = []
-        for r in rollups:  # chains of rollups that overlap one another
-            if units and r.min_ms <= max(u.max_ms for u in units[-1]):
-                units[-1].append(r)
-            else:
-                units.append([r])
-        return [unit[0] if len(unit) == 1 else self._unit(unit, {_name(p): p for p, _ in files}) for unit in units]
+        if merged is not None and rollups and rollups[0].min_ms <= merged.max_ms:  # a backfill into its stretch
+            self._merged[date] = None
+            return self._open_date(date, files, newest=newest)
+        rollups = ([merged] if merged is not None and merged.rows else []) + rollups
+        if overlapping(rollups):
+            units: list[list[Rollup]] = []
+            for r in rollups:  # chains of rollups that overlap one another
+                if units and r.min_ms <= max(u.max_ms for u in units[-1]):
+                    units[-1].append(r)
+                else:
+                    units.append([r])
+            rollups = [unit[0] if len(unit) == 1 else self._unit(unit, {_name(p): p for p, _ in files})
+                       for unit in units]
+        if newest and len(files) - len(self._merged_sources.get(date, ())) >= MERGE_EVERY:
+            self._background("merge", date, self._write_merged, date, list(rollups))
+        return rollups
+
+    def _merged_start(self, date: str, files: list[tuple[str, int]]) -> Rollup | None:
+        """The newest date's saved merge of its first files, read when this process first opens
+        the date without any of its rollups in hand (a restart); kept until the date closes."""
+        if date not in self._merged:
+            merged = None
+            if not any(path in self._files for path, _ in files):
+                merged = self._read(self._cache_path(f"date={date}/{MERGED}"), None)
+                if merged is not None and not set(merged.sources) <= set(_sources(files)):
+                    merged = None
+            self._merged[date] = merged
+            if merged is not None:
+                self._merged_sources[date] = frozenset(merged.sources)
+        return self._merged[date]
+
+    def _write_merged(self, date: str, rollups: list[Rollup]) -> None:
+        """The newest date's rollups so far merged into one and saved, for the next process."""
+        path = self._cache_path(f"date={date}/{MERGED}")
+        try:
+            merged = merge_rollups(rollups, key=f"date={date}/{MERGED}", tail_ms=self.tail_ms)
+            if self._write(path, merged):
+                with self._lock:
+                    if date in self._days:  # the date closed meanwhile: its folder is gone or going
+                        self._remove(path)
+                    else:
+                        self._merged_sources[date] = frozenset(merged.sources)
+        except Exception as exc:  # noqa: BLE001 - without it a restart reads the date's rollups one by one
+            log.warning("kgroups history: cannot merge the rollups of %s (%s)", date, exc)
 
     def _unit(self, unit: list[Rollup], paths: dict[str, str]) -> Rollup:
         """Files whose snapshots overlap, rolled up from their rows together (rare: a backfill)."""
@@ -169,7 +251,7 @@ class HistoryRollups:
         return known
 
     def _closed_date(self, date: str, files: list[tuple[str, int]]) -> Rollup:
-        sources = tuple(sorted((_name(p), size) for p, size in files))
+        sources = _sources(files)
         known = self._days.get(date)
         if known is not None and tuple(sorted(known.sources)) == sources:
             self._days.move_to_end(date)
@@ -177,13 +259,18 @@ class HistoryRollups:
         path = self._cache_path(f"date={date}.arrow")
         rollup = self._read(path, sources)
         if rollup is None:
-            parts = self._open_date(date, files)
+            parts = self._open_date(date, files, newest=False)
             rollup = (parts[0] if len(parts) == 1 else merge_rollups(parts, key=date, tail_ms=self.tail_ms) if parts
                       else empty_rollup(date, sources))
             if len(files) > 1 and self._write(path, rollup):
                 self._remove(self._cache_path(f"date={date}"))  # its per-file rollups are no longer read
+                sweep(self.place, set(self.store.dates()))
+        if len(files) > 1:
+            self._background("date rows", date, self._write_date_rows, date, list(files))
         for path_of_file, _ in files:
             self._files.pop(path_of_file, None)
+        self._merged.pop(date, None)
+        self._merged_sources.pop(date, None)
         self._units = {k: v for k, v in self._units.items() if not set(k) & set(sources)}
         self._days[date] = rollup
         self._days.move_to_end(date)
@@ -215,6 +302,8 @@ class HistoryRollups:
             del self._days[date]
         for path in [p for p in self._files if _name(p.rsplit("/", 1)[0])[len("date="):] not in dates]:
             del self._files[path]
+        for date in [d for d in self._merged if d not in dates]:
+            del self._merged[date]
         if not dates:
             self._units.clear()
 
@@ -229,10 +318,13 @@ class HistoryRollups:
     # -- the saved rollups -------------------------------------------------------------------------
 
     def _cache_path(self, relative: str) -> str:
-        return f"{self.store.root}/{CACHE_DIR}/{relative}"
+        return f"{self.place.dir}/{relative}"
 
-    def _read(self, path: str, sources: tuple[tuple[str, int], ...]) -> Rollup | None:
-        fs = self.store.filesystem
+    def _read(self, path: str, sources: tuple[tuple[str, int], ...] | None) -> Rollup | None:
+        """The rollup saved at ``path`` if it covers exactly ``sources`` (None: whatever it covers)."""
+        fs = self.place.fs
+        if fs is None:
+            return None
         try:
             if not fs.exists(path):
                 return None
@@ -240,26 +332,30 @@ class HistoryRollups:
         except Exception as exc:  # noqa: BLE001 - a damaged or foreign cache file is recomputed, never trusted
             log.warning("kgroups history: ignoring the saved rollup %s (%s); computing it again", path, exc)
             return None
-        return rollup if tuple(sorted(rollup.sources)) == tuple(sorted(sources)) else None
+        return rollup if sources is None or tuple(sorted(rollup.sources)) == tuple(sorted(sources)) else None
 
     def _write(self, path: str, rollup: Rollup) -> bool:
-        if not self.save:
+        if not self.place.writable:
             return False
         try:
-            save_rollup(self.store.filesystem, path, rollup)
+            save_rollup(self.place.fs, path, rollup)
             return True
         except Exception as exc:  # noqa: BLE001 - a read-only store still serves, from memory
             if not self._warned:
                 log.warning("kgroups history: cannot save rollups under %s (%s): they are kept in memory only, "
-                            "and computed again by the next process", self._cache_path(""), exc)
+                            "and computed again by the next process", self.place.url, exc)
                 self._warned = True
             return False
 
     def _remove(self, path: str) -> None:
         try:
-            if self.store.filesystem.exists(path):
-                self.store.filesystem.rm(path, recursive=True)
+            if self.place.fs.exists(path):
+                self.place.fs.rm(path, recursive=True)
         except Exception as exc:  # noqa: BLE001 - leftovers are only unused cache files
             log.info("kgroups history: could not remove %s (%s)", path, exc)
 
 
+
+
+def _sources(files: list[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((_name(p), size) for p, size in files))

@@ -135,7 +135,7 @@ class PageData:
     def __init__(self, settings: PageSettings, *, save_rollups: bool = True) -> None:
         self.settings = settings
         self.store = HistoryStore(settings.history_url)
-        self.rollups = HistoryRollups(self.store, save=save_rollups)
+        self.rollups = HistoryRollups(self.store, save=save_rollups, cache_url=settings.rollup_cache)
         self.groups, self.partitions, self.states, self.protocols = Codes(), Codes(), Codes(), Codes()
         self._columns: dict[tuple, RollupColumns] = {}
         self._settled: dict[tuple, np.ndarray] = {}

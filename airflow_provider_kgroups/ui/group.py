@@ -3,8 +3,9 @@ partition on demand) plus the group's total, downsampled to the chart's point bu
 verdict changes and cleanup events on the same time axis; the gate thresholds of the DAGs
 that gate on it; its latest snapshot, partition by partition; the dead-group report.
 
-The group's rows are read from the store for the window only (the store's files are sorted
-by group, so the reader skips the other groups' row groups); the log-end samples the seconds
+The group's rows are read for the window only, a closed date's from its date rows (one file
+sorted by group: :mod:`..history.date_rows`) and the newest date's from its files, skipping the
+other groups' row groups by their statistics; the log-end samples the seconds
 are estimated from come from every group reading the same partitions (:class:`.series.LogEndIndex`).
 """
 
@@ -47,7 +48,7 @@ def _combine(m: dict[str, Any], which: np.ndarray) -> tuple[np.ndarray, np.ndarr
     unknown_lag = (present & np.isnan(lag)).any(axis=0)
     total = np.where(any_present & ~unknown_lag, np.where(present, lag, 0).sum(axis=0), np.nan)
     unknown_s = (present & np.isnan(seconds)).any(axis=0)
-    worst = np.where(present & ~np.isnan(seconds), seconds, -1.0).max(axis=0)
+    worst = np.where(present & ~np.isnan(seconds), seconds, -1.0).max(axis=0, initial=-1.0)  # none: a group without partitions
     worst = np.where(any_present & ~unknown_s, worst, np.nan)
     bound = (present & at_least).any(axis=0) & ~np.isnan(worst)
     return total, worst, bound
@@ -73,7 +74,7 @@ def build_group(data: PageData, group_id: str, window: str, window_ms: int, *, p
                            "cleanups": cleanups, "found": False}
     if as_of is None:
         return out
-    table = data.store.read_table([group_id], since_ms=since, until_ms=as_of + 1)
+    table = data.rollups.group_rows([group_id], since, as_of + 1)
     if table.num_rows == 0:
         return out
     snapshots = table_snapshots(table)

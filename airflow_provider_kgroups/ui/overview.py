@@ -103,7 +103,7 @@ def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str
         })
     return {"as_of_ms": w.as_of_ms, "since_ms": w.since_ms, "groups": rows,
             "encoded": [json.dumps(r, separators=(",", ":")).encode() for r in rows], "files": len(w.rollups),
-            "idle_hours": data.settings.idle_hours}
+            "idle_hours": data.settings.idle_hours, "rollup_cache": data.rollups.place.describe()}
 
 
 def _latest_rows(data: PageData, w: Window, last_t: np.ndarray) -> pa.Table:

@@ -164,7 +164,7 @@ def downsample_indices(x: np.ndarray, y: np.ndarray, n_out: int) -> np.ndarray:
             keep.append(np.array([a]))
             continue
         length = b - a
-        share = max(2, int(room * length / max(1, known_total)))
+        share = max(3, int(room * length / max(1, known_total)))  # LTTB keeps both ends: fewer than 3 panics
         if length <= share or length < 4:
             keep.append(np.arange(a, b))
             continue

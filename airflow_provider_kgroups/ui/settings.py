@@ -11,6 +11,9 @@ Configuration: the provider's ``[kgroups]`` section (:mod:`..settings`; environm
 ``ui_idle_hours``
     the dead-group rule the page judges candidates by (the cleanup operator's ``idle_hours``).
     Default 168 (7 days).
+``ui_rollup_cache``
+    where the history's rollups are saved (:mod:`..history.rollup_place`). Unset: beside the
+    history, or a local directory when the api-server may not write there.
 
 Every request parameter is checked here before anything is read: a bad one is a 400 naming
 the parameter and what it accepts.
@@ -51,6 +54,7 @@ class PageSettings:
     kafka_conn_id: str = "kgroups_default"
     idle_hours: float = 168.0
     refresh_timeout_s: float = 15.0
+    rollup_cache: str | None = None
 
     @classmethod
     def from_airflow(cls) -> "PageSettings":
@@ -63,7 +67,8 @@ class PageSettings:
         if idle <= 0:
             raise ConfigurationError(f"[kgroups] ui_idle_hours must be positive, got {idle!r}.")
         return cls(history_url=settings.history_url(),
-                   kafka_conn_id=settings.get_str("ui_kafka_conn_id") or cls.kafka_conn_id, idle_hours=idle)
+                   kafka_conn_id=settings.get_str("ui_kafka_conn_id") or cls.kafka_conn_id, idle_hours=idle,
+                   rollup_cache=settings.get_str("ui_rollup_cache") or None)
 
 
 def parse_window(value: str | None, default: str = "14d") -> tuple[str, int]:

@@ -117,14 +117,17 @@ def test_rollups_are_saved_beside_the_history_and_read_back_by_the_next_process(
     assert _overview(third, 30 * DAY) == answer and third.rollups.computed == 1
 
 
-def test_a_store_the_page_may_not_write_to_is_served_from_memory(tmp_path, caplog):
+def test_with_no_place_to_save_rollups_the_page_is_served_from_memory(tmp_path, caplog):
     store, _ = _store(tmp_path, 4)
     expected = _overview(PageData(PageSettings(history_url=store.url), save_rollups=False), 30 * DAY)
-    cache = tmp_path / "h" / "_rollups"
-    cache.write_text("a file where the folder would be: nothing can be saved under it")
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder would be: nothing can be saved under it")
+    (tmp_path / "h" / "_rollups").write_text("likewise beside the history")
     with caplog.at_level(logging.WARNING):
-        assert _overview(PageData(PageSettings(history_url=store.url)), 30 * DAY) == expected
-    assert sum("cannot save rollups" in r.message for r in caplog.records) == 1  # said once, not per file
+        data = PageData(PageSettings(history_url=store.url, rollup_cache=str(blocked)))
+        assert _overview(data, 30 * DAY) == expected
+    assert sum("kept in memory only" in r.message for r in caplog.records) == 1  # said once, not per file
+    assert data.rollups.place.describe() == "memory only (no writable place)"
 
 
 def test_a_new_snapshot_is_one_more_small_rollup_and_a_backfill_is_rolled_up_with_what_it_overlaps(tmp_path):

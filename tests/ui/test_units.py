@@ -91,6 +91,10 @@ def test_downsampling_keeps_the_budget_the_spike_and_the_gaps():
     assert len(keep) <= 2_000 and 123_456 in keep
     assert any(np.isnan(y[i]) for i in keep)  # the gap stays a gap
     assert list(downsample_indices(x[:50], y[:50], 2_000)) == list(range(50))
+    # a short known stretch among gaps gets a share below 3 points (MinMaxLTTB panicked on 2)
+    short = np.array([1.0, np.nan, 2.0, 3.0, 4.0, 5.0, np.nan, 6.0, np.nan, 7.0, 8.0, 9.0, 10.0])
+    keep = downsample_indices(np.arange(len(short), dtype=np.float64), short, 4)
+    assert {1, 6, 8} <= set(keep) and 0 in keep and 12 in keep
 
 
 def test_gates_are_found_by_id_or_pattern_with_thresholds_and_templates():
