@@ -27,11 +27,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
+from datetime import datetime, timezone
 
 import pyarrow as pa
 
+from .background import Background
 from .date_rows import FileIndex, Footers, write_date_rows
 from .rollup import TAIL_MS, Rollup, empty_rollup, merge_rollups, overlapping, rollup_table
 from .rollup_files import load_rollup, save_rollup
@@ -68,8 +69,7 @@ class HistoryRollups:
         self._where = (cache_url, local_base)
         self._place: RollupPlace | None = None
         self._footers = Footers(store.filesystem)
-        self._worker: ThreadPoolExecutor | None = None
-        self._jobs: dict[tuple[str, str], Future] = {}  # (what, date) -> the worker's writing it
+        self._background = Background("kgroups-rollups")  # date rows and merges: no answer waits for them
         self._merged: dict[str, Rollup | None] = {}  # the newest date's saved merge, as this process began it
         self._merged_sources: dict[str, frozenset] = {}  # what the newest date's saved merge covers
         self._files: dict[str, Rollup] = {}  # the newest date's, by file path
@@ -78,6 +78,7 @@ class HistoryRollups:
         self._lock = threading.RLock()
         self._warned = False
         self.computed = 0  # rollups computed from Parquet rows (the rest were in memory or read back)
+        self._progress: tuple[int, int] | None = None  # (files done, of) while a window is being prepared
 
     # -- what a reader asks ------------------------------------------------------------------------
 
@@ -86,20 +87,30 @@ class HistoryRollups:
         time-ordered and not overlapping; the store as it is now (a file appended since the last
         call is in)."""
         with self._lock:
-            return self._window(self.store.dates(), since_ms, until_ms)
+            try:
+                return self._window(self.store.dates(), since_ms, until_ms)
+            finally:
+                self._progress = None
 
     def latest(self, length_ms: int) -> tuple[int | None, int | None, list[Rollup]]:
         """``(since_ms, as_of_ms, rollups)`` of the window of ``length_ms`` ending at the store's
         newest snapshot (``as_of_ms``; all None/empty for an empty store)."""
         with self._lock:
             dates = self.store.dates()
-            for date in reversed(dates):
-                newest = [r for r in self._open_date(date, self.store.date_files(date)) if r.rows]
-                if newest:
-                    as_of = max(r.max_ms for r in newest)
-                    since = max(0, as_of - length_ms)
-                    return since, as_of, self._window(dates, since, as_of + 1)
-            return None, None, []
+            # the window ends in the newest date: it starts no earlier than this
+            listed = self._expect(dates, day_of(max(0, _day_start_ms(dates[-1]) - length_ms)), dates[-1]) \
+                if dates else {}
+            try:
+                for date in reversed(dates):
+                    files = listed[date] if date in listed else self.store.date_files(date)
+                    newest = [r for r in self._open_date(date, files) if r.rows]
+                    if newest:
+                        as_of = max(r.max_ms for r in newest)
+                        since = max(0, as_of - length_ms)
+                        return since, as_of, self._window(dates, since, as_of + 1, listed)
+                return None, None, []
+            finally:
+                self._progress = None
 
     def held(self) -> set[tuple[str, tuple[tuple[str, int], ...]]]:
         """``(key, sources)`` of the rollups held in memory now."""
@@ -111,17 +122,36 @@ class HistoryRollups:
         """The time of the store's newest snapshot (None: the store is empty)."""
         return self.latest(0)[1]
 
-    def _window(self, dates: list[str], since_ms: int | None, until_ms: int | None) -> list[Rollup]:
+    def progress(self) -> tuple[int, int] | None:
+        """``(files, of)``: how many of the history files a window being prepared now needs (those
+        whose rollups are not in memory) are rolled up or read back; None when none is."""
+        return self._progress
+
+    def _expect(self, dates: list[str], first: str, last: str, listed: dict | None = None
+                ) -> dict[str, list[tuple[str, int]]]:
+        """The files of the dates ``first`` to ``last`` (those ``listed`` already are not listed
+        again); :meth:`progress` starts counting those whose rollups are not in memory (unless it
+        counts already)."""
+        listed = listed or {}
+        files_of = {date: listed[date] if date in listed else self.store.date_files(date)
+                    for date in dates if first <= date <= last}
+        if self._progress is None:
+            needed = sum(sum(path not in self._files for path, _ in files) for date, files in files_of.items()
+                         if date == dates[-1] or date not in self._days)
+            self._progress = (0, needed) if needed else None
+        return files_of
+
+    def _window(self, dates: list[str], since_ms: int | None, until_ms: int | None,
+                listed: dict | None = None) -> list[Rollup]:
         if not dates:
             self._forget(set())
             return []
         first = day_of(since_ms) if since_ms is not None else dates[0]
         last = day_of(until_ms - 1) if until_ms is not None and until_ms > 0 else dates[-1]
+        files_of = self._expect(dates, first, last, listed)
         out: list[Rollup] = []
-        for date in dates:
-            if first <= date <= last:
-                files = self.store.date_files(date)
-                out += self._open_date(date, files) if date == dates[-1] else [self._closed_date(date, files)]
+        for date, files in files_of.items():
+            out += self._open_date(date, files) if date == dates[-1] else [self._closed_date(date, files)]
         self._forget(set(dates))
         self._drop_old_tails(max((r.max_ms for r in out if r.rows), default=None))
         return [r for r in out if r.rows and (since_ms is None or r.max_ms >= since_ms)
@@ -149,10 +179,8 @@ class HistoryRollups:
         return self._footers.read_rows(indexes, group_ids, since_ms, until_ms)
 
     def wait_background(self, timeout_s: float | None = None) -> None:
-        """Until what the background worker was given so far is written (or failed)."""
-        with self._lock:
-            pending = list(self._jobs.values())
-        wait(pending, timeout=timeout_s)
+        """Until what the background thread was given so far is written (or failed)."""
+        self._background.wait(timeout_s)
 
     def _date_rows(self, date: str, files: list[tuple[str, int]]) -> FileIndex | None:
         place = self.place
@@ -160,19 +188,8 @@ class HistoryRollups:
             return None
         index = self._footers.date_rows(self._cache_path(f"date={date}.parquet"), _sources(files))
         if index is None:
-            self._background("date rows", date, self._write_date_rows, date, list(files))
+            self._background.submit(("date rows", date), self._write_date_rows, date, list(files))
         return index
-
-    def _background(self, what: str, date: str, job, *args) -> None:
-        """Have the worker do ``job(*args)`` unless it is doing ``what`` for ``date`` already."""
-        with self._lock:
-            running = self._jobs.get((what, date))
-            if running is not None and not running.done() or not self.place.writable:
-                return
-            if self._worker is None:
-                self._worker = ThreadPoolExecutor(1, thread_name_prefix="kgroups-rollups")
-            self._jobs = {k: f for k, f in self._jobs.items() if not f.done()}
-            self._jobs[(what, date)] = self._worker.submit(job, *args)
 
     def _write_date_rows(self, date: str, files: list[tuple[str, int]]) -> None:
         path = self._cache_path(f"date={date}.parquet")
@@ -209,8 +226,8 @@ class HistoryRollups:
                     units.append([r])
             rollups = [unit[0] if len(unit) == 1 else self._unit(unit, {_name(p): p for p, _ in files})
                        for unit in units]
-        if newest and len(files) - len(self._merged_sources.get(date, ())) >= MERGE_EVERY:
-            self._background("merge", date, self._write_merged, date, list(rollups))
+        if newest and len(files) - len(self._merged_sources.get(date, ())) >= MERGE_EVERY and self.place.writable:
+            self._background.submit(("merge", date), self._write_merged, date, list(rollups))
         return rollups
 
     def _merged_start(self, date: str, files: list[tuple[str, int]]) -> Rollup | None:
@@ -258,15 +275,17 @@ class HistoryRollups:
             return known
         path = self._cache_path(f"date={date}.arrow")
         rollup = self._read(path, sources)
-        if rollup is None:
+        if rollup is not None:
+            self._advance(len(files))
+        else:
             parts = self._open_date(date, files, newest=False)
             rollup = (parts[0] if len(parts) == 1 else merge_rollups(parts, key=date, tail_ms=self.tail_ms) if parts
                       else empty_rollup(date, sources))
             if len(files) > 1 and self._write(path, rollup):
                 self._remove(self._cache_path(f"date={date}"))  # its per-file rollups are no longer read
                 sweep(self.place, set(self.store.dates()))
-        if len(files) > 1:
-            self._background("date rows", date, self._write_date_rows, date, list(files))
+        if len(files) > 1 and self.place.writable:
+            self._background.submit(("date rows", date), self._write_date_rows, date, list(files))
         for path_of_file, _ in files:
             self._files.pop(path_of_file, None)
         self._merged.pop(date, None)
@@ -288,7 +307,12 @@ class HistoryRollups:
             rollup = self._from_rows(path, [path], ((_name(path), size),))
             self._write(cache, rollup)
         self._files[path] = rollup
+        self._advance(1)
         return rollup
+
+    def _advance(self, files: int) -> None:
+        if self._progress is not None:
+            self._progress = (min(self._progress[1], self._progress[0] + files), self._progress[1])
 
     def _from_rows(self, key: str, paths: list[str], sources: tuple[tuple[str, int], ...]) -> Rollup:
         self.computed += 1
@@ -355,6 +379,10 @@ class HistoryRollups:
             log.info("kgroups history: could not remove %s (%s)", path, exc)
 
 
+
+
+def _day_start_ms(date: str) -> int:
+    return int(datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
 
 
 def _sources(files: list[tuple[str, int]]) -> tuple[tuple[str, int], ...]:

@@ -7,6 +7,10 @@
     GET  /api/cleanups          the cleanup trail (audit records, newest first)
     GET  /api/backups/<name>    one backup of committed offsets (by its file name under _backups/)
 
+An overview or group answer not ready within :data:`ANSWER_WAIT_S` (the first open of a store
+whose history was never rolled up) is a 202 with ``{"preparing": {"files": k, "of": n}}``: the
+work goes on, and the page asks again (the same request joins it) and shows the progress.
+
 Every route needs an Airflow user who may read DAGs and assets (:mod:`.security`); the
 page's static files too (a fixed list), so nothing loads for an anonymous visitor. Responses carry a
 Content-Security-Policy that allows scripts from this app only and framing by Airflow's own
@@ -17,6 +21,8 @@ from __future__ import annotations
 
 import html
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as NotYet
 from importlib import resources
 from typing import Any
 
@@ -38,6 +44,10 @@ _FILES = {"app.js": "text/javascript; charset=utf-8", "charts.js": "text/javascr
           "app.css": "text/css; charset=utf-8", "echarts.min.js": "text/javascript; charset=utf-8"}
 
 
+#: How long a request waits for an answer before it says how far the preparation is (202).
+ANSWER_WAIT_S = 2.0
+
+
 def _bad_request(exc: Exception) -> HTTPException:
     return HTTPException(status.HTTP_400_BAD_REQUEST, str(exc))
 
@@ -49,6 +59,29 @@ class _State:
         self._settings = settings
         self._data: PageData | None = None
         self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(4, thread_name_prefix="kgroups-answer")
+        self._running: dict[tuple, Future] = {}
+
+    def answer(self, key: tuple, build) -> Any:
+        """``build()``, or a 202 saying how far it is when it takes longer than :data:`ANSWER_WAIT_S`;
+        it goes on, and a request with the same ``key`` meanwhile waits for the same work."""
+        data = self.data
+        with self._lock:
+            running = self._running.get(key)
+            if running is None:
+                running = self._running[key] = self._pool.submit(build)
+                running.add_done_callback(lambda _: self._forget(key, running))
+        try:
+            return running.result(timeout=ANSWER_WAIT_S)
+        except NotYet:
+            files, of = data.rollups.progress() or (0, 0)
+            return JSONResponse({"preparing": {"files": files, "of": of}}, status_code=status.HTTP_202_ACCEPTED,
+                                headers={"Retry-After": "1"})
+
+    def _forget(self, key: tuple, done: Future) -> None:
+        with self._lock:
+            if self._running.get(key) is done:
+                del self._running[key]
 
     @property
     def data(self) -> PageData:
@@ -105,8 +138,9 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
         except BadRequest as exc:
             raise _bad_request(exc) from None
         # the rows come JSON-encoded from the overview's cache: no per-request serialization of 1,000 rows
-        return Response(build_overview(state.data, text, ms, compiled, key, descending=order != "asc"),
-                        media_type="application/json")
+        answer = state.answer(("groups", text, pattern, key, order), lambda: build_overview(
+            state.data, text, ms, compiled, key, descending=order != "asc"))
+        return answer if isinstance(answer, Response) else Response(answer, media_type="application/json")
 
     @app.get("/api/group")
     def group(user: ReaderDep, id: str | None = Query(default=None, max_length=1000), window: str | None = None,
@@ -123,8 +157,9 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
             raise _bad_request(exc) from None
         data = state.data
         gates = gating_dags(group_id, readable_dag_ids(user))
-        return build_group(data, group_id, text, ms, per_partition=partitions == "1", points=budget, gates=gates,
-                           cleanups=group_cleanups(data.store.url, group_id))
+        return state.answer(("group", group_id, text, partitions, budget, repr(gates)), lambda: build_group(
+            data, group_id, text, ms, per_partition=partitions == "1", points=budget, gates=gates,
+            cleanups=group_cleanups(data.store.url, group_id)))
 
     @app.post("/api/group/refresh")
     def refresh(request: Request, user: ReaderDep, id: str | None = Query(default=None, max_length=1000)

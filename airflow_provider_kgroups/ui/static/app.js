@@ -64,12 +64,21 @@
     return body;
   }
   function fail(error) { view().replaceChildren(el("p", { class: "error", text: String(error.message || error) })); }
+  /* a 202: the api-server is still preparing the answer (the first open of a store): show how far, ask again */
+  function preparing(data, again) {
+    const p = data.preparing, hash = location.hash;
+    view().replaceChildren(el("p", { class: "muted", id: "preparing", text: p.of ?
+      `Rolling up the history for this page (once per store): ${fmtInt(p.files)} of ${fmtInt(p.of)} files…` :
+      "Preparing the answer…" }));
+    setTimeout(() => { if (location.hash === hash) again(); }, 1000);
+  }
   function windowSelect(current, onchange) {
     return el("select", { id: "window", onchange },
       ...["1h", "6h", "24h", "3d", "7d", "14d", "30d"].map((w) => el("option", { value: w, selected: w === current, text: `last ${w}` })));
   }
   function asOf(data) {
     document.getElementById("as-of").textContent = data.as_of_ms ? `history as of ${fmtTime(data.as_of_ms)}` : "no history yet";
+    if (data.rollup_cache) document.getElementById("as-of").title = `rollups saved ${data.rollup_cache}`;
   }
 
   /* -- overview ------------------------------------------------------------------------------ */
@@ -78,6 +87,7 @@
     if (state.pattern) q.set("pattern", state.pattern);
     let data;
     try { data = await api(`api/groups?${q}`); } catch (e) { return fail(e); }
+    if (data.preparing) return preparing(data, overview);
     asOf(data);
     let timer = null;
     const filter = el("input", { id: "pattern", type: "search", placeholder: "filter: orders-*, re:^eu-.*, or a word",
@@ -159,6 +169,7 @@
     if (params.get("points")) q.set("points", params.get("points"));
     let data;
     try { data = await api(`api/group?${q}`); } catch (e) { return fail(e); }
+    if (data.preparing) return preparing(data, () => group(params));
     asOf(data);
     const go = (changes) => { const p = new URLSearchParams({ id, window: win, partitions: perPartition ? "1" : "0", ...changes }); location.hash = `#/group?${p}`; };
     const latest = data.latest || {};
