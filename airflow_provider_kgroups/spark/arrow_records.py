@@ -3,16 +3,17 @@
 :mod:`..client.batches` reads records one by one into Python lists, which is right for the few
 records a lag check dates but costs ~2 us a record: several times what librdkafka spends. Here a
 page's batches are decompressed and joined into one buffer, a short Python loop finds where each
-record starts (its length varint; ``DefaultRecord.readFrom``), and every other field is decoded
-for all records at once with numpy at positions computed from those starts. Keys and values are
-never copied into Python objects: they become Arrow ``binary_view`` arrays pointing into the
-buffer (length, prefix, offset; values of up to 12 bytes inline, as the Arrow format says),
-then one Arrow cast lays them out as the ``binary`` Spark reads. Headers are rare and read by
+record starts (its length varint, ``DefaultRecord.readFrom``: one table look-up a record), and
+every other field is decoded for all records at once with numpy at positions computed from those
+starts. Keys and values are never copied into Python objects: the buffer is read as an Arrow
+``binary`` array of every value and the bytes after it, without a copy, and one Arrow ``take``
+gathers the values into the ``binary`` column Spark reads. Headers are rare and read by
 :func:`..client.batches.read_headers`, for the records that have any.
 
 The result is exactly what :mod:`..client.batches` gives (tests/spark/test_arrow_records.py
 compares the two on every codec and on odd records); a record that does not end where its
-length says raises :class:`~..client.batches.UndecodableBatch` as there.
+length says, or a batch its records do not fill exactly (Kafka's ``ensureNoneRemaining``),
+raises :class:`~..client.batches.UndecodableBatch` as there.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from ..client.batches import RecordBatch, UndecodableBatch, read_headers, read_v
 __all__ = ["arrow_schema", "batches_to_arrow"]
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
-_INLINE = 12  # Arrow binary_view: values up to 12 bytes live in the view itself
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
@@ -38,39 +38,71 @@ def arrow_schema(include_headers: bool) -> pa.Schema:
     return pa.schema(fields)
 
 
-def _record_starts(buf: bytes, counts: Sequence[int], firsts: Sequence[int]) -> tuple[list[int], list[int]]:
-    """Where each record's body starts (after its length varint) and ends, batch by batch. The one
-    Python loop of the decoder: a length of 1 or 2 varint bytes (records up to 8 KiB) is read
-    without the general loop."""
-    starts: list[int] = []
-    ends: list[int] = []
-    start, end = starts.append, ends.append
-    for first, count in zip(firsts, counts):
+def _skip_table() -> list[int]:
+    """For the two bytes at a record's start (little-endian), how far the next record starts: its
+    length varint (1 or 2 bytes, bodies up to 8 KiB) plus the length. Anything else (a longer
+    varint, a negative length) is :data:`_ELSEWHERE`, which sends :func:`_length_positions` to
+    the general walk."""
+    b0, b1 = np.arange(256).reshape(1, 256), np.arange(256).reshape(256, 1)  # [b1, b0]: index b0 | b1 << 8
+    one, two = b0 < 0x80, (b0 >= 0x80) & (b1 < 0x80)
+    v = np.where(one, b0, (b0 & 0x7F) | (b1 << 7))
+    skip = np.where(one, 1, 2) + (v >> 1)
+    return np.where((one | two) & (v & 1 == 0), skip, _ELSEWHERE).ravel().tolist()
+
+
+_ELSEWHERE = 1 << 62  # past any buffer: the next read raises IndexError
+_SKIP: list[int] = []
+
+
+def _length_positions(buf: bytes, counts: Sequence[int], firsts: Sequence[int], stops: Sequence[int]) -> list[int]:
+    """Where each record's length varint is, batch by batch; every batch's records must fill it
+    exactly (Kafka's ``ensureNoneRemaining``). The one Python loop of the decoder: one table
+    look-up a record; a record of 8 KiB or more, or one that does not fit, takes the general walk."""
+    if not _SKIP:
+        _SKIP.extend(_skip_table())
+    table = _SKIP
+    positions: list[int] = []
+    add = positions.append
+    try:
+        for first, count, stop in zip(firsts, counts, stops):
+            pos = first
+            for _ in range(count):
+                add(pos)
+                pos += table[buf[pos] | (buf[pos + 1] << 8)]
+            if pos != stop:
+                raise IndexError
+    except IndexError:
+        return _length_positions_general(buf, counts, firsts, stops)
+    return positions
+
+
+def _length_positions_general(buf: bytes, counts: Sequence[int], firsts: Sequence[int],
+                              stops: Sequence[int]) -> list[int]:
+    """:func:`_length_positions` for any varint; raises ValueError or IndexError on a record
+    that does not fit its batch."""
+    positions: list[int] = []
+    for first, count, stop in zip(firsts, counts, stops):
         pos = first
         for _ in range(count):
-            b = buf[pos]
-            if b < 0x80:
-                pos += 1
-                v = b
-            elif buf[pos + 1] < 0x80:
-                v = (b & 0x7F) | (buf[pos + 1] << 7)
-                pos += 2
-            else:
-                length, pos = read_varint(buf, pos)
-                start(pos)
-                pos += length
-                end(pos)
-                continue
-            start(pos)
-            pos += (v >> 1) ^ -(v & 1)
-            end(pos)
-    return starts, ends
+            positions.append(pos)
+            length, pos = read_varint(buf, pos)
+            if length < 0:
+                raise ValueError(f"a record of negative length {length} at byte {pos}")
+            pos += length
+        if pos != stop:
+            raise ValueError(f"the batch's {count} records end at byte {pos - first}, the batch at {stop - first}")
+    return positions
 
 
-def _varints(data: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The zig-zag varints starting at positions ``at``: (values, sizes in bytes)."""
+def _varints(data: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray | int]:
+    """The zig-zag varints starting at positions ``at``: (values, sizes in bytes; 1 when every
+    one is a single byte, the common case of small deltas and keys)."""
+    b = data[at]
+    if not (b >= 0x80).any():
+        value = b.astype(np.int64)
+        return (value >> 1) ^ -(value & 1), 1
     last = len(data) - 1
-    b = data[at].astype(np.int64)
+    b = b.astype(np.int64)
     value = b & 0x7F
     size = np.ones(len(at), np.int64)
     more = b >= 0x80
@@ -86,24 +118,27 @@ def _varints(data: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (value >> 1) ^ -(value & 1), size
 
 
-def _binary(data: np.ndarray, buffer: pa.Buffer, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    """``binary`` values at ``starts`` of ``lengths`` bytes (-1: null), through a binary_view."""
+def _binary(buffer: pa.Buffer, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """``binary`` values at ``starts`` of ``lengths`` bytes (-1: null), gathered by one Arrow take:
+    the buffer is first read as 2n values without a copy, each value followed by the bytes up to
+    the next one (the values lie in buffer order), and the even ones are taken."""
     n = len(starts)
     valid = lengths >= 0
-    size = np.where(valid, lengths, 0)
-    views = np.zeros((n, 16), np.uint8)
-    views[:, 0:4] = size.astype("<i4").view(np.uint8).reshape(n, 4)
-    last = max(len(data) - 1, 0)
-    head = data[np.minimum(starts[:, None] + np.arange(_INLINE), last)]  # the first 12 bytes (or fewer)
-    short = size <= _INLINE
-    head[short] *= (np.arange(_INLINE) < size[short, None]).astype(np.uint8)  # inline values are zero-padded
-    views[short, 4:16] = head[short]
-    views[~short, 4:8] = head[~short, :4]
-    views[~short, 12:16] = starts[~short].astype("<i4").view(np.uint8).reshape(-1, 4)
-    validity = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    view_array = pa.Array.from_buffers(pa.binary_view(), n, [validity, pa.py_buffer(views), buffer],
-                                       null_count=int(n - valid.sum()))
-    return view_array.cast(pa.binary())
+    large = len(buffer) >= 1 << 31
+    offsets = np.empty(2 * n + 1, np.int64 if large else np.int32)
+    offsets[0:2 * n:2] = starts
+    offsets[1:2 * n:2] = starts + np.where(valid, lengths, 0)
+    offsets[2 * n] = offsets[2 * n - 1] if n else 0
+    validity = None
+    if not valid.all():
+        every = np.ones(2 * n, bool)
+        every[0::2] = valid
+        validity = pa.py_buffer(np.packbits(every, bitorder="little"))
+    spans = pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), 2 * n,
+                                  [validity, pa.py_buffer(offsets), buffer])
+    spans.validate(full=True)  # offsets in order and inside the buffer, or ArrowInvalid (never a bad read)
+    taken = spans.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
+    return taken.cast(pa.binary()) if large else taken
 
 
 def _constant_string(text: str, n: int) -> pa.Array:
@@ -123,15 +158,16 @@ def batches_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch],
                      include_headers: bool) -> pa.RecordBatch:
     """The records of ``batches`` with ``start <= offset < end``, in the data source's schema."""
     payloads = [_records_bytes(b) for b in batches]
-    firsts = np.cumsum([0] + [len(p) for p in payloads[:-1]]).tolist()
+    stops = np.cumsum([len(p) for p in payloads]).tolist()
+    firsts = [0] + stops[:-1]
     buf = b"".join(payloads)
     counts = [b.count for b in batches]
     try:
-        starts_list, ends_list = _record_starts(buf, counts, firsts)
         data = np.frombuffer(buf, np.uint8)
-        starts, ends = np.array(starts_list, np.int64), np.array(ends_list, np.int64)
-        if len(starts) and ends[-1] > len(buf):
-            raise ValueError("the last record runs past its batch")
+        at = np.array(_length_positions(buf, counts, firsts, stops), np.int64)
+        length, n0 = _varints(data, at)
+        starts = at + n0  # each record's body: attributes first
+        ends = starts + length
         which = np.repeat(np.arange(len(batches)), counts)
         ts_delta, n1 = _varints(data, starts + 1)  # + 1: the record's attributes byte
         offset_delta, n2 = _varints(data, starts + 1 + n1)
@@ -141,8 +177,10 @@ def batches_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch],
         value_len, n4 = _varints(data, key_at + np.maximum(key_len, 0))
         value_at = key_at + np.maximum(key_len, 0) + n4
         headers_at = value_at + np.maximum(value_len, 0)
-        no_headers = data[np.minimum(headers_at, max(len(data) - 1, 0))] == 0
-        if len(starts) and not np.array_equal(headers_at[no_headers] + 1, ends[no_headers]):
+        if not (headers_at < ends).all():
+            raise ValueError("a record's fields run past its length")
+        no_headers = data[headers_at] == 0
+        if not np.array_equal(headers_at[no_headers] + 1, ends[no_headers]):
             raise ValueError("a record does not end where its length says")
     except (IndexError, ValueError) as exc:
         codec = batches[0].codec if batches else None
@@ -160,8 +198,12 @@ def batches_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch],
                                         headers_at, no_headers, ends))
     buffer = pa.py_buffer(buf)
     n = len(offsets)
-    columns = [_binary(data, buffer, key_at, key_len), _binary(data, buffer, value_at, value_len),
-               _constant_string(topic, n), pa.array(np.full(n, partition, np.int32)), pa.array(offsets),
+    try:
+        keys, values = _binary(buffer, key_at, key_len), _binary(buffer, value_at, value_len)
+    except pa.ArrowInvalid as exc:  # a corrupt length the checks above let through: never read outside
+        raise UndecodableBatch(batches[0].codec, f"corrupt record in the batches from offset "
+                                                 f"{batches[0].base_offset}: {exc}") from exc
+    columns = [keys, values, _constant_string(topic, n), pa.array(np.full(n, partition, np.int32)), pa.array(offsets),
                pa.array(timestamps * 1000, pa.timestamp("us", tz="UTC")),
                pa.array(np.array([b.timestamp_type for b in batches], np.int32)[which] if n else
                         np.zeros(0, np.int32))]
