@@ -55,3 +55,18 @@ def test_a_corrupt_record_is_refused_naming_the_codec():
     lz4 = encode_batch(0, RECORDS[:1], codec="lz4", payload=b"\x04\x22\x4d\x18 broken frame")
     with pytest.raises(UndecodableBatch, match="lz4 record batch could not be decoded with cramjam"):
         batches_to_arrow("t", 0, read_batches(lz4)[0], 0, 10, include_headers=False)
+
+
+@pytest.mark.parametrize("claimed", [1, 3])
+def test_a_batch_its_records_do_not_fill_exactly_is_refused(claimed):
+    """Kafka's DefaultRecordBatch.ensureNoneRemaining: bytes left after the batch's record count, or
+    a count the bytes do not hold, is a corrupt batch, also when the batch after it is sound."""
+    for codec in sorted(CODECS):
+        data = bytearray(encode_batch(0, RECORDS[:2], codec=codec))
+        data[57:61] = claimed.to_bytes(4, "big")  # the batch's record count (its records start at byte 61)
+        batches, _ = read_batches(bytes(data) + encode_batch(2, RECORDS[2:3], codec=codec))
+        assert [b.count for b in batches] == [claimed, 1]
+        with pytest.raises(UndecodableBatch, match="corrupt record in the batches from offset 0"):
+            batches_to_arrow("t", 0, batches, 0, 10, include_headers=False)
+        with pytest.raises(UndecodableBatch, match="corrupt record in the batch at offset 0"):
+            batches[0].columns()  # as the record-by-record reader
