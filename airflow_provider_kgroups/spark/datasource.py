@@ -198,13 +198,16 @@ async def resolve_ranges(client, spec: ReadSpec) -> dict[TopicPartition, tuple[i
     return resolved
 
 
-def to_record_batch(chunk: OffsetChunk, batches: list, include_headers: bool):
-    """One page's record batches (undecoded) -> one Arrow record batch of the chunk's records, in
-    the source's schema (:mod:`.arrow_records`; a record without headers has NULL headers, as in
-    Spark's ``KafkaRecordToRowConverter``)."""
-    from .arrow_records import batches_to_arrow
+def to_record_batches(chunk: OffsetChunk, batches: list, include_headers: bool) -> Iterator[Any]:
+    """One page's record batches (undecoded) -> Arrow record batches of the chunk's records, in the
+    source's schema, of about 32,768 rows each (:func:`.arrow_records.page_to_arrow`; a record
+    without headers has NULL headers, as in Spark's ``KafkaRecordToRowConverter``). Spark sends
+    them to the JVM as they are: pyspark/sql/worker/plan_data_source_read.py,
+    ``records_to_arrow_batches``, passes an iterator of ``pyarrow.RecordBatch`` through after
+    checking the first one's schema, so their size is the size of the batches the JVM reads."""
+    from .arrow_records import page_to_arrow
 
-    return batches_to_arrow(chunk.topic, chunk.partition, batches, chunk.start, chunk.end, include_headers)
+    return page_to_arrow(chunk.topic, chunk.partition, batches, chunk.start, chunk.end, include_headers)
 
 
 def _iterate(async_iterable, loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
@@ -231,7 +234,7 @@ def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
     try:
         for batches in _iterate(reader.pages(), loop):
             try:
-                yield to_record_batch(chunk, batches, spec.include_headers)
+                yield from to_record_batches(chunk, batches, spec.include_headers)
             except UndecodableBatch as exc:  # the task fails naming the partition, the codec and the library
                 raise UndecodableBatch(exc.codec, f"{tp}: {exc.detail}") from exc
     finally:

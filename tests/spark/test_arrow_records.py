@@ -6,10 +6,12 @@ cleaner thinned; and refuses a corrupt record the same way."""
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from airflow_provider_kgroups.client.batches import UndecodableBatch, read_batches
-from airflow_provider_kgroups.spark.arrow_records import batches_to_arrow
+from airflow_provider_kgroups.spark import arrow_records
+from airflow_provider_kgroups.spark.arrow_records import batches_to_arrow, page_to_arrow
 from tests.support.batches import RECORDS
 from tests.support.fakekafka.recordbatch import CODECS, encode_batch
 
@@ -70,3 +72,24 @@ def test_a_batch_its_records_do_not_fill_exactly_is_refused(claimed):
             batches_to_arrow("t", 0, batches, 0, 10, include_headers=False)
         with pytest.raises(UndecodableBatch, match="corrupt record in the batch at offset 0"):
             batches[0].columns()  # as the record-by-record reader
+
+
+@pytest.mark.parametrize("bound", ["rows", "bytes"])
+def test_a_page_is_yielded_in_bounded_groups_of_whole_batches(monkeypatch, bound):
+    """page_to_arrow (what each task yields): whole record batches per Arrow batch, a new one when
+    the next record batch would pass BATCH_ROWS records or BATCH_BYTES decompressed bytes (one
+    larger record batch alone), and together exactly what one decode of the page gives."""
+    monkeypatch.setattr(arrow_records, "BATCH_ROWS" if bound == "rows" else "BATCH_BYTES", 5 if bound == "rows" else 300)
+    sizes = [2, 2, 1, 7, 3, 3]
+    data, offset = b"", 0
+    for size in sizes:
+        data += encode_batch(offset, [(offset + i, 1_700_000_000_000 + i, b"k%d" % i, b"v" * 60, ())
+                                      for i in range(size)], codec="zstd")
+        offset += size
+    batches, _ = read_batches(data)
+    got = list(page_to_arrow("t", 3, batches, 1, offset - 1, include_headers=False))
+    whole = batches_to_arrow("t", 3, batches, 1, offset - 1, include_headers=False)
+    assert pa.Table.from_batches(got).equals(pa.Table.from_batches([whole]))
+    groups = [[0, 1, 2], [3], [4], [5]] if bound == "rows" else [[0, 1], [2], [3], [4], [5]]
+    starts = [sum(sizes[:g[0]]) for g in groups]
+    assert [b.column("offset")[0].as_py() for b in got] == [max(1, s) for s in starts]
