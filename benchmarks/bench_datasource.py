@@ -17,6 +17,10 @@ included) plus, for the Spark readers, every process under it (the JVM, shown ap
 workers and those that exited: ``psutil``, user + system, children included). The three
 "kgroups reader" rows run what each executor task runs, in this process without Spark, stopping
 after fetching, after decompressing, and after decoding into Arrow columns: where the time goes.
+The "Spark floor" row (benchmarks/spark_floor.py) reads the same rows through a Python data source
+of the same schema and splits whose ``read()`` yields ready Arrow batches: what Spark's side costs
+any reader on the executors (this one, or librdkafka wrapped the same way); the line under the
+table gives the part of it every query pays whatever it reads (the floor on 1,000 records a split).
 
     python benchmarks/bench_datasource.py                  # 1,000,000 records a codec, 3 runs
     python benchmarks/bench_datasource.py --records 200000 --runs 5 --codecs none,lz4
@@ -35,6 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from airflow_provider_kgroups.spark.arrow_records import BATCH_ROWS  # noqa: E402
 
 VALUE = b"x" * 100
 
@@ -102,7 +108,7 @@ def read_kgroups_no_spark(bootstrap: str, topic: str, ends: dict[int, int], stag
 
     from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, TopicPartition
     from airflow_provider_kgroups.client.records import RangeReader
-    from airflow_provider_kgroups.spark.arrow_records import batches_to_arrow
+    from airflow_provider_kgroups.spark.arrow_records import page_to_arrow
 
     async def read() -> int:
         total = counted = 0
@@ -114,8 +120,9 @@ def read_kgroups_no_spark(bootstrap: str, topic: str, ends: dict[int, int], stag
                         for batch in batches:
                             batch.records_bytes()
                     elif stage == "arrow":
-                        values = batches_to_arrow(topic, p, batches, 0, end, False).column("value")
-                        total += len(values.buffers()[2]) if values.buffers()[2] is not None else 0
+                        for arrow_batch in page_to_arrow(topic, p, batches, 0, end, False):
+                            values = arrow_batch.column("value")
+                            total += len(values.buffers()[2]) if values.buffers()[2] is not None else 0
                 counted += reader.records
         return total if stage == "arrow" else len(VALUE) * counted  # fetch/decompress: the offsets read
 
@@ -188,9 +195,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--codecs", default="none,lz4,zstd")
     parser.add_argument("--skip", default="", help="readers to leave out, e.g. kafka-python")
+    parser.add_argument("--floor-batch", type=int, default=BATCH_ROWS,
+                        help="rows in each Arrow batch the Spark floor yields (default: the source's bound)")
     args = parser.parse_args()
 
     from airflow_provider_kgroups.spark.session import spark_session
+    from benchmarks.spark_floor import read_floor
     from demo.tansu import TansuBroker, broker_binary
 
     codecs = args.codecs.split(",")
@@ -225,14 +235,18 @@ def main() -> None:
                                                                              ends[c])),
                 "landing zone (jsonl), local[2]": (True, lambda c: read_landing(spark, landing_root, f"bench-{c}",
                                                                                 ends[c])),
+                "Spark floor (ready Arrow), local[2]": (True, lambda c: read_floor(spark, ends[c], args.floor_batch,
+                                                                                   VALUE)),
             }
             readers = {name: r for name, r in readers.items() if not any(s and s in name for s in args.skip.split(","))}
             for codec in codecs:  # warm the workers and this process (each codec's first import)
                 read_kgroups(spark, broker.bootstrap, f"bench-{codec}", {p: min(e, 1000) for p, e in ends[codec].items()})
                 read_kgroups_no_spark(broker.bootstrap, f"bench-{codec}", {p: min(e, 1000) for p, e in ends[codec].items()},
                                       "arrow")
+            read_floor(spark, {p: 1000 for p in ends[codecs[0]]}, args.floor_batch, VALUE)
             wall: dict[tuple[str, str], list[float]] = {}
             cpu: dict[tuple[str, str], list[float]] = {}
+            fixed: list[dict[str, float]] = []
             for _ in range(args.runs):
                 for codec in codecs:
                     for name, (tree, read) in readers.items():
@@ -245,16 +259,23 @@ def main() -> None:
                         cpu.setdefault((codec, name), []).append({k: c1[k] - c0[k] for k in c1})
                         if got != expected:
                             raise SystemExit(f"{name} on {codec} read {got} value bytes, expected {expected}")
+                c0 = cpu_seconds(True)  # what a query costs whatever it reads: the floor on 1,000 records a split
+                read_floor(spark, {p: 1000 for p in ends[codecs[0]]}, args.floor_batch, VALUE)
+                c1 = cpu_seconds(True)
+                fixed.append({k: c1[k] - c0[k] for k in c1})
     load = os.getloadavg()
     print(f"\nreading {records:,} records (~{len(VALUE)}-byte values) a codec, median of {args.runs} interleaved "
           f"runs; load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores)")
-    print(f"{'codec':6} {'reader':32} {'wall s':>7} {'CPU s':>7} {'(JVM)':>7} {'records/s':>11} {'records/CPU-s':>14}")
+    print(f"{'codec':6} {'reader':36} {'wall s':>7} {'CPU s':>7} {'(JVM)':>7} {'records/s':>11} {'records/CPU-s':>14}")
     for (codec, name), walls in wall.items():
         w = statistics.median(walls)
         c = statistics.median(sum(run.values()) for run in cpu[(codec, name)])
         jvm = statistics.median(run["jvm"] for run in cpu[(codec, name)])
-        print(f"{codec:6} {name:32} {w:>7.2f} {c:>7.2f} {f'{jvm:.2f}' if jvm else '':>7} {records / w:>11,.0f} "
+        print(f"{codec:6} {name:36} {w:>7.2f} {c:>7.2f} {f'{jvm:.2f}' if jvm else '':>7} {records / w:>11,.0f} "
               f"{records / c:>14,.0f}")
+    print(f"a query's fixed cost (the Spark floor on {args.partitions} splits of 1,000 records): "
+          f"{statistics.median(sum(run.values()) for run in fixed):.2f} CPU s "
+          f"(JVM {statistics.median(run['jvm'] for run in fixed):.2f})")
 
 
 if __name__ == "__main__":
