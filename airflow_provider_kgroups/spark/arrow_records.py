@@ -154,9 +154,11 @@ def _constant_string(text: str, n: int) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(encoded * n)])
 
 
-def _records_bytes(batch: RecordBatch) -> bytes:
+def _records_bytes(batch: RecordBatch) -> bytes | memoryview:
+    """The batch's records, uncompressed; an uncompressed batch's are a view of the response, not
+    a copy (``b"".join`` copies them once into the buffer the records are read from)."""
     try:
-        return bytes(batch.records_bytes())
+        return batch.records_bytes()
     except UndecodableBatch as exc:
         raise UndecodableBatch(exc.codec, f"the batch at offset {batch.base_offset}: {exc.detail}") from exc
 
@@ -167,7 +169,7 @@ def page_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], st
     whole record batches, each about :data:`BATCH_ROWS` records or :data:`BATCH_BYTES` (or one
     record batch, if larger)."""
     group: list[RecordBatch] = []
-    payloads: list[bytes] = []
+    payloads: list[bytes | memoryview] = []
     rows = size = 0
     for batch in batches:
         payload = _records_bytes(batch)
@@ -188,7 +190,8 @@ def batches_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch],
     return _to_arrow(topic, partition, batches, [_records_bytes(b) for b in batches], start, end, include_headers)
 
 
-def _to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], payloads: Sequence[bytes], start: int,
+def _to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], payloads: Sequence[bytes | memoryview],
+              start: int,
               end: int, include_headers: bool) -> pa.RecordBatch:
     stops = np.cumsum([len(p) for p in payloads]).tolist()
     firsts = [0] + stops[:-1]
