@@ -22,13 +22,8 @@ FORMAT = "kgroups-floor"
 def _data_source_class():
     from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-    from airflow_provider_kgroups.spark.datasource import SCHEMA, OffsetChunk, split_ranges
     from airflow_provider_kgroups.client.results import TopicPartition
-
-    class FloorPartition(InputPartition):
-        def __init__(self, chunk: OffsetChunk) -> None:
-            super().__init__(chunk)
-            self.chunk = chunk
+    from airflow_provider_kgroups.spark.datasource import SCHEMA, split_ranges
 
     class FloorReader(DataSourceReader):
         def __init__(self, ends: dict[str, int], per_partition: int, rows_per_batch: int, value: bytes) -> None:
@@ -36,10 +31,10 @@ def _data_source_class():
 
         def partitions(self) -> list:
             ranges = {TopicPartition("floor", int(p)): (0, end) for p, end in self.ends.items()}
-            return [FloorPartition(c) for c in split_ranges(ranges, self.per_partition)]
+            return [InputPartition(c) for c in split_ranges(ranges, self.per_partition)]  # its chunk: .value
 
         def read(self, partition) -> Iterator:
-            return ready_batches(partition.chunk, self.rows_per_batch, self.value)
+            return ready_batches(partition.value, self.rows_per_batch, self.value)
 
     class FloorDataSource(DataSource):
         @classmethod
