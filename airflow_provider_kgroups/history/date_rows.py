@@ -15,8 +15,8 @@ date rows file is looked at only under the sources it records.
 from __future__ import annotations
 
 import json
+import logging
 import threading
-import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -27,7 +27,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .rollup import value_ranks
+from .rollup_place import write_atomically
 from .store import HISTORY_SCHEMA
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Footers", "FileIndex", "write_date_rows", "DATE_ROWS_GROUP_ROWS"]
 
@@ -107,7 +110,8 @@ class Footers:
                 if not self.fs.exists(path):
                     return None
                 index = self._read(path)
-            except Exception:  # noqa: BLE001 - a damaged cache file is not used (and written again)
+            except Exception as exc:  # noqa: BLE001 - a damaged cache file is not used (and written again)
+                log.info("date rows %s not used (%s: %s): the date's own files are read", path, type(exc).__name__, exc)
                 return None
             return index if _sources_of(index.metadata) == key[1] else None
 
@@ -166,8 +170,5 @@ def write_date_rows(fs, path: str, tables: Sequence[pa.Table], sources: tuple[tu
                         value_ranks(table["topic"]), value_ranks(table["group_id"])))
     table = table.take(order).replace_schema_metadata(
         {_SOURCES_KEY: json.dumps([list(s) for s in sorted(sources)])})
-    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    temporary = f"{path}.{uuid.uuid4().hex[:8]}.tmp"
-    with fs.open(temporary, "wb") as f:
+    with write_atomically(fs, path) as f:
         pq.write_table(table, f, compression="zstd", row_group_size=DATE_ROWS_GROUP_ROWS)
-    fs.mv(temporary, path)

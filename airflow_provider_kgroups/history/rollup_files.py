@@ -4,12 +4,12 @@ tables a one-row list column, its key, sources and bounds in the schema's metada
 from __future__ import annotations
 
 import json
-import uuid
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from .rollup import GROUPS_SCHEMA, LOG_ENDS_SCHEMA, Rollup
+from .rollup_place import write_atomically
 
 __all__ = ["save_rollup", "load_rollup"]
 
@@ -29,12 +29,9 @@ def save_rollup(fs, path: str, rollup: Rollup) -> None:
         values = (table.slice(0, 0) if name in same else table).combine_chunks().to_struct_array().combine_chunks()
         columns[name] = pa.LargeListArray.from_arrays(pa.array([0, len(values)], pa.int64()), values)
     table = pa.table(columns).replace_schema_metadata({"kgroups_rollup": json.dumps(meta)})
-    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    temporary = f"{path}.{uuid.uuid4().hex[:8]}.tmp"  # readers never see half a file
-    with fs.open(temporary, "wb") as f, ipc.new_file(f, table.schema,
-                                                     options=ipc.IpcWriteOptions(compression="lz4")) as writer:
+    with write_atomically(fs, path) as f, ipc.new_file(f, table.schema,
+                                                       options=ipc.IpcWriteOptions(compression="lz4")) as writer:
         writer.write_table(table)
-    fs.mv(temporary, path)
 
 
 def load_rollup(fs, path: str) -> Rollup:

@@ -23,18 +23,31 @@ import logging
 import re
 import tempfile
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
+from typing import IO, Iterator
 
 import fsspec
 
 from .store import HistoryStore
 
-__all__ = ["RollupPlace", "PlaceKind", "VERSION", "choose_place", "sweep"]
+__all__ = ["RollupPlace", "PlaceKind", "VERSION", "choose_place", "sweep", "write_atomically"]
 
 log = logging.getLogger(__name__)
 
 VERSION = "v1"
+
+
+@contextmanager
+def write_atomically(fs, path: str) -> Iterator[IO[bytes]]:
+    """A file to write ``path``'s bytes to: written under a temporary name in the same folder and
+    moved to ``path`` when the block ends without an error, so readers never see half a file."""
+    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+    temporary = f"{path}.{uuid.uuid4().hex[:8]}.tmp"
+    with fs.open(temporary, "wb") as f:
+        yield f
+    fs.mv(temporary, path)
 _VERSION_DIR = re.compile(r"^v[0-9]+$")
 _DATED = re.compile(r"^date=(\d{4}-\d{2}-\d{2})(\.arrow|\.parquet)?$")
 

@@ -20,6 +20,7 @@ pages (the page is shown in the Airflow UI as an external view).
 from __future__ import annotations
 
 import html
+import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as NotYet
@@ -35,6 +36,8 @@ from .security import ReaderDep, readable_dag_ids
 from .settings import BadRequest, PageSettings, parse_group_id, parse_pattern, parse_points, parse_sort, parse_window
 
 __all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
 
 _CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
         "connect-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'")
@@ -68,15 +71,29 @@ class _State:
         data = self.data
         with self._lock:
             running = self._running.get(key)
-            if running is None:
+            started = running is None
+            if started:
                 running = self._running[key] = self._pool.submit(build)
-                running.add_done_callback(lambda _: self._forget(key, running))
+        if started:  # outside the lock: a build already done runs the callback here, and it takes the lock
+            running.add_done_callback(lambda done: self._finished(key, done))
         try:
             return running.result(timeout=ANSWER_WAIT_S)
         except NotYet:
             files, of = data.rollups.progress() or (0, 0)
             return JSONResponse({"preparing": {"files": files, "of": of}}, status_code=status.HTTP_202_ACCEPTED,
                                 headers={"Retry-After": "1"})
+        except Exception:
+            self._forget(key, running)  # this request reports the failure; the next one builds again
+            raise
+
+    def _finished(self, key: tuple, done: Future) -> None:
+        """A finished answer is forgotten (the next request builds it again from the caches); a failed
+        one is kept until a request reports it, so a page polling a 202 gets the error, not a new wait."""
+        error = done.exception()
+        if error is None:
+            self._forget(key, done)
+        elif not isinstance(error, HTTPException):
+            log.warning("the page's %s answer failed: %s: %s", key[0], type(error).__name__, error)
 
     def _forget(self, key: tuple, done: Future) -> None:
         with self._lock:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from concurrent.futures import Future
 
+import pytest
 from fastapi.testclient import TestClient
 
 from airflow_provider_kgroups.history.rollup_cache import HistoryRollups
@@ -58,3 +60,54 @@ def test_a_first_open_says_how_far_the_rollups_are_until_its_answer_is_ready(tmp
         time.sleep(0.05)
     assert answer.status_code == 200 and answer.json()["groups"] == expected["groups"]
     assert len(rolled) == files  # each file rolled up once
+
+
+def _state(tmp_path) -> page_app._State:
+    store = HistoryStore(str(tmp_path / "h"))
+    for snapshot in idle_history(3, groups=2, points=3, step_ms=HOUR):
+        store.append(snapshot)
+    return page_app._State(PageSettings(history_url=store.url))
+
+
+def test_an_answer_built_before_its_callback_is_added_leaves_the_page_answering(tmp_path, monkeypatch):
+    """A build can finish before the request adds its done-callback (an overview from the caches takes
+    a millisecond); the callback then runs in the request's own thread and must not wait on a lock
+    that thread holds, or every later request hangs."""
+    state = _state(tmp_path)
+
+    def already_done(build):
+        done = Future()
+        done.set_result(build())
+        return done
+
+    monkeypatch.setattr(state._pool, "submit", already_done)
+    answers = []
+    worker = threading.Thread(target=lambda: answers.extend(state.answer(("groups",), lambda: n) for n in (1, 2)),
+                              daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "the page locked itself"
+    assert answers == [1, 2]
+
+
+def test_a_build_that_fails_after_the_wait_is_reported_to_the_next_poll_not_started_again(tmp_path, monkeypatch,
+                                                                                         caplog):
+    state = _state(tmp_path)
+    monkeypatch.setattr(page_app, "ANSWER_WAIT_S", 0.1)
+    release = threading.Event()
+
+    def failing():
+        release.wait(30)
+        raise OSError("the store timed out")
+
+    first = state.answer(("groups", "30d"), failing)
+    assert first.status_code == 202
+    release.set()
+    deadline = time.monotonic() + 30
+    while not state._running[("groups", "30d")].done():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    with pytest.raises(OSError, match="the store timed out"):  # the poll gets the failure (a 500), not a new 202
+        state.answer(("groups", "30d"), lambda: "a new build")
+    assert "the page's groups answer failed: OSError: the store timed out" in caplog.text
+    assert state.answer(("groups", "30d"), lambda: "a new build") == "a new build"  # reported once, then built again
