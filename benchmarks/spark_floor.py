@@ -23,7 +23,7 @@ def _data_source_class():
     from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
     from airflow_provider_kgroups.client.results import TopicPartition
-    from airflow_provider_kgroups.spark.datasource import SCHEMA, split_ranges
+    from airflow_provider_kgroups.spark.datasource import DEFAULT_RECORDS_PER_PARTITION, SCHEMA, split_ranges
 
     class FloorReader(DataSourceReader):
         def __init__(self, ends: dict[str, int], per_partition: int, rows_per_batch: int, value: bytes) -> None:
@@ -45,8 +45,8 @@ def _data_source_class():
             return SCHEMA
 
         def reader(self, schema) -> DataSourceReader:
-            return FloorReader(json.loads(self.options["ends"]), int(self.options.get("maxrecordsperpartition",
-                                                                                       1_000_000)),
+            return FloorReader(json.loads(self.options["ends"]),
+                               int(self.options.get("maxrecordsperpartition", DEFAULT_RECORDS_PER_PARTITION)),
                                int(self.options["rowsperbatch"]), self.options["value"].encode())
 
     return FloorDataSource

@@ -58,15 +58,13 @@ def _skip_table() -> list[int]:
 
 
 _ELSEWHERE = 1 << 62  # past any buffer: the next read raises IndexError
-_SKIP: list[int] = []
+_SKIP = _skip_table()
 
 
 def _length_positions(buf: bytes, counts: Sequence[int], firsts: Sequence[int], stops: Sequence[int]) -> list[int]:
     """Where each record's length varint is, batch by batch; every batch's records must fill it
     exactly (Kafka's ``ensureNoneRemaining``). The one Python loop of the decoder: one table
     look-up a record; a record of 8 KiB or more, or one that does not fit, takes the general walk."""
-    if not _SKIP:
-        _SKIP.extend(_skip_table())
     table = _SKIP
     positions: list[int] = []
     add = positions.append
