@@ -1,5 +1,5 @@
 # Both entry points create their own virtual environment and install everything they
-# need, so they work on a fresh machine with only python3 (>= 3.11), make and Java 17.
+# need, so they work on a fresh machine with only python3 (>= 3.11), make, Java 17 and Maven.
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python

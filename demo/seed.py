@@ -119,16 +119,16 @@ class Seeder:
 
     # -- topics -----------------------------------------------------------------------------
 
-    def create_topic(self, name: str, partitions: int = 1) -> None:
-        self.create_topics({name: partitions})
+    def create_topic(self, name: str, partitions: int = 1, *, replication: int = 1) -> None:
+        self.create_topics({name: partitions}, replication=replication)
 
-    def create_topics(self, topics: Mapping[str, int]) -> None:
-        """Create topics (name -> partition count) and wait until metadata shows every
-        partition with a leader."""
+    def create_topics(self, topics: Mapping[str, int], *, replication: int = 1) -> None:
+        """Create topics (name -> partition count, each partition on ``replication`` brokers) and
+        wait until metadata shows every partition with a leader."""
         if not topics:
             return
         result = self.admin.create_topics(
-            [NewTopic(name, partitions, 1) for name, partitions in topics.items()],
+            [NewTopic(name, partitions, replication) for name, partitions in topics.items()],
             timeout_ms=int(self.timeout * 1000), raise_errors=False)
         failed = {t["name"]: t["error_code"] for t in result["topics"] if t["error_code"] != 0}
         if failed:
