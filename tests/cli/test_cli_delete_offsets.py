@@ -138,3 +138,27 @@ def test_a_broker_without_offset_delete_is_named(cluster, capsys, tmp_path):
     assert code == EXIT_PARTIAL
     assert "does not support OffsetDelete" in doc["decisions"]["idle"]["reason"]
     assert cluster.committed("idle") == {("old", 0): 7, ("orders", 1): 9}
+
+
+def test_a_restore_the_broker_refuses_in_part_or_whole_says_so_and_exits_1(cluster, capsys, tmp_path):
+    """Issue 29: ``restore`` names each group's outcome (restored / partial / failed) and exits 1
+    unless every partition came back."""
+    from tests.support.fakekafka import Err
+
+    code, doc, _ = run(capsys, cluster, "idle", "--topic", "old", "--topic", "orders", "--execute",
+                       "--backup-url", str(tmp_path))
+    assert code == EXIT_OK and cluster.committed("idle") == {}
+    refusal = cluster.inject_error("OffsetCommit", Err.TOPIC_AUTHORIZATION_FAILED, key=("idle", "old", 0))
+    try:
+        code = main(["-b", cluster.bootstrap, "--format", "json", "restore", doc["backup_url"], "idle"])
+        restored = json.loads(capsys.readouterr().out)
+        assert code == EXIT_PARTIAL and restored["idle"]["outcome"] == "partial"
+        assert cluster.committed("idle") == {("orders", 1): 9}
+        code = main(["-b", cluster.bootstrap, "restore", doc["backup_url"], "idle"])
+        assert code == EXIT_PARTIAL and "1 group(s): 0 restored, 1 partial, 0 failed" in capsys.readouterr().out
+    finally:
+        refusal.cancel()
+    cluster.set_members("idle", [Member("m-1", {"orders": [1]})], state="Stable")  # Kafka: only into Empty groups
+    code = main(["-b", cluster.bootstrap, "--format", "json", "restore", doc["backup_url"], "idle"])
+    restored = json.loads(capsys.readouterr().out)
+    assert code == EXIT_PARTIAL and restored["idle"]["outcome"] == "failed" and restored["idle"]["results"] == {}
