@@ -222,12 +222,16 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
                 if d.outcome is not ChangeOutcome.REFUSED or d.refused_by_broker}}
         metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
         self._summary = out  # for get_openlineage_facets_on_complete / _on_failure
-        self.log.info("Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d not found, %d failed, "
-                      "%d kept; audit %s", "DRY RUN" if policy.dry_run else "run", out["examined"], len(out["deleted"]),
-                      len(out["would_delete"]), len(out["skipped"]), len(out["not_found"]), len(out["failed"]),
+        self.log.info("Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d refused, %d not found, "
+                      "%d failed, %d kept; audit %s", "DRY RUN" if policy.dry_run else "run", out["examined"],
+                      len(out["deleted"]), len(out["would_delete"]), len(out["skipped"]), len(out["refused"]),
+                      len(out["not_found"]), len(out["failed"]),
                       sum(out["kept"].values()), out["audit_url"])
         problems = [f"{len(result.failed)} group deletion(s) failed unexpectedly: {', '.join(result.failed)}"] \
             if result.failed else []
+        if result.refused:
+            problems.append(f"{len(result.refused)} group deletion(s) refused by the broker (a member joined: "
+                            f"NON_EMPTY_GROUP), not deleted: {', '.join(result.refused)}")
         if result.audit_error:
             problems.append(f"the audit record could not be written ({result.audit_error})")
         if stale is not None:
