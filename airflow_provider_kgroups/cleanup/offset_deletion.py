@@ -128,7 +128,7 @@ def _planned(plan: GroupOffsetDeletion, reason: str | None) -> GroupChangeDecisi
 def _with_predicted_kept(plan: GroupOffsetDeletion, decision: GroupChangeDecision) -> GroupChangeDecision:
     """Partitions the plan left out (a member subscribes to the topic) were asked for too: a group
     whose every requested partition went is still partial while those offsets remain."""
-    predicted = {tp: "not sent: a member subscribes to the topic (GROUP_SUBSCRIBED_TO_TOPIC, predicted)"
+    predicted = {tp: "subscribed: not sent (GROUP_SUBSCRIBED_TO_TOPIC)"
                  for tp in plan.partitions if tp not in plan.deletable()}
     if not predicted or decision.outcome not in (ChangeOutcome.DONE, ChangeOutcome.PARTIAL):
         return decision
