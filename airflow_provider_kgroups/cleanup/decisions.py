@@ -103,8 +103,8 @@ class CleanupResult:
     def summary(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, "examined": len(self.decisions), "candidates": self.candidates,
                 "cap": self.cap, "deleted": self.ids(Outcome.DELETED), "would_delete": self.ids(Outcome.WOULD_DELETE),
-                "skipped": self.ids(Outcome.SKIP), "refused": self.refused, "failed": self.failed, "not_found": self.ids(Outcome.NOT_FOUND),
-                "unjudged": self.unjudged, "kept": self.kept_by_health(), "held": sorted(self.held),
+                "skipped": self.ids(Outcome.SKIP), "refused": self.refused, "failed": self.failed,
+                "not_found": self.ids(Outcome.NOT_FOUND), "unjudged": self.unjudged, "kept": self.kept_by_health(), "held": sorted(self.held),
                 "connect_unreadable": list(self.connect_unreadable), "backup_url": self.backup_url,
                 "audit_url": self.audit_url, "audit_error": self.audit_error}
 

@@ -5,8 +5,9 @@ back up (read back), delete.
    or with a member, is skipped (a consumer re-joined since the plan); a group now Dead is not found;
 2. their committed offsets are backed up (read back identical); no backup, no deletion;
 3. delete (DeleteGroups): the broker's NON_EMPTY_GROUP (a member joined after the second
-   describe) is a refusal (not deleted, and the run says so), GROUP_ID_NOT_FOUND not found, a lost response whose retry found the
-   group gone is "deleted (confirmed gone after a lost response)", anything else a failure.
+   describe) is a refusal (not deleted, and the run says so), GROUP_ID_NOT_FOUND not found, a
+   lost response whose retry found the group gone is "deleted (confirmed gone after a lost
+   response)", anything else a failure.
 """
 
 from __future__ import annotations

@@ -105,8 +105,8 @@ def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Any]) ->
 
 
 _OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,
-            StepResult.REFUSED: ChangeOutcome.REFUSED, StepResult.CHANGED: ChangeOutcome.SKIPPED, StepResult.GONE: ChangeOutcome.SKIPPED,
-            StepResult.FAILED: ChangeOutcome.FAILED}
+            StepResult.REFUSED: ChangeOutcome.REFUSED, StepResult.CHANGED: ChangeOutcome.SKIPPED,
+            StepResult.GONE: ChangeOutcome.SKIPPED, StepResult.FAILED: ChangeOutcome.FAILED}
 
 
 def _planned(plan: GroupOffsetDeletion, reason: str | None) -> GroupChangeDecision:

@@ -90,7 +90,7 @@ class ScramMechanism:
 
     def _verify_server_final(self, server_final: str) -> None:
         attrs = _scram_attributes(server_final, "v")
-        if not hmac.compare_digest(base64.b64decode(attrs.get("v", "")), self._server_signature or b""):
+        if not hmac.compare_digest(base64.b64decode(attrs["v"]), self._server_signature or b""):
             raise AuthenticationError("SCRAM server signature does not match: the broker could not prove the password")
 
 
