@@ -14,6 +14,7 @@ class Outcome(str, Enum):
     WOULD_DELETE = "would_delete"  # a dry run's (or a plan's) "this one goes"
     KEEP = "keep"  # not deleted, by the rules or the evidence (``health`` None: could not be judged)
     SKIP = "skip"  # deletable, but not in this run: over the cap, or it changed before the delete
+    REFUSED = "refused"  # the broker refused the deletion (NON_EMPTY_GROUP: a member joined after the last check)
     NOT_FOUND = "not_found"  # no such group (Kafka describes it as Dead, or answers GROUP_ID_NOT_FOUND)
     FAILED = "failed"  # a deletion (or its backup) failed unexpectedly
 
@@ -78,13 +79,19 @@ class CleanupResult:
         return self.ids(Outcome.FAILED)
 
     @property
+    def refused(self) -> list[str]:
+        return self.ids(Outcome.REFUSED)
+
+    @property
     def unjudged(self) -> list[str]:
         return sorted(g for g, d in self.decisions.items() if d.unjudged)
 
     @property
     def ok(self) -> bool:
-        """Nothing failed, every group could be judged, and no deletion was held for want of evidence."""
-        return not self.failed and not self.unjudged and not self.held and self.audit_error is None
+        """Nothing failed or was refused by the broker, every group could be judged, and no deletion
+        was held for want of evidence."""
+        return (not self.failed and not self.refused and not self.unjudged and not self.held
+                and self.audit_error is None)
 
     def kept_by_health(self) -> dict[str, int]:
         kept: dict[str, int] = {}
@@ -96,8 +103,8 @@ class CleanupResult:
     def summary(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, "examined": len(self.decisions), "candidates": self.candidates,
                 "cap": self.cap, "deleted": self.ids(Outcome.DELETED), "would_delete": self.ids(Outcome.WOULD_DELETE),
-                "skipped": self.ids(Outcome.SKIP), "failed": self.failed, "not_found": self.ids(Outcome.NOT_FOUND),
-                "unjudged": self.unjudged, "kept": self.kept_by_health(), "held": sorted(self.held),
+                "skipped": self.ids(Outcome.SKIP), "refused": self.refused, "failed": self.failed,
+                "not_found": self.ids(Outcome.NOT_FOUND), "unjudged": self.unjudged, "kept": self.kept_by_health(), "held": sorted(self.held),
                 "connect_unreadable": list(self.connect_unreadable), "backup_url": self.backup_url,
                 "audit_url": self.audit_url, "audit_error": self.audit_error}
 

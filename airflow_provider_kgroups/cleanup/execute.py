@@ -5,8 +5,9 @@ back up (read back), delete.
    or with a member, is skipped (a consumer re-joined since the plan); a group now Dead is not found;
 2. their committed offsets are backed up (read back identical); no backup, no deletion;
 3. delete (DeleteGroups): the broker's NON_EMPTY_GROUP (a member joined after the second
-   describe) is a skip, GROUP_ID_NOT_FOUND not found, a lost response whose retry found the
-   group gone is "deleted (confirmed gone after a lost response)", anything else a failure.
+   describe) is a refusal (not deleted, and the run says so), GROUP_ID_NOT_FOUND not found, a
+   lost response whose retry found the group gone is "deleted (confirmed gone after a lost
+   response)", anything else a failure.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ __all__ = ["execute_plan", "GroupDeletionChange"]
 
 #: what the safety path's step means for a deletion
 _OUTCOME = {StepResult.DONE: Outcome.DELETED, StepResult.CHANGED: Outcome.SKIP, StepResult.GONE: Outcome.NOT_FOUND,
-            StepResult.FAILED: Outcome.FAILED}
+            StepResult.REFUSED: Outcome.REFUSED, StepResult.FAILED: Outcome.FAILED}
 
 
 class GroupDeletionChange:
@@ -56,7 +57,7 @@ class GroupDeletionChange:
                 continue
             failure = deleted.failures[g]
             if failure.code == ErrorCode.NON_EMPTY_GROUP:
-                steps[g] = Step(g, StepResult.CHANGED, "the broker refused: the group has members again "
+                steps[g] = Step(g, StepResult.REFUSED, "the broker refused: the group has members again "
                                                        "(NON_EMPTY_GROUP); not deleted")
             elif failure.code == ErrorCode.GROUP_ID_NOT_FOUND:
                 steps[g] = Step(g, StepResult.GONE, "already gone when deleted (GROUP_ID_NOT_FOUND)")

@@ -36,6 +36,7 @@ __all__ = ["Change", "Step", "StepResult", "Words", "guarded"]
 class StepResult(str, Enum):
     DONE = "done"  # changed as planned
     PARTIAL = "partial"  # some partitions changed, some not (the step says which)
+    REFUSED = "refused"  # the broker refused the change on every partition (or the whole group): nothing changed
     CHANGED = "changed"  # the group changed since the plan, or could not be checked: left alone
     GONE = "gone"  # the group no longer exists: nothing to change
     FAILED = "failed"  # the backup or the change itself failed

@@ -19,7 +19,7 @@ from ..client.results import GroupOffsets, TopicPartition
 from ..lag.snapshot import now_ms as _now_ms
 from ..offsets.deletion import GroupOffsetDeletion
 from .guard import Step, StepResult, Words, guarded
-from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
+from .offset_results import BROKER_REFUSAL, ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import write_change_audit
 
 __all__ = ["DeletionOptions", "OffsetDeletionChange", "cap_plans", "run_offset_deletion"]
@@ -65,32 +65,48 @@ class OffsetDeletionChange:
         steps = {}
         for g in group_ids:
             if g in answers.failures:
-                failure = answers.failures[g]
-                result = StepResult.CHANGED if failure.code in (ErrorCode.NON_EMPTY_GROUP,
-                                                                ErrorCode.GROUP_ID_NOT_FOUND) else StepResult.FAILED
-                steps[g] = Step(g, result, f"the broker refused the group: {failure}; nothing deleted",
-                                {"failed": {tp: str(failure) for tp in self._plans[g].deletable()}})
-                continue
-            per_tp = answers.values[g]
-            deleted = {tp: None for tp, f in per_tp.items() if f is None}
-            kept = {tp: str(f) for tp, f in per_tp.items()
-                    if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC}
-            failed = {tp: str(f) for tp, f in per_tp.items() if f is not None and tp not in kept}
-            if not failed:
-                also = f"; the broker kept {len(kept)}: a member subscribes to the topic" if kept else ""
-                steps[g] = Step(g, StepResult.DONE, f"deleted the offsets of {len(deleted)} partition(s){also}",
-                                {"changed": deleted, "kept": kept})
+                steps[g] = _group_refused(g, answers.failures[g], self._plans[g].deletable())
             else:
-                result = StepResult.PARTIAL if deleted else StepResult.FAILED
-                steps[g] = Step(g, result, f"deleted {len(deleted)} partition(s), the broker kept {len(failed)}: "
-                                f"{', '.join(f'{tp} {why}' for tp, why in sorted(failed.items()))}",
-                                {"changed": deleted, "failed": failed, "kept": kept})
+                steps[g] = _partitions_answered(g, answers.values[g])
         return steps
 
 
+def _group_refused(group_id: str, failure, partitions: list[TopicPartition]) -> Step:
+    """The broker answered for the whole group: nothing was deleted."""
+    failed = {tp: str(failure) for tp in partitions}
+    if failure.code == ErrorCode.GROUP_ID_NOT_FOUND:
+        return Step(group_id, StepResult.GONE, f"gone before the offset deletion ({failure}): nothing deleted",
+                    {"failed": failed})
+    if failure.code == ErrorCode.NON_EMPTY_GROUP:
+        return Step(group_id, StepResult.REFUSED, f"the broker refused the group: {failure}; nothing deleted",
+                    {"failed": failed, "refusal": BROKER_REFUSAL})
+    return Step(group_id, StepResult.FAILED, f"the offset deletion failed: {failure}; nothing deleted",
+                {"failed": failed})
+
+
+def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Any]) -> Step:
+    """The broker's answer per partition: all deleted is done, some is partial, none is refused
+    (every partition kept by GROUP_SUBSCRIBED_TO_TOPIC) or failed (any other error)."""
+    deleted = {tp: None for tp, f in per_tp.items() if f is None}
+    kept = {tp: str(f) for tp, f in per_tp.items() if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC}
+    failed = {tp: str(f) for tp, f in per_tp.items() if f is not None and tp not in kept}
+    detail = {"changed": deleted, "failed": failed, "kept": kept}
+    listed = ", ".join(f"{tp} {why}" for tp, why in sorted({**kept, **failed}.items()))
+    if not kept and not failed:
+        return Step(group_id, StepResult.DONE, f"deleted the offsets of {len(deleted)} partition(s)", detail)
+    if deleted:
+        return Step(group_id, StepResult.PARTIAL, f"deleted {len(deleted)} partition(s), the broker kept "
+                    f"{len(kept) + len(failed)}: {listed}", detail)
+    if failed:
+        return Step(group_id, StepResult.FAILED, f"nothing deleted: {listed}", detail)
+    return Step(group_id, StepResult.REFUSED, f"the broker refused every partition: a member subscribes to the "
+                f"topic (GROUP_SUBSCRIBED_TO_TOPIC); nothing deleted ({len(kept)} partition(s))",
+                {**detail, "refusal": BROKER_REFUSAL})
+
+
 _OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,
-            StepResult.CHANGED: ChangeOutcome.SKIPPED, StepResult.GONE: ChangeOutcome.SKIPPED,
-            StepResult.FAILED: ChangeOutcome.FAILED}
+            StepResult.REFUSED: ChangeOutcome.REFUSED, StepResult.CHANGED: ChangeOutcome.SKIPPED,
+            StepResult.GONE: ChangeOutcome.SKIPPED, StepResult.FAILED: ChangeOutcome.FAILED}
 
 
 def _planned(plan: GroupOffsetDeletion, reason: str | None) -> GroupChangeDecision:
@@ -100,9 +116,25 @@ def _planned(plan: GroupOffsetDeletion, reason: str | None) -> GroupChangeDecisi
     if reason is not None:
         return GroupChangeDecision(plan.group_id, ChangeOutcome.SKIPPED, reason, "over_cap", plan.rows())
     kept = len(plan.partitions) - len(plan.deletable())
+    if not plan.deletable():
+        return GroupChangeDecision(plan.group_id, ChangeOutcome.REFUSED, (
+            f"every partition ({kept}) is kept: a member subscribes to the topic (GROUP_SUBSCRIBED_TO_TOPIC)"),
+            "subscribed", plan.rows())
     note = f"; {kept} kept: a member subscribes to the topic (GROUP_SUBSCRIBED_TO_TOPIC)" if kept else ""
     return GroupChangeDecision(plan.group_id, ChangeOutcome.WOULD_DO,
                                f"{len(plan.deletable())} partition(s){note}", None, plan.rows())
+
+
+def _with_predicted_kept(plan: GroupOffsetDeletion, decision: GroupChangeDecision) -> GroupChangeDecision:
+    """Partitions the plan left out (a member subscribes to the topic) were asked for too: a group
+    whose every requested partition went is still partial while those offsets remain."""
+    predicted = {tp: "subscribed: not sent (GROUP_SUBSCRIBED_TO_TOPIC)"
+                 for tp in plan.partitions if tp not in plan.deletable()}
+    if not predicted or decision.outcome not in (ChangeOutcome.DONE, ChangeOutcome.PARTIAL):
+        return decision
+    return decision.becomes(ChangeOutcome.PARTIAL, f"{decision.reason}; {len(predicted)} kept: a member subscribes "
+                                                   "to the topic (GROUP_SUBSCRIBED_TO_TOPIC)",
+                            kept={**decision.kept, **predicted})
 
 
 def cap_plans(plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions) -> dict[str, str | None]:
@@ -137,7 +169,8 @@ async def run_offset_deletion(aclient, plans: Mapping[str, GroupOffsetDeletion],
         steps, backup_url = await guarded(aclient, OffsetDeletionChange(plans), ready, backup_base_url=backup_base_url,
                                           note=note, storage_options=storage_options)
         for g, step in steps.items():
-            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
+            decisions[g] = _with_predicted_kept(plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason,
+                                                                                **step.detail))
     result = OffsetChangeResult(action, options.dry_run, decisions, dict(extra or {}), backup_url)
     if audit_base_url is None:
         return result

@@ -9,13 +9,17 @@ from typing import Any, Mapping
 
 from ..client.results import TopicPartition
 
-__all__ = ["ChangeOutcome", "GroupChangeDecision", "OffsetChangeResult"]
+__all__ = ["BROKER_REFUSAL", "ChangeOutcome", "GroupChangeDecision", "OffsetChangeResult"]
+
+#: ``GroupChangeDecision.refusal`` of a change the broker refused (a plan's refusals name the plan's reason)
+BROKER_REFUSAL = "broker"
 
 
 class ChangeOutcome(str, Enum):
     DONE = "done"  # changed (a real run)
     WOULD_DO = "would_do"  # a dry run's "this is what a real run does"
-    REFUSED = "refused"  # not changed, by the plan (members, Connect, a share group, unreadable, ...)
+    REFUSED = "refused"  # not changed: by the plan (members, Connect, a share group, ...) or by the broker
+    #                      on every partition (``refusal`` "broker"; ``failed`` and ``kept`` say why)
     SKIPPED = "skipped"  # ready, but not in this run: over the cap, or it changed before the change
     PARTIAL = "partial"  # some partitions changed, some not: ``changed`` and ``failed`` say which
     FAILED = "failed"  # the backup or the change failed
@@ -30,15 +34,19 @@ class GroupChangeDecision:
     group_id: str
     outcome: ChangeOutcome
     reason: str
-    refusal: str | None = None  # the plan's Refusal value, when refused or skipped
+    refusal: str | None = None  # the plan's Refusal value when refused or skipped; BROKER_REFUSAL: the broker's
     rows: tuple[Mapping[str, Any], ...] = ()  # the plan's partitions (to_dict form)
     changed: Mapping[TopicPartition, Any] = field(default_factory=dict)  # partition -> what it became
     failed: Mapping[TopicPartition, str] = field(default_factory=dict)  # partition -> why not
-    kept: Mapping[TopicPartition, str] = field(default_factory=dict)  # left by the broker's rule, not a failure
+    kept: Mapping[TopicPartition, str] = field(default_factory=dict)  # kept by the broker's rule (not changed)
     via: str = "kafka"  # "kafka" (OffsetCommit / OffsetDelete) or "connect" (KIP-875 REST)
 
     def becomes(self, outcome: ChangeOutcome, reason: str, **changes: Any) -> "GroupChangeDecision":
         return replace(self, outcome=outcome, reason=reason, **changes)
+
+    @property
+    def refused_by_broker(self) -> bool:
+        return self.outcome is ChangeOutcome.REFUSED and self.refusal == BROKER_REFUSAL
 
     def line(self) -> str:
         return f"{self.outcome.label.upper():9} {self.group_id}: {self.reason}"

@@ -58,7 +58,7 @@ async def plan_stale_offsets(aclient, group_ids: Iterable[str], *,
         stale = {}
         for tp, prediction in plan.partitions.items():
             state = existence.values.get(tp.topic) if existence is not None else None
-            if state is TopicExistence.ABSENT:
+            if state is TopicExistence.ABSENT and prediction is not Prediction.SUBSCRIBED:  # else the broker keeps it
                 stale[tp] = prediction
                 why[f"{g}/{tp.topic}"] = "deleted (Metadata names it UNKNOWN_TOPIC_OR_PARTITION)"
             elif state is TopicExistence.EXISTS and prediction is Prediction.DELETE:

@@ -95,7 +95,8 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     s = result.summary()
     lines.append(f"\n{s['examined']} examined, {s['candidates']} candidate(s), cap {s['cap']}: "
                  f"{len(s['deleted'])} deleted, {len(s['would_delete'])} would delete, {len(s['skipped'])} skipped, "
-                 f"{len(s['not_found'])} not found, {len(s['failed'])} failed, {sum(s['kept'].values())} kept"
+                 f"{len(s['refused'])} refused, {len(s['not_found'])} not found, {len(s['failed'])} failed, "
+                 f"{sum(s['kept'].values())} kept"
                  + (f" ({len(s['unjudged'])} could not be judged)" if s["unjudged"] else "")
                  + (f"; {len(s['held'])} held: Kafka Connect unreadable ({', '.join(s['connect_unreadable'])})"
                     if s["held"] else ""))

@@ -31,7 +31,7 @@ def prepare(args) -> None:
 
 
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
-    from ..history.backup import restore_offsets
+    from ..history.backup import restore_offsets, restore_outcome
 
     backup = args.prepared
     progress(f"committing the offsets of {len(args.groups) or len(backup.groups)} group(s) from {args.backup_url}")
@@ -41,4 +41,9 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
         rows += [(g, str(tp), offset, "restored") for tp, offset in sorted(outcome.values.items())]
         rows += [(g, str(tp), "-", str(f)) for tp, f in sorted(outcome.failures.items())]
     table = render_table(("GROUP", "PARTITION", "OFFSET", "OUTCOME"), rows) if rows else "nothing to restore"
-    return {g: r.to_dict() for g, r in results.items()}, table, all(r.ok for r in results.values())
+    outcomes = {g: restore_outcome(r) for g, r in results.items()}
+    counts = {word: sum(o == word for o in outcomes.values()) for word in ("restored", "partial", "failed")}
+    if results:
+        table += f"\n\n{len(results)} group(s): " + ", ".join(f"{n} {word}" for word, n in counts.items())
+    data = {g: {**r.to_dict(), "outcome": outcomes[g]} for g, r in results.items()}
+    return data, table, all(r.ok for r in results.values())

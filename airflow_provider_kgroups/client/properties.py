@@ -10,6 +10,8 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
+import javaproperties
+
 from .auth.jaas import SASL_PROPERTIES, sasl_options
 from .config import ClientConfig
 from .errors import ConfigurationError
@@ -208,8 +210,33 @@ def config_to_kafka_properties(config: ClientConfig) -> dict[str, str]:
     return out
 
 
+#: What Java's ``String.trim()`` removes: every character up to and including the space.
+_JAVA_TRIMMED = "".join(chr(code) for code in range(0x21))
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """``text`` read exactly as ``java.util.Properties.load(Reader)`` reads it (``key=value``,
+    ``key: value``, ``key value``, backslash escapes including ``\\uXXXX``, continued lines,
+    ``#`` and ``!`` comments; the last of a repeated key wins). The ``javaproperties`` library
+    does the parsing."""
+    try:
+        return javaproperties.loads(text)
+    except javaproperties.InvalidUEscapeError:
+        # the escape's text is left out of the message: it may be part of a password
+        raise ConfigurationError("malformed \\uXXXX escape: Java needs four hexadecimal digits after \\u "
+                                 "(write a backslash itself as \\\\).") from None
+
+
+def format_properties(properties: Mapping[str, str]) -> str:
+    """``properties`` as a properties file that :func:`parse_properties` and Java read back to
+    the same values (``=``, ``:``, ``#``, backslashes and non-ASCII escaped)."""
+    return javaproperties.dumps(properties, timestamp=None, sort_keys=False)
+
+
 def read_properties_file(path: str) -> dict[str, str]:
-    """A Java-style ``key=value`` client.properties file (``#`` comments)."""
+    """A client.properties file, read as Java's Kafka tools read one: ``java.util.Properties``
+    syntax (:func:`parse_properties`), then each value trimmed as Kafka's ``ConfigDef`` trims
+    string and password values before using them. The file is read as UTF-8."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -220,16 +247,8 @@ def read_properties_file(path: str) -> dict[str, str]:
     if "\x00" in text:
         raise ConfigurationError(f"client properties file {path!r} is binary (it contains NUL bytes): give a "
                                  "Java-style client.properties file of 'key=value' lines.")
-    properties = {}
-    lines = iter(enumerate(text.splitlines(), 1))
-    for number, line in lines:
-        line = line.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        while line.endswith("\\") and not line.endswith("\\\\"):  # java.util.Properties: a continued line
-            line = line[:-1] + next(lines, (0, ""))[1].lstrip()
-        key, sep, value = line.partition("=")
-        if not sep:
-            raise ConfigurationError(f"{path}:{number}: expected 'key=value', got {line!r}.")
-        properties[key.strip()] = value.strip()
-    return properties
+    try:
+        properties = parse_properties(text)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"client properties file {path!r}: {exc}") from None
+    return {key: value.strip(_JAVA_TRIMMED) for key, value in properties.items()}

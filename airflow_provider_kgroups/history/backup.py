@@ -34,7 +34,8 @@ from ..client.results import CommittedOffset, GroupOffsets, KeyedResults, TopicP
 from ..lag.snapshot import now_ms as _now_ms
 from .records import list_records, write_record
 
-__all__ = ["OffsetsBackup", "backup_offsets", "load_backup", "list_backups", "restore_offsets", "BACKUP_FORMAT"]
+__all__ = ["OffsetsBackup", "backup_offsets", "load_backup", "list_backups", "restore_offsets", "restore_outcome",
+           "BACKUP_FORMAT"]
 
 BACKUP_FORMAT = "kgroups-offsets-backup"
 BACKUP_VERSION = 1
@@ -187,3 +188,11 @@ async def restore_offsets(client, backup: OffsetsBackup | str, group_ids: Iterab
             results[g] = KeyedResults({**before.values, **{tp: None for tp, f in per_tp.items() if f is None}},
                                       {**before.failures, **{tp: f for tp, f in per_tp.items() if f is not None}})
     return {g: results[g] for g in ids if g in results}
+
+
+def restore_outcome(result: KeyedResults) -> str:
+    """One group's restore in a word: "restored" (every partition), "partial" (some: the broker
+    refused or failed the others) or "failed" (none)."""
+    if not result.failures:
+        return "restored"
+    return "partial" if result.values else "failed"

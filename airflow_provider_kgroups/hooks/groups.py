@@ -345,14 +345,15 @@ class KafkaGroupsHook(BaseHook):
                         storage_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
         """Undo a cleanup: commit the offsets saved in ``backup`` (a backup URL from the cleanup
         operator's result) for ``group_ids`` (default: every group in it). The groups must be
-        Empty or absent. Returns per group ``{"results": {"topic:partition": offset}, "errors": {...}}``."""
-        from ..history.backup import restore_offsets
+        Empty or absent. Returns per group ``{"results": {"topic:partition": offset}, "errors": {...},
+        "outcome": "restored" | "partial" | "failed"}``."""
+        from ..history.backup import restore_offsets, restore_outcome
 
         results = self._run(restore_offsets, backup, group_ids, storage_options=storage_options)
         for group_id, outcome in results.items():
-            self.log.info("Restored %s: %d partition(s) committed, %d failed", group_id, len(outcome.values),
-                          len(outcome.failures))
-        return {g: r.to_dict() for g, r in results.items()}
+            self.log.info("Restore of %s %s: %d partition(s) committed, %d failed", group_id, restore_outcome(outcome),
+                          len(outcome.values), len(outcome.failures))
+        return {g: {**r.to_dict(), "outcome": restore_outcome(r)} for g, r in results.items()}
 
     # -- the UI's "Test" button ---------------------------------------------------------------
 

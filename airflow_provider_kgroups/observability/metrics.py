@@ -210,6 +210,7 @@ def cleanup_ran(summary: Mapping[str, Any], *, dag_id: str | None, task_id: str 
     else:
         emit.incr("kgroups.cleanup.deleted", len(summary.get("deleted") or []))
     emit.incr("kgroups.cleanup.skipped", len(summary.get("skipped") or []))
+    emit.incr("kgroups.cleanup.refused", len(summary.get("refused") or []))
     emit.incr("kgroups.cleanup.failed", len(summary.get("failed") or []))
     emit.incr("kgroups.cleanup.held", len(summary.get("held") or []))
 

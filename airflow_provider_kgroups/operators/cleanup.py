@@ -217,21 +217,25 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         if stale is not None:
             for decision in stale.decisions.values():
                 self.log.info("stale offsets: %s", decision.line())
-            out["stale_offsets"] = {**stale.summary(), "decisions": {
-                g: d.to_dict() for g, d in stale.decisions.items() if d.outcome.value != "refused"}}
+            out["stale_offsets"] = {**stale.summary(), "decisions": {  # the plan's refusals are most groups: left out
+                g: d.to_dict() for g, d in stale.decisions.items()
+                if d.outcome is not ChangeOutcome.REFUSED or d.refused_by_broker}}
         metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
         self._summary = out  # for get_openlineage_facets_on_complete / _on_failure
-        self.log.info("Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d not found, %d failed, "
-                      "%d kept; audit %s", "DRY RUN" if policy.dry_run else "run", out["examined"], len(out["deleted"]),
-                      len(out["would_delete"]), len(out["skipped"]), len(out["not_found"]), len(out["failed"]),
+        self.log.info("Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d refused, %d not found, "
+                      "%d failed, %d kept; audit %s", "DRY RUN" if policy.dry_run else "run", out["examined"],
+                      len(out["deleted"]), len(out["would_delete"]), len(out["skipped"]), len(out["refused"]),
+                      len(out["not_found"]), len(out["failed"]),
                       sum(out["kept"].values()), out["audit_url"])
         problems = [f"{len(result.failed)} group deletion(s) failed unexpectedly: {', '.join(result.failed)}"] \
             if result.failed else []
+        if result.refused:
+            problems.append(f"{len(result.refused)} group deletion(s) refused by the broker (a member joined: "
+                            f"NON_EMPTY_GROUP), not deleted: {', '.join(result.refused)}")
         if result.audit_error:
             problems.append(f"the audit record could not be written ({result.audit_error})")
-        if stale is not None and (stale.ids(ChangeOutcome.FAILED) or stale.audit_error):
-            problems.append(f"stale offsets: {len(stale.ids(ChangeOutcome.FAILED))} group(s) failed"
-                            + (f", audit not written ({stale.audit_error})" if stale.audit_error else ""))
+        if stale is not None:
+            problems += _stale_problems(stale)
         if problems:
             ti.xcom_push(key="return_value", value=out)
             raise AirflowException(f"{'; '.join(problems)} (the other groups were handled; see the audit "
@@ -292,3 +296,16 @@ def _percent(name: str, value: Any) -> float:
     if parsed > 100:
         raise ConfigurationError(f"{name} must be between 0 and 100, got {value!r}.")
     return float(parsed)
+
+
+def _stale_problems(stale) -> list[str]:
+    """What the stale-offsets rule did not do that it set out to: a group refused by the broker,
+    partly done or failed, and a missing audit record."""
+    refused = [g for g, d in stale.decisions.items() if d.refused_by_broker]
+    partial, failed = stale.ids(ChangeOutcome.PARTIAL), stale.ids(ChangeOutcome.FAILED)
+    said = [f"{len(ids)} group(s) {what}: {', '.join(ids)}" for ids, what in (
+        (failed, "failed"), (partial, "partly done (some offsets remain)"),
+        (refused, "refused by the broker (nothing deleted)")) if ids]
+    if stale.audit_error:
+        said.append(f"audit not written ({stale.audit_error})")
+    return [f"stale offsets: {'; '.join(said)}"] if said else []

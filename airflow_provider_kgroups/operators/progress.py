@@ -107,5 +107,7 @@ class ConsumerGroupProgressOperator(BaseOperator):
         out = result.to_dict()
         if not result.ok:
             ti.xcom_push(key="return_value", value=out)
-            raise AirflowException(f"the processed range was not committed to {group_id!r}: {decision.reason}")
+            what = "only partly committed" if decision.outcome.value == "partial" else f"not committed " \
+                f"({decision.outcome.label})"
+            raise AirflowException(f"the processed range was {what} to {group_id!r}: {decision.reason}")
         return out

@@ -159,9 +159,9 @@ class ConsumerGroupOffsetResetOperator(BaseOperator):
                           if result.backup_url else None)
         if not options.dry_run and not result.ok:
             ti.xcom_push(key="return_value", value=out)
-            missed = [g for g, d in result.decisions.items() if d.outcome.value != "done"]
-            raise AirflowException(f"{len(missed)} group(s) not reset: {', '.join(missed)} (see the task log and the "
-                                   f"audit {result.audit_url or result.audit_error})")
+            missed = [f"{g} ({d.outcome.label})" for g, d in result.decisions.items() if d.outcome.value != "done"]
+            raise AirflowException(f"{len(missed)} group(s) not fully reset: {', '.join(missed)} (see the task log "
+                                   f"and the audit {result.audit_url or result.audit_error})")
         return out
 
 

@@ -61,7 +61,8 @@ from typing import Any, Iterator, Mapping
 
 from ..client.compression import UndecodableBatch
 from ..client.config import ClientConfig
-from ..client.properties import config_from_kafka_properties, config_to_kafka_properties, read_properties_file
+from ..client.properties import (config_from_kafka_properties, config_to_kafka_properties, format_properties,
+                                 read_properties_file)
 from ..client.errors import ConfigurationError
 from ..client.results import TopicPartition
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
@@ -319,9 +320,8 @@ def client_properties_file(config: ClientConfig) -> Iterator[str]:
     included, for ``kgroups.command.config``; removed when the block ends."""
     fd, path = tempfile.mkstemp(prefix="kgroups-", suffix=".properties")
     try:
-        with os.fdopen(fd, "w") as handle:
-            for key, value in config_to_kafka_properties(config).items():
-                handle.write(f"{key}={value}\n")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(format_properties(config_to_kafka_properties(config)))
         yield path
     finally:
         os.unlink(path)

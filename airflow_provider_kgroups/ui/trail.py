@@ -64,7 +64,7 @@ def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
         "action": _action(record), "audit": url.rstrip("/").rsplit("/", 1)[-1], "started_ms": record.get("started_ms"),
         "finished_ms": record.get("finished_ms"), "dry_run": record.get("dry_run"), "who": who,
         "summary": {k: summary.get(k) for k in ("examined", "candidates", "cap", "deleted", "would_delete", "skipped",
-                                                "failed", "not_found", "unjudged", "kept", "audit_error")},
+                                                "refused", "failed", "not_found", "unjudged", "kept", "audit_error")},
         "backup": backup_name(backup_url), "backup_url": backup_url,
         "decisions": [{"group_id": g, **{k: d.get(k) for k in ("decision", "reason", "health", "selected_by",
                                                               "dead_reasons")}}
@@ -75,7 +75,7 @@ def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
     return redact(run)
 
 
-_ORDER = {"deleted": 0, "would_delete": 1, "failed": 2, "skip": 3, "not_found": 4, "keep": 5}
+_ORDER = {"deleted": 0, "would_delete": 1, "failed": 2, "refused": 3, "skip": 4, "not_found": 5, "keep": 6}
 
 
 @functools.lru_cache(maxsize=4096)

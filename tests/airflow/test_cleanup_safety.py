@@ -100,11 +100,12 @@ def test_dry_run_then_real_run_races_caps_connect_and_restore(run_dag, world, mo
     real = run_dag("kg_cleanup_safety", {**conf, "dry_run": False})
     monkeypatch.setattr(AsyncGroupsClient, "describe_groups", original_describe)
     monkeypatch.setattr(AsyncGroupsClient, "delete_groups", original_delete)
-    assert real.state == "success", real
-    out = real.xcoms["cleanup"]
+    # the broker refused joiner's deletion: refused, not a skip, and the task fails saying so (issue 29)
+    assert real.state == "failed" and real.tasks["cleanup"] == "failed", real
+    out = real.xcoms["cleanup"]  # pushed before failing
     assert drop.hits == 1
     assert out["deleted"] == ["connect-legacy-sink", "dead-1", "dead-2", "lost"]
-    assert out["skipped"] == ["dead-3", "dead-4", "joiner", "racy"] and out["failed"] == []
+    assert out["skipped"] == ["dead-3", "dead-4", "racy"] and out["refused"] == ["joiner"] and out["failed"] == []
     decisions = out["decisions"]
     assert decisions["racy"]["reason"] == "changed since it was judged: now Stable with 1 member(s); not deleted"
     assert decisions["joiner"]["reason"] == ("the broker refused: the group has members again (NON_EMPTY_GROUP); "

@@ -146,6 +146,7 @@ def test_a_cleanup_run_reports_candidates_deletions_skips_and_failures(run_dag, 
     assert deleted == [(float(len(out["deleted"])), "c")] and failed == [(float(len(out["failed"])), "c")]
     assert len(out["deleted"]) + len(out["failed"]) == 3 and len(out["skipped"]) == 1
     assert listener.wait_for("airflow.kgroups.cleanup.held", **ids) == [(0.0, "c")]  # no Kafka Connect to hold it
+    assert listener.wait_for("airflow.kgroups.cleanup.refused", **ids) == [(0.0, "c")]  # no NON_EMPTY_GROUP
 
 
 def test_a_cleanup_held_for_an_unreadable_kafka_connect_reports_the_held_groups(run_dag, kgroups_conn, tmp_path,

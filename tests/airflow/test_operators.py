@@ -3,8 +3,9 @@
 Cleanup on the real broker: a dry run deletes nothing, a real run deletes exactly the dead
 group, keeps the paused, system and live ones, and its backup restores the offsets. Cleanup on
 the fake cluster, for the Apache Kafka semantics Tansu lacks (NON_EMPTY_GROUP, Dead): a group
-that gains a member right before the deletion is kept, a broker refusal is a skip, an
-unexpected error fails the task at the end without stopping the other deletions.
+that gains a member right before the deletion is kept (skipped when the second describe sees
+it, refused when the broker does: that fails the task), an unexpected error fails the task at
+the end without stopping the other deletions.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         assert result.state == "failed" and result.tasks["cleanup"] == "failed", result
         out = result.xcoms["cleanup"]  # pushed before failing
         assert out["deleted"] == ["dead-1", "topicless"] and out["failed"] == ["broken"]
-        assert out["skipped"] == ["nonempty", "racy"]
+        assert out["skipped"] == ["racy"] and out["refused"] == ["nonempty"]
         assert "NON_EMPTY_GROUP" in out["decisions"]["nonempty"]["reason"]
         assert "now Stable with 1 member(s)" in out["decisions"]["racy"]["reason"]
         assert not cluster.has_group("dead-1") and not cluster.has_group("topicless")
@@ -143,3 +144,35 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         assert "Dead" in audit["decisions"]["never-existed"]["reason"]
         assert audit["summary"]["backup_url"] == out["backup_url"]
         assert set(load_backup(out["backup_url"]).groups) == {"dead-1", "topicless", "nonempty", "broken"}
+
+
+def test_cleanup_fails_when_the_broker_refuses_a_stale_offsets_deletion(run_dag, kgroups_conn, tmp_path, monkeypatch):
+    """Issue 29: a stale-offsets deletion the broker refused on every partition (a member
+    subscribed to the topic again, GROUP_SUBSCRIBED_TO_TOPIC) is refused, and the task says so."""
+    with FakeCluster.running_in_thread(brokers=1) as cluster:
+        cluster.add_topic("orders", partitions=1, end_offsets=[60])
+        cluster.add_topic("old", partitions=2, end_offsets=[60, 60])
+        cluster.add_group("live", offsets={("orders", 0): 50, ("old", 0): 3, ("old", 1): 4},
+                          members=[Member("m-1", {"orders": [0]})])
+        original = AsyncGroupsClient.delete_committed_offsets
+
+        async def a_member_subscribes_first(self, offsets, *args, **kwargs):
+            cluster.set_members("live", [Member("m-1", {"orders": [0], "old": [0, 1]})], state="Stable")
+            return await original(self, offsets, *args, **kwargs)
+
+        monkeypatch.setattr(AsyncGroupsClient, "delete_committed_offsets", a_member_subscribes_first)
+        kgroups_conn("kgroups_fake", host=cluster.bootstrap)
+        conf = {"history": str(tmp_path / "history"), "ids": ["live"], "patterns": [], "conn": "kgroups_fake",
+                "stale_offsets": True}
+        planned = run_dag("kg_cleanup", {**conf, "dry_run": True})
+        assert planned.state == "success", planned
+        assert planned.xcoms["cleanup"]["stale_offsets"]["would_do"] == 1
+
+        result = run_dag("kg_cleanup", {**conf, "dry_run": False})
+        assert result.state == "failed" and result.tasks["cleanup"] == "failed", result
+        stale = result.xcoms["cleanup"]["stale_offsets"]  # pushed before failing
+        assert (stale["done"], stale["refused"]) == (0, 1)
+        live = stale["decisions"]["live"]
+        assert live["decision"] == "refused" and live["refusal"] == "broker"
+        assert sorted(live["kept"]) == ["old:0", "old:1"]
+        assert cluster.committed("live") == {("orders", 0): 50, ("old", 0): 3, ("old", 1): 4}

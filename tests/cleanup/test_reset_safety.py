@@ -165,3 +165,21 @@ async def test_a_connect_looking_group_without_connect_evidence_is_refused(clust
     d = (await reset(cluster, TO_EARLIEST, ids=("connect-mystery",), tmp_path=tmp_path)).decisions["connect-mystery"]
     assert d.outcome is ChangeOutcome.REFUSED and d.refusal == "connect_unknown"
     assert cluster.committed("connect-mystery") == {("events", 0): 5}
+
+
+async def test_a_progress_commit_the_broker_refuses_in_part_or_whole_is_not_done(cluster, tmp_path):
+    """Issue 29: a progress group's commit says partial or failed, never done, when the broker
+    refused some or every partition (the progress operator raises on it)."""
+    from airflow_provider_kgroups.cleanup.progress import commit_progress
+
+    cluster.inject_error("OffsetCommit", Err.TOPIC_AUTHORIZATION_FAILED, key=("progress", "events", 1))
+    ending = {TopicPartition("events", 0): 70, TopicPartition("events", 1): 80}
+    async with AsyncGroupsClient(config(cluster)) as client:
+        partial = await commit_progress(client, "progress", ending, backup_base_url=str(tmp_path))
+        cluster.inject_error("OffsetCommit", Err.TOPIC_AUTHORIZATION_FAILED, key=("progress", "events", 0))
+        failed = await commit_progress(client, "progress", {TopicPartition("events", 0): 90},
+                                       backup_base_url=str(tmp_path))
+    assert partial.decisions["progress"].outcome is ChangeOutcome.PARTIAL and not partial.ok
+    assert partial.summary()["done"] == 0 and partial.summary()["partial"] == 1
+    assert failed.decisions["progress"].outcome is ChangeOutcome.FAILED and not failed.ok
+    assert cluster.committed("progress") == {("events", 0): 70}

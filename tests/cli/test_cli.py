@@ -79,3 +79,22 @@ def test_command_config_file_is_read_and_secrets_stay_out_of_output(cluster, cap
     props.write_text("bootstrap.servers=x:1\nsasl.jaas.config=secret-value\n")
     code, _, err = run(capsys, "--command-config", str(props), "groups")
     assert code == EXIT_BAD_INPUT and "sasl.jaas.config" in err and "secret-value" not in err
+
+
+def test_a_scram_server_asking_a_billion_iterations_ends_the_command_at_once(capsys, tmp_path):
+    """Issue 29: ``kgroups --timeout 20 groups`` against a server asking 1,000,000,000 SCRAM
+    iterations was busy for as long as PBKDF2 took; the count is refused before any work."""
+    import time
+
+    with FakeCluster.running_in_thread(brokers=1, sasl={"SCRAM-SHA-512": {"alice": "pw-s3cret"}},
+                                       scram_iterations=1_000_000_000) as c:
+        c.add_group("g", offsets={})
+        props = tmp_path / "client.properties"
+        props.write_text(f"bootstrap.servers: {c.bootstrap}\nsecurity.protocol SASL_PLAINTEXT\n"
+                         "sasl.mechanism=SCRAM-SHA-512\nsasl.username=alice\nsasl.password=pw-s3cret\n")
+        started = time.monotonic()
+        code, out, err = run(capsys, "--command-config", str(props), "--timeout", "20", "groups")
+        assert time.monotonic() - started < 5
+    assert code == EXIT_UNREACHABLE
+    assert "asked for 1000000000 iterations" in err and "4096 to 16384" in err
+    assert "pw-s3cret" not in out + err

@@ -247,3 +247,22 @@ def test_a_lost_delete_response_is_shown_as_confirmed_gone(cluster, capsys, tmp_
     row = next(line for line in out.splitlines() if line.startswith("tmp-a"))
     assert "deleted (confirmed gone after a lost response)" in row
     assert "confirmed gone after a lost response (the retry answered GROUP_ID_NOT_FOUND)" in row
+
+
+def test_a_deletion_the_broker_refuses_is_refused_and_exits_1(cluster, capsys, tmp_path):
+    """Issue 29: a member joining between the last check and DeleteGroups (NON_EMPTY_GROUP) is a
+    refusal, not a skip; the summary and the exit code say so."""
+    from tests.support.fakekafka import Err
+
+    cluster.inject_error("DeleteGroups", Err.NON_EMPTY_GROUP, key="tmp-b")
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "delete", "tmp-a", "tmp-b", "--yes",
+                       "--max-deletions-percent", 100, "--history-url", cluster.history, "--backup-url", tmp_path / "b")
+    doc = json.loads(out)
+    assert code == EXIT_PARTIAL
+    assert doc["deleted"] == ["tmp-a"] and doc["refused"] == ["tmp-b"] and doc["skipped"] == []
+    assert decisions(out)["tmp-b"] == ("refused", "the broker refused: the group has members again "
+                                                  "(NON_EMPTY_GROUP); not deleted")
+    assert cluster.has_group("tmp-b") and not cluster.has_group("tmp-a")
+    code, out, _ = run(capsys, "-b", cluster.bootstrap, "delete", "tmp-b", "--yes", "--history-url", cluster.history,
+                       "--backup-url", tmp_path / "b")
+    assert code == EXIT_PARTIAL and "0 deleted" in out and "1 refused" in out

@@ -235,3 +235,29 @@ def test_unknown_topics_and_partitions_are_bad_input_named_from_metadata(cluster
     code, _, err = run(capsys, cluster, gid, "--from-file", str(plan), "--execute", backup=tmp_path)
     assert code == EXIT_BAD_INPUT and "topic 'gone' does not exist" in err
     assert cluster.committed(gid) == {("events", 0): 50, ("events", 1): 60}
+
+
+def test_a_commit_the_broker_refuses_on_some_or_every_partition_is_partial_or_failed(cluster, capsys, tmp_path):
+    """Issue 29: an outcome says what happened, and the exit code with it."""
+    from tests.support.fakekafka import Err
+
+    some, every = group(cluster), group(cluster, offsets={("events", 0): 50})
+    refusals = [cluster.inject_error("OffsetCommit", Err.TOPIC_AUTHORIZATION_FAILED, key=(g, "events", 0))
+                for g in (some, every)]
+    try:
+        code, doc, _ = run(capsys, cluster, some, "--topic", "events", "--to-offset", "30", "--execute",
+                           backup=tmp_path)
+        d = doc["decisions"][some]
+        assert code == EXIT_PARTIAL and (doc["done"], doc["partial"], doc["failed"]) == (0, 1, 0)
+        assert d["decision"] == "partial" and d["changed"] == {"events:1": 30, "events:2": 30}
+        assert "TOPIC_AUTHORIZATION_FAILED" in d["failed"]["events:0"]
+
+        code, doc, _ = run(capsys, cluster, every, "--topic", "events:0", "--to-offset", "30", "--execute",
+                           backup=tmp_path)
+        d = doc["decisions"][every]
+        assert code == EXIT_PARTIAL and (doc["done"], doc["partial"], doc["failed"]) == (0, 0, 1)
+        assert d["decision"] == "failed" and d["changed"] == {} and "every partition's commit failed" in d["reason"]
+    finally:
+        for refusal in refusals:
+            refusal.cancel()
+    assert cluster.committed(some)[("events", 0)] == 50 and cluster.committed(every) == {("events", 0): 50}

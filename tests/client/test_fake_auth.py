@@ -5,13 +5,16 @@ in the exception, its chain, the traceback, the config's repr, or any log line."
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import time
 import traceback
 
 import pytest
 
 from airflow_provider_kgroups.client import (
-    AsyncGroupsClient, AuthenticationError, ClientConfig, NoBrokerAvailable, TopicPartition,
+    AsyncGroupsClient, AuthenticationError, ClientConfig, KafkaGroupsError, NoBrokerAvailable, TopicPartition,
 )
 from airflow_provider_kgroups.client.errors import is_retriable
 from tests.support.fakekafka import FakeCluster, make_self_signed_cert, server_ssl_context
@@ -159,3 +162,71 @@ async def test_tls_with_an_untrusted_certificate_names_the_problem(cert):
         assert "TLS certificate verification of broker" in str(info.value)
         assert "certificate" in str(info.value).lower() and not is_retriable(info.value)
         assert c.requests() == []  # the handshake failed before any request
+
+
+@pytest.mark.parametrize("iterations", [1, 1_000_000_000])
+async def test_a_scram_server_asking_an_unsafe_iteration_count_is_refused_at_once(iterations):
+    """Java's ScramSaslClient refuses fewer than 4096 iterations; more than a Kafka broker stores
+    (16384, KIP-554) would hold the client in PBKDF2. Either ends the call with the count named."""
+    async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}},
+                           scram_iterations=iterations) as c:
+        seed(c)
+        started = time.monotonic()
+        async with AsyncGroupsClient(sasl_config(c, "SCRAM-SHA-512", "alice", PASSWORD)) as client:
+            with pytest.raises(AuthenticationError, match=f"asked for {iterations} iterations") as info:
+                await client.fetch_committed_offsets(["g1"])
+        assert time.monotonic() - started < 5
+        assert "alice" in str(info.value) and c.bootstrap.split(",")[0] in str(info.value)
+        assert not is_retriable(info.value)
+        assert_no_secret(everything_said(info.value), PASSWORD)
+        # the client answered nothing to the server's first message: no proof was sent
+        assert c.requests_by_api() == {"ApiVersions": 1, "SaslHandshake": 1, "SaslAuthenticate": 1}
+
+
+async def test_a_scram_server_asking_the_most_a_broker_stores_is_accepted():
+    async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-256": {"alice": PASSWORD}}, scram_iterations=16384) as c:
+        seeded = seed(c)
+        async with AsyncGroupsClient(sasl_config(c, "SCRAM-SHA-256", "alice", PASSWORD)) as client:
+            result = await client.fetch_committed_offsets(list(seeded))
+        assert committed(result) == seeded
+
+
+async def test_a_slow_scram_derivation_never_holds_the_event_loop_past_the_deadline(monkeypatch):
+    """PBKDF2 runs in a thread: with a derivation that takes far longer than the connect timeout
+    (a machine starved of CPU, played by a derivation that waits on an event), the loop keeps
+    running other work and the call ends at its deadline, not when the derivation ends."""
+    from airflow_provider_kgroups.client.transport import sasl
+
+    release = threading.Event()
+    real_pbkdf2 = sasl.hashlib.pbkdf2_hmac
+
+    def slow_pbkdf2(*args):
+        release.wait(30)
+        return real_pbkdf2(*args)
+
+    monkeypatch.setattr(sasl.hashlib, "pbkdf2_hmac", slow_pbkdf2)
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.05)
+
+    try:
+        async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}) as c:
+            seed(c)
+            config = sasl_config(c, "SCRAM-SHA-512", "alice", PASSWORD, connect_timeout_s=0.5, call_timeout_s=1.5)
+            ticking = asyncio.get_running_loop().create_task(ticker())
+            started = time.monotonic()
+            async with AsyncGroupsClient(config) as client:
+                with pytest.raises(KafkaGroupsError) as info:
+                    await client.fetch_committed_offsets(["g1"])
+            elapsed = time.monotonic() - started
+            ticking.cancel()
+            assert elapsed < 5, elapsed
+            assert ticks >= 10  # the loop ran the ticker while derivations were pending
+            assert "took over 0.5" in everything_said(info.value)
+            assert not release.is_set()
+    finally:
+        release.set()  # let the derivation threads end

@@ -34,3 +34,31 @@ def test_scram_rejects_a_nonce_the_client_did_not_start():
 
 def test_plain_message():
     assert PlainMechanism("u", "p").first() == b"\0u\0p"
+
+
+@pytest.mark.parametrize("iterations", [1, 4095, 16385, 1_000_000_000])
+def test_scram_refuses_an_iteration_count_outside_java_and_kip554_before_any_work(iterations, monkeypatch):
+    """Java's ScramSaslClient refuses fewer than 4096 iterations; a Kafka broker stores at most
+    16384 (KIP-554). The count is named and PBKDF2 never starts."""
+    from airflow_provider_kgroups.client.transport import sasl
+
+    monkeypatch.setattr(sasl.hashlib, "pbkdf2_hmac", lambda *a: pytest.fail("PBKDF2 ran"))
+    server_first = SERVER_FIRST.replace(b"i=4096", f"i={iterations}".encode())
+    with pytest.raises(AuthenticationError, match=f"asked for {iterations} iterations.*4096 to 16384"):
+        rfc7677_client().step(server_first)
+
+
+@pytest.mark.parametrize("server_first, fragment", [
+    (b"r=rOprNGfwEbeRWgbNEkqOx,s=W22ZaJ0SNY7soEsUEjb6gQ==", "lacks i"),
+    (b"r=rOprNGfwEbeRWgbNEkqOx,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=lots", "'lots' is not a whole number"),
+    (b"r=rOprNGfwEbeRWgbNEkqOx,s=!!!,i=4096", "salt is not base64"),
+    (b"e=unknown-user", "SCRAM server error: unknown-user"),
+])
+def test_scram_names_a_malformed_server_first_message(server_first, fragment):
+    with pytest.raises(AuthenticationError, match=fragment):
+        rfc7677_client().step(server_first)
+
+
+def test_scram_accepts_the_most_a_broker_stores():
+    server_first = SERVER_FIRST.replace(b"i=4096", b"i=16384")
+    assert rfc7677_client().step(server_first).startswith(b"c=biws,r=rOprNGfwEbeRWgbNEkqO")

@@ -80,3 +80,24 @@ def test_share_group_offsets_are_refused_by_name_on_a_broker_without_kip_932(cap
     failure = doc["failures"][name_prefix + "workers"]
     assert failure["error"] == "CLIENT_UNSUPPORTED"
     assert "does not support DescribeShareGroupOffsets" in failure["message"]
+
+
+def test_a_restore_a_real_broker_refuses_on_every_partition_is_failed(capsys, tansu, live_group, tmp_path):
+    """Issue 29 on a real broker: committing into a group with a live member is refused per
+    partition (UNKNOWN_MEMBER_ID, as Apache Kafka); the restore says failed and exits 1."""
+    from airflow_provider_kgroups.client import TopicPartition
+    from airflow_provider_kgroups.history.backup import backup_offsets
+
+    before = dict(live_group.committed)
+    assert before, "the live group committed nothing to restore"
+    url = backup_offsets(str(tmp_path), {live_group.group_id: {TopicPartition(live_group.topic, p): 0
+                                                               for p in before}})
+    code, doc = cli(capsys, tansu, "restore", url, live_group.group_id)
+    assert code == EXIT_PARTIAL
+    assert doc[live_group.group_id]["outcome"] == "failed" and doc[live_group.group_id]["results"] == {}
+    assert all("UNKNOWN_MEMBER_ID" in str(e) for e in doc[live_group.group_id]["errors"].values())
+    from airflow_provider_kgroups.client import ClientConfig, GroupsClient
+
+    with GroupsClient(ClientConfig.create(tansu.bootstrap)) as client:
+        committed = client.fetch_committed_offsets([live_group.group_id])[live_group.group_id].committed()
+    assert {tp.partition: o for tp, o in committed.items()} == before

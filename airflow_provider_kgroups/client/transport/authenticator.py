@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from ..config import BrokerAddress, ClientConfig
-from ..errors import AuthenticationError, ErrorCode, error_name
+from ..errors import AuthenticationError, ErrorCode, RequestTimeout, error_name
 from ..protocol import SaslAuthenticateRequest, SaslHandshakeRequest
 from .sasl import OAuthBearerMechanism, mechanism_for
 
@@ -116,6 +116,18 @@ class SaslAuthenticator:
             return f"with a token from {self._config.oauthbearer.describe()}"
         return f"as {self._config.sasl_username!r}"
 
+    async def _step(self, mechanism, challenge: bytes, what: str, timeout: float) -> bytes | None:
+        """The mechanism's answer, computed in a thread (SCRAM's PBKDF2 is CPU work the event loop
+        must not wait for: a deadline or a cancellation ends the wait, the thread ends alone)."""
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(mechanism.step, challenge), timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            raise RequestTimeout(f"SASL {self.mechanism_name} {what} with broker {self._address}: the client's "
+                                 f"side of the exchange took over {timeout:g} s") from None
+        except AuthenticationError as exc:
+            raise AuthenticationError(f"SASL {self.mechanism_name} {what} {self._who()} to broker "
+                                      f"{self._address} failed: {exc}") from None
+
     async def authenticate(self, send: Send, auth_version: int, *, reauth: bool = False) -> None:
         """One SASL exchange over ``send(request, version, timeout)``; raises AuthenticationError
         (or :class:`ReauthRefused` when the broker does not take a re-authentication)."""
@@ -140,7 +152,7 @@ class SaslAuthenticator:
                 detail = response.error_message or error_name(response.error_code)
                 raise AuthenticationError(f"SASL {self.mechanism_name} {what} {self._who()} to broker "
                                           f"{self._address} failed: {detail}")
-            message = mechanism.step(bytes(response.auth_bytes or b""))
+            message = await self._step(mechanism, bytes(response.auth_bytes or b""), what, timeout)
         lifetime_ms = getattr(response, "session_lifetime_ms", 0) if auth_version >= 1 else 0
         self.session = Session.start(lifetime_ms or 0, sent)
         if reauth:

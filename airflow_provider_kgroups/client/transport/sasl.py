@@ -28,6 +28,13 @@ class PlainMechanism:
         return None
 
 
+#: Java's ScramSaslClient refuses a server asking fewer iterations (ScramMechanism.minIterations).
+SCRAM_MIN_ITERATIONS = 4096
+#: The most a Kafka broker stores for a SCRAM credential (KIP-554, ScramMechanism.maxIterations):
+#: a server asking more is not a Kafka broker's credential, and would hold the client in PBKDF2.
+SCRAM_MAX_ITERATIONS = 16384
+
+
 def _saslname(username: str) -> str:
     return username.replace("=", "=3D").replace(",", "=2C")
 
@@ -55,10 +62,20 @@ class ScramMechanism:
         return None
 
     def _client_final(self, server_first: str) -> bytes:
-        attrs = dict(item.split("=", 1) for item in server_first.split(","))
-        if "e" in attrs:
-            raise AuthenticationError(f"SCRAM server error: {attrs['e']}")
-        nonce, salt, iterations = attrs["r"], base64.b64decode(attrs["s"]), int(attrs["i"])
+        attrs = _scram_attributes(server_first, "r", "s", "i")
+        nonce, iterations = attrs["r"], attrs["i"]
+        if not iterations.isdigit():
+            raise AuthenticationError(f"SCRAM server's iteration count {iterations[:20]!r} is not a whole number")
+        iterations = int(iterations)
+        if not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
+            raise AuthenticationError(
+                f"SCRAM server asked for {iterations} iterations: this client, like Java's, accepts "
+                f"{SCRAM_MIN_ITERATIONS} to {SCRAM_MAX_ITERATIONS} (fewer is too weak to send a proof for, more "
+                "than a Kafka broker stores, KIP-554); check the broker's SCRAM credential for this user")
+        try:
+            salt = base64.b64decode(attrs["s"], validate=True)
+        except ValueError:
+            raise AuthenticationError("SCRAM server's salt is not base64") from None
         if not nonce.startswith(self._nonce):
             raise AuthenticationError("SCRAM server nonce does not extend the client nonce")
         salted = hashlib.pbkdf2_hmac(self._hash().name, self._password, salt, iterations)
@@ -72,11 +89,20 @@ class ScramMechanism:
         return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
 
     def _verify_server_final(self, server_final: str) -> None:
-        attrs = dict(item.split("=", 1) for item in server_final.split(","))
-        if "e" in attrs:
-            raise AuthenticationError(f"SCRAM server error: {attrs['e']}")
-        if not hmac.compare_digest(base64.b64decode(attrs.get("v", "")), self._server_signature or b""):
+        attrs = _scram_attributes(server_final, "v")
+        if not hmac.compare_digest(base64.b64decode(attrs["v"]), self._server_signature or b""):
             raise AuthenticationError("SCRAM server signature does not match: the broker could not prove the password")
+
+
+def _scram_attributes(message: str, *required: str) -> dict[str, str]:
+    """A SCRAM server message's ``name=value`` attributes; its ``e=`` error is raised."""
+    attrs = dict(item.split("=", 1) for item in message.split(",") if "=" in item)
+    if "e" in attrs:
+        raise AuthenticationError(f"SCRAM server error: {attrs['e']}")
+    missing = [name for name in required if name not in attrs]
+    if missing:
+        raise AuthenticationError(f"SCRAM server message lacks {', '.join(missing)}: not a SCRAM server")
+    return attrs
 
 
 _CTRL_A = "\x01"

@@ -43,11 +43,13 @@ def _scram_unescape(name: str) -> str:
 
 
 class ScramServer:
-    """SCRAM with the fixed salt ``SCRAM_SALT`` and ``SCRAM_ITERATIONS`` iterations."""
+    """SCRAM with the fixed salt ``SCRAM_SALT`` and ``iterations`` (any count, so a test can
+    play a broker asking too few or too many)."""
 
-    def __init__(self, users: Mapping[str, str], mechanism: str) -> None:
+    def __init__(self, users: Mapping[str, str], mechanism: str, iterations: int = SCRAM_ITERATIONS) -> None:
         self.users = users
         self.mechanism = mechanism
+        self.iterations = iterations
         self.hash_name = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}[mechanism]
         self.username: str | None = None
         self._state = "client-first"
@@ -86,7 +88,7 @@ class ScramServer:
         self._client_first_bare = bare
         self._nonce = attrs["r"] + base64.b64encode(os.urandom(18)).decode()
         salt = base64.b64encode(SCRAM_SALT).decode()
-        self._server_first = f"r={self._nonce},s={salt},i={SCRAM_ITERATIONS}"
+        self._server_first = f"r={self._nonce},s={salt},i={self.iterations}"
         self._state = "client-final"
         return self._server_first.encode()
 
@@ -100,7 +102,7 @@ class ScramServer:
         if base64.b64decode(attrs.get("c", "")) != self._gs2_header.encode():
             raise self._fail()
         salted = hashlib.pbkdf2_hmac(self.hash_name, self.users[self.username].encode(), SCRAM_SALT,
-                                     SCRAM_ITERATIONS)
+                                     self.iterations)
         client_key = self._hmac(salted, b"Client Key")
         stored_key = hashlib.new(self.hash_name, client_key).digest()
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()
@@ -122,7 +124,7 @@ class ScramServer:
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 
-def new_mechanism(name: str, users):
+def new_mechanism(name: str, users, *, scram_iterations: int = SCRAM_ITERATIONS):
     """``users``: ``{user: password}``, or for OAUTHBEARER a validator (see :mod:`.oauth`)."""
     if name == "OAUTHBEARER":
         from .oauth import OAuthBearerServer
@@ -131,5 +133,5 @@ def new_mechanism(name: str, users):
     if name == "PLAIN":
         return PlainServer(users)
     if name in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
-        return ScramServer(users, name)
+        return ScramServer(users, name, scram_iterations)
     raise ValueError(f"unsupported SASL mechanism {name!r} (supported: {MECHANISMS})")

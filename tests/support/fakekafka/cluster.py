@@ -7,6 +7,7 @@ import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
+from .auth import SCRAM_ITERATIONS
 from .broker import FakeBroker
 from .codec import API_CLASSES, DEFAULT_MAX_VERSIONS, ApiRef, Err, api_key_of, codec_range
 from .faults import Drop, Faults, Injection, Throttle
@@ -73,6 +74,8 @@ class FakeCluster(ClusterState):
             closes the connection on a larger request frame (see :mod:`.connection`).
         sasl: also ``{"OAUTHBEARER": validator}`` (:mod:`.oauth`: unsecured JWS, JWKS, MSK IAM).
         connections_max_reauth_ms: KIP-368 session lifetime (see :mod:`.handlers.sasl`).
+        scram_iterations: the iteration count SCRAM exchanges ask for (default 4096; any
+            count, so a test can play a broker asking too few or too many).
     """
 
     def __init__(self, brokers: int | Sequence[int] = 3, *,
@@ -85,7 +88,8 @@ class FakeCluster(ClusterState):
                  racks: Mapping[int, str] | None = None,
                  offsets_topic_partitions: int = 50,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-                 connections_max_reauth_ms: int = 0) -> None:
+                 connections_max_reauth_ms: int = 0,
+                 scram_iterations: int = SCRAM_ITERATIONS) -> None:
         node_ids = list(range(brokers)) if isinstance(brokers, int) else list(brokers)
         super().__init__(node_ids, offsets_topic_partitions=offsets_topic_partitions)
         if sasl:
@@ -96,6 +100,7 @@ class FakeCluster(ClusterState):
         self.sasl = dict(sasl) if sasl else None
         #: KIP-368: a SASL session ends after this (and at an OAUTHBEARER token's expiry); 0: never
         self.connections_max_reauth_ms = connections_max_reauth_ms
+        self.scram_iterations = scram_iterations
         self.expired_closes = 0  # connections closed for an expired session (expiredConnectionsKilledCount)
         self.reauthentications = 0
         self.ssl_context = ssl_context

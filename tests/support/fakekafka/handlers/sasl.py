@@ -103,7 +103,7 @@ def sasl_handshake(ctx: RequestContext) -> Any:
             session.bad_mechanism = (f"SASL mechanism '{name}' requested by client is not supported for "
                                      f"re-authentication of mechanism '{session.mechanism_name}'")
             return SaslHandshakeResponse(error_code=0, mechanisms=mechanisms)
-        session.mechanism = new_mechanism(name, config[name])
+        session.mechanism = new_mechanism(name, config[name], scram_iterations=ctx.cluster.scram_iterations)
         return SaslHandshakeResponse(error_code=0, mechanisms=mechanisms)
     if not config or session.authenticated or session.mechanism is not None:
         # Kafka: a PLAINTEXT listener, or a second handshake, is ILLEGAL_SASL_STATE
@@ -112,7 +112,7 @@ def sasl_handshake(ctx: RequestContext) -> Any:
     name = ctx.request.mechanism
     if name not in config:
         return SaslHandshakeResponse(error_code=Err.UNSUPPORTED_SASL_MECHANISM, mechanisms=mechanisms)
-    session.mechanism = new_mechanism(name, config[name])
+    session.mechanism = new_mechanism(name, config[name], scram_iterations=ctx.cluster.scram_iterations)
     session.mechanism_name = name
     session.handshake_version = ctx.version
     return SaslHandshakeResponse(error_code=0, mechanisms=mechanisms)
