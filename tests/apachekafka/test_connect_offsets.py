@@ -79,7 +79,7 @@ def test_reset_offsets_via_connect_against_the_real_worker(kafka, kafka_seed, co
     assert f"stop it first (PUT {connect_worker.url}/connectors/{name}/stop)" in decision["reason"]
     status, answer = connect_worker.rest("PATCH", f"/connectors/{name}/offsets",
                                          sink_offsets_body({TopicPartition(topic, 0): 3}))
-    assert status == 400 and answer["message"].startswith(
+    assert status == 400 and set(answer) == {"error_code", "message"} and answer["message"].startswith(
         "Connectors must be in the STOPPED state before their offsets can be modified"), answer
     assert _committed(kafka_seed, group) == {0: RECORDS, 1: RECORDS}
 

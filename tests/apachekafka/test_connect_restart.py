@@ -5,8 +5,9 @@ connector: a worker that answers before it has read its config topic would make 
 group look deletable.
 
 What the restarting worker answers is the worker's, not a stand-in's: connection refused while the
-JVM starts, then ``404 Not Found`` from Jetty until the REST resources are registered, then the
-full listing. ``GET /connectors?expand=...`` reads the herder's config snapshot directly
+JVM starts, then ``404 Not Found`` (``{"message": "Not Found", "url": ..., "status": "404"}``, not
+Connect's ErrorMessage) until the REST resources are registered, then the full listing; on a busy
+machine a read may also get no answer within its timeout in between. ``GET /connectors?expand=...`` reads the herder's config snapshot directly
 (``ConnectorsResource.listConnectors``): it never answers the 409 a rebalance gives to requests
 the herder thread serves.
 
@@ -87,8 +88,8 @@ def test_a_worker_down_holds_every_deletion_and_a_restarting_one_never_answers_h
             time.sleep(0.1)
         with capsys.disabled():  # seen with -s: what the real worker answered while it came back
             print("\na restarting worker answered, in order:", " -> ".join(seen))
-        assert seen[-1] == "complete" and seen[0] == "unreachable", seen
-        assert set(seen) <= {"unreachable", "HTTP 404", "complete"}, seen
+        assert seen[0] == "unreachable" and seen[-1] == "complete", seen
+        assert "HTTP 404" in seen and "HTTP 409" not in seen, seen
     finally:
         connect_worker.start_again()
         connect_worker.wait_ready()
