@@ -45,7 +45,14 @@ from typing import Any
 from urllib.parse import quote
 
 from demo.apache_kafka import (
-    _JVM_FLAGS, _LOG4J2_SLF4J, KafkaError, KafkaStartError, _logging_flags, _Process, java_binary, resolve_jars,
+    _JVM_FLAGS,
+    _LOG4J2_SLF4J,
+    KafkaError,
+    KafkaStartError,
+    _logging_flags,
+    _Process,
+    java_binary,
+    resolve_jars,
     write_properties,
 )
 from demo.tansu import free_port

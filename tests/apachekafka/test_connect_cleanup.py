@@ -19,7 +19,11 @@ import pytest
 
 from airflow_provider_kgroups.cli import EXIT_OK, main
 from airflow_provider_kgroups.client import ClientConfig, GroupsClient
-from airflow_provider_kgroups.connect import ConnectClusterConfig, ConnectStatus, fetch_connect_evidence
+from airflow_provider_kgroups.connect import (
+    ConnectClusterConfig,
+    ConnectStatus,
+    fetch_connect_evidence,
+)
 from demo.apache_kafka import KafkaCluster
 from demo.kafka_connect import ConnectWorker
 from demo.seed import Seeder, wait_until

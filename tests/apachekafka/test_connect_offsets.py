@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from tests.support.airflow_env import kgroups_conn  # noqa: F401 (fixture; sets Airflow's environment first)
-
+import tests.support.airflow_env  # noqa: F401 (sets Airflow's environment before anything imports Airflow)
 from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main
 from airflow_provider_kgroups.client import TopicPartition
 from airflow_provider_kgroups.connect.offsets import sink_offsets_body
@@ -69,7 +68,8 @@ def test_reset_offsets_via_connect_against_the_real_worker(kafka, kafka_seed, co
     status, body = connect_worker.rest("GET", f"/connectors/{name}/offsets")
     assert status == 200
     expected = sink_offsets_body({TopicPartition(topic, p): RECORDS for p in (0, 1)})
-    key = lambda entry: entry["partition"]["kafka_partition"]  # noqa: E731
+    def key(entry):
+        return entry["partition"]["kafka_partition"]
     assert sorted(body["offsets"], key=key) == sorted(expected["offsets"], key=key)
 
     # RUNNING: refused before Connect is asked, naming the stop call; Connect itself would say 400
@@ -107,17 +107,21 @@ def test_reset_offsets_via_connect_against_the_real_worker(kafka, kafka_seed, co
     assert _committed(kafka_seed, group) == {} and offsets_of(connect_worker, name) == {}
 
 
-def test_the_reset_operator_goes_through_the_real_worker(kafka, kafka_seed, connect_worker, name_prefix, kgroups_conn,
+def test_the_reset_operator_goes_through_the_real_worker(kafka, kafka_seed, connect_worker, name_prefix, monkeypatch,
                                                         tmp_path):
-    from airflow_provider_kgroups.operators.reset import ConsumerGroupOffsetResetOperator
+    from airflow_provider_kgroups.operators.reset import (
+        ConsumerGroupOffsetResetOperator,
+    )
 
     name, topic = running_sink(connect_worker, kafka_seed, name_prefix, tmp_path / "sink.out")
     group = "connect-" + name
     connect_worker.stop_connector(name)
     connect_worker.wait_for_state(name, "STOPPED", [])
-    kgroups_conn("kg_real", host=kafka.bootstrap)
     host, port = connect_worker.url.removeprefix("http://").split(":")
-    kgroups_conn("connect_real", "kgroups_connect", host=host, port=int(port), schema="http")
+    for conn_id, conn in {"kg_real": {"conn_type": "kgroups", "host": kafka.bootstrap},
+                          "connect_real": {"conn_type": "kgroups_connect", "host": host, "port": int(port),
+                                           "schema": "http"}}.items():
+        monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(conn))
     operator = ConsumerGroupOffsetResetOperator(
         task_id="rewind", group_ids=[group], strategy="to_earliest", topics=[topic], dry_run=False,
         via_connect=True, connect_conn_ids=["connect_real"], backup_url=str(tmp_path / "backups"),

@@ -20,7 +20,11 @@ import json
 import time
 
 from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main
-from airflow_provider_kgroups.connect import ConnectClusterConfig, ConnectStatus, fetch_connect_evidence
+from airflow_provider_kgroups.connect import (
+    ConnectClusterConfig,
+    ConnectStatus,
+    fetch_connect_evidence,
+)
 from demo.seed import wait_until
 
 
