@@ -10,7 +10,9 @@ installed package (pyproject's package discovery takes ``airflow_provider_kgroup
     landing           an order producer and a landing consumer group (the flagship's data)
     worker            Kafka clients in a background thread, waited on with deadlines
     history           the history the snapshot DAG would have stored over the last days
-    connectserver     a Kafka Connect REST server (ConnectorsResource's documented answers)
+    connectserver     a Kafka Connect REST stand-in (shaped as the real worker answers), for what a
+                      real worker cannot be made to do on demand
+    kafka_connect     a real Kafka Connect worker (distributed) from Maven Central's jars
     airflow_services  real Airflow services (api-server, dag-processor, scheduler, triggerer)
 
 The tests and the benchmarks use this world too (tests may import from here; nothing here

@@ -13,7 +13,14 @@ that checks HTTP basic auth the way Connect's ``BasicAuthSecurityRestExtension``
 either the expand form or, with ``legacy=True``, the plain list of names (older workers ignore
 ``expand``), records every request, gives scripted answers first (``script``: say a 503,
 then a 429 with ``Retry-After``), and can hold a request until released (``hang``) so a
-client timeout runs for real without a sleep.
+client timeout runs for real without a sleep, or answer as a worker still starting does
+(``starting``: 404 ``{"message": "Not Found", ...}`` to everything).
+
+What a real worker does is judged against a real one (demo/kafka_connect.py,
+tests/apachekafka/test_connect_*.py); this stand-in stays for what a real worker cannot be made
+to do on demand (a worker older than Kafka 2.3, 5xx and 429 answers, a hung request, an alter
+that Connect acknowledges but the group does not show), and for basic auth and TLS, which the
+test worker is not configured for. Its answers are shaped as the real 4.3.1 worker's.
 
 ``PATCH /connectors/{name}/offsets`` (KIP-875, ``ConnectorsResource.alterConnectorOffsets``) is
 answered as Connect does: 400 unless the connector is STOPPED ("Connectors must be in the
@@ -35,14 +42,20 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 
 def connector_status(name: str, state: str = "RUNNING", tasks: list[str] | tuple[str, ...] = ("RUNNING",),
-                     type_: str | None = "sink", worker: str = "connect-1:8083") -> dict[str, Any]:
-    """``ConnectorStateInfo`` as JSON: name, connector {state, worker_id[, trace]}, tasks, type."""
+                     type_: str | None = "sink", worker: str = "connect-1:8083",
+                     version: str | None = "4.3.1") -> dict[str, Any]:
+    """``ConnectorStateInfo`` as JSON: name, connector {state, worker_id[, version][, trace]}, tasks, type.
+    A 4.x worker adds the plugin's ``version`` to the connector and to each task (seen on 4.3.1)."""
     connector: dict[str, Any] = {"state": state, "worker_id": worker}
+    if version is not None:
+        connector["version"] = version
     if state == "FAILED":
         connector["trace"] = "org.apache.kafka.connect.errors.ConnectException: boom\n\tat ..."
     task_list = []
     for i, task_state in enumerate(tasks):
         task: dict[str, Any] = {"id": i, "state": task_state, "worker_id": worker}
+        if version is not None:
+            task["version"] = version
         if task_state == "FAILED":
             task["trace"] = "org.apache.kafka.common.errors.RecordTooLargeException\n"
         task_list.append(task)
@@ -91,6 +104,13 @@ def error_body(code: int, message: str) -> dict[str, Any]:
     return {"error_code": code, "message": message}
 
 
+def not_ready_body(url: str) -> dict[str, Any]:
+    """What a real worker (4.3.1) answers, with HTTP 404, to every request after its port opened and
+    before its REST resources are registered (a restart: ~25 s on two busy cores). Not an
+    ErrorMessage: ``{"message", "url", "status"}``, the status a string."""
+    return {"message": "Not Found", "url": url, "status": "404"}
+
+
 @dataclass
 class Seen:
     method: str
@@ -112,6 +132,7 @@ class ConnectServer:
         self.script: list[tuple[int, Any, dict[str, str]]] = []
         self.altered: list[tuple[str, Any]] = []  # accepted PATCH .../offsets: (connector, body)
         self.on_alter: Any = None  # called with (connector, body) for each accepted PATCH
+        self.starting = False  # True: every request gets the 404 of a worker still starting
         self.hang = threading.Event()  # set: requests wait on `release` before answering
         self.release = threading.Event()
         self._lock = threading.Lock()
@@ -133,6 +154,8 @@ class ConnectServer:
                     if self.headers.get("Authorization") != expected:
                         return self._send(401, error_body(401, "User cannot access the resource."),
                                           {"WWW-Authenticate": 'Basic realm="connect"'})
+                if server.starting:
+                    return self._send(404, not_ready_body(server.url + self.path))
                 with server._lock:
                     scripted = server.script.pop(0) if server.script else None
                 if scripted is not None:

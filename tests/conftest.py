@@ -30,7 +30,8 @@ from demo.seed import Seeder
 from demo.tansu import TansuBroker, TansuNotInstalled, broker_binary
 from tests.support.live import LiveGroup, start_live_group
 
-pytest_plugins = ["pytester", "tests.support.pytest_fakekafka", "tests.support.pytest_kafka"]
+pytest_plugins = ["pytester", "tests.support.pytest_fakekafka", "tests.support.pytest_kafka",
+                  "tests.support.pytest_connect"]
 
 _SESSION_TAG = uuid.uuid4().hex[:6]
 _COUNTER = itertools.count(1)

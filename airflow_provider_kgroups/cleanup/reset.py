@@ -69,18 +69,20 @@ def _connect_check(plan: ResetPlan, evidence: Any, via_connect: bool) -> tuple[d
     (group -> (connector record))."""
     groups, via = dict(plan.groups), {}
     for g, group in plan.groups.items():
-        if not group.ok:
+        sinks = _sink_records(evidence, g) if evidence is not None else []
+        # A running or PAUSED connector's tasks are the group's members (a paused sink task keeps its
+        # consumer in the group): "has members" is true but says less than how Connect resets it.
+        if not group.ok and not (group.refusal is Refusal.HAS_MEMBERS and any(r.state != "STOPPED" for r in sinks)):
             continue
         if evidence is None:
             if g.startswith(CONNECT_PREFIX):
                 groups[g] = group.refused(Refusal.CONNECT_UNKNOWN, "no Kafka Connect cluster is configured to tell "
                                           "(give --connect-url / connect_conn_ids)")
             continue
-        sinks = _sink_records(evidence, g)
         if sinks:
             record = sinks[0]
             target = f"{record.cluster_url}/connectors/{record.name}"
-            if via_connect and record.state == "STOPPED" and len(sinks) == 1:
+            if via_connect and record.state == "STOPPED" and len(sinks) == 1 and group.ok:
                 via[g] = record
                 continue
             how = ("and reset-offsets was not asked to go through Connect (--via-connect)" if not via_connect else

@@ -112,7 +112,10 @@ async def test_dry_run_plans_exactly_what_the_real_run_commits_and_changes_nothi
 
 
 async def test_a_connect_sink_group_is_never_committed_to_directly(cluster, tmp_path):
-    cluster.add_group("connect-orders-sink", offsets={("events", 0): 5})
+    # a PAUSED sink task keeps its consumer in the group (the real worker's group is Stable): the
+    # refusal still names Connect's way, not only "has members"
+    cluster.add_group("connect-orders-sink", offsets={("events", 0): 5},
+                      members=[Member("connector-consumer-orders-sink-0", {"events": [0, 1]})])
     cluster.add_group("connect-stopped", offsets={("events", 0): 5})
     with ConnectServer([Connector("orders-sink", state="PAUSED", tasks=("PAUSED",)),
                         Connector("stopped", state="STOPPED", tasks=())]) as server:

@@ -196,3 +196,14 @@ def test_connection_refused_is_unreachable():
     evidence = fetch_connect_evidence([config], timeout_s=10)
     assert evidence.for_group("connect-orders-sink").status is ConnectStatus.UNAVAILABLE
     assert "unreachable" in evidence.failures[0].reason and "Connection refused" in evidence.failures[0].reason
+
+
+def test_a_worker_still_starting_is_unavailable_over_real_http():
+    """The 404 a restarting real worker gives before its REST resources exist, over the wire."""
+    with ConnectServer(CONNECTORS) as server:
+        server.starting = True
+        evidence = fetch_connect_evidence([ConnectClusterConfig.create(server.url, retries=0)], timeout_s=10)
+        assert set(verdicts(evidence).values()) == {ConnectStatus.UNAVAILABLE}
+        assert "HTTP 404 Not Found: Not Found" in evidence.failures[0].reason
+        server.starting = False
+        assert verdicts(fetch_connect_evidence([ConnectClusterConfig.create(server.url)], timeout_s=10)) == EXPECTED

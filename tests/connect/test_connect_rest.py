@@ -33,7 +33,7 @@ from airflow_provider_kgroups.connect import (
     fetch_connect_evidence,
     split_connect_properties,
 )
-from demo.connectserver import Connector, connector_info, connector_status, error_body, expanded
+from demo.connectserver import Connector, connector_info, connector_status, error_body, expanded, not_ready_body
 
 URL = "http://connect:8083"
 URL_B = "https://connect-b.example:8443"
@@ -198,7 +198,9 @@ def assert_fail_closed(evidence, words: str) -> None:
 ])
 def test_error_status_fails_closed(requests_mock, status, words):
     """401/403 (BasicAuthSecurityRestExtension / a gateway), a 5xx left after the retries,
-    409 (rebalance in progress), 404 on /connectors itself: every Connect group UNAVAILABLE."""
+    409 (a proxy's, or a legacy worker's per-connector call during a rebalance: the real worker's
+    expanded listing reads its config snapshot and never answers 409), 404 on /connectors itself:
+    every Connect group UNAVAILABLE."""
     requests_mock.get(EXPAND, status_code=status, json=error_body(status, f"the {status} message"))
     evidence = fetch_connect_evidence([config(username="svc", password=PASSWORD)], timeout_s=10)
     assert_fail_closed(evidence, words)
@@ -206,6 +208,16 @@ def test_error_status_fails_closed(requests_mock, status, words):
     if status in (401, 403):
         assert "as user 'svc'" in evidence.failures[0].reason
     assert len(requests_mock.request_history) == 1
+
+
+def test_a_worker_still_starting_fails_closed(requests_mock):
+    """A restarting real worker answers 404 with ``{"message": "Not Found", "url", "status"}`` (not
+    Connect's ErrorMessage) until its REST resources are registered (tests/apachekafka/
+    test_connect_restart.py sees it): never taken for "no connectors"."""
+    requests_mock.get(EXPAND, status_code=404, json=not_ready_body(EXPAND))
+    evidence = fetch_connect_evidence([config()], timeout_s=10)
+    assert_fail_closed(evidence, "HTTP 404")
+    assert evidence.failures[0].reason.endswith(": Not Found")
 
 
 @pytest.mark.parametrize("kwargs, words", [
