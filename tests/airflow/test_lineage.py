@@ -51,8 +51,8 @@ def test_the_kgroups_asset_scheme_is_registered_sanitized_and_converted(airflow_
 
 
 @pytest.mark.realbroker
-def test_the_gate_reports_its_topics_with_the_range_handed_on(run_dag, seed, tansu, kgroups_conn, name_prefix):
-    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+def test_the_gate_reports_its_topics_with_the_range_handed_on(run_dag, seed, broker, kgroups_conn, name_prefix):
+    kgroups_conn("kgroups_test", host=broker.bootstrap)
     topic, group_id = f"{name_prefix}lineage", f"{name_prefix}lander"
     seed.create_topic(topic, 2)
     seed.produce(topic, 0, 3)
@@ -62,7 +62,7 @@ def test_the_gate_reports_its_topics_with_the_range_handed_on(run_dag, seed, tan
     assert result.state == "success", result
     event = events_of("kg_sensor_poke", result.run_id, "gate")
     (dataset,) = event["inputs"]
-    assert dataset["namespace"] == f"kafka://{tansu.bootstrap}" and dataset["name"] == topic
+    assert dataset["namespace"] == f"kafka://{broker.bootstrap}" and dataset["name"] == topic
     facet = dataset["inputFacets"]["kgroups_offsetRange"]
     assert facet["partitions"] == {"0": {"startingOffset": 1, "endingOffset": 3},
                                    "1": {"startingOffset": -2, "endingOffset": 2}}

@@ -91,10 +91,10 @@ def statsd(monkeypatch):
 
 
 @pytest.mark.realbroker
-def test_a_gate_that_waits_reports_lag_pending_groups_and_its_wait(run_dag, seed, tansu, kgroups_conn, name_prefix,
+def test_a_gate_that_waits_reports_lag_pending_groups_and_its_wait(run_dag, seed, broker, kgroups_conn, name_prefix,
                                                                     statsd):
     listener = statsd(tags=True)
-    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    kgroups_conn("kgroups_test", host=broker.bootstrap)
     topic, group_id = f"{name_prefix}metrics", f"{name_prefix}lander"
     seed.create_topic(topic, 2)
     seed.produce(topic, 0, 5)

@@ -27,8 +27,8 @@ from tests.support.wire import WireConnection
 
 
 @pytest.mark.realbroker
-def test_snapshot_operator_appends_to_the_history(run_dag, seed, tansu, kgroups_conn, name_prefix, tmp_path):
-    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+def test_snapshot_operator_appends_to_the_history(run_dag, seed, broker, kgroups_conn, name_prefix, tmp_path):
+    kgroups_conn("kgroups_test", host=broker.bootstrap)
     topic = f"{name_prefix}t"
     seed.create_topic(topic, partitions=2)
     seed.produce(topic, 0, 3)
@@ -47,9 +47,9 @@ def test_snapshot_operator_appends_to_the_history(run_dag, seed, tansu, kgroups_
 
 
 @pytest.mark.realbroker
-def test_cleanup_dry_run_then_real_run_on_the_real_broker(run_dag, seed, tansu, kgroups_conn, name_prefix, tmp_path,
+def test_cleanup_dry_run_then_real_run_on_the_real_broker(run_dag, seed, broker, kgroups_conn, name_prefix, tmp_path,
                                                           live_group):
-    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    kgroups_conn("kgroups_test", host=broker.bootstrap)
     p = name_prefix
     topic = f"{p}t"
     seed.create_topic(topic)

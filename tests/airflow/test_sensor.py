@@ -57,9 +57,9 @@ def _catch_up_after(fixed: threading.Event, group, failures: list) -> threading.
 
 
 @pytest.mark.parametrize("dag_id", ["kg_sensor_poke", "kg_sensor_deferrable"])
-def test_sensor_waits_for_the_barrier_while_the_consumer_catches_up(dag_id, run_dag, seed, tansu, kgroups_conn,
+def test_sensor_waits_for_the_barrier_while_the_consumer_catches_up(dag_id, run_dag, seed, broker, kgroups_conn,
                                                                      lagging_group, barrier_fixed):
-    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    kgroups_conn("kgroups_test", host=broker.bootstrap)
     topic = lagging_group.topic
     seed.produce(topic, 0, 4)
     seed.produce(topic, 1, 1)
@@ -94,8 +94,8 @@ def test_sensor_waits_for_the_barrier_while_the_consumer_catches_up(dag_id, run_
     assert target["groups"][lagging_group.group_id][topic] == {"0": ends[0], "1": ends[1]}
 
 
-def test_sensor_fails_fast_on_a_missing_group(run_dag, tansu, kgroups_conn, name_prefix, capfd):
-    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+def test_sensor_fails_fast_on_a_missing_group(run_dag, broker, kgroups_conn, name_prefix, capfd):
+    kgroups_conn("kgroups_test", host=broker.bootstrap)
     result = run_dag("kg_sensor_missing", {"group": f"{name_prefix}no-such-group"})
     assert result.state == "failed", result
     assert result.tasks["gate"] == "failed"

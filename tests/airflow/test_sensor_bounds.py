@@ -72,12 +72,12 @@ ON_TANSU = [("kg_sensor_seconds_poke", "lz4"), ("kg_sensor_seconds_deferrable", 
 
 
 @pytest.mark.parametrize("dag_id, codec", ON_TANSU)
-def test_on_the_real_broker_a_group_hours_behind_never_opens_the_gate(dag_id, codec, tansu, seed, behind, name_prefix,
+def test_on_the_real_broker_a_group_hours_behind_never_opens_the_gate(dag_id, codec, broker, seed, behind, name_prefix,
                                                                         run_dag, kgroups_conn, capfd):
     seeded = behind[codec]
     group = f"{name_prefix}behind"
     seed.commit(group, {(seeded.topic, 0): seeded.behind.offset})  # inside a compressed 100-record batch
-    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    kgroups_conn("kgroups_test", host=broker.bootstrap)
     result = run_dag(dag_id, {"group": group, "topic": seeded.topic})
     assert result.state == "failed" and result.tasks["gate"] == "failed", result
     out = capfd.readouterr()
@@ -88,13 +88,13 @@ def test_on_the_real_broker_a_group_hours_behind_never_opens_the_gate(dag_id, co
 
 
 @pytest.mark.parametrize("dag_id, codec", ON_TANSU[:2])
-def test_on_the_real_broker_a_young_group_on_the_same_topic_opens_it(dag_id, codec, tansu, seed, behind, name_prefix,
+def test_on_the_real_broker_a_young_group_on_the_same_topic_opens_it(dag_id, codec, broker, seed, behind, name_prefix,
                                                                       run_dag, kgroups_conn):
     seeded = behind[codec]
-    young = append_young(tansu.bootstrap, seeded, int(time.time() * 1000) - 5_000)  # written 5 s ago
+    young = append_young(broker.bootstrap, seeded, int(time.time() * 1000) - 5_000)  # written 5 s ago
     group = f"{name_prefix}young"
     seed.commit(group, {(seeded.topic, 0): young[len(young) // 2].offset})
-    kgroups_conn("kgroups_test", host=tansu.bootstrap)
+    kgroups_conn("kgroups_test", host=broker.bootstrap)
     result = run_dag(dag_id, {"group": group, "topic": seeded.topic})
     assert result.state == "success", result
     assert 4.9 < result.xcoms["gate"]["lag"][group]["max_lag_seconds"] < 60

@@ -8,8 +8,8 @@ from airflow_provider_kgroups.client import ClientConfig, GroupDeletion, GroupSt
 
 
 @pytest.fixture(scope="module")
-def client(tansu):
-    with GroupsClient(ClientConfig.create(tansu.bootstrap, call_timeout_s=20)) as c:
+def client(broker):
+    with GroupsClient(ClientConfig.create(broker.bootstrap, call_timeout_s=20)) as c:
         yield c
 
 

@@ -42,11 +42,11 @@ class Flagship:
 
 
 @pytest.fixture
-def flagship(monkeypatch, tmp_path, tansu, kgroups_conn, name_prefix) -> Flagship:  # noqa: F811 (fixture)
+def flagship(monkeypatch, tmp_path, broker, kgroups_conn, name_prefix) -> Flagship:  # noqa: F811 (fixture)
     p = name_prefix
     world = Flagship(topic=f"{p}orders", landing_group=f"{p}landing", landing_root=tmp_path / "landing",
                      output_root=tmp_path / "output", history=tmp_path / "history", prefix=p)
-    kgroups_conn("kgroups_e2e", host=tansu.bootstrap)
+    kgroups_conn("kgroups_e2e", host=broker.bootstrap)
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
     for name, value in {
         "AIRFLOW__KGROUPS_EXAMPLES__CONN_ID": "kgroups_e2e",

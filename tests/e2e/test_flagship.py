@@ -88,21 +88,21 @@ def manifest(directory: str) -> dict:
         return json.load(f)
 
 
-def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(flagship, run_dag, seed, tansu, monkeypatch):
+def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(flagship, run_dag, seed, broker, monkeypatch):
     w = flagship
     p = w.prefix
     seed.create_topic(w.topic, partitions=PARTITIONS)
     dead, paused, system = f"{p}tmp-backfill", f"{p}weekly-report", f"connect-{p}sink"
 
-    with OrderProducer(tansu.bootstrap, w.topic, PARTITIONS, rate_per_s=60) as producer, \
-            LandingConsumer(tansu.bootstrap, w.landing_group, [w.topic], str(w.landing_root)) as landing:
+    with OrderProducer(broker.bootstrap, w.topic, PARTITIONS, rate_per_s=60) as producer, \
+            LandingConsumer(broker.bootstrap, w.landing_group, [w.topic], str(w.landing_root)) as landing:
         producer.produce(10 * PARTITIONS)
         producer.start()
         landing.start()
         landing.wait_committed({(w.topic, q): 5 for q in range(PARTITIONS)})
         for group_id in (dead, paused, system):
             seed.commit(group_id, {(w.topic, 0): 4})
-        backfill_history(str(w.history), tansu.bootstrap, {
+        backfill_history(str(w.history), broker.bootstrap, {
             dead: [(240, 0), (120, 0), (1, 0)],  # no commit progress for 10 days
             system: [(240, 0), (1, 0)],  # the same, but a system group
             paused: [(240, 2), (48, 0)],  # progress two days ago: paused, not dead
@@ -161,7 +161,7 @@ def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(flagship, run_d
         ending = json.loads(gate["endingOffsets"])[w.topic]
         for task_id in ("wait_for_landing", "totals_from_landing", "totals_from_kafka"):
             (dataset,) = lineage_events(w.dag_id, run.run_id, task_id)["inputs"]
-            assert (dataset["namespace"], dataset["name"]) == (f"kafka://{tansu.bootstrap}", w.topic), task_id
+            assert (dataset["namespace"], dataset["name"]) == (f"kafka://{broker.bootstrap}", w.topic), task_id
             offsets = dataset["inputFacets"]["kgroups_offsetRange"]["partitions"]
             assert {q: o["endingOffset"] for q, o in offsets.items()} == ending, task_id
             if task_id != "wait_for_landing":

@@ -42,9 +42,9 @@ def orders(seed, name_prefix):
     return topic, group
 
 
-async def test_snapshot_numbers(tansu, orders):
+async def test_snapshot_numbers(broker, orders):
     topic, group = orders
-    snap = await run(tansu.bootstrap, lambda client: take_snapshot(client, [group], topics=[topic]))
+    snap = await run(broker.bootstrap, lambda client: take_snapshot(client, [group], topics=[topic]))
     lags = {p.partition: (p.committed, p.log_start, p.log_end, p.lag, p.flags) for p in snap.groups[group].partitions}
     assert lags == {0: (2, 0, 5, 3, frozenset()), 1: (3, 0, 3, 0, frozenset()),
                     2: (None, 0, 0, None, frozenset({LagFlag.NO_COMMIT}))}
@@ -53,8 +53,8 @@ async def test_snapshot_numbers(tansu, orders):
     assert abs(snap.taken_at_ms - time.time() * 1000) < 30_000
 
 
-async def test_snapshot_of_a_live_group(tansu, live_group):
-    snap = await run(tansu.bootstrap, lambda client: take_snapshot(client, [live_group.group_id],
+async def test_snapshot_of_a_live_group(broker, live_group):
+    snap = await run(broker.bootstrap, lambda client: take_snapshot(client, [live_group.group_id],
                                                                    topics=[live_group.topic], policy="ignore"))
     group = snap.groups[live_group.group_id]
     assert group.state is GroupState.STABLE
@@ -62,8 +62,8 @@ async def test_snapshot_of_a_live_group(tansu, live_group):
     assert group.total_lag == 0  # IGNORE: the never-committed empty partition stays out
 
 
-async def test_member_count_of_a_live_group(tansu, live_group):
-    snap = await run(tansu.bootstrap, lambda client: take_snapshot(client, [live_group.group_id]))
+async def test_member_count_of_a_live_group(broker, live_group):
+    snap = await run(broker.bootstrap, lambda client: take_snapshot(client, [live_group.group_id]))
     group = snap.groups[live_group.group_id]
     if group.members == 0 and group.state is GroupState.STABLE:
         pytest.skip("Tansu 0.6.0 answers ConsumerGroupDescribe (api 69) for a classic group with state Stable "
@@ -72,7 +72,7 @@ async def test_member_count_of_a_live_group(tansu, live_group):
     assert group.members == 1
 
 
-async def test_exact_lag_in_seconds_from_record_timestamps(tansu, orders):
+async def test_exact_lag_in_seconds_from_record_timestamps(broker, orders):
     topic, group = orders
     now = BASE_TIMESTAMP_MS + 100_000
 
@@ -80,24 +80,24 @@ async def test_exact_lag_in_seconds_from_record_timestamps(tansu, orders):
         snap = await take_snapshot(client, [group])
         return await lag_seconds(client, snap, worst_n=None, now_ms=now)
 
-    result = (await run(tansu.bootstrap, body))[group]
+    result = (await run(broker.bootstrap, body))[group]
     (measured,) = result.partitions  # partition 1 is caught up: nothing to measure
     assert measured.tp == TopicPartition(topic, 0) and measured.basis is LagSecondsBasis.RECORD
     assert measured.record_offset == 2 and measured.record_timestamp_ms == BASE_TIMESTAMP_MS + 2000
     assert measured.seconds == 98.0 and not measured.estimate
 
 
-async def test_barrier_reached_by_a_live_consumer_while_producers_keep_writing(tansu, seed, name_prefix):
+async def test_barrier_reached_by_a_live_consumer_while_producers_keep_writing(broker, seed, name_prefix):
     topic, group = f"{name_prefix}events", f"{name_prefix}loader"
     seed.create_topic(topic, partitions=2)
     for partition in range(2):
         seed.produce(topic, partition, 4)
     seed.commit(group, {(topic, 0): 0, (topic, 1): 0})
-    target = await run(tansu.bootstrap, lambda client: fix_target(client, [group]))
+    target = await run(broker.bootstrap, lambda client: fix_target(client, [group]))
     assert target.offsets[group] == {TopicPartition(topic, 0): 4, TopicPartition(topic, 1): 4}
     seed.produce(topic, 0, 2)  # after the target was fixed: not part of the barrier
 
-    with LiveConsumer(tansu.bootstrap, group, [topic]) as consumer:
+    with LiveConsumer(broker.bootstrap, group, [topic]) as consumer:
         async def wait_reached(client):
             previous, deadline = None, time.monotonic() + 45
             while True:
@@ -107,32 +107,32 @@ async def test_barrier_reached_by_a_live_consumer_while_producers_keep_writing(t
                 previous = status
                 await asyncio.sleep(0.2)  # poll interval of the condition; the deadline bounds it
 
-        status, before = await run(tansu.bootstrap, wait_reached)
+        status, before = await run(broker.bootstrap, wait_reached)
         consumer.wait_committed({(topic, 0): 6, (topic, 1): 4})
     assert status.reached, status.summary()
     assert status.eta_s() == 0.0 and status.remaining() == 0
 
 
-async def test_barrier_for_a_timestamp(tansu, orders):
+async def test_barrier_for_a_timestamp(broker, orders):
     topic, group = orders
-    after_every_record = await run(tansu.bootstrap, lambda client: client.offsets_for_timestamp(
+    after_every_record = await run(broker.bootstrap, lambda client: client.offsets_for_timestamp(
         [TopicPartition(topic, 0)], BASE_TIMESTAMP_MS + 10**9))
     if after_every_record.values[TopicPartition(topic, 0)].offset != -1:
         pytest.skip("Tansu 0.6.0 answers ListOffsets by timestamp with offset 0 whatever the timestamp (Apache "
                     "Kafka: the first offset at or after it, -1 when none); covered on the fake cluster "
                     "(tests/lag/test_barrier.py::test_fix_target_for_a_timestamp)")
-    target = await run(tansu.bootstrap, lambda client: fix_target(client, [group], topics=[topic],
+    target = await run(broker.bootstrap, lambda client: fix_target(client, [group], topics=[topic],
                                                                   timestamp_ms=BASE_TIMESTAMP_MS + 2500))
     # partition 0: records at +0, +1000, ... -> the first at or after +2500 is offset 3;
     # partition 1's records are 1e6 ms later (offset 0); partition 2 is empty (log end 0)
     assert target.offsets[group] == {TopicPartition(topic, 0): 3, TopicPartition(topic, 1): 0,
                                      TopicPartition(topic, 2): 0}
-    status = await run(tansu.bootstrap, lambda client: check_barrier(client, target))
+    status = await run(broker.bootstrap, lambda client: check_barrier(client, target))
     assert [p.reached for p in status.partitions] == [False, True, True]
     assert status.partitions[0].remaining == 1
 
 
-async def test_backup_and_restore_with_an_offset_commit(tansu, seed, orders, tmp_path):
+async def test_backup_and_restore_with_an_offset_commit(broker, seed, orders, tmp_path):
     topic, group = orders
 
     async def body(client):
@@ -144,7 +144,7 @@ async def test_backup_and_restore_with_an_offset_commit(tansu, seed, orders, tmp
         restored = await restore_offsets(client, url)
         return after_delete, restored
 
-    after_delete, restored = await run(tansu.bootstrap, body)
+    after_delete, restored = await run(broker.bootstrap, body)
     assert after_delete.values[group].committed() == {}
     assert restored[group].ok
     assert {(k.topic, k.partition): v for k, v in seed.committed(group).items()} == {(topic, 0): 2, (topic, 1): 3}

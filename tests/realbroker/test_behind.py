@@ -35,7 +35,7 @@ def threshold_gate(group: str, topic: str) -> LagGate:
 
 
 @pytest.mark.parametrize("codec", CODECS)
-async def test_a_group_hours_behind_is_dated_by_its_record_and_keeps_the_gate_closed(tansu, seed, behind, name_prefix,
+async def test_a_group_hours_behind_is_dated_by_its_record_and_keeps_the_gate_closed(broker, seed, behind, name_prefix,
                                                                               codec):
     seeded = behind[codec]
     record, group = seeded.behind, f"{name_prefix}behind"
@@ -46,7 +46,7 @@ async def test_a_group_hours_behind_is_dated_by_its_record_and_keeps_the_gate_cl
         snap = await take_snapshot(client, [group])
         return snap, await lag_seconds(client, snap, worst_n=None)
 
-    snap, seconds = await run(tansu.bootstrap, measure)
+    snap, seconds = await run(broker.bootstrap, measure)
     assert snap.groups[group].partitions[0].lag == seeded.end - record.offset
     (measured,) = seconds[group].partitions
     assert (measured.basis, measured.at_least, measured.record_offset, measured.record_timestamp_ms) == \
@@ -54,25 +54,25 @@ async def test_a_group_hours_behind_is_dated_by_its_record_and_keeps_the_gate_cl
     assert measured.seconds == (snap.taken_at_ms - record.timestamp_ms) / 1000
     assert BEHIND_MS / 1000 <= measured.seconds < BEHIND_MS / 1000 + 3600  # about 12,960 s
 
-    decision = await run(tansu.bootstrap, lambda client: check_gate(client, threshold_gate(group, seeded.topic)))
+    decision = await run(broker.bootstrap, lambda client: check_gate(client, threshold_gate(group, seeded.topic)))
     assert decision.status is GateStatus.WAIT, decision
     over = re.search(rf"{re.escape(group)}: lag (\d+) s over 60 s", decision.message)
     assert over is not None and int(over.group(1)) >= BEHIND_MS / 1000, decision.message
 
 
 @pytest.mark.parametrize("codec", CODECS)
-async def test_a_young_group_on_the_same_topic_opens_the_gate(tansu, seed, behind, name_prefix, codec):
+async def test_a_young_group_on_the_same_topic_opens_the_gate(broker, seed, behind, name_prefix, codec):
     seeded = behind[codec]
-    young = append_young(tansu.bootstrap, seeded, int(time.time() * 1000) - 5_000)  # written 5 s ago
+    young = append_young(broker.bootstrap, seeded, int(time.time() * 1000) - 5_000)  # written 5 s ago
     group = f"{name_prefix}young"
     seed.commit(group, {(seeded.topic, 0): young[len(young) // 2].offset})  # inside the young batch
 
-    decision = await run(tansu.bootstrap, lambda client: check_gate(client, threshold_gate(group, seeded.topic)))
+    decision = await run(broker.bootstrap, lambda client: check_gate(client, threshold_gate(group, seeded.topic)))
     assert decision.status is GateStatus.DONE, decision
     assert 4.9 < decision.result["lag"][group]["max_lag_seconds"] < 60
 
 
-async def test_without_the_codec_library_the_gate_waits_and_says_once_what_to_install(tansu, seed, behind, name_prefix,
+async def test_without_the_codec_library_the_gate_waits_and_says_once_what_to_install(broker, seed, behind, name_prefix,
                                                                                monkeypatch):
     """The issue's first defect (the library was not there), replayed by hiding cramjam: the lz4
     partition's age is unknown, the gate waits (never opens) and its first check tells the user
@@ -91,7 +91,7 @@ async def test_without_the_codec_library_the_gate_waits_and_says_once_what_to_in
     async def two_checks(client):
         return await check_gate(client, gate), await check_gate(client, gate)
 
-    first, second = await run(tansu.bootstrap, two_checks)
+    first, second = await run(broker.bootstrap, two_checks)
     assert first.status is second.status is GateStatus.WAIT
     assert "lag in seconds unknown" in first.message and "cramjam library is missing" in second.message
     (told,) = first.warnings

@@ -1,4 +1,4 @@
-"""Every codec on the embedded broker, with records written by librdkafka as production producers
+"""Every codec on Apache Kafka, with records written by librdkafka as production producers
 write them (tests/support/production.py: compressed batches of up to 500 records, headers with
 duplicate keys and null values, null and empty keys and values, a 1 MiB record, an idempotent
 and a transactional producer): what is on the wire, every record read back, lag in seconds for
@@ -32,12 +32,12 @@ async def run(bootstrap: str, body):
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_the_producer_wrote_multi_record_batches_in_the_topics_codec(tansu, production, codec):
+def test_the_producer_wrote_multi_record_batches_in_the_topics_codec(broker, production, codec):
     """What the other tests read is what production writes: the 500-record batch arrives as one
     batch compressed with the topic's codec (librdkafka would fall back to none only for a batch
     that does not shrink)."""
     seeded = production[codec]
-    with WireConnection.to(tansu.bootstrap, client_id="codecs") as conn:
+    with WireConnection.to(broker.bootstrap, client_id="codecs") as conn:
         response = fetch(conn, seeded.topic, 0, seeded.batch_middle().offset, version=11)
     batches, _ = read_batches(response.responses[0].partitions[0].records)
     first = batches[0]
@@ -46,7 +46,7 @@ def test_the_producer_wrote_multi_record_batches_in_the_topics_codec(tansu, prod
 
 
 @pytest.mark.parametrize("codec", CODECS)
-async def test_every_record_of_every_codec_reads_back_exactly(tansu, production, codec):
+async def test_every_record_of_every_codec_reads_back_exactly(broker, production, codec):
     seeded = production[codec]
     tp = TopicPartition(seeded.topic, 0)
 
@@ -55,14 +55,14 @@ async def test_every_record_of_every_codec_reads_back_exactly(tansu, production,
         got = [r async for page in reader.pages() for r in page]
         return got, reader
 
-    got, reader = await run(tansu.bootstrap, body)
+    got, reader = await run(broker.bootstrap, body)
     assert [(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in got] == \
         [(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in seeded.records]
     assert reader.skipped == 3 and reader.gaps == []  # the three transaction markers
 
 
 @pytest.mark.parametrize("codec", CODECS)
-async def test_lag_in_seconds_dates_offsets_committed_inside_batches(tansu, seed, production, name_prefix, codec):
+async def test_lag_in_seconds_dates_offsets_committed_inside_batches(broker, seed, production, name_prefix, codec):
     """A group committed in the middle of a 500-record batch, on the 1 MiB record, inside a
     committed transaction and on an aborted record: each lag is the exact age of the record at
     the committed offset (what a consumer reads next), never a bound."""
@@ -80,7 +80,7 @@ async def test_lag_in_seconds_dates_offsets_committed_inside_batches(tansu, seed
         snap = await take_snapshot(client, groups)
         return await lag_seconds(client, snap, worst_n=None, now_ms=now)
 
-    result = await run(tansu.bootstrap, body)
+    result = await run(broker.bootstrap, body)
     for name, record in targets.items():
         (measured,) = result[f"{name_prefix}{name}"].partitions
         assert (measured.basis, measured.record_offset, measured.record_timestamp_ms, measured.at_least) == \
@@ -89,33 +89,31 @@ async def test_lag_in_seconds_dates_offsets_committed_inside_batches(tansu, seed
 
 
 @pytest.mark.parametrize("codec", CODECS)
-async def test_a_barrier_on_the_log_end_is_reached_only_at_the_last_record(tansu, seed, production, name_prefix, codec):
+async def test_a_barrier_on_the_log_end_is_reached_only_at_the_last_record(broker, seed, production, name_prefix, codec):
     seeded = production[codec]
     group = f"{name_prefix}loader"
     seed.commit(group, {(seeded.topic, 0): seeded.batch_middle().offset})
-    target = await run(tansu.bootstrap, lambda client: fix_target(client, [group]))
+    target = await run(broker.bootstrap, lambda client: fix_target(client, [group]))
     assert target.offsets[group] == {TopicPartition(seeded.topic, 0): seeded.end}  # exact: a single-record batch last
-    status = await run(tansu.bootstrap, lambda client: check_barrier(client, target))
+    status = await run(broker.bootstrap, lambda client: check_barrier(client, target))
     assert not status.reached and status.remaining() == seeded.end - seeded.batch_middle().offset
     seed.commit(group, {(seeded.topic, 0): seeded.end})
-    assert (await run(tansu.bootstrap, lambda client: check_barrier(client, target))).reached
+    assert (await run(broker.bootstrap, lambda client: check_barrier(client, target))).reached
 
 
-async def test_tansu_quirk_read_committed_fetch_carries_no_aborted_transactions(tansu, production):
-    """Tansu 0.6.0 writes ABORT markers and bounds read_committed by the last stable offset, but its
-    Fetch response lists no AbortedTransactions, so a read_committed consumer (librdkafka's as well
-    as ours) is handed the aborted records. Apache Kafka lists them (UnifiedLog.collectAbortedTransactions);
-    reading around aborted transactions is covered on the fake cluster
-    (tests/spark/test_datasource_codecs.py::test_fake_read_committed_every_codec)."""
-    seeded = production["lz4"]
+@pytest.mark.parametrize("codec", CODECS)
+async def test_read_committed_reads_around_the_aborted_transactions_the_broker_lists(broker, production, codec):
+    """Apache Kafka lists a Fetch's aborted transactions (UnifiedLog.collectAbortedTransactions): a
+    read_committed reader returns every record but those of the aborted transaction, and no marker.
+    (Tansu 0.6.0 lists none, so there a read_committed consumer is handed the aborted records:
+    tests/realbroker/test_tansu_facts.py.)"""
+    seeded = production[codec]
     tp = TopicPartition(seeded.topic, 0)
 
     async def body(client):
         reader = RangeReader(client, tp, 0, seeded.end, read_committed=True)
         return [r.offset async for page in reader.pages() for r in page]
 
-    offsets = await run(tansu.bootstrap, body)
-    aborted = seeded.first_aborted().offset
-    if aborted not in offsets:
-        pytest.fail("Tansu now lists aborted transactions: drop this quirk test and read around them here too")
-    assert offsets == [r.offset for r in seeded.records]
+    offsets = await run(broker.bootstrap, body)
+    assert offsets == [r.offset for r in seeded.committed()]
+    assert seeded.first_aborted().offset not in offsets

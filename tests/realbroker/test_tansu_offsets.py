@@ -16,61 +16,61 @@ def cli(capsys, tansu, *argv):
     return code, json.loads(out) if out.strip() else None
 
 
-def test_reset_is_committed_read_back_by_another_client_and_undone(capsys, tansu, seed, name_prefix, tmp_path):
+def test_reset_is_committed_read_back_by_another_client_and_undone(capsys, tansu, tansu_seed, name_prefix, tmp_path):
     topic, group = name_prefix + "orders", name_prefix + "landing"
-    seed.create_topic(topic, partitions=2)
+    tansu_seed.create_topic(topic, partitions=2)
     for p in range(2):
-        seed.produce(topic, p, 6)  # one record per batch: Tansu reports exact log ends then
-    seed.commit(group, {(topic, 0): 6, (topic, 1): 4})
+        tansu_seed.produce(topic, p, 6)  # one record per batch: Tansu reports exact log ends then
+    tansu_seed.commit(group, {(topic, 0): 6, (topic, 1): 4})
 
     code, dry = cli(capsys, tansu, "reset-offsets", group, "--topic", topic, "--to-offset", "2")
     assert code == EXIT_OK and dry["would_do"] == 1
-    assert seed.committed(group) == {(topic, 0): 6, (topic, 1): 4}  # a dry run commits nothing
+    assert tansu_seed.committed(group) == {(topic, 0): 6, (topic, 1): 4}  # a dry run commits nothing
 
     code, real = cli(capsys, tansu, "reset-offsets", group, "--topic", topic, "--to-offset", "2", "--execute",
                      "--backup-url", str(tmp_path))
     assert code == EXIT_OK and real["done"] == 1
     assert real["decisions"][group]["partitions"] == dry["decisions"][group]["partitions"]
-    assert {(tp.topic, tp.partition): o for tp, o in seed.committed(group).items()} == {(topic, 0): 2, (topic, 1): 2}
+    assert {(tp.topic, tp.partition): o for tp, o in tansu_seed.committed(group).items()} == {(topic, 0): 2, (topic, 1): 2}
 
     code, shifted = cli(capsys, tansu, "reset-offsets", group, "--all-topics", "--shift-by", "10", "--execute",
                         "--backup-url", str(tmp_path))
     assert code == EXIT_OK
     assert {r["partition"]: (r["new"], r["finding"]) for r in shifted["decisions"][group]["partitions"]} == {
         0: (6, "clamped_to_log_end"), 1: (6, "clamped_to_log_end")}
-    assert {tp.partition: o for tp, o in seed.committed(group).items()} == {0: 6, 1: 6}
+    assert {tp.partition: o for tp, o in tansu_seed.committed(group).items()} == {0: 6, 1: 6}
 
     undo = real["undo_command"].split()
     assert main(["-b", tansu.bootstrap, *undo[undo.index("restore"):]]) == EXIT_OK
     capsys.readouterr()
-    assert {tp.partition: o for tp, o in seed.committed(group).items()} == {0: 6, 1: 4}  # back before the first reset
+    assert {tp.partition: o for tp, o in tansu_seed.committed(group).items()} == {0: 6, 1: 4}  # back before the first reset
 
 
-def test_a_live_group_is_refused_and_keeps_its_offsets(capsys, tansu, live_group, tmp_path):
-    before = dict(live_group.committed)
-    code, doc = cli(capsys, tansu, "reset-offsets", live_group.group_id, "--topic", live_group.topic,
+def test_a_live_group_is_refused_and_keeps_its_offsets(capsys, tansu, tansu_live_group, tmp_path):
+    before = dict(tansu_live_group.committed)
+    code, doc = cli(capsys, tansu, "reset-offsets", tansu_live_group.group_id, "--topic", tansu_live_group.topic,
                     "--to-earliest", "--execute", "--backup-url", str(tmp_path))
     assert code == EXIT_PARTIAL
-    assert doc["decisions"][live_group.group_id]["refusal"] == "has_members"
+    assert doc["decisions"][tansu_live_group.group_id]["refusal"] == "has_members"
     assert doc["backup_url"] is None
     from airflow_provider_kgroups.client import ClientConfig, GroupsClient
 
     with GroupsClient(ClientConfig.create(tansu.bootstrap)) as client:
-        committed = client.fetch_committed_offsets([live_group.group_id])[live_group.group_id].committed()
+        committed = client.fetch_committed_offsets([tansu_live_group.group_id])[tansu_live_group.group_id].committed()
     assert {tp.partition: o for tp, o in committed.items()} == before
 
 
-def test_delete_offsets_on_a_broker_without_offset_delete_is_refused_by_name(capsys, tansu, seed, name_prefix,
+def test_delete_offsets_on_a_broker_without_offset_delete_is_refused_by_name(capsys, tansu, tansu_seed, name_prefix,
                                                                              tmp_path):
     topic, group = name_prefix + "old", name_prefix + "idle"
-    seed.create_topic(topic, partitions=1)
-    seed.produce(topic, 0, 1)
-    seed.commit(group, {(topic, 0): 1})
+    tansu_seed.create_topic(topic, partitions=1)
+    tansu_seed.produce(topic, 0, 1)
+    tansu_seed.commit(group, {(topic, 0): 1})
     code, doc = cli(capsys, tansu, "delete-offsets", group, "--topic", topic, "--execute",
                     "--backup-url", str(tmp_path))
     assert code == EXIT_PARTIAL
     assert "does not support OffsetDelete" in doc["decisions"][group]["reason"]
-    assert {tp.partition: o for tp, o in seed.committed(group).items()} == {0: 1}
+    assert {tp.partition: o for tp, o in tansu_seed.committed(group).items()} == {0: 1}
 
 
 def test_share_group_offsets_are_refused_by_name_on_a_broker_without_kip_932(capsys, tansu, name_prefix):

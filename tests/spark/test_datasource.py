@@ -32,8 +32,8 @@ def rows(df) -> list[tuple]:
     return sorted((r.topic, r.partition, r.offset, r.value.decode()) for r in df.collect())
 
 
-def test_reads_exactly_the_range_and_nothing_outside_it(spark, tansu, orders):
-    df = read_offset_range(spark, tansu.bootstrap, starting=offsets(orders, {0: 3, 1: 0, 2: 0}),
+def test_reads_exactly_the_range_and_nothing_outside_it(spark, broker, orders):
+    df = read_offset_range(spark, broker.bootstrap, starting=offsets(orders, {0: 3, 1: 0, 2: 0}),
                            ending=offsets(orders, {0: 27, 1: 5, 2: 0}))
     assert df.columns == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
     got = rows(df)
@@ -42,38 +42,38 @@ def test_reads_exactly_the_range_and_nothing_outside_it(spark, tansu, orders):
     assert first.timestampType == 0 and first.timestamp is not None
 
 
-def test_a_range_in_several_chunks_is_one_task_per_chunk(spark, tansu, orders):
-    df = read_offset_range(spark, tansu.bootstrap, starting=offsets(orders, {0: 0}), ending=offsets(orders, {0: 30}),
+def test_a_range_in_several_chunks_is_one_task_per_chunk(spark, broker, orders):
+    df = read_offset_range(spark, broker.bootstrap, starting=offsets(orders, {0: 0}), ending=offsets(orders, {0: 30}),
                            options={"maxRecordsPerPartition": "7"})
     assert df.rdd.getNumPartitions() == 5  # 7 + 7 + 7 + 7 + 2 offsets
     assert [o for _, _, o, _ in rows(df)] == list(range(30))
 
 
-def test_earliest_and_latest_are_resolved_once_on_the_driver(spark, tansu, orders):
+def test_earliest_and_latest_are_resolved_once_on_the_driver(spark, broker, orders):
     register(spark)
-    df = (spark.read.format("kgroups").option("kafka.bootstrap.servers", tansu.bootstrap)
+    df = (spark.read.format("kgroups").option("kafka.bootstrap.servers", broker.bootstrap)
           .option("startingOffsets", offsets(orders, {1: -2})).option("endingOffsets", offsets(orders, {1: -1}))
           .load())
     assert [o for _, _, o, _ in rows(df)] == [0, 1, 2, 3, 4]
 
 
-def test_an_empty_range_reads_no_rows(spark, tansu, orders):
-    df = read_offset_range(spark, tansu.bootstrap, starting=offsets(orders, {0: 10, 2: 0}),
+def test_an_empty_range_reads_no_rows(spark, broker, orders):
+    df = read_offset_range(spark, broker.bootstrap, starting=offsets(orders, {0: 10, 2: 0}),
                            ending=offsets(orders, {0: 10, 2: 0}))
     assert df.count() == 0
 
 
-def test_a_range_past_the_log_end_fails_naming_the_partition(spark, tansu, orders):
-    df = read_offset_range(spark, tansu.bootstrap, starting=offsets(orders, {1: 0}), ending=offsets(orders, {1: 9}))
+def test_a_range_past_the_log_end_fails_naming_the_partition(spark, broker, orders):
+    df = read_offset_range(spark, broker.bootstrap, starting=offsets(orders, {1: 0}), ending=offsets(orders, {1: 9}))
     with pytest.raises(Exception, match=r"\[1\]: the range ends at 9 \(exclusive\), beyond the partition's high "
                                         r"watermark 5"):
         df.collect()
 
 
-def test_transaction_markers_are_never_rows_and_tansu_quirk_read_committed(spark, tansu, seed, name_prefix):
+def test_transaction_markers_are_never_rows_and_tansu_quirk_read_committed(spark, broker, seed, name_prefix):
     topic = f"{name_prefix}tx"
     seed.create_topic(topic, 1)
-    producer = KafkaProducer(bootstrap_servers=tansu.bootstrap, transactional_id=f"{name_prefix}tx", linger_ms=0)
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, transactional_id=f"{name_prefix}tx", linger_ms=0)
     try:
         producer.init_transactions()
         for value, commit in ((b"a", True), (b"b", False), (b"c", True)):
@@ -83,13 +83,13 @@ def test_transaction_markers_are_never_rows_and_tansu_quirk_read_committed(spark
     finally:
         producer.close(timeout=5)
     assert seed.end_offset(topic, 0) == 6  # a, marker, b, marker, c, marker
-    uncommitted = read_offset_range(spark, tansu.bootstrap, starting=offsets(topic, {0: 0}),
+    uncommitted = read_offset_range(spark, broker.bootstrap, starting=offsets(topic, {0: 0}),
                                     ending=offsets(topic, {0: 6}))
     assert [(o, v) for _, _, o, v in rows(uncommitted)] == [(0, "a"), (2, "b"), (4, "c")]
     # Tansu quirk, pinned: a read_committed Fetch lists no aborted transactions (Apache Kafka lists
     # them: UnifiedLog.collectAbortedTransactions), so the aborted "b" comes back. read_committed
     # is asserted on the fake cluster: test_read_committed_leaves_out_aborted_transactions.
-    committed = read_offset_range(spark, tansu.bootstrap, starting=offsets(topic, {0: 0}), ending=offsets(topic, {0: 6}),
+    committed = read_offset_range(spark, broker.bootstrap, starting=offsets(topic, {0: 0}), ending=offsets(topic, {0: 6}),
                                   options={"kafka.isolation.level": "read_committed"})
     assert [(o, v) for _, _, o, v in rows(committed)] == [(0, "a"), (2, "b"), (4, "c")]
 

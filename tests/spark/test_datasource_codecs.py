@@ -70,14 +70,14 @@ def collected(df) -> list[tuple]:
                   key=BY_TOPIC_OFFSET)
 
 
-def test_rows_equal_what_sparks_kafka_source_gives_for_every_codec(spark, tansu, production):
+def test_rows_equal_what_sparks_kafka_source_gives_for_every_codec(spark, broker, production):
     """Every column, NULLs included, of every record of every codec's topic; the range starts
     inside the 500-record batch (a committed offset) and ends at the log end."""
     starts = {s.topic: s.batch_middle().offset for s in production.values()}
     ends = {s.topic: s.end for s in production.values()}
-    reference = sorted((spark_row(m) for m in consume(tansu.bootstrap, {t: (starts[t], ends[t]) for t in starts})),
+    reference = sorted((spark_row(m) for m in consume(broker.bootstrap, {t: (starts[t], ends[t]) for t in starts})),
                        key=BY_TOPIC_OFFSET)
-    df = read_offset_range(spark, tansu.bootstrap, starting=offsets(starts), ending=offsets(ends),
+    df = read_offset_range(spark, broker.bootstrap, starting=offsets(starts), ending=offsets(ends),
                            options={"includeHeaders": "true", "maxRecordsPerPartition": "300"})
     got = collected(df)
     assert len(got) == len(reference) == sum(len([r for r in s.records if r.offset >= starts[s.topic]])
@@ -85,7 +85,7 @@ def test_rows_equal_what_sparks_kafka_source_gives_for_every_codec(spark, tansu,
     assert got == reference
     assert any(row[7] is None for row in got) and any(row[0] is None for row in got) and \
         any(row[1] is None for row in got)  # the NULLs the comparison covered
-    no_headers = read_offset_range(spark, tansu.bootstrap, starting=offsets(starts), ending=offsets(ends))
+    no_headers = read_offset_range(spark, broker.bootstrap, starting=offsets(starts), ending=offsets(ends))
     assert "headers" not in no_headers.columns and no_headers.count() == len(reference)
 
 
@@ -128,12 +128,12 @@ def test_fake_read_committed_every_codec(spark):
             assert [(t, o, v, h and [(x.key, x.value) for x in h]) for t, o, v, h in got] == expected, isolation
 
 
-def test_landing_zone_of_every_codec_reads_back_the_gated_range(spark, tansu, production, tmp_path):
+def test_landing_zone_of_every_codec_reads_back_the_gated_range(spark, broker, production, tmp_path):
     """A landing consumer (librdkafka) lands each poll as a file named by its positions before and
     after, so files tile the log across transaction markers; the gate's range read back from the
     landing zone is exactly the records a consumer reads in it."""
     root = str(tmp_path / "landing")
-    everything = consume(tansu.bootstrap, {s.topic: (0, s.end) for s in production.values()})
+    everything = consume(broker.bootstrap, {s.topic: (0, s.end) for s in production.values()})
     for seeded in production.values():
         messages = sorted((m for m in everything if m.topic() == seeded.topic), key=lambda m: m.offset())
         for i in range(0, len(messages), 100):  # a poll of up to 100 records: one file, committed at `after`

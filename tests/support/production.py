@@ -24,9 +24,10 @@ Timestamps are set by the producer (CreateTime): record ``i`` of a partition's s
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 __all__ = ["CODECS", "Seeded", "SeededRecord", "create_topics", "seed_partition", "seed_behind", "append_young"]
@@ -72,9 +73,12 @@ class Seeded:
 
 
 def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
+    """Topics whose batches may reach 4 MiB: Apache Kafka refuses a batch over the topic's
+    ``max.message.bytes`` (1 MiB + 12 by default, MESSAGE_TOO_LARGE), so a team that writes 1 MiB
+    records raises it, as these topics do."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(name, partitions, 1) for name, partitions in topics.items()],
-                                      operation_timeout=_TIMEOUT).values():
+    new = [NewTopic(name, partitions, 1, config={"max.message.bytes": str(4 * MIB)}) for name, partitions in topics.items()]
+    for future in admin.create_topics(new, operation_timeout=_TIMEOUT).values():
         future.result(_TIMEOUT)
 
 
@@ -124,6 +128,24 @@ class _Writer:
         self.pending, self.delivered = [], {}
 
 
+def wait_for_log_end(bootstrap: str, topic: str, partition: int, end: int) -> None:
+    """Wait until ``topic[partition]``'s high watermark reaches ``end``. Apache Kafka's transaction
+    coordinator writes the COMMIT/ABORT marker after EndTxn has answered, so without this wait the next
+    producer's record can land before the marker and the marker after it."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kgroups-seed-watermarks", "log_level": 3})
+    try:
+        deadline = time.monotonic() + _TIMEOUT
+        high = -1
+        while time.monotonic() < deadline:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=_TIMEOUT, cached=False)
+            if high >= end:
+                return
+            time.sleep(0.05)
+        raise KafkaException(f"{topic}[{partition}]: high watermark {high}, not {end}, after {_TIMEOUT} s")
+    finally:
+        consumer.close()
+
+
 def seed_partition(bootstrap: str, topic: str, partition: int, codec: str, *, big_batch: int = 500,
                    first_ms: int = 1_700_000_000_000, step_ms: int = 1000, transactions: bool = True) -> Seeded:
     """Write the layout in the module docstring to ``topic[partition]``; returns what landed."""
@@ -146,6 +168,7 @@ def seed_partition(bootstrap: str, topic: str, partition: int, codec: str, *, bi
             producer.begin_transaction()
             txn.batch([(b"tx", b"%s%d" % (b"c" if commit else b"a", i), ()) for i in range(count)], aborted=not commit)
             producer.commit_transaction(_TIMEOUT) if commit else producer.abort_transaction(_TIMEOUT)
+            wait_for_log_end(bootstrap, topic, partition, seeded.records[-1].offset + 2)
     plain.batch([(b"last", b"alone again", ())])
     seeded.end = seeded.records[-1].offset + 1
     return seeded
