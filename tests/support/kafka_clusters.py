@@ -21,6 +21,7 @@ import pytest
 from demo.apache_kafka import NEWEST, KafkaCluster
 from demo.seed import Seeder
 from tests.support.oidc import IdentityProvider
+from tests.support.pytest_kafka import KEEP_RECORDS
 
 SASL_LISTENER = "SASL_PLAINTEXT"
 REAUTH_MS = 3000
@@ -47,6 +48,7 @@ def _oidc_properties(idp: IdentityProvider) -> dict[str, object]:
         "connections.max.reauth.ms": REAUTH_MS,
         "offsets.retention.minutes": 1,
         "offsets.retention.check.interval.ms": RETENTION_CHECK_MS,
+        **KEEP_RECORDS,
     }
 
 
