@@ -53,6 +53,23 @@ def live_groups(kafka, kafka_seed, request):
         with GroupsClient(ClientConfig.create(bootstrap)) as client:
             poll_share_until_assigned(client, share, ids["share"])
         yield {"topic": topic, "ids": ids, "bootstrap": bootstrap, "share": share}
+    _delete_share_groups(bootstrap, [ids["share"], ids["share"] + "-fresh"])
+
+
+def _delete_share_groups(bootstrap: str, group_ids: list[str], timeout: float = 30.0) -> None:
+    """Leave no share group behind: kafka-consumer-groups.sh --list (tests/apachekafka/test_launcher.py)
+    lists classic and consumer groups only, ``kgroups groups`` every type."""
+    deadline = time.monotonic() + timeout
+    with GroupsClient(ClientConfig.create(bootstrap)) as client:
+        while True:  # a closed member leaves at once; the group is Empty, then deletable
+            result = client.delete_groups(group_ids)
+            left = {g: f for g, f in result.failures.items() if f.code != ErrorCode.GROUP_ID_NOT_FOUND}
+            if not left:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"share groups not deleted within {timeout:.0f} s: {left}")
+            group_ids = list(left)
+            time.sleep(0.3)
 
 
 def _ck_tp(topic: str, partition: int, offset: int):
