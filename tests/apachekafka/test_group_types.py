@@ -117,7 +117,7 @@ def test_each_type_is_listed_and_described_with_its_members(live_groups):
 
 
 def test_lag_of_the_live_groups_and_of_the_share_group(live_groups, capsys):
-    ids, topic, bootstrap = live_groups["ids"], live_groups["topic"], live_groups["bootstrap"]
+    ids, bootstrap = live_groups["ids"], live_groups["bootstrap"]
     code, out = _kgroups(capsys, "-b", bootstrap, "lag", ids["classic"], ids["kip848"], ids["empty"])
     assert code == 0, out
     rows = {(g["group_id"], p["partition"]): p["lag"] for g in out["groups"].values()

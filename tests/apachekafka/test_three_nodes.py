@@ -84,7 +84,6 @@ def moving(kafka3, request):
 
 def test_a_broker_stopped_under_the_gate_the_snapshot_and_the_cleanup(kafka3, moving, capsys, tmp_path):
     topic, groups = moving["topic"], moving["groups"]
-    tps = [TopicPartition(topic, p) for p in range(3)]
     config = ClientConfig.create(kafka3.bootstrap, call_timeout_s=60, retry_backoff_s=0.2)
     with GroupsClient(config) as client:
         before = client.describe_groups(groups)
@@ -109,7 +108,7 @@ def test_a_broker_stopped_under_the_gate_the_snapshot_and_the_cleanup(kafka3, mo
     def checker():
         try:
             asyncio.run(keep_checking())
-        except BaseException as exc:  # reported below
+        except BaseException as exc:  # noqa: BLE001  (reported below)
             errors.append(exc)
 
     thread = threading.Thread(target=checker, daemon=True)
@@ -148,7 +147,8 @@ def test_a_broker_stopped_under_the_gate_the_snapshot_and_the_cleanup(kafka3, mo
                          str(tmp_path), target])
     out = json.loads(capsys.readouterr().out)
     assert (code, out["deleted"], out["failed"]) == (0, [target], []), out
-    backup = json.loads(open(out["backup_url"]).read())
+    with open(out["backup_url"]) as backup_file:
+        backup = json.load(backup_file)
     assert {p: v["offset"] for p, v in backup["groups"][target][topic].items()} == {"0": 2, "1": 2, "2": 2}
     with GroupsClient(config) as client:
         left = client.describe_groups(groups)
