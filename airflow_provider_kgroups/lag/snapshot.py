@@ -34,7 +34,9 @@ from typing import AsyncIterator, Collection, Iterable, Mapping
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure, RequestTimeout
 from ..client.gcpause import fewer_collections
 from ..client.numbers import check_int
-from ..client.results import GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicPartition
+from ..client.results import (
+    GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicExistence, TopicPartition,
+)
 from ..client.selection import validate_group_ids
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
 from .policy import parse_policy
@@ -174,6 +176,15 @@ async def topic_partitions(client, topics: Iterable[str]) -> dict[str, list[int]
     described = await client.describe_topics(names)
     missing = [t for t in names if t not in described]
     if missing:
+        # Kafka leaves a topic this principal may not Describe out of Metadata as if it did not
+        # exist: ask by name, which tells "gone" from "not visible" (TOPIC_AUTHORIZATION_FAILED).
+        existence = await client.check_topics(missing)
+        hidden = [t for t in missing if existence.values.get(t) is TopicExistence.NOT_VISIBLE]
+        if hidden:
+            raise ConfigurationError(
+                f"topic(s) {', '.join(map(repr, hidden))} are not visible to this principal "
+                "(TOPIC_AUTHORIZATION_FAILED: Kafka answers it whether or not the topic exists): grant it Describe "
+                "on them (an ACL), or leave them out of topics.")
         raise ConfigurationError(f"topic(s) {', '.join(map(repr, missing))} do not exist in the cluster: "
                                  "check the names (topics are case-sensitive).")
     return {t: sorted(described[t].partitions) for t in names}

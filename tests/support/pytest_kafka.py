@@ -31,6 +31,10 @@ SASL_LISTENER = "SASL_PLAINTEXT"
 
 FIXTURES = ("kafka", "kafka3", "kafka_old", "kafka_3x")  # kafka_seed needs kafka
 _STARTED: dict[str, KafkaCluster] = {}
+#: Records seeded with the demo's 2023 timestamps (demo.seed.BASE_TIMESTAMP_MS) are past the default
+#: 7-day retention: without this, the first retention check (30 s after start, then every 5 min)
+#: deletes them from under a test and moves the log start.
+KEEP_RECORDS = {"log.retention.ms": -1}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -91,7 +95,7 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
                   for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"))
     cluster = KafkaCluster(
         version=NEWEST, nodes=1, listeners={SASL_LISTENER: SASL_LISTENER},
-        properties=_sasl_properties(), scram_users=scram,
+        properties={**_sasl_properties(), **KEEP_RECORDS}, scram_users=scram,
         features=("share.version=1", "streams.version=1"),
         workdir=tmp_path_factory.mktemp("kafka"),
     )
@@ -108,7 +112,7 @@ def kafka_seed(kafka: KafkaCluster) -> Iterator[Seeder]:
 @pytest.fixture(scope="session")
 def kafka3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     cluster = KafkaCluster(version=NEWEST, nodes=3, workdir=tmp_path_factory.mktemp("kafka3"),
-                           properties={"default.replication.factor": 3, "min.insync.replicas": 1})
+                           properties={"default.replication.factor": 3, "min.insync.replicas": 1, **KEEP_RECORDS})
     yield from _start("kafka3", cluster)
 
 

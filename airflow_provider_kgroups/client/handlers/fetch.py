@@ -182,6 +182,13 @@ def parse_fetch(plan: RequestPlan[TopicPartition], response, read_partition) -> 
     if top_error:
         failure = Failure(top_error, "Fetch failed for the whole request")
         return Outcome(failed={tp: failure for tp in plan.keys})
+    if not response.responses and (getattr(response, "throttle_time_ms", 0) or 0) > 0:
+        # A fetch over a quota (consumer_byte_rate, request_percentage) is answered with the
+        # throttle time and no partitions at all (KafkaApis.handleFetchRequest ->
+        # FetchContext.getThrottledResponse): ask again once the throttle ends, which the
+        # connection waits out before writing anything more (KIP-219).
+        reason = f"throttled by a quota for {response.throttle_time_ms} ms: no records this time"
+        return Outcome(retry=set(plan.keys), reasons=dict.fromkeys(plan.keys, reason))
     for topic in response.responses:
         for p in topic.partitions:
             tp = TopicPartition(topic.topic, p.partition_index)

@@ -149,6 +149,10 @@ def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, inco
         throttle = cluster.faults.take_throttle(prefix.api_key, broker.node_id)
         if throttle is not None and hasattr(response, "throttle_time_ms"):
             response.throttle_time_ms = throttle.throttle_ms
+            if prefix.api_key == ApiKey.Fetch:
+                # Apache Kafka answers a fetch over its quota with no partitions at all
+                # (FetchContext.getThrottledResponse): seen on 4.4 with consumer_byte_rate
+                response.responses = []
         frame = encode_response_frame(prefix.api_key, prefix.api_version, prefix.correlation_id, response)
     except Exception as exc:  # noqa: BLE001 - a fake's bug must be visible, not a hang
         log.exception("fakekafka node %s: handler for %s v%s failed", broker.node_id, api_name(prefix.api_key),
