@@ -1,0 +1,174 @@
+"""Nothing lost when the process dies mid-change (issue 29): ``kgroups delete``,
+``kgroups reset-offsets`` and ``ConsumerGroupOffsetResetOperator`` run as child processes on a
+real broker, killed with SIGKILL at each step boundary (before the backup, after it, after the
+intent, after the change request is written, after its answer, before the outcome record) and
+after a seeded random number of boundaries; then run again to completion. After each:
+
+* no intent is left open and no lease held;
+* a run killed before its intent changed nothing in Kafka and left no record; one killed after
+  has its outcome written by the rerun, "interrupted: changed / not changed" per group exactly as
+  Kafka says;
+* every undo any record names for a group leads to a backup holding the offsets the group had
+  before the first change, and the rerun's printed undo command brings every group back to them.
+
+The broker comes from one fixture (``bootstrap``), the Tansu session broker for now. Tansu
+answers Empty for a group that is gone: the deletion verdicts rest on the committed offsets.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shlex
+import sys
+
+import pytest
+
+from airflow_provider_kgroups.cli import EXIT_OK, main
+from airflow_provider_kgroups.history.audit import list_audits, load_audit
+from airflow_provider_kgroups.history.backup import load_backup
+from airflow_provider_kgroups.history.journal import Journal
+from tests.support.killpoints import SteppedChild, cli_argv
+
+STEPS = ("before_backup", "after_backup", "after_intent", "change_sent", "change_answered", "before_outcome")
+BEFORE_INTENT = {None, "before_backup", "after_backup"}
+GROUPS = 8
+SEED = random.randrange(1 << 30)
+
+
+@pytest.fixture(scope="module")
+def bootstrap(tansu) -> str:
+    """The one place the kill tests take their broker from."""
+    return tansu.bootstrap
+
+
+def committed(seed, groups) -> dict[str, dict[tuple[str, int], int]]:
+    return {g: {(tp[0], tp[1]): o for tp, o in seed.committed(g).items()} for g in groups}
+
+
+def make_groups(seed, prefix: str) -> tuple[str, list[str], dict]:
+    topic = prefix + "t"
+    seed.create_topic(topic, partitions=2)
+    for p in range(2):
+        seed.produce(topic, p, 6)  # one record per batch: Tansu's log ends are exact then
+    groups = [f"{prefix}g{i}" for i in range(1, GROUPS + 1)]
+    for i, g in enumerate(groups):
+        seed.commit(g, {(topic, 0): 2 + i % 4, (topic, 1): 1 + i % 5})
+    return topic, groups, committed(seed, groups)
+
+
+def offsets_in(backup_url: str, group: str) -> dict[tuple[str, int], int]:
+    backup = load_backup(backup_url)
+    return {(tp.topic, tp.partition): c.offset for tp, c in backup.groups[group].items()}
+
+
+def check_trail(store: str, groups: list[str], before: dict, after_kill: dict, killed: SteppedChild,
+                rerun: dict, changed_in_kafka) -> dict:
+    """The checks every kill point must pass; returns what the kill left (for the note)."""
+    journal = Journal(store)
+    assert journal.open_intents() == [] and journal.leases() == []
+    records = [load_audit(u) for u in list_audits(store)]
+    interrupted = [r for r in records if r.get("interrupted")]
+    changed = {g for g in groups if changed_in_kafka(before[g], after_kill[g])}
+    if killed.killed_at in BEFORE_INTENT:
+        # no intent on record: nothing may have changed, and the killed run left no record
+        assert changed == set(), (killed.killed_at, changed)
+        assert interrupted == []
+    else:
+        assert len(interrupted) == 1, [r.get("run_id") for r in records]
+        verdicts = {g: d["interrupted"] for g, d in interrupted[0]["decisions"].items()}
+        assert verdicts == {g: "changed" if g in changed else "not_changed" for g in groups}, killed.steps
+        assert rerun["reconciled"] and rerun["reconciled"][0]["run_id"] == interrupted[0]["run_id"]
+    # every undo on record leads to the offsets from before the first change
+    named = 0
+    for record in records:
+        for g, url in (record.get("undo") or {}).items():
+            assert offsets_in(url, g) == before[g], (record.get("action"), g, url)
+            named += 1
+        for g, d in (record.get("decisions") or {}).items():
+            if d.get("undo_backup") and d.get("interrupted") != "not_changed":
+                assert offsets_in(d["undo_backup"], g) == before[g]
+    # every group has a record naming its undo
+    assert {g for r in records for g in (r.get("undo") or {})} == set(groups)
+    return {"killed_at": killed.killed_at, "steps_passed": len(killed.steps) - 1 if killed.killed_at else None,
+            "changed_by_killed_run": len(changed), "records": len(records), "undo_named": named}
+
+
+def undo_all(rerun: dict, key: str, bootstrap: str, capsys) -> None:
+    for command in rerun[key].split(" && "):
+        argv = shlex.split(command)
+        assert argv[0] == "kgroups"
+        code = main(["--format", "json", *argv[1:]])
+        capsys.readouterr()
+        assert code == EXIT_OK, command
+
+
+def gone(before, now) -> bool:
+    return not now
+
+
+def moved(before, now) -> bool:
+    return now != before
+
+
+# -- the CLI ------------------------------------------------------------------------------
+
+KILLS_DELETE = [("at", s) for s in STEPS] + [("random", 0)]
+KILLS_RESET = [("at", s) for s in STEPS] + [("at", "change_sent#4"), ("random", 0)]
+LEFT: list[dict] = []  # what each kill point left, printed at the end (-s) for the note
+
+
+def rerun_cli(capsys, argv: list[str]) -> dict:
+    """Run the same command again, to completion, in this process (the kill needs a child; the
+    rerun does not, and this saves a second interpreter start per kill point)."""
+    capsys.readouterr()
+    code = main(argv[3:])
+    out, err = capsys.readouterr()
+    assert code == EXIT_OK, err
+    return json.loads(out)
+
+
+def kill(child: SteppedChild, how: str, what, boundaries: int, rng: random.Random) -> SteppedChild:
+    if how == "at":
+        step, _, nth = str(what).partition("#")
+        return child.kill_at(step, int(nth or 1))
+    return child.kill_after(rng.randrange(boundaries))
+
+
+@pytest.mark.parametrize("how,what", KILLS_DELETE, ids=[f"{h}-{w}" for h, w in KILLS_DELETE])
+def test_delete_killed_then_rerun(bootstrap, seed, name_prefix, tmp_path, capsys, how, what):
+    rng = random.Random(f"{SEED}-{how}-{what}")
+    print(f"kill seed {SEED}")
+    topic, groups, before = make_groups(seed, name_prefix)
+    store = str(tmp_path / "store")
+    argv = cli_argv(bootstrap, "delete", *groups, "--yes", "--max-deletions-percent", "100",
+                    "--backup-url", store)
+    killed = kill(SteppedChild(argv), how, what, 6, rng)
+    assert killed.killed_at is not None, killed.stderr
+    after_kill = committed(seed, groups)
+    rerun = rerun_cli(capsys, argv)
+    assert committed(seed, groups) == {g: {} for g in groups}  # every group gone
+    left = check_trail(store, groups, before, after_kill, killed, rerun, gone)
+    LEFT.append({"verb": "delete", **left})
+    undo_all(rerun, "restore_command", bootstrap, capsys)
+    assert committed(seed, groups) == before
+
+
+@pytest.mark.parametrize("how,what", KILLS_RESET, ids=[f"{h}-{w}" for h, w in KILLS_RESET])
+def test_reset_killed_then_rerun(bootstrap, seed, name_prefix, tmp_path, capsys, how, what):
+    rng = random.Random(f"{SEED}-{how}-{what}")
+    print(f"kill seed {SEED}")
+    topic, groups, before = make_groups(seed, name_prefix)
+    store = str(tmp_path / "store")
+    argv = cli_argv(bootstrap, "reset-offsets", *groups, "--topic", topic, "--to-earliest", "--execute",
+                    "--backup-url", store)
+    killed = kill(SteppedChild(argv), how, what, 5 + GROUPS, rng)
+    assert killed.killed_at is not None, killed.stderr
+    after_kill = committed(seed, groups)
+    rerun = rerun_cli(capsys, argv)
+    earliest = {(topic, 0): 0, (topic, 1): 0}
+    assert committed(seed, groups) == {g: earliest for g in groups}
+    left = check_trail(store, groups, before, after_kill, killed, rerun, moved)
+    LEFT.append({"verb": "reset-offsets", **left})
+    undo_all(rerun, "undo_command", bootstrap, capsys)
+    assert committed(seed, groups) == before
