@@ -172,3 +172,75 @@ def test_reset_killed_then_rerun(bootstrap, seed, name_prefix, tmp_path, capsys,
     LEFT.append({"verb": "reset-offsets", **left})
     undo_all(rerun, "undo_command", bootstrap, capsys)
     assert committed(seed, groups) == before
+
+
+# -- an Airflow task, then the CLI -----------------------------------------------------------
+
+
+def test_operator_task_killed_half_way_then_the_cli_reruns(bootstrap, seed, name_prefix, tmp_path, capsys):
+    """The issue's worst case: a DAG's reset task OOM-killed after 3 of its 8 OffsetCommits were
+    written; the rerun (here the CLI on the same store) reconciles it and names its backup as the
+    undo of the groups it had changed."""
+    topic, groups, before = make_groups(seed, name_prefix)
+    store = str(tmp_path / "store")
+    env = {"AIRFLOW_CONN_KG_KILL": json.dumps({"conn_type": "kgroups", "host": bootstrap}),
+           "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    task = SteppedChild([sys.executable, "-m", "tests.support.operator_child", store, topic, *groups], env=env,
+                        deadline_s=120).kill_at("change_sent", 3)
+    after_kill = committed(seed, groups)
+    assert 2 <= sum(after_kill[g] != before[g] for g in groups) <= 3  # written, maybe not yet applied
+    argv = cli_argv(bootstrap, "reset-offsets", *groups, "--topic", topic, "--to-earliest", "--execute",
+                    "--backup-url", store)
+    rerun = rerun_cli(capsys, argv)
+    left = check_trail(store, groups, before, after_kill, task, rerun, moved)
+    interrupted = next(load_audit(u) for u in list_audits(store) if load_audit(u).get("interrupted"))
+    assert interrupted["who"]["dag_id"] == "kill_test" and interrupted["action"] == "reset-offsets"
+    LEFT.append({"verb": "operator reset", **left})
+    undo_all(rerun, "undo_command", bootstrap, capsys)
+    assert committed(seed, groups) == before
+
+
+# -- two runs at once ---------------------------------------------------------------------------
+
+
+def test_two_runs_at_once_never_change_the_same_group(bootstrap, seed, name_prefix, tmp_path, capsys):
+    """Run A (a child) holds g1..g5 at its change's answer; run B on g4..g8 meanwhile keeps g4 and
+    g5 (A's leases) and does not take A's open intent for a dead run's; A is then killed and run C
+    reconciles it. Every group's trail names one change and one undo, the right one."""
+    topic, groups, before = make_groups(seed, name_prefix)
+    store = str(tmp_path / "store")
+
+    def reset(*ids):
+        return cli_argv(bootstrap, "reset-offsets", *ids, "--topic", topic, "--to-earliest", "--execute",
+                        "--backup-url", store)
+
+    a = SteppedChild(reset(*groups[:5]))
+    while a.next_step() != "change_answered":
+        a.go()
+    capsys.readouterr()
+    code = main(reset(*groups[3:])[3:])
+    b = json.loads(capsys.readouterr().out)
+    assert code != EXIT_OK  # two groups not reset by B: it says so
+    assert {g: d["decision"] for g, d in b["decisions"].items()} == {
+        **{g: "skipped" for g in groups[3:5]}, **{g: "done" for g in groups[5:]}}
+    for g in groups[3:5]:
+        assert "another run is changing it" in b["decisions"][g]["reason"]
+    assert b["reconciled"] == [] and len(Journal(store).open_intents()) == 1  # A is alive: not B's to close
+    a.kill()
+    after_kill = committed(seed, groups)
+    c = rerun_cli(capsys, reset(*groups))
+    assert [r["groups"]["changed"] for r in c["reconciled"]] == [groups[:5]]
+    records = [load_audit(u) for u in list_audits(store)]
+    assert Journal(store).open_intents() == [] and Journal(store).leases() == []
+    b_record = next(r for r in records if r.get("run_id") == load_audit(b["audit_url"])["run_id"])
+    for g in groups:  # every undo on record leads to the offsets from before the change it undoes
+        for r in records:
+            if g in (r.get("undo") or {}):
+                # C found g6..g8 reset by B, a run that finished: C's undo is the state it found
+                undone = {(topic, 0): 0, (topic, 1): 0} if g in groups[5:] and r is not b_record else before[g]
+                assert offsets_in(r["undo"][g], g) == undone, (g, r.get("run_id"))
+    assert [g for g in groups if g in b_record["undo"]] == groups[5:]
+    assert after_kill == {g: {(topic, 0): 0, (topic, 1): 0} for g in groups}
+    undo_all(c, "undo_command", bootstrap, capsys)  # undoes C, and A's half of the work
+    undo_all(b, "undo_command", bootstrap, capsys)  # then B's, newest first, as a trail is undone
+    assert committed(seed, groups) == before
