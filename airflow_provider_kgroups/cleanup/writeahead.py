@@ -34,7 +34,8 @@ from ..history.journal import ACTIVE_RUNS, Journal, Owner
 from ..history.records import record_name
 from ..lag.snapshot import now_ms as _now_ms
 
-__all__ = ["ChangeRun", "LEASE_TTL_S", "Verdict", "reconcile_open_intents", "start_run"]
+__all__ = ["ChangeRun", "LEASE_TTL_S", "Verdict", "reconcile_open_intents", "start_run",
+           "undo_by_backup"]
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,17 @@ class ChangeRun:
         except Exception:  # noqa: BLE001 - the next run reconciles it; the first error is what the caller sees
             log.exception("could not write the outcome of run %s after its error; the next run reconciles it",
                           self.run_id[:12])
+
+
+def undo_by_backup(backup_url: str | None, changed: list[str], undo: Mapping[str, str]) -> dict[str, list[str]]:
+    """backup URL -> the changed groups it undoes (a group changed first by an interrupted run is
+    undone by that run's backup, the others by ``backup_url``)."""
+    out: dict[str, list[str]] = {}
+    for g in changed:
+        url = undo.get(g, backup_url)
+        if url:
+            out.setdefault(url, []).append(g)
+    return out
 
 
 def start_run(audit_base_url: str | None, action: str, *, dry_run: bool, who: Mapping[str, Any] | None,

@@ -374,3 +374,19 @@ async def _delete_offsets(aclient, group_ids, topics, options, run):
 
     plans = await plan_offset_deletion(aclient, group_ids, topics)
     return await run_offset_deletion(aclient, plans, options or DeletionOptions(), **run)
+
+
+def restore_call(conn_id: str, backup_url: str | None, changed: list[str], undo: Mapping[str, str]) -> str | None:
+    """The hook call(s) that undo a run's change: ``restore_offsets(<backup>)`` when one backup
+    undoes it all (the usual case), else one call per backup naming its groups (a group an
+    interrupted earlier run changed first is undone by that run's backup)."""
+    from ..cleanup.writeahead import undo_by_backup
+
+    if not backup_url:
+        return None
+    by_backup = undo_by_backup(backup_url, changed, undo)
+    if set(by_backup) <= {backup_url}:
+        return f"KafkaGroupsHook({conn_id!r}).restore_offsets({backup_url!r})"
+    return "; ".join(f"KafkaGroupsHook({conn_id!r}).restore_offsets({url!r}, {groups!r})"
+                     for url, groups in sorted(by_backup.items()))
+
