@@ -309,8 +309,9 @@ async def _reconcile_one(aclient, journal: Journal, name: str, intent: Mapping[s
         now = committed.values[g].committed() if g in committed.values else None
         state = described.values[g].state.value if g in described.values else None
         verdict, why = _verdict(str(plan.get("kind")), plan, before, now, state)
-        decisions[g] = {"decision": "interrupted", "interrupted": verdict, "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})",
-                        "state_now": state, "undo_backup": plan.get("undo")}
+        decisions[g] = {"decision": "interrupted", "interrupted": verdict,
+                        "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})", "state_now": state,
+                        "undo_backup": plan.get("undo")}
         if verdict != Verdict.NOT_CHANGED and plan.get("undo"):
             undo[g] = plan["undo"]
     counts = {v: sorted(g for g, d in decisions.items() if d["interrupted"] == v)

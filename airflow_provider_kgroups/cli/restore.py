@@ -1,10 +1,13 @@
-"""``kgroups restore``: commit the offsets of a backup (taken by delete)."""
+"""``kgroups restore``: commit the offsets of a backup (taken by delete, reset-offsets, ...), written
+ahead like every change (:mod:`..cleanup.restore`): the offsets it overwrites are backed up first,
+and its audit record goes to the backup's store."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from .common import interrupted_lines
 from .output import render_table
 
 if TYPE_CHECKING:
@@ -31,14 +34,19 @@ def prepare(args) -> None:
 
 
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
-    from ..history.backup import restore_offsets
+    from ..cleanup.restore import run_restore
 
     backup = args.prepared
     progress(f"committing the offsets of {len(args.groups) or len(backup.groups)} group(s) from {args.backup_url}")
-    results = client.run(restore_offsets(client.aclient, backup, args.groups or None))
+    results, run = client.run(run_restore(client.aclient, backup, args.groups or None, who={"by": "kgroups restore"}))
     rows = []
     for g, outcome in results.items():
         rows += [(g, str(tp), offset, "restored") for tp, offset in sorted(outcome.values.items())]
         rows += [(g, str(tp), "-", str(f)) for tp, f in sorted(outcome.failures.items())]
     table = render_table(("GROUP", "PARTITION", "OFFSET", "OUTCOME"), rows) if rows else "nothing to restore"
-    return {g: r.to_dict() for g, r in results.items()}, table, all(r.ok for r in results.values())
+    lines = [table, *interrupted_lines(run)]
+    if run.backup_url:  # the offsets the restore overwrote: a restore can be undone too
+        lines.append(f"backup   {run.backup_url} (the offsets before this restore, read back first)")
+    lines.append(f"audit    {run.audit_url}" if run.audit_url else f"audit    NOT WRITTEN: {run.audit_error}")
+    data = {g: r.to_dict() for g, r in results.items()}
+    return data, "\n".join(lines), all(r.ok for r in results.values()) and run.audit_error is None

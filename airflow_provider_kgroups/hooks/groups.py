@@ -346,12 +346,15 @@ class KafkaGroupsHook(BaseHook):
         """Undo a cleanup: commit the offsets saved in ``backup`` (a backup URL from the cleanup
         operator's result) for ``group_ids`` (default: every group in it). The groups must be
         Empty or absent. Returns per group ``{"results": {"topic:partition": offset}, "errors": {...}}``."""
-        from ..history.backup import restore_offsets
+        from ..cleanup.restore import run_restore
 
-        results = self._run(restore_offsets, backup, group_ids, storage_options=storage_options)
+        results, run = self._run(run_restore, backup, group_ids, storage_options=storage_options,
+                                 who={"by": "KafkaGroupsHook.restore_offsets", "connection": self.kafka_groups_conn_id})
         for group_id, outcome in results.items():
             self.log.info("Restored %s: %d partition(s) committed, %d failed", group_id, len(outcome.values),
                           len(outcome.failures))
+        self.log.info("Restore audit %s; the offsets it overwrote are backed up to %s",
+                      run.audit_url or f"NOT WRITTEN ({run.audit_error})", run.backup_url)
         return {g: r.to_dict() for g, r in results.items()}
 
     # -- the UI's "Test" button ---------------------------------------------------------------

@@ -90,8 +90,12 @@ def check_trail(store: str, groups: list[str], before: dict, after_kill: dict, k
                 assert offsets_in(d["undo_backup"], g) == before[g]
     # every group has a record naming its undo
     assert {g for r in records for g in (r.get("undo") or {})} == set(groups)
-    return {"killed_at": killed.killed_at, "steps_passed": len(killed.steps) - 1 if killed.killed_at else None,
-            "changed_by_killed_run": len(changed), "records": len(records), "undo_named": named}
+    backups = journal.fs.ls(f"{journal.root}/_backups", detail=False)
+    return {"killed_at": killed.killed_at, "boundaries_passed": len(killed.steps) - 1,
+            "changed_in_kafka": len(changed), "killed_run_intent": killed.killed_at not in BEFORE_INTENT,
+            "backups": len(backups), "records": len(records),
+            "interrupted": {v: len(gs) for v, gs in (interrupted[0]["groups"] if interrupted else {}).items()},
+            "undo_named": named}
 
 
 def undo_all(rerun: dict, key: str, bootstrap: str, capsys) -> None:
@@ -116,6 +120,14 @@ def moved(before, now) -> bool:
 KILLS_DELETE = [("at", s) for s in STEPS] + [("random", 0)]
 KILLS_RESET = [("at", s) for s in STEPS] + [("at", "change_sent#4"), ("random", 0)]
 LEFT: list[dict] = []  # what each kill point left, printed at the end (-s) for the note
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_what_each_kill_left():
+    yield
+    print(f"\nkill seed {SEED}; what each kill point left (after the kill, then the rerun):")
+    for row in LEFT:
+        print(json.dumps(row))
 
 
 def rerun_cli(capsys, argv: list[str]) -> dict:
@@ -152,6 +164,11 @@ def test_delete_killed_then_rerun(bootstrap, seed, name_prefix, tmp_path, capsys
     LEFT.append({"verb": "delete", **left})
     undo_all(rerun, "restore_command", bootstrap, capsys)
     assert committed(seed, groups) == before
+    # the restore is a change like the others: written ahead, its own backup, its outcome
+    restores = [r for r in (load_audit(u) for u in list_audits(store)) if r.get("action") == "restore"]
+    assert restores and all(r["backup_url"] and r["intent"] for r in restores)
+    assert sorted(g for r in restores for g in r["undo"]) == sorted(groups)
+    assert Journal(store).open_intents() == [] and Journal(store).leases() == []
 
 
 @pytest.mark.parametrize("how,what", KILLS_RESET, ids=[f"{h}-{w}" for h, w in KILLS_RESET])
