@@ -70,7 +70,7 @@ class CleanupResult:
     held: tuple[str, ...] = ()  # kept only because a configured Kafka Connect cluster could not be read
     connect_unreadable: tuple[str, ...] = ()  # those clusters' URLs
     #: group -> the backup that undoes this run's deletion of it (an interrupted earlier run's, when
-    #: that run changed it first: :mod:`.writeahead`)
+    #: that run changed it first)
     undo: Mapping[str, str] = field(default_factory=dict)
     reconciled: tuple[Mapping[str, Any], ...] = ()  # outcomes this run wrote for interrupted runs
 

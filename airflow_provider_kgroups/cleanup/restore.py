@@ -14,7 +14,7 @@ import asyncio
 from typing import Any, Mapping, Sequence
 
 from ..client import stepmarks
-from ..client.errors import Failure
+from ..client.errors import ConfigurationError, Failure
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..history.backup import OffsetsBackup, load_backup, restore_offsets
 from ..lag.snapshot import now_ms as _now_ms
@@ -96,7 +96,10 @@ async def run_restore(aclient, backup: OffsetsBackup | str, group_ids: Sequence[
     ids = list(backup.groups) if group_ids is None else list(dict.fromkeys(group_ids))
     if not set(ids) <= set(backup.groups):  # the message names them (and the backup) before any change
         await restore_offsets(aclient, backup, ids)
-    store = store_url or store_of(backup.url or "")
+    if not (store_url or backup.url):
+        raise ConfigurationError("a backup given as a value without its URL needs store_url: where the restore's "
+                                 "backup, intent and audit record go.")
+    store = store_url or store_of(str(backup.url))
     started = _now_ms()
     run = start_run(store, "restore", dry_run=False, who=who, storage_options=storage_options, started_ms=started)
     change = RestoreChange(backup)

@@ -1,6 +1,6 @@
 """Write-ahead audit for every change to groups' offsets, and the reconciliation of runs that died.
 
-A run that may change groups (:class:`ChangeRun`, made by the workflows that keep an audit trail):
+A run that may change groups (``ChangeRun``, made by the workflows that keep an audit trail):
 
 1. **reconciles** first: every intent in the store without an outcome whose run cannot be running
    any more (its process on this host is gone, or its lease expired) gets its outcome written now,
@@ -27,6 +27,7 @@ import uuid
 from typing import Any, Mapping
 
 from ..client import stepmarks
+from ..client.errors import KafkaGroupsError
 from ..client.results import TopicPartition
 from ..history.audit import write_audit
 from ..history.backup import OffsetsBackup, load_backup
@@ -73,6 +74,7 @@ class ChangeRun:
         self.owner = Owner.me(self.run_id)
         self.lease_ttl_ms = int(lease_ttl_s * 1000)
         self.leased: list[str] = []
+        self.lease_expires_ms: int | None = None
         self.intent_url: str | None = None
         self.reconciled: list[dict[str, Any]] = []  # the outcomes this run wrote for runs that died
         self.earlier_undo: dict[str, str] = {}  # group -> the backup from before an interrupted run's change
@@ -94,7 +96,7 @@ class ChangeRun:
     def lease(self, group_ids: list[str]) -> dict[str, str]:
         """Take the groups' leases: group -> why not, for those another run holds."""
         refused: dict[str, str] = {}
-        expires = _now_ms() + self.lease_ttl_ms
+        expires = self.lease_expires_ms = _now_ms() + self.lease_ttl_ms
         for g in group_ids:
             for _ in range(3):  # a stale lease broken: try again
                 held = self.journal.take_lease(g, self.owner, self.name, expires)
@@ -133,11 +135,14 @@ class ChangeRun:
 
     def write_intent(self, planned: Mapping[str, Mapping[str, Any]], backup_url: str) -> str:
         """``planned``: group -> what the change will do to it (kind, partitions, targets)."""
+        if self.lease_expires_ms is not None and _now_ms() >= self.lease_expires_ms:
+            raise KafkaGroupsError(f"this run's leases expired before its change (after {self.lease_ttl_ms} ms): "
+                                   "another run may have taken the groups since")
         for g in planned:
             self.undo[g] = self.earlier_undo.get(g, backup_url)
         document = {"version": RECONCILE_VERSION, "run_id": self.run_id, "action": self.action, "who": self.who,
                     "started_ms": self.started_ms, "owner": self.owner.to_dict(),
-                    "expires_ms": _now_ms() + self.lease_ttl_ms, "backup_url": backup_url,
+                    "expires_ms": self.lease_expires_ms or _now_ms() + self.lease_ttl_ms, "backup_url": backup_url,
                     "groups": {g: {**dict(p), "undo": self.undo[g]} for g, p in planned.items()}}
         self.intent_url = self.journal.write_intent(self.name, document)
         return self.intent_url
@@ -181,6 +186,8 @@ class ChangeRun:
         ACTIVE_RUNS.discard(self.run_id)
         if self.intent_url is None:
             self.finish(False)
+            return
+        if not isinstance(error, Exception):  # cancelled or interrupted: no more requests; the next run reconciles
             return
         try:
             found = await reconcile_open_intents(aclient, self.journal, by={"run_id": self.run_id, **self.who},

@@ -6,11 +6,11 @@
     <store>/_leases/<group>-<hash>.json                  which run may change the group now
 
 An intent without an outcome of the same name is a run that has not finished, or died: the next
-run reconciles it (:mod:`..cleanup.writeahead`). Only open intents stay under ``open/``, so a run
+run reconciles it (``cleanup.writeahead``). Only open intents stay under ``open/``, so a run
 looks at a handful of files, not at every run the store ever had. A lease names its owner (host, process, run)
 and an expiry; it is taken with an exclusive create, so of two runs exactly one gets it.
 
-This module only stores and reads; what a run does with them is :mod:`..cleanup.writeahead`'s.
+This module only stores and reads; what a run does with them is ``cleanup.writeahead``'s.
 """
 
 from __future__ import annotations
