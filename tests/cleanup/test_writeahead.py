@@ -40,3 +40,25 @@ def test_offset_deletion_verdicts():
     plan = {"kind": "delete-offsets", "partitions": ["t:0"]}
     assert _verdict("delete-offsets", plan, {T0: 4}, {}, "Empty")[0] == Verdict.CHANGED
     assert _verdict("delete-offsets", plan, {T0: 4}, {T0: 4}, "Empty")[0] == Verdict.NOT_CHANGED
+
+
+def test_a_lease_of_another_host_holds_until_it_expires_and_a_dead_runs_open_intent_keeps_it(tmp_path):
+    from airflow_provider_kgroups.cleanup.writeahead import ChangeRun
+    from airflow_provider_kgroups.history.journal import Journal, Owner
+    from airflow_provider_kgroups.lag.snapshot import now_ms
+
+    store = str(tmp_path / "store")
+    journal = Journal(store)
+    elsewhere = Owner("worker-elsewhere", 4242, "run-elsewhere")
+    journal.take_lease("held", elsewhere, "i-held", expires_ms=now_ms() + 60_000)
+    journal.take_lease("expired", elsewhere, "i-expired", expires_ms=now_ms() - 1)
+    journal.write_intent("20260101T000000Z-0123456789ab.json", {"run_id": "run-dead"})
+    journal.take_lease("open", Owner("worker-elsewhere", 1, "run-dead"), "20260101T000000Z-0123456789ab.json",
+                       expires_ms=now_ms() - 1)
+    run = ChangeRun(store, "reset-offsets")
+    refused = run.lease(["held", "expired", "open", "free"])
+    assert set(refused) == {"held", "open"} and run.leased == ["expired", "free"]
+    assert "(process 4242 on worker-elsewhere) holds its lease until" in refused["held"]
+    assert "its intent 20260101T000000Z-0123456789ab.json has no outcome yet" in refused["open"]
+    run.finish(outcome_written=False)  # no intent written: the leases go
+    assert sorted(lease["group_id"] for lease in journal.leases()) == ["held", "open"]
