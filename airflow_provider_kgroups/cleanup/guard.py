@@ -169,7 +169,9 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
     stepmarks.reached("after_backup")
     if run is not None:
         try:
-            await asyncio.to_thread(run.write_intent, {g: change.intent(g) for g in to_back_up}, backup_url)
+            await asyncio.to_thread(run.write_intent, {g: change.intent(g) for g in to_back_up}, backup_url,
+                                    {g: {f"{tp.topic}:{tp.partition}": o for tp, o in kept.committed().items()}
+                                     for g, kept in to_back_up.items()})
         except Exception as exc:  # no intent on record, no change
             for g in to_back_up:
                 steps[g] = Step(g, StepResult.FAILED, f"the intent record could not be written "

@@ -14,9 +14,11 @@ A run that may change groups (``ChangeRun``, made by the workflows that keep an 
 4. writes its **outcome** (the audit record, under the intent's name: that closes it), then
    releases the leases.
 
-The undo of a group is the backup taken before the first change of the interrupted work: a run
-that finds a group changed (or cannot tell) by a run that died names that run's undo, not its
-own backup of the already-changed state, both in its intent and in its outcome.
+The undo of a group is the backup taken before the first change of the interrupted work: the
+reconciliation leaves a pending undo per group it found changed (or cannot tell), with the offsets
+the dead run left; the next run that changes the group while it still has exactly those offsets
+names that undo, not its own backup of the already-changed state, in its intent and its outcome
+(whichever run reconciled), and takes the pending undo away once its outcome is written.
 """
 
 from __future__ import annotations
@@ -77,8 +79,8 @@ class ChangeRun:
         self.lease_expires_ms: int | None = None
         self.intent_url: str | None = None
         self.reconciled: list[dict[str, Any]] = []  # the outcomes this run wrote for runs that died
-        self.earlier_undo: dict[str, str] = {}  # group -> the backup from before an interrupted run's change
         self.undo: dict[str, str] = {}  # group -> the backup that undoes this run's change of it
+        self.changed: list[str] = []  # the groups the outcome says this run changed
         ACTIVE_RUNS.add(self.run_id)
 
     # -- 1. reconcile --------------------------------------------------------------------
@@ -86,9 +88,6 @@ class ChangeRun:
     async def reconcile(self, aclient) -> list[dict[str, Any]]:
         found = await reconcile_open_intents(aclient, self.journal, by={"run_id": self.run_id, **self.who})
         self.reconciled.extend(found)
-        for outcome in found:
-            for g, url in (outcome.get("undo") or {}).items():
-                self.earlier_undo.setdefault(g, url)
         return found
 
     # -- 2. leases -----------------------------------------------------------------------
@@ -133,19 +132,31 @@ class ChangeRun:
 
     # -- 3. intent -----------------------------------------------------------------------
 
-    def write_intent(self, planned: Mapping[str, Mapping[str, Any]], backup_url: str) -> str:
-        """``planned``: group -> what the change will do to it (kind, partitions, targets)."""
+    def write_intent(self, planned: Mapping[str, Mapping[str, Any]], backup_url: str,
+                     backed_up: Mapping[str, Mapping[str, int]]) -> str:
+        """``planned``: group -> what the change will do to it (kind, partitions, targets);
+        ``backed_up``: group -> the offsets the backup holds ("topic:p" -> offset)."""
         if self.lease_expires_ms is not None and _now_ms() >= self.lease_expires_ms:
             raise KafkaGroupsError(f"this run's leases expired before its change (after {self.lease_ttl_ms} ms): "
                                    "another run may have taken the groups since")
         for g in planned:
-            self.undo[g] = self.earlier_undo.get(g, backup_url)
+            self.undo[g] = self._earlier_undo(g, backed_up.get(g) or {}) or backup_url
         document = {"version": RECONCILE_VERSION, "run_id": self.run_id, "action": self.action, "who": self.who,
                     "started_ms": self.started_ms, "owner": self.owner.to_dict(),
                     "expires_ms": self.lease_expires_ms or _now_ms() + self.lease_ttl_ms, "backup_url": backup_url,
                     "groups": {g: {**dict(p), "undo": self.undo[g]} for g, p in planned.items()}}
         self.intent_url = self.journal.write_intent(self.name, document)
         return self.intent_url
+
+    def _earlier_undo(self, group_id: str, backed_up: Mapping[str, int]) -> str | None:
+        """The backup from before an interrupted run's change of the group, when the group is
+        still as that run left it (its offsets now are the ones the reconciliation read): then
+        this run's own backup holds the interrupted run's result, not the group's offsets."""
+        pending = self.journal.pending_undo(group_id)
+        if not pending or not pending.get("undo"):
+            return None
+        left = pending.get("offsets_left")
+        return str(pending["undo"]) if left is not None and dict(left) == dict(backed_up) else None
 
     # -- 4. outcome ----------------------------------------------------------------------
 
@@ -156,7 +167,8 @@ class ChangeRun:
     def undo_of(self, changed: list[str]) -> dict[str, str]:
         """group -> the backup that undoes this run's change of it (an interrupted run's when that
         run changed it first), for the groups this run changed."""
-        return {g: self.undo[g] for g in changed if g in self.undo}
+        self.changed = [g for g in changed if g in self.undo]
+        return {g: self.undo[g] for g in self.changed}
 
     def reconciled_summaries(self) -> tuple[dict[str, Any], ...]:
         """One line's worth per interrupted run this run reconciled."""
@@ -174,6 +186,8 @@ class ChangeRun:
         the outcome is written (an open intent keeps its groups until it is reconciled)."""
         if self.intent_url is not None and outcome_written:
             self.journal.close_intent(self.name)
+            for g in self.changed:  # its outcome names the earlier undo now: the pending one is taken
+                self.journal.clear_pending_undo(g)
         if self.intent_url is None or outcome_written:
             for g in self.leased:
                 self.journal.release_lease(g, self.run_id)
@@ -289,6 +303,9 @@ async def reconcile_open_intents(aclient, journal: Journal, *, by: Mapping[str, 
         except FileExistsError:
             continue  # its outcome was written meanwhile (the run itself, or another reconciler)
         journal.close_intent(name)
+        for g, url in record["undo"].items():  # the next change of g undoes to url while g is as left
+            journal.set_pending_undo(g, {"undo": url, "interrupted": name,
+                                         "offsets_left": record["decisions"][g]["offsets_left"]})
         if only is None:  # the dead run's leases: its groups are free again
             for g in intent.get("groups") or {}:
                 journal.release_lease(g, owner.run_id)
@@ -296,6 +313,15 @@ async def reconcile_open_intents(aclient, journal: Journal, *, by: Mapping[str, 
                     intent.get("action", "?"), gone, url)
         written.append({**record, "audit": url})
     return written
+
+
+def _left(plan: Mapping[str, Any], now: Mapping[TopicPartition, int] | None) -> dict[str, int] | None:
+    """The offsets the interrupted run left, on the partitions its change touched (all for a
+    deletion), as a later run's backup of the same partitions holds them."""
+    if now is None:
+        return None
+    scope = set(plan.get("partitions") or ()) if plan.get("kind") != "delete-group" else None
+    return {tp_key(tp): o for tp, o in sorted(now.items()) if scope is None or tp_key(tp) in scope}
 
 
 async def _reconcile_one(aclient, journal: Journal, name: str, intent: Mapping[str, Any], gone: str,
@@ -318,7 +344,7 @@ async def _reconcile_one(aclient, journal: Journal, name: str, intent: Mapping[s
         verdict, why = _verdict(str(plan.get("kind")), plan, before, now, state)
         decisions[g] = {"decision": "interrupted", "interrupted": verdict,
                         "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})", "state_now": state,
-                        "undo_backup": plan.get("undo")}
+                        "undo_backup": plan.get("undo"), "offsets_left": _left(plan, now)}
         if verdict != Verdict.NOT_CHANGED and plan.get("undo"):
             undo[g] = plan["undo"]
     counts = {v: sorted(g for g, d in decisions.items() if d["interrupted"] == v)

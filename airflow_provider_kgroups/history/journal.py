@@ -4,6 +4,8 @@
     <store>/_audit/<same name>                           its outcome (the run's audit record)
     <store>/_intents/<same name>                         the intent, moved here once it has its outcome
     <store>/_leases/<group>-<hash>.json                  which run may change the group now
+    <store>/_undo/<group>-<hash>.json                    a group an interrupted run changed: the backup
+                                                         from before it, and the offsets it left
 
 An intent without an outcome of the same name is a run that has not finished, or died: the next
 run reconciles it (``cleanup.writeahead``). Only open intents stay under ``open/``, so a run
@@ -35,6 +37,7 @@ __all__ = ["INTENT_FORMAT", "LEASE_FORMAT", "Owner", "Journal"]
 INTENTS_DIR = "_intents"
 OPEN_DIR = "_intents/open"
 LEASES_DIR = "_leases"
+UNDO_DIR = "_undo"
 INTENT_FORMAT = "kgroups-change-intent"
 LEASE_FORMAT = "kgroups-group-lease"
 
@@ -216,3 +219,28 @@ class Journal:
             return False
         self.fs.rm(path)
         return True
+
+    # -- pending undo --------------------------------------------------------------------
+
+    def set_pending_undo(self, group_id: str, document: Mapping[str, Any]) -> None:
+        """Record (replacing any earlier: the intent it comes from carries the chain) that an
+        interrupted run left ``group_id`` changed. Written under a temporary name, then moved."""
+        path = self._path(UNDO_DIR, lease_name(group_id))
+        temporary = f"{path}.{uuid.uuid4().hex[:8]}.tmp"
+        self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        with self.fs.open(temporary, "wb") as f:
+            f.write(encode({"group_id": group_id, **document}))
+        self.fs.mv(temporary, path)
+
+    def pending_undo(self, group_id: str) -> dict[str, Any] | None:
+        try:
+            return self._read(self._path(UNDO_DIR, lease_name(group_id)))
+        except (ValueError, OSError):
+            return None
+
+    def clear_pending_undo(self, group_id: str) -> None:
+        try:
+            self.fs.rm(self._path(UNDO_DIR, lease_name(group_id)))
+        except FileNotFoundError:
+            pass
+

@@ -261,3 +261,28 @@ def test_two_runs_at_once_never_change_the_same_group(bootstrap, seed, name_pref
     undo_all(c, "undo_command", bootstrap, capsys)  # undoes C, and A's half of the work
     undo_all(b, "undo_command", bootstrap, capsys)  # then B's, newest first, as a trail is undone
     assert committed(seed, groups) == before
+
+
+def test_the_undo_survives_a_reconciliation_by_another_run(bootstrap, seed, name_prefix, tmp_path, capsys):
+    """Run R dies after resetting g1..g4; run X, on other groups of the same store, reconciles it;
+    R's rerun then finds nothing open, yet names R's backup as the undo of g1..g4 (they are still
+    as R left them), not its own backup of the already-reset offsets."""
+    topic, groups, before = make_groups(seed, name_prefix)
+    store = str(tmp_path / "store")
+
+    def reset(*ids):
+        return cli_argv(bootstrap, "reset-offsets", *ids, "--topic", topic, "--to-earliest", "--execute",
+                        "--backup-url", store)
+
+    SteppedChild(reset(*groups[:4])).kill_at("change_answered")
+    x = rerun_cli(capsys, reset(*groups[4:]))
+    assert [r["groups"]["changed"] for r in x["reconciled"]] == [groups[:4]]
+    rerun = rerun_cli(capsys, reset(*groups[:4]))
+    assert rerun["reconciled"] == [] and sorted(rerun["undo"]) == groups[:4]
+    assert all(offsets_in(url, g) == before[g] for g, url in rerun["undo"].items())
+    assert rerun["undo"][groups[0]] != rerun["backup_url"]
+    journal = Journal(store)
+    assert not journal.fs.exists(f"{journal.root}/_undo") or journal.fs.ls(f"{journal.root}/_undo") == []
+    undo_all(rerun, "undo_command", bootstrap, capsys)
+    undo_all(x, "undo_command", bootstrap, capsys)
+    assert committed(seed, groups) == before
