@@ -18,6 +18,7 @@ answers Empty for a group that is gone: the deletion verdicts rest on the commit
 from __future__ import annotations
 
 import json
+import os
 import random
 import shlex
 import sys
@@ -33,7 +34,8 @@ from tests.support.killpoints import SteppedChild, cli_argv
 STEPS = ("before_backup", "after_backup", "after_intent", "change_sent", "change_answered", "before_outcome")
 BEFORE_INTENT = {None, "before_backup", "after_backup"}
 GROUPS = 8
-SEED = random.randrange(1 << 30)
+#: the random kill points' seed, printed; KGROUPS_KILL_SEED=<n> replays a run's choices
+SEED = int(os.environ.get("KGROUPS_KILL_SEED") or random.randrange(1 << 30))
 
 
 @pytest.fixture(scope="module")
