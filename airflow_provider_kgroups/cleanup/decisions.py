@@ -70,6 +70,10 @@ class CleanupResult:
     audit_error: str | None = None  # the audit record could not be written (the run is not fine)
     held: tuple[str, ...] = ()  # kept only because a configured Kafka Connect cluster could not be read
     connect_unreadable: tuple[str, ...] = ()  # those clusters' URLs
+    #: group -> the backup that undoes this run's deletion of it (an interrupted earlier run's, when
+    #: that run changed it first)
+    undo: Mapping[str, str] = field(default_factory=dict)
+    reconciled: tuple[Mapping[str, Any], ...] = ()  # outcomes this run wrote for interrupted runs
 
     def ids(self, outcome: Outcome) -> list[str]:
         return sorted(g for g, d in self.decisions.items() if d.outcome is outcome)
@@ -109,4 +113,5 @@ class CleanupResult:
                 "audit_url": self.audit_url, "audit_error": self.audit_error}
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.summary(), "decisions": {g: d.to_dict() for g, d in self.decisions.items()}}
+        return {**self.summary(), "undo": dict(self.undo), "reconciled": [dict(r) for r in self.reconciled],
+                "decisions": {g: d.to_dict() for g, d in self.decisions.items()}}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..client import stepmarks
 from ..client.errors import ErrorCode
 from ..client.results import GroupDeletion, GroupOffsets
 from .decisions import GroupDecision, Outcome
@@ -43,8 +44,12 @@ class GroupDeletionChange:
     def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
         return None
 
+    def intent(self, group_id: str) -> dict[str, Any]:
+        return {"kind": "delete-group"}
+
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         deleted = await aclient.delete_groups(group_ids)
+        stepmarks.reached("change_answered")
         steps = {}
         for g in group_ids:
             planned = self._reasons[g]
@@ -67,13 +72,14 @@ class GroupDeletionChange:
 
 
 async def execute_plan(aclient, plan: CleanupPlan, *, backup_base_url: str, note: str = "",
-                       storage_options: Mapping[str, Any] | None = None) -> tuple[dict[str, GroupDecision], str | None]:
+                       storage_options: Mapping[str, Any] | None = None,
+                       run: Any = None) -> tuple[dict[str, GroupDecision], str | None]:
     """Returns every decision (the plan's, updated for the chosen groups) and the backup URL
-    (None when nothing was backed up)."""
+    (None when nothing was backed up). ``run``: the :class:`.writeahead.ChangeRun` (leases, intent)."""
     decisions = dict(plan.decisions)
     change = GroupDeletionChange({g: decisions[g].reason for g in plan.chosen})
     steps, backup_url = await guarded(aclient, change, list(plan.chosen), backup_base_url=backup_base_url, note=note,
-                                      storage_options=storage_options)
+                                      storage_options=storage_options, run=run)
     for g, step in steps.items():
         decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
     return decisions, backup_url

@@ -13,7 +13,10 @@ For the groups a plan chose, in order, right before the change:
    the plan (a standalone consumer committing into an Empty group);
 3. write a backup of those offsets (the partitions the change touches) that must read back identical
    (:func:`..history.backup.backup_offsets`); no backup, no change;
-4. apply the change; what it did, group by group and partition by partition, is its answer.
+4. with a :class:`.writeahead.ChangeRun` (every run that keeps an audit trail): the groups are
+   leased before step 1 (a group another live run is changing is kept), and after the backup the
+   run's intent (groups, planned change, backup, undo) is written and read back; no intent, no change;
+5. apply the change; what it did, group by group and partition by partition, is its answer.
 
 A change says what it is through :class:`Change`: its words, whether an absent group is fine,
 its own last check of the offsets, and how it is applied. The path returns one
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping, Protocol
 
+from ..client import stepmarks
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicPartition
 from ..history.backup import backup_offsets
 
@@ -79,8 +83,13 @@ class Change(Protocol):
         """Why the group's committed offsets, read right before the change, no longer match the
         plan (None: they do)."""
 
+    def intent(self, group_id: str) -> dict[str, Any]:
+        """What the change will do to the group, for the intent record: ``kind`` ("delete-group",
+        "commit", "delete-offsets"), ``partitions`` ("topic:p" keys) and, for a commit, ``targets``."""
+
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
-        """Carry the change out for ``group_ids`` (checked and backed up): one step per group."""
+        """Carry the change out for ``group_ids`` (checked and backed up): one step per group.
+        Calls ``stepmarks.reached("change_answered")`` once the change's answer is in."""
 
 
 def _still_admissible(change: Change, description: GroupDescription) -> tuple[StepResult, str] | None:
@@ -97,14 +106,23 @@ def _still_admissible(change: Change, description: GroupDescription) -> tuple[St
 
 async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_url: str, note: str = "",
                   storage_options: Mapping[str, Any] | None = None,
-                  absent: Mapping[str, list[TopicPartition]] | None = None) -> tuple[dict[str, Step], str | None]:
+                  absent: Mapping[str, list[TopicPartition]] | None = None,
+                  run: Any = None) -> tuple[dict[str, Step], str | None]:
     """Run ``change`` for ``group_ids`` through the safety path: (one step per group, the backup URL
     or None when nothing was backed up). ``absent``: partitions the change will commit that have no
-    committed offset now, recorded in the backup so that restoring it removes them again."""
+    committed offset now, recorded in the backup so that restoring it removes them again.
+    ``run``: the run's :class:`.writeahead.ChangeRun` (leases, intent), None for none."""
     steps: dict[str, Step] = {}
     if not group_ids:
         return steps, None
     w = change.words
+    if run is not None:
+        held = await asyncio.to_thread(run.lease, list(group_ids))
+        for g, why in held.items():
+            steps[g] = Step(g, StepResult.CHANGED, f"{why}; not {w.done}")
+        group_ids = [g for g in group_ids if g not in held]
+        if not group_ids:
+            return steps, None
     again = await aclient.describe_groups(group_ids)
     confirmed = []
     for g in group_ids:
@@ -138,6 +156,7 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
                                                                     if tp in scope})
     if not to_back_up:
         return steps, None
+    stepmarks.reached("before_backup")
     try:
         backup_url = await asyncio.to_thread(
             backup_offsets, backup_base_url, to_back_up, note=note, storage_options=storage_options,
@@ -148,5 +167,17 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
             steps[g] = Step(g, StepResult.FAILED, f"the backup of its offsets failed ({type(exc).__name__}: {exc}): "
                                                   f"not {w.done}")
         return steps, None
+    stepmarks.reached("after_backup")
+    if run is not None:
+        try:
+            await asyncio.to_thread(run.write_intent, {g: change.intent(g) for g in to_back_up}, backup_url,
+                                    {g: {f"{tp.topic}:{tp.partition}": o for tp, o in kept.committed().items()}
+                                     for g, kept in to_back_up.items()})
+        except Exception as exc:  # no intent on record, no change
+            for g in to_back_up:
+                steps[g] = Step(g, StepResult.FAILED, f"the intent record could not be written "
+                                                      f"({type(exc).__name__}: {exc}): not {w.done}")
+            return steps, backup_url
+        stepmarks.reached("after_intent")
     steps.update(await change.apply(aclient, list(to_back_up), backup_url))
     return steps, backup_url

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..client import stepmarks
 from ..client.errors import ConfigurationError, ErrorCode
 from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
@@ -21,6 +22,7 @@ from ..offsets.deletion import GroupOffsetDeletion
 from .guard import Step, StepResult, Words, guarded
 from .offset_results import BROKER_REFUSAL, ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import write_change_audit
+from .writeahead import start_run, tp_key
 
 __all__ = ["DeletionOptions", "OffsetDeletionChange", "cap_plans", "run_offset_deletion"]
 
@@ -60,8 +62,12 @@ class OffsetDeletionChange:
                 if planned.get(tp) != now.get(tp)]
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
+    def intent(self, group_id: str) -> dict[str, Any]:
+        return {"kind": "delete-offsets", "partitions": sorted(tp_key(tp) for tp in self._plans[group_id].deletable())}
+
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         answers = await aclient.delete_committed_offsets({g: self._plans[g].deletable() for g in group_ids})
+        stepmarks.reached("change_answered")
         steps = {}
         for g in group_ids:
             if g in answers.failures:
@@ -160,6 +166,24 @@ async def run_offset_deletion(aclient, plans: Mapping[str, GroupOffsetDeletion],
                               action: str = "delete-offsets", extra: Mapping[str, Any] | None = None,
                               now_ms: int | None = None) -> OffsetChangeResult:
     started = _now_ms() if now_ms is None else now_ms
+    run = start_run(audit_base_url, action, dry_run=options.dry_run, who=who, storage_options=storage_options,
+                    started_ms=started)
+    try:
+        if run is not None:
+            await run.reconcile(aclient)
+        return await _run_offset_deletion(aclient, plans, options, run, started, backup_base_url=backup_base_url,
+                                          audit_base_url=audit_base_url, who=who, storage_options=storage_options,
+                                          action=action, extra=extra)
+    except BaseException as exc:
+        if run is not None:
+            await run.close_after_error(aclient, exc)
+        raise
+
+
+async def _run_offset_deletion(aclient, plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions, run,
+                               started: int, *, backup_base_url: str, audit_base_url: str | None,
+                               who: Mapping[str, Any] | None, storage_options: Mapping[str, Any] | None,
+                               action: str, extra: Mapping[str, Any] | None) -> OffsetChangeResult:
     capped = cap_plans(plans, options)
     decisions = {g: _planned(p, capped.get(g)) for g, p in plans.items()}
     ready = [g for g, why in capped.items() if why is None]
@@ -167,7 +191,7 @@ async def run_offset_deletion(aclient, plans: Mapping[str, GroupOffsetDeletion],
     if not options.dry_run and ready:
         note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
         steps, backup_url = await guarded(aclient, OffsetDeletionChange(plans), ready, backup_base_url=backup_base_url,
-                                          note=note, storage_options=storage_options)
+                                          note=note, storage_options=storage_options, run=run)
         for g, step in steps.items():
             decisions[g] = _with_predicted_kept(plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason,
                                                                                 **step.detail))
@@ -175,7 +199,7 @@ async def run_offset_deletion(aclient, plans: Mapping[str, GroupOffsetDeletion],
     if audit_base_url is None:
         return result
     return await write_change_audit(result, audit_base_url, started_ms=started, who=who,
-                                    storage_options=storage_options,
+                                    storage_options=storage_options, run=run,
                                     extra={"options": {"max_groups": options.max_groups,
                                                        "max_partitions": options.max_partitions}})
 

@@ -68,6 +68,8 @@ class OffsetChangeResult:
     backup_url: str | None = None
     audit_url: str | None = None
     audit_error: str | None = None
+    undo: Mapping[str, str] = field(default_factory=dict)  # group -> the backup that undoes its change
+    reconciled: tuple[Mapping[str, Any], ...] = ()  # outcomes this run wrote for interrupted runs
 
     def ids(self, outcome: ChangeOutcome) -> list[str]:
         return [g for g, d in self.decisions.items() if d.outcome is outcome]
@@ -84,5 +86,6 @@ class OffsetChangeResult:
                 "backup_url": self.backup_url, "audit_url": self.audit_url, "audit_error": self.audit_error}
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.summary(), "plan": dict(self.plan),
+        return {**self.summary(), "plan": dict(self.plan), "undo": dict(self.undo),
+                "reconciled": [dict(r) for r in self.reconciled],
                 "decisions": {g: d.to_dict() for g, d in self.decisions.items()}}

@@ -22,6 +22,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..client import stepmarks
 from ..client.errors import ConfigurationError
 from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
@@ -32,6 +33,7 @@ from ..offsets.spec import ResetSpec
 from .guard import Step, StepResult, Words, guarded
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import write_change_audit
+from .writeahead import start_run, tp_key
 
 __all__ = ["ResetOptions", "run_reset"]
 
@@ -131,12 +133,19 @@ class ResetChange:
         diff = [f"{tp}: {planned.get(tp)} -> {now.get(tp)}" for tp in sorted(scope) if planned.get(tp) != now.get(tp)]
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
+    def intent(self, group_id: str) -> dict[str, Any]:
+        targets = self._groups[group_id].targets()
+        return {"kind": "commit", "partitions": sorted(tp_key(tp) for tp in targets),
+                "targets": {tp_key(tp): o for tp, o in sorted(targets.items())},
+                "via": "connect" if group_id in self._via else "share" if group_id in self.share_groups else "kafka"}
+
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         direct = [g for g in group_ids if g not in self._via and g not in self.share_groups]
         shares = [g for g in group_ids if g in self.share_groups]
         steps: dict[str, Step] = {}
         if direct:
             results = await aclient.commit_group_offsets({g: self._groups[g].targets() for g in direct})
+            stepmarks.reached("change_answered")
             read_back = await aclient.fetch_committed_offsets(direct)
             for g in direct:
                 steps[g] = _step(g, self._groups[g].targets(), results, read_back)
@@ -223,10 +232,31 @@ _OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutco
 async def run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options: ResetOptions = ResetOptions(), *,
                     backup_base_url: str, connect_clusters: Sequence[Any] = (), connect_timeout_s: float = 30.0,
                     audit_base_url: str | None = None, who: Mapping[str, Any] | None = None,
-                    storage_options: Mapping[str, Any] | None = None, now_ms: int | None = None) -> OffsetChangeResult:
+                    storage_options: Mapping[str, Any] | None = None, now_ms: int | None = None,
+                    action: str | None = None) -> OffsetChangeResult:
     """Plan the reset of ``group_ids``; unless ``options.dry_run``, carry it out through the safety
-    path; write an audit record under ``audit_base_url`` (None: none)."""
+    path; write an audit record under ``audit_base_url`` (None: none), with the write-ahead intent
+    before the change (:mod:`.writeahead`). ``action``: the audit's name of it (default reset-offsets)."""
     started = _now_ms() if now_ms is None else now_ms
+    run = start_run(audit_base_url, "reset-offsets" if action is None else action, dry_run=options.dry_run, who=who,
+                    storage_options=storage_options, started_ms=started)
+    try:
+        return await _run_reset(aclient, spec, group_ids, options, run, started, backup_base_url=backup_base_url,
+                                connect_clusters=connect_clusters, connect_timeout_s=connect_timeout_s,
+                                audit_base_url=audit_base_url, who=who, storage_options=storage_options,
+                                action=action)
+    except BaseException as exc:
+        if run is not None:
+            await run.close_after_error(aclient, exc)
+        raise
+
+
+async def _run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options: ResetOptions, run, started: int, *,
+                     backup_base_url: str, connect_clusters: Sequence[Any], connect_timeout_s: float,
+                     audit_base_url: str | None, who: Mapping[str, Any] | None,
+                     storage_options: Mapping[str, Any] | None, action: str | None) -> OffsetChangeResult:
+    if run is not None:
+        await run.reconcile(aclient)
     evidence = None
     if connect_clusters:
         evidence = await asyncio.to_thread(fetch_connect_evidence, list(connect_clusters), connect_timeout_s)
@@ -252,15 +282,15 @@ async def run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options:
                   if not groups[g].is_share}  # a share-partition's start offset cannot be taken back
         note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
         steps, backup_url = await guarded(aclient, change, ready, backup_base_url=backup_base_url, note=note,
-                                          storage_options=storage_options, absent=absent)
+                                          storage_options=storage_options, absent=absent, run=run)
         for g, step in steps.items():
             decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
     plan_doc = {"strategy": spec.describe(started), "spec": spec.to_dict(), "planned_at_ms": started}
-    result = OffsetChangeResult("reset-offsets", options.dry_run, decisions, plan_doc, backup_url)
+    result = OffsetChangeResult(action or "reset-offsets", options.dry_run, decisions, plan_doc, backup_url)
     if audit_base_url is None:
         return result
     return await write_change_audit(result, audit_base_url, started_ms=started, who=who,
-                                    storage_options=storage_options,
+                                    storage_options=storage_options, run=run,
                                     extra={"connect_clusters": [c.url for c in connect_clusters],
                                            "options": {"max_groups": options.max_groups,
                                                        "via_connect": options.via_connect,

@@ -8,7 +8,7 @@ import argparse
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from .parser import ENV_BOOTSTRAP
 
@@ -73,16 +73,36 @@ def absolute_url(url: str) -> str:
     return url if "://" in url else os.path.abspath(url)
 
 
-def restore_command(args, backup_url: str, groups: Sequence[str] = ()) -> str:
-    """The command that undoes a deletion, with this run's connection options (never a secret:
-    only the properties file's path)."""
+def restore_command(args, backup_url: str, groups: Sequence[str] = (), undo: Mapping[str, str] | None = None) -> str:
+    """The command that undoes a change, with this run's connection options (never a secret:
+    only the properties file's path). ``undo``: group -> the backup that undoes it when not
+    ``backup_url`` (an interrupted earlier run changed it first): one command per backup, joined."""
     parts = ["kgroups"]
     if args.bootstrap_servers:
         parts += ["-b", args.bootstrap_servers]
     if args.command_config:
         parts += ["--command-config", os.path.abspath(args.command_config)]
-    parts += ["restore", backup_url, *groups]
-    return " ".join(shlex.quote(p) for p in parts)
+    by_backup: dict[str, list[str]] = {}
+    for g in groups:
+        by_backup.setdefault((undo or {}).get(g, backup_url), []).append(g)
+    if not by_backup:
+        by_backup[backup_url] = []
+    return " && ".join(" ".join(shlex.quote(p) for p in [*parts, "restore", url, *gs])
+                       for url, gs in sorted(by_backup.items()))
+
+
+def interrupted_lines(result) -> list[str]:
+    """One line per interrupted run this run found and reconciled (its outcome written now)."""
+    lines = []
+    for r in getattr(result, "reconciled", ()):
+        groups = r.get("groups") or {}
+        said = ", ".join(f"{v.replace('_', ' ')}: {', '.join(gs)}" for v, gs in groups.items() if gs)
+        lines.append(f"interrupted run {r.get('run_id', '?')[:12]} ({r.get('action')}) reconciled: {said}; "
+                     f"outcome {r.get('audit')}")
+        for url in sorted(set((r.get("undo") or {}).values())):
+            lines.append(f"  its undo: kgroups restore {url} "
+                         f"{' '.join(sorted(g for g, u in r['undo'].items() if u == url))}")
+    return lines
 
 
 def check_change_options(args, *, cap_says: str) -> None:
@@ -103,7 +123,7 @@ def check_change_options(args, *, cap_says: str) -> None:
 def change_footer(result, undo: str | None, *, before: str, dry_run: str | None) -> list[str]:
     """The lines every offset-changing verb ends with: the backup (read back before ``before``),
     the undo command, the audit record (or why it is missing), and the dry run's sentence."""
-    lines = []
+    lines = interrupted_lines(result)
     if result.backup_url:
         lines.append(f"backup   {result.backup_url} (read back before {before})")
         lines.append(f"undo     {undo}")

@@ -102,7 +102,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
                     if s["held"] else ""))
     data = result.to_dict()
     if result.backup_url:
-        data["restore_command"] = restore_command(args, result.backup_url, result.ids(Outcome.DELETED))
+        data["restore_command"] = restore_command(args, result.backup_url, result.ids(Outcome.DELETED), result.undo)
     lines += change_footer(result, data.get("restore_command"), before="deleting", dry_run=(
         "dry run: nothing deleted; pass --yes to do exactly the above." if policy.dry_run else None))
     return data, "\n".join(lines), result.ok

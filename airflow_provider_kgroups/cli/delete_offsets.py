@@ -76,7 +76,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
                               [(g, d.outcome.label, d.reason) for g, d in result.decisions.items()]))
     if result.backup_url:
         done = result.ids(ChangeOutcome.DONE) + result.ids(ChangeOutcome.PARTIAL)
-        data["undo_command"] = restore_command(args, result.backup_url, done)
+        data["undo_command"] = restore_command(args, result.backup_url, done, result.undo)
     lines.append("")
     lines += change_footer(
         result, f"{data.get('undo_command')}  (Kafka takes the commit back only while the group is Empty)",

@@ -115,7 +115,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     data = result.to_dict()
     done = result.ids(ChangeOutcome.DONE) + result.ids(ChangeOutcome.PARTIAL)
     if result.backup_url:
-        data["undo_command"] = restore_command(args, result.backup_url, done)
+        data["undo_command"] = restore_command(args, result.backup_url, done, result.undo)
     if args.export:
         ready = (ChangeOutcome.WOULD_DO,) if options.dry_run else (ChangeOutcome.DONE, ChangeOutcome.PARTIAL)
         offsets = {g: {tp: v for tp, v in d.changed.items()} if not options.dry_run else

@@ -1,10 +1,13 @@
-"""``kgroups restore``: commit the offsets of a backup (taken by delete)."""
+"""``kgroups restore``: commit the offsets of a backup (taken by delete, reset-offsets, ...), written
+ahead like every change (:mod:`..cleanup.restore`): the offsets it overwrites are backed up first,
+and its audit record goes to the backup's store."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from .common import interrupted_lines
 from .output import render_table
 
 if TYPE_CHECKING:
@@ -31,11 +34,12 @@ def prepare(args) -> None:
 
 
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
-    from ..history.backup import restore_offsets, restore_outcome
+    from ..cleanup.restore import run_restore
+    from ..history.backup import restore_outcome
 
     backup = args.prepared
     progress(f"committing the offsets of {len(args.groups) or len(backup.groups)} group(s) from {args.backup_url}")
-    results = client.run(restore_offsets(client.aclient, backup, args.groups or None))
+    results, run = client.run(run_restore(client.aclient, backup, args.groups or None, who={"by": "kgroups restore"}))
     rows = []
     for g, outcome in results.items():
         rows += [(g, str(tp), offset, "restored") for tp, offset in sorted(outcome.values.items())]
@@ -45,5 +49,9 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     counts = {word: sum(o == word for o in outcomes.values()) for word in ("restored", "partial", "failed")}
     if results:
         table += f"\n\n{len(results)} group(s): " + ", ".join(f"{n} {word}" for word, n in counts.items())
+    lines = [table, *interrupted_lines(run)]
+    if run.backup_url:  # the offsets the restore overwrote: a restore can be undone too
+        lines.append(f"backup   {run.backup_url} (the offsets before this restore, read back first)")
+    lines.append(f"audit    {run.audit_url}" if run.audit_url else f"audit    NOT WRITTEN: {run.audit_error}")
     data = {g: {**r.to_dict(), "outcome": outcomes[g]} for g, r in results.items()}
-    return data, table, all(r.ok for r in results.values())
+    return data, "\n".join(lines), all(r.ok for r in results.values()) and run.audit_error is None

@@ -2,6 +2,9 @@
 
     <base url>/_audit/<YYYYMMDDTHHMMSSZ>-<uuid>.json
 
+A run that changes groups writes its intent first (:mod:`.journal`, ``_intents/`` under the same
+name); this record is its outcome, or, for a run that died, the outcome another run reconciled.
+
 The record itself (every decision, the rules, the backup URL, who ran it) is built by the
 cleanup path (:mod:`..cleanup`); this module only writes and reads it. The ``_`` keeps the
 directory out of the Parquet history (pyarrow and Spark skip ``_`` paths).
@@ -24,10 +27,12 @@ AUDIT_FORMAT = "kgroups-cleanup-audit"
 
 
 def write_audit(base_url: str, record: Mapping[str, Any], *, started_ms: int,
-                storage_options: Mapping[str, Any] | None = None) -> str:
-    """Write ``record`` under ``<base_url>/_audit/`` and return its URL (after reading it back)."""
+                storage_options: Mapping[str, Any] | None = None, name: str | None = None) -> str:
+    """Write ``record`` under ``<base_url>/_audit/`` and return its URL (after reading it back).
+    ``name``: the file name, the one of the run's intent record (:mod:`.journal`): the outcome
+    closes the intent of the same name. FileExistsError when that outcome is already written."""
     document = {"format": AUDIT_FORMAT, **record}
-    url = write_record(base_url, AUDIT_DIR, document, at_ms=started_ms, storage_options=storage_options)
+    url = write_record(base_url, AUDIT_DIR, document, at_ms=started_ms, storage_options=storage_options, name=name)
     if load_audit(url, storage_options=storage_options) != json.loads(json.dumps(document)):
         raise KafkaGroupsError(f"the audit record written to {url} does not read back the same.")
     return url

@@ -347,12 +347,16 @@ class KafkaGroupsHook(BaseHook):
         operator's result) for ``group_ids`` (default: every group in it). The groups must be
         Empty or absent. Returns per group ``{"results": {"topic:partition": offset}, "errors": {...},
         "outcome": "restored" | "partial" | "failed"}``."""
-        from ..history.backup import restore_offsets, restore_outcome
+        from ..cleanup.restore import run_restore
+        from ..history.backup import restore_outcome
 
-        results = self._run(restore_offsets, backup, group_ids, storage_options=storage_options)
+        results, run = self._run(run_restore, backup, group_ids, storage_options=storage_options,
+                                 who={"by": "KafkaGroupsHook.restore_offsets", "connection": self.kafka_groups_conn_id})
         for group_id, outcome in results.items():
             self.log.info("Restore of %s %s: %d partition(s) committed, %d failed", group_id, restore_outcome(outcome),
                           len(outcome.values), len(outcome.failures))
+        self.log.info("Restore audit %s; the offsets it overwrote are backed up to %s",
+                      run.audit_url or f"NOT WRITTEN ({run.audit_error})", run.backup_url)
         return {g: {**r.to_dict(), "outcome": restore_outcome(r)} for g, r in results.items()}
 
     # -- the UI's "Test" button ---------------------------------------------------------------
@@ -375,3 +379,19 @@ async def _delete_offsets(aclient, group_ids, topics, options, run):
 
     plans = await plan_offset_deletion(aclient, group_ids, topics)
     return await run_offset_deletion(aclient, plans, options or DeletionOptions(), **run)
+
+
+def restore_call(conn_id: str, backup_url: str | None, changed: list[str], undo: Mapping[str, str]) -> str | None:
+    """The hook call(s) that undo a run's change: ``restore_offsets(<backup>)`` when one backup
+    undoes it all (the usual case), else one call per backup naming its groups (a group an
+    interrupted earlier run changed first is undone by that run's backup)."""
+    from ..cleanup.writeahead import undo_by_backup
+
+    if not backup_url:
+        return None
+    by_backup = undo_by_backup(backup_url, changed, undo)
+    if set(by_backup) <= {backup_url}:
+        return f"KafkaGroupsHook({conn_id!r}).restore_offsets({backup_url!r})"
+    return "; ".join(f"KafkaGroupsHook({conn_id!r}).restore_offsets({url!r}, {groups!r})"
+                     for url, groups in sorted(by_backup.items()))
+

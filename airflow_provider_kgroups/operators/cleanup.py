@@ -41,7 +41,7 @@ from ..cleanup import CleanupPolicy, CleanupResult, Outcome
 from ..cleanup.offset_results import ChangeOutcome
 from ..client.errors import ConfigurationError
 from ..hooks.connect import connect_configs_from_conn_ids
-from ..hooks.groups import KafkaGroupsHook
+from ..hooks.groups import KafkaGroupsHook, restore_call
 from .. import settings
 from ..lag.deadgroups import DeadGroupRules
 from ..observability import lineage, metrics
@@ -269,8 +269,8 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         """Plain JSON: the summary, the restore call, the decisions other than keep, and those held
         for an unreadable Kafka Connect (every decision is in the audit record)."""
         out = result.summary()
-        out["restore"] = (f"KafkaGroupsHook({self.kafka_groups_conn_id!r}).restore_offsets({result.backup_url!r})"
-                          if result.backup_url else None)
+        out["restore"] = restore_call(self.kafka_groups_conn_id, result.backup_url, result.ids(Outcome.DELETED),
+                                      result.undo)
         out["decisions"] = {g: {k: v for k, v in d.to_dict().items() if k in _XCOM_DECISION_KEYS}
                             for g, d in result.decisions.items() if d.outcome is not Outcome.KEEP or g in result.held}
         return out

@@ -29,7 +29,8 @@ from ..arguments import (
 from ..cleanup.reset import ResetOptions
 from ..client.errors import ConfigurationError
 from ..hooks.connect import connect_configs_from_conn_ids
-from ..hooks.groups import KafkaGroupsHook
+from ..cleanup.offset_results import ChangeOutcome
+from ..hooks.groups import KafkaGroupsHook, restore_call
 from ..offsets.spec import ResetSpec, Strategy, reset_spec
 
 
@@ -155,8 +156,8 @@ class ConsumerGroupOffsetResetOperator(BaseOperator):
         for decision in result.decisions.values():
             self.log.info("%s", decision.line())
         out = result.to_dict()
-        out["restore"] = (f"KafkaGroupsHook({self.kafka_groups_conn_id!r}).restore_offsets({result.backup_url!r})"
-                          if result.backup_url else None)
+        out["restore"] = restore_call(self.kafka_groups_conn_id, result.backup_url,
+                                      result.ids(ChangeOutcome.DONE) + result.ids(ChangeOutcome.PARTIAL), result.undo)
         if not options.dry_run and not result.ok:
             ti.xcom_push(key="return_value", value=out)
             missed = [f"{g} ({d.outcome.label})" for g, d in result.decisions.items() if d.outcome.value != "done"]

@@ -194,9 +194,9 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
 
     @app.get("/api/cleanups")
     def cleanups(user: ReaderDep, limit: int = Query(default=200, ge=1, le=1000)) -> dict[str, Any]:
-        from .trail import cleanup_runs
+        from .trail import cleanup_runs, open_runs
 
-        return {"runs": cleanup_runs(state.data.store.url, limit)}
+        return {"runs": cleanup_runs(state.data.store.url, limit), "open": open_runs(state.data.store.url)}
 
     @app.get("/api/backups/{name}")
     def backup(name: str, user: ReaderDep) -> JSONResponse:

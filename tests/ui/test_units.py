@@ -153,3 +153,43 @@ def test_only_a_real_cleanup_run_marks_a_group_deleted(tmp_path):
     assert set(marks) == {"gone"} and marks["gone"]["at_ms"] == 1_000
     assert marks["gone"]["restore"] == f"kgroups restore {base}/_backups/20240101T000000Z-0123456789ab.json gone"
     assert [r["action"] for r in cleanup_runs(base)] == ["delete-offsets", "delete-groups", "delete-groups"]
+
+
+def test_the_trail_shows_an_interrupted_run_its_undo_and_runs_without_an_outcome(tmp_path):
+    from airflow_provider_kgroups.history.audit import write_audit
+    from airflow_provider_kgroups.history.journal import Journal
+    from airflow_provider_kgroups.ui.trail import cleanup_runs, deletions, group_cleanups, open_runs
+
+    base = str(tmp_path / "h")
+    first, second = (f"{base}/_backups/20240101T00000{i}Z-0123456789a{i}.json" for i in (1, 2))
+    # the run that died, as the next run reconciled it: g1 deleted, g2 not
+    write_audit(base, {"version": 1, "action": "delete-groups", "dry_run": False, "started_ms": 1_000,
+                       "who": {"by": "kgroups delete"}, "run_id": "dead", "backup_url": first,
+                       "interrupted": {"why": "its process 7 on this host is gone", "reconciled_ms": 2_000,
+                                       "reconciled_by": {"run_id": "rerun"}},
+                       "undo": {"g1": first},
+                       "decisions": {"g1": {"decision": "interrupted", "interrupted": "changed",
+                                            "reason": "interrupted: changed (...)", "undo_backup": first},
+                                     "g2": {"decision": "interrupted", "interrupted": "not_changed",
+                                            "reason": "interrupted: not changed (...)", "undo_backup": first}}},
+                started_ms=1_000)
+    # the rerun: deletes both again; g1's undo is the dead run's backup, not its own of the empty group
+    write_audit(base, {"version": 1, "dry_run": False, "started_ms": 2_000, "who": {}, "run_id": "rerun",
+                       "summary": {"backup_url": second}, "undo": {"g1": first, "g2": second},
+                       "reconciled": [{"audit": "x", "run_id": "dead"}],
+                       "decisions": {"g1": {"decision": "deleted"}, "g2": {"decision": "deleted"}}}, started_ms=2_000)
+    Journal(base).write_intent("20240101T000003Z-0123456789ac.json", {
+        "run_id": "live", "action": "reset-offsets", "started_ms": 3_000, "who": {"dag_id": "d", "task_id": "t"},
+        "owner": {"host": "h", "pid": 1, "run_id": "live"}, "groups": {"g3": {}}, "backup_url": second})
+
+    rerun, dead = cleanup_runs(base)
+    assert dead["interrupted"]["why"] == "its process 7 on this host is gone" and dead["restore"] is None
+    assert [(u["backup_url"], u["groups"]) for u in dead["undo"]] == [(first, ["g1"])]
+    assert {d["group_id"]: d["interrupted"] for d in dead["decisions"]} == {"g1": "changed", "g2": "not_changed"}
+    assert rerun["restore"] is None  # two backups: one command each
+    assert [(u["backup_url"], u["groups"]) for u in rerun["undo"]] == [(first, ["g1"]), (second, ["g2"])]
+    assert rerun["undo"][0]["cli"] == f"kgroups restore {first} g1"
+    marks = deletions(base)
+    assert marks["g1"]["restore"] == f"kgroups restore {first} g1" and marks["g2"]["restore"].endswith(f"{second} g2")
+    assert [c["backup_url"] for c in group_cleanups(base, "g1")] == [first, first]
+    assert [(o["run_id"], o["groups"], o["who"]["dag_id"]) for o in open_runs(base)] == [("live", ["g3"], "d")]

@@ -27,6 +27,7 @@ from ..errors import (
     AuthenticationError, BrokerDisconnected, BrokerThrottled, ErrorCode, KafkaGroupsError, ProtocolError,
     RequestTimeout, ResponseTooLarge, error_name,
 )
+from .. import stepmarks
 from ..deadline import current_deadline
 from ..protocol import (
     CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
@@ -44,6 +45,11 @@ _DISCARD_CHUNK = 1024 * 1024
 
 #: Called after every request: (node_id, api name, version, seconds, error or None).
 Observer = Callable[[int, str, int, float, BaseException | None], None]
+
+
+#: requests that change groups' offsets (OffsetCommit, DeleteGroups, OffsetDelete): a step boundary
+#: for the kill tests once written (:mod:`..stepmarks`)
+_CHANGES = frozenset({8, 42, 47})
 
 
 class _Pending:
@@ -229,6 +235,8 @@ class BrokerConnection:
         try:
             self._writer.write(frame)
             warmup.written()
+            if request.API_KEY in _CHANGES:
+                stepmarks.reached("change_sent")
             while not future.done():
                 left = pending.expires - time.monotonic()
                 if left <= 0:

@@ -262,12 +262,24 @@
     const runs = data.runs.map((r) => el("section", { class: "run" },
       el("h2", {}, `${fmtTime(r.started_ms)} ${r.action} `, badge(r.dry_run ? "dry run" : "real run", r.dry_run ? "OK" : "WARN"),
          el("span", { class: "muted", text: ` ${r.who.dag_id ? `${r.who.dag_id}.${r.who.task_id} (${r.who.run_id})` : "CLI"}; audit ${r.audit}` })),
+      r.interrupted ? el("p", { class: "interrupted" }, badge("interrupted", "WARN"),
+        ` this run died before its outcome (${r.interrupted.why}); reconciled ${fmtTime(r.interrupted.reconciled_ms)} by run ${(r.interrupted.reconciled_by || {}).run_id || "?"}`) : null,
       r.backup ? el("p", {}, "Backup: ", el("a", { href: `api/backups/${encodeURIComponent(r.backup)}`, target: "_blank", text: r.backup })) : null,
       r.restore ? el("pre", { class: "cmd", text: r.restore.cli }) : null,
+      !r.restore && (r.undo || []).length ? el("div", { class: "undo" }, el("p", { text: "Undo (each group from the backup taken before its first change):" }),
+        ...r.undo.map((u) => el("pre", { class: "cmd", text: u.cli }))) : null,
+      (r.reconciled || []).length ? el("p", { class: "muted", text: `Reconciled interrupted run(s): ${r.reconciled.map((x) => x.audit).join(", ")}` }) : null,
       el("table", {}, el("tr", {}, ...["group", "decision", "why"].map((h) => el("th", { text: h }))),
         ...r.decisions.map((d) => el("tr", {}, el("td", {}, el("a", { href: `#/group?${new URLSearchParams({ id: d.group_id })}`, text: d.group_id })),
           el("td", {}, badge(d.decision, d.decision === "deleted" ? "dead" : d.decision === "keep" ? "OK" : "WARN")), el("td", { text: d.reason }))))));
-    view().replaceChildren(...(runs.length ? runs : [el("p", { class: "muted", text: "No cleanup run has written an audit record to this history store." })]));
+    const open = (data.open || []).length ? [el("section", { class: "open-runs" }, el("h2", { text: "Runs with an intent but no outcome yet" }),
+      el("p", { class: "muted", text: "Running now, or died mid-change and not reconciled yet: the next run that changes groups in this store writes their outcome." }),
+      el("table", {}, el("tr", {}, ...["started", "action", "who", "process", "groups", "backup"].map((h) => el("th", { text: h }))),
+        ...data.open.map((o) => el("tr", {}, el("td", { text: fmtTime(o.started_ms) }), el("td", { text: o.action || "?" }),
+          el("td", { text: o.who.dag_id ? `${o.who.dag_id}.${o.who.task_id}` : (o.who.by || "CLI") }),
+          el("td", { text: `${o.owner.pid || "?"} on ${o.owner.host || "?"}` }), el("td", { text: o.groups.join(", ") }),
+          el("td", { text: o.backup_url || "" })))))] : [];
+    view().replaceChildren(...open, ...(runs.length ? runs : [el("p", { class: "muted", text: "No cleanup run has written an audit record to this history store." })]));
   }
 
   function route() {
