@@ -11,8 +11,9 @@ after a seeded random number of boundaries; then run again to completion. After 
 * every undo any record names for a group leads to a backup holding the offsets the group had
   before the first change, and the rerun's printed undo command brings every group back to them.
 
-The broker comes from one fixture (``bootstrap``), the Tansu session broker for now. Tansu
-answers Empty for a group that is gone: the deletion verdicts rest on the committed offsets.
+The broker comes from one fixture (``bootstrap``): Apache Kafka, the session's ``broker``. (On Tansu,
+which answers Empty for a group that is gone and succeeds deleting a missing group, the deletion
+verdicts rest on the committed offsets alone; on Apache Kafka they agree with the group's state.)
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ SEED = int(os.environ.get("KGROUPS_KILL_SEED") or random.randrange(1 << 30))
 
 
 @pytest.fixture(scope="module")
-def bootstrap(tansu) -> str:
-    """The one place the kill tests take their broker from."""
-    return tansu.bootstrap
+def bootstrap(broker) -> str:
+    """The one place the kill tests take their broker from (the same one ``seed`` writes to)."""
+    return broker.bootstrap
 
 
 def committed(seed, groups) -> dict[str, dict[tuple[str, int], int]]:
@@ -52,7 +53,7 @@ def make_groups(seed, prefix: str) -> tuple[str, list[str], dict]:
     topic = prefix + "t"
     seed.create_topic(topic, partitions=2)
     for p in range(2):
-        seed.produce(topic, p, 6)  # one record per batch: Tansu's log ends are exact then
+        seed.produce(topic, p, 6)
     groups = [f"{prefix}g{i}" for i in range(1, GROUPS + 1)]
     for i, g in enumerate(groups):
         seed.commit(g, {(topic, 0): 2 + i % 4, (topic, 1): 1 + i % 5})

@@ -1,6 +1,6 @@
 """The ``kgroups`` data source and the landing zone over every codec, on topics written as
-production producers write them (tests/support/production.py on the embedded broker; the fake
-cluster's stored batches for aborted transactions, which Tansu does not list).
+production producers write them (tests/support/production.py on Apache Kafka; the fake cluster's
+stored batches for aborted transactions as well).
 
 Spark parity. spark-sql-kafka cannot be installed here (no Maven), so the reference rows are built
 by Spark's own rules applied to what an independent client reads: confluent-kafka (librdkafka)
