@@ -1,10 +1,11 @@
 """The Airflow plugin: a "Consumer groups" entry in the UI's navigation, showing the page the
 provider's FastAPI app serves at ``/kgroups/``.
 
-Registered in ``get_provider_info`` under ``plugins``. Airflow 3.3 loads a provider's plugins
-only when providers are discovered eagerly, ``[core] lazy_discover_providers = False``
-(``airflow.plugins_manager._get_plugins``: ``if not settings.LAZY_LOAD_PROVIDERS``), so the
-api-server needs that setting for the page to appear (the README says so).
+Registered through the ``airflow.plugins`` entry point (pyproject.toml), as the official
+OpenLineage provider registers its plugin: Airflow loads that group in every process with its
+default settings, whereas the ``plugins`` of a provider's info are loaded only when providers
+are discovered eagerly (``[core] lazy_discover_providers = False``), so ``get_provider_info``
+does not list it (it would be registered twice there).
 
 The entry is an external view (``url_route``: the page is shown inside the Airflow UI, same
 origin, so the user's login cookie reaches it); the app is a React-free HTML page with

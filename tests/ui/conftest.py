@@ -1,8 +1,8 @@
 """A real ``airflow api-server`` (and a dag-processor, which serializes the gating DAG) for the
 page's tests, started once for the module's tests and stopped after them.
 
-The api-server loads the provider's plugin (``[core] lazy_discover_providers = False``), reads
-the seeded history (``[kgroups] history_url``) and authenticates with a SimpleAuthManager
+The api-server runs with Airflow's default provider discovery (lazy: the plugin comes from the
+``airflow.plugins`` entry point, as a user's would), reads the seeded history (``[kgroups] history_url``) and authenticates with a SimpleAuthManager
 variant (:mod:`.auth_manager`) whose users are ``admin``, ``viewer`` and ``nodata`` (may not
 read assets), with passwords from a file the test writes.
 """
@@ -46,7 +46,6 @@ class PageServer:
 
 def page_env(history: str, passwords_file: Path) -> dict[str, str]:
     return {
-        "AIRFLOW__CORE__LAZY_DISCOVER_PROVIDERS": "False",
         "AIRFLOW__KGROUPS__HISTORY_URL": history,
         "AIRFLOW__CORE__AUTH_MANAGER": "tests.ui.auth_manager.NoAssetsForNodata",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer,nodata:viewer",
