@@ -1,8 +1,9 @@
 """The demo's last step: the Consumer groups page on the demo's own api-server, photographed.
 
 :func:`page_env` is what the api-server needs for the page (the demo's history store, a login
-whose password the demo knows); :func:`capture` logs in, opens the page inside the Airflow UI and one group's page in headless Chromium, and saves the
-screenshots under ``.demo/``. Without Chromium it says how to install it and only prints the URL.
+whose password the demo knows); :func:`capture` logs in, opens the page inside the Airflow UI and
+one group's page in headless Chromium, and saves the screenshots under ``.demo/``. Without
+Chromium it says how to install it and only prints the URL.
 """
 
 from __future__ import annotations

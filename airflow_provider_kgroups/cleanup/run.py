@@ -48,6 +48,6 @@ async def run_cleanup(aclient, policy: CleanupPolicy, *, backup_base_url: str, h
     try:
         url = await asyncio.to_thread(write_audit, audit_base_url, record, started_ms=started,
                                       storage_options=storage_options)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the change is done; the run is not fine without its record
         return replace(result, audit_error=f"{type(exc).__name__}: {exc}")
     return replace(result, audit_url=url)

@@ -45,8 +45,19 @@ if TYPE_CHECKING:  # static analysis sees the eager imports
     from .config import ClientConfig
     from .errors import AuthenticationError, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable
     from .results import (
-        CommittedOffset, GroupDeletion, GroupDescription, GroupListing, GroupOffsets, GroupState, KeyedResults,
-        ListedOffset, ListGroupsResult, MemberDescription, TopicDescription, TopicExistence, TopicPartition,
+        CommittedOffset,
+        GroupDeletion,
+        GroupDescription,
+        GroupListing,
+        GroupOffsets,
+        GroupState,
+        KeyedResults,
+        ListedOffset,
+        ListGroupsResult,
+        MemberDescription,
+        TopicDescription,
+        TopicExistence,
+        TopicPartition,
     )
     from .selection import GroupSelector
     from .sync import GroupsClient

@@ -34,7 +34,7 @@ class _LazyPackage(types.ModuleType):
         assert spec is not None and spec.origin is not None
         with open(spec.origin, encoding="utf-8") as source:
             code = compile(source.read(), spec.origin, "exec")
-        exec(code, self.__dict__)  # the real __init__, in this module's namespace
+        exec(code, self.__dict__)  # noqa: S102 - the package's own __init__, run in this module's namespace
         return getattr(self, name)
 
 

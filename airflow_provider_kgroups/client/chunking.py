@@ -13,8 +13,8 @@ and a response over the client's ``max_response_bytes`` is split further by the 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Callable, Sequence
 
 from .config import ClientConfig
 from .protocol import ApiMessage
@@ -33,7 +33,7 @@ class RequestLimits:
     client_id: str = _CONFIG_DEFAULTS["client_id"].default
 
     @classmethod
-    def of(cls, config: ClientConfig) -> "RequestLimits":
+    def of(cls, config: ClientConfig) -> RequestLimits:
         return cls(config.max_groups_per_request, config.max_request_bytes, config.client_id)
 
 

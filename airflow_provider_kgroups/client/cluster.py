@@ -10,7 +10,7 @@ before any Metadata did. The connection pool reads them from here
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .config import BrokerAddress
 from .errors import ErrorCode, UnsupportedVersion, error_name

@@ -49,7 +49,7 @@ def current_deadline() -> Deadline | None:
     return _CURRENT.get()
 
 
-class deadline:  # noqa: N801 - used like a function: ``with deadline(2): ...``
+class deadline:
     """Run the block under one deadline of ``seconds`` (or the enclosing one, if earlier)."""
 
     def __init__(self, seconds: float) -> None:

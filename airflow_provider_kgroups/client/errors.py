@@ -148,7 +148,7 @@ class IncompleteListingError(KafkaGroupsError):
     against what the others listed would silently leave that broker's groups out.
     ``failures``: broker node id -> why its listing failed."""
 
-    def __init__(self, failures: "dict[int, Failure]") -> None:
+    def __init__(self, failures: dict[int, Failure]) -> None:
         self.failures = dict(failures)
         brokers = ", ".join(f"broker {node}: {failure}" for node, failure in sorted(self.failures.items()))
         super().__init__(f"cannot list groups on every broker ({brokers}); a pattern would miss that broker's "

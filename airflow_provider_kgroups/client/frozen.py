@@ -37,5 +37,5 @@ def fast_init(cls: T) -> T:
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[misc]  # the generated __init__ replaces the dataclass's
     return cls

@@ -15,8 +15,8 @@ from __future__ import annotations
 import atexit
 import gc
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 YOUNG_THRESHOLD = 100_000
 

@@ -4,7 +4,7 @@ the argument and the fix, before anything is sent (the layer above has its own v
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .deadline import check_seconds
 from .errors import ConfigurationError, ErrorCode, Failure

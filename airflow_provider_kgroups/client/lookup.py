@@ -17,7 +17,7 @@ where each one's :class:`~.contract.Routing` says (the runner never asks which A
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .chunking import Chunker, RequestLimits
 from .cluster import ClusterMetadata

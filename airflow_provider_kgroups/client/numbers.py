@@ -37,7 +37,7 @@ def check_int(name: str, value: object, *, at_least: int | None = None, at_most:
               must_be: str | None = None) -> int:
     """``value`` when it is an int (not a bool) within ``[at_least, at_most]``."""
     if is_int(value) and (at_least is None or value >= at_least) and (at_most is None or value <= at_most):
-        return value  # type: ignore[return-value]
+        return value  # type: ignore[return-value]  # is_int: an int
     raise ConfigurationError(f"{name} must be {must_be or _bounds('an int', at_least, None, at_most)}, "
                              f"got {value!r}.")
 
@@ -47,8 +47,8 @@ def check_number(name: str, value: object, *, at_least: float | None = None, abo
     """``float(value)`` when it is a finite int or float (not a bool) that is ``>= at_least``,
     ``> above`` and ``<= at_most`` (each bound only when given)."""
     if is_number(value) and math.isfinite(value) and (at_least is None or value >= at_least) \
-            and (above is None or value > above) and (at_most is None or value <= at_most):  # type: ignore[operator]
-        return float(value)  # type: ignore[arg-type]
+            and (above is None or value > above) and (at_most is None or value <= at_most):  # type: ignore[operator]  # is_number: a number
+        return float(value)  # type: ignore[arg-type]  # is_number: a number
     raise ConfigurationError(f"{name} must be {must_be or _bounds('a finite number', at_least, above, at_most)}, "
                              f"got {value!r}.")
 
@@ -60,7 +60,7 @@ def to_number(name: str, value: object, *, must_be: str = "a number") -> float:
     in its own words."""
     if not isinstance(value, bool):
         try:
-            return float(value)  # type: ignore[arg-type]
+            return float(value)  # type: ignore[arg-type]  # float() raises on anything else, caught below
         except (TypeError, ValueError):
             pass
     raise ConfigurationError(f"{name} must be {must_be}, got {value!r}.")

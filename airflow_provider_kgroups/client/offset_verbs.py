@@ -9,7 +9,8 @@ partition with its own answer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from .errors import ConfigurationError, Failure
 from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit

@@ -7,31 +7,50 @@ client names messages by what they are and a codec upgrade is a one-file change.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 from ._codec_import import lazy_package
 
 lazy_package("kafka.protocol.admin")  # its __init__ builds every admin API's classes: see _codec_import
 
-from kafka.protocol.admin.groups import (  # noqa: E402
-    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
-    ListGroupsRequest, ListGroupsResponse,
+from kafka.protocol.admin.groups import (  # noqa: E402 - after lazy_package() above
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
 )
-from kafka.protocol.api_message import ApiMessage  # noqa: E402
-from kafka.protocol.consumer import (  # noqa: E402
-    FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+from kafka.protocol.api_message import ApiMessage  # noqa: E402 - after lazy_package() above
+from kafka.protocol.consumer import (  # noqa: E402 - after lazy_package() above
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
 )
-from kafka.protocol.metadata import (  # noqa: E402
-    ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse,
-    MetadataRequest, MetadataResponse,
+from kafka.protocol.metadata import (  # noqa: E402 - after lazy_package() above
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    MetadataRequest,
+    MetadataResponse,
 )
-from kafka.protocol.sasl import (  # noqa: E402
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+from kafka.protocol.sasl import (  # noqa: E402 - after lazy_package() above
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
 )
 
-from . import schemas as _schemas  # noqa: E402
-from .wire import DECODERS as HAND_WRITTEN  # noqa: E402
+from . import schemas as _schemas  # noqa: E402 - after lazy_package() above
+from .wire import DECODERS as HAND_WRITTEN  # noqa: E402 - after lazy_package() above
 
 
 class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):

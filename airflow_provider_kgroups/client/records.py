@@ -12,11 +12,11 @@ the last stable offset with read_committed) fails before anything is read from i
 
 from __future__ import annotations
 
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from .errors import ConfigurationError, KafkaGroupsError
-from .numbers import check_int
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
+from .numbers import check_int
 from .results import RecordPage, TopicPartition
 
 #: How long the leader may wait for data on each try at a page that came back empty although the
@@ -114,7 +114,7 @@ class RangeReader:
         return page.high_watermark
 
     def _out_of_range(self, position: int, page: RecordPage) -> int:
-        if 0 <= page.log_start and position < page.log_start:
+        if page.log_start >= 0 and position < page.log_start:
             resume = min(self.end, page.log_start)
             self._gap(position, resume - 1, f"deleted by retention (the log now starts at {page.log_start})")
             return resume

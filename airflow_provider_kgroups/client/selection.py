@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .errors import ConfigurationError, IncompleteListingError
 
@@ -91,8 +91,8 @@ class GroupSelector:
     def matches(self, group_id: str) -> bool:
         if group_id in self.ids:
             return True
-        return (any(p.match(group_id) for p in self._include)  # type: ignore[attr-defined]
-                and not any(p.match(group_id) for p in self._exclude))  # type: ignore[attr-defined]
+        return (any(p.match(group_id) for p in self._include)  # type: ignore[attr-defined]  # compiled patterns, set in __post_init__
+                and not any(p.match(group_id) for p in self._exclude))  # type: ignore[attr-defined]  # as above
 
     def select(self, listed: Iterable[str]) -> list[str]:
         """The exact ids (listed or not) followed by the listed groups that match. An empty id

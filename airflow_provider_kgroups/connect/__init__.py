@@ -36,8 +36,16 @@ __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
 
 if TYPE_CHECKING:  # static analysis sees the eager imports
     from .config import (
-        ConnectClusterConfig, connect_configs_from_connection, connect_configs_from_properties,
+        ConnectClusterConfig,
+        connect_configs_from_connection,
+        connect_configs_from_properties,
         split_connect_properties,
     )
-    from .evidence import ClusterReadFailure, ConnectEvidence, ConnectStatus, ConnectVerdict, fetch_connect_evidence
+    from .evidence import (
+        ClusterReadFailure,
+        ConnectEvidence,
+        ConnectStatus,
+        ConnectVerdict,
+        fetch_connect_evidence,
+    )
     from .rest import ConnectorRecord, ConnectReadError, TaskState, read_connectors

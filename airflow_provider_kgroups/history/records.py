@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import fsspec
 
@@ -15,7 +16,7 @@ import fsspec
 def write_record(base_url: str, folder: str, document: Mapping[str, Any], *, at_ms: int,
                  storage_options: Mapping[str, Any] | None = None) -> str:
     """Write ``document`` as ``<base_url>/<folder>/<UTC time>-<random>.json``; returns its URL."""
-    stamp = datetime.fromtimestamp(at_ms / 1000, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.fromtimestamp(at_ms / 1000, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
     url = f"{base_url.rstrip('/')}/{folder}/{stamp}-{uuid.uuid4().hex[:12]}.json"
     fs, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
     fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)

@@ -23,10 +23,11 @@ import logging
 import re
 import tempfile
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
-from typing import IO, Iterator
+from typing import IO
 
 import fsspec
 

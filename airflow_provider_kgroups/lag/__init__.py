@@ -48,7 +48,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, TargetKind, check_barrier, fix_target
+    from .barrier import (
+        BarrierCheckpoint,
+        BarrierStatus,
+        BarrierTarget,
+        TargetKind,
+        check_barrier,
+        fix_target,
+    )
     from .deadgroups import DeadGroupRules, DeadReason, GroupHealth, judge_group
     from .model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
     from .seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds, lag_seconds

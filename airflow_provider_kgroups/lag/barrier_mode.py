@@ -9,7 +9,8 @@ A partition without a commit that the unknown-lag policy says not to wait for (`
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..client.results import TopicPartition
 from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, evaluate_barrier, fix_target

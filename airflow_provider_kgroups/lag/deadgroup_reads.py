@@ -6,8 +6,8 @@ Then :func:`.deadgroups.judge_groups`. Nothing is deleted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from ..client.errors import ConfigurationError, Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence

@@ -29,12 +29,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import AsyncIterator, Collection, Iterable, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure, RequestTimeout
 from ..client.gcpause import fewer_collections
 from ..client.numbers import check_int
-from ..client.results import GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicPartition
+from ..client.results import (
+    GroupDescription,
+    GroupOffsets,
+    GroupState,
+    KeyedResults,
+    ListedOffset,
+    TopicPartition,
+)
 from ..client.selection import validate_group_ids
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
 from .policy import parse_policy

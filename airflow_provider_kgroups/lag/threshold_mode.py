@@ -16,7 +16,7 @@ closed and what the user can do.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..client.errors import UndecodableFailure
 from ..client.results import TopicPartition
@@ -80,7 +80,7 @@ def _problems(spec: GateSpec, group: GroupLag, measured: GroupLagSeconds | None
         over = [p for p in counted if p.lag is not None and p.lag > spec.max_lag_per_partition]
         if over:
             waiting |= {p.tp for p in over}
-            worst = max(over, key=lambda p: p.lag)  # type: ignore[arg-type, return-value]
+            worst = max(over, key=lambda p: p.lag)  # type: ignore[arg-type, return-value]  # over: lag is known
             problems.append(f"{len(over)} partition(s) over {spec.max_lag_per_partition} "
                             f"(worst {worst.tp} lag {worst.lag})")
     if spec.max_total_lag is not None:

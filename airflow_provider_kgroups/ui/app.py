@@ -33,7 +33,15 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from ..client.errors import ConfigurationError
 from .data import PageData
 from .security import ReaderDep, readable_dag_ids
-from .settings import BadRequest, PageSettings, parse_group_id, parse_pattern, parse_points, parse_sort, parse_window
+from .settings import (
+    BadRequest,
+    PageSettings,
+    parse_group_id,
+    parse_pattern,
+    parse_points,
+    parse_sort,
+    parse_window,
+)
 
 __all__ = ["create_app"]
 

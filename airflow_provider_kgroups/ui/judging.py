@@ -14,12 +14,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..client.results import CLASSIC, GroupState, TopicPartition
 from ..cleanup.report import GroupHealthReport, classify
+from ..client.results import CLASSIC, GroupState, TopicPartition
 from ..history.store import RECORDED_ERROR
 from ..lag.deadgroups import DeadGroupRules
 from ..lag.model import LagSnapshot

@@ -35,7 +35,7 @@ def test_overview_lists_the_seeded_groups_with_their_latest_numbers(page_server)
     assert deleted["backup"] == page_server.seeded["backup"].rsplit("/", 1)[-1]
     assert deleted["restore"] == f"kgroups restore {page_server.seeded['backup']} legacy-etl"
     assert groups["orders-landing"]["deleted"] is None and groups["weekly-report"]["deleted"] is None
-    assert [g["group_id"] for g in data["groups"]][0] == "legacy-etl"  # sorted by total lag, largest first
+    assert next(g["group_id"] for g in data["groups"]) == "legacy-etl"  # sorted by total lag, largest first
     filtered = page_server.get("/kgroups/api/groups", params={"pattern": "orders", "sort": "name"}).json()
     assert [g["group_id"] for g in filtered["groups"]] == ["orders-landing"]
 

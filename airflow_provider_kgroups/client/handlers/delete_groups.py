@@ -17,7 +17,8 @@ lost response (the broker closes it at the request, unprocessed: see transport.a
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..chunking import Chunker, RequestLimits
 from ..contract import Outcome, RequestPlan

@@ -13,7 +13,7 @@ aborted records with read_committed), the same reading the lag-in-seconds fetch 
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..batches import UndecodableBatch
 from ..contract import Outcome, RequestPlan
@@ -23,7 +23,14 @@ from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
 from .base import Handler, Notes
 from .fetch import (
-    FETCH_MAX_WAIT_MS, FETCH_NEEDS, BatchKind, PageBatches, budget_of, fetch_request, grow_budget, parse_fetch,
+    FETCH_MAX_WAIT_MS,
+    FETCH_NEEDS,
+    BatchKind,
+    PageBatches,
+    budget_of,
+    fetch_request,
+    grow_budget,
+    parse_fetch,
     undecodable,
 )
 from .list_offsets import READ_COMMITTED

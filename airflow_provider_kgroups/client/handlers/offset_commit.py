@@ -10,8 +10,8 @@ same offsets twice is harmless.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure

@@ -24,7 +24,7 @@ group never (69, "not a consumer group").
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, Failure

@@ -22,7 +22,7 @@ naming the API: refused by name, never read as "no start offsets".
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, Failure

@@ -20,17 +20,29 @@ import logging
 import ssl
 import struct
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..config import BrokerAddress, ClientConfig
-from ..errors import (
-    AuthenticationError, BrokerDisconnected, BrokerThrottled, ErrorCode, KafkaGroupsError, ProtocolError,
-    RequestTimeout, ResponseTooLarge, error_name,
-)
 from ..deadline import current_deadline
+from ..errors import (
+    AuthenticationError,
+    BrokerDisconnected,
+    BrokerThrottled,
+    ErrorCode,
+    KafkaGroupsError,
+    ProtocolError,
+    RequestTimeout,
+    ResponseTooLarge,
+    error_name,
+)
 from ..protocol import (
-    CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
-    SaslAuthenticateRequest, SaslHandshakeRequest, warmup,
+    CLIENT_MAX_VERSIONS,
+    RESPONSE_FOR,
+    ApiMessage,
+    ApiVersionsRequest,
+    SaslAuthenticateRequest,
+    SaslHandshakeRequest,
+    warmup,
 )
 from ..wire import decoder_for
 from .authenticator import ReauthRefused, SaslAuthenticator
@@ -47,7 +59,7 @@ Observer = Callable[[int, str, int, float, BaseException | None], None]
 
 
 class _Pending:
-    __slots__ = ("future", "response_cls", "version", "expires", "decode")
+    __slots__ = ("decode", "expires", "future", "response_cls", "version")
 
     def __init__(self, future: asyncio.Future, response_cls: type, version: int, expires: float) -> None:
         self.future = future
@@ -104,7 +116,7 @@ class BrokerConnection:
                 ends = time.monotonic() + self._config.connect_timeout_s
                 await self.authenticator.prepare(min(ends, outer.at) if outer is not None else ends)
             await asyncio.wait_for(self._connect(), self._config.connect_timeout_s)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             await self.close()
             raise RequestTimeout(f"connecting to broker {self.address} took over "
                                  f"{self._config.connect_timeout_s:g}s") from None
@@ -154,7 +166,7 @@ class BrokerConnection:
         if response.error_code == ErrorCode.UNSUPPORTED_VERSION:
             # The broker answered at v0 with what it supports; ask again within its range.
             ours = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-            lo, hi = ours.get(ApiVersionsRequest.API_KEY, (0, 0))
+            _lo, hi = ours.get(ApiVersionsRequest.API_KEY, (0, 0))
             response = await self.send(ApiVersionsRequest(), min(hi, version), self._config.connect_timeout_s)
         if response.error_code:
             raise ProtocolError(f"broker {self.address} refused ApiVersions: {error_name(response.error_code)}")
@@ -241,7 +253,7 @@ class BrokerConnection:
                 # over its socket.request.max.bytes, and says nothing else.
                 raise BrokerDisconnected(f"{exc} while {request.name} v{version} of {len(frame) - 4} bytes "
                                          "was in flight", request_sent=exc.request_sent) from None
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
                                    f"within {timeout:.3g}s", request_sent=True)
             future.cancel()  # nobody waits for it any more: closing must not fail it unobserved
@@ -282,7 +294,7 @@ class BrokerConnection:
                 if size > self._config.max_response_bytes and size >= _CORRELATION.size:
                     await self._refuse_frame(reader, size)
                     continue
-                if not 0 < size:
+                if not size > 0:
                     raise ProtocolError(f"broker {self.address} sent a frame of {size} bytes")
                 body = await reader.readexactly(size)
                 correlation_id = _CORRELATION.unpack_from(body)[0]
