@@ -8,7 +8,7 @@ nothing to say about it.
 
 The names below are loaded on first use (PEP 562): the CLI splits ``connect.*`` properties
 off on every call (``config``), but only ``delete --connect-url`` needs the REST client and
-requests/urllib3 (~60 ms of imports).
+requests/urllib3, whose imports a call without it should not pay.
 """
 
 from typing import TYPE_CHECKING

@@ -53,8 +53,8 @@ _NO_FLAGS: frozenset[LagFlag] = frozenset()
 
 
 def _tp_key(tp: TopicPartition) -> tuple[str, int]:
-    """TopicPartition's own order, compared as a plain tuple (in C: ~3x faster than the
-    dataclass's generated ``__lt__`` over the 36,000 partitions of 3,000 groups)."""
+    """TopicPartition's own order, compared as a plain tuple (in C, instead of the dataclass's
+    generated ``__lt__`` in Python: sorting tens of thousands of partitions)."""
     return tp.topic, tp.partition
 
 
