@@ -169,7 +169,7 @@ def check_arguments(task_id: str, values: Mapping[str, Any], parsers: Mapping[st
                     rendered: bool) -> dict[str, Any]:
     """Parse ``values[name]`` with ``parsers[name](name, value)``; before rendering, templated
     values are skipped (None in the result). Errors become ValueError("<task_id>: ...")."""
-    out = {}
+    out: dict[str, Any] = {}
     for name, parse in parsers.items():
         value = values[name]
         if not rendered and is_templated(value):

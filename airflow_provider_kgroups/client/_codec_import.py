@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
+from typing import Any
 
 
 class _LazyPackage(types.ModuleType):
@@ -26,7 +27,7 @@ class _LazyPackage(types.ModuleType):
 
     _loaded = False
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or self._loaded:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         self._loaded = True

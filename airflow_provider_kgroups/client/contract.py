@@ -37,7 +37,7 @@ class RequestPlan(Generic[K]):
     version: int
     keys: tuple[K, ...]
     node: int = ANY_BROKER  # the broker it goes to: set by the driver (AdminApiHandler.handleResponse's broker)
-    key_set: frozenset = field(init=False, repr=False, compare=False)
+    key_set: frozenset[K] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_set", frozenset(self.keys))  # responses are matched to keys in O(1)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .chunking import RequestLimits
 from .errors import CLIENT_INCOMPLETE_RESPONSE, Failure, KafkaGroupsError
@@ -40,7 +41,7 @@ from .results import (
     KeyedResults,
 )
 
-Run = Callable[[object, list], Awaitable[KeyedResults]]
+Run = Callable[[Any, list[Any]], Awaitable[KeyedResults[Any, Any]]]
 NEW_TYPES = (SHARE, STREAMS)
 
 

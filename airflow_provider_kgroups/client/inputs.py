@@ -45,7 +45,7 @@ def partitions_of(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     return tps
 
 
-def string_list(values: Iterable[str], what: str) -> list:
+def string_list(values: Iterable[str], what: str) -> list[str]:
     if isinstance(values, (str, bytes)):
         raise ConfigurationError(f"{what} must be a list, not the single string {values!r}; write [{values!r}].")
     return list(values)

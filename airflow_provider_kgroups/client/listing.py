@@ -21,7 +21,7 @@ from dataclasses import replace
 from .handlers.list_groups import ListGroupsHandler
 from .results import GroupDescription, GroupListing, GroupState, KeyedResults, ListGroupsResult
 
-Run = Callable[[ListGroupsHandler, list[int]], Awaitable[KeyedResults]]
+Run = Callable[[ListGroupsHandler, list[int]], Awaitable[KeyedResults[int, tuple[GroupListing, ...]]]]
 Describe = Callable[[list[str]], Awaitable[KeyedResults[str, GroupDescription]]]
 
 

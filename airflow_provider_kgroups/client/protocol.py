@@ -233,8 +233,26 @@ def compile_codecs(request_cls: type, version: int) -> None:
 #: one per process: the codecs it compiled are the process's
 warmup = CodecWarmup()
 
-__all__ = [name for name in dir() if name.endswith(("Request", "Response"))] + [
-    "ApiMessage", "CLIENT_MAX_VERSIONS", "CodecWarmup", "MAX_STRING_BYTES", "RESPONSE_FOR", "compile_codec",
-    "compile_codecs",
-    "too_long", "warmup",
+__all__ = [
+    # the messages, by API
+    "AlterShareGroupOffsetsRequest", "AlterShareGroupOffsetsResponse",
+    "ApiVersionsRequest", "ApiVersionsResponse",
+    "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
+    "DeleteGroupsRequest", "DeleteGroupsResponse",
+    "DescribeGroupsRequest", "DescribeGroupsResponse",
+    "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse",
+    "FetchRequest", "FetchResponse",
+    "FindCoordinatorRequest", "FindCoordinatorResponse",
+    "ListGroupsRequest", "ListGroupsResponse",
+    "ListOffsetsRequest", "ListOffsetsResponse",
+    "MetadataRequest", "MetadataResponse",
+    "OffsetCommitRequest", "OffsetCommitResponse",
+    "OffsetDeleteRequest", "OffsetDeleteResponse",
+    "OffsetFetchRequest", "OffsetFetchResponse",
+    "SaslAuthenticateRequest", "SaslAuthenticateResponse",
+    "SaslHandshakeRequest", "SaslHandshakeResponse",
+    "ShareGroupDescribeRequest", "ShareGroupDescribeResponse",
+    "StreamsGroupDescribeRequest", "StreamsGroupDescribeResponse",
+    # the codec and its helpers
+    "ApiMessage", "CLIENT_MAX_VERSIONS", "CodecWarmup", "MAX_STRING_BYTES", "RESPONSE_FOR", "compile_codec", "compile_codecs", "too_long", "warmup",
 ]

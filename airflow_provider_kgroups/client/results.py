@@ -296,7 +296,7 @@ class RecordPage:
     budget_bytes: int = 0  # the byte budget this page needed (grown past the asked one for a large batch)
     #: fetched with ``decode=False``: the data batches reaching ``fetch_offset`` or past it, not yet
     #: decoded (``records`` is then empty; :mod:`..spark.arrow_records` reads them column-wise)
-    batches: tuple = ()
+    batches: tuple[Any, ...] = ()
 
 
 class RecordPosition(str, Enum):

@@ -6,6 +6,7 @@ import fnmatch
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import ConfigurationError, IncompleteListingError
 
@@ -30,7 +31,7 @@ def validate_group_ids(group_ids: Iterable[str], *, what: str = "group_ids") -> 
     return ids
 
 
-def compile_pattern(pattern: str) -> re.Pattern:
+def compile_pattern(pattern: str) -> re.Pattern[str]:
     """A glob (``orders-*``) or, with the ``re:`` prefix, a regular expression matched in full."""
     if not isinstance(pattern, str) or not pattern.strip():
         raise ConfigurationError(f"group pattern {pattern!r} is empty: use a glob such as 'orders-*' "
@@ -104,7 +105,7 @@ class GroupSelector:
         return list(chosen)
 
 
-async def select_groups(aclient, selector: GroupSelector, *, timeout_s: float | None = None) -> list[str]:
+async def select_groups(aclient: Any, selector: GroupSelector, *, timeout_s: float | None = None) -> list[str]:
     """The one selection routine of every caller (CLI, hook, operators, sensor).
 
     Exact ids need no listing. Patterns are matched against every broker's ListGroups

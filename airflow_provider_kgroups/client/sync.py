@@ -175,5 +175,5 @@ class GroupsClient:
     def __enter__(self) -> GroupsClient:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

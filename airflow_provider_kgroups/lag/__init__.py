@@ -10,7 +10,7 @@ every engine module (and, through ``seconds``, the client's Fetch handler).
 """
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 _HOMES = {
     **dict.fromkeys(("BarrierCheckpoint", "BarrierStatus", "BarrierTarget", "TargetKind", "check_barrier",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -96,8 +96,9 @@ class OffsetRange:
     def parse(cls, starting: Any, ending: Any, *, batch: bool = True) -> OffsetRange:
         """Both options as given (JSON text, nested or flat mappings, offset maps), each read for
         its kind and naming at least one partition, then checked as Spark checks the pair."""
-        found = cls(*(OffsetMap.parse(value, option_kind(option, batch=batch), name=option, nonempty=True)
-                      for option, value in ((STARTING, starting), (ENDING, ending))), batch=batch)
+        start, end = (OffsetMap.parse(value, option_kind(option, batch=batch), name=option, nonempty=True)
+                      for option, value in ((STARTING, starting), (ENDING, ending)))
+        found = cls(start, end, batch=batch)
         found.check()
         return found
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure, RequestTimeout
 from ..client.gcpause import fewer_collections
@@ -45,6 +46,9 @@ from ..client.results import (
 from ..client.selection import validate_group_ids
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
 from .policy import parse_policy
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["take_snapshot", "iter_snapshot", "compute_lag", "partition_lag", "partitions_of_groups", "topic_partitions", "now_ms"]
 
@@ -62,7 +66,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _keyed(results) -> KeyedResults:
+def _keyed(results: Any) -> KeyedResults[Any, Any]:
     return results if isinstance(results, KeyedResults) else KeyedResults(dict(results or {}), {})
 
 
@@ -171,7 +175,7 @@ def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str,
     return LagSnapshot(taken_at_ms=taken_at_ms, groups=groups, policy=policy, failures=failures)
 
 
-async def topic_partitions(client, topics: Iterable[str]) -> dict[str, list[int]]:
+async def topic_partitions(client: AsyncGroupsClient, topics: Iterable[str]) -> dict[str, list[int]]:
     """Every partition of ``topics``; a topic the cluster does not have is a ConfigurationError."""
     if isinstance(topics, str):
         raise ConfigurationError(f"topics must be a list of topic names, not the single string {topics!r}.")
@@ -186,7 +190,7 @@ async def topic_partitions(client, topics: Iterable[str]) -> dict[str, list[int]
     return {t: sorted(described[t].partitions) for t in names}
 
 
-async def take_snapshot(client, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+async def take_snapshot(client: AsyncGroupsClient, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
                         read_committed: bool = False, topics: Iterable[str] | None = None,
                         timeout_s: float | None = None) -> LagSnapshot:
     """Lag of ``group_ids`` now (see the module docstring for the order of reads and the rules).
@@ -208,7 +212,7 @@ async def take_snapshot(client, group_ids: Iterable[str], *, policy: UnknownLagP
 STREAM_BATCH, STREAM_CONCURRENCY = 5_000, 4
 
 
-async def iter_snapshot(client, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+async def iter_snapshot(client: AsyncGroupsClient, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
                         read_committed: bool = False, topics: Iterable[str] | None = None,
                         timeout_s: float | None = None, batch_size: int = STREAM_BATCH,
                         concurrency: int = STREAM_CONCURRENCY) -> AsyncIterator[LagSnapshot]:
@@ -225,7 +229,7 @@ async def iter_snapshot(client, group_ids: Iterable[str], *, policy: UnknownLagP
     ids = validate_group_ids(group_ids)
     wanted_topics = await topic_partitions(client, topics) if topics is not None else None
     batches = iter([ids[i:i + batch_size] for i in range(0, len(ids), batch_size)])
-    running: set[asyncio.Task] = set()
+    running: set[asyncio.Task[LagSnapshot]] = set()
 
     def start_next() -> None:
         batch = next(batches, None)
@@ -264,7 +268,7 @@ def _partitions_read(descriptions: Mapping[str, GroupDescription], offsets: Mapp
     return out
 
 
-async def _read(client, ids: list[str], policy: UnknownLagPolicy, read_committed: bool,
+async def _read(client: AsyncGroupsClient, ids: list[str], policy: UnknownLagPolicy, read_committed: bool,
                 wanted_topics: Mapping[str, Collection[int]] | None, timeout_s: float | None) -> LagSnapshot:
     taken_at = now_ms()
     descriptions, offsets = await asyncio.gather(client.describe_groups(ids, timeout_s=timeout_s),

@@ -53,9 +53,9 @@ class ThresholdMode(GateMode):
                 pending |= {(group_id, tp) for tp in waiting} or {(group_id, None)}
                 lines.append(f"{group_id}: {', '.join(problems)}")
         if pending:
-            waiting = {g for g, _ in pending}
+            waiting_groups = {g for g, _ in pending}
             return Judgement("; ".join(lines), frozenset(pending), warnings=undecodable_warnings(
-                {g: m for g, m in seconds.items() if g in waiting}, spec.max_lag_seconds))
+                {g: m for g, m in seconds.items() if g in waiting_groups}, spec.max_lag_seconds))
         return _within(spec, snapshot, seconds)
 
 

@@ -120,7 +120,7 @@ def facts_report(group_id: str, facts: Mapping[str, np.ndarray], states: Sequenc
                           stretch & ends_known])
     differs = (signature[:, 1:] != signature[:, :-1]).any(axis=0)
     # of the stored points 0..n-1: the first and the last of each stretch of equal signatures
-    keep = np.flatnonzero(np.r_[True, differs[:n - 1]] | np.r_[differs[:n - 1], True]) if n else []
+    keep: Any = np.flatnonzero(np.r_[True, differs[:n - 1]] | np.r_[differs[:n - 1], True]) if n else []
     history = []
     for i in keep:
         now_offsets = i >= last_change

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
@@ -32,7 +33,7 @@ class _LazyApp:
     """An ASGI app that builds the real one (:func:`.app.create_app`) on its first request."""
 
     def __init__(self) -> None:
-        self._app = None
+        self._app: Any = None  # the FastAPI app, built on the first request
         self._lock = threading.Lock()
 
     def _build(self):

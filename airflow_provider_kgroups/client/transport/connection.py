@@ -21,6 +21,7 @@ import ssl
 import struct
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..config import BrokerAddress, ClientConfig
 from ..deadline import current_deadline
@@ -61,7 +62,7 @@ Observer = Callable[[int, str, int, float, BaseException | None], None]
 class _Pending:
     __slots__ = ("decode", "expires", "future", "response_cls", "version")
 
-    def __init__(self, future: asyncio.Future, response_cls: type, version: int, expires: float) -> None:
+    def __init__(self, future: asyncio.Future[Any], response_cls: type[Any], version: int, expires: float) -> None:
         self.future = future
         self.response_cls = response_cls
         self.version = version
@@ -78,7 +79,7 @@ class BrokerConnection:
         self._observer = observer
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._read_task: asyncio.Task | None = None
+        self._read_task: asyncio.Task[None] | None = None
         self._pending: dict[int, _Pending] = {}
         self._throttled_until = 0.0  # monotonic: nothing is written before
         self.failed_at: float | None = None  # monotonic: when a timeout or a broken read ended it
@@ -88,7 +89,7 @@ class BrokerConnection:
         self._slots = asyncio.Semaphore(config.max_in_flight_per_connection)
         self.api_versions: dict[int, tuple[int, int]] = {}
         self.authenticator = SaslAuthenticator(config, address) if config.uses_sasl else None
-        self._reauth_task: asyncio.Task | None = None
+        self._reauth_task: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         return f"BrokerConnection(node={self.node_id}, {self.address})"
