@@ -158,10 +158,11 @@ class CodecWarmup:
     """Compiles codecs a call is about to need while its first requests are on the wire.
 
     kafka-python generates each message's encoder and decoder (per version) on first use, which
-    for a cold lag call's APIs is on the critical path when paid as each request is built or each answer read. A call names what it
-    will send (:meth:`want`); each time a request has been written (:meth:`written`), the
-    wanted codecs are compiled one per event-loop step (a request's encoder, then its
-    response's decoder), so a response that arrives meanwhile waits for one compile at most.
+    for a cold lag call's APIs is on the critical path when paid as each request is built or each
+    answer read. A call names what it will send (:meth:`want`); each time a request has been
+    written (:meth:`written`), the wanted codecs are compiled one per event-loop step (a
+    request's encoder, then its response's decoder), so a response that arrives meanwhile waits
+    for one compile at most.
     A wrong version guess costs an unused compile, nothing else.
     """
 

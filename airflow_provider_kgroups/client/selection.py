@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigurationError, IncompleteListingError
@@ -74,6 +74,8 @@ class GroupSelector:
     ids: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    _include: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.ids, str) or isinstance(self.patterns, str) or isinstance(self.exclude, str):
@@ -92,8 +94,8 @@ class GroupSelector:
     def matches(self, group_id: str) -> bool:
         if group_id in self.ids:
             return True
-        return (any(p.match(group_id) for p in self._include)  # type: ignore[attr-defined]  # compiled patterns, set in __post_init__
-                and not any(p.match(group_id) for p in self._exclude))  # type: ignore[attr-defined]  # as above
+        return (any(p.match(group_id) for p in self._include)
+                and not any(p.match(group_id) for p in self._exclude))
 
     def select(self, listed: Iterable[str]) -> list[str]:
         """The exact ids (listed or not) followed by the listed groups that match. An empty id
