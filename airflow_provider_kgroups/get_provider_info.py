@@ -79,9 +79,9 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
-        # No "plugins": the Consumer groups page is registered through the `airflow.plugins` entry point
-        # (pyproject.toml), which Airflow always loads; listed here too it would be registered twice under eager
-        # provider discovery ("Plugin 'kgroups' already registered").
+        # No "plugins": the Consumer groups page is registered through the `airflow.plugins` entry
+        # point (pyproject.toml), which Airflow always loads; listed here too it would be registered
+        # twice under eager provider discovery ("Plugin 'kgroups' already registered").
         "connection-types": [
             {
                 "connection-type": "kgroups",

@@ -1,17 +1,17 @@
 """Load kafka-python's wire codec without its client stack.
 
 Importing any ``kafka.*`` module first runs kafka-python's package ``__init__``, which imports
-its admin client, consumer, producer, metrics and network layers, a large part of a CLI call's or
-a triggerer's first check's start (benchmarks/RESULTS-imports.txt), none of it used here (this client uses ``kafka.protocol`` and
-``kafka.errors`` only; record batches are read by :mod:`.batches`). Likewise
-``kafka.protocol.admin``'s ``__init__`` builds the message classes of every admin API (ACLs,
-configs, topics, quotas, transactions, users) where the client needs only its groups module. Before the first import, and
-only if nothing has imported the package yet, :func:`install` (for ``kafka``, when the client
-package is imported) and :func:`lazy_package` (for ``kafka.protocol.admin``, when the codec
-is) register a stand-in for the package that finds its submodules as usual and runs the real
-``__init__`` the first time anything else is asked of it (``from kafka import KafkaConsumer``
-or ``from kafka.protocol.admin import CreateTopicsRequest`` in the same process still work,
-PEP 562).
+its admin client, consumer, producer, metrics and network layers, a large part of a CLI call's
+or a triggerer's first check's start (benchmarks/RESULTS-imports.txt), none of it used here
+(this client uses ``kafka.protocol`` and ``kafka.errors`` only; record batches are read by
+:mod:`.batches`). Likewise ``kafka.protocol.admin``'s ``__init__`` builds the message classes
+of every admin API (ACLs, configs, topics, quotas, transactions, users) where the client needs
+only its groups module. Before the first import, and only if nothing has imported the package
+yet, :func:`install` (for ``kafka``, when the client package is imported) and
+:func:`lazy_package` (for ``kafka.protocol.admin``, when the codec is) register a stand-in for
+the package that finds its submodules as usual and runs the real ``__init__`` the first time
+anything else is asked of it (``from kafka import KafkaConsumer`` or ``from
+kafka.protocol.admin import CreateTopicsRequest`` in the same process still work, PEP 562).
 """
 
 from __future__ import annotations

@@ -85,8 +85,9 @@ def test_airflow_plugins_lists_the_page_with_default_settings(airflow_db):
 
 @pytest.mark.parametrize("lazy", [True, False], ids=["lazy-discovery", "eager-discovery"])
 def test_the_page_is_registered_once_whatever_the_discovery(airflow_db, lazy):
-    # Eager discovery also reads a provider info's "plugins": listing the page there as well as in the entry point
-    # would register it twice ("Plugin 'kgroups' already registered, skipping", an import error in the UI).
+    # Eager discovery also reads a provider info's "plugins": listing the page there as well as in the entry
+    # point would register it twice ("Plugin 'kgroups' already registered, skipping", an import error in
+    # the UI).
     out = subprocess.run([sys.executable, "-c", _PLUGINS_AND_ERRORS], capture_output=True, text=True, timeout=120,
                          env=_airflow_env(lazy_discover_providers=lazy))
     assert out.returncode == 0, out.stderr[-2000:]
