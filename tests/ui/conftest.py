@@ -3,8 +3,9 @@ page's tests, started once for the module's tests and stopped after them.
 
 The api-server runs with Airflow's default provider discovery (lazy: the plugin comes from the
 ``airflow.plugins`` entry point, as a user's would), reads the seeded history (``[kgroups]
-history_url``) and authenticates with a SimpleAuthManager variant (:mod:`.auth_manager`) whose users are ``admin``, ``viewer`` and ``nodata`` (may not
-read assets), with passwords from a file the test writes.
+history_url``) and authenticates with a SimpleAuthManager variant (:mod:`.auth_manager`) whose
+users are ``admin``, ``viewer`` and ``nodata`` (may not read assets), with passwords from a file
+the test writes.
 """
 
 from __future__ import annotations
