@@ -80,7 +80,7 @@ class _State:
         with self._lock:
             running = self._running.get(key)
             started = running is None
-            if started:
+            if running is None:
                 running = self._running[key] = self._pool.submit(build)
         if started:  # outside the lock: a build already done runs the callback here, and it takes the lock
             running.add_done_callback(lambda done: self._finished(key, done))
