@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PASSWORDS = {"admin": "admin-pass", "viewer": "viewer-pass", "nodata": "nodata-pass"}
 START_TIMEOUT_S = 240
+PREPARING_TIMEOUT_S = 180
 
 
 @dataclass
@@ -41,8 +43,15 @@ class PageServer:
         return response.json()["access_token"]
 
     def get(self, path: str, user: str | None = "viewer", **kwargs) -> requests.Response:
+        """The answer to ``path``; a 202 "preparing" (the page still building its rollups, which a loaded
+        machine can stretch past the page's own wait) is asked again until an answer or a deadline."""
         headers = {"Authorization": f"Bearer {self.token(user)}"} if user else {}
-        return requests.get(f"{self.base}{path}", headers=headers, timeout=60, **kwargs)
+        deadline = time.monotonic() + PREPARING_TIMEOUT_S
+        while True:
+            response = requests.get(f"{self.base}{path}", headers=headers, timeout=60, **kwargs)
+            if response.status_code != 202 or time.monotonic() > deadline:
+                return response
+            time.sleep(float(response.headers.get("Retry-After", "1")))
 
 
 def page_env(history: str, passwords_file: Path) -> dict[str, str]:
