@@ -5,7 +5,7 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: demo test bench docs install check-install clean
+.PHONY: demo test lint bench docs install check-install clean
 
 # A changed pyproject.toml rebuilds the venv from scratch: pip never uninstalls what an older
 # dependency set brought in, and a leftover can shadow a package's files.
@@ -22,8 +22,15 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m demo
 
-## Every test: client against the real broker and the fake cluster, lag engine, Airflow, Spark.
-test: $(STAMP)
+## Static checks (configured in pyproject.toml): ruff's lint rules, ruff's formatting, mypy (strict on client/
+## and lag/). `$(PY) -m ruff check --fix . && $(PY) -m ruff format .` fixes most of what the first two report.
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+## Every test: the static checks, then client against the real broker and the fake cluster, lag engine, Airflow, Spark.
+test: lint
 	$(PY) scripts/check_install.py
 	$(PY) -m pytest
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import ast
 import json
 import math
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .client.errors import ConfigurationError
 from .client.numbers import check_int, is_int, to_number
@@ -146,29 +147,29 @@ def parse_lag_mode(name: str, value: Any) -> str:
 
 def parse_offset_count(name: str, value: Any) -> int | None:
     """A number of offsets (records) >= 0, or None: ``max_lag_per_partition``, ``max_total_lag``."""
-    return parse_number(name, value, integer=True)  # type: ignore[return-value]
+    return parse_number(name, value, integer=True)  # type: ignore[return-value]  # integer=True: an int
 
 
 def parse_seconds(name: str, value: Any) -> float | None:
     """A duration in seconds >= 0, or None: ``max_lag_seconds``."""
-    return parse_number(name, value)  # type: ignore[return-value]
+    return parse_number(name, value)
 
 
 def parse_interval(name: str, value: Any) -> float | None:
     """A duration in seconds > 0, or None: ``stuck_after``, ``poll_interval``."""
-    return parse_number(name, value, allow_zero=False)  # type: ignore[return-value]
+    return parse_number(name, value, allow_zero=False)
 
 
 def parse_check_count(name: str, value: Any) -> int | None:
     """A number of consecutive checks > 0: ``verdict_checks``."""
-    return parse_number(name, value, integer=True, allow_zero=False)  # type: ignore[return-value]
+    return parse_number(name, value, integer=True, allow_zero=False)  # type: ignore[return-value]  # integer=True: an int
 
 
 def check_arguments(task_id: str, values: Mapping[str, Any], parsers: Mapping[str, Callable[..., Any]], *,
                     rendered: bool) -> dict[str, Any]:
     """Parse ``values[name]`` with ``parsers[name](name, value)``; before rendering, templated
     values are skipped (None in the result). Errors become ValueError("<task_id>: ...")."""
-    out = {}
+    out: dict[str, Any] = {}
     for name, parse in parsers.items():
         value = values[name]
         if not rendered and is_templated(value):

@@ -79,8 +79,9 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
-        # the "Consumer groups" page (loaded by Airflow with [core] lazy_discover_providers = False)
-        "plugins": [{"name": "kgroups", "plugin-class": "airflow_provider_kgroups.ui.plugin.KafkaGroupsPlugin"}],
+        # No "plugins": the Consumer groups page is registered through the `airflow.plugins` entry
+        # point (pyproject.toml), which Airflow always loads; listed here too it would be registered
+        # twice under eager provider discovery ("Plugin 'kgroups' already registered").
         "connection-types": [
             {
                 "connection-type": "kgroups",

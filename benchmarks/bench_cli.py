@@ -30,8 +30,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -56,7 +57,7 @@ class FakeServer:
         self.proc.stdin.flush()
         return json.loads(self.proc.stdout.readline())
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -148,7 +149,7 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
                       sum(req.values()) if stats else "-",
                       f"{stats['fake_cpu_s']:.2f}" if stats else "-"))
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
-    fmt = "  ".join("{:<%d}" % w for w in widths)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     print(fmt.format(*header))
     for line in lines:
         print(fmt.format(*map(str, line)))

@@ -45,17 +45,17 @@ def run_worker(client: str, bootstrap: str, groups: list[str]) -> dict:
     out, err = proc.stdout.read(), proc.stderr.read()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        return {"error": (err.strip().splitlines() or ["exit %d" % proc.returncode])[-1][:120]}
+        return {"error": (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:120]}
     result = json.loads(out.strip().splitlines()[-1])
     result["peak_rss_mb"] = usage.ru_maxrss / 1024
     return result
 
 
 def worker_main(client: str, bootstrap: str) -> None:
+    import time
+
     from benchmarks.floor import run_floor
     from benchmarks.peers import RUNNERS
-
-    import time
 
     groups = json.loads(sys.stdin.read())
     runner = run_floor if client == "floor" else RUNNERS[client]
@@ -89,7 +89,7 @@ def measure(label: str, bootstrap: str, groups: list[str], count_requests, reset
             runs[client].append(result)
             print(f"  {label} {client:16s} run {round_ + 1}/{repeat}", file=sys.stderr, flush=True)
     rows = []
-    for client, results in runs.items():
+    for results in runs.values():
         ok = sorted((r for r in results if "error" not in r), key=lambda r: r["seconds"])
         rows.append(ok[len(ok) // 2] if ok else results[0])
     return rows
@@ -135,7 +135,7 @@ def print_table(rows: list[dict]) -> None:
                       f"{r['groups_ok']}/{r['group_errors']}", r["offsets"], r["ends"] if r["client"] != "floor" else "-",
                       *(req.get(api, 0) for api in API_COLUMNS), sum(req.values())))
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
-    fmt = "  ".join("{:<%d}" % w for w in widths)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     print(fmt.format(*header))
     for line in lines:
         print(fmt.format(*map(str, line)))

@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from airflow_provider_kgroups.spark.arrow_records import BATCH_ROWS  # noqa: E402
+from airflow_provider_kgroups.spark.arrow_records import BATCH_ROWS
 
 VALUE = b"x" * 100
 
@@ -77,7 +77,7 @@ def land(root: str, topic: str, ends: dict[int, int], chunk: int = 50_000) -> No
         for start in range(0, end, chunk):
             stop = min(end, start + chunk)
             write_file(root, topic, p, start, stop, ({"topic": topic, "partition": p, "offset": o, "timestamp_ms": 0,
-                                                      "key": "k%d" % (o % 100), "value": VALUE.decode()}
+                                                      "key": f"k{o % 100}", "value": VALUE.decode()}
                                                      for o in range(start, stop)))
 
 

@@ -19,10 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_provider_kgroups.client.results import (  # noqa: E402
-    CommittedOffset, GroupOffsets, KeyedResults, ListedOffset, TopicPartition,
+from airflow_provider_kgroups.client.results import (
+    CommittedOffset,
+    GroupOffsets,
+    KeyedResults,
+    ListedOffset,
+    TopicPartition,
 )
-from airflow_provider_kgroups.lag.snapshot import compute_lag  # noqa: E402
+from airflow_provider_kgroups.lag.snapshot import compute_lag
 
 
 def snapshot(groups: int, topics: int = 30, partitions: int = 12):

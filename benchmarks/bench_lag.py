@@ -207,7 +207,7 @@ def history_part(groups: int, days: int, partitions_per_group: int = 10) -> list
 
 def _print(header: tuple, lines: list[tuple]) -> None:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
-    fmt = "  ".join("{:<%d}" % w for w in widths)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     print(fmt.format(*header))
     for line in lines:
         print(fmt.format(*map(str, line)))

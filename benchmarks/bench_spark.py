@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     for round_no in range(args.repeat):
         for fraction in fractions:
             for label, tree in trees.items():  # interleaved: every tree in every round
-                since_ms = end_ms - int(round(fraction * args.days * DAY_MS / STEP_MS)) * STEP_MS
+                since_ms = end_ms - round(fraction * args.days * DAY_MS / STEP_MS) * STEP_MS
                 spec = {"history": str(history), "output": str(work / f"out-{fraction:.2f}"), "since_ms": since_ms,
                         "cores": args.cores, "tree": str(tree) if tree else None}
                 env = dict(os.environ, PYTHONPATH=str(tree)) if tree else None

@@ -166,7 +166,7 @@ def main() -> int:
         append_snapshot(url, newest + 2 * step, newest + step)
         results["new snapshot"].append(timed(overview(data)))
         results["repeat"].append(timed(overview(data)))
-        results["group"].append(timed(lambda: build_group(data, "group-0002", f"{args.days}d", window,
+        results["group"].append(timed(lambda data=data: build_group(data, "group-0002", f"{args.days}d", window,
                                                           per_partition=True, points=50_000, gates=[], cleanups=[])))
     shutil.rmtree(kept.parent, ignore_errors=True)
     load = os.getloadavg()

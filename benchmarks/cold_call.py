@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig  # noqa: E402
-from airflow_provider_kgroups.client import client as _loaded  # noqa: E402,F401  (imports before the clock)
+from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig
+from airflow_provider_kgroups.client import client as _loaded  # noqa: F401  (imports before the clock)
 
 
 async def main(bootstrap: str, n: int) -> None:

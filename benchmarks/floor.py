@@ -10,12 +10,17 @@ import asyncio
 import time
 
 from airflow_provider_kgroups.client import ClientConfig
+from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.config import BrokerAddress
 from airflow_provider_kgroups.client.protocol import (
-    CLIENT_MAX_VERSIONS, ApiVersionsRequest, FindCoordinatorRequest, ListOffsetsRequest, MetadataRequest,
-    OffsetFetchRequest, compile_codecs,
+    CLIENT_MAX_VERSIONS,
+    ApiVersionsRequest,
+    FindCoordinatorRequest,
+    ListOffsetsRequest,
+    MetadataRequest,
+    OffsetFetchRequest,
+    compile_codecs,
 )
-from airflow_provider_kgroups.client.cluster import ClusterMetadata
 from airflow_provider_kgroups.client.transport import ConnectionPool
 
 

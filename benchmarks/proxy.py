@@ -30,7 +30,7 @@ class CountingProxy:
         self.port: int | None = None
 
     @classmethod
-    def running_in_thread(cls) -> "CountingProxy":
+    def running_in_thread(cls) -> CountingProxy:
         return cls()
 
     @property
@@ -48,7 +48,7 @@ class CountingProxy:
         with self._lock:
             self._counts.clear()
 
-    def __enter__(self) -> "CountingProxy":
+    def __enter__(self) -> CountingProxy:
         threading.Thread(target=self._loop.run_forever, daemon=True, name="counting-proxy").start()
         self._server = asyncio.run_coroutine_threadsafe(
             asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop).result()
@@ -148,7 +148,7 @@ class VirtualCluster:
         with self._lock:
             self._arrivals.clear()
 
-    def __enter__(self) -> "VirtualCluster":
+    def __enter__(self) -> VirtualCluster:
         threading.Thread(target=self._loop.run_forever, daemon=True, name="virtual-cluster").start()
 
         async def start():

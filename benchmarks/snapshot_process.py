@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, GroupSelector  # noqa: E402
-from airflow_provider_kgroups.client.selection import select_groups  # noqa: E402
-from airflow_provider_kgroups.lag.snapshot import take_snapshot  # noqa: E402
+from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, GroupSelector
+from airflow_provider_kgroups.client.selection import select_groups
+from airflow_provider_kgroups.lag.snapshot import take_snapshot
 
 
 async def main(bootstrap: str, pattern: str) -> None:

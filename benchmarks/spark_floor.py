@@ -14,7 +14,7 @@ batches the real source yields.
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 FORMAT = "kgroups-floor"
 

@@ -24,9 +24,8 @@ from datetime import datetime
 from airflow.sdk import DAG, Param
 
 from airflow_provider_kgroups import settings
-from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.operators.reset import ConsumerGroupOffsetResetOperator
-
+from airflow_provider_kgroups.settings import example_list, example_setting
 
 CONN_ID = example_setting("conn_id", "kgroups_default")
 LANDING_GROUPS = example_list("landing_groups", "orders-landing*")

@@ -72,10 +72,10 @@ from typing import Any
 from airflow.sdk import DAG, Param, get_current_context, task
 
 from airflow_provider_kgroups import settings
-from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.observability.lineage import report_kafka_read
 from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
+from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.spark.offsets import kafka_bootstrap, spark_kafka_options
 from airflow_provider_kgroups.spark.session import spark_session
 

@@ -36,10 +36,9 @@ from datetime import datetime, timedelta
 from airflow.sdk import DAG, AssetWatcher, task
 
 from airflow_provider_kgroups.observability.lineage import create_asset
-from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
+from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.triggers.events import ConsumerLagEventTrigger
-
 
 CONN_ID = example_setting("conn_id", "kgroups_default")
 BOOTSTRAP = example_setting("bootstrap_servers", "localhost:9092")

@@ -24,8 +24,9 @@ from airflow.sdk import DAG, task
 
 from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.settings import example_setting
-
-from airflow_provider_kgroups.spark import LAG_HISTORY_APPLICATION  # lag_history.__file__, without importing pyspark
+from airflow_provider_kgroups.spark import (
+    LAG_HISTORY_APPLICATION,  # lag_history.__file__, without importing pyspark
+)
 from airflow_provider_kgroups.spark.session import run_spark_submit, spark_submit_command
 
 HISTORY_URL = settings.history_url() or "/tmp/kgroups-history"

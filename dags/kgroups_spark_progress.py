@@ -30,9 +30,9 @@ from datetime import datetime, timedelta
 from airflow.sdk import DAG, task
 
 from airflow_provider_kgroups import settings
-from airflow_provider_kgroups.settings import example_list, example_setting
 from airflow_provider_kgroups.operators.progress import ConsumerGroupProgressOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
+from airflow_provider_kgroups.settings import example_list, example_setting
 
 log = logging.getLogger(__name__)
 

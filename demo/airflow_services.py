@@ -21,8 +21,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from .tansu import free_port
 
@@ -58,7 +59,7 @@ class AirflowServices:
         self.processes: dict[str, subprocess.Popen] = {}
         self.services = tuple(services)
 
-    def __enter__(self) -> "AirflowServices":
+    def __enter__(self) -> AirflowServices:
         subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, check=True,
                        capture_output=True, timeout=300)
         try:

@@ -20,7 +20,7 @@ class Child:
 
     def __init__(self, command: list[str], env: dict[str, str], log: Path) -> None:
         self.log = log
-        self._log_file = open(log, "wb")
+        self._log_file = open(log, "wb")  # noqa: SIM115 - the child writes it until stop() closes it
         self.proc = subprocess.Popen(command, env=env, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
 
@@ -48,7 +48,7 @@ class Child:
                     continue
         self._log_file.close()
 
-    def __enter__(self) -> "Child":
+    def __enter__(self) -> Child:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -144,7 +144,7 @@ class ConnectServer:
             def log_message(self, *args: Any) -> None:  # keep pytest output clean
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 with server._lock:
                     server.requests.append(Seen("GET", self.path, self.headers.get("Authorization")))
                 if server.hang.is_set():
@@ -163,7 +163,7 @@ class ConnectServer:
                 status, body = server.route(self.path)
                 self._send(status, body)
 
-            def do_PATCH(self) -> None:  # noqa: N802
+            def do_PATCH(self) -> None:
                 with server._lock:
                     server.requests.append(Seen("PATCH", self.path, self.headers.get("Authorization")))
                 length = int(self.headers.get("Content-Length") or 0)
@@ -232,7 +232,7 @@ class ConnectServer:
             self.on_alter(connector.name, body)
         return 200, {"message": "The offsets for this connector have been altered successfully"}
 
-    def __enter__(self) -> "ConnectServer":
+    def __enter__(self) -> ConnectServer:
         self._thread.start()
         return self
 

@@ -100,7 +100,7 @@ class OrderProducer(Worker):
                                        linger_ms=0, max_in_flight_requests_per_connection=1,
                                        compression_type="lz4", request_timeout_ms=int(timeout * 1000))
 
-    def __enter__(self) -> "OrderProducer":
+    def __enter__(self) -> OrderProducer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -123,7 +123,7 @@ class OrderProducer(Worker):
             out.append(record)
         return out
 
-    def start(self) -> "OrderProducer":
+    def start(self) -> OrderProducer:
         self._start_thread(self._run)
         return self
 
@@ -135,7 +135,7 @@ class OrderProducer(Worker):
                 self.produce(1)
                 next_at += interval
                 self._stop.wait(max(0.0, next_at - time.monotonic()))
-        except BaseException as exc:  # surfaced to waiters
+        except BaseException as exc:  # noqa: BLE001 - surfaced to waiters
             self._fail(exc)
         finally:
             with self._cond:
@@ -156,7 +156,7 @@ class OrderProducer(Worker):
 
     def wait_past(self, offsets: Mapping[int, int], timeout: float = 30.0) -> dict[int, int]:
         """Wait until every partition in ``offsets`` has records at or beyond that offset."""
-        def past(me: "OrderProducer"):
+        def past(me: OrderProducer):
             ends: dict[int, int] = {}
             for r in me.records:
                 ends[r.partition] = max(ends.get(r.partition, 0), r.offset + 1)
@@ -201,7 +201,7 @@ class LandingConsumer(ConsumerWorker):
         self.files: list[str] = []
         self.landed = 0
 
-    def __enter__(self) -> "LandingConsumer":
+    def __enter__(self) -> LandingConsumer:
         return self
 
     def __exit__(self, *exc: object) -> None:

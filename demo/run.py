@@ -48,8 +48,21 @@ from demo.history import backfill_history
 from demo.landing import LandingConsumer, OrderProducer, expected_totals
 from demo.report import offsets_of, rel, say, summary
 from demo.scenario import (
-    BACKLOG, CONNECT_CONN_ID, CONNECTORS, DAG_ID, DAGS_TEST_TIMEOUT_S, GROUPS, LAND_PER_S, LANDING_GROUP, PARTITIONS,
-    PRODUCE_PER_S, ROOT, RUN_CONF, SPARK_CONF, TOPIC, WORK,
+    BACKLOG,
+    CONNECT_CONN_ID,
+    CONNECTORS,
+    DAG_ID,
+    DAGS_TEST_TIMEOUT_S,
+    GROUPS,
+    LAND_PER_S,
+    LANDING_GROUP,
+    PARTITIONS,
+    PRODUCE_PER_S,
+    ROOT,
+    RUN_CONF,
+    SPARK_CONF,
+    TOPIC,
+    WORK,
 )
 from demo.seed import Seeder
 from demo.tansu import TansuBroker
@@ -226,7 +239,7 @@ def show_page(base_url: str, passwords: Path) -> None:
     group_id = deleted[0] if deleted else LANDING_GROUP
     try:
         shots = capture(base_url, passwords, WORK, group_id)
-    except Exception as exc:  # the page is a view: the demo's result does not depend on it
+    except Exception as exc:  # noqa: BLE001 - the page is a view: the demo's result does not depend on it
         say(f"  no screenshots: {type(exc).__name__}: {exc}")
         return
     say("  screenshots " + "  ".join(rel(p) for p in shots) + f"   (the overview inside the Airflow UI; {group_id}"
@@ -241,7 +254,7 @@ def main() -> int:
     except (KeyboardInterrupt, Stop) as exc:
         print(f"\ninterrupted ({type(exc).__name__} {exc}): everything started was stopped.", file=sys.stderr)
         return 130
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure: say so, everything started is stopped
         print(f"\ndemo failed: {type(exc).__name__}: {exc}\neverything started was stopped; logs in {rel(WORK / 'logs')}",
               file=sys.stderr)
         return 1

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
@@ -47,7 +47,7 @@ DEFAULT_TIMEOUT = 30.0
 #: (2023-11-14T22:13:20Z: far from "now", so a test can tell it from broker time).
 BASE_TIMESTAMP_MS = 1_700_000_000_000
 
-TP = Union[TopicPartition, tuple[str, int]]
+TP = TopicPartition | tuple[str, int]
 T = TypeVar("T")
 
 
@@ -111,7 +111,7 @@ class Seeder:
         if admin is not None:
             admin.close()
 
-    def __enter__(self) -> "Seeder":
+    def __enter__(self) -> Seeder:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -172,7 +172,7 @@ def probe_cluster_id(host: str, port: int, timeout: float = 1.0) -> str | None:
         raise ValueError(f"undecodable Metadata v2 response: {exc}") from exc
 
 
-_LIVE: "set[TansuBroker]" = set()  # started and not stopped (strong refs: see atexit below)
+_LIVE: set[TansuBroker] = set()  # started and not stopped (strong refs: see atexit below)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -181,7 +181,7 @@ def _stop_leftovers() -> None:  # a backstop: never leave a broker behind the in
     for broker in list(_LIVE):
         try:
             broker.stop()
-        except Exception:
+        except Exception:  # noqa: BLE001 - at exit, each leftover broker is stopped whatever the others do
             pass
 
 
@@ -238,7 +238,7 @@ class TansuBroker:
     def is_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def start(self) -> "TansuBroker":
+    def start(self) -> TansuBroker:
         with self._lock:
             if self._proc is not None:
                 raise TansuError("broker already started")
@@ -292,7 +292,7 @@ class TansuBroker:
         except OSError:
             return ""
 
-    def __enter__(self) -> "TansuBroker":
+    def __enter__(self) -> TansuBroker:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -316,7 +316,7 @@ class TansuBroker:
             env.pop(name, None)
         env.setdefault("NO_COLOR", "1")
         assert self.log_path is not None
-        self._log_file = open(self.log_path, "ab")
+        self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - the broker writes it until stop() closes it
         self._log_file.write(f"$ {' '.join(cmd)}\n".encode())
         self._log_file.flush()
         t0 = time.monotonic()

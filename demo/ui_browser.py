@@ -9,9 +9,9 @@ Used by the page's browser tests and by ``make demo``.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
@@ -23,7 +23,7 @@ def chromium_missing() -> str | None:
         return ("Debian's Chromium is not installed: apt-get install chromium chromium-driver "
                 "(the README's prerequisites)")
     try:
-        import playwright  # noqa: F401
+        import playwright  # noqa: F401 - only whether it imports
     except ImportError:
         return "playwright is not installed: pip install --group test ."
     return None

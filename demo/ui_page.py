@@ -1,9 +1,9 @@
 """The demo's last step: the Consumer groups page on the demo's own api-server, photographed.
 
-:func:`page_env` is what the api-server needs for the page (the provider's plugins loaded, the
-demo's history store, a login whose password the demo knows); :func:`capture` logs in, opens
-the page inside the Airflow UI and one group's page in headless Chromium, and saves the
-screenshots under ``.demo/``. Without Chromium it says how to install it and only prints the URL.
+:func:`page_env` is what the api-server needs for the page (the demo's history store, a login
+whose password the demo knows); :func:`capture` logs in, opens the page inside the Airflow UI and
+one group's page in headless Chromium, and saves the screenshots under ``.demo/``. Without
+Chromium it says how to install it and only prints the URL.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ USER = "admin"
 def page_env(history_url: str, passwords_file: Path) -> dict[str, str]:
     password = secrets.token_urlsafe(12)
     passwords_file.write_text(json.dumps({USER: password}))
-    return {"AIRFLOW__CORE__LAZY_DISCOVER_PROVIDERS": "False", "AIRFLOW__KGROUPS__HISTORY_URL": history_url,
+    return {"AIRFLOW__KGROUPS__HISTORY_URL": history_url,
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords_file)}
 

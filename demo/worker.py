@@ -142,7 +142,7 @@ class ConsumerWorker(Worker):
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> "ConsumerWorker":
+    def start(self) -> ConsumerWorker:
         self._started_at = time.monotonic()
         self._start_thread(self._run)
         return self
@@ -203,13 +203,13 @@ class ConsumerWorker(Worker):
                     self._cond.notify_all()
                 self._pace(count)
             self._finish(consumer)
-        except BaseException as exc:  # surfaced to waiters
+        except BaseException as exc:  # noqa: BLE001 - surfaced to waiters
             self._fail(exc)
         finally:
             if consumer is not None:
                 try:
                     consumer.close(autocommit=False)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - surfaced to waiters
                     self._fail(exc)
             with self._cond:
                 self.closed = True

@@ -16,7 +16,7 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path[:0] = [str(DOCS / "_ext"), str(ROOT)]
 
-from airflow_provider_kgroups import __version__  # noqa: E402
+from airflow_provider_kgroups import __version__
 
 project = "airflow-provider-kgroups"
 author = "The airflow-provider-kgroups authors"
@@ -64,8 +64,8 @@ pygments_style = "sphinx"
 pygments_dark_style = "monokai"
 
 # sphinx-autodoc-typehints 3.6 calls an API Sphinx 9 deprecates (a Python warning, not a build warning)
-import warnings  # noqa: E402
+import warnings
 
-from sphinx.deprecation import RemovedInSphinx10Warning  # noqa: E402
+from sphinx.deprecation import RemovedInSphinx10Warning
 
 warnings.filterwarnings("ignore", category=RemovedInSphinx10Warning, module="sphinx_autodoc_typehints.*")

@@ -162,7 +162,7 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
             backup_offsets, backup_base_url, to_back_up, note=note, storage_options=storage_options,
             absent={g: list((absent or {}).get(g, ())) for g in to_back_up},
             share_groups=[g for g in to_back_up if g in getattr(change, "share_groups", ())])
-    except Exception as exc:  # no backup, no change (the message names the place, never a secret)
+    except Exception as exc:  # noqa: BLE001 - no backup, no change (the message names the place, never a secret)
         for g in to_back_up:
             steps[g] = Step(g, StepResult.FAILED, f"the backup of its offsets failed ({type(exc).__name__}: {exc}): "
                                                   f"not {w.done}")

@@ -32,7 +32,7 @@ async def write_change_audit(result: OffsetChangeResult, base_url: str, *, start
     try:
         url = await asyncio.to_thread(write_audit, base_url, record, started_ms=started_ms,
                                       storage_options=storage_options, name=name)
-    except Exception as exc:  # the change is done; the run is not fine without its record
+    except Exception as exc:  # noqa: BLE001 - the change is done; the run is not fine without its record
         if run is not None:
             run.finish(outcome_written=False)  # its intent stays open: the next run reconciles it
         return replace(result, audit_error=f"{type(exc).__name__}: {exc}")

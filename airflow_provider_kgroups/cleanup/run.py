@@ -74,7 +74,7 @@ async def _run_cleanup(aclient, policy: CleanupPolicy, run, started: int, *, bac
     try:
         url = await asyncio.to_thread(write_audit, audit_base_url, record, started_ms=started,
                                       storage_options=storage_options, name=name)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the change is done; the run is not fine without its record
         if run is not None:
             run.finish(outcome_written=False)  # its intent stays open: the next run reconciles it
         return replace(result, audit_error=f"{type(exc).__name__}: {exc}")

@@ -107,7 +107,7 @@ class _VerbParser(argparse.ArgumentParser):
             add_common_options(self, in_verb=True)  # every verb also takes the common options
             fill(self)
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_known_args(self, args=None, namespace=None):
         self._filled()
         return super().parse_known_args(args, namespace)
 

@@ -1,17 +1,17 @@
 """Load kafka-python's wire codec without its client stack.
 
 Importing any ``kafka.*`` module first runs kafka-python's package ``__init__``, which imports
-its admin client, consumer, producer, metrics and network layers: about 150 ms of a CLI call or
-a triggerer's first check, none of it used here (this client uses ``kafka.protocol`` and
-``kafka.errors`` only; record batches are read by :mod:`.batches`). Likewise
-``kafka.protocol.admin``'s ``__init__`` builds the message classes of every admin API (ACLs, configs, topics, quotas, transactions,
-users: ~20 ms) where the client needs only its groups module. Before the first import, and
-only if nothing has imported the package yet, :func:`install` (for ``kafka``, when the client
-package is imported) and :func:`lazy_package` (for ``kafka.protocol.admin``, when the codec
-is) register a stand-in for the package that finds its submodules as usual and runs the real
-``__init__`` the first time anything else is asked of it (``from kafka import KafkaConsumer``
-or ``from kafka.protocol.admin import CreateTopicsRequest`` in the same process still work,
-PEP 562).
+its admin client, consumer, producer, metrics and network layers, a large part of a CLI call's
+or a triggerer's first check's start (benchmarks/RESULTS-imports.txt), none of it used here
+(this client uses ``kafka.protocol`` and ``kafka.errors`` only; record batches are read by
+:mod:`.batches`). Likewise ``kafka.protocol.admin``'s ``__init__`` builds the message classes
+of every admin API (ACLs, configs, topics, quotas, transactions, users) where the client needs
+only its groups module. Before the first import, and only if nothing has imported the package
+yet, :func:`install` (for ``kafka``, when the client package is imported) and
+:func:`lazy_package` (for ``kafka.protocol.admin``, when the codec is) register a stand-in for
+the package that finds its submodules as usual and runs the real ``__init__`` the first time
+anything else is asked of it (``from kafka import KafkaConsumer`` or ``from
+kafka.protocol.admin import CreateTopicsRequest`` in the same process still work, PEP 562).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
+from typing import Any
 
 
 class _LazyPackage(types.ModuleType):
@@ -26,7 +27,7 @@ class _LazyPackage(types.ModuleType):
 
     _loaded = False
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or self._loaded:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         self._loaded = True
@@ -34,7 +35,7 @@ class _LazyPackage(types.ModuleType):
         assert spec is not None and spec.origin is not None
         with open(spec.origin, encoding="utf-8") as source:
             code = compile(source.read(), spec.origin, "exec")
-        exec(code, self.__dict__)  # the real __init__, in this module's namespace
+        exec(code, self.__dict__)  # noqa: S102 - the package's own __init__, run in this module's namespace
         return getattr(self, name)
 
 

@@ -154,7 +154,7 @@ def _parse(buf: bytes, count: int, base_offset: int, first_ts: int, log_append_t
     timestamps: list[int] = []
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
-    headers: list[tuple] = []
+    headers: list[tuple[tuple[str, bytes | None], ...]] = []
     pos = 0
     for _ in range(count):
         length, pos = read_varint(buf, pos)

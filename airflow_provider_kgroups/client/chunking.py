@@ -13,14 +13,15 @@ and a response over the client's ``max_response_bytes`` is split further by the 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Callable, Sequence
+from typing import Any
 
 from .config import ClientConfig
 from .protocol import ApiMessage
 
 _SAMPLE_KEY = "x"
-_CONFIG_DEFAULTS = {f.name: f for f in fields(ClientConfig)}
+_CONFIG_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(ClientConfig)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +29,12 @@ class RequestLimits:
     """At most ``max_groups`` groups and ``max_bytes`` bytes per request. The client id is part
     of every request header, so of every request's size."""
 
-    max_groups: int = _CONFIG_DEFAULTS["max_groups_per_request"].default  # one home for the defaults: ClientConfig
-    max_bytes: int = _CONFIG_DEFAULTS["max_request_bytes"].default
-    client_id: str = _CONFIG_DEFAULTS["client_id"].default
+    max_groups: int = _CONFIG_DEFAULTS["max_groups_per_request"]  # one home for the defaults: ClientConfig
+    max_bytes: int = _CONFIG_DEFAULTS["max_request_bytes"]
+    client_id: str = _CONFIG_DEFAULTS["client_id"]
 
     @classmethod
-    def of(cls, config: ClientConfig) -> "RequestLimits":
+    def of(cls, config: ClientConfig) -> RequestLimits:
         return cls(config.max_groups_per_request, config.max_request_bytes, config.client_id)
 
 

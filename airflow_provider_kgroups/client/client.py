@@ -9,33 +9,64 @@ describing in :mod:`.describe`.
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .chunking import RequestLimits
 from .cluster import ClusterMetadata
 from .config import ClientConfig
 from .deadline import current_deadline, deadline
 from .describe import describe_all
-from .errors import CLIENT_INCOMPLETE_RESPONSE, CLIENT_UNSUPPORTED, ConfigurationError, ErrorCode, Failure, UnsupportedVersion
+from .errors import (
+    CLIENT_INCOMPLETE_RESPONSE,
+    CLIENT_UNSUPPORTED,
+    ConfigurationError,
+    ErrorCode,
+    Failure,
+    UnsupportedVersion,
+)
 from .handlers.base import Handler
 from .handlers.delete_groups import DeleteGroupsHandler
 from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES, FetchRecordsHandler
-from .handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED, ListOffsetsHandler
+from .handlers.list_offsets import (
+    EARLIEST,
+    LATEST,
+    MAX_TIMESTAMP,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    ListOffsetsHandler,
+)
 from .handlers.offset_fetch import OffsetFetchHandler
 from .inputs import (
-    check_timeout, group_states, group_types, partitions_of, string_list, topic_filter, unsendable_group_ids,
+    check_timeout,
+    group_states,
+    group_types,
+    partitions_of,
+    string_list,
+    topic_filter,
+    unsendable_group_ids,
 )
 from .listing import list_everywhere
 from .lookup import CoordinatorLookup, LeaderLookup
+from .numbers import check_int, is_int
 from .offset_verbs import OffsetVerbs
 from .results import (
-    GROUP_TYPES, GroupDeletion, GroupDescription, GroupOffsets, GroupState, KeyedResults,
-    ListedOffset, ListGroupsResult, RecordPage, RecordTimestamp, TopicDescription, TopicExistence, TopicPartition,
+    GROUP_TYPES,
+    GroupDeletion,
+    GroupDescription,
+    GroupOffsets,
+    GroupState,
+    KeyedResults,
+    ListedOffset,
+    ListGroupsResult,
+    RecordPage,
+    RecordTimestamp,
+    TopicDescription,
+    TopicExistence,
+    TopicPartition,
 )
 from .runner import Call, InFlight, beside_bootstrap, locate, refresh, run
 from .selection import validate_group_ids
-from .numbers import check_int, is_int
 from .transport import ConnectionPool, RequestStats
 
 log = logging.getLogger(__name__)
@@ -65,7 +96,7 @@ class AsyncGroupsClient(OffsetVerbs):
     def stats(self) -> RequestStats:
         return self.pool.stats
 
-    async def __aenter__(self) -> "AsyncGroupsClient":
+    async def __aenter__(self) -> AsyncGroupsClient:
         return self
 
     async def __aexit__(self, *exc) -> None:

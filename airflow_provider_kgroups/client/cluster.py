@@ -10,7 +10,8 @@ before any Metadata did. The connection pool reads them from here
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from .config import BrokerAddress
 from .errors import ErrorCode, UnsupportedVersion, error_name
@@ -89,7 +90,7 @@ class ClusterMetadata:
             allow_auto_topic_creation=False,
         )
 
-    def absorb(self, topics: Iterable[str] | None, response) -> dict[str, int]:
+    def absorb(self, topics: Iterable[str] | None, response: Any) -> dict[str, int]:
         """Read a Metadata response asked for ``topics``: the brokers and their addresses, the
         topics' partitions and leaders. Returns the error code of each topic as the response
         named it (topics it left out are absent from the mapping)."""

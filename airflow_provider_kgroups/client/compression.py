@@ -73,7 +73,7 @@ class UndecodableBatch(Exception):
         self.codec = codec
         known = codec is not None and codec in Codec._value2member_map_
         self.codec_name = Codec(codec).name.lower() if known else ("unknown" if codec is None else f"id {codec}")
-        self.library = LIBRARIES.get(codec, "none") if known else "none"  # type: ignore[call-overload]
+        self.library = LIBRARIES.get(codec, "none") if known else "none"  # type: ignore[call-overload]  # known: codec is an int
         self.detail = detail
         what = (f"{self.codec_name} record batch could not be decoded with {self.library}" if known and codec
                 else "record batch could not be read" if codec in (None, Codec.NONE)
@@ -128,6 +128,6 @@ def decompress(codec: int, payload: bytes | memoryview) -> bytes:
             return bytes(_cramjam().zstd.decompress(payload))
     except UndecodableBatch:
         raise
-    except Exception as exc:  # noqa: BLE001 - each library raises its own types; all mean "cannot decode"
+    except Exception as exc:
         raise UndecodableBatch(codec, f"{type(exc).__name__}: {exc}") from exc
     raise UndecodableBatch(codec, "not a compression type Kafka defines (CompressionType: 0-4)")

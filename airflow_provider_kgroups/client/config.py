@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import re
 import ssl
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigurationError
 from .numbers import is_int, is_number
@@ -225,7 +226,7 @@ class ClientConfig:
         return out
 
     @classmethod
-    def create(cls, bootstrap_servers: str | Iterable[str], **options: Any) -> "ClientConfig":
+    def create(cls, bootstrap_servers: str | Iterable[str], **options: Any) -> ClientConfig:
         """Build from loose input (strings from a CLI, env or connection); every error names its option."""
         from .auth.config import OPTIONS as OAUTH_OPTIONS
 
@@ -252,6 +253,6 @@ class ClientConfig:
         return cls(bootstrap_servers=addresses, **options)
 
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> "ClientConfig":
+    def from_mapping(cls, values: Mapping[str, Any]) -> ClientConfig:
         values = dict(values)
         return cls.create(values.pop("bootstrap_servers", None), **values)

@@ -15,9 +15,10 @@ After the Java admin client, which nests these in ``AdminApiHandler`` and
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Generic, Hashable, Iterable, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from .errors import Failure
 from .protocol import ApiMessage
@@ -36,7 +37,7 @@ class RequestPlan(Generic[K]):
     version: int
     keys: tuple[K, ...]
     node: int = ANY_BROKER  # the broker it goes to: set by the driver (AdminApiHandler.handleResponse's broker)
-    key_set: frozenset = field(init=False, repr=False, compare=False)
+    key_set: frozenset[K] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_set", frozenset(self.keys))  # responses are matched to keys in O(1)
@@ -53,7 +54,7 @@ class Outcome(Generic[K, V]):
     reasons: dict[K, str] = field(default_factory=dict)  # why a key is unmapped or retried (for timeouts)
     notes: dict[K, Any] = field(default_factory=dict)  # the handler's memory of a key for the rest of the run
 
-    def merge(self, other: "Outcome[K, V]") -> None:
+    def merge(self, other: Outcome[K, V]) -> None:
         self.completed.update(other.completed)
         self.failed.update(other.failed)
         self.unmapped |= other.unmapped
@@ -65,7 +66,7 @@ class Outcome(Generic[K, V]):
         (self.unmapped if relookup else self.retry).add(key)
         self.reasons[key] = str(failure)
 
-    def only(self, keys: Iterable[K]) -> "Outcome[K, V]":
+    def only(self, keys: Iterable[K]) -> Outcome[K, V]:
         """A copy that says only what it says of ``keys``."""
         keep = set(keys)
         return Outcome({k: v for k, v in self.completed.items() if k in keep},

@@ -12,8 +12,10 @@ loop thread (:meth:`~.sync.GroupsClient.run`).
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .numbers import check_number
 
@@ -41,6 +43,8 @@ class Deadline:
         return f"the {self.seconds:g} s deadline"
 
 
+T = TypeVar("T")
+
 _CURRENT: ContextVar[Deadline | None] = ContextVar("kgroups_deadline", default=None)
 
 
@@ -49,12 +53,12 @@ def current_deadline() -> Deadline | None:
     return _CURRENT.get()
 
 
-class deadline:  # noqa: N801 - used like a function: ``with deadline(2): ...``
+class deadline:
     """Run the block under one deadline of ``seconds`` (or the enclosing one, if earlier)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = check_seconds("timeout", seconds)
-        self._token: Token | None = None
+        self._token: Token[Deadline | None] | None = None
 
     def __enter__(self) -> Deadline:
         outer = _CURRENT.get()
@@ -75,7 +79,7 @@ class deadline:  # noqa: N801 - used like a function: ``with deadline(2): ...``
         self.__exit__()
 
 
-async def run_within(active: Deadline | None, coroutine):
+async def run_within(active: Deadline | None, coroutine: Awaitable[T]) -> T:
     """Await ``coroutine`` with ``active`` as the current deadline (how a deadline set in one
     thread reaches a coroutine run on another thread's loop)."""
     token = _CURRENT.set(active)

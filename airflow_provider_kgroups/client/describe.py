@@ -21,17 +21,27 @@ said "not mine"; a live share or streams group is never Dead.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Mapping
+from typing import Any
 
 from .chunking import RequestLimits
 from .errors import CLIENT_INCOMPLETE_RESPONSE, Failure, KafkaGroupsError
 from .handlers.describe_groups import HANDLER_FOR_TYPE, NotDescribed
 from .handlers.list_groups import ListGroupsHandler
 from .lookup import CoordinatorLookup
-from .results import CLASSIC, CONSUMER, SHARE, STREAMS, GroupDescription, GroupListing, GroupState, KeyedResults
+from .results import (
+    CLASSIC,
+    CONSUMER,
+    SHARE,
+    STREAMS,
+    GroupDescription,
+    GroupListing,
+    GroupState,
+    KeyedResults,
+)
 
-Run = Callable[[object, list], Awaitable[KeyedResults]]
+Run = Callable[[Any, list[Any]], Awaitable[KeyedResults[Any, Any]]]
 NEW_TYPES = (SHARE, STREAMS)
 
 

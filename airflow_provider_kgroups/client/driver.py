@@ -28,14 +28,28 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Generic, Hashable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .contract import ANY_BROKER, Lookup, Outcome, RequestPlan, Routing
 from .errors import (
-    CLIENT_DISCONNECTED, CLIENT_PROTOCOL_ERROR, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED,
-    AuthenticationError, BrokerDisconnected, BrokerThrottled, ConfigurationError, Failure, KafkaGroupsError,
-    ProtocolError, RequestTimeout, ResponseTooLarge, UnsupportedVersion, response_lost,
+    CLIENT_DISCONNECTED,
+    CLIENT_PROTOCOL_ERROR,
+    CLIENT_RESPONSE_TOO_LARGE,
+    CLIENT_TIMEOUT,
+    CLIENT_UNSUPPORTED,
+    AuthenticationError,
+    BrokerDisconnected,
+    BrokerThrottled,
+    ConfigurationError,
+    Failure,
+    KafkaGroupsError,
+    ProtocolError,
+    RequestTimeout,
+    ResponseTooLarge,
+    UnsupportedVersion,
+    response_lost,
 )
 from .results import KeyedResults
 
@@ -94,7 +108,7 @@ class Driver(Generic[K, V]):
     response, a grown byte budget) are kept for this run and handed back to it.
     """
 
-    def __init__(self, handler: "Handler[K, V] | None", keys: Iterable[K], *, backoff: Callable[[int], float],
+    def __init__(self, handler: Handler[K, V] | None, keys: Iterable[K], *, backoff: Callable[[int], float],
                  lookup: Lookup[K] | None = None) -> None:
         self.handler = handler
         self.lookup: Lookup[K] = lookup if lookup is not None else handler.lookup
@@ -118,7 +132,7 @@ class Driver(Generic[K, V]):
                 self._mapped.setdefault(node, set()).add(key)
 
     @classmethod
-    def lookup_only(cls, lookup: Lookup[K], keys: Iterable[K], *, backoff: Callable[[int], float]) -> "Driver[K, int]":
+    def lookup_only(cls, lookup: Lookup[K], keys: Iterable[K], *, backoff: Callable[[int], float]) -> Driver[K, int]:
         """A driver that only looks ``keys`` up (filling ``lookup``'s cache): its lookup
         dispatches are the ones to send; it has no API to fulfil."""
         return cls(None, keys, backoff=backoff, lookup=lookup)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 import kafka.errors as _kafka_errors
 
@@ -85,7 +86,7 @@ def error_name(code: int) -> str:
     name = getattr(cls, "message", None)
     if not name or cls.__name__ == "UnrecognizedBrokerError":
         return f"UNKNOWN_ERROR_{code}"
-    return name
+    return str(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +103,7 @@ class Failure:
     def __str__(self) -> str:
         return f"{self.name}: {self.message}" if self.message else self.name
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"error_code": self.code, "error": self.name, "message": self.message}
 
 
@@ -117,7 +118,7 @@ class UndecodableFailure(Failure):
     library: str = "none"
     offset: int | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {**Failure.to_dict(self), "codec": self.codec, "library": self.library, "offset": self.offset}
 
 
@@ -148,7 +149,7 @@ class IncompleteListingError(KafkaGroupsError):
     against what the others listed would silently leave that broker's groups out.
     ``failures``: broker node id -> why its listing failed."""
 
-    def __init__(self, failures: "dict[int, Failure]") -> None:
+    def __init__(self, failures: dict[int, Failure]) -> None:
         self.failures = dict(failures)
         brokers = ", ".join(f"broker {node}: {failure}" for node, failure in sorted(self.failures.items()))
         super().__init__(f"cannot list groups on every broker ({brokers}); a pattern would miss that broker's "

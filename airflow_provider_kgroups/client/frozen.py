@@ -1,11 +1,10 @@
 """A faster ``__init__`` for the frozen, slotted dataclasses built by the ten thousand.
 
 A frozen dataclass's generated ``__init__`` sets each field through ``object.__setattr__``
-(the class's own ``__setattr__`` refuses): about 4 us for a nine-field value, twice what
-setting the same slots directly costs. :func:`fast_init` replaces it with one that calls each
+(the class's own ``__setattr__`` refuses), about twice what setting the same slots directly
+costs. :func:`fast_init` replaces it with one that calls each
 slot's descriptor, with the same signature and defaults. Everything else (frozen after
 construction, ``__eq__``, ``__hash__``, ``__repr__``, ``replace``) stays the dataclass's.
-Measured on the 36,000 partitions of 3,000 groups: 122 ms -> 63 ms.
 """
 
 from __future__ import annotations
@@ -37,5 +36,5 @@ def fast_init(cls: T) -> T:
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[misc]  # the generated __init__ replaces the dataclass's
     return cls

@@ -4,7 +4,7 @@ the argument and the fix, before anything is sent (the layer above has its own v
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .deadline import check_seconds
 from .errors import ConfigurationError, ErrorCode, Failure
@@ -45,7 +45,7 @@ def partitions_of(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     return tps
 
 
-def string_list(values: Iterable[str], what: str) -> list:
+def string_list(values: Iterable[str], what: str) -> list[str]:
     if isinstance(values, (str, bytes)):
         raise ConfigurationError(f"{what} must be a list, not the single string {values!r}; write [{values!r}].")
     return list(values)

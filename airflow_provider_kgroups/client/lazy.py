@@ -4,8 +4,9 @@ submodule on first use, so importing the package costs nothing until a name is u
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 
 def lazy_names(package: str, homes: Mapping[str, str], public: Sequence[str]

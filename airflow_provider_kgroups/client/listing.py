@@ -15,13 +15,13 @@ unknown is not proven to miss the filter, and callers that act on a state check 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
-from typing import Awaitable, Callable, Iterable
 
 from .handlers.list_groups import ListGroupsHandler
 from .results import GroupDescription, GroupListing, GroupState, KeyedResults, ListGroupsResult
 
-Run = Callable[[ListGroupsHandler, list[int]], Awaitable[KeyedResults]]
+Run = Callable[[ListGroupsHandler, list[int]], Awaitable[KeyedResults[int, tuple[GroupListing, ...]]]]
 Describe = Callable[[list[str]], Awaitable[KeyedResults[str, GroupDescription]]]
 
 

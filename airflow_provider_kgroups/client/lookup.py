@@ -17,7 +17,8 @@ where each one's :class:`~.contract.Routing` says (the runner never asks which A
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .chunking import Chunker, RequestLimits
 from .cluster import ClusterMetadata
@@ -77,7 +78,7 @@ class CoordinatorLookup(Lookup[str]):
         return [RequestPlan(FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY_TYPE), version, (group_id,))
                 for group_id in group_ids]
 
-    def parse(self, plan: RequestPlan[str], response) -> Outcome[str, int]:
+    def parse(self, plan: RequestPlan[str], response: Any) -> Outcome[str, int]:
         """Errors route as ``CoordinatorStrategy.handleError``: COORDINATOR_NOT_AVAILABLE and
         COORDINATOR_LOAD_IN_PROGRESS (and NOT_COORDINATOR) look the group up again after a
         backoff; any other error fails the group. A group the answer leaves out is looked up
@@ -126,7 +127,7 @@ class LeaderLookup(Lookup[TopicPartition]):
     def build(self, tps: list[TopicPartition], version: int) -> list[RequestPlan[TopicPartition]]:
         return [RequestPlan(self.metadata.request({tp.topic for tp in tps}, version), version, tuple(tps))]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response) -> Outcome[TopicPartition, int]:
+    def parse(self, plan: RequestPlan[TopicPartition], response: Any) -> Outcome[TopicPartition, int]:
         """A topic being created or electing (LEADER_NOT_AVAILABLE, or a partition without a
         leader) is asked again after a backoff, as ``PartitionLeaderStrategy.handleTopicError``
         / ``handlePartitionError`` retry; an unknown topic or partition fails."""
@@ -161,6 +162,12 @@ class BrokerLookup(Lookup[int]):
 
     def forget(self, node_ids: Iterable[int]) -> None:
         pass
+
+    def build(self, keys: list[int], version: int) -> list[RequestPlan[int]]:
+        raise NotImplementedError("a broker id needs no lookup request")
+
+    def parse(self, plan: RequestPlan[int], response: Any) -> Outcome[int, int]:
+        raise NotImplementedError("a broker id needs no lookup request")
 
     def resolve(self, node_ids: list[int]) -> Outcome[int, int]:
         # Only reached after a broker's request failed: ask it again after the backoff.

@@ -17,18 +17,19 @@ but its errors.
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 from .errors import ConfigurationError
 
 __all__ = ["is_int", "is_number", "check_int", "check_number", "to_number"]
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     """An int (an IntEnum too), never a bool."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """An int or a float (NaN and the infinities included), never a bool."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -37,7 +38,7 @@ def check_int(name: str, value: object, *, at_least: int | None = None, at_most:
               must_be: str | None = None) -> int:
     """``value`` when it is an int (not a bool) within ``[at_least, at_most]``."""
     if is_int(value) and (at_least is None or value >= at_least) and (at_most is None or value <= at_most):
-        return value  # type: ignore[return-value]
+        return value
     raise ConfigurationError(f"{name} must be {must_be or _bounds('an int', at_least, None, at_most)}, "
                              f"got {value!r}.")
 
@@ -47,8 +48,8 @@ def check_number(name: str, value: object, *, at_least: float | None = None, abo
     """``float(value)`` when it is a finite int or float (not a bool) that is ``>= at_least``,
     ``> above`` and ``<= at_most`` (each bound only when given)."""
     if is_number(value) and math.isfinite(value) and (at_least is None or value >= at_least) \
-            and (above is None or value > above) and (at_most is None or value <= at_most):  # type: ignore[operator]
-        return float(value)  # type: ignore[arg-type]
+            and (above is None or value > above) and (at_most is None or value <= at_most):
+        return float(value)
     raise ConfigurationError(f"{name} must be {must_be or _bounds('a finite number', at_least, above, at_most)}, "
                              f"got {value!r}.")
 
@@ -60,7 +61,7 @@ def to_number(name: str, value: object, *, must_be: str = "a number") -> float:
     in its own words."""
     if not isinstance(value, bool):
         try:
-            return float(value)  # type: ignore[arg-type]
+            return float(value)  # type: ignore[arg-type]  # float() raises on anything else, caught below
         except (TypeError, ValueError):
             pass
     raise ConfigurationError(f"{name} must be {must_be}, got {value!r}.")

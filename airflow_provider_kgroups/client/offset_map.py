@@ -32,9 +32,11 @@ topic, the partition and the rule.
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterator, Mapping
 from enum import Enum
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from .errors import ConfigurationError
 from .numbers import is_int
@@ -74,7 +76,7 @@ class OffsetKind(Enum):
         """None (nothing committed there) is a value."""
         return self is OffsetKind.CHECKPOINT
 
-    def within(self, other: "OffsetKind") -> bool:
+    def within(self, other: OffsetKind) -> bool:
         """Every value this kind takes, ``other`` takes too (a committed map is a valid ending)."""
         return self.sentinels <= other.sentinels and (other.takes_none or not self.takes_none)
 
@@ -127,7 +129,7 @@ class OffsetMap(Mapping[TopicPartition, Any]):
         self._set(_read(name, offsets or {}, kind, nonempty=False), kind)
 
     @classmethod
-    def parse(cls, value: Any, kind: OffsetKind, *, name: str, nonempty: bool = False) -> "OffsetMap":
+    def parse(cls, value: Any, kind: OffsetKind, *, name: str, nonempty: bool = False) -> OffsetMap:
         """Read a map given as JSON text, a nested or flat mapping, or an OffsetMap. ``nonempty``:
         at least one partition, and no topic without one (a Spark option: Spark would read nothing)."""
         if isinstance(value, OffsetMap) and value.kind.within(kind) and (value or not nonempty):
@@ -140,7 +142,7 @@ class OffsetMap(Mapping[TopicPartition, Any]):
         return cls._made(_read(name, value, kind, nonempty=nonempty), kind)
 
     @classmethod
-    def _made(cls, offsets: dict[TopicPartition, Any], kind: OffsetKind) -> "OffsetMap":
+    def _made(cls, offsets: dict[TopicPartition, Any], kind: OffsetKind) -> OffsetMap:
         found = cls.__new__(cls)
         found._set(offsets, kind)
         return found
@@ -232,7 +234,7 @@ def _read(name: str, value: Mapping[Any, Any], kind: OffsetKind, *, nonempty: bo
     found.sort(key=_order)
     out = dict(found)
     if len(out) < len(found):
-        twice = next(a for (a, _), (b, _) in zip(found, found[1:]) if a == b)
+        twice = next(a for (a, _), (b, _) in itertools.pairwise(found) if a == b)
         raise error(f"{name}: {twice} is given twice.")
     return out
 

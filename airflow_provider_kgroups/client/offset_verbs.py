@@ -9,7 +9,8 @@ partition with its own answer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigurationError, Failure
 from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
@@ -27,14 +28,14 @@ if TYPE_CHECKING:
 PartitionOutcomes = dict[TopicPartition, "Failure | None"]
 
 
-def _by_group(value: Mapping, what: str) -> dict[str, Mapping]:
+def _by_group(value: Mapping[str, Any], what: str) -> dict[str, Mapping[Any, Any]]:
     if not isinstance(value, Mapping):
         raise ConfigurationError(f"{what} must be a mapping of group id -> partitions, got {type(value).__name__}.")
     validate_group_ids(list(value), what=what)
     return dict(value)
 
 
-def _offsets_by_group(value: Mapping, what: str) -> dict[str, dict[TopicPartition, OffsetToCommit]]:
+def _offsets_by_group(value: Mapping[str, Any], what: str) -> dict[str, dict[TopicPartition, OffsetToCommit]]:
     """``{group: {TopicPartition: offset}}`` checked: every group names at least one partition."""
     out = {}
     for group_id, partitions in _by_group(value, what).items():
@@ -50,7 +51,7 @@ class OffsetVerbs:
 
     _coordinators: CoordinatorLookup
     _call: Callable[[float | None], Call]
-    _run_groups: Callable[..., Awaitable[KeyedResults]]
+    _run_groups: Callable[..., Awaitable[KeyedResults[Any, Any]]]
 
     async def commit_offsets(self, group_id: str,
                              offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],

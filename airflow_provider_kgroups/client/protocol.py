@@ -7,31 +7,50 @@ client names messages by what they are and a codec upgrade is a one-file change.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 from ._codec_import import lazy_package
 
 lazy_package("kafka.protocol.admin")  # its __init__ builds every admin API's classes: see _codec_import
 
-from kafka.protocol.admin.groups import (  # noqa: E402
-    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
-    ListGroupsRequest, ListGroupsResponse,
+from kafka.protocol.admin.groups import (  # noqa: E402 - after lazy_package() above
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
 )
-from kafka.protocol.api_message import ApiMessage  # noqa: E402
-from kafka.protocol.consumer import (  # noqa: E402
-    FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+from kafka.protocol.api_message import ApiMessage  # noqa: E402 - after lazy_package() above
+from kafka.protocol.consumer import (  # noqa: E402 - after lazy_package() above
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
 )
-from kafka.protocol.metadata import (  # noqa: E402
-    ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse,
-    MetadataRequest, MetadataResponse,
+from kafka.protocol.metadata import (  # noqa: E402 - after lazy_package() above
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    MetadataRequest,
+    MetadataResponse,
 )
-from kafka.protocol.sasl import (  # noqa: E402
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+from kafka.protocol.sasl import (  # noqa: E402 - after lazy_package() above
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
 )
 
-from . import schemas as _schemas  # noqa: E402
-from .wire import DECODERS as HAND_WRITTEN  # noqa: E402
+from . import schemas as _schemas  # noqa: E402 - after lazy_package() above
+from .wire import DECODERS as HAND_WRITTEN  # noqa: E402 - after lazy_package() above
 
 
 class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):
@@ -138,12 +157,12 @@ RESPONSE_FOR: dict[int, type] = {
 class CodecWarmup:
     """Compiles codecs a call is about to need while its first requests are on the wire.
 
-    kafka-python generates each message's encoder and decoder (per version) on first use:
-    0.4-2.6 ms each, about 10 ms for the five APIs of a cold lag call, all of it on the
-    critical path when paid as each request is built or each answer read. A call names what it
-    will send (:meth:`want`); each time a request has been written (:meth:`written`), the
-    wanted codecs are compiled one per event-loop step (a request's encoder, then its
-    response's decoder), so a response that arrives meanwhile waits for one compile at most.
+    kafka-python generates each message's encoder and decoder (per version) on first use, which
+    for a cold lag call's APIs is on the critical path when paid as each request is built or each
+    answer read. A call names what it will send (:meth:`want`); each time a request has been
+    written (:meth:`written`), the wanted codecs are compiled one per event-loop step (a
+    request's encoder, then its response's decoder), so a response that arrives meanwhile waits
+    for one compile at most.
     A wrong version guess costs an unused compile, nothing else.
     """
 
@@ -215,8 +234,26 @@ def compile_codecs(request_cls: type, version: int) -> None:
 #: one per process: the codecs it compiled are the process's
 warmup = CodecWarmup()
 
-__all__ = [name for name in dir() if name.endswith(("Request", "Response"))] + [
-    "ApiMessage", "CLIENT_MAX_VERSIONS", "CodecWarmup", "MAX_STRING_BYTES", "RESPONSE_FOR", "compile_codec",
-    "compile_codecs",
-    "too_long", "warmup",
+__all__ = [
+    # the messages, by API
+    "AlterShareGroupOffsetsRequest", "AlterShareGroupOffsetsResponse",
+    "ApiVersionsRequest", "ApiVersionsResponse",
+    "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
+    "DeleteGroupsRequest", "DeleteGroupsResponse",
+    "DescribeGroupsRequest", "DescribeGroupsResponse",
+    "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse",
+    "FetchRequest", "FetchResponse",
+    "FindCoordinatorRequest", "FindCoordinatorResponse",
+    "ListGroupsRequest", "ListGroupsResponse",
+    "ListOffsetsRequest", "ListOffsetsResponse",
+    "MetadataRequest", "MetadataResponse",
+    "OffsetCommitRequest", "OffsetCommitResponse",
+    "OffsetDeleteRequest", "OffsetDeleteResponse",
+    "OffsetFetchRequest", "OffsetFetchResponse",
+    "SaslAuthenticateRequest", "SaslAuthenticateResponse",
+    "SaslHandshakeRequest", "SaslHandshakeResponse",
+    "ShareGroupDescribeRequest", "ShareGroupDescribeResponse",
+    "StreamsGroupDescribeRequest", "StreamsGroupDescribeResponse",
+    # the codec and its helpers
+    "ApiMessage", "CLIENT_MAX_VERSIONS", "CodecWarmup", "MAX_STRING_BYTES", "RESPONSE_FOR", "compile_codec", "compile_codecs", "too_long", "warmup",
 ]

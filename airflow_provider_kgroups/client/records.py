@@ -12,12 +12,16 @@ the last stable offset with read_committed) fails before anything is read from i
 
 from __future__ import annotations
 
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigurationError, KafkaGroupsError
-from .numbers import check_int
 from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
+from .numbers import check_int
 from .results import RecordPage, TopicPartition
+
+if TYPE_CHECKING:
+    from .client import AsyncGroupsClient
 
 #: How long the leader may wait for data on each try at a page that came back empty although the
 #: log reaches further (a busy broker may answer a 1 ms wait with nothing).
@@ -36,7 +40,7 @@ class RangeReader:
     column-wise): every batch holds records of the range, and records outside it are the
     reader's to drop."""
 
-    def __init__(self, client, tp: TopicPartition, start: int, end: int, *, read_committed: bool = False,
+    def __init__(self, client: AsyncGroupsClient, tp: TopicPartition, start: int, end: int, *, read_committed: bool = False,
                  allow_gaps: bool = False, page_bytes: int = DEFAULT_RECORD_PAGE_BYTES,
                  page_timeout_s: float | None = None, gap_hint: str = "allow gaps to read around them",
                  decode: bool = True) -> None:
@@ -59,7 +63,7 @@ class RangeReader:
         self.requests = 0
         self._covered = start  # every offset below this is accounted for
 
-    async def pages(self) -> AsyncIterator[list]:  # FetchedRecord, or RecordBatch with decode=False
+    async def pages(self) -> AsyncIterator[list[Any]]:  # FetchedRecord, or RecordBatch with decode=False
         position = self.start
         budgets = {self.tp: self.page_bytes}
         while position < self.end:
@@ -92,7 +96,7 @@ class RangeReader:
         if self._covered < self.end:
             self._gap(self._covered, self.end - 1, "missing from the log (compacted)")
 
-    async def _page(self, position: int, budgets: dict) -> RecordPage:
+    async def _page(self, position: int, budgets: dict[TopicPartition, int]) -> RecordPage:
         """The page at ``position``; an empty one below the readable end is asked for again,
         letting the leader wait longer each time."""
         for max_wait_ms in EMPTY_PAGE_WAITS_MS:
@@ -114,14 +118,14 @@ class RangeReader:
         return page.high_watermark
 
     def _out_of_range(self, position: int, page: RecordPage) -> int:
-        if 0 <= page.log_start and position < page.log_start:
+        if page.log_start >= 0 and position < page.log_start:
             resume = min(self.end, page.log_start)
             self._gap(position, resume - 1, f"deleted by retention (the log now starts at {page.log_start})")
             return resume
         raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({page.high_watermark}): the range "
                                  f"[{self.start}, {self.end}) asks for records that do not exist")
 
-    def _batch_spans(self, batches: list) -> list[tuple[int, int]]:
+    def _batch_spans(self, batches: list[Any]) -> list[tuple[int, int]]:
         """The offsets of undecoded batches inside the range, as (first, last) runs: a batch
         holding every offset from its base to its last is one run; one the log cleaner thinned
         (fewer records than offsets: ``MemoryRecords.filterTo`` keeps its base offset) is decoded

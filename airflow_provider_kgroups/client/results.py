@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Generic, Hashable, Iterator, Mapping, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .errors import Failure
 from .frozen import fast_init
@@ -50,7 +51,7 @@ class GroupState(str, Enum):
     UNKNOWN = "Unknown"
 
     @classmethod
-    def parse(cls, text: str | None) -> "GroupState":
+    def parse(cls, text: str | None) -> GroupState:
         if not text:
             return cls.UNKNOWN
         state = _STATE_BY_TEXT.get(text)  # what brokers send: the exact value (one dict lookup per group)
@@ -295,7 +296,7 @@ class RecordPage:
     budget_bytes: int = 0  # the byte budget this page needed (grown past the asked one for a large batch)
     #: fetched with ``decode=False``: the data batches reaching ``fetch_offset`` or past it, not yet
     #: decoded (``records`` is then empty; :mod:`..spark.arrow_records` reads them column-wise)
-    batches: tuple = ()
+    batches: tuple[Any, ...] = ()
 
 
 class RecordPosition(str, Enum):

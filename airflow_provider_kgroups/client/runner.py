@@ -23,16 +23,24 @@ import itertools
 import logging
 import random
 import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from typing import Any, TypeVar
 
 from .cluster import ClusterMetadata
 from .config import ClientConfig
-from .deadline import Deadline
 from .contract import Lookup, Outcome, RequestPlan, Routing
+from .deadline import Deadline
 from .driver import LOOKUP, Dispatch, Driver
+from .errors import (
+    NoBrokerAvailable,
+    ProtocolError,
+    RequestTimeout,
+    TransportError,
+    UnsupportedVersion,
+    error_name,
+)
 from .handlers.base import Handler
-from .errors import NoBrokerAvailable, ProtocolError, RequestTimeout, TransportError, UnsupportedVersion, error_name
 from .protocol import ApiMessage, MetadataRequest, warmup
 from .results import KeyedResults
 from .transport import BrokerConnection, ConnectionPool
@@ -65,7 +73,7 @@ class Call:
 
     @classmethod
     def start(cls, pool: ConnectionPool, metadata: ClusterMetadata, config: ClientConfig, timeout_s: float | None,
-              enclosing: Deadline | None = None, in_flight: InFlight | None = None) -> "Call":
+              enclosing: Deadline | None = None, in_flight: InFlight | None = None) -> Call:
         """Ends at the earlier of the call's own timeout and the ``enclosing`` deadline (a
         command's, a hook verb's, a sensor check's: see :mod:`.deadline`)."""
         own = timeout_s if timeout_s is not None else config.call_timeout_s
@@ -310,7 +318,7 @@ async def refresh(call: Call, topics: Iterable[str] | None = ()) -> dict[str, in
     broker, into the cluster metadata. Returns the error code of each topic as the response
     named it (topics it left out are absent from the mapping)."""
     names = None if topics is None else sorted(set(topics))
-    plan, response = await ask_any_broker(
+    _plan, response = await ask_any_broker(
         call, MetadataRequest, lambda version: RequestPlan(call.metadata.request(names, version), version, ()))
     return call.metadata.absorb(names, response)
 

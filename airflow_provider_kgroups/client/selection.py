@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import ConfigurationError, IncompleteListingError
 
@@ -30,7 +31,7 @@ def validate_group_ids(group_ids: Iterable[str], *, what: str = "group_ids") -> 
     return ids
 
 
-def compile_pattern(pattern: str) -> re.Pattern:
+def compile_pattern(pattern: str) -> re.Pattern[str]:
     """A glob (``orders-*``) or, with the ``re:`` prefix, a regular expression matched in full."""
     if not isinstance(pattern, str) or not pattern.strip():
         raise ConfigurationError(f"group pattern {pattern!r} is empty: use a glob such as 'orders-*' "
@@ -73,6 +74,8 @@ class GroupSelector:
     ids: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    _include: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.ids, str) or isinstance(self.patterns, str) or isinstance(self.exclude, str):
@@ -91,8 +94,8 @@ class GroupSelector:
     def matches(self, group_id: str) -> bool:
         if group_id in self.ids:
             return True
-        return (any(p.match(group_id) for p in self._include)  # type: ignore[attr-defined]
-                and not any(p.match(group_id) for p in self._exclude))  # type: ignore[attr-defined]
+        return (any(p.match(group_id) for p in self._include)
+                and not any(p.match(group_id) for p in self._exclude))
 
     def select(self, listed: Iterable[str]) -> list[str]:
         """The exact ids (listed or not) followed by the listed groups that match. An empty id
@@ -104,7 +107,7 @@ class GroupSelector:
         return list(chosen)
 
 
-async def select_groups(aclient, selector: GroupSelector, *, timeout_s: float | None = None) -> list[str]:
+async def select_groups(aclient: Any, selector: GroupSelector, *, timeout_s: float | None = None) -> list[str]:
     """The one selection routine of every caller (CLI, hook, operators, sensor).
 
     Exact ids need no listing. Patterns are matched against every broker's ListGroups

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Coroutine, Iterable, Mapping, TypeVar
+from collections.abc import Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
 
 from .client import AsyncGroupsClient
 from .config import ClientConfig
@@ -20,8 +21,18 @@ from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
 from .handlers.offset_commit import OffsetToCommit
 from .offset_verbs import PartitionOutcomes
 from .results import (
-    CommittedOffset, GroupDeletion, GroupDescription, GroupOffsets, KeyedResults, ListedOffset, ListGroupsResult,
-    RecordPage, RecordTimestamp, TopicDescription, TopicExistence, TopicPartition,
+    CommittedOffset,
+    GroupDeletion,
+    GroupDescription,
+    GroupOffsets,
+    KeyedResults,
+    ListedOffset,
+    ListGroupsResult,
+    RecordPage,
+    RecordTimestamp,
+    TopicDescription,
+    TopicExistence,
+    TopicPartition,
 )
 from .transport import RequestStats
 
@@ -161,8 +172,8 @@ class GroupsClient:
             self._thread.join(timeout=5)
             self._loop.close()
 
-    def __enter__(self) -> "GroupsClient":
+    def __enter__(self) -> GroupsClient:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

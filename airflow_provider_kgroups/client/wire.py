@@ -26,7 +26,8 @@ defines any in these versions (Kafka's OffsetFetchResponse.json, DescribeGroupsR
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 _INT16 = struct.Struct(">h").unpack_from
 _INT32 = struct.Struct(">i").unpack_from

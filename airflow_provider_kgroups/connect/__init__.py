@@ -8,7 +8,7 @@ nothing to say about it.
 
 The names below are loaded on first use (PEP 562): the CLI splits ``connect.*`` properties
 off on every call (``config``), but only ``delete --connect-url`` needs the REST client and
-requests/urllib3 (~60 ms of imports).
+requests/urllib3, whose imports a call without it should not pay.
 """
 
 from typing import TYPE_CHECKING
@@ -36,8 +36,16 @@ __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
 
 if TYPE_CHECKING:  # static analysis sees the eager imports
     from .config import (
-        ConnectClusterConfig, connect_configs_from_connection, connect_configs_from_properties,
+        ConnectClusterConfig,
+        connect_configs_from_connection,
+        connect_configs_from_properties,
         split_connect_properties,
     )
-    from .evidence import ClusterReadFailure, ConnectEvidence, ConnectStatus, ConnectVerdict, fetch_connect_evidence
+    from .evidence import (
+        ClusterReadFailure,
+        ConnectEvidence,
+        ConnectStatus,
+        ConnectVerdict,
+        fetch_connect_evidence,
+    )
     from .rest import ConnectorRecord, ConnectReadError, TaskState, read_connectors

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
-from ..client.properties import as_bool, is_blank
 from ..client.errors import ConfigurationError
 from ..client.numbers import check_int, to_number
+from ..client.properties import as_bool, is_blank
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_RETRIES = 3
@@ -69,7 +70,7 @@ class ConnectClusterConfig:
     @classmethod
     def create(cls, url: str, *, username: str | None = None, password: str | None = None,
                verify: bool | str = True, timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES,
-               backoff_s: float = DEFAULT_BACKOFF_S, names: Mapping[str, str] | None = None) -> "ConnectClusterConfig":
+               backoff_s: float = DEFAULT_BACKOFF_S, names: Mapping[str, str] | None = None) -> ConnectClusterConfig:
         """Validate and normalise; ``names`` maps a field to the option name the user wrote."""
         def name(field_name: str) -> str:
             return (names or {}).get(field_name, field_name)
@@ -192,10 +193,13 @@ def connect_configs_from_properties(properties: Mapping[str, Any], urls: Iterabl
             raise ConfigurationError(f"{', '.join(sorted(props))} set but no Kafka Connect URL: give --connect-url "
                                      "(or connect.url in the properties).")
         return []
-    if "connect.ssl.verify" in props and "connect.ssl.ca.location" in props:
-        if not as_bool("connect.ssl.verify", props["connect.ssl.verify"]):
-            raise ConfigurationError("connect.ssl.verify=false with connect.ssl.ca.location cannot be honoured: "
-                                     "drop one of them.")
+    if (
+        "connect.ssl.verify" in props
+        and "connect.ssl.ca.location" in props
+        and not as_bool("connect.ssl.verify", props["connect.ssl.verify"])
+    ):
+        raise ConfigurationError("connect.ssl.verify=false with connect.ssl.ca.location cannot be honoured: "
+                                 "drop one of them.")
     verify: bool | str = True
     if "connect.ssl.ca.location" in props:
         verify = str(props["connect.ssl.ca.location"])

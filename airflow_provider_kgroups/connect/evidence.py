@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..client.errors import ConfigurationError
 from ..client.numbers import check_number

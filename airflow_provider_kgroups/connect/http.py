@@ -35,7 +35,7 @@ class DeadlineRetry(Retry):
         self.deadline = deadline
         self.attempt_s = attempt_s
 
-    def new(self, **kw: Any) -> "DeadlineRetry":
+    def new(self, **kw: Any) -> DeadlineRetry:
         new = super().new(**kw)
         new.deadline, new.attempt_s = self.deadline, self.attempt_s
         return new

@@ -16,7 +16,7 @@ can be modified" otherwise) and then alters the connector's consumer group offse
 from __future__ import annotations
 
 import time
-from typing import Mapping
+from collections.abc import Mapping
 from urllib.parse import quote
 
 import requests

@@ -4,8 +4,8 @@ of rollups): each job named, a job not given again while it runs, and a way to w
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Callable, Hashable
 
 __all__ = ["Background"]
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import fsspec
 
@@ -72,7 +73,7 @@ class OffsetsBackup:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], url: str | None = None) -> "OffsetsBackup":
+    def from_dict(cls, data: Mapping[str, Any], url: str | None = None) -> OffsetsBackup:
         where = f" ({url})" if url else ""
         if not isinstance(data, Mapping) or data.get("format") != BACKUP_FORMAT:
             raise ConfigurationError(f"not a kgroups offsets backup{where}.")

@@ -18,8 +18,8 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -54,7 +54,7 @@ class FileIndex:
     t_max: np.ndarray
 
     @classmethod
-    def of(cls, path: str, metadata: pq.FileMetaData) -> "FileIndex":
+    def of(cls, path: str, metadata: pq.FileMetaData) -> FileIndex:
         names = metadata.schema.to_arrow_schema().names
         g, t = names.index("group_id"), names.index("snapshot_ms")
         group_min, group_max, t_min, t_max = [], [], [], []
@@ -74,7 +74,7 @@ class FileIndex:
         """The row groups that may hold rows of ``group_ids`` in ``[since_ms, until_ms)``."""
         out = []
         for i, (low, high) in enumerate(zip(self.group_min, self.group_max)):
-            if since_ms is not None and self.t_max[i] < since_ms or until_ms is not None and self.t_min[i] >= until_ms:
+            if (since_ms is not None and self.t_max[i] < since_ms) or (until_ms is not None and self.t_min[i] >= until_ms):
                 continue
             if low is None or high is None or any(low <= g <= high for g in group_ids):
                 out.append(i)

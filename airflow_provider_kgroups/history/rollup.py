@@ -33,8 +33,9 @@ A :class:`Rollup` holds:
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -286,7 +287,7 @@ def first_changes(later: Rollup, earlier: Sequence[Rollup], compare=_rollup_pair
 def overlapping(rollups: Sequence[Rollup]) -> bool:
     """Whether any two of the (time-ordered) rollups share a moment: then they cannot be merged
     by their ends, and their rows must be rolled up together."""
-    return any(b.min_ms <= a.max_ms for a, b in zip(rollups, rollups[1:]))
+    return any(b.min_ms <= a.max_ms for a, b in itertools.pairwise(rollups))
 
 
 def _first_seen(tables: Sequence[pa.Table]) -> pa.Table:

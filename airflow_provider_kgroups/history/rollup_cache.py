@@ -28,7 +28,7 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pyarrow as pa
 
@@ -382,7 +382,7 @@ class HistoryRollups:
 
 
 def _day_start_ms(date: str) -> int:
-    return int(datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
+    return int(datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp() * 1000)
 
 
 def _sources(files: list[tuple[str, int]]) -> tuple[tuple[str, int], ...]:

@@ -23,10 +23,11 @@ import logging
 import re
 import tempfile
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
-from typing import IO, Iterator
+from typing import IO
 
 import fsspec
 
@@ -109,7 +110,7 @@ def choose_place(store: HistoryStore, cache_url: str | None = None, *, local_bas
         base = local_base or f"{tempfile.gettempdir()}/kgroups-rollups"
         candidates = [(PlaceKind.BESIDE_HISTORY, store.filesystem, f"{store.root}/_rollups", f"{store.url}/_rollups"),
                       (PlaceKind.LOCAL, fsspec.filesystem("file"), f"{base}/{folder}", f"{base}/{folder}")]
-    refused = []
+    refused: list[str] = []
     for kind, fs, root, url in candidates:
         why = _writable(fs, root)
         if why is None:

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import fsspec
 
@@ -80,7 +81,7 @@ RECORDED_ERROR = Failure(CLIENT_RECORDED_ERROR, "error recorded in the history")
 
 def day_of(ms: int) -> str:
     """The UTC date of an epoch-ms time, ``YYYY-MM-DD``."""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
 
 def snapshot_table(snapshot: LagSnapshot) -> pa.Table:

@@ -10,13 +10,18 @@ the hook looks the connection up, masks the password, and offers one verb.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
-from typing import Iterable
 
 from airflow.sdk import BaseHook
 
 from ..client.errors import ConfigurationError
-from ..connect import ConnectClusterConfig, ConnectEvidence, connect_configs_from_connection, fetch_connect_evidence
+from ..connect import (
+    ConnectClusterConfig,
+    ConnectEvidence,
+    connect_configs_from_connection,
+    fetch_connect_evidence,
+)
 
 
 class KafkaConnectHook(BaseHook):

@@ -20,14 +20,15 @@ Error messages name options, never the value of a secret.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from ..client.auth.config import OPTIONS as OAUTH_OPTIONS, SECRET_OPTIONS as OAUTH_SECRETS
+from ..client.auth.config import OPTIONS as OAUTH_OPTIONS
+from ..client.auth.config import SECRET_OPTIONS as OAUTH_SECRETS
 from ..client.auth.config import check_options as check_oauth_options
 from ..client.config import SIZE_OPTIONS, ClientConfig
-from ..client.properties import as_bool, as_int, as_seconds, is_blank, kafka_properties_to_options
 from ..client.errors import ConfigurationError
-
+from ..client.properties import as_bool, as_int, as_seconds, is_blank, kafka_properties_to_options
 
 DEFAULT_PORT = 9092
 SECRET_OPTIONS = ("sasl_password", "ssl_key_password", *OAUTH_SECRETS)

@@ -7,8 +7,9 @@ nor an I/O error nor Airflow's own) is not retried either: the same code would r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
@@ -22,7 +23,7 @@ def not_retriable_message(error: BaseException) -> str:
     return f"{type(error).__name__}: {error} (retrying cannot fix this: failing now)"
 
 
-def gate_decision_on_error(error: KafkaGroupsError) -> "Decision":
+def gate_decision_on_error(error: KafkaGroupsError) -> Decision:
     """A lag gate's check that a client error stopped: wait for the next one if retrying can fix
     it (no broker, a timeout, a target not readable yet), else fail now (``not_retriable``)."""
     from ..lag.gate_decision import Decision, FailureKind, GateStatus

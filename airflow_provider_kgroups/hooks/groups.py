@@ -17,8 +17,9 @@ Two ways in:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
@@ -28,20 +29,19 @@ from .connection import check_client_options, client_config_from_connection
 # The client, the lag engine and the history store are imported inside the verbs: importing
 # the hook (every DAG file that uses an operator, the triggerer) stays cheap (PEP 562 packages).
 if TYPE_CHECKING:
-    from ..client import AsyncGroupsClient, ClientConfig, GroupSelector, GroupsClient
-    from ..client.results import GroupDeletion, GroupDescription, GroupOffsets, KeyedResults
-    from ..lag.barrier import BarrierTarget
-    from ..cleanup.report import DeadGroupsResult
-    from ..lag.deadgroups import DeadGroupRules
-    from ..lag.model import LagSnapshot, UnknownLagPolicy
-    from ..lag.seconds import GroupLagSeconds
     from ..cleanup import CleanupPolicy, CleanupResult
     from ..cleanup.offset_deletion import DeletionOptions
     from ..cleanup.offset_results import OffsetChangeResult
+    from ..cleanup.report import DeadGroupsResult
     from ..cleanup.reset import ResetOptions
-    from ..client.results import TopicPartition
-    from ..offsets.spec import ResetSpec
+    from ..client import AsyncGroupsClient, ClientConfig, GroupsClient, GroupSelector
+    from ..client.results import GroupDeletion, GroupDescription, GroupOffsets, KeyedResults, TopicPartition
+    from ..lag.barrier import BarrierTarget
+    from ..lag.deadgroups import DeadGroupRules
     from ..lag.gate import Decision, LagGate
+    from ..lag.model import LagSnapshot, UnknownLagPolicy
+    from ..lag.seconds import GroupLagSeconds
+    from ..offsets.spec import ResetSpec
 
 
 def _secrets(config: ClientConfig) -> list[str]:
@@ -216,7 +216,7 @@ class KafkaGroupsHook(BaseHook):
 
         return self._run(lag_seconds, snapshot, read_committed=read_committed)
 
-    def check_gate(self, gate: "LagGate") -> "Decision":
+    def check_gate(self, gate: LagGate) -> Decision:
         """One check of a lag gate (:func:`..lag.gate.check_gate`: groups bound, snapshot, target on
         the first check, lag seconds if needed, then the gate's decision). A client error is a
         decision too: wait when retrying can fix it, fail (``not_retriable``) when it cannot."""
@@ -228,7 +228,7 @@ class KafkaGroupsHook(BaseHook):
         except KafkaGroupsError as exc:
             return gate_decision_on_error(exc)
 
-    async def acheck_gate(self, gate: "LagGate") -> "Decision":
+    async def acheck_gate(self, gate: LagGate) -> Decision:
         from ..lag.gate import check_gate
         from .failures import gate_decision_on_error
 
@@ -248,7 +248,7 @@ class KafkaGroupsHook(BaseHook):
         return self._run(find_dead_groups, None if group_ids is None else list(group_ids), history=history,
                          rules=rules)
 
-    def cleanup(self, policy: "CleanupPolicy", **options: Any) -> "CleanupResult":
+    def cleanup(self, policy: CleanupPolicy, **options: Any) -> CleanupResult:
         """The one safety path for deleting groups (:func:`..cleanup.run_cleanup`): plan, describe
         again, back up, delete, audit. ``options``: ``backup_base_url``, ``history``,
         ``connect_clusters``, ``audit_base_url``, ``who``, ``storage_options``."""
@@ -258,8 +258,8 @@ class KafkaGroupsHook(BaseHook):
 
     # -- changing offsets (each through the cleanup's safety path: plan, describe again, back up, change, audit)
 
-    def reset_offsets(self, spec: "ResetSpec", group_ids: Iterable[str], options: "ResetOptions | None" = None,
-                      **run: Any) -> "OffsetChangeResult":
+    def reset_offsets(self, spec: ResetSpec, group_ids: Iterable[str], options: ResetOptions | None = None,
+                      **run: Any) -> OffsetChangeResult:
         """Reset committed offsets (:func:`..cleanup.reset.run_reset`; ``options`` default: a dry
         run). ``run``: ``backup_base_url`` (required), ``audit_base_url``, ``who``,
         ``connect_clusters``, ``storage_options``."""
@@ -267,44 +267,44 @@ class KafkaGroupsHook(BaseHook):
 
         return self._run(run_reset, spec, list(group_ids), options or ResetOptions(), **run)
 
-    async def areset_offsets(self, spec: "ResetSpec", group_ids: Iterable[str],
-                             options: "ResetOptions | None" = None, **run: Any) -> "OffsetChangeResult":
+    async def areset_offsets(self, spec: ResetSpec, group_ids: Iterable[str],
+                             options: ResetOptions | None = None, **run: Any) -> OffsetChangeResult:
         from ..cleanup.reset import ResetOptions, run_reset
 
         return await self._arun(run_reset, spec, list(group_ids), options or ResetOptions(), **run)
 
     def delete_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Any],
-                       options: "DeletionOptions | None" = None, **run: Any) -> "OffsetChangeResult":
+                       options: DeletionOptions | None = None, **run: Any) -> OffsetChangeResult:
         """Delete committed offsets of ``topics`` (topic -> partitions or None) with OffsetDelete
         (:func:`..cleanup.offset_deletion.run_offset_deletion`; default: a dry run)."""
         return self._run(_delete_offsets, list(group_ids), topics, options, run)
 
     async def adelete_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Any],
-                              options: "DeletionOptions | None" = None, **run: Any) -> "OffsetChangeResult":
+                              options: DeletionOptions | None = None, **run: Any) -> OffsetChangeResult:
         return await self._arun(_delete_offsets, list(group_ids), topics, options, run)
 
-    def clean_stale_offsets(self, group_ids: Iterable[str], options: "DeletionOptions", **run: Any
-                            ) -> "OffsetChangeResult":
+    def clean_stale_offsets(self, group_ids: Iterable[str], options: DeletionOptions, **run: Any
+                            ) -> OffsetChangeResult:
         """The cleanup's stale-offsets rule (:mod:`..cleanup.stale`) over ``group_ids``."""
         from ..cleanup.stale import run_stale_offsets
 
         return self._run(run_stale_offsets, list(group_ids), options, **run)
 
-    async def aclean_stale_offsets(self, group_ids: Iterable[str], options: "DeletionOptions", **run: Any
-                                   ) -> "OffsetChangeResult":
+    async def aclean_stale_offsets(self, group_ids: Iterable[str], options: DeletionOptions, **run: Any
+                                   ) -> OffsetChangeResult:
         from ..cleanup.stale import run_stale_offsets
 
         return await self._arun(run_stale_offsets, list(group_ids), options, **run)
 
-    def commit_progress(self, group_id: str, ending: Mapping["TopicPartition", int], **run: Any
-                        ) -> "OffsetChangeResult":
+    def commit_progress(self, group_id: str, ending: Mapping[TopicPartition, int], **run: Any
+                        ) -> OffsetChangeResult:
         """Commit a processed range's ending offsets to a progress group (:mod:`..cleanup.progress`)."""
         from ..cleanup.progress import commit_progress
 
         return self._run(commit_progress, group_id, ending, **run)
 
-    async def acommit_progress(self, group_id: str, ending: Mapping["TopicPartition", int], **run: Any
-                               ) -> "OffsetChangeResult":
+    async def acommit_progress(self, group_id: str, ending: Mapping[TopicPartition, int], **run: Any
+                               ) -> OffsetChangeResult:
         from ..cleanup.progress import commit_progress
 
         return await self._arun(commit_progress, group_id, ending, **run)
@@ -367,7 +367,7 @@ class KafkaGroupsHook(BaseHook):
             topics = self.client.describe_topics(None)
             brokers = len(self.client.aclient.metadata.brokers)
             return True, f"Connected: {brokers} broker(s), {len(topics)} topic(s)."
-        except Exception as exc:  # the UI shows the message; ClientConfig errors never carry secrets
+        except Exception as exc:  # noqa: BLE001 - the UI shows any failure; ClientConfig errors never carry secrets
             return False, f"{type(exc).__name__}: {exc}"
         finally:
             self.close()

@@ -10,7 +10,7 @@ every engine module (and, through ``seconds``, the client's Fetch handler).
 """
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 _HOMES = {
     **dict.fromkeys(("BarrierCheckpoint", "BarrierStatus", "BarrierTarget", "TargetKind", "check_barrier",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -48,7 +48,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, TargetKind, check_barrier, fix_target
+    from .barrier import (
+        BarrierCheckpoint,
+        BarrierStatus,
+        BarrierTarget,
+        TargetKind,
+        check_barrier,
+        fix_target,
+    )
     from .deadgroups import DeadGroupRules, DeadReason, GroupHealth, judge_group
     from .model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
     from .seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds, lag_seconds

@@ -19,16 +19,17 @@ unreached partition is not moving.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, ErrorCode, Failure, KafkaGroupsError
 from ..client.offset_map import OffsetKind, OffsetMap
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..client.selection import validate_group_ids
 from .policy import non_negative_ms
-from .snapshot import topic_partitions, now_ms, partitions_of_groups
+from .snapshot import now_ms, partitions_of_groups, topic_partitions
 
 __all__ = ["TargetKind", "BarrierTarget", "BarrierCheckpoint", "PartitionProgress", "BarrierStatus",
            "TargetUnavailable", "fix_target", "check_barrier", "evaluate_barrier"]
@@ -70,7 +71,7 @@ class BarrierTarget:
                            for g, offsets in self.offsets.items()}}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "BarrierTarget":
+    def from_dict(cls, data: Mapping[str, Any]) -> BarrierTarget:
         if not isinstance(data, Mapping) or data.get("format") != "kgroups-barrier-target":
             raise ConfigurationError("not a barrier target: expected a dict from BarrierTarget.to_dict().")
         if data.get("version") != FORMAT_VERSION:
@@ -104,7 +105,7 @@ class BarrierCheckpoint:
                               for g, offsets in self.committed.items()}}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "BarrierCheckpoint":
+    def from_dict(cls, data: Mapping[str, Any]) -> BarrierCheckpoint:
         if not isinstance(data, Mapping) or "committed" not in data:
             raise ConfigurationError("not a barrier checkpoint: expected a dict from BarrierCheckpoint.to_dict().")
         committed = data["committed"]
@@ -152,7 +153,7 @@ class BarrierStatus:
         parts = [p for p in self.partitions if group_id is None or p.group_id == group_id]
         if any(p.remaining is None for p in parts):
             return None
-        return sum(p.remaining for p in parts)  # type: ignore[misc]
+        return sum(p.remaining for p in parts)  # type: ignore[misc]  # none is None (checked above)
 
     def eta_s(self, group_id: str | None = None) -> float | None:
         """Projected seconds until every (or ``group_id``'s) partition reaches the target:
@@ -160,7 +161,7 @@ class BarrierStatus:
         parts = [p for p in self.partitions if group_id is None or p.group_id == group_id]
         if any(p.eta_s is None for p in parts):
             return None
-        return max((p.eta_s for p in parts), default=0.0)  # type: ignore[type-var]
+        return max((p.eta_s for p in parts), default=0.0)  # type: ignore[type-var]  # none is None (checked above)
 
     def checkpoint(self) -> BarrierCheckpoint:
         committed: dict[str, dict[TopicPartition, int | None]] = {}

@@ -9,7 +9,8 @@ A partition without a commit that the unknown-lag policy says not to wait for (`
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..client.results import TopicPartition
 from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, evaluate_barrier, fix_target
@@ -45,7 +46,8 @@ class BarrierMode(GateMode):
             raise ValueError("a barrier gate judges after its target is fixed (prepare)")
         target, ignored = _counted_target(BarrierTarget.from_dict(gate.state.target), gate.spec, snapshot)
         status = _status(gate, target, snapshot)
-        pending = {(p.group_id, TopicPartition(p.topic, p.partition)) for p in status.partitions if not p.reached}
+        pending: set[tuple[str, TopicPartition | None]] = {
+            (p.group_id, TopicPartition(p.topic, p.partition)) for p in status.partitions if not p.reached}
         pending |= {(g, None) for g in status.failures}
         if pending:
             return Judgement(status.summary(), frozenset(pending), eta_s=status.eta_s())

@@ -11,9 +11,9 @@ a group is over a threshold, never that it is under.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable
 
 __all__ = ["Against", "Interval"]
 
@@ -34,11 +34,11 @@ class Interval:
     high: float | None = None
 
     @classmethod
-    def exact(cls, value: float) -> "Interval":
+    def exact(cls, value: float) -> Interval:
         return cls(value, value)
 
     @classmethod
-    def at_least(cls, value: float) -> "Interval":
+    def at_least(cls, value: float) -> Interval:
         return cls(value, None)
 
     @property
@@ -54,16 +54,16 @@ class Interval:
         return Against.UNKNOWN
 
     @classmethod
-    def largest(cls, intervals: Iterable["Interval"]) -> "Interval":
+    def largest(cls, intervals: Iterable[Interval]) -> Interval:
         """What is known of the largest of several lags (nothing given: exactly 0)."""
         items = list(intervals)
-        highs = [i.high for i in items]
-        return cls(max((i.low for i in items), default=0.0),
-                   None if None in highs else max(highs, default=0.0))  # type: ignore[type-var]
+        highs = [i.high for i in items if i.high is not None]
+        high = max(highs, default=0.0) if len(highs) == len(items) else None
+        return cls(max((i.low for i in items), default=0.0), high)
 
     @classmethod
-    def total(cls, intervals: Iterable["Interval"]) -> "Interval":
+    def total(cls, intervals: Iterable[Interval]) -> Interval:
         """What is known of the sum of several lags (each >= 0, so the known part is a lower bound)."""
         items = list(intervals)
-        highs = [i.high for i in items]
-        return cls(sum(i.low for i in items), None if None in highs else sum(highs))  # type: ignore[arg-type]
+        highs = [i.high for i in items if i.high is not None]
+        return cls(sum(i.low for i in items), sum(highs) if len(highs) == len(items) else None)

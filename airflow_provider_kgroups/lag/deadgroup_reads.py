@@ -6,8 +6,9 @@ Then :func:`.deadgroups.judge_groups`. Nothing is deleted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from ..client.errors import ConfigurationError, Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence
@@ -16,6 +17,9 @@ from .deadfindings import GroupEvidence
 from .deadgroups import NOT_JUDGED_GROUP_TYPES, DeadGroupRules, judge_groups
 from .model import LagSnapshot
 from .snapshot import now_ms as _now_ms
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["DeadGroupReads", "read_dead_group_evidence"]
 
@@ -38,7 +42,7 @@ def _topics_to_check(descriptions: Mapping[str, GroupDescription], offsets: Mapp
     return sorted(topics)
 
 
-async def read_dead_group_evidence(client, group_ids: Iterable[str] | None = None, *,
+async def read_dead_group_evidence(client: AsyncGroupsClient, group_ids: Iterable[str] | None = None, *,
                                    history: Iterable[LagSnapshot] = (), rules: DeadGroupRules = DeadGroupRules(),
                                    now_ms: int | None = None, timeout_s: float | None = None) -> DeadGroupReads:
     """Read ``group_ids`` (default: every group the cluster lists) and judge them."""

@@ -47,8 +47,8 @@ Notes: the last commit progress the history saw, and when Kafka expires the offs
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Collection, Iterable, Mapping, Sequence
 
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure
 from ..client.numbers import check_int, check_number
@@ -56,8 +56,20 @@ from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicEx
 from ..client.selection import compile_pattern
 from .bounds import Against, Interval
 from .deadfindings import (
-    BreakReason, CommitsUnreadable, DeadReason, Effect, ExpiryFinding, Finding, GroupEvidence, GroupHealth,
-    IdleBreak, IdleFinding, ProgressFinding, Reason, TopicsFinding, TopicsUnknown,
+    BreakReason,
+    CommitsUnreadable,
+    DeadReason,
+    Effect,
+    ExpiryFinding,
+    Finding,
+    GroupEvidence,
+    GroupHealth,
+    IdleBreak,
+    IdleFinding,
+    ProgressFinding,
+    Reason,
+    TopicsFinding,
+    TopicsUnknown,
 )
 from .model import LagSnapshot
 from .observation import GroupHistoryPoint, GroupObservation, empty_since, history_points, last_progress

@@ -3,9 +3,10 @@ shared by the CLI, XCom, the history store and the Spark jobs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from ..client.errors import Failure
 from ..client.frozen import fast_init
@@ -87,13 +88,13 @@ class GroupLag:
             lags = [p.lag for p in self.partitions]
         if None in lags:
             return None
-        return sum(lags)  # type: ignore[arg-type]
+        return sum(lags)  # type: ignore[arg-type]  # every lag known (checked above)
 
     @property
     def worst(self) -> PartitionLag | None:
         """The counted partition with the largest known lag (ties: the first in partition order)."""
         known = [p for p in self.partitions if p.lag is not None and self.counts_in_totals(p)]
-        return max(known, key=lambda p: p.lag, default=None)  # type: ignore[arg-type, return-value]
+        return max(known, key=lambda p: p.lag, default=None)  # type: ignore[arg-type, return-value]  # known: lag is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {"group_id": self.group_id, "state": self.state.value, "protocol_type": self.protocol_type,

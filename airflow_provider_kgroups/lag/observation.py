@@ -11,8 +11,9 @@ is unknown.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..client.errors import Failure
 from ..client.results import CLASSIC, GroupDescription, GroupOffsets, GroupState, TopicPartition
@@ -37,7 +38,7 @@ class GroupObservation:
 
     @classmethod
     def of(cls, description: GroupDescription, offsets: GroupOffsets | None, at_ms: int, *,
-           group_id: str | None = None) -> "GroupObservation":
+           group_id: str | None = None) -> GroupObservation:
         """From DescribeGroups (or its KIP-848/932/1071 twin) and an all-partitions OffsetFetch."""
         parts = offsets.partitions if offsets is not None else {}
         return cls(description.group_id if group_id is None else group_id, at_ms, description.state, len(description.members),
@@ -46,7 +47,7 @@ class GroupObservation:
                    {tp: c.error for tp, c in parts.items() if c.error is not None})
 
     @classmethod
-    def of_snapshot(cls, group: GroupLag, at_ms: int) -> "GroupObservation":
+    def of_snapshot(cls, group: GroupLag, at_ms: int) -> GroupObservation:
         """A stored snapshot's row of the group standing for the live reads. The history keeps no
         group type: every group reads as classic, and a non-consumer protocol type is what keeps
         share and streams groups from being judged dead. A partition without a committed offset

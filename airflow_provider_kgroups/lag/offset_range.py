@@ -31,8 +31,9 @@ validator here is strict, so what passes it is what Spark documents.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..client.offset_map import EARLIEST, LATEST, OffsetKind, OffsetMap, SparkOffsetsError
 from ..client.results import TopicPartition
@@ -75,7 +76,7 @@ class OffsetRange:
 
     @classmethod
     def up_to(cls, ending: Mapping[TopicPartition, int],
-              previous: Mapping[str, Mapping[str, int]] | None = None) -> "OffsetRange":
+              previous: Mapping[str, Mapping[str, int]] | None = None) -> OffsetRange:
         """The range ending at ``ending`` (actual offsets) and starting where ``previous`` (where
         a previous range ended, nested; -2: earliest) ended, else at earliest: every partition of
         ``ending`` is in both; a start is never after its end (a previous end beyond this one
@@ -92,23 +93,24 @@ class OffsetRange:
         return found
 
     @classmethod
-    def parse(cls, starting: Any, ending: Any, *, batch: bool = True) -> "OffsetRange":
+    def parse(cls, starting: Any, ending: Any, *, batch: bool = True) -> OffsetRange:
         """Both options as given (JSON text, nested or flat mappings, offset maps), each read for
         its kind and naming at least one partition, then checked as Spark checks the pair."""
-        found = cls(*(OffsetMap.parse(value, option_kind(option, batch=batch), name=option, nonempty=True)
-                      for option, value in ((STARTING, starting), (ENDING, ending))), batch=batch)
+        start, end = (OffsetMap.parse(value, option_kind(option, batch=batch), name=option, nonempty=True)
+                      for option, value in ((STARTING, starting), (ENDING, ending)))
+        found = cls(start, end, batch=batch)
         found.check()
         return found
 
     @classmethod
-    def from_json(cls, starting: str, ending: str, *, batch: bool = True) -> "OffsetRange":
+    def from_json(cls, starting: str, ending: str, *, batch: bool = True) -> OffsetRange:
         """Both options' JSON text, checked as Spark checks them (:meth:`check`)."""
         for option, text in ((STARTING, starting), (ENDING, ending)):
             _json_text(option, text, option_kind(option, batch=batch))
         return cls.parse(starting, ending, batch=batch)
 
     @classmethod
-    def from_xcom(cls, source: Mapping[str, Any]) -> "OffsetRange":
+    def from_xcom(cls, source: Mapping[str, Any]) -> OffsetRange:
         """The sensor's XCom (or an asset event's extra): any mapping with ``startingOffsets``
         and ``endingOffsets`` JSON; checked."""
         missing = [k for k in (STARTING, ENDING) if not isinstance(source, Mapping) or k not in source]
@@ -119,7 +121,7 @@ class OffsetRange:
 
     def to_xcom(self) -> dict[str, str]:
         """``{"startingOffsets": JSON, "endingOffsets": JSON}``, the format the sensor's XCom has."""
-        return {STARTING: self.starting.to_json(), ENDING: self.ending.to_json()}  # type: ignore[attr-defined]
+        return {STARTING: self.starting.to_json(), ENDING: self.ending.to_json()}  # type: ignore[attr-defined]  # both ends are OffsetMaps here
 
     @property
     def partitions(self) -> list[TopicPartition]:

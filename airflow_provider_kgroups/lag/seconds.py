@@ -37,9 +37,10 @@ first); under the other policies it has no lag to date.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, CLIENT_UNDECODABLE, Failure
 from ..client.numbers import check_int
@@ -123,7 +124,7 @@ class GroupLagSeconds:
     def worst(self) -> PartitionLagSeconds | None:
         """The measured partition with the most seconds (None when none could be measured)."""
         known = [p for p in self.partitions if p.seconds is not None]
-        return max(known, key=lambda p: p.seconds, default=None)  # type: ignore[arg-type, return-value]
+        return max(known, key=lambda p: p.seconds, default=None)  # type: ignore[arg-type, return-value]  # known: seconds not None
 
     @property
     def max_seconds(self) -> float | None:

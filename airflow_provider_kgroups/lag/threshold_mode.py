@@ -16,7 +16,7 @@ closed and what the user can do.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..client.errors import UndecodableFailure
 from ..client.results import TopicPartition
@@ -53,9 +53,9 @@ class ThresholdMode(GateMode):
                 pending |= {(group_id, tp) for tp in waiting} or {(group_id, None)}
                 lines.append(f"{group_id}: {', '.join(problems)}")
         if pending:
-            waiting = {g for g, _ in pending}
+            waiting_groups = {g for g, _ in pending}
             return Judgement("; ".join(lines), frozenset(pending), warnings=undecodable_warnings(
-                {g: m for g, m in seconds.items() if g in waiting}, spec.max_lag_seconds))
+                {g: m for g, m in seconds.items() if g in waiting_groups}, spec.max_lag_seconds))
         return _within(spec, snapshot, seconds)
 
 
@@ -80,7 +80,7 @@ def _problems(spec: GateSpec, group: GroupLag, measured: GroupLagSeconds | None
         over = [p for p in counted if p.lag is not None and p.lag > spec.max_lag_per_partition]
         if over:
             waiting |= {p.tp for p in over}
-            worst = max(over, key=lambda p: p.lag)  # type: ignore[arg-type, return-value]
+            worst = max(over, key=lambda p: p.lag)  # type: ignore[arg-type, return-value]  # over: lag is known
             problems.append(f"{len(over)} partition(s) over {spec.max_lag_per_partition} "
                             f"(worst {worst.tp} lag {worst.lag})")
     if spec.max_total_lag is not None:

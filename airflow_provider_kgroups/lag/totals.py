@@ -43,8 +43,8 @@ def topic_lags(group: GroupLag) -> dict[str, TopicLag]:
         known = [p for p in counted if p.lag is not None]
         out[topic] = TopicLag(
             topic=topic,
-            total_lag=None if unknown else sum(p.lag for p in known),  # type: ignore[misc]
-            worst=max(known, key=lambda p: p.lag, default=None),  # type: ignore[arg-type, return-value]
+            total_lag=None if unknown else sum(p.lag for p in known),  # type: ignore[misc]  # known: lag is not None
+            worst=max(known, key=lambda p: p.lag, default=None),  # type: ignore[arg-type, return-value]  # known: lag is not None
             partitions=len(parts), unknown=unknown,
             flagged=frozenset(f for p in parts for f in p.flags))
     return out
@@ -53,4 +53,4 @@ def topic_lags(group: GroupLag) -> dict[str, TopicLag]:
 def worst_partitions(group: GroupLag, n: int) -> list[PartitionLag]:
     """The ``n`` counted partitions with the largest lag > 0, largest first."""
     lagging = [p for p in group.partitions if p.lag and group.counts_in_totals(p)]
-    return sorted(lagging, key=lambda p: (-p.lag, p.topic, p.partition))[:max(0, n)]  # type: ignore[operator]
+    return sorted(lagging, key=lambda p: (-p.lag, p.topic, p.partition))[:max(0, n)]  # type: ignore[operator]  # lagging: lag is not None

@@ -8,7 +8,8 @@ offsets are dropped when the chosen files overlap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .layout import LANDING_COLUMNS, RangeSelection, select_range
 
@@ -28,7 +29,7 @@ def landing_schema():
                        for c in LANDING_COLUMNS])
 
 
-def _balanced_or(conditions: list["Column"]) -> "Column":
+def _balanced_or(conditions: list[Column]) -> Column:
     """OR of many conditions as a balanced tree (a long left-deep chain is slow to plan)."""
     while len(conditions) > 1:
         conditions = [a | b for a, b in zip(conditions[::2], conditions[1::2])] + \
@@ -36,7 +37,7 @@ def _balanced_or(conditions: list["Column"]) -> "Column":
     return conditions[0]
 
 
-def read_selection(spark: "SparkSession", selection: RangeSelection, *, spark_root: str | None = None) -> "DataFrame":
+def read_selection(spark: SparkSession, selection: RangeSelection, *, spark_root: str | None = None) -> DataFrame:
     """The rows of ``selection``'s range: exactly one row per offset in ``[start, end)`` of each
     partition that holds a record. ``spark_root``: the landing root as Spark names it, when that
     differs from the fsspec URL the selection was made with (``s3a://`` for ``s3://``)."""
@@ -64,9 +65,9 @@ def read_selection(spark: "SparkSession", selection: RangeSelection, *, spark_ro
     return df.select(*LANDING_COLUMNS)
 
 
-def read_offset_range(spark: "SparkSession", root: str, source: Mapping[str, Any] | None = None, *,
+def read_offset_range(spark: SparkSession, root: str, source: Mapping[str, Any] | None = None, *,
                       starting: Any = None, ending: Any = None, fmt: str = "jsonl", spark_root: str | None = None,
-                      storage_options: Mapping[str, Any] | None = None) -> "DataFrame":
+                      storage_options: Mapping[str, Any] | None = None) -> DataFrame:
     """:func:`.layout.select_range` then :func:`read_selection`: the landing rows of exactly the
     range the ConsumerLagSensor covered (``source`` = its XCom) or of ``starting``/``ending``."""
     selection = select_range(root, source, starting=starting, ending=ending, fmt=fmt, storage_options=storage_options)

@@ -17,8 +17,9 @@ called, the lineage module checks first).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 SCHEMA_BASE = "https://airflow-provider-kgroups.readthedocs.io/en/latest/_static/openlineage/"
 OFFSET_RANGE = "kgroups_offsetRange"
@@ -34,7 +35,7 @@ def _classes() -> tuple[type, type]:
     class KgroupsOffsetRangeInputDatasetFacet(InputDatasetFacet):
         partitions: dict[str, dict[str, int]] = attr.field(factory=dict)
         """partition -> {"startingOffset": first offset (-2: earliest), "endingOffset": end, exclusive}"""
-        groupIds: list[str] = attr.field(factory=list)  # noqa: N815
+        groupIds: list[str] = attr.field(factory=list)
 
         @staticmethod
         def _get_schema() -> str:
@@ -42,15 +43,15 @@ def _classes() -> tuple[type, type]:
 
     @attr.define
     class KgroupsCleanupRunFacet(RunFacet):
-        dryRun: bool = attr.field(default=True)  # noqa: N815
+        dryRun: bool = attr.field(default=True)
         candidates: int | None = attr.field(default=None)
         deleted: list[str] = attr.field(factory=list)
-        wouldDelete: list[str] = attr.field(factory=list)  # noqa: N815
+        wouldDelete: list[str] = attr.field(factory=list)
         skipped: list[str] = attr.field(factory=list)
         failed: list[str] = attr.field(factory=list)
-        notFound: list[str] = attr.field(factory=list)  # noqa: N815
-        backupUrl: str | None = attr.field(default=None)  # noqa: N815
-        auditUrl: str | None = attr.field(default=None)  # noqa: N815
+        notFound: list[str] = attr.field(factory=list)
+        backupUrl: str | None = attr.field(default=None)
+        auditUrl: str | None = attr.field(default=None)
 
         @staticmethod
         def _get_schema() -> str:

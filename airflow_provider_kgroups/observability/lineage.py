@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
 from ..client.numbers import is_int
@@ -74,8 +75,8 @@ def kafka_namespace(bootstrap: str | Iterable[Any]) -> str:
 
 def _ol_available() -> bool:
     try:
-        import openlineage.client  # noqa: F401
-        from airflow.providers.openlineage.extractors import OperatorLineage  # noqa: F401
+        import openlineage.client  # noqa: F401 - only whether it imports
+        from airflow.providers.openlineage.extractors import OperatorLineage  # noqa: F401 - as above
     except ImportError:
         return False
     return True
@@ -99,7 +100,7 @@ def create_asset(*, bootstrap: str, topic: str, group: str, name: str | None = N
     return Asset(name=name or uri, uri=uri, extra=extra or {}, **kwargs)
 
 
-def sanitize_uri(uri: "SplitResult") -> "SplitResult":
+def sanitize_uri(uri: SplitResult) -> SplitResult:
     """Airflow's URI handler for ``kgroups://``: host required, the default port made explicit,
     exactly ``/{topic}/{group}`` with a legal topic name."""
     if not uri.hostname:

@@ -155,7 +155,7 @@ def exact_max_seconds(seconds: Mapping[str, Any]) -> float | None:
 
 
 @_quietly
-def gate_checked(gate: "LagGate", *, evaluated: bool, dag_id: str | None, task_id: str | None) -> None:
+def gate_checked(gate: LagGate, *, evaluated: bool, dag_id: str | None, task_id: str | None) -> None:
     """After one check (sensor poke or trigger): ``evaluated`` is False when the check could not
     read the groups (it is retried: counted as an error, no values sent)."""
     emit = _Emitter(dag_id, task_id)
@@ -167,7 +167,7 @@ def gate_checked(gate: "LagGate", *, evaluated: bool, dag_id: str | None, task_i
     lags = lag_by_group_topic(snapshot)
     missing_groups = [g for g in gate.spec.group_ids if g not in snapshot.groups]
     if lags and not missing_groups and all(v is not None for v in lags.values()):
-        emit.gauge("kgroups.gate.total_lag", sum(lags.values()))  # type: ignore[arg-type]
+        emit.gauge("kgroups.gate.total_lag", sum(lags.values()))  # type: ignore[arg-type]  # none is None (checked above)
     worst_s = exact_max_seconds(getattr(gate, "seconds", None) or {})
     if worst_s is not None:
         emit.gauge("kgroups.gate.max_lag_seconds", worst_s)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..client.errors import ConfigurationError
 from ..client.results import TopicPartition

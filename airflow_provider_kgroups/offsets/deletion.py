@@ -12,9 +12,10 @@ describe where the members' subscriptions are known, and says "the broker decide
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..client.results import CLASSIC, SHARE, GroupDescription, GroupState, TopicPartition
 from ..client.selection import validate_group_ids

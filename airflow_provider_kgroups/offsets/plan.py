@@ -15,13 +15,20 @@ refuses an administrator's commit into a group with members. A group that does n
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..client.errors import ConfigurationError
 from ..client.results import (
-    SHARE, STREAMS, GroupState, KeyedResults, ListedOffset, TopicExistence, TopicPartition,
+    SHARE,
+    STREAMS,
+    GroupState,
+    KeyedResults,
+    ListedOffset,
+    TopicExistence,
+    TopicPartition,
 )
 from ..client.selection import validate_group_ids
 from .spec import ResetSpec, Strategy
@@ -101,7 +108,7 @@ class GroupReset:
     def targets(self) -> dict[TopicPartition, int]:
         return {p.tp: p.target for p in self.partitions}
 
-    def refused(self, refusal: Refusal, detail: str) -> "GroupReset":
+    def refused(self, refusal: Refusal, detail: str) -> GroupReset:
         return GroupReset(self.group_id, self.state, self.group_type, self.protocol_type, self.members, self.current,
                           self.partitions, refusal, detail)
 

@@ -10,8 +10,9 @@ offset: its lag is unknown, never zero. A broker without the API fails the group
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..client.errors import Failure
 from ..client.results import TopicPartition

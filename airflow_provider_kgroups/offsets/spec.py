@@ -28,10 +28,11 @@ and the plan says so.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from ..client.errors import ConfigurationError
 from ..client.numbers import is_int
@@ -63,7 +64,7 @@ class Strategy(str, Enum):
         return self not in (Strategy.TO_EARLIEST, Strategy.TO_LATEST, Strategy.TO_CURRENT)
 
     @classmethod
-    def parse(cls, name: str, value: Any) -> "Strategy":
+    def parse(cls, name: str, value: Any) -> Strategy:
         if isinstance(value, Strategy):
             return value
         text = str(value).strip().lower().lstrip("-").replace("-", "_") if isinstance(value, str) else ""
@@ -142,7 +143,7 @@ class ResetSpec:
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse_reset_datetime(name: str, value: Any) -> tuple[int, bool]:
@@ -165,7 +166,7 @@ def parse_reset_datetime(name: str, value: Any) -> tuple[int, bool]:
         raise ConfigurationError(f"{name} must be an ISO-8601 date-time or a datetime, got {value!r}.")
     assumed = parsed.tzinfo is None or parsed.utcoffset() is None
     if assumed:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     ms = int(parsed.timestamp() * 1000)
     if ms < 0:
         raise ConfigurationError(f"{name}={value!r} is before 1970: Kafka's record timestamps start there.")
@@ -264,7 +265,7 @@ def reset_spec(strategy: Any, value: Any = None, *, topics: Any = None, all_topi
 
 def _whole(name: str, value: Any) -> int:
     if is_int(value):
-        return value  # type: ignore[return-value]
+        return value
     text = value.strip() if isinstance(value, str) else ""
     if not re.fullmatch(r"[-+]?\d+", text):
         raise ConfigurationError(f"{name} must be a whole number, got {value!r}.")

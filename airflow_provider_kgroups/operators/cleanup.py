@@ -31,12 +31,26 @@ Undo a deletion with one call::
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from airflow.sdk import BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException
 
+from .. import settings
+from ..arguments import (
+    check_argument,
+    check_arguments,
+    is_templated,
+    parse_bool,
+    parse_conn_id,
+    parse_number,
+    parse_selector,
+    parse_storage_options,
+    parse_str_list,
+    parse_url,
+)
 from ..cleanup import CleanupPolicy, CleanupResult, Outcome
 from ..cleanup.offset_results import ChangeOutcome
 from ..client.errors import ConfigurationError
@@ -45,10 +59,6 @@ from ..hooks.groups import KafkaGroupsHook, restore_call
 from .. import settings
 from ..lag.deadgroups import DeadGroupRules
 from ..observability import lineage, metrics
-from ..arguments import (
-    check_argument, check_arguments, is_templated, parse_bool, parse_conn_id, parse_number, parse_selector,
-    parse_storage_options, parse_str_list, parse_url,
-)
 
 _XCOM_DECISION_KEYS = ("decision", "reason", "health", "selected_by", "deletion", "connect")
 
@@ -249,7 +259,6 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     def _stale_offsets(self, policy: CleanupPolicy, store_url: str, who: dict[str, Any]):
         """The opt-in stale-offsets rule over the same scope, dry run, cap and deny patterns."""
         from ..cleanup.offset_deletion import DeletionOptions
-
         from ..cleanup.permission import denied_by
 
         groups = self.hook.select_groups(policy.selector) if policy.selector is not None else []

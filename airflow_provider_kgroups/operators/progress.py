@@ -19,14 +19,21 @@ exactly the job's ending offset: the next record it has not read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from airflow.sdk import BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException
 
 from ..arguments import (
-    check_argument, check_arguments, parse_bool, parse_conn_id, parse_offsets_map, parse_storage_options, parse_url,
+    check_argument,
+    check_arguments,
+    parse_bool,
+    parse_conn_id,
+    parse_offsets_map,
+    parse_storage_options,
+    parse_url,
 )
 from ..client.errors import ConfigurationError
 from ..client.offset_map import OffsetKind

@@ -16,15 +16,24 @@ groups were still handled; the XCom and the audit say which).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from airflow.sdk import BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException
 
 from ..arguments import (
-    check_argument, check_arguments, is_templated, parse_bool, parse_conn_id, parse_number, parse_selector,
-    parse_storage_options, parse_str_list, parse_url,
+    check_argument,
+    check_arguments,
+    is_templated,
+    parse_bool,
+    parse_conn_id,
+    parse_number,
+    parse_selector,
+    parse_storage_options,
+    parse_str_list,
+    parse_url,
 )
 from ..cleanup.reset import ResetOptions
 from ..client.errors import ConfigurationError

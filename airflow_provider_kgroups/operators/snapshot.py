@@ -6,20 +6,28 @@ The history is what the verdicts (STOP / STALL / WARN over a window), the dead-g
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from airflow.sdk import BaseOperator, Context
 
 from .. import settings
+from ..arguments import (
+    check_argument,
+    check_arguments,
+    is_templated,
+    parse_bool,
+    parse_conn_id,
+    parse_selector,
+    parse_storage_options,
+    parse_topics,
+    parse_url,
+)
 from ..history.store import HistoryStore
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.policy import parse_policy
-from ..arguments import (
-    check_argument, check_arguments, is_templated, parse_bool, parse_conn_id, parse_selector, parse_storage_options,
-    parse_topics, parse_url,
-)
 
 
 class ConsumerGroupSnapshotOperator(BaseOperator):

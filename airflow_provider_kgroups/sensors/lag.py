@@ -35,20 +35,32 @@ in memory between checks.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import timedelta
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any
 
 from airflow.sdk import Asset, BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
 
 from ..arguments import (
-    check_arguments, is_templated, parse_bool, parse_conn_id, parse_deferrable, parse_lag_mode, parse_offset_count,
-    parse_offsets_map, parse_seconds, parse_selector, parse_str_list, parse_timestamp_ms, parse_topics,
+    check_arguments,
+    is_templated,
+    parse_bool,
+    parse_conn_id,
+    parse_deferrable,
+    parse_lag_mode,
+    parse_offset_count,
+    parse_offsets_map,
+    parse_seconds,
+    parse_selector,
+    parse_str_list,
+    parse_timestamp_ms,
+    parse_topics,
 )
-from ..client.numbers import is_number
 from ..client.errors import ConfigurationError
+from ..client.numbers import is_number
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.gate import DEFAULT_FAIL_ON, Decision, FailureKind, GateSpec, GateStatus, LagGate
@@ -129,7 +141,7 @@ class ConsumerLagSensor(BaseSensorOperator):
                 raise ValueError(f"{kwargs.get('task_id', 'ConsumerLagSensor')}: {name} must be finite, a number of "
                                  f"seconds or a timedelta, got {value!r}.")
         super().__init__(poke_interval=poke_interval, timeout=timeout, **kwargs)
-        listed = lambda value: list(value) if isinstance(value, (list, tuple)) else value  # noqa: E731
+        listed = lambda value: list(value) if isinstance(value, (list, tuple)) else value  # noqa: E731 - a local shorthand
         self.group_ids, self.group_patterns = listed(group_ids), listed(group_patterns)
         self.exclude_patterns, self.topics = listed(exclude_patterns), listed(topics)
         self.lag_mode, self.barrier_timestamp, self.previous_barrier = lag_mode, barrier_timestamp, previous_barrier
@@ -178,7 +190,7 @@ class ConsumerLagSensor(BaseSensorOperator):
         return KafkaGroupsHook(self.kafka_groups_conn_id)
 
     def execute(self, context: Context) -> Any:
-        self._gate = LagGate.start(self._validate(rendered=True), self.timeout)  # type: ignore[arg-type]
+        self._gate = LagGate.start(self._validate(rendered=True), self.timeout)  # type: ignore[arg-type]  # BaseSensorOperator keeps timeout as a float
         try:
             if not self.deferrable:
                 return super().execute(context)

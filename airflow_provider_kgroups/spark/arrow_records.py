@@ -18,7 +18,7 @@ raises :class:`~..client.batches.UndecodableBatch` as there.
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa

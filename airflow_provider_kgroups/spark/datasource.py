@@ -55,15 +55,17 @@ import asyncio
 import logging
 import os
 import tempfile
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from ..client.compression import UndecodableBatch
 from ..client.config import ClientConfig
 from ..client.properties import (config_from_kafka_properties, config_to_kafka_properties, format_properties,
                                  read_properties_file)
 from ..client.errors import ConfigurationError
+from ..client.properties import config_from_kafka_properties, config_to_kafka_properties, read_properties_file
 from ..client.results import TopicPartition
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
 

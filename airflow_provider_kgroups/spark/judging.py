@@ -14,7 +14,7 @@ here, only which snapshots each call sees and how its answer is laid out in the 
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Collection
+from collections.abc import Collection
 
 import pyarrow as pa
 

@@ -4,7 +4,7 @@ percentiles per topic and window. Importing this module does not import pyspark.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from airflow_provider_kgroups.client.errors import ConfigurationError
@@ -25,7 +25,7 @@ def functions():
     return F
 
 
-def window_index(ms: "Column", window_ms: int) -> "Column":
+def window_index(ms: Column, window_ms: int) -> Column:
     """floor(ms / window_ms) in integer arithmetic (times are >= 0)."""
     F = functions()
     return ((ms - F.pmod(ms, F.lit(window_ms))) / F.lit(window_ms)).cast("long")
@@ -38,7 +38,7 @@ def spark_schema(schema):
 
 
 def day(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
 
 def history_schema():
@@ -49,7 +49,7 @@ def history_schema():
     return StructType([StructField(c, types.get(c, StringType()), True) for c in HISTORY_COLUMNS])
 
 
-def read_history(spark: "SparkSession", url: str, since_ms: int | None, until_ms: int | None) -> "DataFrame":
+def read_history(spark: SparkSession, url: str, since_ms: int | None, until_ms: int | None) -> DataFrame:
     """The history's rows (:data:`HISTORY_COLUMNS`) in the requested range."""
     F = functions()
     from pyspark.errors import AnalysisException
@@ -69,8 +69,8 @@ def read_history(spark: "SparkSession", url: str, since_ms: int | None, until_ms
     return df.where(F.col("snapshot_ms").isNotNull() & F.col("group_id").isNotNull()).select(*HISTORY_COLUMNS)
 
 
-def judge_groups(hist: "DataFrame", evaluations: frozenset[int], window_ms: int, as_of_ms: int,
-            existing_topics: frozenset[str], rules: VerdictRules, dead: DeadGroupRules) -> "DataFrame":
+def judge_groups(hist: DataFrame, evaluations: frozenset[int], window_ms: int, as_of_ms: int,
+            existing_topics: frozenset[str], rules: VerdictRules, dead: DeadGroupRules) -> DataFrame:
     """Each group's partition verdicts (one row per group, topic, partition and evaluation time
     it has) and its status, in :data:`.judging.JUDGED` rows, judged on the executors by
     :func:`.judging.judge_group`, one group at a time."""
@@ -81,7 +81,7 @@ def judge_groups(hist: "DataFrame", evaluations: frozenset[int], window_ms: int,
     return hist.groupBy("group_id").applyInArrow(judge, spark_schema(judging.JUDGED))
 
 
-def lag_windows(hist: "DataFrame", verdicts: "DataFrame", window_ms: int) -> "DataFrame":
+def lag_windows(hist: DataFrame, verdicts: DataFrame, window_ms: int) -> DataFrame:
     F = functions()
     from pyspark.sql import Window
 

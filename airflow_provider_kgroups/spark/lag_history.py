@@ -143,9 +143,10 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_kgroups.arguments import parse_timestamp_ms
 from airflow_provider_kgroups.client.errors import ConfigurationError
@@ -154,7 +155,12 @@ from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.lag.verdicts import VerdictRules
 from airflow_provider_kgroups.spark.lag_frames import (
-    day, functions, judge_groups, lag_windows, read_history, window_index,
+    day,
+    functions,
+    judge_groups,
+    lag_windows,
+    read_history,
+    window_index,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -205,7 +211,7 @@ def _ms(name: str, value: Any) -> int | None:
 # -- the job ------------------------------------------------------------------------------------
 
 
-def _check_versions(spark: "SparkSession") -> None:
+def _check_versions(spark: SparkSession) -> None:
     """The rules run in Python workers (Arrow UDFs): pyspark's Python files must be Spark's own
     version, which an install of ``pyspark-client`` over pyspark (the Airflow Spark provider's
     dependency) breaks with a Py4J error about a missing constructor."""
@@ -218,7 +224,7 @@ def _check_versions(spark: "SparkSession") -> None:
                                  f"'pyspark=={jvm}', after any pyspark-client).")
 
 
-def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *, window_minutes: float = 60,
+def run_lag_history(spark: SparkSession, history_url: str, output_url: str, *, window_minutes: float = 60,
                     since: Any = None, until: Any = None, rules: VerdictRules = VerdictRules(),
                     dead_rules: DeadGroupRules = DeadGroupRules(), gone_after_snapshots: int = 3) -> LagHistoryResult:
     """Compute the four outputs (module docstring) from the history at ``history_url`` into
@@ -230,7 +236,7 @@ def run_lag_history(spark: "SparkSession", history_url: str, output_url: str, *,
     if not isinstance(output_url, str) or not output_url.strip():
         raise ConfigurationError(f"output_url must be a path or URL, got {output_url!r}.")
     check_number("window_minutes", window_minutes, above=0, must_be="a positive number")
-    window_ms = int(round(window_minutes * 60_000))
+    window_ms = round(window_minutes * 60_000)
     if window_ms < 1000:
         raise ConfigurationError(f"window_minutes={window_minutes!r} is shorter than a second.")
     check_int("gone_after_snapshots", gone_after_snapshots, at_least=1)
@@ -336,8 +342,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        rules = VerdictRules(window_ms=int(round(args.verdict_window_minutes * 60_000)),
-                             stuck_after_ms=int(round(args.stuck_after_minutes * 60_000)),
+        rules = VerdictRules(window_ms=round(args.verdict_window_minutes * 60_000),
+                             stuck_after_ms=round(args.stuck_after_minutes * 60_000),
                              min_points=args.min_points, allowed_lag=args.allowed_lag)
         dead = DeadGroupRules(idle_hours=args.idle_hours, offsets_retention_minutes=args.offsets_retention_minutes,
                               allow=tuple(args.allow), deny=tuple(args.deny),

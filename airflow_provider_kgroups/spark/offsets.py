@@ -22,11 +22,23 @@ with :func:`spark_offsets`; a PySpark task turns that XCom into reader options w
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..lag.offset_range import (  # the range's one home; re-exported here, where Spark users look
-    EARLIEST, ENDING, LATEST, STARTING, OffsetRange, SparkOffsetsError, flat_offsets, nest_offsets, offsets_json,
-    parse_offsets_json, spark_offsets, unnest_offsets, validate_offset_range,
+    EARLIEST,
+    ENDING,
+    LATEST,
+    STARTING,
+    OffsetRange,
+    SparkOffsetsError,
+    flat_offsets,
+    nest_offsets,
+    offsets_json,
+    parse_offsets_json,
+    spark_offsets,
+    unnest_offsets,
+    validate_offset_range,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,7 +61,7 @@ def assign_json(partitions: Any) -> str:
     return json.dumps(out)
 
 
-def kafka_batch_options(source: "Mapping[str, Any] | OffsetRange | None" = None, *, starting: str | None = None,
+def kafka_batch_options(source: Mapping[str, Any] | OffsetRange | None = None, *, starting: str | None = None,
                         ending: str | None = None) -> dict[str, str]:
     """Reader options for exactly one offset range: ``assign``, ``startingOffsets``,
     ``endingOffsets``, validated. ``source`` is an :class:`OffsetRange` or the sensor's XCom (any
@@ -71,12 +83,12 @@ def kafka_batch_options(source: "Mapping[str, Any] | OffsetRange | None" = None,
     return {"assign": assign_json(offset_range.partitions), STARTING: starting, ENDING: ending}
 
 
-def kafka_bootstrap(config: "ClientConfig") -> str:
+def kafka_bootstrap(config: ClientConfig) -> str:
     """``kafka.bootstrap.servers`` for Spark: the config's servers as ``host:port`` (IPv6 in brackets)."""
     return ",".join(str(b) for b in config.bootstrap_servers)
 
 
-def spark_kafka_options(config: "ClientConfig") -> dict[str, str]:
+def spark_kafka_options(config: ClientConfig) -> dict[str, str]:
     """Kafka client settings for Spark's JVM Kafka source (Java client names, without the
     ``kafka.`` prefix; :func:`read_kafka_range` adds it) from a :class:`ClientConfig`: security
     protocol, SASL PLAIN/SCRAM as a ``sasl.jaas.config`` line, a PEM CA file, hostname checking.
@@ -96,10 +108,10 @@ def spark_kafka_options(config: "ClientConfig") -> dict[str, str]:
     return options
 
 
-def read_kafka_range(spark: "SparkSession", bootstrap_servers: str,
-                     source: "Mapping[str, Any] | OffsetRange | None" = None, *,
+def read_kafka_range(spark: SparkSession, bootstrap_servers: str,
+                     source: Mapping[str, Any] | OffsetRange | None = None, *,
                      starting: str | None = None, ending: str | None = None,
-                     kafka_options: Mapping[str, str] | None = None) -> "DataFrame":
+                     kafka_options: Mapping[str, str] | None = None) -> DataFrame:
     """``spark.read.format("kafka")`` over exactly that range (needs the spark-sql-kafka-0-10
     package on the Spark classpath, e.g. ``--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>``).
     ``kafka_options`` are Kafka client settings, passed as ``kafka.<name>`` (security etc.;

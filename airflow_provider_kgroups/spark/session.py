@@ -20,11 +20,15 @@ import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..client.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +47,7 @@ def spark_master(master: str | None = None) -> str:
 
 @contextmanager
 def spark_session(app_name: str, *, master: str | None = None,
-                  conf: Mapping[str, str] | None = None) -> Iterator["SparkSession"]:  # noqa: F821
+                  conf: Mapping[str, str] | None = None) -> Iterator[SparkSession]:
     """A SparkSession for the ``with`` body, stopped afterwards (also when the body raises)."""
     from pyspark.sql import SparkSession
 

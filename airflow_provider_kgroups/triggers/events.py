@@ -34,13 +34,14 @@ import asyncio
 import json
 import logging
 import weakref
+from collections.abc import AsyncIterator, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, AsyncIterator, Hashable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
-from ..client.errors import ConfigurationError, KafkaGroupsError, is_retriable
 from ..arguments import parse_interval, parse_names, parse_offset_count
+from ..client.errors import ConfigurationError, KafkaGroupsError, is_retriable
 from .loading import load_engine
 
 if TYPE_CHECKING:
@@ -68,14 +69,14 @@ class SharedLagPoll:
     object's address); a subscription is its own token, so one watcher leaving never drops another.
     """
 
-    _polls: "weakref.WeakValueDictionary[Hashable, SharedLagPoll]" = weakref.WeakValueDictionary()
+    _polls: ClassVar[weakref.WeakValueDictionary[Hashable, SharedLagPoll]] = weakref.WeakValueDictionary()
 
     def __init__(self, key: Hashable) -> None:
         self.key = key
         self._wanted: dict[object, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     @classmethod
-    def of(cls, key: Hashable) -> "SharedLagPoll":
+    def of(cls, key: Hashable) -> SharedLagPoll:
         poll = cls._polls.get(key)
         if poll is None:
             poll = cls._polls[key] = cls(key)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
@@ -49,7 +50,7 @@ class ConsumerLagTrigger(BaseTrigger):
         self._hook: KafkaGroupsHook | None = None
 
     @classmethod
-    def for_gate(cls, gate: "LagGate", kafka_groups_conn_id: str, poll_interval: float) -> "ConsumerLagTrigger":
+    def for_gate(cls, gate: LagGate, kafka_groups_conn_id: str, poll_interval: float) -> ConsumerLagTrigger:
         """The hand-over of ``gate`` (spec, state, deadline) as it stands now."""
         return cls(kafka_groups_conn_id=kafka_groups_conn_id, spec=gate.spec.to_dict(), state=gate.state.to_dict(),
                    deadline_ms=gate.deadline_ms, poll_interval=poll_interval, deferred_at_ms=int(time.time() * 1000))

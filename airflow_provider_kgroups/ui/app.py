@@ -33,7 +33,15 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from ..client.errors import ConfigurationError
 from .data import PageData
 from .security import ReaderDep, readable_dag_ids
-from .settings import BadRequest, PageSettings, parse_group_id, parse_pattern, parse_points, parse_sort, parse_window
+from .settings import (
+    BadRequest,
+    PageSettings,
+    parse_group_id,
+    parse_pattern,
+    parse_points,
+    parse_sort,
+    parse_window,
+)
 
 __all__ = ["create_app"]
 
@@ -72,7 +80,7 @@ class _State:
         with self._lock:
             running = self._running.get(key)
             started = running is None
-            if started:
+            if running is None:
                 running = self._running[key] = self._pool.submit(build)
         if started:  # outside the lock: a build already done runs the callback here, and it takes the lock
             running.add_done_callback(lambda done: self._finished(key, done))

@@ -11,7 +11,8 @@ Only DAGs the user may read are looked at.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..client.errors import ConfigurationError
 from ..client.numbers import is_number

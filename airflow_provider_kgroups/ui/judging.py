@@ -14,12 +14,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..client.results import CLASSIC, GroupState, TopicPartition
 from ..cleanup.report import GroupHealthReport, classify
+from ..client.results import CLASSIC, GroupState, TopicPartition
 from ..history.store import RECORDED_ERROR
 from ..lag.deadgroups import DeadGroupRules
 from ..lag.model import LagSnapshot
@@ -119,7 +120,7 @@ def facts_report(group_id: str, facts: Mapping[str, np.ndarray], states: Sequenc
                           stretch & ends_known])
     differs = (signature[:, 1:] != signature[:, :-1]).any(axis=0)
     # of the stored points 0..n-1: the first and the last of each stretch of equal signatures
-    keep = np.flatnonzero(np.r_[True, differs[:n - 1]] | np.r_[differs[:n - 1], True]) if n else []
+    keep: Any = np.flatnonzero(np.r_[True, differs[:n - 1]] | np.r_[differs[:n - 1], True]) if n else []
     history = []
     for i in keep:
         now_offsets = i >= last_change

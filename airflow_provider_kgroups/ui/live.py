@@ -53,7 +53,7 @@ def refresh_group(conn_id: str, group_id: str, timeout_s: float) -> dict[str, An
             return {"ok": True, "conn_id": conn_id, **client.run(live_view(client.aclient, group_id))}
     except KafkaGroupsError as exc:
         return {"ok": False, "conn_id": conn_id, "error": f"{type(exc).__name__}: {exc}"}
-    except Exception as exc:  # e.g. the connection does not exist: say which, never its contents
+    except Exception as exc:  # noqa: BLE001 - e.g. no such connection: say which, never its contents
         return {"ok": False, "conn_id": conn_id, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
     finally:
         hook.close()

@@ -16,6 +16,7 @@ filters by pattern, sorts and joins the encoded rows.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -24,9 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..cleanup.evidence_text import format_time
 from ..client.results import GroupState, TopicPartition
 from ..history.store import table_snapshots
-from ..cleanup.evidence_text import format_time
 from ..lag.deadgroups import DeadGroupRules, GroupHealth
 from ..lag.verdicts import VerdictRules
 from .data import PageData, Window, floats, partition_names
@@ -162,7 +163,7 @@ def _dead_reports(data: PageData, w: Window, codes: list[int], latest: pa.Table,
             unreadable[code].add(TopicPartition(topic, partition))
     rules = DeadGroupRules(idle_hours=data.settings.idle_hours)
     out = {}
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         part = rows[a:b]
         code = int(w.group[part[0]])
         facts = {"at": w.t[part], "state": w.state[part], "members": w.members[part], "changed": w.changed[part],

@@ -1,10 +1,11 @@
 """The Airflow plugin: a "Consumer groups" entry in the UI's navigation, showing the page the
 provider's FastAPI app serves at ``/kgroups/``.
 
-Registered in ``get_provider_info`` under ``plugins``. Airflow 3.3 loads a provider's plugins
-only when providers are discovered eagerly, ``[core] lazy_discover_providers = False``
-(``airflow.plugins_manager._get_plugins``: ``if not settings.LAZY_LOAD_PROVIDERS``), so the
-api-server needs that setting for the page to appear (the README says so).
+Registered through the ``airflow.plugins`` entry point (pyproject.toml), as the official
+OpenLineage provider registers its plugin: Airflow loads that group in every process with its
+default settings, whereas the ``plugins`` of a provider's info are loaded only when providers
+are discovered eagerly (``[core] lazy_discover_providers = False``), so ``get_provider_info``
+does not list it (it would be registered twice there).
 
 The entry is an external view (``url_route``: the page is shown inside the Airflow UI, same
 origin, so the user's login cookie reaches it); the app is a React-free HTML page with
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
@@ -31,7 +33,7 @@ class _LazyApp:
     """An ASGI app that builds the real one (:func:`.app.create_app`) on its first request."""
 
     def __init__(self) -> None:
-        self._app = None
+        self._app: Any = None  # the FastAPI app, built on the first request
         self._lock = threading.Lock()
 
     def _build(self):
@@ -49,11 +51,19 @@ class _LazyApp:
 
 class KafkaGroupsPlugin(AirflowPlugin):
     name = "kgroups"
-    fastapi_apps = [{"app": _LazyApp(), "url_prefix": URL_PREFIX, "name": "Kafka consumer groups"}]
-    external_views = [{
-        "name": "Consumer groups", "href": f"{URL_PREFIX.lstrip('/')}/", "destination": "nav",
-        "url_route": "consumer-groups", "category": "browse",
-    }]
+    # Both are AirflowPlugin's own (mutable) class attributes, overridden here as Airflow's docs do.
+    fastapi_apps = [  # noqa: RUF012 - AirflowPlugin's class attribute
+        {"app": _LazyApp(), "url_prefix": URL_PREFIX, "name": "Kafka consumer groups"},
+    ]
+    external_views = [  # noqa: RUF012 - AirflowPlugin's class attribute
+        {
+            "name": "Consumer groups",
+            "href": f"{URL_PREFIX.lstrip('/')}/",
+            "destination": "nav",
+            "url_route": "consumer-groups",
+            "category": "browse",
+        },
+    ]
 
     @classmethod
     def on_load(cls, *args, **kwargs) -> None:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, status
-
 from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.core_api.security import get_user
+from fastapi import Depends, HTTPException, status
 
 __all__ = ["ReaderDep", "require_reader", "readable_dag_ids"]
 

@@ -16,6 +16,8 @@ every spike, LTTB keeps the shape. Unknown stretches stay gaps.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 __all__ = ["LogEndIndex", "produce_times", "lag_seconds_series", "downsample_indices", "budget_per_series"]
@@ -43,7 +45,7 @@ class LogEndIndex:
         fresh = np.r_[True, (p[1:] != p[:-1]) | (e[1:] < e[:-1])]
         self._segment_start = np.maximum.accumulate(np.where(fresh, np.arange(len(p)), 0))
 
-    def extended(self, partition: np.ndarray, t: np.ndarray, end: np.ndarray) -> "LogEndIndex":
+    def extended(self, partition: np.ndarray, t: np.ndarray, end: np.ndarray) -> LogEndIndex:
         """This index with more samples (none at a (partition, time) it has), in one merge."""
         partition, t = np.asarray(partition, dtype=np.int64), np.asarray(t, dtype=np.int64)
         if len(t) and (int(t.min()) <= self._low or int(t.max()) - self._low >= self._SPAN):
@@ -154,7 +156,7 @@ def downsample_indices(x: np.ndarray, y: np.ndarray, n_out: int) -> np.ndarray:
     known = ~np.isnan(y)
     edges = np.flatnonzero(np.diff(known.astype(np.int8))) + 1
     bounds = np.concatenate(([0], edges, [total]))
-    runs = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    runs = [(a, b) for a, b in itertools.pairwise(bounds)]
     known_total = int(known.sum())
     gaps = sum(1 for a, b in runs if not known[a])
     room = max(2, n_out - gaps)

@@ -57,7 +57,7 @@ class PageSettings:
     rollup_cache: str | None = None
 
     @classmethod
-    def from_airflow(cls) -> "PageSettings":
+    def from_airflow(cls) -> PageSettings:
         from .. import settings
 
         try:

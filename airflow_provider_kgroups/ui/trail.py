@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..client.errors import ConfigurationError
 from ..history.audit import list_audits, load_audit

@@ -38,16 +38,16 @@ def cli_parser():
 
     parser = build_parser()
     parsers = [parser]
-    for action in parser._subparsers._group_actions:  # noqa: SLF001 - argparse keeps subparsers there
+    for action in parser._subparsers._group_actions:
         for verb in action.choices.values():
             verb.format_usage()  # a verb's parser adds its arguments when first used
             # the connection and output options every verb also takes are shown once, on the command
-            verb._action_groups = [g for g in verb._action_groups if g.title not in _COMMON_GROUPS]  # noqa: SLF001
+            verb._action_groups = [g for g in verb._action_groups if g.title not in _COMMON_GROUPS]
             parsers.append(verb)
     for each in parsers:  # sphinx-argparse reads help texts as reStructuredText: ``orders-*`` is no emphasis
         if each is not parser:  # the command's own description is written in reStructuredText already
             each.description = _plain(each.description)
-        for action in each._actions:  # noqa: SLF001
+        for action in each._actions:
             action.help = _plain(action.help)
     return parser
 

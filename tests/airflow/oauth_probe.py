@@ -11,5 +11,5 @@ calls: list[str] = []
 def token(config_str: str):
     calls.append(config_str)
     now = time.time()
-    enc = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")  # noqa: E731
+    enc = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
     return f"{enc({'alg': 'none'})}.{enc({'sub': config_str, 'iat': now, 'exp': now + 600})}.", now + 600

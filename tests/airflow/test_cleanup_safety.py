@@ -67,7 +67,7 @@ def world(tmp_path, kgroups_conn, monkeypatch):
 
 
 def test_dry_run_then_real_run_races_caps_connect_and_restore(run_dag, world, monkeypatch):
-    cluster, connect, history = world
+    cluster, _connect, history = world
     conf = {"history": history, "ids": ["ghost"], "patterns": ["*"], "conn": "kgroups_fake",
             "connect": ["kg_connect"], "max_deletions": 10, "max_deletions_percent": 75}
     before = {g: cluster.committed(g) for g in IDLE}
@@ -201,7 +201,7 @@ def test_unreadable_connect_holds_the_run_unless_the_operator_says_otherwise(run
     refuses the credentials (401, no retry) holds every deletion of the run, naming that cluster;
     ``delete_despite_unreadable_connect=True`` lets the run go on (connect-* groups stay kept
     as unavailable: the readable cluster cannot speak for the other one)."""
-    cluster, connect, history = world
+    cluster, _connect, history = world
     with ConnectServer([], auth=("svc", "right")) as locked:
         kgroups_conn("kg_connect_locked", conn_type="kgroups_connect", host=locked.url, login="svc",
                      password="wrong", extra=json.dumps({"retries": 0}))

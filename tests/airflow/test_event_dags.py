@@ -10,8 +10,7 @@ import json
 import pytest
 
 from airflow_provider_kgroups.triggers.events import range_from_events
-from tests.support.airflow_env import events_of
-from tests.support.airflow_env import EXAMPLE_DAGS
+from tests.support.airflow_env import EXAMPLE_DAGS, events_of
 
 pytestmark = pytest.mark.realbroker
 

@@ -11,8 +11,7 @@ import sys
 import pytest
 
 from demo.airflow_services import AirflowServices
-from tests.support.airflow_env import events_of
-from tests.support.airflow_env import EXAMPLE_DAGS
+from tests.support.airflow_env import EXAMPLE_DAGS, events_of
 
 pytestmark = pytest.mark.realbroker
 

@@ -11,10 +11,13 @@ import pytest
 
 from airflow_provider_kgroups.client.errors import AuthenticationError
 from airflow_provider_kgroups.triggers.events import (
-    STATE_KEY, ConsumerLagEventTrigger, SharedLagPoll, range_from_events,
+    STATE_KEY,
+    ConsumerLagEventTrigger,
+    SharedLagPoll,
+    range_from_events,
 )
-from tests.support.fakeutil import counts
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import counts
 
 DEADLINE_S = 20
 

@@ -9,8 +9,8 @@ import pytest
 
 from airflow_provider_kgroups.client.results import GroupState, TopicPartition
 from airflow_provider_kgroups.lag.barrier import BarrierTarget, TargetKind
-from airflow_provider_kgroups.lag.model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
 from airflow_provider_kgroups.lag.gate import GateSpec, GateState, LagGate, spark_offsets
+from airflow_provider_kgroups.lag.model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
 from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
 
 T0 = 1_700_000_000_000

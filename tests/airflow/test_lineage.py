@@ -91,8 +91,9 @@ def test_the_cleanup_reports_what_it_deleted_and_the_backup_it_wrote(run_dag, kg
 
 
 def test_the_facets_validate_against_the_schemas_the_package_ships():
-    import jsonschema
     from importlib import resources
+
+    import jsonschema
     from openlineage.client.serde import Serde
 
     from airflow_provider_kgroups.observability.facets import cleanup_facet, offset_range_facet

@@ -38,7 +38,7 @@ class StatsdListener:
         while not self._stop.is_set():
             try:
                 data = self.sock.recv(65535)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             self.lines.extend(data.decode().splitlines())
 

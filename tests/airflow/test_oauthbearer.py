@@ -105,11 +105,11 @@ def test_a_token_callback_is_refused_unless_allowed_and_then_imported(kgroups_co
         sys.modules.pop(PROBE, None)
         with pytest.raises(ConfigurationError, match=r"oauth_cb '.*oauth_probe.token' is not allowed.*"
                                                      r"\[kgroups\] allowed_token_callbacks"):
-            KafkaGroupsHook(conn_id).client_config  # noqa: B018
+            KafkaGroupsHook(conn_id).client_config
         assert PROBE not in sys.modules  # refused before anything was imported
         monkeypatch.setenv("AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS", "other.module.fn")
         with pytest.raises(ConfigurationError, match="not allowed"):
-            KafkaGroupsHook(conn_id).client_config  # noqa: B018
+            KafkaGroupsHook(conn_id).client_config
         # the official provider's allow list means the same for the same key
         monkeypatch.setenv("AIRFLOW__APACHE_KAFKA__CALLBACK_ALLOWLIST", f"{PROBE}.token")
         hook = KafkaGroupsHook(conn_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 
 import pytest
 
@@ -24,7 +24,7 @@ from tests.support.airflow_env import EXAMPLE_DAGS
 from tests.support.fakekafka import FakeCluster, Member
 
 HOUR = 3_600_000
-T0 = int(datetime(2024, 5, 1, tzinfo=timezone.utc).timestamp() * 1000)
+T0 = int(datetime(2024, 5, 1, tzinfo=UTC).timestamp() * 1000)
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_backfill_dag_resets_the_landing_groups_to_the_rendered_interval_start(r
         cluster.append("orders", p, 72, timestamp_ms=lambda offset: T0 + offset * HOUR)  # one record an hour
     cluster.add_group("orders-landing", offsets={("orders", 0): 72, ("orders", 1): 72})
     cluster.add_group("orders-landing-eu", offsets={("orders", 0): 70})
-    logical = datetime(2024, 5, 2, 6, tzinfo=timezone.utc)
+    logical = datetime(2024, 5, 2, 6, tzinfo=UTC)
     result = run_dag("kgroups_backfill_reset", conf={"dry_run": False}, folder=EXAMPLE_DAGS, logical_date=logical)
     assert result.state == "success", result
     out = result.xcoms["rewind_landing_groups"]
@@ -69,7 +69,7 @@ def test_backfill_dag_fails_the_task_when_a_landing_group_still_has_members(run_
     cluster.append("orders", 0, 10, timestamp_ms=lambda offset: T0 + offset * HOUR)
     cluster.add_group("orders-landing", offsets={("orders", 0): 10}, members=[Member("m-1", {"orders": [0]})])
     result = run_dag("kgroups_backfill_reset", conf={"dry_run": False}, folder=EXAMPLE_DAGS,
-                     logical_date=datetime(2024, 5, 1, 5, tzinfo=timezone.utc))
+                     logical_date=datetime(2024, 5, 1, 5, tzinfo=UTC))
     assert result.state == "failed" and result.tasks["rewind_landing_groups"] == "failed"
     assert cluster.committed("orders-landing") == {("orders", 0): 10}
 

@@ -25,7 +25,6 @@ from tests.support.live import group_state
 from tests.support.wire import WireConnection
 
 
-
 @pytest.mark.realbroker
 def test_snapshot_operator_appends_to_the_history(run_dag, seed, broker, kgroups_conn, name_prefix, tmp_path):
     kgroups_conn("kgroups_test", host=broker.bootstrap)

@@ -9,6 +9,7 @@ import sys
 from importlib import resources
 
 import jsonschema
+import pytest
 
 from airflow_provider_kgroups.get_provider_info import get_provider_info
 
@@ -53,3 +54,43 @@ def test_airflow_lists_the_provider_hook_and_connection_form(airflow_db):
     assert out.returncode == 0, out.stderr[-2000:]
     assert '"airflow-provider-kgroups"' in out.stdout
     assert "airflow_provider_kgroups.hooks.groups.KafkaGroupsHook" in out.stdout
+
+
+_PLUGINS_AND_ERRORS = """
+import json
+from airflow import plugins_manager
+plugins, errors = plugins_manager._get_plugins()
+print(json.dumps({"names": [p.name for p in plugins], "errors": errors}))
+"""
+
+
+def _airflow_env(lazy_discover_providers: bool) -> dict[str, str]:
+    env = os.environ.copy()
+    env.pop("AIRFLOW__CORE__LAZY_DISCOVER_PROVIDERS", None)
+    if not lazy_discover_providers:
+        env["AIRFLOW__CORE__LAZY_DISCOVER_PROVIDERS"] = "False"
+    return env
+
+
+def test_airflow_plugins_lists_the_page_with_default_settings(airflow_db):
+    # the issue's symptom: with Airflow's default lazy provider discovery `airflow plugins` listed no kgroups
+    airflow = os.path.join(os.path.dirname(sys.executable), "airflow")
+    out = subprocess.run([airflow, "plugins", "-o", "json"], capture_output=True, text=True, timeout=120,
+                         env=_airflow_env(lazy_discover_providers=True))
+    assert out.returncode == 0, out.stderr[-2000:]
+    listed = [p for p in json.loads(out.stdout) if p["name"] == "kgroups"]
+    assert len(listed) == 1, out.stdout[-2000:]
+    assert "airflow_provider_kgroups.ui.plugin" in json.dumps(listed[0])
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["lazy-discovery", "eager-discovery"])
+def test_the_page_is_registered_once_whatever_the_discovery(airflow_db, lazy):
+    # Eager discovery also reads a provider info's "plugins": listing the page there as well as in the entry
+    # point would register it twice ("Plugin 'kgroups' already registered, skipping", an import error in
+    # the UI).
+    out = subprocess.run([sys.executable, "-c", _PLUGINS_AND_ERRORS], capture_output=True, text=True, timeout=120,
+                         env=_airflow_env(lazy_discover_providers=lazy))
+    assert out.returncode == 0, out.stderr[-2000:]
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["names"].count("kgroups") == 1
+    assert [(where, error) for where, error in found["errors"].items() if "kgroups" in f"{where} {error}"] == []

@@ -13,9 +13,8 @@ import time
 
 import pytest
 
-from tests.support.production import BEHIND_MS
 from tests.support.fakekafka import FakeCluster
-from tests.support.production import append_young
+from tests.support.production import BEHIND_MS, append_young
 from tests.support.undecodable import undecodable_batches
 
 HOUR_MS = 3_600_000

@@ -24,9 +24,9 @@ from airflow_provider_kgroups.client.selection import GroupSelector
 from airflow_provider_kgroups.connect import ConnectClusterConfig
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from demo.connectserver import Connector, ConnectServer, expanded
-from tests.support.fakeworld import on_fake_cluster
 from tests.support.builders import HOUR, group, partition, seed_history, snapshot
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeworld import on_fake_cluster
 
 NOW = 1_700_000_000_000 + 400 * HOUR
 RULES = DeadGroupRules(idle_hours=48)

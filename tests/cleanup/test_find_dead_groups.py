@@ -14,9 +14,20 @@ import pytest
 
 from airflow_provider_kgroups.cleanup import find_dead_groups
 from airflow_provider_kgroups.client.errors import Failure
-from airflow_provider_kgroups.client.results import CommittedOffset, GroupOffsets, KeyedResults, TopicExistence
+from airflow_provider_kgroups.client.results import (
+    CommittedOffset,
+    GroupOffsets,
+    KeyedResults,
+    TopicExistence,
+)
 from airflow_provider_kgroups.lag.deadfindings import (
-    CommitsUnreadable, DeadReason, Finding, GroupHealth, Reason, TopicsFinding, TopicsUnknown,
+    CommitsUnreadable,
+    DeadReason,
+    Finding,
+    GroupHealth,
+    Reason,
+    TopicsFinding,
+    TopicsUnknown,
 )
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from tests.support.builders import HOUR, description, group, offsets, partition, snapshot, tp

@@ -7,8 +7,8 @@ from __future__ import annotations
 from airflow_provider_kgroups.cleanup import CleanupPolicy, Outcome, plan_cleanup
 from airflow_provider_kgroups.client.selection import GroupSelector
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
-from tests.support.fakeworld import on_fake_cluster
 from tests.support.builders import HOUR, group, partition, snapshot
+from tests.support.fakeworld import on_fake_cluster
 
 NOW = 1_700_000_000_000 + 400 * HOUR
 POLICY = CleanupPolicy(rules=DeadGroupRules(idle_hours=48), selector=GroupSelector(patterns=("*",)),

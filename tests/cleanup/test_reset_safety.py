@@ -16,8 +16,8 @@ from airflow_provider_kgroups.history import backup as backup_module
 from airflow_provider_kgroups.history.audit import load_audit
 from airflow_provider_kgroups.offsets.spec import reset_spec
 from demo.connectserver import Connector, ConnectServer
-from tests.support.fakeutil import config
 from tests.support.fakekafka import Err, FakeCluster, Member
+from tests.support.fakeutil import config
 
 REAL = ResetOptions(dry_run=False)
 

@@ -11,8 +11,8 @@ from airflow_provider_kgroups.cleanup.offset_results import ChangeOutcome
 from airflow_provider_kgroups.cleanup.stale import run_stale_offsets
 from airflow_provider_kgroups.client import AsyncGroupsClient
 from airflow_provider_kgroups.history.audit import load_audit
-from tests.support.fakeutil import config
 from tests.support.fakekafka import FakeCluster, Member
+from tests.support.fakeutil import config
 
 
 @pytest.fixture

@@ -176,7 +176,7 @@ def test_export_writes_kafkas_csv_and_from_file_reads_it_back(cluster, capsys, t
     assert code == EXIT_OK and text.splitlines() == [f"{a},events,0,33", f"{b},events,0,33"]
     plan = tmp_path / "plan.csv"
     plan.write_text(text.replace(",33", ",44"))
-    code, doc, _ = run(capsys, cluster, a, b, "--from-file", str(plan), "--execute", backup=tmp_path)
+    code, _doc, _ = run(capsys, cluster, a, b, "--from-file", str(plan), "--execute", backup=tmp_path)
     assert code == EXIT_OK and cluster.committed(a)[("events", 0)] == cluster.committed(b)[("events", 0)] == 44
     assert main(["-b", cluster.bootstrap, "reset-offsets", a, "--topic", "events:1", "--to-offset", "9",
                  "--export"]) == EXIT_OK

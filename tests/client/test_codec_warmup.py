@@ -7,8 +7,15 @@ from __future__ import annotations
 import asyncio
 
 from airflow_provider_kgroups.client.protocol import (
-    CLIENT_MAX_VERSIONS, ApiVersionsRequest, CodecWarmup, FindCoordinatorRequest, ListOffsetsRequest,
-    ListOffsetsResponse, MetadataRequest, OffsetFetchRequest, compile_codecs,
+    CLIENT_MAX_VERSIONS,
+    ApiVersionsRequest,
+    CodecWarmup,
+    FindCoordinatorRequest,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    MetadataRequest,
+    OffsetFetchRequest,
+    compile_codecs,
 )
 
 
@@ -88,8 +95,8 @@ async def test_a_cold_call_names_every_codec_it_then_uses_at_the_version_it_send
     client/wire.py, so only its request is wanted."""
     from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition, runner
     from airflow_provider_kgroups.client.transport import connection
-    from tests.support.fakeutil import config
     from tests.support.fakekafka import FakeCluster
+    from tests.support.fakeutil import config
 
     compiled: list[tuple[str, int]] = []
     fresh = CodecWarmup(lambda cls, version: compiled.append((cls.__name__, version)))

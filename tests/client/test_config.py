@@ -1,5 +1,7 @@
 """Bad input is refused with a message naming the input and the fix, before any socket opens."""
 
+from pathlib import Path
+
 import pytest
 
 from airflow_provider_kgroups.client import ClientConfig, ConfigurationError
@@ -137,7 +139,7 @@ def test_tls_files_are_loaded_when_the_config_is_built(tmp_path):
     with pytest.raises(ConfigurationError, match="the TLS files cannot be loaded .*ssl_keyfile="):
         ClientConfig.create("a:1", security_protocol="SSL", ssl_cafile=files.cert, ssl_certfile=files.cert,
                             ssl_keyfile=str(garbage))
-    key = serialization.load_pem_private_key(open(files.key, "rb").read(), password=None)
+    key = serialization.load_pem_private_key(Path(files.key).read_bytes(), password=None)
     encrypted = tmp_path / "encrypted.pem"
     encrypted.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                             serialization.BestAvailableEncryption(b"right")))

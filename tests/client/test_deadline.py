@@ -16,8 +16,8 @@ import pytest
 from airflow_provider_kgroups.client import AsyncGroupsClient, ConfigurationError, GroupsClient
 from airflow_provider_kgroups.client.deadline import current_deadline, deadline
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import config, counts
 
 
 async def test_calls_after_the_deadline_send_nothing_and_name_it():
@@ -46,9 +46,8 @@ def test_the_sync_facade_carries_the_callers_deadline_into_its_loop_thread():
     with FakeCluster.running_in_thread(brokers=3) as c:
         c.add_group("slow", coordinator=1)
         c.blackhole(1)
-        with GroupsClient(config(c, call_timeout_s=30)) as client:
-            with client.deadline(0.4):
-                result = client.describe_groups(["slow"])
+        with GroupsClient(config(c, call_timeout_s=30)) as client, client.deadline(0.4):
+            result = client.describe_groups(["slow"])
         c.blackhole(1, on=False)
     assert result.failures["slow"].code == CLIENT_TIMEOUT
     assert result.failures["slow"].message.startswith("the 0.4 s deadline passed")
@@ -58,9 +57,8 @@ async def test_a_call_timeout_shorter_than_the_deadline_still_applies():
     async with FakeCluster(brokers=3) as c:
         c.add_group("slow", coordinator=2)
         c.blackhole(2)
-        async with AsyncGroupsClient(config(c)) as client:
-            async with client.deadline(30):
-                result = await client.describe_groups(["slow"], timeout_s=0.3)
+        async with AsyncGroupsClient(config(c)) as client, client.deadline(30):
+            result = await client.describe_groups(["slow"], timeout_s=0.3)
         c.blackhole(2, on=False)
         assert result.failures["slow"].message.startswith("the call's 0.3 s timeout passed")
 

@@ -20,9 +20,20 @@ from airflow_provider_kgroups.client.config import BrokerAddress
 from airflow_provider_kgroups.client.contract import ANY_BROKER
 from airflow_provider_kgroups.client.driver import FULFIL, LOOKUP, Driver
 from airflow_provider_kgroups.client.errors import (
-    CLIENT_INCOMPLETE_RESPONSE, CLIENT_PROTOCOL_ERROR, CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, CLIENT_UNSUPPORTED,
-    AuthenticationError, BrokerDisconnected, BrokerThrottled, ConfigurationError, ErrorCode, NoBrokerAvailable,
-    ProtocolError, ResponseTooLarge, UnsupportedVersion,
+    CLIENT_INCOMPLETE_RESPONSE,
+    CLIENT_PROTOCOL_ERROR,
+    CLIENT_RESPONSE_TOO_LARGE,
+    CLIENT_TIMEOUT,
+    CLIENT_UNSUPPORTED,
+    AuthenticationError,
+    BrokerDisconnected,
+    BrokerThrottled,
+    ConfigurationError,
+    ErrorCode,
+    NoBrokerAvailable,
+    ProtocolError,
+    ResponseTooLarge,
+    UnsupportedVersion,
 )
 from airflow_provider_kgroups.client.handlers.delete_groups import DeleteGroupsHandler
 from airflow_provider_kgroups.client.handlers.describe_groups import UNAVAILABLE, ShareGroupDescribeHandler
@@ -31,8 +42,15 @@ from airflow_provider_kgroups.client.handlers.list_offsets import LATEST, ListOf
 from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
 from airflow_provider_kgroups.client.lookup import CoordinatorLookup, LeaderLookup
 from airflow_provider_kgroups.client.protocol import (
-    DeleteGroupsResponse, FindCoordinatorRequest, FindCoordinatorResponse, ListGroupsResponse, ListOffsetsRequest,
-    ListOffsetsResponse, MetadataRequest, OffsetFetchRequest, OffsetFetchResponse,
+    DeleteGroupsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    ListGroupsResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    MetadataRequest,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
 )
 from airflow_provider_kgroups.client.results import GroupDeletion, GroupOffsets, ListedOffset, TopicPartition
 from tests.support.responses import found, metadata_response
@@ -131,7 +149,7 @@ def test_find_coordinator_from_a_broker_below_v4_is_one_request_per_group():
     to one key per request (disableBatch, LookupRequestScope per key); here the request's shape
     follows the version of the broker it goes to. Each single answer carries no key: it is the
     plan's one group's (requireSingletonAndType)."""
-    driver, lookup, _ = coordinator_driver(groups=("g1", "g2", "g3"))
+    driver, _lookup, _ = coordinator_driver(groups=("g1", "g2", "g3"))
     [dispatch] = driver.poll(0.0)
     plans = driver.build(dispatch, 3)
     assert [(p.version, p.request.key, p.request.key_type, p.keys) for p in sorted(plans, key=lambda p: p.keys)] \

@@ -6,8 +6,8 @@ NOT_VISIBLE, not ABSENT, when named. Each test asserts every key's outcome and t
 from __future__ import annotations
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, GroupDeletion, TopicExistence, TopicPartition
-from tests.support.fakeutil import committed, config, counts
 from tests.support.fakekafka import Err, FakeCluster
+from tests.support.fakeutil import committed, config, counts
 
 GAF = Err.GROUP_AUTHORIZATION_FAILED
 

@@ -15,9 +15,9 @@ from airflow_provider_kgroups.client.handlers.delete_groups import DeleteGroupsH
 from airflow_provider_kgroups.client.handlers.list_offsets import ListOffsetsHandler
 from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
 from airflow_provider_kgroups.client.lookup import CoordinatorLookup, LeaderLookup
-from tests.support.fakeutil import committed, config, seed
 from tests.support.fakekafka import FakeCluster
 from tests.support.fakekafka import dispatch as fake_dispatch
+from tests.support.fakeutil import committed, config, seed
 
 
 class InjectedFault(Exception):

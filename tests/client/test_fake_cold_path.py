@@ -21,8 +21,8 @@ import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
 from airflow_provider_kgroups.client.errors import NoBrokerAvailable
-from tests.support.fakeutil import config, counts, until
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import config, counts, until
 
 DEADLINE_S = 20.0
 HELD_S = 60.0  # how long the fake holds a Metadata answer: far beyond the test's own deadline

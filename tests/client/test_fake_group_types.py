@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, GroupState, TopicPartition
 from airflow_provider_kgroups.client.errors import ErrorCode
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import Err, FakeCluster, Member
+from tests.support.fakeutil import config, counts
 
 CLASSIC_NODE, CONSUMER_NODE, NEW_NODE = 0, 1, 2
 

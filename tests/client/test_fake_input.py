@@ -9,7 +9,11 @@ import asyncio
 import pytest
 
 from airflow_provider_kgroups.client import (
-    AsyncGroupsClient, ClientConfig, ConfigurationError, GroupSelector, TopicPartition,
+    AsyncGroupsClient,
+    ClientConfig,
+    ConfigurationError,
+    GroupSelector,
+    TopicPartition,
 )
 from tests.support.fakekafka import FakeCluster
 

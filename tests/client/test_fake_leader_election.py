@@ -15,8 +15,8 @@ import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
 from airflow_provider_kgroups.client.errors import REFRESH_LEADER, ErrorCode
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import Err, FakeCluster
+from tests.support.fakeutil import config, counts
 
 DEADLINE_S = 20.0
 ENDS = {0: 100, 1: 200, 2: 300}

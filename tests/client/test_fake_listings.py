@@ -17,8 +17,8 @@ import pytest
 from airflow_provider_kgroups.client import AsyncGroupsClient, GroupSelector, GroupState
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT, IncompleteListingError
 from airflow_provider_kgroups.client.selection import select_groups
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import config, counts
 
 UNKNOWN_SERVER_ERROR = -1  # what a broker answers for an unexpected exception (Errors.UNKNOWN_SERVER_ERROR)
 

@@ -11,8 +11,8 @@ import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
 from airflow_provider_kgroups.client.errors import NoBrokerAvailable
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import config, counts
 
 DEADLINE_S = 20.0
 TPS = [TopicPartition("orders", p) for p in range(3)]

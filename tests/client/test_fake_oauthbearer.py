@@ -18,9 +18,9 @@ import pytest
 from airflow_provider_kgroups.client import AsyncGroupsClient, AuthenticationError, ClientConfig
 from airflow_provider_kgroups.client.auth.providers import fetch_count, forget_tokens
 from airflow_provider_kgroups.client.errors import TokenUnavailable, is_retriable
-from tests.support.fakeutil import committed, seed
 from tests.support.fakekafka import FakeCluster
 from tests.support.fakekafka.oauth import JwksValidator, MskIamValidator, UnsecuredValidator
+from tests.support.fakeutil import committed, seed
 from tests.support.oidc import IdentityProvider
 
 SECRET = "cs-Vq9!secret-never-print"
@@ -197,13 +197,14 @@ async def test_unsecured_jws_without_the_required_scope_is_insufficient_scope():
 
 def token_callback(config_str: str):
     """A confluent-kafka style oauth_cb (used by the callback tests through its dotted path)."""
-    from tests.support.fakekafka.oauth import UnsecuredValidator  # noqa: F401 - importable alongside
     import base64
     import json
 
+    from tests.support.fakekafka.oauth import UnsecuredValidator
+
     now = time.time()
     claims = {"sub": config_str or "cb-user", "iat": now, "exp": now + 600}
-    enc = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")  # noqa: E731
+    enc = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
     return f"{enc({'alg': 'none'})}.{enc(claims)}.", now + 600, claims["sub"], {"traceId": "t1"}
 
 

@@ -11,10 +11,16 @@ keys are still answered.
 
 from __future__ import annotations
 
-from airflow_provider_kgroups.client import AsyncGroupsClient, GroupDeletion, GroupSelector, GroupState, TopicPartition
+from airflow_provider_kgroups.client import (
+    AsyncGroupsClient,
+    GroupDeletion,
+    GroupSelector,
+    GroupState,
+    TopicPartition,
+)
 from airflow_provider_kgroups.client.errors import ErrorCode
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import config, counts
 
 ODD = [" ", "\t", "  padded  ", "ünïcødé-组", "emoji-🙂", "a" * 32767]
 TOO_LONG = "x" * 32768

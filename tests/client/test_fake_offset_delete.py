@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, ConfigurationError, TopicPartition
+from airflow_provider_kgroups.client import (
+    AsyncGroupsClient,
+    ClientConfig,
+    ConfigurationError,
+    TopicPartition,
+)
 from airflow_provider_kgroups.client.errors import CLIENT_UNSUPPORTED, ErrorCode
-from tests.support.fakeutil import config
 from tests.support.fakekafka import FakeCluster, Member
+from tests.support.fakeutil import config
 
 O0, O1, P0 = TopicPartition("orders", 0), TopicPartition("orders", 1), TopicPartition("payments", 0)
 

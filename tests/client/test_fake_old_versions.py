@@ -6,13 +6,13 @@ behaviour matched is named in each test. (ListGroups below v4/v5: test_fake_grou
 
 from __future__ import annotations
 
+import pytest
+
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicExistence, TopicPartition
 from airflow_provider_kgroups.client.errors import CLIENT_UNSUPPORTED, UnsupportedVersion
 from airflow_provider_kgroups.client.protocol import ListOffsetsResponse
-from tests.support.fakeutil import committed, config, seed
 from tests.support.fakekafka import Err, FakeCluster
-
-import pytest
+from tests.support.fakeutil import committed, config, seed
 
 
 async def test_list_offsets_v0_answers_old_style_offsets_so_the_handler_needs_v1():

@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import config, counts
 
 DEADLINE_S = 20.0
 A = [TopicPartition("a", p) for p in range(2)]  # led by broker 1
@@ -49,7 +49,7 @@ async def test_nothing_is_sent_to_a_throttled_broker_until_the_throttle_ends():
             assert c.count("ApiVersions", 1) == 1  # the connection was never given up
             assert throttle.hits == 1 and len(throttle.mutes) == 1
             never_during_a_mute(c, throttle, 1)
-            first_sent, second_sent = c.requests("ListOffsets", 1)
+            _first_sent, second_sent = c.requests("ListOffsets", 1)
             assert second_sent.arrived is None and second_sent.at >= throttle.mutes[0][1]
 
 

@@ -16,9 +16,9 @@ import pytest
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, GroupDeletion
 from airflow_provider_kgroups.client.errors import ErrorCode
 from airflow_provider_kgroups.client.transport.authenticator import Session
-from tests.support.fakeutil import seed
 from tests.support.fakekafka import FakeCluster
 from tests.support.fakekafka.oauth import JwksValidator
+from tests.support.fakeutil import seed
 from tests.support.oidc import IdentityProvider
 
 PASSWORD = "pw-reauth-never-print"

@@ -13,8 +13,8 @@ import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
 from airflow_provider_kgroups.client.records import RangeReader, RecordsUnavailable
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import FakeCluster
+from tests.support.fakeutil import config, counts
 
 TP = TopicPartition("t", 0)
 
@@ -121,7 +121,6 @@ async def test_records_deleted_by_retention_fail_the_read_or_count_as_a_gap():
 
 
 async def test_a_range_past_the_readable_end_fails_before_reading():
-    got, reader, sent = None, None, None
     with pytest.raises(RecordsUnavailable, match=r"ends at 12 \(exclusive\), beyond the partition's high watermark 10"):
         await read(lambda c: values(c, 10), 0, 12)
 

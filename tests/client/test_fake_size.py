@@ -21,13 +21,18 @@ from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest
 from kafka.protocol.consumer import OffsetFetchRequest
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, ConfigurationError, TopicPartition
+from airflow_provider_kgroups.client import (
+    AsyncGroupsClient,
+    ClientConfig,
+    ConfigurationError,
+    TopicPartition,
+)
 from airflow_provider_kgroups.client.chunking import RequestLimits, RequestSizer, chunk
 from airflow_provider_kgroups.client.errors import CLIENT_RESPONSE_TOO_LARGE, CLIENT_TIMEOUT, ErrorCode
 from airflow_provider_kgroups.client.protocol import ConsumerGroupDescribeRequest
 from airflow_provider_kgroups.client.results import GroupDeletion, GroupState
-from tests.support.fakeutil import counts
 from tests.support.fakekafka import FakeCluster, Member
+from tests.support.fakeutil import counts
 
 _OFG = OffsetFetchRequest.OffsetFetchRequestGroup
 _MAKERS = {

@@ -11,8 +11,8 @@ import asyncio
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, TopicPartition
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT
-from tests.support.fakeutil import committed, config, counts
 from tests.support.fakekafka import Err, FakeCluster
+from tests.support.fakeutil import committed, config, counts
 
 GUARD_S = 20.0  # a hang fails the test instead of blocking the suite
 

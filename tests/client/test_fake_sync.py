@@ -9,7 +9,13 @@ import asyncio
 import pytest
 
 from airflow_provider_kgroups.client import (
-    AuthenticationError, ClientConfig, ConfigurationError, GroupDeletion, GroupsClient, GroupState, TopicPartition,
+    AuthenticationError,
+    ClientConfig,
+    ConfigurationError,
+    GroupDeletion,
+    GroupsClient,
+    GroupState,
+    TopicPartition,
 )
 from airflow_provider_kgroups.client.errors import CLIENT_TIMEOUT
 from tests.support.fakekafka import Err, FakeCluster, Member
@@ -89,9 +95,8 @@ def test_sync_facade_faults_and_errors_surface_the_same():
 
         wrong = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
                                     sasl_username="alice", sasl_password="wrong")
-        with GroupsClient(wrong) as client:
-            with pytest.raises(AuthenticationError):
-                client.list_groups()
+        with GroupsClient(wrong) as client, pytest.raises(AuthenticationError):
+            client.list_groups()
 
 
 def test_every_async_verb_has_a_real_blocking_method_with_its_signature():

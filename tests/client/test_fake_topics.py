@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_kgroups.client import AsyncGroupsClient, ConfigurationError, GroupsClient, TopicExistence
+from airflow_provider_kgroups.client import (
+    AsyncGroupsClient,
+    ConfigurationError,
+    GroupsClient,
+    TopicExistence,
+)
 from airflow_provider_kgroups.client.errors import CLIENT_INCOMPLETE_RESPONSE
-from tests.support.fakeutil import config, counts
 from tests.support.fakekafka import Err, FakeCluster
+from tests.support.fakeutil import config, counts
 
 
 async def test_check_topics_tells_exists_absent_not_visible_and_fails_other_errors_alone():

@@ -29,9 +29,8 @@ def test_raised_inside_and_put_back_after_nested_calls():
 
 
 def test_put_back_when_the_call_raises():
-    with pytest.raises(RuntimeError):
-        with fewer_collections():
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), fewer_collections():
+        raise RuntimeError("boom")
     assert gc.get_threshold() == (700, 10, 10)
 
 

@@ -17,7 +17,10 @@ from airflow_provider_kgroups.client.auth.config import OAuthBearerConfig, Token
 from airflow_provider_kgroups.client.auth.jaas import parse_jaas
 from airflow_provider_kgroups.client.auth.oidc import authorization_header, endpoint_name, request_body
 from airflow_provider_kgroups.client.auth.token import Token, refresh_at
-from airflow_provider_kgroups.client.properties import config_from_kafka_properties, config_to_kafka_properties
+from airflow_provider_kgroups.client.properties import (
+    config_from_kafka_properties,
+    config_to_kafka_properties,
+)
 from airflow_provider_kgroups.client.transport.sasl import OAuthBearerMechanism
 
 SECRET = "cs-Zx8#never-print"

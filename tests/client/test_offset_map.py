@@ -12,7 +12,13 @@ import pytest
 
 from airflow_provider_kgroups.arguments import parse_offsets_map
 from airflow_provider_kgroups.client.errors import ConfigurationError
-from airflow_provider_kgroups.client.offset_map import EARLIEST, LATEST, OffsetKind, OffsetMap, SparkOffsetsError
+from airflow_provider_kgroups.client.offset_map import (
+    EARLIEST,
+    LATEST,
+    OffsetKind,
+    OffsetMap,
+    SparkOffsetsError,
+)
 from airflow_provider_kgroups.client.results import TopicPartition as TP
 from airflow_provider_kgroups.lag.barrier import BarrierCheckpoint, BarrierTarget, TargetKind
 from airflow_provider_kgroups.lag.offset_range import OffsetRange, nest_offsets, unnest_offsets
@@ -45,7 +51,7 @@ def test_round_trips_through_json_pickle_and_another_kind():
     again = OffsetMap.parse(found, OffsetKind.STARTING, name="m")  # checked again for the other use
     assert again == found and again.kind is OffsetKind.STARTING
     with pytest.raises(AttributeError):
-        found.kind = OffsetKind.ENDING  # type: ignore[misc]
+        found.kind = OffsetKind.ENDING  # type: ignore[misc]  # frozen: must raise
 
 
 def test_a_map_is_checked_again_only_for_a_use_that_takes_less():

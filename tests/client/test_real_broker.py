@@ -4,7 +4,13 @@ so and asserts only what both agree on; the fake cluster covers the Apache-only 
 
 import pytest
 
-from airflow_provider_kgroups.client import ClientConfig, GroupDeletion, GroupState, GroupsClient, TopicPartition
+from airflow_provider_kgroups.client import (
+    ClientConfig,
+    GroupDeletion,
+    GroupsClient,
+    GroupState,
+    TopicPartition,
+)
 
 
 @pytest.fixture(scope="module")

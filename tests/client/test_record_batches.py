@@ -19,7 +19,13 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from airflow_provider_kgroups.client.batches import read_batches
 from airflow_provider_kgroups.client.compression import Codec, UndecodableBatch, decompress, xerial_unframe
 from tests.support.batches import RECORDS
-from tests.support.fakekafka.recordbatch import CODECS, control_key, control_value, encode_batch, xerial_snappy
+from tests.support.fakekafka.recordbatch import (
+    CODECS,
+    control_key,
+    control_value,
+    encode_batch,
+    xerial_snappy,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,13 +135,13 @@ def test_a_record_that_overruns_its_length_is_corrupt_not_a_crash():
 def test_no_codec_library_is_imported_until_a_compressed_batch_needs_one():
     """cramjam is loaded on the first snappy/lz4/zstd batch, not when the client, the CLI or an
     uncompressed batch is read (the CLI's start-up does not pay for it)."""
-    code = ("import sys; sys.path.insert(0, %r); import airflow_provider_kgroups.cli; "
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); import airflow_provider_kgroups.cli; "
             "from airflow_provider_kgroups.client.batches import read_batches; "
             "from tests.support.fakekafka.recordbatch import encode_batch; "
             "print('cramjam' in sys.modules, end=' '); "
             "read_batches(encode_batch(0, [(0, 1, b'k', b'v', ())]))[0][0].columns(); "
             "print('cramjam' in sys.modules, end=' '); "
             "import cramjam; lz4 = encode_batch(0, [(0, 1, b'k', b'v', ())], codec='lz4'); del sys.modules['cramjam']; "
-            "read_batches(lz4)[0][0].columns(); print('cramjam' in sys.modules)") % str(ROOT)
+            "read_batches(lz4)[0][0].columns(); print('cramjam' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/").stdout
     assert out.strip() == "False False True"

@@ -6,8 +6,14 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_kgroups.client.errors import (
-    AuthenticationError, BrokerDisconnected, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable,
-    RequestTimeout, is_retriable,
+    AuthenticationError,
+    BrokerDisconnected,
+    ConfigurationError,
+    Failure,
+    KafkaGroupsError,
+    NoBrokerAvailable,
+    RequestTimeout,
+    is_retriable,
 )
 from airflow_provider_kgroups.client.results import TopicPartition
 from airflow_provider_kgroups.lag.barrier import TargetUnavailable

@@ -3,4 +3,4 @@ tests/airflow/) for the snippets that build hooks and operators."""
 
 from __future__ import annotations
 
-from tests.support.airflow_env import kgroups_conn  # noqa: F401 (fixture; importing it sets AIRFLOW_HOME)
+from tests.support.airflow_env import kgroups_conn

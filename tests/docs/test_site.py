@@ -46,12 +46,12 @@ def test_every_kgroups_option_is_documented(site):
         sys.path.remove(str(DOCS / "_ext"))
     parser = cli_parser()
     page = _text(site, "cli.html")
-    verbs = parser._subparsers._group_actions[0].choices  # noqa: SLF001
+    verbs = parser._subparsers._group_actions[0].choices
     assert verbs, "the parser has no verbs"
     for name, verb in {"kgroups": parser, **verbs}.items():
         assert f'id="{name}"' in page or name == "kgroups", f"verb {name} has no section in cli.html"
-        for action in verb._actions:  # noqa: SLF001
-            if isinstance(action, argparse._HelpAction):  # noqa: SLF001 - -h is argparse's own
+        for action in verb._actions:
+            if isinstance(action, argparse._HelpAction):
                 continue
             for option in action.option_strings:
                 assert option in page, f"{name} {option} is not in cli.html"
@@ -89,7 +89,7 @@ def test_openlineage_facet_schemas_are_published_where_their_ids_say(site):
     from airflow_provider_kgroups.observability.facets import SCHEMA_BASE
 
     documentation = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Documentation"]
-    assert SCHEMA_BASE == documentation + "_static/openlineage/"
+    assert documentation + "_static/openlineage/" == SCHEMA_BASE
     schemas = sorted((Path(observability.__file__).parent / "schemas").glob("*.json"))
     assert schemas
     for schema in schemas:

@@ -48,7 +48,7 @@ def test_snippet_runs(snippet, world, kgroups_conn, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # what a snippet writes (backups, files) stays in the test's folder
     code = snippet.for_world(bootstrap)
     if snippet.language == "python":
-        exec(compile(code, snippet.id, "exec"), {"__name__": "docs_snippet"})  # noqa: S102 - the docs' own code
+        exec(compile(code, snippet.id, "exec"), {"__name__": "docs_snippet"})
         return
     commands = console_commands(code)
     assert commands, f"{snippet.id}: a runnable console snippet without a kgroups command"

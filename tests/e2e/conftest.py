@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.airflow_env import EXAMPLE_DAGS, airflow_db, kgroups_conn, run_dag  # noqa: F401 (fixtures)
+from tests.support.airflow_env import EXAMPLE_DAGS, airflow_db, kgroups_conn, run_dag
 
 #: Spark settings for tests: small and quiet (the DAG merges [kgroups_examples] spark_conf into its config).
 TEST_SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",

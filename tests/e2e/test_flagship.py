@@ -18,16 +18,15 @@ from __future__ import annotations
 import json
 import threading
 
-from tests.support.airflow_env import events_of as lineage_events
-
 import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_kgroups.client.results import TopicPartition
-from airflow_provider_kgroups.landing import list_files
 from airflow_provider_kgroups.lag.gate import LagGate
+from airflow_provider_kgroups.landing import list_files
 from demo.history import backfill_history
 from demo.landing import LandingConsumer, OrderProducer, expected_totals
+from tests.support.airflow_env import events_of as lineage_events
 
 pytestmark = pytest.mark.realbroker
 

@@ -5,12 +5,12 @@ its client options."""
 from __future__ import annotations
 
 import importlib.util
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 
 import pytest
 
-from airflow_provider_kgroups.client import ClientConfig
 from airflow_provider_kgroups.arguments import parse_timestamp_ms
+from airflow_provider_kgroups.client import ClientConfig
 from tests.support.airflow_env import EXAMPLE_DAGS, dagbag
 
 
@@ -45,8 +45,8 @@ def test_gate_then_clean_then_spark_with_the_sensor_xcom_as_the_only_hand_off(da
 
 
 @pytest.mark.parametrize("barrier, interval_end, expected", [
-    ("timestamp", datetime(2024, 5, 1, 13, tzinfo=timezone.utc), 1714568400000),
-    ("log_end", datetime(2024, 5, 1, 13, tzinfo=timezone.utc), None),
+    ("timestamp", datetime(2024, 5, 1, 13, tzinfo=UTC), 1714568400000),
+    ("log_end", datetime(2024, 5, 1, 13, tzinfo=UTC), None),
     ("timestamp", None, None),  # a manual run without a data interval: the log end
 ])
 def test_the_barrier_param_switches_between_the_interval_end_and_the_log_end(dag, barrier, interval_end, expected):

@@ -17,7 +17,12 @@ from tests.support.fakekafka.acl import Acls
 from tests.support.fakekafka.codec import API_CLASSES
 from tests.support.fakeutil import within
 from tests.support.raw_requests import (
-    WIRE_TEST_DEADLINE_S, find_coordinator, list_offsets, offset_fetch_single, offset_fetch_v8, offsets_of,
+    WIRE_TEST_DEADLINE_S,
+    find_coordinator,
+    list_offsets,
+    offset_fetch_single,
+    offset_fetch_v8,
+    offsets_of,
     sasl_exchange,
 )
 

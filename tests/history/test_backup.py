@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import fsspec
 import pytest
@@ -12,8 +13,8 @@ from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.client.results import CommittedOffset, TopicPartition
 from airflow_provider_kgroups.history.backup import backup_offsets, list_backups, load_backup, restore_offsets
 from tests.support.builders import T0
-from tests.support.fakeworld import with_fake_cluster
 from tests.support.fakekafka import Err, Member
+from tests.support.fakeworld import with_fake_cluster
 
 A, B = TopicPartition("orders", 0), TopicPartition("orders", 1)
 
@@ -41,7 +42,7 @@ def test_backup_round_trip_keeps_offsets_metadata_and_epochs(store_url):
 
 def test_backup_is_readable_json(tmp_path):
     url = backup_offsets(str(tmp_path), {"g": {A: 5}}, now_ms=T0)
-    data = json.loads(open(url).read())
+    data = json.loads(Path(url).read_text())
     assert data["format"] == "kgroups-offsets-backup" and data["groups"]["g"]["orders"]["0"]["offset"] == 5
 
 

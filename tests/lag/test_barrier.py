@@ -9,11 +9,15 @@ import pytest
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.client.results import TopicPartition
 from airflow_provider_kgroups.lag.barrier import (
-    BarrierCheckpoint, BarrierTarget, TargetKind, check_barrier, evaluate_barrier, fix_target,
+    BarrierCheckpoint,
+    BarrierTarget,
+    TargetKind,
+    check_barrier,
+    evaluate_barrier,
+    fix_target,
 )
-from tests.support.fakekafka import Member
-
 from tests.support.builders import T0
+from tests.support.fakekafka import Member
 from tests.support.fakeworld import with_fake_cluster
 
 A, B = TopicPartition("t", 0), TopicPartition("t", 1)

@@ -9,9 +9,14 @@ import ast
 from pathlib import Path
 
 from airflow_provider_kgroups.client import errors
-from airflow_provider_kgroups.client.errors import CLIENT_CODES, CLIENT_NOT_READ, ErrorCode, Failure, error_name
+from airflow_provider_kgroups.client.errors import (
+    CLIENT_CODES,
+    CLIENT_NOT_READ,
+    ErrorCode,
+    Failure,
+    error_name,
+)
 from airflow_provider_kgroups.lag.model import LagFlag, UnknownLagPolicy
-
 from tests.support.builders import tp
 
 PACKAGE = Path(errors.__file__).resolve().parents[1]
@@ -29,7 +34,7 @@ def test_every_client_code_has_its_name_and_none_is_a_broker_code():
     assert [int(c) for c in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.REBALANCE_IN_PROGRESS,
                              ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.SASL_AUTHENTICATION_FAILED)] == \
         [22, 25, 27, 31, 58]
-    assert errors.NOT_RETRIABLE_CODES == {29, 30, 31, 58}
+    assert {29, 30, 31, 58} == errors.NOT_RETRIABLE_CODES
 
 
 def test_no_failure_in_the_package_is_built_from_a_bare_number():

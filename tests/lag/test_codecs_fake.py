@@ -12,7 +12,6 @@ from airflow_provider_kgroups.client.results import RecordPosition, TopicPartiti
 from airflow_provider_kgroups.lag.seconds import LagSecondsBasis, lag_seconds
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
 from tests.support.fakekafka.recordbatch import CODECS
-
 from tests.support.fakeworld import with_fake_cluster
 
 T0 = 1_700_000_000_000

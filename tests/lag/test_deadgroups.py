@@ -16,13 +16,22 @@ import pytest
 from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
 from airflow_provider_kgroups.client.results import CommittedOffset, GroupOffsets, GroupState, TopicExistence
 from airflow_provider_kgroups.lag.deadfindings import (
-    BreakReason, CommitsUnreadable, DeadReason, ExpiryFinding, Finding, GroupHealth, IdleBreak, IdleFinding,
-    ProgressFinding, Reason, TopicsFinding, TopicsUnknown,
+    BreakReason,
+    CommitsUnreadable,
+    DeadReason,
+    ExpiryFinding,
+    Finding,
+    GroupHealth,
+    IdleBreak,
+    IdleFinding,
+    ProgressFinding,
+    Reason,
+    TopicsFinding,
+    TopicsUnknown,
 )
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules, judge_group
 from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.lag.observation import GroupHistoryPoint, GroupObservation, history_points
-
 from tests.support.builders import HOUR, T0, description, group, offsets, partition, snapshot, tp
 from tests.support.deadgroups import BACKLOG, CAUGHT_UP, COMMITTED, NOW, RULES, UNREADABLE, idle_history
 

@@ -13,6 +13,7 @@ from tests.support.batches import ABORT, COMMIT, batch
 from tests.support.fakekafka import Err
 from tests.support.fakeworld import with_fake_cluster
 
+
 def find(data: bytes, offset: int, aborted=None, readable_end: int = 10**9):
     """The one offset resolved from one page: (record offset, position)."""
     readable, seen_end = scan_page(data, aborted)

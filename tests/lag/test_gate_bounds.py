@@ -16,10 +16,9 @@ from airflow_provider_kgroups.client.errors import CLIENT_UNDECODABLE, Failure, 
 from airflow_provider_kgroups.lag.gate import GateSpec, GateState, LagGate, check_gate
 from airflow_provider_kgroups.lag.model import UnknownLagPolicy
 from airflow_provider_kgroups.lag.seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds
+from tests.support.builders import HOUR, T0, group, partition, snapshot
 from tests.support.fakekafka import FakeCluster
 from tests.support.undecodable import undecodable_batches
-
-from tests.support.builders import HOUR, T0, group, partition, snapshot
 
 MAX_S = 60.0
 
@@ -160,7 +159,7 @@ def test_an_undecodable_batch_is_told_once_per_gate_with_what_to_do_across_check
     the log end, opens the gate without any record read), but the user is told once, not at every
     check, which partition, codec and library keep it closed and what to do."""
     gate = threshold_gate()
-    check = lambda g: g.evaluate(lagging(partition("t", 0, 0, 10)), seconds(undecodable("lz4", "cramjam")))  # noqa
+    check = lambda g: g.evaluate(lagging(partition("t", 0, 0, 10)), seconds(undecodable("lz4", "cramjam")))
     first = check(gate)
     assert first.status == "wait" and len(first.warnings) == 1, first
     assert first.warnings[0].startswith("group g, t[0]: cannot decode records from offset 0: lz4 record batch "

@@ -12,12 +12,19 @@ import pytest
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig
 from airflow_provider_kgroups.lag.gate import (
-    MODES, Decision, FailureKind, GateSpec, GateState, GateStatus, LagGate, LagMode, check_gate,
+    MODES,
+    Decision,
+    FailureKind,
+    GateSpec,
+    GateState,
+    GateStatus,
+    LagGate,
+    LagMode,
+    check_gate,
 )
 from airflow_provider_kgroups.lag.gate_modes import GateMode
-from tests.support.fakekafka import FakeCluster
-
 from tests.support.builders import HOUR, T0, group, partition, snapshot
+from tests.support.fakekafka import FakeCluster
 
 
 def test_every_lag_mode_has_one_strategy_behind_the_interface():

@@ -11,7 +11,13 @@ import pytest
 
 from airflow_provider_kgroups.client.results import TopicPartition as TP
 from airflow_provider_kgroups.lag.offset_range import (
-    EARLIEST, OffsetRange, SparkOffsetsError, nest_offsets, spark_offsets, unnest_offsets, validate_offset_range,
+    EARLIEST,
+    OffsetRange,
+    SparkOffsetsError,
+    nest_offsets,
+    spark_offsets,
+    unnest_offsets,
+    validate_offset_range,
 )
 from airflow_provider_kgroups.lag.watch import FinishedRange
 from airflow_provider_kgroups.spark.offsets import kafka_batch_options

@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
-from airflow_provider_kgroups.client.results import RecordPosition, RecordTimestamp
-from airflow_provider_kgroups.client.results import TopicPartition
+from airflow_provider_kgroups.client.results import RecordPosition, RecordTimestamp, TopicPartition
 from airflow_provider_kgroups.lag.seconds import (
-    LagSecondsBasis, interpolate_produce_time, lag_seconds, log_end_history, resolve_lag_seconds,
+    LagSecondsBasis,
+    interpolate_produce_time,
+    lag_seconds,
+    log_end_history,
+    resolve_lag_seconds,
 )
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
-
 from tests.support.builders import MINUTE, T0, group, partition, snapshot
 from tests.support.fakeworld import with_fake_cluster
 
@@ -101,7 +103,7 @@ def test_caught_up_between_snapshot_and_fetch():
 
 def test_interpolation_ignores_samples_before_a_topic_was_recreated():
     samples = [(0, 5000), (10, 9000), (20, 0), (30, 100), (40, 200)]
-    estimate, earliest, latest = interpolate_produce_time(samples, 150)
+    _estimate, earliest, latest = interpolate_produce_time(samples, 150)
     assert (earliest, latest) == (30.0, 40.0)
 
 

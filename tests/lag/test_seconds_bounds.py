@@ -10,10 +10,9 @@ from airflow_provider_kgroups.client.errors import CLIENT_UNSUPPORTED, Failure
 from airflow_provider_kgroups.client.results import RecordPosition, RecordTimestamp
 from airflow_provider_kgroups.lag.seconds import LagSecondsBasis, lag_seconds, resolve_lag_seconds
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
-from tests.support.undecodable import undecodable_batches
-
 from tests.support.builders import HOUR, MINUTE, T0, partition
 from tests.support.fakeworld import with_fake_cluster
+from tests.support.undecodable import undecodable_batches
 
 NOW = T0 + 60 * MINUTE
 UNDECODABLE = Failure(CLIENT_UNSUPPORTED, "cannot decode records: UnsupportedCodecError: Libraries for lz4 "

@@ -6,12 +6,15 @@ import pytest
 
 from airflow_provider_kgroups.client.errors import ConfigurationError, Failure
 from airflow_provider_kgroups.client.results import (
-    CommittedOffset, GroupOffsets, GroupState, KeyedResults, ListedOffset,
+    CommittedOffset,
+    GroupOffsets,
+    GroupState,
+    KeyedResults,
+    ListedOffset,
 )
 from airflow_provider_kgroups.lag.model import HISTORY_COLUMNS, LagFlag, UnknownLagPolicy
 from airflow_provider_kgroups.lag.snapshot import compute_lag, partition_lag
 from airflow_provider_kgroups.lag.totals import topic_lags, worst_partitions
-
 from tests.support.builders import T0, description, group, offsets, partition, snapshot, tp
 
 P = UnknownLagPolicy

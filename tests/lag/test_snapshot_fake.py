@@ -9,7 +9,6 @@ from airflow_provider_kgroups.client.results import GroupState, TopicPartition
 from airflow_provider_kgroups.lag.model import LagFlag, UnknownLagPolicy
 from airflow_provider_kgroups.lag.snapshot import iter_snapshot, take_snapshot
 from tests.support.fakekafka import Err, Member
-
 from tests.support.fakeworld import with_fake_cluster
 
 

@@ -9,7 +9,6 @@ import json
 from airflow_provider_kgroups.client.errors import Failure
 from airflow_provider_kgroups.lag.model import LagSnapshot
 from airflow_provider_kgroups.lag.watch import RangeWatch, nested_offsets
-
 from tests.support.builders import MINUTE, T0, group, partition, snapshot
 
 
@@ -44,7 +43,7 @@ def test_a_barrier_range_finishes_when_every_group_passed_it_and_the_next_starts
 
 def test_an_empty_range_is_never_reported_and_its_barrier_moves_with_new_records():
     watch = RangeWatch(("a",), ("t",), start=nested_offsets({"t": {"0": 10, "1": 12}}))
-    solo = lambda minute, c, e: snapshot(T0 + minute * MINUTE, group("a", partition("t", 0, c[0], e[0]),  # noqa: E731
+    solo = lambda minute, c, e: snapshot(T0 + minute * MINUTE, group("a", partition("t", 0, c[0], e[0]),
                                                                      partition("t", 1, c[1], e[1])))
     assert watch.observe(solo(0, (10, 12), (10, 12))) is None and "empty" in watch.waiting_for
     assert watch.observe(solo(1, (10, 12), (11, 12))) is None  # a record arrived: barrier {0: 11, 1: 12}

@@ -4,17 +4,21 @@ reset-plan CSV (``CsvUtils``)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 
 import pytest
 
 from airflow_provider_kgroups.client import ConfigurationError, TopicPartition
 from airflow_provider_kgroups.offsets.csvfile import export_csv, parse_reset_csv
 from airflow_provider_kgroups.offsets.spec import (
-    Strategy, parse_iso_duration, parse_reset_datetime, parse_topic_scope, reset_spec,
+    Strategy,
+    parse_iso_duration,
+    parse_reset_datetime,
+    parse_topic_scope,
+    reset_spec,
 )
 
-MS_2024 = int(datetime(2024, 5, 1, tzinfo=timezone.utc).timestamp() * 1000)
+MS_2024 = int(datetime(2024, 5, 1, tzinfo=UTC).timestamp() * 1000)
 
 
 @pytest.mark.parametrize("text, ms, assumed", [
@@ -32,7 +36,7 @@ def test_datetimes_as_kafka_reads_them(text, ms, assumed):
 
 
 def test_an_aware_datetime_object_is_taken_as_is():
-    assert parse_reset_datetime("to_datetime", datetime(2024, 5, 1, tzinfo=timezone.utc)) == (MS_2024, False)
+    assert parse_reset_datetime("to_datetime", datetime(2024, 5, 1, tzinfo=UTC)) == (MS_2024, False)
 
 
 @pytest.mark.parametrize("bad", ["yesterday", "2024-13-01T00:00:00", "", "1969-12-31T23:59:59Z", 5])

@@ -17,8 +17,7 @@ from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig
 from airflow_provider_kgroups.lag.gate import GateSpec, GateStatus, LagGate, check_gate
 from airflow_provider_kgroups.lag.seconds import LagSecondsBasis, lag_seconds
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
-from tests.support.production import BEHIND_MS
-from tests.support.production import CODECS, append_young
+from tests.support.production import BEHIND_MS, CODECS, append_young
 
 pytestmark = pytest.mark.realbroker
 

@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 
 from demo.tansu import (
-    TansuBroker, TansuStartError, broker_binary, probe_api_versions, probe_cluster_id,
+    TansuBroker,
+    TansuStartError,
+    broker_binary,
+    probe_api_versions,
+    probe_cluster_id,
 )
 
 pytestmark = pytest.mark.realbroker

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-import tests.support.airflow_env  # noqa: F401  (a private AIRFLOW_HOME before any test imports Airflow)
+import tests.support.airflow_env
 
 pytest.importorskip("pyspark")
 logging.getLogger("py4j").setLevel(logging.WARNING)  # its INFO lines at interpreter exit hit closed streams

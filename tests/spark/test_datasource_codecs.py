@@ -19,16 +19,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition as CTP
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as CTP
 
-from airflow_provider_kgroups.landing import read_offset_range as read_landing, write_file
+from airflow_provider_kgroups.landing import read_offset_range as read_landing
+from airflow_provider_kgroups.landing import write_file
 from airflow_provider_kgroups.spark.datasource import read_offset_range
 from tests.support.production import CODECS
 
 COLUMNS = "key, value, topic, partition, offset, unix_millis(timestamp) as timestamp_ms, timestampType, headers"
 #: confluent-kafka's TIMESTAMP_* -> Kafka's TimestampType.id (what Spark's timestampType column holds)
 TIMESTAMP_TYPE_ID = {0: -1, 1: 0, 2: 1}
-BY_TOPIC_OFFSET = lambda row: (row[2], row[4])  # noqa: E731 - rows hold None: order by what is unique
+BY_TOPIC_OFFSET = lambda row: (row[2], row[4])
 
 
 def offsets(per_topic: dict[str, int]) -> str:

@@ -13,8 +13,15 @@ from airflow_provider_kgroups.client.results import TopicPartition
 from airflow_provider_kgroups.lag import gate
 from airflow_provider_kgroups.spark import offsets
 from airflow_provider_kgroups.spark.offsets import (
-    EARLIEST, LATEST, SparkOffsetsError, kafka_batch_options, offsets_json, parse_offsets_json, read_kafka_range,
-    spark_offsets, validate_offset_range,
+    EARLIEST,
+    LATEST,
+    SparkOffsetsError,
+    kafka_batch_options,
+    offsets_json,
+    parse_offsets_json,
+    read_kafka_range,
+    spark_offsets,
+    validate_offset_range,
 )
 
 

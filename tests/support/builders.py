@@ -4,10 +4,15 @@ history store seeded with a few Empty groups' points (``seed_history``)."""
 from __future__ import annotations
 
 import time
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from airflow_provider_kgroups.client.results import (
-    CommittedOffset, GroupDescription, GroupOffsets, GroupState, MemberDescription, TopicPartition,
+    CommittedOffset,
+    GroupDescription,
+    GroupOffsets,
+    GroupState,
+    MemberDescription,
+    TopicPartition,
 )
 from airflow_provider_kgroups.lag.model import GroupLag, LagFlag, LagSnapshot, PartitionLag
 

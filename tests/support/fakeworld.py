@@ -11,7 +11,8 @@ Handler errors of the fake fail the test (tests/support/pytest_fakekafka.py)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig
 from tests.support.fakekafka import FakeCluster

@@ -23,7 +23,7 @@ from kafka import KafkaConsumer
 from kafka.protocol.admin import DescribeGroupsRequest
 from kafka.structs import OffsetAndMetadata
 
-from demo.seed import BASE_TIMESTAMP_MS, DEFAULT_TIMEOUT, SeedError, Seeder, wait_until
+from demo.seed import BASE_TIMESTAMP_MS, DEFAULT_TIMEOUT, Seeder, SeedError, wait_until
 from demo.worker import ConsumerWorker
 from tests.support.wire import WireConnection
 
@@ -56,7 +56,7 @@ class LiveConsumer(ConsumerWorker):
         self.member_id: str | None = None
         self.generation_id: int | None = None
 
-    def __enter__(self) -> "LiveConsumer":
+    def __enter__(self) -> LiveConsumer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

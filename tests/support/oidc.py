@@ -16,9 +16,10 @@ import base64
 import json
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import parse_qs
 
 __all__ = ["IdentityProvider", "TokenRequest", "signing_key"]
@@ -67,17 +68,17 @@ class IdentityProvider:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def __enter__(self) -> "IdentityProvider":
+    def __enter__(self) -> IdentityProvider:
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args) -> None:  # quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 provider._token(self)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 provider._jwks(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -3,7 +3,8 @@ reference the Spark outputs are compared with."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from airflow_provider_kgroups.cleanup.report import GroupHealthReport, classify_group
 from airflow_provider_kgroups.client.errors import Failure

@@ -72,7 +72,7 @@ def random_history(seed: int = 7, *, groups: int = 14, snapshots: int = 40, step
     rows: list[dict[str, Any]] = []
     for i in range(snapshots):
         at = start_ms + i * step_ms + rnd.randint(-20_000, 20_000)
-        for gid, gs in group_state.items():
+        for gs in group_state.values():
             if rnd.random() < 0.1:
                 gs["state"], gs["members"] = ("Empty", 0) if gs["state"] == "Stable" else ("Stable", rnd.randint(1, 3))
         missing = {gid for gid in group_state if rnd.random() < 0.04}

@@ -59,8 +59,9 @@ def random_history(seed: int, *, groups: int = 6, points: int = 40, step_ms: int
 
 def write(store: HistoryStore, snapshots: list[LagSnapshot], rng: random.Random) -> None:
     """One file per snapshot, or a few snapshots together (as a backfill would write them)."""
-    from airflow_provider_kgroups.history.store import snapshot_table
     import pyarrow as pa
+
+    from airflow_provider_kgroups.history.store import snapshot_table
 
     i = 0
     while i < len(snapshots):

@@ -62,12 +62,12 @@ class WireConnection:
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     @classmethod
-    def to(cls, bootstrap: str, **kwargs: Any) -> "WireConnection":
+    def to(cls, bootstrap: str, **kwargs: Any) -> WireConnection:
         """Connect to ``"host:port"``."""
         host, _, port = bootstrap.rpartition(":")
         return cls(host, int(port), **kwargs)
 
-    def __enter__(self) -> "WireConnection":
+    def __enter__(self) -> WireConnection:
         return self
 
     def __exit__(self, *exc: object) -> None:

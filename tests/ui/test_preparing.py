@@ -82,7 +82,7 @@ def test_an_answer_built_before_its_callback_is_added_leaves_the_page_answering(
 
     monkeypatch.setattr(state._pool, "submit", already_done)
     answers = []
-    worker = threading.Thread(target=lambda: answers.extend(state.answer(("groups",), lambda: n) for n in (1, 2)),
+    worker = threading.Thread(target=lambda: answers.extend(state.answer(("groups",), lambda n=n: n) for n in (1, 2)),
                               daemon=True)
     worker.start()
     worker.join(30)

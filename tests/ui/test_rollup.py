@@ -10,7 +10,11 @@ import pyarrow as pa
 import pytest
 
 from airflow_provider_kgroups.history.rollup import (
-    compare_points, first_changes, merge_rollups, rollup_table, with_first_changes,
+    compare_points,
+    first_changes,
+    merge_rollups,
+    rollup_table,
+    with_first_changes,
 )
 from airflow_provider_kgroups.history.store import HISTORY_SCHEMA, HistoryStore, table_snapshots
 from airflow_provider_kgroups.lag.observation import history_points

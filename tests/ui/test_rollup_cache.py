@@ -73,7 +73,7 @@ def test_a_read_only_history_has_its_rollups_saved_in_a_local_directory(tmp_path
 
 def test_a_configured_place_holds_the_rollups_and_one_that_cannot_be_written_is_not_routed_around(
         tmp_path, local_temp):
-    store, snapshots = _history(tmp_path)
+    store, _snapshots = _history(tmp_path)
     cache = tmp_path / "cache"
     data = PageData(PageSettings(history_url=store.url, rollup_cache=str(cache)))
     _answers(data, ["g1"])

@@ -13,8 +13,19 @@ import pytest
 
 from airflow_provider_kgroups.lag.seconds import interpolate_produce_time
 from airflow_provider_kgroups.ui.gates import gates_in
-from airflow_provider_kgroups.ui.series import LogEndIndex, downsample_indices, lag_seconds_series, produce_times
-from airflow_provider_kgroups.ui.settings import BadRequest, parse_group_id, parse_pattern, parse_points, parse_window
+from airflow_provider_kgroups.ui.series import (
+    LogEndIndex,
+    downsample_indices,
+    lag_seconds_series,
+    produce_times,
+)
+from airflow_provider_kgroups.ui.settings import (
+    BadRequest,
+    parse_group_id,
+    parse_pattern,
+    parse_points,
+    parse_window,
+)
 from airflow_provider_kgroups.ui.trail import backup_name, redact
 from tests.support.builders import T0
 

@@ -21,8 +21,9 @@ handler instance can therefore serve any number of runs, and all it found is in 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Generic, Iterable, Mapping, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ..contract import Lookup, Outcome, RequestPlan
 from ..errors import CLIENT_UNSUPPORTED, Failure

@@ -17,7 +17,8 @@ lost response (the broker closes it at the request, unprocessed: see transport.a
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..chunking import Chunker, RequestLimits
 from ..contract import Outcome, RequestPlan
@@ -45,7 +46,7 @@ class DeleteGroupsHandler(Handler[str, GroupDeletion]):
     def response_lost(self, group_ids: Iterable[str]) -> dict[str, Any]:
         return {group_id: LOST for group_id in group_ids}
 
-    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupDeletion]:
+    def parse(self, plan: RequestPlan[str], response: Any, notes: Notes) -> Outcome[str, GroupDeletion]:
         outcome: Outcome[str, GroupDeletion] = Outcome()
         for result in response.results:
             group_id = result.group_id

@@ -20,10 +20,20 @@ from ..contract import Outcome, RequestPlan
 from ..errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode
 from ..lookup import CoordinatorLookup
 from ..protocol import (
-    ConsumerGroupDescribeRequest, DescribeGroupsRequest, ShareGroupDescribeRequest, StreamsGroupDescribeRequest,
+    ConsumerGroupDescribeRequest,
+    DescribeGroupsRequest,
+    ShareGroupDescribeRequest,
+    StreamsGroupDescribeRequest,
 )
 from ..results import (
-    CLASSIC, CONSUMER, SHARE, STREAMS, GroupDescription, GroupState, MemberDescription, TopicPartition,
+    CLASSIC,
+    CONSUMER,
+    SHARE,
+    STREAMS,
+    GroupDescription,
+    GroupState,
+    MemberDescription,
+    TopicPartition,
 )
 from .base import Handler, Notes
 from .common import missing_from_response, route_group_error
@@ -65,7 +75,7 @@ def decode_subscription(data: bytes | None) -> tuple[str, ...]:
         return ()
     try:
         return tuple(ConsumerProtocolSubscription.decode(bytes(data)).topics or ())
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - not the consumer protocol: no topics to show
         return ()
 
 

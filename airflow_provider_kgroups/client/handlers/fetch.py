@@ -22,13 +22,20 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable, Mapping
 
 from ..batches import UndecodableBatch, read_batches
 from ..contract import Outcome, RequestPlan
-from ..errors import CLIENT_UNDECODABLE, CLIENT_UNSUPPORTED, REFRESH_LEADER, ErrorCode, Failure, UndecodableFailure
+from ..errors import (
+    CLIENT_UNDECODABLE,
+    CLIENT_UNSUPPORTED,
+    REFRESH_LEADER,
+    ErrorCode,
+    Failure,
+    UndecodableFailure,
+)
 from ..lookup import LeaderLookup
 from ..protocol import FetchRequest
 from ..results import RecordPosition, RecordTimestamp, TimestampPage, TopicPartition

@@ -13,7 +13,8 @@ aborted records with read_committed), the same reading the lag-in-seconds fetch 
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..batches import UndecodableBatch
 from ..contract import Outcome, RequestPlan
@@ -23,7 +24,14 @@ from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
 from .base import Handler, Notes
 from .fetch import (
-    FETCH_MAX_WAIT_MS, FETCH_NEEDS, BatchKind, PageBatches, budget_of, fetch_request, grow_budget, parse_fetch,
+    FETCH_MAX_WAIT_MS,
+    FETCH_NEEDS,
+    BatchKind,
+    PageBatches,
+    budget_of,
+    fetch_request,
+    grow_budget,
+    parse_fetch,
     undecodable,
 )
 from .list_offsets import READ_COMMITTED
@@ -54,12 +62,13 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
         budgets = {tp: budget_of(tp, notes, self._budgets) for tp in tps}
         return [fetch_request(self._positions, budgets, tps, version, self._isolation, self._max_wait_ms)]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response, notes: Notes) -> Outcome[TopicPartition, RecordPage]:
-        def read(outcome: Outcome, tp: TopicPartition, p) -> None:
+    def parse(self, plan: RequestPlan[TopicPartition], response: Any, notes: Notes) -> Outcome[TopicPartition, RecordPage]:
+        def read(outcome: Outcome[TopicPartition, RecordPage], tp: TopicPartition, p: Any) -> None:
             self._read_partition(outcome, tp, p, budget_of(tp, notes, self._budgets))
         return parse_fetch(plan, response, read)
 
-    def _read_partition(self, outcome: Outcome, tp: TopicPartition, p, budget: int) -> None:
+    def _read_partition(self, outcome: Outcome[TopicPartition, RecordPage], tp: TopicPartition, p: Any,
+                        budget: int) -> None:
         start = self._positions[tp]
         marks = {"high_watermark": p.high_watermark, "log_start": getattr(p, "log_start_offset", -1),
                  "last_stable_offset": getattr(p, "last_stable_offset", -1), "budget_bytes": budget}

@@ -14,6 +14,8 @@ deadline, fails that broker only (``ListGroupsResult.broker_failures``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..contract import Outcome, RequestPlan
 from ..errors import RELOOKUP, RETRY_SAME_BROKER, Failure
 from ..lookup import BrokerLookup
@@ -40,7 +42,7 @@ class ListGroupsHandler(Handler[int, tuple[GroupListing, ...]]):
         )
         return [RequestPlan(request, version, tuple(node_ids))]
 
-    def parse(self, plan: RequestPlan[int], response, notes: Notes) -> Outcome[int, tuple[GroupListing, ...]]:
+    def parse(self, plan: RequestPlan[int], response: Any, notes: Notes) -> Outcome[int, tuple[GroupListing, ...]]:
         node = plan.keys[0]
         outcome: Outcome[int, tuple[GroupListing, ...]] = Outcome()
         if response.error_code:

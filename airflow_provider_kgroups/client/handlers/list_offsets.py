@@ -11,6 +11,8 @@ gone then fails in the lookup, after one Metadata request.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..contract import Outcome, RequestPlan
 from ..errors import REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
@@ -57,7 +59,7 @@ class ListOffsetsHandler(Handler[TopicPartition, ListedOffset]):
         )
         return [RequestPlan(request, version, tuple(tps))]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response, notes: Notes) -> Outcome[TopicPartition, ListedOffset]:
+    def parse(self, plan: RequestPlan[TopicPartition], response: Any, notes: Notes) -> Outcome[TopicPartition, ListedOffset]:
         outcome: Outcome[TopicPartition, ListedOffset] = Outcome()
         for topic in response.topics:
             for p in topic.partitions:

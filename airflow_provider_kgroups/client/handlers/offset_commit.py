@@ -10,8 +10,9 @@ same offsets twice is harmless.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any
 
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
@@ -60,7 +61,7 @@ class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
             plans.append(RequestPlan(request, version, (group_id,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response,
+    def parse(self, plan: RequestPlan[str], response: Any,
               notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         group_id = plan.keys[0]

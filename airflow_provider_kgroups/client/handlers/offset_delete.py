@@ -24,7 +24,8 @@ group never (69, "not a consumer group").
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, Failure
@@ -56,7 +57,7 @@ class OffsetDeleteHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
             plans.append(RequestPlan(request, version, (group_id,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response,
+    def parse(self, plan: RequestPlan[str], response: Any,
               notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         group_id = plan.keys[0]

@@ -15,6 +15,8 @@ fails the group.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..chunking import Chunker, RequestLimits
 from ..contract import Outcome, RequestPlan
 from ..errors import ErrorCode, Failure
@@ -32,13 +34,13 @@ NO_COMMIT = -1
 PARTITION_ERRORS = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.TOPIC_AUTHORIZATION_FAILED})
 
 
-def group_error_below_v2(topics) -> int:
+def group_error_below_v2(topics: Any) -> int:
     """The group's error of a v0-v1 answer: the first partition error that is not a partition's
     own (Java's ``OffsetFetchResponse.topLevelError``), else NONE."""
     for topic in topics:
         for p in topic.partitions:
             if p.error_code and p.error_code not in PARTITION_ERRORS:
-                return p.error_code
+                return int(p.error_code)
     return ErrorCode.NONE
 
 
@@ -68,19 +70,19 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
                   for g in group_ids]
         return OffsetFetchRequest(groups=groups, require_stable=self._require_stable)
 
-    def _batched_topics(self):
+    def _batched_topics(self) -> list[Any] | None:
         if self._topics is None:
             return None
         return [OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics(name=t, partition_indexes=p)
                 for t, p in self._topics.items()]
 
-    def _single_topics(self):
+    def _single_topics(self) -> list[Any] | None:
         if self._topics is None:
             return None
         return [OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=p)
                 for t, p in self._topics.items()]
 
-    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupOffsets]:
+    def parse(self, plan: RequestPlan[str], response: Any, notes: Notes) -> Outcome[str, GroupOffsets]:
         outcome: Outcome[str, GroupOffsets] = Outcome()
         if plan.version >= BATCHED_OFFSET_FETCH:
             answers = [(g.group_id, g.error_code, g.topics) for g in response.groups]

@@ -22,7 +22,8 @@ naming the API: refused by name, never read as "no start offsets".
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, Failure
@@ -53,7 +54,7 @@ class DescribeShareGroupOffsetsHandler(Handler[str, GroupOffsets]):
         request = DescribeShareGroupOffsetsRequest(groups=[group_cls(group_id=g, topics=topics) for g in group_ids])
         return [RequestPlan(request, version, tuple(group_ids))]
 
-    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupOffsets]:
+    def parse(self, plan: RequestPlan[str], response: Any, notes: Notes) -> Outcome[str, GroupOffsets]:
         outcome: Outcome[str, GroupOffsets] = Outcome()
         for group in response.groups:
             g = group.group_id
@@ -91,7 +92,7 @@ class AlterShareGroupOffsetsHandler(Handler[str, dict[TopicPartition, "Failure |
             plans.append(RequestPlan(request, version, (g,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response,
+    def parse(self, plan: RequestPlan[str], response: Any,
               notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         g = plan.keys[0]

@@ -29,8 +29,8 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from ..config import BrokerAddress, ClientConfig
 from ..errors import AuthenticationError, ErrorCode, RequestTimeout, error_name
@@ -59,7 +59,7 @@ class Session:
     reauth_at: float  # monotonic
 
     @classmethod
-    def start(cls, lifetime_ms: int, last_sent: float, rng=random) -> "Session":
+    def start(cls, lifetime_ms: int, last_sent: float, rng=random) -> Session:
         """The renewal point counts from when the final SaslAuthenticate was sent, a lower bound of
         the broker's authentication end, where Java counts from the response's arrival: then no
         request written before the renewal reaches the broker after the session, whatever the

@@ -20,7 +20,8 @@ import logging
 import ssl
 import struct
 import time
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..config import BrokerAddress, ClientConfig
 from ..errors import (
@@ -29,9 +30,25 @@ from ..errors import (
 )
 from .. import stepmarks
 from ..deadline import current_deadline
+from ..errors import (
+    AuthenticationError,
+    BrokerDisconnected,
+    BrokerThrottled,
+    ErrorCode,
+    KafkaGroupsError,
+    ProtocolError,
+    RequestTimeout,
+    ResponseTooLarge,
+    error_name,
+)
 from ..protocol import (
-    CLIENT_MAX_VERSIONS, RESPONSE_FOR, ApiMessage, ApiVersionsRequest, ApiVersionsResponse,
-    SaslAuthenticateRequest, SaslHandshakeRequest, warmup,
+    CLIENT_MAX_VERSIONS,
+    RESPONSE_FOR,
+    ApiMessage,
+    ApiVersionsRequest,
+    SaslAuthenticateRequest,
+    SaslHandshakeRequest,
+    warmup,
 )
 from ..wire import decoder_for
 from .authenticator import ReauthRefused, SaslAuthenticator
@@ -53,9 +70,9 @@ _CHANGES = frozenset({8, 42, 47})
 
 
 class _Pending:
-    __slots__ = ("future", "response_cls", "version", "expires", "decode")
+    __slots__ = ("decode", "expires", "future", "response_cls", "version")
 
-    def __init__(self, future: asyncio.Future, response_cls: type, version: int, expires: float) -> None:
+    def __init__(self, future: asyncio.Future[Any], response_cls: type[Any], version: int, expires: float) -> None:
         self.future = future
         self.response_cls = response_cls
         self.version = version
@@ -72,7 +89,7 @@ class BrokerConnection:
         self._observer = observer
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._read_task: asyncio.Task | None = None
+        self._read_task: asyncio.Task[None] | None = None
         self._pending: dict[int, _Pending] = {}
         self._throttled_until = 0.0  # monotonic: nothing is written before
         self.failed_at: float | None = None  # monotonic: when a timeout or a broken read ended it
@@ -82,7 +99,7 @@ class BrokerConnection:
         self._slots = asyncio.Semaphore(config.max_in_flight_per_connection)
         self.api_versions: dict[int, tuple[int, int]] = {}
         self.authenticator = SaslAuthenticator(config, address) if config.uses_sasl else None
-        self._reauth_task: asyncio.Task | None = None
+        self._reauth_task: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         return f"BrokerConnection(node={self.node_id}, {self.address})"
@@ -110,7 +127,7 @@ class BrokerConnection:
                 ends = time.monotonic() + self._config.connect_timeout_s
                 await self.authenticator.prepare(min(ends, outer.at) if outer is not None else ends)
             await asyncio.wait_for(self._connect(), self._config.connect_timeout_s)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             await self.close()
             raise RequestTimeout(f"connecting to broker {self.address} took over "
                                  f"{self._config.connect_timeout_s:g}s") from None
@@ -160,7 +177,7 @@ class BrokerConnection:
         if response.error_code == ErrorCode.UNSUPPORTED_VERSION:
             # The broker answered at v0 with what it supports; ask again within its range.
             ours = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-            lo, hi = ours.get(ApiVersionsRequest.API_KEY, (0, 0))
+            _lo, hi = ours.get(ApiVersionsRequest.API_KEY, (0, 0))
             response = await self.send(ApiVersionsRequest(), min(hi, version), self._config.connect_timeout_s)
         if response.error_code:
             raise ProtocolError(f"broker {self.address} refused ApiVersions: {error_name(response.error_code)}")
@@ -249,7 +266,7 @@ class BrokerConnection:
                 # over its socket.request.max.bytes, and says nothing else.
                 raise BrokerDisconnected(f"{exc} while {request.name} v{version} of {len(frame) - 4} bytes "
                                          "was in flight", request_sent=exc.request_sent) from None
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
                                    f"within {timeout:.3g}s", request_sent=True)
             future.cancel()  # nobody waits for it any more: closing must not fail it unobserved
@@ -290,7 +307,7 @@ class BrokerConnection:
                 if size > self._config.max_response_bytes and size >= _CORRELATION.size:
                     await self._refuse_frame(reader, size)
                     continue
-                if not 0 < size:
+                if not size > 0:
                     raise ProtocolError(f"broker {self.address} sent a frame of {size} bytes")
                 body = await reader.readexactly(size)
                 correlation_id = _CORRELATION.unpack_from(body)[0]

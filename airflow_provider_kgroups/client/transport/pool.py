@@ -6,11 +6,18 @@ import asyncio
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol
+from typing import Protocol
 
 from ..config import BrokerAddress, ClientConfig
-from ..errors import AuthenticationError, KafkaGroupsError, NoBrokerAvailable, RequestTimeout, TokenUnavailable
+from ..errors import (
+    AuthenticationError,
+    KafkaGroupsError,
+    NoBrokerAvailable,
+    RequestTimeout,
+    TokenUnavailable,
+)
 from .connection import BrokerConnection
 
 log = logging.getLogger("airflow_provider_kgroups.client.requests")
@@ -130,7 +137,7 @@ class ConnectionPool:
             return await asyncio.shield(task)
         try:
             return await asyncio.wait_for(asyncio.shield(task), timeout)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             if task.done():
                 raise  # the attempt itself timed out (connect_timeout_s): its own error says so
             raise RequestTimeout(f"connecting to broker {node_id} at {self._addresses.address_of(node_id)} "

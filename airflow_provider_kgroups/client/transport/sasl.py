@@ -135,7 +135,7 @@ class OAuthBearerMechanism:
         return _CTRL_A.encode()
 
 
-def mechanism_for(name: str, username: str, password: str):
+def mechanism_for(name: str, username: str, password: str) -> PlainMechanism | ScramMechanism:
     if name == "PLAIN":
         return PlainMechanism(username, password)
     if name in ("SCRAM-SHA-256", "SCRAM-SHA-512"):

@@ -52,8 +52,8 @@ requests for tests), :mod:`.cluster` / :mod:`.threaded` (the entry points).
 """
 
 from .auth import SCRAM_ITERATIONS, SCRAM_SALT
-from .codec import DEFAULT_MAX_VERSIONS, ApiKey, Err
 from .cluster import FakeCluster
+from .codec import DEFAULT_MAX_VERSIONS, ApiKey, Err
 from .faults import Drop, Injection
 from .model import Committed, Group, Member
 from .reqlog import LoggedRequest

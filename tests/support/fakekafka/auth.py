@@ -10,7 +10,7 @@ import base64
 import hashlib
 import hmac
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 __all__ = ["AuthFailed", "MECHANISMS", "new_mechanism", "SCRAM_SALT", "SCRAM_ITERATIONS"]
 

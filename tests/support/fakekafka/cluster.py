@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any
 
 from .auth import SCRAM_ITERATIONS
 from .broker import FakeBroker
@@ -30,7 +31,7 @@ class _Loading:
 
 
 #: a max version, a (min, max) pair, or None to not offer the API at all
-VersionSpec = Union[int, tuple[int, int], None]
+VersionSpec = int | tuple[int, int] | None
 
 
 def _versions_with(base: dict[int, tuple[int, int]], overrides: Mapping[ApiRef, VersionSpec] | None
@@ -134,7 +135,7 @@ class FakeCluster(ClusterState):
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self) -> "FakeCluster":
+    async def start(self) -> FakeCluster:
         self._loop = asyncio.get_running_loop()
         for broker in self.brokers.values():
             await broker.start()
@@ -144,7 +145,7 @@ class FakeCluster(ClusterState):
         for broker in self.brokers.values():
             await broker.stop()
 
-    async def __aenter__(self) -> "FakeCluster":
+    async def __aenter__(self) -> FakeCluster:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 from .codec import INT32, api_name
 from .dispatch import receive, respond, session_expired
-from .reqlog import RequestLog
 from .handlers.sasl import SaslSession
+from .reqlog import RequestLog
 
 if TYPE_CHECKING:
     from .broker import FakeBroker
@@ -151,7 +151,7 @@ class Connection:
         held = None
         try:
             header = await asyncio.wait_for(self.reader.readexactly(4), end - start)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             pass  # readexactly consumed nothing: the client sent nothing during the mute
         else:
             arrived = RequestLog.now()

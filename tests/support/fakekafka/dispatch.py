@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Hashable
+from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_key import ApiKey
 
 from . import handler_errors
 from .codec import (
-    API_CLASSES, Err, RequestPrefix, api_name, decode_request, encode_response_frame, parse_request_prefix,
+    API_CLASSES,
+    Err,
+    RequestPrefix,
+    api_name,
+    decode_request,
+    encode_response_frame,
+    parse_request_prefix,
 )
 from .faults import Injection, Throttle
 from .handlers import HANDLERS
@@ -103,7 +110,7 @@ def receive(broker: FakeBroker, body: bytes, request_log: RequestLog, arrived: f
         try:
             request = decode_request(prefix.api_key, prefix.api_version, body)
             verdict = "handle"
-        except Exception:  # noqa: BLE001 - malformed request: Kafka closes the connection
+        except Exception:
             log.exception("fakekafka node %s: cannot decode %s v%s", broker.node_id, api_name(prefix.api_key),
                           prefix.api_version)
             verdict = "reject"
@@ -154,7 +161,7 @@ def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, inco
                 # (FetchContext.getThrottledResponse): seen on 4.4 with consumer_byte_rate
                 response.responses = []
         frame = encode_response_frame(prefix.api_key, prefix.api_version, prefix.correlation_id, response)
-    except Exception as exc:  # noqa: BLE001 - a fake's bug must be visible, not a hang
+    except Exception as exc:
         log.exception("fakekafka node %s: handler for %s v%s failed", broker.node_id, api_name(prefix.api_key),
                       prefix.api_version)
         handler_errors.record(cluster, broker.node_id, api_name(prefix.api_key), prefix.api_version, exc)

@@ -17,8 +17,9 @@ RequestHandlerHelper.sendResponseMaybeThrottle): the response is sent at once ca
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 __all__ = ["Faults", "Injection", "Drop", "Throttle"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import bisect
 import functools
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from kafka.protocol.consumer import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
@@ -109,7 +109,7 @@ class Committed:
     leader_epoch: int = -1
 
     @classmethod
-    def of(cls, value: "int | tuple | Committed") -> "Committed":
+    def of(cls, value: int | tuple | Committed) -> Committed:
         """``5``, ``(5, "meta")``, ``(5, "meta", 3)`` or a :class:`Committed`."""
         if isinstance(value, Committed):
             return Committed(value.offset, value.metadata, value.leader_epoch)
@@ -145,7 +145,7 @@ class Member:
             self.target_assignment = _normalise_assignment(self.target_assignment)
 
     @classmethod
-    def of(cls, value: "Member | Mapping") -> "Member":
+    def of(cls, value: Member | Mapping) -> Member:
         if isinstance(value, Member):
             return value
         return cls(**value)
@@ -153,7 +153,7 @@ class Member:
     def subscribed_topics(self) -> list[str]:
         if self.subscription is not None:
             return sorted(self.subscription)
-        return sorted(self.assignment)  # type: ignore[arg-type]
+        return sorted(self.assignment)  # type: ignore[arg-type]  # a decoded assignment here
 
     def metadata(self) -> bytes:
         if self.metadata_bytes is not None:
@@ -163,7 +163,7 @@ class Member:
     def assignment_data(self) -> bytes:
         if self.assignment_bytes is not None:
             return self.assignment_bytes
-        return encode_assignment(self.assignment)  # type: ignore[arg-type]
+        return encode_assignment(self.assignment)  # type: ignore[arg-type]  # a decoded assignment here
 
 
 @dataclass

@@ -30,8 +30,9 @@ import hmac
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from .auth import AuthFailed

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import gzip
 import struct
-from typing import Sequence
+from collections.abc import Sequence
 
 from kafka.record.util import calc_crc32c
 

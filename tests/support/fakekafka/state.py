@@ -11,12 +11,24 @@ import copy
 import threading
 import time
 import uuid
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .acl import ANONYMOUS, Acls
 from .model import (
-    CLASSIC, DEFAULT_ASSIGNOR, DEFAULT_PROTOCOL_TYPE, GROUP_TYPES, STATES_BY_TYPE, Committed, Group, Member,
-    Partition, Record, StoredBatch, Topic, kafka_partition_for, topic_id_for,
+    CLASSIC,
+    DEFAULT_ASSIGNOR,
+    DEFAULT_PROTOCOL_TYPE,
+    GROUP_TYPES,
+    STATES_BY_TYPE,
+    Committed,
+    Group,
+    Member,
+    Partition,
+    Record,
+    StoredBatch,
+    Topic,
+    kafka_partition_for,
+    topic_id_for,
 )
 
 #: one record of a produced batch: ``value`` or ``(key, value)`` or ``(key, value, headers)`` or

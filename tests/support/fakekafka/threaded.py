@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Awaitable, TypeVar
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from .cluster import FakeCluster
 
@@ -27,7 +28,7 @@ class ThreadedFakeCluster:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> "ThreadedFakeCluster":
+    def __enter__(self) -> ThreadedFakeCluster:
         self.start()
         return self
 
@@ -71,7 +72,7 @@ class ThreadedFakeCluster:
     def run(self, awaitable: Awaitable[T]) -> T:
         """Run a coroutine on the cluster's loop and wait for its result."""
         assert self._loop is not None, "the cluster is not running"
-        return asyncio.run_coroutine_threadsafe(awaitable, self._loop).result(self.timeout)  # type: ignore[arg-type]
+        return asyncio.run_coroutine_threadsafe(awaitable, self._loop).result(self.timeout)  # type: ignore[arg-type]  # a coroutine, typed Awaitable
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:

@@ -36,7 +36,7 @@ class WireClient:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def __aenter__(self) -> "WireClient":
+    async def __aenter__(self) -> WireClient:
         await self.connect()
         return self
 

@@ -14,7 +14,8 @@ unencoded kafka.protocol response; :mod:`..dispatch` encodes and frames it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import cluster_info, groups, logs, offsets, sasl, share
 

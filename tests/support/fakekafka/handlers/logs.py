@@ -13,8 +13,8 @@ from kafka.protocol.api_key import ApiKey
 from kafka.protocol.consumer import FetchResponse, ListOffsetsResponse
 from kafka.protocol.producer import ProduceResponse
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from kafka.record.util import calc_crc32c
 from kafka.record.memory_records import MemoryRecords
+from kafka.record.util import calc_crc32c
 
 from ..codec import Err
 from ..model import Partition, Record

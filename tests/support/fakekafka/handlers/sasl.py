@@ -7,8 +7,9 @@ Handshake v1 is followed by SaslAuthenticate requests; handshake v0 by raw SASL 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.api_key import ApiKey
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
@@ -129,10 +130,10 @@ def sasl_authenticate(ctx: RequestContext) -> Any:
         if session.bad_mechanism:
             raise AuthFailed(session.bad_mechanism)
         reply = session.step(bytes(ctx.request.auth_bytes))
-        if session.authenticated and session.reauthenticating:
-            if session.principal != session.previous[1]:  # ReauthInfo.ensurePrincipalUnchanged
-                raise AuthFailed(f"Cannot change principals during re-authentication from User:{session.previous[1]}: "
-                                 f"User:{session.principal}")
+        # ReauthInfo.ensurePrincipalUnchanged
+        if session.authenticated and session.reauthenticating and session.principal != session.previous[1]:
+            raise AuthFailed(f"Cannot change principals during re-authentication from User:{session.previous[1]}: "
+                             f"User:{session.principal}")
     except AuthFailed as exc:
         ctx.close_after = True  # Kafka closes the connection after a failed authentication
         return R(error_code=Err.SASL_AUTHENTICATION_FAILED, error_message=str(exc), auth_bytes=b"",
