@@ -11,7 +11,7 @@ topic keeps it: GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). Undo: ``kgro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from ..client import stepmarks
 from ..client.errors import ConfigurationError, ErrorCode

@@ -19,7 +19,7 @@ import fsspec
 
 def record_name(at_ms: int, unique: str | None = None) -> str:
     """``<UTC time>-<12 hex>.json``: the name a record of ``at_ms`` gets (``unique``: its 12 hex)."""
-    stamp = datetime.fromtimestamp(at_ms / 1000, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.fromtimestamp(at_ms / 1000, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-{(unique or uuid.uuid4().hex)[:12]}.json"
 
 

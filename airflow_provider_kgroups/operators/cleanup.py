@@ -56,7 +56,6 @@ from ..cleanup.offset_results import ChangeOutcome
 from ..client.errors import ConfigurationError
 from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook, restore_call
-from .. import settings
 from ..lag.deadgroups import DeadGroupRules
 from ..observability import lineage, metrics
 

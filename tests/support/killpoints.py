@@ -117,7 +117,9 @@ class SteppedChild:
         while True:
             reached = self.next_step()
             if reached is None:
+                self.finish()
                 raise AssertionError(f"{self.argv} ended without reaching {step} #{nth} (reached {self.steps}); "
+                                     f"exit code {self.proc.returncode}; stdout: {self.stdout[-1500:]}; "
                                      f"stderr: {self.stderr[-2000:]}")
             if reached == step and self.steps.count(step) == nth:
                 self.kill()

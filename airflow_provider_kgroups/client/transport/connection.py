@@ -30,17 +30,6 @@ from ..errors import (
 )
 from .. import stepmarks
 from ..deadline import current_deadline
-from ..errors import (
-    AuthenticationError,
-    BrokerDisconnected,
-    BrokerThrottled,
-    ErrorCode,
-    KafkaGroupsError,
-    ProtocolError,
-    RequestTimeout,
-    ResponseTooLarge,
-    error_name,
-)
 from ..protocol import (
     CLIENT_MAX_VERSIONS,
     RESPONSE_FOR,
