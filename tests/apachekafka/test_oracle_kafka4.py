@@ -29,7 +29,10 @@ from kafka.structs import TopicPartition as KTP
 
 from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main as kgroups_main
 from demo.seed import BASE_TIMESTAMP_MS, Seeder, wait_until
-from tests.support.consumer_groups_tool import ConsumerGroupsTool, LiveMember, ToolRun
+from tests.support.consumer_groups_tool import (
+    ConsumerGroupsTool, LiveMember, ToolRun, kgroups_members_view, kgroups_offsets_view, kgroups_state_view,
+    tool_members_view, tool_offsets_view, tool_state_view, wait_for_leaders,
+)
 
 HOUR_MS = 3_600_000
 
@@ -54,6 +57,7 @@ def _create_kept_topics(seed: Seeder, topics: dict[str, int]) -> None:
     failed = {t["name"]: t["error_code"] for t in result["topics"] if t["error_code"] != 0}
     assert not failed, failed
     seed.admin.wait_for_topics(list(topics), timeout_ms=30_000)
+    wait_for_leaders(seed, topics)
 
 
 @pytest.fixture(scope="module")
@@ -93,10 +97,6 @@ def kgroups(capsys, bootstrap: str, *argv: str) -> tuple[int, dict]:
     code = kgroups_main(["-b", bootstrap, "--format", "json", *argv])
     out = capsys.readouterr().out
     return code, json.loads(out)
-
-
-def _none(value) -> str:
-    return "-" if value is None or value == "" else str(value)
 
 
 # -- --list -------------------------------------------------------------------------------------
@@ -152,39 +152,16 @@ def test_describe_offsets_members_and_state(kafka, state, capsys):
     described = described["results"]
 
     # --offsets: one row per committed or assigned partition, its owner's id, host and client id.
-    theirs = {(r["GROUP"], r["TOPIC"], int(r["PARTITION"])):
-              (r["CURRENT-OFFSET"], r["LOG-END-OFFSET"], r["LAG"], r["CONSUMER-ID"], r["HOST"], r["CLIENT-ID"])
-              for r in offsets.rows}
-    ours = {}
-    for group in groups:
-        by_member = {m["member_id"]: m for m in described[group]["members"]}
-        for p in lag["groups"][group]["partitions"]:
-            owner = by_member.get(p["assigned_to"])
-            ours[(group, p["topic"], p["partition"])] = (
-                _none(p["committed"]), _none(p["log_end"]), _none(p["lag"]),
-                _none(owner and owner["member_id"]), _none(owner and owner["client_host"]),
-                _none(owner and owner["client_id"]))
-    assert ours == theirs
+    theirs = tool_offsets_view(offsets.rows)
+    assert kgroups_offsets_view(lag, described) == theirs
     assert theirs[(state.empty_a, state.audit, 0)] == ("2", "4", "2", "-", "-", "-")
     assert theirs[(state.consumer_live, state.orders, 2)][:3] == ("-", "0", "-")
-
     # --members --verbose: id, host, client id, partition count and assignment of each member.
-    theirs = {(r["GROUP"], r["CONSUMER-ID"]): (r["HOST"], r["CLIENT-ID"], r["#PARTITIONS"], r["CURRENT-ASSIGNMENT"])
-              for r in members.rows}
-    ours = {}
-    for group in groups:
-        for m in described[group]["members"]:
-            assignment = ";".join(f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in sorted(m["assignment"].items()))
-            ours[(group, m["member_id"])] = (m["client_host"], m["client_id"],
-                                              str(sum(len(ps) for ps in m["assignment"].values())), assignment)
-    assert ours == theirs and len(ours) == 2
-
+    theirs = tool_members_view(members.rows)
+    assert kgroups_members_view(described) == theirs and len(theirs) == 2
     # --state: coordinator, assignment strategy, state, member count.
-    theirs = {r["GROUP"]: (r["COORDINATOR (ID)"].rsplit("(", 1)[1].rstrip(")"), r["ASSIGNMENT-STRATEGY"],
-                           r["STATE"], r["#MEMBERS"]) for r in states.rows}
-    ours = {g: (str(d["coordinator_id"]), _none(d["protocol"]), d["state"], str(len(d["members"])))
-            for g, d in described.items()}
-    assert ours == theirs
+    theirs = tool_state_view(states.rows)
+    assert kgroups_state_view(described) == theirs
     assert theirs[state.consumer_live][1:] == ("uniform", "Stable", "1")
 
 

@@ -25,15 +25,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from demo.apache_kafka import KafkaCluster
+from demo.seed import Seeder, wait_until
 
-__all__ = ["ConsumerGroupsTool", "LiveMember", "ToolError", "ToolRun", "parse_blocks"]
+__all__ = [
+    "ConsumerGroupsTool", "LiveMember", "ToolError", "ToolRun", "kgroups_members_view", "kgroups_offsets_view",
+    "kgroups_state_view", "parse_assignment", "parse_blocks", "tool_members_view", "tool_offsets_view",
+    "tool_state_view", "wait_for_leaders",
+]
 
 #: Every column name the tool prints (4.x and 2.8), longest first so "COORDINATOR (ID)" wins.
 KNOWN_HEADERS = sorted([
     "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
     "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS",
-    "NEW-OFFSET", "STATUS", "TYPE", "PROTOCOL", "GROUP-EPOCH", "CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "MEMBER-EPOCH",
-    "TARGET-ASSIGNMENT", "LEADER-EPOCH", "PROTOCOL-TYPE", "ERROR", "UPGRADED",
+    "NEW-OFFSET", "STATUS", "TYPE", "PROTOCOL", "GROUP-EPOCH", "CURRENT-EPOCH", "CURRENT-ASSIGNMENT",
+    "TARGET-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "MEMBER-EPOCH", "TARGET-ASSIGNMENT", "LEADER-EPOCH",
+    "PROTOCOL-TYPE", "ERROR", "UPGRADED",
 ], key=len, reverse=True)
 
 
@@ -191,3 +197,84 @@ class LiveMember:
         self._stop.set()
         self._thread.join(timeout=30)
 
+
+
+# -- the same view of a group from both tools (``kgroups --format json`` on one side) ---------------
+
+
+def _none(value: object) -> str:
+    return "-" if value is None or value == "" else str(value)
+
+
+def parse_assignment(text: str) -> dict[str, list[int]]:
+    """The tool's assignment column: ``t:0,1,2;u:0`` (3.x/4.x) or ``t(0,1,2),u(0)`` (2.8); "-" or blank: none."""
+    text = text.strip()
+    if text in ("", "-"):
+        return {}
+    if "(" in text:
+        pairs = [(t, ps.rstrip(")")) for t, ps in (part.split("(", 1) for part in text.split("),") if part)]
+    else:
+        pairs = [tuple(part.rsplit(":", 1)) for part in text.split(";") if part]  # type: ignore[misc]
+    return {topic: sorted(int(p) for p in partitions.split(",") if p) for topic, partitions in pairs}
+
+
+def tool_offsets_view(rows: list[dict[str, str]]) -> dict[tuple[str, str, int], tuple[str, ...]]:
+    """``--describe --offsets``: (group, topic, partition) -> current, log end, lag, consumer id, host, client id."""
+    return {(r["GROUP"], r["TOPIC"], int(r["PARTITION"])):
+            tuple(_none(r[c]) for c in ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"))
+            for r in rows}
+
+
+def kgroups_offsets_view(lag: dict, described: dict) -> dict[tuple[str, str, int], tuple[str, ...]]:
+    """The same from ``kgroups lag`` (offsets, owner's member id) and ``kgroups describe`` (the owner's host, client id)."""
+    view = {}
+    for group, data in lag["groups"].items():
+        by_member = {m["member_id"]: m for m in described[group]["members"]}
+        for p in data["partitions"]:
+            owner = by_member.get(p["assigned_to"]) or {}
+            view[(group, p["topic"], p["partition"])] = (
+                _none(p["committed"]), _none(p["log_end"]), _none(p["lag"]), _none(owner.get("member_id")),
+                _none(owner.get("client_host")), _none(owner.get("client_id")))
+    return view
+
+
+def tool_members_view(rows: list[dict[str, str]]) -> dict[tuple[str, str], tuple]:
+    """``--describe --members --verbose``: (group, member id) -> host, client id, #partitions, assignment."""
+    column = "CURRENT-ASSIGNMENT" if rows and "CURRENT-ASSIGNMENT" in rows[0] else "ASSIGNMENT"
+    return {(r["GROUP"], r["CONSUMER-ID"]): (r["HOST"], r["CLIENT-ID"], int(r["#PARTITIONS"]),
+                                             parse_assignment(r[column]))
+            for r in rows}
+
+
+def kgroups_members_view(described: dict) -> dict[tuple[str, str], tuple]:
+    return {(group, m["member_id"]): (m["client_host"], m["client_id"],
+                                      sum(len(ps) for ps in m["assignment"].values()),
+                                      {t: sorted(ps) for t, ps in m["assignment"].items()})
+            for group, d in described.items() for m in d["members"]}
+
+
+def tool_state_view(rows: list[dict[str, str]]) -> dict[str, tuple[str, str, str, str]]:
+    """``--describe --state``: group -> coordinator id, assignment strategy, state, member count."""
+    return {r["GROUP"]: (r["COORDINATOR (ID)"].rsplit("(", 1)[1].rstrip(")"), _none(r["ASSIGNMENT-STRATEGY"]),
+                         r["STATE"], r["#MEMBERS"]) for r in rows}
+
+
+def kgroups_state_view(described: dict) -> dict[str, tuple[str, str, str, str]]:
+    return {g: (str(d["coordinator_id"]), _none(d["protocol"]), d["state"], str(len(d["members"])))
+            for g, d in described.items()}
+
+
+def wait_for_leaders(seed: Seeder, topics: dict[str, int], timeout: float = 30.0) -> None:
+    """Wait until every partition's leader answers ListOffsets: metadata may name a leader a
+    moment before that broker takes the partition (a produce then fails NOT_LEADER_OR_FOLLOWER)."""
+    from kafka.errors import KafkaError
+
+    def answered() -> bool:
+        try:
+            for topic, partitions in topics.items():
+                seed.end_offsets(topic, range(partitions))
+        except KafkaError:
+            return False
+        return True
+
+    wait_until(answered, timeout, f"leaders of {sorted(topics)}", interval=0.1)
