@@ -191,6 +191,9 @@ def test_describe_and_lag_match_the_tool(request, capsys, fixture, batching):
     assert kgroups_state_view(described) == tool_state_view(states.rows)
 
     ghost = p + "ghost"
+    run = tool.run("--describe", "--group", ghost, "--state")
+    assert run.returncode == 0 and run.rows == [], run.stdout
+    assert f"Consumer group '{ghost}' does not exist." in run.stdout + run.stderr
     code, found = _kgroups(capsys, cluster.bootstrap, "lag", ghost)
     assert code == EXIT_PARTIAL
     assert (found["groups"][ghost]["not_found"], found["groups"][ghost]["total_lag"]) == (True, None)

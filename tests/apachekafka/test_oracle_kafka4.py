@@ -307,6 +307,20 @@ def test_from_file_round_trip_between_the_tools(kafka, state, capsys, tmp_path):
     assert _our_plan(data) == _tool_plan(run)
     assert _tool_plan(run)[(state.empty_a, state.orders, 0)] == 3
 
+    # One group: the CSV has no group column, in both; each reads the other's.
+    tool_export = state.tool.run("--reset-offsets", "--dry-run", "--group", state.empty_a, "--topic", state.orders,
+                                 "--to-latest", "--export").check()
+    theirs = sorted(line for line in tool_export.stdout.splitlines() if line.strip())
+    capsys.readouterr()
+    assert kgroups_main(["-b", kafka.bootstrap, "reset-offsets", "--group", state.empty_a, "--topic", state.orders,
+                         "--to-latest", "--export", "--backup-url", str(tmp_path)]) == EXIT_OK
+    ours = sorted(line for line in capsys.readouterr().out.splitlines() if line.strip())
+    assert ours == theirs == [f"{state.orders},0,10", f"{state.orders},1,5", f"{state.orders},2,0"]
+    their_file.write_text("\n".join(theirs) + "\n")
+    code, data = kgroups(capsys, kafka.bootstrap, "reset-offsets", "--group", state.empty_a,
+                         "--from-file", str(their_file), "--backup-url", str(tmp_path))
+    assert _our_plan(data) == {(state.empty_a, state.orders, n): v for n, v in ((0, 10), (1, 5), (2, 0))}
+
 
 # -- --delete-offsets, --delete (executed: each tool on its own twin group) ----------------------
 

@@ -124,8 +124,11 @@ class ConsumerGroupsTool:
         self.bootstrap = bootstrap or cluster.bootstrap
 
     def run(self, *args: str, timeout: float = 120.0, input_text: str | None = None) -> ToolRun:
+        # --describe waits --timeout for its admin calls, 5 s by default: a busy two-core machine
+        # has seen 2.8.2's FindCoordinator take longer ("Timed out waiting for a node assignment").
+        patience = ("--timeout", "60000") if "--describe" in args and "--timeout" not in args else ()
         done: subprocess.CompletedProcess[str] = self.cluster.run_tool(
-            self.cluster.consumer_groups_tool, "--bootstrap-server", self.bootstrap, *args,
+            self.cluster.consumer_groups_tool, "--bootstrap-server", self.bootstrap, *args, *patience,
             timeout=timeout, input_text=input_text)
         blocks, notes = parse_blocks(done.stdout)
         return ToolRun(args, done.returncode, done.stdout, done.stderr, blocks, notes)
