@@ -23,13 +23,21 @@ import uuid
 import pytest
 from kafka.admin import NewTopic
 
-from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main as kgroups_main
+from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL
+from airflow_provider_kgroups.cli import main as kgroups_main
 from airflow_provider_kgroups.client import ClientConfig, GroupsClient, TopicPartition
 from demo.seed import BASE_TIMESTAMP_MS, Seeder
 from demo.tansu import probe_api_versions
 from tests.support.consumer_groups_tool import (
-    ConsumerGroupsTool, LiveMember, kgroups_members_view, wait_for_leaders, kgroups_offsets_view, kgroups_state_view,
-    tool_members_view, tool_offsets_view, tool_state_view,
+    ConsumerGroupsTool,
+    LiveMember,
+    kgroups_members_view,
+    kgroups_offsets_view,
+    kgroups_state_view,
+    tool_members_view,
+    tool_offsets_view,
+    tool_state_view,
+    wait_for_leaders,
 )
 
 RELEASES = [pytest.param("kafka_old", False, id="2.8.2"), pytest.param("kafka_3x", True, id="3.9.1")]

@@ -109,7 +109,7 @@ class ToolRun:
     def rows(self) -> list[dict[str, str]]:
         return [row for block in self.blocks for row in block]
 
-    def check(self) -> "ToolRun":
+    def check(self) -> ToolRun:
         if self.returncode != 0:
             raise ToolError(f"kafka-consumer-groups {' '.join(self.args)} exited {self.returncode}:\n"
                             f"{self.stdout}\n{self.stderr}")
