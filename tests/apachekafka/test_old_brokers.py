@@ -3,7 +3,8 @@ before KIP-699 / KIP-709 batching: FindCoordinator v3, OffsetFetch v7, ListGroup
 (batching, ListGroups v5), each with its own kafka-consumer-groups.sh as the oracle.
 
 Twins of: tests/client/test_fake_batching.py (``test_no_batched_request_is_ever_encoded_below_its_
-batching_version``), tests/client/test_fake_groups.py (``test_list_groups_on_an_old_broker_applies_
+batching_version``), tests/client/test_fake_listings.py (``test_a_listing_names_each_groups_
+coordinator_so_no_find_coordinator_follows``), tests/client/test_fake_groups.py (``test_list_groups_on_an_old_broker_applies_
 the_filters_on_the_client``), tests/cli/test_cli_real_clusters.py (``test_a_group_that_does_not_
 exist_is_not_found_not_dead_with_total_0``) and the describe / lag tests.
 
@@ -11,6 +12,11 @@ What the real 2.8.2 showed against the fake's model (docs/real-clusters.rst, "Ol
 ListGroups is v4 there (KIP-518, Kafka 2.6), so the *state* filter is the broker's and only the
 *type* filter (v5, Kafka 3.8) is applied by the client; a group that does not exist is described
 as Dead with no error (DescribeGroups v5), as the fake answers below v6.
+
+Not twinned here: tests/client/test_fake_old_versions.py's ListOffsets v0, OffsetFetch v0-v1 and
+Metadata below v4 are older than any release that runs here (2.8.2 answers ListOffsets v6,
+OffsetFetch v7, Metadata v11); the listings of loading or moving coordinators need several
+nodes (the ``kafka3`` fixture's tests).
 """
 
 from __future__ import annotations
@@ -120,6 +126,17 @@ def test_committed_offsets_batch_only_where_the_broker_can(request, caplog, fixt
     else:
         assert finds == [3] * len(commits)
         assert fetches == [7] * len(commits)
+
+    # test_fake_listings' twin: the broker that lists a group is its coordinator, so the fetch
+    # after a listing looks nothing up.
+    with GroupsClient(ClientConfig.create(cluster.bootstrap, call_timeout_s=30)) as client:
+        assert set(commits) <= {g.group_id for g in client.list_groups().groups}
+        caplog.clear()
+        again = client.fetch_committed_offsets(list(commits))
+        assert again.failures == {} and len(again.values) == len(commits)
+        apis = [api for api, _ in _requests(caplog)]
+        assert "FindCoordinator" not in apis
+        assert apis.count("OffsetFetch") == (1 if batching else len(commits))
 
 
 @pytest.mark.parametrize("fixture, batching", RELEASES)
