@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from importlib import import_module
 
     from ..client import AuthenticationError, ConfigurationError, GroupsClient, KafkaGroupsError, NoBrokerAvailable
-    from .common import Progress, client_config
+    from .common import Progress, client_config, merge_selection
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     if args.verbose:
@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(sys.stderr.isatty())
     verb = import_module(verb_module(args.command))
     try:
+        merge_selection(args)
         config = client_config(args)
         prepare = getattr(verb, "prepare", None)
         if prepare is not None:  # the verb's own checks, before any network call (bad input: exit 2)

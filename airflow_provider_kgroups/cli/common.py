@@ -31,9 +31,28 @@ class Progress:
 
 def add_selection(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("groups", nargs="*", help="exact group ids")
+    sub.add_argument("--group", action="append", default=[], dest="group_options", metavar="GROUP",
+                     help="an exact group id, as kafka-consumer-groups.sh takes it (repeatable; same as a bare id)")
     sub.add_argument("--pattern", "-p", action="append", default=[],
                      help="glob ('orders-*') or 're:<regex>', repeatable")
+    sub.add_argument("--all-groups", action="store_true",
+                     help="every group (kafka-consumer-groups.sh's --all-groups: the pattern '*')")
     sub.add_argument("--exclude", action="append", default=[], help="pattern to leave out, repeatable")
+
+
+def merge_selection(args: argparse.Namespace) -> None:
+    """Kafka's spellings into kgroups' own, before any check: ``--group G`` is the bare id G,
+    ``--all-groups`` the pattern ``*`` (alone: with ids or patterns it would say two things)."""
+    from ..client.errors import ConfigurationError
+
+    if not hasattr(args, "group_options"):
+        return
+    args.groups = [*args.groups, *args.group_options]
+    if args.all_groups:
+        if args.groups or args.pattern:
+            raise ConfigurationError("--all-groups selects every group: give it without group ids, --group or "
+                                     "--pattern.")
+        args.pattern = ["*"]
 
 
 def client_config(args: argparse.Namespace) -> ClientConfig:

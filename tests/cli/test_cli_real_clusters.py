@@ -131,6 +131,8 @@ def _bad_inputs(tmp_path, bootstrap: str) -> list[tuple[list[str], str]]:
     not_a_cert.write_text("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
     return [
         (["--timeout", "nan", "groups"], "--timeout must be a positive, finite number"),
+        (["describe", "--all-groups", "orders"], "--all-groups selects every group: give it without group ids"),
+        (["lag", "--all-groups", "--pattern", "o*"], "--all-groups selects every group"),
         (["--timeout", "inf", "groups"], "--timeout must be a positive, finite number"),
         (["--timeout", "-1", "groups"], "--timeout must be a positive, finite number"),
         (["--command-config", properties("nan.properties", "request.timeout.ms=nan\n"), "groups"],
