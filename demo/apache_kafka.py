@@ -481,6 +481,9 @@ class KafkaCluster:
                 "background.threads": 2,
                 "log.cleaner.dedupe.buffer.size": 8_388_608,
                 "auto.create.topics.enable": "false",
+                # Seeded records carry old timestamps (demo.seed.BASE_TIMESTAMP_MS is in 2023): under the
+                # default 7-day retention the first check would delete them from under a test.
+                "log.retention.ms": -1,
             }
             if kraft:
                 config.update({

@@ -101,8 +101,13 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
                  + (f"; {len(s['held'])} held: Kafka Connect unreadable ({', '.join(s['connect_unreadable'])})"
                     if s["held"] else ""))
     data = result.to_dict()
-    if result.backup_url:
-        data["restore_command"] = restore_command(args, result.backup_url, result.ids(Outcome.DELETED), result.undo)
+    # A rerun after a killed run undoes the groups that run deleted too (from the backup taken before
+    # it deleted them): on Apache Kafka those groups are gone now, so this run deletes nothing of them.
+    reconciled_undo = {g: url for r in result.reconciled for g, url in (r.get("undo") or {}).items()}
+    if result.backup_url or reconciled_undo:
+        undone = sorted(set(result.ids(Outcome.DELETED)) | set(reconciled_undo))
+        data["restore_command"] = restore_command(args, result.backup_url or "", undone,
+                                                  {**reconciled_undo, **result.undo})
     lines += change_footer(result, data.get("restore_command"), before="deleting", dry_run=(
         "dry run: nothing deleted; pass --yes to do exactly the above." if policy.dry_run else None))
     return data, "\n".join(lines), result.ok
