@@ -65,7 +65,7 @@ class RangeReader:
         while position < self.end:
             page = await self._page(position, budgets)
             if page.out_of_range:
-                position = self._out_of_range(position, page)
+                position = await self._out_of_range(position, page)
                 continue
             readable_end = self._readable_end(page)
             if self.end > readable_end:
@@ -113,13 +113,29 @@ class RangeReader:
             return page.last_stable_offset
         return page.high_watermark
 
-    def _out_of_range(self, position: int, page: RecordPage) -> int:
-        if 0 <= page.log_start and position < page.log_start:
-            resume = min(self.end, page.log_start)
-            self._gap(position, resume - 1, f"deleted by retention (the log now starts at {page.log_start})")
+    async def _out_of_range(self, position: int, page: RecordPage) -> int:
+        log_start, log_end = page.log_start, page.high_watermark
+        if log_start < 0 or log_end < 0:
+            # Apache Kafka answers OFFSET_OUT_OF_RANGE with -1 for both (ReplicaManager's read
+            # error result): ask where the log starts and ends now.
+            log_start, log_end = await self._log_bounds()
+        if 0 <= log_start and position < log_start:
+            resume = min(self.end, log_start)
+            self._gap(position, resume - 1, f"deleted by retention (the log now starts at {log_start})")
             return resume
-        raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({page.high_watermark}): the range "
+        raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({log_end}): the range "
                                  f"[{self.start}, {self.end}) asks for records that do not exist")
+
+    async def _log_bounds(self) -> tuple[int, int]:
+        self.requests += 2
+        bounds = []
+        for listed in (await self.client.log_start_offsets([self.tp], timeout_s=self.page_timeout_s),
+                       await self.client.log_end_offsets([self.tp], timeout_s=self.page_timeout_s)):
+            if self.tp in listed.failures:
+                raise KafkaGroupsError(f"{self.tp}: the Fetch was out of range and ListOffsets failed: "
+                                       f"{listed.failures[self.tp]}")
+            bounds.append(listed.values[self.tp].offset)
+        return bounds[0], bounds[1]
 
     def _batch_spans(self, batches: list) -> list[tuple[int, int]]:
         """The offsets of undecoded batches inside the range, as (first, last) runs: a batch
