@@ -58,6 +58,9 @@ class RangeReader:
         self.gaps: list[tuple[int, int, str]] = []  # (first, last, why), offsets inclusive
         self.requests = 0
         self._covered = start  # every offset below this is accounted for
+        #: Records below this offset are not returned: the range's start, or the log start after a
+        #: gap deleted by retention (a batch straddling the log start still holds deleted records).
+        self.floor = start
 
     async def pages(self) -> AsyncIterator[list]:  # FetchedRecord, or RecordBatch with decode=False
         position = self.start
@@ -79,7 +82,7 @@ class RangeReader:
                 raise RecordsUnavailable(f"{self.tp}: the broker returned no records at offset {position} in "
                                          f"{len(EMPTY_PAGE_WAITS_MS)} tries although the log reaches {readable_end}")
             if self.decode:
-                records = [r for r in page.records if r.offset < self.end]
+                records = [r for r in page.records if self.floor <= r.offset < self.end]
                 read = [(r.offset, r.offset) for r in records]
             else:
                 records = [b for b in page.batches if b.base_offset < self.end]
@@ -122,6 +125,7 @@ class RangeReader:
         if 0 <= log_start and position < log_start:
             resume = min(self.end, log_start)
             self._gap(position, resume - 1, f"deleted by retention (the log now starts at {log_start})")
+            self.floor = max(self.floor, resume)
             return resume
         raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({log_end}): the range "
                                  f"[{self.start}, {self.end}) asks for records that do not exist")
@@ -145,11 +149,11 @@ class RangeReader:
         spans = []
         for batch in batches:
             if batch.count == batch.last_offset - batch.base_offset + 1:
-                first, last = max(batch.base_offset, self.start), min(batch.last_offset, self.end - 1)
+                first, last = max(batch.base_offset, self.floor), min(batch.last_offset, self.end - 1)
                 if first <= last:
                     spans.append((first, last))
             else:
-                spans.extend((o, o) for o in batch.columns().offsets if self.start <= o < self.end)
+                spans.extend((o, o) for o in batch.columns().offsets if self.floor <= o < self.end)
         return spans
 
     def _account(self, page: RecordPage, read: list[tuple[int, int]]) -> None:
