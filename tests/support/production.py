@@ -71,9 +71,12 @@ class Seeded:
         return next(r for r in self.records if r.aborted)
 
 
-def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
+def create_topics(bootstrap: str, topics: dict[str, int], config: dict[str, str] | None = None) -> None:
+    """``config``: topic settings for all of them (Apache Kafka needs ``max.message.bytes`` above
+    1 MiB for the uncompressed 1 MiB record)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(name, partitions, 1) for name, partitions in topics.items()],
+    for future in admin.create_topics([NewTopic(name, partitions, 1, config=dict(config or {}))
+                                       for name, partitions in topics.items()],
                                       operation_timeout=_TIMEOUT).values():
         future.result(_TIMEOUT)
 
