@@ -38,8 +38,12 @@ REFUSED = "of Spark's Kafka source is not taken by the kgroups source"
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory):
-    with SparkOracle(tmp_path_factory.mktemp("spark-oracle")) as spark:
+    """Spark's source; its Spark starts while the broker starts and the topics are seeded."""
+    spark = SparkOracle(tmp_path_factory.mktemp("spark-oracle")).launch()
+    try:
         yield spark
+    finally:
+        spark.close()
 
 
 @pytest.fixture(scope="module")

@@ -121,8 +121,17 @@ class SparkOracle:
         self.process: subprocess.Popen[bytes] | None = None
         self._answers: int | None = None  # the read end of the worker's answer pipe
         self._buffer = b""
+        self._ready = False
 
     def start(self) -> SparkOracle:
+        """:meth:`launch`, then wait until the worker's Spark has started."""
+        self.launch()
+        self._wait_ready()
+        return self
+
+    def launch(self) -> SparkOracle:
+        """Start the worker and return at once (its Spark starts while the caller goes on: the
+        first read waits for it)."""
         jars = connector_jars()
         env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYSPARK_SUBMIT_ARGS")}
         env["PYSPARK_PYTHON"] = sys.executable
@@ -138,6 +147,12 @@ class SparkOracle:
                 pass_fds=(write_end,))
         os.close(write_end)
         self._answers = read_end
+        self._ready = False
+        return self
+
+    def _wait_ready(self) -> None:
+        if self._ready:
+            return
         try:
             hello = self._answer(self.start_timeout)
             if hello.get("spark") != ORACLE_SPARK:
@@ -145,7 +160,7 @@ class SparkOracle:
         except BaseException:
             self.close(timeout=5)
             raise
-        return self
+        self._ready = True
 
     def _answer(self, timeout: float) -> dict:
         """The worker's next answer line, waited for until ``timeout`` seconds have passed."""
@@ -177,6 +192,7 @@ class SparkOracle:
         return self._request({"format": format, "options": options, "value_bytes": True})["value_bytes"]
 
     def _request(self, request: dict) -> dict:
+        self._wait_ready()
         assert self.process is not None and self.process.stdin is not None
         self.process.stdin.write((json.dumps(request) + "\n").encode())
         self.process.stdin.flush()
