@@ -74,6 +74,7 @@ from ..client.compression import UndecodableBatch
 from ..client.config import ClientConfig
 from ..client.properties import config_from_kafka_properties, config_to_kafka_properties, read_properties_file
 from ..client.errors import ConfigurationError
+from ..client.numbers import is_int
 from ..client.results import TopicPartition
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
 
@@ -204,7 +205,7 @@ def _check_assign(text: str, partitions: set[TopicPartition]) -> None:
     except (TypeError, ValueError):
         raise ConfigurationError(f"option assign is not valid JSON: {text!r}; {example}.") from None
     if not isinstance(parsed, dict) or not all(
-            isinstance(topic, str) and isinstance(parts, list) and all(type(p) is int and p >= 0 for p in parts)
+            isinstance(topic, str) and isinstance(parts, list) and all(is_int(p) and p >= 0 for p in parts)
             for topic, parts in parsed.items()):
         raise ConfigurationError(f"option assign must map each topic to a list of partitions, got {text!r}; {example}.")
     assigned = {TopicPartition(topic, p) for topic, parts in parsed.items() for p in parts}
