@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: folder -> the ``tests`` modules it may import (none, or the fake cluster's package)
 ALLOWED_FROM_TESTS = {
     "airflow_provider_kgroups": (), "dags": (), "demo": (), "scripts": (),
-    "benchmarks": ("tests.support.fakekafka",),
+    # the fake cluster, and Spark's own Kafka source in the Spark that has its connector (the
+    # benchmark's peer runs where the tests' oracle runs)
+    "benchmarks": ("tests.support.fakekafka", "tests.support.spark_kafka_oracle"),
 }
 
 

@@ -62,6 +62,9 @@ class RangeReader:
         self.gaps: list[tuple[int, int, str]] = []  # (first, last, why), offsets inclusive
         self.requests = 0
         self._covered = start  # every offset below this is accounted for
+        #: Records below this offset are not returned: the range's start, or the log start after a
+        #: gap deleted by retention (a batch straddling the log start still holds deleted records).
+        self.floor = start
 
     async def pages(self) -> AsyncIterator[list[Any]]:  # FetchedRecord, or RecordBatch with decode=False
         position = self.start
@@ -69,7 +72,7 @@ class RangeReader:
         while position < self.end:
             page = await self._page(position, budgets)
             if page.out_of_range:
-                position = self._out_of_range(position, page)
+                position = await self._out_of_range(position, page)
                 continue
             readable_end = self._readable_end(page)
             if self.end > readable_end:
@@ -83,7 +86,7 @@ class RangeReader:
                 raise RecordsUnavailable(f"{self.tp}: the broker returned no records at offset {position} in "
                                          f"{len(EMPTY_PAGE_WAITS_MS)} tries although the log reaches {readable_end}")
             if self.decode:
-                records = [r for r in page.records if r.offset < self.end]
+                records = [r for r in page.records if self.floor <= r.offset < self.end]
                 read = [(r.offset, r.offset) for r in records]
             else:
                 records = [b for b in page.batches if b.base_offset < self.end]
@@ -117,13 +120,30 @@ class RangeReader:
             return page.last_stable_offset
         return page.high_watermark
 
-    def _out_of_range(self, position: int, page: RecordPage) -> int:
-        if page.log_start >= 0 and position < page.log_start:
-            resume = min(self.end, page.log_start)
-            self._gap(position, resume - 1, f"deleted by retention (the log now starts at {page.log_start})")
+    async def _out_of_range(self, position: int, page: RecordPage) -> int:
+        log_start, log_end = page.log_start, page.high_watermark
+        if log_start < 0 or log_end < 0:
+            # Apache Kafka answers OFFSET_OUT_OF_RANGE with -1 for both (ReplicaManager's read
+            # error result): ask where the log starts and ends now.
+            log_start, log_end = await self._log_bounds()
+        if 0 <= log_start and position < log_start:
+            resume = min(self.end, log_start)
+            self._gap(position, resume - 1, f"deleted by retention (the log now starts at {log_start})")
+            self.floor = max(self.floor, resume)
             return resume
-        raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({page.high_watermark}): the range "
+        raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({log_end}): the range "
                                  f"[{self.start}, {self.end}) asks for records that do not exist")
+
+    async def _log_bounds(self) -> tuple[int, int]:
+        self.requests += 2
+        bounds = []
+        for listed in (await self.client.log_start_offsets([self.tp], timeout_s=self.page_timeout_s),
+                       await self.client.log_end_offsets([self.tp], timeout_s=self.page_timeout_s)):
+            if self.tp in listed.failures:
+                raise KafkaGroupsError(f"{self.tp}: the Fetch was out of range and ListOffsets failed: "
+                                       f"{listed.failures[self.tp]}")
+            bounds.append(listed.values[self.tp].offset)
+        return bounds[0], bounds[1]
 
     def _batch_spans(self, batches: list[Any]) -> list[tuple[int, int]]:
         """The offsets of undecoded batches inside the range, as (first, last) runs: a batch
@@ -133,11 +153,11 @@ class RangeReader:
         spans = []
         for batch in batches:
             if batch.count == batch.last_offset - batch.base_offset + 1:
-                first, last = max(batch.base_offset, self.start), min(batch.last_offset, self.end - 1)
+                first, last = max(batch.base_offset, self.floor), min(batch.last_offset, self.end - 1)
                 if first <= last:
                     spans.append((first, last))
             else:
-                spans.extend((o, o) for o in batch.columns().offsets if self.start <= o < self.end)
+                spans.extend((o, o) for o in batch.columns().offsets if self.floor <= o < self.end)
         return spans
 
     def _account(self, page: RecordPage, read: list[tuple[int, int]]) -> None:

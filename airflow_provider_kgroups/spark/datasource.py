@@ -22,7 +22,16 @@ Options:
     -2 earliest in starting, -1 latest in ending, the end exclusive); -2 and -1 are resolved
     once, on the driver, when the query is planned.
 ``maxRecordsPerPartition`` (default 1000000)
-    Offsets per Spark partition: a larger range is split into chunks, one task each.
+    Offsets per Spark partition at most: a larger range is split into near-equal chunks, one task
+    each, as Spark's Kafka source splits it (which has no default: unset, it never splits).
+``minPartitions``
+    At least about this many Spark partitions: the largest ranges are split further, by Spark's
+    Kafka source's own rule (``KafkaOffsetRangeCalculator``), so both plan the same tasks.
+``assign``
+    Optional: if given, it must name exactly the partitions of the offsets (Spark refuses a
+    mismatch too); ``subscribe``, ``subscribePattern`` and the timestamp options
+    (``startingTimestamp``, ``endingTimestamp``, ``startingOffsetsByTimestamp``...) are refused
+    with the reason (:data:`REFUSED_OPTIONS`): this source reads exactly the offsets it is given.
 ``kafka.isolation.level`` (``read_uncommitted``)
     ``read_committed`` leaves out aborted transactions and reads up to the last stable offset.
 ``failOnDataLoss`` (``true``)
@@ -52,7 +61,9 @@ batches, not Python rows. Bad options fail when ``load()`` is called, before any
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -65,6 +76,7 @@ from ..client.config import ClientConfig
 from ..client.properties import (config_from_kafka_properties, config_to_kafka_properties, format_properties,
                                  read_properties_file)
 from ..client.errors import ConfigurationError
+from ..client.numbers import is_int
 from ..client.results import TopicPartition
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
 
@@ -78,8 +90,23 @@ SECRET_OPTIONS = ("kafka.sasl.password", "kafka.ssl.key.password", "kafka.sasl.j
                   "kafka.sasl.oauthbearer.client.secret", "kafka.sasl.oauthbearer.client.credentials.client.secret",
                   "kafka.sasl.oauthbearer.config")
 #: Options of this source (the rest of ``kafka.*`` are client properties).
-OWN_OPTIONS = ("kafka.bootstrap.servers", STARTING, ENDING, "maxrecordsperpartition", "kafka.isolation.level",
-               "failondataloss", "includeheaders", "kgroups.command.config", "kgroups.fetch.bytes")
+OWN_OPTIONS = ("kafka.bootstrap.servers", STARTING, ENDING, "maxrecordsperpartition", "minpartitions", "assign",
+               "kafka.isolation.level", "failondataloss", "includeheaders", "kgroups.command.config",
+               "kgroups.fetch.bytes")
+_EXACT_RANGE = ("this source reads exactly the partitions and offsets named in startingOffsets/endingOffsets "
+                "(the ConsumerLagSensor's XCom)")
+_BY_TIME = ("this source does not look offsets up by time: resolve the time to offsets first "
+            "(GroupsClient.offsets_for_timestamp) and pass them as startingOffsets/endingOffsets")
+#: Options of Spark's Kafka batch source this source refuses, each with why and what to do instead.
+REFUSED_OPTIONS = {
+    "subscribe": f"{_EXACT_RANGE}; drop subscribe (or give assign naming the same partitions)",
+    "subscribePattern": f"{_EXACT_RANGE}; drop subscribePattern (or give assign naming the same partitions)",
+    "startingTimestamp": _BY_TIME,
+    "endingTimestamp": _BY_TIME,
+    "startingOffsetsByTimestamp": _BY_TIME,
+    "endingOffsetsByTimestamp": _BY_TIME,
+    "startingOffsetsByTimestampStrategy": _BY_TIME,
+}
 SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
           "timestampType int")
 HEADERS_FIELD = "headers array<struct<key: string, value: binary>>"
@@ -93,6 +120,7 @@ class ReadSpec:
     config: ClientConfig
     ranges: tuple[tuple[TopicPartition, int, int], ...]  # offsets may still be -2 / -1
     records_per_partition: int
+    min_partitions: int | None
     read_committed: bool
     fail_on_data_loss: bool
     include_headers: bool
@@ -135,6 +163,10 @@ def parse_options(options: Mapping[str, str]) -> ReadSpec:
         raise ConfigurationError(f"option(s) {', '.join(secrets)} would show a secret in query plans and the Spark "
                                  "UI: put it in a client.properties file and pass its path as "
                                  "kgroups.command.config.")
+    for name, why in REFUSED_OPTIONS.items():
+        if name.lower() in opts:  # Spark hands the options over in lower case: name it as Spark's docs do
+            raise ConfigurationError(f"option {name} of Spark's Kafka source is not taken by the kgroups source: "
+                                     f"{why}.")
     bootstrap = opts.get("kafka.bootstrap.servers")
     if not bootstrap or not str(bootstrap).strip():
         raise ConfigurationError("option kafka.bootstrap.servers is required, e.g. 'kafka-1:9092,kafka-2:9092'.")
@@ -143,6 +175,8 @@ def parse_options(options: Mapping[str, str]) -> ReadSpec:
             raise ConfigurationError(f"option {name} is required for a batch read: per-partition JSON such as "
                                      '{"orders": {"0": 0, "1": -2}}, e.g. the ConsumerLagSensor\'s XCom.')
     ranges = OffsetRange.from_json(opts[STARTING.lower()], opts[ENDING.lower()]).pairs()
+    if "assign" in opts:
+        _check_assign(opts["assign"], set(ranges))
     isolation = str(opts.get("kafka.isolation.level", "read_uncommitted")).strip().lower()
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ConfigurationError(f"option kafka.isolation.level must be read_uncommitted or read_committed, "
@@ -157,10 +191,32 @@ def parse_options(options: Mapping[str, str]) -> ReadSpec:
     config = config_from_kafka_properties(properties, client_id="kgroups-spark")
     return ReadSpec(config=config, ranges=tuple((tp, s, e) for tp, (s, e) in ranges.items()),
                     records_per_partition=_positive_int(opts, "maxRecordsPerPartition", DEFAULT_RECORDS_PER_PARTITION),
+                    min_partitions=_positive_int(opts, "minPartitions", 0) or None,
                     read_committed=isolation == "read_committed",
                     fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
                     include_headers=_bool(opts, "includeHeaders", False),
                     fetch_bytes=_positive_int(opts, "kgroups.fetch.bytes", DEFAULT_FETCH_BYTES, minimum=1024))
+
+
+def _check_assign(text: str, partitions: set[TopicPartition]) -> None:
+    """``assign`` (``{"topic": [0, 1]}``) must name exactly the offsets' partitions: Spark's source
+    refuses a mismatch with specific offsets too."""
+    example = 'e.g. {"orders": [0, 1]}'
+    try:
+        parsed = json.loads(text)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"option assign is not valid JSON: {text!r}; {example}.") from None
+    if not isinstance(parsed, dict) or not all(
+            isinstance(topic, str) and isinstance(parts, list) and all(is_int(p) and p >= 0 for p in parts)
+            for topic, parts in parsed.items()):
+        raise ConfigurationError(f"option assign must map each topic to a list of partitions, got {text!r}; {example}.")
+    assigned = {TopicPartition(topic, p) for topic, parts in parsed.items() for p in parts}
+    if assigned != partitions:
+        only_assign = ", ".join(map(str, sorted(assigned - partitions))) or "none"
+        only_offsets = ", ".join(map(str, sorted(partitions - assigned))) or "none"
+        raise ConfigurationError(f"option assign must name the partitions of startingOffsets/endingOffsets (Spark's "
+                                 f"Kafka source refuses a mismatch too); only in assign: {only_assign}; only in the "
+                                 f"offsets: {only_offsets}.")
 
 
 @dataclass(frozen=True)
@@ -173,14 +229,44 @@ class OffsetChunk:
     end: int
 
 
-def split_ranges(ranges: Mapping[TopicPartition, tuple[int, int]], per_chunk: int) -> list[OffsetChunk]:
-    """Resolved ranges -> chunks of at most ``per_chunk`` offsets; empty ranges give none."""
+def split_ranges(ranges: Mapping[TopicPartition, tuple[int, int]], per_chunk: int,
+                 min_partitions: int | None = None) -> list[OffsetChunk]:
+    """Resolved ranges -> chunks, planned as spark-sql-kafka-0-10's ``KafkaOffsetRangeCalculator``
+    plans its tasks, so both sources run as many: empty ranges give none; a range of more than
+    ``per_chunk`` offsets is cut into ``ceil(size / per_chunk)`` near-equal parts; then, with
+    ``min_partitions`` above the number of chunks, a chunk whose share of all offsets rounds to
+    one part stays whole (with every chunk of its partition) and the others share the remaining
+    parts in proportion to their size."""
     chunks = []
     for tp in sorted(ranges):
         start, end = ranges[tp]
-        for first in range(start, end, per_chunk):
-            chunks.append(OffsetChunk(tp.topic, tp.partition, first, min(end, first + per_chunk)))
-    return chunks
+        if end > start:
+            chunks += _divide(OffsetChunk(tp.topic, tp.partition, start, end), -(-(end - start) // per_chunk))
+    if min_partitions is None or len(chunks) >= min_partitions:
+        return chunks
+
+    def parts_of(size: int, total: int, parts: int) -> int:
+        return max(math.floor(size / total * parts + 0.5), 1)  # Scala's math.round: half up
+
+    total = sum(c.end - c.start for c in chunks)
+    whole = [c for c in chunks if parts_of(c.end - c.start, total, min_partitions) == 1]
+    whole_partitions = {(c.topic, c.partition) for c in whole}
+    split_total = total - sum(c.end - c.start for c in whole)
+    split_parts = max(min_partitions - len(whole), 1)
+    return [piece for c in chunks for piece in _divide(
+        c, 1 if (c.topic, c.partition) in whole_partitions else parts_of(c.end - c.start, split_total, split_parts))]
+
+
+def _divide(chunk: OffsetChunk, parts: int) -> list[OffsetChunk]:
+    """``chunk`` in ``parts`` near-equal pieces, the last taking the rest of the division."""
+    pieces, remaining, start = [], chunk.end - chunk.start, chunk.start
+    for part in range(parts):
+        size = remaining // (parts - part)
+        remaining -= size
+        if size > 0:
+            pieces.append(OffsetChunk(chunk.topic, chunk.partition, start, start + size))
+        start += size
+    return pieces
 
 
 async def resolve_ranges(client, spec: ReadSpec) -> dict[TopicPartition, tuple[int, int]]:
@@ -200,7 +286,8 @@ async def resolve_ranges(client, spec: ReadSpec) -> dict[TopicPartition, tuple[i
     return resolved
 
 
-def to_record_batches(chunk: OffsetChunk, batches: list, include_headers: bool) -> Iterator[Any]:
+def to_record_batches(chunk: OffsetChunk, batches: list, include_headers: bool, start: int | None = None
+                      ) -> Iterator[Any]:
     """One page's record batches (undecoded) -> Arrow record batches of the chunk's records, in the
     source's schema, of about 32,768 rows each (:func:`.arrow_records.page_to_arrow`; a record
     without headers has NULL headers, as in Spark's ``KafkaRecordToRowConverter``). Spark sends
@@ -209,7 +296,8 @@ def to_record_batches(chunk: OffsetChunk, batches: list, include_headers: bool) 
     checking the first one's schema, so their size is the size of the batches the JVM reads."""
     from .arrow_records import page_to_arrow
 
-    return page_to_arrow(chunk.topic, chunk.partition, batches, chunk.start, chunk.end, include_headers)
+    first = chunk.start if start is None else start  # the reader's floor: never a record deleted by retention
+    return page_to_arrow(chunk.topic, chunk.partition, batches, first, chunk.end, include_headers)
 
 
 def _iterate(async_iterable, loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
@@ -236,7 +324,7 @@ def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
     try:
         for batches in _iterate(reader.pages(), loop):
             try:
-                yield from to_record_batches(chunk, batches, spec.include_headers)
+                yield from to_record_batches(chunk, batches, spec.include_headers, reader.floor)
             except UndecodableBatch as exc:  # the task fails naming the partition, the codec and the library
                 raise UndecodableBatch(exc.codec, f"{tp}: {exc.detail}") from exc
     finally:
@@ -266,7 +354,8 @@ def _data_source_classes():
 
             with GroupsClient(self.spec.config) as client:
                 ranges = client.run(resolve_ranges(client.aclient, self.spec))
-            return [KGroupsPartition(c) for c in split_ranges(ranges, self.spec.records_per_partition)]
+            chunks = split_ranges(ranges, self.spec.records_per_partition, self.spec.min_partitions)
+            return [KGroupsPartition(c) for c in chunks]
 
         def read(self, partition) -> Iterator[Any]:
             chunk = getattr(partition, "chunk", None)  # Spark reads one InputPartition(None) for no partitions

@@ -2,8 +2,9 @@
 production producers write them (tests/support/production.py on Apache Kafka; the fake cluster's
 stored batches for aborted transactions as well).
 
-Spark parity. spark-sql-kafka cannot be installed here (no Maven), so the reference rows are built
-by Spark's own rules applied to what an independent client reads: confluent-kafka (librdkafka)
+Spark parity on Tansu (tests/apachekafka/test_spark_kafka_source.py compares with Spark's own
+Kafka source on Apache Kafka): the reference rows are built by Spark's own rules applied to what
+an independent client reads: confluent-kafka (librdkafka)
 consumes the same range, and each record becomes a row as ``KafkaRecordToRowConverter``
 (spark/connector/kafka-0-10-sql) builds it: key and value as given (NULL for null), topic,
 partition, offset, ``timestamp`` from the record's epoch milliseconds, ``timestampType`` as

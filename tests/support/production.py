@@ -72,12 +72,13 @@ class Seeded:
         return next(r for r in self.records if r.aborted)
 
 
-def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
+def create_topics(bootstrap: str, topics: dict[str, int], config: dict[str, str] | None = None) -> None:
     """Topics whose batches may reach 4 MiB: Apache Kafka refuses a batch over the topic's
     ``max.message.bytes`` (1 MiB + 12 by default, MESSAGE_TOO_LARGE), so a team that writes 1 MiB
-    records raises it, as these topics do."""
+    records raises it, as these topics do. ``config``: more topic settings for all of them."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = [NewTopic(name, partitions, 1, config={"max.message.bytes": str(4 * MIB)}) for name, partitions in topics.items()]
+    settings = {"max.message.bytes": str(4 * MIB), **dict(config or {})}
+    new = [NewTopic(name, partitions, 1, config=settings) for name, partitions in topics.items()]
     for future in admin.create_topics(new, operation_timeout=_TIMEOUT).values():
         future.result(_TIMEOUT)
 

@@ -254,7 +254,11 @@ class Partition:
         return self.records[bisect.bisect_left(self._offsets, offset):]
 
     def truncate_before(self, offset: int) -> None:
+        """Drop the records below ``offset``, except those of a stored batch holding it: Kafka
+        deletes whole segments, so a batch straddling the new log start is still served whole."""
         i = bisect.bisect_left(self._offsets, offset)
+        while 0 < i < len(self.records) and self.records[i].batch >= 0 and self.records[i - 1].batch == self.records[i].batch:
+            i -= 1
         del self.records[:i]
         del self._offsets[:i]
 

@@ -281,8 +281,10 @@ def fetch(ctx: RequestContext) -> Any:
                 continue
             limit = part.lso if isolation == 1 else part.end
             if not part.log_start <= p.fetch_offset <= part.end:
+                # As Apache Kafka answers: ReplicaManager's read error result has -1 for the high
+                # watermark and the log start (a reader asks ListOffsets where the log is now).
                 rows.append(P(partition_index=p.partition, error_code=Err.OFFSET_OUT_OF_RANGE,
-                              high_watermark=part.end, last_stable_offset=part.lso, log_start_offset=part.log_start,
+                              high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
                               aborted_transactions=None, preferred_read_replica=-1, records=b""))
                 continue
             data = read_log(part, p.fetch_offset, limit, min(p.partition_max_bytes, budget), not any_records) \
