@@ -3,15 +3,48 @@ UI, the logs, the Spark job and the gate's messages show. Nothing decides here."
 
 from __future__ import annotations
 
-from .verdicts import GroupReason, GroupVerdict, PartitionVerdict, Verdict, VerdictFinding, VerdictReason
+from typing import Protocol
 
-__all__ = ["finding_text", "group_text", "partition_line", "minutes"]
+from ..client.results import GroupState
+from .verdict_findings import GroupReason, Verdict, VerdictFinding, VerdictReason
+
+__all__ = ["GroupVerdictLike", "PartitionVerdictLike", "finding_text", "group_text", "minutes", "partition_line"]
 
 #: The reasons of an OK verdict: without the log start they become UNKNOWN (LOST not ruled out).
 _OK_REASONS = frozenset({VerdictReason.CAUGHT_UP, VerdictReason.WITHIN_ALLOWED, VerdictReason.MOVING,
                          VerdictReason.NOT_GROWING, VerdictReason.NOTHING_TO_READ})
 #: Verdicts whose group line says how many members the group has and in which state.
 _WITH_MEMBERS = frozenset({Verdict.ABANDONED, Verdict.STOP, Verdict.STALL})
+
+
+class PartitionVerdictLike(Protocol):
+    """What the renderer reads of a :class:`.verdicts.PartitionVerdict`."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def finding(self) -> VerdictFinding: ...
+
+
+class GroupVerdictLike(Protocol):
+    """What the renderer reads of a :class:`.verdicts.GroupVerdict`."""
+
+    @property
+    def verdict(self) -> Verdict: ...
+    @property
+    def cause(self) -> GroupReason: ...
+    @property
+    def partitions(self) -> tuple[PartitionVerdictLike, ...]: ...
+    @property
+    def worst(self) -> PartitionVerdictLike | None: ...
+    @property
+    def same(self) -> int: ...
+    @property
+    def members(self) -> int: ...
+    @property
+    def state(self) -> GroupState | None: ...
 
 
 def minutes(ms: int | None) -> str:
@@ -72,12 +105,12 @@ def finding_text(f: VerdictFinding) -> str:
     return f"{text}; its log start could not be read, so LOST cannot be ruled out"
 
 
-def partition_line(v: PartitionVerdict) -> str:
+def partition_line(v: PartitionVerdictLike) -> str:
     """``topic[partition]: <the finding>``."""
     return f"{v.topic}[{v.partition}]: {finding_text(v.finding)}"
 
 
-def group_text(v: GroupVerdict) -> str:
+def group_text(v: GroupVerdictLike) -> str:
     """A group's verdict as one sentence: its worst partition's finding (and how many share it)."""
     if v.cause is GroupReason.NOT_READ:
         return "the group could not be read in the latest snapshot"
