@@ -34,22 +34,22 @@ class BarrierMode(GateMode):
         target = await fix_target(client, spec.group_ids, topics=spec.topics, timestamp_ms=spec.barrier_timestamp_ms,
                                   read_committed=spec.read_committed)
         gate.set_target(target)
-        fixed = target.to_dict()
+        fixed = target.to_dict()  # the XCom barrier_target (the sensor pushes it as is)
         groups = list(fixed["groups"].items())
         shown = "; ".join(f"{g} {offsets}" for g, offsets in groups[:3])
         more = f"; ... {len(groups) - 3} more" if len(groups) > 3 else ""
         return Fixed(f"Barrier fixed ({fixed['kind']}) for {len(groups)} group(s): {shown}{more}", fixed)
 
     def judge(self, gate: Gate, snapshot: LagSnapshot, seconds: Mapping[str, Any]) -> Judgement:
-        if gate.state.target is None:
+        fixed = gate.state.target
+        if fixed is None:
             raise ValueError("a barrier gate judges after its target is fixed (prepare)")
-        target, ignored = _counted_target(BarrierTarget.from_dict(gate.state.target), gate.spec, snapshot)
+        target, ignored = _counted_target(fixed, gate.spec, snapshot)
         status = _status(gate, target, snapshot)
         pending = {(p.group_id, TopicPartition(p.topic, p.partition)) for p in status.partitions if not p.reached}
         pending |= {(g, None) for g in status.failures}
         if pending:
             return Judgement(status.summary(), frozenset(pending), eta_s=status.eta_s())
-        fixed = BarrierTarget.from_dict(gate.state.target)
         ending: dict[TopicPartition, int] = {}
         for targets in fixed.offsets.values():
             for tp, offset in targets.items():
@@ -95,7 +95,7 @@ def _status(gate: Gate, target: BarrierTarget, snapshot: LagSnapshot) -> Barrier
     log_starts = {p.tp: p.log_start for lag in snapshot.groups.values() for p in lag.partitions
                   if p.log_start is not None}
     checkpoints = gate.state.checkpoints
-    previous = BarrierCheckpoint.from_dict(checkpoints[0]) if checkpoints else None
+    previous = checkpoints[0] if checkpoints else None
     status = evaluate_barrier(target, committed, snapshot.taken_at_ms, log_starts=log_starts, previous=previous)
-    gate.state.checkpoints = [*checkpoints, status.checkpoint().to_dict()][-RATE_CHECKPOINTS:]
+    gate.state.checkpoints = [*checkpoints, status.checkpoint()][-RATE_CHECKPOINTS:]
     return status

@@ -57,6 +57,31 @@ def test_a_stopped_group_fails_fast_on_a_persistent_stop_verdict():
     assert statuses == ["wait", "wait", "wait"]  # STOP seen once (at 60 s): not yet persistent
     decision = gate.evaluate(snap(90, 500, 1_100))
     assert (decision.status, decision.kind) == ("fail", "verdict") and "STOP" in decision.message
+    assert decision.held.partition.verdict == "STOP" and decision.held.partition.finding.for_ms == 90_000
+
+
+def test_a_group_that_stopped_consuming_the_topic_fails_fast_as_abandoned_not_stop():
+    """klag issue 92: Stable with members, none assigned the topic, the commit there not moving.
+    The default fail_on_verdicts (STOP, STALL, LOST) fail on it: ABANDONED refines STOP/STALL."""
+    from airflow_provider_kgroups.lag.verdicts import Verdict, VerdictReason
+
+    def left(at_s: float, committed: int, log_end: int) -> LagSnapshot:
+        part = PartitionLag("orders", 0, committed, 0, log_end, log_end - committed,
+                            frozenset({LagFlag.TOPIC_UNASSIGNED}))
+        return LagSnapshot(T0 + int(at_s * 1000), {"g": GroupLag("g", GroupState.STABLE, "consumer", 3, (part,))})
+
+    gate = barrier_gate(1_000, stuck_after_s=60)
+    assert [gate.evaluate(left(t, 500, 1_000 + t)).status for t in (0, 30, 60)] == ["wait"] * 3
+    decision = gate.evaluate(left(90, 500, 1_100))
+    assert (decision.status, decision.kind) == ("fail", "verdict")
+    held = decision.held
+    assert (held.group_id, held.partition.verdict, held.partition.finding.reason, held.checks) == (
+        "g", Verdict.ABANDONED, VerdictReason.TOPIC_LEFT, 2)
+    assert decision.to_event()["verdict"]["reason"] == "topic_left"  # the event carries the value too
+    only_lost = barrier_gate(1_000, stuck_after_s=60, fail_on_verdicts=["LOST"])
+    assert all(only_lost.evaluate(left(t, 500, 1_000 + t)).status == "wait" for t in (0, 30, 60, 90))
+    explicit = barrier_gate(1_000, stuck_after_s=60, fail_on_verdicts=["ABANDONED"])
+    assert [explicit.evaluate(left(t, 500, 1_000 + t)).status for t in (0, 30, 60, 90)][-1] == "fail"
 
 
 def test_a_partition_whose_log_start_is_unread_is_unknown_to_the_gates_verdicts_never_ok():
