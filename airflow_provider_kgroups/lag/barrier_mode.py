@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..client.results import TopicPartition
-from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, evaluate_barrier, fix_target
+from ..client.offset_map import OffsetKind, OffsetMap
+from .barrier import BarrierStatus, BarrierTarget, TargetKind, evaluate_barrier, fix_target
 from .gate_decision import Decision, FailureKind, GateStatus
 from .gate_modes import Fixed, Gate, GateMode, Judgement
 from .gate_spec import GateSpec, LagMode
@@ -39,6 +40,26 @@ class BarrierMode(GateMode):
         shown = "; ".join(f"{g} {offsets}" for g, offsets in groups[:3])
         more = f"; ... {len(groups) - 3} more" if len(groups) > 3 else ""
         return Fixed(f"Barrier fixed ({fixed['kind']}) for {len(groups)} group(s): {shown}{more}", fixed)
+
+    def prepare_from(self, gate: Gate, snapshot: LagSnapshot) -> Fixed | None:
+        """The target at the snapshot's log ends (the highest any group's read saw), never below
+        where the previous range ended (``previous_barrier``): the same for every group."""
+        if gate.state.target is not None:
+            return None
+        spec = gate.spec
+        log_end: dict[TopicPartition, int] = {}
+        for group_id in spec.group_ids:
+            group = snapshot.groups.get(group_id)
+            for p in group.partitions if group is not None else ():
+                if p.log_end is not None and (spec.topics is None or p.topic in spec.topics):
+                    log_end[p.tp] = max(log_end.get(p.tp, 0), p.log_end)
+        floor = OffsetMap.parse(spec.previous_barrier or {}, OffsetKind.STARTING, name="previous_barrier")
+        offsets = {tp: max(end, floor.get(tp, 0)) for tp, end in log_end.items()}
+        target = BarrierTarget({g: dict(offsets) for g in spec.group_ids}, TargetKind.LOG_END, snapshot.taken_at_ms,
+                               read_committed=spec.read_committed)
+        gate.set_target(target)
+        return Fixed(f"Barrier fixed (log_end, from the poll) for {len(spec.group_ids)} group(s): "
+                     f"{OffsetMap(offsets, OffsetKind.COMMITTED).nested()}", target.to_dict())
 
     def judge(self, gate: Gate, snapshot: LagSnapshot, seconds: Mapping[str, Any]) -> Judgement:
         fixed = gate.state.target
