@@ -27,7 +27,6 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from ..arguments import LAG_MODES
 from ..client.errors import ConfigurationError, ErrorCode
 from ..client.results import GroupState, TopicPartition
 from ..client.selection import select_groups
@@ -48,6 +47,8 @@ if TYPE_CHECKING:
 
 #: Group-level failures that no amount of waiting fixes.
 _FATAL_GROUP_ERRORS = {ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.INVALID_GROUP_ID, ErrorCode.GROUP_AUTHORIZATION_FAILED}
+#: The lag modes' names (``lag_mode``), from the enum.
+LAG_MODES = tuple(m.value for m in LagMode)
 #: Each lag mode's way of deciding.
 MODES: dict[LagMode, GateMode] = {LagMode.BARRIER: BarrierMode(), LagMode.THRESHOLD: ThresholdMode()}
 

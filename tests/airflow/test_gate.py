@@ -157,3 +157,21 @@ def test_barrier_timestamp_takes_what_data_interval_end_renders_to():
     end = pendulum.datetime(2024, 5, 1, tz="UTC")
     for value in (str(end), end, end.isoformat(), 1714521600000):
         assert GateSpec(group_ids=("g",), barrier_timestamp_ms=value).barrier_timestamp_ms == 1714521600000
+
+
+def test_a_trigger_serialized_by_the_code_before_typed_state_still_loads_and_decides():
+    """Trigger kwargs written before the gate's state was typed (a deferred task across an upgrade,
+    a triggerer restart): the same JSON loads into values and is written back unchanged."""
+    old_state = {"started_ms": T0, "checks": 1, "streaks": {"projection": 0, "verdict:g": 0}, "told": [],
+                 "target": {"format": "kgroups-barrier-target", "version": 1, "kind": "log_end", "fixed_at_ms": T0,
+                            "timestamp_ms": None, "read_committed": False, "groups": {"g": {"orders": {"0": 100}}}},
+                 "checkpoints": [{"checked_at_ms": T0, "committed": {"g": {"orders": {"0": 50}}}}]}
+    old_spec = GateSpec(group_ids=("g",)).to_dict()
+    kwargs = {"kafka_groups_conn_id": "kg", "spec": old_spec, "state": old_state, "deadline_ms": T0 + 60_000,
+              "poll_interval": 5.0, "deferred_at_ms": T0}
+    trigger = ConsumerLagTrigger(**json.loads(json.dumps(kwargs)))
+    gate = LagGate(GateSpec.from_dict(trigger.spec), GateState.from_dict(trigger.state), trigger.deadline_ms)
+    assert gate.target == BarrierTarget({"g": {TP0: 100}}, TargetKind.LOG_END, T0)
+    assert gate.state.checkpoints[0].committed == {"g": {TP0: 50}}
+    assert gate.state.to_dict() == old_state
+    assert gate.evaluate(snap(10, 100, 130)).opened.range.ending == {TP0: 100}

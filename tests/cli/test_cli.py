@@ -79,3 +79,20 @@ def test_command_config_file_is_read_and_secrets_stay_out_of_output(cluster, cap
     props.write_text("bootstrap.servers=x:1\nsasl.jaas.config=secret-value\n")
     code, _, err = run(capsys, "--command-config", str(props), "groups")
     assert code == EXIT_BAD_INPUT and "sasl.jaas.config" in err and "secret-value" not in err
+
+
+def test_lag_names_a_topic_the_group_no_longer_reads(capsys):
+    """klag issue 92: billing is Stable with members assigned payments only; its old commit on
+    orders stays behind. The partition carries the flag and the group's line names the topic."""
+    with FakeCluster.running_in_thread(brokers=1) as c:
+        c.add_topic("orders", 1, end_offsets=50)
+        c.add_topic("payments", 1, end_offsets=5)
+        c.add_group("billing", offsets={("orders", 0): 10, ("payments", 0): 5},
+                    members=[Member("m-1", {"payments": [0]})])
+        code, out, _ = run(capsys, "-b", c.bootstrap, "--format", "json", "lag", "billing")
+        assert code == EXIT_OK
+        flags = {p["topic"]: p["flags"] for p in json.loads(out)["groups"]["billing"]["partitions"]}
+        assert flags == {"orders": ["topic_unassigned"], "payments": []}
+        code, out, _ = run(capsys, "-b", c.bootstrap, "lag", "billing")
+        total = next(line for line in out.splitlines() if "TOTAL" in line)
+        assert "no member assigned orders (its commits there stay behind)" in total
