@@ -67,7 +67,8 @@ class BarrierMode(GateMode):
             raise ValueError("a barrier gate judges after its target is fixed (prepare)")
         target, ignored = _counted_target(fixed, gate.spec, snapshot)
         status = _status(gate, target, snapshot)
-        pending = {(p.group_id, TopicPartition(p.topic, p.partition)) for p in status.partitions if not p.reached}
+        pending: set[tuple[str, TopicPartition | None]] = {
+            (p.group_id, TopicPartition(p.topic, p.partition)) for p in status.partitions if not p.reached}
         pending |= {(g, None) for g in status.failures}
         if pending:
             return Judgement(status.summary(), frozenset(pending), eta_s=status.eta_s())

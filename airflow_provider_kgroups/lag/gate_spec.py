@@ -45,14 +45,16 @@ class GateSpec:
     exclude_patterns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        def set_(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)  # frozen
+
         for name in ("group_ids", "group_patterns", "exclude_patterns"):
             set_(name, parse_str_list(name, getattr(self, name)))
         if not self.group_ids and not self.group_patterns:
             raise ConfigurationError("give group_ids and/or group_patterns (e.g. group_ids=['orders-landing'] or "
                                      "group_patterns=['orders-*']).")
         GroupSelector(self.group_ids, self.group_patterns, self.exclude_patterns)  # patterns compile, ids are ids
-        parsed = {}
+        parsed: dict[str, Any] = {}
         for param in all_params():  # each argument by its one parser (lag.gate_params)
             parsed[param.name] = param.parse(param.name, getattr(self, param.spec_field))
             set_(param.spec_field, parsed[param.name])
