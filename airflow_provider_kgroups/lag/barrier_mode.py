@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..client.results import TopicPartition
 from ..client.offset_map import OffsetKind, OffsetMap
+from ..client.results import TopicPartition
 from .barrier import BarrierStatus, BarrierTarget, TargetKind, evaluate_barrier, fix_target
 from .gate_decision import Decision, FailureKind, GateStatus
 from .gate_modes import Fixed, Gate, GateMode, Judgement

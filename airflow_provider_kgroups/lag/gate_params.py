@@ -12,9 +12,10 @@ signature (a test checks the signature against this table); see docs/development
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..arguments import (
     parse_bool, parse_check_count, parse_choice, parse_interval, parse_offset_count, parse_offsets_map,
@@ -24,8 +25,8 @@ from ..client.errors import ConfigurationError
 from .policy import parse_policy
 from .verdict_findings import Verdict
 
-__all__ = ["LagMode", "GateParam", "ModeTable", "GATE_PARAMS", "MODE_TABLES", "DEFAULT_FAIL_ON", "all_params",
-           "params_of", "threshold_names", "param_docs"]
+__all__ = ["DEFAULT_FAIL_ON", "GATE_PARAMS", "MODE_TABLES", "GateParam", "LagMode", "ModeTable", "all_params",
+           "param_docs", "params_of", "threshold_names"]
 
 DEFAULT_FAIL_ON = ("STOP", "STALL", "LOST")
 

@@ -15,7 +15,7 @@ from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
 from tests.support.fakekafka import FakeCluster, Member
 
 #: a short stuck time so the rule can match within a test (the verdict needs the commit to stay put that long)
-SPEC = dict(group_ids=("billing",), topics=("orders",), stuck_after_s=0.3, verdict_checks=2)
+SPEC = {"group_ids": ("billing",), "topics": ("orders",), "stuck_after_s": 0.3, "verdict_checks": 2}
 
 
 def left_the_topic(cluster) -> None:
