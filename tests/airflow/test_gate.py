@@ -175,3 +175,18 @@ def test_a_trigger_serialized_by_the_code_before_typed_state_still_loads_and_dec
     assert gate.state.checkpoints[0].committed == {"g": {TP0: 50}}
     assert gate.state.to_dict() == old_state
     assert gate.evaluate(snap(10, 100, 130)).opened.range.ending == {TP0: 100}
+
+
+def test_the_xcom_keeps_its_keys_and_an_event_trigger_serialized_before_still_loads():
+    """The XCom (now GateOpened.to_xcom) has the keys it had; ConsumerLagEventTrigger's kwargs as
+    the code before the one gate engine wrote them re-create the same trigger."""
+    from airflow_provider_kgroups.triggers.events import ConsumerLagEventTrigger
+
+    done = barrier_gate(100).evaluate(snap(0, 100, 130))
+    assert set(done.result) == {"lag_mode", "group_ids", "checks", "waited_s", "reached", "offsets",
+                                "startingOffsets", "endingOffsets", "target", "ignored"}
+    assert done.result["target"] == done.opened.extra["target"] and done.result["checks"] == 1
+    old = {"kafka_groups_conn_id": "kg", "group_ids": ["orders-landing"], "topics": ["orders"],
+           "poll_interval": 60.0, "max_total_lag": None, "read_committed": False}
+    trigger = ConsumerLagEventTrigger(**old)
+    assert trigger.serialize() == ("airflow_provider_kgroups.triggers.events.ConsumerLagEventTrigger", old)
