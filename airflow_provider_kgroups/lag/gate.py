@@ -1,5 +1,5 @@
-"""The lag gate: what :class:`ConsumerLagSensor` and :class:`ConsumerLagTrigger` decide at each
-check, written once. No Airflow import; :class:`LagGate` does no I/O (it decides), and
+"""The lag gate: what :class:`ConsumerLagSensor`, :class:`ConsumerLagTrigger` and (re-armed after
+each range, :mod:`.watch`) :class:`ConsumerLagEventTrigger` decide at each check, written once. No Airflow import; :class:`LagGate` does no I/O (it decides), and
 :func:`check_gate` is the one check over a client (read, then decide) that the hook offers
 as its ``check_gate`` / ``acheck_gate`` verbs.
 
@@ -12,13 +12,16 @@ reason). How the groups count as there is the mode's business (:mod:`.gate_modes
 * a group is missing: Dead, GROUP_ID_NOT_FOUND, or Empty with no member and no committed
   offset (what a group that never existed looks like on brokers that answer Empty for it);
   or no group matches the spec's patterns at the first check;
-* a fail-fast verdict (default STOP, STALL, LOST; see :mod:`..lag.verdicts`) holds on a
-  partition that still has to move, in ``verdict_checks`` consecutive checks;
+* a fail-fast verdict (default STOP, STALL, LOST; ABANDONED, a topic the group stopped
+  consuming, whenever STOP or STALL is one; see :mod:`..lag.verdicts`) holds on a partition that
+  still has to move, in ``verdict_checks`` consecutive checks (the decision carries it as a value,
+  :class:`~.gate_decision.VerdictHeld`);
 * its mode gives up (barrier: the projected catch-up ends after the deadline).
 
-The spec and the state that must survive a hand-over from the sensor to its trigger are plain
-JSON (:mod:`.gate_spec`); the window of snapshots for the verdicts is kept in memory only (a
-trigger starts a new window).
+The spec and the state that must survive a hand-over from the sensor to its trigger are values
+with one JSON form each (:mod:`.gate_spec`: the trigger's kwargs); an opened gate's result is a
+:class:`~.gate_decision.GateOpened` whose ``to_xcom`` is the XCom. The window of snapshots for
+the verdicts is kept in memory only (a trigger starts a new window).
 """
 
 from __future__ import annotations
