@@ -1,6 +1,8 @@
 """``kgroups lag``: committed against log-end offset per partition, totals per group, and with
 ``--seconds`` the age of each group's oldest unread record; ``--format jsonl`` streams a line
-per group as its batch completes."""
+per group as its batch completes. A topic a Stable group's members are no longer assigned, whose
+commits stay behind (``topic_unassigned``: what the gate's ABANDONED verdict is made of), is
+named on the group's TOTAL line."""
 
 from __future__ import annotations
 
@@ -51,12 +53,23 @@ def lag_rows(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] |
                 note = f"{note}: {p.error}" if note else str(p.error)
             rows.append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, *("" for _ in extra), note or ""))
         summary = f"{group.state.value}, {group.members} member(s)"
+        left = unassigned_topics(group)
+        if left:
+            summary += f", no member assigned {', '.join(left)} (its commits there stay behind)"
         if group.total_lag is None:
             summary += ", total unknown"
         rows.append((gid, "TOTAL", "", "", "", group.total_lag, *extra, summary))
     for gid, failure in snapshot.failures.items():
         rows.append((gid, "ERROR", "", "", "", "", *(("",) if seconds is not None else ()), str(failure)))
     return rows
+
+
+def unassigned_topics(group: "GroupLag") -> list[str]:
+    """The topics the group committed on that none of its members is assigned (the snapshot's
+    ``topic_unassigned`` flag), sorted."""
+    from ..lag.model import LagFlag
+
+    return sorted({p.topic for p in group.partitions if LagFlag.TOPIC_UNASSIGNED in p.flags})
 
 
 def lag_headers(with_seconds: bool) -> tuple[str, ...]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..client.offset_map import OffsetKind, OffsetMap
 from ..client.results import TopicPartition
-from .barrier import BarrierCheckpoint, BarrierStatus, BarrierTarget, evaluate_barrier, fix_target
+from .barrier import BarrierStatus, BarrierTarget, TargetKind, evaluate_barrier, fix_target
 from .gate_decision import Decision, FailureKind, GateStatus
 from .gate_modes import Fixed, Gate, GateMode, Judgement
 from .gate_spec import GateSpec, LagMode
@@ -35,23 +36,43 @@ class BarrierMode(GateMode):
         target = await fix_target(client, spec.group_ids, topics=spec.topics, timestamp_ms=spec.barrier_timestamp_ms,
                                   read_committed=spec.read_committed)
         gate.set_target(target)
-        fixed = target.to_dict()
+        fixed = target.to_dict()  # the XCom barrier_target (the sensor pushes it as is)
         groups = list(fixed["groups"].items())
         shown = "; ".join(f"{g} {offsets}" for g, offsets in groups[:3])
         more = f"; ... {len(groups) - 3} more" if len(groups) > 3 else ""
         return Fixed(f"Barrier fixed ({fixed['kind']}) for {len(groups)} group(s): {shown}{more}", fixed)
 
+    def prepare_from(self, gate: Gate, snapshot: LagSnapshot) -> Fixed | None:
+        """The target at the snapshot's log ends (the highest any group's read saw), never below
+        where the previous range ended (``previous_barrier``): the same for every group."""
+        if gate.state.target is not None:
+            return None
+        spec = gate.spec
+        log_end: dict[TopicPartition, int] = {}
+        for group_id in spec.group_ids:
+            group = snapshot.groups.get(group_id)
+            for p in group.partitions if group is not None else ():
+                if p.log_end is not None and (spec.topics is None or p.topic in spec.topics):
+                    log_end[p.tp] = max(log_end.get(p.tp, 0), p.log_end)
+        floor = OffsetMap.parse(spec.previous_barrier or {}, OffsetKind.STARTING, name="previous_barrier")
+        offsets = {tp: max(end, floor.get(tp, 0)) for tp, end in log_end.items()}
+        target = BarrierTarget({g: dict(offsets) for g in spec.group_ids}, TargetKind.LOG_END, snapshot.taken_at_ms,
+                               read_committed=spec.read_committed)
+        gate.set_target(target)
+        return Fixed(f"Barrier fixed (log_end, from the poll) for {len(spec.group_ids)} group(s): "
+                     f"{OffsetMap(offsets, OffsetKind.COMMITTED).nested()}", target.to_dict())
+
     def judge(self, gate: Gate, snapshot: LagSnapshot, seconds: Mapping[str, Any]) -> Judgement:
-        if gate.state.target is None:
+        fixed = gate.state.target
+        if fixed is None:
             raise ValueError("a barrier gate judges after its target is fixed (prepare)")
-        target, ignored = _counted_target(BarrierTarget.from_dict(gate.state.target), gate.spec, snapshot)
+        target, ignored = _counted_target(fixed, gate.spec, snapshot)
         status = _status(gate, target, snapshot)
         pending: set[tuple[str, TopicPartition | None]] = {
             (p.group_id, TopicPartition(p.topic, p.partition)) for p in status.partitions if not p.reached}
         pending |= {(g, None) for g in status.failures}
         if pending:
             return Judgement(status.summary(), frozenset(pending), eta_s=status.eta_s())
-        fixed = BarrierTarget.from_dict(gate.state.target)
         ending: dict[TopicPartition, int] = {}
         for targets in fixed.offsets.values():
             for tp, offset in targets.items():
@@ -97,7 +118,7 @@ def _status(gate: Gate, target: BarrierTarget, snapshot: LagSnapshot) -> Barrier
     log_starts = {p.tp: p.log_start for lag in snapshot.groups.values() for p in lag.partitions
                   if p.log_start is not None}
     checkpoints = gate.state.checkpoints
-    previous = BarrierCheckpoint.from_dict(checkpoints[0]) if checkpoints else None
+    previous = checkpoints[0] if checkpoints else None
     status = evaluate_barrier(target, committed, snapshot.taken_at_ms, log_starts=log_starts, previous=previous)
-    gate.state.checkpoints = [*checkpoints, status.checkpoint().to_dict()][-RATE_CHECKPOINTS:]
+    gate.state.checkpoints = [*checkpoints, status.checkpoint()][-RATE_CHECKPOINTS:]
     return status

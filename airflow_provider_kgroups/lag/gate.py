@@ -1,5 +1,5 @@
-"""The lag gate: what :class:`ConsumerLagSensor` and :class:`ConsumerLagTrigger` decide at each
-check, written once. No Airflow import; :class:`LagGate` does no I/O (it decides), and
+"""The lag gate: what :class:`ConsumerLagSensor`, :class:`ConsumerLagTrigger` and (re-armed after
+each range, :mod:`.watch`) :class:`ConsumerLagEventTrigger` decide at each check, written once. No Airflow import; :class:`LagGate` does no I/O (it decides), and
 :func:`check_gate` is the one check over a client (read, then decide) that the hook offers
 as its ``check_gate`` / ``acheck_gate`` verbs.
 
@@ -12,35 +12,37 @@ reason). How the groups count as there is the mode's business (:mod:`.gate_modes
 * a group is missing: Dead, GROUP_ID_NOT_FOUND, or Empty with no member and no committed
   offset (what a group that never existed looks like on brokers that answer Empty for it);
   or no group matches the spec's patterns at the first check;
-* a fail-fast verdict (default STOP, STALL, LOST; see :mod:`..lag.verdicts`) holds on a
-  partition that still has to move, in ``verdict_checks`` consecutive checks;
+* a fail-fast verdict (default STOP, STALL, LOST; ABANDONED, a topic the group stopped
+  consuming, whenever STOP or STALL is one; see :mod:`..lag.verdicts`) holds on a partition that
+  still has to move, in ``verdict_checks`` consecutive checks (the decision carries it as a value,
+  :class:`~.gate_decision.VerdictHeld`);
 * its mode gives up (barrier: the projected catch-up ends after the deadline).
 
-The spec and the state that must survive a hand-over from the sensor to its trigger are plain
-JSON (:mod:`.gate_spec`); the window of snapshots for the verdicts is kept in memory only (a
-trigger starts a new window).
+The spec and the state that must survive a hand-over from the sensor to its trigger are values
+with one JSON form each (:mod:`.gate_spec`: the trigger's kwargs); an opened gate's result is a
+:class:`~.gate_decision.GateOpened` whose ``to_xcom`` is the XCom. The window of snapshots for
+the verdicts is kept in memory only (a trigger starts a new window).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
-from ..arguments import LAG_MODES
 from ..client.errors import ConfigurationError, ErrorCode
-from ..client.offset_map import OffsetKind, OffsetMap
 from ..client.results import GroupState, TopicPartition
 from ..client.selection import select_groups
 from .barrier import BarrierTarget
 from .barrier_mode import RATE_CHECKPOINTS, BarrierMode
-from .gate_decision import NOT_RETRIABLE, Decision, FailureKind, GateStatus
+from .gate_decision import NOT_RETRIABLE, Decision, FailureKind, GateOpened, GateStatus, VerdictHeld
 from .gate_modes import GateMode, Judgement, Pending
 from .gate_spec import DEFAULT_FAIL_ON, GateSpec, GateState, LagMode
 from .model import LagSnapshot
 from .offset_range import OffsetRange, spark_offsets  # spark_offsets: re-exported
 from .seconds import GroupLagSeconds, lag_seconds
 from .threshold_mode import ThresholdMode
+from .verdict_text import finding_text
 from .verdicts import Verdict, group_verdicts
 
 if TYPE_CHECKING:
@@ -48,6 +50,8 @@ if TYPE_CHECKING:
 
 #: Group-level failures that no amount of waiting fixes.
 _FATAL_GROUP_ERRORS = {ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.INVALID_GROUP_ID, ErrorCode.GROUP_AUTHORIZATION_FAILED}
+#: The lag modes' names (``lag_mode``), from the enum.
+LAG_MODES = tuple(m.value for m in LagMode)
 #: Each lag mode's way of deciding.
 MODES: dict[LagMode, GateMode] = {LagMode.BARRIER: BarrierMode(), LagMode.THRESHOLD: ThresholdMode()}
 
@@ -83,10 +87,10 @@ class LagGate:
 
     @property
     def target(self) -> BarrierTarget | None:
-        return BarrierTarget.from_dict(self.state.target) if self.state.target is not None else None
+        return self.state.target
 
     def set_target(self, target: BarrierTarget) -> None:
-        self.state.target = target.to_dict()
+        self.state.target = target
 
     def streak(self, key: str, hit: bool) -> int:
         """Consecutive checks in which ``hit`` held for ``key`` (kept in the state)."""
@@ -110,7 +114,8 @@ class LagGate:
         judged = self.mode.judge(self, snapshot, seconds or {})
         self.pending_groups = tuple(sorted({g for g, _ in judged.pending}))
         if judged.done:
-            return Decision(GateStatus.DONE, judged.summary, self._result(snapshot, judged))
+            opened = self._opened(snapshot, judged)
+            return Decision(GateStatus.DONE, judged.summary, opened.to_xcom(), opened=opened)
         decision = (self._verdicts(judged.pending) or self.mode.give_up(self, judged, snapshot.taken_at_ms)
                     or Decision(GateStatus.WAIT, f"check {self.state.checks}: {judged.summary}"))
         return replace(decision, warnings=self._once(judged.warnings))
@@ -143,32 +148,38 @@ class LagGate:
         return None
 
     def _verdicts(self, pending: Pending) -> Decision | None:
-        if not self.spec.fail_on_verdicts:
+        fail_on = fail_fast_verdicts(self.spec.fail_on_verdicts)
+        if not fail_on:
             return None
-        fail_on = {Verdict(v) for v in self.spec.fail_on_verdicts}
         verdicts = group_verdicts(self.window, self.spec.rules, group_ids=self.spec.group_ids)
         for group_id, verdict in verdicts.items():
             bad = [p for p in verdict.partitions if p.verdict in fail_on
                    and (group_id, TopicPartition(p.topic, p.partition)) in pending]
             if self.streak(f"verdict:{group_id}", bool(bad)) >= self.spec.verdict_checks:
                 worst = max(bad, key=lambda p: p.verdict.severity)
-                return _fail(f"group {group_id!r} is {worst.verdict.value} on {worst.topic}[{worst.partition}] for "
-                             f"{self.spec.verdict_checks} checks in a row: {worst.reason}", FailureKind.VERDICT)
+                held = VerdictHeld(group_id, worst, self.spec.verdict_checks)
+                return Decision(GateStatus.FAIL, held_text(held), kind=FailureKind.VERDICT, held=held)
         return None
 
-    def _result(self, snapshot: LagSnapshot, judged: Judgement) -> dict[str, Any]:
-        handed_on = OffsetRange.up_to(judged.ending, self.spec.previous_barrier)
-        return {
-            "lag_mode": self.spec.lag_mode.value,
-            "group_ids": list(self.spec.group_ids),
-            "checks": self.state.checks,
-            "waited_s": round((snapshot.taken_at_ms - self.state.started_ms) / 1000.0, 3),
-            "reached": {g: OffsetMap(offsets, OffsetKind.COMMITTED, name=f"reached[{g!r}]").nested()
-                        for g, offsets in judged.reached.items()},
-            "offsets": handed_on.ending.nested(),  # type: ignore[attr-defined]
-            **handed_on.to_xcom(),  # startingOffsets, endingOffsets
-            **judged.extra,
-        }
+    def _opened(self, snapshot: LagSnapshot, judged: Judgement) -> GateOpened:
+        return GateOpened(self.spec.lag_mode.value, tuple(self.spec.group_ids), self.state.checks,
+                          round((snapshot.taken_at_ms - self.state.started_ms) / 1000.0, 3), judged.reached,
+                          OffsetRange.up_to(judged.ending, self.spec.previous_barrier), judged.extra)
+
+
+def fail_fast_verdicts(names: Iterable[str]) -> frozenset[Verdict]:
+    """The verdicts that fail a gate, from ``fail_on_verdicts``: ABANDONED refines STOP and STALL
+    (a stuck commit on a topic no member is assigned), so failing on either fails on it too."""
+    verdicts = {Verdict(v) for v in names}
+    if verdicts & {Verdict.STOP, Verdict.STALL}:
+        verdicts.add(Verdict.ABANDONED)
+    return frozenset(verdicts)
+
+
+def held_text(held: VerdictHeld) -> str:
+    v = held.partition
+    return (f"group {held.group_id!r} is {v.verdict.value} on {v.topic}[{v.partition}] for {held.checks} checks in "
+            f"a row: {finding_text(v.finding)}")
 
 
 def _fail(message: str, kind: FailureKind) -> Decision:
@@ -205,4 +216,5 @@ async def check_gate(client: "AsyncGroupsClient", gate: LagGate) -> Decision:
 
 
 __all__ = ["GateSpec", "GateState", "LagGate", "LagMode", "Decision", "GateStatus", "FailureKind", "check_gate",
+           "GateOpened", "VerdictHeld", "fail_fast_verdicts",
            "spark_offsets", "LAG_MODES", "DEFAULT_FAIL_ON", "NOT_RETRIABLE", "RATE_CHECKPOINTS", "MODES"]

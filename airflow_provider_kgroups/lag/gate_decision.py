@@ -14,8 +14,12 @@ from enum import Enum
 from typing import Any, Mapping
 
 from ..client.errors import ConfigurationError
+from ..client.offset_map import OffsetKind, OffsetMap
+from ..client.results import TopicPartition
+from .offset_range import OffsetRange
+from .verdicts import PartitionVerdict
 
-__all__ = ["GateStatus", "FailureKind", "Decision", "NOT_RETRIABLE"]
+__all__ = ["GateStatus", "FailureKind", "Decision", "GateOpened", "VerdictHeld", "NOT_RETRIABLE"]
 
 
 class GateStatus(str, Enum):
@@ -37,6 +41,47 @@ NOT_RETRIABLE = FailureKind.NOT_RETRIABLE
 
 
 @dataclass(frozen=True)
+class GateOpened:
+    """What a gate that opened hands on, as a value; :meth:`to_xcom` is its one JSON form (the
+    sensor's XCom, the trigger's ``done`` event). ``extra``: the mode's own result keys (JSON)."""
+
+    lag_mode: str
+    group_ids: tuple[str, ...]
+    checks: int
+    waited_s: float
+    reached: Mapping[str, Mapping[TopicPartition, int]]
+    range: OffsetRange
+    extra: Mapping[str, Any]
+
+    def to_xcom(self) -> dict[str, Any]:
+        return {
+            "lag_mode": self.lag_mode,
+            "group_ids": list(self.group_ids),
+            "checks": self.checks,
+            "waited_s": self.waited_s,
+            "reached": {g: OffsetMap(offsets, OffsetKind.COMMITTED, name=f"reached[{g!r}]").nested()
+                        for g, offsets in self.reached.items()},
+            "offsets": self.range.ending.nested(),  # type: ignore[attr-defined]  # an OffsetMap once made
+            **self.range.to_xcom(),  # startingOffsets, endingOffsets
+            **self.extra,
+        }
+
+
+@dataclass(frozen=True)
+class VerdictHeld:
+    """The fail-fast verdict that failed a gate: the group, its partition's verdict (with the
+    finding: :class:`~.verdicts.VerdictFinding`) and for how many checks in a row it held."""
+
+    group_id: str
+    partition: PartitionVerdict
+    checks: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group_id": self.group_id, "topic": self.partition.topic, "partition": self.partition.partition,
+                "checks": self.checks, **self.partition.finding.to_dict()}
+
+
+@dataclass(frozen=True)
 class Decision:
     status: GateStatus
     message: str
@@ -45,6 +90,8 @@ class Decision:
     notes: tuple[str, ...] = ()  # what the check decided on the way (groups selected, barrier fixed): log lines
     fixed: dict[str, Any] | None = None  # what this check fixed once, as JSON (the barrier's target)
     warnings: tuple[str, ...] = ()  # what keeps the gate closed that the user can fix: log lines, once per gate
+    opened: GateOpened | None = None  # with DONE, decided in this process: the value ``result`` is the JSON of
+    held: VerdictHeld | None = None  # with FAIL of kind VERDICT: the verdict, as a value
 
     def __post_init__(self) -> None:  # strings are accepted (events, older callers) and kept as enums
         object.__setattr__(self, "status", GateStatus(self.status))
@@ -56,8 +103,11 @@ class Decision:
         return self.status is not GateStatus.WAIT
 
     def to_event(self) -> dict[str, Any]:
-        return {"status": self.status.value, "message": self.message, "result": self.result,
-                "kind": self.kind.value if self.kind is not None else None}
+        event = {"status": self.status.value, "message": self.message, "result": self.result,
+                 "kind": self.kind.value if self.kind is not None else None}
+        if self.held is not None:
+            event["verdict"] = self.held.to_dict()
+        return event
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> "Decision":

@@ -5,7 +5,8 @@ missing groups, fail-fast verdicts, the XCom result); a mode says whether the gr
 At each check the gate asks its mode, in this order:
 
 1. :meth:`GateMode.prepare` (with the client, before judging; a group already missing skips
-   it): fix what must be fixed once, e.g. the barrier's target at the first check;
+   it): fix what must be fixed once, e.g. the barrier's target at the first check (a gate fed
+   snapshots without a client, :mod:`.watch`, calls :meth:`GateMode.prepare_from` instead);
 2. :meth:`GateMode.judge` (pure): a :class:`Judgement`, what still has to move, or, when
    nothing does, the range the groups covered;
 3. :meth:`GateMode.give_up` (pure, only while waiting and after the verdicts): a failure
@@ -83,6 +84,11 @@ class GateMode(ABC):
         return False
 
     async def prepare(self, client: Any, gate: Gate, snapshot: LagSnapshot) -> Fixed | None:
+        return None
+
+    def prepare_from(self, gate: Gate, snapshot: LagSnapshot) -> Fixed | None:
+        """What :meth:`prepare` fixes, from the snapshot alone: for a gate fed by a poll it does not
+        own (the event trigger's shared poll, :mod:`.watch`), which has no client to read with."""
         return None
 
     @abstractmethod

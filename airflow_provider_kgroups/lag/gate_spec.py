@@ -1,4 +1,4 @@
-"""The two plain-JSON halves of a lag gate that travel from the sensor to its trigger (and
+"""The two halves of a lag gate that travel from the sensor to its trigger (and
 survive a triggerer restart): :class:`GateSpec`, what to wait for, validated on construction,
 and :class:`GateState`, what one check leaves for the next.
 
@@ -10,29 +10,17 @@ first check, against the cluster's listing, and carries the bound ids from then 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from enum import Enum
 from typing import Any, Iterable, Mapping
 
-from ..arguments import (
-    parse_check_count, parse_interval, parse_lag_mode, parse_names, parse_offset_count, parse_offsets_map,
-    parse_seconds, parse_str_list, parse_timestamp_ms,
-)
+from ..arguments import parse_str_list
 from ..client.errors import ConfigurationError
 from ..client.selection import GroupSelector
+from .barrier import BarrierCheckpoint, BarrierTarget
+from .gate_params import DEFAULT_FAIL_ON, LagMode, all_params, check_modes
 from .model import UnknownLagPolicy
-from .policy import parse_policy
-from .verdicts import Verdict, VerdictRules
+from .verdicts import VerdictRules
 
 __all__ = ["LagMode", "GateSpec", "GateState", "DEFAULT_FAIL_ON"]
-
-DEFAULT_FAIL_ON = ("STOP", "STALL", "LOST")
-
-
-class LagMode(str, Enum):
-    """How a gate decides that the groups are there (``lag_mode``)."""
-
-    BARRIER = "barrier"  # committed >= a target fixed at the first check, on every partition
-    THRESHOLD = "threshold"  # every group provably within the lag thresholds
 
 
 @dataclass(frozen=True)
@@ -56,41 +44,20 @@ class GateSpec:
     exclude_patterns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        def set_(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)  # frozen
+
         for name in ("group_ids", "group_patterns", "exclude_patterns"):
             set_(name, parse_str_list(name, getattr(self, name)))
         if not self.group_ids and not self.group_patterns:
             raise ConfigurationError("give group_ids and/or group_patterns (e.g. group_ids=['orders-landing'] or "
                                      "group_patterns=['orders-*']).")
         GroupSelector(self.group_ids, self.group_patterns, self.exclude_patterns)  # patterns compile, ids are ids
-        if not isinstance(self.lag_mode, LagMode):
-            set_("lag_mode", LagMode(parse_lag_mode("lag_mode", self.lag_mode)))
-        if self.topics is not None:
-            set_("topics", parse_names("topics", self.topics))
-        set_("unknown_lag", parse_policy(self.unknown_lag).value)
-        set_("barrier_timestamp_ms", parse_timestamp_ms("barrier_timestamp", self.barrier_timestamp_ms))
-        set_("max_lag_per_partition", parse_offset_count("max_lag_per_partition", self.max_lag_per_partition))
-        set_("max_total_lag", parse_offset_count("max_total_lag", self.max_total_lag))
-        set_("max_lag_seconds", parse_seconds("max_lag_seconds", self.max_lag_seconds))
-        verdicts = parse_str_list("fail_on_verdicts", self.fail_on_verdicts)
-        known = [v.value for v in Verdict]
-        unknown = [v for v in verdicts if v.upper() not in known]
-        if unknown:
-            raise ConfigurationError(f"fail_on_verdicts has {unknown[0]!r}: use some of {', '.join(known)} (or []).")
-        set_("fail_on_verdicts", tuple(v.upper() for v in verdicts))
-        set_("verdict_checks", parse_check_count("verdict_checks", self.verdict_checks))
-        set_("stuck_after_s", parse_interval("stuck_after", self.stuck_after_s))
-        set_("previous_barrier", parse_offsets_map("previous_barrier", self.previous_barrier))
-        thresholds = (self.max_lag_per_partition, self.max_total_lag, self.max_lag_seconds)
-        if self.lag_mode is LagMode.THRESHOLD and all(t is None for t in thresholds):
-            raise ConfigurationError("lag_mode='threshold' needs at least one of max_lag_per_partition, "
-                                     "max_total_lag, max_lag_seconds.")
-        if self.lag_mode is LagMode.BARRIER and any(t is not None for t in thresholds):
-            raise ConfigurationError("max_lag_per_partition / max_total_lag / max_lag_seconds apply to "
-                                     "lag_mode='threshold'; a barrier waits for committed >= target. "
-                                     "Set lag_mode='threshold' or drop the thresholds.")
-        if self.lag_mode is LagMode.THRESHOLD and self.barrier_timestamp_ms is not None:
-            raise ConfigurationError("barrier_timestamp applies to lag_mode='barrier': drop it or switch modes.")
+        parsed: dict[str, Any] = {}
+        for param in all_params():  # each argument by its one parser (lag.gate_params)
+            parsed[param.name] = param.parse(param.name, getattr(self, param.spec_field))
+            set_(param.spec_field, parsed[param.name])
+        check_modes(self.lag_mode, parsed)
 
     @property
     def bound(self) -> bool:
@@ -128,17 +95,26 @@ class GateSpec:
 
 @dataclass
 class GateState:
-    """What survives from one check to the next, and from the sensor to its trigger."""
+    """What survives from one check to the next, and from the sensor to its trigger: values in
+    the process, plain JSON only in :meth:`to_dict` / :meth:`from_dict` (the trigger's kwargs)."""
 
     started_ms: int
-    target: dict[str, Any] | None = None  # BarrierTarget.to_dict()
+    target: BarrierTarget | None = None  # fixed once by a mode that needs one (barrier)
     checks: int = 0
-    checkpoints: list[dict[str, Any]] = field(default_factory=list)  # BarrierCheckpoint.to_dict(), oldest first
+    checkpoints: list[BarrierCheckpoint] = field(default_factory=list)  # oldest first: the rate's base
     streaks: dict[str, int] = field(default_factory=dict)
     told: list[str] = field(default_factory=list)  # keys of the warnings already logged (Judgement.warnings)
 
+    def __post_init__(self) -> None:  # JSON halves accepted (a trigger's kwargs, older callers)
+        if isinstance(self.target, Mapping):
+            self.target = BarrierTarget.from_dict(self.target)
+        self.checkpoints = [c if isinstance(c, BarrierCheckpoint) else BarrierCheckpoint.from_dict(c)
+                            for c in self.checkpoints]
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"started_ms": self.started_ms, "target": self.target.to_dict() if self.target is not None else None,
+                "checks": self.checks, "checkpoints": [c.to_dict() for c in self.checkpoints],
+                "streaks": dict(self.streaks), "told": list(self.told)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "GateState":

@@ -27,6 +27,9 @@ class LagFlag(str, Enum):
     CLAMPED = "clamped"  # committed > log end (a read race): lag clamped to 0
     LOST = "lost"  # committed < log start: records were deleted by retention before being read
     ERROR = "error"  # the broker returned an error for this partition
+    #: the group is Stable with members and none of them is assigned a partition of this topic
+    #: (its assignments were read): whatever it committed here is not being consumed now
+    TOPIC_UNASSIGNED = "topic_unassigned"
 
 
 @fast_init  # built once per group and partition: 36,000 for 3,000 groups

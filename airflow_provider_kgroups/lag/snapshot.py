@@ -74,8 +74,9 @@ def _offset_of(value: ListedOffset | int | None) -> int | None:
 
 def partition_lag(tp: TopicPartition, committed: int | None, log_start: int | None, log_end: int | None,
                   policy: UnknownLagPolicy, *, assigned_to: str | None = None,
-                  error: Failure | None = None) -> PartitionLag:
-    """One partition's lag by the rules in the module docstring."""
+                  error: Failure | None = None, topic_unassigned: bool = False) -> PartitionLag:
+    """One partition's lag by the rules in the module docstring. ``topic_unassigned``: the group
+    reads none of this topic's partitions (:func:`unassigned_topics`)."""
     failure = None
     if error is not None:
         lag, flags, failure = None, (LagFlag.ERROR, *((LagFlag.NO_COMMIT,) if committed is None else ())), error
@@ -94,8 +95,24 @@ def partition_lag(tp: TopicPartition, committed: int | None, log_start: int | No
     else:
         lost = (LagFlag.LOST,) if log_start is not None and committed < log_start else ()
         lag, flags = (0, (LagFlag.CLAMPED, *lost)) if committed > log_end else (log_end - committed, lost)
+    if topic_unassigned:
+        flags = (*flags, LagFlag.TOPIC_UNASSIGNED)
     return PartitionLag(tp.topic, tp.partition, committed, log_start, log_end, lag,
                         frozenset(flags) if flags else _NO_FLAGS, assigned_to, failure)
+
+
+def unassigned_topics(description: GroupDescription | None, topics: Iterable[str]) -> frozenset[str]:
+    """Of ``topics``, those no member of the group is assigned a partition of, when that is known:
+    a plain consumer group, Stable, with members and at least one member's assignment read (an
+    assignment that could not be decoded reads as none, so a group with no assignment at all
+    proves nothing). Empty when unknown."""
+    if description is None or description.state is not GroupState.STABLE or not description.members \
+            or not description.is_plain_consumer_group:
+        return frozenset()
+    read = {tp.topic for member in description.members for tp in member.assignment}
+    if not read:
+        return frozenset()
+    return frozenset(t for t in topics if t not in read)
 
 
 def partitions_of_groups(descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets],
@@ -150,6 +167,7 @@ def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str,
         owners = {tp: m.member_id for m in description.members for tp in m.assignment} \
             if description is not None and description.members else {}
         partitions = []
+        left = unassigned_topics(description, {tp.topic for tp in committed}) if owners else frozenset()
         for tp in wanted[group_id]:
             commit = committed.get(tp)
             log_start, log_end, end_failure = bounds.get(tp, unread)
@@ -158,7 +176,8 @@ def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str,
             else:
                 offset, error = commit.offset, commit.error or end_failure
             partitions.append(partition_lag(tp, offset, log_start, log_end, policy,
-                                            assigned_to=owners.get(tp) if owners else None, error=error))
+                                            assigned_to=owners.get(tp) if owners else None, error=error,
+                                            topic_unassigned=tp.topic in left if left else False))
         groups[group_id] = GroupLag(
             group_id=group_id,
             state=description.state if description else GroupState.UNKNOWN,

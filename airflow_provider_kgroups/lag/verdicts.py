@@ -1,6 +1,11 @@
 """Verdicts over a window of snapshots, per partition and per group: time-based, not
 commit-count-based, so detection time does not depend on how often a group commits.
 
+Each rule returns a value: the verdict, a :class:`VerdictReason` and the numbers it measured
+(:class:`VerdictFinding`); no sentence is written here. :mod:`.verdict_text` renders findings
+for the CLI, the UI, the logs and the gate's messages (``PartitionVerdict.reason`` and
+``GroupVerdict.reason`` are its rendering).
+
 Inputs: a partition's points (snapshot time, committed, log start, log end, lag) from a
 sequence of snapshots, such as the history store returns. *Now* is the time of the latest
 point; the *window* is the points taken in the last ``window_ms`` before it. Kafka does not
@@ -18,10 +23,13 @@ Rules for a partition, the first that matches wins:
    it had been.
 3. **OK** - the latest lag is <= ``allowed_lag``: caught up. A slow topic with nothing new
    to read (log end not moving, lag 0) is OK, however long since the last commit.
-4. **STOP** / **STALL** - the committed offset has been stuck: the trailing run of points
-   with the same committed offset *and* lag > ``allowed_lag`` spans at least
+4. **ABANDONED** / **STOP** / **STALL** - the committed offset has been stuck: the trailing
+   run of points with the same committed offset *and* lag > ``allowed_lag`` spans at least
    ``stuck_after_ms``. The run starts only when there was something to read, so a commit
    that stayed put through hours of idleness counts from the first record that arrived.
+   ABANDONED when, at every point of that run, the group was Stable with members and none of
+   them was assigned a partition of the topic (``LagFlag.TOPIC_UNASSIGNED``, set by the
+   snapshot): the group stopped consuming the topic and its old commits stay behind. Else
    STOP when the log end grew during that run (no commits while the log grows); STALL when
    it did not (offset not moving while lag > 0, nothing new being produced).
 5. **WARN** - the lag is growing over the window: at least ``min_points`` points, the
@@ -44,43 +52,29 @@ otherwise **UNKNOWN**. A partition whose offsets could not be read at the latest
 (committed >= log end >= log start) nothing unread can have been deleted, so it is judged as usual.
 
 A group's verdict is its worst partition's, in the order OK < UNKNOWN < WARN < STALL <
-STOP < REWIND < LOST; its reason is ``topic[partition]: <that partition's reason>``, plus how
-many other partitions share the verdict, plus the member count and state for STOP and
-STALL. Only the partitions the group has in the latest snapshot are judged. A group absent
+STOP < ABANDONED < REWIND < LOST; its reason is ``topic[partition]: <that partition's reason>``,
+plus how many other partitions share the verdict, plus the member count and state for
+ABANDONED, STOP and STALL. Only the partitions the group has in the latest snapshot are judged. A group absent
 from the latest snapshot is UNKNOWN, and so is a group with no partitions (nothing shows it is
 fine).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import Enum
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Sequence
 
 from ..client.errors import ConfigurationError
 from ..client.frozen import fast_init
 from ..client.numbers import check_int
+from ..client.results import GroupState
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag
+from .verdict_findings import GroupReason, Verdict, VerdictFinding, VerdictReason
+from .verdict_text import finding_text, group_text
 
-__all__ = ["Verdict", "VerdictRules", "LagPoint", "PartitionVerdict", "GroupVerdict", "partition_verdict",
-           "group_verdicts", "lag_slope_per_s"]
-
-_SEVERITY = ("OK", "UNKNOWN", "WARN", "STALL", "STOP", "REWIND", "LOST")
-
-
-class Verdict(str, Enum):
-    OK = "OK"
-    UNKNOWN = "UNKNOWN"
-    WARN = "WARN"
-    STALL = "STALL"
-    STOP = "STOP"
-    REWIND = "REWIND"
-    LOST = "LOST"
-
-    @property
-    def severity(self) -> int:
-        return _SEVERITY.index(self.value)
-
+__all__ = ["Verdict", "VerdictReason", "VerdictFinding", "GroupReason", "VerdictRules", "LagPoint",
+           "PartitionVerdict", "GroupVerdict", "judge_partition", "partition_verdict", "group_verdicts",
+           "lag_slope_per_s"]
 
 @dataclass(frozen=True, slots=True)
 class VerdictRules:
@@ -126,26 +120,43 @@ class PartitionVerdict:
     topic: str
     partition: int
     verdict: Verdict
-    reason: str
+    finding: VerdictFinding
     lag: int | None = None
     points: int = 0
 
+    @property
+    def reason(self) -> str:
+        """The finding in words (:mod:`.verdict_text`)."""
+        return finding_text(self.finding)
+
     def to_dict(self) -> dict[str, Any]:
         return {"topic": self.topic, "partition": self.partition, "verdict": self.verdict.value,
-                "reason": self.reason, "lag": self.lag, "points": self.points}
+                "reason": self.reason, "finding": self.finding.to_dict(), "lag": self.lag, "points": self.points}
 
 
 @fast_init
 @dataclass(frozen=True, slots=True)
 class GroupVerdict:
+    """A group's verdict. ``worst``: the partition it comes from (WORST_PARTITION, ALL_OK), ``same``
+    how many partitions share it; ``members`` and ``state`` as in the latest snapshot."""
+
     group_id: str
     verdict: Verdict
-    reason: str
+    cause: GroupReason
     partitions: tuple[PartitionVerdict, ...] = ()
+    worst: PartitionVerdict | None = None
+    same: int = 0
+    members: int = 0
+    state: GroupState | None = None
+
+    @property
+    def reason(self) -> str:
+        """The verdict in words (:mod:`.verdict_text`)."""
+        return group_text(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {"group_id": self.group_id, "verdict": self.verdict.value, "reason": self.reason,
-                "partitions": [p.to_dict() for p in self.partitions]}
+                "cause": self.cause.value, "partitions": [p.to_dict() for p in self.partitions]}
 
 
 def lag_slope_per_s(points: Sequence[LagPoint]) -> float:
@@ -160,11 +171,7 @@ def lag_slope_per_s(points: Sequence[LagPoint]) -> float:
     return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / var
 
 
-def _minutes(ms: int) -> str:
-    return f"{ms / 60_000:.1f} min"
-
-
-def _no_commit_verdict(window: list[LagPoint], rules: VerdictRules) -> tuple[Verdict, str]:
+def _no_commit_verdict(window: list[LagPoint], rules: VerdictRules) -> VerdictFinding:
     latest = window[-1]
     run = []
     for point in reversed(window):
@@ -175,86 +182,95 @@ def _no_commit_verdict(window: list[LagPoint], rules: VerdictRules) -> tuple[Ver
     never_ms = latest.at_ms - run[0].at_ms if run else 0
     growth = latest.log_end - run[0].log_end if run else 0  # type: ignore[operator]
     if run and never_ms >= rules.stuck_after_ms and growth > 0:
-        return Verdict.STOP, f"no committed offset for {_minutes(never_ms)} while the log grew by {growth} records"
+        return VerdictFinding(Verdict.STOP, VerdictReason.NEVER_COMMITTED, lag=latest.lag, grew_by=growth,
+                              for_ms=never_ms)
     if latest.log_end == latest.log_start or (latest.lag is not None and latest.lag <= rules.allowed_lag):
-        return Verdict.OK, "no committed offset, and nothing to read"
-    return Verdict.UNKNOWN, "no committed offset: the lag is unknown under the chosen policy"
+        return VerdictFinding(Verdict.OK, VerdictReason.NOTHING_TO_READ, lag=latest.lag)
+    return VerdictFinding(Verdict.UNKNOWN, VerdictReason.NO_COMMIT)
 
 
-def partition_verdict(points: Sequence[LagPoint], rules: VerdictRules = VerdictRules()) -> tuple[Verdict, str]:
-    """The verdict and its one-sentence reason for one partition's points (any order)."""
+def judge_partition(points: Sequence[LagPoint], rules: VerdictRules = VerdictRules()) -> VerdictFinding:
+    """What the rules find for one partition's points (any order)."""
     ordered = sorted(points, key=lambda p: p.at_ms)
     if not ordered:
-        return Verdict.UNKNOWN, "no snapshot of this partition"
+        return VerdictFinding(Verdict.UNKNOWN, VerdictReason.NO_SNAPSHOT)
     latest = ordered[-1]
     window = [p for p in ordered if p.at_ms >= latest.at_ms - rules.window_ms]
     if not latest.readable:
-        return Verdict.UNKNOWN, "its offsets could not be read in the latest snapshot"
+        return VerdictFinding(Verdict.UNKNOWN, VerdictReason.UNREADABLE)
     if latest.committed is None:
         return _no_commit_verdict(window, rules)
-    verdict, reason = _committed_verdict(latest, window, rules)
+    found = _committed_verdict(latest, window, rules)
     # LOST needs the log start; without it, records the group never read may have been deleted,
     # unless the group is at the log end (log start <= log end <= committed)
     if latest.log_start is not None or latest.committed >= latest.log_end:  # type: ignore[operator]
-        return verdict, reason
-    if verdict is Verdict.OK:
-        return Verdict.UNKNOWN, (f"its log start could not be read in the latest snapshot, so LOST (records deleted "
-                                 f"by retention unread) cannot be ruled out; the other rules found: {reason}")
-    return verdict, f"{reason}; its log start could not be read, so LOST cannot be ruled out"
+        return found
+    verdict = Verdict.UNKNOWN if found.verdict is Verdict.OK else found.verdict
+    return replace(found, verdict=verdict, log_start_unread=True)
 
 
-def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictRules) -> tuple[Verdict, str]:
+def partition_verdict(points: Sequence[LagPoint], rules: VerdictRules = VerdictRules()) -> tuple[Verdict, str]:
+    """The verdict and its one-sentence reason for one partition's points (any order):
+    :func:`judge_partition` rendered by :mod:`.verdict_text`."""
+    found = judge_partition(points, rules)
+    return found.verdict, finding_text(found)
+
+
+def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictRules) -> VerdictFinding:
     """Rules 1-6 for a partition whose latest point is readable and has a committed offset."""
-    assert latest.committed is not None
+    assert latest.committed is not None and latest.log_end is not None
+    committed, lag = latest.committed, latest.lag
     known = [p for p in window if p.readable and p.committed is not None and p.lag is not None]
     # 1. LOST
-    if latest.log_start is not None and latest.committed < latest.log_start:
-        return Verdict.LOST, (f"committed offset {latest.committed} is below the log start {latest.log_start}: "
-                              f"{latest.log_start - latest.committed} records were deleted by retention unread")
+    if latest.log_start is not None and committed < latest.log_start:
+        return VerdictFinding(Verdict.LOST, VerdictReason.BELOW_LOG_START, committed, lag, latest.log_start,
+                              deleted=latest.log_start - committed)
     # 2. REWIND
-    earlier_max = max((p.committed for p in known[:-1]), default=None)
-    if earlier_max is not None and latest.committed < earlier_max:
-        return Verdict.REWIND, (f"committed offset went back from {earlier_max} to {latest.committed} in the last "
-                                f"{_minutes(rules.window_ms)} and has not caught up with where it was")
+    earlier_max = max((p.committed for p in known[:-1] if p.committed is not None), default=None)
+    if earlier_max is not None and committed < earlier_max:
+        return VerdictFinding(Verdict.REWIND, VerdictReason.WENT_BACK, committed, lag, went_back_from=earlier_max,
+                              window_ms=rules.window_ms)
     # 3. caught up
-    if latest.lag is not None and latest.lag <= rules.allowed_lag:
-        return Verdict.OK, ("caught up" if latest.lag == 0
-                            else f"lag {latest.lag} is within the allowed {rules.allowed_lag}")
-    # 4. STOP / STALL
+    if lag is not None and lag <= rules.allowed_lag:
+        if lag == 0:
+            return VerdictFinding(Verdict.OK, VerdictReason.CAUGHT_UP, committed, lag)
+        return VerdictFinding(Verdict.OK, VerdictReason.WITHIN_ALLOWED, committed, lag, allowed_lag=rules.allowed_lag)
+    # 4. ABANDONED / STOP / STALL
     run = []
     for point in reversed(known):
-        if point.committed != latest.committed or point.lag is None or point.lag <= rules.allowed_lag:
+        if point.committed != committed or point.lag is None or point.lag <= rules.allowed_lag:
             break
         run.append(point)
     run.reverse()
     stuck_ms = latest.at_ms - run[0].at_ms if run else 0
     if stuck_ms >= rules.stuck_after_ms and stuck_ms > 0:
         growth = latest.log_end - run[0].log_end  # type: ignore[operator]
+        if all(LagFlag.TOPIC_UNASSIGNED in p.flags for p in run):
+            return VerdictFinding(Verdict.ABANDONED, VerdictReason.TOPIC_LEFT, committed, lag, grew_by=growth,
+                                  for_ms=stuck_ms)
         if growth > 0:
-            return Verdict.STOP, (f"committed offset stuck at {latest.committed} for {_minutes(stuck_ms)} while the "
-                                  f"log grew by {growth} records (lag {latest.lag})")
-        return Verdict.STALL, (f"committed offset stuck at {latest.committed} for {_minutes(stuck_ms)} with "
-                               f"{latest.lag} records to read (the log end is not moving)")
+            return VerdictFinding(Verdict.STOP, VerdictReason.STUCK_WHILE_GROWING, committed, lag, grew_by=growth,
+                                  for_ms=stuck_ms)
+        return VerdictFinding(Verdict.STALL, VerdictReason.STUCK, committed, lag, for_ms=stuck_ms)
     # 5. WARN
     if len(known) >= rules.min_points:
         slope = lag_slope_per_s(known)
         steps = list(zip(known, known[1:]))
-        rises = sum(1 for a, b in steps if b.lag > a.lag)  # type: ignore[operator]
-        growth = latest.lag - known[0].lag  # type: ignore[operator]
-        if slope > 0 and 2 * rises > len(steps) and growth > rules.allowed_lag:
-            span = _minutes(latest.at_ms - known[0].at_ms)
-            return Verdict.WARN, (f"lag growing by {slope:.2f} records/s over {span} "
-                                  f"({known[0].lag} -> {latest.lag}; rose in {rises} of {len(steps)} steps)")
+        rises = sum(1 for a, b in steps if (b.lag or 0) > (a.lag or 0))  # known: every lag is read
+        first_lag = known[0].lag
+        assert lag is not None and first_lag is not None
+        if slope > 0 and 2 * rises > len(steps) and lag - first_lag > rules.allowed_lag:
+            return VerdictFinding(Verdict.WARN, VerdictReason.GROWING, committed, lag, slope_per_s=slope,
+                                  for_ms=latest.at_ms - known[0].at_ms, first_lag=first_lag, rises=rises,
+                                  steps=len(steps))
     # 6. OK, when the window shows it: the committed offset moved, or enough points for the
     #    trend rule (5) to have seen a growing lag; fewer points with a lag and no commit prove nothing
-    moved = known[0].committed != latest.committed if known else False
-    if moved:
-        return Verdict.OK, f"lag {latest.lag}, committed offset moving"
+    if known and known[0].committed != committed:
+        return VerdictFinding(Verdict.OK, VerdictReason.MOVING, committed, lag)
     if len(known) >= rules.min_points:
-        return Verdict.OK, f"lag {latest.lag}, not growing"
-    return Verdict.UNKNOWN, (f"lag {latest.lag} and the committed offset has not moved, with {len(known)} of the "
-                             f"{rules.min_points} snapshots in the last {_minutes(rules.window_ms)} needed to tell "
-                             "whether the lag is growing")
+        return VerdictFinding(Verdict.OK, VerdictReason.NOT_GROWING, committed, lag)
+    return VerdictFinding(Verdict.UNKNOWN, VerdictReason.TOO_FEW_POINTS, committed, lag, points=len(known),
+                          points_needed=rules.min_points, window_ms=rules.window_ms)
 
 
 def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[tuple[str, int], list[LagPoint]]:
@@ -273,29 +289,23 @@ def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[tuple[str, 
 def _group_verdict(group_id: str, latest: GroupLag | None, snapshots: Sequence[LagSnapshot],
                    rules: VerdictRules) -> GroupVerdict:
     if latest is None:
-        return GroupVerdict(group_id, Verdict.UNKNOWN, "the group could not be read in the latest snapshot")
+        return GroupVerdict(group_id, Verdict.UNKNOWN, GroupReason.NOT_READ)
     current = {(p.topic, p.partition) for p in latest.partitions}
     verdicts = []
     for key, points in sorted(_series(snapshots, group_id).items()):
         if key not in current:
             continue  # the group no longer has this partition
-        verdict, reason = partition_verdict(points, rules)
+        found = judge_partition(points, rules)
         window_start = points[-1].at_ms - rules.window_ms
-        verdicts.append(PartitionVerdict(*key, verdict, reason, points[-1].lag,
+        verdicts.append(PartitionVerdict(*key, found.verdict, found, points[-1].lag,
                                          sum(1 for p in points if p.at_ms >= window_start)))
     if not verdicts:  # nothing shows it is fine (the threshold gate waits on such a group too)
-        return GroupVerdict(group_id, Verdict.UNKNOWN, "the group has no partitions (no committed offset, no "
-                                                       "assigned partition): nothing to judge")
+        return GroupVerdict(group_id, Verdict.UNKNOWN, GroupReason.NO_PARTITIONS, members=latest.members,
+                            state=latest.state)
     worst = max(verdicts, key=lambda v: v.verdict.severity)
     same = sum(1 for v in verdicts if v.verdict is worst.verdict)
-    more = f" ({same - 1} more partition(s) {worst.verdict.value})" if same > 1 else ""
-    if worst.verdict is Verdict.OK:
-        reason = worst.reason if len(verdicts) == 1 else f"all {len(verdicts)} partitions OK"
-    else:
-        reason = f"{worst.topic}[{worst.partition}]: {worst.reason}{more}"
-    if worst.verdict in (Verdict.STOP, Verdict.STALL):
-        reason += f"; the group has {latest.members} member(s), state {latest.state.value}"
-    return GroupVerdict(group_id, worst.verdict, reason, tuple(verdicts))
+    cause = GroupReason.ALL_OK if worst.verdict is Verdict.OK and len(verdicts) > 1 else GroupReason.WORST_PARTITION
+    return GroupVerdict(group_id, worst.verdict, cause, tuple(verdicts), worst, same, latest.members, latest.state)
 
 
 def group_verdicts(snapshots: Iterable[LagSnapshot], rules: VerdictRules = VerdictRules(), *,

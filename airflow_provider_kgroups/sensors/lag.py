@@ -44,34 +44,22 @@ from airflow.sdk import Asset, BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
 
-from ..arguments import (
-    check_arguments,
-    is_templated,
-    parse_bool,
-    parse_conn_id,
-    parse_deferrable,
-    parse_lag_mode,
-    parse_offset_count,
-    parse_offsets_map,
-    parse_seconds,
-    parse_selector,
-    parse_str_list,
-    parse_timestamp_ms,
-    parse_topics,
-)
-from ..client.errors import ConfigurationError
+from ..arguments import check_arguments, is_templated, parse_conn_id, parse_deferrable, parse_selector
 from ..client.numbers import is_number
+from ..client.errors import ConfigurationError
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.gate import DEFAULT_FAIL_ON, Decision, FailureKind, GateSpec, GateStatus, LagGate
+from ..lag.gate_params import all_params, param_docs
 from ..observability import lineage, metrics
 from ..triggers.lag import ConsumerLagTrigger
 
-#: each templated argument's validator (the others are checked by the gate's spec)
-_PARSERS = {"topics": parse_topics, "kafka_groups_conn_id": parse_conn_id, "lag_mode": parse_lag_mode,
-            "barrier_timestamp": parse_timestamp_ms, "previous_barrier": parse_offsets_map,
-            "max_lag_per_partition": parse_offset_count, "max_total_lag": parse_offset_count,
-            "max_lag_seconds": parse_seconds, "read_committed": parse_bool, "fail_on_verdicts": parse_str_list}
+#: the gate's arguments, from its one table (lag.gate_params): the sensor's own are the selection
+#: (checked by parse_selector) and the connection
+GATE_ARGUMENTS = tuple(p.name for p in all_params())
+#: each argument's validator, used before rendering on the arguments that are not templates; once
+#: nothing is templated the gate's spec parses them, once
+_PARSERS = {**{p.name: p.parse for p in all_params()}, "kafka_groups_conn_id": parse_conn_id}
 
 
 class ConsumerLagSensor(BaseSensorOperator):
@@ -81,34 +69,14 @@ class ConsumerLagSensor(BaseSensorOperator):
     :param group_patterns: globs (``orders-*``) or ``re:`` regexes; matched against ListGroups
         once, at the first check.
     :param exclude_patterns: patterns removed from the pattern matches.
-    :param topics: only these topics (all their partitions); default: each group's committed
-        and assigned partitions.
-    :param lag_mode: ``"barrier"`` or ``"threshold"``.
-    :param barrier_timestamp: barrier at the offsets of this time instead of the log end:
-        a timezone-aware datetime, an ISO-8601 string (``"{{ data_interval_end }}"``) or epoch ms.
-    :param previous_barrier: where Spark's range starts (see the module docstring).
-    :param max_lag_per_partition: threshold mode: max lag of any partition, in records.
-    :param max_total_lag: threshold mode: max total lag of each group, in records.
-    :param max_lag_seconds: threshold mode: max age of each group's oldest unread record (every
-        lagging partition is measured; an age known only from below never passes).
-    :param unknown_lag: a partition without a committed offset: ``"fail"`` (cannot pass:
-        wait), ``"ignore"`` (left out), ``"from_earliest"`` (counts the whole log),
-        ``"from_latest"`` (counts as caught up).
-    :param read_committed: log end = last stable offset (transactional topics).
-    :param fail_on_verdicts: verdicts that fail the sensor when they persist (``[]``: never).
-    :param verdict_checks: consecutive checks a verdict or a too-slow projection must persist.
-    :param stuck_after: a committed offset unchanged this long while lagging is STOP/STALL
-        (seconds or timedelta).
+    {gate_params}
     :param kafka_groups_conn_id: a ``kgroups`` or ``kafka`` connection.
     :param deferrable: wait in the triggerer instead of a worker slot (default: the
         ``[operators] default_deferrable`` setting).
     """
 
-    template_fields: Sequence[str] = (
-        "group_ids", "group_patterns", "exclude_patterns", "topics", "lag_mode", "barrier_timestamp",
-        "previous_barrier", "max_lag_per_partition", "max_total_lag", "max_lag_seconds", "unknown_lag",
-        "read_committed", "fail_on_verdicts", "verdict_checks", "stuck_after", "kafka_groups_conn_id",
-    )
+    template_fields: Sequence[str] = ("group_ids", "group_patterns", "exclude_patterns", *GATE_ARGUMENTS,
+                                      "kafka_groups_conn_id")
     ui_color = "#d9e8f5"
 
     def __init__(
@@ -135,20 +103,18 @@ class ConsumerLagSensor(BaseSensorOperator):
         timeout: float | timedelta = 3600,
         **kwargs: Any,
     ) -> None:
+        given = dict(locals())  # the gate's arguments are kept as given, by name (lag.gate_params)
         for name, value in (("timeout", timeout), ("poke_interval", poke_interval)):
             seconds = value.total_seconds() if isinstance(value, timedelta) else value
             if is_number(seconds) and not math.isfinite(seconds):  # Airflow would overflow on inf
                 raise ValueError(f"{kwargs.get('task_id', 'ConsumerLagSensor')}: {name} must be finite, a number of "
                                  f"seconds or a timedelta, got {value!r}.")
         super().__init__(poke_interval=poke_interval, timeout=timeout, **kwargs)
-        listed = lambda value: list(value) if isinstance(value, (list, tuple)) else value  # noqa: E731 - a local shorthand
-        self.group_ids, self.group_patterns = listed(group_ids), listed(group_patterns)
-        self.exclude_patterns, self.topics = listed(exclude_patterns), listed(topics)
-        self.lag_mode, self.barrier_timestamp, self.previous_barrier = lag_mode, barrier_timestamp, previous_barrier
-        self.max_lag_per_partition, self.max_total_lag = max_lag_per_partition, max_total_lag
-        self.max_lag_seconds, self.unknown_lag, self.read_committed = max_lag_seconds, unknown_lag, read_committed
-        self.fail_on_verdicts, self.verdict_checks = listed(fail_on_verdicts), verdict_checks
-        self.stuck_after = stuck_after.total_seconds() if isinstance(stuck_after, timedelta) else stuck_after
+        self.group_ids, self.group_patterns = _listed(group_ids), _listed(group_patterns)
+        self.exclude_patterns = _listed(exclude_patterns)
+        for name in GATE_ARGUMENTS:  # as given (templates render in place)
+            value = given[name]
+            setattr(self, name, _listed(value.total_seconds() if isinstance(value, timedelta) else value))
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self.deferrable = check_arguments(self.task_id, {"deferrable": deferrable}, {"deferrable": parse_deferrable},
                                           rendered=True)["deferrable"]
@@ -162,26 +128,21 @@ class ConsumerLagSensor(BaseSensorOperator):
         self._gate: LagGate | None = None
 
     def _validate(self, *, rendered: bool) -> GateSpec | None:
-        """Check every argument that is not (still) a template; once nothing is templated
-        (always after rendering), the gate's spec. Raises ValueError naming the argument."""
+        """Once nothing is templated (always after rendering): the gate's spec, which parses each
+        argument once and checks their combination (e.g. thresholds only in threshold mode).
+        Before, every argument that is not a template, alone. Raises ValueError naming it."""
         values = {name: getattr(self, name) for name in self.template_fields}
-        check_arguments(self.task_id, values, _PARSERS, rendered=rendered)
         selection = (self.group_ids, self.group_patterns, self.exclude_patterns)
-        if not rendered and any(map(is_templated, selection)):
-            return None
-        selector = parse_selector(self.task_id, *selection, allow_all=False)
         if not rendered and any(map(is_templated, values.values())):
+            check_arguments(self.task_id, values, _PARSERS, rendered=False)
+            if not any(map(is_templated, selection)):
+                parse_selector(self.task_id, *selection, allow_all=False)
             return None
-        try:  # the spec checks the combination (e.g. thresholds only in threshold mode)
-            return GateSpec(
-                group_ids=selector.ids, group_patterns=selector.patterns, exclude_patterns=selector.exclude,
-                lag_mode=self.lag_mode, topics=tuple(self.topics) if self.topics else None,
-                barrier_timestamp_ms=self.barrier_timestamp, unknown_lag=self.unknown_lag,
-                read_committed=parse_bool("read_committed", self.read_committed),
-                max_lag_per_partition=self.max_lag_per_partition, max_total_lag=self.max_total_lag,
-                max_lag_seconds=self.max_lag_seconds, fail_on_verdicts=tuple(self.fail_on_verdicts or ()),
-                verdict_checks=self.verdict_checks, stuck_after_s=self.stuck_after,
-                previous_barrier=self.previous_barrier)
+        check_arguments(self.task_id, values, {"kafka_groups_conn_id": parse_conn_id}, rendered=True)
+        selector = parse_selector(self.task_id, *selection, allow_all=False)
+        try:
+            return GateSpec(group_ids=selector.ids, group_patterns=selector.patterns, exclude_patterns=selector.exclude,
+                            **{p.spec_field: values[p.name] for p in all_params()})
         except ConfigurationError as exc:
             raise ValueError(f"{self.task_id}: {exc}") from None
 
@@ -242,6 +203,15 @@ class ConsumerLagSensor(BaseSensorOperator):
         """OpenLineage: the gated topics as inputs, with the range handed on (observability/lineage.py)."""
         result = getattr(self, "_handed_on", None)
         return lineage.gate_lineage(self.hook.client_config.bootstrap_servers, result) if result else None
+
+
+def _listed(value: Any) -> Any:
+    """Lists and tuples as lists (what Airflow renders and serializes); anything else as given."""
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+ConsumerLagSensor.__doc__ = (ConsumerLagSensor.__doc__ or "").replace(
+    "{gate_params}", param_docs().replace("\n", "\n    "))
 
 
 def _announce(sensor: ConsumerLagSensor, context: Context, result: Any) -> Any:

@@ -1,8 +1,10 @@
 """``ConsumerLagEventTrigger``: start DAGs from lag, with Airflow 3's event-driven scheduling.
 
 An asset watched by this trigger gets an event each time the watched consumer groups have
-finished reading the next offset range of their topics (:mod:`..lag.watch`: a barrier fixed
-when the range opened, or a lag threshold); the event's extra carries the range as Spark's
+finished reading the next offset range of their topics (:mod:`..lag.watch`: the lag gate the
+sensor uses, re-armed after each range, with a barrier fixed when the range opened, or a lag
+threshold); the gate's fail-fast findings (a Dead group, a verdict such as ABANDONED) are logged
+as warnings while no range is reported; the event's extra carries the range as Spark's
 ``startingOffsets``/``endingOffsets`` (the same JSON the ConsumerLagSensor's XCom carries), so
 a DAG scheduled on the asset processes exactly that range::
 
@@ -183,9 +185,12 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         if stored:
             log.info("Watching %s on %s from where the last range ended: %s", ", ".join(self.group_ids),
                      ", ".join(self.topics), json.dumps(stored))
-        return RangeWatch(self.group_ids, self.topics, self.max_total_lag, start=nested_offsets(stored))
+        return RangeWatch(self.group_ids, self.topics, self.max_total_lag, start=nested_offsets(stored),
+                          read_committed=self.read_committed)
 
     async def _decide(self, watch: RangeWatch, snapshot: Any) -> TriggerEvent | None:
+        from ..lag.watch import Waiting
+
         if isinstance(snapshot, BaseException):
             if not is_retriable(snapshot):
                 raise snapshot  # a wrong password or a missing permission: the watcher fails, loudly
@@ -193,7 +198,10 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
             return None
         finished = watch.observe(snapshot)
         if finished is None:
-            log.info("Waiting for %s", watch.waiting_for)
+            if watch.waiting is Waiting.GATE_FAILED:
+                log.warning("No range while %s", watch.waiting_for)
+            else:
+                log.info("Waiting for %s", watch.waiting_for)
             return None
         from ..client.offset_map import OffsetKind, OffsetMap
 

@@ -17,12 +17,14 @@ from typing import Any
 from ..client.errors import ConfigurationError
 from ..client.numbers import is_number
 from ..client.selection import compile_pattern
+from ..lag.gate_params import LagMode, threshold_names
 
 __all__ = ["SENSOR_MODULE", "SENSOR_TYPE", "gates_in", "gating_dags"]
 
 SENSOR_MODULE = "airflow_provider_kgroups.sensors.lag"
 SENSOR_TYPE = "ConsumerLagSensor"
-THRESHOLDS = ("max_total_lag", "max_lag_per_partition", "max_lag_seconds")
+#: the gate's arguments shown as thresholds (lag.gate_params: every mode's limits)
+THRESHOLDS = threshold_names()
 
 
 def _strings(value: Any) -> list[str] | None:
@@ -87,8 +89,9 @@ def gates_in(dags: Mapping[str, Mapping[str, Any]], group_id: str) -> list[dict[
 
 
 def _gate(dag_id: str, var: Mapping[str, Any], how: str) -> dict[str, Any]:
-    mode = var.get("lag_mode", "barrier")
-    return {"dag_id": dag_id, "task_id": var.get("task_id"), "lag_mode": mode if isinstance(mode, str) else "barrier",
+    mode = var.get("lag_mode", LagMode.BARRIER.value)
+    return {"dag_id": dag_id, "task_id": var.get("task_id"),
+            "lag_mode": mode if isinstance(mode, str) else LagMode.BARRIER.value,
             "selected": how, "thresholds": {name: t for name in THRESHOLDS if (t := _threshold(var.get(name)))}}
 
 

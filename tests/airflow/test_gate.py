@@ -57,6 +57,31 @@ def test_a_stopped_group_fails_fast_on_a_persistent_stop_verdict():
     assert statuses == ["wait", "wait", "wait"]  # STOP seen once (at 60 s): not yet persistent
     decision = gate.evaluate(snap(90, 500, 1_100))
     assert (decision.status, decision.kind) == ("fail", "verdict") and "STOP" in decision.message
+    assert decision.held.partition.verdict == "STOP" and decision.held.partition.finding.for_ms == 90_000
+
+
+def test_a_group_that_stopped_consuming_the_topic_fails_fast_as_abandoned_not_stop():
+    """klag issue 92: Stable with members, none assigned the topic, the commit there not moving.
+    The default fail_on_verdicts (STOP, STALL, LOST) fail on it: ABANDONED refines STOP/STALL."""
+    from airflow_provider_kgroups.lag.verdicts import Verdict, VerdictReason
+
+    def left(at_s: float, committed: int, log_end: int) -> LagSnapshot:
+        part = PartitionLag("orders", 0, committed, 0, log_end, log_end - committed,
+                            frozenset({LagFlag.TOPIC_UNASSIGNED}))
+        return LagSnapshot(T0 + int(at_s * 1000), {"g": GroupLag("g", GroupState.STABLE, "consumer", 3, (part,))})
+
+    gate = barrier_gate(1_000, stuck_after_s=60)
+    assert [gate.evaluate(left(t, 500, 1_000 + t)).status for t in (0, 30, 60)] == ["wait"] * 3
+    decision = gate.evaluate(left(90, 500, 1_100))
+    assert (decision.status, decision.kind) == ("fail", "verdict")
+    held = decision.held
+    assert (held.group_id, held.partition.verdict, held.partition.finding.reason, held.checks) == (
+        "g", Verdict.ABANDONED, VerdictReason.TOPIC_LEFT, 2)
+    assert decision.to_event()["verdict"]["reason"] == "topic_left"  # the event carries the value too
+    only_lost = barrier_gate(1_000, stuck_after_s=60, fail_on_verdicts=["LOST"])
+    assert all(only_lost.evaluate(left(t, 500, 1_000 + t)).status == "wait" for t in (0, 30, 60, 90))
+    explicit = barrier_gate(1_000, stuck_after_s=60, fail_on_verdicts=["ABANDONED"])
+    assert [explicit.evaluate(left(t, 500, 1_000 + t)).status for t in (0, 30, 60, 90)][-1] == "fail"
 
 
 def test_a_partition_whose_log_start_is_unread_is_unknown_to_the_gates_verdicts_never_ok():
@@ -132,3 +157,36 @@ def test_barrier_timestamp_takes_what_data_interval_end_renders_to():
     end = pendulum.datetime(2024, 5, 1, tz="UTC")
     for value in (str(end), end, end.isoformat(), 1714521600000):
         assert GateSpec(group_ids=("g",), barrier_timestamp_ms=value).barrier_timestamp_ms == 1714521600000
+
+
+def test_a_trigger_serialized_by_the_code_before_typed_state_still_loads_and_decides():
+    """Trigger kwargs written before the gate's state was typed (a deferred task across an upgrade,
+    a triggerer restart): the same JSON loads into values and is written back unchanged."""
+    old_state = {"started_ms": T0, "checks": 1, "streaks": {"projection": 0, "verdict:g": 0}, "told": [],
+                 "target": {"format": "kgroups-barrier-target", "version": 1, "kind": "log_end", "fixed_at_ms": T0,
+                            "timestamp_ms": None, "read_committed": False, "groups": {"g": {"orders": {"0": 100}}}},
+                 "checkpoints": [{"checked_at_ms": T0, "committed": {"g": {"orders": {"0": 50}}}}]}
+    old_spec = GateSpec(group_ids=("g",)).to_dict()
+    kwargs = {"kafka_groups_conn_id": "kg", "spec": old_spec, "state": old_state, "deadline_ms": T0 + 60_000,
+              "poll_interval": 5.0, "deferred_at_ms": T0}
+    trigger = ConsumerLagTrigger(**json.loads(json.dumps(kwargs)))
+    gate = LagGate(GateSpec.from_dict(trigger.spec), GateState.from_dict(trigger.state), trigger.deadline_ms)
+    assert gate.target == BarrierTarget({"g": {TP0: 100}}, TargetKind.LOG_END, T0)
+    assert gate.state.checkpoints[0].committed == {"g": {TP0: 50}}
+    assert gate.state.to_dict() == old_state
+    assert gate.evaluate(snap(10, 100, 130)).opened.range.ending == {TP0: 100}
+
+
+def test_the_xcom_keeps_its_keys_and_an_event_trigger_serialized_before_still_loads():
+    """The XCom (now GateOpened.to_xcom) has the keys it had; ConsumerLagEventTrigger's kwargs as
+    the code before the one gate engine wrote them re-create the same trigger."""
+    from airflow_provider_kgroups.triggers.events import ConsumerLagEventTrigger
+
+    done = barrier_gate(100).evaluate(snap(0, 100, 130))
+    assert set(done.result) == {"lag_mode", "group_ids", "checks", "waited_s", "reached", "offsets",
+                                "startingOffsets", "endingOffsets", "target", "ignored"}
+    assert done.result["target"] == done.opened.extra["target"] and done.result["checks"] == 1
+    old = {"kafka_groups_conn_id": "kg", "group_ids": ["orders-landing"], "topics": ["orders"],
+           "poll_interval": 60.0, "max_total_lag": None, "read_committed": False}
+    trigger = ConsumerLagEventTrigger(**old)
+    assert trigger.serialize() == ("airflow_provider_kgroups.triggers.events.ConsumerLagEventTrigger", old)

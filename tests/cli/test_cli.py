@@ -98,3 +98,20 @@ def test_a_scram_server_asking_a_billion_iterations_ends_the_command_at_once(cap
     assert code == EXIT_UNREACHABLE
     assert "asked for 1000000000 iterations" in err and "4096 to 16384" in err
     assert "pw-s3cret" not in out + err
+
+
+def test_lag_names_a_topic_the_group_no_longer_reads(capsys):
+    """klag issue 92: billing is Stable with members assigned payments only; its old commit on
+    orders stays behind. The partition carries the flag and the group's line names the topic."""
+    with FakeCluster.running_in_thread(brokers=1) as c:
+        c.add_topic("orders", 1, end_offsets=50)
+        c.add_topic("payments", 1, end_offsets=5)
+        c.add_group("billing", offsets={("orders", 0): 10, ("payments", 0): 5},
+                    members=[Member("m-1", {"payments": [0]})])
+        code, out, _ = run(capsys, "-b", c.bootstrap, "--format", "json", "lag", "billing")
+        assert code == EXIT_OK
+        flags = {p["topic"]: p["flags"] for p in json.loads(out)["groups"]["billing"]["partitions"]}
+        assert flags == {"orders": ["topic_unassigned"], "payments": []}
+        code, out, _ = run(capsys, "-b", c.bootstrap, "lag", "billing")
+        total = next(line for line in out.splitlines() if "TOTAL" in line)
+        assert "no member assigned orders (its commits there stay behind)" in total

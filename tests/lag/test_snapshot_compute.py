@@ -173,3 +173,33 @@ def test_an_end_offset_error_on_a_partition_without_a_commit_is_an_error_and_no_
 def test_a_commit_below_the_log_start_and_past_the_log_end_is_clamped_and_lost():
     lag = partition_lag(tp("t", 0), committed=20, log_start=50, log_end=10, policy=P.FAIL)
     assert lag.lag == 0 and lag.flags == {LagFlag.CLAMPED, LagFlag.LOST}
+
+
+# -- a topic the group no longer reads (TOPIC_UNASSIGNED) -------------------------------------------
+
+def _left_inputs(state="Stable", members=None, protocol_type="consumer"):
+    members = {"m1": [tp("orders", 0)]} if members is None else members
+    desc = description("g", state, members, protocol_type=protocol_type)
+    committed = offsets("g", {tp("orders", 0): 5, tp("legacy", 0): 40, tp("legacy", 1): 41})
+    ends = {tp("orders", 0): 10, tp("legacy", 0): 90, tp("legacy", 1): 91}
+    return {"g": desc}, {"g": committed}, {t: 0 for t in ends}, ends
+
+
+def _flagged(snap):
+    return {str(p.tp) for p in snap.groups["g"].partitions if LagFlag.TOPIC_UNASSIGNED in p.flags}
+
+
+def test_a_committed_topic_no_member_is_assigned_is_flagged_on_each_of_its_partitions():
+    snap = compute_lag(*_left_inputs(), P.FAIL, T0)
+    assert _flagged(snap) == {str(tp("legacy", 0)), str(tp("legacy", 1))}
+    assert snap.rows()[1]["flags"] == "topic_unassigned"  # kept in the history store's rows
+
+
+@pytest.mark.parametrize("inputs", [
+    _left_inputs(state="PreparingRebalance"),  # assignments in flux
+    _left_inputs(members={}),  # Empty of members: the dead-group rules judge it
+    _left_inputs(members={"m1": []}),  # no assignment read at all: proves nothing
+    _left_inputs(protocol_type="connect"),  # assignments are not topic partitions
+])
+def test_the_flag_needs_a_stable_consumer_group_whose_assignments_were_read(inputs):
+    assert _flagged(compute_lag(*inputs, P.FAIL, T0)) == set()

@@ -57,3 +57,22 @@ def test_reports_from_facts_equal_the_engines_reports_from_every_point(seed):
         assert got == expected, group_id
         seen.add(got.health)
     assert seen  # every group was judged
+
+
+def test_the_history_keeps_an_abandoned_topic_so_the_pages_verdicts_show_it():
+    """The snapshot's TOPIC_UNASSIGNED flag is stored with the rows; the UI's verdicts, judged from
+    the history alone, find the group ABANDONED on that topic (klag issue 92)."""
+    from airflow_provider_kgroups.lag.verdicts import Verdict, VerdictReason, VerdictRules
+    from airflow_provider_kgroups.ui.judging import latest_verdicts, verdict_changes
+    from tests.support.builders import MINUTE, T0, group, partition, snapshot
+
+    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("orders", 0, 100, 200 + m,
+                                                           flags=[LagFlag.TOPIC_UNASSIGNED]), members=2))
+             for m in range(0, 13, 2)]
+    stored = table_snapshots(pa.concat_tables([snapshot_table(s) for s in snaps]))
+    rules = VerdictRules(window_ms=30 * MINUTE, stuck_after_ms=10 * MINUTE)
+    verdict = latest_verdicts(stored, rules)["g"]
+    assert verdict.verdict is Verdict.ABANDONED
+    assert verdict.partitions[0].finding.reason is VerdictReason.TOPIC_LEFT
+    changes, _, _ = verdict_changes(stored, "g", rules)
+    assert changes[-1]["verdict"] == "ABANDONED"
