@@ -120,7 +120,7 @@ def land(root: str, topic: str, ends: dict[int, int], values: list[bytes], chunk
         for start in range(0, end, chunk):
             stop = min(end, start + chunk)
             write_file(root, topic, p, start, stop, ({"topic": topic, "partition": p, "offset": o, "timestamp_ms": 0,
-                                                      "key": "k%d" % (o % 100),
+                                                      "key": f"k{o % 100}",
                                                       "value": values[o % len(values)].decode("latin-1")}
                                                      for o in range(start, stop)))
 
@@ -229,7 +229,7 @@ def own_spark(workdir: str, skipped: list[str]):
         return
     from tests.support.spark_kafka_oracle import ORACLE_SPARK, SparkOracle
 
-    assert OWN_SPARK == f"Spark {ORACLE_SPARK} process", "rename OWN_SPARK with the oracle's Spark"
+    assert f"Spark {ORACLE_SPARK} process" == OWN_SPARK, "rename OWN_SPARK with the oracle's Spark"
     folder = Path(workdir) / "own-spark"
     folder.mkdir()
     with SparkOracle(folder) as other:

@@ -37,8 +37,8 @@ import subprocess
 import tempfile
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -248,7 +248,7 @@ class _Process:
     log_file: object | None = None
 
     def start(self, cwd: Path) -> None:
-        self.log_file = open(self.log_path, "ab")
+        self.log_file = open(self.log_path, "ab")  # noqa: SIM115 - open for the child's life, closed in stop()
         self.popen = subprocess.Popen(self.command, stdout=self.log_file, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
 

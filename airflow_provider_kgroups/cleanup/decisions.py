@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Outcome", "GroupDecision", "CleanupResult"]
 
@@ -44,7 +45,7 @@ class GroupDecision:
         """Kept because it could not be read: the run cannot say it is fine."""
         return self.outcome is Outcome.KEEP and self.health is None
 
-    def becomes(self, outcome: Outcome, reason: str, **changes: Any) -> "GroupDecision":
+    def becomes(self, outcome: Outcome, reason: str, **changes: Any) -> GroupDecision:
         return replace(self, outcome=outcome, reason=reason, **changes)
 
     def line(self) -> str:

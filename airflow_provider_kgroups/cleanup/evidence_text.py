@@ -12,11 +12,22 @@ threshold it is compared with (``idle_hours=48``). Times are UTC to the minute.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..lag.deadfindings import (
-    BreakReason, CommitsUnreadable, Effect, ExpiryFinding, Finding, GroupEvidence, GroupHealth, IdleBreak,
-    IdleFinding, ProgressFinding, Reason, TopicsFinding, TopicsUnknown,
+    BreakReason,
+    CommitsUnreadable,
+    Effect,
+    ExpiryFinding,
+    Finding,
+    GroupEvidence,
+    GroupHealth,
+    IdleBreak,
+    IdleFinding,
+    ProgressFinding,
+    Reason,
+    TopicsFinding,
+    TopicsUnknown,
 )
 from ..lag.observation import GroupObservation
 from .permission import Permission, PermissionReason
@@ -28,7 +39,7 @@ _IDLE_MEANS = "idle time counts only while Empty with records to read and no com
 
 
 def format_time(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def format_duration(ms: int) -> str:

@@ -12,7 +12,8 @@ back up (read back), delete.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..client import stepmarks
 from ..client.errors import ErrorCode

@@ -26,9 +26,10 @@ its own last check of the offsets, and how it is applied. The path returns one
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from ..client import stepmarks
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicPartition
@@ -173,7 +174,7 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
             await asyncio.to_thread(run.write_intent, {g: change.intent(g) for g in to_back_up}, backup_url,
                                     {g: {f"{tp.topic}:{tp.partition}": o for tp, o in kept.committed().items()}
                                      for g, kept in to_back_up.items()})
-        except Exception as exc:  # no intent on record, no change
+        except Exception as exc:  # noqa: BLE001 - any failure to record the intent means no change is made
             for g in to_back_up:
                 steps[g] = Step(g, StepResult.FAILED, f"the intent record could not be written "
                                                       f"({type(exc).__name__}: {exc}): not {w.done}")

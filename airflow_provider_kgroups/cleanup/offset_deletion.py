@@ -10,8 +10,9 @@ topic keeps it: GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). Undo: ``kgro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..client import stepmarks
 from ..client.errors import ConfigurationError, ErrorCode

@@ -3,9 +3,10 @@ one value shared by the CLI, the operators' XCom and the audit record."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from ..client.results import TopicPartition
 
@@ -41,7 +42,7 @@ class GroupChangeDecision:
     kept: Mapping[TopicPartition, str] = field(default_factory=dict)  # kept by the broker's rule (not changed)
     via: str = "kafka"  # "kafka" (OffsetCommit / OffsetDelete) or "connect" (KIP-875 REST)
 
-    def becomes(self, outcome: ChangeOutcome, reason: str, **changes: Any) -> "GroupChangeDecision":
+    def becomes(self, outcome: ChangeOutcome, reason: str, **changes: Any) -> GroupChangeDecision:
         return replace(self, outcome=outcome, reason=reason, **changes)
 
     @property

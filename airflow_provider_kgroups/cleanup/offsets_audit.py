@@ -5,8 +5,9 @@ failed, the backup and who ran it. Written next to the cleanup's records (:mod:`
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from ..history.audit import write_audit
 from ..lag.snapshot import now_ms as _now_ms

@@ -18,10 +18,11 @@ Kafka Connect evidence lifting ``connect-*``) are rule sets of
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Collection
+from typing import Any
 
 from ..client.selection import compile_pattern
 from ..lag.deadgroups import DeadGroupRules

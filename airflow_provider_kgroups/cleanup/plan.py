@@ -25,8 +25,9 @@ Selection semantics:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..client.selection import select_groups
 from ..lag.deadfindings import GroupHealth

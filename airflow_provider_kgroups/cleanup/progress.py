@@ -12,7 +12,8 @@ back (a rerun of an older interval) is refused unless ``allow_rewind``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..client.errors import ConfigurationError, KafkaGroupsError
 from ..client.numbers import is_int

@@ -8,8 +8,9 @@ The evidence is :mod:`..lag.deadgroups`' (findings, as values); the permission
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..client.errors import Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence

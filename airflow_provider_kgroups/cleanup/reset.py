@@ -19,8 +19,9 @@ read back -> audit.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..client import stepmarks
 from ..client.errors import ConfigurationError

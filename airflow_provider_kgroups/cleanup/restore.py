@@ -11,7 +11,8 @@ in (``<store>/_backups/<name>`` -> ``<store>``).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..client import stepmarks
 from ..client.errors import ConfigurationError, Failure

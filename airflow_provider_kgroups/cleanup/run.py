@@ -4,8 +4,9 @@ dry run) execute with the write-ahead intent, audit (the intent's outcome)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..connect import fetch_connect_evidence
 from ..history.audit import write_audit

@@ -23,8 +23,9 @@ internals) are left alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..client.results import TopicExistence
 from ..offsets.deletion import GroupOffsetDeletion, Prediction, plan_offset_deletion

@@ -26,7 +26,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Any, Mapping
+from collections.abc import Mapping
+from datetime import UTC
+from typing import Any
 
 from ..client import stepmarks
 from ..client.errors import KafkaGroupsError
@@ -207,7 +209,7 @@ class ChangeRun:
             found = await reconcile_open_intents(aclient, self.journal, by={"run_id": self.run_id, **self.who},
                                                  only=self.name, error=f"{type(error).__name__}: {error}")
             self.finish(bool(found))
-        except Exception:  # noqa: BLE001 - the next run reconciles it; the first error is what the caller sees
+        except Exception:
             log.exception("could not write the outcome of run %s after its error; the next run reconciles it",
                           self.run_id[:12])
 
@@ -233,9 +235,9 @@ def start_run(audit_base_url: str | None, action: str, *, dry_run: bool, who: Ma
 
 
 def _iso(ms: int) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- reconciliation ----------------------------------------------------------------------

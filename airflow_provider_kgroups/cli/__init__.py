@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .output import TABLE_BLOCK, emit, json_encoder, render_table, write_out
 from .parser import build_parser, verb_module
@@ -48,7 +48,13 @@ def run(args: argparse.Namespace) -> int:
     import logging
     from importlib import import_module
 
-    from ..client import AuthenticationError, ConfigurationError, GroupsClient, KafkaGroupsError, NoBrokerAvailable
+    from ..client import (
+        AuthenticationError,
+        ConfigurationError,
+        GroupsClient,
+        KafkaGroupsError,
+        NoBrokerAvailable,
+    )
     from .common import Progress, client_config, merge_selection
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)

@@ -8,7 +8,8 @@ import argparse
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from .parser import ENV_BOOTSTRAP
 

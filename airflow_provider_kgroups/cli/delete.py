@@ -41,7 +41,7 @@ def add_arguments(delete: argparse.ArgumentParser) -> None:
                         help=f"where offset backups and audit records go (default {DEFAULT_BACKUP_URL})")
 
 
-def delete_policy(args) -> "CleanupPolicy":
+def delete_policy(args) -> CleanupPolicy:
     """The delete options as a policy: every check before any network call."""
     from ..cleanup import CleanupPolicy
     from ..client import GroupSelector

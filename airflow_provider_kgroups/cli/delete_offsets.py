@@ -9,7 +9,12 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from .common import (
-    DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, check_change_options, restore_command,
+    DEFAULT_BACKUP_URL,
+    absolute_url,
+    add_selection,
+    change_footer,
+    check_change_options,
+    restore_command,
     selected_groups,
 )
 from .output import render_table

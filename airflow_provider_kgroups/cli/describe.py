@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .common import add_selection as add_arguments, selected_groups
+from .common import add_selection as add_arguments
+from .common import selected_groups
 from .output import render_table
 
 if TYPE_CHECKING:

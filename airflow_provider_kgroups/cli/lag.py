@@ -7,7 +7,8 @@ named on the group's TOTAL line."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .common import add_selection, selected_groups
 from .output import json_encoder, render_table, write_out
@@ -29,7 +30,7 @@ def add_arguments(lag: argparse.ArgumentParser) -> None:
                           "record: one extra Fetch round per partition leader)")
 
 
-def _seconds_text(measured: "GroupLagSeconds | None") -> str:
+def _seconds_text(measured: GroupLagSeconds | None) -> str:
     if measured is None:
         return ""
     worst = measured.worst
@@ -40,7 +41,7 @@ def _seconds_text(measured: "GroupLagSeconds | None") -> str:
     return f"{prefix}{measured.max_seconds:.3f}"
 
 
-def lag_rows(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] | None) -> list[tuple]:
+def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> list[tuple]:
     rows = []
     for gid, group in snapshot.groups.items():
         extra = (_seconds_text(seconds.get(gid)),) if seconds is not None else ()
@@ -64,7 +65,7 @@ def lag_rows(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] |
     return rows
 
 
-def unassigned_topics(group: "GroupLag") -> list[str]:
+def unassigned_topics(group: GroupLag) -> list[str]:
     """The topics the group committed on that none of its members is assigned (the snapshot's
     ``topic_unassigned`` flag), sorted."""
     from ..lag.model import LagFlag
@@ -77,14 +78,14 @@ def lag_headers(with_seconds: bool) -> tuple[str, ...]:
             *(("LAG-SECONDS",) if with_seconds else ()), "NOTE")
 
 
-def lag_ok(snapshot: "LagSnapshot", seconds: Mapping[str, "GroupLagSeconds"] | None) -> bool:
+def lag_ok(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
     """Unknown is never fine: a group not read, not found, with an unknown total or (with
     --seconds) an age that is unknown or only a lower bound (a bound is not a value) is exit 1."""
     return (not snapshot.failures and all(g.total_lag is not None for g in snapshot.groups.values())
             and (seconds is None or all(s.max_seconds is not None and not s.at_least for s in seconds.values())))
 
 
-def group_document(group: "GroupLag", seconds: "GroupLagSeconds | None", with_seconds: bool) -> dict[str, Any]:
+def group_document(group: GroupLag, seconds: GroupLagSeconds | None, with_seconds: bool) -> dict[str, Any]:
     data = group.to_dict()
     if with_seconds:
         data["lag_seconds"] = seconds.to_dict() if seconds is not None else None

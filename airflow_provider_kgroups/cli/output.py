@@ -7,8 +7,9 @@ document is written."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from itertools import repeat
-from typing import Any, Callable, Sequence
+from typing import Any
 
 #: rows rendered at a time: only one block's cell strings live at once (100,000 groups are
 #: 500,000 lines; built whole, their cells took ~400 MB, the command peaking at 687 MB)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 ENV_BOOTSTRAP = "KGROUPS_BOOTSTRAP_SERVERS"
 ENV_COMMAND_CONFIG = "KGROUPS_COMMAND_CONFIG"

@@ -7,8 +7,9 @@ parsers (booleans, seconds, whole numbers) that connection extras and properties
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import javaproperties
 
@@ -16,7 +17,6 @@ from .auth.jaas import SASL_PROPERTIES, sasl_options
 from .config import ClientConfig
 from .errors import ConfigurationError
 from .numbers import is_int, to_number
-
 
 #: Java / librdkafka client property -> ClientConfig option (same meaning, same unit). One
 #: translation serves the CLI's ``--command-config`` files and Airflow ``kafka`` connections.

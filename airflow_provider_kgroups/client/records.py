@@ -126,7 +126,7 @@ class RangeReader:
             # Apache Kafka answers OFFSET_OUT_OF_RANGE with -1 for both (ReplicaManager's read
             # error result): ask where the log starts and ends now.
             log_start, log_end = await self._log_bounds()
-        if 0 <= log_start and position < log_start:
+        if log_start >= 0 and position < log_start:
             resume = min(self.end, log_start)
             self._gap(position, resume - 1, f"deleted by retention (the log now starts at {log_start})")
             self.floor = max(self.floor, resume)

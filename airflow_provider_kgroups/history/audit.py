@@ -13,7 +13,8 @@ directory out of the Parquet history (pyarrow and Spark skip ``_`` paths).
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import fsspec
 

@@ -23,8 +23,9 @@ import os
 import re
 import socket
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import fsspec
 
@@ -54,14 +55,14 @@ class Owner:
     run_id: str
 
     @classmethod
-    def me(cls, run_id: str) -> "Owner":
+    def me(cls, run_id: str) -> Owner:
         return cls(socket.gethostname(), os.getpid(), run_id)
 
     def to_dict(self) -> dict[str, Any]:
         return {"host": self.host, "pid": self.pid, "run_id": self.run_id}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Owner":
+    def from_dict(cls, data: Mapping[str, Any]) -> Owner:
         return cls(str(data.get("host") or ""), int(data.get("pid") or 0), str(data.get("run_id") or ""))
 
     def gone(self, expires_ms: int, now_ms: int) -> str | None:

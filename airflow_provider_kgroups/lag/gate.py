@@ -27,8 +27,9 @@ the verdicts is kept in memory only (a trigger starts a new window).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from ..client.errors import ConfigurationError, ErrorCode
 from ..client.results import GroupState, TopicPartition
@@ -69,7 +70,7 @@ class LagGate:
         self.notes: list[str] = []  # decided on the way, not yet in a decision (a check that failed later)
 
     @classmethod
-    def start(cls, spec: GateSpec, timeout_s: float) -> "LagGate":
+    def start(cls, spec: GateSpec, timeout_s: float) -> LagGate:
         """A gate whose first check is now and whose deadline is ``timeout_s`` away."""
         started_ms = int(time.time() * 1000)
         return cls(spec, GateState(started_ms=started_ms), started_ms + int(timeout_s * 1000))
@@ -186,12 +187,14 @@ def _fail(message: str, kind: FailureKind) -> Decision:
     return Decision(GateStatus.FAIL, message, kind=kind)
 
 
-async def check_gate(client: "AsyncGroupsClient", gate: LagGate) -> Decision:
+async def check_gate(client: AsyncGroupsClient, gate: LagGate) -> Decision:
     """One check of ``gate``: on the first one, the groups the patterns match; a snapshot; what the
     mode fixes once (the barrier's target), unless a group is already missing; the lag in seconds
     of every lagging partition if the mode wants it; then the decision, with a note per thing
     decided on the way."""
-    from .snapshot import take_snapshot  # the client stack loads on the first check, not with the sensor module
+    from .snapshot import (
+        take_snapshot,  # the client stack loads on the first check, not with the sensor module
+    )
 
     if not gate.spec.bound:
         patterns = list(gate.spec.group_patterns)

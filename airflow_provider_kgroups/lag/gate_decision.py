@@ -9,9 +9,10 @@ reads such an event back (and events written before the enums, which had the sam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from ..client.errors import ConfigurationError
 from ..client.offset_map import OffsetKind, OffsetMap
@@ -110,7 +111,7 @@ class Decision:
         return event
 
     @classmethod
-    def from_event(cls, event: Mapping[str, Any]) -> "Decision":
+    def from_event(cls, event: Mapping[str, Any]) -> Decision:
         """A trigger event back as a decision; a status or kind this version does not know is a
         ConfigurationError naming it."""
         try:

@@ -18,8 +18,9 @@ Modes: :class:`~.barrier_mode.BarrierMode` and :class:`~.threshold_mode.Threshol
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..client.results import TopicPartition
 from .gate_decision import Decision
@@ -43,7 +44,7 @@ class Gate(Protocol):
     state: GateState
     deadline_ms: int
 
-    def set_target(self, target: "BarrierTarget") -> None: ...
+    def set_target(self, target: BarrierTarget) -> None: ...
 
     def streak(self, key: str, hit: bool) -> int: ...
 
@@ -93,7 +94,7 @@ class GateMode(ABC):
 
     @abstractmethod
     def judge(self, gate: Gate, snapshot: LagSnapshot,
-              seconds: Mapping[str, "GroupLagSeconds"]) -> Judgement: ...
+              seconds: Mapping[str, GroupLagSeconds]) -> Judgement: ...
 
     def give_up(self, gate: Gate, judgement: Judgement, now_ms: int) -> Decision | None:
         return None

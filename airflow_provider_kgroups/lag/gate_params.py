@@ -18,8 +18,16 @@ from enum import Enum
 from typing import Any
 
 from ..arguments import (
-    parse_bool, parse_check_count, parse_choice, parse_interval, parse_offset_count, parse_offsets_map,
-    parse_seconds, parse_str_list, parse_timestamp_ms, parse_topics,
+    parse_bool,
+    parse_check_count,
+    parse_choice,
+    parse_interval,
+    parse_offset_count,
+    parse_offsets_map,
+    parse_seconds,
+    parse_str_list,
+    parse_timestamp_ms,
+    parse_topics,
 )
 from ..client.errors import ConfigurationError
 from .policy import parse_policy

@@ -9,8 +9,9 @@ first check, against the cluster's listing, and carries the bound ids from then 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..arguments import parse_str_list
 from ..client.errors import ConfigurationError
@@ -68,7 +69,7 @@ class GateSpec:
     def selector(self) -> GroupSelector:
         return GroupSelector(self.group_ids, self.group_patterns, self.exclude_patterns)
 
-    def bind(self, group_ids: Iterable[str]) -> "GateSpec":
+    def bind(self, group_ids: Iterable[str]) -> GateSpec:
         """The same spec for exactly these groups (what the patterns matched, plus the exact ids)."""
         return replace(self, group_ids=tuple(group_ids), group_patterns=(), exclude_patterns=())
 
@@ -89,7 +90,7 @@ class GateSpec:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "GateSpec":
+    def from_dict(cls, data: Mapping[str, Any]) -> GateSpec:
         return cls(**data)
 
 
@@ -117,5 +118,5 @@ class GateState:
                 "streaks": dict(self.streaks), "told": list(self.told)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "GateState":
+    def from_dict(cls, data: Mapping[str, Any]) -> GateState:
         return cls(**data)

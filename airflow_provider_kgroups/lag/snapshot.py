@@ -36,7 +36,13 @@ from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure, Reques
 from ..client.gcpause import fewer_collections
 from ..client.numbers import check_int
 from ..client.results import (
-    GroupDescription, GroupOffsets, GroupState, KeyedResults, ListedOffset, TopicExistence, TopicPartition,
+    GroupDescription,
+    GroupOffsets,
+    GroupState,
+    KeyedResults,
+    ListedOffset,
+    TopicExistence,
+    TopicPartition,
 )
 from ..client.selection import validate_group_ids
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy

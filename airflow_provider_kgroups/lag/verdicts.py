@@ -61,8 +61,10 @@ fine).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..client.errors import ConfigurationError
 from ..client.frozen import fast_init
@@ -106,7 +108,7 @@ class LagPoint:
     flags: frozenset[LagFlag] = frozenset()
 
     @classmethod
-    def of(cls, at_ms: int, p: PartitionLag) -> "LagPoint":
+    def of(cls, at_ms: int, p: PartitionLag) -> LagPoint:
         return cls(at_ms, p.committed, p.log_start, p.log_end, p.lag, p.flags)
 
     @property
@@ -255,7 +257,7 @@ def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictR
     # 5. WARN
     if len(known) >= rules.min_points:
         slope = lag_slope_per_s(known)
-        steps = list(zip(known, known[1:]))
+        steps = list(itertools.pairwise(known))
         rises = sum(1 for a, b in steps if (b.lag or 0) > (a.lag or 0))  # known: every lag is read
         first_lag = known[0].lag
         assert lag is not None and first_lag is not None

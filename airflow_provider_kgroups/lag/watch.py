@@ -26,9 +26,10 @@ keeps its decision in :attr:`RangeWatch.last` for the caller to log; the watch g
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..client.errors import Failure
 from ..client.offset_map import OffsetKind, OffsetMap

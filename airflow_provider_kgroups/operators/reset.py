@@ -35,10 +35,10 @@ from ..arguments import (
     parse_str_list,
     parse_url,
 )
+from ..cleanup.offset_results import ChangeOutcome
 from ..cleanup.reset import ResetOptions
 from ..client.errors import ConfigurationError
 from ..hooks.connect import connect_configs_from_conn_ids
-from ..cleanup.offset_results import ChangeOutcome
 from ..hooks.groups import KafkaGroupsHook, restore_call
 from ..offsets.spec import ResetSpec, Strategy, reset_spec
 

@@ -45,8 +45,8 @@ from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
 
 from ..arguments import check_arguments, is_templated, parse_conn_id, parse_deferrable, parse_selector
-from ..client.numbers import is_number
 from ..client.errors import ConfigurationError
+from ..client.numbers import is_number
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.gate import DEFAULT_FAIL_ON, Decision, FailureKind, GateSpec, GateStatus, LagGate

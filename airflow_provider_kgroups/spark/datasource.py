@@ -73,10 +73,14 @@ from typing import Any
 
 from ..client.compression import UndecodableBatch
 from ..client.config import ClientConfig
-from ..client.properties import (config_from_kafka_properties, config_to_kafka_properties, format_properties,
-                                 read_properties_file)
 from ..client.errors import ConfigurationError
 from ..client.numbers import is_int
+from ..client.properties import (
+    config_from_kafka_properties,
+    config_to_kafka_properties,
+    format_properties,
+    read_properties_file,
+)
 from ..client.results import TopicPartition
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
 

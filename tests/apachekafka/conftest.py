@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.kafka_clusters import FIXTURES, STARTED, kafka_short  # noqa: F401  (a fixture)
+from tests.support.kafka_clusters import FIXTURES, STARTED, kafka_short
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -17,7 +17,12 @@ import time
 
 import pytest
 from confluent_kafka.admin import (
-    AclBinding, AclOperation, AclPermissionType, AdminClient, ResourcePatternType, ResourceType,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
 )
 
 from airflow_provider_kgroups.cli import main as kgroups_main

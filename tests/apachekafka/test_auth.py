@@ -10,7 +10,8 @@ import time
 import pytest
 
 from airflow_provider_kgroups.client import AuthenticationError, ClientConfig, GroupsClient, TopicPartition
-from tests.support.kafka_clusters import OIDC_CLIENTS, REAUTH_MS, SASL_LISTENER as SHORT_LISTENER, SCRAM_ALICE
+from tests.support.kafka_clusters import OIDC_CLIENTS, REAUTH_MS, SCRAM_ALICE
+from tests.support.kafka_clusters import SASL_LISTENER as SHORT_LISTENER
 from tests.support.pytest_kafka import SASL_LISTENER, USERS
 
 

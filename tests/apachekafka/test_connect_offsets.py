@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-import tests.support.airflow_env  # noqa: F401 (sets Airflow's environment before anything imports Airflow)
+import tests.support.airflow_env
 from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main
 from airflow_provider_kgroups.client import TopicPartition
 from airflow_provider_kgroups.connect.offsets import sink_offsets_body

@@ -18,10 +18,14 @@ import time
 import pytest
 
 from airflow_provider_kgroups.cli import main as kgroups_main
-from airflow_provider_kgroups.client import ClientConfig, GroupState, GroupsClient, TopicPartition
+from airflow_provider_kgroups.client import ClientConfig, GroupsClient, GroupState, TopicPartition
 from airflow_provider_kgroups.client.errors import ErrorCode
 from tests.support.librdkafka_members import (
-    classic_member, consume_share, consumer_member, poll_until, share_member,
+    classic_member,
+    consume_share,
+    consumer_member,
+    poll_until,
+    share_member,
 )
 
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from airflow_provider_kgroups.client import ClientConfig, GroupsClient
 from airflow_provider_kgroups.cli import main as kgroups_main
+from airflow_provider_kgroups.client import ClientConfig, GroupsClient
 from demo.apache_kafka import JarResolutionError, resolve_jars
 from demo.seed import Seeder
 from demo.tansu import probe_api_versions

@@ -17,7 +17,13 @@ from confluent_kafka import TopicPartition as CkTopicPartition
 from confluent_kafka.admin import AdminClient
 
 from airflow_provider_kgroups.cli import main as kgroups_main
-from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, GroupState, GroupsClient, TopicPartition
+from airflow_provider_kgroups.client import (
+    AsyncGroupsClient,
+    ClientConfig,
+    GroupsClient,
+    GroupState,
+    TopicPartition,
+)
 from airflow_provider_kgroups.lag.gate import FailureKind, GateSpec, GateStatus, LagGate, check_gate
 from demo.seed import BASE_TIMESTAMP_MS, Seeder
 from tests.support.kafka_clusters import EXPIRING_GROUP, EXPIRING_TOPIC

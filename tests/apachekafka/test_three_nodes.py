@@ -12,7 +12,13 @@ import time
 import pytest
 
 from airflow_provider_kgroups.cli import main as kgroups_main
-from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig, GroupState, GroupsClient, TopicPartition
+from airflow_provider_kgroups.client import (
+    AsyncGroupsClient,
+    ClientConfig,
+    GroupsClient,
+    GroupState,
+    TopicPartition,
+)
 from airflow_provider_kgroups.client.transport import connection as connection_module
 from airflow_provider_kgroups.lag.gate import GateSpec, GateStatus, LagGate, check_gate
 from airflow_provider_kgroups.lag.snapshot import take_snapshot
@@ -108,7 +114,7 @@ def test_a_broker_stopped_under_the_gate_the_snapshot_and_the_cleanup(kafka3, mo
     def checker():
         try:
             asyncio.run(keep_checking())
-        except BaseException as exc:  # noqa: BLE001  (reported below)
+        except BaseException as exc:
             errors.append(exc)
 
     thread = threading.Thread(target=checker, daemon=True)

@@ -154,7 +154,7 @@ def kill(child: SteppedChild, how: str, what, boundaries: int, rng: random.Rando
 def test_delete_killed_then_rerun(bootstrap, seed, name_prefix, tmp_path, capsys, how, what):
     rng = random.Random(f"{SEED}-{how}-{what}")
     print(f"kill seed {SEED}")
-    topic, groups, before = make_groups(seed, name_prefix)
+    _topic, groups, before = make_groups(seed, name_prefix)
     store = str(tmp_path / "store")
     argv = cli_argv(bootstrap, "delete", *groups, "--yes", "--max-deletions-percent", "100",
                     "--backup-url", store)

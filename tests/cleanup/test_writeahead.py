@@ -5,8 +5,8 @@ produce on demand, Tansu's "Empty" for a group that is gone among them."""
 
 from __future__ import annotations
 
-from airflow_provider_kgroups.client.results import TopicPartition
 from airflow_provider_kgroups.cleanup.writeahead import Verdict, _verdict
+from airflow_provider_kgroups.client.results import TopicPartition
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 COMMIT = {"kind": "commit", "partitions": ["t:0", "t:1"], "targets": {"t:0": 0, "t:1": 0}}

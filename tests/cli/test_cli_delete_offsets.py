@@ -83,7 +83,7 @@ def test_a_deletion_the_broker_refuses_on_every_partition_is_refused(cluster, ca
     cluster.add_topic("rs.a", 3, end_offsets=100)
     cluster.add_group("rs-live", offsets={("rs.a", p): 10 + p for p in range(3)}, state="PreparingRebalance",
                       members=[Member("m-1", {"rs.a": [0, 1, 2]})])
-    code, doc, err = run(capsys, cluster, "rs-live", "--topic", "rs.a", "--execute", "--backup-url", str(tmp_path))
+    code, doc, _err = run(capsys, cluster, "rs-live", "--topic", "rs.a", "--execute", "--backup-url", str(tmp_path))
     d = doc["decisions"]["rs-live"]
     assert code == EXIT_PARTIAL
     assert (doc["done"], doc["partial"], doc["refused"], doc["failed"]) == (0, 0, 1, 0)

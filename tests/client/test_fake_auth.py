@@ -14,7 +14,12 @@ import traceback
 import pytest
 
 from airflow_provider_kgroups.client import (
-    AsyncGroupsClient, AuthenticationError, ClientConfig, KafkaGroupsError, NoBrokerAvailable, TopicPartition,
+    AsyncGroupsClient,
+    AuthenticationError,
+    ClientConfig,
+    KafkaGroupsError,
+    NoBrokerAvailable,
+    TopicPartition,
 )
 from airflow_provider_kgroups.client.errors import is_retriable
 from tests.support.fakekafka import FakeCluster, make_self_signed_cert, server_ssl_context

@@ -11,8 +11,12 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_kgroups.client import ConfigurationError
-from airflow_provider_kgroups.client.properties import (config_from_kafka_properties, format_properties,
-                                                        parse_properties, read_properties_file)
+from airflow_provider_kgroups.client.properties import (
+    config_from_kafka_properties,
+    format_properties,
+    parse_properties,
+    read_properties_file,
+)
 
 # OpenJDK LoadParsing.java: input.txt
 LOAD_PARSING_INPUT = "\n".join([

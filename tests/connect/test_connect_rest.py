@@ -33,7 +33,14 @@ from airflow_provider_kgroups.connect import (
     fetch_connect_evidence,
     split_connect_properties,
 )
-from demo.connectserver import Connector, connector_info, connector_status, error_body, expanded, not_ready_body
+from demo.connectserver import (
+    Connector,
+    connector_info,
+    connector_status,
+    error_body,
+    expanded,
+    not_ready_body,
+)
 
 URL = "http://connect:8083"
 URL_B = "https://connect-b.example:8443"

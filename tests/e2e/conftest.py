@@ -42,7 +42,7 @@ class Flagship:
 
 
 @pytest.fixture
-def flagship(monkeypatch, tmp_path, broker, kgroups_conn, name_prefix) -> Flagship:  # noqa: F811 (fixture)
+def flagship(monkeypatch, tmp_path, broker, kgroups_conn, name_prefix) -> Flagship:
     p = name_prefix
     world = Flagship(topic=f"{p}orders", landing_group=f"{p}landing", landing_root=tmp_path / "landing",
                      output_root=tmp_path / "output", history=tmp_path / "history", prefix=p)

@@ -60,7 +60,8 @@ def test_put_new_never_shows_half_a_file_and_only_one_writer_wins(tmp_path):
     path = str(tmp_path / "d" / "x.json")
     assert put_new(fs, path, b'{"a": 1}') is True
     assert put_new(fs, path, b'{"a": 2}') is False
-    assert json.loads(open(path).read()) == {"a": 1}
+    with open(path) as written:
+        assert json.loads(written.read()) == {"a": 1}
     assert [p for p in os.listdir(tmp_path / "d")] == ["x.json"]  # no temporary left behind
 
 

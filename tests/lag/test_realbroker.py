@@ -107,7 +107,7 @@ async def test_barrier_reached_by_a_live_consumer_while_producers_keep_writing(b
                 previous = status
                 await asyncio.sleep(0.2)  # poll interval of the condition; the deadline bounds it
 
-        status, before = await run(broker.bootstrap, wait_reached)
+        status, _before = await run(broker.bootstrap, wait_reached)
         consumer.wait_committed({(topic, 0): 6, (topic, 1): 4})
     assert status.reached, status.summary()
     assert status.eta_s() == 0.0 and status.remaining() == 0

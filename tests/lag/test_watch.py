@@ -12,7 +12,6 @@ from airflow_provider_kgroups.lag.gate_decision import FailureKind, GateStatus
 from airflow_provider_kgroups.lag.model import LagFlag, LagSnapshot
 from airflow_provider_kgroups.lag.verdicts import Verdict
 from airflow_provider_kgroups.lag.watch import RangeWatch, Waiting, nested_offsets
-
 from tests.support.builders import MINUTE, T0, group, partition, snapshot, tp
 
 

@@ -175,7 +175,7 @@ class LiveMember:
                 assignment = [(tp.topic, tp.partition) for tp in self._consumer.assignment()]
                 with self._lock:
                     self._assigned = assignment
-        except BaseException as exc:  # noqa: BLE001  # reported by wait_assigned
+        except BaseException as exc:  # reported by wait_assigned
             self.error = exc
         finally:
             self._consumer.close()

@@ -48,8 +48,8 @@ class SteppedChild:
         env = {**os.environ, **self.env, ENV_STEP_SOCKET: self._path,
                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         # files, not pipes: a child never blocks on a full pipe nobody reads while it runs
-        self._out = open(os.path.join(self._dir, "out"), "w+b")
-        self._err = open(os.path.join(self._dir, "err"), "w+b")
+        self._out = open(os.path.join(self._dir, "out"), "w+b")  # noqa: SIM115 - the child's stdout, closed in finish()
+        self._err = open(os.path.join(self._dir, "err"), "w+b")  # noqa: SIM115 - the child's stderr, closed in finish()
         self.proc = subprocess.Popen(self.argv, env=env, cwd=ROOT, stdout=self._out, stderr=self._err)
         self._exit = os.pidfd_open(self.proc.pid)  # readable once the child has exited
         self._conn: socket.socket | None = None
@@ -96,12 +96,12 @@ class SteppedChild:
         self.killed_at = self.steps[-1] if self.steps else None
         self.finish()
 
-    def run_to_end(self) -> "SteppedChild":
+    def run_to_end(self) -> SteppedChild:
         while self.next_step() is not None:
             self.go()
         return self.finish()
 
-    def kill_after(self, passed: int) -> "SteppedChild":
+    def kill_after(self, passed: int) -> SteppedChild:
         """Let ``passed`` boundaries go by, kill at the next one (or let it end if it has fewer)."""
         while True:
             step = self.next_step()
@@ -112,7 +112,7 @@ class SteppedChild:
                 return self
             self.go()
 
-    def kill_at(self, step: str, nth: int = 1) -> "SteppedChild":
+    def kill_at(self, step: str, nth: int = 1) -> SteppedChild:
         """Kill at the ``nth`` time the child reaches ``step``."""
         while True:
             reached = self.next_step()
@@ -126,7 +126,7 @@ class SteppedChild:
                 return self
             self.go()
 
-    def finish(self) -> "SteppedChild":
+    def finish(self) -> SteppedChild:
         try:
             self.proc.wait(timeout=max(self._ends - time.monotonic(), 1.0))
         except subprocess.TimeoutExpired:

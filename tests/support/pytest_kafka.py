@@ -22,8 +22,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from demo.seed import Seeder
 from demo.apache_kafka import NEWEST, OLD_PRE_BATCHING, RELEASE_3X, KafkaCluster
+from demo.seed import Seeder
 
 #: SASL users of the ``kafka`` fixture's SASL_PLAINTEXT listener (test-only secrets).
 USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}

@@ -12,9 +12,10 @@ import importlib
 import importlib.util
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigurationError

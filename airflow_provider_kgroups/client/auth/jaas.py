@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import ConfigurationError
 from .config import OAuthBearerConfig, TokenSource

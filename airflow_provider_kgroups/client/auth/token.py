@@ -17,8 +17,9 @@ import base64
 import binascii
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import AuthenticationError
 from ..numbers import is_number

@@ -121,7 +121,7 @@ class SaslAuthenticator:
         must not wait for: a deadline or a cancellation ends the wait, the thread ends alone)."""
         try:
             return await asyncio.wait_for(asyncio.to_thread(mechanism.step, challenge), timeout)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             raise RequestTimeout(f"SASL {self.mechanism_name} {what} with broker {self._address}: the client's "
                                  f"side of the exchange took over {timeout:g} s") from None
         except AuthenticationError as exc:

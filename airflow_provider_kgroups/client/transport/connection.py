@@ -23,13 +23,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..config import BrokerAddress, ClientConfig
-from ..errors import (
-    AuthenticationError, BrokerDisconnected, BrokerThrottled, ErrorCode, KafkaGroupsError, ProtocolError,
-    RequestTimeout, ResponseTooLarge, error_name,
-)
 from .. import stepmarks
+from ..config import BrokerAddress, ClientConfig
 from ..deadline import current_deadline
+from ..errors import (
+    AuthenticationError,
+    BrokerDisconnected,
+    BrokerThrottled,
+    ErrorCode,
+    KafkaGroupsError,
+    ProtocolError,
+    RequestTimeout,
+    ResponseTooLarge,
+    error_name,
+)
 from ..protocol import (
     CLIENT_MAX_VERSIONS,
     RESPONSE_FOR,
