@@ -46,8 +46,9 @@ def parse_str_list(name: str, value: Any, *, allow_empty: bool = True) -> tuple[
         if not isinstance(value, list):
             raise ConfigurationError(f"{name}={value!r} is not a list such as ['orders-landing'].")
     if isinstance(value, str):
-        raise ConfigurationError(f"{name} must be a list of strings, not the single string {value!r}: "
-                                 f"write {name}=[{value!r}].")
+        raise ConfigurationError(
+            f"{name} must be a list of strings, not the single string {value!r}: write {name}=[{value!r}]."
+        )
     items = tuple(value)
     bad = [v for v in items if not isinstance(v, str) or not v.strip()]
     if bad:
@@ -64,7 +65,9 @@ def parse_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     return text
 
 
-def parse_number(name: str, value: Any, *, integer: bool = False, allow_zero: bool = True) -> float | int | None:
+def parse_number(
+    name: str, value: Any, *, integer: bool = False, allow_zero: bool = True
+) -> float | int | None:
     """None stays None; numbers and numeric strings (rendered templates) are checked >= 0."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -92,18 +95,25 @@ def parse_timestamp_ms(name: str, value: Any) -> int | None:
         try:
             value = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            raise ConfigurationError(f"{name}={text!r} is not an ISO-8601 time such as '2024-05-01T00:00:00+00:00' "
-                                     "(or '{{ data_interval_end }}').") from None
+            raise ConfigurationError(
+                f"{name}={text!r} is not an ISO-8601 time such as '2024-05-01T00:00:00+00:00' "
+                "(or '{{ data_interval_end }}')."
+            ) from None
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
-            raise ConfigurationError(f"{name}={value.isoformat()!r} has no time zone: add one (e.g. +00:00), "
-                                     "so that the time is unambiguous.")
+            raise ConfigurationError(
+                f"{name}={value.isoformat()!r} has no time zone: add one (e.g. +00:00), "
+                "so that the time is unambiguous."
+            )
         return int(value.timestamp() * 1000)
-    raise ConfigurationError(f"{name} must be a datetime, an ISO-8601 string or epoch milliseconds, "
-                             f"got {type(value).__name__}.")
+    raise ConfigurationError(
+        f"{name} must be a datetime, an ISO-8601 string or epoch milliseconds, got {type(value).__name__}."
+    )
 
 
-def parse_offsets_map(name: str, value: Any, kind: OffsetKind = OffsetKind.STARTING) -> dict[str, dict[str, int]] | None:
+def parse_offsets_map(
+    name: str, value: Any, kind: OffsetKind = OffsetKind.STARTING
+) -> dict[str, dict[str, int]] | None:
     """Spark-style ``{"topic": {"0": 23}}`` from a dict or its JSON (or Python-literal) text,
     read as an offset map of ``kind`` (:class:`~.client.offset_map.OffsetKind`; by default
     ``STARTING``, where a range starts, -2 for earliest: the sensor's ``previous_barrier``);
@@ -124,7 +134,9 @@ def parse_offsets_map(name: str, value: Any, kind: OffsetKind = OffsetKind.START
             try:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
-                raise ConfigurationError(f"{name} is not JSON such as '{{\"orders\": {{\"0\": 23}}}}'.") from None
+                raise ConfigurationError(
+                    f'{name} is not JSON such as \'{{"orders": {{"0": 23}}}}\'.'
+                ) from None
     if isinstance(value, Mapping) and "endingOffsets" in value:  # a previous result of this sensor
         return parse_offsets_map(name, value["endingOffsets"], kind)
     return OffsetMap.parse(value, kind, name=name).nested()
@@ -165,8 +177,9 @@ def parse_check_count(name: str, value: Any) -> int | None:
     return parse_number(name, value, integer=True, allow_zero=False)  # type: ignore[return-value]  # integer=True: an int
 
 
-def check_arguments(task_id: str, values: Mapping[str, Any], parsers: Mapping[str, Callable[..., Any]], *,
-                    rendered: bool) -> dict[str, Any]:
+def check_arguments(
+    task_id: str, values: Mapping[str, Any], parsers: Mapping[str, Callable[..., Any]], *, rendered: bool
+) -> dict[str, Any]:
     """Parse ``values[name]`` with ``parsers[name](name, value)``; before rendering, templated
     values are skipped (None in the result). Errors become ValueError("<task_id>: ...")."""
     out: dict[str, Any] = {}
@@ -187,8 +200,7 @@ def check_argument(task_id: str, name: str, value: Any, parse: Callable[..., Any
     return check_arguments(task_id, {name: value}, {name: parse}, rendered=True)[name]
 
 
-def parse_selector(task_id: str, ids: Any, patterns: Any, excludes: Any, *,
-                   allow_all: bool) -> GroupSelector:
+def parse_selector(task_id: str, ids: Any, patterns: Any, excludes: Any, *, allow_all: bool) -> GroupSelector:
     """Group ids and patterns -> a selector; neither given: every group (only with ``allow_all``)."""
     try:
         ids_, patterns_ = parse_str_list("group_ids", ids), parse_str_list("group_patterns", patterns)
@@ -196,8 +208,10 @@ def parse_selector(task_id: str, ids: Any, patterns: Any, excludes: Any, *,
         if not ids_ and not patterns_:
             if allow_all:
                 return GroupSelector(patterns=("*",), exclude=excludes_)
-            raise ConfigurationError("give group_ids and/or group_patterns (e.g. group_ids=['orders-landing'] or "
-                                     "group_patterns=['orders-*']).")
+            raise ConfigurationError(
+                "give group_ids and/or group_patterns (e.g. group_ids=['orders-landing'] or "
+                "group_patterns=['orders-*'])."
+            )
         return GroupSelector(ids=ids_, patterns=patterns_, exclude=excludes_)
     except ConfigurationError as exc:
         raise ValueError(f"{task_id}: {exc}") from None
@@ -234,8 +248,10 @@ def parse_topics(name: str, value: Any) -> tuple[str, ...] | None:
         return None
     topics = parse_str_list(name, value)
     if not topics:
-        raise ConfigurationError(f"{name}=[] selects no partition: name at least one topic, or leave {name} "
-                                 "unset (None) for every partition the groups use.")
+        raise ConfigurationError(
+            f"{name}=[] selects no partition: name at least one topic, or leave {name} "
+            "unset (None) for every partition the groups use."
+        )
     return topics
 
 
@@ -244,8 +260,10 @@ def parse_storage_options(name: str, value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ConfigurationError(f"{name} must be a dict of fsspec options such as {{'anon': False}}, "
-                                 f"got {type(value).__name__} {value!r}.")
+        raise ConfigurationError(
+            f"{name} must be a dict of fsspec options such as {{'anon': False}}, "
+            f"got {type(value).__name__} {value!r}."
+        )
     bad = [k for k in value if not isinstance(k, str) or not k]
     if bad:
         raise ConfigurationError(f"{name} has key {bad[0]!r}: fsspec option names are non-empty strings.")
@@ -257,14 +275,18 @@ def parse_url(name: str, value: Any) -> str:
     ``abfs://``, ``file://``, ``memory://``, chained ``simplecache::s3://``). The protocol's
     package (s3fs, gcsfs, ...) is needed only where the task runs, so it is not imported here."""
     if not isinstance(value, str) or not value.strip():
-        raise ConfigurationError(f"{name} must be a directory or an fsspec URL such as 's3://bucket/kgroups-history', "
-                                 f"got {value!r}.")
+        raise ConfigurationError(
+            f"{name} must be a directory or an fsspec URL such as 's3://bucket/kgroups-history', "
+            f"got {value!r}."
+        )
     import fsspec
 
     known = set(fsspec.available_protocols())
     for part in value.strip().split("::"):
         protocol, _ = fsspec.core.split_protocol(part)
         if protocol is not None and protocol not in known:
-            raise ConfigurationError(f"{name}={value!r} has the URL scheme {protocol!r}, which fsspec does not know: "
-                                     "use a directory or a scheme such as s3://, gs://, abfs://, file://.")
+            raise ConfigurationError(
+                f"{name}={value!r} has the URL scheme {protocol!r}, which fsspec does not know: "
+                "use a directory or a scheme such as s3://, gs://, abfs://, file://."
+            )
     return value

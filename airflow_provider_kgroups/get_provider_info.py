@@ -27,22 +27,39 @@ def _oauthbearer_fields() -> dict:
         "sasl_oauthbearer_method": {
             "label": "OAUTHBEARER token source",
             "description": "oidc (client credentials at a token endpoint), aws_msk_iam (AWS's signer; the msk extra) "
-                           "or callback (oauth_cb). Empty: inferred from the fields below.",
+            "or callback (oauth_cb). Empty: inferred from the fields below.",
             "schema": {"type": ["string", "null"], "enum": TOKEN_SOURCES},
         },
         "sasl_oauthbearer_token_endpoint_url": _text(
-            "OIDC token endpoint URL", "The identity provider's token endpoint (sasl.oauthbearer.token.endpoint.url).",
-            format="uri"),
-        "sasl_oauthbearer_client_id": _text("OIDC client id", "The client id of the client-credentials grant."),
-        "sasl_oauthbearer_client_secret": _text("OIDC client secret", "The client secret (sent to the token "
-                                                "endpoint only, never logged).", format="password"),
-        "sasl_oauthbearer_scope": _text("OIDC scope", "Scope to ask for (space-separated), if the provider needs one."),
-        "sasl_oauthbearer_extensions": _text("SASL extensions", "KIP-342 extensions as name=value,name=value "
-                                             "(Confluent Cloud: logicalCluster=lkc-...,identityPoolId=pool-...)."),
-        "sasl_oauthbearer_aws_region": _text("AWS region (MSK IAM)", "Region of the MSK cluster; empty: read from "
-                                             "the MSK bootstrap host names."),
-        "oauth_cb": _text("Token callback", "Dotted path of f(config) -> (token, expiry): allowed only when listed "
-                          "in [kgroups] allowed_token_callbacks."),
+            "OIDC token endpoint URL",
+            "The identity provider's token endpoint (sasl.oauthbearer.token.endpoint.url).",
+            format="uri",
+        ),
+        "sasl_oauthbearer_client_id": _text(
+            "OIDC client id", "The client id of the client-credentials grant."
+        ),
+        "sasl_oauthbearer_client_secret": _text(
+            "OIDC client secret",
+            "The client secret (sent to the token endpoint only, never logged).",
+            format="password",
+        ),
+        "sasl_oauthbearer_scope": _text(
+            "OIDC scope", "Scope to ask for (space-separated), if the provider needs one."
+        ),
+        "sasl_oauthbearer_extensions": _text(
+            "SASL extensions",
+            "KIP-342 extensions as name=value,name=value "
+            "(Confluent Cloud: logicalCluster=lkc-...,identityPoolId=pool-...).",
+        ),
+        "sasl_oauthbearer_aws_region": _text(
+            "AWS region (MSK IAM)",
+            "Region of the MSK cluster; empty: read from the MSK bootstrap host names.",
+        ),
+        "oauth_cb": _text(
+            "Token callback",
+            "Dotted path of f(config) -> (token, expiry): allowed only when listed "
+            "in [kgroups] allowed_token_callbacks.",
+        ),
     }
 
 
@@ -63,11 +80,27 @@ def get_provider_info() -> dict:
                 "tags": ["apache", "kafka"],
             }
         ],
-        "hooks": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.hooks.groups",
-                                                                       "airflow_provider_kgroups.hooks.connect"]}],
-        "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.sensors.lag"]}],
-        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.triggers.lag",
-                                                                         "airflow_provider_kgroups.triggers.events"]}],
+        "hooks": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "airflow_provider_kgroups.hooks.groups",
+                    "airflow_provider_kgroups.hooks.connect",
+                ],
+            }
+        ],
+        "sensors": [
+            {"integration-name": INTEGRATION, "python-modules": ["airflow_provider_kgroups.sensors.lag"]}
+        ],
+        "triggers": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "airflow_provider_kgroups.triggers.lag",
+                    "airflow_provider_kgroups.triggers.events",
+                ],
+            }
+        ],
         "operators": [
             {
                 "integration-name": INTEGRATION,
@@ -106,30 +139,45 @@ def get_provider_info() -> dict:
                     "security_protocol": {
                         "label": "Security protocol",
                         "description": "How to reach the brokers: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
-                        "schema": {"type": ["string", "null"], "enum": SECURITY_PROTOCOLS, "default": "PLAINTEXT"},
+                        "schema": {
+                            "type": ["string", "null"],
+                            "enum": SECURITY_PROTOCOLS,
+                            "default": "PLAINTEXT",
+                        },
                     },
                     "sasl_mechanism": {
                         "label": "SASL mechanism",
                         "description": "For SASL_PLAINTEXT / SASL_SSL: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or "
-                                       "OAUTHBEARER (a token: OIDC, AWS MSK IAM or a callback).",
+                        "OAUTHBEARER (a token: OIDC, AWS MSK IAM or a callback).",
                         "schema": {"type": ["string", "null"], "enum": SASL_MECHANISMS},
                     },
                     **_oauthbearer_fields(),
-                    "ssl_cafile": _text("TLS CA file", "Path of the PEM file with the CA certificates to trust "
-                                        "(SSL / SASL_SSL); empty: the system's trust store."),
-                    "ssl_certfile": _text("TLS client certificate file",
-                                          "Path of the PEM client certificate, for mutual TLS."),
-                    "ssl_keyfile": _text("TLS client key file",
-                                         "Path of the PEM private key of the client certificate."),
-                    "ssl_key_password": _text("TLS client key password",
-                                              "Password of the client key, if it is encrypted.", format="password"),
+                    "ssl_cafile": _text(
+                        "TLS CA file",
+                        "Path of the PEM file with the CA certificates to trust "
+                        "(SSL / SASL_SSL); empty: the system's trust store.",
+                    ),
+                    "ssl_certfile": _text(
+                        "TLS client certificate file", "Path of the PEM client certificate, for mutual TLS."
+                    ),
+                    "ssl_keyfile": _text(
+                        "TLS client key file", "Path of the PEM private key of the client certificate."
+                    ),
+                    "ssl_key_password": _text(
+                        "TLS client key password",
+                        "Password of the client key, if it is encrypted.",
+                        format="password",
+                    ),
                     "ssl_check_hostname": {
                         "label": "Check TLS host name",
                         "description": "Verify that the broker certificate matches its host name.",
                         "schema": {"type": ["boolean", "null"], "default": True},
                     },
-                    "client_id": _text("Client id", "client.id sent to the brokers (shows in their logs and quotas).",
-                                       default="kgroups"),
+                    "client_id": _text(
+                        "Client id",
+                        "client.id sent to the brokers (shows in their logs and quotas).",
+                        default="kgroups",
+                    ),
                     "request_timeout_s": {
                         "label": "Request timeout (s)",
                         "description": "Deadline of one request to one broker.",
@@ -170,8 +218,11 @@ def get_provider_info() -> dict:
                         "description": "Check the REST API's certificate (https). Off only for tests.",
                         "schema": {"type": ["boolean", "null"], "default": True},
                     },
-                    "ca_bundle": _text("TLS CA bundle", "Path of the PEM file with the CA certificates to trust; "
-                                       "empty: the system's trust store."),
+                    "ca_bundle": _text(
+                        "TLS CA bundle",
+                        "Path of the PEM file with the CA certificates to trust; "
+                        "empty: the system's trust store.",
+                    ),
                     "timeout_s": {
                         "label": "Request timeout (s)",
                         "description": "Deadline of one HTTP request (the cleanup's deadline bounds the whole read).",
@@ -183,14 +234,16 @@ def get_provider_info() -> dict:
                         "schema": {"type": ["integer", "null"], "default": 3},
                     },
                 },
-            }
+            },
         ],
         "config": provider_config(),  # the [kgroups] section (settings.py)
         # kgroups://{host}:{port}/{topic}/{group}: the ranges a group consumed (why not kafka://: observability/lineage.py)
-        "asset-uris": [{
-            "schemes": ["kgroups"],
-            "handler": "airflow_provider_kgroups.observability.lineage.sanitize_uri",
-            "factory": "airflow_provider_kgroups.observability.lineage.create_asset",
-            "to_openlineage_converter": "airflow_provider_kgroups.observability.lineage.convert_asset_to_openlineage",
-        }],
+        "asset-uris": [
+            {
+                "schemes": ["kgroups"],
+                "handler": "airflow_provider_kgroups.observability.lineage.sanitize_uri",
+                "factory": "airflow_provider_kgroups.observability.lineage.create_asset",
+                "to_openlineage_converter": "airflow_provider_kgroups.observability.lineage.convert_asset_to_openlineage",
+            }
+        ],
     }

@@ -27,8 +27,13 @@ _DEFAULT_DENY = "connect-*,_confluent*,__*,schema-registry*"
 
 
 def _option(description: str, type_: str, default: str | None, example: str | None = None) -> dict[str, Any]:
-    return {"description": description, "version_added": "0.1.0", "type": type_, "example": example,
-            "default": default}
+    return {
+        "description": description,
+        "version_added": "0.1.0",
+        "type": type_,
+        "example": example,
+        "default": default,
+    }
 
 
 #: option -> its declaration (Airflow's provider config schema: description, version_added, type,
@@ -37,52 +42,84 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "history_url": _option(
         "Where the lag history lives (a directory or an fsspec URL): the snapshot operator appends to it, "
         "the cleanup reads its evidence there and writes audit records (and, without backup_url, offset "
-        "backups) under it. Empty: operators must be given history_url.", "string", "",
-        "s3://bucket/kgroups-history"),
+        "backups) under it. Empty: operators must be given history_url.",
+        "string",
+        "",
+        "s3://bucket/kgroups-history",
+    ),
     "default_deny_patterns": _option(
         "Comma-separated globs (or re: regexes) of groups the cleanup never deletes unless an allow "
-        "pattern or override_deny names them: system groups. Replace only knowingly.", "string", _DEFAULT_DENY,
-        "connect-*,_confluent*,__*,schema-registry*,mirrormaker-*"),
+        "pattern or override_deny names them: system groups. Replace only knowingly.",
+        "string",
+        _DEFAULT_DENY,
+        "connect-*,_confluent*,__*,schema-registry*,mirrormaker-*",
+    ),
     "max_deletions": _option(
-        "Cleanup cap: at most this many groups deleted per run (0: none).", "integer", "10", "20"),
+        "Cleanup cap: at most this many groups deleted per run (0: none).", "integer", "10", "20"
+    ),
     "max_deletions_percent": _option(
         "Cleanup cap: at most this percentage of the candidates deleted per run, rounded up (0-100).",
-        "float", "50.0", "25"),
+        "float",
+        "50.0",
+        "25",
+    ),
     "connect_conn_ids": _option(
         "Comma-separated kgroups_connect connection ids (Kafka Connect REST APIs) whose connectors are "
         "evidence for the cleanup: a connector that exists keeps its group. Empty: Connect is not asked "
-        "and connect-* groups stay behind the deny patterns.", "string", "", "connect_prod,connect_dr"),
+        "and connect-* groups stay behind the deny patterns.",
+        "string",
+        "",
+        "connect_prod,connect_dr",
+    ),
     "allowed_token_callbacks": _option(
         "Comma-separated import paths (module.function or module.*) that an OAUTHBEARER connection may "
-        "name as its token callback. Empty: no callback may be named.", "string", "",
-        "mycompany.kafka_auth.token,mycompany.auth.*"),
+        "name as its token callback. Empty: no callback may be named.",
+        "string",
+        "",
+        "mycompany.kafka_auth.token,mycompany.auth.*",
+    ),
     "metrics_tag_limit": _option(
         "Per gate check, at most this many (group, topic) series are sent with group/topic tags (the "
         "most lagging first; the rest add up under group=_other, topic=_other), so a gate over many "
         "groups cannot flood the metrics backend. Only used where Airflow's metrics carry tags.",
-        "integer", "20", "50"),
+        "integer",
+        "20",
+        "50",
+    ),
     "ui_kafka_conn_id": _option(
-        "The kgroups connection the Consumer groups page's \"refresh now\" reads one live snapshot through "
-        "(its secrets stay in the api-server).", "string", "kgroups_default", "kgroups_prod"),
+        'The kgroups connection the Consumer groups page\'s "refresh now" reads one live snapshot through '
+        "(its secrets stay in the api-server).",
+        "string",
+        "kgroups_default",
+        "kgroups_prod",
+    ),
     "ui_idle_hours": _option(
         "The idle_hours the Consumer groups page judges dead-group candidates by, from the history alone "
-        "(the cleanup operator's idle_hours; the cleanup reads Kafka again before it deletes).", "float",
-        "168", "72"),
+        "(the cleanup operator's idle_hours; the cleanup reads Kafka again before it deletes).",
+        "float",
+        "168",
+        "72",
+    ),
     "ui_rollup_cache": _option(
         "Where the Consumer groups page saves the history's rollups (a directory or an fsspec URL; one folder "
         "per store under it). Empty: beside the history under _rollups/, or, when the api-server may not write "
-        "there (read-only credentials), a local directory under the system temp directory.", "string", "",
-        "/var/cache/airflow/kgroups-rollups"),
+        "there (read-only credentials), a local directory under the system temp directory.",
+        "string",
+        "",
+        "/var/cache/airflow/kgroups-rollups",
+    ),
 }
 
 
 def provider_config() -> dict[str, Any]:
     """The provider info's ``config`` entry."""
-    return {SECTION: {
-        "description": "Deployment defaults of the Kafka consumer groups provider (airflow-provider-kgroups): "
-                       "operator arguments override them.",
-        "options": OPTIONS,
-    }}
+    return {
+        SECTION: {
+            "description": "Deployment defaults of the Kafka consumer groups provider (airflow-provider-kgroups): "
+            "operator arguments override them.",
+            "options": OPTIONS,
+        }
+    }
 
 
 # -- readers (import Airflow's configuration when called) -------------------------------------
@@ -112,8 +149,10 @@ def _number(option: str, cast: type, what: str):
     try:
         return cast(value)
     except ValueError:
-        raise ValueError(f"[{SECTION}] {option} must be {what}, got {value!r} (set it in airflow.cfg or "
-                         f"AIRFLOW__{SECTION.upper()}__{option.upper()}).") from None
+        raise ValueError(
+            f"[{SECTION}] {option} must be {what}, got {value!r} (set it in airflow.cfg or "
+            f"AIRFLOW__{SECTION.upper()}__{option.upper()})."
+        ) from None
 
 
 def get_int(option: str) -> int:
@@ -143,5 +182,16 @@ def example_list(name: str, default: str) -> list[str]:
     return _items(example_setting(name, default))
 
 
-__all__ = ["SECTION", "OPTIONS", "provider_config", "get_str", "get_list", "get_int", "get_float", "history_url",
-           "EXAMPLES_SECTION", "example_setting", "example_list"]
+__all__ = [
+    "SECTION",
+    "OPTIONS",
+    "provider_config",
+    "get_str",
+    "get_list",
+    "get_int",
+    "get_float",
+    "history_url",
+    "EXAMPLES_SECTION",
+    "example_setting",
+    "example_list",
+]

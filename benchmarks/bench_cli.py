@@ -37,8 +37,15 @@ from typing import BinaryIO
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 KGROUPS = [PY, "-m", "airflow_provider_kgroups"]
-API_COLUMNS = ("ListGroups", "DescribeGroups", "ConsumerGroupDescribe", "FindCoordinator", "OffsetFetch", "Metadata",
-               "ListOffsets")
+API_COLUMNS = (
+    "ListGroups",
+    "DescribeGroups",
+    "ConsumerGroupDescribe",
+    "FindCoordinator",
+    "OffsetFetch",
+    "Metadata",
+    "ListOffsets",
+)
 
 
 class FakeServer:
@@ -46,8 +53,13 @@ class FakeServer:
     protocol), driven over its stdin and stdout."""
 
     def __init__(self, *args: str, script: str = "fake_server.py") -> None:
-        self.proc = subprocess.Popen([PY, str(ROOT / "benchmarks" / script), *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        self.proc = subprocess.Popen(
+            [PY, str(ROOT / "benchmarks" / script), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         first = json.loads(self.proc.stdout.readline())
         self.bootstrap = first["bootstrap"]
         self.seeded = first
@@ -66,8 +78,11 @@ class FakeServer:
         self.proc.wait(30)
 
 
-def run_child(argv: list[str] | tuple[list[str], Path], server: FakeServer | None,
-              check: Callable[[BinaryIO], bool] | None = None) -> dict:
+def run_child(
+    argv: list[str] | tuple[list[str], Path],
+    server: FakeServer | None,
+    check: Callable[[BinaryIO], bool] | None = None,
+) -> dict:
     """One run; ``check(stdout)``: whether the output is exact (``result["exact"]``).
 
     stdout goes to a temporary file, not into this process: a child started by vfork (as
@@ -92,9 +107,15 @@ def run_child(argv: list[str] | tuple[list[str], Path], server: FakeServer | Non
         proc.returncode = os.waitstatus_to_exitcode(status)
         size = out.seek(0, os.SEEK_END)
         out.seek(max(0, size - 400))
-        result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
-                  "out_bytes": size, "out_tail": out.read().decode(errors="replace"), "exit": proc.returncode,
-                  "err": err[0].decode()[-300:]}
+        result = {
+            "wall": wall,
+            "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_mb": usage.ru_maxrss / 1024,
+            "out_bytes": size,
+            "out_tail": out.read().decode(errors="replace"),
+            "exit": proc.returncode,
+            "err": err[0].decode()[-300:],
+        }
         if server:
             result["stats"] = server.ask("stats")
         if check is not None:
@@ -103,21 +124,33 @@ def run_child(argv: list[str] | tuple[list[str], Path], server: FakeServer | Non
     return result
 
 
-def measure(commands: dict[str, list[str]], server: FakeServer | None, repeat: int, scenario: str,
-            checks: dict[str, Callable[[bytes], bool]] | None = None) -> list[dict]:
+def measure(
+    commands: dict[str, list[str]],
+    server: FakeServer | None,
+    repeat: int,
+    scenario: str,
+    checks: dict[str, Callable[[bytes], bool]] | None = None,
+) -> list[dict]:
     runs: dict[str, list[dict]] = {name: [] for name in commands}
     for round_ in range(repeat):
         for name, argv in commands.items():
             runs[name].append(run_child(argv, server, (checks or {}).get(name)))
-            print(f"  {scenario} {name} run {round_ + 1}/{repeat}: {runs[name][-1]['wall']:.3f}s", file=sys.stderr,
-                  flush=True)
+            print(
+                f"  {scenario} {name} run {round_ + 1}/{repeat}: {runs[name][-1]['wall']:.3f}s",
+                file=sys.stderr,
+                flush=True,
+            )
     rows = []
     for name, results in runs.items():
         by_wall = sorted(results, key=lambda r: r["wall"])
         row = dict(by_wall[len(by_wall) // 2])
         row["cpu"] = sorted(r["cpu"] for r in results)[len(results) // 2]
-        row.update(scenario=scenario, command=name, walls=[r["wall"] for r in results],
-                   rss_range=(min(r["rss_mb"] for r in results), max(r["rss_mb"] for r in results)))
+        row.update(
+            scenario=scenario,
+            command=name,
+            walls=[r["wall"] for r in results],
+            rss_range=(min(r["rss_mb"] for r in results), max(r["rss_mb"] for r in results)),
+        )
         if "exact" in results[0]:
             row["exact"] = all(r["exact"] for r in results)
         rows.append(row)
@@ -134,20 +167,44 @@ def peer(bootstrap: str, pattern: str) -> list[str]:
 
 def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
     base = {r["scenario"]: r["wall"] for r in rows if r["command"] == baseline}
-    header = ("scenario", "command", "median wall s", "x kafka-python", "median CPU s", "peak RSS MB", "out KB",
-              "exit", "round trips", "floor s", *API_COLUMNS, "total req", "fake CPU s")
+    header = (
+        "scenario",
+        "command",
+        "median wall s",
+        "x kafka-python",
+        "median CPU s",
+        "peak RSS MB",
+        "out KB",
+        "exit",
+        "round trips",
+        "floor s",
+        *API_COLUMNS,
+        "total req",
+        "fake CPU s",
+    )
     lines = []
     for r in rows:
         stats = r.get("stats") or {}
         req = stats.get("requests", {})
         ratio = f"{r['wall'] / base[r['scenario']]:.2f}" if r["scenario"] in base else "-"
         trips = stats.get("round_trips")
-        lines.append((r["scenario"], r["command"], f"{r['wall']:.3f}", ratio, f"{r['cpu']:.3f}", f"{r['rss_mb']:.0f}",
-                      f"{r['out_bytes'] / 1024:.0f}", r["exit"], trips if trips is not None else "-",
-                      f"{trips * r.get('latency', 0):.2f}" if trips else "-",
-                      *(req.get(api, 0) if stats else "-" for api in API_COLUMNS),
-                      sum(req.values()) if stats else "-",
-                      f"{stats['fake_cpu_s']:.2f}" if stats else "-"))
+        lines.append(
+            (
+                r["scenario"],
+                r["command"],
+                f"{r['wall']:.3f}",
+                ratio,
+                f"{r['cpu']:.3f}",
+                f"{r['rss_mb']:.0f}",
+                f"{r['out_bytes'] / 1024:.0f}",
+                r["exit"],
+                trips if trips is not None else "-",
+                f"{trips * r.get('latency', 0):.2f}" if trips else "-",
+                *(req.get(api, 0) if stats else "-" for api in API_COLUMNS),
+                sum(req.values()) if stats else "-",
+                f"{stats['fake_cpu_s']:.2f}" if stats else "-",
+            )
+        )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     print(fmt.format(*header))
@@ -156,15 +213,19 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
     for r in rows:
         stats = r.get("stats") or {}
         if r["scenario"] == "big" and "largest_request" in stats:
-            print(f"# {r['scenario']} {r['command']}: largest request {stats['largest_request']:,} bytes, "
-                  f"largest response {stats['largest_response']:,} bytes, every run exact: "
-                  f"{('yes' if r['exact'] else 'NO') if 'exact' in r else 'not checked'}; peak RSS {r['rss_range'][0]:.0f}-{r['rss_range'][1]:.0f} MB, "
-                  f"wall {min(r['walls']):.1f}-{max(r['walls']):.1f} s over {len(r['walls'])} runs")
+            print(
+                f"# {r['scenario']} {r['command']}: largest request {stats['largest_request']:,} bytes, "
+                f"largest response {stats['largest_response']:,} bytes, every run exact: "
+                f"{('yes' if r['exact'] else 'NO') if 'exact' in r else 'not checked'}; peak RSS {r['rss_range'][0]:.0f}-{r['rss_range'][1]:.0f} MB, "
+                f"wall {min(r['walls']):.1f}-{max(r['walls']):.1f} s over {len(r['walls'])} runs"
+            )
     for r in rows:
         if r["scenario"].startswith("tansu") and "exact" in r:
-            print(f"# {r['scenario']} {r['command']}: every run exact (all groups, the seeded total lag): "
-                  f"{'yes' if r['exact'] else 'NO'}; wall {min(r['walls']):.3f}-{max(r['walls']):.3f} s over "
-                  f"{len(r['walls'])} runs; broker side CPU (Tansu + proxy) {(r.get('stats') or {}).get('fake_cpu_s', 0):.2f} s")
+            print(
+                f"# {r['scenario']} {r['command']}: every run exact (all groups, the seeded total lag): "
+                f"{'yes' if r['exact'] else 'NO'}; wall {min(r['walls']):.3f}-{max(r['walls']):.3f} s over "
+                f"{len(r['walls'])} runs; broker side CPU (Tansu + proxy) {(r.get('stats') or {}).get('fake_cpu_s', 0):.2f} s"
+            )
     for r in rows:
         if r["exit"] not in (0,) and r["err"]:
             print(f"# {r['scenario']} {r['command']} exit {r['exit']}: {r['err'].strip().splitlines()[-1]}")
@@ -176,8 +237,11 @@ def before_tree(rev: str) -> Path:
     target = Path(f"/tmp/kgroups-bench-before-{rev}")
     if not (target / "airflow_provider_kgroups").is_dir():
         target.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "airflow_provider_kgroups"],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", rev, "airflow_provider_kgroups"],
+            capture_output=True,
+            check=True,
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
         compile_tree(target)
     return target
@@ -197,8 +261,16 @@ def scenario_lag(args, old: bool) -> list[dict]:
     A fixed hash seed makes every run of a command send the same bytes (set order follows it)."""
     name = "old" if old else "lag"
     groups = args.old_groups if old else args.groups
-    with FakeServer("--brokers", "9", "--groups", str(groups), "--latency", str(args.latency),
-                    *(["--old"] if old else []), *(["--cache"] if args.fake_cache else [])) as server:
+    with FakeServer(
+        "--brokers",
+        "9",
+        "--groups",
+        str(groups),
+        "--latency",
+        str(args.latency),
+        *(["--old"] if old else []),
+        *(["--cache"] if args.fake_cache else []),
+    ) as server:
         b = server.bootstrap
         seeded = ["env", "PYTHONHASHSEED=0"]
         json_cmd = [*seeded, *kgroups(b, "--format", "json", "lag", "-p", "acc-g*")]
@@ -229,8 +301,17 @@ def scenario_tansu(args) -> list[dict]:
     rows = []
     for per_group in (int(n) for n in args.tansu_group_partitions.split(",")):
         name = f"tansu/{per_group}p"
-        with FakeServer("--brokers", "9", "--groups", str(args.groups), "--latency", str(args.latency),
-                        "--group-partitions", str(per_group), script="tansu_server.py") as server:
+        with FakeServer(
+            "--brokers",
+            "9",
+            "--groups",
+            str(args.groups),
+            "--latency",
+            str(args.latency),
+            "--group-partitions",
+            str(per_group),
+            script="tansu_server.py",
+        ) as server:
             print(f"  {name}: seeded in {server.seeded['seconds']} s", file=sys.stderr, flush=True)
             b = server.bootstrap
             seeded = ["env", "PYTHONHASHSEED=0"]
@@ -249,18 +330,27 @@ def scenario_tansu(args) -> list[dict]:
 
 def exact_json(seeded: dict) -> Callable[[BinaryIO], bool]:
     """``kgroups --format json lag``: every group, none failed, the seeded total lag."""
+
     def check(out: BinaryIO) -> bool:
         result = json.loads(out.read())
         groups = result["groups"]
-        return (len(groups) == seeded["groups"] and not result["failures"]
-                and sum(g["total_lag"] for g in groups.values()) == seeded["total_lag"])
+        return (
+            len(groups) == seeded["groups"]
+            and not result["failures"]
+            and sum(g["total_lag"] for g in groups.values()) == seeded["total_lag"]
+        )
+
     return check
 
 
 def exact_peer(seeded: dict) -> Callable[[BinaryIO], bool]:
     def check(out: BinaryIO) -> bool:
         result = json.loads(out.read())
-        return len(result) == seeded["groups"] and sum(g["total_lag"] for g in result.values()) == seeded["total_lag"]
+        return (
+            len(result) == seeded["groups"]
+            and sum(g["total_lag"] for g in result.values()) == seeded["total_lag"]
+        )
+
     return check
 
 
@@ -281,8 +371,17 @@ def scenario_big(args) -> list[dict]:
     # (decoding 100,000 groups' requests, encoding 400,000 offsets) no longer competes with the
     # client's for the 2 cores; its remaining CPU is shown in the last column (--no-fake-cache:
     # the fake computes every answer, as before, to show what its CPU costs the client)
-    with FakeServer("--brokers", "30", "--groups", str(args.big_groups), "--latency", str(args.latency),
-                    "--partitions", "4", *(["--cache"] if args.fake_cache else [])) as server:
+    with FakeServer(
+        "--brokers",
+        "30",
+        "--groups",
+        str(args.big_groups),
+        "--latency",
+        str(args.latency),
+        "--partitions",
+        "4",
+        *(["--cache"] if args.fake_cache else []),
+    ) as server:
         b = server.bootstrap
         # a fixed hash seed: the same groups go in the same order into the same requests every
         # run (set order follows the seed), so the fake's kept answers match; a generous timeout,
@@ -292,7 +391,10 @@ def scenario_big(args) -> list[dict]:
         snapshot = [*seeded, PY, str(ROOT / "benchmarks" / "snapshot_process.py"), b, "acc-g*"]
         commands: dict = {"kgroups jsonl": jsonl, "take_snapshot": snapshot}
         for fmt in args.big_formats.split(",") if args.big_formats else ():  # not checked for exactness
-            commands[f"kgroups {fmt}"] = [*seeded, *kgroups(b, "--timeout", "600", "--format", fmt, "lag", "-p", "acc-g*")]
+            commands[f"kgroups {fmt}"] = [
+                *seeded,
+                *kgroups(b, "--timeout", "600", "--format", fmt, "lag", "-p", "acc-g*"),
+            ]
         if args.before:
             before = before_tree(args.before)
             commands["kgroups jsonl (before)"] = (jsonl, before)
@@ -300,9 +402,17 @@ def scenario_big(args) -> list[dict]:
         if args.fake_cache:
             for argv in commands.values():
                 run_child(argv, server)  # warm-up: the fake keeps these requests' answers
-        rows = measure(commands, server, max(1, args.repeat // 2), "big",
-                       {name: exact_jsonl(server.seeded) if "jsonl" in name else exact_snapshot(server.seeded)
-                        for name in commands if "jsonl" in name or "snapshot" in name})
+        rows = measure(
+            commands,
+            server,
+            max(1, args.repeat // 2),
+            "big",
+            {
+                name: exact_jsonl(server.seeded) if "jsonl" in name else exact_snapshot(server.seeded)
+                for name in commands
+                if "jsonl" in name or "snapshot" in name
+            },
+        )
     for r in rows:
         r["latency"] = args.latency
     return rows
@@ -311,6 +421,7 @@ def scenario_big(args) -> list[dict]:
 def exact_jsonl(seeded: dict) -> Callable[[BinaryIO], bool]:
     """Every group once, none failed, each total known, their sum the seeded one (read line by
     line: see run_child on this process's size)."""
+
     def check(out: BinaryIO) -> bool:
         ids, total = set(), 0
         for raw in out:
@@ -322,14 +433,20 @@ def exact_jsonl(seeded: dict) -> Callable[[BinaryIO], bool]:
             ids.add(line["group_id"])
             total += line["total_lag"]
         return len(ids) == seeded["groups"] and total == seeded["total_lag"]
+
     return check
 
 
 def exact_snapshot(seeded: dict) -> Callable[[BinaryIO], bool]:
     def check(out: BinaryIO) -> bool:
         result = json.loads(out.read().strip().splitlines()[-1])
-        return (result["groups"] == seeded["groups"] and result["failures"] == 0 and result["unknown_totals"] == 0
-                and result.get("total_lag") == seeded["total_lag"])
+        return (
+            result["groups"] == seeded["groups"]
+            and result["failures"] == 0
+            and result["unknown_totals"] == 0
+            and result.get("total_lag") == seeded["total_lag"]
+        )
+
     return check
 
 
@@ -337,7 +454,11 @@ def snapshot_before(argv: list[str], before: Path) -> list[str]:
     """snapshot_process.py put first on the path the ``before`` tree (it inserts its own checkout
     otherwise): a copy of it beside that tree."""
     script = before / "snapshot_process.py"
-    source = Path(argv[-3]).read_text().replace("Path(__file__).resolve().parents[1]", "Path(__file__).resolve().parent")
+    source = (
+        Path(argv[-3])
+        .read_text()
+        .replace("Path(__file__).resolve().parents[1]", "Path(__file__).resolve().parent")
+    )
     script.write_text(source)
     return [*argv[:-3], str(script), *argv[-2:]]
 
@@ -351,14 +472,23 @@ def scenario_cold(args) -> list[dict]:
         commands: dict = {}
         for n in (1, args.groups):
             commands[f"cold call, {n} group(s)"] = [PY, str(script), server.bootstrap, str(n)]
-            commands[f"cold call, {n} group(s) (floor, driverless)"] = [PY, str(script), server.bootstrap, str(n),
-                                                                        "--floor"]
+            commands[f"cold call, {n} group(s) (floor, driverless)"] = [
+                PY,
+                str(script),
+                server.bootstrap,
+                str(n),
+                "--floor",
+            ]
             if args.before:
                 tree = before_tree(args.before)
                 (tree / "benchmarks").mkdir(exist_ok=True)
-                (tree / "benchmarks" / script.name).write_text(script.read_text())  # imports the tree's package
-                commands[f"cold call, {n} group(s) (before)"] = ([PY, str(tree / "benchmarks" / script.name),
-                                                                  server.bootstrap, str(n)], tree)
+                (tree / "benchmarks" / script.name).write_text(
+                    script.read_text()
+                )  # imports the tree's package
+                commands[f"cold call, {n} group(s) (before)"] = (
+                    [PY, str(tree / "benchmarks" / script.name), server.bootstrap, str(n)],
+                    tree,
+                )
         run_child(commands[f"cold call, {args.groups} group(s)"], server)  # warm-up: the fake's first answers
         for row in measure(commands, server, args.repeat, "cold"):
             runs = [json.loads(line) for line in [row["out_tail"].strip().splitlines()[-1]]]
@@ -374,24 +504,33 @@ def print_cold(rows: list[dict]) -> None:
     from benchmarks.floor import cold_call_floor
 
     print("\ncold call (in process, imports excluded): seconds vs the floor of its sequential round trips")
-    print("  round trips: the waves the brokers saw (fake_server.waves); floor: the fewest a correct client needs "
-          "(floor.cold_call_floor) x the latency;\n  x measured: call s / the floor's steps run driverless on this "
-          "harness, codecs compiled before the clock (floor.run_cold_floor); fake CPU: the brokers' process")
-    print(f"{'call':45s}  {'call s':>7s}  {'CPU s':>6s}  {'round trips':>11s}  {'floor trips':>11s}  {'floor s':>7s}  "
-          f"{'x floor':>7s}  {'x measured':>10s}  {'requests':>8s}  {'fake CPU s':>10s}")
+    print(
+        "  round trips: the waves the brokers saw (fake_server.waves); floor: the fewest a correct client needs "
+        "(floor.cold_call_floor) x the latency;\n  x measured: call s / the floor's steps run driverless on this "
+        "harness, codecs compiled before the clock (floor.run_cold_floor); fake CPU: the brokers' process"
+    )
+    print(
+        f"{'call':45s}  {'call s':>7s}  {'CPU s':>6s}  {'round trips':>11s}  {'floor trips':>11s}  {'floor s':>7s}  "
+        f"{'x floor':>7s}  {'x measured':>10s}  {'requests':>8s}  {'fake CPU s':>10s}"
+    )
     paths = []
-    measured = {r["command"].split(" (")[0]: r["call_s"] for r in rows if r["command"].endswith("(floor, driverless)")}
+    measured = {
+        r["command"].split(" (")[0]: r["call_s"] for r in rows if r["command"].endswith("(floor, driverless)")
+    }
     for r in rows:
         stats = r["stats"]
         nodes = stats.get("nodes", {})
-        steps = cold_call_floor(stats.get("first_node"), set(nodes.get("OffsetFetch", [])),
-                                set(nodes.get("ListOffsets", [])))
+        steps = cold_call_floor(
+            stats.get("first_node"), set(nodes.get("OffsetFetch", [])), set(nodes.get("ListOffsets", []))
+        )
         floor = len(steps) * r["latency"]
         cpu = f"{r['call_cpu_s']:6.3f}" if r.get("call_cpu_s") is not None else f"{'-':>6s}"
         base = measured.get(r["command"].split(" (")[0])
-        print(f"{r['command']:45s}  {r['call_s']:7.3f}  {cpu}  {stats['round_trips']:11d}  {len(steps):11d}  "
-              f"{floor:7.3f}  {r['call_s'] / floor:7.2f}  {r['call_s'] / base if base else 0:10.2f}  "
-              f"{sum(stats['requests'].values()):8d}  {stats['fake_cpu_s']:10.3f}")
+        print(
+            f"{r['command']:45s}  {r['call_s']:7.3f}  {cpu}  {stats['round_trips']:11d}  {len(steps):11d}  "
+            f"{floor:7.3f}  {r['call_s'] / floor:7.2f}  {r['call_s'] / base if base else 0:10.2f}  "
+            f"{sum(stats['requests'].values()):8d}  {stats['fake_cpu_s']:10.3f}"
+        )
         paths.append(f"  {r['command']}: {stats.get('critical_path', '?')}")
         paths.append(f"  {'':{len(r['command'])}s}  floor: {' | '.join(steps)}")
     print("critical path (waves the brokers saw, median run) and the floor's steps:")
@@ -403,19 +542,35 @@ def main() -> None:
     parser.add_argument("--scenarios", default="lag,old,help")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--groups", type=int, default=3000)
-    parser.add_argument("--old-groups", type=int, default=1000,
-                        help="groups in the old-broker scenario (kafka-python asks one group per request)")
-    parser.add_argument("--before", help="a git revision to run side by side (e.g. the commit before a change)")
+    parser.add_argument(
+        "--old-groups",
+        type=int,
+        default=1000,
+        help="groups in the old-broker scenario (kafka-python asks one group per request)",
+    )
+    parser.add_argument(
+        "--before", help="a git revision to run side by side (e.g. the commit before a change)"
+    )
     parser.add_argument("--big-groups", type=int, default=100_000)
-    parser.add_argument("--tansu-group-partitions", default="12,1",
-                        help="tansu: partitions each group commits, one world per value")
+    parser.add_argument(
+        "--tansu-group-partitions",
+        default="12,1",
+        help="tansu: partitions each group commits, one world per value",
+    )
     parser.add_argument("--latency", type=float, default=0.010)
     parser.add_argument("--no-jsonl", dest="jsonl", action="store_false")
-    parser.add_argument("--big-formats", default="",
-                        help="big: also kgroups lag in these formats, e.g. json,table (exactness not checked)")
-    parser.add_argument("--no-fake-cache", dest="fake_cache", action="store_false",
-                        help="lag, old, big: the fake computes every answer (no replay after a warm-up; its CPU "
-                             "then shares the cores with the clients)")
+    parser.add_argument(
+        "--big-formats",
+        default="",
+        help="big: also kgroups lag in these formats, e.g. json,table (exactness not checked)",
+    )
+    parser.add_argument(
+        "--no-fake-cache",
+        dest="fake_cache",
+        action="store_false",
+        help="lag, old, big: the fake computes every answer (no replay after a warm-up; its CPU "
+        "then shares the cores with the clients)",
+    )
     args = parser.parse_args()
     compile_tree(ROOT)
     load_at_start = os.getloadavg()[0]
@@ -431,11 +586,16 @@ def main() -> None:
             rows += scenario_big(args)
         elif scenario == "cold":
             cold = scenario_cold(args)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores (shared, load average "
-          f"{load_at_start:.1f} at start, {os.getloadavg()[0]:.1f} at end), median of {args.repeat} interleaved runs, "
-          f"{args.latency * 1000:.0f} ms per request"
-          + (f", lag/old: the fake's answers {'kept after a warm-up run' if args.fake_cache else 'computed every time (--no-fake-cache)'}"
-             if {"lag", "old", "big"} & set(args.scenarios.split(",")) else ""))
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores (shared, load average "
+        f"{load_at_start:.1f} at start, {os.getloadavg()[0]:.1f} at end), median of {args.repeat} interleaved runs, "
+        f"{args.latency * 1000:.0f} ms per request"
+        + (
+            f", lag/old: the fake's answers {'kept after a warm-up run' if args.fake_cache else 'computed every time (--no-fake-cache)'}"
+            if {"lag", "old", "big"} & set(args.scenarios.split(","))
+            else ""
+        )
+    )
     if rows:
         print_table(rows)
     if cold:

@@ -30,15 +30,24 @@ OLD_BROKER = {"FindCoordinator": 3, "OffsetFetch": 7}
 #: One Tansu call lasts ~70 ms and Tansu's own time for it swings 35-70 ms: more runs for a stable median.
 TANSU_MIN_REPEAT = 9
 API_COLUMNS = ("Metadata", "FindCoordinator", "OffsetFetch", "ListOffsets")
-LIBRARIES = {"kgroups": ("airflow_provider_kgroups.client",), "floor": ("airflow_provider_kgroups.client",),
-             "kafka-python": ("kafka.admin", "kafka.protocol.consumer"), "confluent-kafka": ("confluent_kafka.admin",)}
+LIBRARIES = {
+    "kgroups": ("airflow_provider_kgroups.client",),
+    "floor": ("airflow_provider_kgroups.client",),
+    "kafka-python": ("kafka.admin", "kafka.protocol.consumer"),
+    "confluent-kafka": ("confluent_kafka.admin",),
+}
 
 
 def run_worker(client: str, bootstrap: str, groups: list[str]) -> dict:
     """Run one client in a subprocess; returns its numbers plus its peak RSS."""
-    proc = subprocess.Popen([sys.executable, __file__, "--worker", client, "--bootstrap", bootstrap],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--worker", client, "--bootstrap", bootstrap],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     proc.stdin.write(json.dumps(groups))
     proc.stdin.close()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -77,8 +86,9 @@ def seed_fake(cluster, groups: int) -> list[str]:
     return ids
 
 
-def measure(label: str, bootstrap: str, groups: list[str], count_requests, reset_counts, clients,
-            repeat: int) -> list[dict]:
+def measure(
+    label: str, bootstrap: str, groups: list[str], count_requests, reset_counts, clients, repeat: int
+) -> list[dict]:
     """Each client ``repeat`` times, interleaved; the row is the run with the median wall time."""
     runs: dict[str, list[dict]] = {client: [] for client in clients}
     for round_ in range(repeat):
@@ -99,10 +109,19 @@ def fake_scenario(label: str, groups: int, old_brokers: bool, clients, repeat: i
     from tests.support.fakekafka import FakeCluster
 
     versions = {node: OLD_BROKER for node in range(BROKERS)} if old_brokers else None
-    with FakeCluster.running_in_thread(brokers=BROKERS, latency_s=LATENCY_S, broker_api_versions=versions) as cluster:
+    with FakeCluster.running_in_thread(
+        brokers=BROKERS, latency_s=LATENCY_S, broker_api_versions=versions
+    ) as cluster:
         ids = seed_fake(cluster, groups)
-        return measure(label, cluster.bootstrap, ids, cluster.requests_by_api, cluster.reset_counts,
-                       clients + (("floor",) if not old_brokers else ()), repeat)
+        return measure(
+            label,
+            cluster.bootstrap,
+            ids,
+            cluster.requests_by_api,
+            cluster.reset_counts,
+            clients + (("floor",) if not old_brokers else ()),
+            repeat,
+        )
 
 
 def tansu_scenario(label: str, groups: int, clients, repeat: int) -> list[dict]:
@@ -119,21 +138,47 @@ def tansu_scenario(label: str, groups: int, clients, repeat: int) -> list[dict]:
                 for partition in range(3):
                     seeder.produce(topic, partition, 5)  # one record per batch: exact end offsets on Tansu
             ids = [f"tgroup-{g:05d}" for g in range(groups)]
-            seeder.commit_many({g: {(topics[i % 10], p): 1 + i % 4 for p in range(3)} for i, g in enumerate(ids)})
+            seeder.commit_many(
+                {g: {(topics[i % 10], p): 1 + i % 4 for p in range(3)} for i, g in enumerate(ids)}
+            )
         return measure(label, proxy.bootstrap, ids, proxy.counts, proxy.reset, clients, repeat)
 
 
 def print_table(rows: list[dict]) -> None:
-    header = ("scenario", "client", "median wall s", "client CPU s", "peak RSS MB", "groups ok/err", "offsets", "ends") + API_COLUMNS + ("total req",)
+    header = (
+        (
+            "scenario",
+            "client",
+            "median wall s",
+            "client CPU s",
+            "peak RSS MB",
+            "groups ok/err",
+            "offsets",
+            "ends",
+        )
+        + API_COLUMNS
+        + ("total req",)
+    )
     lines = []
     for r in rows:
         if "error" in r:
             lines.append((r["scenario"], r["client"], "failed: " + r["error"]) + ("",) * (len(header) - 3))
             continue
         req = r["requests"]
-        lines.append((r["scenario"], r["client"], f"{r['seconds']:.3f}", f"{r['cpu_s']:.3f}", f"{r['peak_rss_mb']:.0f}",
-                      f"{r['groups_ok']}/{r['group_errors']}", r["offsets"], r["ends"] if r["client"] != "floor" else "-",
-                      *(req.get(api, 0) for api in API_COLUMNS), sum(req.values())))
+        lines.append(
+            (
+                r["scenario"],
+                r["client"],
+                f"{r['seconds']:.3f}",
+                f"{r['cpu_s']:.3f}",
+                f"{r['peak_rss_mb']:.0f}",
+                f"{r['groups_ok']}/{r['group_errors']}",
+                r["offsets"],
+                r["ends"] if r["client"] != "floor" else "-",
+                *(req.get(api, 0) for api in API_COLUMNS),
+                sum(req.values()),
+            )
+        )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     print(fmt.format(*header))

@@ -68,14 +68,27 @@ def make_values(kind: str) -> list[bytes]:
         return [b"x" * 100]
     if kind == "random":
         return [rng.randbytes(100) for _ in range(VALUE_POOL)]
-    statuses, currencies = ("created", "paid", "packed", "shipped", "delivered", "returned"), ("EUR", "USD", "GBP")
-    return [json.dumps({"order_id": 10_000_000 + i, "customer": f"c-{rng.randrange(1_000_000):06d}",
-                        "ts": f"2026-11-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:{rng.randrange(60):02d}:"
-                              f"{rng.randrange(60):02d}.{rng.randrange(1000):03d}Z",
-                        "amount": round(rng.uniform(1, 2_000), 2), "currency": rng.choice(currencies),
-                        "items": rng.randrange(1, 12), "status": rng.choice(statuses),
-                        "sku": f"SKU-{rng.randrange(100_000):05d}"}, separators=(",", ":")).encode()
-            for i in range(VALUE_POOL)]
+    statuses, currencies = (
+        ("created", "paid", "packed", "shipped", "delivered", "returned"),
+        ("EUR", "USD", "GBP"),
+    )
+    return [
+        json.dumps(
+            {
+                "order_id": 10_000_000 + i,
+                "customer": f"c-{rng.randrange(1_000_000):06d}",
+                "ts": f"2026-11-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:{rng.randrange(60):02d}:"
+                f"{rng.randrange(60):02d}.{rng.randrange(1000):03d}Z",
+                "amount": round(rng.uniform(1, 2_000), 2),
+                "currency": rng.choice(currencies),
+                "items": rng.randrange(1, 12),
+                "status": rng.choice(statuses),
+                "sku": f"SKU-{rng.randrange(100_000):05d}",
+            },
+            separators=(",", ":"),
+        ).encode()
+        for i in range(VALUE_POOL)
+    ]
 
 
 def value_bytes(values: list[bytes], ends: dict[int, int]) -> int:
@@ -87,17 +100,26 @@ def value_bytes(values: list[bytes], ends: dict[int, int]) -> int:
     return total
 
 
-def produce(bootstrap: str, topic: str, codec: str, partitions: int, per_partition: int,
-            values: list[bytes]) -> dict[int, int]:
+def produce(
+    bootstrap: str, topic: str, codec: str, partitions: int, per_partition: int, values: list[bytes]
+) -> dict[int, int]:
     from confluent_kafka import Producer
 
     from demo.seed import Seeder
 
     with Seeder(bootstrap) as seeder:
         seeder.create_topic(topic, partitions)
-    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 100,
-                         "batch.size": 1 << 20, "queue.buffering.max.messages": 2_000_000,
-                         "queue.buffering.max.kbytes": 2_097_151, "log_level": 3})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": codec,
+            "linger.ms": 100,
+            "batch.size": 1 << 20,
+            "queue.buffering.max.messages": 2_000_000,
+            "queue.buffering.max.kbytes": 2_097_151,
+            "log_level": 3,
+        }
+    )
     for p in range(partitions):
         for i in range(per_partition - 1):
             producer.produce(topic, key=b"k%d" % (i % 100), value=values[i % len(values)], partition=p)
@@ -106,8 +128,13 @@ def produce(bootstrap: str, topic: str, codec: str, partitions: int, per_partiti
     producer.flush(120)
     ends: dict[int, int] = {}
     for p in range(partitions):  # a batch of one last: exact high watermarks on Tansu
-        producer.produce(topic, key=b"last", value=values[(per_partition - 1) % len(values)], partition=p,
-                         on_delivery=lambda err, msg: ends.__setitem__(msg.partition(), msg.offset() + 1))
+        producer.produce(
+            topic,
+            key=b"last",
+            value=values[(per_partition - 1) % len(values)],
+            partition=p,
+            on_delivery=lambda err, msg: ends.__setitem__(msg.partition(), msg.offset() + 1),
+        )
         producer.flush(30)
     return ends
 
@@ -119,15 +146,31 @@ def land(root: str, topic: str, ends: dict[int, int], values: list[bytes], chunk
     for p, end in ends.items():
         for start in range(0, end, chunk):
             stop = min(end, start + chunk)
-            write_file(root, topic, p, start, stop, ({"topic": topic, "partition": p, "offset": o, "timestamp_ms": 0,
-                                                      "key": f"k{o % 100}",
-                                                      "value": values[o % len(values)].decode("latin-1")}
-                                                     for o in range(start, stop)))
+            write_file(
+                root,
+                topic,
+                p,
+                start,
+                stop,
+                (
+                    {
+                        "topic": topic,
+                        "partition": p,
+                        "offset": o,
+                        "timestamp_ms": 0,
+                        "key": f"k{o % 100}",
+                        "value": values[o % len(values)].decode("latin-1"),
+                    }
+                    for o in range(start, stop)
+                ),
+            )
 
 
 def gate(topic: str, ends: dict[int, int]) -> dict[str, str]:
-    return {"startingOffsets": json.dumps({topic: {str(p): 0 for p in ends}}),
-            "endingOffsets": json.dumps({topic: {str(p): e for p, e in ends.items()}})}
+    return {
+        "startingOffsets": json.dumps({topic: {str(p): 0 for p in ends}}),
+        "endingOffsets": json.dumps({topic: {str(p): e for p, e in ends.items()}}),
+    }
 
 
 def read_kgroups(spark, bootstrap: str, topic: str, ends: dict[int, int]) -> int:
@@ -177,8 +220,9 @@ def read_kgroups_no_spark(bootstrap: str, topic: str, ends: dict[int, int], stag
 def read_confluent(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
-                         "log_level": 3})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False, "log_level": 3}
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in ends])
     total, left = 0, dict(ends)
     while left:
@@ -194,8 +238,13 @@ def read_confluent(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
 def read_kafka_python(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
-                             max_partition_fetch_bytes=1 << 20, fetch_max_bytes=8 << 20)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        group_id=None,
+        max_partition_fetch_bytes=1 << 20,
+        fetch_max_bytes=8 << 20,
+    )
     tps = [TopicPartition(topic, p) for p in ends]
     consumer.assign(tps)
     for tp in tps:
@@ -218,7 +267,11 @@ OWN_SPARK = "Spark 4.2.0 process"
 
 def kafka_options(bootstrap: str, topic: str, ends: dict[int, int]) -> dict[str, str]:
     """The range as options of Spark's Kafka source (which the ``kgroups`` source takes too)."""
-    return {"kafka.bootstrap.servers": bootstrap, "assign": json.dumps({topic: sorted(ends)}), **gate(topic, ends)}
+    return {
+        "kafka.bootstrap.servers": bootstrap,
+        "assign": json.dumps({topic: sorted(ends)}),
+        **gate(topic, ends),
+    }
 
 
 @contextmanager
@@ -262,11 +315,19 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--codecs", default="none,lz4,zstd")
-    parser.add_argument("--values", choices=("json", "random", "letters"), default="json",
-                        help="the records' values (module docstring)")
+    parser.add_argument(
+        "--values",
+        choices=("json", "random", "letters"),
+        default="json",
+        help="the records' values (module docstring)",
+    )
     parser.add_argument("--skip", default="", help="readers to leave out, e.g. kafka-python")
-    parser.add_argument("--floor-batch", type=int, default=BATCH_ROWS,
-                        help="rows in each Arrow batch the Spark floor yields (default: the source's bound)")
+    parser.add_argument(
+        "--floor-batch",
+        type=int,
+        default=BATCH_ROWS,
+        help="rows in each Arrow batch the Spark floor yields (default: the source's bound)",
+    )
     args = parser.parse_args()
 
     from airflow_provider_kgroups.spark.session import spark_session
@@ -276,53 +337,96 @@ def main() -> None:
     values = make_values(args.values)
     codecs = args.codecs.split(",")
     per_partition = args.records // args.partitions
-    with tempfile.TemporaryDirectory() as tmp, TansuBroker(binary=broker_binary(),
-                                                           log_path=os.path.join(tmp, "tansu.log")) as broker:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        TansuBroker(binary=broker_binary(), log_path=os.path.join(tmp, "tansu.log")) as broker,
+    ):
         started = time.perf_counter()
-        ends = {codec: produce(broker.bootstrap, f"bench-{codec}", codec, args.partitions, per_partition, values)
-                for codec in codecs}
+        ends = {
+            codec: produce(broker.bootstrap, f"bench-{codec}", codec, args.partitions, per_partition, values)
+            for codec in codecs
+        }
         records = sum(ends[codecs[0]].values())
         expected = value_bytes(values, ends[codecs[0]])
         value_size = expected / records
         floor_value = b"x" * round(value_size)  # the floor's rows: values of the same mean size
         landing_root = os.path.join(tmp, "landing")
         land(landing_root, f"bench-{codecs[0]}", ends[codecs[0]], values)
-        print(f"seeded {records:,} records ({expected / 1e6:.0f} MB of values) a codec ({', '.join(codecs)}) over "
-              f"{args.partitions} partitions in {time.perf_counter() - started:.1f} s; landing files written")
+        print(
+            f"seeded {records:,} records ({expected / 1e6:.0f} MB of values) a codec ({', '.join(codecs)}) over "
+            f"{args.partitions} partitions in {time.perf_counter() - started:.1f} s; landing files written"
+        )
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        conf = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
-                "spark.driver.memory": "2g", "spark.ui.showConsoleProgress": "false"}
+        conf = {
+            "spark.ui.enabled": "false",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.driver.memory": "2g",
+            "spark.ui.showConsoleProgress": "false",
+        }
         skipped = [s for s in args.skip.split(",") if s]
-        with spark_session("bench-datasource", master="local[2]", conf=conf) as spark, \
-                own_spark(tmp, skipped) as other:
+        with (
+            spark_session("bench-datasource", master="local[2]", conf=conf) as spark,
+            own_spark(tmp, skipped) as other,
+        ):
             spark.sparkContext.setLogLevel("ERROR")
             # name: (CPU of the process tree?, read, what it must return)
             readers = {
-                "kgroups source, local[2]": (True, lambda c: read_kgroups(spark, broker.bootstrap, f"bench-{c}",
-                                                                          ends[c]), expected),
-                "kgroups reader, fetch only": (False, lambda c: read_kgroups_no_spark(
-                    broker.bootstrap, f"bench-{c}", ends[c], "fetch"), records),
-                "kgroups reader, + decompress": (False, lambda c: read_kgroups_no_spark(
-                    broker.bootstrap, f"bench-{c}", ends[c], "decompress"), records),
-                "kgroups reader, + Arrow columns": (False, lambda c: read_kgroups_no_spark(
-                    broker.bootstrap, f"bench-{c}", ends[c], "arrow"), expected),
-                "confluent-kafka consumer": (False, lambda c: read_confluent(broker.bootstrap, f"bench-{c}", ends[c]),
-                                             expected),
-                "kafka-python consumer": (False, lambda c: read_kafka_python(broker.bootstrap, f"bench-{c}",
-                                                                             ends[c]), expected),
-                "landing zone (jsonl), local[2]": (True, lambda c: read_landing(spark, landing_root, f"bench-{c}",
-                                                                                ends[c]), expected),
-                "Spark floor (ready Arrow), local[2]": (True, lambda c: read_floor(spark, ends[c], args.floor_batch,
-                                                                                   floor_value),
-                                                        records * len(floor_value)),
+                "kgroups source, local[2]": (
+                    True,
+                    lambda c: read_kgroups(spark, broker.bootstrap, f"bench-{c}", ends[c]),
+                    expected,
+                ),
+                "kgroups reader, fetch only": (
+                    False,
+                    lambda c: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", ends[c], "fetch"),
+                    records,
+                ),
+                "kgroups reader, + decompress": (
+                    False,
+                    lambda c: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", ends[c], "decompress"),
+                    records,
+                ),
+                "kgroups reader, + Arrow columns": (
+                    False,
+                    lambda c: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", ends[c], "arrow"),
+                    expected,
+                ),
+                "confluent-kafka consumer": (
+                    False,
+                    lambda c: read_confluent(broker.bootstrap, f"bench-{c}", ends[c]),
+                    expected,
+                ),
+                "kafka-python consumer": (
+                    False,
+                    lambda c: read_kafka_python(broker.bootstrap, f"bench-{c}", ends[c]),
+                    expected,
+                ),
+                "landing zone (jsonl), local[2]": (
+                    True,
+                    lambda c: read_landing(spark, landing_root, f"bench-{c}", ends[c]),
+                    expected,
+                ),
+                "Spark floor (ready Arrow), local[2]": (
+                    True,
+                    lambda c: read_floor(spark, ends[c], args.floor_batch, floor_value),
+                    records * len(floor_value),
+                ),
             }
             if other is not None:
                 readers[f"{OWN_SPARK}: Spark's Kafka source"] = (
-                    True, lambda c: other.value_bytes("kafka", kafka_options(broker.bootstrap, f"bench-{c}", ends[c])),
-                    expected)
+                    True,
+                    lambda c: other.value_bytes(
+                        "kafka", kafka_options(broker.bootstrap, f"bench-{c}", ends[c])
+                    ),
+                    expected,
+                )
                 readers[f"{OWN_SPARK}: kgroups source"] = (
-                    True, lambda c: other.value_bytes("kgroups", kafka_options(broker.bootstrap, f"bench-{c}",
-                                                                                 ends[c])), expected)
+                    True,
+                    lambda c: other.value_bytes(
+                        "kgroups", kafka_options(broker.bootstrap, f"bench-{c}", ends[c])
+                    ),
+                    expected,
+                )
             readers = {name: r for name, r in readers.items() if not any(s in name for s in skipped)}
             for codec in codecs:  # warm the workers and this process (each codec's first import)
                 warm = {p: min(e, 1000) for p, e in ends[codec].items()}
@@ -347,24 +451,34 @@ def main() -> None:
                         cpu.setdefault((codec, name), []).append({k: c1[k] - c0[k] for k in c1})
                         if got != must:
                             raise SystemExit(f"{name} on {codec} read {got}, expected {must}")
-                c0 = cpu_seconds(True)  # what a query costs whatever it reads: the floor on 1,000 records a split
+                c0 = cpu_seconds(
+                    True
+                )  # what a query costs whatever it reads: the floor on 1,000 records a split
                 read_floor(spark, {p: 1000 for p in ends[codecs[0]]}, args.floor_batch, floor_value)
                 c1 = cpu_seconds(True)
                 fixed.append({k: c1[k] - c0[k] for k in c1})
     load = os.getloadavg()
-    print(f"\nreading {records:,} records ({args.values} values of {value_size:.0f} bytes on average) a codec, "
-          f"median of {args.runs} interleaved "
-          f"runs; load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores)")
-    print(f"{'codec':6} {'reader':42} {'wall s':>7} {'CPU s':>7} {'(JVM)':>7} {'records/s':>11} {'records/CPU-s':>14}")
+    print(
+        f"\nreading {records:,} records ({args.values} values of {value_size:.0f} bytes on average) a codec, "
+        f"median of {args.runs} interleaved "
+        f"runs; load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores)"
+    )
+    print(
+        f"{'codec':6} {'reader':42} {'wall s':>7} {'CPU s':>7} {'(JVM)':>7} {'records/s':>11} {'records/CPU-s':>14}"
+    )
     for (codec, name), walls in wall.items():
         w = statistics.median(walls)
         c = statistics.median(sum(run.values()) for run in cpu[(codec, name)])
         jvm = statistics.median(run["jvm"] for run in cpu[(codec, name)])
-        print(f"{codec:6} {name:42} {w:>7.2f} {c:>7.2f} {f'{jvm:.2f}' if jvm else '':>7} {records / w:>11,.0f} "
-              f"{records / c:>14,.0f}")
-    print(f"a query's fixed cost (the Spark floor on {args.partitions} splits of 1,000 records): "
-          f"{statistics.median(sum(run.values()) for run in fixed):.2f} CPU s "
-          f"(JVM {statistics.median(run['jvm'] for run in fixed):.2f})")
+        print(
+            f"{codec:6} {name:42} {w:>7.2f} {c:>7.2f} {f'{jvm:.2f}' if jvm else '':>7} {records / w:>11,.0f} "
+            f"{records / c:>14,.0f}"
+        )
+    print(
+        f"a query's fixed cost (the Spark floor on {args.partitions} splits of 1,000 records): "
+        f"{statistics.median(sum(run.values()) for run in fixed):.2f} CPU s "
+        f"(JVM {statistics.median(run['jvm'] for run in fixed):.2f})"
+    )
 
 
 if __name__ == "__main__":

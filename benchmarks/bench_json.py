@@ -42,8 +42,12 @@ def snapshot(groups: int, topics: int = 30, partitions: int = 12):
 
 
 def encoders() -> dict:
-    out = {"json indent=2 sort_keys (--pretty)": lambda d: json.dumps(d, indent=2, sort_keys=True),
-           "json compact (the default before)": json.JSONEncoder(separators=(",", ":"), check_circular=False).encode}
+    out = {
+        "json indent=2 sort_keys (--pretty)": lambda d: json.dumps(d, indent=2, sort_keys=True),
+        "json compact (the default before)": json.JSONEncoder(
+            separators=(",", ":"), check_circular=False
+        ).encode,
+    }
     try:
         import msgspec
 
@@ -74,8 +78,10 @@ print((time.process_time() - started) * 1000)
 def msgspec_import_ms(repeat: int) -> float:
     """Median CPU ms of ``import msgspec.json`` after the lag path's imports, fresh interpreters."""
     code = MARGINAL_IMPORT.format(root=str(Path(__file__).resolve().parents[1]))
-    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
-            for _ in range(repeat)]
+    runs = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(repeat)
+    ]
     return statistics.median(runs)
 
 
@@ -98,7 +104,9 @@ def main() -> None:
             text = encode(doc)
             runs[name].append(time.perf_counter() - t)
             sizes[name] = len(text)
-    print(f"# {args.groups} groups x 12 partitions; median of {args.repeat} interleaved runs (shared 2-core machine)")
+    print(
+        f"# {args.groups} groups x 12 partitions; median of {args.repeat} interleaved runs (shared 2-core machine)"
+    )
     print(f"{'step':38s}  {'median ms':>9s}  {'output KB':>9s}")
     print(f"{'to_dict (building the document)':38s}  {statistics.median(build) * 1000:9.1f}  {'-':>9s}")
     for name, times in runs.items():

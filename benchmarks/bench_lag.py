@@ -33,11 +33,19 @@ sys.path.insert(0, str(ROOT))
 BROKERS, TOPICS, PARTITIONS, LATENCY_S = 9, 30, 12, 0.002
 FIRST_RECORD, RECORD_VALUE = 9_000, b"x" * 100
 BASE_MS = 1_700_000_000_000
-API_COLUMNS = ("Metadata", "FindCoordinator", "ConsumerGroupDescribe", "DescribeGroups", "OffsetFetch",
-               "ListOffsets", "Fetch")
+API_COLUMNS = (
+    "Metadata",
+    "FindCoordinator",
+    "ConsumerGroupDescribe",
+    "DescribeGroups",
+    "OffsetFetch",
+    "ListOffsets",
+    "Fetch",
+)
 
 
 # -- the fake cluster ---------------------------------------------------------------------------
+
 
 def seed_fake(cluster, groups: int, lagging: int) -> list[str]:
     """Topics whose partitions hold records from FIRST_RECORD to their end (10,000 + p), with
@@ -49,21 +57,35 @@ def seed_fake(cluster, groups: int, lagging: int) -> list[str]:
         topic = f"topic-{t:02d}"
         cluster.add_topic(topic, PARTITIONS, end_offsets=FIRST_RECORD, start_offsets=0)
         for p in range(PARTITIONS):
-            cluster.append(topic, p, 10_000 + p - FIRST_RECORD, timestamp_ms=lambda o: BASE_MS + o * 1000,
-                           value=RECORD_VALUE)
+            cluster.append(
+                topic,
+                p,
+                10_000 + p - FIRST_RECORD,
+                timestamp_ms=lambda o: BASE_MS + o * 1000,
+                value=RECORD_VALUE,
+            )
     ids = [f"group-{g:05d}" for g in range(groups)]
     for g, group_id in enumerate(ids):
         topic = f"topic-{g % TOPICS:02d}"
-        offsets = {(topic, p): (FIRST_RECORD + g % 1000 if g < lagging else 10_000 + p) for p in range(PARTITIONS)}
-        members = [Member(f"{group_id}-m", assignment={topic: list(range(PARTITIONS))})] if g % 3 == 0 else None
+        offsets = {
+            (topic, p): (FIRST_RECORD + g % 1000 if g < lagging else 10_000 + p) for p in range(PARTITIONS)
+        }
+        members = (
+            [Member(f"{group_id}-m", assignment={topic: list(range(PARTITIONS))})] if g % 3 == 0 else None
+        )
         cluster.add_group(group_id, offsets=offsets, members=members)
     return ids
 
 
 def run_worker(part: str, bootstrap: str, groups: list[str], traced: bool) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--worker", part, "--bootstrap", bootstrap]
-                          + (["--traced"] if traced else []),
-                          input=json.dumps(groups), capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", part, "--bootstrap", bootstrap]
+        + (["--traced"] if traced else []),
+        input=json.dumps(groups),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:160]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -86,15 +108,24 @@ def worker_main(part: str, bootstrap: str, traced: bool) -> None:
             started, cpu = time.perf_counter(), time.process_time()
             if part == "snapshot":
                 snapshot = await take_snapshot(client, groups)
-                out = {"groups": len(snapshot.groups), "failures": len(snapshot.failures),
-                       "partitions": sum(len(g.partitions) for g in snapshot.groups.values())}
+                out = {
+                    "groups": len(snapshot.groups),
+                    "failures": len(snapshot.failures),
+                    "partitions": sum(len(g.partitions) for g in snapshot.groups.values()),
+                }
             else:
                 result = await lag_seconds(client, snapshot, worst_n=1)
                 measured = [g.worst for g in result.values() if g.partitions]
-                out = {"groups": len(measured), "exact": sum(1 for w in measured if w and not w.estimate),
-                       "failures": sum(1 for g in result.values() if g.partitions and g.max_seconds is None)}
-            out.update(seconds=time.perf_counter() - started, cpu_s=time.process_time() - cpu,
-                       requests=dict(client.stats.by_api))
+                out = {
+                    "groups": len(measured),
+                    "exact": sum(1 for w in measured if w and not w.estimate),
+                    "failures": sum(1 for g in result.values() if g.partitions and g.max_seconds is None),
+                }
+            out.update(
+                seconds=time.perf_counter() - started,
+                cpu_s=time.process_time() - cpu,
+                requests=dict(client.stats.by_api),
+            )
             if traced:
                 out["peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
                 tracemalloc.stop()
@@ -121,22 +152,39 @@ def client_parts(parts: list[str], groups: int, lagging: int) -> list[dict]:
 
 
 def print_client_table(rows: list[dict], groups: int, lagging: int) -> None:
-    header = ("measurement", "groups", "wall s", "client CPU s", "peak MB (tracemalloc)") + API_COLUMNS + ("total req",)
+    header = (
+        ("measurement", "groups", "wall s", "client CPU s", "peak MB (tracemalloc)")
+        + API_COLUMNS
+        + ("total req",)
+    )
     lines = []
     for r in rows:
-        label = (f"snapshot of {groups} groups" if r["part"] == "snapshot"
-                 else f"lag in seconds, worst partition of {lagging} lagging groups")
+        label = (
+            f"snapshot of {groups} groups"
+            if r["part"] == "snapshot"
+            else f"lag in seconds, worst partition of {lagging} lagging groups"
+        )
         if "error" in r:
             lines.append((label, "failed: " + r["error"]) + ("",) * (len(header) - 2))
             continue
         req = r["requests"]
         ok = f"{r['groups']} ({r['failures']} failed" + (f", {r['exact']} exact)" if "exact" in r else ")")
-        lines.append((label, ok, f"{r['seconds']:.3f}", f"{r['cpu_s']:.3f}", f"{r['peak_mb']:.1f}",
-                      *(req.get(api, 0) for api in API_COLUMNS), sum(req.values())))
+        lines.append(
+            (
+                label,
+                ok,
+                f"{r['seconds']:.3f}",
+                f"{r['cpu_s']:.3f}",
+                f"{r['peak_mb']:.1f}",
+                *(req.get(api, 0) for api in API_COLUMNS),
+                sum(req.values()),
+            )
+        )
     _print(header, lines)
 
 
 # -- the history store --------------------------------------------------------------------------
+
 
 def history_table(snapshot_ms: int, group_ids, topics, partitions, rng):
     """One snapshot's rows (groups x partitions) as Arrow columns, no Python row objects."""
@@ -146,13 +194,22 @@ def history_table(snapshot_ms: int, group_ids, topics, partitions, rng):
     n = len(group_ids)
     log_end = 1_000_000 + (snapshot_ms - BASE_MS) // 1000 + np.arange(n, dtype=np.int64)
     lag = rng.integers(0, 5_000, n, dtype=np.int64)
-    return pa.table({
-        "snapshot_ms": pa.array(np.full(n, snapshot_ms, dtype=np.int64)),
-        "group_id": group_ids, "group_state": pa.array(["Stable"] * n), "protocol_type": pa.array(["consumer"] * n),
-        "members": pa.array(np.ones(n, dtype=np.int32)), "topic": topics, "partition": partitions,
-        "committed": pa.array(log_end - lag), "log_start": pa.array(np.zeros(n, dtype=np.int64)),
-        "log_end": pa.array(log_end), "lag": pa.array(lag), "flags": pa.array([""] * n),
-    })
+    return pa.table(
+        {
+            "snapshot_ms": pa.array(np.full(n, snapshot_ms, dtype=np.int64)),
+            "group_id": group_ids,
+            "group_state": pa.array(["Stable"] * n),
+            "protocol_type": pa.array(["consumer"] * n),
+            "members": pa.array(np.ones(n, dtype=np.int32)),
+            "topic": topics,
+            "partition": partitions,
+            "committed": pa.array(log_end - lag),
+            "log_start": pa.array(np.zeros(n, dtype=np.int64)),
+            "log_end": pa.array(log_end),
+            "lag": pa.array(lag),
+            "flags": pa.array([""] * n),
+        }
+    )
 
 
 def history_part(groups: int, days: int, partitions_per_group: int = 10) -> list[tuple]:
@@ -179,29 +236,53 @@ def history_part(groups: int, days: int, partitions_per_group: int = 10) -> list
             append_s += time.perf_counter() - t1
         total_rows = len(times) * groups * partitions_per_group
         size_mb = sum(f.stat().st_size for f in Path(directory).rglob("*.parquet")) / 2**20
-        rows.append((f"append {len(times)} snapshots ({total_rows:,} rows, {size_mb:.0f} MB zstd)",
-                     f"{append_s:.2f}", f"{append_s / len(times) * 1000:.1f} ms per snapshot "
-                     f"(+{generate_s:.2f} s generating the Arrow tables)"))
+        rows.append(
+            (
+                f"append {len(times)} snapshots ({total_rows:,} rows, {size_mb:.0f} MB zstd)",
+                f"{append_s:.2f}",
+                f"{append_s / len(times) * 1000:.1f} ms per snapshot "
+                f"(+{generate_s:.2f} s generating the Arrow tables)",
+            )
+        )
         end = times[-1] + 1
         for label, kwargs in [
             (f"read_table: all groups, {days} days", {"since_ms": times[0], "until_ms": end}),
             ("read_table: all groups, last 24 h", {"since_ms": end - 86_400_000, "until_ms": end}),
-            (f"read_table: 10 groups, {days} days", {"group_ids": [f"group-{g:05d}" for g in range(0, groups, 100)],
-                                                     "since_ms": times[0], "until_ms": end}),
-            (f"read_table: 1 group, {days} days", {"group_ids": ["group-00001"], "since_ms": times[0],
-                                                   "until_ms": end}),
+            (
+                f"read_table: 10 groups, {days} days",
+                {
+                    "group_ids": [f"group-{g:05d}" for g in range(0, groups, 100)],
+                    "since_ms": times[0],
+                    "until_ms": end,
+                },
+            ),
+            (
+                f"read_table: 1 group, {days} days",
+                {"group_ids": ["group-00001"], "since_ms": times[0], "until_ms": end},
+            ),
         ]:
             pool = pa.default_memory_pool()
             t0 = time.perf_counter()
             table = store.read_table(**kwargs)
             elapsed = time.perf_counter() - t0
-            rows.append((label, f"{elapsed:.2f}", f"{table.num_rows:,} rows, {table.nbytes / 2**20:.0f} MB in Arrow "
-                                                 f"(pool peak {pool.max_memory() / 2**20:.0f} MB)"))
+            rows.append(
+                (
+                    label,
+                    f"{elapsed:.2f}",
+                    f"{table.num_rows:,} rows, {table.nbytes / 2**20:.0f} MB in Arrow "
+                    f"(pool peak {pool.max_memory() / 2**20:.0f} MB)",
+                )
+            )
             del table
         t0 = time.perf_counter()
         window = store.read_window(["group-00001"], since_ms=end - 86_400_000, until_ms=end)
-        rows.append(("read_window: 1 group, last 24 h, as snapshots", f"{time.perf_counter() - t0:.2f}",
-                     f"{len(window)} snapshots"))
+        rows.append(
+            (
+                "read_window: 1 group, last 24 h, as snapshots",
+                f"{time.perf_counter() - t0:.2f}",
+                f"{len(window)} snapshots",
+            )
+        )
     return rows
 
 
@@ -232,7 +313,10 @@ def main() -> None:
     if client:
         print_client_table(client_parts(client, args.groups, args.lagging), args.groups, args.lagging)
     if "history" in parts:
-        _print(("history store (local directory)", "seconds", "notes"), history_part(args.history_groups, args.days))
+        _print(
+            ("history store (local directory)", "seconds", "notes"),
+            history_part(args.history_groups, args.days),
+        )
 
 
 if __name__ == "__main__":

@@ -110,10 +110,16 @@ def append_snapshot(url: str, at_ms: int, previous_ms: int) -> None:
     store = HistoryStore(url)
     last = store.read_table(since_ms=previous_ms)
     latest = pc.max(last["snapshot_ms"]).as_py()
-    last = last.filter(pc.equal(last["snapshot_ms"], latest)).drop_columns(["date"]) if "date" in last.schema.names \
+    last = (
+        last.filter(pc.equal(last["snapshot_ms"], latest)).drop_columns(["date"])
+        if "date" in last.schema.names
         else last.filter(pc.equal(last["snapshot_ms"], latest))
-    moved = last.set_column(last.schema.get_field_index("snapshot_ms"), "snapshot_ms",
-                            pa.array([at_ms] * last.num_rows, pa.int64()))
+    )
+    moved = last.set_column(
+        last.schema.get_field_index("snapshot_ms"),
+        "snapshot_ms",
+        pa.array([at_ms] * last.num_rows, pa.int64()),
+    )
     path = store.append_table(moved)[0]
     os.rename(path, path.replace("/part-", "/part-9"))  # marked, so the next run removes it
 
@@ -134,8 +140,19 @@ def main() -> int:
 
     url, newest, step = history(args.groups, args.days, args.files_per_day)
     window = args.days * DAY_MS
-    results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in (
-        "first open", BACKGROUND[0], "cold", "new date", BACKGROUND[1], "new snapshot", "repeat", "group")}
+    results: dict[str, list[tuple[float, float, int]]] = {
+        name: []
+        for name in (
+            "first open",
+            BACKGROUND[0],
+            "cold",
+            "new date",
+            BACKGROUND[1],
+            "new snapshot",
+            "repeat",
+            "group",
+        )
+    }
 
     def overview(data):
         return lambda: build_overview(data, f"{args.days}d", window, None, "lag")
@@ -166,19 +183,35 @@ def main() -> int:
         append_snapshot(url, newest + 2 * step, newest + step)
         results["new snapshot"].append(timed(overview(data)))
         results["repeat"].append(timed(overview(data)))
-        results["group"].append(timed(lambda data=data: build_group(data, "group-0002", f"{args.days}d", window,
-                                                          per_partition=True, points=50_000, gates=[], cleanups=[])))
+        results["group"].append(
+            timed(
+                lambda data=data: build_group(
+                    data,
+                    "group-0002",
+                    f"{args.days}d",
+                    window,
+                    per_partition=True,
+                    points=50_000,
+                    gates=[],
+                    cleanups=[],
+                )
+            )
+        )
     shutil.rmtree(kept.parent, ignore_errors=True)
     load = os.getloadavg()
     layout = "one file per day" if args.files_per_day == 1 else "one file per snapshot"
-    print(f"Consumer groups page, {args.groups} groups x 10 partitions, {args.days} days of 15-minute snapshots "
-          f"({args.groups * 10 * args.days * 96:,} rows, {layout}); median of {args.rounds} interleaved rounds; "
-          f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"Consumer groups page, {args.groups} groups x 10 partitions, {args.days} days of 15-minute snapshots "
+        f"({args.groups * 10 * args.days * 96:,} rows, {layout}); median of {args.rounds} interleaved rounds; "
+        f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores"
+    )
     print(f"{'answer':<16}{'wall s':>9}{'cpu s':>9}{'JSON kB':>10}")
     for name, runs in results.items():
         size = statistics.median(r[2] for r in runs) / 1000
-        print(f"{'  background' if name in BACKGROUND else name:<16}{statistics.median(r[0] for r in runs):>9.2f}"
-              f"{statistics.median(r[1] for r in runs):>9.2f}{f'{size:.0f}' if size else '-':>10}")
+        print(
+            f"{'  background' if name in BACKGROUND else name:<16}{statistics.median(r[0] for r in runs):>9.2f}"
+            f"{statistics.median(r[1] for r in runs):>9.2f}{f'{size:.0f}' if size else '-':>10}"
+        )
     return 0
 
 

@@ -28,13 +28,23 @@ async def main(bootstrap: str, n: int) -> None:
         tps = {tp for value in offsets.values.values() for tp in value.committed()}
         ends = await client.log_end_offsets(tps)
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    print(json.dumps({"seconds": seconds, "cpu_s": cpu, "committed_seconds": committed, "groups_ok": len(offsets.values),
-                      "ends": len(ends.values)}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "cpu_s": cpu,
+                "committed_seconds": committed,
+                "groups_ok": len(offsets.values),
+                "ends": len(ends.values),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
     if sys.argv[3:] == ["--floor"]:  # the floor's steps, driverless (benchmarks/floor.py)
         from benchmarks.floor import run_cold_floor
+
         print(json.dumps(run_cold_floor(sys.argv[1], [f"acc-g{g:06d}" for g in range(int(sys.argv[2]))])))
     else:
         asyncio.run(main(sys.argv[1], int(sys.argv[2])))

@@ -62,10 +62,20 @@ def cache_answers() -> None:
             incoming.key = key
             return incoming
         prefix = parse_request_prefix(body)
-        request_log.record(LoggedRequest(node=broker.node_id, api=api_name(prefix.api_key), api_key=prefix.api_key,
-                                         api_version=prefix.api_version, correlation_id=prefix.correlation_id,
-                                         client_id=None, request=None, at=RequestLog.now(), arrived=arrived,
-                                         size=len(body)))
+        request_log.record(
+            LoggedRequest(
+                node=broker.node_id,
+                api=api_name(prefix.api_key),
+                api_key=prefix.api_key,
+                api_version=prefix.api_version,
+                correlation_id=prefix.correlation_id,
+                client_id=None,
+                request=None,
+                at=RequestLog.now(),
+                arrived=arrived,
+                size=len(body),
+            )
+        )
         incoming = Incoming(prefix, None, "cached")
         incoming.key = key
         return incoming
@@ -75,8 +85,14 @@ def cache_answers() -> None:
             frame = kept[incoming.key]
             return Reply(frame[:4] + correlation.pack(incoming.prefix.correlation_id) + frame[8:])
         reply = respond(cluster, broker, session, incoming)
-        if (incoming.verdict == "handle" and incoming.prefix.api_key in READ_ONLY_APIS and reply.frame is not None
-                and not reply.close_after and reply.throttle is None and not cluster.handler_errors):
+        if (
+            incoming.verdict == "handle"
+            and incoming.prefix.api_key in READ_ONLY_APIS
+            and reply.frame is not None
+            and not reply.close_after
+            and reply.throttle is None
+            and not cluster.handler_errors
+        ):
             kept[incoming.key] = reply.frame
         return reply
 
@@ -87,10 +103,14 @@ def seed(cluster, groups: int, topics: int, partitions: int, prefix: str = "acc-
     """``groups`` groups named ``acc-g00000``.., each committed on every partition of one topic
     (round robin over ``topics`` topics), plus 2 % other groups the pattern must leave out."""
     for t in range(topics):
-        cluster.add_topic(f"acc-topic-{t:03d}", partitions, end_offsets=[10_000 + p for p in range(partitions)])
+        cluster.add_topic(
+            f"acc-topic-{t:03d}", partitions, end_offsets=[10_000 + p for p in range(partitions)]
+        )
     for g in range(groups):
         topic = f"acc-topic-{g % topics:03d}"
-        cluster.add_group(f"{prefix}{g:06d}", offsets={(topic, p): 9_000 + g % 1000 for p in range(partitions)})
+        cluster.add_group(
+            f"{prefix}{g:06d}", offsets={(topic, p): 9_000 + g % 1000 for p in range(partitions)}
+        )
     for g in range(max(1, groups // 50)):
         cluster.add_group(f"other-{g:05d}", offsets={(f"acc-topic-{g % topics:03d}", 0): 1})
 
@@ -128,9 +148,11 @@ def critical_path(log, latency_s: float) -> str:
 
 def path_of(requests: list[tuple[float, str]], latency_s: float) -> str:
     """:func:`critical_path` of ``(arrival time, api)`` pairs."""
+
     def wave(names: list[str]) -> str:
         counts = {n: names.count(n) for n in dict.fromkeys(names)}
         return "+".join(f"{n}x{c}" if c > 1 else n for n, c in counts.items())
+
     return " | ".join(wave(g) for g in wave_groups(requests, latency_s))
 
 
@@ -163,8 +185,11 @@ def world_parser(description: str) -> argparse.ArgumentParser:
 
 def main() -> None:
     parser = world_parser(__doc__.split("\n\n")[0])
-    parser.add_argument("--old", action="store_true",
-                        help="every broker below FindCoordinator v4 / OffsetFetch v8 (Kafka before 2.8/3.0)")
+    parser.add_argument(
+        "--old",
+        action="store_true",
+        help="every broker below FindCoordinator v4 / OffsetFetch v8 (Kafka before 2.8/3.0)",
+    )
     parser.add_argument("--cache", action="store_true", help="replay the answers to requests already seen")
     args = parser.parse_args()
     if args.cache:
@@ -172,11 +197,20 @@ def main() -> None:
 
     from tests.support.fakekafka import FakeCluster
 
-    with FakeCluster.running_in_thread(brokers=args.brokers, latency_s=args.latency,
-                                         api_versions=OLD_BROKER if args.old else None) as cluster:
+    with FakeCluster.running_in_thread(
+        brokers=args.brokers, latency_s=args.latency, api_versions=OLD_BROKER if args.old else None
+    ) as cluster:
         seed(cluster, args.groups, args.topics, args.partitions)
-        print(json.dumps({"bootstrap": cluster.bootstrap, "groups": args.groups,
-                          "total_lag": seeded_total_lag(args.groups, args.partitions)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "bootstrap": cluster.bootstrap,
+                    "groups": args.groups,
+                    "total_lag": seeded_total_lag(args.groups, args.partitions),
+                }
+            ),
+            flush=True,
+        )
         cpu = time.process_time()
 
         def reset() -> None:
@@ -186,14 +220,17 @@ def main() -> None:
 
         def stats() -> dict:
             log = cluster.requests()
-            return {"requests": cluster.requests_by_api(), "round_trips": waves([r.at for r in log], args.latency),
-                    "critical_path": critical_path(log, args.latency),
-                    "first_node": log[0].node if log else None,
-                    "nodes": {api: sorted({r.node for r in log if r.api == api}) for api in {r.api for r in log}},
-                    "fake_cpu_s": time.process_time() - cpu,
-                    "largest_request": cluster.request_log.largest_request(),
-                    "largest_response": cluster.request_log.largest_response(),
-                    "handler_errors": [repr(e) for e in cluster.handler_errors]}
+            return {
+                "requests": cluster.requests_by_api(),
+                "round_trips": waves([r.at for r in log], args.latency),
+                "critical_path": critical_path(log, args.latency),
+                "first_node": log[0].node if log else None,
+                "nodes": {api: sorted({r.node for r in log if r.api == api}) for api in {r.api for r in log}},
+                "fake_cpu_s": time.process_time() - cpu,
+                "largest_request": cluster.request_log.largest_request(),
+                "largest_response": cluster.request_log.largest_response(),
+                "handler_errors": [repr(e) for e in cluster.handler_errors],
+            }
 
         serve_commands(reset, stats)
 

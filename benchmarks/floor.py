@@ -36,11 +36,16 @@ def run_floor(bootstrap: str, groups: list[str]) -> dict:
         started = time.perf_counter()
         metadata, pool = _transport(bootstrap)
         first = await pool.any()
-        meta = await first.send(MetadataRequest(topics=None, allow_auto_topic_creation=False),
-                                first.version_for(MetadataRequest), 30)
+        meta = await first.send(
+            MetadataRequest(topics=None, allow_auto_topic_creation=False),
+            first.version_for(MetadataRequest),
+            30,
+        )
         metadata.learn_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
-        conns = {b.node_id: c for b, c in zip(meta.brokers, await asyncio.gather(
-            *(pool.get(b.node_id) for b in meta.brokers)))}
+        conns = {
+            b.node_id: c
+            for b, c in zip(meta.brokers, await asyncio.gather(*(pool.get(b.node_id) for b in meta.brokers)))
+        }
         found = await first.send(FindCoordinatorRequest(key_type=0, coordinator_keys=groups), 4, 30)
         by_coordinator: dict[int, list[str]] = {}
         for c in found.coordinators:
@@ -49,19 +54,51 @@ def run_floor(bootstrap: str, groups: list[str]) -> dict:
         for topic in meta.topics:
             for p in topic.partitions:
                 by_leader.setdefault(p.leader_id, {}).setdefault(topic.name, []).append(p.partition_index)
-        fetches = [conns[node].send(OffsetFetchRequest(groups=[
-            OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None) for g in gs]), 8, 30)
-            for node, gs in by_coordinator.items()]
-        lists = [conns[node].send(ListOffsetsRequest(replica_id=-1, topics=[
-            ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=[
-                ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(partition_index=p, timestamp=-1)
-                for p in ps]) for t, ps in topics.items()]), 7, 30)
-            for node, topics in by_leader.items()]
+        fetches = [
+            conns[node].send(
+                OffsetFetchRequest(
+                    groups=[OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None) for g in gs]
+                ),
+                8,
+                30,
+            )
+            for node, gs in by_coordinator.items()
+        ]
+        lists = [
+            conns[node].send(
+                ListOffsetsRequest(
+                    replica_id=-1,
+                    topics=[
+                        ListOffsetsRequest.ListOffsetsTopic(
+                            name=t,
+                            partitions=[
+                                ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                                    partition_index=p, timestamp=-1
+                                )
+                                for p in ps
+                            ],
+                        )
+                        for t, ps in topics.items()
+                    ],
+                ),
+                7,
+                30,
+            )
+            for node, topics in by_leader.items()
+        ]
         responses = await asyncio.gather(*fetches, *lists)
         seconds = time.perf_counter() - started
-        offsets = sum(1 for r in responses[:len(fetches)] for g in r.groups for t in g.topics for p in t.partitions)
+        offsets = sum(
+            1 for r in responses[: len(fetches)] for g in r.groups for t in g.topics for p in t.partitions
+        )
         await pool.close()
-        return {"seconds": seconds, "groups_ok": len(groups), "group_errors": 0, "offsets": offsets, "ends": 0}
+        return {
+            "seconds": seconds,
+            "groups_ok": len(groups),
+            "group_errors": 0,
+            "offsets": offsets,
+            "ends": 0,
+        }
 
     return asyncio.run(work())
 
@@ -95,8 +132,13 @@ def run_cold_floor(bootstrap: str, groups: list[str]) -> dict:
     """The steps of :func:`cold_call_floor` on the client's transport with no driver, lookups or
     retries, codecs compiled before the clock: what this harness (fake brokers in another
     process, a shared machine) charges for the fewest round trips, beside ``cold_call.py``."""
-    for request_cls in (ApiVersionsRequest, MetadataRequest, FindCoordinatorRequest, OffsetFetchRequest,
-                        ListOffsetsRequest):
+    for request_cls in (
+        ApiVersionsRequest,
+        MetadataRequest,
+        FindCoordinatorRequest,
+        OffsetFetchRequest,
+        ListOffsetsRequest,
+    ):
         compile_codecs(request_cls, CLIENT_MAX_VERSIONS[request_cls])
 
     async def work():
@@ -105,33 +147,80 @@ def run_cold_floor(bootstrap: str, groups: list[str]) -> dict:
         first = await pool.any()
         meta, found = await asyncio.gather(
             first.send(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12, 30),
-            first.send(FindCoordinatorRequest(key_type=0, coordinator_keys=groups), 6, 30))
+            first.send(FindCoordinatorRequest(key_type=0, coordinator_keys=groups), 6, 30),
+        )
         metadata.learn_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
         by_coordinator: dict[int, list[str]] = {}
         for c in found.coordinators:
             by_coordinator.setdefault(c.node_id, []).append(c.key)
         conns = await asyncio.gather(*(pool.get(node) for node in by_coordinator))
-        fetched = await asyncio.gather(*(conn.send(OffsetFetchRequest(groups=[
-            OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None) for g in gs]), 9, 30)
-            for conn, gs in zip(conns, by_coordinator.values())))
-        committed = {(t.name, p.partition_index) for r in fetched for g in r.groups for t in g.topics
-                     for p in t.partitions}
+        fetched = await asyncio.gather(
+            *(
+                conn.send(
+                    OffsetFetchRequest(
+                        groups=[
+                            OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None) for g in gs
+                        ]
+                    ),
+                    9,
+                    30,
+                )
+                for conn, gs in zip(conns, by_coordinator.values())
+            )
+        )
+        committed = {
+            (t.name, p.partition_index)
+            for r in fetched
+            for g in r.groups
+            for t in g.topics
+            for p in t.partitions
+        }
         topics = sorted({t for t, _ in committed})
-        described = await first.send(MetadataRequest(topics=[
-            MetadataRequest.MetadataRequestTopic(name=t) for t in topics], allow_auto_topic_creation=False), 12, 30)
+        described = await first.send(
+            MetadataRequest(
+                topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+                allow_auto_topic_creation=False,
+            ),
+            12,
+            30,
+        )
         by_leader: dict[int, dict[str, list[int]]] = {}
         for topic in described.topics:
             for p in topic.partitions:
                 if (topic.name, p.partition_index) in committed:
                     by_leader.setdefault(p.leader_id, {}).setdefault(topic.name, []).append(p.partition_index)
         conns = await asyncio.gather(*(pool.get(node) for node in by_leader))
-        ends = await asyncio.gather(*(conn.send(ListOffsetsRequest(replica_id=-1, topics=[
-            ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=[
-                ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(partition_index=p, timestamp=-1)
-                for p in ps]) for t, ps in tps.items()]), 9, 30) for conn, tps in zip(conns, by_leader.values())))
+        ends = await asyncio.gather(
+            *(
+                conn.send(
+                    ListOffsetsRequest(
+                        replica_id=-1,
+                        topics=[
+                            ListOffsetsRequest.ListOffsetsTopic(
+                                name=t,
+                                partitions=[
+                                    ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                                        partition_index=p, timestamp=-1
+                                    )
+                                    for p in ps
+                                ],
+                            )
+                            for t, ps in tps.items()
+                        ],
+                    ),
+                    9,
+                    30,
+                )
+                for conn, tps in zip(conns, by_leader.values())
+            )
+        )
         seconds = time.perf_counter() - started
         await pool.close()
-        return {"seconds": seconds, "groups_ok": sum(len(r.groups) for r in fetched), "committed": len(committed),
-                "ends": sum(len(p.partitions) for r in ends for p in r.topics)}
+        return {
+            "seconds": seconds,
+            "groups_ok": sum(len(r.groups) for r in fetched),
+            "committed": len(committed),
+            "ends": sum(len(p.partitions) for r in ends for p in r.topics),
+        }
 
     return asyncio.run(work())

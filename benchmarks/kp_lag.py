@@ -16,7 +16,9 @@ from kafka.protocol.consumer import OffsetSpec
 def main(bootstrap: str, pattern: str) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","), client_id="kp-lag")
     try:
-        groups = sorted(g["group_id"] for g in admin.list_groups() if fnmatch.fnmatchcase(g["group_id"], pattern))
+        groups = sorted(
+            g["group_id"] for g in admin.list_groups() if fnmatch.fnmatchcase(g["group_id"], pattern)
+        )
         try:
             offsets = admin.list_group_offsets(groups)
         except UnsupportedVersionError:  # below OffsetFetch v8: one group per request
@@ -27,9 +29,17 @@ def main(bootstrap: str, pattern: str) -> None:
         ends = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
         out = {}
         for group, parts in offsets.items():
-            rows = [{"topic": tp.topic, "partition": tp.partition, "committed": om.offset,
-                     "log_end": ends[tp].offset, "lag": ends[tp].offset - om.offset}
-                    for tp, om in sorted(parts.items()) if om.offset >= 0]
+            rows = [
+                {
+                    "topic": tp.topic,
+                    "partition": tp.partition,
+                    "committed": om.offset,
+                    "log_end": ends[tp].offset,
+                    "lag": ends[tp].offset - om.offset,
+                }
+                for tp, om in sorted(parts.items())
+                if om.offset >= 0
+            ]
             out[group] = {"partitions": rows, "total_lag": sum(r["lag"] for r in rows)}
         json.dump(out, sys.stdout)
         print()

@@ -16,9 +16,13 @@ def run_kgroups(bootstrap: str, groups: list[str]) -> dict:
             offsets = await client.fetch_committed_offsets(groups)
             tps = {tp for value in offsets.values.values() for tp in value.committed()}
             ends = await client.log_end_offsets(tps)
-        return {"seconds": time.perf_counter() - started, "groups_ok": len(offsets.values),
-                "group_errors": len(offsets.failures),
-                "offsets": sum(len(v.committed()) for v in offsets.values.values()), "ends": len(ends.values)}
+        return {
+            "seconds": time.perf_counter() - started,
+            "groups_ok": len(offsets.values),
+            "group_errors": len(offsets.failures),
+            "offsets": sum(len(v.committed()) for v in offsets.values.values()),
+            "ends": len(ends.values),
+        }
 
     return asyncio.run(work())
 
@@ -41,8 +45,13 @@ def run_kafka_python(bootstrap: str, groups: list[str]) -> dict:
     ends = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
     seconds = time.perf_counter() - started
     admin.close()
-    return {"seconds": seconds, "groups_ok": len(offsets), "group_errors": len(groups) - len(offsets),
-            "offsets": sum(1 for p in offsets.values() for om in p.values() if om.offset >= 0), "ends": len(ends)}
+    return {
+        "seconds": seconds,
+        "groups_ok": len(offsets),
+        "group_errors": len(groups) - len(offsets),
+        "offsets": sum(1 for p in offsets.values() for om in p.values() if om.offset >= 0),
+        "ends": len(ends),
+    }
 
 
 def run_confluent(bootstrap: str, groups: list[str]) -> dict:
@@ -64,8 +73,13 @@ def run_confluent(bootstrap: str, groups: list[str]) -> dict:
     tps = {(tp.topic, tp.partition) for committed in offsets.values() for tp in committed}
     end_futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in tps})
     ends = {tp: f.result() for tp, f in end_futures.items()}
-    return {"seconds": time.perf_counter() - started, "groups_ok": len(offsets), "group_errors": errors,
-            "offsets": sum(len(v) for v in offsets.values()), "ends": len(ends)}
+    return {
+        "seconds": time.perf_counter() - started,
+        "groups_ok": len(offsets),
+        "group_errors": errors,
+        "offsets": sum(len(v) for v in offsets.values()),
+        "ends": len(ends),
+    }
 
 
 RUNNERS = {"kgroups": run_kgroups, "kafka-python": run_kafka_python, "confluent-kafka": run_confluent}

@@ -51,13 +51,15 @@ class CountingProxy:
     def __enter__(self) -> CountingProxy:
         threading.Thread(target=self._loop.run_forever, daemon=True, name="counting-proxy").start()
         self._server = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop).result()
+            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop
+        ).result()
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
     def __exit__(self, *exc) -> None:
         async def stop():
             self._server.close()
+
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
 
@@ -66,8 +68,11 @@ class CountingProxy:
             client_writer.close()
             return
         broker_reader, broker_writer = await asyncio.open_connection("127.0.0.1", self._target_port)
-        await asyncio.gather(self._requests(client_reader, broker_writer),
-                             self._pipe(broker_reader, client_writer), return_exceptions=True)
+        await asyncio.gather(
+            self._requests(client_reader, broker_writer),
+            self._pipe(broker_reader, client_writer),
+            return_exceptions=True,
+        )
         client_writer.close()
         broker_writer.close()
 
@@ -114,7 +119,9 @@ class VirtualCluster:
 
     REWRITTEN = frozenset({3, 10, 16})  # Metadata, FindCoordinator, ListGroups
 
-    def __init__(self, target_port: int, brokers: int = 9, latency_s: float = 0.010, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, target_port: int, brokers: int = 9, latency_s: float = 0.010, host: str = "127.0.0.1"
+    ) -> None:
         self.target_port = target_port
         self.brokers = brokers
         self.latency_s = latency_s
@@ -156,6 +163,7 @@ class VirtualCluster:
                 server = await asyncio.start_server(lambda r, w, n=node: self._serve(n, r, w), self.host, 0)
                 self._servers.append(server)
                 self.ports.append(server.sockets[0].getsockname()[1])
+
         asyncio.run_coroutine_threadsafe(start(), self._loop).result()
         return self
 
@@ -166,6 +174,7 @@ class VirtualCluster:
             for task in self._serving:
                 task.cancel()
             await asyncio.gather(*self._serving, return_exceptions=True)
+
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
 
@@ -184,8 +193,11 @@ class VirtualCluster:
             client_writer.close()
             return
         asked: dict[int, tuple[int, int, bytes]] = {}  # correlation id -> (api key, version, request body)
-        await asyncio.gather(self._requests(node, client_reader, broker_writer, asked),
-                             self._responses(node, broker_reader, client_writer, asked), return_exceptions=True)
+        await asyncio.gather(
+            self._requests(node, client_reader, broker_writer, asked),
+            self._responses(node, broker_reader, client_writer, asked),
+            return_exceptions=True,
+        )
         client_writer.close()
         broker_writer.close()
 
@@ -234,8 +246,9 @@ class VirtualCluster:
             pass
         writer.close()
 
-    def _rewritten(self, node: int, api_key: int, version: int, request: bytes, correlation_id: int,
-                   body: bytes) -> bytes:
+    def _rewritten(
+        self, node: int, api_key: int, version: int, request: bytes, correlation_id: int, body: bytes
+    ) -> bytes:
         key = (node, api_key, version, request[8:], body[4:])
         frame = self._kept.get(key)
         if frame is None:
@@ -247,7 +260,7 @@ class VirtualCluster:
         from tests.support.fakekafka.codec import decode_request, encode_response_frame, response_class
 
         cls = response_class(api_key)
-        response = cls.decode(body[4 + (1 if cls.flexible_version_q(version) else 0):], version=version)
+        response = cls.decode(body[4 + (1 if cls.flexible_version_q(version) else 0) :], version=version)
         response._header = None  # decoded without its header: encode the body alone
         address = {n: (self.host, port) for n, port in enumerate(self.ports)}
         if api_key == 3:  # Metadata: the virtual brokers, a leader for each partition

@@ -23,10 +23,17 @@ async def main(bootstrap: str, pattern: str) -> None:
     async with AsyncGroupsClient(ClientConfig.create(bootstrap)) as client:
         ids = await select_groups(client, GroupSelector(patterns=(pattern,)))
         snapshot = await take_snapshot(client, ids)
-    print(json.dumps({"groups": len(snapshot.groups), "failures": len(snapshot.failures),
-                      "unknown_totals": sum(g.total_lag is None for g in snapshot.groups.values()),
-                      "total_lag": sum(g.total_lag or 0 for g in snapshot.groups.values()),
-                      "seconds": time.perf_counter() - started}))
+    print(
+        json.dumps(
+            {
+                "groups": len(snapshot.groups),
+                "failures": len(snapshot.failures),
+                "unknown_totals": sum(g.total_lag is None for g in snapshot.groups.values()),
+                "total_lag": sum(g.total_lag or 0 for g in snapshot.groups.values()),
+                "seconds": time.perf_counter() - started,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,15 @@ def _data_source_class():
     from airflow_provider_kgroups.spark.datasource import DEFAULT_RECORDS_PER_PARTITION, SCHEMA, split_ranges
 
     class FloorReader(DataSourceReader):
-        def __init__(self, ends: dict[str, int], per_partition: int, rows_per_batch: int, value: bytes) -> None:
-            self.ends, self.per_partition, self.rows_per_batch, self.value = ends, per_partition, rows_per_batch, value
+        def __init__(
+            self, ends: dict[str, int], per_partition: int, rows_per_batch: int, value: bytes
+        ) -> None:
+            self.ends, self.per_partition, self.rows_per_batch, self.value = (
+                ends,
+                per_partition,
+                rows_per_batch,
+                value,
+            )
 
         def partitions(self) -> list:
             ranges = {TopicPartition("floor", int(p)): (0, end) for p, end in self.ends.items()}
@@ -45,9 +52,12 @@ def _data_source_class():
             return SCHEMA
 
         def reader(self, schema) -> DataSourceReader:
-            return FloorReader(json.loads(self.options["ends"]),
-                               int(self.options.get("maxrecordsperpartition", DEFAULT_RECORDS_PER_PARTITION)),
-                               int(self.options["rowsperbatch"]), self.options["value"].encode())
+            return FloorReader(
+                json.loads(self.options["ends"]),
+                int(self.options.get("maxrecordsperpartition", DEFAULT_RECORDS_PER_PARTITION)),
+                int(self.options["rowsperbatch"]),
+                self.options["value"].encode(),
+            )
 
     return FloorDataSource
 
@@ -65,12 +75,20 @@ def ready_batches(chunk, rows_per_batch: int, value: bytes) -> Iterator:
         n = min(rows_per_batch, chunk.end - first)
         if template is None or n != len(template[0]):
             keys = pa.array([b"k%d" % (i % 100) for i in range(n)], pa.binary())
-            values = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) *
-                                                                               len(value)), pa.py_buffer(value * n)])
-            template = [keys, values, pa.array([chunk.topic] * n, pa.string()), pa.array(np.full(n, chunk.partition,
-                                                                                                    np.int32)),
-                        None, pa.array(np.zeros(n, np.int64), pa.timestamp("us", tz="UTC")),
-                        pa.array(np.zeros(n, np.int32))]
+            values = pa.Array.from_buffers(
+                pa.binary(),
+                n,
+                [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * len(value)), pa.py_buffer(value * n)],
+            )
+            template = [
+                keys,
+                values,
+                pa.array([chunk.topic] * n, pa.string()),
+                pa.array(np.full(n, chunk.partition, np.int32)),
+                None,
+                pa.array(np.zeros(n, np.int64), pa.timestamp("us", tz="UTC")),
+                pa.array(np.zeros(n, np.int32)),
+            ]
         columns = list(template)
         columns[4] = pa.array(np.arange(first, first + n, dtype=np.int64))
         yield pa.RecordBatch.from_arrays(columns, schema=schema)
@@ -84,6 +102,11 @@ def read_floor(spark, ends: dict[int, int], rows_per_batch: int, value: bytes) -
 
     cloudpickle.register_pickle_by_value(this)  # the executors' Python need not find this file
     spark.dataSource.register(_data_source_class())
-    df = (spark.read.format(FORMAT).option("ends", json.dumps({str(p): e for p, e in ends.items()}))
-          .option("rowsPerBatch", str(rows_per_batch)).option("value", value.decode()).load())
+    df = (
+        spark.read.format(FORMAT)
+        .option("ends", json.dumps({str(p): e for p, e in ends.items()}))
+        .option("rowsPerBatch", str(rows_per_batch))
+        .option("value", value.decode())
+        .load()
+    )
     return df.selectExpr("sum(length(value)) as n").collect()[0]["n"]

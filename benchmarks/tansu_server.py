@@ -39,7 +39,9 @@ def end_offset(records: int, partition: int) -> int:
     return records + partition % 3
 
 
-def seed(bootstrap: str, groups: int, topics: int, partitions: int, records: int, group_partitions: int) -> int:
+def seed(
+    bootstrap: str, groups: int, topics: int, partitions: int, records: int, group_partitions: int
+) -> int:
     """Seed the broker; returns the sum of the ``acc-g*`` groups' total lags."""
     from demo.seed import Seeder
 
@@ -75,10 +77,21 @@ def main() -> None:
 
     started = time.monotonic()
     with TansuBroker() as broker:
-        total = seed(broker.bootstrap, args.groups, args.topics, args.partitions, args.records, args.group_partitions)
+        total = seed(
+            broker.bootstrap, args.groups, args.topics, args.partitions, args.records, args.group_partitions
+        )
         with VirtualCluster(broker.port, brokers=args.brokers, latency_s=args.latency) as cluster:
-            print(json.dumps({"bootstrap": cluster.bootstrap, "groups": args.groups, "total_lag": total,
-                              "seconds": round(time.monotonic() - started, 1)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "bootstrap": cluster.bootstrap,
+                        "groups": args.groups,
+                        "total_lag": total,
+                        "seconds": round(time.monotonic() - started, 1),
+                    }
+                ),
+                flush=True,
+            )
             cpu = process_cpu_s(broker.pid) + time.process_time()
 
             def reset() -> None:
@@ -88,11 +101,13 @@ def main() -> None:
 
             def stats() -> dict:
                 log = cluster.requests()
-                return {"requests": cluster.counts(), "round_trips": len(wave_groups([(at, api) for at, api, _ in log],
-                                                                                     args.latency)),
-                        "critical_path": path_of([(at, api) for at, api, _ in log], args.latency),
-                        "nodes": {api: sorted({n for _, a, n in log if a == api}) for _, api, _ in log},
-                        "fake_cpu_s": process_cpu_s(broker.pid) + time.process_time() - cpu}
+                return {
+                    "requests": cluster.counts(),
+                    "round_trips": len(wave_groups([(at, api) for at, api, _ in log], args.latency)),
+                    "critical_path": path_of([(at, api) for at, api, _ in log], args.latency),
+                    "nodes": {api: sorted({n for _, a, n in log if a == api}) for _, api, _ in log},
+                    "fake_cpu_s": process_cpu_s(broker.pid) + time.process_time() - cpu,
+                }
 
             serve_commands(reset, stats)
 

@@ -124,31 +124,55 @@ def write_result(spark, rows, gate: dict[str, Any], directory: str, extra: dict[
     rows = rows.persist()
     totals = totals_per_key(rows).persist()
     try:
-        per_partition = rows.groupBy("topic", "partition").agg(
-            F.count(F.lit(1)).alias("records"), F.countDistinct("offset").alias("distinct_offsets"),
-            F.min("offset").alias("first_offset"), F.max("offset").alias("last_offset")).collect()
+        per_partition = (
+            rows.groupBy("topic", "partition")
+            .agg(
+                F.count(F.lit(1)).alias("records"),
+                F.countDistinct("offset").alias("distinct_offsets"),
+                F.min("offset").alias("first_offset"),
+                F.max("offset").alias("last_offset"),
+            )
+            .collect()
+        )
         totals.coalesce(1).write.mode("overwrite").parquet(directory)
         keys = totals.count()
-        first_totals = {r["key"]: {"records": r["records"], "qty": r["qty"]}
-                        for r in totals.orderBy("key").limit(XCOM_TOTALS).collect()}
+        first_totals = {
+            r["key"]: {"records": r["records"], "qty": r["qty"]}
+            for r in totals.orderBy("key").limit(XCOM_TOTALS).collect()
+        }
     finally:
         totals.unpersist()
         rows.unpersist()
     partitions: dict[str, dict[str, Any]] = {}
     for r in sorted(per_partition, key=lambda r: (r["topic"], r["partition"])):
         partitions.setdefault(r["topic"], {})[str(r["partition"])] = {
-            "records": r["records"], "distinct_offsets": r["distinct_offsets"], "first_offset": r["first_offset"],
-            "last_offset": r["last_offset"]}
+            "records": r["records"],
+            "distinct_offsets": r["distinct_offsets"],
+            "first_offset": r["first_offset"],
+            "last_offset": r["last_offset"],
+        }
     manifest = {
-        "output": directory, "startingOffsets": gate["startingOffsets"], "endingOffsets": gate["endingOffsets"],
+        "output": directory,
+        "startingOffsets": gate["startingOffsets"],
+        "endingOffsets": gate["endingOffsets"],
         "rows": sum(p["records"] for parts in partitions.values() for p in parts.values()),
-        "keys": keys, "totals": first_totals, "totals_truncated": keys > len(first_totals), "partitions": partitions,
-        "gate": {k: gate.get(k) for k in ("group_ids", "checks", "waited_s", "reached", "target")}, **extra,
+        "keys": keys,
+        "totals": first_totals,
+        "totals_truncated": keys > len(first_totals),
+        "partitions": partitions,
+        "gate": {k: gate.get(k) for k in ("group_ids", "checks", "waited_s", "reached", "target")},
+        **extra,
     }
     with fsspec.open(f"{directory}/_manifest.json", "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
-    log.info("Wrote %d key(s) from %d record(s) in [%s, %s) to %s", keys, manifest["rows"], gate["startingOffsets"],
-             gate["endingOffsets"], directory)
+    log.info(
+        "Wrote %d key(s) from %d record(s) in [%s, %s) to %s",
+        keys,
+        manifest["rows"],
+        gate["startingOffsets"],
+        gate["endingOffsets"],
+        directory,
+    )
     return {k: v for k, v in manifest.items() if k not in ("landing", "gate")}
 
 
@@ -160,10 +184,13 @@ def report_read(offsets: dict[str, Any], out: dict[str, Any], bootstrap: str | N
         from airflow_provider_kgroups.spark.offsets import kafka_bootstrap
 
         bootstrap = kafka_bootstrap(KafkaGroupsHook(CONN_ID).client_config)
-    records = {topic: sum(p["records"] for p in out["partitions"].get(topic, {}).values())
-               for topic in json.loads(offsets["endingOffsets"])}
-    report_kafka_read(get_current_context(), bootstrap, offsets, records=records,
-                      group_ids=offsets.get("group_ids") or ())
+    records = {
+        topic: sum(p["records"] for p in out["partitions"].get(topic, {}).values())
+        for topic in json.loads(offsets["endingOffsets"])
+    }
+    report_kafka_read(
+        get_current_context(), bootstrap, offsets, records=records, group_ids=offsets.get("group_ids") or ()
+    )
 
 
 def spark_kafka_jar() -> str | None:
@@ -194,12 +221,18 @@ with DAG(
     max_active_runs=1,
     params={
         "cleanup_dry_run": Param(True, type="boolean", description="report dead groups only, delete nothing"),
-        "barrier": Param(BARRIER, enum=["timestamp", "log_end"],
-                         description="timestamp: offsets at the data interval's end; log_end: log end at the "
-                                     "first check (for brokers without ListOffsets by timestamp, e.g. Tansu)"),
-        "kafka_source": Param("auto", enum=["auto", "jvm", "kgroups", "off"],
-                              description="read the range from Kafka too: auto = Spark's JVM Kafka source when "
-                                          "spark-sql-kafka is present, else the kgroups Python data source"),
+        "barrier": Param(
+            BARRIER,
+            enum=["timestamp", "log_end"],
+            description="timestamp: offsets at the data interval's end; log_end: log end at the "
+            "first check (for brokers without ListOffsets by timestamp, e.g. Tansu)",
+        ),
+        "kafka_source": Param(
+            "auto",
+            enum=["auto", "jvm", "kgroups", "off"],
+            description="read the range from Kafka too: auto = Spark's JVM Kafka source when "
+            "spark-sql-kafka is present, else the kgroups Python data source",
+        ),
     },
     tags=["kafka", "kgroups", "spark"],
     doc_md=__doc__,
@@ -229,11 +262,19 @@ with DAG(
         from airflow_provider_kgroups.landing import read_selection, select_range
 
         selection = select_range(LANDING_ROOT, offsets, fmt=LANDING_FORMAT)
-        log.info("Landing files for the range: %d (%s)", len(selection.files),
-                 "overlapping: duplicates dropped" if selection.overlapping else "no overlap")
+        log.info(
+            "Landing files for the range: %d (%s)",
+            len(selection.files),
+            "overlapping: duplicates dropped" if selection.overlapping else "no overlap",
+        )
         with spark_session("kgroups-totals-from-landing", master=SPARK_MASTER, conf=SPARK_CONF) as spark:
-            out = write_result(spark, read_selection(spark, selection), offsets, output_dir(run_id, "landing"),
-                               {"source": "landing", "landing": selection.to_dict()})
+            out = write_result(
+                spark,
+                read_selection(spark, selection),
+                offsets,
+                output_dir(run_id, "landing"),
+                {"source": "landing", "landing": selection.to_dict()},
+            )
         report_read(offsets, out)
         return out
 
@@ -257,20 +298,39 @@ with DAG(
         mode = (params or {}).get("kafka_source", "auto")
         jar = spark_kafka_jar()
         source = "jvm" if mode == "jvm" or (mode == "auto" and jar) else "kgroups"
-        log.info("Reading the range from Kafka with %s", f"Spark's Kafka source ({jar or 'forced'})"
-                 if source == "jvm" else "the kgroups Python data source (spark-sql-kafka not needed)")
+        log.info(
+            "Reading the range from Kafka with %s",
+            f"Spark's Kafka source ({jar or 'forced'})"
+            if source == "jvm"
+            else "the kgroups Python data source (spark-sql-kafka not needed)",
+        )
         config = KafkaGroupsHook(CONN_ID).client_config
         bootstrap = kafka_bootstrap(config)
-        conf = {**SPARK_CONF, **({"spark.jars.packages": SPARK_KAFKA_PACKAGE}
-                                 if source == "jvm" and SPARK_KAFKA_PACKAGE else {})}
-        with spark_session("kgroups-totals-from-kafka", master=SPARK_MASTER, conf=conf) as spark, client_properties_file(config) as props:
+        conf = {
+            **SPARK_CONF,
+            **(
+                {"spark.jars.packages": SPARK_KAFKA_PACKAGE}
+                if source == "jvm" and SPARK_KAFKA_PACKAGE
+                else {}
+            ),
+        }
+        with (
+            spark_session("kgroups-totals-from-kafka", master=SPARK_MASTER, conf=conf) as spark,
+            client_properties_file(config) as props,
+        ):
             if source == "jvm":
-                records = read_kafka_range(spark, bootstrap, offsets, kafka_options=spark_kafka_options(config))
+                records = read_kafka_range(
+                    spark, bootstrap, offsets, kafka_options=spark_kafka_options(config)
+                )
             else:
                 records = read_offset_range(spark, bootstrap, offsets, command_config=props)
             rows = records.select(
-                "topic", "partition", "offset", F.col("key").cast("string").alias("key"),
-                F.col("value").cast("string").alias("value"))
+                "topic",
+                "partition",
+                "offset",
+                F.col("key").cast("string").alias("key"),
+                F.col("value").cast("string").alias("value"),
+            )
             out = write_result(spark, rows, offsets, output_dir(run_id, "kafka"), {"source": source})
         report_read(offsets, out, bootstrap)
         return out

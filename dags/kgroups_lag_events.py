@@ -53,20 +53,50 @@ SPARK_CONF = {"spark.sql.session.timeZone": "UTC", **json.loads(example_setting(
 SPARK_MASTER = example_setting("spark_master", "") or None
 
 orders_range = create_asset(
-    bootstrap=BOOTSTRAP, topic=TOPICS[0], group=GROUPS[0], name="kgroups_orders_range",
-    watchers=[AssetWatcher(name="kgroups_orders_landed", trigger=ConsumerLagEventTrigger(
-        kafka_groups_conn_id=CONN_ID, group_ids=GROUPS, topics=TOPICS, poll_interval=POLL_SECONDS))],
+    bootstrap=BOOTSTRAP,
+    topic=TOPICS[0],
+    group=GROUPS[0],
+    name="kgroups_orders_range",
+    watchers=[
+        AssetWatcher(
+            name="kgroups_orders_landed",
+            trigger=ConsumerLagEventTrigger(
+                kafka_groups_conn_id=CONN_ID, group_ids=GROUPS, topics=TOPICS, poll_interval=POLL_SECONDS
+            ),
+        )
+    ],
 )
 
-with DAG(dag_id="kgroups_orders_gate", schedule=None if GATE_SCHEDULE.lower() == "none" else GATE_SCHEDULE, start_date=datetime(2024, 1, 1), catchup=False,
-         max_active_runs=1, tags=["kafka", "kgroups"], doc_md=__doc__):
-    ConsumerLagSensor(task_id="wait_for_landing", group_ids=GROUPS, topics=TOPICS, kafka_groups_conn_id=CONN_ID,
-                      deferrable=True, poke_interval=POLL_SECONDS, timeout=timedelta(minutes=55).total_seconds(),
-                      previous_barrier="{{ ti.xcom_pull(task_ids='wait_for_landing', include_prior_dates=True) }}",
-                      outlets=[orders_range])
+with DAG(
+    dag_id="kgroups_orders_gate",
+    schedule=None if GATE_SCHEDULE.lower() == "none" else GATE_SCHEDULE,
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    tags=["kafka", "kgroups"],
+    doc_md=__doc__,
+):
+    ConsumerLagSensor(
+        task_id="wait_for_landing",
+        group_ids=GROUPS,
+        topics=TOPICS,
+        kafka_groups_conn_id=CONN_ID,
+        deferrable=True,
+        poke_interval=POLL_SECONDS,
+        timeout=timedelta(minutes=55).total_seconds(),
+        previous_barrier="{{ ti.xcom_pull(task_ids='wait_for_landing', include_prior_dates=True) }}",
+        outlets=[orders_range],
+    )
 
-with DAG(dag_id="kgroups_orders_process", schedule=[orders_range], start_date=datetime(2024, 1, 1), catchup=False,
-         max_active_runs=1, tags=["kafka", "kgroups", "spark"], doc_md=__doc__):
+with DAG(
+    dag_id="kgroups_orders_process",
+    schedule=[orders_range],
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    tags=["kafka", "kgroups", "spark"],
+    doc_md=__doc__,
+):
 
     @task
     def totals_for_the_range(triggering_asset_events=None, run_id: str | None = None) -> dict:
@@ -84,7 +114,10 @@ with DAG(dag_id="kgroups_orders_process", schedule=[orders_range], start_date=da
         config = KafkaGroupsHook(CONN_ID).client_config
         bootstrap = kafka_bootstrap(config)
         output = f"{OUTPUT.rstrip('/')}/run={re.sub(r'[^A-Za-z0-9._-]+', '_', run_id or 'manual')}"
-        with spark_session("kgroups-orders-process", master=SPARK_MASTER, conf=SPARK_CONF) as spark, client_properties_file(config) as props:
+        with (
+            spark_session("kgroups-orders-process", master=SPARK_MASTER, conf=SPARK_CONF) as spark,
+            client_properties_file(config) as props,
+        ):
             rows = read_offset_range(spark, bootstrap, gate, command_config=props)
             totals = rows.selectExpr("cast(key as string) as key").groupBy("key").count().orderBy("key")
             totals.write.mode("overwrite").parquet(output)

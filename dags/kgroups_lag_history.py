@@ -42,15 +42,25 @@ SPARK_CONF = {"spark.sql.shuffle.partitions": "16", "spark.ui.showConsoleProgres
 def lag_history_command(data_interval_end: datetime, conf: dict[str, str] | None = None) -> list[str]:
     """The spark-submit command for the week before ``data_interval_end``."""
     return spark_submit_command(
-        LAG_HISTORY_APPLICATION, master=SPARK_MASTER, name="kgroups-lag-history", conf={**SPARK_CONF, **(conf or {})},
+        LAG_HISTORY_APPLICATION,
+        master=SPARK_MASTER,
+        name="kgroups-lag-history",
+        conf={**SPARK_CONF, **(conf or {})},
         application_args=[
-            "--history", HISTORY_URL,
-            "--output", OUTPUT_URL,
-            "--window-minutes", "60",
-            "--since", (data_interval_end - timedelta(days=7)).isoformat(),
-            "--until", data_interval_end.isoformat(),
-            "--idle-hours", "168",
-        ])
+            "--history",
+            HISTORY_URL,
+            "--output",
+            OUTPUT_URL,
+            "--window-minutes",
+            "60",
+            "--since",
+            (data_interval_end - timedelta(days=7)).isoformat(),
+            "--until",
+            data_interval_end.isoformat(),
+            "--idle-hours",
+            "168",
+        ],
+    )
 
 
 with DAG(
@@ -62,10 +72,13 @@ with DAG(
     tags=["kafka", "kgroups", "spark"],
     doc_md=__doc__,
 ):
+
     @task(execution_timeout=timedelta(hours=2), retries=1)
     def lag_history(data_interval_end: datetime | None = None) -> None:
         """spark-submit the lag-history job; a non-zero exit fails the task."""
-        run_spark_submit(lag_history_command(data_interval_end or datetime.now().astimezone()),
-                         env={"PYSPARK_PYTHON": SPARK_PYTHON} if SPARK_PYTHON else None)
+        run_spark_submit(
+            lag_history_command(data_interval_end or datetime.now().astimezone()),
+            env={"PYSPARK_PYTHON": SPARK_PYTHON} if SPARK_PYTHON else None,
+        )
 
     lag_history()

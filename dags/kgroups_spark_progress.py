@@ -56,6 +56,7 @@ with DAG(
     tags=["kafka", "kgroups", "spark"],
     doc_md=__doc__,
 ):
+
     @task
     def progress_start() -> dict | None:
         from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
@@ -65,7 +66,9 @@ with DAG(
             start = hook.progress_offsets(PROGRESS_GROUP)
         finally:
             hook.close()
-        log.info("Progress group %s: %s", PROGRESS_GROUP, start or "no progress yet: the range starts at earliest")
+        log.info(
+            "Progress group %s: %s", PROGRESS_GROUP, start or "no progress yet: the range starts at earliest"
+        )
         return start
 
     gate = ConsumerLagSensor(
@@ -87,17 +90,26 @@ with DAG(
         from airflow_provider_kgroups.spark.session import spark_session
 
         config = KafkaGroupsHook(CONN_ID).client_config
-        with spark_session("kgroups-spark-progress", master=SPARK_MASTER, conf=SPARK_CONF) as spark, \
-                client_properties_file(config) as props:
+        with (
+            spark_session("kgroups-spark-progress", master=SPARK_MASTER, conf=SPARK_CONF) as spark,
+            client_properties_file(config) as props,
+        ):
             rows = read_offset_range(spark, kafka_bootstrap(config), offsets, command_config=props)
             counts = rows.groupBy("topic", "partition").count().collect()
         per_partition: dict[str, dict[str, int]] = {}
         for r in sorted(counts, key=lambda r: (r["topic"], r["partition"])):
             per_partition.setdefault(r["topic"], {})[str(r["partition"])] = r["count"]
-        log.info("Read %d record(s) in [%s, %s)", sum(n for p in per_partition.values() for n in p.values()),
-                 offsets["startingOffsets"], offsets["endingOffsets"])
-        return {"records": per_partition, "startingOffsets": offsets["startingOffsets"],
-                "endingOffsets": offsets["endingOffsets"]}
+        log.info(
+            "Read %d record(s) in [%s, %s)",
+            sum(n for p in per_partition.values() for n in p.values()),
+            offsets["startingOffsets"],
+            offsets["endingOffsets"],
+        )
+        return {
+            "records": per_partition,
+            "startingOffsets": offsets["startingOffsets"],
+            "endingOffsets": offsets["endingOffsets"],
+        }
 
     commit = ConsumerGroupProgressOperator(
         task_id="commit_progress",

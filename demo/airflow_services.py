@@ -32,8 +32,14 @@ _BUNDLE = "airflow.dag_processing.bundles.local.LocalDagBundle"
 
 
 class AirflowServices:
-    def __init__(self, root: Path, *, dag_files: Iterable[Path], env: Mapping[str, str] | None = None,
-                 services: Iterable[str] = SERVICES) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        dag_files: Iterable[Path],
+        env: Mapping[str, str] | None = None,
+        services: Iterable[str] = SERVICES,
+    ) -> None:
         self.root = Path(root)
         self.home, self.bundle, self.logs = self.root / "airflow", self.root / "bundle", self.root / "logs"
         for folder in (self.home, self.bundle, self.logs):
@@ -44,13 +50,19 @@ class AirflowServices:
         port = free_port()
         self.env = {
             **os.environ,
-            "AIRFLOW_HOME": str(self.home), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.db}",
-            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor", "AIRFLOW__CORE__PARALLELISM": "2",
-            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False", "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST": json.dumps([
-                {"name": "services", "classpath": _BUNDLE, "kwargs": {"path": str(self.bundle)}}]),
-            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "2", "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
-            "AIRFLOW__API__PORT": str(port), "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.db}",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "2",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST": json.dumps(
+                [{"name": "services", "classpath": _BUNDLE, "kwargs": {"path": str(self.bundle)}}]
+            ),
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "2",
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
             "PYSPARK_PYTHON": sys.executable,
             **(env or {}),
@@ -60,15 +72,24 @@ class AirflowServices:
         self.services = tuple(services)
 
     def __enter__(self) -> AirflowServices:
-        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run(
+            [sys.executable, "-m", "airflow", "db", "migrate"],
+            env=self.env,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
         try:
             for name in self.services:
                 args = [name, "--port", str(self.port)] if name == "api-server" else [name]
                 with open(self.logs / f"{name}.log", "w") as log:
-                    self.processes[name] = subprocess.Popen([sys.executable, "-m", "airflow", *args], env=self.env,
-                                                            stdout=log, stderr=subprocess.STDOUT,
-                                                            start_new_session=True)
+                    self.processes[name] = subprocess.Popen(
+                        [sys.executable, "-m", "airflow", *args],
+                        env=self.env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
         except BaseException:
             self.stop()
             raise
@@ -110,12 +131,17 @@ class AirflowServices:
                 return value
             for name, proc in self.processes.items():
                 if proc.poll() is not None:
-                    raise AssertionError(f"airflow {name} exited ({proc.returncode}) while waiting for {what}:\n"
-                                         + self.log(name)[-3000:])
+                    raise AssertionError(
+                        f"airflow {name} exited ({proc.returncode}) while waiting for {what}:\n"
+                        + self.log(name)[-3000:]
+                    )
             time.sleep(0.5)
         tails = "\n".join(f"--- {name}\n{self.log(name)[-1500:]}" for name in self.processes)
         raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n{tails}")
 
     def finished_runs(self, dag_id: str) -> list[str]:
-        return [state for (state,) in self.query("select state from dag_run where dag_id = ?", dag_id)
-                if state in ("success", "failed")]
+        return [
+            state
+            for (state,) in self.query("select state from dag_run where dag_id = ?", dag_id)
+            if state in ("success", "failed")
+        ]

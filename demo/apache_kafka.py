@@ -45,8 +45,17 @@ from pathlib import Path
 from demo.tansu import _roundtrip, free_port, probe_api_versions
 
 __all__ = [
-    "CONSUMER_GROUPS_TOOL", "KafkaCluster", "KafkaError", "KafkaStartError", "JarResolutionError",
-    "NEWEST", "OLD_PRE_BATCHING", "RELEASE_3X", "kafka_artifacts", "resolve_jars", "run_java",
+    "CONSUMER_GROUPS_TOOL",
+    "KafkaCluster",
+    "KafkaError",
+    "KafkaStartError",
+    "JarResolutionError",
+    "NEWEST",
+    "OLD_PRE_BATCHING",
+    "RELEASE_3X",
+    "kafka_artifacts",
+    "resolve_jars",
+    "run_java",
 ]
 
 #: The newest Apache Kafka release Maven Central serves here (checked 2026-11: 4.4.0).
@@ -150,9 +159,19 @@ def resolve_jars(artifacts: Iterable[tuple[str, str, str]], *, name: str, timeou
             (staging / "pom.xml").write_text(_pom(artifacts))
             try:
                 done = subprocess.run(
-                    [mvn, "-q", "-B", "-f", str(staging / "pom.xml"), "dependency:copy-dependencies",
-                     f"-DoutputDirectory={staging / 'lib'}", "-DincludeScope=runtime"],
-                    capture_output=True, text=True, timeout=timeout,
+                    [
+                        mvn,
+                        "-q",
+                        "-B",
+                        "-f",
+                        str(staging / "pom.xml"),
+                        "dependency:copy-dependencies",
+                        f"-DoutputDirectory={staging / 'lib'}",
+                        "-DincludeScope=runtime",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
                 )
             except subprocess.TimeoutExpired as exc:
                 raise JarResolutionError(
@@ -174,7 +193,9 @@ def resolve_jars(artifacts: Iterable[tuple[str, str, str]], *, name: str, timeou
 def java_binary() -> str:
     java = shutil.which("java")
     if java is None:
-        raise KafkaError("Java is not installed: Apache Kafka needs a JDK 17 (apt-get install openjdk-17-jdk-headless)")
+        raise KafkaError(
+            "Java is not installed: Apache Kafka needs a JDK 17 (apt-get install openjdk-17-jdk-headless)"
+        )
     return java
 
 
@@ -212,14 +233,32 @@ def _logging_flags(version: str, workdir: Path, *, tool: bool = False) -> list[s
     return [f"-Dlog4j.configuration=file:{config}"]
 
 
-def run_java(lib: Path, main_class: str, *args: str, version: str, workdir: Path,
-             heap: str = "256m", timeout: float = 120.0, jvm_flags: Iterable[str] = (),
-             input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_java(
+    lib: Path,
+    main_class: str,
+    *args: str,
+    version: str,
+    workdir: Path,
+    heap: str = "256m",
+    timeout: float = 120.0,
+    jvm_flags: Iterable[str] = (),
+    input_text: str | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run one Java program (a Kafka tool) to completion on ``lib``'s classpath; raises on a timeout."""
-    command = [java_binary(), f"-Xmx{heap}", *_JVM_FLAGS, *_logging_flags(version, workdir, tool=True), *jvm_flags,
-               "-cp", f"{lib}/*", main_class, *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, input=input_text,
-                          cwd=workdir)
+    command = [
+        java_binary(),
+        f"-Xmx{heap}",
+        *_JVM_FLAGS,
+        *_logging_flags(version, workdir, tool=True),
+        *jvm_flags,
+        "-cp",
+        f"{lib}/*",
+        main_class,
+        *args,
+    ]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, input=input_text, cwd=workdir
+    )
 
 
 def write_properties(path: Path, values: Mapping[str, object]) -> None:
@@ -249,8 +288,14 @@ class _Process:
 
     def start(self, cwd: Path) -> None:
         self.log_file = open(self.log_path, "ab")  # noqa: SIM115 - open for the child's life, closed in stop()
-        self.popen = subprocess.Popen(self.command, stdout=self.log_file, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
+        self.popen = subprocess.Popen(
+            self.command,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            start_new_session=True,
+        )
 
     @property
     def running(self) -> bool:
@@ -413,13 +458,21 @@ class KafkaCluster:
 
     # -- tools -----------------------------------------------------------------------------------
 
-    def run_tool(self, main_class: str, *args: str, timeout: float = 120.0,
-                 input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run_tool(
+        self, main_class: str, *args: str, timeout: float = 120.0, input_text: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """Run one of Kafka's command-line tools of this release (``kafka-consumer-groups.sh`` is
         :data:`CONSUMER_GROUPS_TOOL`) to completion."""
         assert self.lib is not None and self.workdir is not None, "start the cluster first"
-        return run_java(self.lib, main_class, *args, version=self.version, workdir=self.workdir,
-                        timeout=timeout, input_text=input_text)
+        return run_java(
+            self.lib,
+            main_class,
+            *args,
+            version=self.version,
+            workdir=self.workdir,
+            timeout=timeout,
+            input_text=input_text,
+        )
 
     @property
     def consumer_groups_tool(self) -> str:
@@ -441,8 +494,10 @@ class KafkaCluster:
             except (OSError, ValueError):
                 pass
             time.sleep(0.2)
-        raise KafkaStartError(f"Kafka {self.version}: no group coordinator before the deadline "
-                              f"(last FindCoordinator error {error})\n{self.log_tail(lines=20)}")
+        raise KafkaStartError(
+            f"Kafka {self.version}: no group coordinator before the deadline "
+            f"(last FindCoordinator error {error})\n{self.log_tail(lines=20)}"
+        )
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -457,7 +512,9 @@ class KafkaCluster:
                 ports["CONTROLLER"] = free_port()
             data_dir = self.workdir / f"node-{node_id}"
             planned.append((node_id, ports, data_dir))
-        voters = ",".join(f"{nid}@127.0.0.1:{ports['CONTROLLER']}" for nid, ports, _ in planned) if kraft else ""
+        voters = (
+            ",".join(f"{nid}@127.0.0.1:{ports['CONTROLLER']}" for nid, ports, _ in planned) if kraft else ""
+        )
         replication = min(3, self.nodes)
         for node_id, ports, data_dir in planned:
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -486,34 +543,53 @@ class KafkaCluster:
                 "log.retention.ms": -1,
             }
             if kraft:
-                config.update({
-                    "process.roles": "broker,controller",
-                    "node.id": node_id,
-                    "controller.listener.names": "CONTROLLER",
-                    "controller.quorum.voters": voters,
-                })
+                config.update(
+                    {
+                        "process.roles": "broker,controller",
+                        "node.id": node_id,
+                        "controller.listener.names": "CONTROLLER",
+                        "controller.quorum.voters": voters,
+                    }
+                )
                 if _major(self.version) >= 4 or self.version.startswith("3.9"):
-                    config.update({
-                        "share.coordinator.state.topic.replication.factor": replication,
-                        "share.coordinator.state.topic.min.isr": min(2, replication),
-                    })
+                    config.update(
+                        {
+                            "share.coordinator.state.topic.replication.factor": replication,
+                            "share.coordinator.state.topic.min.isr": min(2, replication),
+                        }
+                    )
             else:
                 config.update({"broker.id": node_id})
             config.update(self.properties)
             config_path = self.workdir / f"node-{node_id}.properties"
-            node = KafkaNode(node_id=node_id, ports=ports, data_dir=data_dir, config_path=config_path,
-                             config=config, process=_Process(
-                                 name=f"kafka-{node_id}",
-                                 command=self._java_command("kafka.Kafka", str(config_path)),
-                                 log_path=self.workdir / f"node-{node_id}.log",
-                                 ready_line="started (kafka.server" if not kraft else "Kafka Server started",
-                             ))
+            node = KafkaNode(
+                node_id=node_id,
+                ports=ports,
+                data_dir=data_dir,
+                config_path=config_path,
+                config=config,
+                process=_Process(
+                    name=f"kafka-{node_id}",
+                    command=self._java_command("kafka.Kafka", str(config_path)),
+                    log_path=self.workdir / f"node-{node_id}.log",
+                    ready_line="started (kafka.server" if not kraft else "Kafka Server started",
+                ),
+            )
             self.node_list.append(node)
 
     def _java_command(self, main_class: str, *args: str) -> list[str]:
         assert self.lib is not None and self.workdir is not None
-        return [java_binary(), f"-Xmx{self.heap}", *_JVM_FLAGS, *_logging_flags(self.version, self.workdir),
-                *self.jvm_flags, "-cp", f"{self.lib}/*", main_class, *args]
+        return [
+            java_binary(),
+            f"-Xmx{self.heap}",
+            *_JVM_FLAGS,
+            *_logging_flags(self.version, self.workdir),
+            *self.jvm_flags,
+            "-cp",
+            f"{self.lib}/*",
+            main_class,
+            *args,
+        ]
 
     def _format(self, node: KafkaNode) -> None:
         assert self.lib is not None and self.workdir is not None
@@ -522,11 +598,19 @@ class KafkaCluster:
             args += ["--feature", feature]
         for mechanism, name, password in self.scram_users:
             args += ["--add-scram", f"{mechanism}=[name={name},password={password}]"]
-        done = run_java(self.lib, "kafka.tools.StorageTool", *args, version=self.version,
-                        workdir=self.workdir, timeout=120)
+        done = run_java(
+            self.lib,
+            "kafka.tools.StorageTool",
+            *args,
+            version=self.version,
+            workdir=self.workdir,
+            timeout=120,
+        )
         if done.returncode != 0:
             out = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-            raise KafkaStartError(f"kafka-storage format failed for node {node.node_id} of Kafka {self.version}:\n{out}")
+            raise KafkaStartError(
+                f"kafka-storage format failed for node {node.node_id} of Kafka {self.version}:\n{out}"
+            )
 
     def _start_zookeeper(self) -> None:
         assert self.workdir is not None
@@ -535,7 +619,9 @@ class KafkaCluster:
         zk_dir.mkdir(exist_ok=True)
         self.zookeeper = _Process(
             name="zookeeper",
-            command=self._java_command("org.apache.zookeeper.server.ZooKeeperServerMain", str(port), str(zk_dir)),
+            command=self._java_command(
+                "org.apache.zookeeper.server.ZooKeeperServerMain", str(port), str(zk_dir)
+            ),
             log_path=self.workdir / "zookeeper.log",
             ready_line="binding to port",
         )

@@ -21,15 +21,24 @@ class Child:
     def __init__(self, command: list[str], env: dict[str, str], log: Path) -> None:
         self.log = log
         self._log_file = open(log, "wb")  # noqa: SIM115 - the child writes it until stop() closes it
-        self.proc = subprocess.Popen(command, env=env, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            command,
+            env=env,
+            cwd=ROOT,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def wait(self, timeout: float, on_tick=None, tick_s: float = 5.0) -> int:
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"{self.proc.args[1:3]} did not finish within {timeout:.0f} s (log: {self.log})")
+                raise TimeoutError(
+                    f"{self.proc.args[1:3]} did not finish within {timeout:.0f} s (log: {self.log})"
+                )
             try:
                 return self.proc.wait(timeout=min(tick_s, left))
             except subprocess.TimeoutExpired:
@@ -59,8 +68,6 @@ class Child:
         return "\n".join(text[-lines:])
 
 
-
 def airflow_command(*args: str) -> list[str]:
     airflow = Path(sys.executable).with_name("airflow")
     return [str(airflow), *args] if airflow.exists() else [sys.executable, "-m", "airflow", *args]
-

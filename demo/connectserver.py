@@ -41,9 +41,14 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 
-def connector_status(name: str, state: str = "RUNNING", tasks: list[str] | tuple[str, ...] = ("RUNNING",),
-                     type_: str | None = "sink", worker: str = "connect-1:8083",
-                     version: str | None = "4.3.1") -> dict[str, Any]:
+def connector_status(
+    name: str,
+    state: str = "RUNNING",
+    tasks: list[str] | tuple[str, ...] = ("RUNNING",),
+    type_: str | None = "sink",
+    worker: str = "connect-1:8083",
+    version: str | None = "4.3.1",
+) -> dict[str, Any]:
     """``ConnectorStateInfo`` as JSON: name, connector {state, worker_id[, version][, trace]}, tasks, type.
     A 4.x worker adds the plugin's ``version`` to the connector and to each task (seen on 4.3.1)."""
     connector: dict[str, Any] = {"state": state, "worker_id": worker}
@@ -65,15 +70,27 @@ def connector_status(name: str, state: str = "RUNNING", tasks: list[str] | tuple
     return out
 
 
-def connector_info(name: str, type_: str | None = "sink", config: dict[str, str] | None = None,
-                   tasks: int = 1) -> dict[str, Any]:
+def connector_info(
+    name: str, type_: str | None = "sink", config: dict[str, str] | None = None, tasks: int = 1
+) -> dict[str, Any]:
     """``ConnectorInfo`` as JSON: name, config (all strings), tasks [{connector, task}], type."""
-    cls = ("org.apache.kafka.connect.file.FileStreamSinkConnector" if type_ == "sink"
-           else "org.apache.kafka.connect.file.FileStreamSourceConnector")
-    full_config = {"connector.class": cls, "tasks.max": str(max(tasks, 1)), "name": name,
-                   **({"topics": "orders"} if type_ == "sink" else {"topic": "orders"}), **(config or {})}
-    out: dict[str, Any] = {"name": name, "config": full_config,
-                           "tasks": [{"connector": name, "task": i} for i in range(tasks)]}
+    cls = (
+        "org.apache.kafka.connect.file.FileStreamSinkConnector"
+        if type_ == "sink"
+        else "org.apache.kafka.connect.file.FileStreamSourceConnector"
+    )
+    full_config = {
+        "connector.class": cls,
+        "tasks.max": str(max(tasks, 1)),
+        "name": name,
+        **({"topics": "orders"} if type_ == "sink" else {"topic": "orders"}),
+        **(config or {}),
+    }
+    out: dict[str, Any] = {
+        "name": name,
+        "config": full_config,
+        "tasks": [{"connector": name, "task": i} for i in range(tasks)],
+    }
     if type_ is not None:
         out["type"] = type_
     return out
@@ -121,8 +138,14 @@ class Seen:
 class ConnectServer:
     """``with ConnectServer([...], auth=("u", "p"), ssl_context=ctx) as server: server.url``."""
 
-    def __init__(self, connectors: list[Connector], *, auth: tuple[str, str] | None = None,
-                 ssl_context: ssl.SSLContext | None = None, legacy: bool = False) -> None:
+    def __init__(
+        self,
+        connectors: list[Connector],
+        *,
+        auth: tuple[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        legacy: bool = False,
+    ) -> None:
         self.connectors = list(connectors)
         self.auth = auth
         self.legacy = legacy
@@ -152,8 +175,11 @@ class ConnectServer:
                 if server.auth is not None:
                     expected = "Basic " + base64.b64encode(":".join(server.auth).encode()).decode()
                     if self.headers.get("Authorization") != expected:
-                        return self._send(401, error_body(401, "User cannot access the resource."),
-                                          {"WWW-Authenticate": 'Basic realm="connect"'})
+                        return self._send(
+                            401,
+                            error_body(401, "User cannot access the resource."),
+                            {"WWW-Authenticate": 'Basic realm="connect"'},
+                        )
                 if server.starting:
                     return self._send(404, not_ready_body(server.url + self.path))
                 with server._lock:
@@ -193,7 +219,9 @@ class ConnectServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"{'https' if self.ssl_context else 'http'}://{'localhost' if self.ssl_context else host}:{port}"
+        return (
+            f"{'https' if self.ssl_context else 'http'}://{'localhost' if self.ssl_context else host}:{port}"
+        )
 
     def route(self, raw_path: str) -> tuple[int, Any]:
         parts = urlsplit(raw_path)
@@ -221,11 +249,16 @@ class ConnectServer:
         if connector is None:
             return 404, error_body(404, f"Connector {segments[1]} not found")
         if not isinstance(body, dict) or not body.get("offsets"):
-            return 400, error_body(400, "Partitions / offsets need to be provided for an alter offsets request")
+            return 400, error_body(
+                400, "Partitions / offsets need to be provided for an alter offsets request"
+            )
         if connector.state != "STOPPED":
-            return 400, error_body(400, "Connectors must be in the STOPPED state before their offsets can be "
-                                        "modified. This can be done for the specified connector by issuing a 'PUT' "
-                                        f"request to the '/connectors/{connector.name}/stop' endpoint")
+            return 400, error_body(
+                400,
+                "Connectors must be in the STOPPED state before their offsets can be "
+                "modified. This can be done for the specified connector by issuing a 'PUT' "
+                f"request to the '/connectors/{connector.name}/stop' endpoint",
+            )
         with self._lock:
             self.altered.append((connector.name, body))
         if self.on_alter is not None:

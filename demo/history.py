@@ -35,8 +35,13 @@ def _at(group: GroupLag, behind: int) -> GroupLag:
     return dataclasses.replace(group, state=GroupState.EMPTY, members=0, partitions=tuple(parts))
 
 
-def backfill_history(history_url: str, bootstrap: str, points: Mapping[str, Sequence[tuple[float, int]]], *,
-                     now_ms: int | None = None) -> list[str]:
+def backfill_history(
+    history_url: str,
+    bootstrap: str,
+    points: Mapping[str, Sequence[tuple[float, int]]],
+    *,
+    now_ms: int | None = None,
+) -> list[str]:
     """For each group, ``(age_hours, behind)`` points: a stored snapshot ``age_hours`` ago in
     which the group was Empty with its current committed offsets minus ``behind``. Groups whose
     points share an age share a snapshot (as one snapshot run would). Returns the files written."""
@@ -53,5 +58,7 @@ def backfill_history(history_url: str, bootstrap: str, points: Mapping[str, Sequ
     store = HistoryStore(history_url)
     written: list[str] = []
     for age_hours in sorted(by_age, reverse=True):
-        written += store.append(LagSnapshot(taken_at_ms=at_ms - int(age_hours * HOUR_MS), groups=by_age[age_hours]))
+        written += store.append(
+            LagSnapshot(taken_at_ms=at_ms - int(age_hours * HOUR_MS), groups=by_age[age_hours])
+        )
     return written

@@ -72,8 +72,10 @@ CONNECT_VERSION = "4.3.1"
 JOINED_LINE = "Joined group at generation"
 
 
-_STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-            "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+_STRINGS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 class ConnectRestError(KafkaError):
@@ -93,7 +95,9 @@ def plugin_folder(target: Path, version: str = CONNECT_VERSION) -> Path:
     lib = resolve_jars([("org.apache.kafka", "connect-file", version)], name=f"connect-file-{version}")
     jars = sorted(lib.glob(f"connect-file-{version}.jar"))
     if not jars:
-        raise KafkaError(f"Maven resolved connect-file {version} but {lib} holds no connect-file-{version}.jar")
+        raise KafkaError(
+            f"Maven resolved connect-file {version} but {lib} holds no connect-file-{version}.jar"
+        )
     plugin = target / "connect-file"
     plugin.mkdir(parents=True, exist_ok=True)
     shutil.copy2(jars[0], plugin / jars[0].name)
@@ -174,8 +178,16 @@ class ConnectWorker:
         write_properties(config_path, self.config(plugins))
         self.process = _Process(
             name="connect-worker",
-            command=[java_binary(), f"-Xmx{self.heap}", *_JVM_FLAGS, *_logging_flags(self.version, self.workdir),
-                     "-cp", f"{self.lib}/*", CONNECT_MAIN, str(config_path)],
+            command=[
+                java_binary(),
+                f"-Xmx{self.heap}",
+                *_JVM_FLAGS,
+                *_logging_flags(self.version, self.workdir),
+                "-cp",
+                f"{self.lib}/*",
+                CONNECT_MAIN,
+                str(config_path),
+            ],
             log_path=self.workdir / "worker.log",
             ready_line=JOINED_LINE,
         )
@@ -218,7 +230,9 @@ class ConnectWorker:
             if not process.running:
                 raise KafkaStartError(f"the Connect worker exited while starting:\n{self.log_tail(30)}")
             if time.monotonic() > deadline:
-                raise KafkaStartError(f"the Connect worker was not ready within {timeout:.0f} s:\n{self.log_tail(30)}")
+                raise KafkaStartError(
+                    f"the Connect worker was not ready within {timeout:.0f} s:\n{self.log_tail(30)}"
+                )
             if process.ready_line in self._log_since(self._log_offset):
                 try:
                     if self.rest("GET", "/", timeout=2.0)[0] == 200:
@@ -251,8 +265,12 @@ class ConnectWorker:
     def rest(self, method: str, path: str, body: Any = None, *, timeout: float = 30.0) -> tuple[int, Any]:
         """One REST call: (HTTP status, the JSON body or None). Raises OSError when nothing answers."""
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 status, raw = response.status, response.read()
@@ -274,16 +292,30 @@ class ConnectWorker:
         """A FileStreamSink connector's config: ``topics`` written as lines to ``path``. Records are
         read as plain strings (the worker's JsonConverter would fail the task on a non-JSON value)."""
         listed = topics if isinstance(topics, str) else ",".join(topics)
-        return {"connector.class": FILE_SINK, "tasks.max": "1", "topics": listed, "file": str(path),
-                **_STRINGS, **{k: str(v) for k, v in config.items()}}
+        return {
+            "connector.class": FILE_SINK,
+            "tasks.max": "1",
+            "topics": listed,
+            "file": str(path),
+            **_STRINGS,
+            **{k: str(v) for k, v in config.items()},
+        }
 
     @staticmethod
     def file_source(topic: str, path: Path | str, **config: object) -> dict[str, str]:
         """A FileStreamSource connector's config: the lines of ``path`` produced to ``topic`` as strings."""
-        return {"connector.class": FILE_SOURCE, "tasks.max": "1", "topic": topic, "file": str(path),
-                **_STRINGS, **{k: str(v) for k, v in config.items()}}
+        return {
+            "connector.class": FILE_SOURCE,
+            "tasks.max": "1",
+            "topic": topic,
+            "file": str(path),
+            **_STRINGS,
+            **{k: str(v) for k, v in config.items()},
+        }
 
-    def create_connector(self, name: str, config: Mapping[str, str], *, initial_state: str | None = None) -> Any:
+    def create_connector(
+        self, name: str, config: Mapping[str, str], *, initial_state: str | None = None
+    ) -> Any:
         """POST /connectors (KIP-980 ``initial_state`` RUNNING, PAUSED or STOPPED, Kafka 3.7+)."""
         body: dict[str, Any] = {"name": name, "config": dict(config)}
         if initial_state is not None:
@@ -306,8 +338,9 @@ class ConnectWorker:
     def status(self, name: str) -> tuple[int, Any]:
         return self.rest("GET", f"/connectors/{quote(name, safe='')}/status")
 
-    def wait_for_state(self, name: str, state: str, tasks: Sequence[str] | None = None, *,
-                       timeout: float = 60.0) -> dict[str, Any]:
+    def wait_for_state(
+        self, name: str, state: str, tasks: Sequence[str] | None = None, *, timeout: float = 60.0
+    ) -> dict[str, Any]:
         """Wait until the connector is ``state`` and its tasks are ``tasks`` (in task-id order; None:
         any). Returns the status; raises TimeoutError naming the last one seen."""
         deadline = time.monotonic() + timeout
@@ -319,8 +352,9 @@ class ConnectWorker:
                 if tasks is None or states == list(tasks):
                     return seen
             time.sleep(0.2)
-        raise TimeoutError(f"connector {name!r} not {state} with tasks {tasks} within {timeout:.0f} s; "
-                           f"last status: {seen}")
+        raise TimeoutError(
+            f"connector {name!r} not {state} with tasks {tasks} within {timeout:.0f} s; last status: {seen}"
+        )
 
     def wait_until_gone(self, name: str, *, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout

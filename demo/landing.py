@@ -63,8 +63,9 @@ def order_record(n: int) -> tuple[str, int]:
     return KEYS[n % len(KEYS)], 1 + (7 * n) % 10
 
 
-def expected_totals(records: Iterable[Produced], ranges: Mapping[tuple[str, int], tuple[int | None, int]]
-                    ) -> dict[str, tuple[int, int]]:
+def expected_totals(
+    records: Iterable[Produced], ranges: Mapping[tuple[str, int], tuple[int | None, int]]
+) -> dict[str, tuple[int, int]]:
     """``{key: (records, qty)}`` over the records with ``start <= offset < end`` of their
     partition's range (start None: from the first)."""
     out: dict[str, list[int]] = {}
@@ -87,8 +88,16 @@ class OrderProducer(Worker):
 
     error_cls = LandingError
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int, *, rate_per_s: float = 50.0,
-                 client_id: str = "orders-producer", timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partitions: int,
+        *,
+        rate_per_s: float = 50.0,
+        client_id: str = "orders-producer",
+        timeout: float = 30.0,
+    ) -> None:
         super().__init__(f"producer of {topic!r}")
         self.topic = topic
         self.partitions = partitions
@@ -96,9 +105,16 @@ class OrderProducer(Worker):
         self.timeout = timeout
         self.records: list[Produced] = []
         self._lock = threading.Lock()  # one send at a time: sequence numbers follow offsets
-        self._producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, acks=1, retries=0,
-                                       linger_ms=0, max_in_flight_requests_per_connection=1,
-                                       compression_type="lz4", request_timeout_ms=int(timeout * 1000))
+        self._producer = KafkaProducer(
+            bootstrap_servers=bootstrap,
+            client_id=client_id,
+            acks=1,
+            retries=0,
+            linger_ms=0,
+            max_in_flight_requests_per_connection=1,
+            compression_type="lz4",
+            request_timeout_ms=int(timeout * 1000),
+        )
 
     def __enter__(self) -> OrderProducer:
         return self
@@ -113,7 +129,9 @@ class OrderProducer(Worker):
                 n = len(self.records)
                 key, qty = order_record(n)
                 value = json.dumps({"order": n, "sku": key, "qty": qty}).encode()
-                future = self._producer.send(self.topic, key=key.encode(), value=value, partition=n % self.partitions)
+                future = self._producer.send(
+                    self.topic, key=key.encode(), value=value, partition=n % self.partitions
+                )
                 self._producer.flush(timeout=self.timeout)
                 meta = future.get(timeout=self.timeout)
                 record = Produced(self.topic, meta.partition, meta.offset, key, qty, n)
@@ -156,6 +174,7 @@ class OrderProducer(Worker):
 
     def wait_past(self, offsets: Mapping[int, int], timeout: float = 30.0) -> dict[int, int]:
         """Wait until every partition in ``offsets`` has records at or beyond that offset."""
+
         def past(me: OrderProducer):
             ends: dict[int, int] = {}
             for r in me.records:
@@ -185,11 +204,30 @@ class LandingConsumer(ConsumerWorker):
 
     error_cls = LandingError
 
-    def __init__(self, bootstrap: str, group_id: str, topics: Iterable[str], root: str, *, fmt: str = "jsonl",
-                 max_poll_records: int = 500, max_records_per_s: float | None = None, flush_records: int = 200,
-                 flush_interval_s: float = 0.5, client_id: str | None = None, **consumer_config) -> None:
-        super().__init__(f"landing consumer {group_id!r}", bootstrap, group_id, topics, client_id=client_id or group_id,
-                         fetch_max_wait_ms=100, **consumer_config)
+    def __init__(
+        self,
+        bootstrap: str,
+        group_id: str,
+        topics: Iterable[str],
+        root: str,
+        *,
+        fmt: str = "jsonl",
+        max_poll_records: int = 500,
+        max_records_per_s: float | None = None,
+        flush_records: int = 200,
+        flush_interval_s: float = 0.5,
+        client_id: str | None = None,
+        **consumer_config,
+    ) -> None:
+        super().__init__(
+            f"landing consumer {group_id!r}",
+            bootstrap,
+            group_id,
+            topics,
+            client_id=client_id or group_id,
+            fetch_max_wait_ms=100,
+            **consumer_config,
+        )
         self.root = root
         self.fmt = fmt
         self.max_poll_records = max_poll_records
@@ -212,9 +250,17 @@ class LandingConsumer(ConsumerWorker):
         before = self._next.get(tp)
         start = first if before is None or first < before else before
         end = records[-1].offset + 1
-        rows = [{"topic": tp.topic, "partition": tp.partition, "offset": r.offset, "timestamp_ms": r.timestamp,
-                 "key": r.key.decode() if r.key is not None else None,
-                 "value": r.value.decode() if r.value is not None else None} for r in records]
+        rows = [
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "offset": r.offset,
+                "timestamp_ms": r.timestamp,
+                "key": r.key.decode() if r.key is not None else None,
+                "value": r.value.decode() if r.value is not None else None,
+            }
+            for r in records
+        ]
         path = write_file(self.root, tp.topic, tp.partition, start, end, rows, fmt=self.fmt)
         self._next[tp] = end
         with self._cond:
@@ -224,11 +270,16 @@ class LandingConsumer(ConsumerWorker):
     def _flush(self, consumer, *, force: bool = False) -> int:
         """Land the buffers that are due (all with ``force``), then commit them; returns records."""
         now = time.monotonic()
-        due = {tp: records for tp, (since, records) in self._buffers.items()
-               if force or len(records) >= self.flush_records or now - since >= self.flush_interval_s}
+        due = {
+            tp: records
+            for tp, (since, records) in self._buffers.items()
+            if force or len(records) >= self.flush_records or now - since >= self.flush_interval_s
+        }
         if not due:
             return 0
-        to_commit = {tp: OffsetAndMetadata(self._land(tp, records), "", -1) for tp, records in sorted(due.items())}
+        to_commit = {
+            tp: OffsetAndMetadata(self._land(tp, records), "", -1) for tp, records in sorted(due.items())
+        }
         consumer.commit(to_commit)  # only after every file is written
         for tp in due:
             del self._buffers[tp]

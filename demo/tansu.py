@@ -35,15 +35,25 @@ import uuid
 from pathlib import Path
 
 __all__ = [
-    "TansuBroker", "TansuError", "TansuNotInstalled", "TansuStartError",
-    "broker_binary", "free_port", "probe_api_versions", "probe_cluster_id",
+    "TansuBroker",
+    "TansuError",
+    "TansuNotInstalled",
+    "TansuStartError",
+    "broker_binary",
+    "free_port",
+    "probe_api_versions",
+    "probe_cluster_id",
 ]
 
 #: Environment variables the broker reads as defaults for its options; removed from the
 #: child's environment so an exported value can never redirect the test broker.
 _BROKER_ENV_VARS = (
-    "CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE",
-    "SCHEMA_REGISTRY", "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "CLUSTER_ID",
+    "LISTENER_URL",
+    "ADVERTISED_LISTENER_URL",
+    "STORAGE_ENGINE",
+    "SCHEMA_REGISTRY",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
 )
 
 _API_VERSIONS_KEY = 18
@@ -92,8 +102,7 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def _roundtrip(host: str, port: int, api_key: int, version: int, payload: bytes,
-               timeout: float) -> bytes:
+def _roundtrip(host: str, port: int, api_key: int, version: int, payload: bytes, timeout: float) -> bytes:
     """One request (non-flexible header v1) on a fresh connection; the response body after
     the correlation id."""
     correlation_id = 0x4B47  # "KG"
@@ -156,17 +165,17 @@ def probe_cluster_id(host: str, port: int, timeout: float = 1.0) -> str | None:
         (n,) = take(">h")
         if n < 0:
             return None
-        value = data[pos:pos + n].decode()
+        value = data[pos : pos + n].decode()
         pos += n
         return value
 
     try:
         (brokers,) = take(">i")
         for _ in range(max(brokers, 0)):
-            take(">i")          # node id
-            string()            # host
-            take(">i")          # port
-            string()            # rack
+            take(">i")  # node id
+            string()  # host
+            take(">i")  # port
+            string()  # rack
         return string()
     except (struct.error, UnicodeDecodeError) as exc:
         raise ValueError(f"undecodable Metadata v2 response: {exc}") from exc
@@ -199,11 +208,19 @@ class TansuBroker:
     ``log_path``, ``started_in`` (seconds from spawn to ready).
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int | None = None,
-                 binary: str | None = None, log_path: str | os.PathLike | None = None,
-                 start_timeout: float = 20.0, stop_timeout: float = 10.0,
-                 extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-                 advertised_port: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        binary: str | None = None,
+        log_path: str | os.PathLike | None = None,
+        start_timeout: float = 20.0,
+        stop_timeout: float = 10.0,
+        extra_args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        advertised_port: int | None = None,
+    ) -> None:
         self.host = host
         # Advertise another port (e.g. a counting proxy in front of the broker) in metadata.
         self.advertised_port = advertised_port
@@ -308,9 +325,19 @@ class TansuBroker:
         url = f"tcp://{self.host}:{port}"
         advertised = f"tcp://{self.host}:{self.advertised_port or port}"
         self.cluster_id = f"kgroups-{uuid.uuid4().hex[:12]}"
-        cmd = [binary, "broker", "--cluster-id", self.cluster_id,
-               "--listener-url", url, "--advertised-listener-url", advertised,
-               "--storage-engine", "memory://tansu/", *self.extra_args]
+        cmd = [
+            binary,
+            "broker",
+            "--cluster-id",
+            self.cluster_id,
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            advertised,
+            "--storage-engine",
+            "memory://tansu/",
+            *self.extra_args,
+        ]
         env = dict(os.environ if self._env is None else self._env)
         for name in _BROKER_ENV_VARS:
             env.pop(name, None)
@@ -321,8 +348,14 @@ class TansuBroker:
         self._log_file.flush()
         t0 = time.monotonic()
         try:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log_file,
-                                          stderr=subprocess.STDOUT, env=env, close_fds=True)
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log_file,
+                stderr=subprocess.STDOUT,
+                env=env,
+                close_fds=True,
+            )
         except OSError as exc:
             raise TansuStartError(f"cannot run {binary}: {exc}") from exc
         self.port = port
@@ -334,7 +367,8 @@ class TansuBroker:
             if code is not None:
                 raise TansuStartError(
                     f"Tansu exited with code {code} while starting on {url}; "
-                    f"last probe: {last_problem}\n--- log tail ({self.log_path}) ---\n{self.log_tail()}")
+                    f"last probe: {last_problem}\n--- log tail ({self.log_path}) ---\n{self.log_tail()}"
+                )
             try:
                 versions = probe_api_versions(self.host, port, timeout=min(1.0, self.start_timeout))
                 cluster_id = probe_cluster_id(self.host, port, timeout=min(1.0, self.start_timeout))
@@ -343,15 +377,15 @@ class TansuBroker:
             else:
                 if cluster_id != self.cluster_id:
                     # someone else answers on this port: our broker will fail to bind it
-                    raise TansuStartError(
-                        f"port {port} in use by another broker (cluster id {cluster_id!r})")
+                    raise TansuStartError(f"port {port} in use by another broker (cluster id {cluster_id!r})")
                 self.api_versions = versions
                 self.started_in = time.monotonic() - t0
                 return
             if time.monotonic() >= deadline:
                 raise TansuStartError(
                     f"Tansu not ready on {url} after {self.start_timeout:.1f}s; "
-                    f"last probe: {last_problem}\n--- log tail ({self.log_path}) ---\n{self.log_tail()}")
+                    f"last probe: {last_problem}\n--- log tail ({self.log_path}) ---\n{self.log_tail()}"
+                )
             # poll the condition again soon (bounded backoff, never past the deadline)
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 0.1)
@@ -379,8 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", default=None, help="keep the broker log at this path")
     args = parser.parse_args(argv)
     with TansuBroker(port=args.port, log_path=args.log) as broker:
-        print(f"Tansu ready at {broker.bootstrap} in {broker.started_in:.3f}s "
-              f"(pid {broker.pid}); Ctrl-C to stop", flush=True)
+        print(
+            f"Tansu ready at {broker.bootstrap} in {broker.started_in:.3f}s "
+            f"(pid {broker.pid}); Ctrl-C to stop",
+            flush=True,
+        )
         try:
             while broker.is_running():
                 time.sleep(0.5)

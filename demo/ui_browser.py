@@ -14,14 +14,24 @@ from contextlib import contextmanager
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def chromium_missing() -> str | None:
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        return ("Debian's Chromium is not installed: apt-get install chromium chromium-driver "
-                "(the README's prerequisites)")
+        return (
+            "Debian's Chromium is not installed: apt-get install chromium chromium-driver "
+            "(the README's prerequisites)"
+        )
     try:
         import playwright  # noqa: F401 - only whether it imports
     except ImportError:
@@ -30,17 +40,22 @@ def chromium_missing() -> str | None:
 
 
 @contextmanager
-def browser_page(base_url: str, token: str, *, dark: bool = False, width: int = 1440,
-                 height: int = 1000) -> Iterator[object]:
+def browser_page(
+    base_url: str, token: str, *, dark: bool = False, width: int = 1440, height: int = 1000
+) -> Iterator[object]:
     """A Playwright page with Airflow's login cookie (``_token``) set for ``base_url``."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
-                                     args=FLAGS, headless=True)
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+            args=FLAGS,
+            headless=True,
+        )
         try:
-            context = browser.new_context(viewport={"width": width, "height": height},
-                                          color_scheme="dark" if dark else "light")
+            context = browser.new_context(
+                viewport={"width": width, "height": height}, color_scheme="dark" if dark else "light"
+            )
             context.add_cookies([{"name": "_token", "value": token, "url": base_url}])
             if dark:  # the Airflow UI's own setting (next-themes), which the page follows
                 context.add_init_script("try { localStorage.setItem('theme', 'dark') } catch (e) {}")

@@ -22,19 +22,24 @@ USER = "admin"
 def page_env(history_url: str, passwords_file: Path) -> dict[str, str]:
     password = secrets.token_urlsafe(12)
     passwords_file.write_text(json.dumps({USER: password}))
-    return {"AIRFLOW__KGROUPS__HISTORY_URL": history_url,
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords_file)}
+    return {
+        "AIRFLOW__KGROUPS__HISTORY_URL": history_url,
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords_file),
+    }
 
 
-def capture(base_url: str, passwords_file: Path, out_dir: Path, group_id: str, timeout_s: float = 180) -> list[Path]:
+def capture(
+    base_url: str, passwords_file: Path, out_dir: Path, group_id: str, timeout_s: float = 180
+) -> list[Path]:
     """Screenshots of the overview (inside the Airflow UI) and of ``group_id``'s page; returns their paths."""
     missing = chromium_missing()
     if missing:
         raise RuntimeError(missing)
     password = json.loads(passwords_file.read_text())[USER]
-    token = requests.post(f"{base_url}/auth/token", json={"username": USER, "password": password},
-                          timeout=30).json()["access_token"]
+    token = requests.post(
+        f"{base_url}/auth/token", json={"username": USER, "password": password}, timeout=30
+    ).json()["access_token"]
     overview, group = out_dir / "ui-overview.png", out_dir / "ui-group.png"
     with browser_page(base_url, token) as page:
         page.goto(f"{base_url}/plugin/consumer-groups")
@@ -43,7 +48,9 @@ def capture(base_url: str, passwords_file: Path, out_dir: Path, group_id: str, t
         frame.locator("#groups .spark canvas").first.wait_for(timeout=timeout_s * 1000)
         page.screenshot(path=str(overview))
     with browser_page(base_url, token, height=1700) as page:
-        page.goto(f"{base_url}/kgroups/#/group?" + requests.compat.urlencode({"id": group_id, "window": "30d"}))
+        page.goto(
+            f"{base_url}/kgroups/#/group?" + requests.compat.urlencode({"id": group_id, "window": "30d"})
+        )
         page.locator("#cleanups h2").wait_for(timeout=timeout_s * 1000)
         page.wait_for_load_state("networkidle")
         page.screenshot(path=str(group), full_page=True)

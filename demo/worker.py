@@ -62,8 +62,9 @@ class Worker:
                     raise self.error_cls(f"{self.name} stopped while waiting for {what}")
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise self.error_cls(f"timed out after {timeout:.1f}s waiting for {what} "
-                                         f"({self.name}{self._detail()})")
+                    raise self.error_cls(
+                        f"timed out after {timeout:.1f}s waiting for {what} ({self.name}{self._detail()})"
+                    )
                 self._cond.wait(left)
 
     def _detail(self) -> str:
@@ -102,18 +103,30 @@ class ConsumerWorker(Worker):
     from start to the first assignment), ``error``, ``closed``.
     """
 
-    def __init__(self, name: str, bootstrap: str, group_id: str, topics: Iterable[str], *,
-                 client_id: str, session_timeout_ms: int = SESSION_TIMEOUT_MS,
-                 heartbeat_interval_ms: int | None = None, auto_offset_reset: str = "earliest",
-                 **consumer_config: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        group_id: str,
+        topics: Iterable[str],
+        *,
+        client_id: str,
+        session_timeout_ms: int = SESSION_TIMEOUT_MS,
+        heartbeat_interval_ms: int | None = None,
+        auto_offset_reset: str = "earliest",
+        **consumer_config: Any,
+    ) -> None:
         super().__init__(name)
         self.bootstrap = bootstrap
         self.group_id = group_id
         self.topics = list(topics)
         self.client_id = client_id
         self._config = dict(
-            bootstrap_servers=bootstrap, group_id=group_id, client_id=client_id,
-            enable_auto_commit=False, auto_offset_reset=auto_offset_reset,
+            bootstrap_servers=bootstrap,
+            group_id=group_id,
+            client_id=client_id,
+            enable_auto_commit=False,
+            auto_offset_reset=auto_offset_reset,
             session_timeout_ms=session_timeout_ms,
             heartbeat_interval_ms=heartbeat_interval_ms or max(100, session_timeout_ms // 6),
         )
@@ -163,20 +176,29 @@ class ConsumerWorker(Worker):
     def _detail(self) -> str:
         return f", assignment {sorted(self.assignment)}, committed {self.committed}"
 
-    def wait_assigned(self, timeout: float = DEFAULT_TIMEOUT,
-                      partitions: Iterable[TP] | None = None) -> frozenset[TopicPartition]:
+    def wait_assigned(
+        self, timeout: float = DEFAULT_TIMEOUT, partitions: Iterable[TP] | None = None
+    ) -> frozenset[TopicPartition]:
         """Wait for a non-empty assignment (or one that covers ``partitions``)."""
         wanted = {tp(p) for p in partitions} if partitions is not None else None
         return self.wait_for(
             lambda s: s.assignment if s.assignment and (wanted is None or wanted <= s.assignment) else None,
-            timeout, f"an assignment{'' if wanted is None else f' covering {sorted(wanted)}'}")
+            timeout,
+            f"an assignment{'' if wanted is None else f' covering {sorted(wanted)}'}",
+        )
 
-    def wait_committed(self, offsets: Mapping[TP, int], timeout: float = DEFAULT_TIMEOUT) -> dict[TopicPartition, int]:
+    def wait_committed(
+        self, offsets: Mapping[TP, int], timeout: float = DEFAULT_TIMEOUT
+    ) -> dict[TopicPartition, int]:
         """Wait until this member has committed at least ``offsets`` ({(topic, partition): offset})."""
         wanted = {tp(k): v for k, v in offsets.items()}
         return self.wait_for(
-            lambda s: dict(s.committed) if all(s.committed.get(k, -1) >= v for k, v in wanted.items()) else None,
-            timeout, f"commits {wanted}")
+            lambda s: (
+                dict(s.committed) if all(s.committed.get(k, -1) >= v for k, v in wanted.items()) else None
+            ),
+            timeout,
+            f"commits {wanted}",
+        )
 
     # -- worker -----------------------------------------------------------------------------
 

@@ -37,13 +37,19 @@ nitpicky = True
 # into other projects' documentation are left unresolved on purpose, by package, and only those.
 # A reference to this package's own objects that does not resolve is still an error.
 nitpick_ignore_regex = [
-    (r"py:.*", r"(airflow|pyspark|pyarrow|pandas|numpy|fsspec|kafka|requests|urllib3|msgspec|datetime|asyncio|"
-               r"collections|typing|typing_extensions|concurrent|enum|logging|pathlib|ssl|types|contextvars|"
-               r"collections\.abc|_contextvars|abc|os|re|socket|argparse|openlineage)(\..*)?"),
+    (
+        r"py:.*",
+        r"(airflow|pyspark|pyarrow|pandas|numpy|fsspec|kafka|requests|urllib3|msgspec|datetime|asyncio|"
+        r"collections|typing|typing_extensions|concurrent|enum|logging|pathlib|ssl|types|contextvars|"
+        r"collections\.abc|_contextvars|abc|os|re|socket|argparse|openlineage)(\..*)?",
+    ),
     # the names typing writes in annotations, without a module
-    (r"py:class", r"(Any|Callable|Sequence|Mapping|Iterable|Iterator|AsyncIterator|Awaitable|Coroutine|"
-                  r"Literal|TypeVar|Self|T|K|V|NoneType|timedelta|datetime|Context|Asset|BaseTrigger|"
-                  r"TriggerEvent|DataFrame|SparkSession)"),
+    (
+        r"py:class",
+        r"(Any|Callable|Sequence|Mapping|Iterable|Iterator|AsyncIterator|Awaitable|Coroutine|"
+        r"Literal|TypeVar|Self|T|K|V|NoneType|timedelta|datetime|Context|Asset|BaseTrigger|"
+        r"TriggerEvent|DataFrame|SparkSession)",
+    ),
     # sphinx-autodoc-typehints' rendering of ``tuple[X, ...]`` field annotations in dataclass signatures
     (r"py:data", r"Ellipsis"),
     (r"py:class", r"'tuple\[.*"),

@@ -46,8 +46,13 @@ def extra_installed(extra: str) -> bool:
     from packaging.requirements import Requirement
 
     wanted = [Requirement(r) for r in metadata.requires("airflow-provider-kgroups") or ()]
-    wanted = [r for r in wanted if r.marker is not None and r.marker.evaluate({"extra": extra})
-              and not r.marker.evaluate({"extra": ""})]
+    wanted = [
+        r
+        for r in wanted
+        if r.marker is not None
+        and r.marker.evaluate({"extra": extra})
+        and not r.marker.evaluate({"extra": ""})
+    ]
     for requirement in wanted:
         try:
             metadata.version(requirement.name)
@@ -57,8 +62,20 @@ def extra_installed(extra: str) -> bool:
 
 
 #: The Consumer groups page (Airflow loads ``plugin``; the rest is imported when the page is first served).
-UI_MODULES = ("plugin", "app", "security", "settings", "data", "overview", "group", "judging", "series", "gates",
-              "trail", "live")
+UI_MODULES = (
+    "plugin",
+    "app",
+    "security",
+    "settings",
+    "data",
+    "overview",
+    "group",
+    "judging",
+    "series",
+    "gates",
+    "trail",
+    "live",
+)
 
 
 def main() -> int:
@@ -71,8 +88,10 @@ def main() -> int:
         by_pair: dict[tuple[str, ...], int] = defaultdict(int)
         for names in shared.values():
             by_pair[tuple(sorted(names))] += 1
-        problems += [f"{count} file(s) installed by more than one distribution: {', '.join(pair)}"
-                     for pair, count in sorted(by_pair.items())]
+        problems += [
+            f"{count} file(s) installed by more than one distribution: {', '.join(pair)}"
+            for pair, count in sorted(by_pair.items())
+        ]
     try:
         installed = metadata.version("pyspark")
     except metadata.PackageNotFoundError:
@@ -81,29 +100,41 @@ def main() -> int:
         import pyspark
 
         if pyspark.__version__ != installed:
-            problems.append(f"pyspark.__version__ is {pyspark.__version__} but the installed pyspark is {installed}")
+            problems.append(
+                f"pyspark.__version__ is {pyspark.__version__} but the installed pyspark is {installed}"
+            )
     # The client, connect and lag packages load their modules on first use (PEP 562): name the modules
     # that do the work, so that a missing dependency of theirs shows here.
-    code = ("import sys, airflow_provider_kgroups.client, airflow_provider_kgroups.cli, "
-            "airflow_provider_kgroups.connect, airflow_provider_kgroups.connect.evidence, "
-            "airflow_provider_kgroups.connect.rest, airflow_provider_kgroups.client.client, "
-            "airflow_provider_kgroups.client.sync, airflow_provider_kgroups.lag.snapshot, "
-            "airflow_provider_kgroups.lag.seconds; "
-            "assert 'airflow' not in sys.modules, 'the client imported Airflow'; "
-            "import airflow_provider_kgroups.hooks.groups, airflow_provider_kgroups.hooks.connect, "
-            "airflow_provider_kgroups.sensors.lag, airflow_provider_kgroups.triggers.lag")
+    code = (
+        "import sys, airflow_provider_kgroups.client, airflow_provider_kgroups.cli, "
+        "airflow_provider_kgroups.connect, airflow_provider_kgroups.connect.evidence, "
+        "airflow_provider_kgroups.connect.rest, airflow_provider_kgroups.client.client, "
+        "airflow_provider_kgroups.client.sync, airflow_provider_kgroups.lag.snapshot, "
+        "airflow_provider_kgroups.lag.seconds; "
+        "assert 'airflow' not in sys.modules, 'the client imported Airflow'; "
+        "import airflow_provider_kgroups.hooks.groups, airflow_provider_kgroups.hooks.connect, "
+        "airflow_provider_kgroups.sensors.lag, airflow_provider_kgroups.triggers.lag"
+    )
     imports = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_OUTSIDE)
     if imports.returncode:
         problems.append(f"the provider's modules do not import:\n{imports.stderr[-2000:]}")
     if extra_installed("ui"):
-        code = ("import importlib; "
-                + "; ".join(f"importlib.import_module('airflow_provider_kgroups.ui.{m}')" for m in UI_MODULES)
-                + "; from airflow_provider_kgroups.ui.app import create_app; create_app()")
+        code = (
+            "import importlib; "
+            + "; ".join(f"importlib.import_module('airflow_provider_kgroups.ui.{m}')" for m in UI_MODULES)
+            + "; from airflow_provider_kgroups.ui.app import create_app; create_app()"
+        )
         ui = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_OUTSIDE)
         if ui.returncode:
-            problems.append(f"the ui extra is installed but the page's modules do not import:\n{ui.stderr[-2000:]}")
-    cli = subprocess.run([sys.executable, "-m", "airflow_provider_kgroups", "--help"], capture_output=True, text=True,
-                         cwd=_OUTSIDE)
+            problems.append(
+                f"the ui extra is installed but the page's modules do not import:\n{ui.stderr[-2000:]}"
+            )
+    cli = subprocess.run(
+        [sys.executable, "-m", "airflow_provider_kgroups", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=_OUTSIDE,
+    )
     if cli.returncode:
         problems.append(f"kgroups --help failed:\n{cli.stderr[-2000:]}")
     label = f"{sys.prefix} (pyspark {installed or 'not installed'})"

@@ -31,13 +31,26 @@ from pathlib import Path
 PACKAGE = "airflow_provider_kgroups"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 LAYERS: dict[str, int] = {
-    "(root)": 0, "client": 0,
+    "(root)": 0,
+    "client": 0,
     "arguments": 1,
-    "lag": 2, "offsets": 2,
-    "history": 3, "landing": 3, "spark": 3, "connect": 3, "cleanup": 3,
-    "hooks": 4, "sensors": 4, "triggers": 4, "operators": 4, "ui": 4, "get_provider_info": 4,
-    "settings": 4, "observability": 4,
-    "cli": 5, "__main__": 5,
+    "lag": 2,
+    "offsets": 2,
+    "history": 3,
+    "landing": 3,
+    "spark": 3,
+    "connect": 3,
+    "cleanup": 3,
+    "hooks": 4,
+    "sensors": 4,
+    "triggers": 4,
+    "operators": 4,
+    "ui": 4,
+    "get_provider_info": 4,
+    "settings": 4,
+    "observability": 4,
+    "cli": 5,
+    "__main__": 5,
 }
 AIRFLOW_LAYER = 4
 LONG_FILE = 400
@@ -168,10 +181,15 @@ def analyse(root: Path = ROOT) -> dict:
             if a in LAYERS and b in LAYERS and LAYERS[b] > LAYERS[a]:
                 upward.append((module, target))
     folders = {folder_of(m) for m in files}
-    airflow_below = sorted(m for m, names in outside.items()
-                           if "airflow" in names and LAYERS.get(folder_of(m), AIRFLOW_LAYER) < AIRFLOW_LAYER)
-    long_files = sorted(((len(p.read_text().splitlines()), str(p.relative_to(root.parent)))
-                         for p in files.values()), reverse=True)
+    airflow_below = sorted(
+        m
+        for m, names in outside.items()
+        if "airflow" in names and LAYERS.get(folder_of(m), AIRFLOW_LAYER) < AIRFLOW_LAYER
+    )
+    long_files = sorted(
+        ((len(p.read_text().splitlines()), str(p.relative_to(root.parent))) for p in files.values()),
+        reverse=True,
+    )
     return {
         "edges": edges,
         "folder_edges": dict(folder_edges),
@@ -207,13 +225,20 @@ def report(result: dict, modules: bool = False) -> str:
         lines.append("Module edges:")
         for module, targets in sorted(result["edges"].items()):
             for target in sorted(targets):
-                lines.append(f"  {module.removeprefix(PACKAGE + '.')} -> {target.removeprefix(PACKAGE + '.')}")
+                lines.append(
+                    f"  {module.removeprefix(PACKAGE + '.')} -> {target.removeprefix(PACKAGE + '.')}"
+                )
     return "\n".join(lines)
 
 
 def ok(result: dict) -> bool:
-    return not (result["upward"] or result["cycles"] or result["file_cycles"] or result["unplaced"]
-                or result["airflow_below"])
+    return not (
+        result["upward"]
+        or result["cycles"]
+        or result["file_cycles"]
+        or result["unplaced"]
+        or result["airflow_below"]
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -27,8 +27,11 @@ from pathlib import Path
 
 VERSION = "6.1.0"
 STATIC = Path(__file__).resolve().parents[1] / "airflow_provider_kgroups" / "ui" / "static"
-FILES = {"package/dist/echarts.min.js": "echarts.min.js", "package/LICENSE": "ECHARTS-LICENSE",
-         "package/NOTICE": "ECHARTS-NOTICE"}
+FILES = {
+    "package/dist/echarts.min.js": "echarts.min.js",
+    "package/LICENSE": "ECHARTS-LICENSE",
+    "package/NOTICE": "ECHARTS-NOTICE",
+}
 MANIFEST = STATIC / "VENDORED.md"
 
 
@@ -48,8 +51,11 @@ def manifest_lines() -> dict[str, str]:
 def check() -> list[str]:
     recorded = manifest_lines()
     problems = [f"{name}: not recorded in {MANIFEST.name}" for name in FILES.values() if name not in recorded]
-    problems += [f"{name}: sha256 {sha256(STATIC / name)} != recorded {digest}"
-                 for name, digest in recorded.items() if sha256(STATIC / name) != digest]
+    problems += [
+        f"{name}: sha256 {sha256(STATIC / name)} != recorded {digest}"
+        for name, digest in recorded.items()
+        if sha256(STATIC / name) != digest
+    ]
     return problems
 
 
@@ -60,10 +66,12 @@ def vendor() -> None:
             for member, name in FILES.items():
                 (STATIC / name).write_bytes(tar.extractfile(member).read())
     rows = "\n".join(f"| `{name}` | {sha256(STATIC / name)} |" for name in FILES.values())
-    MANIFEST.write_text(f"# Vendored files\n\nApache ECharts {VERSION} from the npm registry (`npm pack echarts@{VERSION}`),"
-                        " Apache License 2.0 (`ECHARTS-LICENSE`, `ECHARTS-NOTICE`). Re-vendor with\n"
-                        "`python scripts/vendor_echarts.py`; `--check` compares the files with this table.\n\n"
-                        f"| file | sha256 |\n|---|---|\n{rows}\n")
+    MANIFEST.write_text(
+        f"# Vendored files\n\nApache ECharts {VERSION} from the npm registry (`npm pack echarts@{VERSION}`),"
+        " Apache License 2.0 (`ECHARTS-LICENSE`, `ECHARTS-NOTICE`). Re-vendor with\n"
+        "`python scripts/vendor_echarts.py`; `--check` compares the files with this table.\n\n"
+        f"| file | sha256 |\n|---|---|\n{rows}\n"
+    )
 
 
 def main() -> int:

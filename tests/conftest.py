@@ -34,8 +34,12 @@ from demo.seed import Seeder
 from demo.tansu import TansuBroker, TansuNotInstalled, broker_binary
 from tests.support.live import LiveGroup, start_live_group
 
-pytest_plugins = ["pytester", "tests.support.pytest_fakekafka", "tests.support.pytest_kafka",
-                  "tests.support.pytest_connect"]
+pytest_plugins = [
+    "pytester",
+    "tests.support.pytest_fakekafka",
+    "tests.support.pytest_kafka",
+    "tests.support.pytest_connect",
+]
 
 _SESSION_TAG = uuid.uuid4().hex[:6]
 _COUNTER = itertools.count(1)
@@ -128,8 +132,10 @@ def behind(broker: KafkaCluster) -> dict:
     topics = {codec: f"behind-{codec}-{_SESSION_TAG}" for codec in CODECS}
     create_topics(broker.bootstrap, {topic: 1 for topic in topics.values()})
     at = int(time.time() * 1000)
-    return {codec: seed_behind(broker.bootstrap, topic, codec, age_ms=BEHIND_MS, at_ms=at)
-            for codec, topic in topics.items()}
+    return {
+        codec: seed_behind(broker.bootstrap, topic, codec, age_ms=BEHIND_MS, at_ms=at)
+        for codec, topic in topics.items()
+    }
 
 
 @pytest.fixture

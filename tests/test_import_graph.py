@@ -40,16 +40,23 @@ def test_the_script_sees_an_upward_import_a_cycle_an_unplaced_folder_and_airflow
     graph = load_script()
     pkg = tmp_path / graph.PACKAGE
     for folder, text in {
-        "client": "from ..lag import model\n",                       # client (0) -> lag (2): upward
-        "lag": "def f():\n    from ..client import x\n",          # lazy imports count too
+        "client": "from ..lag import model\n",  # client (0) -> lag (2): upward
+        "lag": "def f():\n    from ..client import x\n",  # lazy imports count too
         "hooks": "from ..sensors import s\n",
-        "sensors": "from ..hooks import h\nimport airflow\n",       # hooks <-> sensors: a cycle
-        "extras": "",                                                # no layer given
-        "history": "from airflow.sdk import BaseHook\n",            # Airflow below the hooks
+        "sensors": "from ..hooks import h\nimport airflow\n",  # hooks <-> sensors: a cycle
+        "extras": "",  # no layer given
+        "history": "from airflow.sdk import BaseHook\n",  # Airflow below the hooks
     }.items():
         (pkg / folder).mkdir(parents=True)
         (pkg / folder / "__init__.py").write_text("")
-        name = {"client": "x", "lag": "model", "hooks": "h", "sensors": "s", "extras": "e", "history": "store"}[folder]
+        name = {
+            "client": "x",
+            "lag": "model",
+            "hooks": "h",
+            "sensors": "s",
+            "extras": "e",
+            "history": "store",
+        }[folder]
         (pkg / folder / f"{name}.py").write_text(text)
     (pkg / "__init__.py").write_text("")
     result = graph.analyse(pkg)
@@ -73,12 +80,12 @@ def test_the_script_sees_files_that_import_each_other_inside_one_folder(tmp_path
         "client/__init__.py": "",
         "client/driver.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .handlers.base import H\n",
         "client/handlers/__init__.py": "from .base import H\n",
-        "client/handlers/base.py": "from ..driver import Outcome\n",            # driver <-> handlers.base
+        "client/handlers/base.py": "from ..driver import Outcome\n",  # driver <-> handlers.base
         "client/a.py": "from . import b\n",
         "client/b.py": "from .c import f\n",
-        "client/c.py": "def f():\n    from .a import x\n",              # a -> b -> c -> a
+        "client/c.py": "def f():\n    from .a import x\n",  # a -> b -> c -> a
         "client/contract.py": "",
-        "client/lookup.py": "from .contract import Outcome\n",          # one way: no circle
+        "client/lookup.py": "from .contract import Outcome\n",  # one way: no circle
     }.items():
         (pkg / path).write_text(text)
     result = graph.analyse(pkg)

@@ -49,8 +49,11 @@ def hand_written_checks(source: str) -> list[tuple[int, str]]:
     scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
     converted: dict[ast.AST, set[str]] = {}  # function -> dumps of what it passes to int() / float()
     for scope in [tree, *scopes]:
-        converted[scope] = {ast.dump(c.args[0]) for c in ast.walk(scope)
-                            if (_is_call(c, "int") or _is_call(c, "float")) and c.args}
+        converted[scope] = {
+            ast.dump(c.args[0])
+            for c in ast.walk(scope)
+            if (_is_call(c, "int") or _is_call(c, "float")) and c.args
+        }
     innermost = {}
     for scope in [tree, *scopes]:  # walk order: an inner function comes after its outer one
         for node in ast.walk(scope):
@@ -59,11 +62,15 @@ def hand_written_checks(source: str) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if _is_call(node, "isinstance") and len(node.args) == 2:
             types = _type_names(node.args[1])
-            if types & NUMBER_TYPES or (types == {"bool"}
-                                        and ast.dump(node.args[0]) in converted[innermost[node]]):
+            if types & NUMBER_TYPES or (
+                types == {"bool"} and ast.dump(node.args[0]) in converted[innermost[node]]
+            ):
                 found.append((node.lineno, node.col_offset, ast.get_source_segment(source, node)))
-        elif isinstance(node, ast.Compare) and _is_call(node.left, "type") \
-                and any(_type_names(c) & NUMBER_TYPES for c in node.comparators):
+        elif (
+            isinstance(node, ast.Compare)
+            and _is_call(node.left, "type")
+            and any(_type_names(c) & NUMBER_TYPES for c in node.comparators)
+        ):
             found.append((node.lineno, node.col_offset, ast.get_source_segment(source, node)))
     return [(line, text) for line, _, text in sorted(found)]
 
@@ -74,8 +81,11 @@ def package_checks(root: Path = ROOT) -> dict[str, list[tuple[int, str]]]:
         where = path.relative_to(root).as_posix()
         if where == VALIDATORS:
             continue
-        checks = [(line, text) for line, text in hand_written_checks(path.read_text())
-                  if text not in ALLOWED.get(where, set())]
+        checks = [
+            (line, text)
+            for line, text in hand_written_checks(path.read_text())
+            if text not in ALLOWED.get(where, set())
+        ]
         if checks:
             out[where] = checks
     return out
@@ -84,7 +94,9 @@ def package_checks(root: Path = ROOT) -> dict[str, list[tuple[int, str]]]:
 def test_no_number_check_is_written_by_hand_outside_the_validators_module():
     scanned = list(ROOT.rglob("*.py"))
     assert len(scanned) > 100 and (ROOT / VALIDATORS).exists()  # the scan did read the package
-    assert package_checks() == {}, "use is_int / is_number / check_int / check_number / to_number (client/numbers.py)"
+    assert package_checks() == {}, (
+        "use is_int / is_number / check_int / check_number / to_number (client/numbers.py)"
+    )
     assert hand_written_checks((ROOT / VALIDATORS).read_text())  # the one place that has them
 
 
@@ -97,7 +109,7 @@ def test_the_allowed_exceptions_are_still_there():
 def test_the_check_sees_each_form():
     """The check can fail: each form of a hand-written number check is found, and the calls
     of the validators and a flag check are not."""
-    source = '''
+    source = """
 def a(x):
     if isinstance(x, bool) or not isinstance(x, int) or x < 0:
         raise ValueError(x)
@@ -121,7 +133,12 @@ def fine(x, flag):
     if not isinstance(flag, bool):
         raise ValueError(flag)
     return is_int(x) and check_int("x", x, at_least=0) and int(str(x))
-'''
+"""
     assert hand_written_checks(source) == [
-        (3, "isinstance(x, int)"), (7, "isinstance(x, (int, float))"), (10, "isinstance(x, bool)"),
-        (15, "type(x) is int"), (15, "type(x) in (float, str)"), (19, "isinstance(x, numbers.Integral)")]
+        (3, "isinstance(x, int)"),
+        (7, "isinstance(x, (int, float))"),
+        (10, "isinstance(x, bool)"),
+        (15, "type(x) is int"),
+        (15, "type(x) in (float, str)"),
+        (19, "isinstance(x, numbers.Integral)"),
+    ]

@@ -15,7 +15,10 @@ from setuptools import find_namespace_packages, find_packages
 ROOT = Path(__file__).resolve().parents[1]
 #: folder -> the ``tests`` modules it may import (none, or the fake cluster's package)
 ALLOWED_FROM_TESTS = {
-    "airflow_provider_kgroups": (), "dags": (), "demo": (), "scripts": (),
+    "airflow_provider_kgroups": (),
+    "dags": (),
+    "demo": (),
+    "scripts": (),
     # the fake cluster, and Spark's own Kafka source in the Spark that has its connector (the
     # benchmark's peer runs where the tests' oracle runs)
     "benchmarks": ("tests.support.fakekafka", "tests.support.spark_kafka_oracle"),
@@ -47,15 +50,20 @@ def test_nothing_outside_tests_imports_tests_except_the_benchmarks_fake_cluster(
     scanned = {folder: sorted((ROOT / folder).rglob("*.py")) for folder in ALLOWED_FROM_TESTS}
     assert all(scanned.values()), {f: len(p) for f, p in scanned.items()}  # every folder was read
     assert {folder: imports_of_tests(folder) for folder in ALLOWED_FROM_TESTS} == {
-        folder: {} for folder in ALLOWED_FROM_TESTS}
+        folder: {} for folder in ALLOWED_FROM_TESTS
+    }
 
 
 def test_the_check_sees_an_import_of_tests(tmp_path):
     """The check can fail: a demo module importing tests.support is reported."""
     (tmp_path / "demo").mkdir()
-    (tmp_path / "demo" / "bad.py").write_text("from tests.support.live import LiveConsumer\nimport tests.support.wire\n")
+    (tmp_path / "demo" / "bad.py").write_text(
+        "from tests.support.live import LiveConsumer\nimport tests.support.wire\n"
+    )
     (tmp_path / "benchmarks").mkdir()
-    (tmp_path / "benchmarks" / "ok.py").write_text("def f():\n    from tests.support.fakekafka import FakeCluster\n")
+    (tmp_path / "benchmarks" / "ok.py").write_text(
+        "def f():\n    from tests.support.fakekafka import FakeCluster\n"
+    )
     assert imports_of_tests("demo", tmp_path) == {"demo/bad.py": {"tests.support.live", "tests.support.wire"}}
     assert imports_of_tests("benchmarks", tmp_path) == {}
 

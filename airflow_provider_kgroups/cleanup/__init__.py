@@ -15,6 +15,17 @@ from .policy import CONNECT_DENY_PATTERN, CleanupPolicy
 from .report import DeadGroupsResult, GroupHealthReport, classify_groups, find_dead_groups
 from .run import run_cleanup
 
-__all__ = ["CleanupPolicy", "CleanupPlan", "CleanupResult", "GroupDecision", "Outcome", "plan_cleanup",
-           "run_cleanup", "CONNECT_DENY_PATTERN", "DeadGroupsResult", "GroupHealthReport", "classify_groups",
-           "find_dead_groups"]
+__all__ = [
+    "CleanupPolicy",
+    "CleanupPlan",
+    "CleanupResult",
+    "GroupDecision",
+    "Outcome",
+    "plan_cleanup",
+    "run_cleanup",
+    "CONNECT_DENY_PATTERN",
+    "DeadGroupsResult",
+    "GroupHealthReport",
+    "classify_groups",
+    "find_dead_groups",
+]

@@ -15,14 +15,20 @@ class Outcome(str, Enum):
     WOULD_DELETE = "would_delete"  # a dry run's (or a plan's) "this one goes"
     KEEP = "keep"  # not deleted, by the rules or the evidence (``health`` None: could not be judged)
     SKIP = "skip"  # deletable, but not in this run: over the cap, or it changed before the delete
-    REFUSED = "refused"  # the broker refused the deletion (NON_EMPTY_GROUP: a member joined after the last check)
+    REFUSED = (
+        "refused"  # the broker refused the deletion (NON_EMPTY_GROUP: a member joined after the last check)
+    )
     NOT_FOUND = "not_found"  # no such group (Kafka describes it as Dead, or answers GROUP_ID_NOT_FOUND)
     FAILED = "failed"  # a deletion (or its backup) failed unexpectedly
 
     @property
     def label(self) -> str:
-        return {"keep": "kept", "skip": "skipped", "would_delete": "would delete", "not_found": "not found"}.get(
-            self.value, self.value)
+        return {
+            "keep": "kept",
+            "skip": "skipped",
+            "would_delete": "would delete",
+            "not_found": "not found",
+        }.get(self.value, self.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +59,18 @@ class GroupDecision:
         return f"{self.outcome.label.upper():12} {self.group_id}: {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"decision": self.outcome.value, "reason": self.reason, "health": self.health,
-                "selected_by": self.selected_by, "evidence": list(self.evidence),
-                "cannot_tell": list(self.cannot_tell), "dead_reasons": list(self.dead_reasons),
-                "connect": None if self.connect is None else dict(self.connect), "deletion": self.deletion,
-                "findings": [f.to_dict() for f in self.findings]}
+        return {
+            "decision": self.outcome.value,
+            "reason": self.reason,
+            "health": self.health,
+            "selected_by": self.selected_by,
+            "evidence": list(self.evidence),
+            "cannot_tell": list(self.cannot_tell),
+            "dead_reasons": list(self.dead_reasons),
+            "connect": None if self.connect is None else dict(self.connect),
+            "deletion": self.deletion,
+            "findings": [f.to_dict() for f in self.findings],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +108,13 @@ class CleanupResult:
     def ok(self) -> bool:
         """Nothing failed or was refused by the broker, every group could be judged, and no deletion
         was held for want of evidence."""
-        return (not self.failed and not self.refused and not self.unjudged and not self.held
-                and self.audit_error is None)
+        return (
+            not self.failed
+            and not self.refused
+            and not self.unjudged
+            and not self.held
+            and self.audit_error is None
+        )
 
     def kept_by_health(self) -> dict[str, int]:
         kept: dict[str, int] = {}
@@ -106,13 +124,30 @@ class CleanupResult:
         return kept
 
     def summary(self) -> dict[str, Any]:
-        return {"dry_run": self.dry_run, "examined": len(self.decisions), "candidates": self.candidates,
-                "cap": self.cap, "deleted": self.ids(Outcome.DELETED), "would_delete": self.ids(Outcome.WOULD_DELETE),
-                "skipped": self.ids(Outcome.SKIP), "refused": self.refused, "failed": self.failed,
-                "not_found": self.ids(Outcome.NOT_FOUND), "unjudged": self.unjudged, "kept": self.kept_by_health(), "held": sorted(self.held),
-                "connect_unreadable": list(self.connect_unreadable), "backup_url": self.backup_url,
-                "audit_url": self.audit_url, "audit_error": self.audit_error}
+        return {
+            "dry_run": self.dry_run,
+            "examined": len(self.decisions),
+            "candidates": self.candidates,
+            "cap": self.cap,
+            "deleted": self.ids(Outcome.DELETED),
+            "would_delete": self.ids(Outcome.WOULD_DELETE),
+            "skipped": self.ids(Outcome.SKIP),
+            "refused": self.refused,
+            "failed": self.failed,
+            "not_found": self.ids(Outcome.NOT_FOUND),
+            "unjudged": self.unjudged,
+            "kept": self.kept_by_health(),
+            "held": sorted(self.held),
+            "connect_unreadable": list(self.connect_unreadable),
+            "backup_url": self.backup_url,
+            "audit_url": self.audit_url,
+            "audit_error": self.audit_error,
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.summary(), "undo": dict(self.undo), "reconciled": [dict(r) for r in self.reconciled],
-                "decisions": {g: d.to_dict() for g, d in self.decisions.items()}}
+        return {
+            **self.summary(),
+            "undo": dict(self.undo),
+            "reconciled": [dict(r) for r in self.reconciled],
+            "decisions": {g: d.to_dict() for g, d in self.decisions.items()},
+        }

@@ -32,8 +32,16 @@ from ..lag.deadfindings import (
 from ..lag.observation import GroupObservation
 from .permission import Permission, PermissionReason
 
-__all__ = ["format_time", "format_duration", "evidence_lines", "cannot_tell_lines", "verdict_line",
-           "permission_line", "finding_lines", "break_text"]
+__all__ = [
+    "format_time",
+    "format_duration",
+    "evidence_lines",
+    "cannot_tell_lines",
+    "verdict_line",
+    "permission_line",
+    "finding_lines",
+    "break_text",
+]
 
 _IDLE_MEANS = "idle time counts only while Empty with records to read and no commit progress"
 
@@ -60,9 +68,9 @@ def permission_line(p: Permission) -> str:
         PermissionReason.ALLOW: f"matches the allow pattern {p.pattern!r}",
         PermissionReason.NOT_ALLOWED: "matches no allow pattern: not deletable",
         PermissionReason.DEFAULT_DENY: f"matches the default deny pattern {p.pattern!r} (a system group): not "
-                                       "deletable",
+        "deletable",
         PermissionReason.STREAMS_APP: f"looks like a Kafka Streams application id (topic(s) {', '.join(p.topics)} "
-                                      "exist): not deletable",
+        "exist): not deletable",
         PermissionReason.NO_DENY: "matches no deny pattern",
     }[p.reason]
 
@@ -81,8 +89,10 @@ def break_text(b: IdleBreak) -> str:
 
 
 def _not_judged(obs: GroupObservation) -> str:
-    return (f"a {obs.group_type} group: the consumer-group rules do not apply to it, so it is never dead or "
-            "deletable by them")
+    return (
+        f"a {obs.group_type} group: the consumer-group rules do not apply to it, so it is never dead or "
+        "deletable by them"
+    )
 
 
 def _dead_text(f: Finding) -> str:
@@ -92,15 +102,19 @@ def _dead_text(f: Finding) -> str:
     if f.reason is Reason.TOPICS_DELETED:
         return "every topic it committed to was deleted"
     assert isinstance(f, IdleFinding)
-    return (f"no commit progress for at least {format_duration(f.at_least_ms)} while Empty with records to read "
-            f"(idle_hours={f.idle_hours:g})")
+    return (
+        f"no commit progress for at least {format_duration(f.at_least_ms)} while Empty with records to read "
+        f"(idle_hours={f.idle_hours:g})"
+    )
 
 
 def _idle_lines(f: IdleFinding) -> list[str]:
     lines = []
     if f.since_ms is not None:
-        line = (f"idle for at least {format_duration(f.at_least_ms)}: Empty, with records to read and no commit "
-                f"progress, at every stored snapshot since {format_time(f.since_ms)}")
+        line = (
+            f"idle for at least {format_duration(f.at_least_ms)}: Empty, with records to read and no commit "
+            f"progress, at every stored snapshot since {format_time(f.since_ms)}"
+        )
         line += f" (before that, {break_text(f.before)})" if f.before is not None else ""
         threshold = int(f.idle_hours * 3_600_000)
         if f.at_least_ms < threshold:
@@ -109,8 +123,10 @@ def _idle_lines(f: IdleFinding) -> list[str]:
             line += f"; not more than idle_hours={f.idle_hours:g}"
         lines.append(line)
     elif f.reason is Reason.NOT_IDLE:
-        lines.append(f"not idle by the history: {break_text(f.before) if f.before else 'no stored snapshot'}; "
-                     f"{_IDLE_MEANS}")
+        lines.append(
+            f"not idle by the history: {break_text(f.before) if f.before else 'no stored snapshot'}; "
+            f"{_IDLE_MEANS}"
+        )
     if f.reason is Reason.IDLE_UNKNOWN:
         head = f"cannot tell whether it has been idle for more than idle_hours={f.idle_hours:g}: "
         if f.since_ms is None:
@@ -118,8 +134,10 @@ def _idle_lines(f: IdleFinding) -> list[str]:
             if f.at_most_ms is not None:  # seen not idle, but longer ago than idle_hours
                 why += f", {format_duration(f.at_most_ms)} ago, and no stored snapshot since"
         elif f.before is None:
-            why = (f"idle at every stored snapshot since {format_time(f.since_ms)}, the first: the history does not "
-                   "reach further back")
+            why = (
+                f"idle at every stored snapshot since {format_time(f.since_ms)}, the first: the history does not "
+                "reach further back"
+            )
         else:
             why = f"idle for at least {format_duration(f.at_least_ms)}; before that, {break_text(f.before)}"
         lines.append(head + why)
@@ -136,19 +154,29 @@ def finding_lines(f: Finding, obs: GroupObservation) -> list[str]:
         return _idle_lines(f)
     if isinstance(f, TopicsFinding):
         topics = ", ".join(f.topics)
-        return [{
-            Reason.TOPICS_DELETED: f"every committed topic was deleted (UNKNOWN_TOPIC_OR_PARTITION by name): {topics}",
-            Reason.SOME_TOPICS_DELETED: f"{len(f.topics)} of {f.of} committed topics no longer exist (checked by "
-                                        f"name): {topics}",
-            Reason.TOPICS_NOT_LISTED: f"cannot tell whether every committed topic was deleted: {topics} not in the "
-                                      "topic list (which leaves out topics the principal may not Describe) and not "
-                                      "checked by name",
-            Reason.SOME_TOPICS_NOT_LISTED: f"{len(f.topics)} of {f.of} committed topics are not in the topic list "
-                                           f"(not checked by name): {topics}",
-        }[reason]]
+        return [
+            {
+                Reason.TOPICS_DELETED: f"every committed topic was deleted (UNKNOWN_TOPIC_OR_PARTITION by name): {topics}",
+                Reason.SOME_TOPICS_DELETED: f"{len(f.topics)} of {f.of} committed topics no longer exist (checked by "
+                f"name): {topics}",
+                Reason.TOPICS_NOT_LISTED: f"cannot tell whether every committed topic was deleted: {topics} not in the "
+                "topic list (which leaves out topics the principal may not Describe) and not "
+                "checked by name",
+                Reason.SOME_TOPICS_NOT_LISTED: f"{len(f.topics)} of {f.of} committed topics are not in the topic list "
+                f"(not checked by name): {topics}",
+            }[reason]
+        ]
     if isinstance(f, TopicsUnknown):
-        why = [f"{', '.join(f.hidden)} not visible to this principal (TOPIC_AUTHORIZATION_FAILED)"] if f.hidden else []
-        why += [f"the check of {', '.join(f'{t} ({failure})' for t, failure in f.failed)} failed"] if f.failed else []
+        why = (
+            [f"{', '.join(f.hidden)} not visible to this principal (TOPIC_AUTHORIZATION_FAILED)"]
+            if f.hidden
+            else []
+        )
+        why += (
+            [f"the check of {', '.join(f'{t} ({failure})' for t, failure in f.failed)} failed"]
+            if f.failed
+            else []
+        )
         why += [f"{', '.join(f.unchecked)} not checked by name"] if f.unchecked else []
         return [f"cannot tell whether every committed topic was deleted: {'; '.join(why)}"]
     if isinstance(f, CommitsUnreadable):
@@ -157,22 +185,32 @@ def finding_lines(f: Finding, obs: GroupObservation) -> list[str]:
     if isinstance(f, ProgressFinding):
         if reason is Reason.LAST_PROGRESS:
             return [f"last commit progress {format_duration(now - f.at_ms)} ago ({format_time(f.at_ms)})"]
-        return [f"no commit progress in the {format_duration(now - f.at_ms)} of stored history (since "
-                f"{format_time(f.at_ms)})"]
+        return [
+            f"no commit progress in the {format_duration(now - f.at_ms)} of stored history (since "
+            f"{format_time(f.at_ms)})"
+        ]
     if isinstance(f, ExpiryFinding):
         if reason is Reason.EXPIRY_UNKNOWN:
-            return [f"Kafka expires its offsets {f.retention_minutes} min after it became Empty (KIP-211); when that "
-                    "was is not in the history"]
-        return [f"Empty since at least {format_time(f.empty_since_ms)}: Kafka will expire its offsets at or before "
-                f"{format_time(f.expires_at_ms)} (offsets.retention.minutes={f.retention_minutes}, KIP-211)"]
+            return [
+                f"Kafka expires its offsets {f.retention_minutes} min after it became Empty (KIP-211); when that "
+                "was is not in the history"
+            ]
+        return [
+            f"Empty since at least {format_time(f.empty_since_ms)}: Kafka will expire its offsets at or before "
+            f"{format_time(f.expires_at_ms)} (offsets.retention.minutes={f.retention_minutes}, KIP-211)"
+        ]
     return {
-        Reason.NOT_PLAIN_CONSUMER: [f"protocol type {obs.protocol_type!r} is not a plain consumer group: neither a "
-                                    "missing commit nor a lack of commit progress is evidence against it"],
+        Reason.NOT_PLAIN_CONSUMER: [
+            f"protocol type {obs.protocol_type!r} is not a plain consumer group: neither a "
+            "missing commit nor a lack of commit progress is evidence against it"
+        ],
         Reason.NO_VISIBLE_COMMITS: ["no committed offsets"],
         Reason.NO_COMMITS: [],
-        Reason.NO_COMMITS_UNSEEN: ["cannot tell whether it has no committed offset at all: a fetch of all its "
-                                   "offsets leaves out topics the principal may not Describe (set "
-                                   "assume_full_visibility only if it may Describe every topic and group)"],
+        Reason.NO_COMMITS_UNSEEN: [
+            "cannot tell whether it has no committed offset at all: a fetch of all its "
+            "offsets leaves out topics the principal may not Describe (set "
+            "assume_full_visibility only if it may Describe every topic and group)"
+        ],
     }[reason]
 
 
@@ -180,7 +218,9 @@ def verdict_line(found: GroupEvidence) -> str:
     obs = found.observation
     first = found.findings[0].reason if found.findings else None
     if first is Reason.STATE_DEAD:
-        return "state Dead: the group does not exist, or Kafka already expired its offsets (nothing to delete)"
+        return (
+            "state Dead: the group does not exist, or Kafka already expired its offsets (nothing to delete)"
+        )
     if found.health is GroupHealth.ACTIVE:
         return f"state {obs.state.value} with {obs.members} member(s)"
     if first is Reason.NOT_JUDGED_TYPE:
@@ -205,5 +245,7 @@ def evidence_lines(found: GroupEvidence, permission: Permission) -> tuple[str, .
 
 def cannot_tell_lines(found: GroupEvidence) -> tuple[str, ...]:
     obs = found.observation
-    return tuple(_not_judged(obs) if f.reason is Reason.NOT_JUDGED_TYPE else finding_lines(f, obs)[-1]
-                 for f in found.cannot_tell)
+    return tuple(
+        _not_judged(obs) if f.reason is Reason.NOT_JUDGED_TYPE else finding_lines(f, obs)[-1]
+        for f in found.cannot_tell
+    )

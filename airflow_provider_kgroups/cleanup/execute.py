@@ -25,8 +25,13 @@ from .plan import CleanupPlan
 __all__ = ["execute_plan", "GroupDeletionChange"]
 
 #: what the safety path's step means for a deletion
-_OUTCOME = {StepResult.DONE: Outcome.DELETED, StepResult.CHANGED: Outcome.SKIP, StepResult.GONE: Outcome.NOT_FOUND,
-            StepResult.REFUSED: Outcome.REFUSED, StepResult.FAILED: Outcome.FAILED}
+_OUTCOME = {
+    StepResult.DONE: Outcome.DELETED,
+    StepResult.CHANGED: Outcome.SKIP,
+    StepResult.GONE: Outcome.NOT_FOUND,
+    StepResult.REFUSED: Outcome.REFUSED,
+    StepResult.FAILED: Outcome.FAILED,
+}
 
 
 class GroupDeletionChange:
@@ -56,15 +61,25 @@ class GroupDeletionChange:
             planned = self._reasons[g]
             if g in deleted.values:
                 how = deleted.values[g]
-                note = "" if how is GroupDeletion.DELETED else \
-                    "; confirmed gone after a lost response (the retry answered GROUP_ID_NOT_FOUND)"
-                steps[g] = Step(g, StepResult.DONE, f"{planned}; offsets backed up to {backup_url}{note}",
-                                {"deletion": GroupDeletion(how).value})
+                note = (
+                    ""
+                    if how is GroupDeletion.DELETED
+                    else "; confirmed gone after a lost response (the retry answered GROUP_ID_NOT_FOUND)"
+                )
+                steps[g] = Step(
+                    g,
+                    StepResult.DONE,
+                    f"{planned}; offsets backed up to {backup_url}{note}",
+                    {"deletion": GroupDeletion(how).value},
+                )
                 continue
             failure = deleted.failures[g]
             if failure.code == ErrorCode.NON_EMPTY_GROUP:
-                steps[g] = Step(g, StepResult.REFUSED, "the broker refused: the group has members again "
-                                                       "(NON_EMPTY_GROUP); not deleted")
+                steps[g] = Step(
+                    g,
+                    StepResult.REFUSED,
+                    "the broker refused: the group has members again (NON_EMPTY_GROUP); not deleted",
+                )
             elif failure.code == ErrorCode.GROUP_ID_NOT_FOUND:
                 steps[g] = Step(g, StepResult.GONE, "already gone when deleted (GROUP_ID_NOT_FOUND)")
             else:
@@ -72,15 +87,28 @@ class GroupDeletionChange:
         return steps
 
 
-async def execute_plan(aclient, plan: CleanupPlan, *, backup_base_url: str, note: str = "",
-                       storage_options: Mapping[str, Any] | None = None,
-                       run: Any = None) -> tuple[dict[str, GroupDecision], str | None]:
+async def execute_plan(
+    aclient,
+    plan: CleanupPlan,
+    *,
+    backup_base_url: str,
+    note: str = "",
+    storage_options: Mapping[str, Any] | None = None,
+    run: Any = None,
+) -> tuple[dict[str, GroupDecision], str | None]:
     """Returns every decision (the plan's, updated for the chosen groups) and the backup URL
     (None when nothing was backed up). ``run``: the :class:`.writeahead.ChangeRun` (leases, intent)."""
     decisions = dict(plan.decisions)
     change = GroupDeletionChange({g: decisions[g].reason for g in plan.chosen})
-    steps, backup_url = await guarded(aclient, change, list(plan.chosen), backup_base_url=backup_base_url, note=note,
-                                      storage_options=storage_options, run=run)
+    steps, backup_url = await guarded(
+        aclient,
+        change,
+        list(plan.chosen),
+        backup_base_url=backup_base_url,
+        note=note,
+        storage_options=storage_options,
+        run=run,
+    )
     for g, step in steps.items():
         decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
     return decisions, backup_url

@@ -41,7 +41,9 @@ __all__ = ["Change", "Step", "StepResult", "Words", "guarded"]
 class StepResult(str, Enum):
     DONE = "done"  # changed as planned
     PARTIAL = "partial"  # some partitions changed, some not (the step says which)
-    REFUSED = "refused"  # the broker refused the change on every partition (or the whole group): nothing changed
+    REFUSED = (
+        "refused"  # the broker refused the change on every partition (or the whole group): nothing changed
+    )
     CHANGED = "changed"  # the group changed since the plan, or could not be checked: left alone
     GONE = "gone"  # the group no longer exists: nothing to change
     FAILED = "failed"  # the backup or the change itself failed
@@ -98,17 +100,29 @@ def _still_admissible(change: Change, description: GroupDescription) -> tuple[St
     if description.state is GroupState.DEAD and not description.members:
         if change.absent_ok:
             return None
-        return StepResult.GONE, f"gone before the {w.noun} (described as Dead right before it): nothing {w.done}"
+        return (
+            StepResult.GONE,
+            f"gone before the {w.noun} (described as Dead right before it): nothing {w.done}",
+        )
     if change.needs_empty and (description.state is not GroupState.EMPTY or description.members):
-        return StepResult.CHANGED, (f"changed since it was judged: now {description.state.value} with "
-                                    f"{len(description.members)} member(s); not {w.done}")
+        return StepResult.CHANGED, (
+            f"changed since it was judged: now {description.state.value} with "
+            f"{len(description.members)} member(s); not {w.done}"
+        )
     return None
 
 
-async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_url: str, note: str = "",
-                  storage_options: Mapping[str, Any] | None = None,
-                  absent: Mapping[str, list[TopicPartition]] | None = None,
-                  run: Any = None) -> tuple[dict[str, Step], str | None]:
+async def guarded(
+    aclient,
+    change: Change,
+    group_ids: list[str],
+    *,
+    backup_base_url: str,
+    note: str = "",
+    storage_options: Mapping[str, Any] | None = None,
+    absent: Mapping[str, list[TopicPartition]] | None = None,
+    run: Any = None,
+) -> tuple[dict[str, Step], str | None]:
     """Run ``change`` for ``group_ids`` through the safety path: (one step per group, the backup URL
     or None when nothing was backed up). ``absent``: partitions the change will commit that have no
     committed offset now, recorded in the backup so that restoring it removes them again.
@@ -128,8 +142,11 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
     confirmed = []
     for g in group_ids:
         if g in again.failures:
-            steps[g] = Step(g, StepResult.CHANGED, f"describing it again before {w.doing} failed "
-                                                   f"({again.failures[g]}): not {w.done}")
+            steps[g] = Step(
+                g,
+                StepResult.CHANGED,
+                f"describing it again before {w.doing} failed ({again.failures[g]}): not {w.done}",
+            )
             continue
         stop = _still_admissible(change, again.values[g])
         if stop is not None:
@@ -140,12 +157,18 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
         return steps, None
 
     read = getattr(change, "read_offsets", None)  # share groups keep start offsets, read with their own API
-    offsets = await (read(aclient, confirmed) if read is not None else aclient.fetch_committed_offsets(confirmed))
+    offsets = await (
+        read(aclient, confirmed) if read is not None else aclient.fetch_committed_offsets(confirmed)
+    )
     to_back_up: dict[str, GroupOffsets] = {}
     for g in confirmed:
         if g in offsets.failures:
-            steps[g] = Step(g, StepResult.CHANGED, f"its committed offsets could not be read for the backup "
-                                                   f"({offsets.failures[g]}): not {w.done}")
+            steps[g] = Step(
+                g,
+                StepResult.CHANGED,
+                f"its committed offsets could not be read for the backup "
+                f"({offsets.failures[g]}): not {w.done}",
+            )
             continue
         moved = change.moved(g, offsets.values[g])
         if moved is not None:
@@ -153,31 +176,51 @@ async def guarded(aclient, change: Change, group_ids: list[str], *, backup_base_
             continue
         scope = change.backup_scope(g)
         kept = offsets.values[g]
-        to_back_up[g] = kept if scope is None else GroupOffsets(g, {tp: c for tp, c in kept.partitions.items()
-                                                                    if tp in scope})
+        to_back_up[g] = (
+            kept
+            if scope is None
+            else GroupOffsets(g, {tp: c for tp, c in kept.partitions.items() if tp in scope})
+        )
     if not to_back_up:
         return steps, None
     stepmarks.reached("before_backup")
     try:
         backup_url = await asyncio.to_thread(
-            backup_offsets, backup_base_url, to_back_up, note=note, storage_options=storage_options,
+            backup_offsets,
+            backup_base_url,
+            to_back_up,
+            note=note,
+            storage_options=storage_options,
             absent={g: list((absent or {}).get(g, ())) for g in to_back_up},
-            share_groups=[g for g in to_back_up if g in getattr(change, "share_groups", ())])
+            share_groups=[g for g in to_back_up if g in getattr(change, "share_groups", ())],
+        )
     except Exception as exc:  # noqa: BLE001 - no backup, no change (the message names the place, never a secret)
         for g in to_back_up:
-            steps[g] = Step(g, StepResult.FAILED, f"the backup of its offsets failed ({type(exc).__name__}: {exc}): "
-                                                  f"not {w.done}")
+            steps[g] = Step(
+                g,
+                StepResult.FAILED,
+                f"the backup of its offsets failed ({type(exc).__name__}: {exc}): not {w.done}",
+            )
         return steps, None
     stepmarks.reached("after_backup")
     if run is not None:
         try:
-            await asyncio.to_thread(run.write_intent, {g: change.intent(g) for g in to_back_up}, backup_url,
-                                    {g: {f"{tp.topic}:{tp.partition}": o for tp, o in kept.committed().items()}
-                                     for g, kept in to_back_up.items()})
+            await asyncio.to_thread(
+                run.write_intent,
+                {g: change.intent(g) for g in to_back_up},
+                backup_url,
+                {
+                    g: {f"{tp.topic}:{tp.partition}": o for tp, o in kept.committed().items()}
+                    for g, kept in to_back_up.items()
+                },
+            )
         except Exception as exc:  # noqa: BLE001 - any failure to record the intent means no change is made
             for g in to_back_up:
-                steps[g] = Step(g, StepResult.FAILED, f"the intent record could not be written "
-                                                      f"({type(exc).__name__}: {exc}): not {w.done}")
+                steps[g] = Step(
+                    g,
+                    StepResult.FAILED,
+                    f"the intent record could not be written ({type(exc).__name__}: {exc}): not {w.done}",
+                )
             return steps, backup_url
         stepmarks.reached("after_intent")
     steps.update(await change.apply(aclient, list(to_back_up), backup_url))

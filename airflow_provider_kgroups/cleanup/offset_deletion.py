@@ -59,12 +59,18 @@ class OffsetDeletionChange:
 
     def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
         planned, now = self._plans[group_id].committed, offsets.committed()
-        diff = [f"{tp}: {planned.get(tp)} -> {now.get(tp)}" for tp in self._plans[group_id].deletable()
-                if planned.get(tp) != now.get(tp)]
+        diff = [
+            f"{tp}: {planned.get(tp)} -> {now.get(tp)}"
+            for tp in self._plans[group_id].deletable()
+            if planned.get(tp) != now.get(tp)
+        ]
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
     def intent(self, group_id: str) -> dict[str, Any]:
-        return {"kind": "delete-offsets", "partitions": sorted(tp_key(tp) for tp in self._plans[group_id].deletable())}
+        return {
+            "kind": "delete-offsets",
+            "partitions": sorted(tp_key(tp) for tp in self._plans[group_id].deletable()),
+        }
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         answers = await aclient.delete_committed_offsets({g: self._plans[g].deletable() for g in group_ids})
@@ -82,66 +88,117 @@ def _group_refused(group_id: str, failure, partitions: list[TopicPartition]) -> 
     """The broker answered for the whole group: nothing was deleted."""
     failed = {tp: str(failure) for tp in partitions}
     if failure.code == ErrorCode.GROUP_ID_NOT_FOUND:
-        return Step(group_id, StepResult.GONE, f"gone before the offset deletion ({failure}): nothing deleted",
-                    {"failed": failed})
+        return Step(
+            group_id,
+            StepResult.GONE,
+            f"gone before the offset deletion ({failure}): nothing deleted",
+            {"failed": failed},
+        )
     if failure.code == ErrorCode.NON_EMPTY_GROUP:
-        return Step(group_id, StepResult.REFUSED, f"the broker refused the group: {failure}; nothing deleted",
-                    {"failed": failed, "refusal": BROKER_REFUSAL})
-    return Step(group_id, StepResult.FAILED, f"the offset deletion failed: {failure}; nothing deleted",
-                {"failed": failed})
+        return Step(
+            group_id,
+            StepResult.REFUSED,
+            f"the broker refused the group: {failure}; nothing deleted",
+            {"failed": failed, "refusal": BROKER_REFUSAL},
+        )
+    return Step(
+        group_id,
+        StepResult.FAILED,
+        f"the offset deletion failed: {failure}; nothing deleted",
+        {"failed": failed},
+    )
 
 
 def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Any]) -> Step:
     """The broker's answer per partition: all deleted is done, some is partial, none is refused
     (every partition kept by GROUP_SUBSCRIBED_TO_TOPIC) or failed (any other error)."""
     deleted = {tp: None for tp, f in per_tp.items() if f is None}
-    kept = {tp: str(f) for tp, f in per_tp.items() if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC}
+    kept = {
+        tp: str(f)
+        for tp, f in per_tp.items()
+        if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+    }
     failed = {tp: str(f) for tp, f in per_tp.items() if f is not None and tp not in kept}
     detail = {"changed": deleted, "failed": failed, "kept": kept}
     listed = ", ".join(f"{tp} {why}" for tp, why in sorted({**kept, **failed}.items()))
     if not kept and not failed:
         return Step(group_id, StepResult.DONE, f"deleted the offsets of {len(deleted)} partition(s)", detail)
     if deleted:
-        return Step(group_id, StepResult.PARTIAL, f"deleted {len(deleted)} partition(s), the broker kept "
-                    f"{len(kept) + len(failed)}: {listed}", detail)
+        return Step(
+            group_id,
+            StepResult.PARTIAL,
+            f"deleted {len(deleted)} partition(s), the broker kept {len(kept) + len(failed)}: {listed}",
+            detail,
+        )
     if failed:
         return Step(group_id, StepResult.FAILED, f"nothing deleted: {listed}", detail)
-    return Step(group_id, StepResult.REFUSED, f"the broker refused every partition: a member subscribes to the "
-                f"topic (GROUP_SUBSCRIBED_TO_TOPIC); nothing deleted ({len(kept)} partition(s))",
-                {**detail, "refusal": BROKER_REFUSAL})
+    return Step(
+        group_id,
+        StepResult.REFUSED,
+        f"the broker refused every partition: a member subscribes to the "
+        f"topic (GROUP_SUBSCRIBED_TO_TOPIC); nothing deleted ({len(kept)} partition(s))",
+        {**detail, "refusal": BROKER_REFUSAL},
+    )
 
 
-_OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,
-            StepResult.REFUSED: ChangeOutcome.REFUSED, StepResult.CHANGED: ChangeOutcome.SKIPPED,
-            StepResult.GONE: ChangeOutcome.SKIPPED, StepResult.FAILED: ChangeOutcome.FAILED}
+_OUTCOME = {
+    StepResult.DONE: ChangeOutcome.DONE,
+    StepResult.PARTIAL: ChangeOutcome.PARTIAL,
+    StepResult.REFUSED: ChangeOutcome.REFUSED,
+    StepResult.CHANGED: ChangeOutcome.SKIPPED,
+    StepResult.GONE: ChangeOutcome.SKIPPED,
+    StepResult.FAILED: ChangeOutcome.FAILED,
+}
 
 
 def _planned(plan: GroupOffsetDeletion, reason: str | None) -> GroupChangeDecision:
     if not plan.ok:
-        return GroupChangeDecision(plan.group_id, ChangeOutcome.REFUSED, plan.refusal or "nothing to delete",
-                                   "not_deletable", plan.rows())
+        return GroupChangeDecision(
+            plan.group_id,
+            ChangeOutcome.REFUSED,
+            plan.refusal or "nothing to delete",
+            "not_deletable",
+            plan.rows(),
+        )
     if reason is not None:
         return GroupChangeDecision(plan.group_id, ChangeOutcome.SKIPPED, reason, "over_cap", plan.rows())
     kept = len(plan.partitions) - len(plan.deletable())
     if not plan.deletable():
-        return GroupChangeDecision(plan.group_id, ChangeOutcome.REFUSED, (
-            f"every partition ({kept}) is kept: a member subscribes to the topic (GROUP_SUBSCRIBED_TO_TOPIC)"),
-            "subscribed", plan.rows())
+        return GroupChangeDecision(
+            plan.group_id,
+            ChangeOutcome.REFUSED,
+            (
+                f"every partition ({kept}) is kept: a member subscribes to the topic (GROUP_SUBSCRIBED_TO_TOPIC)"
+            ),
+            "subscribed",
+            plan.rows(),
+        )
     note = f"; {kept} kept: a member subscribes to the topic (GROUP_SUBSCRIBED_TO_TOPIC)" if kept else ""
-    return GroupChangeDecision(plan.group_id, ChangeOutcome.WOULD_DO,
-                               f"{len(plan.deletable())} partition(s){note}", None, plan.rows())
+    return GroupChangeDecision(
+        plan.group_id,
+        ChangeOutcome.WOULD_DO,
+        f"{len(plan.deletable())} partition(s){note}",
+        None,
+        plan.rows(),
+    )
 
 
 def _with_predicted_kept(plan: GroupOffsetDeletion, decision: GroupChangeDecision) -> GroupChangeDecision:
     """Partitions the plan left out (a member subscribes to the topic) were asked for too: a group
     whose every requested partition went is still partial while those offsets remain."""
-    predicted = {tp: "subscribed: not sent (GROUP_SUBSCRIBED_TO_TOPIC)"
-                 for tp in plan.partitions if tp not in plan.deletable()}
+    predicted = {
+        tp: "subscribed: not sent (GROUP_SUBSCRIBED_TO_TOPIC)"
+        for tp in plan.partitions
+        if tp not in plan.deletable()
+    }
     if not predicted or decision.outcome not in (ChangeOutcome.DONE, ChangeOutcome.PARTIAL):
         return decision
-    return decision.becomes(ChangeOutcome.PARTIAL, f"{decision.reason}; {len(predicted)} kept: a member subscribes "
-                                                   "to the topic (GROUP_SUBSCRIBED_TO_TOPIC)",
-                            kept={**decision.kept, **predicted})
+    return decision.becomes(
+        ChangeOutcome.PARTIAL,
+        f"{decision.reason}; {len(predicted)} kept: a member subscribes "
+        "to the topic (GROUP_SUBSCRIBED_TO_TOPIC)",
+        kept={**decision.kept, **predicted},
+    )
 
 
 def cap_plans(plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions) -> dict[str, str | None]:
@@ -155,52 +212,100 @@ def cap_plans(plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions
         if options.max_groups is not None and groups >= options.max_groups:
             out[g] = f"over this run's cap of {options.max_groups} group(s) (max_groups): next run"
         elif options.max_partitions is not None and partitions + n > options.max_partitions:
-            out[g] = f"over this run's cap of {options.max_partitions} partition(s) (max_partitions): next run"
+            out[g] = (
+                f"over this run's cap of {options.max_partitions} partition(s) (max_partitions): next run"
+            )
         else:
             out[g], groups, partitions = None, groups + 1, partitions + n
     return out
 
 
-async def run_offset_deletion(aclient, plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions, *,
-                              backup_base_url: str, audit_base_url: str | None = None,
-                              who: Mapping[str, Any] | None = None, storage_options: Mapping[str, Any] | None = None,
-                              action: str = "delete-offsets", extra: Mapping[str, Any] | None = None,
-                              now_ms: int | None = None) -> OffsetChangeResult:
+async def run_offset_deletion(
+    aclient,
+    plans: Mapping[str, GroupOffsetDeletion],
+    options: DeletionOptions,
+    *,
+    backup_base_url: str,
+    audit_base_url: str | None = None,
+    who: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    action: str = "delete-offsets",
+    extra: Mapping[str, Any] | None = None,
+    now_ms: int | None = None,
+) -> OffsetChangeResult:
     started = _now_ms() if now_ms is None else now_ms
-    run = start_run(audit_base_url, action, dry_run=options.dry_run, who=who, storage_options=storage_options,
-                    started_ms=started)
+    run = start_run(
+        audit_base_url,
+        action,
+        dry_run=options.dry_run,
+        who=who,
+        storage_options=storage_options,
+        started_ms=started,
+    )
     try:
         if run is not None:
             await run.reconcile(aclient)
-        return await _run_offset_deletion(aclient, plans, options, run, started, backup_base_url=backup_base_url,
-                                          audit_base_url=audit_base_url, who=who, storage_options=storage_options,
-                                          action=action, extra=extra)
+        return await _run_offset_deletion(
+            aclient,
+            plans,
+            options,
+            run,
+            started,
+            backup_base_url=backup_base_url,
+            audit_base_url=audit_base_url,
+            who=who,
+            storage_options=storage_options,
+            action=action,
+            extra=extra,
+        )
     except BaseException as exc:
         if run is not None:
             await run.close_after_error(aclient, exc)
         raise
 
 
-async def _run_offset_deletion(aclient, plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions, run,
-                               started: int, *, backup_base_url: str, audit_base_url: str | None,
-                               who: Mapping[str, Any] | None, storage_options: Mapping[str, Any] | None,
-                               action: str, extra: Mapping[str, Any] | None) -> OffsetChangeResult:
+async def _run_offset_deletion(
+    aclient,
+    plans: Mapping[str, GroupOffsetDeletion],
+    options: DeletionOptions,
+    run,
+    started: int,
+    *,
+    backup_base_url: str,
+    audit_base_url: str | None,
+    who: Mapping[str, Any] | None,
+    storage_options: Mapping[str, Any] | None,
+    action: str,
+    extra: Mapping[str, Any] | None,
+) -> OffsetChangeResult:
     capped = cap_plans(plans, options)
     decisions = {g: _planned(p, capped.get(g)) for g, p in plans.items()}
     ready = [g for g, why in capped.items() if why is None]
     backup_url = None
     if not options.dry_run and ready:
         note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
-        steps, backup_url = await guarded(aclient, OffsetDeletionChange(plans), ready, backup_base_url=backup_base_url,
-                                          note=note, storage_options=storage_options, run=run)
+        steps, backup_url = await guarded(
+            aclient,
+            OffsetDeletionChange(plans),
+            ready,
+            backup_base_url=backup_base_url,
+            note=note,
+            storage_options=storage_options,
+            run=run,
+        )
         for g, step in steps.items():
-            decisions[g] = _with_predicted_kept(plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason,
-                                                                                **step.detail))
+            decisions[g] = _with_predicted_kept(
+                plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
+            )
     result = OffsetChangeResult(action, options.dry_run, decisions, dict(extra or {}), backup_url)
     if audit_base_url is None:
         return result
-    return await write_change_audit(result, audit_base_url, started_ms=started, who=who,
-                                    storage_options=storage_options, run=run,
-                                    extra={"options": {"max_groups": options.max_groups,
-                                                       "max_partitions": options.max_partitions}})
-
+    return await write_change_audit(
+        result,
+        audit_base_url,
+        started_ms=started,
+        who=who,
+        storage_options=storage_options,
+        run=run,
+        extra={"options": {"max_groups": options.max_groups, "max_partitions": options.max_partitions}},
+    )

@@ -35,11 +35,15 @@ class GroupChangeDecision:
     group_id: str
     outcome: ChangeOutcome
     reason: str
-    refusal: str | None = None  # the plan's Refusal value when refused or skipped; BROKER_REFUSAL: the broker's
+    refusal: str | None = (
+        None  # the plan's Refusal value when refused or skipped; BROKER_REFUSAL: the broker's
+    )
     rows: tuple[Mapping[str, Any], ...] = ()  # the plan's partitions (to_dict form)
     changed: Mapping[TopicPartition, Any] = field(default_factory=dict)  # partition -> what it became
     failed: Mapping[TopicPartition, str] = field(default_factory=dict)  # partition -> why not
-    kept: Mapping[TopicPartition, str] = field(default_factory=dict)  # kept by the broker's rule (not changed)
+    kept: Mapping[TopicPartition, str] = field(
+        default_factory=dict
+    )  # kept by the broker's rule (not changed)
     via: str = "kafka"  # "kafka" (OffsetCommit / OffsetDelete) or "connect" (KIP-875 REST)
 
     def becomes(self, outcome: ChangeOutcome, reason: str, **changes: Any) -> GroupChangeDecision:
@@ -53,11 +57,16 @@ class GroupChangeDecision:
         return f"{self.outcome.label.upper():9} {self.group_id}: {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"decision": self.outcome.value, "reason": self.reason, "refusal": self.refusal,
-                "partitions": [dict(r) for r in self.rows], "via": self.via,
-                "changed": {f"{tp.topic}:{tp.partition}": v for tp, v in sorted(self.changed.items())},
-                "failed": {f"{tp.topic}:{tp.partition}": v for tp, v in sorted(self.failed.items())},
-                "kept": {f"{tp.topic}:{tp.partition}": v for tp, v in sorted(self.kept.items())}}
+        return {
+            "decision": self.outcome.value,
+            "reason": self.reason,
+            "refusal": self.refusal,
+            "partitions": [dict(r) for r in self.rows],
+            "via": self.via,
+            "changed": {f"{tp.topic}:{tp.partition}": v for tp, v in sorted(self.changed.items())},
+            "failed": {f"{tp.topic}:{tp.partition}": v for tp, v in sorted(self.failed.items())},
+            "kept": {f"{tp.topic}:{tp.partition}": v for tp, v in sorted(self.kept.items())},
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +92,21 @@ class OffsetChangeResult:
 
     def summary(self) -> dict[str, Any]:
         counts = {o.value: len(self.ids(o)) for o in ChangeOutcome}
-        return {"action": self.action, "dry_run": self.dry_run, "groups": len(self.decisions), **counts,
-                "backup_url": self.backup_url, "audit_url": self.audit_url, "audit_error": self.audit_error}
+        return {
+            "action": self.action,
+            "dry_run": self.dry_run,
+            "groups": len(self.decisions),
+            **counts,
+            "backup_url": self.backup_url,
+            "audit_url": self.audit_url,
+            "audit_error": self.audit_error,
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.summary(), "plan": dict(self.plan), "undo": dict(self.undo),
-                "reconciled": [dict(r) for r in self.reconciled],
-                "decisions": {g: d.to_dict() for g, d in self.decisions.items()}}
+        return {
+            **self.summary(),
+            "plan": dict(self.plan),
+            "undo": dict(self.undo),
+            "reconciled": [dict(r) for r in self.reconciled],
+            "decisions": {g: d.to_dict() for g, d in self.decisions.items()},
+        }

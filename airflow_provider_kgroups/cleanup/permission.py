@@ -57,8 +57,12 @@ class Permission:
         return self.reason.permits
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reason": self.reason.value, "permitted": self.permitted, "pattern": self.pattern,
-                "topics": list(self.topics)}
+        return {
+            "reason": self.reason.value,
+            "permitted": self.permitted,
+            "pattern": self.pattern,
+            "topics": list(self.topics),
+        }
 
 
 def first_match(patterns: tuple[str, ...], group_id: str) -> str | None:

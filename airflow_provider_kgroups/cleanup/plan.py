@@ -70,8 +70,12 @@ def _status(verdict: Any) -> str:
 
 def _connect_dict(verdict: Any) -> dict[str, Any]:
     status = verdict.status
-    return {"status": str(getattr(status, "value", status)), "reason": verdict.reason,
-            "connector": verdict.connector, "cluster_url": verdict.cluster_url}
+    return {
+        "status": str(getattr(status, "value", status)),
+        "reason": verdict.reason,
+        "connector": verdict.connector,
+        "cluster_url": verdict.cluster_url,
+    }
 
 
 def _reason(report: GroupHealthReport) -> str:
@@ -89,8 +93,14 @@ def _denied_by(policy: CleanupPolicy, group_id: str) -> str:
     return f"the {kind} pattern {denied.pattern!r}"
 
 
-async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource | None = None,
-                       connect: Any = None, now_ms: int | None = None) -> CleanupPlan:
+async def plan_cleanup(
+    aclient,
+    policy: CleanupPolicy,
+    *,
+    history: HistorySource | None = None,
+    connect: Any = None,
+    now_ms: int | None = None,
+) -> CleanupPlan:
     """Decide, for every selected group, what a run does with it. ``connect``: a
     ``ConnectEvidence`` (``for_group(id)``), or None when no Connect cluster is configured."""
     now = _now_ms() if now_ms is None else now_ms
@@ -109,8 +119,11 @@ async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource
         snapshots = list(await asyncio.to_thread(history, ids, since))
 
     reads = await read_dead_group_evidence(aclient, ids, history=snapshots, rules=policy.rules, now_ms=now)
-    rules_of = {_DEFAULT: policy.rules, _OVERRIDDEN: policy.rules_overridden(),
-                _CONNECT_GONE: policy.rules_connector_gone()}
+    rules_of = {
+        _DEFAULT: policy.rules,
+        _OVERRIDDEN: policy.rules_overridden(),
+        _CONNECT_GONE: policy.rules_connector_gone(),
+    }
     decisions: dict[str, GroupDecision] = {}
     candidates: list[GroupDecision] = []
     reports: dict[str, GroupHealthReport] = {}
@@ -118,13 +131,19 @@ async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource
         by = "name" if g in named_set else "pattern"
         found = reads.evidence.get(g)
         # with the protocol type when known: a Connect worker group (protocol "connect") is kept
-        verdict = None if connect is None else connect.for_group(
-            g, **({} if found is None else {"protocol_type": found.observation.protocol_type}))
+        verdict = (
+            None
+            if connect is None
+            else connect.for_group(
+                g, **({} if found is None else {"protocol_type": found.observation.protocol_type})
+            )
+        )
         connect_info = _connect_dict(verdict) if verdict is not None else None
         if found is None:
             why = reads.failures.get(g, "not described")
-            decisions[g] = GroupDecision(g, Outcome.KEEP, f"could not be read, so not judged: {why}", None, by,
-                                         connect=connect_info)
+            decisions[g] = GroupDecision(
+                g, Outcome.KEEP, f"could not be read, so not judged: {why}", None, by, connect=connect_info
+            )
             continue
         if g in policy.override_deny:
             variant = _OVERRIDDEN
@@ -133,9 +152,15 @@ async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource
         else:
             variant = _DEFAULT
         report = reports[g] = GroupHealthReport(found, permission(g, rules_of[variant], reads.listed_topics))
-        base = dict(health=report.health.value, selected_by=by, evidence=report.evidence,
-                    cannot_tell=report.cannot_tell, dead_reasons=report.dead_reasons, connect=connect_info,
-                    findings=report.findings)
+        base = dict(
+            health=report.health.value,
+            selected_by=by,
+            evidence=report.evidence,
+            cannot_tell=report.cannot_tell,
+            dead_reasons=report.dead_reasons,
+            connect=connect_info,
+            findings=report.findings,
+        )
         decision = _decide(g, report, policy, variant, verdict, by, base)
         decisions[g] = decision
         if decision.outcome is Outcome.WOULD_DELETE:
@@ -146,39 +171,66 @@ async def plan_cleanup(aclient, policy: CleanupPolicy, *, history: HistorySource
     if unreadable and candidates:
         why = "; ".join(f"{f.cluster_url}: {f.reason}" for f in connect.failures)
         if policy.delete_despite_unreadable_connect:
-            candidates = [d.becomes(d.outcome, f"{d.reason}; Kafka Connect could not be read ({why}): deleted "
-                                              "anyway (delete_despite_unreadable_connect)") for d in candidates]
+            candidates = [
+                d.becomes(
+                    d.outcome,
+                    f"{d.reason}; Kafka Connect could not be read ({why}): deleted "
+                    "anyway (delete_despite_unreadable_connect)",
+                )
+                for d in candidates
+            ]
             decisions.update((d.group_id, d) for d in candidates)
         else:
             held = tuple(d.group_id for d in candidates)
             for d in candidates:
-                decisions[d.group_id] = d.becomes(Outcome.KEEP, (
-                    f"held: Kafka Connect could not be read ({why}), so a group named by a connector's "
-                    "consumer.override.group.id there cannot be recognised and nothing is deleted in this run "
-                    "(delete_despite_unreadable_connect / --delete-despite-unreadable-connect deletes anyway); "
-                    f"without the hold: {d.reason}"))
+                decisions[d.group_id] = d.becomes(
+                    Outcome.KEEP,
+                    (
+                        f"held: Kafka Connect could not be read ({why}), so a group named by a connector's "
+                        "consumer.override.group.id there cannot be recognised and nothing is deleted in this run "
+                        "(delete_despite_unreadable_connect / --delete-despite-unreadable-connect deletes anyway); "
+                        f"without the hold: {d.reason}"
+                    ),
+                )
             candidates = []
 
     cap = policy.cap(len(candidates))
     candidates.sort(key=lambda d: d.order_key)
     chosen = candidates[:cap]
     for d in candidates[cap:]:
-        decisions[d.group_id] = d.becomes(Outcome.SKIP, (
-            f"deletable, but over this run's cap of {cap} deletion(s) (max_deletions={policy.max_deletions}, "
-            f"max_deletions_percent={policy.max_deletions_percent:g} of {len(candidates)} candidate(s)): next run; "
-            f"{d.reason}"))
-    return CleanupPlan(policy, decisions, tuple(d.group_id for d in chosen), cap, len(candidates), reports, held,
-                       unreadable)
+        decisions[d.group_id] = d.becomes(
+            Outcome.SKIP,
+            (
+                f"deletable, but over this run's cap of {cap} deletion(s) (max_deletions={policy.max_deletions}, "
+                f"max_deletions_percent={policy.max_deletions_percent:g} of {len(candidates)} candidate(s)): next run; "
+                f"{d.reason}"
+            ),
+        )
+    return CleanupPlan(
+        policy, decisions, tuple(d.group_id for d in chosen), cap, len(candidates), reports, held, unreadable
+    )
 
 
-def _decide(g: str, report: GroupHealthReport, policy: CleanupPolicy, variant: str, verdict: Any, by: str,
-            base: dict[str, Any]) -> GroupDecision:
+def _decide(
+    g: str,
+    report: GroupHealthReport,
+    policy: CleanupPolicy,
+    variant: str,
+    verdict: Any,
+    by: str,
+    base: dict[str, Any],
+) -> GroupDecision:
     def keep(reason: str) -> GroupDecision:
         return GroupDecision(g, Outcome.KEEP, reason, **base)
 
     if report.state.value == "Dead":
-        return GroupDecision(g, Outcome.NOT_FOUND, "not found: Kafka describes it as Dead (no such group, or its "
-                                                   "offsets already expired): nothing to delete", **base)
+        return GroupDecision(
+            g,
+            Outcome.NOT_FOUND,
+            "not found: Kafka describes it as Dead (no such group, or its "
+            "offsets already expired): nothing to delete",
+            **base,
+        )
     if verdict is not None and _status(verdict) in _KEEPING_CONNECT:
         return keep(f"Kafka Connect: {verdict.reason}")
     if report.health is GroupHealth.ACTIVE:
@@ -196,17 +248,32 @@ def _decide(g: str, report: GroupHealthReport, policy: CleanupPolicy, variant: s
         lifted = f"; the default deny pattern {CONNECT_DENY_PATTERN!r} lifted by Kafka Connect evidence"
     idle_key = report.idle_since_ms if report.idle_since_ms is not None else (report.last_progress_ms or 0)
     if by == "name":
-        return GroupDecision(g, Outcome.WOULD_DELETE, (
-            f"named explicitly: Empty with no members (the evidence says {report.evidence[0]!r}); "
-            f"{report.evidence[-1]}{lifted}"), order_key=(0, policy.named.index(g)), **base)
+        return GroupDecision(
+            g,
+            Outcome.WOULD_DELETE,
+            (
+                f"named explicitly: Empty with no members (the evidence says {report.evidence[0]!r}); "
+                f"{report.evidence[-1]}{lifted}"
+            ),
+            order_key=(0, policy.named.index(g)),
+            **base,
+        )
     if report.health is GroupHealth.DEAD:
         extra = f"; Kafka Connect: {verdict.reason}" if connector_gone else ""
-        return GroupDecision(g, Outcome.WOULD_DELETE, f"{_reason(report)}{extra}{lifted}", order_key=(1, idle_key, g),
-                             **base)
+        return GroupDecision(
+            g, Outcome.WOULD_DELETE, f"{_reason(report)}{extra}{lifted}", order_key=(1, idle_key, g), **base
+        )
     if connector_gone:
-        base = {**base, "health": GroupHealth.DEAD.value,
-                "dead_reasons": (*report.dead_reasons, "connector_gone")}
-        return GroupDecision(g, Outcome.WOULD_DELETE, (
-            f"dead: Kafka Connect: {verdict.reason}; {report.evidence[-1]}{lifted}"), order_key=(1, idle_key, g),
-            **base)
+        base = {
+            **base,
+            "health": GroupHealth.DEAD.value,
+            "dead_reasons": (*report.dead_reasons, "connector_gone"),
+        }
+        return GroupDecision(
+            g,
+            Outcome.WOULD_DELETE,
+            (f"dead: Kafka Connect: {verdict.reason}; {report.evidence[-1]}{lifted}"),
+            order_key=(1, idle_key, g),
+            **base,
+        )
     return keep(_reason(report))

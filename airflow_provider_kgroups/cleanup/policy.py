@@ -57,15 +57,27 @@ class CleanupPolicy:
         for name in ("named", "override_deny"):
             value = getattr(self, name)
             if isinstance(value, str):
-                raise ConfigurationError(f"{name} must be a list of group ids, not the single string {value!r}; "
-                                         f"write [{value!r}].")
+                raise ConfigurationError(
+                    f"{name} must be a list of group ids, not the single string {value!r}; write [{value!r}]."
+                )
             object.__setattr__(self, name, tuple(validate_group_ids(value, what=name)) if value else ())
         if not self.named and self.selector is None:
-            raise ConfigurationError("nothing selected: name groups, or give patterns (e.g. 'tmp-*', or '*' for "
-                                     "every group the evidence calls dead).")
+            raise ConfigurationError(
+                "nothing selected: name groups, or give patterns (e.g. 'tmp-*', or '*' for "
+                "every group the evidence calls dead)."
+            )
         check_int("max_deletions", self.max_deletions, at_least=0, must_be="a whole number >= 0")
-        object.__setattr__(self, "max_deletions_percent", check_number(
-            "max_deletions_percent", self.max_deletions_percent, at_least=0, at_most=100, must_be="between 0 and 100"))
+        object.__setattr__(
+            self,
+            "max_deletions_percent",
+            check_number(
+                "max_deletions_percent",
+                self.max_deletions_percent,
+                at_least=0,
+                at_most=100,
+                must_be="between 0 and 100",
+            ),
+        )
         for name in ("dry_run", "delete_despite_unreadable_connect"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}.")
@@ -80,18 +92,31 @@ class CleanupPolicy:
 
     def rules_connector_gone(self) -> DeadGroupRules:
         """The rules for a group whose connector no longer exists: the default ``connect-*`` deny lifted."""
-        return replace(self.rules, default_deny=tuple(p for p in self.rules.default_deny if p != CONNECT_DENY_PATTERN))
+        return replace(
+            self.rules, default_deny=tuple(p for p in self.rules.default_deny if p != CONNECT_DENY_PATTERN)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         r = self.rules
         return {
-            "idle_hours": r.idle_hours, "offsets_retention_minutes": r.offsets_retention_minutes,
-            "assume_full_visibility": r.assume_full_visibility, "allow": list(r.allow), "deny": list(r.deny),
-            "default_deny": list(r.default_deny), "deny_streams_apps": r.deny_streams_apps,
-            "override_deny": list(self.override_deny), "max_deletions": self.max_deletions,
-            "max_deletions_percent": self.max_deletions_percent, "dry_run": self.dry_run,
-            "delete_despite_unreadable_connect": self.delete_despite_unreadable_connect, "named": list(self.named),
-            "selector": None if self.selector is None else {
-                "ids": list(self.selector.ids), "patterns": list(self.selector.patterns),
-                "exclude": list(self.selector.exclude)},
+            "idle_hours": r.idle_hours,
+            "offsets_retention_minutes": r.offsets_retention_minutes,
+            "assume_full_visibility": r.assume_full_visibility,
+            "allow": list(r.allow),
+            "deny": list(r.deny),
+            "default_deny": list(r.default_deny),
+            "deny_streams_apps": r.deny_streams_apps,
+            "override_deny": list(self.override_deny),
+            "max_deletions": self.max_deletions,
+            "max_deletions_percent": self.max_deletions_percent,
+            "dry_run": self.dry_run,
+            "delete_despite_unreadable_connect": self.delete_despite_unreadable_connect,
+            "named": list(self.named),
+            "selector": None
+            if self.selector is None
+            else {
+                "ids": list(self.selector.ids),
+                "patterns": list(self.selector.patterns),
+                "exclude": list(self.selector.exclude),
+            },
         }

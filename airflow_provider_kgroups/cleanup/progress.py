@@ -27,18 +27,34 @@ from .reset import ResetOptions, run_reset
 __all__ = ["commit_progress", "progress_offsets"]
 
 
-async def commit_progress(aclient, group_id: str, ending: Mapping[TopicPartition, int], *, backup_base_url: str,
-                          allow_rewind: bool = False, dry_run: bool = False, **options: Any) -> OffsetChangeResult:
+async def commit_progress(
+    aclient,
+    group_id: str,
+    ending: Mapping[TopicPartition, int],
+    *,
+    backup_base_url: str,
+    allow_rewind: bool = False,
+    dry_run: bool = False,
+    **options: Any,
+) -> OffsetChangeResult:
     """Commit ``ending`` (per partition, the first offset *not* processed) to ``group_id``.
     ``options``: ``audit_base_url``, ``who``, ``storage_options`` (see :func:`.reset.run_reset`)."""
     validate_group_ids([group_id], what="progress group")
     bad = {tp: o for tp, o in ending.items() if not is_int(o) or o < 0}
     if not ending or bad:
-        raise ConfigurationError(f"the processed range's ending offsets must be offsets >= 0 per partition "
-                                 f"(-1, latest, is not an offset the job read up to), got {dict(bad) or 'none'}.")
+        raise ConfigurationError(
+            f"the processed range's ending offsets must be offsets >= 0 per partition "
+            f"(-1, latest, is not an offset the job read up to), got {dict(bad) or 'none'}."
+        )
     spec = ResetSpec(Strategy.FROM_FILE, Scope(), file_offsets={group_id: dict(ending)})
-    return await run_reset(aclient, spec, [group_id], ResetOptions(dry_run=dry_run, forward_only=not allow_rewind),
-                           backup_base_url=backup_base_url, **options)
+    return await run_reset(
+        aclient,
+        spec,
+        [group_id],
+        ResetOptions(dry_run=dry_run, forward_only=not allow_rewind),
+        backup_base_url=backup_base_url,
+        **options,
+    )
 
 
 async def progress_offsets(aclient, group_id: str) -> dict[str, dict[str, int]] | None:
@@ -47,6 +63,8 @@ async def progress_offsets(aclient, group_id: str) -> dict[str, dict[str, int]] 
     validate_group_ids([group_id], what="progress group")
     committed = await aclient.fetch_committed_offsets([group_id])
     if group_id in committed.failures:
-        raise KafkaGroupsError(f"the progress group {group_id!r} could not be read: {committed.failures[group_id]}")
+        raise KafkaGroupsError(
+            f"the progress group {group_id!r} could not be read: {committed.failures[group_id]}"
+        )
     offsets = committed.values[group_id].committed()
     return nest_offsets(offsets) if offsets else None

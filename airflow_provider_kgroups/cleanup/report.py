@@ -23,8 +23,14 @@ from ..lag.snapshot import now_ms as _now_ms
 from .evidence_text import cannot_tell_lines, evidence_lines
 from .permission import Permission, permission
 
-__all__ = ["GroupHealthReport", "DeadGroupsResult", "classify", "classify_group", "classify_groups",
-           "find_dead_groups"]
+__all__ = [
+    "GroupHealthReport",
+    "DeadGroupsResult",
+    "classify",
+    "classify_group",
+    "classify_groups",
+    "find_dead_groups",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +101,24 @@ class GroupHealthReport:
         return self.found.expires_at_ms
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "health": self.health.value, "evidence": list(self.evidence),
-                "deletable": self.deletable, "permitted": self.permitted, "state": self.state.value,
-                "protocol_type": self.protocol_type, "group_type": self.group_type,
-                "dead_reasons": list(self.dead_reasons), "cannot_tell": list(self.cannot_tell),
-                "last_progress_ms": self.last_progress_ms, "idle_since_ms": self.idle_since_ms,
-                "empty_since_ms": self.empty_since_ms, "expires_at_ms": self.expires_at_ms,
-                "findings": [f.to_dict() for f in self.findings], "permission": self.permission.to_dict()}
+        return {
+            "group_id": self.group_id,
+            "health": self.health.value,
+            "evidence": list(self.evidence),
+            "deletable": self.deletable,
+            "permitted": self.permitted,
+            "state": self.state.value,
+            "protocol_type": self.protocol_type,
+            "group_type": self.group_type,
+            "dead_reasons": list(self.dead_reasons),
+            "cannot_tell": list(self.cannot_tell),
+            "last_progress_ms": self.last_progress_ms,
+            "idle_since_ms": self.idle_since_ms,
+            "empty_since_ms": self.empty_since_ms,
+            "expires_at_ms": self.expires_at_ms,
+            "findings": [f.to_dict() for f in self.findings],
+            "permission": self.permission.to_dict(),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,49 +131,93 @@ class DeadGroupsResult:
         return [g for g, r in self.reports.items() if r.deletable]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reports": {g: r.to_dict() for g, r in self.reports.items()},
-                "failures": {g: f.to_dict() for g, f in self.failures.items()}}
+        return {
+            "reports": {g: r.to_dict() for g, r in self.reports.items()},
+            "failures": {g: f.to_dict() for g, f in self.failures.items()},
+        }
 
 
-def classify(obs: GroupObservation, history: Sequence[GroupHistoryPoint], rules: DeadGroupRules = DeadGroupRules(),
-             *, topic_checks: Mapping[str, TopicExistence | Failure] | None = None,
-             existing_topics: Collection[str] | None = None) -> GroupHealthReport:
+def classify(
+    obs: GroupObservation,
+    history: Sequence[GroupHistoryPoint],
+    rules: DeadGroupRules = DeadGroupRules(),
+    *,
+    topic_checks: Mapping[str, TopicExistence | Failure] | None = None,
+    existing_topics: Collection[str] | None = None,
+) -> GroupHealthReport:
     """The evidence of one observed group and its permission (``existing_topics``: the listing,
     for the Streams heuristic and, without ``topic_checks``, the topics rule's cannot-tell)."""
     found = judge_group(obs, history, rules, topic_checks=topic_checks, existing_topics=existing_topics)
     return GroupHealthReport(found, permission(obs.group_id, rules, existing_topics))
 
 
-def classify_group(group_id: str, description: GroupDescription, offsets: GroupOffsets | None,
-                   existing_topics: Collection[str] | None, history: Sequence[GroupHistoryPoint],
-                   rules: DeadGroupRules = DeadGroupRules(), now_ms: int | None = None, *,
-                   topic_checks: Mapping[str, TopicExistence | Failure] | None = None) -> GroupHealthReport:
+def classify_group(
+    group_id: str,
+    description: GroupDescription,
+    offsets: GroupOffsets | None,
+    existing_topics: Collection[str] | None,
+    history: Sequence[GroupHistoryPoint],
+    rules: DeadGroupRules = DeadGroupRules(),
+    now_ms: int | None = None,
+    *,
+    topic_checks: Mapping[str, TopicExistence | Failure] | None = None,
+) -> GroupHealthReport:
     """:func:`classify` from a description and committed offsets as the client returns them."""
-    obs = GroupObservation.of(description, offsets, _now_ms() if now_ms is None else now_ms, group_id=group_id)
+    obs = GroupObservation.of(
+        description, offsets, _now_ms() if now_ms is None else now_ms, group_id=group_id
+    )
     return classify(obs, history, rules, topic_checks=topic_checks, existing_topics=existing_topics)
 
 
-def classify_groups(descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets],
-                    existing_topics: Collection[str] | None, history: Iterable[LagSnapshot] = (),
-                    rules: DeadGroupRules = DeadGroupRules(), now_ms: int | None = None,
-                    failures: Mapping[str, Failure] | None = None, *,
-                    topic_checks: Mapping[str, TopicExistence | Failure] | None = None) -> DeadGroupsResult:
+def classify_groups(
+    descriptions: Mapping[str, GroupDescription],
+    offsets: Mapping[str, GroupOffsets],
+    existing_topics: Collection[str] | None,
+    history: Iterable[LagSnapshot] = (),
+    rules: DeadGroupRules = DeadGroupRules(),
+    now_ms: int | None = None,
+    failures: Mapping[str, Failure] | None = None,
+    *,
+    topic_checks: Mapping[str, TopicExistence | Failure] | None = None,
+) -> DeadGroupsResult:
     """:func:`classify_group` for every described group; a group whose committed offsets could
     not be read is reported in ``failures``, not guessed at."""
     now = _now_ms() if now_ms is None else now_ms
-    evidence, all_failures = judge_groups(descriptions, offsets, history, rules, now, failures=failures,
-                                          topic_checks=topic_checks, existing_topics=existing_topics)
-    return DeadGroupsResult({g: GroupHealthReport(e, permission(g, rules, existing_topics)) for g, e in evidence.items()},
-                            all_failures)
+    evidence, all_failures = judge_groups(
+        descriptions,
+        offsets,
+        history,
+        rules,
+        now,
+        failures=failures,
+        topic_checks=topic_checks,
+        existing_topics=existing_topics,
+    )
+    return DeadGroupsResult(
+        {g: GroupHealthReport(e, permission(g, rules, existing_topics)) for g, e in evidence.items()},
+        all_failures,
+    )
 
 
-async def find_dead_groups(client, group_ids: Iterable[str] | None = None, *, history: Iterable[LagSnapshot] = (),
-                           rules: DeadGroupRules = DeadGroupRules(), now_ms: int | None = None,
-                           timeout_s: float | None = None) -> DeadGroupsResult:
+async def find_dead_groups(
+    client,
+    group_ids: Iterable[str] | None = None,
+    *,
+    history: Iterable[LagSnapshot] = (),
+    rules: DeadGroupRules = DeadGroupRules(),
+    now_ms: int | None = None,
+    timeout_s: float | None = None,
+) -> DeadGroupsResult:
     """Describe the groups (default: every group the cluster lists), read their committed
     offsets, check their committed topics by name, classify them (:mod:`..lag.deadgroup_reads`)
     and add each one's permission. Nothing is deleted."""
-    reads = await read_dead_group_evidence(client, group_ids, history=history, rules=rules, now_ms=now_ms,
-                                           timeout_s=timeout_s)
-    return DeadGroupsResult({g: GroupHealthReport(e, permission(g, rules, reads.listed_topics))
-                             for g, e in reads.evidence.items()}, reads.failures)
+    reads = await read_dead_group_evidence(
+        client, group_ids, history=history, rules=rules, now_ms=now_ms, timeout_s=timeout_s
+    )
+    return DeadGroupsResult(
+        {
+            g: GroupHealthReport(e, permission(g, rules, reads.listed_topics))
+            for g, e in reads.evidence.items()
+        },
+        reads.failures,
+    )

@@ -67,7 +67,9 @@ def _sink_records(evidence: Any, group_id: str) -> list[Any]:
     return [r for r in evidence.connectors if r.type != "source" and r.group_id == group_id]
 
 
-def _connect_check(plan: ResetPlan, evidence: Any, via_connect: bool) -> tuple[dict[str, GroupReset], dict[str, Any]]:
+def _connect_check(
+    plan: ResetPlan, evidence: Any, via_connect: bool
+) -> tuple[dict[str, GroupReset], dict[str, Any]]:
     """The plan's groups with Connect's refusals added, and the groups to reset via Connect
     (group -> (connector record))."""
     groups, via = dict(plan.groups), {}
@@ -75,12 +77,16 @@ def _connect_check(plan: ResetPlan, evidence: Any, via_connect: bool) -> tuple[d
         sinks = _sink_records(evidence, g) if evidence is not None else []
         # A running or PAUSED connector's tasks are the group's members (a paused sink task keeps its
         # consumer in the group): "has members" is true but says less than how Connect resets it.
-        if not group.ok and not (group.refusal is Refusal.HAS_MEMBERS and any(r.state != "STOPPED" for r in sinks)):
+        if not group.ok and not (
+            group.refusal is Refusal.HAS_MEMBERS and any(r.state != "STOPPED" for r in sinks)
+        ):
             continue
         if evidence is None:
             if g.startswith(CONNECT_PREFIX):
-                groups[g] = group.refused(Refusal.CONNECT_UNKNOWN, "no Kafka Connect cluster is configured to tell "
-                                          "(give --connect-url / connect_conn_ids)")
+                groups[g] = group.refused(
+                    Refusal.CONNECT_UNKNOWN,
+                    "no Kafka Connect cluster is configured to tell (give --connect-url / connect_conn_ids)",
+                )
             continue
         if sinks:
             record = sinks[0]
@@ -88,12 +94,19 @@ def _connect_check(plan: ResetPlan, evidence: Any, via_connect: bool) -> tuple[d
             if via_connect and record.state == "STOPPED" and len(sinks) == 1 and group.ok:
                 via[g] = record
                 continue
-            how = ("and reset-offsets was not asked to go through Connect (--via-connect)" if not via_connect else
-                   f"its connector is {record.state}, not STOPPED: stop it first (PUT {target}/stop)")
-            groups[g] = group.refused(Refusal.CONNECT_SINK, (
-                f"connector {record.name!r} on {record.cluster_url} owns it ({record.state}); commit through Kafka "
-                f"Connect instead: PATCH {target}/offsets while the connector is STOPPED (KIP-875, Kafka 3.6+), "
-                f"{how}"))
+            how = (
+                "and reset-offsets was not asked to go through Connect (--via-connect)"
+                if not via_connect
+                else f"its connector is {record.state}, not STOPPED: stop it first (PUT {target}/stop)"
+            )
+            groups[g] = group.refused(
+                Refusal.CONNECT_SINK,
+                (
+                    f"connector {record.name!r} on {record.cluster_url} owns it ({record.state}); commit through Kafka "
+                    f"Connect instead: PATCH {target}/offsets while the connector is STOPPED (KIP-875, Kafka 3.6+), "
+                    f"{how}"
+                ),
+            )
             continue
         verdict = evidence.for_group(g, protocol_type=group.protocol_type or None)
         if verdict is not None and getattr(verdict.status, "value", verdict.status) == "unavailable":
@@ -108,8 +121,13 @@ class ResetChange:
     absent_ok = True  # Kafka creates the group (Empty) on an administrator's first commit
     needs_empty = True  # the broker refuses an administrator's commit into a group with members
 
-    def __init__(self, groups: Mapping[str, GroupReset], via: Mapping[str, Any], clusters: Sequence[Any],
-                 connect_timeout_s: float) -> None:
+    def __init__(
+        self,
+        groups: Mapping[str, GroupReset],
+        via: Mapping[str, Any],
+        clusters: Sequence[Any],
+        connect_timeout_s: float,
+    ) -> None:
         self._groups, self._via, self._clusters, self._timeout = groups, via, clusters, connect_timeout_s
         self.share_groups = frozenset(g for g, r in groups.items() if r.is_share)
 
@@ -119,10 +137,14 @@ class ResetChange:
 
         shares = [g for g in group_ids if g in self.share_groups]
         others = [g for g in group_ids if g not in self.share_groups]
-        read = await asyncio.gather(*([aclient.fetch_committed_offsets(others)] if others else []),
-                                    *([aclient.describe_share_group_offsets(shares)] if shares else []))
-        return KeyedResults({k: v for r in read for k, v in r.values.items()},
-                            {k: f for r in read for k, f in r.failures.items()})
+        read = await asyncio.gather(
+            *([aclient.fetch_committed_offsets(others)] if others else []),
+            *([aclient.describe_share_group_offsets(shares)] if shares else []),
+        )
+        return KeyedResults(
+            {k: v for r in read for k, v in r.values.items()},
+            {k: f for r in read for k, f in r.failures.items()},
+        )
 
     def backup_scope(self, group_id: str) -> frozenset[TopicPartition]:
         return frozenset(p.tp for p in self._groups[group_id].partitions)
@@ -131,14 +153,25 @@ class ResetChange:
         planned = self._groups[group_id].current
         now = offsets.committed()
         scope = {p.tp for p in self._groups[group_id].partitions}
-        diff = [f"{tp}: {planned.get(tp)} -> {now.get(tp)}" for tp in sorted(scope) if planned.get(tp) != now.get(tp)]
+        diff = [
+            f"{tp}: {planned.get(tp)} -> {now.get(tp)}"
+            for tp in sorted(scope)
+            if planned.get(tp) != now.get(tp)
+        ]
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
     def intent(self, group_id: str) -> dict[str, Any]:
         targets = self._groups[group_id].targets()
-        return {"kind": "commit", "partitions": sorted(tp_key(tp) for tp in targets),
-                "targets": {tp_key(tp): o for tp, o in sorted(targets.items())},
-                "via": "connect" if group_id in self._via else "share" if group_id in self.share_groups else "kafka"}
+        return {
+            "kind": "commit",
+            "partitions": sorted(tp_key(tp) for tp in targets),
+            "targets": {tp_key(tp): o for tp, o in sorted(targets.items())},
+            "via": "connect"
+            if group_id in self._via
+            else "share"
+            if group_id in self.share_groups
+            else "kafka",
+        }
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         direct = [g for g in group_ids if g not in self._via and g not in self.share_groups]
@@ -174,33 +207,63 @@ class ResetChange:
         try:
             message = alter_sink_offsets(cluster, record.name, targets, self._timeout)
         except ConnectWriteError as exc:
-            return Step(group_id, StepResult.FAILED, f"Kafka Connect did not alter the offsets: {exc}",
-                        {"failed": {tp: str(exc) for tp in targets}})
-        return Step(group_id, StepResult.DONE, f"reset through Kafka Connect (connector {record.name!r}): {message}",
-                    {"changed": targets})
+            return Step(
+                group_id,
+                StepResult.FAILED,
+                f"Kafka Connect did not alter the offsets: {exc}",
+                {"failed": {tp: str(exc) for tp in targets}},
+            )
+        return Step(
+            group_id,
+            StepResult.DONE,
+            f"reset through Kafka Connect (connector {record.name!r}): {message}",
+            {"changed": targets},
+        )
 
 
 def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_back) -> Step:
     if group_id in results.failures:
         failure = results.failures[group_id]
-        return Step(group_id, StepResult.FAILED, f"the commit failed: {failure}",
-                    {"failed": {tp: str(failure) for tp in targets}})
+        return Step(
+            group_id,
+            StepResult.FAILED,
+            f"the commit failed: {failure}",
+            {"failed": {tp: str(failure) for tp in targets}},
+        )
     answers = results.values[group_id]
     failed = {tp: str(f) for tp, f in answers.items() if f is not None}
     changed = {tp: targets[tp] for tp, f in answers.items() if f is None}
     if not failed:
         seen = _read(group_id, read_back)
-        mismatch = [] if seen is None else [f"{tp} reads {seen.get(tp)}" for tp in sorted(changed)
-                                            if seen.get(tp) != changed[tp]]
-        check = (f"; read back: {', '.join(mismatch)} (changed again since the commit)" if mismatch else
-                 "; read back" if seen is not None else "; could not be read back")
-        return Step(group_id, StepResult.DONE, f"committed {len(changed)} partition(s){check}", {"changed": changed})
+        mismatch = (
+            []
+            if seen is None
+            else [f"{tp} reads {seen.get(tp)}" for tp in sorted(changed) if seen.get(tp) != changed[tp]]
+        )
+        check = (
+            f"; read back: {', '.join(mismatch)} (changed again since the commit)"
+            if mismatch
+            else "; read back"
+            if seen is not None
+            else "; could not be read back"
+        )
+        return Step(
+            group_id, StepResult.DONE, f"committed {len(changed)} partition(s){check}", {"changed": changed}
+        )
     if not changed:
-        return Step(group_id, StepResult.FAILED, f"every partition's commit failed ({next(iter(failed.values()))})",
-                    {"failed": failed})
+        return Step(
+            group_id,
+            StepResult.FAILED,
+            f"every partition's commit failed ({next(iter(failed.values()))})",
+            {"failed": failed},
+        )
     listed = ", ".join(f"{tp} {why}" for tp, why in sorted(failed.items()))
-    return Step(group_id, StepResult.PARTIAL, f"committed {len(changed)} partition(s), {len(failed)} failed: {listed}",
-                {"changed": changed, "failed": failed})
+    return Step(
+        group_id,
+        StepResult.PARTIAL,
+        f"committed {len(changed)} partition(s), {len(failed)} failed: {listed}",
+        {"changed": changed, "failed": failed},
+    )
 
 
 def _read(group_id: str, read_back) -> dict[TopicPartition, int] | None:
@@ -214,48 +277,98 @@ def _connect_read_back(step: Step, targets: Mapping[TopicPartition, int], read_b
     seen = _read(step.group_id, read_back)
     if seen is None:
         failure = read_back.failures.get(step.group_id)
-        return Step(step.group_id, step.result, f"{step.reason}; could not be read back ({failure})", step.detail)
+        return Step(
+            step.group_id, step.result, f"{step.reason}; could not be read back ({failure})", step.detail
+        )
     changed = {tp: o for tp, o in targets.items() if seen.get(tp) == o}
-    failed = {tp: f"Kafka Connect answered success but the group reads {seen.get(tp)}, not {o}"
-              for tp, o in targets.items() if seen.get(tp) != o}
+    failed = {
+        tp: f"Kafka Connect answered success but the group reads {seen.get(tp)}, not {o}"
+        for tp, o in targets.items()
+        if seen.get(tp) != o
+    }
     if not failed:
         return Step(step.group_id, StepResult.DONE, f"{step.reason}; read back", {"changed": changed})
     listed = ", ".join(f"{tp}: {why}" for tp, why in sorted(failed.items()))
     result = StepResult.PARTIAL if changed else StepResult.FAILED
-    return Step(step.group_id, result, f"{step.reason}; read back: {listed}", {"changed": changed, "failed": failed})
+    return Step(
+        step.group_id, result, f"{step.reason}; read back: {listed}", {"changed": changed, "failed": failed}
+    )
 
 
-_OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,
-            StepResult.CHANGED: ChangeOutcome.SKIPPED, StepResult.GONE: ChangeOutcome.SKIPPED,
-            StepResult.FAILED: ChangeOutcome.FAILED}
+_OUTCOME = {
+    StepResult.DONE: ChangeOutcome.DONE,
+    StepResult.PARTIAL: ChangeOutcome.PARTIAL,
+    StepResult.CHANGED: ChangeOutcome.SKIPPED,
+    StepResult.GONE: ChangeOutcome.SKIPPED,
+    StepResult.FAILED: ChangeOutcome.FAILED,
+}
 
 
-async def run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options: ResetOptions = ResetOptions(), *,
-                    backup_base_url: str, connect_clusters: Sequence[Any] = (), connect_timeout_s: float = 30.0,
-                    audit_base_url: str | None = None, who: Mapping[str, Any] | None = None,
-                    storage_options: Mapping[str, Any] | None = None, now_ms: int | None = None,
-                    action: str | None = None) -> OffsetChangeResult:
+async def run_reset(
+    aclient,
+    spec: ResetSpec,
+    group_ids: Sequence[str],
+    options: ResetOptions = ResetOptions(),
+    *,
+    backup_base_url: str,
+    connect_clusters: Sequence[Any] = (),
+    connect_timeout_s: float = 30.0,
+    audit_base_url: str | None = None,
+    who: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    now_ms: int | None = None,
+    action: str | None = None,
+) -> OffsetChangeResult:
     """Plan the reset of ``group_ids``; unless ``options.dry_run``, carry it out through the safety
     path; write an audit record under ``audit_base_url`` (None: none), with the write-ahead intent
     before the change (:mod:`.writeahead`). ``action``: the audit's name of it (default reset-offsets)."""
     started = _now_ms() if now_ms is None else now_ms
-    run = start_run(audit_base_url, "reset-offsets" if action is None else action, dry_run=options.dry_run, who=who,
-                    storage_options=storage_options, started_ms=started)
+    run = start_run(
+        audit_base_url,
+        "reset-offsets" if action is None else action,
+        dry_run=options.dry_run,
+        who=who,
+        storage_options=storage_options,
+        started_ms=started,
+    )
     try:
-        return await _run_reset(aclient, spec, group_ids, options, run, started, backup_base_url=backup_base_url,
-                                connect_clusters=connect_clusters, connect_timeout_s=connect_timeout_s,
-                                audit_base_url=audit_base_url, who=who, storage_options=storage_options,
-                                action=action)
+        return await _run_reset(
+            aclient,
+            spec,
+            group_ids,
+            options,
+            run,
+            started,
+            backup_base_url=backup_base_url,
+            connect_clusters=connect_clusters,
+            connect_timeout_s=connect_timeout_s,
+            audit_base_url=audit_base_url,
+            who=who,
+            storage_options=storage_options,
+            action=action,
+        )
     except BaseException as exc:
         if run is not None:
             await run.close_after_error(aclient, exc)
         raise
 
 
-async def _run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options: ResetOptions, run, started: int, *,
-                     backup_base_url: str, connect_clusters: Sequence[Any], connect_timeout_s: float,
-                     audit_base_url: str | None, who: Mapping[str, Any] | None,
-                     storage_options: Mapping[str, Any] | None, action: str | None) -> OffsetChangeResult:
+async def _run_reset(
+    aclient,
+    spec: ResetSpec,
+    group_ids: Sequence[str],
+    options: ResetOptions,
+    run,
+    started: int,
+    *,
+    backup_base_url: str,
+    connect_clusters: Sequence[Any],
+    connect_timeout_s: float,
+    audit_base_url: str | None,
+    who: Mapping[str, Any] | None,
+    storage_options: Mapping[str, Any] | None,
+    action: str | None,
+) -> OffsetChangeResult:
     if run is not None:
         await run.reconcile(aclient)
     evidence = None
@@ -265,48 +378,80 @@ async def _run_reset(aclient, spec: ResetSpec, group_ids: Sequence[str], options
     groups, via = _connect_check(plan, evidence, options.via_connect)
     if options.forward_only:
         for g, r in groups.items():
-            back = [f"{p.tp} from {p.current} to {p.target}" for p in r.partitions
-                    if p.current is not None and p.target < p.current]
+            back = [
+                f"{p.tp} from {p.current} to {p.target}"
+                for p in r.partitions
+                if p.current is not None and p.target < p.current
+            ]
             if r.ok and back:
                 groups[g] = r.refused(Refusal.REWIND, ", ".join(back))
     ready = [g for g, r in groups.items() if r.ok]
     if options.max_groups is not None and len(ready) > options.max_groups:
-        for g in ready[options.max_groups:]:
-            groups[g] = groups[g].refused(Refusal.OVER_CAP, f"at most {options.max_groups} group(s) per run "
-                                                            f"(max_groups); {len(ready)} were ready: next run")
-        ready = ready[:options.max_groups]
+        for g in ready[options.max_groups :]:
+            groups[g] = groups[g].refused(
+                Refusal.OVER_CAP,
+                f"at most {options.max_groups} group(s) per run "
+                f"(max_groups); {len(ready)} were ready: next run",
+            )
+        ready = ready[: options.max_groups]
     decisions = {g: _planned(r, g in via) for g, r in groups.items()}
     backup_url = None
     if not options.dry_run and ready:
         change = ResetChange(groups, via, connect_clusters, connect_timeout_s)
-        absent = {g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current] for g in ready
-                  if not groups[g].is_share}  # a share-partition's start offset cannot be taken back
+        absent = {
+            g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current]
+            for g in ready
+            if not groups[g].is_share
+        }  # a share-partition's start offset cannot be taken back
         note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
-        steps, backup_url = await guarded(aclient, change, ready, backup_base_url=backup_base_url, note=note,
-                                          storage_options=storage_options, absent=absent, run=run)
+        steps, backup_url = await guarded(
+            aclient,
+            change,
+            ready,
+            backup_base_url=backup_base_url,
+            note=note,
+            storage_options=storage_options,
+            absent=absent,
+            run=run,
+        )
         for g, step in steps.items():
             decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
     plan_doc = {"strategy": spec.describe(started), "spec": spec.to_dict(), "planned_at_ms": started}
     result = OffsetChangeResult(action or "reset-offsets", options.dry_run, decisions, plan_doc, backup_url)
     if audit_base_url is None:
         return result
-    return await write_change_audit(result, audit_base_url, started_ms=started, who=who,
-                                    storage_options=storage_options, run=run,
-                                    extra={"connect_clusters": [c.url for c in connect_clusters],
-                                           "options": {"max_groups": options.max_groups,
-                                                       "via_connect": options.via_connect,
-                                                       "forward_only": options.forward_only}})
+    return await write_change_audit(
+        result,
+        audit_base_url,
+        started_ms=started,
+        who=who,
+        storage_options=storage_options,
+        run=run,
+        extra={
+            "connect_clusters": [c.url for c in connect_clusters],
+            "options": {
+                "max_groups": options.max_groups,
+                "via_connect": options.via_connect,
+                "forward_only": options.forward_only,
+            },
+        },
+    )
 
 
 def _planned(group: GroupReset, via_connect: bool) -> GroupChangeDecision:
     rows = tuple(p.to_dict() for p in group.partitions)
     if not group.ok:
         skipped = group.refusal is Refusal.OVER_CAP
-        return GroupChangeDecision(group.group_id, ChangeOutcome.SKIPPED if skipped else ChangeOutcome.REFUSED,
-                                   group.reason(), group.refusal.value, rows)
+        return GroupChangeDecision(
+            group.group_id,
+            ChangeOutcome.SKIPPED if skipped else ChangeOutcome.REFUSED,
+            group.reason(),
+            group.refusal.value,
+            rows,
+        )
     how = " through Kafka Connect (KIP-875)" if via_connect else ""
     new = "" if group.exists else " (a new group: the commit creates it, Empty)"
     reason = f"{len(group.partitions)} partition(s){how}{new}"
-    return GroupChangeDecision(group.group_id, ChangeOutcome.WOULD_DO, reason, None, rows,
-                               via="connect" if via_connect else "kafka")
-
+    return GroupChangeDecision(
+        group.group_id, ChangeOutcome.WOULD_DO, reason, None, rows, via="connect" if via_connect else "kafka"
+    )

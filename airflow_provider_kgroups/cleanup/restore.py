@@ -47,10 +47,14 @@ class RestoreChange:
     async def read_offsets(self, aclient, group_ids: list[str]):
         shares = [g for g in group_ids if g in self.share_groups]
         others = [g for g in group_ids if g not in self.share_groups]
-        read = await asyncio.gather(*([aclient.fetch_committed_offsets(others)] if others else []),
-                                    *([aclient.describe_share_group_offsets(shares)] if shares else []))
-        return KeyedResults({k: v for r in read for k, v in r.values.items()},
-                            {k: f for r in read for k, f in r.failures.items()})
+        read = await asyncio.gather(
+            *([aclient.fetch_committed_offsets(others)] if others else []),
+            *([aclient.describe_share_group_offsets(shares)] if shares else []),
+        )
+        return KeyedResults(
+            {k: v for r in read for k, v in r.values.items()},
+            {k: f for r in read for k, f in r.failures.items()},
+        )
 
     def scope(self, group_id: str) -> frozenset[TopicPartition]:
         return frozenset(self.backup.groups[group_id]) | frozenset(self.backup.absent.get(group_id, ()))
@@ -64,8 +68,12 @@ class RestoreChange:
     def intent(self, group_id: str) -> dict[str, Any]:
         targets = {tp_key(tp): c.offset for tp, c in self.backup.groups[group_id].items()}
         targets.update({tp_key(tp): None for tp in self.backup.absent.get(group_id, ())})
-        return {"kind": "commit", "partitions": sorted(targets), "targets": dict(sorted(targets.items())),
-                "from_backup": self.backup.url}
+        return {
+            "kind": "commit",
+            "partitions": sorted(targets),
+            "targets": dict(sorted(targets.items())),
+            "from_backup": self.backup.url,
+        }
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         self.results.update(await restore_offsets(aclient, self.backup, group_ids))
@@ -76,19 +84,33 @@ class RestoreChange:
             changed, failed = dict(r.values), {tp: str(f) for tp, f in r.failures.items()}
             result = StepResult.DONE if not failed else StepResult.PARTIAL if changed else StepResult.FAILED
             listed = "" if not failed else f", {len(failed)} refused: {next(iter(failed.values()))}"
-            steps[g] = Step(g, result, f"restored {len(changed)} partition(s) from {self.backup.url}{listed}",
-                            {"changed": changed, "failed": failed})
+            steps[g] = Step(
+                g,
+                result,
+                f"restored {len(changed)} partition(s) from {self.backup.url}{listed}",
+                {"changed": changed, "failed": failed},
+            )
         return steps
 
 
-_OUTCOME = {StepResult.DONE: ChangeOutcome.DONE, StepResult.PARTIAL: ChangeOutcome.PARTIAL,
-            StepResult.CHANGED: ChangeOutcome.SKIPPED, StepResult.GONE: ChangeOutcome.SKIPPED,
-            StepResult.FAILED: ChangeOutcome.FAILED}
+_OUTCOME = {
+    StepResult.DONE: ChangeOutcome.DONE,
+    StepResult.PARTIAL: ChangeOutcome.PARTIAL,
+    StepResult.CHANGED: ChangeOutcome.SKIPPED,
+    StepResult.GONE: ChangeOutcome.SKIPPED,
+    StepResult.FAILED: ChangeOutcome.FAILED,
+}
 
 
-async def run_restore(aclient, backup: OffsetsBackup | str, group_ids: Sequence[str] | None = None, *,
-                      who: Mapping[str, Any] | None = None, storage_options: Mapping[str, Any] | None = None,
-                      store_url: str | None = None) -> tuple[dict[str, KeyedResults], OffsetChangeResult]:
+async def run_restore(
+    aclient,
+    backup: OffsetsBackup | str,
+    group_ids: Sequence[str] | None = None,
+    *,
+    who: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    store_url: str | None = None,
+) -> tuple[dict[str, KeyedResults], OffsetChangeResult]:
     """Restore ``group_ids`` (default: every group in the backup) written ahead: per group the
     partitions' results (as :func:`..history.backup.restore_offsets`) and the run's result, with
     the backup of the offsets it overwrote (its own undo) and its audit record."""
@@ -98,33 +120,60 @@ async def run_restore(aclient, backup: OffsetsBackup | str, group_ids: Sequence[
     if not set(ids) <= set(backup.groups):  # the message names them (and the backup) before any change
         await restore_offsets(aclient, backup, ids)
     if not (store_url or backup.url):
-        raise ConfigurationError("a backup given as a value without its URL needs store_url: where the restore's "
-                                 "backup, intent and audit record go.")
+        raise ConfigurationError(
+            "a backup given as a value without its URL needs store_url: where the restore's "
+            "backup, intent and audit record go."
+        )
     store = store_url or store_of(str(backup.url))
     started = _now_ms()
-    run = start_run(store, "restore", dry_run=False, who=who, storage_options=storage_options, started_ms=started)
+    run = start_run(
+        store, "restore", dry_run=False, who=who, storage_options=storage_options, started_ms=started
+    )
+    assert run is not None, "a restore is never a dry run and always has a store"
     change = RestoreChange(backup)
     try:
         await run.reconcile(aclient)
         current = await change.read_offsets(aclient, ids)
-        absent = {g: [tp for tp in change.scope(g)
-                      if (current.values[g].committed() if g in current.values else {}).get(tp) is None]
-                  for g in ids if g not in change.share_groups}
-        steps, backup_url = await guarded(aclient, change, ids, backup_base_url=store,
-                                          note=", ".join(f"{k}={v}" for k, v in (who or {}).items()),
-                                          storage_options=storage_options, absent=absent, run=run)
+        absent = {
+            g: [
+                tp
+                for tp in change.scope(g)
+                if (current.values[g].committed() if g in current.values else {}).get(tp) is None
+            ]
+            for g in ids
+            if g not in change.share_groups
+        }
+        steps, backup_url = await guarded(
+            aclient,
+            change,
+            ids,
+            backup_base_url=store,
+            note=", ".join(f"{k}={v}" for k, v in (who or {}).items()),
+            storage_options=storage_options,
+            absent=absent,
+            run=run,
+        )
     except BaseException as exc:
         await run.close_after_error(aclient, exc)
         raise
     decisions = {}
     for g in ids:
         step = steps[g]
-        decisions[g] = GroupChangeDecision(g, _OUTCOME[step.result], step.reason,
-                                           changed=step.detail.get("changed", {}),
-                                           failed=step.detail.get("failed", {}))
-        if g not in change.results:  # the path kept it (leased by another run, unreadable): say so per partition
-            change.results[g] = KeyedResults({}, {tp: Failure(-1, step.reason) for tp in sorted(change.scope(g))})
+        decisions[g] = GroupChangeDecision(
+            g,
+            _OUTCOME[step.result],
+            step.reason,
+            changed=step.detail.get("changed", {}),
+            failed=step.detail.get("failed", {}),
+        )
+        if (
+            g not in change.results
+        ):  # the path kept it (leased by another run, unreadable): say so per partition
+            change.results[g] = KeyedResults(
+                {}, {tp: Failure(-1, step.reason) for tp in sorted(change.scope(g))}
+            )
     result = OffsetChangeResult("restore", False, decisions, {"from_backup": backup.url}, backup_url)
-    result = await write_change_audit(result, store, started_ms=started, who=who, storage_options=storage_options,
-                                      run=run)
+    result = await write_change_audit(
+        result, store, started_ms=started, who=who, storage_options=storage_options, run=run
+    )
     return {g: change.results[g] for g in ids if g in change.results}, result

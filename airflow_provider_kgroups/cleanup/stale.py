@@ -35,9 +35,9 @@ from .offset_results import OffsetChangeResult
 __all__ = ["plan_stale_offsets", "run_stale_offsets"]
 
 
-async def plan_stale_offsets(aclient, group_ids: Iterable[str], *,
-                             denied: Callable[[str], str | None] = lambda g: None
-                             ) -> tuple[dict[str, GroupOffsetDeletion], dict[str, str]]:
+async def plan_stale_offsets(
+    aclient, group_ids: Iterable[str], *, denied: Callable[[str], str | None] = lambda g: None
+) -> tuple[dict[str, GroupOffsetDeletion], dict[str, str]]:
     """(the deletion plan per group, why each topic counts as stale: "group/topic" -> reason).
     ``denied(group_id)``: the deny pattern protecting the group, or None."""
     plans = await plan_offset_deletion(aclient, list(group_ids), None)
@@ -54,12 +54,16 @@ async def plan_stale_offsets(aclient, group_ids: Iterable[str], *,
             out[g] = replace(plan, partitions={}, refusal=f"protected by the deny pattern {pattern!r}")
             continue
         if not plan.members:
-            out[g] = replace(plan, partitions={}, refusal="no members: the dead-group rules judge Empty groups")
+            out[g] = replace(
+                plan, partitions={}, refusal="no members: the dead-group rules judge Empty groups"
+            )
             continue
         stale = {}
         for tp, prediction in plan.partitions.items():
             state = existence.values.get(tp.topic) if existence is not None else None
-            if state is TopicExistence.ABSENT and prediction is not Prediction.SUBSCRIBED:  # else the broker keeps it
+            if (
+                state is TopicExistence.ABSENT and prediction is not Prediction.SUBSCRIBED
+            ):  # else the broker keeps it
                 stale[tp] = prediction
                 why[f"{g}/{tp.topic}"] = "deleted (Metadata names it UNKNOWN_TOPIC_OR_PARTITION)"
             elif state is TopicExistence.EXISTS and prediction is Prediction.DELETE:
@@ -67,20 +71,42 @@ async def plan_stale_offsets(aclient, group_ids: Iterable[str], *,
                 why[f"{g}/{tp.topic}"] = "no member subscribes to it"
         if not stale:
             unknown = any(p is Prediction.BROKER_DECIDES for p in plan.partitions.values())
-            out[g] = replace(plan, partitions={}, refusal=(
-                "its members' subscriptions are unknown (not Stable): kept" if unknown
-                else "no stale offsets: every committed topic exists and is subscribed (or cannot be seen)"))
+            out[g] = replace(
+                plan,
+                partitions={},
+                refusal=(
+                    "its members' subscriptions are unknown (not Stable): kept"
+                    if unknown
+                    else "no stale offsets: every committed topic exists and is subscribed (or cannot be seen)"
+                ),
+            )
         else:
-            out[g] = replace(plan, partitions=stale,
-                             committed={tp: o for tp, o in plan.committed.items() if tp in stale})
+            out[g] = replace(
+                plan, partitions=stale, committed={tp: o for tp, o in plan.committed.items() if tp in stale}
+            )
     return out, why
 
 
-async def run_stale_offsets(aclient, group_ids: Iterable[str], options: DeletionOptions, *, backup_base_url: str,
-                            audit_base_url: str | None = None, who: Mapping[str, Any] | None = None,
-                            storage_options: Mapping[str, Any] | None = None,
-                            denied: Callable[[str], str | None] = lambda g: None) -> OffsetChangeResult:
+async def run_stale_offsets(
+    aclient,
+    group_ids: Iterable[str],
+    options: DeletionOptions,
+    *,
+    backup_base_url: str,
+    audit_base_url: str | None = None,
+    who: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    denied: Callable[[str], str | None] = lambda g: None,
+) -> OffsetChangeResult:
     plans, why = await plan_stale_offsets(aclient, group_ids, denied=denied)
-    return await run_offset_deletion(aclient, plans, options, backup_base_url=backup_base_url,
-                                     audit_base_url=audit_base_url, who=who, storage_options=storage_options,
-                                     action="stale-offsets", extra={"stale_topics": why})
+    return await run_offset_deletion(
+        aclient,
+        plans,
+        options,
+        backup_base_url=backup_base_url,
+        audit_base_url=audit_base_url,
+        who=who,
+        storage_options=storage_options,
+        action="stale-offsets",
+        extra={"stale_topics": why},
+    )

@@ -39,8 +39,7 @@ from ..history.journal import ACTIVE_RUNS, Journal, Owner
 from ..history.records import record_name
 from ..lag.snapshot import now_ms as _now_ms
 
-__all__ = ["ChangeRun", "LEASE_TTL_S", "Verdict", "reconcile_open_intents", "start_run",
-           "undo_by_backup"]
+__all__ = ["ChangeRun", "LEASE_TTL_S", "Verdict", "reconcile_open_intents", "start_run", "undo_by_backup"]
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +66,16 @@ def _tp(key: str) -> TopicPartition:
 class ChangeRun:
     """One run's write-ahead records under ``store_url`` (the audit store)."""
 
-    def __init__(self, store_url: str, action: str, *, who: Mapping[str, Any] | None = None,
-                 storage_options: Mapping[str, Any] | None = None, started_ms: int | None = None,
-                 lease_ttl_s: float = LEASE_TTL_S) -> None:
+    def __init__(
+        self,
+        store_url: str,
+        action: str,
+        *,
+        who: Mapping[str, Any] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        started_ms: int | None = None,
+        lease_ttl_s: float = LEASE_TTL_S,
+    ) -> None:
         self.journal = Journal(store_url, storage_options)
         self.action, self.who = action, dict(who or {})
         self.started_ms = _now_ms() if started_ms is None else started_ms
@@ -122,31 +128,48 @@ class ChangeRun:
             return "this run already holds its lease"
         gone = owner.gone(int(held.get("expires_ms") or 0), _now_ms())
         if gone is None:
-            return (f"another run is changing it: run {owner.run_id[:12]} (process {owner.pid} on {owner.host}) "
-                    f"holds its lease until {_iso(int(held.get('expires_ms') or 0))}; not changed by this run")
+            return (
+                f"another run is changing it: run {owner.run_id[:12]} (process {owner.pid} on {owner.host}) "
+                f"holds its lease until {_iso(int(held.get('expires_ms') or 0))}; not changed by this run"
+            )
         intent = str(held.get("intent") or "")
         if intent and self.journal.is_open(intent):
-            return (f"the run {owner.run_id[:12]} that held its lease died ({gone}) and its intent {intent} has no "
-                    "outcome yet (reconciliation could not write it): rerun once it has one")
+            return (
+                f"the run {owner.run_id[:12]} that held its lease died ({gone}) and its intent {intent} has no "
+                "outcome yet (reconciliation could not write it): rerun once it has one"
+            )
         self.journal.release_lease(group_id, owner.run_id)
         log.info("broke the stale lease of %s held by run %s: %s", group_id, owner.run_id[:12], gone)
         return None
 
     # -- 3. intent -----------------------------------------------------------------------
 
-    def write_intent(self, planned: Mapping[str, Mapping[str, Any]], backup_url: str,
-                     backed_up: Mapping[str, Mapping[str, int]]) -> str:
+    def write_intent(
+        self,
+        planned: Mapping[str, Mapping[str, Any]],
+        backup_url: str,
+        backed_up: Mapping[str, Mapping[str, int]],
+    ) -> str:
         """``planned``: group -> what the change will do to it (kind, partitions, targets);
         ``backed_up``: group -> the offsets the backup holds ("topic:p" -> offset)."""
         if self.lease_expires_ms is not None and _now_ms() >= self.lease_expires_ms:
-            raise KafkaGroupsError(f"this run's leases expired before its change (after {self.lease_ttl_ms} ms): "
-                                   "another run may have taken the groups since")
+            raise KafkaGroupsError(
+                f"this run's leases expired before its change (after {self.lease_ttl_ms} ms): "
+                "another run may have taken the groups since"
+            )
         for g in planned:
             self.undo[g] = self._earlier_undo(g, backed_up.get(g) or {}) or backup_url
-        document = {"version": RECONCILE_VERSION, "run_id": self.run_id, "action": self.action, "who": self.who,
-                    "started_ms": self.started_ms, "owner": self.owner.to_dict(),
-                    "expires_ms": self.lease_expires_ms or _now_ms() + self.lease_ttl_ms, "backup_url": backup_url,
-                    "groups": {g: {**dict(p), "undo": self.undo[g]} for g, p in planned.items()}}
+        document = {
+            "version": RECONCILE_VERSION,
+            "run_id": self.run_id,
+            "action": self.action,
+            "who": self.who,
+            "started_ms": self.started_ms,
+            "owner": self.owner.to_dict(),
+            "expires_ms": self.lease_expires_ms or _now_ms() + self.lease_ttl_ms,
+            "backup_url": backup_url,
+            "groups": {g: {**dict(p), "undo": self.undo[g]} for g, p in planned.items()},
+        }
         self.intent_url = self.journal.write_intent(self.name, document)
         return self.intent_url
 
@@ -164,7 +187,10 @@ class ChangeRun:
 
     def outcome_fields(self) -> dict[str, Any]:
         """What the outcome record adds: the run and its intent."""
-        return {"run_id": self.run_id, "intent": self.journal.closed_url(self.name) if self.intent_url else None}
+        return {
+            "run_id": self.run_id,
+            "intent": self.journal.closed_url(self.name) if self.intent_url else None,
+        }
 
     def undo_of(self, changed: list[str]) -> dict[str, str]:
         """group -> the backup that undoes this run's change of it (an interrupted run's when that
@@ -174,8 +200,17 @@ class ChangeRun:
 
     def reconciled_summaries(self) -> tuple[dict[str, Any], ...]:
         """One line's worth per interrupted run this run reconciled."""
-        return tuple({"audit": r["audit"], "run_id": r["run_id"], "action": r["action"], "why": r["interrupted"]["why"],
-                      "groups": r["groups"], "undo": r["undo"]} for r in self.reconciled)
+        return tuple(
+            {
+                "audit": r["audit"],
+                "run_id": r["run_id"],
+                "action": r["action"],
+                "why": r["interrupted"]["why"],
+                "groups": r["groups"],
+                "undo": r["undo"],
+            }
+            for r in self.reconciled
+        )
 
     def outcome_name(self) -> str | None:
         """The name the outcome record is written under (the intent's), None when no intent was
@@ -203,18 +238,29 @@ class ChangeRun:
         if self.intent_url is None:
             self.finish(False)
             return
-        if not isinstance(error, Exception):  # cancelled or interrupted: no more requests; the next run reconciles
+        if not isinstance(
+            error, Exception
+        ):  # cancelled or interrupted: no more requests; the next run reconciles
             return
         try:
-            found = await reconcile_open_intents(aclient, self.journal, by={"run_id": self.run_id, **self.who},
-                                                 only=self.name, error=f"{type(error).__name__}: {error}")
+            found = await reconcile_open_intents(
+                aclient,
+                self.journal,
+                by={"run_id": self.run_id, **self.who},
+                only=self.name,
+                error=f"{type(error).__name__}: {error}",
+            )
             self.finish(bool(found))
         except Exception:
-            log.exception("could not write the outcome of run %s after its error; the next run reconciles it",
-                          self.run_id[:12])
+            log.exception(
+                "could not write the outcome of run %s after its error; the next run reconciles it",
+                self.run_id[:12],
+            )
 
 
-def undo_by_backup(backup_url: str | None, changed: list[str], undo: Mapping[str, str]) -> dict[str, list[str]]:
+def undo_by_backup(
+    backup_url: str | None, changed: list[str], undo: Mapping[str, str]
+) -> dict[str, list[str]]:
     """backup URL -> the changed groups it undoes (a group changed first by an interrupted run is
     undone by that run's backup, the others by ``backup_url``)."""
     out: dict[str, list[str]] = {}
@@ -225,8 +271,15 @@ def undo_by_backup(backup_url: str | None, changed: list[str], undo: Mapping[str
     return out
 
 
-def start_run(audit_base_url: str | None, action: str, *, dry_run: bool, who: Mapping[str, Any] | None,
-              storage_options: Mapping[str, Any] | None, started_ms: int) -> ChangeRun | None:
+def start_run(
+    audit_base_url: str | None,
+    action: str,
+    *,
+    dry_run: bool,
+    who: Mapping[str, Any] | None,
+    storage_options: Mapping[str, Any] | None,
+    started_ms: int,
+) -> ChangeRun | None:
     """The write-ahead records of a run that may change groups: None for a dry run or a run that
     keeps no audit trail (``audit_base_url`` None)."""
     if dry_run or audit_base_url is None:
@@ -243,8 +296,13 @@ def _iso(ms: int) -> str:
 # -- reconciliation ----------------------------------------------------------------------
 
 
-def _verdict(kind: str, plan: Mapping[str, Any], before: Mapping[TopicPartition, int] | None,
-             now: Mapping[TopicPartition, int] | None, state: str | None) -> tuple[str, str]:
+def _verdict(
+    kind: str,
+    plan: Mapping[str, Any],
+    before: Mapping[TopicPartition, int | None] | None,
+    now: Mapping[TopicPartition, int] | None,
+    state: str | None,
+) -> tuple[str, str]:
     """(verdict, why) for one group: ``before`` the backup's offsets (None: unreadable), ``now``
     the committed offsets read now (None: unreadable), ``state`` the described state."""
     if before is None:
@@ -255,10 +313,15 @@ def _verdict(kind: str, plan: Mapping[str, Any], before: Mapping[TopicPartition,
         if state == "Dead":
             return Verdict.CHANGED, "the broker describes it as Dead: deleted"
         if not before:
-            return Verdict.CANNOT_TELL, ("it had no committed offset and is described as "
-                                         f"{state or 'unknown'} (a broker may say Empty for a group that is gone)")
+            return Verdict.CANNOT_TELL, (
+                "it had no committed offset and is described as "
+                f"{state or 'unknown'} (a broker may say Empty for a group that is gone)"
+            )
         if not now:
-            return Verdict.CHANGED, f"its {len(before)} committed offset(s) are gone, as the deletion leaves it"
+            return (
+                Verdict.CHANGED,
+                f"its {len(before)} committed offset(s) are gone, as the deletion leaves it",
+            )
         if dict(now) == dict(before):
             return Verdict.NOT_CHANGED, "its committed offsets are the backed-up ones"
         return Verdict.CANNOT_TELL, "its committed offsets are neither the backed-up ones nor gone"
@@ -284,8 +347,9 @@ def _verdict(kind: str, plan: Mapping[str, Any], before: Mapping[TopicPartition,
     return Verdict.NOT_CHANGED, "every partition reads the backed-up offset"
 
 
-async def reconcile_open_intents(aclient, journal: Journal, *, by: Mapping[str, Any], only: str | None = None,
-                                 error: str | None = None) -> list[dict[str, Any]]:
+async def reconcile_open_intents(
+    aclient, journal: Journal, *, by: Mapping[str, Any], only: str | None = None, error: str | None = None
+) -> list[dict[str, Any]]:
     """Write the outcome of every open intent whose run cannot be running any more (``only``: that
     one intent, whatever its owner: the run itself after an error). Returns the outcomes written."""
     written = []
@@ -294,25 +358,42 @@ async def reconcile_open_intents(aclient, journal: Journal, *, by: Mapping[str, 
         if only is not None and name != only:
             continue
         owner = Owner.from_dict(intent.get("owner") or {})
-        gone = "it raised before writing its outcome" if only is not None else \
-            owner.gone(int(intent.get("expires_ms") or 0), now) if intent else "its intent cannot be read"
+        gone = (
+            "it raised before writing its outcome"
+            if only is not None
+            else owner.gone(int(intent.get("expires_ms") or 0), now)
+            if intent
+            else "its intent cannot be read"
+        )
         if gone is None:
             continue  # a live run: its groups are leased, it writes its own outcome
         record = await _reconcile_one(aclient, journal, name, intent, gone, by, error)
         try:
-            url = await asyncio.to_thread(write_audit, journal.store_url, record, started_ms=int(
-                intent.get("started_ms") or now), storage_options=journal.storage_options, name=name)
+            url = await asyncio.to_thread(
+                write_audit,
+                journal.store_url,
+                record,
+                started_ms=int(intent.get("started_ms") or now),
+                storage_options=journal.storage_options,
+                name=name,
+            )
         except FileExistsError:
             continue  # its outcome was written meanwhile (the run itself, or another reconciler)
         journal.close_intent(name)
         for g, url in record["undo"].items():  # the next change of g undoes to url while g is as left
-            journal.set_pending_undo(g, {"undo": url, "interrupted": name,
-                                         "offsets_left": record["decisions"][g]["offsets_left"]})
+            journal.set_pending_undo(
+                g, {"undo": url, "interrupted": name, "offsets_left": record["decisions"][g]["offsets_left"]}
+            )
         if only is None:  # the dead run's leases: its groups are free again
             for g in intent.get("groups") or {}:
                 journal.release_lease(g, owner.run_id)
-        log.warning("run %s (%s) was interrupted (%s): outcome %s", str(intent.get("run_id", "?"))[:12],
-                    intent.get("action", "?"), gone, url)
+        log.warning(
+            "run %s (%s) was interrupted (%s): outcome %s",
+            str(intent.get("run_id", "?"))[:12],
+            intent.get("action", "?"),
+            gone,
+            url,
+        )
         written.append({**record, "audit": url})
     return written
 
@@ -326,35 +407,64 @@ def _left(plan: Mapping[str, Any], now: Mapping[TopicPartition, int] | None) -> 
     return {tp_key(tp): o for tp, o in sorted(now.items()) if scope is None or tp_key(tp) in scope}
 
 
-async def _reconcile_one(aclient, journal: Journal, name: str, intent: Mapping[str, Any], gone: str,
-                         by: Mapping[str, Any], error: str | None) -> dict[str, Any]:
+async def _reconcile_one(
+    aclient,
+    journal: Journal,
+    name: str,
+    intent: Mapping[str, Any],
+    gone: str,
+    by: Mapping[str, Any],
+    error: str | None,
+) -> dict[str, Any]:
     groups: Mapping[str, Mapping[str, Any]] = intent.get("groups") or {}
     backup: OffsetsBackup | None = None
     try:
-        backup = await asyncio.to_thread(load_backup, str(intent.get("backup_url")),
-                                         storage_options=journal.storage_options)
+        backup = await asyncio.to_thread(
+            load_backup, str(intent.get("backup_url")), storage_options=journal.storage_options
+        )
     except Exception:  # noqa: BLE001 - every group then says "cannot tell" and why
         backup = None
     ids = list(groups)
-    described, committed = await asyncio.gather(aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids))
+    described, committed = await asyncio.gather(
+        aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids)
+    )
     decisions, undo = {}, {}
     for g, plan in groups.items():
-        before = None if backup is None or g not in backup.groups or g in backup.share_groups else \
-            {tp: c.offset for tp, c in backup.groups[g].items()}
+        before = (
+            None
+            if backup is None or g not in backup.groups or g in backup.share_groups
+            else {tp: c.offset for tp, c in backup.groups[g].items()}
+        )
         now = committed.values[g].committed() if g in committed.values else None
         state = described.values[g].state.value if g in described.values else None
         verdict, why = _verdict(str(plan.get("kind")), plan, before, now, state)
-        decisions[g] = {"decision": "interrupted", "interrupted": verdict,
-                        "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})", "state_now": state,
-                        "undo_backup": plan.get("undo"), "offsets_left": _left(plan, now)}
+        decisions[g] = {
+            "decision": "interrupted",
+            "interrupted": verdict,
+            "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})",
+            "state_now": state,
+            "undo_backup": plan.get("undo"),
+            "offsets_left": _left(plan, now),
+        }
         if verdict != Verdict.NOT_CHANGED and plan.get("undo"):
             undo[g] = plan["undo"]
-    counts = {v: sorted(g for g, d in decisions.items() if d["interrupted"] == v)
-              for v in (Verdict.CHANGED, Verdict.NOT_CHANGED, Verdict.CANNOT_TELL)}
-    return {"version": RECONCILE_VERSION, "action": intent.get("action") or "unknown", "run_id": intent.get("run_id"),
-            "started_ms": intent.get("started_ms"), "finished_ms": None, "who": intent.get("who") or {},
-            "dry_run": False, "interrupted": {"why": gone, "error": error, "reconciled_ms": _now_ms(),
-                                              "reconciled_by": dict(by)},
-            "intent": journal.closed_url(name), "backup_url": intent.get("backup_url"),
-            "summary": {"backup_url": intent.get("backup_url"), **counts}, "groups": counts,
-            "undo": undo, "decisions": decisions}
+    counts = {
+        v: sorted(g for g, d in decisions.items() if d["interrupted"] == v)
+        for v in (Verdict.CHANGED, Verdict.NOT_CHANGED, Verdict.CANNOT_TELL)
+    }
+    return {
+        "version": RECONCILE_VERSION,
+        "action": intent.get("action") or "unknown",
+        "run_id": intent.get("run_id"),
+        "started_ms": intent.get("started_ms"),
+        "finished_ms": None,
+        "who": intent.get("who") or {},
+        "dry_run": False,
+        "interrupted": {"why": gone, "error": error, "reconciled_ms": _now_ms(), "reconciled_by": dict(by)},
+        "intent": journal.closed_url(name),
+        "backup_url": intent.get("backup_url"),
+        "summary": {"backup_url": intent.get("backup_url"), **counts},
+        "groups": counts,
+        "undo": undo,
+        "decisions": decisions,
+    }

@@ -26,8 +26,20 @@ from .parser import build_parser, verb_module
 
 EXIT_OK, EXIT_PARTIAL, EXIT_BAD_INPUT, EXIT_UNREACHABLE = 0, 1, 2, 3
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PARTIAL", "EXIT_UNREACHABLE", "TABLE_BLOCK", "build_parser", "emit",
-           "json_encoder", "main", "render_table", "run", "write_out"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_OK",
+    "EXIT_PARTIAL",
+    "EXIT_UNREACHABLE",
+    "TABLE_BLOCK",
+    "build_parser",
+    "emit",
+    "json_encoder",
+    "main",
+    "render_table",
+    "run",
+    "write_out",
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -81,4 +93,3 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_PARTIAL
     emit(args, data, table)
     return EXIT_OK if ok else EXIT_PARTIAL
-

@@ -32,12 +32,22 @@ class Progress:
 
 def add_selection(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("groups", nargs="*", help="exact group ids")
-    sub.add_argument("--group", action="append", default=[], dest="group_options", metavar="GROUP",
-                     help="an exact group id, as kafka-consumer-groups.sh takes it (repeatable; same as a bare id)")
-    sub.add_argument("--pattern", "-p", action="append", default=[],
-                     help="glob ('orders-*') or 're:<regex>', repeatable")
-    sub.add_argument("--all-groups", action="store_true",
-                     help="every group (kafka-consumer-groups.sh's --all-groups: the pattern '*')")
+    sub.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        dest="group_options",
+        metavar="GROUP",
+        help="an exact group id, as kafka-consumer-groups.sh takes it (repeatable; same as a bare id)",
+    )
+    sub.add_argument(
+        "--pattern", "-p", action="append", default=[], help="glob ('orders-*') or 're:<regex>', repeatable"
+    )
+    sub.add_argument(
+        "--all-groups",
+        action="store_true",
+        help="every group (kafka-consumer-groups.sh's --all-groups: the pattern '*')",
+    )
     sub.add_argument("--exclude", action="append", default=[], help="pattern to leave out, repeatable")
 
 
@@ -51,8 +61,9 @@ def merge_selection(args: argparse.Namespace) -> None:
     args.groups = [*args.groups, *args.group_options]
     if args.all_groups:
         if args.groups or args.pattern:
-            raise ConfigurationError("--all-groups selects every group: give it without group ids, --group or "
-                                     "--pattern.")
+            raise ConfigurationError(
+                "--all-groups selects every group: give it without group ids, --group or --pattern."
+            )
         args.pattern = ["*"]
 
 
@@ -69,7 +80,9 @@ def client_config(args: argparse.Namespace) -> ClientConfig:
     if args.bootstrap_servers:
         properties["bootstrap.servers"] = args.bootstrap_servers
     if "bootstrap.servers" not in properties:
-        raise ConfigurationError(f"no bootstrap servers: pass --bootstrap-servers host:port or set {ENV_BOOTSTRAP}.")
+        raise ConfigurationError(
+            f"no bootstrap servers: pass --bootstrap-servers host:port or set {ENV_BOOTSTRAP}."
+        )
     return config_from_kafka_properties(properties, call_timeout_s=args.timeout, client_id="kgroups-cli")
 
 
@@ -80,7 +93,9 @@ def selected_groups(client: GroupsClient, args: argparse.Namespace, progress: Pr
     from ..client.errors import ConfigurationError
     from ..client.selection import select_groups
 
-    selector = GroupSelector(ids=tuple(args.groups), patterns=tuple(args.pattern), exclude=tuple(args.exclude))
+    selector = GroupSelector(
+        ids=tuple(args.groups), patterns=tuple(args.pattern), exclude=tuple(args.exclude)
+    )
     if selector.needs_listing:
         progress("listing groups to match patterns")
     chosen = client.run(select_groups(client.aclient, selector))
@@ -93,7 +108,9 @@ def absolute_url(url: str) -> str:
     return url if "://" in url else os.path.abspath(url)
 
 
-def restore_command(args, backup_url: str, groups: Sequence[str] = (), undo: Mapping[str, str] | None = None) -> str:
+def restore_command(
+    args, backup_url: str, groups: Sequence[str] = (), undo: Mapping[str, str] | None = None
+) -> str:
     """The command that undoes a change, with this run's connection options (never a secret:
     only the properties file's path). ``undo``: group -> the backup that undoes it when not
     ``backup_url`` (an interrupted earlier run changed it first): one command per backup, joined."""
@@ -107,8 +124,10 @@ def restore_command(args, backup_url: str, groups: Sequence[str] = (), undo: Map
         by_backup.setdefault((undo or {}).get(g, backup_url), []).append(g)
     if not by_backup:
         by_backup[backup_url] = []
-    return " && ".join(" ".join(shlex.quote(p) for p in [*parts, "restore", url, *gs])
-                       for url, gs in sorted(by_backup.items()))
+    return " && ".join(
+        " ".join(shlex.quote(p) for p in [*parts, "restore", url, *gs])
+        for url, gs in sorted(by_backup.items())
+    )
 
 
 def interrupted_lines(result) -> list[str]:
@@ -117,11 +136,15 @@ def interrupted_lines(result) -> list[str]:
     for r in getattr(result, "reconciled", ()):
         groups = r.get("groups") or {}
         said = ", ".join(f"{v.replace('_', ' ')}: {', '.join(gs)}" for v, gs in groups.items() if gs)
-        lines.append(f"interrupted run {r.get('run_id', '?')[:12]} ({r.get('action')}) reconciled: {said}; "
-                     f"outcome {r.get('audit')}")
+        lines.append(
+            f"interrupted run {r.get('run_id', '?')[:12]} ({r.get('action')}) reconciled: {said}; "
+            f"outcome {r.get('audit')}"
+        )
         for url in sorted(set((r.get("undo") or {}).values())):
-            lines.append(f"  its undo: kgroups restore {url} "
-                         f"{' '.join(sorted(g for g, u in r['undo'].items() if u == url))}")
+            lines.append(
+                f"  its undo: kgroups restore {url} "
+                f"{' '.join(sorted(g for g, u in r['undo'].items() if u == url))}"
+            )
     return lines
 
 
@@ -132,10 +155,14 @@ def check_change_options(args, *, cap_says: str) -> None:
     from ..client.errors import ConfigurationError
 
     if args.exclude and not args.pattern:
-        raise ConfigurationError("--exclude applies to --pattern selections only; named groups are never excluded.")
+        raise ConfigurationError(
+            "--exclude applies to --pattern selections only; named groups are never excluded."
+        )
     if args.execute and args.pattern and args.max_groups is None:
-        raise ConfigurationError(f"--execute with --pattern needs --max-groups N: a pattern may match more groups "
-                                 f"than you think; the cap says how many {cap_says} in this run.")
+        raise ConfigurationError(
+            f"--execute with --pattern needs --max-groups N: a pattern may match more groups "
+            f"than you think; the cap says how many {cap_says} in this run."
+        )
     if not args.backup_url or not args.backup_url.strip():
         raise ConfigurationError("--backup-url is empty: give a directory or an fsspec URL.")
 

@@ -26,16 +26,28 @@ if TYPE_CHECKING:
 
 def add_arguments(delete: argparse.ArgumentParser) -> None:
     add_selection(delete)
-    delete.add_argument("--topic", action="append", default=[], metavar="TOPIC[:P,P]",
-                        help="a topic (every partition the group committed) or some partitions, 'orders:0,2' "
-                             "(repeatable, required)")
+    delete.add_argument(
+        "--topic",
+        action="append",
+        default=[],
+        metavar="TOPIC[:P,P]",
+        help="a topic (every partition the group committed) or some partitions, 'orders:0,2' "
+        "(repeatable, required)",
+    )
     mode = delete.add_mutually_exclusive_group()
     mode.add_argument("--execute", action="store_true", help="delete; without it nothing is changed")
     mode.add_argument("--dry-run", action="store_true", help="only show the plan (the default)")
-    delete.add_argument("--max-groups", type=int, metavar="N",
-                        help="at most N groups per run (required with --execute and --pattern)")
-    delete.add_argument("--backup-url", default=DEFAULT_BACKUP_URL,
-                        help=f"where offset backups and audit records go (default {DEFAULT_BACKUP_URL})")
+    delete.add_argument(
+        "--max-groups",
+        type=int,
+        metavar="N",
+        help="at most N groups per run (required with --execute and --pattern)",
+    )
+    delete.add_argument(
+        "--backup-url",
+        default=DEFAULT_BACKUP_URL,
+        help=f"where offset backups and audit records go (default {DEFAULT_BACKUP_URL})",
+    )
 
 
 def prepare(args) -> None:
@@ -45,7 +57,9 @@ def prepare(args) -> None:
 
     topics = parse_topic_scope("--topic", args.topic)
     if not topics:
-        raise ConfigurationError("delete-offsets needs --topic TOPIC (or TOPIC:0,2): which offsets to delete.")
+        raise ConfigurationError(
+            "delete-offsets needs --topic TOPIC (or TOPIC:0,2): which offsets to delete."
+        )
     check_change_options(args, cap_says="groups may lose offsets")
     args.prepared = (topics, DeletionOptions(dry_run=not args.execute, max_groups=args.max_groups))
 
@@ -63,9 +77,14 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     async def run():
         plans = await plan_offset_deletion(client.aclient, ids, topics)
         return await run_offset_deletion(
-            client.aclient, plans, options, backup_base_url=backup_base,
-            audit_base_url=None if options.dry_run else backup_base, who={"by": "kgroups delete-offsets"},
-            extra={"topics": {t: None if p is None else list(p) for t, p in topics.items()}})
+            client.aclient,
+            plans,
+            options,
+            backup_base_url=backup_base,
+            audit_base_url=None if options.dry_run else backup_base,
+            who={"by": "kgroups delete-offsets"},
+            extra={"topics": {t: None if p is None else list(p) for t, p in topics.items()}},
+        )
 
     result = client.run(run())
     data = result.to_dict()
@@ -77,14 +96,22 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
             outcome = "deleted" if done else failures.get((r["topic"], r["partition"]), r["prediction"])
             rows.append((g, r["topic"], r["partition"], r["current"], outcome))
     lines = [render_table(("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "OUTCOME"), rows)] if rows else []
-    lines.append(render_table(("GROUP", "DECISION", "REASON"),
-                              [(g, d.outcome.label, d.reason) for g, d in result.decisions.items()]))
+    lines.append(
+        render_table(
+            ("GROUP", "DECISION", "REASON"),
+            [(g, d.outcome.label, d.reason) for g, d in result.decisions.items()],
+        )
+    )
     if result.backup_url:
         done = result.ids(ChangeOutcome.DONE) + result.ids(ChangeOutcome.PARTIAL)
         data["undo_command"] = restore_command(args, result.backup_url, done, result.undo)
     lines.append("")
     lines += change_footer(
-        result, f"{data.get('undo_command')}  (Kafka takes the commit back only while the group is Empty)",
-        before="deleting", dry_run="dry run: nothing deleted; pass --execute to delete exactly the above."
-        if options.dry_run else None)
+        result,
+        f"{data.get('undo_command')}  (Kafka takes the commit back only while the group is Empty)",
+        before="deleting",
+        dry_run="dry run: nothing deleted; pass --execute to delete exactly the above."
+        if options.dry_run
+        else None,
+    )
     return data, "\n".join(lines), result.ok

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 def add_arguments(groups: argparse.ArgumentParser) -> None:
     groups.add_argument("--state", action="append", default=[], help="only groups in this state (repeatable)")
-    groups.add_argument("--type", action="append", default=[], help="only groups of this type: classic, consumer")
+    groups.add_argument(
+        "--type", action="append", default=[], help="only groups of this type: classic, consumer"
+    )
 
 
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
@@ -30,8 +32,11 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
         progress(f"describing {len(unknown)} group(s) whose state the listing did not give")
         described = client.describe_groups(unknown)
         states.update({g: d.state for g, d in described.values.items()})
-    rows = [(g.group_id, states[g.group_id].value, g.protocol_type or "-", g.group_type or "-", g.coordinator_id)
-            for g in result.groups if not args.state or states[g.group_id].value in args.state]
+    rows = [
+        (g.group_id, states[g.group_id].value, g.protocol_type or "-", g.group_type or "-", g.coordinator_id)
+        for g in result.groups
+        if not args.state or states[g.group_id].value in args.state
+    ]
     table = render_table(("GROUP", "STATE", "PROTOCOL-TYPE", "TYPE", "COORDINATOR"), rows)
     table += "".join(f"\nbroker {b} failed: {f}" for b, f in result.broker_failures.items())
     return result.to_dict(), table, not result.broker_failures

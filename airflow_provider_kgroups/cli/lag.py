@@ -22,12 +22,19 @@ if TYPE_CHECKING:
 
 def add_arguments(lag: argparse.ArgumentParser) -> None:
     add_selection(lag)
-    lag.add_argument("--unknown-lag", choices=("fail", "ignore", "from_earliest", "from_latest"), default="fail",
-                     help="how to count partitions without a commit (default: fail = unknown)")
+    lag.add_argument(
+        "--unknown-lag",
+        choices=("fail", "ignore", "from_earliest", "from_latest"),
+        default="fail",
+        help="how to count partitions without a commit (default: fail = unknown)",
+    )
     lag.add_argument("--read-committed", action="store_true", help="end offsets for transactional topics")
-    lag.add_argument("--seconds", action="store_true",
-                     help="also the lag in seconds of each group's worst partition (age of the oldest unread "
-                          "record: one extra Fetch round per partition leader)")
+    lag.add_argument(
+        "--seconds",
+        action="store_true",
+        help="also the lag in seconds of each group's worst partition (age of the oldest unread "
+        "record: one extra Fetch round per partition leader)",
+    )
 
 
 def _seconds_text(measured: GroupLagSeconds | None) -> str:
@@ -46,13 +53,17 @@ def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | Non
     for gid, group in snapshot.groups.items():
         extra = (_seconds_text(seconds.get(gid)),) if seconds is not None else ()
         if group.not_found:
-            rows.append((gid, "NOT FOUND", "", "", "", None, *extra, "no such group: no member, no committed offset"))
+            rows.append(
+                (gid, "NOT FOUND", "", "", "", None, *extra, "no such group: no member, no committed offset")
+            )
             continue
         for p in group.partitions:
             note = ",".join(sorted(f.value for f in p.flags)) if p.flags else ""
             if p.error is not None:
                 note = f"{note}: {p.error}" if note else str(p.error)
-            rows.append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, *("" for _ in extra), note or ""))
+            rows.append(
+                (gid, p.topic, p.partition, p.committed, p.log_end, p.lag, *("" for _ in extra), note or "")
+            )
         summary = f"{group.state.value}, {group.members} member(s)"
         left = unassigned_topics(group)
         if left:
@@ -74,15 +85,26 @@ def unassigned_topics(group: GroupLag) -> list[str]:
 
 
 def lag_headers(with_seconds: bool) -> tuple[str, ...]:
-    return ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
-            *(("LAG-SECONDS",) if with_seconds else ()), "NOTE")
+    return (
+        "GROUP",
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        *(("LAG-SECONDS",) if with_seconds else ()),
+        "NOTE",
+    )
 
 
 def lag_ok(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
     """Unknown is never fine: a group not read, not found, with an unknown total or (with
     --seconds) an age that is unknown or only a lower bound (a bound is not a value) is exit 1."""
-    return (not snapshot.failures and all(g.total_lag is not None for g in snapshot.groups.values())
-            and (seconds is None or all(s.max_seconds is not None and not s.at_least for s in seconds.values())))
+    return (
+        not snapshot.failures
+        and all(g.total_lag is not None for g in snapshot.groups.values())
+        and (seconds is None or all(s.max_seconds is not None and not s.at_least for s in seconds.values()))
+    )
 
 
 def group_document(group: GroupLag, seconds: GroupLagSeconds | None, with_seconds: bool) -> dict[str, Any]:
@@ -102,13 +124,17 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, b
     from ..lag.snapshot import take_snapshot
 
     progress(f"reading committed and log-end offsets of {len(ids)} group(s)")
-    snapshot = client.run(take_snapshot(client.aclient, ids, policy=policy, read_committed=args.read_committed))
+    snapshot = client.run(
+        take_snapshot(client.aclient, ids, policy=policy, read_committed=args.read_committed)
+    )
     seconds = None
     if args.seconds:
         from ..lag.seconds import lag_seconds
 
         progress("reading the oldest unread record of each group's worst partition")
-        seconds = client.run(lag_seconds(client.aclient, snapshot, worst_n=1, read_committed=args.read_committed))
+        seconds = client.run(
+            lag_seconds(client.aclient, snapshot, worst_n=1, read_committed=args.read_committed)
+        )
 
     def document() -> dict[str, Any]:
         data = snapshot.to_dict()
@@ -136,16 +162,26 @@ def stream_lag(client: GroupsClient, args, ids: list[str], policy, progress: Pro
 
     async def run() -> None:
         nonlocal ok
-        async for part in iter_snapshot(client.aclient, ids, policy=policy, read_committed=args.read_committed):
+        async for part in iter_snapshot(
+            client.aclient, ids, policy=policy, read_committed=args.read_committed
+        ):
             seconds = None
             if args.seconds:
                 from ..lag.seconds import lag_seconds
 
-                seconds = await lag_seconds(client.aclient, part, worst_n=1, read_committed=args.read_committed)
+                seconds = await lag_seconds(
+                    client.aclient, part, worst_n=1, read_committed=args.read_committed
+                )
             ok = ok and lag_ok(part, seconds)
-            lines = [encode({"taken_at_ms": part.taken_at_ms, **group_document(g, (seconds or {}).get(gid),
-                                                                               args.seconds)})
-                     for gid, g in part.groups.items()]
+            lines = [
+                encode(
+                    {
+                        "taken_at_ms": part.taken_at_ms,
+                        **group_document(g, (seconds or {}).get(gid), args.seconds),
+                    }
+                )
+                for gid, g in part.groups.items()
+            ]
             lines += [encode({"group_id": gid, "failure": f.to_dict()}) for gid, f in part.failures.items()]
             if lines:
                 write_out(b"\n".join(lines) + b"\n")

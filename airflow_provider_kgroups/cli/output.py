@@ -17,22 +17,29 @@ TABLE_BLOCK = 20_000
 
 
 def _cell_columns(block: Sequence[Sequence[Any]]) -> list[list[str]]:
-    return [list(map(str, column)) if None not in column else ["-" if v is None else str(v) for v in column]
-            for column in zip(*block)]
+    return [
+        list(map(str, column)) if None not in column else ["-" if v is None else str(v) for v in column]
+        for column in zip(*block)
+    ]
 
 
 def render_table(headers: Sequence[str], rows: list[Sequence[Any]]) -> str:
     """Left-aligned columns two spaces apart, None as "-". Column by column, with the loops in C
     (map, zip, join): 39,000 lines for 3,000 groups in a third of the time cell by cell takes.
     In blocks of :data:`TABLE_BLOCK` rows, twice: the column widths, then the lines."""
-    headers = list(headers)[:min(map(len, rows))] if rows else list(headers)
-    blocks = [rows[i:i + TABLE_BLOCK] for i in range(0, len(rows), TABLE_BLOCK)]
+    headers = list(headers)[: min(map(len, rows))] if rows else list(headers)
+    blocks = [rows[i : i + TABLE_BLOCK] for i in range(0, len(rows), TABLE_BLOCK)]
     widths = [len(h) for h in headers]
     for block in blocks:
-        widths = [max(width, max(map(len, column), default=0)) for width, column in zip(widths, _cell_columns(block))]
+        widths = [
+            max(width, max(map(len, column), default=0))
+            for width, column in zip(widths, _cell_columns(block))
+        ]
     parts = ["  ".join(map(str.ljust, headers, widths))]
     for block in blocks:
-        padded = [list(map(str.ljust, column, repeat(width))) for column, width in zip(_cell_columns(block), widths)]
+        padded = [
+            list(map(str.ljust, column, repeat(width))) for column, width in zip(_cell_columns(block), widths)
+        ]
         parts.append("\n".join(map("  ".join, zip(*padded))))
     return "\n".join(parts)
 

@@ -14,8 +14,10 @@ from typing import Any
 
 ENV_BOOTSTRAP = "KGROUPS_BOOTSTRAP_SERVERS"
 ENV_COMMAND_CONFIG = "KGROUPS_COMMAND_CONFIG"
-DESCRIPTION = ("``kgroups``: the ops engineer's view of consumer groups (list, describe, lag, delete, restore, "
-               "reset and delete offsets).")
+DESCRIPTION = (
+    "``kgroups``: the ops engineer's view of consumer groups (list, describe, lag, delete, restore, "
+    "reset and delete offsets)."
+)
 
 #: verb -> (one-line help, description or None), in the order ``--help`` lists them. A verb's
 #: arguments, options check and work live in its own module (the verb with "-" as "_").
@@ -23,20 +25,26 @@ VERBS: dict[str, tuple[str, str | None]] = {
     "groups": ("list groups with their states", None),
     "describe": ("state, members and assignments", None),
     "lag": ("committed vs log-end offset per partition, totals per group and topic", None),
-    "delete": ("delete groups safely (dry run unless --yes)",
-               "Named groups are deleted when Empty (the evidence is reported); a pattern selects only groups "
-               "the evidence calls dead. Deny patterns protect system groups. Offsets are backed up (and read "
-               "back) before any delete; the restore command is printed."),
+    "delete": (
+        "delete groups safely (dry run unless --yes)",
+        "Named groups are deleted when Empty (the evidence is reported); a pattern selects only groups "
+        "the evidence calls dead. Deny patterns protect system groups. Offsets are backed up (and read "
+        "back) before any delete; the restore command is printed.",
+    ),
     "restore": ("commit the offsets of a backup taken by delete or reset-offsets", None),
-    "reset-offsets": ("reset committed offsets as kafka-consumer-groups.sh does, safely (dry run unless --execute)",
-                      "Kafka's --reset-offsets option by option (KIP-122): a scope (--topic, --all-topics), exactly "
-                      "one strategy, several groups or a pattern. Only groups without members are reset; a Kafka "
-                      "Connect sink group never directly. Offsets are clamped to [log start, log end] (reported); the "
-                      "current offsets are backed up and read back first; the undo command is printed."),
-    "delete-offsets": ("delete committed offsets of a topic (OffsetDelete), safely (dry run unless --execute)",
-                       "Kafka's --delete-offsets (KIP-496): a live group keeps the topics its members subscribe to "
-                       "(GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). The offsets are backed up and read back "
-                       "first; the undo command is printed."),
+    "reset-offsets": (
+        "reset committed offsets as kafka-consumer-groups.sh does, safely (dry run unless --execute)",
+        "Kafka's --reset-offsets option by option (KIP-122): a scope (--topic, --all-topics), exactly "
+        "one strategy, several groups or a pattern. Only groups without members are reset; a Kafka "
+        "Connect sink group never directly. Offsets are clamped to [log start, log end] (reported); the "
+        "current offsets are backed up and read back first; the undo command is printed.",
+    ),
+    "delete-offsets": (
+        "delete committed offsets of a topic (OffsetDelete), safely (dry run unless --execute)",
+        "Kafka's --delete-offsets (KIP-496): a live group keeps the topics its members subscribe to "
+        "(GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). The offsets are backed up and read back "
+        "first; the undo command is printed.",
+    ),
     "share-lag": ("share groups' start offsets vs the log end (KIP-932, Kafka 4.1+)", None),
 }
 
@@ -51,24 +59,46 @@ def add_common_options(parser: argparse.ArgumentParser, *, in_verb: bool) -> Non
     (``kgroups -b h:9092 lag ...`` and ``kgroups lag -b h:9092 ...``, as kafka-consumer-groups.sh
     users type them): after the verb their default is SUPPRESS, so a value given before the
     verb is kept unless the same option is given again after it (then the later one wins)."""
+
     def default(value: Any) -> Any:
         return argparse.SUPPRESS if in_verb else value
 
     conn = parser.add_argument_group("connection")
-    conn.add_argument("--bootstrap-servers", "-b", default=default(os.environ.get(ENV_BOOTSTRAP)),
-                      help=f"host:port[,host:port] (env {ENV_BOOTSTRAP})")
-    conn.add_argument("--command-config", default=default(os.environ.get(ENV_COMMAND_CONFIG)),
-                      help=f"Java-style client.properties: security.protocol, sasl.*, ssl.* (env {ENV_COMMAND_CONFIG})")
-    conn.add_argument("--timeout", type=float, default=default(None),
-                      help="seconds for the whole command, every request included (default 60)")
+    conn.add_argument(
+        "--bootstrap-servers",
+        "-b",
+        default=default(os.environ.get(ENV_BOOTSTRAP)),
+        help=f"host:port[,host:port] (env {ENV_BOOTSTRAP})",
+    )
+    conn.add_argument(
+        "--command-config",
+        default=default(os.environ.get(ENV_COMMAND_CONFIG)),
+        help=f"Java-style client.properties: security.protocol, sasl.*, ssl.* (env {ENV_COMMAND_CONFIG})",
+    )
+    conn.add_argument(
+        "--timeout",
+        type=float,
+        default=default(None),
+        help="seconds for the whole command, every request included (default 60)",
+    )
     out = parser.add_argument_group("output")
-    out.add_argument("--format", choices=("table", "json", "jsonl"), default=default("table"),
-                     help="table (default); json: one compact document; jsonl: lag streams one JSON object per "
-                          "group as its results complete (other verbs: the document on one line)")
-    out.add_argument("--pretty", action="store_true", default=default(False),
-                     help="json: indented, keys sorted")
-    out.add_argument("--verbose", "-v", action="store_true", default=default(False),
-                     help="log every request (API, version, broker, time)")
+    out.add_argument(
+        "--format",
+        choices=("table", "json", "jsonl"),
+        default=default("table"),
+        help="table (default); json: one compact document; jsonl: lag streams one JSON object per "
+        "group as its results complete (other verbs: the document on one line)",
+    )
+    out.add_argument(
+        "--pretty", action="store_true", default=default(False), help="json: indented, keys sorted"
+    )
+    out.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        default=default(False),
+        help="log every request (API, version, broker, time)",
+    )
 
 
 def _terminal_columns() -> int:
@@ -86,10 +116,12 @@ def _terminal_columns() -> int:
 
 
 class _Formatter(argparse.HelpFormatter):
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position,
-                         width if width is not None else _terminal_columns() - 2)
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, width if width is not None else _terminal_columns() - 2
+        )
 
 
 class _VerbParser(argparse.ArgumentParser):
@@ -97,8 +129,9 @@ class _VerbParser(argparse.ArgumentParser):
     usage shown): ``kgroups lag ...`` builds the lag verb's arguments only and ``kgroups --help``
     none (argparse spends about a millisecond per verb's arguments)."""
 
-    def __init__(self, *args: Any, fill: Callable[[argparse.ArgumentParser], None] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, fill: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._fill = fill
 

@@ -28,8 +28,10 @@ def prepare(args) -> None:
     backup = load_backup(args.backup_url)
     missing = [g for g in args.groups if g not in backup.groups]
     if missing:
-        raise ConfigurationError(f"group(s) {', '.join(map(repr, missing))} are not in the backup "
-                                 f"{args.backup_url} (it has {', '.join(sorted(backup.groups)) or 'none'}).")
+        raise ConfigurationError(
+            f"group(s) {', '.join(map(repr, missing))} are not in the backup "
+            f"{args.backup_url} (it has {', '.join(sorted(backup.groups)) or 'none'})."
+        )
     args.prepared = backup
 
 
@@ -38,8 +40,12 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     from ..history.backup import restore_outcome
 
     backup = args.prepared
-    progress(f"committing the offsets of {len(args.groups) or len(backup.groups)} group(s) from {args.backup_url}")
-    results, run = client.run(run_restore(client.aclient, backup, args.groups or None, who={"by": "kgroups restore"}))
+    progress(
+        f"committing the offsets of {len(args.groups) or len(backup.groups)} group(s) from {args.backup_url}"
+    )
+    results, run = client.run(
+        run_restore(client.aclient, backup, args.groups or None, who={"by": "kgroups restore"})
+    )
     rows = []
     for g, outcome in results.items():
         rows += [(g, str(tp), offset, "restored") for tp, offset in sorted(outcome.values.items())]

@@ -25,10 +25,14 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     rows = []
     for g, partitions in result.groups.items():
         for p in partitions:
-            note = str(p.error) if p.error else ("never initialized: unknown" if p.start_offset is None else "")
+            note = (
+                str(p.error) if p.error else ("never initialized: unknown" if p.start_offset is None else "")
+            )
             rows.append((g, p.tp.topic, p.tp.partition, p.start_offset, p.log_end, p.lag_at_most, note))
         if not partitions:
             rows.append((g, "-", "", "", "", "", "no share-partition initialized"))
     rows += [(g, "ERROR", "", "", "", "", str(f)) for g, f in result.failures.items()]
-    table = render_table(("GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LOG-END-OFFSET", "LAG-AT-MOST", "NOTE"), rows)
+    table = render_table(
+        ("GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LOG-END-OFFSET", "LAG-AT-MOST", "NOTE"), rows
+    )
     return result.to_dict(), table, result.ok

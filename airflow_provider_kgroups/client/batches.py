@@ -37,8 +37,16 @@ from typing import NamedTuple
 
 from .compression import Codec, UndecodableBatch, decompress
 
-__all__ = ["BATCH_HEADER_BYTES", "Columns", "RecordBatch", "ControlMarker", "UndecodableBatch", "read_batches",
-           "read_headers", "read_varint"]
+__all__ = [
+    "BATCH_HEADER_BYTES",
+    "Columns",
+    "RecordBatch",
+    "ControlMarker",
+    "UndecodableBatch",
+    "read_batches",
+    "read_headers",
+    "read_varint",
+]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 BATCH_HEADER_BYTES = _HEADER.size  # 61
@@ -103,11 +111,18 @@ class RecordBatch:
         cannot be read)."""
         data = self.records_bytes()
         try:
-            return _parse(bytes(data), self.count, self.base_offset, self.first_timestamp,
-                          self.max_timestamp if self.timestamp_type else None)
+            return _parse(
+                bytes(data),
+                self.count,
+                self.base_offset,
+                self.first_timestamp,
+                self.max_timestamp if self.timestamp_type else None,
+            )
         except (IndexError, ValueError, UnicodeDecodeError) as exc:
-            raise UndecodableBatch(self.codec, f"corrupt record in the batch at offset {self.base_offset}: "
-                                               f"{type(exc).__name__}: {exc}") from exc
+            raise UndecodableBatch(
+                self.codec,
+                f"corrupt record in the batch at offset {self.base_offset}: {type(exc).__name__}: {exc}",
+            ) from exc
 
     def markers(self) -> list[ControlMarker]:
         """A control batch's transaction markers (``ControlRecordType`` in each record's key)."""
@@ -131,17 +146,43 @@ def read_batches(data: bytes | memoryview | None) -> tuple[list[RecordBatch], bo
     while end - pos > _MAGIC_AT:
         magic = view[pos + _MAGIC_AT]
         if magic != 2:
-            raise UndecodableBatch(None, f"the batch at offset {struct.unpack_from('>q', view, pos)[0]} has message "
-                                      f"format v{magic}; only v2 is read (Kafka 4 dropped v0 and v1, KIP-724)")
+            raise UndecodableBatch(
+                None,
+                f"the batch at offset {struct.unpack_from('>q', view, pos)[0]} has message "
+                f"format v{magic}; only v2 is read (Kafka 4 dropped v0 and v1, KIP-724)",
+            )
         if end - pos < BATCH_HEADER_BYTES:
             break
-        (base_offset, length, _epoch, _magic, _crc, attributes, last_delta, first_ts, max_ts, producer_id,
-         _producer_epoch, _base_sequence, count) = _HEADER.unpack_from(view, pos)
+        (
+            base_offset,
+            length,
+            _epoch,
+            _magic,
+            _crc,
+            attributes,
+            last_delta,
+            first_ts,
+            max_ts,
+            producer_id,
+            _producer_epoch,
+            _base_sequence,
+            count,
+        ) = _HEADER.unpack_from(view, pos)
         size = _LOG_OVERHEAD + length
         if pos + size > end:
             break
-        batches.append(RecordBatch(base_offset, base_offset + last_delta, attributes, first_ts, max_ts, producer_id,
-                                   count, view[pos + BATCH_HEADER_BYTES:pos + size]))
+        batches.append(
+            RecordBatch(
+                base_offset,
+                base_offset + last_delta,
+                attributes,
+                first_ts,
+                max_ts,
+                producer_id,
+                count,
+                view[pos + BATCH_HEADER_BYTES : pos + size],
+            )
+        )
         pos += size
     return batches, pos < end
 
@@ -166,7 +207,7 @@ def _parse(buf: bytes, count: int, base_offset: int, first_ts: int, log_append_t
         offsets.append(base_offset + offset_delta)
         for column in (keys, values):
             n, pos = read_varint(buf, pos)
-            column.append(None if n < 0 else buf[pos:pos + n])
+            column.append(None if n < 0 else buf[pos : pos + n])
             pos += max(n, 0)
         pos, record_headers = read_headers(buf, pos)
         headers.append(record_headers)
@@ -201,13 +242,13 @@ def read_headers(buf: bytes, pos: int) -> tuple[int, tuple[tuple[str, bytes | No
         n, pos = read_varint(buf, pos)
         if n < 0:
             raise ValueError("a header key is null (header keys are non-null strings)")
-        key = buf[pos:pos + n].decode("utf-8")
+        key = buf[pos : pos + n].decode("utf-8")
         pos += n
         n, pos = read_varint(buf, pos)
         if n < 0:
             value = None
         else:
-            value = buf[pos:pos + n]
+            value = buf[pos : pos + n]
             pos += n
         out.append((key, value))
     return pos, tuple(out)

@@ -65,7 +65,9 @@ class RequestSizer:
         base = _frame_size(empty, version, client_id)
         one = _frame_size(make([_SAMPLE_KEY]), version, client_id)
         # What one key costs besides its own bytes (and, in flexible versions, its length varint).
-        self._per_key = one - base - len(_SAMPLE_KEY) - (_varint_len(len(_SAMPLE_KEY) + 1) if self.flexible else 0)
+        self._per_key = (
+            one - base - len(_SAMPLE_KEY) - (_varint_len(len(_SAMPLE_KEY) + 1) if self.flexible else 0)
+        )
         self._base = base - (1 if self.flexible else 0)  # a compact array's length is a varint of n + 1
 
     def key_bytes(self, key: str) -> int:
@@ -122,6 +124,7 @@ class Chunker:
     def chunks(self, keys: Sequence[str], version: int) -> list[list[str]]:
         sizer = self._sizers.get(version)
         if sizer is None:
-            sizer = self._sizers[version] = RequestSizer(lambda ks: self._make(ks, version), version,
-                                                         self.limits.client_id)
+            sizer = self._sizers[version] = RequestSizer(
+                lambda ks: self._make(ks, version), version, self.limits.client_id
+            )
         return chunk(keys, sizer, self.limits)

@@ -107,7 +107,9 @@ class AsyncGroupsClient(OffsetVerbs):
 
     def _call(self, timeout_s: float | None) -> Call:
         check_timeout(timeout_s)
-        return Call.start(self.pool, self.metadata, self.config, timeout_s, current_deadline(), self._in_flight)
+        return Call.start(
+            self.pool, self.metadata, self.config, timeout_s, current_deadline(), self._in_flight
+        )
 
     def deadline(self, seconds: float | None = None) -> deadline:
         """One deadline for several calls: ``async with aclient.deadline(20): ...`` (or plain
@@ -129,8 +131,9 @@ class AsyncGroupsClient(OffsetVerbs):
 
     # -- groups ------------------------------------------------------------------------------
 
-    async def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
-                          timeout_s: float | None = None) -> ListGroupsResult:
+    async def list_groups(
+        self, states: Iterable[str] = (), types: Iterable[str] = (), timeout_s: float | None = None
+    ) -> ListGroupsResult:
         """Every group on every broker (ListGroups goes to each broker: it lists what it coordinates).
         States match case-insensitively, as in Kafka (``stable`` is ``Stable``); a broker too old
         to filter (states v4, types v5) or that cannot tell a state has its groups described and
@@ -138,15 +141,22 @@ class AsyncGroupsClient(OffsetVerbs):
         wanted_states, wanted_types = group_states(states), group_types(types)
         call = self._call(timeout_s)
         await refresh(call)
-        result, coordinators = await list_everywhere(lambda handler, keys: self._run(call, handler, keys),
-                                                     lambda ids: self._describe(call, ids), self.metadata.brokers,
-                                                     wanted_states, wanted_types)
+        result, coordinators = await list_everywhere(
+            lambda handler, keys: self._run(call, handler, keys),
+            lambda ids: self._describe(call, ids),
+            self.metadata.brokers,
+            wanted_states,
+            wanted_types,
+        )
         self._coordinators.learn(coordinators)
-        self._group_types.update((g.group_id, g.group_type) for g in result.groups if g.group_type in GROUP_TYPES)
+        self._group_types.update(
+            (g.group_id, g.group_type) for g in result.groups if g.group_type in GROUP_TYPES
+        )
         return result
 
-    async def describe_groups(self, group_ids: Iterable[str],
-                              timeout_s: float | None = None) -> KeyedResults[str, GroupDescription]:
+    async def describe_groups(
+        self, group_ids: Iterable[str], timeout_s: float | None = None
+    ) -> KeyedResults[str, GroupDescription]:
         """State, type, protocol and members with their assignments, for groups of every type
         (classic, consumer, share, streams): see :mod:`.describe` for which API asks what.
 
@@ -163,9 +173,21 @@ class AsyncGroupsClient(OffsetVerbs):
     async def _describe(self, call: Call, ids: list[str]) -> KeyedResults[str, GroupDescription]:
         refused = unsendable_group_ids(ids)
         sendable = [g for g in ids if g not in refused]
-        result = await beside_bootstrap(call, describe_all(
-            lambda handler, keys: run(call, handler, keys), self._coordinators, sendable, self._group_types,
-            lambda keys: locate(call, self._coordinators, keys), limits=self._limits)) if sendable else KeyedResults()
+        result = (
+            await beside_bootstrap(
+                call,
+                describe_all(
+                    lambda handler, keys: run(call, handler, keys),
+                    self._coordinators,
+                    sendable,
+                    self._group_types,
+                    lambda keys: locate(call, self._coordinators, keys),
+                    limits=self._limits,
+                ),
+            )
+            if sendable
+            else KeyedResults()
+        )
         for group_id, description in result.values.items():
             if description.state is GroupState.DEAD:
                 self._group_types.pop(group_id, None)
@@ -174,9 +196,13 @@ class AsyncGroupsClient(OffsetVerbs):
         failures = {**result.failures, **refused}
         return KeyedResults(dict(result.values), {g: failures[g] for g in ids if g in failures})
 
-    async def fetch_committed_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Iterable[int]] | None = None,
-                                      require_stable: bool = False,
-                                      timeout_s: float | None = None) -> KeyedResults[str, GroupOffsets]:
+    async def fetch_committed_offsets(
+        self,
+        group_ids: Iterable[str],
+        topics: Mapping[str, Iterable[int]] | None = None,
+        require_stable: bool = False,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[str, GroupOffsets]:
         """Committed offsets per group (all partitions it committed, or only ``topics``).
 
         What an all-partitions read (``topics=None``) proves, and what it cannot: Kafka
@@ -200,8 +226,9 @@ class AsyncGroupsClient(OffsetVerbs):
         handler = OffsetFetchHandler(self._coordinators, wanted, require_stable, limits=self._limits)
         return await self._run_groups(call, handler, ids)
 
-    async def delete_groups(self, group_ids: Iterable[str],
-                            timeout_s: float | None = None) -> KeyedResults[str, GroupDeletion]:
+    async def delete_groups(
+        self, group_ids: Iterable[str], timeout_s: float | None = None
+    ) -> KeyedResults[str, GroupDeletion]:
         """Delete groups; the broker refuses non-empty (NON_EMPTY_GROUP) and unknown groups per group.
 
         A group whose delete request got no response and whose retry answered GROUP_ID_NOT_FOUND
@@ -213,38 +240,67 @@ class AsyncGroupsClient(OffsetVerbs):
 
     # -- partitions --------------------------------------------------------------------------
 
-    async def list_offsets(self, specs: Mapping[TopicPartition, int], *, read_committed: bool = False,
-                           timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+    async def list_offsets(
+        self,
+        specs: Mapping[TopicPartition, int],
+        *,
+        read_committed: bool = False,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[TopicPartition, ListedOffset]:
         """ListOffsets by partition leader. A spec is -1 latest, -2 earliest, -3 max timestamp, or a ms timestamp."""
         tps = partitions_of(specs)
         for tp in tps:
-            check_int(f"the offset spec for {tp}", specs[tp], at_least=MAX_TIMESTAMP,
-                      must_be="-1 (latest), -2 (earliest), -3 (max timestamp) or a timestamp in ms")
+            check_int(
+                f"the offset spec for {tp}",
+                specs[tp],
+                at_least=MAX_TIMESTAMP,
+                must_be="-1 (latest), -2 (earliest), -3 (max timestamp) or a timestamp in ms",
+            )
         if not tps:
             return KeyedResults()
-        handler = ListOffsetsHandler(self._leaders, dict(specs), READ_COMMITTED if read_committed else READ_UNCOMMITTED)
+        handler = ListOffsetsHandler(
+            self._leaders, dict(specs), READ_COMMITTED if read_committed else READ_UNCOMMITTED
+        )
         return await self._run(self._call(timeout_s), handler, tps)
 
-    async def log_end_offsets(self, partitions: Iterable[TopicPartition], *, read_committed: bool = False,
-                              timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
-        return await self.list_offsets({tp: LATEST for tp in partitions_of(partitions)},
-                                       read_committed=read_committed, timeout_s=timeout_s)
+    async def log_end_offsets(
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        read_committed: bool = False,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[TopicPartition, ListedOffset]:
+        return await self.list_offsets(
+            {tp: LATEST for tp in partitions_of(partitions)},
+            read_committed=read_committed,
+            timeout_s=timeout_s,
+        )
 
-    async def log_start_offsets(self, partitions: Iterable[TopicPartition],
-                                timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
-        return await self.list_offsets({tp: EARLIEST for tp in partitions_of(partitions)}, timeout_s=timeout_s)
+    async def log_start_offsets(
+        self, partitions: Iterable[TopicPartition], timeout_s: float | None = None
+    ) -> KeyedResults[TopicPartition, ListedOffset]:
+        return await self.list_offsets(
+            {tp: EARLIEST for tp in partitions_of(partitions)}, timeout_s=timeout_s
+        )
 
-    async def offsets_for_timestamp(self, partitions: Iterable[TopicPartition], timestamp_ms: int,
-                                    timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+    async def offsets_for_timestamp(
+        self, partitions: Iterable[TopicPartition], timestamp_ms: int, timeout_s: float | None = None
+    ) -> KeyedResults[TopicPartition, ListedOffset]:
         """The first offset whose record timestamp is >= ``timestamp_ms``; -1 (Kafka's answer) when no
         record is that recent."""
         check_int("timestamp_ms", timestamp_ms, at_least=0, must_be="a non-negative int (ms since the epoch)")
-        return await self.list_offsets({tp: timestamp_ms for tp in partitions_of(partitions)}, timeout_s=timeout_s)
+        return await self.list_offsets(
+            {tp: timestamp_ms for tp in partitions_of(partitions)}, timeout_s=timeout_s
+        )
 
-    async def fetch_record_timestamps(self, positions: Mapping[TopicPartition, int | Iterable[int]], *,
-                                      read_committed: bool = False, partition_bytes: int = DEFAULT_PARTITION_BYTES,
-                                      timeout_s: float | None = None
-                                      ) -> KeyedResults[TopicPartition, dict[int, RecordTimestamp]]:
+    async def fetch_record_timestamps(
+        self,
+        positions: Mapping[TopicPartition, int | Iterable[int]],
+        *,
+        read_committed: bool = False,
+        partition_bytes: int = DEFAULT_PARTITION_BYTES,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[TopicPartition, dict[int, RecordTimestamp]]:
         """The timestamp of the record at (or first after) each offset: per partition,
         ``{offset: RecordTimestamp}``. One small Fetch per partition leader for all its
         partitions (``partition_bytes`` each, grown only for a batch that does not fit);
@@ -264,7 +320,9 @@ class AsyncGroupsClient(OffsetVerbs):
         budgets: dict[TopicPartition, int] = {}
         starts: dict[TopicPartition, int] = {}
         while wanted:
-            handler = FetchTimestampHandler(self._leaders, wanted, isolation, partition_bytes, budgets, starts)
+            handler = FetchTimestampHandler(
+                self._leaders, wanted, isolation, partition_bytes, budgets, starts
+            )
             pages = await self._run(call, handler, list(wanted))
             failures.update(pages.failures)
             next_wanted: dict[TopicPartition, list[int]] = {}
@@ -281,15 +339,23 @@ class AsyncGroupsClient(OffsetVerbs):
                     if page.next_start is not None:
                         next_starts[tp] = page.next_start
                 else:
-                    failures[tp] = Failure(CLIENT_INCOMPLETE_RESPONSE,
-                                           f"Fetch made no progress at offset {page.unresolved[0]}")
+                    failures[tp] = Failure(
+                        CLIENT_INCOMPLETE_RESPONSE, f"Fetch made no progress at offset {page.unresolved[0]}"
+                    )
             wanted, starts = next_wanted, next_starts
         return KeyedResults(values, failures)
 
-    async def fetch_records(self, positions: Mapping[TopicPartition, int], *, read_committed: bool = False,
-                            page_bytes: int = DEFAULT_RECORD_PAGE_BYTES, budgets: dict[TopicPartition, int] | None = None,
-                            max_wait_ms: int = 1, timeout_s: float | None = None, decode: bool = True
-                            ) -> KeyedResults[TopicPartition, RecordPage]:
+    async def fetch_records(
+        self,
+        positions: Mapping[TopicPartition, int],
+        *,
+        read_committed: bool = False,
+        page_bytes: int = DEFAULT_RECORD_PAGE_BYTES,
+        budgets: dict[TopicPartition, int] | None = None,
+        max_wait_ms: int = 1,
+        timeout_s: float | None = None,
+        decode: bool = True,
+    ) -> KeyedResults[TopicPartition, RecordPage]:
         """One page of records per partition from ``positions[tp]``: one Fetch per leader for all
         its partitions, about ``page_bytes`` per partition (grown for a batch that does not fit;
         pass the same ``budgets`` dict to the next call to keep the grown size); the leader waits
@@ -305,16 +371,22 @@ class AsyncGroupsClient(OffsetVerbs):
         for tp in tps:
             budgets.setdefault(tp, page_bytes)
         check_int("max_wait_ms", max_wait_ms, at_least=0, at_most=30_000)
-        handler = FetchRecordsHandler(self._leaders, {tp: positions[tp] for tp in tps},
-                                      READ_COMMITTED if read_committed else READ_UNCOMMITTED, budgets, max_wait_ms,
-                                      decode)
+        handler = FetchRecordsHandler(
+            self._leaders,
+            {tp: positions[tp] for tp in tps},
+            READ_COMMITTED if read_committed else READ_UNCOMMITTED,
+            budgets,
+            max_wait_ms,
+            decode,
+        )
         pages = await self._run(self._call(timeout_s), handler, tps)
         for tp, page in pages.values.items():
             budgets[tp] = page.budget_bytes  # the caller's next page starts from the grown budget
         return pages
 
-    async def describe_topics(self, topics: Iterable[str] | None = None,
-                              timeout_s: float | None = None) -> dict[str, TopicDescription]:
+    async def describe_topics(
+        self, topics: Iterable[str] | None = None, timeout_s: float | None = None
+    ) -> dict[str, TopicDescription]:
         """Partitions and leaders of ``topics`` (None: every topic). Unknown topics are left out,
         and so are topics this principal may not Describe (Kafka hides them): a topic missing
         here is not proven absent; :meth:`check_topics` tells the two apart. Named topics need
@@ -322,12 +394,16 @@ class AsyncGroupsClient(OffsetVerbs):
         call = self._call(timeout_s)
         names = None if topics is None else sorted(set(topics))
         await refresh(call, names)
-        wanted = self.metadata.topics if names is None else {n: self.metadata.topics[n] for n in names
-                                                             if n in self.metadata.topics}
+        wanted = (
+            self.metadata.topics
+            if names is None
+            else {n: self.metadata.topics[n] for n in names if n in self.metadata.topics}
+        )
         return dict(wanted)
 
-    async def check_topics(self, topics: Iterable[str],
-                           timeout_s: float | None = None) -> KeyedResults[str, TopicExistence]:
+    async def check_topics(
+        self, topics: Iterable[str], timeout_s: float | None = None
+    ) -> KeyedResults[str, TopicExistence]:
         """Whether each topic exists, as far as this principal can tell: one Metadata request
         naming the topics (``KafkaApis.handleTopicMetadataRequest``).
 

@@ -82,7 +82,8 @@ class ClusterMetadata:
         if names and version < NO_AUTO_CREATE_VERSION:
             raise UnsupportedVersion(
                 f"Metadata up to v{version} cannot name topics without letting the broker create them "
-                f"(AllowAutoTopicCreation=false needs v{NO_AUTO_CREATE_VERSION}); not sent")
+                f"(AllowAutoTopicCreation=false needs v{NO_AUTO_CREATE_VERSION}); not sent"
+            )
         if names is None and version == 0:
             names = []  # v0 has no "all topics" null; an empty list means all there
         return MetadataRequest(
@@ -111,14 +112,20 @@ class ClusterMetadata:
                 self.topic_errors[topic.name] = topic.error_code
             self.topics[topic.name] = TopicDescription(
                 name=topic.name,
-                partitions={p.partition_index: (p.leader_id if not p.error_code or p.leader_id >= 0 else -1)
-                            for p in topic.partitions},
+                partitions={
+                    p.partition_index: (p.leader_id if not p.error_code or p.leader_id >= 0 else -1)
+                    for p in topic.partitions
+                },
                 is_internal=bool(topic.is_internal),
             )
         if names:
             for missing in set(names) - {t.name for t in response.topics}:
                 self.topics.pop(missing, None)
                 self.topic_errors[missing] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        log.debug("metadata: %d brokers, %d topics (%s)", len(self.brokers), len(response.topics),
-                  ", ".join(f"{t}: {error_name(c)}" for t, c in self.topic_errors.items()) or "no topic errors")
+        log.debug(
+            "metadata: %d brokers, %d topics (%s)",
+            len(self.brokers),
+            len(response.topics),
+            ", ".join(f"{t}: {error_name(c)}" for t, c in self.topic_errors.items()) or "no topic errors",
+        )
         return answered

@@ -56,8 +56,12 @@ class Codec(IntEnum):
 
 
 #: codec -> the library that decodes it here (named in every failure)
-LIBRARIES = {Codec.GZIP: "gzip (Python standard library)", Codec.SNAPPY: "cramjam", Codec.LZ4: "cramjam",
-             Codec.ZSTD: "cramjam"}
+LIBRARIES = {
+    Codec.GZIP: "gzip (Python standard library)",
+    Codec.SNAPPY: "cramjam",
+    Codec.LZ4: "cramjam",
+    Codec.ZSTD: "cramjam",
+}
 
 #: xerial's SnappyCodec.MAGIC_HEADER; the full header adds two big-endian int32 (version, compatible)
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
@@ -72,12 +76,18 @@ class UndecodableBatch(Exception):
     def __init__(self, codec: int | None, detail: str) -> None:
         self.codec = codec
         known = codec is not None and codec in Codec._value2member_map_
-        self.codec_name = Codec(codec).name.lower() if known else ("unknown" if codec is None else f"id {codec}")
+        self.codec_name = (
+            Codec(codec).name.lower() if known else ("unknown" if codec is None else f"id {codec}")
+        )
         self.library = LIBRARIES.get(codec, "none") if known else "none"  # type: ignore[call-overload]  # known: codec is an int
         self.detail = detail
-        what = (f"{self.codec_name} record batch could not be decoded with {self.library}" if known and codec
-                else "record batch could not be read" if codec in (None, Codec.NONE)
-                else f"record batch with compression codec id {codec} could not be decoded")
+        what = (
+            f"{self.codec_name} record batch could not be decoded with {self.library}"
+            if known and codec
+            else "record batch could not be read"
+            if codec in (None, Codec.NONE)
+            else f"record batch with compression codec id {codec} could not be decoded"
+        )
         super().__init__(f"{what}: {detail}")
 
 
@@ -85,8 +95,10 @@ def _cramjam():
     try:
         import cramjam
     except ImportError as exc:  # a broken install: it is a dependency of the base package
-        raise ImportError("the cramjam library is missing: reinstall airflow-provider-kgroups "
-                          "(cramjam decodes snappy, lz4 and zstd record batches)") from exc
+        raise ImportError(
+            "the cramjam library is missing: reinstall airflow-provider-kgroups "
+            "(cramjam decodes snappy, lz4 and zstd record batches)"
+        ) from exc
     return cramjam
 
 
@@ -99,7 +111,7 @@ def xerial_unframe(payload: bytes | memoryview, raw_block) -> bytes:
     out = []
     pos, end = XERIAL_HEADER_BYTES, len(view)
     while pos < end:
-        if end - pos >= 8 and bytes(view[pos:pos + 8]) == XERIAL_MAGIC:  # a concatenated stream
+        if end - pos >= 8 and bytes(view[pos : pos + 8]) == XERIAL_MAGIC:  # a concatenated stream
             pos += XERIAL_HEADER_BYTES
             continue
         if end - pos < 4:
@@ -107,8 +119,10 @@ def xerial_unframe(payload: bytes | memoryview, raw_block) -> bytes:
         (length,) = _BLOCK_LENGTH.unpack_from(view, pos)
         pos += 4
         if length < 0 or pos + length > end:
-            raise ValueError(f"xerial snappy block of {length} bytes at byte {pos} runs past the payload ({end})")
-        out.append(bytes(raw_block(view[pos:pos + length])))
+            raise ValueError(
+                f"xerial snappy block of {length} bytes at byte {pos} runs past the payload ({end})"
+            )
+        out.append(bytes(raw_block(view[pos : pos + length])))
         pos += length
     return b"".join(out)
 

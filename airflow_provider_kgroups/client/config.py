@@ -34,12 +34,16 @@ class BrokerAddress:
 def parse_bootstrap_servers(value: str | Iterable[str]) -> tuple[BrokerAddress, ...]:
     """``"h1:9092,h2:9092"`` or a list of ``host:port`` strings -> addresses, or a clear error."""
     if value is None:
-        raise ConfigurationError("bootstrap_servers is missing: give at least one 'host:port', e.g. 'kafka-1:9092'.")
+        raise ConfigurationError(
+            "bootstrap_servers is missing: give at least one 'host:port', e.g. 'kafka-1:9092'."
+        )
     items = value.split(",") if isinstance(value, str) else list(value)
     items = [str(item).strip() for item in items]
     items = [item for item in items if item]
     if not items:
-        raise ConfigurationError("bootstrap_servers is empty: give at least one 'host:port', e.g. 'kafka-1:9092'.")
+        raise ConfigurationError(
+            "bootstrap_servers is empty: give at least one 'host:port', e.g. 'kafka-1:9092'."
+        )
     addresses = []
     for item in items:
         item = re.sub(r"^[A-Za-z_]+://", "", item)  # tolerate 'PLAINTEXT://h:p' as the Java client does not
@@ -136,8 +140,10 @@ class ClientConfig:
             if self.sasl_mechanism == "OAUTHBEARER":
                 self._check_oauthbearer()
             elif self.oauthbearer is not None:
-                raise ConfigurationError(f"OAUTHBEARER options are set but sasl_mechanism is {self.sasl_mechanism}: "
-                                         "set sasl_mechanism to OAUTHBEARER, or drop them.")
+                raise ConfigurationError(
+                    f"OAUTHBEARER options are set but sasl_mechanism is {self.sasl_mechanism}: "
+                    "set sasl_mechanism to OAUTHBEARER, or drop them."
+                )
             elif not self.sasl_username or self.sasl_password is None:
                 raise ConfigurationError(
                     f"security_protocol {self.security_protocol} needs sasl_username and sasl_password."
@@ -159,7 +165,9 @@ class ClientConfig:
             if path is not None and not Path(path).is_file():
                 raise ConfigurationError(f"{name} {path!r} is not a readable file.")
         if (self.ssl_certfile is None) != (self.ssl_keyfile is None) and self.ssl_keyfile is not None:
-            raise ConfigurationError("ssl_keyfile is set without ssl_certfile: give both for client certificates.")
+            raise ConfigurationError(
+                "ssl_keyfile is set without ssl_certfile: give both for client certificates."
+            )
         for name in ("connect_timeout_s", "request_timeout_s", "call_timeout_s", "retry_backoff_max_s"):
             _positive(name, getattr(self, name))
         _positive("retry_backoff_s", self.retry_backoff_s, allow_zero=True)
@@ -174,8 +182,10 @@ class ClientConfig:
 
             oauthbearer_from_options({}, [a.host for a in self.bootstrap_servers])
         if self.sasl_username is not None or self.sasl_password is not None:
-            raise ConfigurationError("sasl_username / sasl_password are not used by OAUTHBEARER (the token is): "
-                                     "remove them, or choose PLAIN or SCRAM.")
+            raise ConfigurationError(
+                "sasl_username / sasl_password are not used by OAUTHBEARER (the token is): "
+                "remove them, or choose PLAIN or SCRAM."
+            )
 
     def _check_tls_files(self) -> None:
         """Load the TLS context now: a PEM file that holds no certificate or key, or a wrong key
@@ -183,13 +193,17 @@ class ClientConfig:
         try:
             self.ssl_context()
         except ssl.SSLError as exc:
-            files = ", ".join(f"{n}={getattr(self, n)!r}" for n in ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
-                              if getattr(self, n))
+            files = ", ".join(
+                f"{n}={getattr(self, n)!r}"
+                for n in ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+                if getattr(self, n)
+            )
             reason = exc.reason or exc.strerror or type(exc).__name__
             raise ConfigurationError(
                 f"the TLS files cannot be loaded ({files}): {reason}. Check that ssl_cafile holds PEM "
                 "certificates, ssl_certfile a PEM certificate, ssl_keyfile its PEM private key, and "
-                "ssl_key_password the key's password.") from None
+                "ssl_key_password the key's password."
+            ) from None
 
     @property
     def uses_tls(self) -> bool:
@@ -233,8 +247,9 @@ class ClientConfig:
         known = {f.name for f in fields(cls)} - {"bootstrap_servers"} | set(OAUTH_OPTIONS)
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ConfigurationError(f"unknown client option(s) {', '.join(unknown)}; "
-                                     f"known: {', '.join(sorted(known))}.")
+            raise ConfigurationError(
+                f"unknown client option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}."
+            )
         options = {key: value for key, value in options.items() if value is not None}
         if "security_protocol" in options:
             options["security_protocol"] = str(options["security_protocol"]).upper()
@@ -247,9 +262,11 @@ class ClientConfig:
 
             options["oauthbearer"] = oauthbearer_from_options(oauth, [a.host for a in addresses])
         elif oauth:
-            raise ConfigurationError(f"OAUTHBEARER option(s) {', '.join(sorted(oauth))} are set but sasl_mechanism "
-                                     f"is {options.get('sasl_mechanism')}: set sasl_mechanism to OAUTHBEARER, or "
-                                     "drop them.")
+            raise ConfigurationError(
+                f"OAUTHBEARER option(s) {', '.join(sorted(oauth))} are set but sasl_mechanism "
+                f"is {options.get('sasl_mechanism')}: set sasl_mechanism to OAUTHBEARER, or "
+                "drop them."
+            )
         return cls(bootstrap_servers=addresses, **options)
 
     @classmethod

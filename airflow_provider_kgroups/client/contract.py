@@ -36,7 +36,9 @@ class RequestPlan(Generic[K]):
     request: ApiMessage
     version: int
     keys: tuple[K, ...]
-    node: int = ANY_BROKER  # the broker it goes to: set by the driver (AdminApiHandler.handleResponse's broker)
+    node: int = (
+        ANY_BROKER  # the broker it goes to: set by the driver (AdminApiHandler.handleResponse's broker)
+    )
     key_set: frozenset[K] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -69,11 +71,14 @@ class Outcome(Generic[K, V]):
     def only(self, keys: Iterable[K]) -> Outcome[K, V]:
         """A copy that says only what it says of ``keys``."""
         keep = set(keys)
-        return Outcome({k: v for k, v in self.completed.items() if k in keep},
-                       {k: v for k, v in self.failed.items() if k in keep},
-                       self.unmapped & keep, self.retry & keep,
-                       {k: v for k, v in self.reasons.items() if k in keep},
-                       {k: v for k, v in self.notes.items() if k in keep})
+        return Outcome(
+            {k: v for k, v in self.completed.items() if k in keep},
+            {k: v for k, v in self.failed.items() if k in keep},
+            self.unmapped & keep,
+            self.retry & keep,
+            {k: v for k, v in self.reasons.items() if k in keep},
+            {k: v for k, v in self.notes.items() if k in keep},
+        )
 
 
 class Routing(Enum):

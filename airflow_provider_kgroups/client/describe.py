@@ -64,13 +64,25 @@ class _Progress:
 
 
 def dead(group_id: str, node: int | None) -> GroupDescription:
-    return GroupDescription(group_id=group_id, state=GroupState.DEAD, protocol_type="", protocol="", members=(),
-                            coordinator_id=node if node is not None else -1)
+    return GroupDescription(
+        group_id=group_id,
+        state=GroupState.DEAD,
+        protocol_type="",
+        protocol="",
+        members=(),
+        coordinator_id=node if node is not None else -1,
+    )
 
 
-async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str], hints: Mapping[str, str],
-                       locate: Callable[[list[str]], Awaitable[object]], *,
-                       limits: RequestLimits = RequestLimits()) -> KeyedResults[str, GroupDescription]:
+async def describe_all(
+    run: Run,
+    lookup: CoordinatorLookup,
+    group_ids: list[str],
+    hints: Mapping[str, str],
+    locate: Callable[[list[str]], Awaitable[object]],
+    *,
+    limits: RequestLimits = RequestLimits(),
+) -> KeyedResults[str, GroupDescription]:
     """``run(handler, keys)`` runs one handler under the caller's deadline; ``hints``: group id ->
     the type a listing reported; ``locate(keys)`` looks coordinators up (batched requests);
     ``limits`` bound each describe request."""
@@ -104,14 +116,20 @@ async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str]
                     for t in next_types:
                         plan.setdefault(t, []).append(g)
                 elif p.non_classic:
-                    failures[g] = Failure(CLIENT_INCOMPLETE_RESPONSE, (
-                        "DescribeGroups says the group exists and is not classic, but no describe API of its "
-                        "coordinator has it and its ListGroups does not list it"))
+                    failures[g] = Failure(
+                        CLIENT_INCOMPLETE_RESPONSE,
+                        (
+                            "DescribeGroups says the group exists and is not classic, but no describe API of its "
+                            "coordinator has it and its ListGroups does not list it"
+                        ),
+                    )
                 else:
                     values[g] = dead(g, lookup.cached(g))
             continue
         types = list(plan)
-        answers = await asyncio.gather(*(run(HANDLER_FOR_TYPE[t](lookup, limits=limits), plan[t]) for t in types))
+        answers = await asyncio.gather(
+            *(run(HANDLER_FOR_TYPE[t](lookup, limits=limits), plan[t]) for t in types)
+        )
         said: dict[str, list[tuple[str, NotDescribed]]] = {}
         for group_type, answer in zip(types, answers):
             failures.update(answer.failures)
@@ -143,12 +161,14 @@ async def describe_all(run: Run, lookup: CoordinatorLookup, group_ids: list[str]
                 values[g] = dead(g, lookup.cached(g))
         for g in values.keys() & failures.keys():  # found by one API while another failed: found
             del failures[g]
-    return KeyedResults({g: values[g] for g in group_ids if g in values},
-                        {g: failures[g] for g in group_ids if g in failures})
+    return KeyedResults(
+        {g: values[g] for g in group_ids if g in values}, {g: failures[g] for g in group_ids if g in failures}
+    )
 
 
-async def _from_listings(run: Run, lookup: CoordinatorLookup, to_list: dict[str, list[str]]
-                         ) -> tuple[dict[str, GroupDescription], dict[str, Failure], list[str]]:
+async def _from_listings(
+    run: Run, lookup: CoordinatorLookup, to_list: dict[str, list[str]]
+) -> tuple[dict[str, GroupDescription], dict[str, Failure], list[str]]:
     """Groups whose coordinator lacks the share/streams describe API: its ListGroups (v5,
     filtered to those types; one request per coordinator) gives their type and state.
     Returns (described, failed, not listed as any of those types)."""
@@ -157,7 +177,9 @@ async def _from_listings(run: Run, lookup: CoordinatorLookup, to_list: dict[str,
     for g in to_list:
         node = lookup.cached(g)
         if node is None:
-            failures[g] = Failure(CLIENT_INCOMPLETE_RESPONSE, "its coordinator was forgotten before it was listed")
+            failures[g] = Failure(
+                CLIENT_INCOMPLETE_RESPONSE, "its coordinator was forgotten before it was listed"
+            )
         else:
             by_node.setdefault(node, set()).add(g)
     values: dict[str, GroupDescription] = {}
@@ -174,9 +196,15 @@ async def _from_listings(run: Run, lookup: CoordinatorLookup, to_list: dict[str,
         for g in sorted(groups):
             listing = found.get(g)
             if listing is not None and listing.group_type in to_list[g]:
-                values[g] = GroupDescription(group_id=g, state=listing.state, protocol_type=listing.protocol_type,
-                                             protocol="", members=(), coordinator_id=node,
-                                             group_type=listing.group_type)
+                values[g] = GroupDescription(
+                    group_id=g,
+                    state=listing.state,
+                    protocol_type=listing.protocol_type,
+                    protocol="",
+                    members=(),
+                    coordinator_id=node,
+                    group_type=listing.group_type,
+                )
             else:
                 unlisted.append(g)
     return values, failures, unlisted

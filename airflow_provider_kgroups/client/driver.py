@@ -80,8 +80,9 @@ def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome:
     protocol failed at becomes an outcome per key, each with a code of its own. Anything else (a
     bug in a handler's ``build`` or ``parse``, a failed login, bad input) is raised: it is no
     answer of the broker's, and asking again would run into it again."""
-    if isinstance(error, (AuthenticationError, ConfigurationError)) \
-            or not isinstance(error, (KafkaGroupsError, OSError)):
+    if isinstance(error, (AuthenticationError, ConfigurationError)) or not isinstance(
+        error, (KafkaGroupsError, OSError)
+    ):
         raise error
     if isinstance(error, BrokerThrottled):  # no answer can come before the deadline: say why now
         failure = Failure(CLIENT_TIMEOUT, str(error))
@@ -108,8 +109,14 @@ class Driver(Generic[K, V]):
     response, a grown byte budget) are kept for this run and handed back to it.
     """
 
-    def __init__(self, handler: Handler[K, V] | None, keys: Iterable[K], *, backoff: Callable[[int], float],
-                 lookup: Lookup[K] | None = None) -> None:
+    def __init__(
+        self,
+        handler: Handler[K, V] | None,
+        keys: Iterable[K],
+        *,
+        backoff: Callable[[int], float],
+        lookup: Lookup[K] | None = None,
+    ) -> None:
         self.handler = handler
         self.lookup: Lookup[K] = lookup if lookup is not None else handler.lookup
         self.api = handler.api if handler is not None else f"{type(self.lookup).__name__} only"
@@ -132,7 +139,9 @@ class Driver(Generic[K, V]):
                 self._mapped.setdefault(node, set()).add(key)
 
     @classmethod
-    def lookup_only(cls, lookup: Lookup[K], keys: Iterable[K], *, backoff: Callable[[int], float]) -> Driver[K, int]:
+    def lookup_only(
+        cls, lookup: Lookup[K], keys: Iterable[K], *, backoff: Callable[[int], float]
+    ) -> Driver[K, int]:
         """A driver that only looks ``keys`` up (filling ``lookup``'s cache): its lookup
         dispatches are the ones to send; it has no API to fulfil."""
         return cls(None, keys, backoff=backoff, lookup=lookup)
@@ -158,8 +167,9 @@ class Driver(Generic[K, V]):
         self._in_flight += out
         return out
 
-    def build(self, dispatch: Dispatch[K], version: int | None,
-              keys: Iterable[K] | None = None) -> list[RequestPlan[K]]:
+    def build(
+        self, dispatch: Dispatch[K], version: int | None, keys: Iterable[K] | None = None
+    ) -> list[RequestPlan[K]]:
         """The requests for ``dispatch`` (or for its ``keys`` only) to a broker whose newest
         version of the API is ``version`` (None: it lacks the API). Keys its version cannot
         carry are settled here, unsent."""
@@ -185,7 +195,9 @@ class Driver(Generic[K, V]):
             dispatch.outcome.merge(self.handler.parse(plan, response, self._notes))
         return []
 
-    def on_failure(self, dispatch: Dispatch[K], plan: RequestPlan[K], error: BaseException) -> list[RequestPlan[K]]:
+    def on_failure(
+        self, dispatch: Dispatch[K], plan: RequestPlan[K], error: BaseException
+    ) -> list[RequestPlan[K]]:
         """``plan`` got no usable response. Returns the requests to send at once instead: a
         response over ``max_response_bytes`` for several keys is not asked again at that size
         but as two halves (the broker did act on it: ``response_lost`` hears of it). One key
@@ -196,8 +208,9 @@ class Driver(Generic[K, V]):
                 self._notes.update(self.handler.response_lost(plan.keys))
             half = len(plan.keys) // 2
             log.info("%s; splitting its %d keys in two", error, len(plan.keys))
-            return (self.build(dispatch, plan.version, plan.keys[:half])
-                    + self.build(dispatch, plan.version, plan.keys[half:]))
+            return self.build(dispatch, plan.version, plan.keys[:half]) + self.build(
+                dispatch, plan.version, plan.keys[half:]
+            )
         if fulfil and response_lost(error):
             self._notes.update(self.handler.response_lost(plan.keys))
         dispatch.outcome.merge(transport_failure(plan.keys, error))
@@ -243,8 +256,11 @@ class Driver(Generic[K, V]):
             unfinished |= set(dispatch.keys)
         for key in unfinished - self.values.keys() - self.failures.keys():
             detail = self._last_error.get(key)
-            self.failures[key] = Failure(CLIENT_TIMEOUT, f"{limit or 'deadline'} passed before a result"
-                                         + (f"; last error: {detail}" if detail else ""))
+            self.failures[key] = Failure(
+                CLIENT_TIMEOUT,
+                f"{limit or 'deadline'} passed before a result"
+                + (f"; last error: {detail}" if detail else ""),
+            )
 
     def results(self) -> KeyedResults[K, V]:
         return KeyedResults(values=self.values, failures=self.failures)
@@ -274,7 +290,14 @@ class Driver(Generic[K, V]):
             self._attempts[key] = attempt
         wait = self._backoff(attempt)
         heapq.heappush(self._delayed, (now + wait, next(self._seq), stage, node, frozenset(keys)))
-        log.debug("%s: %d key(s) back to %s in %.0f ms (attempt %d)", self.api, len(keys), stage, wait * 1000, attempt)
+        log.debug(
+            "%s: %d key(s) back to %s in %.0f ms (attempt %d)",
+            self.api,
+            len(keys),
+            stage,
+            wait * 1000,
+            attempt,
+        )
 
     def _release_delayed(self, now: float) -> None:
         while self._delayed and self._delayed[0][0] <= now:

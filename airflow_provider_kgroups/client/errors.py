@@ -50,18 +50,30 @@ RETRY_SAME_BROKER = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
 #: Errors after which the cached coordinator is dropped and looked up again.
 RELOOKUP = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 #: Broker answers that no retry fixes: the principal lacks a permission or failed to authenticate.
-NOT_RETRIABLE_CODES = frozenset({ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
-                                 ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.SASL_AUTHENTICATION_FAILED})
+NOT_RETRIABLE_CODES = frozenset(
+    {
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        ErrorCode.SASL_AUTHENTICATION_FAILED,
+    }
+)
 #: Errors of a partition's leader (ListOffsets, Fetch) after which partition metadata is
 #: refreshed and the leader asked again, until the deadline: a leader election is under way
 #: or a new leader is catching up. As the Java consumer's OffsetFetcherUtils.handleListOffsetResponse
 #: (the broker side: ReplicaManager.fetchOffset; OFFSET_NOT_AVAILABLE from v5, LEADER_NOT_AVAILABLE
 #: below, while Partition.fetchOffsetForTimestamp finds the high watermark behind the epoch start).
-REFRESH_LEADER = frozenset({
-    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.REPLICA_NOT_AVAILABLE,
-    ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH,
-    ErrorCode.OFFSET_NOT_AVAILABLE,
-})
+REFRESH_LEADER = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.REPLICA_NOT_AVAILABLE,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
+    }
+)
 
 # Codes that are not broker errors but outcomes of this client itself (a broker code, even -1
 # UNKNOWN_SERVER_ERROR, would claim the broker said so).
@@ -71,12 +83,18 @@ CLIENT_UNSUPPORTED = -102
 CLIENT_INCOMPLETE_RESPONSE = -103  # a response without an answer for this key
 CLIENT_RESPONSE_TOO_LARGE = -104
 CLIENT_NOT_READ = -105  # a value this result is computed from was not read (its own read failed)
-CLIENT_RECORDED_ERROR = -106  # read back from the history store, which keeps that an error occurred, not which
+CLIENT_RECORDED_ERROR = (
+    -106
+)  # read back from the history store, which keeps that an error occurred, not which
 #: a record batch this client cannot decode (its codec's library failed, or the bytes are not a v2 batch):
 #: the message names the codec, the library and the partition
 CLIENT_UNDECODABLE = -107
-CLIENT_PROTOCOL_ERROR = -108  # a broker's answer this client cannot read (an undecodable or malformed response)
-CLIENT_CODES = {code: name for name, code in globals().items() if name.startswith("CLIENT_") and isinstance(code, int)}
+CLIENT_PROTOCOL_ERROR = (
+    -108
+)  # a broker's answer this client cannot read (an undecodable or malformed response)
+CLIENT_CODES = {
+    code: name for name, code in globals().items() if name.startswith("CLIENT_") and isinstance(code, int)
+}
 
 
 def error_name(code: int) -> str:
@@ -152,8 +170,10 @@ class IncompleteListingError(KafkaGroupsError):
     def __init__(self, failures: dict[int, Failure]) -> None:
         self.failures = dict(failures)
         brokers = ", ".join(f"broker {node}: {failure}" for node, failure in sorted(self.failures.items()))
-        super().__init__(f"cannot list groups on every broker ({brokers}); a pattern would miss that broker's "
-                         "groups, so nothing was selected: retry, or name the groups exactly.")
+        super().__init__(
+            f"cannot list groups on every broker ({brokers}); a pattern would miss that broker's "
+            "groups, so nothing was selected: retry, or name the groups exactly."
+        )
 
 
 class ProtocolError(KafkaGroupsError):

@@ -23,7 +23,9 @@ def fast_init(cls: T) -> T:
     params, body, namespace = [], [], {}
     for f in fields(cls):
         if not f.init or f.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{f.name}: fast_init supports neither default_factory nor init=False")
+            raise TypeError(
+                f"{cls.__name__}.{f.name}: fast_init supports neither default_factory nor init=False"
+            )
         if f.default is MISSING:
             params.append(f.name)
         else:

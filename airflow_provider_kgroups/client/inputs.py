@@ -20,9 +20,11 @@ def unsendable_group_ids(group_ids: Iterable[str]) -> dict[str, Failure]:
     for group_id in group_ids:
         size = too_long(group_id)
         if size is not None:
-            out[group_id] = Failure(ErrorCode.INVALID_GROUP_ID,
-                                    f"group id is {size} bytes in UTF-8; Kafka's protocol carries at most "
-                                    f"{MAX_STRING_BYTES} (not sent)")
+            out[group_id] = Failure(
+                ErrorCode.INVALID_GROUP_ID,
+                f"group id is {size} bytes in UTF-8; Kafka's protocol carries at most "
+                f"{MAX_STRING_BYTES} (not sent)",
+            )
     return out
 
 
@@ -39,15 +41,21 @@ def partitions_of(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     """``partitions`` without duplicates, each checked to be a ``TopicPartition(topic, partition >= 0)``."""
     tps = list(dict.fromkeys(partitions))
     for tp in tps:
-        if not isinstance(tp, TopicPartition) or not isinstance(tp.topic, str) or not tp.topic \
-                or not is_partition(tp.partition):
+        if (
+            not isinstance(tp, TopicPartition)
+            or not isinstance(tp.topic, str)
+            or not tp.topic
+            or not is_partition(tp.partition)
+        ):
             raise ConfigurationError(f"{tp!r} is not a TopicPartition(topic, partition >= 0).")
     return tps
 
 
 def string_list(values: Iterable[str], what: str) -> list[str]:
     if isinstance(values, (str, bytes)):
-        raise ConfigurationError(f"{what} must be a list, not the single string {values!r}; write [{values!r}].")
+        raise ConfigurationError(
+            f"{what} must be a list, not the single string {values!r}; write [{values!r}]."
+        )
     return list(values)
 
 
@@ -97,12 +105,15 @@ def to_commit(tp: TopicPartition, value: int | CommittedOffset | OffsetToCommit)
     if isinstance(value, OffsetToCommit):
         commit = value
     elif isinstance(value, CommittedOffset):
-        commit = OffsetToCommit(value.offset if value.offset is not None else -1, value.metadata, value.leader_epoch)
+        commit = OffsetToCommit(
+            value.offset if value.offset is not None else -1, value.metadata, value.leader_epoch
+        )
     elif is_int(value):
         commit = OffsetToCommit(value)
     else:
-        raise ConfigurationError(f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, "
-                                 f"got {value!r}.")
+        raise ConfigurationError(
+            f"offset for {tp} must be an int, a CommittedOffset or an OffsetToCommit, got {value!r}."
+        )
     if commit.offset < 0:
         raise ConfigurationError(f"offset for {tp} must be >= 0, got {commit.offset}.")
     return commit

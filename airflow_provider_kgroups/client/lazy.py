@@ -9,10 +9,12 @@ from importlib import import_module
 from typing import Any
 
 
-def lazy_names(package: str, homes: Mapping[str, str], public: Sequence[str]
-               ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_names(
+    package: str, homes: Mapping[str, str], public: Sequence[str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` for ``package``: ``homes`` maps a public name to the
     submodule (relative to ``package``) that defines it."""
+
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
         if home is None:

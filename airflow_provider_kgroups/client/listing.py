@@ -25,8 +25,13 @@ Run = Callable[[ListGroupsHandler, list[int]], Awaitable[KeyedResults[int, tuple
 Describe = Callable[[list[str]], Awaitable[KeyedResults[str, GroupDescription]]]
 
 
-async def list_everywhere(run: Run, describe: Describe, brokers: Iterable[int], states: frozenset[str] = frozenset(),
-                          types: frozenset[str] = frozenset()) -> tuple[ListGroupsResult, dict[str, int]]:
+async def list_everywhere(
+    run: Run,
+    describe: Describe,
+    brokers: Iterable[int],
+    states: frozenset[str] = frozenset(),
+    types: frozenset[str] = frozenset(),
+) -> tuple[ListGroupsResult, dict[str, int]]:
     """Every group of ``brokers`` matching ``states`` (Kafka's state names) and ``types`` (any
     case); ``run(handler, brokers)`` runs ListGroups under the caller's deadline and
     ``describe(group_ids)`` describes groups.
@@ -50,17 +55,23 @@ async def list_everywhere(run: Run, describe: Describe, brokers: Iterable[int], 
             else:
                 coordinators.pop(listing.group_id, None)
     wanted_types = {t.lower() for t in types}
-    unsure = [g for g in unique.values()
-              if (states and g.state is GroupState.UNKNOWN) or (types and g.group_type is None)]
+    unsure = [
+        g
+        for g in unique.values()
+        if (states and g.state is GroupState.UNKNOWN) or (types and g.group_type is None)
+    ]
     if unsure:
         described = await describe([g.group_id for g in unsure])
         for listing in unsure:
             description = described.values.get(listing.group_id)
             if description is None:
                 continue  # not described: kept as listed (see the module docstring)
-            listing = replace(listing, state=description.state, group_type=listing.group_type or description.group_type)
-            if (states and listing.state.value not in states) or \
-                    (types and (listing.group_type or "").lower() not in wanted_types):
+            listing = replace(
+                listing, state=description.state, group_type=listing.group_type or description.group_type
+            )
+            if (states and listing.state.value not in states) or (
+                types and (listing.group_type or "").lower() not in wanted_types
+            ):
                 del unique[listing.group_id]
             else:
                 unique[listing.group_id] = listing

@@ -73,10 +73,14 @@ class CoordinatorLookup(Lookup[str]):
 
     def build(self, group_ids: list[str], version: int) -> list[RequestPlan[str]]:
         if batches(version):
-            return [RequestPlan(_find_coordinators(chunk, version), version, tuple(chunk))
-                    for chunk in self._chunker.chunks(group_ids, version)]
-        return [RequestPlan(FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY_TYPE), version, (group_id,))
-                for group_id in group_ids]
+            return [
+                RequestPlan(_find_coordinators(chunk, version), version, tuple(chunk))
+                for chunk in self._chunker.chunks(group_ids, version)
+            ]
+        return [
+            RequestPlan(FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY_TYPE), version, (group_id,))
+            for group_id in group_ids
+        ]
 
     def parse(self, plan: RequestPlan[str], response: Any) -> Outcome[str, int]:
         """Errors route as ``CoordinatorStrategy.handleError``: COORDINATOR_NOT_AVAILABLE and
@@ -84,10 +88,21 @@ class CoordinatorLookup(Lookup[str]):
         backoff; any other error fails the group. A group the answer leaves out is looked up
         again."""
         if batches(plan.version):
-            answers = [(c.key, c.error_code, c.error_message, c.node_id, c.host, c.port) for c in response.coordinators]
+            answers = [
+                (c.key, c.error_code, c.error_message, c.node_id, c.host, c.port)
+                for c in response.coordinators
+            ]
         else:
-            answers = [(plan.keys[0], response.error_code, response.error_message,
-                        response.node_id, response.host, response.port)]
+            answers = [
+                (
+                    plan.keys[0],
+                    response.error_code,
+                    response.error_message,
+                    response.node_id,
+                    response.host,
+                    response.port,
+                )
+            ]
         outcome: Outcome[str, int] = Outcome()
         new_brokers = {}
         for key, error_code, message, node_id, host, port in answers:
@@ -139,11 +154,15 @@ class LeaderLookup(Lookup[TopicPartition]):
             if error == ErrorCode.LEADER_NOT_AVAILABLE:
                 outcome.requeue(tp, Failure(error, f"topic {tp.topic!r} has no leaders yet"), relookup=False)
             elif error is not None or description is None:
-                outcome.failed[tp] = Failure(error or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                             f"topic {tp.topic!r} is not in the cluster metadata")
+                outcome.failed[tp] = Failure(
+                    error or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"topic {tp.topic!r} is not in the cluster metadata",
+                )
             elif tp.partition not in description.partitions:
-                outcome.failed[tp] = Failure(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                             f"topic {tp.topic!r} has no partition {tp.partition}")
+                outcome.failed[tp] = Failure(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"topic {tp.topic!r} has no partition {tp.partition}",
+                )
             elif description.partitions[tp.partition] < 0:
                 outcome.requeue(tp, Failure(ErrorCode.LEADER_NOT_AVAILABLE, ""), relookup=False)
             else:

@@ -34,24 +34,44 @@ def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def check_int(name: str, value: object, *, at_least: int | None = None, at_most: int | None = None,
-              must_be: str | None = None) -> int:
+def check_int(
+    name: str,
+    value: object,
+    *,
+    at_least: int | None = None,
+    at_most: int | None = None,
+    must_be: str | None = None,
+) -> int:
     """``value`` when it is an int (not a bool) within ``[at_least, at_most]``."""
     if is_int(value) and (at_least is None or value >= at_least) and (at_most is None or value <= at_most):
         return value
-    raise ConfigurationError(f"{name} must be {must_be or _bounds('an int', at_least, None, at_most)}, "
-                             f"got {value!r}.")
+    raise ConfigurationError(
+        f"{name} must be {must_be or _bounds('an int', at_least, None, at_most)}, got {value!r}."
+    )
 
 
-def check_number(name: str, value: object, *, at_least: float | None = None, above: float | None = None,
-                 at_most: float | None = None, must_be: str | None = None) -> float:
+def check_number(
+    name: str,
+    value: object,
+    *,
+    at_least: float | None = None,
+    above: float | None = None,
+    at_most: float | None = None,
+    must_be: str | None = None,
+) -> float:
     """``float(value)`` when it is a finite int or float (not a bool) that is ``>= at_least``,
     ``> above`` and ``<= at_most`` (each bound only when given)."""
-    if is_number(value) and math.isfinite(value) and (at_least is None or value >= at_least) \
-            and (above is None or value > above) and (at_most is None or value <= at_most):
+    if (
+        is_number(value)
+        and math.isfinite(value)
+        and (at_least is None or value >= at_least)
+        and (above is None or value > above)
+        and (at_most is None or value <= at_most)
+    ):
         return float(value)
-    raise ConfigurationError(f"{name} must be {must_be or _bounds('a finite number', at_least, above, at_most)}, "
-                             f"got {value!r}.")
+    raise ConfigurationError(
+        f"{name} must be {must_be or _bounds('a finite number', at_least, above, at_most)}, got {value!r}."
+    )
 
 
 def to_number(name: str, value: object, *, must_be: str = "a number") -> float:
@@ -70,5 +90,9 @@ def to_number(name: str, value: object, *, must_be: str = "a number") -> float:
 def _bounds(kind: str, at_least: float | None, above: float | None, at_most: float | None) -> str:
     if at_least is not None and at_most is not None and above is None:
         return f"{kind} between {at_least} and {at_most}"
-    parts = [f"{sign} {bound}" for sign, bound in ((">=", at_least), (">", above), ("<=", at_most)) if bound is not None]
+    parts = [
+        f"{sign} {bound}"
+        for sign, bound in ((">=", at_least), (">", above), ("<=", at_most))
+        if bound is not None
+    ]
     return " ".join([kind, *parts])

@@ -82,8 +82,11 @@ class OffsetKind(Enum):
 
     @property
     def error(self) -> type[ConfigurationError]:
-        return SparkOffsetsError if self in (OffsetKind.STARTING, OffsetKind.ENDING, OffsetKind.STREAMING) \
+        return (
+            SparkOffsetsError
+            if self in (OffsetKind.STARTING, OffsetKind.ENDING, OffsetKind.STREAMING)
             else ConfigurationError
+        )
 
     @property
     def allowed(self) -> str:
@@ -95,21 +98,36 @@ class OffsetKind(Enum):
         return _EXAMPLES[self]
 
 
-_SENTINELS = {OffsetKind.COMMITTED: frozenset(), OffsetKind.CHECKPOINT: frozenset(),
-              OffsetKind.STARTING: frozenset({EARLIEST}), OffsetKind.ENDING: frozenset({LATEST}),
-              OffsetKind.STREAMING: frozenset({EARLIEST, LATEST})}
-_ALLOWED = {OffsetKind.COMMITTED: ">= 0", OffsetKind.CHECKPOINT: ">= 0, or null where nothing is committed",
-            OffsetKind.STARTING: ">= 0, or -2 for earliest", OffsetKind.ENDING: ">= 0, or -1 for latest",
-            OffsetKind.STREAMING: ">= 0, -2 for earliest or -1 for latest"}
-_EXAMPLES = {OffsetKind.COMMITTED: '{"orders": {"0": 23, "1": 7}}', OffsetKind.CHECKPOINT: '{"orders": {"0": 23}}',
-             OffsetKind.STARTING: '{"orders": {"0": 23, "1": -2}}', OffsetKind.ENDING: '{"orders": {"0": 23, "1": -1}}',
-             OffsetKind.STREAMING: '{"orders": {"0": 23, "1": -2}}'}
+_SENTINELS = {
+    OffsetKind.COMMITTED: frozenset(),
+    OffsetKind.CHECKPOINT: frozenset(),
+    OffsetKind.STARTING: frozenset({EARLIEST}),
+    OffsetKind.ENDING: frozenset({LATEST}),
+    OffsetKind.STREAMING: frozenset({EARLIEST, LATEST}),
+}
+_ALLOWED = {
+    OffsetKind.COMMITTED: ">= 0",
+    OffsetKind.CHECKPOINT: ">= 0, or null where nothing is committed",
+    OffsetKind.STARTING: ">= 0, or -2 for earliest",
+    OffsetKind.ENDING: ">= 0, or -1 for latest",
+    OffsetKind.STREAMING: ">= 0, -2 for earliest or -1 for latest",
+}
+_EXAMPLES = {
+    OffsetKind.COMMITTED: '{"orders": {"0": 23, "1": 7}}',
+    OffsetKind.CHECKPOINT: '{"orders": {"0": 23}}',
+    OffsetKind.STARTING: '{"orders": {"0": 23, "1": -2}}',
+    OffsetKind.ENDING: '{"orders": {"0": 23, "1": -1}}',
+    OffsetKind.STREAMING: '{"orders": {"0": 23, "1": -2}}',
+}
 #: Why a kind refuses a sentinel it does not take, where the reason is more than "not an offset".
 _REFUSED = {
-    (OffsetKind.STARTING, LATEST): "Spark's Kafka source refuses in startingOffsets for batch queries; use -2 "
-                                   "(earliest) or an offset >= 0.",
+    (
+        OffsetKind.STARTING,
+        LATEST,
+    ): "Spark's Kafka source refuses in startingOffsets for batch queries; use -2 "
+    "(earliest) or an offset >= 0.",
     (OffsetKind.ENDING, EARLIEST): "Spark's Kafka source refuses in endingOffsets for batch queries; use -1 "
-                                   "(latest) or an offset >= 0 (exclusive).",
+    "(latest) or an offset >= 0 (exclusive).",
 }
 _NAMES = {EARLIEST: "earliest", LATEST: "latest"}
 
@@ -124,8 +142,13 @@ class OffsetMap(Mapping[TopicPartition, Any]):
 
     __slots__ = ("_offsets", "kind")
 
-    def __init__(self, offsets: Mapping[Any, Any] | None = None, kind: OffsetKind = OffsetKind.COMMITTED, *,
-                 name: str = "offsets") -> None:
+    def __init__(
+        self,
+        offsets: Mapping[Any, Any] | None = None,
+        kind: OffsetKind = OffsetKind.COMMITTED,
+        *,
+        name: str = "offsets",
+    ) -> None:
         self._set(_read(name, offsets or {}, kind, nonempty=False), kind)
 
     @classmethod
@@ -137,8 +160,10 @@ class OffsetMap(Mapping[TopicPartition, Any]):
         if isinstance(value, str):
             value = _from_json(name, value, kind)
         if not isinstance(value, Mapping):
-            raise kind.error(f"{name} must be a JSON object of topic -> {{partition: offset}}, got "
-                             f"{type(value).__name__}; expected e.g. {kind.example}.")
+            raise kind.error(
+                f"{name} must be a JSON object of topic -> {{partition: offset}}, got "
+                f"{type(value).__name__}; expected e.g. {kind.example}."
+            )
         return cls._made(_read(name, value, kind, nonempty=nonempty), kind)
 
     @classmethod
@@ -194,15 +219,19 @@ class OffsetMap(Mapping[TopicPartition, Any]):
 
 def _from_json(name: str, text: str, kind: OffsetKind) -> Any:
     if text.strip() in ("earliest", "latest"):
-        raise kind.error(f"{name}={text.strip()!r} is Spark's global form; this bridge passes per-partition JSON "
-                         f"such as {kind.example}.")
+        raise kind.error(
+            f"{name}={text.strip()!r} is Spark's global form; this bridge passes per-partition JSON "
+            f"such as {kind.example}."
+        )
     try:
         return json.loads(text)
     except ValueError as exc:
         raise kind.error(f"{name} is not valid JSON ({exc}); expected e.g. {kind.example}.") from None
 
 
-def _read(name: str, value: Mapping[Any, Any], kind: OffsetKind, *, nonempty: bool) -> dict[TopicPartition, Any]:
+def _read(
+    name: str, value: Mapping[Any, Any], kind: OffsetKind, *, nonempty: bool
+) -> dict[TopicPartition, Any]:
     """Flat or nested -> ``{TopicPartition: offset}`` in order, every key and value checked.
     (A gate's target holds an offset per group and partition: thousands are read per check, so
     the values that pass take the short way and the words are made only for one that fails.)"""
@@ -217,18 +246,23 @@ def _read(name: str, value: Mapping[Any, Any], kind: OffsetKind, *, nonempty: bo
                 raise error(f"{name}: {key!r} is not a partition (a topic and an int >= 0).")
             pairs: Any = ((key, item),)
         elif not isinstance(key, str):
-            raise error(f"{name}: {key!r} -> {item!r} is neither TopicPartition -> offset nor topic -> "
-                        f"{{partition: offset}}; expected e.g. {kind.example}.")
+            raise error(
+                f"{name}: {key!r} -> {item!r} is neither TopicPartition -> offset nor topic -> "
+                f"{{partition: offset}}; expected e.g. {kind.example}."
+            )
         elif not key:
             raise error(f"{name} has an empty topic name.")
         elif not isinstance(item, Mapping) or (nonempty and not item):
-            raise error(f"{name}: topic {key!r} must map to {'a non-empty' if nonempty else 'an'} object of "
-                        f"partition -> offset, got {item!r}; expected e.g. {kind.example}.")
+            raise error(
+                f"{name}: topic {key!r} must map to {'a non-empty' if nonempty else 'an'} object of "
+                f"partition -> offset, got {item!r}; expected e.g. {kind.example}."
+            )
         else:
             pairs = ((topic_partition(key, _partition(name, key, p, kind)), o) for p, o in item.items())
         for tp, offset in pairs:
-            if not (is_int(offset) and (0 <= offset < _INT64 or offset in sentinels)) \
-                    and not (offset is None and takes_none):
+            if not (is_int(offset) and (0 <= offset < _INT64 or offset in sentinels)) and not (
+                offset is None and takes_none
+            ):
                 _refuse(name, tp, offset, kind)
             found.append((tp, offset))
     found.sort(key=_order)
@@ -249,16 +283,25 @@ def _is_partition(value: Any) -> bool:
 
 def _partition(name: str, topic: str, partition: Any, kind: OffsetKind) -> int:
     """A partition key: an int >= 0, or its decimal text as JSON writes it (``"0"``, not ``"00"``)."""
-    if isinstance(partition, str) and partition.isascii() and partition.isdigit() \
-            and (len(partition) == 1 or partition[0] != "0") and int(partition) < _INT32:
+    if (
+        isinstance(partition, str)
+        and partition.isascii()
+        and partition.isdigit()
+        and (len(partition) == 1 or partition[0] != "0")
+        and int(partition) < _INT32
+    ):
         return int(partition)
     if _is_partition(partition):
         return partition
     if not isinstance(partition, str):
-        raise kind.error(f"{name}: topic {topic!r} has partition key {partition!r}; a partition is an int written "
-                         f"as a JSON string, e.g. {kind.example}.")
-    raise kind.error(f"{name}: topic {topic!r} has partition {partition!r}, which is not a partition number "
-                     f"(a non-negative int such as \"0\"); expected e.g. {kind.example}.")
+        raise kind.error(
+            f"{name}: topic {topic!r} has partition key {partition!r}; a partition is an int written "
+            f"as a JSON string, e.g. {kind.example}."
+        )
+    raise kind.error(
+        f"{name}: topic {topic!r} has partition {partition!r}, which is not a partition number "
+        f'(a non-negative int such as "0"); expected e.g. {kind.example}.'
+    )
 
 
 def _refuse(name: str, tp: TopicPartition, offset: Any, kind: OffsetKind) -> None:

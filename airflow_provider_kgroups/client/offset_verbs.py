@@ -30,7 +30,9 @@ PartitionOutcomes = dict[TopicPartition, "Failure | None"]
 
 def _by_group(value: Mapping[str, Any], what: str) -> dict[str, Mapping[Any, Any]]:
     if not isinstance(value, Mapping):
-        raise ConfigurationError(f"{what} must be a mapping of group id -> partitions, got {type(value).__name__}.")
+        raise ConfigurationError(
+            f"{what} must be a mapping of group id -> partitions, got {type(value).__name__}."
+        )
     validate_group_ids(list(value), what=what)
     return dict(value)
 
@@ -53,9 +55,12 @@ class OffsetVerbs:
     _call: Callable[[float | None], Call]
     _run_groups: Callable[..., Awaitable[KeyedResults[Any, Any]]]
 
-    async def commit_offsets(self, group_id: str,
-                             offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
-                             timeout_s: float | None = None) -> KeyedResults[TopicPartition, int]:
+    async def commit_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
+        timeout_s: float | None = None,
+    ) -> KeyedResults[TopicPartition, int]:
         """Commit ``offsets`` for one group without joining it (see :meth:`commit_group_offsets`):
         per partition, the committed offset or why not (a group-level failure is every partition's).
         Used to restore a backup."""
@@ -65,12 +70,16 @@ class OffsetVerbs:
         if group_id in results.failures:
             return KeyedResults({}, {tp: results.failures[group_id] for tp in commits})
         per_partition = results.values[group_id]
-        return KeyedResults({tp: commits[tp].offset for tp, error in per_partition.items() if error is None},
-                            {tp: error for tp, error in per_partition.items() if error is not None})
+        return KeyedResults(
+            {tp: commits[tp].offset for tp, error in per_partition.items() if error is None},
+            {tp: error for tp, error in per_partition.items() if error is not None},
+        )
 
-    async def commit_group_offsets(self, offsets: Mapping[str, Mapping[TopicPartition, int | CommittedOffset |
-                                                                           OffsetToCommit]],
-                                   timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+    async def commit_group_offsets(
+        self,
+        offsets: Mapping[str, Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit]],
+        timeout_s: float | None = None,
+    ) -> KeyedResults[str, PartitionOutcomes]:
         """Commit offsets for many groups without joining them (generation/member epoch -1 and an
         empty member id, as the Java admin's ``AlterConsumerGroupOffsetsHandler`` sends them):
         Kafka accepts it only for a group without members (``ClassicGroup.validateOffsetCommit``:
@@ -83,8 +92,9 @@ class OffsetVerbs:
         handler = OffsetCommitHandler(self._coordinators, commits)
         return await self._run_groups(self._call(timeout_s), handler, list(commits))
 
-    async def delete_committed_offsets(self, partitions: Mapping[str, Iterable[TopicPartition]],
-                                       timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+    async def delete_committed_offsets(
+        self, partitions: Mapping[str, Iterable[TopicPartition]], timeout_s: float | None = None
+    ) -> KeyedResults[str, PartitionOutcomes]:
         """Delete committed offsets (OffsetDelete, KIP-496, Kafka 2.4+) of the named partitions of
         many groups. Per group, each partition -> None (gone) or its Failure, e.g.
         GROUP_SUBSCRIBED_TO_TOPIC (a member still subscribes to the topic); a group the broker
@@ -105,9 +115,12 @@ class OffsetVerbs:
 
     # -- share groups (KIP-932) -------------------------------------------------------------------
 
-    async def describe_share_group_offsets(self, group_ids: Iterable[str],
-                                           topics: Mapping[str, Iterable[int]] | None = None,
-                                           timeout_s: float | None = None) -> KeyedResults[str, GroupOffsets]:
+    async def describe_share_group_offsets(
+        self,
+        group_ids: Iterable[str],
+        topics: Mapping[str, Iterable[int]] | None = None,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[str, GroupOffsets]:
         """Share groups' start offsets (DescribeShareGroupOffsets, Kafka 4.1+), one request per
         coordinator for all its groups: per group and share-partition a :class:`CommittedOffset`
         whose ``offset`` is the start offset (None: never initialized). A group that is not a
@@ -121,13 +134,16 @@ class OffsetVerbs:
         handler = DescribeShareGroupOffsetsHandler(self._coordinators, wanted)
         return await self._run_groups(self._call(timeout_s), handler, ids)
 
-    async def alter_share_group_offsets(self, offsets: Mapping[str, Mapping[TopicPartition, int]],
-                                        timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+    async def alter_share_group_offsets(
+        self, offsets: Mapping[str, Mapping[TopicPartition, int]], timeout_s: float | None = None
+    ) -> KeyedResults[str, PartitionOutcomes]:
         """Set share groups' start offsets (AlterShareGroupOffsets, Kafka 4.1+); Kafka accepts it
         only for a share group without members (NON_EMPTY_GROUP otherwise). Per group, each
         partition -> None (set) or its Failure."""
-        wanted = {g: {tp: c.offset for tp, c in commits.items()}
-                  for g, commits in _offsets_by_group(offsets, "offsets").items()}
+        wanted = {
+            g: {tp: c.offset for tp, c in commits.items()}
+            for g, commits in _offsets_by_group(offsets, "offsets").items()
+        }
         if not wanted:
             return KeyedResults()
         handler = AlterShareGroupOffsetsHandler(self._coordinators, wanted)

@@ -49,31 +49,89 @@ KAFKA_TRANSLATED_BYTES = {
 #: Properties that only shape a consumer, a producer or client-side logging: an admin client
 #: of consumer groups has nothing to honour, so they are accepted and ignored (the same
 #: configuration keeps working for consumers and the official provider's operators).
-KAFKA_IGNORED = frozenset({
-    "group.id", "group.instance.id", "auto.offset.reset", "enable.auto.commit", "auto.commit.interval.ms",
-    "enable.auto.offset.store", "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms",
-    "partition.assignment.strategy", "group.protocol", "group.remote.assignor", "isolation.level",
-    "enable.partition.eof", "check.crcs", "fetch.min.bytes", "fetch.max.bytes", "fetch.wait.max.ms",
-    "fetch.message.max.bytes", "max.partition.fetch.bytes", "queued.min.messages", "queued.max.messages.kbytes",
-    "acks", "request.required.acks", "enable.idempotence", "linger.ms", "queue.buffering.max.ms",
-    "queue.buffering.max.messages", "queue.buffering.max.kbytes", "batch.size", "batch.num.messages",
-    "compression.type", "compression.codec", "message.timeout.ms", "delivery.timeout.ms", "transactional.id",
-    "transaction.timeout.ms", "message.send.max.retries", "retries", "partitioner", "message.max.bytes",
-    "max.in.flight.requests.per.connection", "max.in.flight",
-    "debug", "log_level", "log.connection.close", "statistics.interval.ms", "topic.metadata.refresh.interval.ms",
-    "metadata.max.age.ms", "allow.auto.create.topics", "socket.keepalive.enable", "socket.nagle.disable",
-    "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "api.version.request", "broker.version.fallback",
-    "broker.address.family", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "client.rack",
-    "connections.max.idle.ms",
-})
+KAFKA_IGNORED = frozenset(
+    {
+        "group.id",
+        "group.instance.id",
+        "auto.offset.reset",
+        "enable.auto.commit",
+        "auto.commit.interval.ms",
+        "enable.auto.offset.store",
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "max.poll.interval.ms",
+        "partition.assignment.strategy",
+        "group.protocol",
+        "group.remote.assignor",
+        "isolation.level",
+        "enable.partition.eof",
+        "check.crcs",
+        "fetch.min.bytes",
+        "fetch.max.bytes",
+        "fetch.wait.max.ms",
+        "fetch.message.max.bytes",
+        "max.partition.fetch.bytes",
+        "queued.min.messages",
+        "queued.max.messages.kbytes",
+        "acks",
+        "request.required.acks",
+        "enable.idempotence",
+        "linger.ms",
+        "queue.buffering.max.ms",
+        "queue.buffering.max.messages",
+        "queue.buffering.max.kbytes",
+        "batch.size",
+        "batch.num.messages",
+        "compression.type",
+        "compression.codec",
+        "message.timeout.ms",
+        "delivery.timeout.ms",
+        "transactional.id",
+        "transaction.timeout.ms",
+        "message.send.max.retries",
+        "retries",
+        "partitioner",
+        "message.max.bytes",
+        "max.in.flight.requests.per.connection",
+        "max.in.flight",
+        "debug",
+        "log_level",
+        "log.connection.close",
+        "statistics.interval.ms",
+        "topic.metadata.refresh.interval.ms",
+        "metadata.max.age.ms",
+        "allow.auto.create.topics",
+        "socket.keepalive.enable",
+        "socket.nagle.disable",
+        "socket.send.buffer.bytes",
+        "socket.receive.buffer.bytes",
+        "api.version.request",
+        "broker.version.fallback",
+        "broker.address.family",
+        "reconnect.backoff.ms",
+        "reconnect.backoff.max.ms",
+        "client.rack",
+        "connections.max.idle.ms",
+    }
+)
 
 
 #: confluent-kafka configuration keys that hold Python callables or a logger (the official
 #: provider's examples set them): accepted and ignored, with a note.
-KAFKA_CALLBACKS = frozenset({
-    "error_cb", "throttle_cb", "stats_cb", "log_cb", "logger", "on_delivery", "on_commit",
-    "on_assign", "on_revoke", "on_lost",
-})
+KAFKA_CALLBACKS = frozenset(
+    {
+        "error_cb",
+        "throttle_cb",
+        "stats_cb",
+        "log_cb",
+        "logger",
+        "on_delivery",
+        "on_commit",
+        "on_assign",
+        "on_revoke",
+        "on_lost",
+    }
+)
 #: librdkafka's ``socket.timeout.ms`` is one request's network timeout (10 ms to 300 s, default
 #: 60 s); values below this are raised to it (an official example sets 10 ms).
 MIN_SOCKET_TIMEOUT_S = 1.0
@@ -99,8 +157,9 @@ def as_seconds(name: str, value: Any, scale: float = 1.0) -> float:
     unit = "milliseconds" if scale != 1.0 else "seconds"
     seconds = to_number(f"option {name}", value, must_be=f"a number of {unit}") * scale
     if not math.isfinite(seconds) or seconds < 0:
-        raise ConfigurationError(f"option {name} must be a finite number of {unit} >= 0 (e.g. 30000 ms / 30 s), "
-                                 f"got {value!r}.")
+        raise ConfigurationError(
+            f"option {name} must be a finite number of {unit} >= 0 (e.g. 30000 ms / 30 s), got {value!r}."
+        )
     return seconds
 
 
@@ -114,7 +173,9 @@ def as_int(name: str, value: Any) -> int:
     return int(text)
 
 
-def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] | None = None) -> dict[str, Any]:
+def kafka_properties_to_options(
+    properties: Mapping[str, Any], notes: list[str] | None = None
+) -> dict[str, Any]:
     """Java/librdkafka properties -> ClientConfig options. Anything this client cannot honour
     is an error naming it: silently dropping (say) a Kerberos setting would connect otherwise.
     What is accepted but changed or ignored is said in ``notes`` (one line each, no values of
@@ -127,17 +188,21 @@ def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] 
         if key in SASL_PROPERTIES:
             continue
         if key in KAFKA_CALLBACKS:
-            notes.append(f"{key} ignored: a client callback or logger (confluent-kafka) has no meaning for this "
-                         "admin client")
+            notes.append(
+                f"{key} ignored: a client callback or logger (confluent-kafka) has no meaning for this "
+                "admin client"
+            )
             continue
         if is_blank(value):
             continue
         if key == "socket.timeout.ms":
             seconds = as_seconds(key, value, scale=0.001)
             if seconds < MIN_SOCKET_TIMEOUT_S:
-                notes.append(f"socket.timeout.ms={value} is librdkafka's timeout for one network request; below "
-                             f"{MIN_SOCKET_TIMEOUT_S:g} s every request to a busy broker would time out: using "
-                             f"{MIN_SOCKET_TIMEOUT_S:g} s")
+                notes.append(
+                    f"socket.timeout.ms={value} is librdkafka's timeout for one network request; below "
+                    f"{MIN_SOCKET_TIMEOUT_S:g} s every request to a busy broker would time out: using "
+                    f"{MIN_SOCKET_TIMEOUT_S:g} s"
+                )
                 seconds = MIN_SOCKET_TIMEOUT_S
             options["request_timeout_s"] = seconds
             continue
@@ -146,8 +211,10 @@ def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] 
             if target == "sasl_mechanism" and options.get(target) == "OAUTHBEARER":
                 continue  # AWS_MSK_IAM, spoken as OAUTHBEARER (auth.jaas)
             if target in options and str(options[target]) != str(value):
-                raise ConfigurationError(f"{target} is set twice with different values "
-                                         f"(e.g. sasl.mechanism and sasl.mechanisms): keep one.")
+                raise ConfigurationError(
+                    f"{target} is set twice with different values "
+                    f"(e.g. sasl.mechanism and sasl.mechanisms): keep one."
+                )
             options[target] = value
         elif key in KAFKA_TRANSLATED_MS:
             options[KAFKA_TRANSLATED_MS[key]] = as_seconds(key, value, scale=0.001)
@@ -156,14 +223,18 @@ def kafka_properties_to_options(properties: Mapping[str, Any], notes: list[str] 
         elif key == "ssl.endpoint.identification.algorithm":
             algorithm = str(value).strip().lower()
             if algorithm not in ("https", "none"):
-                raise ConfigurationError(f"ssl.endpoint.identification.algorithm {value!r} is not supported: "
-                                         "use 'https' (check the host name) or 'none'.")
+                raise ConfigurationError(
+                    f"ssl.endpoint.identification.algorithm {value!r} is not supported: "
+                    "use 'https' (check the host name) or 'none'."
+                )
             options["ssl_check_hostname"] = algorithm == "https"
         elif key == "enable.ssl.certificate.verification":
             if not as_bool(key, value):
                 if "ssl.ca.location" in properties:
-                    raise ConfigurationError("enable.ssl.certificate.verification=false with ssl.ca.location "
-                                             "cannot be honoured: drop one of them.")
+                    raise ConfigurationError(
+                        "enable.ssl.certificate.verification=false with ssl.ca.location "
+                        "cannot be honoured: drop one of them."
+                    )
                 options["ssl_check_hostname"] = False
         elif key not in KAFKA_IGNORED:
             unsupported.append(key)
@@ -189,17 +260,27 @@ def config_from_kafka_properties(properties: Mapping[str, Any], **overrides: Any
 def config_to_kafka_properties(config: ClientConfig) -> dict[str, str]:
     """The inverse of :func:`config_from_kafka_properties`: ``config`` as Java/librdkafka
     properties (secrets included: for a file of mode 0600, never for a log)."""
-    out = {"bootstrap.servers": ",".join(str(b) for b in config.bootstrap_servers), "client.id": config.client_id,
-           "security.protocol": config.security_protocol}
-    by_option = {option: key for key, option in KAFKA_TRANSLATED.items()
-                 if key not in ("metadata.broker.list", "sasl.mechanisms", "bootstrap.servers")}
+    out = {
+        "bootstrap.servers": ",".join(str(b) for b in config.bootstrap_servers),
+        "client.id": config.client_id,
+        "security.protocol": config.security_protocol,
+    }
+    by_option = {
+        option: key
+        for key, option in KAFKA_TRANSLATED.items()
+        if key not in ("metadata.broker.list", "sasl.mechanisms", "bootstrap.servers")
+    }
     for option, key in by_option.items():
         value = getattr(config, option)
         if value is not None and key not in out:
             out[key] = str(value)
-    for key, option in (("socket.connection.setup.timeout.ms", "connect_timeout_s"),
-                        ("request.timeout.ms", "request_timeout_s"), ("default.api.timeout.ms", "call_timeout_s"),
-                        ("retry.backoff.ms", "retry_backoff_s"), ("retry.backoff.max.ms", "retry_backoff_max_s")):
+    for key, option in (
+        ("socket.connection.setup.timeout.ms", "connect_timeout_s"),
+        ("request.timeout.ms", "request_timeout_s"),
+        ("default.api.timeout.ms", "call_timeout_s"),
+        ("retry.backoff.ms", "retry_backoff_s"),
+        ("retry.backoff.max.ms", "retry_backoff_max_s"),
+    ):
         out[key] = str(round(getattr(config, option) * 1000))
     if not config.ssl_check_hostname:
         out["ssl.endpoint.identification.algorithm"] = "none"
@@ -223,8 +304,10 @@ def parse_properties(text: str) -> dict[str, str]:
         return javaproperties.loads(text)
     except javaproperties.InvalidUEscapeError:
         # the escape's text is left out of the message: it may be part of a password
-        raise ConfigurationError("malformed \\uXXXX escape: Java needs four hexadecimal digits after \\u "
-                                 "(write a backslash itself as \\\\).") from None
+        raise ConfigurationError(
+            "malformed \\uXXXX escape: Java needs four hexadecimal digits after \\u "
+            "(write a backslash itself as \\\\)."
+        ) from None
 
 
 def format_properties(properties: Mapping[str, str]) -> str:
@@ -242,11 +325,15 @@ def read_properties_file(path: str) -> dict[str, str]:
     except OSError as exc:
         raise ConfigurationError(f"cannot read client properties file {path!r}: {exc.strerror}.") from None
     except UnicodeDecodeError as exc:
-        raise ConfigurationError(f"client properties file {path!r} is not UTF-8 text (byte {exc.start}): give a "
-                                 "Java-style client.properties file of 'key=value' lines.") from None
+        raise ConfigurationError(
+            f"client properties file {path!r} is not UTF-8 text (byte {exc.start}): give a "
+            "Java-style client.properties file of 'key=value' lines."
+        ) from None
     if "\x00" in text:
-        raise ConfigurationError(f"client properties file {path!r} is binary (it contains NUL bytes): give a "
-                                 "Java-style client.properties file of 'key=value' lines.")
+        raise ConfigurationError(
+            f"client properties file {path!r} is binary (it contains NUL bytes): give a "
+            "Java-style client.properties file of 'key=value' lines."
+        )
     try:
         properties = parse_properties(text)
     except ConfigurationError as exc:

@@ -130,7 +130,8 @@ CLIENT_MAX_VERSIONS: dict[type, int] = {
 }
 
 RESPONSE_FOR: dict[int, type] = {
-    req.API_KEY: resp for req, resp in [
+    req.API_KEY: resp
+    for req, resp in [
         (ApiVersionsRequest, ApiVersionsResponse),
         (SaslHandshakeRequest, SaslHandshakeResponse),
         (SaslAuthenticateRequest, SaslAuthenticateResponse),
@@ -151,7 +152,6 @@ RESPONSE_FOR: dict[int, type] = {
         (AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse),
     ]
 }
-
 
 
 class CodecWarmup:
@@ -178,8 +178,11 @@ class CodecWarmup:
         version = CLIENT_MAX_VERSIONS.get(request_cls) if version is None else version
         if version is None:
             return
-        keys = {k: None for k in ((request_cls, version), (RESPONSE_FOR[request_cls.API_KEY], version))
-                if k not in self._done}
+        keys = {
+            k: None
+            for k in ((request_cls, version), (RESPONSE_FOR[request_cls.API_KEY], version))
+            if k not in self._done
+        }
         if (request_cls.API_KEY, version) in HAND_WRITTEN:  # its response never meets kafka-python's decoder
             keys.pop((RESPONSE_FOR[request_cls.API_KEY], version), None)
         if next_up:
@@ -217,8 +220,9 @@ def compile_codec(message_cls: type, version: int) -> None:
     try:
         flexible = message_cls.flexible_version_q(version)
         if message_cls in _RESPONSES:
-            message_cls._struct.compiled_decode_from(version, compact=flexible, tagged=flexible,
-                                                     data_class=message_cls[None])
+            message_cls._struct.compiled_decode_from(
+                version, compact=flexible, tagged=flexible, data_class=message_cls[None]
+            )
         else:
             message_cls._struct.compiled_encode_into(version, compact=flexible, tagged=flexible)
     except (AttributeError, KeyError, TypeError, ValueError):
@@ -236,24 +240,50 @@ warmup = CodecWarmup()
 
 __all__ = [
     # the messages, by API
-    "AlterShareGroupOffsetsRequest", "AlterShareGroupOffsetsResponse",
-    "ApiVersionsRequest", "ApiVersionsResponse",
-    "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
-    "DeleteGroupsRequest", "DeleteGroupsResponse",
-    "DescribeGroupsRequest", "DescribeGroupsResponse",
-    "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse",
-    "FetchRequest", "FetchResponse",
-    "FindCoordinatorRequest", "FindCoordinatorResponse",
-    "ListGroupsRequest", "ListGroupsResponse",
-    "ListOffsetsRequest", "ListOffsetsResponse",
-    "MetadataRequest", "MetadataResponse",
-    "OffsetCommitRequest", "OffsetCommitResponse",
-    "OffsetDeleteRequest", "OffsetDeleteResponse",
-    "OffsetFetchRequest", "OffsetFetchResponse",
-    "SaslAuthenticateRequest", "SaslAuthenticateResponse",
-    "SaslHandshakeRequest", "SaslHandshakeResponse",
-    "ShareGroupDescribeRequest", "ShareGroupDescribeResponse",
-    "StreamsGroupDescribeRequest", "StreamsGroupDescribeResponse",
+    "AlterShareGroupOffsetsRequest",
+    "AlterShareGroupOffsetsResponse",
+    "ApiVersionsRequest",
+    "ApiVersionsResponse",
+    "ConsumerGroupDescribeRequest",
+    "ConsumerGroupDescribeResponse",
+    "DeleteGroupsRequest",
+    "DeleteGroupsResponse",
+    "DescribeGroupsRequest",
+    "DescribeGroupsResponse",
+    "DescribeShareGroupOffsetsRequest",
+    "DescribeShareGroupOffsetsResponse",
+    "FetchRequest",
+    "FetchResponse",
+    "FindCoordinatorRequest",
+    "FindCoordinatorResponse",
+    "ListGroupsRequest",
+    "ListGroupsResponse",
+    "ListOffsetsRequest",
+    "ListOffsetsResponse",
+    "MetadataRequest",
+    "MetadataResponse",
+    "OffsetCommitRequest",
+    "OffsetCommitResponse",
+    "OffsetDeleteRequest",
+    "OffsetDeleteResponse",
+    "OffsetFetchRequest",
+    "OffsetFetchResponse",
+    "SaslAuthenticateRequest",
+    "SaslAuthenticateResponse",
+    "SaslHandshakeRequest",
+    "SaslHandshakeResponse",
+    "ShareGroupDescribeRequest",
+    "ShareGroupDescribeResponse",
+    "StreamsGroupDescribeRequest",
+    "StreamsGroupDescribeResponse",
     # the codec and its helpers
-    "ApiMessage", "CLIENT_MAX_VERSIONS", "CodecWarmup", "MAX_STRING_BYTES", "RESPONSE_FOR", "compile_codec", "compile_codecs", "too_long", "warmup",
+    "ApiMessage",
+    "CLIENT_MAX_VERSIONS",
+    "CodecWarmup",
+    "MAX_STRING_BYTES",
+    "RESPONSE_FOR",
+    "compile_codec",
+    "compile_codecs",
+    "too_long",
+    "warmup",
 ]

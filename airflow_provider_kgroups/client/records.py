@@ -40,14 +40,26 @@ class RangeReader:
     column-wise): every batch holds records of the range, and records outside it are the
     reader's to drop."""
 
-    def __init__(self, client: AsyncGroupsClient, tp: TopicPartition, start: int, end: int, *, read_committed: bool = False,
-                 allow_gaps: bool = False, page_bytes: int = DEFAULT_RECORD_PAGE_BYTES,
-                 page_timeout_s: float | None = None, gap_hint: str = "allow gaps to read around them",
-                 decode: bool = True) -> None:
+    def __init__(
+        self,
+        client: AsyncGroupsClient,
+        tp: TopicPartition,
+        start: int,
+        end: int,
+        *,
+        read_committed: bool = False,
+        allow_gaps: bool = False,
+        page_bytes: int = DEFAULT_RECORD_PAGE_BYTES,
+        page_timeout_s: float | None = None,
+        gap_hint: str = "allow gaps to read around them",
+        decode: bool = True,
+    ) -> None:
         for name, value in (("start", start), ("end", end)):
             check_int(f"{tp}: {name} offset", value, at_least=0)
         if start > end:
-            raise ConfigurationError(f"{tp}: start offset {start} is after end offset {end} (the end is exclusive).")
+            raise ConfigurationError(
+                f"{tp}: start offset {start} is after end offset {end} (the end is exclusive)."
+            )
         self.client = client
         self.tp = tp
         self.start, self.end = start, end
@@ -77,14 +89,18 @@ class RangeReader:
             readable_end = self._readable_end(page)
             if self.end > readable_end:
                 what = "last stable offset" if self.read_committed else "high watermark"
-                raise RecordsUnavailable(f"{self.tp}: the range ends at {self.end} (exclusive), beyond the partition's "
-                                         f"{what} {readable_end}: those records do not exist (yet)")
+                raise RecordsUnavailable(
+                    f"{self.tp}: the range ends at {self.end} (exclusive), beyond the partition's "
+                    f"{what} {readable_end}: those records do not exist (yet)"
+                )
             if page.next_offset <= position:
                 # A leader answers a fetch inside [log start, high watermark) with the batch holding
                 # the offset or the next one (the log cleaner never touches the active segment, so
                 # the log never ends in a compacted hole): nothing at all is the broker being slow.
-                raise RecordsUnavailable(f"{self.tp}: the broker returned no records at offset {position} in "
-                                         f"{len(EMPTY_PAGE_WAITS_MS)} tries although the log reaches {readable_end}")
+                raise RecordsUnavailable(
+                    f"{self.tp}: the broker returned no records at offset {position} in "
+                    f"{len(EMPTY_PAGE_WAITS_MS)} tries although the log reaches {readable_end}"
+                )
             if self.decode:
                 records = [r for r in page.records if self.floor <= r.offset < self.end]
                 read = [(r.offset, r.offset) for r in records]
@@ -104,12 +120,19 @@ class RangeReader:
         letting the leader wait longer each time."""
         for max_wait_ms in EMPTY_PAGE_WAITS_MS:
             self.requests += 1
-            result = await self.client.fetch_records({self.tp: position}, read_committed=self.read_committed,
-                                                     page_bytes=self.page_bytes, budgets=budgets,
-                                                     max_wait_ms=max_wait_ms, timeout_s=self.page_timeout_s,
-                                                     decode=self.decode)
+            result = await self.client.fetch_records(
+                {self.tp: position},
+                read_committed=self.read_committed,
+                page_bytes=self.page_bytes,
+                budgets=budgets,
+                max_wait_ms=max_wait_ms,
+                timeout_s=self.page_timeout_s,
+                decode=self.decode,
+            )
             if self.tp in result.failures:
-                raise KafkaGroupsError(f"{self.tp}: Fetch at offset {position} failed: {result.failures[self.tp]}")
+                raise KafkaGroupsError(
+                    f"{self.tp}: Fetch at offset {position} failed: {result.failures[self.tp]}"
+                )
             page = result.values[self.tp]
             if page.out_of_range or page.next_offset > position or position >= self._readable_end(page):
                 return page
@@ -131,17 +154,23 @@ class RangeReader:
             self._gap(position, resume - 1, f"deleted by retention (the log now starts at {log_start})")
             self.floor = max(self.floor, resume)
             return resume
-        raise RecordsUnavailable(f"{self.tp}: offset {position} is past the log end ({log_end}): the range "
-                                 f"[{self.start}, {self.end}) asks for records that do not exist")
+        raise RecordsUnavailable(
+            f"{self.tp}: offset {position} is past the log end ({log_end}): the range "
+            f"[{self.start}, {self.end}) asks for records that do not exist"
+        )
 
     async def _log_bounds(self) -> tuple[int, int]:
         self.requests += 2
         bounds = []
-        for listed in (await self.client.log_start_offsets([self.tp], timeout_s=self.page_timeout_s),
-                       await self.client.log_end_offsets([self.tp], timeout_s=self.page_timeout_s)):
+        for listed in (
+            await self.client.log_start_offsets([self.tp], timeout_s=self.page_timeout_s),
+            await self.client.log_end_offsets([self.tp], timeout_s=self.page_timeout_s),
+        ):
             if self.tp in listed.failures:
-                raise KafkaGroupsError(f"{self.tp}: the Fetch was out of range and ListOffsets failed: "
-                                       f"{listed.failures[self.tp]}")
+                raise KafkaGroupsError(
+                    f"{self.tp}: the Fetch was out of range and ListOffsets failed: "
+                    f"{listed.failures[self.tp]}"
+                )
             bounds.append(listed.values[self.tp].offset)
         return bounds[0], bounds[1]
 
@@ -163,8 +192,11 @@ class RangeReader:
     def _account(self, page: RecordPage, read: list[tuple[int, int]]) -> None:
         """Walk the page's records (runs of offsets read) and skipped ranges in offset order;
         what lies between is a gap."""
-        skipped = [(max(first, self.start), min(last, self.end - 1)) for first, last in page.skipped
-                   if last >= self.start and first < self.end]
+        skipped = [
+            (max(first, self.start), min(last, self.end - 1))
+            for first, last in page.skipped
+            if last >= self.start and first < self.end
+        ]
         self.skipped += sum(last - first + 1 for first, last in skipped)
         for first, last in sorted(read + skipped):
             if first > self._covered:
@@ -177,8 +209,10 @@ class RangeReader:
             return
         self._covered = max(self._covered, last + 1)
         if not self.allow_gaps:
-            raise RecordsUnavailable(f"{self.tp}: offsets {first}..{last} of the range [{self.start}, {self.end}) are "
-                                     f"{why}; {self.gap_hint}")
+            raise RecordsUnavailable(
+                f"{self.tp}: offsets {first}..{last} of the range [{self.start}, {self.end}) are "
+                f"{why}; {self.gap_hint}"
+            )
         self.gaps.append((first, last, why))
 
     @property

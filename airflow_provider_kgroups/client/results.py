@@ -61,12 +61,19 @@ class GroupState(str, Enum):
 
     @property
     def is_rebalancing(self) -> bool:
-        return self in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE,
-                        GroupState.ASSIGNING, GroupState.RECONCILING)
+        return self in (
+            GroupState.PREPARING_REBALANCE,
+            GroupState.COMPLETING_REBALANCE,
+            GroupState.ASSIGNING,
+            GroupState.RECONCILING,
+        )
 
 
 #: GroupState by its exact value and by its folded form (no "_" or " ", lower case)
-_STATE_BY_TEXT: dict[str, GroupState] = {**{s.value.lower(): s for s in GroupState}, **{s.value: s for s in GroupState}}
+_STATE_BY_TEXT: dict[str, GroupState] = {
+    **{s.value.lower(): s for s in GroupState},
+    **{s.value: s for s in GroupState},
+}
 
 
 class GroupDeletion(str, Enum):
@@ -100,7 +107,9 @@ def nest_by_topic(items: Mapping[TopicPartition, Any]) -> dict[str, dict[str, An
     out: dict[str, dict[str, Any]] = {}
     for tp in sorted(items):
         value = items[tp]
-        out.setdefault(tp.topic, {})[str(tp.partition)] = value.to_dict() if hasattr(value, "to_dict") else value
+        out.setdefault(tp.topic, {})[str(tp.partition)] = (
+            value.to_dict() if hasattr(value, "to_dict") else value
+        )
     return out
 
 
@@ -155,8 +164,13 @@ class GroupListing:
     coordinator_id: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "protocol_type": self.protocol_type, "state": self.state.value,
-                "group_type": self.group_type, "coordinator_id": self.coordinator_id}
+        return {
+            "group_id": self.group_id,
+            "protocol_type": self.protocol_type,
+            "state": self.state.value,
+            "group_type": self.group_type,
+            "coordinator_id": self.coordinator_id,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +181,10 @@ class ListGroupsResult:
     broker_failures: Mapping[int, Failure] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"groups": [g.to_dict() for g in self.groups],
-                "broker_failures": {str(k): f.to_dict() for k, f in self.broker_failures.items()}}
+        return {
+            "groups": [g.to_dict() for g in self.groups],
+            "broker_failures": {str(k): f.to_dict() for k, f in self.broker_failures.items()},
+        }
 
 
 @fast_init
@@ -182,11 +198,17 @@ class MemberDescription:
     subscribed_topics: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"member_id": self.member_id, "group_instance_id": self.group_instance_id,
-                "client_id": self.client_id, "client_host": self.client_host,
-                "assignment": {t: sorted(p.partition for p in self.assignment if p.topic == t)
-                               for t in sorted({p.topic for p in self.assignment})},
-                "subscribed_topics": list(self.subscribed_topics)}
+        return {
+            "member_id": self.member_id,
+            "group_instance_id": self.group_instance_id,
+            "client_id": self.client_id,
+            "client_host": self.client_host,
+            "assignment": {
+                t: sorted(p.partition for p in self.assignment if p.topic == t)
+                for t in sorted({p.topic for p in self.assignment})
+            },
+            "subscribed_topics": list(self.subscribed_topics),
+        }
 
 
 @fast_init
@@ -210,9 +232,15 @@ class GroupDescription:
         return frozenset(tp for member in self.members for tp in member.assignment)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "state": self.state.value, "protocol_type": self.protocol_type,
-                "protocol": self.protocol, "group_type": self.group_type, "coordinator_id": self.coordinator_id,
-                "members": [m.to_dict() for m in self.members]}
+        return {
+            "group_id": self.group_id,
+            "state": self.state.value,
+            "protocol_type": self.protocol_type,
+            "protocol": self.protocol,
+            "group_type": self.group_type,
+            "coordinator_id": self.coordinator_id,
+            "members": [m.to_dict() for m in self.members],
+        }
 
 
 @fast_init  # one per group and partition: 36,000 for 3,000 groups
@@ -226,7 +254,11 @@ class CommittedOffset:
     error: Failure | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"offset": self.offset, "metadata": self.metadata, "leader_epoch": self.leader_epoch}
+        out: dict[str, Any] = {
+            "offset": self.offset,
+            "metadata": self.metadata,
+            "leader_epoch": self.leader_epoch,
+        }
         if self.error is not None:
             out["error"] = self.error.to_dict()
         return out
@@ -319,9 +351,15 @@ class RecordTimestamp:
     log_start: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"requested_offset": self.requested_offset, "position": self.position.value, "offset": self.offset,
-                "timestamp_ms": self.timestamp_ms, "log_append_time": self.log_append_time,
-                "high_watermark": self.high_watermark, "log_start": self.log_start}
+        return {
+            "requested_offset": self.requested_offset,
+            "position": self.position.value,
+            "offset": self.offset,
+            "timestamp_ms": self.timestamp_ms,
+            "log_append_time": self.log_append_time,
+            "high_watermark": self.high_watermark,
+            "log_start": self.log_start,
+        }
 
 
 @dataclass(frozen=True, slots=True)

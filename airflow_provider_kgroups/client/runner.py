@@ -57,7 +57,9 @@ class InFlight:
     partition's Metadata)."""
 
     bootstrap: asyncio.Future | None = None
-    lookups: dict[Lookup, dict[Any, asyncio.Future]] = field(default_factory=dict)  # lookup -> key -> its answer
+    lookups: dict[Lookup, dict[Any, asyncio.Future]] = field(
+        default_factory=dict
+    )  # lookup -> key -> its answer
 
 
 @dataclass
@@ -72,8 +74,15 @@ class Call:
     in_flight: InFlight = field(default_factory=InFlight)
 
     @classmethod
-    def start(cls, pool: ConnectionPool, metadata: ClusterMetadata, config: ClientConfig, timeout_s: float | None,
-              enclosing: Deadline | None = None, in_flight: InFlight | None = None) -> Call:
+    def start(
+        cls,
+        pool: ConnectionPool,
+        metadata: ClusterMetadata,
+        config: ClientConfig,
+        timeout_s: float | None,
+        enclosing: Deadline | None = None,
+        in_flight: InFlight | None = None,
+    ) -> Call:
         """Ends at the earlier of the call's own timeout and the ``enclosing`` deadline (a
         command's, a hook verb's, a sensor check's: see :mod:`.deadline`)."""
         own = timeout_s if timeout_s is not None else config.call_timeout_s
@@ -121,6 +130,7 @@ class Call:
 
 # -- one handler over many keys ----------------------------------------------------------------
 
+
 async def run(call: Call, handler: Handler, keys: Iterable) -> KeyedResults:
     """Run ``handler`` over ``keys`` until each has a value or a failure, or the call's deadline."""
     call.expect(handler.request_class)
@@ -142,7 +152,9 @@ async def run(call: Call, handler: Handler, keys: Iterable) -> KeyedResults:
             if not tasks:
                 await asyncio.sleep(max(0.0, wait_for))
                 continue
-            done, _ = await asyncio.wait(tasks, timeout=max(0.0, wait_for), return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                tasks, timeout=max(0.0, wait_for), return_when=asyncio.FIRST_COMPLETED
+            )
             for task in done:
                 dispatch = tasks.pop(task)
                 error = task.exception()
@@ -161,11 +173,14 @@ async def _send(call: Call, driver: Driver, dispatch: Dispatch) -> None:
         await _share_lookup(call, driver, dispatch)
         return
     conn = await call.connection(dispatch.node)
-    await _pipeline(call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(driver.handler.request_class)))
+    await _pipeline(
+        call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(driver.handler.request_class))
+    )
 
 
-async def _pipeline(call: Call, driver: Driver, dispatch: Dispatch, conn: BrokerConnection,
-                    plans: list[RequestPlan]) -> None:
+async def _pipeline(
+    call: Call, driver: Driver, dispatch: Dispatch, conn: BrokerConnection, plans: list[RequestPlan]
+) -> None:
     """Send ``plans`` at once on ``conn`` and feed back each answer, then any requests the driver
     asks for instead (the halves of a response too large), until none is left."""
     while plans:
@@ -179,6 +194,7 @@ async def _pipeline(call: Call, driver: Driver, dispatch: Dispatch, conn: Broker
 
 
 # -- lookups -------------------------------------------------------------------------------------
+
 
 async def _share_lookup(call: Call, driver: Driver, dispatch: Dispatch) -> None:
     """Keys whose lookup another call has in flight (describe and OffsetFetch of the same groups,
@@ -209,8 +225,9 @@ async def _share_lookup(call: Call, driver: Driver, dispatch: Dispatch) -> None:
 
 async def _least_loaded(call: Call, driver: Driver, dispatch: Dispatch, keys: list) -> None:
     """:attr:`Routing.LEAST_LOADED`: one request, to the least-loaded broker that answers."""
-    plan, response = await ask_any_broker(call, driver.lookup.request_class,
-                                          lambda version: driver.build(dispatch, version, keys)[0])
+    plan, response = await ask_any_broker(
+        call, driver.lookup.request_class, lambda version: driver.build(dispatch, version, keys)[0]
+    )
     driver.on_response(dispatch, plan, response)
 
 
@@ -233,11 +250,16 @@ async def _batching(call: Call, driver: Driver, dispatch: Dispatch, keys: list) 
         batchers = batching(conns)
     if batchers:
         conn = batchers[0]  # the least loaded (connections come in load order)
-        await _pipeline(call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(lookup.request_class), keys))
+        await _pipeline(
+            call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(lookup.request_class), keys)
+        )
         return
     # No broker batches: one request per key, spread over the brokers, all in flight at once.
-    plans = [(conn, plan) for key, conn in zip(keys, itertools.cycle(conns))
-             for plan in driver.build(dispatch, conn.version_for(lookup.request_class), [key])]
+    plans = [
+        (conn, plan)
+        for key, conn in zip(keys, itertools.cycle(conns))
+        for plan in driver.build(dispatch, conn.version_for(lookup.request_class), [key])
+    ]
     responses = await asyncio.gather(*(call.send(c, p) for c, p in plans), return_exceptions=True)
     for (_, plan), response in zip(plans, responses):
         if isinstance(response, BaseException):
@@ -254,7 +276,9 @@ async def _connect_all(call: Call, brokers: dict) -> list[BrokerConnection]:
     broker must not hold up the lookup of every key), bootstrap ones as a last resort."""
     results = await asyncio.gather(*(call.connection(n) for n in brokers), return_exceptions=True)
     opened = {id(r) for r in results if not isinstance(r, BaseException)}
-    conns = [c for c in call.pool.live() if id(c) in opened]  # in the pool's order: a broker that just failed last
+    conns = [
+        c for c in call.pool.live() if id(c) in opened
+    ]  # in the pool's order: a broker that just failed last
     if not conns:
         conns = [await call.any_connection()]
     return conns
@@ -271,8 +295,10 @@ async def locate(call: Call, lookup: Lookup, keys: list) -> None:
 
 # -- Metadata ------------------------------------------------------------------------------------
 
-async def ask_any_broker(call: Call, request_class: type[ApiMessage],
-                         build: Callable[[int | None], RequestPlan]) -> tuple[RequestPlan, Any]:
+
+async def ask_any_broker(
+    call: Call, request_class: type[ApiMessage], build: Callable[[int | None], RequestPlan]
+) -> tuple[RequestPlan, Any]:
     """Send ``build(version)`` (a ``request_class``) to the least-loaded broker. One that goes silent, drops the
     connection or answers an error for the whole request is not the end of it: the next
     least-loaded broker is asked, within the same deadline, as the Java client's MetadataUpdater
@@ -319,7 +345,8 @@ async def refresh(call: Call, topics: Iterable[str] | None = ()) -> dict[str, in
     named it (topics it left out are absent from the mapping)."""
     names = None if topics is None else sorted(set(topics))
     _plan, response = await ask_any_broker(
-        call, MetadataRequest, lambda version: RequestPlan(call.metadata.request(names, version), version, ()))
+        call, MetadataRequest, lambda version: RequestPlan(call.metadata.request(names, version), version, ())
+    )
     return call.metadata.absorb(names, response)
 
 

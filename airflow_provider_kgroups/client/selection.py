@@ -19,32 +19,40 @@ def validate_group_ids(group_ids: Iterable[str], *, what: str = "group_ids") -> 
     Kafka refuses only null and empty group ids; any other string (" " included) is a valid
     group, so it is accepted here too."""
     if isinstance(group_ids, str):
-        raise ConfigurationError(f"{what} must be a list of group ids, not the single string {group_ids!r}; "
-                                 f"write [{group_ids!r}].")
+        raise ConfigurationError(
+            f"{what} must be a list of group ids, not the single string {group_ids!r}; write [{group_ids!r}]."
+        )
     ids = list(dict.fromkeys(group_ids))
     if not ids:
         raise ConfigurationError(f"{what} is empty: name at least one consumer group.")
     bad = [g for g in ids if not isinstance(g, str) or not g]
     if bad:
-        raise ConfigurationError(f"{what} contains {bad[0]!r}: every group id must be a non-empty string "
-                                 "(Kafka refuses only null and empty ids).")
+        raise ConfigurationError(
+            f"{what} contains {bad[0]!r}: every group id must be a non-empty string "
+            "(Kafka refuses only null and empty ids)."
+        )
     return ids
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """A glob (``orders-*``) or, with the ``re:`` prefix, a regular expression matched in full."""
     if not isinstance(pattern, str) or not pattern.strip():
-        raise ConfigurationError(f"group pattern {pattern!r} is empty: use a glob such as 'orders-*' "
-                                 f"or a regex such as 're:orders-[0-9]+'.")
+        raise ConfigurationError(
+            f"group pattern {pattern!r} is empty: use a glob such as 'orders-*' "
+            f"or a regex such as 're:orders-[0-9]+'."
+        )
     if pattern.startswith(REGEX_PREFIX):
-        body = pattern[len(REGEX_PREFIX):]
+        body = pattern[len(REGEX_PREFIX) :]
         try:
             return re.compile(rf"(?:{body})\Z")
         except re.error as exc:
-            raise ConfigurationError(f"group pattern {pattern!r} is not a valid regular expression: {exc}.") from None
+            raise ConfigurationError(
+                f"group pattern {pattern!r} is not a valid regular expression: {exc}."
+            ) from None
     if _unclosed_class(pattern):
-        raise ConfigurationError(f"group pattern {pattern!r} has an unclosed '[': close the character class "
-                                 "or escape it as '[[]'.")
+        raise ConfigurationError(
+            f"group pattern {pattern!r} has an unclosed '[': close the character class or escape it as '[[]'."
+        )
     return re.compile(fnmatch.translate(pattern))
 
 
@@ -81,7 +89,9 @@ class GroupSelector:
         if isinstance(self.ids, str) or isinstance(self.patterns, str) or isinstance(self.exclude, str):
             raise ConfigurationError("group ids, patterns and excludes must be lists, not single strings.")
         if not self.ids and not self.patterns:
-            raise ConfigurationError("no groups selected: give group ids, patterns (e.g. 'orders-*'), or both.")
+            raise ConfigurationError(
+                "no groups selected: give group ids, patterns (e.g. 'orders-*'), or both."
+            )
         if self.ids:
             validate_group_ids(self.ids)
         object.__setattr__(self, "_include", tuple(compile_pattern(p) for p in self.patterns))
@@ -94,8 +104,9 @@ class GroupSelector:
     def matches(self, group_id: str) -> bool:
         if group_id in self.ids:
             return True
-        return (any(p.match(group_id) for p in self._include)
-                and not any(p.match(group_id) for p in self._exclude))
+        return any(p.match(group_id) for p in self._include) and not any(
+            p.match(group_id) for p in self._exclude
+        )
 
     def select(self, listed: Iterable[str]) -> list[str]:
         """The exact ids (listed or not) followed by the listed groups that match. An empty id
@@ -107,7 +118,9 @@ class GroupSelector:
         return list(chosen)
 
 
-async def select_groups(aclient: Any, selector: GroupSelector, *, timeout_s: float | None = None) -> list[str]:
+async def select_groups(
+    aclient: Any, selector: GroupSelector, *, timeout_s: float | None = None
+) -> list[str]:
     """The one selection routine of every caller (CLI, hook, operators, sensor).
 
     Exact ids need no listing. Patterns are matched against every broker's ListGroups

@@ -56,7 +56,9 @@ class GroupsClient:
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run any coroutine (e.g. one using ``self.aclient``) on the client's loop and wait for it.
         The caller's deadline (``with client.deadline(s):``) goes along into the loop thread."""
-        return asyncio.run_coroutine_threadsafe(run_within(current_deadline(), coroutine), self._loop).result()
+        return asyncio.run_coroutine_threadsafe(
+            run_within(current_deadline(), coroutine), self._loop
+        ).result()
 
     def deadline(self, seconds: float | None = None) -> deadline:
         """One deadline for every call in the block: ``with client.deadline(20): ...``
@@ -65,98 +67,154 @@ class GroupsClient:
 
     # -- the verbs: each blocks on its AsyncGroupsClient twin --------------------------------
 
-    def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
-                    timeout_s: float | None = None) -> ListGroupsResult:
+    def list_groups(
+        self, states: Iterable[str] = (), types: Iterable[str] = (), timeout_s: float | None = None
+    ) -> ListGroupsResult:
         """:meth:`AsyncGroupsClient.list_groups`, blocking."""
         return self.run(self.aclient.list_groups(states, types, timeout_s))
 
-    def describe_groups(self, group_ids: Iterable[str],
-                        timeout_s: float | None = None) -> KeyedResults[str, GroupDescription]:
+    def describe_groups(
+        self, group_ids: Iterable[str], timeout_s: float | None = None
+    ) -> KeyedResults[str, GroupDescription]:
         """:meth:`AsyncGroupsClient.describe_groups`, blocking."""
         return self.run(self.aclient.describe_groups(group_ids, timeout_s))
 
-    def fetch_committed_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Iterable[int]] | None = None,
-                                require_stable: bool = False,
-                                timeout_s: float | None = None) -> KeyedResults[str, GroupOffsets]:
+    def fetch_committed_offsets(
+        self,
+        group_ids: Iterable[str],
+        topics: Mapping[str, Iterable[int]] | None = None,
+        require_stable: bool = False,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[str, GroupOffsets]:
         """:meth:`AsyncGroupsClient.fetch_committed_offsets`, blocking."""
         return self.run(self.aclient.fetch_committed_offsets(group_ids, topics, require_stable, timeout_s))
 
-    def delete_groups(self, group_ids: Iterable[str],
-                      timeout_s: float | None = None) -> KeyedResults[str, GroupDeletion]:
+    def delete_groups(
+        self, group_ids: Iterable[str], timeout_s: float | None = None
+    ) -> KeyedResults[str, GroupDeletion]:
         """:meth:`AsyncGroupsClient.delete_groups`, blocking."""
         return self.run(self.aclient.delete_groups(group_ids, timeout_s))
 
-    def commit_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
-                       timeout_s: float | None = None) -> KeyedResults[TopicPartition, int]:
+    def commit_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
+        timeout_s: float | None = None,
+    ) -> KeyedResults[TopicPartition, int]:
         """:meth:`AsyncGroupsClient.commit_offsets`, blocking."""
         return self.run(self.aclient.commit_offsets(group_id, offsets, timeout_s))
 
-    def commit_group_offsets(self, offsets: Mapping[str, Mapping[TopicPartition, int | CommittedOffset |
-                                                                 OffsetToCommit]],
-                             timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+    def commit_group_offsets(
+        self,
+        offsets: Mapping[str, Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit]],
+        timeout_s: float | None = None,
+    ) -> KeyedResults[str, PartitionOutcomes]:
         """:meth:`AsyncGroupsClient.commit_group_offsets`, blocking."""
         return self.run(self.aclient.commit_group_offsets(offsets, timeout_s))
 
-    def delete_committed_offsets(self, partitions: Mapping[str, Iterable[TopicPartition]],
-                                 timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+    def delete_committed_offsets(
+        self, partitions: Mapping[str, Iterable[TopicPartition]], timeout_s: float | None = None
+    ) -> KeyedResults[str, PartitionOutcomes]:
         """:meth:`AsyncGroupsClient.delete_committed_offsets`, blocking."""
         return self.run(self.aclient.delete_committed_offsets(partitions, timeout_s))
 
-    def describe_share_group_offsets(self, group_ids: Iterable[str],
-                                     topics: Mapping[str, Iterable[int]] | None = None,
-                                     timeout_s: float | None = None) -> KeyedResults[str, GroupOffsets]:
+    def describe_share_group_offsets(
+        self,
+        group_ids: Iterable[str],
+        topics: Mapping[str, Iterable[int]] | None = None,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[str, GroupOffsets]:
         """:meth:`AsyncGroupsClient.describe_share_group_offsets`, blocking."""
         return self.run(self.aclient.describe_share_group_offsets(group_ids, topics, timeout_s))
 
-    def alter_share_group_offsets(self, offsets: Mapping[str, Mapping[TopicPartition, int]],
-                                  timeout_s: float | None = None) -> KeyedResults[str, PartitionOutcomes]:
+    def alter_share_group_offsets(
+        self, offsets: Mapping[str, Mapping[TopicPartition, int]], timeout_s: float | None = None
+    ) -> KeyedResults[str, PartitionOutcomes]:
         """:meth:`AsyncGroupsClient.alter_share_group_offsets`, blocking."""
         return self.run(self.aclient.alter_share_group_offsets(offsets, timeout_s))
 
-    def list_offsets(self, specs: Mapping[TopicPartition, int], *, read_committed: bool = False,
-                     timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+    def list_offsets(
+        self,
+        specs: Mapping[TopicPartition, int],
+        *,
+        read_committed: bool = False,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[TopicPartition, ListedOffset]:
         """:meth:`AsyncGroupsClient.list_offsets`, blocking."""
         return self.run(self.aclient.list_offsets(specs, read_committed=read_committed, timeout_s=timeout_s))
 
-    def log_end_offsets(self, partitions: Iterable[TopicPartition], *, read_committed: bool = False,
-                        timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+    def log_end_offsets(
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        read_committed: bool = False,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[TopicPartition, ListedOffset]:
         """:meth:`AsyncGroupsClient.log_end_offsets`, blocking."""
-        return self.run(self.aclient.log_end_offsets(partitions, read_committed=read_committed, timeout_s=timeout_s))
+        return self.run(
+            self.aclient.log_end_offsets(partitions, read_committed=read_committed, timeout_s=timeout_s)
+        )
 
-    def log_start_offsets(self, partitions: Iterable[TopicPartition],
-                          timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+    def log_start_offsets(
+        self, partitions: Iterable[TopicPartition], timeout_s: float | None = None
+    ) -> KeyedResults[TopicPartition, ListedOffset]:
         """:meth:`AsyncGroupsClient.log_start_offsets`, blocking."""
         return self.run(self.aclient.log_start_offsets(partitions, timeout_s))
 
-    def offsets_for_timestamp(self, partitions: Iterable[TopicPartition], timestamp_ms: int,
-                              timeout_s: float | None = None) -> KeyedResults[TopicPartition, ListedOffset]:
+    def offsets_for_timestamp(
+        self, partitions: Iterable[TopicPartition], timestamp_ms: int, timeout_s: float | None = None
+    ) -> KeyedResults[TopicPartition, ListedOffset]:
         """:meth:`AsyncGroupsClient.offsets_for_timestamp`, blocking."""
         return self.run(self.aclient.offsets_for_timestamp(partitions, timestamp_ms, timeout_s))
 
-    def fetch_record_timestamps(self, positions: Mapping[TopicPartition, int | Iterable[int]], *,
-                                read_committed: bool = False, partition_bytes: int = DEFAULT_PARTITION_BYTES,
-                                timeout_s: float | None = None
-                                ) -> KeyedResults[TopicPartition, dict[int, RecordTimestamp]]:
+    def fetch_record_timestamps(
+        self,
+        positions: Mapping[TopicPartition, int | Iterable[int]],
+        *,
+        read_committed: bool = False,
+        partition_bytes: int = DEFAULT_PARTITION_BYTES,
+        timeout_s: float | None = None,
+    ) -> KeyedResults[TopicPartition, dict[int, RecordTimestamp]]:
         """:meth:`AsyncGroupsClient.fetch_record_timestamps`, blocking."""
-        return self.run(self.aclient.fetch_record_timestamps(positions, read_committed=read_committed,
-                                                             partition_bytes=partition_bytes, timeout_s=timeout_s))
+        return self.run(
+            self.aclient.fetch_record_timestamps(
+                positions, read_committed=read_committed, partition_bytes=partition_bytes, timeout_s=timeout_s
+            )
+        )
 
-    def fetch_records(self, positions: Mapping[TopicPartition, int], *, read_committed: bool = False,
-                      page_bytes: int = DEFAULT_RECORD_PAGE_BYTES, budgets: dict[TopicPartition, int] | None = None,
-                      max_wait_ms: int = 1, timeout_s: float | None = None, decode: bool = True
-                      ) -> KeyedResults[TopicPartition, RecordPage]:
+    def fetch_records(
+        self,
+        positions: Mapping[TopicPartition, int],
+        *,
+        read_committed: bool = False,
+        page_bytes: int = DEFAULT_RECORD_PAGE_BYTES,
+        budgets: dict[TopicPartition, int] | None = None,
+        max_wait_ms: int = 1,
+        timeout_s: float | None = None,
+        decode: bool = True,
+    ) -> KeyedResults[TopicPartition, RecordPage]:
         """:meth:`AsyncGroupsClient.fetch_records`, blocking."""
-        return self.run(self.aclient.fetch_records(positions, read_committed=read_committed, page_bytes=page_bytes,
-                                                   budgets=budgets, max_wait_ms=max_wait_ms, timeout_s=timeout_s,
-                                                   decode=decode))
+        return self.run(
+            self.aclient.fetch_records(
+                positions,
+                read_committed=read_committed,
+                page_bytes=page_bytes,
+                budgets=budgets,
+                max_wait_ms=max_wait_ms,
+                timeout_s=timeout_s,
+                decode=decode,
+            )
+        )
 
-    def describe_topics(self, topics: Iterable[str] | None = None,
-                        timeout_s: float | None = None) -> dict[str, TopicDescription]:
+    def describe_topics(
+        self, topics: Iterable[str] | None = None, timeout_s: float | None = None
+    ) -> dict[str, TopicDescription]:
         """:meth:`AsyncGroupsClient.describe_topics`, blocking."""
         return self.run(self.aclient.describe_topics(topics, timeout_s))
 
-    def check_topics(self, topics: Iterable[str],
-                     timeout_s: float | None = None) -> KeyedResults[str, TopicExistence]:
+    def check_topics(
+        self, topics: Iterable[str], timeout_s: float | None = None
+    ) -> KeyedResults[str, TopicExistence]:
         """:meth:`AsyncGroupsClient.check_topics`, blocking."""
         return self.run(self.aclient.check_topics(topics, timeout_s))
 

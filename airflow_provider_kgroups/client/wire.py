@@ -95,6 +95,7 @@ def _body_start(data: bytes) -> int:
 
 # -- OffsetFetch v8-v9 ----------------------------------------------------------------------
 
+
 class OffsetFetchPartition(NamedTuple):
     partition_index: int
     committed_offset: int
@@ -136,7 +137,7 @@ def decode_offset_fetch(data: bytes) -> OffsetFetchGroups:
             if size == 0:
                 name = None
             else:
-                raw = data[pos:pos + size - 1]
+                raw = data[pos : pos + size - 1]
                 name = names.get(raw)
                 if name is None:
                     name = names[raw] = raw.decode("utf-8")
@@ -163,6 +164,7 @@ def decode_offset_fetch(data: bytes) -> OffsetFetchGroups:
 
 
 # -- DescribeGroups v5-v6 -------------------------------------------------------------------
+
 
 class DescribedGroupMember(NamedTuple):
     member_id: str
@@ -216,12 +218,20 @@ def _decode_describe_groups(data: bytes, version: int) -> DescribedGroups:
             metadata, pos = _bytes(data, pos)
             assignment, pos = _bytes(data, pos)
             pos = _skip_tags(data, pos)
-            members.append(new(DescribedGroupMember, (member_id, instance_id, client_id, client_host, metadata,
-                                                      assignment)))
+            members.append(
+                new(
+                    DescribedGroupMember,
+                    (member_id, instance_id, client_id, client_host, metadata, assignment),
+                )
+            )
         operations = _UINT32(data, pos)[0]
         pos = _skip_tags(data, pos + 4)
-        groups.append(new(DescribedGroup, (error, message, group_id, state, protocol_type, protocol, members,
-                                           operations)))
+        groups.append(
+            new(
+                DescribedGroup,
+                (error, message, group_id, state, protocol_type, protocol, members, operations),
+            )
+        )
     return DescribedGroups(throttle, groups)
 
 

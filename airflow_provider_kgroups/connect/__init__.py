@@ -17,17 +17,42 @@ from ..client.lazy import lazy_names
 
 #: public name -> the submodule that defines it
 _HOMES = {
-    **dict.fromkeys(("ConnectClusterConfig", "connect_configs_from_connection", "connect_configs_from_properties",
-                     "split_connect_properties"), "config"),
-    **dict.fromkeys(("ClusterReadFailure", "ConnectEvidence", "ConnectStatus", "ConnectVerdict",
-                     "fetch_connect_evidence"), "evidence"),
+    **dict.fromkeys(
+        (
+            "ConnectClusterConfig",
+            "connect_configs_from_connection",
+            "connect_configs_from_properties",
+            "split_connect_properties",
+        ),
+        "config",
+    ),
+    **dict.fromkeys(
+        (
+            "ClusterReadFailure",
+            "ConnectEvidence",
+            "ConnectStatus",
+            "ConnectVerdict",
+            "fetch_connect_evidence",
+        ),
+        "evidence",
+    ),
     **dict.fromkeys(("ConnectorRecord", "ConnectReadError", "TaskState", "read_connectors"), "rest"),
 }
 
 __all__ = [
-    "ClusterReadFailure", "ConnectClusterConfig", "ConnectEvidence", "ConnectReadError", "ConnectStatus",
-    "ConnectVerdict", "ConnectorRecord", "TaskState", "connect_configs_from_connection",
-    "connect_configs_from_properties", "fetch_connect_evidence", "read_connectors", "split_connect_properties",
+    "ClusterReadFailure",
+    "ConnectClusterConfig",
+    "ConnectEvidence",
+    "ConnectReadError",
+    "ConnectStatus",
+    "ConnectVerdict",
+    "ConnectorRecord",
+    "TaskState",
+    "connect_configs_from_connection",
+    "connect_configs_from_properties",
+    "fetch_connect_evidence",
+    "read_connectors",
+    "split_connect_properties",
 ]
 
 

@@ -68,10 +68,20 @@ class ConnectClusterConfig:
     backoff_s: float = DEFAULT_BACKOFF_S
 
     @classmethod
-    def create(cls, url: str, *, username: str | None = None, password: str | None = None,
-               verify: bool | str = True, timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES,
-               backoff_s: float = DEFAULT_BACKOFF_S, names: Mapping[str, str] | None = None) -> ConnectClusterConfig:
+    def create(
+        cls,
+        url: str,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        verify: bool | str = True,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retries: int = DEFAULT_RETRIES,
+        backoff_s: float = DEFAULT_BACKOFF_S,
+        names: Mapping[str, str] | None = None,
+    ) -> ConnectClusterConfig:
         """Validate and normalise; ``names`` maps a field to the option name the user wrote."""
+
         def name(field_name: str) -> str:
             return (names or {}).get(field_name, field_name)
 
@@ -80,8 +90,10 @@ class ConnectClusterConfig:
         password = None if is_blank(password) else str(password)
         if (username is None) != (password is None):
             missing = "password" if password is None else "username"
-            raise ConfigurationError(f"Kafka Connect basic auth needs both a user and a password: "
-                                     f"{name(missing)} is missing for {url}.")
+            raise ConfigurationError(
+                f"Kafka Connect basic auth needs both a user and a password: "
+                f"{name(missing)} is missing for {url}."
+            )
         if isinstance(verify, str):
             if is_blank(verify):
                 verify = True
@@ -91,11 +103,14 @@ class ConnectClusterConfig:
                 except ConfigurationError:
                     verify = _validate_ca_path(verify, name("verify"))
         elif not isinstance(verify, bool):
-            raise ConfigurationError(f"{name('verify')} must be true, false or the path of a CA bundle, "
-                                     f"got {verify!r}.")
+            raise ConfigurationError(
+                f"{name('verify')} must be true, false or the path of a CA bundle, got {verify!r}."
+            )
         if isinstance(verify, str) and not url.startswith("https://"):
-            raise ConfigurationError(f"{name('verify')} names a CA bundle but {url} is not https: use an https:// "
-                                     "URL or drop the CA bundle.")
+            raise ConfigurationError(
+                f"{name('verify')} names a CA bundle but {url} is not https: use an https:// "
+                "URL or drop the CA bundle."
+            )
         timeout_s = _positive_seconds(name("timeout_s"), timeout_s)
         backoff_s = _positive_seconds(name("backoff_s"), backoff_s, allow_zero=True)
         check_int(name("retries"), retries, at_least=0, must_be="a whole number >= 0")
@@ -107,25 +122,38 @@ class ConnectClusterConfig:
 
     def redacted(self) -> dict[str, Any]:
         """For logs and reports: never the password."""
-        return {"url": self.url, "username": self.username, "password": "***" if self.password else None,
-                "verify": self.verify, "timeout_s": self.timeout_s, "retries": self.retries,
-                "backoff_s": self.backoff_s}
+        return {
+            "url": self.url,
+            "username": self.username,
+            "password": "***" if self.password else None,
+            "verify": self.verify,
+            "timeout_s": self.timeout_s,
+            "retries": self.retries,
+            "backoff_s": self.backoff_s,
+        }
 
 
 def _validate_url(url: Any, option: str) -> str:
     if is_blank(url) or not isinstance(url, str):
-        raise ConfigurationError(f"{option} is missing: give the Kafka Connect REST URL, e.g. http://connect:8083.")
+        raise ConfigurationError(
+            f"{option} is missing: give the Kafka Connect REST URL, e.g. http://connect:8083."
+        )
     text = url.strip()
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(f"{option} {text!r} is not an http:// or https:// URL with a host, "
-                                 "e.g. http://connect:8083.")
+        raise ConfigurationError(
+            f"{option} {text!r} is not an http:// or https:// URL with a host, e.g. http://connect:8083."
+        )
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        raise ConfigurationError(f"{option} must not carry credentials: give the user and password as their own "
-                                 "options (they are never logged; a URL is).")
+        raise ConfigurationError(
+            f"{option} must not carry credentials: give the user and password as their own "
+            "options (they are never logged; a URL is)."
+        )
     if parts.query or parts.fragment:
-        raise ConfigurationError(f"{option} {text!r} must not have a query or fragment: give the REST root, "
-                                 "e.g. http://connect:8083 or https://gw/connect.")
+        raise ConfigurationError(
+            f"{option} {text!r} must not have a query or fragment: give the REST root, "
+            "e.g. http://connect:8083 or https://gw/connect."
+        )
     try:
         parts.port  # noqa: B018 (raises on a bad port)
     except ValueError:
@@ -136,15 +164,18 @@ def _validate_url(url: Any, option: str) -> str:
 def _validate_ca_path(path: str, option: str) -> str:
     path = os.path.expanduser(path.strip())
     if not os.path.exists(path):
-        raise ConfigurationError(f"{option}: CA bundle {path!r} does not exist: give the path of a PEM file "
-                                 "(or true/false).")
+        raise ConfigurationError(
+            f"{option}: CA bundle {path!r} does not exist: give the path of a PEM file (or true/false)."
+        )
     return path
 
 
 def _positive_seconds(option: str, value: Any, *, allow_zero: bool = False) -> float:
     seconds = to_number(option, value, must_be="a number of seconds")
     if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
-        raise ConfigurationError(f"{option} must be {'>= 0' if allow_zero else '> 0'} seconds, got {value!r}.")
+        raise ConfigurationError(
+            f"{option} must be {'>= 0' if allow_zero else '> 0'} seconds, got {value!r}."
+        )
     return seconds
 
 
@@ -170,8 +201,9 @@ def split_connect_properties(properties: Mapping[str, Any]) -> tuple[dict[str, A
     return kafka, connect
 
 
-def connect_configs_from_properties(properties: Mapping[str, Any], urls: Iterable[str] = ()
-                                    ) -> list[ConnectClusterConfig]:
+def connect_configs_from_properties(
+    properties: Mapping[str, Any], urls: Iterable[str] = ()
+) -> list[ConnectClusterConfig]:
     """One config per URL: ``urls`` (``--connect-url``, repeatable) then ``connect.url``
     (comma-separated), duplicates dropped; the credentials, CA bundle and timeouts of the
     ``connect.*`` properties apply to every URL. Keys not starting with ``connect.`` are
@@ -181,8 +213,10 @@ def connect_configs_from_properties(properties: Mapping[str, Any], urls: Iterabl
     props = {k: v for k, v in props.items() if not is_blank(v)}
     unknown = sorted(set(props) - set(PROPERTIES))
     if unknown:
-        raise ConfigurationError(f"unknown Kafka Connect propert{'ies' if len(unknown) > 1 else 'y'} "
-                                 f"{', '.join(unknown)}; known: {', '.join(PROPERTIES)}.")
+        raise ConfigurationError(
+            f"unknown Kafka Connect propert{'ies' if len(unknown) > 1 else 'y'} "
+            f"{', '.join(unknown)}; known: {', '.join(PROPERTIES)}."
+        )
     all_urls: list[str] = []
     for url in [*urls, *str(props.get("connect.url", "")).split(",")]:
         url = (url or "").strip()
@@ -190,36 +224,53 @@ def connect_configs_from_properties(properties: Mapping[str, Any], urls: Iterabl
             all_urls.append(url)
     if not all_urls:
         if set(props) - {"connect.url"}:
-            raise ConfigurationError(f"{', '.join(sorted(props))} set but no Kafka Connect URL: give --connect-url "
-                                     "(or connect.url in the properties).")
+            raise ConfigurationError(
+                f"{', '.join(sorted(props))} set but no Kafka Connect URL: give --connect-url "
+                "(or connect.url in the properties)."
+            )
         return []
     if (
         "connect.ssl.verify" in props
         and "connect.ssl.ca.location" in props
         and not as_bool("connect.ssl.verify", props["connect.ssl.verify"])
     ):
-        raise ConfigurationError("connect.ssl.verify=false with connect.ssl.ca.location cannot be honoured: "
-                                 "drop one of them.")
+        raise ConfigurationError(
+            "connect.ssl.verify=false with connect.ssl.ca.location cannot be honoured: drop one of them."
+        )
     verify: bool | str = True
     if "connect.ssl.ca.location" in props:
         verify = str(props["connect.ssl.ca.location"])
     elif "connect.ssl.verify" in props:
         verify = as_bool("connect.ssl.verify", props["connect.ssl.verify"])
-    names = {"url": "--connect-url/connect.url", "username": "connect.basic.auth.user",
-             "password": "connect.basic.auth.password",
-             "verify": "connect.ssl.ca.location" if isinstance(verify, str) else "connect.ssl.verify",
-             "timeout_s": "connect.timeout.ms", "retries": "connect.retries", "backoff_s": "connect.retry.backoff.ms"}
+    names = {
+        "url": "--connect-url/connect.url",
+        "username": "connect.basic.auth.user",
+        "password": "connect.basic.auth.password",
+        "verify": "connect.ssl.ca.location" if isinstance(verify, str) else "connect.ssl.verify",
+        "timeout_s": "connect.timeout.ms",
+        "retries": "connect.retries",
+        "backoff_s": "connect.retry.backoff.ms",
+    }
     kwargs: dict[str, Any] = {}
     if "connect.timeout.ms" in props:
         kwargs["timeout_s"] = _number("connect.timeout.ms", props["connect.timeout.ms"], scale=0.001)
     if "connect.retry.backoff.ms" in props:
-        kwargs["backoff_s"] = _number("connect.retry.backoff.ms", props["connect.retry.backoff.ms"], scale=0.001)
+        kwargs["backoff_s"] = _number(
+            "connect.retry.backoff.ms", props["connect.retry.backoff.ms"], scale=0.001
+        )
     if "connect.retries" in props:
         kwargs["retries"] = _number("connect.retries", props["connect.retries"], whole=True)
-    return [ConnectClusterConfig.create(url, username=props.get("connect.basic.auth.user"),
-                                        password=props.get("connect.basic.auth.password"), verify=verify,
-                                        names=names, **kwargs)
-            for url in all_urls]
+    return [
+        ConnectClusterConfig.create(
+            url,
+            username=props.get("connect.basic.auth.user"),
+            password=props.get("connect.basic.auth.password"),
+            verify=verify,
+            names=names,
+            **kwargs,
+        )
+        for url in all_urls
+    ]
 
 
 # -- Airflow: a kgroups_connect connection (pure; the hook only looks it up) ------------------
@@ -240,17 +291,24 @@ def urls_from_host(host: str | None, port: int | None, schema: str | None) -> li
             hostpart = item.split("/", 1)[0]
             has_port = "]:" in hostpart if hostpart.startswith("[") else ":" in hostpart
             if port and not has_port:
-                rest = item[len(hostpart):]
+                rest = item[len(hostpart) :]
                 item = f"{hostpart}:{port}{rest}"
             item = f"{scheme}://{item}"
         urls.append(item)
     return urls
 
 
-def connect_configs_from_connection(conn_type: str | None, *, conn_id: str = "?", host: str | None = None,
-                                    port: int | None = None, schema: str | None = None, login: str | None = None,
-                                    password: str | None = None, extra: Mapping[str, Any] | None = None
-                                    ) -> list[ConnectClusterConfig]:
+def connect_configs_from_connection(
+    conn_type: str | None,
+    *,
+    conn_id: str = "?",
+    host: str | None = None,
+    port: int | None = None,
+    schema: str | None = None,
+    login: str | None = None,
+    password: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> list[ConnectClusterConfig]:
     """A ``kgroups_connect`` (or generic ``http``) connection -> one config per URL in Host.
 
     Extra: ``verify`` (true/false), ``ca_bundle`` (PEM path; implies verification),
@@ -258,16 +316,21 @@ def connect_configs_from_connection(conn_type: str | None, *, conn_id: str = "?"
     extra = {k: v for k, v in dict(extra or {}).items() if not is_blank(v)}
     try:
         if conn_type not in ("kgroups_connect", "http", None, ""):
-            raise ConfigurationError(f"connection type {conn_type!r} is not a Kafka Connect REST connection: "
-                                     "use 'kgroups_connect'.")
+            raise ConfigurationError(
+                f"connection type {conn_type!r} is not a Kafka Connect REST connection: "
+                "use 'kgroups_connect'."
+            )
         unknown = sorted(set(extra) - set(CONNECTION_EXTRA))
         if unknown:
-            raise ConfigurationError(f"unknown option(s) {', '.join(unknown)} in the extra; known: "
-                                     f"{', '.join(CONNECTION_EXTRA)}.")
+            raise ConfigurationError(
+                f"unknown option(s) {', '.join(unknown)} in the extra; known: {', '.join(CONNECTION_EXTRA)}."
+            )
         urls = urls_from_host(host, port, schema)
         if not urls:
-            raise ConfigurationError("no Kafka Connect URL: set Host to e.g. 'https://connect:8083' "
-                                     "(several Connect clusters: comma-separated).")
+            raise ConfigurationError(
+                "no Kafka Connect URL: set Host to e.g. 'https://connect:8083' "
+                "(several Connect clusters: comma-separated)."
+            )
         verify: bool | str = True
         if "ca_bundle" in extra:
             if "verify" in extra and not as_bool("verify", extra["verify"]):
@@ -281,10 +344,19 @@ def connect_configs_from_connection(conn_type: str | None, *, conn_id: str = "?"
                 kwargs[key] = extra[key]
         if "retries" in extra:
             kwargs["retries"] = _number("retries", extra["retries"], whole=True)
-        names = {"url": "Host", "username": "Login", "password": "Password",
-                 "verify": "ca_bundle" if isinstance(verify, str) else "verify"}
-        return [ConnectClusterConfig.create(url, username=login, password=password, verify=verify, names=names,
-                                            **kwargs)
-                for url in urls]
+        names = {
+            "url": "Host",
+            "username": "Login",
+            "password": "Password",
+            "verify": "ca_bundle" if isinstance(verify, str) else "verify",
+        }
+        return [
+            ConnectClusterConfig.create(
+                url, username=login, password=password, verify=verify, names=names, **kwargs
+            )
+            for url in urls
+        ]
     except ConfigurationError as exc:
-        raise ConfigurationError(f"connection {conn_id!r} ({conn_type or 'kgroups_connect'}): {exc}") from None
+        raise ConfigurationError(
+            f"connection {conn_id!r} ({conn_type or 'kgroups_connect'}): {exc}"
+        ) from None

@@ -42,8 +42,10 @@ from .rest import GROUP_PREFIX, ConnectorRecord, ConnectReadError, read_connecto
 log = logging.getLogger(__name__)
 
 RESET_HINT_MIN_KAFKA = "3.6"
-_WHY_KEEP = ("it resumes from this group's committed offsets; deleting the group makes it re-deliver its topics "
-             "from the earliest offset")
+_WHY_KEEP = (
+    "it resumes from this group's committed offsets; deleting the group makes it re-deliver its topics "
+    "from the earliest offset"
+)
 
 
 class ConnectStatus(str, Enum):
@@ -66,8 +68,12 @@ class ConnectVerdict:
         return self.status is ConnectStatus.CONNECTOR_GONE
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status.value, "reason": self.reason, "connector": self.connector,
-                "cluster_url": self.cluster_url}
+        return {
+            "status": self.status.value,
+            "reason": self.reason,
+            "connector": self.connector,
+            "cluster_url": self.cluster_url,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +92,12 @@ class ConnectEvidence:
     cluster_urls: tuple[str, ...]
     connectors: tuple[ConnectorRecord, ...] = ()
     failures: tuple[ClusterReadFailure, ...] = ()
-    _by_group: dict[str, list[ConnectorRecord]] = field(default_factory=dict, init=False, repr=False,
-                                                         compare=False)
-    _by_name: dict[str, list[ConnectorRecord]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _by_group: dict[str, list[ConnectorRecord]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _by_name: dict[str, list[ConnectorRecord]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         for record in self.connectors:
@@ -107,37 +116,61 @@ class ConnectEvidence:
 
     def for_group(self, group_id: str, protocol_type: str | None = None) -> ConnectVerdict | None:
         if protocol_type == "connect":
-            return ConnectVerdict(ConnectStatus.KEEP, "a Kafka Connect worker group (protocol type connect), which "
-                                  "coordinates the Connect workers; not a sink connector's consumer group")
+            return ConnectVerdict(
+                ConnectStatus.KEEP,
+                "a Kafka Connect worker group (protocol type connect), which "
+                "coordinates the Connect workers; not a sink connector's consumer group",
+            )
         records = self._by_group.get(group_id)
         if records:
             return _verdict_for_sinks(records)
         if not group_id.startswith(GROUP_PREFIX):
             return None
-        same_name = self._by_name.get(group_id[len(GROUP_PREFIX):])
+        same_name = self._by_name.get(group_id[len(GROUP_PREFIX) :])
         if same_name:
             record = same_name[0]
-            uses = ("is a source connector, which has no consumer group" if record.type == "source"
-                    else f"uses group {record.group_id!r} (consumer.override.group.id)")
-            return ConnectVerdict(ConnectStatus.KEEP, f"connector {record.name!r} on {record.cluster_url} exists and "
-                                  f"{uses}; this group may hold its earlier offsets", record.name, record.cluster_url)
+            uses = (
+                "is a source connector, which has no consumer group"
+                if record.type == "source"
+                else f"uses group {record.group_id!r} (consumer.override.group.id)"
+            )
+            return ConnectVerdict(
+                ConnectStatus.KEEP,
+                f"connector {record.name!r} on {record.cluster_url} exists and "
+                f"{uses}; this group may hold its earlier offsets",
+                record.name,
+                record.cluster_url,
+            )
         if not self.cluster_urls:
-            return ConnectVerdict(ConnectStatus.UNAVAILABLE, "looks like a Kafka Connect sink group but no Kafka Connect "
-                                  "cluster is configured to tell whether its connector exists (give --connect-url / "
-                                  "connect_conn_ids)")
+            return ConnectVerdict(
+                ConnectStatus.UNAVAILABLE,
+                "looks like a Kafka Connect sink group but no Kafka Connect "
+                "cluster is configured to tell whether its connector exists (give --connect-url / "
+                "connect_conn_ids)",
+            )
         if self.failures:
             why = "; ".join(f"{f.cluster_url}: {f.reason}" for f in self.failures)
-            return ConnectVerdict(ConnectStatus.UNAVAILABLE, f"looks like a Kafka Connect sink group but Kafka Connect "
-                                  f"could not be read, so whether its connector exists is unknown ({why})",
-                                  cluster_url=self.failures[0].cluster_url)
-        return ConnectVerdict(ConnectStatus.CONNECTOR_GONE, f"its connector no longer exists: no connector named "
-                              f"{group_id[len(GROUP_PREFIX):]!r} and none using this group in "
-                              f"{', '.join(self.cluster_urls)}", group_id[len(GROUP_PREFIX):])
+            return ConnectVerdict(
+                ConnectStatus.UNAVAILABLE,
+                f"looks like a Kafka Connect sink group but Kafka Connect "
+                f"could not be read, so whether its connector exists is unknown ({why})",
+                cluster_url=self.failures[0].cluster_url,
+            )
+        return ConnectVerdict(
+            ConnectStatus.CONNECTOR_GONE,
+            f"its connector no longer exists: no connector named "
+            f"{group_id[len(GROUP_PREFIX) :]!r} and none using this group in "
+            f"{', '.join(self.cluster_urls)}",
+            group_id[len(GROUP_PREFIX) :],
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cluster_urls": list(self.cluster_urls), "complete": self.complete,
-                "connectors": [r.to_dict() for r in self.connectors],
-                "failures": [f.to_dict() for f in self.failures]}
+        return {
+            "cluster_urls": list(self.cluster_urls),
+            "complete": self.complete,
+            "connectors": [r.to_dict() for r in self.connectors],
+            "failures": [f.to_dict() for f in self.failures],
+        }
 
 
 def _verdict_for_sinks(records: Sequence[ConnectorRecord]) -> ConnectVerdict:
@@ -149,14 +182,21 @@ def _verdict_for_sinks(records: Sequence[ConnectorRecord]) -> ConnectVerdict:
     record = records[0]
     names = ", ".join(f"{r.name!r} on {r.cluster_url}" for r in records)
     tasks = f"{len(record.tasks)} task(s) RUNNING" if record.tasks else "no tasks yet"
-    return ConnectVerdict(ConnectStatus.ACTIVE, f"sink connector {names} is RUNNING ({tasks}): the group is in use",
-                          record.name, record.cluster_url)
+    return ConnectVerdict(
+        ConnectStatus.ACTIVE,
+        f"sink connector {names} is RUNNING ({tasks}): the group is in use",
+        record.name,
+        record.cluster_url,
+    )
 
 
 def _why_not_active(record: ConnectorRecord) -> str | None:
     """None when the connector and all its tasks run; else why its group must stay."""
-    what = ("sink connector" if record.type == "sink"
-            else f"connector of type {record.type!r} (may be a sink; its plugin may be missing)")
+    what = (
+        "sink connector"
+        if record.type == "sink"
+        else f"connector of type {record.type!r} (may be a sink; its plugin may be missing)"
+    )
     head = f"{what} {record.name!r} on {record.cluster_url}"
     if record.type != "sink":
         return f"{head} is {record.state}; its type is not known to be source, so its group is kept"
@@ -166,12 +206,16 @@ def _why_not_active(record: ConnectorRecord) -> str | None:
         if not not_running:
             return None
         listed = ", ".join(f"task {t.id} {t.state}" for t in not_running)
-        return (f"{head} is RUNNING but {listed}: the group may look Empty, yet {_WHY_KEEP} once the task is "
-                "restarted (POST /connectors/{name}/restart?includeTasks=true&onlyFailed=true)")
+        return (
+            f"{head} is RUNNING but {listed}: the group may look Empty, yet {_WHY_KEEP} once the task is "
+            "restarted (POST /connectors/{name}/restart?includeTasks=true&onlyFailed=true)"
+        )
     if state == "STOPPED":
-        return (f"{head} is STOPPED: {_WHY_KEEP} when resumed. To start it over on purpose use the sanctioned "
-                f"reset DELETE {record.cluster_url}/connectors/{record.name}/offsets (Kafka {RESET_HINT_MIN_KAFKA}+, "
-                "KIP-875, while it is STOPPED), not a group deletion")
+        return (
+            f"{head} is STOPPED: {_WHY_KEEP} when resumed. To start it over on purpose use the sanctioned "
+            f"reset DELETE {record.cluster_url}/connectors/{record.name}/offsets (Kafka {RESET_HINT_MIN_KAFKA}+, "
+            "KIP-875, while it is STOPPED), not a group deletion"
+        )
     if state == "PAUSED":
         return f"{head} is PAUSED: {_WHY_KEEP} when resumed"
     if state == "FAILED":
@@ -189,16 +233,27 @@ def fetch_connect_evidence(clusters: Iterable[ConnectClusterConfig], timeout_s: 
     Never raises for a cluster that cannot be read: that is a failure in the evidence
     (fail closed). Raises :class:`ConfigurationError` for bad arguments, before any request."""
     if isinstance(clusters, (str, ConnectClusterConfig)):
-        raise ConfigurationError("clusters must be a list of ConnectClusterConfig values, got a single "
-                                 f"{type(clusters).__name__}.")
+        raise ConfigurationError(
+            f"clusters must be a list of ConnectClusterConfig values, got a single {type(clusters).__name__}."
+        )
     checked = []
     for cluster in clusters:
         if not isinstance(cluster, ConnectClusterConfig):
-            raise ConfigurationError(f"clusters must be ConnectClusterConfig values, got {type(cluster).__name__}.")
+            raise ConfigurationError(
+                f"clusters must be ConnectClusterConfig values, got {type(cluster).__name__}."
+            )
         # validated again: the plain constructor (unlike create()) checks nothing
-        checked.append(ConnectClusterConfig.create(
-            cluster.url, username=cluster.username, password=cluster.password, verify=cluster.verify,
-            timeout_s=cluster.timeout_s, retries=cluster.retries, backoff_s=cluster.backoff_s))
+        checked.append(
+            ConnectClusterConfig.create(
+                cluster.url,
+                username=cluster.username,
+                password=cluster.password,
+                verify=cluster.verify,
+                timeout_s=cluster.timeout_s,
+                retries=cluster.retries,
+                backoff_s=cluster.backoff_s,
+            )
+        )
     clusters = checked
     timeout_s = check_number("timeout_s", timeout_s, above=0, must_be="a number of seconds > 0")
     deadline = time.monotonic() + timeout_s
@@ -213,7 +268,11 @@ def fetch_connect_evidence(clusters: Iterable[ConnectClusterConfig], timeout_s: 
             log.warning("Kafka Connect %s could not be read: %s; its groups are kept", cluster.url, exc)
             failures.append(ClusterReadFailure(cluster.url, str(exc)))
             continue
-        log.info("Kafka Connect %s: %d connector(s), %d sink(s)", cluster.url, len(found),
-                 sum(r.type == "sink" for r in found))
+        log.info(
+            "Kafka Connect %s: %d connector(s), %d sink(s)",
+            cluster.url,
+            len(found),
+            sum(r.type == "sink" for r in found),
+        )
         records.extend(found)
     return ConnectEvidence(tuple(urls), tuple(records), tuple(failures))

@@ -30,7 +30,9 @@ USER_AGENT = "airflow-provider-kgroups (Kafka Connect evidence)"
 class DeadlineRetry(Retry):
     """``Retry`` that never sleeps or retries past ``deadline`` (a ``time.monotonic()`` value)."""
 
-    def __init__(self, *args: Any, deadline: float | None = None, attempt_s: float = 0.0, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, deadline: float | None = None, attempt_s: float = 0.0, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.deadline = deadline
         self.attempt_s = attempt_s
@@ -62,10 +64,21 @@ def open_session(config: ConnectClusterConfig, deadline: float) -> requests.Sess
     """A session for one read of one Connect cluster, under ``deadline`` (monotonic)."""
     session = requests.Session()
     retry = DeadlineRetry(
-        total=config.retries, connect=config.retries, read=config.retries, status=config.retries, redirect=3,
-        other=0, allowed_methods=frozenset({"GET"}), status_forcelist=RETRY_STATUSES,
-        backoff_factor=config.backoff_s, backoff_max=max(config.backoff_s * 8, config.backoff_s),
-        respect_retry_after_header=True, raise_on_status=False, deadline=deadline, attempt_s=config.timeout_s)
+        total=config.retries,
+        connect=config.retries,
+        read=config.retries,
+        status=config.retries,
+        redirect=3,
+        other=0,
+        allowed_methods=frozenset({"GET"}),
+        status_forcelist=RETRY_STATUSES,
+        backoff_factor=config.backoff_s,
+        backoff_max=max(config.backoff_s * 8, config.backoff_s),
+        respect_retry_after_header=True,
+        raise_on_status=False,
+        deadline=deadline,
+        attempt_s=config.timeout_s,
+    )
     adapter = HTTPAdapter(max_retries=retry, pool_connections=1, pool_maxsize=1)
     session.mount("http://", adapter)
     session.mount("https://", adapter)

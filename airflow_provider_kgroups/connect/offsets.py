@@ -35,19 +35,31 @@ class ConnectWriteError(Exception):
 
 def sink_offsets_body(offsets: Mapping[TopicPartition, int]) -> dict:
     """The KIP-875 request body for a sink connector."""
-    return {"offsets": [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
-                         "offset": {"kafka_offset": offset}} for tp, offset in sorted(offsets.items())]}
+    return {
+        "offsets": [
+            {
+                "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+                "offset": {"kafka_offset": offset},
+            }
+            for tp, offset in sorted(offsets.items())
+        ]
+    }
 
 
-def alter_sink_offsets(config: ConnectClusterConfig, connector: str, offsets: Mapping[TopicPartition, int],
-                       timeout_s: float) -> str:
+def alter_sink_offsets(
+    config: ConnectClusterConfig, connector: str, offsets: Mapping[TopicPartition, int], timeout_s: float
+) -> str:
     """PATCH the connector's offsets; returns Connect's message. Raises :class:`ConnectWriteError`."""
     deadline = time.monotonic() + timeout_s
     url = f"{config.url}/connectors/{quote(connector, safe='')}/offsets"
     session = open_session(config, deadline)
     try:
-        response = session.patch(url, json=sink_offsets_body(offsets), timeout=request_timeout(config, deadline),
-                                 verify=config.verify)
+        response = session.patch(
+            url,
+            json=sink_offsets_body(offsets),
+            timeout=request_timeout(config, deadline),
+            verify=config.verify,
+        )
     except (requests.RequestException, TimeoutError) as exc:
         raise ConnectWriteError(f"PATCH {url}: {_short(exc)}") from None
     finally:

@@ -82,9 +82,16 @@ class ConnectorRecord:
         return self.group_override or GROUP_PREFIX + self.name
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cluster_url": self.cluster_url, "name": self.name, "type": self.type, "state": self.state,
-                "tasks": [{"id": t.id, "state": t.state} for t in self.tasks], "group_id": self.group_id,
-                "group_override": self.group_override, "config_known": self.config_known}
+        return {
+            "cluster_url": self.cluster_url,
+            "name": self.name,
+            "type": self.type,
+            "state": self.state,
+            "tasks": [{"id": t.id, "state": t.state} for t in self.tasks],
+            "group_id": self.group_id,
+            "group_override": self.group_override,
+            "config_known": self.config_known,
+        }
 
 
 def read_connectors(config: ConnectClusterConfig, deadline: float) -> list[ConnectorRecord]:
@@ -95,12 +102,19 @@ def read_connectors(config: ConnectClusterConfig, deadline: float) -> list[Conne
         if isinstance(listing, dict):
             records = [_from_expanded(config.url, name, entry) for name, entry in listing.items()]
         elif isinstance(listing, list) and all(isinstance(name, str) for name in listing):
-            log.info("Kafka Connect %s does not expand /connectors: reading %d connector(s) one by one",
-                     config.url, len(listing))
-            records = [r for r in (_read_one(session, config, deadline, name) for name in listing) if r is not None]
+            log.info(
+                "Kafka Connect %s does not expand /connectors: reading %d connector(s) one by one",
+                config.url,
+                len(listing),
+            )
+            records = [
+                r for r in (_read_one(session, config, deadline, name) for name in listing) if r is not None
+            ]
         else:
-            raise ConnectReadError(f"GET {config.url}/connectors answered {_kind(listing)}, not the documented "
-                                   "list of names or map of connectors")
+            raise ConnectReadError(
+                f"GET {config.url}/connectors answered {_kind(listing)}, not the documented "
+                "list of names or map of connectors"
+            )
     finally:
         session.close()
     return records
@@ -109,9 +123,15 @@ def read_connectors(config: ConnectClusterConfig, deadline: float) -> list[Conne
 def _read_one(session, config, deadline, name: str) -> ConnectorRecord | None:
     path = f"/connectors/{quote(name, safe='')}"
     info = _get_json(session, config, deadline, path, missing_ok=True)
-    status = _get_json(session, config, deadline, path + "/status", missing_ok=True) if info is not MISSING else None
+    status = (
+        _get_json(session, config, deadline, path + "/status", missing_ok=True)
+        if info is not MISSING
+        else None
+    )
     if info is MISSING or status is MISSING:
-        log.info("Kafka Connect %s: connector %r vanished between the listing and its details", config.url, name)
+        log.info(
+            "Kafka Connect %s: connector %r vanished between the listing and its details", config.url, name
+        )
         return None
     if not isinstance(info, dict):  # getConnector answers a ConnectorInfo or 404, never null
         raise ConnectReadError(f"{config.url}: connector {name!r}: info is not a ConnectorInfo object")
@@ -120,8 +140,10 @@ def _read_one(session, config, deadline, name: str) -> ConnectorRecord | None:
 
 def _from_expanded(url: str, name: str, entry: Any) -> ConnectorRecord:
     if not isinstance(entry, dict) or "status" not in entry or "info" not in entry:
-        raise ConnectReadError(f"{url}/connectors?expand=status&expand=info: entry {name!r} lacks status/info "
-                               "(a worker that ignores one expansion is not understood)")
+        raise ConnectReadError(
+            f"{url}/connectors?expand=status&expand=info: entry {name!r} lacks status/info "
+            "(a worker that ignores one expansion is not understood)"
+        )
     return _record(url, name, entry["status"], entry["info"])
 
 
@@ -147,13 +169,24 @@ def _record(url: str, name: str, status: Any, info: Any) -> ConnectorRecord:
     if not isinstance(kind, str):
         raise ConnectReadError(f"{where}: type is not a string")
     override = config.get(GROUP_OVERRIDE)
-    return ConnectorRecord(url, name, kind.lower(), state.upper(), tuple(sorted(tasks, key=lambda t: t.id)),
-                           config_known=info is not None and "config" in info,
-                           group_override=override.strip() if isinstance(override, str) and override.strip() else None)
+    return ConnectorRecord(
+        url,
+        name,
+        kind.lower(),
+        state.upper(),
+        tuple(sorted(tasks, key=lambda t: t.id)),
+        config_known=info is not None and "config" in info,
+        group_override=override.strip() if isinstance(override, str) and override.strip() else None,
+    )
 
 
-def _get_json(session: requests.Session, config: ConnectClusterConfig, deadline: float, path: str,
-              missing_ok: bool = False) -> Any:
+def _get_json(
+    session: requests.Session,
+    config: ConnectClusterConfig,
+    deadline: float,
+    path: str,
+    missing_ok: bool = False,
+) -> Any:
     url = config.url + path
     try:
         timeout = request_timeout(config, deadline)
@@ -163,18 +196,23 @@ def _get_json(session: requests.Session, config: ConnectClusterConfig, deadline:
     try:
         response = session.get(url, timeout=timeout, verify=config.verify, allow_redirects=True)
     except requests.exceptions.SSLError as exc:
-        raise ConnectReadError(f"GET {url}: TLS failed ({_short(exc)}); check the CA bundle / verify option") from None
+        raise ConnectReadError(
+            f"GET {url}: TLS failed ({_short(exc)}); check the CA bundle / verify option"
+        ) from None
     except requests.exceptions.Timeout:
         raise ConnectReadError(f"GET {url}: no answer within {timeout:.3g} s") from None
     except requests.exceptions.ConnectionError as exc:
         # a timeout after the retries (or with no time left for one) comes wrapped in MaxRetryError
         inner = _innermost(exc)
         # NewConnectionError (refused, no route) subclasses ConnectTimeoutError in urllib3 2.x
-        if isinstance(inner, (ReadTimeoutError, ConnectTimeoutError)) and not isinstance(inner, NewConnectionError):
+        if isinstance(inner, (ReadTimeoutError, ConnectTimeoutError)) and not isinstance(
+            inner, NewConnectionError
+        ):
             raise ConnectReadError(f"GET {url}: no answer within {timeout:.3g} s") from None
         if isinstance(inner, ssl.SSLError):
-            raise ConnectReadError(f"GET {url}: TLS failed ({_short(exc)}); check the CA bundle / verify "
-                                   "option") from None
+            raise ConnectReadError(
+                f"GET {url}: TLS failed ({_short(exc)}); check the CA bundle / verify option"
+            ) from None
         raise ConnectReadError(f"GET {url}: unreachable ({_short(exc)})") from None
     except requests.exceptions.RetryError as exc:
         raise ConnectReadError(f"GET {url}: gave up retrying ({_short(exc)})") from None
@@ -185,12 +223,15 @@ def _get_json(session: requests.Session, config: ConnectClusterConfig, deadline:
         return MISSING
     if response.status_code in (401, 403):
         who = f"as user {config.username!r}" if config.uses_auth else "without credentials"
-        raise ConnectReadError(f"GET {url}: HTTP {response.status_code} {response.reason} {who}; check the Connect "
-                               "basic-auth user/password and its permissions")
+        raise ConnectReadError(
+            f"GET {url}: HTTP {response.status_code} {response.reason} {who}; check the Connect "
+            "basic-auth user/password and its permissions"
+        )
     if not 200 <= response.status_code < 300:
         after = " after retries" if response.status_code in (429,) or response.status_code >= 500 else ""
-        raise ConnectReadError(f"GET {url}: HTTP {response.status_code} {response.reason}{after}"
-                               f"{_error_message(response)}")
+        raise ConnectReadError(
+            f"GET {url}: HTTP {response.status_code} {response.reason}{after}{_error_message(response)}"
+        )
     try:
         return response.json()
     except (ValueError, json.JSONDecodeError):

@@ -11,10 +11,19 @@ import importlib
 from typing import Any
 
 _HOMES = {
-    "OffsetsBackup": "backup", "backup_offsets": "backup", "list_backups": "backup", "load_backup": "backup",
+    "OffsetsBackup": "backup",
+    "backup_offsets": "backup",
+    "list_backups": "backup",
+    "load_backup": "backup",
     "restore_offsets": "backup",
-    "AUDIT_DIR": "audit", "list_audits": "audit", "load_audit": "audit", "write_audit": "audit",
-    "DEFAULT_URL": "store", "HISTORY_SCHEMA": "store", "HistoryStore": "store", "snapshot_table": "store",
+    "AUDIT_DIR": "audit",
+    "list_audits": "audit",
+    "load_audit": "audit",
+    "write_audit": "audit",
+    "DEFAULT_URL": "store",
+    "HISTORY_SCHEMA": "store",
+    "HistoryStore": "store",
+    "snapshot_table": "store",
     "table_snapshots": "store",
 }
 

@@ -27,13 +27,21 @@ AUDIT_DIR = "_audit"
 AUDIT_FORMAT = "kgroups-cleanup-audit"
 
 
-def write_audit(base_url: str, record: Mapping[str, Any], *, started_ms: int,
-                storage_options: Mapping[str, Any] | None = None, name: str | None = None) -> str:
+def write_audit(
+    base_url: str,
+    record: Mapping[str, Any],
+    *,
+    started_ms: int,
+    storage_options: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> str:
     """Write ``record`` under ``<base_url>/_audit/`` and return its URL (after reading it back).
     ``name``: the file name, the one of the run's intent record (:mod:`.journal`): the outcome
     closes the intent of the same name. FileExistsError when that outcome is already written."""
     document = {"format": AUDIT_FORMAT, **record}
-    url = write_record(base_url, AUDIT_DIR, document, at_ms=started_ms, storage_options=storage_options, name=name)
+    url = write_record(
+        base_url, AUDIT_DIR, document, at_ms=started_ms, storage_options=storage_options, name=name
+    )
     if load_audit(url, storage_options=storage_options) != json.loads(json.dumps(document)):
         raise KafkaGroupsError(f"the audit record written to {url} does not read back the same.")
     return url

@@ -67,14 +67,22 @@ class FileIndex:
             timed = ts is not None and ts.has_min_max
             t_min.append(ts.min if timed else np.iinfo(np.int64).min)
             t_max.append(ts.max if timed else np.iinfo(np.int64).max)
-        return cls(path, metadata, tuple(group_min), tuple(group_max), np.array(t_min, dtype=np.int64),
-                   np.array(t_max, dtype=np.int64))
+        return cls(
+            path,
+            metadata,
+            tuple(group_min),
+            tuple(group_max),
+            np.array(t_min, dtype=np.int64),
+            np.array(t_max, dtype=np.int64),
+        )
 
     def row_groups(self, group_ids: Sequence[str], since_ms: int | None, until_ms: int | None) -> list[int]:
         """The row groups that may hold rows of ``group_ids`` in ``[since_ms, until_ms)``."""
         out = []
         for i, (low, high) in enumerate(zip(self.group_min, self.group_max)):
-            if (since_ms is not None and self.t_max[i] < since_ms) or (until_ms is not None and self.t_min[i] >= until_ms):
+            if (since_ms is not None and self.t_max[i] < since_ms) or (
+                until_ms is not None and self.t_min[i] >= until_ms
+            ):
                 continue
             if low is None or high is None or any(low <= g <= high for g in group_ids):
                 out.append(i)
@@ -111,7 +119,12 @@ class Footers:
                     return None
                 index = self._read(path)
             except Exception as exc:  # noqa: BLE001 - a damaged cache file is not used (and written again)
-                log.info("date rows %s not used (%s: %s): the date's own files are read", path, type(exc).__name__, exc)
+                log.info(
+                    "date rows %s not used (%s: %s): the date's own files are read",
+                    path,
+                    type(exc).__name__,
+                    exc,
+                )
                 return None
             return index if _sources_of(index.metadata) == key[1] else None
 
@@ -139,8 +152,9 @@ class Footers:
         with self.fs.open(path, "rb") as f:
             return FileIndex.of(path, pq.ParquetFile(f).metadata)
 
-    def read_rows(self, files: Iterable[FileIndex], group_ids: Sequence[str], since_ms: int | None,
-                  until_ms: int | None) -> pa.Table:
+    def read_rows(
+        self, files: Iterable[FileIndex], group_ids: Sequence[str], since_ms: int | None, until_ms: int | None
+    ) -> pa.Table:
         """The rows of ``group_ids`` with ``since_ms <= snapshot_ms < until_ms`` in ``files``
         (:data:`HISTORY_SCHEMA`; in file order, which readers must not rely on)."""
         wanted = pa.array(list(group_ids), pa.string())
@@ -151,7 +165,8 @@ class Footers:
                 continue
             with self.fs.open(index.path, "rb") as f:
                 table = pq.ParquetFile(f, metadata=index.metadata).read_row_groups(
-                    row_groups, columns=list(HISTORY_SCHEMA.names))
+                    row_groups, columns=list(HISTORY_SCHEMA.names)
+                )
             keep = pc.is_in(table["group_id"], wanted)
             if since_ms is not None:
                 keep = pc.and_(keep, pc.greater_equal(table["snapshot_ms"], since_ms))
@@ -166,9 +181,16 @@ def write_date_rows(fs, path: str, tables: Sequence[pa.Table], sources: tuple[tu
     partition, time), in row groups of :data:`DATE_ROWS_GROUP_ROWS`, recording ``sources``.
     Written to a temporary name and moved: readers never see half a file."""
     table = pa.concat_tables([t.select(list(HISTORY_SCHEMA.names)).cast(HISTORY_SCHEMA) for t in tables])
-    order = np.lexsort((table["snapshot_ms"].to_numpy(), pc.fill_null(table["partition"], -1).to_numpy(),
-                        value_ranks(table["topic"]), value_ranks(table["group_id"])))
+    order = np.lexsort(
+        (
+            table["snapshot_ms"].to_numpy(),
+            pc.fill_null(table["partition"], -1).to_numpy(),
+            value_ranks(table["topic"]),
+            value_ranks(table["group_id"]),
+        )
+    )
     table = table.take(order).replace_schema_metadata(
-        {_SOURCES_KEY: json.dumps([list(s) for s in sorted(sources)])})
+        {_SOURCES_KEY: json.dumps([list(s) for s in sorted(sources)])}
+    )
     with write_atomically(fs, path) as f:
         pq.write_table(table, f, compression="zstd", row_group_size=DATE_ROWS_GROUP_ROWS)

@@ -120,8 +120,10 @@ class Journal:
         if not put_new(self.fs, path, encode(full)):
             raise KafkaGroupsError(f"an intent record already exists at {self.url(OPEN_DIR, name)}.")
         if self._read(path) != json.loads(encode(full)):
-            raise KafkaGroupsError(f"the intent record written to {self.url(OPEN_DIR, name)} does not read "
-                                   "back the same: nothing is changed.")
+            raise KafkaGroupsError(
+                f"the intent record written to {self.url(OPEN_DIR, name)} does not read "
+                "back the same: nothing is changed."
+            )
         return self.url(OPEN_DIR, name)
 
     def closed_url(self, name: str) -> str:
@@ -159,10 +161,17 @@ class Journal:
 
     # -- leases --------------------------------------------------------------------------
 
-    def take_lease(self, group_id: str, owner: Owner, intent_name: str, expires_ms: int) -> dict[str, Any] | None:
+    def take_lease(
+        self, group_id: str, owner: Owner, intent_name: str, expires_ms: int
+    ) -> dict[str, Any] | None:
         """Take the group's lease: None when taken, else the lease another run holds."""
-        document = {"format": LEASE_FORMAT, "group_id": group_id, "owner": owner.to_dict(), "intent": intent_name,
-                    "expires_ms": expires_ms}
+        document = {
+            "format": LEASE_FORMAT,
+            "group_id": group_id,
+            "owner": owner.to_dict(),
+            "intent": intent_name,
+            "expires_ms": expires_ms,
+        }
         path = self._path(LEASES_DIR, lease_name(group_id))
         if put_new(self.fs, path, encode(document)):
             return None
@@ -244,4 +253,3 @@ class Journal:
             self.fs.rm(self._path(UNDO_DIR, lease_name(group_id)))
         except FileNotFoundError:
             pass
-

@@ -55,8 +55,15 @@ def encode(document: Mapping[str, Any]) -> bytes:
     return json.dumps(document, indent=1, sort_keys=True).encode()
 
 
-def write_record(base_url: str, folder: str, document: Mapping[str, Any], *, at_ms: int,
-                 storage_options: Mapping[str, Any] | None = None, name: str | None = None) -> str:
+def write_record(
+    base_url: str,
+    folder: str,
+    document: Mapping[str, Any],
+    *,
+    at_ms: int,
+    storage_options: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> str:
     """Write ``document`` as ``<base_url>/<folder>/<UTC time>-<random>.json`` (or ``name``);
     returns its URL. Raises FileExistsError when ``name`` is taken (never overwrites)."""
     url = f"{base_url.rstrip('/')}/{folder}/{name or record_name(at_ms)}"
@@ -66,7 +73,9 @@ def write_record(base_url: str, folder: str, document: Mapping[str, Any], *, at_
     return url
 
 
-def list_records(base_url: str, folder: str, *, storage_options: Mapping[str, Any] | None = None) -> list[str]:
+def list_records(
+    base_url: str, folder: str, *, storage_options: Mapping[str, Any] | None = None
+) -> list[str]:
     """The record URLs under ``<base_url>/<folder>/``, oldest first."""
     fs, root = fsspec.core.url_to_fs(base_url.rstrip("/"), **dict(storage_options or {}))
     directory = f"{root.rstrip('/')}/{folder}"

@@ -44,20 +44,43 @@ import pyarrow.compute as pc
 from ..lag.model import HISTORY_COLUMNS
 from .store import HISTORY_SCHEMA
 
-__all__ = ["Rollup", "TAIL_MS", "GROUPS_SCHEMA", "LOG_ENDS_SCHEMA", "rollup_table", "empty_rollup", "merge_rollups",
-           "compare_points", "first_changes", "with_first_changes", "overlapping", "value_ranks"]
+__all__ = [
+    "Rollup",
+    "TAIL_MS",
+    "GROUPS_SCHEMA",
+    "LOG_ENDS_SCHEMA",
+    "rollup_table",
+    "empty_rollup",
+    "merge_rollups",
+    "compare_points",
+    "first_changes",
+    "with_first_changes",
+    "overlapping",
+    "value_ranks",
+]
 
 #: How much of its end a rollup keeps as full rows: the longest verdict window judged over the
 #: latest snapshots (verdicts default to 30 minutes).
 TAIL_MS = 3_600_000
 
-GROUPS_SCHEMA = pa.schema([
-    ("group_id", pa.string()), ("snapshot_ms", pa.int64()), ("group_state", pa.string()),
-    ("protocol_type", pa.string()), ("members", pa.int32()), ("total_lag", pa.int64()), ("committed", pa.int32()),
-    ("changed", pa.bool_()), ("unreadable", pa.bool_()), ("to_read", pa.bool_()), ("ends_known", pa.bool_()),
-])
-LOG_ENDS_SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("snapshot_ms", pa.int64()),
-                             ("log_end", pa.int64())])
+GROUPS_SCHEMA = pa.schema(
+    [
+        ("group_id", pa.string()),
+        ("snapshot_ms", pa.int64()),
+        ("group_state", pa.string()),
+        ("protocol_type", pa.string()),
+        ("members", pa.int32()),
+        ("total_lag", pa.int64()),
+        ("committed", pa.int32()),
+        ("changed", pa.bool_()),
+        ("unreadable", pa.bool_()),
+        ("to_read", pa.bool_()),
+        ("ends_known", pa.bool_()),
+    ]
+)
+LOG_ENDS_SCHEMA = pa.schema(
+    [("topic", pa.string()), ("partition", pa.int32()), ("snapshot_ms", pa.int64()), ("log_end", pa.int64())]
+)
 _STRINGS = ("group_id", "group_state", "protocol_type", "topic", "flags")
 
 
@@ -107,8 +130,11 @@ def value_ranks(column: pa.ChunkedArray) -> np.ndarray:
 
 def _sorted_values(column: pa.ChunkedArray) -> pa.Array:
     """The column's distinct non-null values, sorted: what :func:`value_ranks` ranks index."""
-    values = column.unify_dictionaries().chunk(0).dictionary if pa.types.is_dictionary(column.type) and \
-        column.num_chunks else pc.unique(column.drop_null())
+    values = (
+        column.unify_dictionaries().chunk(0).dictionary
+        if pa.types.is_dictionary(column.type) and column.num_chunks
+        else pc.unique(column.drop_null())
+    )
     values = values.cast(pa.string())
     return values.take(pc.array_sort_indices(values))
 
@@ -116,8 +142,11 @@ def _sorted_values(column: pa.ChunkedArray) -> pa.Array:
 def _has_flag(column: pa.ChunkedArray, flag: str) -> np.ndarray:
     """Per row, whether the comma-joined ``flags`` hold ``flag`` (a few distinct strings: each
     is split once)."""
-    encoded = column.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(column.type) \
+    encoded = (
+        column.unify_dictionaries().combine_chunks()
+        if pa.types.is_dictionary(column.type)
         else pc.dictionary_encode(column).combine_chunks()
+    )
     if isinstance(encoded, pa.ChunkedArray):  # no chunk at all
         return np.zeros(0, dtype=bool)
     holds = np.array([flag in (v or "").split(",") for v in encoded.dictionary.to_pylist()] + [False])
@@ -141,11 +170,14 @@ def _is_sorted(*keys: np.ndarray) -> bool:
 
 def empty_rollup(key: str = "", sources: tuple[tuple[str, int], ...] = ()) -> Rollup:
     rows = HISTORY_SCHEMA.empty_table()
-    return Rollup(key, sources, 0, -1, 0, GROUPS_SCHEMA.empty_table(), LOG_ENDS_SCHEMA.empty_table(), rows, rows, rows)
+    return Rollup(
+        key, sources, 0, -1, 0, GROUPS_SCHEMA.empty_table(), LOG_ENDS_SCHEMA.empty_table(), rows, rows, rows
+    )
 
 
-def rollup_table(table: pa.Table, *, key: str = "", sources: tuple[tuple[str, int], ...] = (),
-                 tail_ms: int = TAIL_MS) -> Rollup:
+def rollup_table(
+    table: pa.Table, *, key: str = "", sources: tuple[tuple[str, int], ...] = (), tail_ms: int = TAIL_MS
+) -> Rollup:
     """The rollup of history rows (columns of :data:`HISTORY_COLUMNS` in any order, strings
     plain or dictionary-encoded), one row per (snapshot, group, partition)."""
     if table.num_rows == 0:
@@ -189,34 +221,64 @@ def rollup_table(table: pa.Table, *, key: str = "", sources: tuple[tuple[str, in
     previous_t = np.r_[-1, point_t[:-1]]
     same_series = np.r_[False, (g[1:] == g[:-1]) & (topic[1:] == topic[:-1]) & (part[1:] == part[:-1])]
     previous_row_t = np.r_[-1, t[:-1]]
-    continues = (same_series & committed_valid & np.r_[False, committed_valid[:-1]]
-                 & (committed == np.r_[-1, committed[:-1]]) & same_group[inverse]
-                 & (previous_row_t == previous_t[inverse]))
+    continues = (
+        same_series
+        & committed_valid
+        & np.r_[False, committed_valid[:-1]]
+        & (committed == np.r_[-1, committed[:-1]])
+        & same_group[inverse]
+        & (previous_row_t == previous_t[inverse])
+    )
     unchanged = (count(continues) == k) & (k == np.r_[0, k[:-1]])
 
     head_rows = _plain(table.take(head))
     state = head_rows["group_state"]
     members = head_rows["members"]
-    not_found = (pc.fill_null(pc.equal(state, "Dead"), False).to_numpy(zero_copy_only=False)
-                 & (_int(members, 0) == 0) & (k == 0))
+    not_found = (
+        pc.fill_null(pc.equal(state, "Dead"), False).to_numpy(zero_copy_only=False)
+        & (_int(members, 0) == 0)
+        & (k == 0)
+    )
     known = (unknown == 0) & ~not_found
-    groups = pa.table({
-        "group_id": head_rows["group_id"], "snapshot_ms": point_t, "group_state": state,
-        "protocol_type": head_rows["protocol_type"], "members": members,
-        "total_lag": pa.array(lag_sum, mask=~known), "committed": k.astype(np.int32),
-        "changed": pa.array(~unchanged, mask=~same_group), "unreadable": unreadable, "to_read": to_read,
-        "ends_known": ends_known,
-    }, schema=GROUPS_SCHEMA)
+    groups = pa.table(
+        {
+            "group_id": head_rows["group_id"],
+            "snapshot_ms": point_t,
+            "group_state": state,
+            "protocol_type": head_rows["protocol_type"],
+            "members": members,
+            "total_lag": pa.array(lag_sum, mask=~known),
+            "committed": k.astype(np.int32),
+            "changed": pa.array(~unchanged, mask=~same_group),
+            "unreadable": unreadable,
+            "to_read": to_read,
+            "ends_known": ends_known,
+        },
+        schema=GROUPS_SCHEMA,
+    )
 
     sampled = has_topic & end_valid
-    samples = pa.table({"topic": topic[sampled], "partition": part[sampled], "snapshot_ms": t[sampled],
-                        "log_end": ends[sampled]})
+    samples = pa.table(
+        {
+            "topic": topic[sampled],
+            "partition": part[sampled],
+            "snapshot_ms": t[sampled],
+            "log_end": ends[sampled],
+        }
+    )
     log_ends = samples.group_by(["topic", "partition", "snapshot_ms"], use_threads=False).aggregate(
-        [("log_end", "max")])
+        [("log_end", "max")]
+    )
     names = _sorted_values(table["topic"])  # topic rank -> topic
-    log_ends = pa.table({"topic": names.take(log_ends["topic"]), "partition": log_ends["partition"],
-                         "snapshot_ms": log_ends["snapshot_ms"], "log_end": log_ends["log_end_max"]},
-                        schema=LOG_ENDS_SCHEMA)
+    log_ends = pa.table(
+        {
+            "topic": names.take(log_ends["topic"]),
+            "partition": log_ends["partition"],
+            "snapshot_ms": log_ends["snapshot_ms"],
+            "log_end": log_ends["log_end_max"],
+        },
+        schema=LOG_ENDS_SCHEMA,
+    )
     first_point = ~same_group
     last_point = np.r_[~same_group[1:], True]
     max_ms = int(t.max())
@@ -225,8 +287,18 @@ def rollup_table(table: pa.Table, *, key: str = "", sources: tuple[tuple[str, in
     def rows_where(mask: np.ndarray) -> pa.Table:  # one table for all three when they are all the rows
         return every if every is not None and mask.all() else _plain(table.filter(pa.array(mask)))
 
-    return Rollup(key, tuple(sources), int(t.min()), max_ms, table.num_rows, groups, log_ends,
-                  rows_where(first_point[inverse]), rows_where(last_point[inverse]), rows_where(t >= max_ms - tail_ms))
+    return Rollup(
+        key,
+        tuple(sources),
+        int(t.min()),
+        max_ms,
+        table.num_rows,
+        groups,
+        log_ends,
+        rows_where(first_point[inverse]),
+        rows_where(last_point[inverse]),
+        rows_where(t >= max_ms - tail_ms),
+    )
 
 
 def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], pa.Array]:
@@ -255,7 +327,9 @@ def compare_points(later_first: pa.Table, earlier_last: pa.Table) -> pa.Table:
     common = np.zeros(len(names), dtype=bool)
     common[np.intersect1d(ga, gb)] = True
     same_count = k1 == k2
-    rows = np.flatnonzero(same_count[g1] & common[g1])  # row j of a group on one side faces row j on the other
+    rows = np.flatnonzero(
+        same_count[g1] & common[g1]
+    )  # row j of a group on one side faces row j on the other
     other = s2[g1[rows]] + (rows - s1[g1[rows]])
     differs = np.zeros(len(names), dtype=bool)
     differs[g1[rows[(t1[rows] != t2[other]) | (p1[rows] != p2[other]) | (c1[rows] != c2[other])]]] = True
@@ -280,8 +354,11 @@ def first_changes(later: Rollup, earlier: Sequence[Rollup], compare=_rollup_pair
         if found.num_rows:
             settled.append(found)
             remaining = remaining.filter(pc.invert(pc.is_in(remaining["group_id"], found["group_id"])))
-    return pa.concat_tables(settled) if settled else pa.table({"group_id": pa.array([], pa.string()),
-                                                               "changed": pa.array([], pa.bool_())})
+    return (
+        pa.concat_tables(settled)
+        if settled
+        else pa.table({"group_id": pa.array([], pa.string()), "changed": pa.array([], pa.bool_())})
+    )
 
 
 def overlapping(rollups: Sequence[Rollup]) -> bool:
@@ -299,8 +376,13 @@ def _first_seen(tables: Sequence[pa.Table]) -> pa.Table:
         if fresh.num_rows:
             out.append(fresh)
             seen = pa.concat_arrays([seen, pc.unique(fresh["group_id"])])
-    return pa.concat_tables(out).sort_by([("group_id", "ascending"), ("topic", "ascending"),
-                                          ("partition", "ascending")]) if out else tables[0].slice(0, 0)
+    return (
+        pa.concat_tables(out).sort_by(
+            [("group_id", "ascending"), ("topic", "ascending"), ("partition", "ascending")]
+        )
+        if out
+        else tables[0].slice(0, 0)
+    )
 
 
 def with_first_changes(groups: pa.Table, settled: pa.Table) -> pa.Table:
@@ -320,12 +402,20 @@ def merge_rollups(rollups: Sequence[Rollup], *, key: str = "", tail_ms: int = TA
         return empty_rollup(key, sources)
     if overlapping(rollups):
         raise ValueError("overlapping rollups cannot be merged by their ends: roll their rows up together")
-    groups = [rollups[0].groups] + [with_first_changes(r.groups, first_changes(r, rollups[:i]))
-                                    for i, r in enumerate(rollups) if i]
+    groups = [rollups[0].groups] + [
+        with_first_changes(r.groups, first_changes(r, rollups[:i])) for i, r in enumerate(rollups) if i
+    ]
     max_ms = rollups[-1].max_ms
     tail = pa.concat_tables([r.tail for r in rollups])
-    return Rollup(key, sources, rollups[0].min_ms, max_ms, sum(r.rows for r in rollups),
-                  pa.concat_tables(groups).sort_by([("group_id", "ascending"), ("snapshot_ms", "ascending")]),
-                  pa.concat_tables([r.log_ends for r in rollups]),
-                  _first_seen([r.first for r in rollups]), _first_seen([r.last for r in reversed(rollups)]),
-                  tail.filter(pc.greater_equal(tail["snapshot_ms"], max_ms - tail_ms)))
+    return Rollup(
+        key,
+        sources,
+        rollups[0].min_ms,
+        max_ms,
+        sum(r.rows for r in rollups),
+        pa.concat_tables(groups).sort_by([("group_id", "ascending"), ("snapshot_ms", "ascending")]),
+        pa.concat_tables([r.log_ends for r in rollups]),
+        _first_seen([r.first for r in rollups]),
+        _first_seen([r.last for r in reversed(rollups)]),
+        tail.filter(pc.greater_equal(tail["snapshot_ms"], max_ms - tail_ms)),
+    )

@@ -61,8 +61,15 @@ class HistoryRollups:
     """The rollups of one store's windows, computed once, kept in memory and saved beside the
     history (module docstring). Thread-safe; one per store per process."""
 
-    def __init__(self, store: HistoryStore, *, tail_ms: int = TAIL_MS, save: bool = True,
-                 cache_url: str | None = None, local_base: str | None = None) -> None:
+    def __init__(
+        self,
+        store: HistoryStore,
+        *,
+        tail_ms: int = TAIL_MS,
+        save: bool = True,
+        cache_url: str | None = None,
+        local_base: str | None = None,
+    ) -> None:
         self.store = store
         self.tail_ms = tail_ms
         self.save = save
@@ -98,8 +105,11 @@ class HistoryRollups:
         with self._lock:
             dates = self.store.dates()
             # the window ends in the newest date: it starts no earlier than this
-            listed = self._expect(dates, day_of(max(0, _day_start_ms(dates[-1]) - length_ms)), dates[-1]) \
-                if dates else {}
+            listed = (
+                self._expect(dates, day_of(max(0, _day_start_ms(dates[-1]) - length_ms)), dates[-1])
+                if dates
+                else {}
+            )
             try:
                 for date in reversed(dates):
                     files = listed[date] if date in listed else self.store.date_files(date)
@@ -115,8 +125,15 @@ class HistoryRollups:
     def held(self) -> set[tuple[str, tuple[tuple[str, int], ...]]]:
         """``(key, sources)`` of the rollups held in memory now."""
         with self._lock:
-            return {(r.key, r.sources) for r in (*self._files.values(), *self._days.values(), *self._units.values(),
-                                                 *(m for m in self._merged.values() if m is not None))}
+            return {
+                (r.key, r.sources)
+                for r in (
+                    *self._files.values(),
+                    *self._days.values(),
+                    *self._units.values(),
+                    *(m for m in self._merged.values() if m is not None),
+                )
+            }
 
     def newest_ms(self) -> int | None:
         """The time of the store's newest snapshot (None: the store is empty)."""
@@ -127,22 +144,30 @@ class HistoryRollups:
         whose rollups are not in memory) are rolled up or read back; None when none is."""
         return self._progress
 
-    def _expect(self, dates: list[str], first: str, last: str, listed: dict | None = None
-                ) -> dict[str, list[tuple[str, int]]]:
+    def _expect(
+        self, dates: list[str], first: str, last: str, listed: dict | None = None
+    ) -> dict[str, list[tuple[str, int]]]:
         """The files of the dates ``first`` to ``last`` (those ``listed`` already are not listed
         again); :meth:`progress` starts counting those whose rollups are not in memory (unless it
         counts already)."""
         listed = listed or {}
-        files_of = {date: listed[date] if date in listed else self.store.date_files(date)
-                    for date in dates if first <= date <= last}
+        files_of = {
+            date: listed[date] if date in listed else self.store.date_files(date)
+            for date in dates
+            if first <= date <= last
+        }
         if self._progress is None:
-            needed = sum(sum(path not in self._files for path, _ in files) for date, files in files_of.items()
-                         if date == dates[-1] or date not in self._days)
+            needed = sum(
+                sum(path not in self._files for path, _ in files)
+                for date, files in files_of.items()
+                if date == dates[-1] or date not in self._days
+            )
             self._progress = (0, needed) if needed else None
         return files_of
 
-    def _window(self, dates: list[str], since_ms: int | None, until_ms: int | None,
-                listed: dict | None = None) -> list[Rollup]:
+    def _window(
+        self, dates: list[str], since_ms: int | None, until_ms: int | None, listed: dict | None = None
+    ) -> list[Rollup]:
         if not dates:
             self._forget(set())
             return []
@@ -154,15 +179,22 @@ class HistoryRollups:
             out += self._open_date(date, files) if date == dates[-1] else [self._closed_date(date, files)]
         self._forget(set(dates))
         self._drop_old_tails(max((r.max_ms for r in out if r.rows), default=None))
-        return [r for r in out if r.rows and (since_ms is None or r.max_ms >= since_ms)
-                and (until_ms is None or r.min_ms < until_ms)]
+        return [
+            r
+            for r in out
+            if r.rows
+            and (since_ms is None or r.max_ms >= since_ms)
+            and (until_ms is None or r.min_ms < until_ms)
+        ]
 
     @property
     def place(self) -> RollupPlace:
         """Where the rollups are saved (chosen on first use: :func:`.rollup_place.choose_place`)."""
         with self._lock:
             if self._place is None:
-                self._place = choose_place(self.store, self._where[0], local_base=self._where[1], save=self.save)
+                self._place = choose_place(
+                    self.store, self._where[0], local_base=self._where[1], save=self.save
+                )
             return self._place
 
     def group_rows(self, group_ids: list[str], since_ms: int, until_ms: int) -> pa.Table:
@@ -175,7 +207,9 @@ class HistoryRollups:
         for date in (d for d in dates if first <= d <= last):
             files = self.store.date_files(date)
             compact = self._date_rows(date, files) if date != dates[-1] and len(files) > 1 else None
-            indexes += [compact] if compact is not None else [self._footers.history_file(p, s) for p, s in files]
+            indexes += (
+                [compact] if compact is not None else [self._footers.history_file(p, s) for p, s in files]
+            )
         return self._footers.read_rows(indexes, group_ids, since_ms, until_ms)
 
     def wait_background(self, timeout_s: float | None = None) -> None:
@@ -200,8 +234,12 @@ class HistoryRollups:
             write_date_rows(self.place.fs, path, tables, _sources(files))
             self._footers.forget(path)
         except Exception as exc:  # noqa: BLE001 - without them a group's rows come from the date's files
-            log.warning("kgroups history: cannot write the date rows %s (%s): a group's rows of that date are "
-                        "read from its files", path, exc)
+            log.warning(
+                "kgroups history: cannot write the date rows %s (%s): a group's rows of that date are "
+                "read from its files",
+                path,
+                exc,
+            )
 
     # -- dates and files ---------------------------------------------------------------------------
 
@@ -210,10 +248,14 @@ class HistoryRollups:
         a process that begins on this date starts from its saved merge of the first files."""
         merged = self._merged_start(date, files)
         covered = set(merged.sources) if merged is not None else set()
-        rollups = sorted((self._file(date, path, size) for path, size in files if (_name(path), size) not in covered),
-                         key=lambda r: (r.min_ms, r.key))
+        rollups = sorted(
+            (self._file(date, path, size) for path, size in files if (_name(path), size) not in covered),
+            key=lambda r: (r.min_ms, r.key),
+        )
         rollups = [r for r in rollups if r.rows]
-        if merged is not None and rollups and rollups[0].min_ms <= merged.max_ms:  # a backfill into its stretch
+        if (
+            merged is not None and rollups and rollups[0].min_ms <= merged.max_ms
+        ):  # a backfill into its stretch
             self._merged[date] = None
             return self._open_date(date, files, newest=newest)
         rollups = ([merged] if merged is not None and merged.rows else []) + rollups
@@ -224,9 +266,15 @@ class HistoryRollups:
                     units[-1].append(r)
                 else:
                     units.append([r])
-            rollups = [unit[0] if len(unit) == 1 else self._unit(unit, {_name(p): p for p, _ in files})
-                       for unit in units]
-        if newest and len(files) - len(self._merged_sources.get(date, ())) >= MERGE_EVERY and self.place.writable:
+            rollups = [
+                unit[0] if len(unit) == 1 else self._unit(unit, {_name(p): p for p, _ in files})
+                for unit in units
+            ]
+        if (
+            newest
+            and len(files) - len(self._merged_sources.get(date, ())) >= MERGE_EVERY
+            and self.place.writable
+        ):
             self._background.submit(("merge", date), self._write_merged, date, list(rollups))
         return rollups
 
@@ -263,8 +311,9 @@ class HistoryRollups:
         sources = tuple(sorted(s for u in unit for s in u.sources))
         known = self._units.get(sources)
         if known is None:
-            known = self._units[sources] = self._from_rows("+".join(u.key for u in unit),
-                                                           [paths[name] for name, _ in sources], sources)
+            known = self._units[sources] = self._from_rows(
+                "+".join(u.key for u in unit), [paths[name] for name, _ in sources], sources
+            )
         return known
 
     def _closed_date(self, date: str, files: list[tuple[str, int]]) -> Rollup:
@@ -279,8 +328,13 @@ class HistoryRollups:
             self._advance(len(files))
         else:
             parts = self._open_date(date, files, newest=False)
-            rollup = (parts[0] if len(parts) == 1 else merge_rollups(parts, key=date, tail_ms=self.tail_ms) if parts
-                      else empty_rollup(date, sources))
+            rollup = (
+                parts[0]
+                if len(parts) == 1
+                else merge_rollups(parts, key=date, tail_ms=self.tail_ms)
+                if parts
+                else empty_rollup(date, sources)
+            )
             if len(files) > 1 and self._write(path, rollup):
                 self._remove(self._cache_path(f"date={date}"))  # its per-file rollups are no longer read
                 sweep(self.place, set(self.store.dates()))
@@ -324,7 +378,7 @@ class HistoryRollups:
         """Drop what belongs to dates no longer in the store."""
         for date in [d for d in self._days if d not in dates]:
             del self._days[date]
-        for path in [p for p in self._files if _name(p.rsplit("/", 1)[0])[len("date="):] not in dates]:
+        for path in [p for p in self._files if _name(p.rsplit("/", 1)[0])[len("date=") :] not in dates]:
             del self._files[path]
         for date in [d for d in self._merged if d not in dates]:
             del self._merged[date]
@@ -366,8 +420,12 @@ class HistoryRollups:
             return True
         except Exception as exc:  # noqa: BLE001 - a read-only store still serves, from memory
             if not self._warned:
-                log.warning("kgroups history: cannot save rollups under %s (%s): they are kept in memory only, "
-                            "and computed again by the next process", self.place.url, exc)
+                log.warning(
+                    "kgroups history: cannot save rollups under %s (%s): they are kept in memory only, "
+                    "and computed again by the next process",
+                    self.place.url,
+                    exc,
+                )
                 self._warned = True
             return False
 
@@ -377,8 +435,6 @@ class HistoryRollups:
                 self.place.fs.rm(path, recursive=True)
         except Exception as exc:  # noqa: BLE001 - leftovers are only unused cache files
             log.info("kgroups history: could not remove %s (%s)", path, exc)
-
-
 
 
 def _day_start_ms(date: str) -> int:

@@ -21,16 +21,26 @@ def save_rollup(fs, path: str, rollup: Rollup) -> None:
     list column, a table that is the ``first`` one again (a file of one snapshot) stored once;
     the rest in the schema's metadata."""
     same = [name for name in ("last", "tail") if getattr(rollup, name) is rollup.first]
-    meta = {"key": rollup.key, "sources": [list(s) for s in rollup.sources], "min_ms": rollup.min_ms,
-            "max_ms": rollup.max_ms, "rows": rollup.rows, "same_as_first": same}
+    meta = {
+        "key": rollup.key,
+        "sources": [list(s) for s in rollup.sources],
+        "min_ms": rollup.min_ms,
+        "max_ms": rollup.max_ms,
+        "rows": rollup.rows,
+        "same_as_first": same,
+    }
     columns = {}
     for name in _PARTS:
         table = getattr(rollup, name)
-        values = (table.slice(0, 0) if name in same else table).combine_chunks().to_struct_array().combine_chunks()
+        values = (
+            (table.slice(0, 0) if name in same else table).combine_chunks().to_struct_array().combine_chunks()
+        )
         columns[name] = pa.LargeListArray.from_arrays(pa.array([0, len(values)], pa.int64()), values)
     table = pa.table(columns).replace_schema_metadata({"kgroups_rollup": json.dumps(meta)})
-    with write_atomically(fs, path) as f, ipc.new_file(f, table.schema,
-                                                       options=ipc.IpcWriteOptions(compression="lz4")) as writer:
+    with (
+        write_atomically(fs, path) as f,
+        ipc.new_file(f, table.schema, options=ipc.IpcWriteOptions(compression="lz4")) as writer,
+    ):
         writer.write_table(table)
 
 
@@ -43,5 +53,11 @@ def load_rollup(fs, path: str) -> Rollup:
         raise ValueError("saved by another version of the rollups")
     for name in meta.get("same_as_first", ()):
         parts[name] = parts["first"]
-    return Rollup(meta["key"], tuple((name, size) for name, size in meta["sources"]), meta["min_ms"], meta["max_ms"],
-                  meta["rows"], **parts)
+    return Rollup(
+        meta["key"],
+        tuple((name, size) for name, size in meta["sources"]),
+        meta["min_ms"],
+        meta["max_ms"],
+        meta["rows"],
+        **parts,
+    )

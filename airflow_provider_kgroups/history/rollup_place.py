@@ -49,6 +49,8 @@ def write_atomically(fs, path: str) -> Iterator[IO[bytes]]:
     with fs.open(temporary, "wb") as f:
         yield f
     fs.mv(temporary, path)
+
+
 _VERSION_DIR = re.compile(r"^v[0-9]+$")
 _DATED = re.compile(r"^date=(\d{4}-\d{2}-\d{2})(\.arrow|\.parquet)?$")
 
@@ -97,30 +99,42 @@ def _writable(fs, root: str) -> str | None:
         return f"{type(exc).__name__}: {exc}"
 
 
-def choose_place(store: HistoryStore, cache_url: str | None = None, *, local_base: str | None = None,
-                 save: bool = True) -> RollupPlace:
+def choose_place(
+    store: HistoryStore, cache_url: str | None = None, *, local_base: str | None = None, save: bool = True
+) -> RollupPlace:
     """The first writable place of the module docstring's list; logs which, and why not the others."""
     if not save:
         return RollupPlace(PlaceKind.MEMORY, None, "", "")
     folder = _store_folder(store)
     if cache_url:  # a configured place that cannot be written is a mistake to see, not to route around
         fs, root = fsspec.core.url_to_fs(cache_url.rstrip("/"))
-        candidates = [(PlaceKind.CONFIGURED, fs, f"{root.rstrip('/')}/{folder}", f"{cache_url.rstrip('/')}/{folder}")]
+        candidates = [
+            (PlaceKind.CONFIGURED, fs, f"{root.rstrip('/')}/{folder}", f"{cache_url.rstrip('/')}/{folder}")
+        ]
     else:
         base = local_base or f"{tempfile.gettempdir()}/kgroups-rollups"
-        candidates = [(PlaceKind.BESIDE_HISTORY, store.filesystem, f"{store.root}/_rollups", f"{store.url}/_rollups"),
-                      (PlaceKind.LOCAL, fsspec.filesystem("file"), f"{base}/{folder}", f"{base}/{folder}")]
+        candidates = [
+            (PlaceKind.BESIDE_HISTORY, store.filesystem, f"{store.root}/_rollups", f"{store.url}/_rollups"),
+            (PlaceKind.LOCAL, fsspec.filesystem("file"), f"{base}/{folder}", f"{base}/{folder}"),
+        ]
     refused: list[str] = []
     for kind, fs, root, url in candidates:
         why = _writable(fs, root)
         if why is None:
             place = RollupPlace(kind, fs, root, url)
-            log.info("kgroups history: rollups of %s are saved %s%s", store.url, place.describe(),
-                     f" ({'; '.join(refused)})" if refused else "")
+            log.info(
+                "kgroups history: rollups of %s are saved %s%s",
+                store.url,
+                place.describe(),
+                f" ({'; '.join(refused)})" if refused else "",
+            )
             return place
         refused.append(f"not {kind.value} {url}: {why}")
-    log.warning("kgroups history: rollups of %s are kept in memory only and computed again by the next "
-                "process (%s)", store.url, "; ".join(refused))
+    log.warning(
+        "kgroups history: rollups of %s are kept in memory only and computed again by the next process (%s)",
+        store.url,
+        "; ".join(refused),
+    )
     return RollupPlace(PlaceKind.MEMORY, None, "", "")
 
 
@@ -145,6 +159,8 @@ def sweep(place: RollupPlace, dates: set[str]) -> list[str]:
         log.info("kgroups history: could not clean the rollups under %s (%s)", place.url, exc)
         return []
     if removed:
-        log.info("kgroups history: removed %d rollup(s) of other versions or of dates no longer in the store",
-                 len(removed))
+        log.info(
+            "kgroups history: removed %d rollup(s) of other versions or of dates no longer in the store",
+            len(removed),
+        )
     return removed

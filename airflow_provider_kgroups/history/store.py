@@ -47,30 +47,52 @@ try:
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 except ImportError as exc:  # the snapshot and cleanup operators need it: say so at DAG parse time
-    raise ImportError("the Parquet history store needs pyarrow: "
-                      "pip install 'airflow-provider-kgroups[history]'") from exc
+    raise ImportError(
+        "the Parquet history store needs pyarrow: pip install 'airflow-provider-kgroups[history]'"
+    ) from exc
 
 from ..client.errors import CLIENT_RECORDED_ERROR, ConfigurationError, Failure
 from ..client.numbers import check_int
 from ..client.results import GroupState
 from ..lag.model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag
 
-__all__ = ["HistoryStore", "HISTORY_SCHEMA", "DEFAULT_URL", "RECORDED_ERROR", "snapshot_table", "table_snapshots",
-           "day_of"]
+__all__ = [
+    "HistoryStore",
+    "HISTORY_SCHEMA",
+    "DEFAULT_URL",
+    "RECORDED_ERROR",
+    "snapshot_table",
+    "table_snapshots",
+    "day_of",
+]
 
 DEFAULT_URL = "kgroups-history"
 #: Rows are sorted by group inside each file and cut into small row groups, so a reader that
 #: wants a few groups skips the rest by the row groups' min/max statistics.
 ROW_GROUP_ROWS = 2048
-_FILE_ORDER = [("group_id", "ascending"), ("topic", "ascending"), ("partition", "ascending"),
-               ("snapshot_ms", "ascending")]
+_FILE_ORDER = [
+    ("group_id", "ascending"),
+    ("topic", "ascending"),
+    ("partition", "ascending"),
+    ("snapshot_ms", "ascending"),
+]
 
-HISTORY_SCHEMA = pa.schema([
-    ("snapshot_ms", pa.int64()), ("group_id", pa.string()), ("group_state", pa.string()),
-    ("protocol_type", pa.string()), ("members", pa.int32()), ("topic", pa.string()), ("partition", pa.int32()),
-    ("committed", pa.int64()), ("log_start", pa.int64()), ("log_end", pa.int64()), ("lag", pa.int64()),
-    ("flags", pa.string()),
-])
+HISTORY_SCHEMA = pa.schema(
+    [
+        ("snapshot_ms", pa.int64()),
+        ("group_id", pa.string()),
+        ("group_state", pa.string()),
+        ("protocol_type", pa.string()),
+        ("members", pa.int32()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("committed", pa.int64()),
+        ("log_start", pa.int64()),
+        ("log_end", pa.int64()),
+        ("lag", pa.int64()),
+        ("flags", pa.string()),
+    ]
+)
 assert tuple(HISTORY_SCHEMA.names) == HISTORY_COLUMNS
 _PARTITIONING = ds.partitioning(pa.schema([("date", pa.string())]), flavor="hive")
 
@@ -93,22 +115,46 @@ def table_snapshots(table: pa.Table) -> list[LagSnapshot]:
     """Rows back into snapshots, oldest first. What the history does not keep comes back
     empty: member ids, errors' details (an ``error`` flag becomes a Failure without code),
     and the policy (FAIL)."""
-    table = table.select(list(HISTORY_COLUMNS)).sort_by([("snapshot_ms", "ascending"), ("group_id", "ascending"),
-                                                         ("topic", "ascending"), ("partition", "ascending")])
+    table = table.select(list(HISTORY_COLUMNS)).sort_by(
+        [
+            ("snapshot_ms", "ascending"),
+            ("group_id", "ascending"),
+            ("topic", "ascending"),
+            ("partition", "ascending"),
+        ]
+    )
     by_time: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
-    flag_sets: dict[str | None, tuple[frozenset[LagFlag], Failure | None]] = {}  # a few distinct strings, parsed once
+    flag_sets: dict[
+        str | None, tuple[frozenset[LagFlag], Failure | None]
+    ] = {}  # a few distinct strings, parsed once
     recorded_error = RECORDED_ERROR
     columns = table.to_pydict()
     current_key, partitions = None, []  # rows come sorted: a group's rows of one snapshot are adjacent
-    for (at_ms, group_id, state, protocol_type, members, topic, partition, committed, log_start, log_end, lag,
-         flag_text) in zip(*(columns[name] for name in HISTORY_COLUMNS)):
+    for (
+        at_ms,
+        group_id,
+        state,
+        protocol_type,
+        members,
+        topic,
+        partition,
+        committed,
+        log_start,
+        log_end,
+        lag,
+        flag_text,
+    ) in zip(*(columns[name] for name in HISTORY_COLUMNS)):
         if (at_ms, group_id) != current_key:
             current_key = (at_ms, group_id)
             groups = by_time[at_ms]
             group = groups.get(group_id)
             if group is None:
-                group = groups[group_id] = {"state": state, "protocol_type": protocol_type or "",
-                                            "members": members or 0, "partitions": []}
+                group = groups[group_id] = {
+                    "state": state,
+                    "protocol_type": protocol_type or "",
+                    "members": members or 0,
+                    "partitions": [],
+                }
             partitions = group["partitions"]
         if topic is None:
             continue
@@ -116,11 +162,21 @@ def table_snapshots(table: pa.Table) -> list[LagSnapshot]:
         if parsed is None:
             flags = frozenset(LagFlag(f) for f in (flag_text or "").split(",") if f)
             parsed = flag_sets[flag_text] = (flags, recorded_error if LagFlag.ERROR in flags else None)
-        partitions.append(PartitionLag(topic, partition, committed, log_start, log_end, lag, parsed[0], None,
-                                       parsed[1]))
-    return [LagSnapshot(taken_at_ms=ms, groups={
-        g: GroupLag(g, GroupState.parse(v["state"]), v["protocol_type"], v["members"], tuple(v["partitions"]))
-        for g, v in groups.items()}) for ms, groups in sorted(by_time.items())]
+        partitions.append(
+            PartitionLag(topic, partition, committed, log_start, log_end, lag, parsed[0], None, parsed[1])
+        )
+    return [
+        LagSnapshot(
+            taken_at_ms=ms,
+            groups={
+                g: GroupLag(
+                    g, GroupState.parse(v["state"]), v["protocol_type"], v["members"], tuple(v["partitions"])
+                )
+                for g, v in groups.items()
+            },
+        )
+        for ms, groups in sorted(by_time.items())
+    ]
 
 
 class HistoryStore:
@@ -133,8 +189,10 @@ class HistoryStore:
         try:
             self._fs, self._root = fsspec.core.url_to_fs(self.url, **dict(storage_options or {}))
         except (ImportError, ValueError) as exc:
-            raise ConfigurationError(f"history store url {url!r} cannot be opened: {exc} (is the fsspec "
-                                     "implementation for that scheme installed, e.g. s3fs for s3://?)") from None
+            raise ConfigurationError(
+                f"history store url {url!r} cannot be opened: {exc} (is the fsspec "
+                "implementation for that scheme installed, e.g. s3fs for s3://?)"
+            ) from None
         self._root = self._root.rstrip("/")
 
     def __repr__(self) -> str:
@@ -150,8 +208,10 @@ class HistoryStore:
         """Write rows already in :data:`HISTORY_SCHEMA` (columns in any order, extra columns
         refused). One new file per UTC date the rows cover."""
         if set(table.schema.names) != set(HISTORY_COLUMNS):
-            raise ConfigurationError(f"history rows must have exactly the columns {list(HISTORY_COLUMNS)}, "
-                                     f"got {table.schema.names}.")
+            raise ConfigurationError(
+                f"history rows must have exactly the columns {list(HISTORY_COLUMNS)}, "
+                f"got {table.schema.names}."
+            )
         table = table.select(list(HISTORY_COLUMNS)).cast(HISTORY_SCHEMA)
         if table.num_rows == 0:
             return []
@@ -166,8 +226,13 @@ class HistoryStore:
             directory = f"{self._root}/date={day}"
             self._fs.makedirs(directory, exist_ok=True)
             path = f"{directory}/part-{first_ms:013d}-{uuid.uuid4().hex[:12]}.parquet"
-            pq.write_table(rows.sort_by(_FILE_ORDER), path, filesystem=self._fs, compression="zstd",
-                           row_group_size=ROW_GROUP_ROWS)
+            pq.write_table(
+                rows.sort_by(_FILE_ORDER),
+                path,
+                filesystem=self._fs,
+                compression="zstd",
+                row_group_size=ROW_GROUP_ROWS,
+            )
             written.append(path)
         return written
 
@@ -177,21 +242,35 @@ class HistoryStore:
         if not self._fs.exists(self._root):
             return None
         try:
-            return ds.dataset(self._root, format="parquet", filesystem=self._fs, partitioning=_PARTITIONING,
-                              schema=HISTORY_SCHEMA.append(pa.field("date", pa.string())),
-                              exclude_invalid_files=False, ignore_prefixes=[".", "_"])
+            return ds.dataset(
+                self._root,
+                format="parquet",
+                filesystem=self._fs,
+                partitioning=_PARTITIONING,
+                schema=HISTORY_SCHEMA.append(pa.field("date", pa.string())),
+                exclude_invalid_files=False,
+                ignore_prefixes=[".", "_"],
+            )
         except FileNotFoundError:
             return None
 
-    def read_table(self, group_ids: Iterable[str] | None = None, *, since_ms: int | None = None,
-                   until_ms: int | None = None, columns: Iterable[str] | None = None) -> pa.Table:
+    def read_table(
+        self,
+        group_ids: Iterable[str] | None = None,
+        *,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+        columns: Iterable[str] | None = None,
+    ) -> pa.Table:
         """Rows with ``since_ms <= snapshot_ms < until_ms`` (either bound optional) for
         ``group_ids`` (None: all), unsorted. Only the date directories in range are opened."""
         since, until = _window(since_ms, until_ms)
         wanted = list(columns) if columns is not None else list(HISTORY_COLUMNS)
         unknown = set(wanted) - set(HISTORY_COLUMNS) - {"date"}
         if unknown:
-            raise ConfigurationError(f"unknown history column(s) {sorted(unknown)}; known: {list(HISTORY_COLUMNS)}.")
+            raise ConfigurationError(
+                f"unknown history column(s) {sorted(unknown)}; known: {list(HISTORY_COLUMNS)}."
+            )
         dataset = self._dataset()
         if dataset is None:
             return HISTORY_SCHEMA.empty_table().select([c for c in wanted if c != "date"])
@@ -213,15 +292,31 @@ class HistoryStore:
             add(ds.field("group_id").isin(list(group_ids)))
         return dataset.to_table(columns=wanted, filter=condition)
 
-    def read_rows(self, group_ids: Iterable[str] | None = None, *, since_ms: int | None = None,
-                  until_ms: int | None = None) -> list[dict[str, Any]]:
+    def read_rows(
+        self,
+        group_ids: Iterable[str] | None = None,
+        *,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+    ) -> list[dict[str, Any]]:
         """:meth:`read_table` as dicts, sorted by time, group, topic, partition."""
         table = self.read_table(group_ids, since_ms=since_ms, until_ms=until_ms)
-        return table.sort_by([("snapshot_ms", "ascending"), ("group_id", "ascending"), ("topic", "ascending"),
-                              ("partition", "ascending")]).to_pylist()
+        return table.sort_by(
+            [
+                ("snapshot_ms", "ascending"),
+                ("group_id", "ascending"),
+                ("topic", "ascending"),
+                ("partition", "ascending"),
+            ]
+        ).to_pylist()
 
-    def read_window(self, group_ids: Iterable[str] | None = None, *, since_ms: int | None = None,
-                    until_ms: int | None = None) -> list[LagSnapshot]:
+    def read_window(
+        self,
+        group_ids: Iterable[str] | None = None,
+        *,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+    ) -> list[LagSnapshot]:
         """The window as snapshots, oldest first: what ``group_verdicts``, ``cleanup.classify_groups``
         and ``lag_seconds(history=...)`` take."""
         return table_snapshots(self.read_table(group_ids, since_ms=since_ms, until_ms=until_ms))
@@ -255,18 +350,23 @@ class HistoryStore:
         """The store's path on :attr:`filesystem`."""
         return self._root
 
-    def read_file(self, path: str, *, columns: Iterable[str] | None = None,
-                  read_dictionary: Iterable[str] | None = None) -> pa.Table:
+    def read_file(
+        self, path: str, *, columns: Iterable[str] | None = None, read_dictionary: Iterable[str] | None = None
+    ) -> pa.Table:
         """One file of :meth:`files` (its rows, in the file's order)."""
-        return pq.read_table(path, filesystem=self._fs, columns=list(columns) if columns is not None else None,
-                             read_dictionary=list(read_dictionary) if read_dictionary is not None else None)
+        return pq.read_table(
+            path,
+            filesystem=self._fs,
+            columns=list(columns) if columns is not None else None,
+            read_dictionary=list(read_dictionary) if read_dictionary is not None else None,
+        )
 
     def dates(self) -> list[str]:
         """The dates that have data, oldest first."""
         if not self._fs.exists(self._root):
             return []
         names = [p.rstrip("/").rsplit("/", 1)[-1] for p in self._fs.ls(self._root, detail=False)]
-        return sorted(n[len("date="):] for n in names if n.startswith("date="))
+        return sorted(n[len("date=") :] for n in names if n.startswith("date="))
 
 
 def _window(since_ms: int | None, until_ms: int | None) -> tuple[int | None, int | None]:
@@ -274,5 +374,7 @@ def _window(since_ms: int | None, until_ms: int | None) -> tuple[int | None, int
         if value is not None:
             check_int(name, value, at_least=0, must_be="a non-negative int of epoch milliseconds")
     if since_ms is not None and until_ms is not None and until_ms < since_ms:
-        raise ConfigurationError(f"until_ms ({until_ms}) is before since_ms ({since_ms}): the window is negative.")
+        raise ConfigurationError(
+            f"until_ms ({until_ms}) is before since_ms ({since_ms}): the window is negative."
+        )
     return since_ms, until_ms

@@ -38,7 +38,9 @@ class KafkaConnectHook(BaseHook):
     def __init__(self, kafka_connect_conn_id: str = default_conn_name) -> None:
         super().__init__()
         if not isinstance(kafka_connect_conn_id, str) or not kafka_connect_conn_id.strip():
-            raise ConfigurationError(f"kafka_connect_conn_id must be a connection id, got {kafka_connect_conn_id!r}.")
+            raise ConfigurationError(
+                f"kafka_connect_conn_id must be a connection id, got {kafka_connect_conn_id!r}."
+            )
         self.kafka_connect_conn_id = kafka_connect_conn_id
 
     @cached_property
@@ -50,11 +52,21 @@ class KafkaConnectHook(BaseHook):
         if conn.password:
             mask_secret(conn.password)
         configs = connect_configs_from_connection(
-            conn.conn_type, conn_id=self.kafka_connect_conn_id, host=conn.host, port=conn.port, schema=conn.schema,
-            login=conn.login, password=conn.password, extra=conn.extra_dejson)
-        self.log.info("Kafka Connect connection %s: %s%s", self.kafka_connect_conn_id,
-                      ", ".join(c.url for c in configs),
-                      f" as {configs[0].username}" if configs and configs[0].uses_auth else "")
+            conn.conn_type,
+            conn_id=self.kafka_connect_conn_id,
+            host=conn.host,
+            port=conn.port,
+            schema=conn.schema,
+            login=conn.login,
+            password=conn.password,
+            extra=conn.extra_dejson,
+        )
+        self.log.info(
+            "Kafka Connect connection %s: %s%s",
+            self.kafka_connect_conn_id,
+            ", ".join(c.url for c in configs),
+            f" as {configs[0].username}" if configs and configs[0].uses_auth else "",
+        )
         return configs
 
     def get_conn(self) -> list[ConnectClusterConfig]:
@@ -69,5 +81,7 @@ class KafkaConnectHook(BaseHook):
 def connect_configs_from_conn_ids(conn_ids: Iterable[str]) -> list[ConnectClusterConfig]:
     """Every endpoint of every connection, in order (for ``connect_conn_ids`` on an operator)."""
     if isinstance(conn_ids, str):
-        raise ConfigurationError(f"connect_conn_ids must be a list of connection ids, got the string {conn_ids!r}.")
+        raise ConfigurationError(
+            f"connect_conn_ids must be a list of connection ids, got the string {conn_ids!r}."
+        )
     return [config for conn_id in conn_ids for config in KafkaConnectHook(conn_id).cluster_configs]

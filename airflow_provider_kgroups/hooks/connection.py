@@ -35,12 +35,33 @@ SECRET_OPTIONS = ("sasl_password", "ssl_key_password", *OAUTH_SECRETS)
 
 #: kgroups extra keys (ClientConfig names); SASL credentials go in login/password.
 KGROUPS_EXTRA_OPTIONS = (
-    "bootstrap_servers", "client_id", "security_protocol", "sasl_mechanism", "ssl_cafile", "ssl_certfile",
-    "ssl_keyfile", "ssl_key_password", "ssl_check_hostname", "connect_timeout_s", "request_timeout_s",
-    "call_timeout_s", "retry_backoff_s", "retry_backoff_max_s", *SIZE_OPTIONS,
-    *(name for name in OAUTH_OPTIONS if name != "allowed_token_callbacks"),  # the allow list is Airflow's config
+    "bootstrap_servers",
+    "client_id",
+    "security_protocol",
+    "sasl_mechanism",
+    "ssl_cafile",
+    "ssl_certfile",
+    "ssl_keyfile",
+    "ssl_key_password",
+    "ssl_check_hostname",
+    "connect_timeout_s",
+    "request_timeout_s",
+    "call_timeout_s",
+    "retry_backoff_s",
+    "retry_backoff_max_s",
+    *SIZE_OPTIONS,
+    *(
+        name for name in OAUTH_OPTIONS if name != "allowed_token_callbacks"
+    ),  # the allow list is Airflow's config
 )
-_FLOAT_OPTIONS = ("connect_timeout_s", "request_timeout_s", "call_timeout_s", "retry_backoff_s", "retry_backoff_max_s")
+_FLOAT_OPTIONS = (
+    "connect_timeout_s",
+    "request_timeout_s",
+    "call_timeout_s",
+    "retry_backoff_s",
+    "retry_backoff_max_s",
+)
+
 
 def bootstrap_from_host(host: str | None, port: int | None) -> str | None:
     """``host`` may hold several servers; entries without a port take ``port`` (else 9092)."""
@@ -59,12 +80,16 @@ def bootstrap_from_host(host: str | None, port: int | None) -> str | None:
 def _kgroups_options(host, port, login, password, extra: Mapping[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in extra.items() if not is_blank(v)}
     if "sasl_username" in extra or "sasl_password" in extra:
-        raise ConfigurationError("a kgroups connection takes the SASL username and password in its Login and "
-                                 "Password fields, not in the extra (remove sasl_username/sasl_password from it).")
+        raise ConfigurationError(
+            "a kgroups connection takes the SASL username and password in its Login and "
+            "Password fields, not in the extra (remove sasl_username/sasl_password from it)."
+        )
     unknown = sorted(set(extra) - set(KGROUPS_EXTRA_OPTIONS))
     if unknown:
-        raise ConfigurationError(f"unknown option(s) {', '.join(unknown)} in the kgroups connection's extra; "
-                                 f"known: {', '.join(KGROUPS_EXTRA_OPTIONS)}.")
+        raise ConfigurationError(
+            f"unknown option(s) {', '.join(unknown)} in the kgroups connection's extra; "
+            f"known: {', '.join(KGROUPS_EXTRA_OPTIONS)}."
+        )
     options = dict(extra)
     if "bootstrap_servers" not in options:
         options["bootstrap_servers"] = bootstrap_from_host(host, port)
@@ -88,12 +113,19 @@ def _kafka_options(host, port, login, password, extra: Mapping[str, Any], notes:
     return options
 
 
-def client_config_from_connection(conn_type: str | None, *, conn_id: str = "?", host: str | None = None,
-                                  port: int | None = None, login: str | None = None, password: str | None = None,
-                                  extra: Mapping[str, Any] | None = None,
-                                  overrides: Mapping[str, Any] | None = None,
-                                  notes: list[str] | None = None,
-                                  allowed_token_callbacks: tuple[str, ...] = ()) -> ClientConfig:
+def client_config_from_connection(
+    conn_type: str | None,
+    *,
+    conn_id: str = "?",
+    host: str | None = None,
+    port: int | None = None,
+    login: str | None = None,
+    password: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    notes: list[str] | None = None,
+    allowed_token_callbacks: tuple[str, ...] = (),
+) -> ClientConfig:
     """Build and validate the client configuration; every error names the connection and the option.
     ``notes`` receives a line for each option accepted but ignored or changed (to log);
     ``allowed_token_callbacks``: the ``oauth_cb`` paths the Airflow configuration allows."""
@@ -104,12 +136,16 @@ def client_config_from_connection(conn_type: str | None, *, conn_id: str = "?", 
         elif conn_type in ("kgroups", None, ""):
             options = _kgroups_options(host, port, login, password, extra)
         else:
-            raise ConfigurationError(f"connection type {conn_type!r} is not supported: use 'kgroups' or the "
-                                     "official provider's 'kafka'.")
+            raise ConfigurationError(
+                f"connection type {conn_type!r} is not supported: use 'kgroups' or the "
+                "official provider's 'kafka'."
+            )
         options.update({k: v for k, v in (overrides or {}).items() if v is not None})
         if is_blank(options.get("bootstrap_servers")):
-            raise ConfigurationError("no bootstrap servers: set Host to 'kafka-1:9092,kafka-2:9092' "
-                                     "(or bootstrap_servers / bootstrap.servers in the extra).")
+            raise ConfigurationError(
+                "no bootstrap servers: set Host to 'kafka-1:9092,kafka-2:9092' "
+                "(or bootstrap_servers / bootstrap.servers in the extra)."
+            )
         for name in _FLOAT_OPTIONS:
             if name in options:
                 options[name] = as_seconds(name, options[name])
@@ -121,15 +157,21 @@ def client_config_from_connection(conn_type: str | None, *, conn_id: str = "?", 
         protocol = str(options.get("security_protocol") or "PLAINTEXT").upper()
         uses_sasl = protocol in ("SASL_PLAINTEXT", "SASL_SSL")
         if not uses_sasl and ("sasl_username" in options or "sasl_password" in options):
-            raise ConfigurationError(f"a SASL username/password is set but security_protocol is {protocol}: "
-                                     "set security_protocol to SASL_SSL or SASL_PLAINTEXT, or remove the "
-                                     "credentials.")
+            raise ConfigurationError(
+                f"a SASL username/password is set but security_protocol is {protocol}: "
+                "set security_protocol to SASL_SSL or SASL_PLAINTEXT, or remove the "
+                "credentials."
+            )
         if uses_sasl and is_blank(options.get("sasl_mechanism")):
-            raise ConfigurationError(f"security_protocol {protocol} needs sasl_mechanism "
-                                     "(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER).")
+            raise ConfigurationError(
+                f"security_protocol {protocol} needs sasl_mechanism "
+                "(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)."
+            )
         if str(options.get("sasl_mechanism", "")).upper() == "OAUTHBEARER" and allowed_token_callbacks:
-            options["allowed_token_callbacks"] = (*_as_list(options.get("allowed_token_callbacks")),
-                                                  *allowed_token_callbacks)
+            options["allowed_token_callbacks"] = (
+                *_as_list(options.get("allowed_token_callbacks")),
+                *allowed_token_callbacks,
+            )
         return ClientConfig.create(options.pop("bootstrap_servers"), **options)
     except ConfigurationError as exc:
         raise ConfigurationError(f"connection {conn_id!r} ({conn_type or 'kgroups'}): {exc}") from None
@@ -151,13 +193,16 @@ def check_client_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     if options is None:
         return {}
     if not isinstance(options, Mapping):
-        raise ConfigurationError(f"client_options must be a dict of client options such as {{'call_timeout_s': 20}}, "
-                                 f"got {type(options).__name__}.")
+        raise ConfigurationError(
+            f"client_options must be a dict of client options such as {{'call_timeout_s': 20}}, "
+            f"got {type(options).__name__}."
+        )
     known = {f.name for f in fields(ClientConfig)} | set(OAUTH_OPTIONS)
     unknown = sorted(str(k) for k in options if k not in known)
     if unknown:
-        raise ConfigurationError(f"client_options has unknown option(s) {', '.join(unknown)}; known: "
-                                 f"{', '.join(sorted(known))}.")
+        raise ConfigurationError(
+            f"client_options has unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}."
+        )
     out = {k: v for k, v in options.items() if v is not None}
     for name in _FLOAT_OPTIONS:
         if name in out:
@@ -169,7 +214,9 @@ def check_client_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
         out["ssl_check_hostname"] = as_bool("client_options['ssl_check_hostname']", out["ssl_check_hostname"])
     for name, choices in (("security_protocol", SECURITY_PROTOCOLS), ("sasl_mechanism", SASL_MECHANISMS)):
         if name in out and str(out[name]).upper() not in choices:
-            raise ConfigurationError(f"client_options[{name!r}]={out[name]!r} is not one of {', '.join(choices)}.")
+            raise ConfigurationError(
+                f"client_options[{name!r}]={out[name]!r} is not one of {', '.join(choices)}."
+            )
     if "bootstrap_servers" in out:
         parse_bootstrap_servers(out["bootstrap_servers"])
     check_oauth_options(out)

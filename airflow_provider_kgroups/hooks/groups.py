@@ -46,8 +46,11 @@ if TYPE_CHECKING:
 
 def _secrets(config: ClientConfig) -> list[str]:
     oauth = config.oauthbearer
-    found = [config.sasl_password, config.ssl_key_password,
-             *((oauth.client_secret, oauth.callback_config) if oauth is not None else ())]
+    found = [
+        config.sasl_password,
+        config.ssl_key_password,
+        *((oauth.client_secret, oauth.callback_config) if oauth is not None else ()),
+    ]
     return [s for s in found if s]
 
 
@@ -77,11 +80,14 @@ class KafkaGroupsHook(BaseHook):
     conn_type = "kgroups"
     hook_name = "Kafka consumer groups"
 
-    def __init__(self, kafka_groups_conn_id: str = default_conn_name,
-                 client_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, kafka_groups_conn_id: str = default_conn_name, client_options: Mapping[str, Any] | None = None
+    ) -> None:
         super().__init__()
         if not isinstance(kafka_groups_conn_id, str) or not kafka_groups_conn_id.strip():
-            raise ConfigurationError(f"kafka_groups_conn_id must be a connection id, got {kafka_groups_conn_id!r}.")
+            raise ConfigurationError(
+                f"kafka_groups_conn_id must be a connection id, got {kafka_groups_conn_id!r}."
+            )
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self.client_options = check_client_options(client_options)
         self._aclient: AsyncGroupsClient | None = None
@@ -91,9 +97,17 @@ class KafkaGroupsHook(BaseHook):
     def _config_from(self, conn, extra: Mapping[str, Any]) -> ClientConfig:
         notes: list[str] = []
         config = client_config_from_connection(
-            conn.conn_type, conn_id=self.kafka_groups_conn_id, host=conn.host, port=conn.port, login=conn.login,
-            password=conn.password, extra=extra, overrides=self.client_options, notes=notes,
-            allowed_token_callbacks=allowed_token_callbacks())
+            conn.conn_type,
+            conn_id=self.kafka_groups_conn_id,
+            host=conn.host,
+            port=conn.port,
+            login=conn.login,
+            password=conn.password,
+            extra=extra,
+            overrides=self.client_options,
+            notes=notes,
+            allowed_token_callbacks=allowed_token_callbacks(),
+        )
         for note in notes:
             self.log.info("Connection %s: %s", self.kafka_groups_conn_id, note)
         return config
@@ -104,8 +118,14 @@ class KafkaGroupsHook(BaseHook):
             login = f" OAUTHBEARER with {config.oauthbearer.describe()}"
         else:
             login = f" {config.sasl_mechanism} as {config.sasl_username}" if config.uses_sasl else ""
-        self.log.info("Kafka groups connection %s (type %s): bootstrap %s, %s%s", self.kafka_groups_conn_id,
-                      conn_type, ",".join(map(str, config.bootstrap_servers)), config.security_protocol, login)
+        self.log.info(
+            "Kafka groups connection %s (type %s): bootstrap %s, %s%s",
+            self.kafka_groups_conn_id,
+            conn_type,
+            ",".join(map(str, config.bootstrap_servers)),
+            config.security_protocol,
+            login,
+        )
 
     @cached_property
     def client_config(self) -> ClientConfig:
@@ -188,29 +208,57 @@ class KafkaGroupsHook(BaseHook):
 
         return await self._arun(select_groups, selector)
 
-    def snapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = "fail",
-                 topics: Iterable[str] | None = None, read_committed: bool = False) -> LagSnapshot:
+    def snapshot(
+        self,
+        group_ids: Iterable[str],
+        *,
+        policy: UnknownLagPolicy | str = "fail",
+        topics: Iterable[str] | None = None,
+        read_committed: bool = False,
+    ) -> LagSnapshot:
         """A lag snapshot of ``group_ids`` (the lag engine's ``take_snapshot``)."""
         from ..lag.snapshot import take_snapshot
 
-        return self._run(take_snapshot, list(group_ids), policy=policy, topics=topics, read_committed=read_committed)
+        return self._run(
+            take_snapshot, list(group_ids), policy=policy, topics=topics, read_committed=read_committed
+        )
 
-    async def asnapshot(self, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = "fail",
-                        topics: Iterable[str] | None = None, read_committed: bool = False) -> LagSnapshot:
+    async def asnapshot(
+        self,
+        group_ids: Iterable[str],
+        *,
+        policy: UnknownLagPolicy | str = "fail",
+        topics: Iterable[str] | None = None,
+        read_committed: bool = False,
+    ) -> LagSnapshot:
         from ..lag.snapshot import take_snapshot
 
-        return await self._arun(take_snapshot, list(group_ids), policy=policy, topics=topics,
-                                read_committed=read_committed)
+        return await self._arun(
+            take_snapshot, list(group_ids), policy=policy, topics=topics, read_committed=read_committed
+        )
 
-    def fix_barrier(self, group_ids: Iterable[str], *, topics: Iterable[str] | None = None,
-                    timestamp_ms: int | None = None, read_committed: bool = False) -> BarrierTarget:
+    def fix_barrier(
+        self,
+        group_ids: Iterable[str],
+        *,
+        topics: Iterable[str] | None = None,
+        timestamp_ms: int | None = None,
+        read_committed: bool = False,
+    ) -> BarrierTarget:
         """Fix a catch-up target now: log-end offsets, or the offsets at ``timestamp_ms``."""
         from ..lag.barrier import fix_target
 
-        return self._run(fix_target, list(group_ids), topics=topics, timestamp_ms=timestamp_ms,
-                         read_committed=read_committed)
+        return self._run(
+            fix_target,
+            list(group_ids),
+            topics=topics,
+            timestamp_ms=timestamp_ms,
+            read_committed=read_committed,
+        )
 
-    def lag_seconds(self, snapshot: LagSnapshot, *, read_committed: bool = False) -> dict[str, GroupLagSeconds]:
+    def lag_seconds(
+        self, snapshot: LagSnapshot, *, read_committed: bool = False
+    ) -> dict[str, GroupLagSeconds]:
         """Lag in seconds of each group's worst partition (one small Fetch per leader)."""
         from ..lag.seconds import lag_seconds
 
@@ -237,16 +285,22 @@ class KafkaGroupsHook(BaseHook):
         except KafkaGroupsError as exc:
             return gate_decision_on_error(exc)
 
-    def find_dead_groups(self, group_ids: Iterable[str] | None, *, history: Iterable[LagSnapshot] = (),
-                         rules: DeadGroupRules | None = None) -> DeadGroupsResult:
+    def find_dead_groups(
+        self,
+        group_ids: Iterable[str] | None,
+        *,
+        history: Iterable[LagSnapshot] = (),
+        rules: DeadGroupRules | None = None,
+    ) -> DeadGroupsResult:
         """Classify groups (default: every listed group) as active / paused / dead, with evidence
         (``rules``: default ``DeadGroupRules()``)."""
         from ..cleanup.report import find_dead_groups
         from ..lag.deadgroups import DeadGroupRules
 
         rules = DeadGroupRules() if rules is None else rules
-        return self._run(find_dead_groups, None if group_ids is None else list(group_ids), history=history,
-                         rules=rules)
+        return self._run(
+            find_dead_groups, None if group_ids is None else list(group_ids), history=history, rules=rules
+        )
 
     def cleanup(self, policy: CleanupPolicy, **options: Any) -> CleanupResult:
         """The one safety path for deleting groups (:func:`..cleanup.run_cleanup`): plan, describe
@@ -258,8 +312,9 @@ class KafkaGroupsHook(BaseHook):
 
     # -- changing offsets (each through the cleanup's safety path: plan, describe again, back up, change, audit)
 
-    def reset_offsets(self, spec: ResetSpec, group_ids: Iterable[str], options: ResetOptions | None = None,
-                      **run: Any) -> OffsetChangeResult:
+    def reset_offsets(
+        self, spec: ResetSpec, group_ids: Iterable[str], options: ResetOptions | None = None, **run: Any
+    ) -> OffsetChangeResult:
         """Reset committed offsets (:func:`..cleanup.reset.run_reset`; ``options`` default: a dry
         run). ``run``: ``backup_base_url`` (required), ``audit_base_url``, ``who``,
         ``connect_clusters``, ``storage_options``."""
@@ -267,44 +322,59 @@ class KafkaGroupsHook(BaseHook):
 
         return self._run(run_reset, spec, list(group_ids), options or ResetOptions(), **run)
 
-    async def areset_offsets(self, spec: ResetSpec, group_ids: Iterable[str],
-                             options: ResetOptions | None = None, **run: Any) -> OffsetChangeResult:
+    async def areset_offsets(
+        self, spec: ResetSpec, group_ids: Iterable[str], options: ResetOptions | None = None, **run: Any
+    ) -> OffsetChangeResult:
         from ..cleanup.reset import ResetOptions, run_reset
 
         return await self._arun(run_reset, spec, list(group_ids), options or ResetOptions(), **run)
 
-    def delete_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Any],
-                       options: DeletionOptions | None = None, **run: Any) -> OffsetChangeResult:
+    def delete_offsets(
+        self,
+        group_ids: Iterable[str],
+        topics: Mapping[str, Any],
+        options: DeletionOptions | None = None,
+        **run: Any,
+    ) -> OffsetChangeResult:
         """Delete committed offsets of ``topics`` (topic -> partitions or None) with OffsetDelete
         (:func:`..cleanup.offset_deletion.run_offset_deletion`; default: a dry run)."""
         return self._run(_delete_offsets, list(group_ids), topics, options, run)
 
-    async def adelete_offsets(self, group_ids: Iterable[str], topics: Mapping[str, Any],
-                              options: DeletionOptions | None = None, **run: Any) -> OffsetChangeResult:
+    async def adelete_offsets(
+        self,
+        group_ids: Iterable[str],
+        topics: Mapping[str, Any],
+        options: DeletionOptions | None = None,
+        **run: Any,
+    ) -> OffsetChangeResult:
         return await self._arun(_delete_offsets, list(group_ids), topics, options, run)
 
-    def clean_stale_offsets(self, group_ids: Iterable[str], options: DeletionOptions, **run: Any
-                            ) -> OffsetChangeResult:
+    def clean_stale_offsets(
+        self, group_ids: Iterable[str], options: DeletionOptions, **run: Any
+    ) -> OffsetChangeResult:
         """The cleanup's stale-offsets rule (:mod:`..cleanup.stale`) over ``group_ids``."""
         from ..cleanup.stale import run_stale_offsets
 
         return self._run(run_stale_offsets, list(group_ids), options, **run)
 
-    async def aclean_stale_offsets(self, group_ids: Iterable[str], options: DeletionOptions, **run: Any
-                                   ) -> OffsetChangeResult:
+    async def aclean_stale_offsets(
+        self, group_ids: Iterable[str], options: DeletionOptions, **run: Any
+    ) -> OffsetChangeResult:
         from ..cleanup.stale import run_stale_offsets
 
         return await self._arun(run_stale_offsets, list(group_ids), options, **run)
 
-    def commit_progress(self, group_id: str, ending: Mapping[TopicPartition, int], **run: Any
-                        ) -> OffsetChangeResult:
+    def commit_progress(
+        self, group_id: str, ending: Mapping[TopicPartition, int], **run: Any
+    ) -> OffsetChangeResult:
         """Commit a processed range's ending offsets to a progress group (:mod:`..cleanup.progress`)."""
         from ..cleanup.progress import commit_progress
 
         return self._run(commit_progress, group_id, ending, **run)
 
-    async def acommit_progress(self, group_id: str, ending: Mapping[TopicPartition, int], **run: Any
-                               ) -> OffsetChangeResult:
+    async def acommit_progress(
+        self, group_id: str, ending: Mapping[TopicPartition, int], **run: Any
+    ) -> OffsetChangeResult:
         from ..cleanup.progress import commit_progress
 
         return await self._arun(commit_progress, group_id, ending, **run)
@@ -341,8 +411,12 @@ class KafkaGroupsHook(BaseHook):
         """Delete groups; the broker refuses a group with members (NON_EMPTY_GROUP), per group."""
         return self.client.delete_groups(list(group_ids))
 
-    def restore_offsets(self, backup: str, group_ids: Iterable[str] | None = None,
-                        storage_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    def restore_offsets(
+        self,
+        backup: str,
+        group_ids: Iterable[str] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+    ) -> dict[str, dict[str, Any]]:
         """Undo a cleanup: commit the offsets saved in ``backup`` (a backup URL from the cleanup
         operator's result) for ``group_ids`` (default: every group in it). The groups must be
         Empty or absent. Returns per group ``{"results": {"topic:partition": offset}, "errors": {...},
@@ -350,13 +424,26 @@ class KafkaGroupsHook(BaseHook):
         from ..cleanup.restore import run_restore
         from ..history.backup import restore_outcome
 
-        results, run = self._run(run_restore, backup, group_ids, storage_options=storage_options,
-                                 who={"by": "KafkaGroupsHook.restore_offsets", "connection": self.kafka_groups_conn_id})
+        results, run = self._run(
+            run_restore,
+            backup,
+            group_ids,
+            storage_options=storage_options,
+            who={"by": "KafkaGroupsHook.restore_offsets", "connection": self.kafka_groups_conn_id},
+        )
         for group_id, outcome in results.items():
-            self.log.info("Restore of %s %s: %d partition(s) committed, %d failed", group_id, restore_outcome(outcome),
-                          len(outcome.values), len(outcome.failures))
-        self.log.info("Restore audit %s; the offsets it overwrote are backed up to %s",
-                      run.audit_url or f"NOT WRITTEN ({run.audit_error})", run.backup_url)
+            self.log.info(
+                "Restore of %s %s: %d partition(s) committed, %d failed",
+                group_id,
+                restore_outcome(outcome),
+                len(outcome.values),
+                len(outcome.failures),
+            )
+        self.log.info(
+            "Restore audit %s; the offsets it overwrote are backed up to %s",
+            run.audit_url or f"NOT WRITTEN ({run.audit_error})",
+            run.backup_url,
+        )
         return {g: {**r.to_dict(), "outcome": restore_outcome(r)} for g, r in results.items()}
 
     # -- the UI's "Test" button ---------------------------------------------------------------
@@ -381,7 +468,9 @@ async def _delete_offsets(aclient, group_ids, topics, options, run):
     return await run_offset_deletion(aclient, plans, options or DeletionOptions(), **run)
 
 
-def restore_call(conn_id: str, backup_url: str | None, changed: list[str], undo: Mapping[str, str]) -> str | None:
+def restore_call(
+    conn_id: str, backup_url: str | None, changed: list[str], undo: Mapping[str, str]
+) -> str | None:
     """The hook call(s) that undo a run's change: ``restore_offsets(<backup>)`` when one backup
     undoes it all (the usual case), else one call per backup naming its groups (a group an
     interrupted earlier run changed first is undone by that run's backup)."""
@@ -392,6 +481,7 @@ def restore_call(conn_id: str, backup_url: str | None, changed: list[str], undo:
     by_backup = undo_by_backup(backup_url, changed, undo)
     if set(by_backup) <= {backup_url}:
         return f"KafkaGroupsHook({conn_id!r}).restore_offsets({backup_url!r})"
-    return "; ".join(f"KafkaGroupsHook({conn_id!r}).restore_offsets({url!r}, {groups!r})"
-                     for url, groups in sorted(by_backup.items()))
-
+    return "; ".join(
+        f"KafkaGroupsHook({conn_id!r}).restore_offsets({url!r}, {groups!r})"
+        for url, groups in sorted(by_backup.items())
+    )

@@ -13,24 +13,53 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 _HOMES = {
-    **dict.fromkeys(("BarrierCheckpoint", "BarrierStatus", "BarrierTarget", "TargetKind", "check_barrier",
-                     "fix_target"), "barrier"),
+    **dict.fromkeys(
+        ("BarrierCheckpoint", "BarrierStatus", "BarrierTarget", "TargetKind", "check_barrier", "fix_target"),
+        "barrier",
+    ),
     **dict.fromkeys(("DeadGroupRules", "DeadReason", "GroupHealth", "judge_group"), "deadgroups"),
-    **dict.fromkeys(("HISTORY_COLUMNS", "GroupLag", "LagFlag", "LagSnapshot", "PartitionLag", "UnknownLagPolicy"),
-                    "model"),
+    **dict.fromkeys(
+        ("HISTORY_COLUMNS", "GroupLag", "LagFlag", "LagSnapshot", "PartitionLag", "UnknownLagPolicy"), "model"
+    ),
     **dict.fromkeys(("GroupLagSeconds", "LagSecondsBasis", "PartitionLagSeconds", "lag_seconds"), "seconds"),
     **dict.fromkeys(("compute_lag", "take_snapshot"), "snapshot"),
     **dict.fromkeys(("TopicLag", "topic_lags", "worst_partitions"), "totals"),
-    **dict.fromkeys(("GroupVerdict", "PartitionVerdict", "Verdict", "VerdictRules", "group_verdicts"), "verdicts"),
+    **dict.fromkeys(
+        ("GroupVerdict", "PartitionVerdict", "Verdict", "VerdictRules", "group_verdicts"), "verdicts"
+    ),
 }
 
 __all__ = [
-    "HISTORY_COLUMNS", "GroupLag", "LagFlag", "LagSnapshot", "PartitionLag", "UnknownLagPolicy",
-    "take_snapshot", "compute_lag", "TopicLag", "topic_lags", "worst_partitions",
-    "lag_seconds", "GroupLagSeconds", "PartitionLagSeconds", "LagSecondsBasis",
-    "fix_target", "check_barrier", "BarrierTarget", "BarrierCheckpoint", "BarrierStatus", "TargetKind",
-    "group_verdicts", "Verdict", "VerdictRules", "GroupVerdict", "PartitionVerdict",
-    "judge_group", "DeadGroupRules", "DeadReason", "GroupHealth",
+    "HISTORY_COLUMNS",
+    "GroupLag",
+    "LagFlag",
+    "LagSnapshot",
+    "PartitionLag",
+    "UnknownLagPolicy",
+    "take_snapshot",
+    "compute_lag",
+    "TopicLag",
+    "topic_lags",
+    "worst_partitions",
+    "lag_seconds",
+    "GroupLagSeconds",
+    "PartitionLagSeconds",
+    "LagSecondsBasis",
+    "fix_target",
+    "check_barrier",
+    "BarrierTarget",
+    "BarrierCheckpoint",
+    "BarrierStatus",
+    "TargetKind",
+    "group_verdicts",
+    "Verdict",
+    "VerdictRules",
+    "GroupVerdict",
+    "PartitionVerdict",
+    "judge_group",
+    "DeadGroupRules",
+    "DeadReason",
+    "GroupHealth",
 ]
 
 

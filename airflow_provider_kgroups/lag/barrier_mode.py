@@ -33,8 +33,13 @@ class BarrierMode(GateMode):
         if gate.state.target is not None:
             return None
         spec = gate.spec
-        target = await fix_target(client, spec.group_ids, topics=spec.topics, timestamp_ms=spec.barrier_timestamp_ms,
-                                  read_committed=spec.read_committed)
+        target = await fix_target(
+            client,
+            spec.group_ids,
+            topics=spec.topics,
+            timestamp_ms=spec.barrier_timestamp_ms,
+            read_committed=spec.read_committed,
+        )
         gate.set_target(target)
         fixed = target.to_dict()  # the XCom barrier_target (the sensor pushes it as is)
         groups = list(fixed["groups"].items())
@@ -56,11 +61,18 @@ class BarrierMode(GateMode):
                     log_end[p.tp] = max(log_end.get(p.tp, 0), p.log_end)
         floor = OffsetMap.parse(spec.previous_barrier or {}, OffsetKind.STARTING, name="previous_barrier")
         offsets = {tp: max(end, floor.get(tp, 0)) for tp, end in log_end.items()}
-        target = BarrierTarget({g: dict(offsets) for g in spec.group_ids}, TargetKind.LOG_END, snapshot.taken_at_ms,
-                               read_committed=spec.read_committed)
+        target = BarrierTarget(
+            {g: dict(offsets) for g in spec.group_ids},
+            TargetKind.LOG_END,
+            snapshot.taken_at_ms,
+            read_committed=spec.read_committed,
+        )
         gate.set_target(target)
-        return Fixed(f"Barrier fixed (log_end, from the poll) for {len(spec.group_ids)} group(s): "
-                     f"{OffsetMap(offsets, OffsetKind.COMMITTED).nested()}", target.to_dict())
+        return Fixed(
+            f"Barrier fixed (log_end, from the poll) for {len(spec.group_ids)} group(s): "
+            f"{OffsetMap(offsets, OffsetKind.COMMITTED).nested()}",
+            target.to_dict(),
+        )
 
     def judge(self, gate: Gate, snapshot: LagSnapshot, seconds: Mapping[str, Any]) -> Judgement:
         fixed = gate.state.target
@@ -69,7 +81,8 @@ class BarrierMode(GateMode):
         target, ignored = _counted_target(fixed, gate.spec, snapshot)
         status = _status(gate, target, snapshot)
         pending: set[tuple[str, TopicPartition | None]] = {
-            (p.group_id, TopicPartition(p.topic, p.partition)) for p in status.partitions if not p.reached}
+            (p.group_id, TopicPartition(p.topic, p.partition)) for p in status.partitions if not p.reached
+        }
         pending |= {(g, None) for g in status.failures}
         if pending:
             return Judgement(status.summary(), frozenset(pending), eta_s=status.eta_s())
@@ -81,20 +94,29 @@ class BarrierMode(GateMode):
         for p in status.partitions:
             if p.committed is not None:
                 reached.setdefault(p.group_id, {})[TopicPartition(p.topic, p.partition)] = p.committed
-        return Judgement(status.summary(), ending=ending, reached=reached,
-                         extra={"target": fixed.to_dict(), "ignored": ignored})
+        return Judgement(
+            status.summary(),
+            ending=ending,
+            reached=reached,
+            extra={"target": fixed.to_dict(), "ignored": ignored},
+        )
 
     def give_up(self, gate: Gate, judgement: Judgement, now_ms: int) -> Decision | None:
         eta, left_s = judgement.eta_s, (gate.deadline_ms - now_ms) / 1000.0
         too_slow = eta is not None and eta > left_s
         if gate.streak("projection", too_slow) >= gate.spec.verdict_checks:
-            return Decision(GateStatus.FAIL, f"projected catch-up in {eta:.0f} s exceeds the {max(left_s, 0):.0f} s "
-                                             f"left before the timeout ({judgement.summary})",
-                            kind=FailureKind.PROJECTION)
+            return Decision(
+                GateStatus.FAIL,
+                f"projected catch-up in {eta:.0f} s exceeds the {max(left_s, 0):.0f} s "
+                f"left before the timeout ({judgement.summary})",
+                kind=FailureKind.PROJECTION,
+            )
         return None
 
 
-def _counted_target(target: BarrierTarget, spec: GateSpec, snapshot: LagSnapshot) -> tuple[BarrierTarget, list[str]]:
+def _counted_target(
+    target: BarrierTarget, spec: GateSpec, snapshot: LagSnapshot
+) -> tuple[BarrierTarget, list[str]]:
     """The target without the partitions the policy says not to wait for, and those left out."""
     if spec.policy not in (UnknownLagPolicy.IGNORE, UnknownLagPolicy.FROM_LATEST):
         return target, []
@@ -109,16 +131,24 @@ def _counted_target(target: BarrierTarget, spec: GateSpec, snapshot: LagSnapshot
             else:
                 kept[tp] = offset
         offsets[group_id] = kept
-    return BarrierTarget(offsets, target.kind, target.fixed_at_ms, target.timestamp_ms, target.read_committed), ignored
+    return BarrierTarget(
+        offsets, target.kind, target.fixed_at_ms, target.timestamp_ms, target.read_committed
+    ), ignored
 
 
 def _status(gate: Gate, target: BarrierTarget, snapshot: LagSnapshot) -> BarrierStatus:
     """Progress toward the target; the checkpoint joins the last few the rate is measured over."""
     committed = {g: {p.tp: p.committed for p in lag.partitions} for g, lag in snapshot.groups.items()}
-    log_starts = {p.tp: p.log_start for lag in snapshot.groups.values() for p in lag.partitions
-                  if p.log_start is not None}
+    log_starts = {
+        p.tp: p.log_start
+        for lag in snapshot.groups.values()
+        for p in lag.partitions
+        if p.log_start is not None
+    }
     checkpoints = gate.state.checkpoints
     previous = checkpoints[0] if checkpoints else None
-    status = evaluate_barrier(target, committed, snapshot.taken_at_ms, log_starts=log_starts, previous=previous)
+    status = evaluate_barrier(
+        target, committed, snapshot.taken_at_ms, log_starts=log_starts, previous=previous
+    )
     gate.state.checkpoints = [*checkpoints, status.checkpoint()][-RATE_CHECKPOINTS:]
     return status

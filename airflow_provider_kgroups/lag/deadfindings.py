@@ -17,9 +17,22 @@ from ..client.errors import Failure
 from ..client.results import GroupState, TopicPartition
 from .observation import GroupObservation
 
-__all__ = ["GroupHealth", "DeadReason", "Effect", "Reason", "BreakReason", "Finding", "TopicsFinding",
-           "TopicsUnknown", "CommitsUnreadable", "ProgressFinding", "IdleBreak", "IdleFinding", "ExpiryFinding",
-           "GroupEvidence"]
+__all__ = [
+    "GroupHealth",
+    "DeadReason",
+    "Effect",
+    "Reason",
+    "BreakReason",
+    "Finding",
+    "TopicsFinding",
+    "TopicsUnknown",
+    "CommitsUnreadable",
+    "ProgressFinding",
+    "IdleBreak",
+    "IdleFinding",
+    "ExpiryFinding",
+    "GroupEvidence",
+]
 
 
 class GroupHealth(str, Enum):
@@ -79,12 +92,27 @@ class Reason(str, Enum):
         return _DEAD_REASONS.get(self)
 
 
-_DEAD_REASONS = {Reason.STATE_DEAD: DeadReason.STATE_DEAD, Reason.NO_COMMITS: DeadReason.NO_COMMITS,
-                 Reason.TOPICS_DELETED: DeadReason.TOPICS_DELETED, Reason.IDLE: DeadReason.IDLE}
-_EFFECTS = {**dict.fromkeys(_DEAD_REASONS, Effect.DEAD),
-            **dict.fromkeys((Reason.NOT_JUDGED_TYPE, Reason.COMMITS_UNREADABLE, Reason.NO_COMMITS_UNSEEN,
-                             Reason.TOPICS_UNKNOWN, Reason.TOPICS_NOT_LISTED, Reason.NO_HISTORY,
-                             Reason.IDLE_UNKNOWN), Effect.CANNOT_TELL)}
+_DEAD_REASONS = {
+    Reason.STATE_DEAD: DeadReason.STATE_DEAD,
+    Reason.NO_COMMITS: DeadReason.NO_COMMITS,
+    Reason.TOPICS_DELETED: DeadReason.TOPICS_DELETED,
+    Reason.IDLE: DeadReason.IDLE,
+}
+_EFFECTS = {
+    **dict.fromkeys(_DEAD_REASONS, Effect.DEAD),
+    **dict.fromkeys(
+        (
+            Reason.NOT_JUDGED_TYPE,
+            Reason.COMMITS_UNREADABLE,
+            Reason.NO_COMMITS_UNSEEN,
+            Reason.TOPICS_UNKNOWN,
+            Reason.TOPICS_NOT_LISTED,
+            Reason.NO_HISTORY,
+            Reason.IDLE_UNKNOWN,
+        ),
+        Effect.CANNOT_TELL,
+    ),
+}
 
 
 def _plain(value: Any) -> Any:
@@ -167,8 +195,12 @@ class IdleBreak:
     members: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reason": self.reason.value, "at_ms": self.at_ms,
-                "state": None if self.state is None else self.state.value, "members": self.members}
+        return {
+            "reason": self.reason.value,
+            "at_ms": self.at_ms,
+            "state": None if self.state is None else self.state.value,
+            "members": self.members,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +253,12 @@ class GroupEvidence:
         return tuple(f.reason for f in self.findings)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"health": self.health.value, "findings": [f.to_dict() for f in self.findings],
-                "observation": self.observation.to_dict(), "last_progress_ms": self.last_progress_ms,
-                "idle_since_ms": self.idle_since_ms, "empty_since_ms": self.empty_since_ms,
-                "expires_at_ms": self.expires_at_ms}
+        return {
+            "health": self.health.value,
+            "findings": [f.to_dict() for f in self.findings],
+            "observation": self.observation.to_dict(),
+            "last_progress_ms": self.last_progress_ms,
+            "idle_since_ms": self.idle_since_ms,
+            "empty_since_ms": self.empty_since_ms,
+            "expires_at_ms": self.expires_at_ms,
+        }

@@ -31,20 +31,35 @@ class DeadGroupReads:
     listed_topics: frozenset[str] | None  # the topic listing (Streams heuristic), None when not listed
 
 
-def _topics_to_check(descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets]) -> list[str]:
+def _topics_to_check(
+    descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets]
+) -> list[str]:
     """Every topic an Empty judged group committed to, readable or not."""
     topics: set[str] = set()
     for group_id, description in descriptions.items():
-        if description.state is GroupState.EMPTY and not description.members \
-                and description.group_type not in NOT_JUDGED_GROUP_TYPES and group_id in offsets:
-            topics.update(tp.topic for tp, c in offsets[group_id].partitions.items()
-                          if c.offset is not None or c.error is not None)
+        if (
+            description.state is GroupState.EMPTY
+            and not description.members
+            and description.group_type not in NOT_JUDGED_GROUP_TYPES
+            and group_id in offsets
+        ):
+            topics.update(
+                tp.topic
+                for tp, c in offsets[group_id].partitions.items()
+                if c.offset is not None or c.error is not None
+            )
     return sorted(topics)
 
 
-async def read_dead_group_evidence(client: AsyncGroupsClient, group_ids: Iterable[str] | None = None, *,
-                                   history: Iterable[LagSnapshot] = (), rules: DeadGroupRules = DeadGroupRules(),
-                                   now_ms: int | None = None, timeout_s: float | None = None) -> DeadGroupReads:
+async def read_dead_group_evidence(
+    client: AsyncGroupsClient,
+    group_ids: Iterable[str] | None = None,
+    *,
+    history: Iterable[LagSnapshot] = (),
+    rules: DeadGroupRules = DeadGroupRules(),
+    now_ms: int | None = None,
+    timeout_s: float | None = None,
+) -> DeadGroupReads:
     """Read ``group_ids`` (default: every group the cluster lists) and judge them."""
     if group_ids is None:
         # The shared selection routine: a broker whose listing failed raises IncompleteListingError
@@ -68,7 +83,12 @@ async def read_dead_group_evidence(client: AsyncGroupsClient, group_ids: Iterabl
         checks = {**checked.values, **checked.failures}
     # The listing leaves out topics the principal may not Describe: used only for the Streams
     # heuristic, which can only protect a group, never as evidence of absence.
-    listed = frozenset(await client.describe_topics(None, timeout_s=timeout_s)) if rules.deny_streams_apps else None
-    evidence, all_failures = judge_groups(described, offsets.values, history, rules, now, failures=failures,
-                                          topic_checks=checks)
+    listed = (
+        frozenset(await client.describe_topics(None, timeout_s=timeout_s))
+        if rules.deny_streams_apps
+        else None
+    )
+    evidence, all_failures = judge_groups(
+        described, offsets.values, history, rules, now, failures=failures, topic_checks=checks
+    )
     return DeadGroupReads(evidence, all_failures, listed)

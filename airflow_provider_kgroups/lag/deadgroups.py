@@ -74,8 +74,15 @@ from .deadfindings import (
 from .model import LagSnapshot
 from .observation import GroupHistoryPoint, GroupObservation, empty_since, history_points, last_progress
 
-__all__ = ["DeadGroupRules", "GroupHealth", "DeadReason", "DEFAULT_DENY_PATTERNS", "NOT_JUDGED_GROUP_TYPES",
-           "judge_group", "judge_groups"]
+__all__ = [
+    "DeadGroupRules",
+    "GroupHealth",
+    "DeadReason",
+    "DEFAULT_DENY_PATTERNS",
+    "NOT_JUDGED_GROUP_TYPES",
+    "judge_group",
+    "judge_groups",
+]
 
 #: System groups never called deletable unless a user allow pattern names them (cleanup.permission).
 DEFAULT_DENY_PATTERNS = (
@@ -105,15 +112,21 @@ class DeadGroupRules:
 
     def __post_init__(self) -> None:
         check_number("idle_hours", self.idle_hours, above=0, must_be="a positive number of hours")
-        check_int("offsets_retention_minutes", self.offsets_retention_minutes, at_least=1,
-                  must_be="a positive int (the broker setting)")
+        check_int(
+            "offsets_retention_minutes",
+            self.offsets_retention_minutes,
+            at_least=1,
+            must_be="a positive int (the broker setting)",
+        )
         for name in ("deny_streams_apps", "assume_full_visibility"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}.")
         for name in ("allow", "deny", "default_deny"):
             value = getattr(self, name)
             if isinstance(value, str):
-                raise ConfigurationError(f"{name} must be a list of patterns, not the single string {value!r}.")
+                raise ConfigurationError(
+                    f"{name} must be a list of patterns, not the single string {value!r}."
+                )
             object.__setattr__(self, name, tuple(value))
             for pattern in value:
                 compile_pattern(pattern)
@@ -135,8 +148,11 @@ def _commit_rules(obs: GroupObservation, rules: DeadGroupRules) -> list[Finding]
     return found
 
 
-def _topic_rules(obs: GroupObservation, topic_checks: Mapping[str, TopicExistence | Failure] | None,
-                 existing_topics: Collection[str] | None) -> list[Finding]:
+def _topic_rules(
+    obs: GroupObservation,
+    topic_checks: Mapping[str, TopicExistence | Failure] | None,
+    existing_topics: Collection[str] | None,
+) -> list[Finding]:
     """``topics_deleted``: by name; a listing only ever says "cannot tell"."""
     topics = obs.topics()
     if not topics:
@@ -146,12 +162,18 @@ def _topic_rules(obs: GroupObservation, topic_checks: Mapping[str, TopicExistenc
         absent = tuple(t for t, a in answers.items() if a == TopicExistence.ABSENT)
         if len(absent) == len(topics):
             return [TopicsFinding(Reason.TOPICS_DELETED, absent, len(topics))]
-        found: list[Finding] = [TopicsFinding(Reason.SOME_TOPICS_DELETED, absent, len(topics))] if absent else []
+        found: list[Finding] = (
+            [TopicsFinding(Reason.SOME_TOPICS_DELETED, absent, len(topics))] if absent else []
+        )
         if not any(a == TopicExistence.EXISTS for a in answers.values()):
-            found.append(TopicsUnknown(
-                Reason.TOPICS_UNKNOWN, tuple(t for t, a in answers.items() if a == TopicExistence.NOT_VISIBLE),
-                tuple((t, a) for t, a in answers.items() if isinstance(a, Failure)),
-                tuple(t for t, a in answers.items() if a is None)))
+            found.append(
+                TopicsUnknown(
+                    Reason.TOPICS_UNKNOWN,
+                    tuple(t for t, a in answers.items() if a == TopicExistence.NOT_VISIBLE),
+                    tuple((t, a) for t, a in answers.items() if isinstance(a, Failure)),
+                    tuple(t for t, a in answers.items() if a is None),
+                )
+            )
         return found
     if existing_topics is None:
         return []
@@ -161,7 +183,9 @@ def _topic_rules(obs: GroupObservation, topic_checks: Mapping[str, TopicExistenc
     return [TopicsFinding(Reason.SOME_TOPICS_NOT_LISTED, missing, len(topics))] if missing else []
 
 
-def _idle_run(history: Sequence[GroupHistoryPoint], obs: GroupObservation) -> tuple[int | None, IdleBreak | None]:
+def _idle_run(
+    history: Sequence[GroupHistoryPoint], obs: GroupObservation
+) -> tuple[int | None, IdleBreak | None]:
     """(the first snapshot of the trailing idle run, or None; what the snapshot before it saw,
     None when the run starts with the history). Log ends never shrink, so a backlog at one point
     with no commit since lasts until now."""
@@ -185,7 +209,9 @@ def _idle_run(history: Sequence[GroupHistoryPoint], obs: GroupObservation) -> tu
     return start, None
 
 
-def _idle_rule(obs: GroupObservation, history: Sequence[GroupHistoryPoint], rules: DeadGroupRules) -> IdleFinding:
+def _idle_rule(
+    obs: GroupObservation, history: Sequence[GroupHistoryPoint], rules: DeadGroupRules
+) -> IdleFinding:
     if not history:
         return IdleFinding(Reason.NO_HISTORY, rules.idle_hours)
     start, before = _idle_run(history, obs)
@@ -203,9 +229,14 @@ def _idle_rule(obs: GroupObservation, history: Sequence[GroupHistoryPoint], rule
     return IdleFinding(reason, rules.idle_hours, start, at_least, at_most, before)
 
 
-def judge_group(obs: GroupObservation, history: Sequence[GroupHistoryPoint], rules: DeadGroupRules = DeadGroupRules(),
-                *, topic_checks: Mapping[str, TopicExistence | Failure] | None = None,
-                existing_topics: Collection[str] | None = None) -> GroupEvidence:
+def judge_group(
+    obs: GroupObservation,
+    history: Sequence[GroupHistoryPoint],
+    rules: DeadGroupRules = DeadGroupRules(),
+    *,
+    topic_checks: Mapping[str, TopicExistence | Failure] | None = None,
+    existing_topics: Collection[str] | None = None,
+) -> GroupEvidence:
     """The verdict and its findings for one group (module docstring). ``history``: its stored
     points, oldest first (:func:`.observation.history_points`); ``topic_checks``: ``check_topics``
     answers per committed topic; ``existing_topics``: a topic listing, used only when
@@ -216,8 +247,9 @@ def judge_group(obs: GroupObservation, history: Sequence[GroupHistoryPoint], rul
     active = bool(obs.members) or obs.state is not GroupState.EMPTY
     # 2. a share or streams group
     if obs.group_type in NOT_JUDGED_GROUP_TYPES:
-        return GroupEvidence(obs, GroupHealth.ACTIVE if active else GroupHealth.PAUSED,
-                             (Finding(Reason.NOT_JUDGED_TYPE),))
+        return GroupEvidence(
+            obs, GroupHealth.ACTIVE if active else GroupHealth.PAUSED, (Finding(Reason.NOT_JUDGED_TYPE),)
+        )
     # 3. members, or not Empty
     if active:
         return GroupEvidence(obs, GroupHealth.ACTIVE, (Finding(Reason.ACTIVE),))
@@ -228,8 +260,11 @@ def judge_group(obs: GroupObservation, history: Sequence[GroupHistoryPoint], rul
     points = [*history, GroupHistoryPoint(obs.at_ms, obs.state, obs.members, obs.committed)]
     progressed = last_progress(points)
     if len(points) >= 2:
-        found.append(ProgressFinding(Reason.LAST_PROGRESS, progressed) if progressed is not None
-                     else ProgressFinding(Reason.NO_PROGRESS, points[0].at_ms))
+        found.append(
+            ProgressFinding(Reason.LAST_PROGRESS, progressed)
+            if progressed is not None
+            else ProgressFinding(Reason.NO_PROGRESS, points[0].at_ms)
+        )
     idle = _idle_rule(obs, history, rules)
     found.append(idle)
     empty = empty_since(points) if history else None
@@ -240,15 +275,28 @@ def judge_group(obs: GroupObservation, history: Sequence[GroupHistoryPoint], rul
         expires = empty + rules.offsets_retention_minutes * 60_000
         found.append(ExpiryFinding(Reason.EXPIRES, rules.offsets_retention_minutes, empty, expires))
     dead = any(f.effect is Effect.DEAD for f in found)
-    return GroupEvidence(obs, GroupHealth.DEAD if dead else GroupHealth.PAUSED, tuple(found), progressed,
-                         idle.since_ms, empty, expires)
+    return GroupEvidence(
+        obs,
+        GroupHealth.DEAD if dead else GroupHealth.PAUSED,
+        tuple(found),
+        progressed,
+        idle.since_ms,
+        empty,
+        expires,
+    )
 
 
-def judge_groups(descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets],
-                 history: Iterable[LagSnapshot], rules: DeadGroupRules, now_ms: int, *,
-                 failures: Mapping[str, Failure] | None = None,
-                 topic_checks: Mapping[str, TopicExistence | Failure] | None = None,
-                 existing_topics: Collection[str] | None = None) -> tuple[dict[str, GroupEvidence], dict[str, Failure]]:
+def judge_groups(
+    descriptions: Mapping[str, GroupDescription],
+    offsets: Mapping[str, GroupOffsets],
+    history: Iterable[LagSnapshot],
+    rules: DeadGroupRules,
+    now_ms: int,
+    *,
+    failures: Mapping[str, Failure] | None = None,
+    topic_checks: Mapping[str, TopicExistence | Failure] | None = None,
+    existing_topics: Collection[str] | None = None,
+) -> tuple[dict[str, GroupEvidence], dict[str, Failure]]:
     """:func:`judge_group` for every described group: (evidence, failures). A group whose
     committed offsets could not be read is a failure, not guessed at."""
     snapshots = sorted(history, key=lambda s: s.taken_at_ms)
@@ -259,6 +307,11 @@ def judge_groups(descriptions: Mapping[str, GroupDescription], offsets: Mapping[
             all_failures.setdefault(group_id, Failure(CLIENT_NOT_READ, "committed offsets were not read"))
             continue
         obs = GroupObservation.of(description, offsets.get(group_id), now_ms, group_id=group_id)
-        evidence[group_id] = judge_group(obs, history_points(snapshots, group_id), rules, topic_checks=topic_checks,
-                                         existing_topics=existing_topics)
+        evidence[group_id] = judge_group(
+            obs,
+            history_points(snapshots, group_id),
+            rules,
+            topic_checks=topic_checks,
+            existing_topics=existing_topics,
+        )
     return evidence, all_failures

@@ -50,7 +50,11 @@ if TYPE_CHECKING:
     from ..client import AsyncGroupsClient
 
 #: Group-level failures that no amount of waiting fixes.
-_FATAL_GROUP_ERRORS = {ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.INVALID_GROUP_ID, ErrorCode.GROUP_AUTHORIZATION_FAILED}
+_FATAL_GROUP_ERRORS = {
+    ErrorCode.GROUP_ID_NOT_FOUND,
+    ErrorCode.INVALID_GROUP_ID,
+    ErrorCode.GROUP_AUTHORIZATION_FAILED,
+}
 #: The lag modes' names (``lag_mode``), from the enum.
 LAG_MODES = tuple(m.value for m in LagMode)
 #: Each lag mode's way of deciding.
@@ -101,12 +105,18 @@ class LagGate:
 
     # -- checks --------------------------------------------------------------------------------
 
-    def evaluate(self, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None = None) -> Decision:
+    def evaluate(
+        self, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None = None
+    ) -> Decision:
         """One check. ``seconds`` is needed (and only used) when the mode wants it (``max_lag_seconds``)."""
         if not self.spec.bound:
-            raise ConfigurationError("the gate's groups are not bound yet: check_gate binds the patterns first.")
+            raise ConfigurationError(
+                "the gate's groups are not bound yet: check_gate binds the patterns first."
+            )
         self.state.checks += 1
-        self.window = [s for s in self.window if s.taken_at_ms >= snapshot.taken_at_ms - self.spec.rules.window_ms]
+        self.window = [
+            s for s in self.window if s.taken_at_ms >= snapshot.taken_at_ms - self.spec.rules.window_ms
+        ]
         self.window.append(snapshot)
         self.seconds, self.pending_groups = seconds or {}, None
         missing = self.missing(snapshot)
@@ -117,8 +127,11 @@ class LagGate:
         if judged.done:
             opened = self._opened(snapshot, judged)
             return Decision(GateStatus.DONE, judged.summary, opened.to_xcom(), opened=opened)
-        decision = (self._verdicts(judged.pending) or self.mode.give_up(self, judged, snapshot.taken_at_ms)
-                    or Decision(GateStatus.WAIT, f"check {self.state.checks}: {judged.summary}"))
+        decision = (
+            self._verdicts(judged.pending)
+            or self.mode.give_up(self, judged, snapshot.taken_at_ms)
+            or Decision(GateStatus.WAIT, f"check {self.state.checks}: {judged.summary}")
+        )
         return replace(decision, warnings=self._once(judged.warnings))
 
     def _once(self, warnings: Mapping[str, str]) -> tuple[str, ...]:
@@ -139,13 +152,22 @@ class LagGate:
             if group is None:
                 continue
             if group.state is GroupState.DEAD:
-                return _fail(f"group {group_id!r} is Dead: it does not exist (or its offsets expired); check the "
-                             "group id, it can never catch up", FailureKind.MISSING)
-            if group.state is GroupState.EMPTY and group.members == 0 and \
-                    all(p.committed is None for p in group.partitions):
+                return _fail(
+                    f"group {group_id!r} is Dead: it does not exist (or its offsets expired); check the "
+                    "group id, it can never catch up",
+                    FailureKind.MISSING,
+                )
+            if (
+                group.state is GroupState.EMPTY
+                and group.members == 0
+                and all(p.committed is None for p in group.partitions)
+            ):
                 where = f" on topic(s) {', '.join(self.spec.topics)}" if self.spec.topics else ""
-                return _fail(f"group {group_id!r} does not exist: no members and no committed offset{where}; check "
-                             "the group id", FailureKind.MISSING)
+                return _fail(
+                    f"group {group_id!r} does not exist: no members and no committed offset{where}; check "
+                    "the group id",
+                    FailureKind.MISSING,
+                )
         return None
 
     def _verdicts(self, pending: Pending) -> Decision | None:
@@ -154,8 +176,11 @@ class LagGate:
             return None
         verdicts = group_verdicts(self.window, self.spec.rules, group_ids=self.spec.group_ids)
         for group_id, verdict in verdicts.items():
-            bad = [p for p in verdict.partitions if p.verdict in fail_on
-                   and (group_id, TopicPartition(p.topic, p.partition)) in pending]
+            bad = [
+                p
+                for p in verdict.partitions
+                if p.verdict in fail_on and (group_id, TopicPartition(p.topic, p.partition)) in pending
+            ]
             if self.streak(f"verdict:{group_id}", bool(bad)) >= self.spec.verdict_checks:
                 worst = max(bad, key=lambda p: p.verdict.severity)
                 held = VerdictHeld(group_id, worst, self.spec.verdict_checks)
@@ -163,9 +188,15 @@ class LagGate:
         return None
 
     def _opened(self, snapshot: LagSnapshot, judged: Judgement) -> GateOpened:
-        return GateOpened(self.spec.lag_mode.value, tuple(self.spec.group_ids), self.state.checks,
-                          round((snapshot.taken_at_ms - self.state.started_ms) / 1000.0, 3), judged.reached,
-                          OffsetRange.up_to(judged.ending, self.spec.previous_barrier), judged.extra)
+        return GateOpened(
+            self.spec.lag_mode.value,
+            tuple(self.spec.group_ids),
+            self.state.checks,
+            round((snapshot.taken_at_ms - self.state.started_ms) / 1000.0, 3),
+            judged.reached,
+            OffsetRange.up_to(judged.ending, self.spec.previous_barrier),
+            judged.extra,
+        )
 
 
 def fail_fast_verdicts(names: Iterable[str]) -> frozenset[Verdict]:
@@ -179,8 +210,10 @@ def fail_fast_verdicts(names: Iterable[str]) -> frozenset[Verdict]:
 
 def held_text(held: VerdictHeld) -> str:
     v = held.partition
-    return (f"group {held.group_id!r} is {v.verdict.value} on {v.topic}[{v.partition}] for {held.checks} checks in "
-            f"a row: {finding_text(v.finding)}")
+    return (
+        f"group {held.group_id!r} is {v.verdict.value} on {v.topic}[{v.partition}] for {held.checks} checks in "
+        f"a row: {finding_text(v.finding)}"
+    )
 
 
 def _fail(message: str, kind: FailureKind) -> Decision:
@@ -204,20 +237,40 @@ async def check_gate(client: AsyncGroupsClient, gate: LagGate) -> Decision:
         gate.bind(ids)
         gate.notes.append(f"Groups selected by {patterns}: {', '.join(ids)}")
     spec = gate.spec
-    snapshot = await take_snapshot(client, spec.group_ids, policy=spec.policy, topics=spec.topics,
-                                   read_committed=spec.read_committed)
+    snapshot = await take_snapshot(
+        client, spec.group_ids, policy=spec.policy, topics=spec.topics, read_committed=spec.read_committed
+    )
     fixed = await gate.mode.prepare(client, gate, snapshot) if gate.missing(snapshot) is None else None
     if fixed is not None:
         gate.notes.append(fixed.note)
     seconds = None
     if gate.mode.wants_seconds(spec):  # every lagging partition: an unmeasured one may be the oldest
         seconds = await lag_seconds(client, snapshot, worst_n=None, read_committed=spec.read_committed)
-    decision = replace(gate.evaluate(snapshot, seconds), notes=tuple(gate.notes),
-                       fixed=fixed.value if fixed is not None else None)
+    decision = replace(
+        gate.evaluate(snapshot, seconds),
+        notes=tuple(gate.notes),
+        fixed=fixed.value if fixed is not None else None,
+    )
     gate.notes.clear()  # told: a check that raises keeps them for the next decision
     return decision
 
 
-__all__ = ["GateSpec", "GateState", "LagGate", "LagMode", "Decision", "GateStatus", "FailureKind", "check_gate",
-           "GateOpened", "VerdictHeld", "fail_fast_verdicts",
-           "spark_offsets", "LAG_MODES", "DEFAULT_FAIL_ON", "NOT_RETRIABLE", "RATE_CHECKPOINTS", "MODES"]
+__all__ = [
+    "GateSpec",
+    "GateState",
+    "LagGate",
+    "LagMode",
+    "Decision",
+    "GateStatus",
+    "FailureKind",
+    "check_gate",
+    "GateOpened",
+    "VerdictHeld",
+    "fail_fast_verdicts",
+    "spark_offsets",
+    "LAG_MODES",
+    "DEFAULT_FAIL_ON",
+    "NOT_RETRIABLE",
+    "RATE_CHECKPOINTS",
+    "MODES",
+]

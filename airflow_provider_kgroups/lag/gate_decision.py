@@ -60,8 +60,10 @@ class GateOpened:
             "group_ids": list(self.group_ids),
             "checks": self.checks,
             "waited_s": self.waited_s,
-            "reached": {g: OffsetMap(offsets, OffsetKind.COMMITTED, name=f"reached[{g!r}]").nested()
-                        for g, offsets in self.reached.items()},
+            "reached": {
+                g: OffsetMap(offsets, OffsetKind.COMMITTED, name=f"reached[{g!r}]").nested()
+                for g, offsets in self.reached.items()
+            },
             "offsets": self.range.ending.nested(),  # type: ignore[attr-defined]  # an OffsetMap once made
             **self.range.to_xcom(),  # startingOffsets, endingOffsets
             **self.extra,
@@ -78,8 +80,13 @@ class VerdictHeld:
     checks: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "topic": self.partition.topic, "partition": self.partition.partition,
-                "checks": self.checks, **self.partition.finding.to_dict()}
+        return {
+            "group_id": self.group_id,
+            "topic": self.partition.topic,
+            "partition": self.partition.partition,
+            "checks": self.checks,
+            **self.partition.finding.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -88,10 +95,16 @@ class Decision:
     message: str
     result: dict[str, Any] | None = None  # with DONE: the XCom (plain JSON)
     kind: FailureKind | None = None  # with FAIL
-    notes: tuple[str, ...] = ()  # what the check decided on the way (groups selected, barrier fixed): log lines
+    notes: tuple[
+        str, ...
+    ] = ()  # what the check decided on the way (groups selected, barrier fixed): log lines
     fixed: dict[str, Any] | None = None  # what this check fixed once, as JSON (the barrier's target)
-    warnings: tuple[str, ...] = ()  # what keeps the gate closed that the user can fix: log lines, once per gate
-    opened: GateOpened | None = None  # with DONE, decided in this process: the value ``result`` is the JSON of
+    warnings: tuple[
+        str, ...
+    ] = ()  # what keeps the gate closed that the user can fix: log lines, once per gate
+    opened: GateOpened | None = (
+        None  # with DONE, decided in this process: the value ``result`` is the JSON of
+    )
     held: VerdictHeld | None = None  # with FAIL of kind VERDICT: the verdict, as a value
 
     def __post_init__(self) -> None:  # strings are accepted (events, older callers) and kept as enums
@@ -104,8 +117,12 @@ class Decision:
         return self.status is not GateStatus.WAIT
 
     def to_event(self) -> dict[str, Any]:
-        event = {"status": self.status.value, "message": self.message, "result": self.result,
-                 "kind": self.kind.value if self.kind is not None else None}
+        event = {
+            "status": self.status.value,
+            "message": self.message,
+            "result": self.result,
+            "kind": self.kind.value if self.kind is not None else None,
+        }
         if self.held is not None:
             event["verdict"] = self.held.to_dict()
         return event
@@ -115,8 +132,14 @@ class Decision:
         """A trigger event back as a decision; a status or kind this version does not know is a
         ConfigurationError naming it."""
         try:
-            return cls(event.get("status"), str(event.get("message", "")),  # type: ignore[arg-type]
-                       event.get("result"), event.get("kind"))
+            return cls(
+                event.get("status"),  # type: ignore[arg-type]  # __post_init__ turns it into a GateStatus or refuses it
+                str(event.get("message", "")),
+                event.get("result"),
+                event.get("kind"),
+            )
         except ValueError:
-            raise ConfigurationError(f"not a lag gate event (status {event.get('status')!r}, kind "
-                                     f"{event.get('kind')!r}): {event.get('message')}") from None
+            raise ConfigurationError(
+                f"not a lag gate event (status {event.get('status')!r}, kind "
+                f"{event.get('kind')!r}): {event.get('message')}"
+            ) from None

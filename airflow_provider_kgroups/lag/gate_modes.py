@@ -93,8 +93,9 @@ class GateMode(ABC):
         return None
 
     @abstractmethod
-    def judge(self, gate: Gate, snapshot: LagSnapshot,
-              seconds: Mapping[str, GroupLagSeconds]) -> Judgement: ...
+    def judge(
+        self, gate: Gate, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds]
+    ) -> Judgement: ...
 
     def give_up(self, gate: Gate, judgement: Judgement, now_ms: int) -> Decision | None:
         return None

@@ -33,8 +33,18 @@ from ..client.errors import ConfigurationError
 from .policy import parse_policy
 from .verdict_findings import Verdict
 
-__all__ = ["DEFAULT_FAIL_ON", "GATE_PARAMS", "MODE_TABLES", "GateParam", "LagMode", "ModeTable", "all_params",
-           "param_docs", "params_of", "threshold_names"]
+__all__ = [
+    "DEFAULT_FAIL_ON",
+    "GATE_PARAMS",
+    "MODE_TABLES",
+    "GateParam",
+    "LagMode",
+    "ModeTable",
+    "all_params",
+    "param_docs",
+    "params_of",
+    "threshold_names",
+]
 
 DEFAULT_FAIL_ON = ("STOP", "STALL", "LOST")
 
@@ -72,7 +82,11 @@ class ModeTable:
 
 
 def _lag_mode(name: str, value: Any) -> LagMode:
-    return value if isinstance(value, LagMode) else LagMode(parse_choice(name, value, [m.value for m in LagMode]))
+    return (
+        value
+        if isinstance(value, LagMode)
+        else LagMode(parse_choice(name, value, [m.value for m in LagMode]))
+    )
 
 
 def _unknown_lag(name: str, value: Any) -> str:
@@ -104,41 +118,84 @@ def _interval(name: str, value: Any) -> float:
 
 #: The gate's own arguments (every mode), in the sensor's order; the modes' come after ``lag_mode``.
 _HEAD = (
-    GateParam("topics", parse_topics, "only these topics (all their partitions); default: each group's committed "
-                                      "and assigned partitions."),
+    GateParam(
+        "topics",
+        parse_topics,
+        "only these topics (all their partitions); default: each group's committed and assigned partitions.",
+    ),
     GateParam("lag_mode", _lag_mode, f"how the gate decides: {' or '.join(repr(m.value) for m in LagMode)}."),
 )
 _TAIL = (
-    GateParam("previous_barrier", parse_offsets_map, "where Spark's range starts (see the module docstring)."),
-    GateParam("unknown_lag", _unknown_lag, 'a partition without a committed offset: ``"fail"`` (cannot pass: '
-                                           'wait), ``"ignore"`` (left out), ``"from_earliest"`` (counts the whole '
-                                           'log), ``"from_latest"`` (counts as caught up).'),
+    GateParam(
+        "previous_barrier", parse_offsets_map, "where Spark's range starts (see the module docstring)."
+    ),
+    GateParam(
+        "unknown_lag",
+        _unknown_lag,
+        'a partition without a committed offset: ``"fail"`` (cannot pass: '
+        'wait), ``"ignore"`` (left out), ``"from_earliest"`` (counts the whole '
+        'log), ``"from_latest"`` (counts as caught up).',
+    ),
     GateParam("read_committed", parse_bool, "log end = last stable offset (transactional topics)."),
-    GateParam("fail_on_verdicts", _verdicts, "verdicts that fail the gate when they persist (``[]``: never); "
-                                             "ABANDONED (a topic the group stopped consuming) fails it whenever "
-                                             "STOP or STALL does."),
-    GateParam("verdict_checks", _check_count, "consecutive checks a verdict or a too-slow projection must "
-                                              "persist."),
-    GateParam("stuck_after", _interval, "a committed offset unchanged this long while lagging is STOP/STALL "
-                                        "(seconds or timedelta).", field="stuck_after_s"),
+    GateParam(
+        "fail_on_verdicts",
+        _verdicts,
+        "verdicts that fail the gate when they persist (``[]``: never); "
+        "ABANDONED (a topic the group stopped consuming) fails it whenever "
+        "STOP or STALL does.",
+    ),
+    GateParam(
+        "verdict_checks", _check_count, "consecutive checks a verdict or a too-slow projection must persist."
+    ),
+    GateParam(
+        "stuck_after",
+        _interval,
+        "a committed offset unchanged this long while lagging is STOP/STALL (seconds or timedelta).",
+        field="stuck_after_s",
+    ),
 )
 GATE_PARAMS = _HEAD + _TAIL
 
 MODE_TABLES: Mapping[LagMode, ModeTable] = {
-    LagMode.BARRIER: ModeTable(LagMode.BARRIER, (
-        GateParam("barrier_timestamp", parse_timestamp_ms, "barrier at the offsets of this time instead of the log "
-                                                           "end: a timezone-aware datetime, an ISO-8601 string "
-                                                           '(``"{{ data_interval_end }}"``) or epoch ms.',
-                  field="barrier_timestamp_ms"),
-    )),
-    LagMode.THRESHOLD: ModeTable(LagMode.THRESHOLD, (
-        GateParam("max_lag_per_partition", parse_offset_count, "max lag of any partition, in records.",
-                  threshold=True),
-        GateParam("max_total_lag", parse_offset_count, "max total lag of each group, in records.", threshold=True),
-        GateParam("max_lag_seconds", parse_seconds, "max age of each group's oldest unread record (every lagging "
-                                                    "partition is measured; an age known only from below never "
-                                                    "passes).", threshold=True),
-    ), needs_one=True),
+    LagMode.BARRIER: ModeTable(
+        LagMode.BARRIER,
+        (
+            GateParam(
+                "barrier_timestamp",
+                parse_timestamp_ms,
+                "barrier at the offsets of this time instead of the log "
+                "end: a timezone-aware datetime, an ISO-8601 string "
+                '(``"{{ data_interval_end }}"``) or epoch ms.',
+                field="barrier_timestamp_ms",
+            ),
+        ),
+    ),
+    LagMode.THRESHOLD: ModeTable(
+        LagMode.THRESHOLD,
+        (
+            GateParam(
+                "max_lag_per_partition",
+                parse_offset_count,
+                "max lag of any partition, in records.",
+                threshold=True,
+            ),
+            GateParam(
+                "max_total_lag",
+                parse_offset_count,
+                "max total lag of each group, in records.",
+                threshold=True,
+            ),
+            GateParam(
+                "max_lag_seconds",
+                parse_seconds,
+                "max age of each group's oldest unread record (every lagging "
+                "partition is measured; an age known only from below never "
+                "passes).",
+                threshold=True,
+            ),
+        ),
+        needs_one=True,
+    ),
 }
 
 
@@ -153,7 +210,9 @@ def all_params() -> tuple[GateParam, ...]:
 
 def owner_of(name: str) -> LagMode | None:
     """The mode an argument belongs to (None: the gate's, every mode)."""
-    return next((mode for mode, table in MODE_TABLES.items() if any(p.name == name for p in table.params)), None)
+    return next(
+        (mode for mode, table in MODE_TABLES.items() if any(p.name == name for p in table.params)), None
+    )
 
 
 def threshold_names() -> tuple[str, ...]:
@@ -179,8 +238,10 @@ def check_modes(lag_mode: LagMode, values: Mapping[str, Any]) -> None:
         given = [n for n in names if values.get(n) is not None]
         if mode is not lag_mode and given:
             verb = "applies" if len(names) == 1 else "apply"
-            raise ConfigurationError(f"{' / '.join(names)} {verb} to lag_mode={mode.value!r}, not "
-                                     f"{lag_mode.value!r}: set lag_mode={mode.value!r} or drop "
-                                     f"{'it' if len(given) == 1 else 'them'}.")
+            raise ConfigurationError(
+                f"{' / '.join(names)} {verb} to lag_mode={mode.value!r}, not "
+                f"{lag_mode.value!r}: set lag_mode={mode.value!r} or drop "
+                f"{'it' if len(given) == 1 else 'them'}."
+            )
         if mode is lag_mode and table.needs_one and not given:
             raise ConfigurationError(f"lag_mode={mode.value!r} needs at least one of {', '.join(names)}.")

@@ -51,9 +51,13 @@ class GateSpec:
         for name in ("group_ids", "group_patterns", "exclude_patterns"):
             set_(name, parse_str_list(name, getattr(self, name)))
         if not self.group_ids and not self.group_patterns:
-            raise ConfigurationError("give group_ids and/or group_patterns (e.g. group_ids=['orders-landing'] or "
-                                     "group_patterns=['orders-*']).")
-        GroupSelector(self.group_ids, self.group_patterns, self.exclude_patterns)  # patterns compile, ids are ids
+            raise ConfigurationError(
+                "give group_ids and/or group_patterns (e.g. group_ids=['orders-landing'] or "
+                "group_patterns=['orders-*'])."
+            )
+        GroupSelector(
+            self.group_ids, self.group_patterns, self.exclude_patterns
+        )  # patterns compile, ids are ids
         parsed: dict[str, Any] = {}
         for param in all_params():  # each argument by its one parser (lag.gate_params)
             parsed[param.name] = param.parse(param.name, getattr(self, param.spec_field))
@@ -109,13 +113,20 @@ class GateState:
     def __post_init__(self) -> None:  # JSON halves accepted (a trigger's kwargs, older callers)
         if isinstance(self.target, Mapping):
             self.target = BarrierTarget.from_dict(self.target)
-        self.checkpoints = [c if isinstance(c, BarrierCheckpoint) else BarrierCheckpoint.from_dict(c)
-                            for c in self.checkpoints]
+        self.checkpoints = [
+            c if isinstance(c, BarrierCheckpoint) else BarrierCheckpoint.from_dict(c)
+            for c in self.checkpoints
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"started_ms": self.started_ms, "target": self.target.to_dict() if self.target is not None else None,
-                "checks": self.checks, "checkpoints": [c.to_dict() for c in self.checkpoints],
-                "streaks": dict(self.streaks), "told": list(self.told)}
+        return {
+            "started_ms": self.started_ms,
+            "target": self.target.to_dict() if self.target is not None else None,
+            "checks": self.checks,
+            "checkpoints": [c.to_dict() for c in self.checkpoints],
+            "streaks": dict(self.streaks),
+            "told": list(self.told),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GateState:

@@ -50,10 +50,17 @@ class PartitionLag:
         return topic_partition(self.topic, self.partition)  # one shared instance per partition
 
     def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "committed": self.committed,
-                "log_start": self.log_start, "log_end": self.log_end, "lag": self.lag,
-                "flags": sorted(f.value for f in self.flags) if self.flags else [], "assigned_to": self.assigned_to,
-                "error": self.error.to_dict() if self.error else None}
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "committed": self.committed,
+            "log_start": self.log_start,
+            "log_end": self.log_end,
+            "lag": self.lag,
+            "flags": sorted(f.value for f in self.flags) if self.flags else [],
+            "assigned_to": self.assigned_to,
+            "error": self.error.to_dict() if self.error else None,
+        }
 
 
 @fast_init
@@ -76,8 +83,11 @@ class GroupLag:
         """The group does not exist: Kafka describes an unknown group as Dead (DescribeGroups;
         from v6 with GROUP_ID_NOT_FOUND), and it has no member and no committed offset. Its
         lag is unknown, never 0."""
-        return self.state is GroupState.DEAD and self.members == 0 and all(p.committed is None
-                                                                           for p in self.partitions)
+        return (
+            self.state is GroupState.DEAD
+            and self.members == 0
+            and all(p.committed is None for p in self.partitions)
+        )
 
     @property
     def total_lag(self) -> int | None:
@@ -100,11 +110,17 @@ class GroupLag:
         return max(known, key=lambda p: p.lag, default=None)  # type: ignore[arg-type, return-value]  # known: lag is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "state": self.state.value, "protocol_type": self.protocol_type,
-                "members": self.members, "not_found": self.not_found, "total_lag": self.total_lag,
-                "policy": self.policy.value,
-                "partitions": [p.to_dict() for p in self.partitions],
-                "error": self.error.to_dict() if self.error else None}
+        return {
+            "group_id": self.group_id,
+            "state": self.state.value,
+            "protocol_type": self.protocol_type,
+            "members": self.members,
+            "not_found": self.not_found,
+            "total_lag": self.total_lag,
+            "policy": self.policy.value,
+            "partitions": [p.to_dict() for p in self.partitions],
+            "error": self.error.to_dict() if self.error else None,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +133,12 @@ class LagSnapshot:
     failures: Mapping[str, Failure] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"taken_at_ms": self.taken_at_ms, "policy": self.policy.value,
-                "groups": {g: v.to_dict() for g, v in self.groups.items()},
-                "failures": {g: f.to_dict() for g, f in self.failures.items()}}
+        return {
+            "taken_at_ms": self.taken_at_ms,
+            "policy": self.policy.value,
+            "groups": {g: v.to_dict() for g, v in self.groups.items()},
+            "failures": {g: f.to_dict() for g, f in self.failures.items()},
+        }
 
     def rows(self) -> list[dict[str, Any]]:
         """The history store's rows (:data:`HISTORY_COLUMNS`) for this snapshot. Groups in
@@ -128,15 +147,39 @@ class LagSnapshot:
         rows, with state ``Unknown``."""
         out: list[dict[str, Any]] = []
         for group in self.groups.values():
-            head = {"snapshot_ms": self.taken_at_ms, "group_id": group.group_id, "group_state": group.state.value,
-                    "protocol_type": group.protocol_type, "members": group.members}
+            head = {
+                "snapshot_ms": self.taken_at_ms,
+                "group_id": group.group_id,
+                "group_state": group.state.value,
+                "protocol_type": group.protocol_type,
+                "members": group.members,
+            }
             if not group.partitions:
-                out.append({**head, "topic": None, "partition": None, "committed": None, "log_start": None,
-                            "log_end": None, "lag": None, "flags": ""})
+                out.append(
+                    {
+                        **head,
+                        "topic": None,
+                        "partition": None,
+                        "committed": None,
+                        "log_start": None,
+                        "log_end": None,
+                        "lag": None,
+                        "flags": "",
+                    }
+                )
             for p in group.partitions:
-                out.append({**head, "topic": p.topic, "partition": p.partition, "committed": p.committed,
-                            "log_start": p.log_start, "log_end": p.log_end, "lag": p.lag,
-                            "flags": ",".join(sorted(f.value for f in p.flags))})
+                out.append(
+                    {
+                        **head,
+                        "topic": p.topic,
+                        "partition": p.partition,
+                        "committed": p.committed,
+                        "log_start": p.log_start,
+                        "log_end": p.log_end,
+                        "lag": p.lag,
+                        "flags": ",".join(sorted(f.value for f in p.flags)),
+                    }
+                )
         return out
 
 
@@ -146,5 +189,17 @@ class LagSnapshot:
 #: string, members int32, topic string (null), partition int32 (null), committed int64 (null),
 #: log_start int64 (null), log_end int64 (null), lag int64 (null), flags string (comma-joined
 #: LagFlag values, "" when none). Partitioned on disk by ``date`` (YYYY-MM-DD of snapshot_ms, UTC).
-HISTORY_COLUMNS = ("snapshot_ms", "group_id", "group_state", "protocol_type", "members", "topic", "partition",
-                   "committed", "log_start", "log_end", "lag", "flags")
+HISTORY_COLUMNS = (
+    "snapshot_ms",
+    "group_id",
+    "group_state",
+    "protocol_type",
+    "members",
+    "topic",
+    "partition",
+    "committed",
+    "log_start",
+    "log_end",
+    "lag",
+    "flags",
+)

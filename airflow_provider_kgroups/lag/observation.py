@@ -37,14 +37,26 @@ class GroupObservation:
     unreadable: Mapping[TopicPartition, Failure | None] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, description: GroupDescription, offsets: GroupOffsets | None, at_ms: int, *,
-           group_id: str | None = None) -> GroupObservation:
+    def of(
+        cls,
+        description: GroupDescription,
+        offsets: GroupOffsets | None,
+        at_ms: int,
+        *,
+        group_id: str | None = None,
+    ) -> GroupObservation:
         """From DescribeGroups (or its KIP-848/932/1071 twin) and an all-partitions OffsetFetch."""
         parts = offsets.partitions if offsets is not None else {}
-        return cls(description.group_id if group_id is None else group_id, at_ms, description.state, len(description.members),
-                   description.protocol_type, description.group_type,
-                   {tp: c.offset for tp, c in parts.items() if c.error is None and c.offset is not None},
-                   {tp: c.error for tp, c in parts.items() if c.error is not None})
+        return cls(
+            description.group_id if group_id is None else group_id,
+            at_ms,
+            description.state,
+            len(description.members),
+            description.protocol_type,
+            description.group_type,
+            {tp: c.offset for tp, c in parts.items() if c.error is None and c.offset is not None},
+            {tp: c.error for tp, c in parts.items() if c.error is not None},
+        )
 
     @classmethod
     def of_snapshot(cls, group: GroupLag, at_ms: int) -> GroupObservation:
@@ -58,8 +70,16 @@ class GroupObservation:
                 committed[p.tp] = p.committed
             elif p.error is not None or LagFlag.ERROR in p.flags:
                 unreadable[p.tp] = p.error
-        return cls(group.group_id, at_ms, group.state, group.members, group.protocol_type, CLASSIC, committed,
-                   unreadable)
+        return cls(
+            group.group_id,
+            at_ms,
+            group.state,
+            group.members,
+            group.protocol_type,
+            CLASSIC,
+            committed,
+            unreadable,
+        )
 
     @property
     def is_plain_consumer_group(self) -> bool:
@@ -75,10 +95,18 @@ class GroupObservation:
         return sorted({tp.topic for tp in self.committed} | {tp.topic for tp in self.unreadable})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "at_ms": self.at_ms, "state": self.state.value, "members": self.members,
-                "protocol_type": self.protocol_type, "group_type": self.group_type,
-                "committed": {str(tp): c for tp, c in sorted(self.committed.items())},
-                "unreadable": {str(tp): None if f is None else f.to_dict() for tp, f in sorted(self.unreadable.items())}}
+        return {
+            "group_id": self.group_id,
+            "at_ms": self.at_ms,
+            "state": self.state.value,
+            "members": self.members,
+            "protocol_type": self.protocol_type,
+            "group_type": self.group_type,
+            "committed": {str(tp): c for tp, c in sorted(self.committed.items())},
+            "unreadable": {
+                str(tp): None if f is None else f.to_dict() for tp, f in sorted(self.unreadable.items())
+            },
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +143,11 @@ def history_points(snapshots: Iterable[LagSnapshot], group_id: str) -> list[Grou
                 unreadable.append(tp)
             if p.log_end is not None:
                 log_end[tp] = p.log_end
-        points.append(GroupHistoryPoint(snapshot.taken_at_ms, group.state, group.members, committed, log_end,
-                                        frozenset(unreadable)))
+        points.append(
+            GroupHistoryPoint(
+                snapshot.taken_at_ms, group.state, group.members, committed, log_end, frozenset(unreadable)
+            )
+        )
     return points
 
 

@@ -38,9 +38,22 @@ from typing import Any
 from ..client.offset_map import EARLIEST, LATEST, OffsetKind, OffsetMap, SparkOffsetsError
 from ..client.results import TopicPartition
 
-__all__ = ["EARLIEST", "LATEST", "STARTING", "ENDING", "OffsetRange", "SparkOffsetsError", "nest_offsets",
-           "unnest_offsets", "flat_offsets", "offsets_json", "spark_offsets", "parse_offsets_json",
-           "validate_offset_range", "option_kind"]
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "STARTING",
+    "ENDING",
+    "OffsetRange",
+    "SparkOffsetsError",
+    "nest_offsets",
+    "unnest_offsets",
+    "flat_offsets",
+    "offsets_json",
+    "spark_offsets",
+    "parse_offsets_json",
+    "validate_offset_range",
+    "option_kind",
+]
 
 STARTING = "startingOffsets"
 ENDING = "endingOffsets"
@@ -72,11 +85,14 @@ class OffsetRange:
     def __post_init__(self) -> None:
         for option, field_name in ((STARTING, "starting"), (ENDING, "ending")):
             kind = option_kind(option, batch=self.batch)
-            object.__setattr__(self, field_name, OffsetMap.parse(getattr(self, field_name), kind, name=option))
+            object.__setattr__(
+                self, field_name, OffsetMap.parse(getattr(self, field_name), kind, name=option)
+            )
 
     @classmethod
-    def up_to(cls, ending: Mapping[TopicPartition, int],
-              previous: Mapping[str, Mapping[str, int]] | None = None) -> OffsetRange:
+    def up_to(
+        cls, ending: Mapping[TopicPartition, int], previous: Mapping[str, Mapping[str, int]] | None = None
+    ) -> OffsetRange:
         """The range ending at ``ending`` (actual offsets) and starting where ``previous`` (where
         a previous range ended, nested; -2: earliest) ended, else at earliest: every partition of
         ``ending`` is in both; a start is never after its end (a previous end beyond this one
@@ -96,8 +112,10 @@ class OffsetRange:
     def parse(cls, starting: Any, ending: Any, *, batch: bool = True) -> OffsetRange:
         """Both options as given (JSON text, nested or flat mappings, offset maps), each read for
         its kind and naming at least one partition, then checked as Spark checks the pair."""
-        start, end = (OffsetMap.parse(value, option_kind(option, batch=batch), name=option, nonempty=True)
-                      for option, value in ((STARTING, starting), (ENDING, ending)))
+        start, end = (
+            OffsetMap.parse(value, option_kind(option, batch=batch), name=option, nonempty=True)
+            for option, value in ((STARTING, starting), (ENDING, ending))
+        )
         found = cls(start, end, batch=batch)
         found.check()
         return found
@@ -115,8 +133,10 @@ class OffsetRange:
         and ``endingOffsets`` JSON; checked."""
         missing = [k for k in (STARTING, ENDING) if not isinstance(source, Mapping) or k not in source]
         if missing:
-            raise SparkOffsetsError(f"the sensor's result has no {' / '.join(missing)}; pass the ConsumerLagSensor "
-                                    "XCom (e.g. gate.output) or starting=/ending= JSON.")
+            raise SparkOffsetsError(
+                f"the sensor's result has no {' / '.join(missing)}; pass the ConsumerLagSensor "
+                "XCom (e.g. gate.output) or starting=/ending= JSON."
+            )
         return cls.from_json(source[STARTING], source[ENDING])
 
     def to_xcom(self) -> dict[str, str]:
@@ -154,17 +174,23 @@ class OffsetRange:
                 parts.append(f"only in startingOffsets: {', '.join(map(str, only_start))}")
             if only_end:
                 parts.append(f"only in endingOffsets: {', '.join(map(str, only_end))}")
-            raise SparkOffsetsError("startingOffsets and endingOffsets must name the same partitions (Spark refuses "
-                                    f"the read otherwise); {'; '.join(parts)}.")
+            raise SparkOffsetsError(
+                "startingOffsets and endingOffsets must name the same partitions (Spark refuses "
+                f"the read otherwise); {'; '.join(parts)}."
+            )
         for tp in sorted(start):
             if start[tp] >= 0 and end[tp] >= 0 and start[tp] > end[tp]:
-                raise SparkOffsetsError(f"{tp}: startingOffsets {start[tp]} is after endingOffsets {end[tp]} (the end "
-                                        "is exclusive; equal offsets read nothing).")
+                raise SparkOffsetsError(
+                    f"{tp}: startingOffsets {start[tp]} is after endingOffsets {end[tp]} (the end "
+                    "is exclusive; equal offsets read nothing)."
+                )
 
 
 def _json_text(option: str, text: Any, kind: OffsetKind) -> str:
     if not isinstance(text, str):
-        raise SparkOffsetsError(f"{option} must be a JSON string such as {kind.example}, got {type(text).__name__}.")
+        raise SparkOffsetsError(
+            f"{option} must be a JSON string such as {kind.example}, got {type(text).__name__}."
+        )
     return text
 
 
@@ -195,8 +221,9 @@ def offsets_json(offsets: Mapping[Any, Any], *, option: str = ENDING, batch: boo
     return OffsetMap.parse(offsets, option_kind(option, batch=batch), name=option, nonempty=True).to_json()
 
 
-def spark_offsets(ending: Mapping[TopicPartition, int],
-                  previous: Mapping[str, Mapping[str, int]] | None) -> tuple[str, str]:
+def spark_offsets(
+    ending: Mapping[TopicPartition, int], previous: Mapping[str, Mapping[str, int]] | None
+) -> tuple[str, str]:
     """``startingOffsets``/``endingOffsets`` JSON of :meth:`OffsetRange.up_to` (kept for its callers)."""
     xcom = OffsetRange.up_to(ending, previous).to_xcom()
     return xcom[STARTING], xcom[ENDING]
@@ -209,7 +236,9 @@ def parse_offsets_json(text: str, *, option: str = STARTING, batch: bool = True)
     return dict(OffsetMap.parse(_json_text(option, text, kind), kind, name=option, nonempty=True))
 
 
-def validate_offset_range(starting: str, ending: str, *, batch: bool = True) -> dict[TopicPartition, tuple[int, int]]:
+def validate_offset_range(
+    starting: str, ending: str, *, batch: bool = True
+) -> dict[TopicPartition, tuple[int, int]]:
     """Both options together, as Spark checks them (:meth:`OffsetRange.from_json`): each valid,
     the same partitions in both, no start after its end. Returns ``{TopicPartition: (start, end)}``."""
     return OffsetRange.from_json(starting, ending, batch=batch).pairs()

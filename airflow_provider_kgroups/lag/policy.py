@@ -17,8 +17,10 @@ def parse_policy(policy: UnknownLagPolicy | str) -> UnknownLagPolicy:
         except ValueError:
             pass
     choices = ", ".join(repr(p.value) for p in UnknownLagPolicy)
-    raise ConfigurationError(f"unknown lag policy {policy!r}: use one of {choices} (what a partition without a "
-                             "committed offset counts as).")
+    raise ConfigurationError(
+        f"unknown lag policy {policy!r}: use one of {choices} (what a partition without a "
+        "committed offset counts as)."
+    )
 
 
 def non_negative_ms(name: str, value: object) -> int:

@@ -49,8 +49,16 @@ from .bounds import Interval
 from .model import LagFlag, LagSnapshot, PartitionLag
 from .totals import worst_partitions
 
-__all__ = ["LagSecondsBasis", "PartitionLagSeconds", "GroupLagSeconds", "lag_seconds", "resolve_lag_seconds",
-           "log_end_history", "interpolate_produce_time", "reading_position"]
+__all__ = [
+    "LagSecondsBasis",
+    "PartitionLagSeconds",
+    "GroupLagSeconds",
+    "lag_seconds",
+    "resolve_lag_seconds",
+    "log_end_history",
+    "interpolate_produce_time",
+    "reading_position",
+]
 
 #: Per partition, (time ms, log-end offset) samples sorted by time.
 LogEndHistory = Mapping[TopicPartition, Sequence[tuple[int, int]]]
@@ -105,12 +113,22 @@ class PartitionLagSeconds:
         return Interval.exact(self.seconds)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "topic": self.topic, "partition": self.partition,
-                "committed": self.committed, "lag": self.lag, "seconds": self.seconds, "basis": self.basis.value,
-                "estimate": self.estimate, "at_least": self.at_least,
-                "bounds": list(self.bounds) if self.bounds else None, "record_offset": self.record_offset,
-                "record_timestamp_ms": self.record_timestamp_ms, "reason": self.reason,
-                "error": self.failure.to_dict() if self.failure is not None else None}
+        return {
+            "group_id": self.group_id,
+            "topic": self.topic,
+            "partition": self.partition,
+            "committed": self.committed,
+            "lag": self.lag,
+            "seconds": self.seconds,
+            "basis": self.basis.value,
+            "estimate": self.estimate,
+            "at_least": self.at_least,
+            "bounds": list(self.bounds) if self.bounds else None,
+            "record_offset": self.record_offset,
+            "record_timestamp_ms": self.record_timestamp_ms,
+            "reason": self.reason,
+            "error": self.failure.to_dict() if self.failure is not None else None,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,9 +166,14 @@ class GroupLagSeconds:
 
     def to_dict(self) -> dict[str, Any]:
         worst = self.worst
-        return {"group_id": self.group_id, "max_seconds": self.max_seconds,
-                "estimate": bool(worst and worst.estimate), "at_least": self.at_least, "unmeasured": self.unmeasured,
-                "partitions": [p.to_dict() for p in self.partitions]}
+        return {
+            "group_id": self.group_id,
+            "max_seconds": self.max_seconds,
+            "estimate": bool(worst and worst.estimate),
+            "at_least": self.at_least,
+            "unmeasured": self.unmeasured,
+            "partitions": [p.to_dict() for p in self.partitions],
+        }
 
 
 # -- pure parts ---------------------------------------------------------------------------------
@@ -167,8 +190,9 @@ def log_end_history(snapshots: Iterable[LagSnapshot]) -> dict[TopicPartition, li
     return {tp: sorted(samples.items()) for tp, samples in points.items()}
 
 
-def interpolate_produce_time(samples: Sequence[tuple[int, int]], offset: int
-                             ) -> tuple[float, float, float] | tuple[None, float, None] | None:
+def interpolate_produce_time(
+    samples: Sequence[tuple[int, int]], offset: int
+) -> tuple[float, float, float] | tuple[None, float, None] | None:
     """When the record at ``offset`` was produced, from (time, log end) samples.
 
     ``(estimate, earliest, latest)`` when two consecutive samples bracket it
@@ -197,8 +221,14 @@ def _seconds(now_ms: int, produced_ms: float) -> float:
     return max(0.0, (now_ms - produced_ms) / 1000.0)
 
 
-def _from_history(base: dict[str, Any], samples: Sequence[tuple[int, int]], committed: int, now_ms: int,
-                  why: str, lower_bound_ms: int | None = None) -> PartitionLagSeconds | None:
+def _from_history(
+    base: dict[str, Any],
+    samples: Sequence[tuple[int, int]],
+    committed: int,
+    now_ms: int,
+    why: str,
+    lower_bound_ms: int | None = None,
+) -> PartitionLagSeconds | None:
     found = interpolate_produce_time(samples, committed)
     if found is None:
         return None
@@ -206,19 +236,33 @@ def _from_history(base: dict[str, Any], samples: Sequence[tuple[int, int]], comm
     if estimate is None:
         bound = _seconds(now_ms, earliest)
         if bound <= 0:  # the oldest sample is the snapshot itself: "at least 0 s" says nothing
-            return _unknown(base, f"{why}; offset {committed} is older than every history sample, and the oldest "
-                                  "is the snapshot itself (or newer), which bounds nothing: no estimate", tail="")
-        return PartitionLagSeconds(**base, seconds=bound, basis=LagSecondsBasis.HISTORY_BOUND, at_least=True,
-                                   reason=f"{why}; offset {committed} is older than the oldest history sample, "
-                                          f"so at least {bound:.0f} s (estimate)")
+            return _unknown(
+                base,
+                f"{why}; offset {committed} is older than every history sample, and the oldest "
+                "is the snapshot itself (or newer), which bounds nothing: no estimate",
+                tail="",
+            )
+        return PartitionLagSeconds(
+            **base,
+            seconds=bound,
+            basis=LagSecondsBasis.HISTORY_BOUND,
+            at_least=True,
+            reason=f"{why}; offset {committed} is older than the oldest history sample, "
+            f"so at least {bound:.0f} s (estimate)",
+        )
     seconds = _seconds(now_ms, estimate)
     low, high = _seconds(now_ms, latest), _seconds(now_ms, earliest)
     if lower_bound_ms is not None:  # a surviving later record is younger than the missing one
         seconds = max(seconds, _seconds(now_ms, lower_bound_ms))
         low = max(low, _seconds(now_ms, lower_bound_ms))
-    return PartitionLagSeconds(**base, seconds=seconds, basis=LagSecondsBasis.HISTORY, bounds=(low, high),
-                               reason=f"{why}; interpolated from the log-end history: about {seconds:.0f} s, "
-                                      f"between {low:.0f} and {high:.0f} s (estimate)")
+    return PartitionLagSeconds(
+        **base,
+        seconds=seconds,
+        basis=LagSecondsBasis.HISTORY,
+        bounds=(low, high),
+        reason=f"{why}; interpolated from the log-end history: about {seconds:.0f} s, "
+        f"between {low:.0f} and {high:.0f} s (estimate)",
+    )
 
 
 def reading_position(partition: PartitionLag) -> int | None:
@@ -231,29 +275,50 @@ def reading_position(partition: PartitionLag) -> int | None:
     return None
 
 
-def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordTimestamp | Failure | None,
-                        samples: Sequence[tuple[int, int]], now_ms: int) -> PartitionLagSeconds:
+def resolve_lag_seconds(
+    group_id: str,
+    partition: PartitionLag,
+    fetched: RecordTimestamp | Failure | None,
+    samples: Sequence[tuple[int, int]],
+    now_ms: int,
+) -> PartitionLagSeconds:
     """One partition's lag in seconds from what the Fetch found (None: not fetched) and the
     log-end history, by the rules in the module docstring. Pure."""
-    base = {"group_id": group_id, "topic": partition.topic, "partition": partition.partition,
-            "committed": partition.committed, "lag": partition.lag}
+    base = {
+        "group_id": group_id,
+        "topic": partition.topic,
+        "partition": partition.partition,
+        "committed": partition.committed,
+        "lag": partition.lag,
+    }
     committed = reading_position(partition)
     if committed is None:
-        return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN,
-                                   reason="no committed offset: there is no record to date")
+        return PartitionLagSeconds(
+            **base,
+            seconds=None,
+            basis=LagSecondsBasis.UNKNOWN,
+            reason="no committed offset: there is no record to date",
+        )
     if partition.lag is None:
-        return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN,
-                                   reason=f"its lag in offsets is unknown ({partition.error or 'offsets not read'})")
+        return PartitionLagSeconds(
+            **base,
+            seconds=None,
+            basis=LagSecondsBasis.UNKNOWN,
+            reason=f"its lag in offsets is unknown ({partition.error or 'offsets not read'})",
+        )
     if partition.lag == 0:
-        return PartitionLagSeconds(**base, seconds=0.0, basis=LagSecondsBasis.CAUGHT_UP, reason="nothing to read")
+        return PartitionLagSeconds(
+            **base, seconds=0.0, basis=LagSecondsBasis.CAUGHT_UP, reason="nothing to read"
+        )
     if LagFlag.LOST in partition.flags:
         why = f"the record at offset {committed} was deleted by retention (log start {partition.log_start})"
         return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
     if isinstance(fetched, Failure):
         why = f"reading the record at offset {committed} failed ({fetched})"
         if fetched.code == CLIENT_UNDECODABLE:  # a record we cannot decode is no reason to guess its age
-            return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why,
-                                       failure=fetched)
+            return PartitionLagSeconds(
+                **base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why, failure=fetched
+            )
         estimate = _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
         return replace(estimate, failure=fetched)
     if fetched is None:
@@ -261,11 +326,20 @@ def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordT
     if fetched.position is RecordPosition.AT_OFFSET and fetched.timestamp_ms is not None:
         seconds = _seconds(now_ms, fetched.timestamp_ms)
         future = fetched.timestamp_ms > now_ms
-        reason = (f"record {fetched.offset} has a timestamp {(fetched.timestamp_ms - now_ms) / 1000:.0f} s in the "
-                  "future (producer clock or an application-set CreateTime): 0 s" if future
-                  else f"record {fetched.offset} was written {seconds:.1f} s before the snapshot")
-        return PartitionLagSeconds(**base, seconds=seconds, basis=LagSecondsBasis.RECORD, reason=reason,
-                                   record_offset=fetched.offset, record_timestamp_ms=fetched.timestamp_ms)
+        reason = (
+            f"record {fetched.offset} has a timestamp {(fetched.timestamp_ms - now_ms) / 1000:.0f} s in the "
+            "future (producer clock or an application-set CreateTime): 0 s"
+            if future
+            else f"record {fetched.offset} was written {seconds:.1f} s before the snapshot"
+        )
+        return PartitionLagSeconds(
+            **base,
+            seconds=seconds,
+            basis=LagSecondsBasis.RECORD,
+            reason=reason,
+            record_offset=fetched.offset,
+            record_timestamp_ms=fetched.timestamp_ms,
+        )
     if fetched.position is RecordPosition.AFTER_GAP and fetched.timestamp_ms is not None:
         why = f"the record at offset {committed} was compacted away (next record: {fetched.offset})"
         estimate = _from_history(base, samples, committed, now_ms, why, lower_bound_ms=fetched.timestamp_ms)
@@ -273,35 +347,57 @@ def resolve_lag_seconds(group_id: str, partition: PartitionLag, fetched: RecordT
             return estimate
         seconds = _seconds(now_ms, fetched.timestamp_ms)
         if seconds <= 0:
-            return _unknown(base, f"{why}; the next record is no older than the snapshot, which bounds nothing",
-                            tail="")
-        return PartitionLagSeconds(**base, seconds=seconds, basis=LagSecondsBasis.NEXT_RECORD, at_least=True,
-                                   reason=f"{why}; the next record is {seconds:.0f} s old, so at least that "
-                                          "(estimate)", record_offset=fetched.offset,
-                                   record_timestamp_ms=fetched.timestamp_ms)
-    if fetched.position is RecordPosition.AT_LOG_END and fetched.high_watermark is not None \
-            and committed >= fetched.high_watermark:
-        return PartitionLagSeconds(**base, seconds=0.0, basis=LagSecondsBasis.CAUGHT_UP,
-                                   reason="caught up between the snapshot and the fetch")
-    why = {RecordPosition.OUT_OF_RANGE: f"offset {committed} is out of range (deleted by retention since the "
-                                        "snapshot, or the log was truncated)",
-           RecordPosition.AT_LOG_END: f"no record at or after offset {committed} (log end "
-                                      f"{fetched.high_watermark})"}.get(
-        fetched.position, f"the record at offset {committed} has no timestamp (message format v0)")
+            return _unknown(
+                base, f"{why}; the next record is no older than the snapshot, which bounds nothing", tail=""
+            )
+        return PartitionLagSeconds(
+            **base,
+            seconds=seconds,
+            basis=LagSecondsBasis.NEXT_RECORD,
+            at_least=True,
+            reason=f"{why}; the next record is {seconds:.0f} s old, so at least that (estimate)",
+            record_offset=fetched.offset,
+            record_timestamp_ms=fetched.timestamp_ms,
+        )
+    if (
+        fetched.position is RecordPosition.AT_LOG_END
+        and fetched.high_watermark is not None
+        and committed >= fetched.high_watermark
+    ):
+        return PartitionLagSeconds(
+            **base,
+            seconds=0.0,
+            basis=LagSecondsBasis.CAUGHT_UP,
+            reason="caught up between the snapshot and the fetch",
+        )
+    why = {
+        RecordPosition.OUT_OF_RANGE: f"offset {committed} is out of range (deleted by retention since the "
+        "snapshot, or the log was truncated)",
+        RecordPosition.AT_LOG_END: f"no record at or after offset {committed} (log end "
+        f"{fetched.high_watermark})",
+    }.get(fetched.position, f"the record at offset {committed} has no timestamp (message format v0)")
     return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
 
 
-def _unknown(base: dict[str, Any], why: str, tail: str = "; no history brackets it, so no estimate"
-             ) -> PartitionLagSeconds:
+def _unknown(
+    base: dict[str, Any], why: str, tail: str = "; no history brackets it, so no estimate"
+) -> PartitionLagSeconds:
     return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=f"{why}{tail}")
 
 
 # -- with the client ----------------------------------------------------------------------------
 
 
-async def lag_seconds(client, snapshot: LagSnapshot, *, worst_n: int | None = 1,
-                      history: Iterable[LagSnapshot] | LogEndHistory = (), read_committed: bool = False,
-                      now_ms: int | None = None, timeout_s: float | None = None) -> dict[str, GroupLagSeconds]:
+async def lag_seconds(
+    client,
+    snapshot: LagSnapshot,
+    *,
+    worst_n: int | None = 1,
+    history: Iterable[LagSnapshot] | LogEndHistory = (),
+    read_committed: bool = False,
+    now_ms: int | None = None,
+    timeout_s: float | None = None,
+) -> dict[str, GroupLagSeconds]:
     """Lag in seconds of the worst ``worst_n`` partitions (by offset lag) of every group in
     ``snapshot``, as of the snapshot's time (``now_ms`` to choose another).
 
@@ -309,7 +405,9 @@ async def lag_seconds(client, snapshot: LagSnapshot, *, worst_n: int | None = 1,
     samples per partition, used only for the estimates described in the module docstring.
     """
     if worst_n is not None:
-        check_int("worst_n", worst_n, at_least=1, must_be="a positive int (or None for every lagging partition)")
+        check_int(
+            "worst_n", worst_n, at_least=1, must_be="a positive int (or None for every lagging partition)"
+        )
     now = snapshot.taken_at_ms if now_ms is None else now_ms
     if isinstance(history, Mapping):
         samples = {tp: list(points) for tp, points in history.items()}
@@ -328,18 +426,31 @@ async def lag_seconds(client, snapshot: LagSnapshot, *, worst_n: int | None = 1,
             position = reading_position(p)
             if position is not None and LagFlag.LOST not in p.flags:
                 wanted.setdefault(p.tp, set()).add(position)
-    answer = await client.fetch_record_timestamps(wanted, read_committed=read_committed, timeout_s=timeout_s) \
-        if wanted else KeyedResults()
+    answer = (
+        await client.fetch_record_timestamps(wanted, read_committed=read_committed, timeout_s=timeout_s)
+        if wanted
+        else KeyedResults()
+    )
     fetched: dict[tuple[TopicPartition, int], RecordTimestamp | Failure] = {}
     for tp, offsets in wanted.items():
         for offset in offsets:
-            fetched[(tp, offset)] = answer.values.get(tp, {}).get(offset) or answer.failures.get(tp) \
+            fetched[(tp, offset)] = (
+                answer.values.get(tp, {}).get(offset)
+                or answer.failures.get(tp)
                 or Failure(CLIENT_INCOMPLETE_RESPONSE, "no answer for this offset")
+            )
     out = {}
     for group_id, (measured, unmeasured) in chosen.items():
         group = snapshot.groups[group_id]
         undated = [p for p in group.partitions if p.lag is None and group.counts_in_totals(p)]
-        out[group_id] = GroupLagSeconds(group_id, tuple(
-            resolve_lag_seconds(group_id, p, fetched.get((p.tp, reading_position(p))),
-                                samples.get(p.tp, ()), now) for p in [*measured, *undated]), unmeasured)
+        out[group_id] = GroupLagSeconds(
+            group_id,
+            tuple(
+                resolve_lag_seconds(
+                    group_id, p, fetched.get((p.tp, reading_position(p))), samples.get(p.tp, ()), now
+                )
+                for p in [*measured, *undated]
+            ),
+            unmeasured,
+        )
     return out

@@ -51,7 +51,15 @@ from .policy import parse_policy
 if TYPE_CHECKING:
     from ..client import AsyncGroupsClient
 
-__all__ = ["take_snapshot", "iter_snapshot", "compute_lag", "partition_lag", "partitions_of_groups", "topic_partitions", "now_ms"]
+__all__ = [
+    "take_snapshot",
+    "iter_snapshot",
+    "compute_lag",
+    "partition_lag",
+    "partitions_of_groups",
+    "topic_partitions",
+    "now_ms",
+]
 
 
 _NO_FLAGS: frozenset[LagFlag] = frozenset()
@@ -78,14 +86,26 @@ def _offset_of(value: ListedOffset | int | None) -> int | None:
     return offset if offset >= 0 else None
 
 
-def partition_lag(tp: TopicPartition, committed: int | None, log_start: int | None, log_end: int | None,
-                  policy: UnknownLagPolicy, *, assigned_to: str | None = None,
-                  error: Failure | None = None, topic_unassigned: bool = False) -> PartitionLag:
+def partition_lag(
+    tp: TopicPartition,
+    committed: int | None,
+    log_start: int | None,
+    log_end: int | None,
+    policy: UnknownLagPolicy,
+    *,
+    assigned_to: str | None = None,
+    error: Failure | None = None,
+    topic_unassigned: bool = False,
+) -> PartitionLag:
     """One partition's lag by the rules in the module docstring. ``topic_unassigned``: the group
     reads none of this topic's partitions (:func:`unassigned_topics`)."""
     failure = None
     if error is not None:
-        lag, flags, failure = None, (LagFlag.ERROR, *((LagFlag.NO_COMMIT,) if committed is None else ())), error
+        lag, flags, failure = (
+            None,
+            (LagFlag.ERROR, *((LagFlag.NO_COMMIT,) if committed is None else ())),
+            error,
+        )
     elif committed is None:
         if policy is UnknownLagPolicy.FROM_LATEST:
             lag, flags = 0, (LagFlag.NO_COMMIT,)
@@ -103,8 +123,17 @@ def partition_lag(tp: TopicPartition, committed: int | None, log_start: int | No
         lag, flags = (0, (LagFlag.CLAMPED, *lost)) if committed > log_end else (log_end - committed, lost)
     if topic_unassigned:
         flags = (*flags, LagFlag.TOPIC_UNASSIGNED)
-    return PartitionLag(tp.topic, tp.partition, committed, log_start, log_end, lag,
-                        frozenset(flags) if flags else _NO_FLAGS, assigned_to, failure)
+    return PartitionLag(
+        tp.topic,
+        tp.partition,
+        committed,
+        log_start,
+        log_end,
+        lag,
+        frozenset(flags) if flags else _NO_FLAGS,
+        assigned_to,
+        failure,
+    )
 
 
 def unassigned_topics(description: GroupDescription | None, topics: Iterable[str]) -> frozenset[str]:
@@ -112,8 +141,12 @@ def unassigned_topics(description: GroupDescription | None, topics: Iterable[str
     a plain consumer group, Stable, with members and at least one member's assignment read (an
     assignment that could not be decoded reads as none, so a group with no assignment at all
     proves nothing). Empty when unknown."""
-    if description is None or description.state is not GroupState.STABLE or not description.members \
-            or not description.is_plain_consumer_group:
+    if (
+        description is None
+        or description.state is not GroupState.STABLE
+        or not description.members
+        or not description.is_plain_consumer_group
+    ):
         return frozenset()
     read = {tp.topic for member in description.members for tp in member.assignment}
     if not read:
@@ -121,30 +154,40 @@ def unassigned_topics(description: GroupDescription | None, topics: Iterable[str
     return frozenset(t for t in topics if t not in read)
 
 
-def partitions_of_groups(descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets],
-                         topics: Mapping[str, Collection[int]] | None = None) -> dict[str, list[TopicPartition]]:
+def partitions_of_groups(
+    descriptions: Mapping[str, GroupDescription],
+    offsets: Mapping[str, GroupOffsets],
+    topics: Mapping[str, Collection[int]] | None = None,
+) -> dict[str, list[TopicPartition]]:
     """Per group (of those whose offsets were read): committed + assigned partitions, or with
     ``topics`` exactly the partitions of those topics."""
     out = {}
     for group_id, group_offsets in offsets.items():
         if topics is not None:
-            out[group_id] = sorted((TopicPartition(t, p) for t, parts in topics.items() for p in parts), key=_tp_key)
+            out[group_id] = sorted(
+                (TopicPartition(t, p) for t, parts in topics.items() for p in parts), key=_tp_key
+            )
             continue
         description = descriptions.get(group_id)
         assigned = description.assigned_partitions if description is not None else frozenset()
         # the committed partitions are already distinct (dict keys): a set only when members add some
-        out[group_id] = sorted(set(group_offsets.partitions) | assigned if assigned else group_offsets.partitions,
-                               key=_tp_key)
+        out[group_id] = sorted(
+            set(group_offsets.partitions) | assigned if assigned else group_offsets.partitions, key=_tp_key
+        )
     return out
 
 
-def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str, GroupDescription],
-                offsets: KeyedResults[str, GroupOffsets] | Mapping[str, GroupOffsets],
-                starts: KeyedResults[TopicPartition, ListedOffset] | Mapping[TopicPartition, int],
-                ends: KeyedResults[TopicPartition, ListedOffset] | Mapping[TopicPartition, int],
-                policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL, taken_at_ms: int = 0, *,
-                topics: Mapping[str, Collection[int]] | None = None,
-                group_ids: Iterable[str] | None = None) -> LagSnapshot:
+def compute_lag(
+    descriptions: KeyedResults[str, GroupDescription] | Mapping[str, GroupDescription],
+    offsets: KeyedResults[str, GroupOffsets] | Mapping[str, GroupOffsets],
+    starts: KeyedResults[TopicPartition, ListedOffset] | Mapping[TopicPartition, int],
+    ends: KeyedResults[TopicPartition, ListedOffset] | Mapping[TopicPartition, int],
+    policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+    taken_at_ms: int = 0,
+    *,
+    topics: Mapping[str, Collection[int]] | None = None,
+    group_ids: Iterable[str] | None = None,
+) -> LagSnapshot:
     """The snapshot from what was read; pure (no I/O, no clock).
 
     A group whose committed offsets could not be read is in ``failures``. A group whose
@@ -158,20 +201,28 @@ def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str,
     wanted = partitions_of_groups(described.values, committed_by_group.values, topics)
     # each partition's offsets once, not once per group reading it: (log start, log end, end failure)
     start_of, end_of, end_failures = starts.values, ends.values, ends.failures
-    bounds = {tp: (_offset_of(start_of.get(tp)), _offset_of(end_of.get(tp)), end_failures.get(tp))
-              for tp in {*start_of, *end_of, *end_failures}}
+    bounds = {
+        tp: (_offset_of(start_of.get(tp)), _offset_of(end_of.get(tp)), end_failures.get(tp))
+        for tp in {*start_of, *end_of, *end_failures}
+    }
     unread = (None, None, None)
     groups: dict[str, GroupLag] = {}
     failures: dict[str, Failure] = {}
     for group_id in ids:
         if group_id not in committed_by_group.values:
-            failures[group_id] = committed_by_group.failures.get(group_id) or described.failures.get(group_id) \
+            failures[group_id] = (
+                committed_by_group.failures.get(group_id)
+                or described.failures.get(group_id)
                 or Failure(CLIENT_NOT_READ, "committed offsets were not read")
+            )
             continue
         description = described.values.get(group_id)
         committed = committed_by_group.values[group_id].partitions
-        owners = {tp: m.member_id for m in description.members for tp in m.assignment} \
-            if description is not None and description.members else {}
+        owners = (
+            {tp: m.member_id for m in description.members for tp in m.assignment}
+            if description is not None and description.members
+            else {}
+        )
         partitions = []
         left = unassigned_topics(description, {tp.topic for tp in committed}) if owners else frozenset()
         for tp in wanted[group_id]:
@@ -181,17 +232,29 @@ def compute_lag(descriptions: KeyedResults[str, GroupDescription] | Mapping[str,
                 offset, error = None, end_failure
             else:
                 offset, error = commit.offset, commit.error or end_failure
-            partitions.append(partition_lag(tp, offset, log_start, log_end, policy,
-                                            assigned_to=owners.get(tp) if owners else None, error=error,
-                                            topic_unassigned=tp.topic in left if left else False))
+            partitions.append(
+                partition_lag(
+                    tp,
+                    offset,
+                    log_start,
+                    log_end,
+                    policy,
+                    assigned_to=owners.get(tp) if owners else None,
+                    error=error,
+                    topic_unassigned=tp.topic in left if left else False,
+                )
+            )
         groups[group_id] = GroupLag(
             group_id=group_id,
             state=description.state if description else GroupState.UNKNOWN,
             protocol_type=description.protocol_type if description else "",
             members=len(description.members) if description else 0,
             partitions=tuple(partitions),
-            error=None if description else described.failures.get(group_id, Failure(CLIENT_NOT_READ, "group was not described")),
-            policy=policy)
+            error=None
+            if description
+            else described.failures.get(group_id, Failure(CLIENT_NOT_READ, "group was not described")),
+            policy=policy,
+        )
     return LagSnapshot(taken_at_ms=taken_at_ms, groups=groups, policy=policy, failures=failures)
 
 
@@ -213,15 +276,24 @@ async def topic_partitions(client: AsyncGroupsClient, topics: Iterable[str]) -> 
             raise ConfigurationError(
                 f"topic(s) {', '.join(map(repr, hidden))} are not visible to this principal "
                 "(TOPIC_AUTHORIZATION_FAILED: Kafka answers it whether or not the topic exists): grant it Describe "
-                "on them (an ACL), or leave them out of topics.")
-        raise ConfigurationError(f"topic(s) {', '.join(map(repr, missing))} do not exist in the cluster: "
-                                 "check the names (topics are case-sensitive).")
+                "on them (an ACL), or leave them out of topics."
+            )
+        raise ConfigurationError(
+            f"topic(s) {', '.join(map(repr, missing))} do not exist in the cluster: "
+            "check the names (topics are case-sensitive)."
+        )
     return {t: sorted(described[t].partitions) for t in names}
 
 
-async def take_snapshot(client: AsyncGroupsClient, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
-                        read_committed: bool = False, topics: Iterable[str] | None = None,
-                        timeout_s: float | None = None) -> LagSnapshot:
+async def take_snapshot(
+    client: AsyncGroupsClient,
+    group_ids: Iterable[str],
+    *,
+    policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+    read_committed: bool = False,
+    topics: Iterable[str] | None = None,
+    timeout_s: float | None = None,
+) -> LagSnapshot:
     """Lag of ``group_ids`` now (see the module docstring for the order of reads and the rules).
 
     ``client`` is an :class:`~airflow_provider_kgroups.client.AsyncGroupsClient` (from sync
@@ -241,10 +313,17 @@ async def take_snapshot(client: AsyncGroupsClient, group_ids: Iterable[str], *, 
 STREAM_BATCH, STREAM_CONCURRENCY = 5_000, 4
 
 
-async def iter_snapshot(client: AsyncGroupsClient, group_ids: Iterable[str], *, policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
-                        read_committed: bool = False, topics: Iterable[str] | None = None,
-                        timeout_s: float | None = None, batch_size: int = STREAM_BATCH,
-                        concurrency: int = STREAM_CONCURRENCY) -> AsyncIterator[LagSnapshot]:
+async def iter_snapshot(
+    client: AsyncGroupsClient,
+    group_ids: Iterable[str],
+    *,
+    policy: UnknownLagPolicy | str = UnknownLagPolicy.FAIL,
+    read_committed: bool = False,
+    topics: Iterable[str] | None = None,
+    timeout_s: float | None = None,
+    batch_size: int = STREAM_BATCH,
+    concurrency: int = STREAM_CONCURRENCY,
+) -> AsyncIterator[LagSnapshot]:
     """:func:`take_snapshot` in parts, for many groups: the groups are read in batches of
     ``batch_size`` (``concurrency`` batches at a time), and each batch's snapshot is yielded as
     soon as it is complete, in completion order. Each part follows the order of reads of the
@@ -257,13 +336,15 @@ async def iter_snapshot(client: AsyncGroupsClient, group_ids: Iterable[str], *, 
     policy = parse_policy(policy)
     ids = validate_group_ids(group_ids)
     wanted_topics = await topic_partitions(client, topics) if topics is not None else None
-    batches = iter([ids[i:i + batch_size] for i in range(0, len(ids), batch_size)])
+    batches = iter([ids[i : i + batch_size] for i in range(0, len(ids), batch_size)])
     running: set[asyncio.Task[LagSnapshot]] = set()
 
     def start_next() -> None:
         batch = next(batches, None)
         if batch is not None:
-            running.add(asyncio.ensure_future(_read(client, batch, policy, read_committed, wanted_topics, timeout_s)))
+            running.add(
+                asyncio.ensure_future(_read(client, batch, policy, read_committed, wanted_topics, timeout_s))
+            )
 
     with fewer_collections():  # see client/gcpause.py
         for _ in range(concurrency):
@@ -282,8 +363,11 @@ async def iter_snapshot(client: AsyncGroupsClient, group_ids: Iterable[str], *, 
                 await asyncio.gather(*running, return_exceptions=True)
 
 
-def _partitions_read(descriptions: Mapping[str, GroupDescription], offsets: Mapping[str, GroupOffsets],
-                     topics: Mapping[str, Collection[int]] | None) -> set[TopicPartition]:
+def _partitions_read(
+    descriptions: Mapping[str, GroupDescription],
+    offsets: Mapping[str, GroupOffsets],
+    topics: Mapping[str, Collection[int]] | None,
+) -> set[TopicPartition]:
     """Every partition of :func:`partitions_of_groups`, without listing them group by group."""
     if topics is not None:
         return {TopicPartition(t, p) for t, parts in topics.items() for p in parts} if offsets else set()
@@ -297,21 +381,34 @@ def _partitions_read(descriptions: Mapping[str, GroupDescription], offsets: Mapp
     return out
 
 
-async def _read(client: AsyncGroupsClient, ids: list[str], policy: UnknownLagPolicy, read_committed: bool,
-                wanted_topics: Mapping[str, Collection[int]] | None, timeout_s: float | None) -> LagSnapshot:
+async def _read(
+    client: AsyncGroupsClient,
+    ids: list[str],
+    policy: UnknownLagPolicy,
+    read_committed: bool,
+    wanted_topics: Mapping[str, Collection[int]] | None,
+    timeout_s: float | None,
+) -> LagSnapshot:
     taken_at = now_ms()
-    descriptions, offsets = await asyncio.gather(client.describe_groups(ids, timeout_s=timeout_s),
-                                                 client.fetch_committed_offsets(ids, timeout_s=timeout_s))
+    descriptions, offsets = await asyncio.gather(
+        client.describe_groups(ids, timeout_s=timeout_s),
+        client.fetch_committed_offsets(ids, timeout_s=timeout_s),
+    )
     tps = sorted(_partitions_read(descriptions.values, offsets.values, wanted_topics), key=_tp_key)
     if tps and wanted_topics is None:
         try:
-            await client.describe_topics({tp.topic for tp in tps}, timeout_s=timeout_s)  # one Metadata, leaders cached
+            await client.describe_topics(
+                {tp.topic for tp in tps}, timeout_s=timeout_s
+            )  # one Metadata, leaders cached
         except RequestTimeout:
             pass  # the deadline passed: the offset reads below fail each partition with it (unknown, not an abort)
     if tps:
-        starts, ends = await asyncio.gather(client.log_start_offsets(tps, timeout_s=timeout_s),
-                                            client.log_end_offsets(tps, read_committed=read_committed,
-                                                                   timeout_s=timeout_s))
+        starts, ends = await asyncio.gather(
+            client.log_start_offsets(tps, timeout_s=timeout_s),
+            client.log_end_offsets(tps, read_committed=read_committed, timeout_s=timeout_s),
+        )
     else:
         starts = ends = KeyedResults()
-    return compute_lag(descriptions, offsets, starts, ends, policy, taken_at, topics=wanted_topics, group_ids=ids)
+    return compute_lag(
+        descriptions, offsets, starts, ends, policy, taken_at, topics=wanted_topics, group_ids=ids
+    )

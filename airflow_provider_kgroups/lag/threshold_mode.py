@@ -54,19 +54,27 @@ class ThresholdMode(GateMode):
                 lines.append(f"{group_id}: {', '.join(problems)}")
         if pending:
             waiting_groups = {g for g, _ in pending}
-            return Judgement("; ".join(lines), frozenset(pending), warnings=undecodable_warnings(
-                {g: m for g, m in seconds.items() if g in waiting_groups}, spec.max_lag_seconds))
+            return Judgement(
+                "; ".join(lines),
+                frozenset(pending),
+                warnings=undecodable_warnings(
+                    {g: m for g, m in seconds.items() if g in waiting_groups}, spec.max_lag_seconds
+                ),
+            )
         return _within(spec, snapshot, seconds)
 
 
-def _problems(spec: GateSpec, group: GroupLag, measured: GroupLagSeconds | None
-              ) -> tuple[list[str], set[TopicPartition]]:
+def _problems(
+    spec: GateSpec, group: GroupLag, measured: GroupLagSeconds | None
+) -> tuple[list[str], set[TopicPartition]]:
     """Why ``group`` is not provably within the thresholds, and the partitions that must move."""
     problems: list[str] = []
     waiting: set[TopicPartition] = set()
     if not group.partitions:
-        problems.append("no partition to judge (no committed offset, no assigned partition): nothing proves it "
-                        "within the thresholds; name the topics to wait for")
+        problems.append(
+            "no partition to judge (no committed offset, no assigned partition): nothing proves it "
+            "within the thresholds; name the topics to wait for"
+        )
         return problems, waiting
     counted = [p for p in group.partitions if group.counts_in_totals(p)]
     lagging = {p.tp for p in counted if p.lag}
@@ -74,15 +82,19 @@ def _problems(spec: GateSpec, group: GroupLag, measured: GroupLagSeconds | None
     if unknown:
         waiting |= {p.tp for p in unknown}
         names = ", ".join(str(p.tp) for p in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        problems.append(f"{len(unknown)} partition(s) with unknown lag ({names}; unknown_lag={spec.unknown_lag}: "
-                        "a partition without a commit has no lag under it)")
+        problems.append(
+            f"{len(unknown)} partition(s) with unknown lag ({names}; unknown_lag={spec.unknown_lag}: "
+            "a partition without a commit has no lag under it)"
+        )
     if spec.max_lag_per_partition is not None:
         over = [p for p in counted if p.lag is not None and p.lag > spec.max_lag_per_partition]
         if over:
             waiting |= {p.tp for p in over}
             worst = max(over, key=lambda p: p.lag)  # type: ignore[arg-type, return-value]  # over: lag is known
-            problems.append(f"{len(over)} partition(s) over {spec.max_lag_per_partition} "
-                            f"(worst {worst.tp} lag {worst.lag})")
+            problems.append(
+                f"{len(over)} partition(s) over {spec.max_lag_per_partition} "
+                f"(worst {worst.tp} lag {worst.lag})"
+            )
     if spec.max_total_lag is not None:
         total = Interval.total(_offsets(p) for p in counted)
         if total.against(spec.max_total_lag) is Against.OVER:
@@ -119,15 +131,21 @@ def _age_problem(measured: GroupLagSeconds | None, maximum: float) -> str | None
     if undated is not None:
         return f"lag in seconds unknown ({undated.tp}: {undated.reason})"
     if measured.unmeasured:
-        return (f"lag in seconds unknown: {measured.unmeasured} lagging partition(s) not measured, and any of them "
-                "may be older than the ones that were")
+        return (
+            f"lag in seconds unknown: {measured.unmeasured} lagging partition(s) not measured, and any of them "
+            "may be older than the ones that were"
+        )
     bound = next((p for p in measured.partitions if p.at_least), None)
     if bound is not None:
-        return (f"lag at least {age.low:.0f} s: cannot tell whether it is within {maximum:g} s ({bound.tp} is only "
-                f"known from below: {bound.reason})")
+        return (
+            f"lag at least {age.low:.0f} s: cannot tell whether it is within {maximum:g} s ({bound.tp} is only "
+            f"known from below: {bound.reason})"
+        )
     wide = max(measured.partitions, key=lambda p: p.interval.high or 0.0)
-    return (f"lag about {wide.seconds:.0f} s, between {wide.interval.low:.0f} and {wide.interval.high:.0f} s "
-            f"(estimate): cannot tell whether it is within {maximum:g} s ({wide.tp}: {wide.reason})")
+    return (
+        f"lag about {wide.seconds:.0f} s, between {wide.interval.low:.0f} and {wide.interval.high:.0f} s "
+        f"(estimate): cannot tell whether it is within {maximum:g} s ({wide.tp}: {wide.reason})"
+    )
 
 
 def undecodable_warnings(seconds: Mapping[str, GroupLagSeconds], maximum: float | None) -> dict[str, str]:
@@ -141,17 +159,21 @@ def undecodable_warnings(seconds: Mapping[str, GroupLagSeconds], maximum: float 
             failure = p.failure
             if not isinstance(failure, UndecodableFailure) or f"undecodable:{p.tp}" in out:
                 continue
-            fix = (f"install or upgrade {failure.library}, which decodes {failure.codec} here, where this check runs "
-                   f"(pip install --upgrade {failure.library}: a dependency of airflow-provider-kgroups; the "
-                   "triggerer's environment too with deferrable=True)" if failure.codec in _CRAMJAM_CODECS
-                   else "no library upgrade reads it (a corrupt batch, or a codec or message format this client does "
-                        "not read)")
+            fix = (
+                f"install or upgrade {failure.library}, which decodes {failure.codec} here, where this check runs "
+                f"(pip install --upgrade {failure.library}: a dependency of airflow-provider-kgroups; the "
+                "triggerer's environment too with deferrable=True)"
+                if failure.codec in _CRAMJAM_CODECS
+                else "no library upgrade reads it (a corrupt batch, or a codec or message format this client does "
+                "not read)"
+            )
             out[f"undecodable:{p.tp}"] = (
                 f"group {group_id}, {failure.message}: the age of its record at offset {p.committed} is unknown, so "
                 f"the gate stays closed (an unknown age never passes {limit}) until every lagging partition can be "
                 "dated: the group commits past that batch or reaches the log end. To fix it: "
                 f"{fix}; or gate on offsets (max_lag_per_partition, max_total_lag or lag_mode='barrier'), which read "
-                "no record. unknown_lag does not change it: it only says what a partition without a commit counts as.")
+                "no record. unknown_lag does not change it: it only says what a partition without a commit counts as."
+            )
     return out
 
 
@@ -170,6 +192,11 @@ def _within(spec: GateSpec, snapshot: LagSnapshot, seconds: Mapping[str, GroupLa
                 covered = min(covered, p.log_end)
             ending[p.tp] = min(covered, ending.get(p.tp, covered))
         measured = seconds.get(group_id)
-        lags[group_id] = {"total_lag": group.total_lag, "max_partition_lag": group.worst.lag if group.worst else 0,
-                          "max_lag_seconds": measured.max_seconds if measured is not None else None}
-    return Judgement("every group is within the thresholds", ending=ending, reached=reached, extra={"lag": lags})
+        lags[group_id] = {
+            "total_lag": group.total_lag,
+            "max_partition_lag": group.worst.lag if group.worst else 0,
+            "max_lag_seconds": measured.max_seconds if measured is not None else None,
+        }
+    return Judgement(
+        "every group is within the thresholds", ending=ending, reached=reached, extra={"lag": lags}
+    )

@@ -26,9 +26,14 @@ class TopicLag:
     flagged: frozenset[LagFlag] = frozenset()  # every flag seen on the topic's partitions
 
     def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "total_lag": self.total_lag,
-                "worst": self.worst.to_dict() if self.worst else None, "partitions": self.partitions,
-                "unknown": self.unknown, "flags": sorted(f.value for f in self.flagged)}
+        return {
+            "topic": self.topic,
+            "total_lag": self.total_lag,
+            "worst": self.worst.to_dict() if self.worst else None,
+            "partitions": self.partitions,
+            "unknown": self.unknown,
+            "flags": sorted(f.value for f in self.flagged),
+        }
 
 
 def topic_lags(group: GroupLag) -> dict[str, TopicLag]:
@@ -45,12 +50,14 @@ def topic_lags(group: GroupLag) -> dict[str, TopicLag]:
             topic=topic,
             total_lag=None if unknown else sum(p.lag for p in known),  # type: ignore[misc]  # known: lag is not None
             worst=max(known, key=lambda p: p.lag, default=None),  # type: ignore[arg-type, return-value]  # known: lag is not None
-            partitions=len(parts), unknown=unknown,
-            flagged=frozenset(f for p in parts for f in p.flags))
+            partitions=len(parts),
+            unknown=unknown,
+            flagged=frozenset(f for p in parts for f in p.flags),
+        )
     return out
 
 
 def worst_partitions(group: GroupLag, n: int) -> list[PartitionLag]:
     """The ``n`` counted partitions with the largest lag > 0, largest first."""
     lagging = [p for p in group.partitions if p.lag and group.counts_in_totals(p)]
-    return sorted(lagging, key=lambda p: (-p.lag, p.topic, p.partition))[:max(0, n)]  # type: ignore[operator]  # lagging: lag is not None
+    return sorted(lagging, key=lambda p: (-p.lag, p.topic, p.partition))[: max(0, n)]  # type: ignore[operator]  # lagging: lag is not None

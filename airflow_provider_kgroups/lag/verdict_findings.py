@@ -45,10 +45,14 @@ class VerdictReason(str, Enum):
     TOPIC_LEFT = "topic_left"  # ABANDONED: stuck ``for_ms``, no member assigned the topic meanwhile
     STUCK_WHILE_GROWING = "stuck_while_growing"  # STOP: stuck ``for_ms`` while the log grew by ``grew_by``
     STUCK = "stuck"  # STALL: stuck ``for_ms`` with ``lag`` to read, the log end not moving
-    GROWING = "growing"  # WARN: ``slope_per_s`` over ``for_ms``, ``first_lag`` -> ``lag``, ``rises`` of ``steps``
+    GROWING = (
+        "growing"  # WARN: ``slope_per_s`` over ``for_ms``, ``first_lag`` -> ``lag``, ``rises`` of ``steps``
+    )
     MOVING = "moving"  # OK: the committed offset moved
     NOT_GROWING = "not_growing"  # OK: enough points, the lag not growing
-    TOO_FEW_POINTS = "too_few_points"  # UNKNOWN: ``points`` of ``points_needed`` in ``window_ms``, nothing moved
+    TOO_FEW_POINTS = (
+        "too_few_points"  # UNKNOWN: ``points`` of ``points_needed`` in ``window_ms``, nothing moved
+    )
 
 
 @fast_init

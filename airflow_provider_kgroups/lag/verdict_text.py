@@ -8,11 +8,25 @@ from typing import Protocol
 from ..client.results import GroupState
 from .verdict_findings import GroupReason, Verdict, VerdictFinding, VerdictReason
 
-__all__ = ["GroupVerdictLike", "PartitionVerdictLike", "finding_text", "group_text", "minutes", "partition_line"]
+__all__ = [
+    "GroupVerdictLike",
+    "PartitionVerdictLike",
+    "finding_text",
+    "group_text",
+    "minutes",
+    "partition_line",
+]
 
 #: The reasons of an OK verdict: without the log start they become UNKNOWN (LOST not ruled out).
-_OK_REASONS = frozenset({VerdictReason.CAUGHT_UP, VerdictReason.WITHIN_ALLOWED, VerdictReason.MOVING,
-                         VerdictReason.NOT_GROWING, VerdictReason.NOTHING_TO_READ})
+_OK_REASONS = frozenset(
+    {
+        VerdictReason.CAUGHT_UP,
+        VerdictReason.WITHIN_ALLOWED,
+        VerdictReason.MOVING,
+        VerdictReason.NOT_GROWING,
+        VerdictReason.NOTHING_TO_READ,
+    }
+)
 #: Verdicts whose group line says how many members the group has and in which state.
 _WITH_MEMBERS = frozenset({Verdict.ABANDONED, Verdict.STOP, Verdict.STALL})
 
@@ -64,34 +78,48 @@ def _rule_text(f: VerdictFinding) -> str:
     if reason is VerdictReason.NO_COMMIT:
         return "no committed offset: the lag is unknown under the chosen policy"
     if reason is VerdictReason.BELOW_LOG_START:
-        return (f"committed offset {f.committed} is below the log start {f.log_start}: {f.deleted} records were "
-                "deleted by retention unread")
+        return (
+            f"committed offset {f.committed} is below the log start {f.log_start}: {f.deleted} records were "
+            "deleted by retention unread"
+        )
     if reason is VerdictReason.WENT_BACK:
-        return (f"committed offset went back from {f.went_back_from} to {f.committed} in the last "
-                f"{minutes(f.window_ms)} and has not caught up with where it was")
+        return (
+            f"committed offset went back from {f.went_back_from} to {f.committed} in the last "
+            f"{minutes(f.window_ms)} and has not caught up with where it was"
+        )
     if reason is VerdictReason.CAUGHT_UP:
         return "caught up"
     if reason is VerdictReason.WITHIN_ALLOWED:
         return f"lag {f.lag} is within the allowed {f.allowed_lag}"
     if reason is VerdictReason.TOPIC_LEFT:
-        return (f"the group stopped consuming the topic: no member is assigned a partition of it, and the committed "
-                f"offset stayed at {f.committed} for {minutes(f.for_ms)} (lag {f.lag}): its old commit stays behind")
+        return (
+            f"the group stopped consuming the topic: no member is assigned a partition of it, and the committed "
+            f"offset stayed at {f.committed} for {minutes(f.for_ms)} (lag {f.lag}): its old commit stays behind"
+        )
     if reason is VerdictReason.STUCK_WHILE_GROWING:
-        return (f"committed offset stuck at {f.committed} for {minutes(f.for_ms)} while the log grew by "
-                f"{f.grew_by} records (lag {f.lag})")
+        return (
+            f"committed offset stuck at {f.committed} for {minutes(f.for_ms)} while the log grew by "
+            f"{f.grew_by} records (lag {f.lag})"
+        )
     if reason is VerdictReason.STUCK:
-        return (f"committed offset stuck at {f.committed} for {minutes(f.for_ms)} with {f.lag} records to read "
-                "(the log end is not moving)")
+        return (
+            f"committed offset stuck at {f.committed} for {minutes(f.for_ms)} with {f.lag} records to read "
+            "(the log end is not moving)"
+        )
     if reason is VerdictReason.GROWING:
-        return (f"lag growing by {f.slope_per_s:.2f} records/s over {minutes(f.for_ms)} ({f.first_lag} -> {f.lag}; "
-                f"rose in {f.rises} of {f.steps} steps)")
+        return (
+            f"lag growing by {f.slope_per_s:.2f} records/s over {minutes(f.for_ms)} ({f.first_lag} -> {f.lag}; "
+            f"rose in {f.rises} of {f.steps} steps)"
+        )
     if reason is VerdictReason.MOVING:
         return f"lag {f.lag}, committed offset moving"
     if reason is VerdictReason.NOT_GROWING:
         return f"lag {f.lag}, not growing"
     assert reason is VerdictReason.TOO_FEW_POINTS
-    return (f"lag {f.lag} and the committed offset has not moved, with {f.points} of the {f.points_needed} "
-            f"snapshots in the last {minutes(f.window_ms)} needed to tell whether the lag is growing")
+    return (
+        f"lag {f.lag} and the committed offset has not moved, with {f.points} of the {f.points_needed} "
+        f"snapshots in the last {minutes(f.window_ms)} needed to tell whether the lag is growing"
+    )
 
 
 def finding_text(f: VerdictFinding) -> str:
@@ -100,8 +128,10 @@ def finding_text(f: VerdictFinding) -> str:
     if not f.log_start_unread:
         return text
     if f.reason in _OK_REASONS:
-        return (f"its log start could not be read in the latest snapshot, so LOST (records deleted by retention "
-                f"unread) cannot be ruled out; the other rules found: {text}")
+        return (
+            f"its log start could not be read in the latest snapshot, so LOST (records deleted by retention "
+            f"unread) cannot be ruled out; the other rules found: {text}"
+        )
     return f"{text}; its log start could not be read, so LOST cannot be ruled out"
 
 

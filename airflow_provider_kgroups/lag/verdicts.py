@@ -74,9 +74,21 @@ from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag
 from .verdict_findings import GroupReason, Verdict, VerdictFinding, VerdictReason
 from .verdict_text import finding_text, group_text
 
-__all__ = ["Verdict", "VerdictReason", "VerdictFinding", "GroupReason", "VerdictRules", "LagPoint",
-           "PartitionVerdict", "GroupVerdict", "judge_partition", "partition_verdict", "group_verdicts",
-           "lag_slope_per_s"]
+__all__ = [
+    "Verdict",
+    "VerdictReason",
+    "VerdictFinding",
+    "GroupReason",
+    "VerdictRules",
+    "LagPoint",
+    "PartitionVerdict",
+    "GroupVerdict",
+    "judge_partition",
+    "partition_verdict",
+    "group_verdicts",
+    "lag_slope_per_s",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class VerdictRules:
@@ -91,10 +103,14 @@ class VerdictRules:
         if self.window_ms <= 0:
             raise ConfigurationError(f"window_ms must be > 0, got {self.window_ms}.")
         if self.stuck_after_ms > self.window_ms:
-            raise ConfigurationError(f"stuck_after_ms ({self.stuck_after_ms}) must not exceed window_ms "
-                                     f"({self.window_ms}): a stuck offset is judged inside the window.")
+            raise ConfigurationError(
+                f"stuck_after_ms ({self.stuck_after_ms}) must not exceed window_ms "
+                f"({self.window_ms}): a stuck offset is judged inside the window."
+            )
         if self.min_points < 2:
-            raise ConfigurationError(f"min_points must be >= 2 (a trend needs two points), got {self.min_points}.")
+            raise ConfigurationError(
+                f"min_points must be >= 2 (a trend needs two points), got {self.min_points}."
+            )
 
 
 @fast_init  # one per partition and snapshot a verdict looks back on
@@ -132,8 +148,15 @@ class PartitionVerdict:
         return finding_text(self.finding)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "verdict": self.verdict.value,
-                "reason": self.reason, "finding": self.finding.to_dict(), "lag": self.lag, "points": self.points}
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "verdict": self.verdict.value,
+            "reason": self.reason,
+            "finding": self.finding.to_dict(),
+            "lag": self.lag,
+            "points": self.points,
+        }
 
 
 @fast_init
@@ -157,8 +180,13 @@ class GroupVerdict:
         return group_text(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "verdict": self.verdict.value, "reason": self.reason,
-                "cause": self.cause.value, "partitions": [p.to_dict() for p in self.partitions]}
+        return {
+            "group_id": self.group_id,
+            "verdict": self.verdict.value,
+            "reason": self.reason,
+            "cause": self.cause.value,
+            "partitions": [p.to_dict() for p in self.partitions],
+        }
 
 
 def lag_slope_per_s(points: Sequence[LagPoint]) -> float:
@@ -184,8 +212,9 @@ def _no_commit_verdict(window: list[LagPoint], rules: VerdictRules) -> VerdictFi
     never_ms = latest.at_ms - run[0].at_ms if run else 0
     growth = latest.log_end - run[0].log_end if run else 0  # type: ignore[operator]
     if run and never_ms >= rules.stuck_after_ms and growth > 0:
-        return VerdictFinding(Verdict.STOP, VerdictReason.NEVER_COMMITTED, lag=latest.lag, grew_by=growth,
-                              for_ms=never_ms)
+        return VerdictFinding(
+            Verdict.STOP, VerdictReason.NEVER_COMMITTED, lag=latest.lag, grew_by=growth, for_ms=never_ms
+        )
     if latest.log_end == latest.log_start or (latest.lag is not None and latest.lag <= rules.allowed_lag):
         return VerdictFinding(Verdict.OK, VerdictReason.NOTHING_TO_READ, lag=latest.lag)
     return VerdictFinding(Verdict.UNKNOWN, VerdictReason.NO_COMMIT)
@@ -211,7 +240,9 @@ def judge_partition(points: Sequence[LagPoint], rules: VerdictRules = VerdictRul
     return replace(found, verdict=verdict, log_start_unread=True)
 
 
-def partition_verdict(points: Sequence[LagPoint], rules: VerdictRules = VerdictRules()) -> tuple[Verdict, str]:
+def partition_verdict(
+    points: Sequence[LagPoint], rules: VerdictRules = VerdictRules()
+) -> tuple[Verdict, str]:
     """The verdict and its one-sentence reason for one partition's points (any order):
     :func:`judge_partition` rendered by :mod:`.verdict_text`."""
     found = judge_partition(points, rules)
@@ -225,18 +256,32 @@ def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictR
     known = [p for p in window if p.readable and p.committed is not None and p.lag is not None]
     # 1. LOST
     if latest.log_start is not None and committed < latest.log_start:
-        return VerdictFinding(Verdict.LOST, VerdictReason.BELOW_LOG_START, committed, lag, latest.log_start,
-                              deleted=latest.log_start - committed)
+        return VerdictFinding(
+            Verdict.LOST,
+            VerdictReason.BELOW_LOG_START,
+            committed,
+            lag,
+            latest.log_start,
+            deleted=latest.log_start - committed,
+        )
     # 2. REWIND
     earlier_max = max((p.committed for p in known[:-1] if p.committed is not None), default=None)
     if earlier_max is not None and committed < earlier_max:
-        return VerdictFinding(Verdict.REWIND, VerdictReason.WENT_BACK, committed, lag, went_back_from=earlier_max,
-                              window_ms=rules.window_ms)
+        return VerdictFinding(
+            Verdict.REWIND,
+            VerdictReason.WENT_BACK,
+            committed,
+            lag,
+            went_back_from=earlier_max,
+            window_ms=rules.window_ms,
+        )
     # 3. caught up
     if lag is not None and lag <= rules.allowed_lag:
         if lag == 0:
             return VerdictFinding(Verdict.OK, VerdictReason.CAUGHT_UP, committed, lag)
-        return VerdictFinding(Verdict.OK, VerdictReason.WITHIN_ALLOWED, committed, lag, allowed_lag=rules.allowed_lag)
+        return VerdictFinding(
+            Verdict.OK, VerdictReason.WITHIN_ALLOWED, committed, lag, allowed_lag=rules.allowed_lag
+        )
     # 4. ABANDONED / STOP / STALL
     run = []
     for point in reversed(known):
@@ -248,11 +293,18 @@ def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictR
     if stuck_ms >= rules.stuck_after_ms and stuck_ms > 0:
         growth = latest.log_end - run[0].log_end  # type: ignore[operator]
         if all(LagFlag.TOPIC_UNASSIGNED in p.flags for p in run):
-            return VerdictFinding(Verdict.ABANDONED, VerdictReason.TOPIC_LEFT, committed, lag, grew_by=growth,
-                                  for_ms=stuck_ms)
+            return VerdictFinding(
+                Verdict.ABANDONED, VerdictReason.TOPIC_LEFT, committed, lag, grew_by=growth, for_ms=stuck_ms
+            )
         if growth > 0:
-            return VerdictFinding(Verdict.STOP, VerdictReason.STUCK_WHILE_GROWING, committed, lag, grew_by=growth,
-                                  for_ms=stuck_ms)
+            return VerdictFinding(
+                Verdict.STOP,
+                VerdictReason.STUCK_WHILE_GROWING,
+                committed,
+                lag,
+                grew_by=growth,
+                for_ms=stuck_ms,
+            )
         return VerdictFinding(Verdict.STALL, VerdictReason.STUCK, committed, lag, for_ms=stuck_ms)
     # 5. WARN
     if len(known) >= rules.min_points:
@@ -262,17 +314,32 @@ def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictR
         first_lag = known[0].lag
         assert lag is not None and first_lag is not None
         if slope > 0 and 2 * rises > len(steps) and lag - first_lag > rules.allowed_lag:
-            return VerdictFinding(Verdict.WARN, VerdictReason.GROWING, committed, lag, slope_per_s=slope,
-                                  for_ms=latest.at_ms - known[0].at_ms, first_lag=first_lag, rises=rises,
-                                  steps=len(steps))
+            return VerdictFinding(
+                Verdict.WARN,
+                VerdictReason.GROWING,
+                committed,
+                lag,
+                slope_per_s=slope,
+                for_ms=latest.at_ms - known[0].at_ms,
+                first_lag=first_lag,
+                rises=rises,
+                steps=len(steps),
+            )
     # 6. OK, when the window shows it: the committed offset moved, or enough points for the
     #    trend rule (5) to have seen a growing lag; fewer points with a lag and no commit prove nothing
     if known and known[0].committed != committed:
         return VerdictFinding(Verdict.OK, VerdictReason.MOVING, committed, lag)
     if len(known) >= rules.min_points:
         return VerdictFinding(Verdict.OK, VerdictReason.NOT_GROWING, committed, lag)
-    return VerdictFinding(Verdict.UNKNOWN, VerdictReason.TOO_FEW_POINTS, committed, lag, points=len(known),
-                          points_needed=rules.min_points, window_ms=rules.window_ms)
+    return VerdictFinding(
+        Verdict.UNKNOWN,
+        VerdictReason.TOO_FEW_POINTS,
+        committed,
+        lag,
+        points=len(known),
+        points_needed=rules.min_points,
+        window_ms=rules.window_ms,
+    )
 
 
 def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[tuple[str, int], list[LagPoint]]:
@@ -288,8 +355,9 @@ def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[tuple[str, 
     return series
 
 
-def _group_verdict(group_id: str, latest: GroupLag | None, snapshots: Sequence[LagSnapshot],
-                   rules: VerdictRules) -> GroupVerdict:
+def _group_verdict(
+    group_id: str, latest: GroupLag | None, snapshots: Sequence[LagSnapshot], rules: VerdictRules
+) -> GroupVerdict:
     if latest is None:
         return GroupVerdict(group_id, Verdict.UNKNOWN, GroupReason.NOT_READ)
     current = {(p.topic, p.partition) for p in latest.partitions}
@@ -299,19 +367,33 @@ def _group_verdict(group_id: str, latest: GroupLag | None, snapshots: Sequence[L
             continue  # the group no longer has this partition
         found = judge_partition(points, rules)
         window_start = points[-1].at_ms - rules.window_ms
-        verdicts.append(PartitionVerdict(*key, found.verdict, found, points[-1].lag,
-                                         sum(1 for p in points if p.at_ms >= window_start)))
+        verdicts.append(
+            PartitionVerdict(
+                *key, found.verdict, found, points[-1].lag, sum(1 for p in points if p.at_ms >= window_start)
+            )
+        )
     if not verdicts:  # nothing shows it is fine (the threshold gate waits on such a group too)
-        return GroupVerdict(group_id, Verdict.UNKNOWN, GroupReason.NO_PARTITIONS, members=latest.members,
-                            state=latest.state)
+        return GroupVerdict(
+            group_id, Verdict.UNKNOWN, GroupReason.NO_PARTITIONS, members=latest.members, state=latest.state
+        )
     worst = max(verdicts, key=lambda v: v.verdict.severity)
     same = sum(1 for v in verdicts if v.verdict is worst.verdict)
-    cause = GroupReason.ALL_OK if worst.verdict is Verdict.OK and len(verdicts) > 1 else GroupReason.WORST_PARTITION
-    return GroupVerdict(group_id, worst.verdict, cause, tuple(verdicts), worst, same, latest.members, latest.state)
+    cause = (
+        GroupReason.ALL_OK
+        if worst.verdict is Verdict.OK and len(verdicts) > 1
+        else GroupReason.WORST_PARTITION
+    )
+    return GroupVerdict(
+        group_id, worst.verdict, cause, tuple(verdicts), worst, same, latest.members, latest.state
+    )
 
 
-def group_verdicts(snapshots: Iterable[LagSnapshot], rules: VerdictRules = VerdictRules(), *,
-                   group_ids: Iterable[str] | None = None) -> dict[str, GroupVerdict]:
+def group_verdicts(
+    snapshots: Iterable[LagSnapshot],
+    rules: VerdictRules = VerdictRules(),
+    *,
+    group_ids: Iterable[str] | None = None,
+) -> dict[str, GroupVerdict]:
     """Verdicts of ``group_ids`` (default: every group in the latest snapshot) from snapshots
     in any order; the latest one decides which groups and partitions exist."""
     ordered = sorted(snapshots, key=lambda s: s.taken_at_ms)

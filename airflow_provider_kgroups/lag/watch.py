@@ -73,22 +73,36 @@ class FinishedRange:
     def to_payload(self) -> dict[str, Any]:
         """Plain JSON (an asset event's extra): Spark's ``startingOffsets``/``endingOffsets``
         exactly as the ConsumerLagSensor's XCom carries them."""
-        return {**OffsetRange(self.starting, self.ending).to_xcom(),
-                "group_ids": list(self.group_ids), "mode": LagMode(self.mode).value, "total_lag": self.total_lag,
-                "opened_at_ms": self.opened_at_ms, "finished_at_ms": self.finished_at_ms}
+        return {
+            **OffsetRange(self.starting, self.ending).to_xcom(),
+            "group_ids": list(self.group_ids),
+            "mode": LagMode(self.mode).value,
+            "total_lag": self.total_lag,
+            "opened_at_ms": self.opened_at_ms,
+            "finished_at_ms": self.finished_at_ms,
+        }
 
 
 def nested_offsets(offsets: Mapping[str, Mapping[str, int]] | None) -> dict[TopicPartition, int] | None:
     """Where a previous range ended, ``{"topic": {"0": 5}}`` as stored -> ``{TopicPartition: 5}``
     (actual offsets: a range ends at committed offsets)."""
-    return dict(OffsetMap.parse(offsets, OffsetKind.COMMITTED, name="the stored range end")) if offsets else None
+    return (
+        dict(OffsetMap.parse(offsets, OffsetKind.COMMITTED, name="the stored range end")) if offsets else None
+    )
 
 
 class RangeWatch:
     """The ranges ``group_ids`` finish on ``topics``, poll after poll (:meth:`observe`)."""
 
-    def __init__(self, group_ids: Iterable[str], topics: Iterable[str], max_total_lag: int | None = None,
-                 start: Mapping[TopicPartition, int] | None = None, *, read_committed: bool = False) -> None:
+    def __init__(
+        self,
+        group_ids: Iterable[str],
+        topics: Iterable[str],
+        max_total_lag: int | None = None,
+        start: Mapping[TopicPartition, int] | None = None,
+        *,
+        read_committed: bool = False,
+    ) -> None:
         self.group_ids = tuple(group_ids)
         self.topics = tuple(topics)
         self.max_total_lag = max_total_lag  # None: barrier mode
@@ -117,8 +131,11 @@ class RangeWatch:
             return f"{where} could not be read" + (f": {failure}" if failure is not None else "")
         if self.waiting in (Waiting.GATE_CLOSED, Waiting.GATE_FAILED) and self.last is not None:
             return self.last.message
-        return {Waiting.FIRST_POLL: "the first poll", Waiting.EMPTY_RANGE: "new records (the range is empty)",
-                Waiting.NEXT_RANGE: "the next range"}.get(self.waiting, self.waiting.value)
+        return {
+            Waiting.FIRST_POLL: "the first poll",
+            Waiting.EMPTY_RANGE: "new records (the range is empty)",
+            Waiting.NEXT_RANGE: "the next range",
+        }.get(self.waiting, self.waiting.value)
 
     def observe(self, snapshot: LagSnapshot) -> FinishedRange | None:
         """One poll: the range it finished, if any."""
@@ -148,15 +165,27 @@ class RangeWatch:
             self.waiting = Waiting.EMPTY_RANGE
             return None
         self.start, self.waiting = dict(ending), Waiting.NEXT_RANGE
-        return FinishedRange(self.group_ids, dict(start), ending, self.mode, _total_lag(mine),
-                             gate.state.started_ms, snapshot.taken_at_ms)
+        return FinishedRange(
+            self.group_ids,
+            dict(start),
+            ending,
+            self.mode,
+            _total_lag(mine),
+            gate.state.started_ms,
+            snapshot.taken_at_ms,
+        )
 
     def _arm(self, now_ms: int) -> LagGate:
         """The gate of the next range: from where the last one ended."""
         assert self.start is not None
-        spec = GateSpec(group_ids=self.group_ids, topics=self.topics, lag_mode=self.mode,
-                        max_total_lag=self.max_total_lag, read_committed=self.read_committed,
-                        previous_barrier=OffsetMap(self.start, OffsetKind.STARTING).nested())
+        spec = GateSpec(
+            group_ids=self.group_ids,
+            topics=self.topics,
+            lag_mode=self.mode,
+            max_total_lag=self.max_total_lag,
+            read_committed=self.read_committed,
+            previous_barrier=OffsetMap(self.start, OffsetKind.STARTING).nested(),
+        )
         self._gate = LagGate(spec, GateState(started_ms=now_ms), _NO_DEADLINE_MS)
         return self._gate
 
@@ -178,5 +207,6 @@ class RangeWatch:
 def _total_lag(partitions: Iterable[Any]) -> int:
     """Records left over the groups and watched partitions: a commit past the end read (it raced
     ahead of ListOffsets) counts 0, never a negative part; no commit: the whole log."""
-    return sum(max(0, p.log_end - (p.committed if p.committed is not None else p.log_start or 0))
-               for p in partitions)
+    return sum(
+        max(0, p.log_end - (p.committed if p.committed is not None else p.log_start or 0)) for p in partitions
+    )

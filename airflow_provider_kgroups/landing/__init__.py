@@ -43,13 +43,27 @@ from .layout import (
 )
 
 __all__ = [
-    "FORMATS", "LANDING_COLUMNS", "LandingFile", "LandingGapError", "PartitionRange", "RangeSelection", "file_name",
-    "list_files", "parse_file_name", "parse_range", "select_range", "write_file", "read_offset_range",
-    "read_selection", "landing_schema",
+    "FORMATS",
+    "LANDING_COLUMNS",
+    "LandingFile",
+    "LandingGapError",
+    "PartitionRange",
+    "RangeSelection",
+    "file_name",
+    "list_files",
+    "parse_file_name",
+    "parse_range",
+    "select_range",
+    "write_file",
+    "read_offset_range",
+    "read_selection",
+    "landing_schema",
 ]
 
 
-def __getattr__(name: str):  # the Spark half is imported on first use: importing this package needs no pyspark
+def __getattr__(
+    name: str,
+):  # the Spark half is imported on first use: importing this package needs no pyspark
     if name in ("read_offset_range", "read_selection", "landing_schema"):
         from . import reader
 

@@ -34,8 +34,20 @@ from ..client.errors import ConfigurationError
 from ..client.numbers import check_int
 from ..client.results import TopicPartition
 
-__all__ = ["FORMATS", "LANDING_COLUMNS", "LandingFile", "LandingGapError", "PartitionRange", "RangeSelection",
-           "file_name", "parse_file_name", "write_file", "list_files", "parse_range", "select_range"]
+__all__ = [
+    "FORMATS",
+    "LANDING_COLUMNS",
+    "LandingFile",
+    "LandingGapError",
+    "PartitionRange",
+    "RangeSelection",
+    "file_name",
+    "parse_file_name",
+    "write_file",
+    "list_files",
+    "parse_range",
+    "select_range",
+]
 
 #: The columns of every landing row, in this order.
 LANDING_COLUMNS = ("topic", "partition", "offset", "timestamp_ms", "key", "value")
@@ -61,9 +73,13 @@ def file_name(start: int, end: int, fmt: str = "jsonl") -> str:
     """``00000000000000000040-00000000000000000047.jsonl`` for positions [40, 47)."""
     _check_format(fmt)
     for name, value in (("start", start), ("end", end)):
-        check_int(f"landing file {name}", value, at_least=0, at_most=10**_DIGITS - 1, must_be="an offset >= 0")
+        check_int(
+            f"landing file {name}", value, at_least=0, at_most=10**_DIGITS - 1, must_be="an offset >= 0"
+        )
     if end <= start:
-        raise ConfigurationError(f"a landing file covers [start, end) with end > start, got [{start}, {end}).")
+        raise ConfigurationError(
+            f"a landing file covers [start, end) with end > start, got [{start}, {end})."
+        )
     return f"{start:0{_DIGITS}d}-{end:0{_DIGITS}d}{FORMATS[fmt]}"
 
 
@@ -109,8 +125,17 @@ def _check_topic(topic: Any) -> str:
     return topic
 
 
-def write_file(root: str, topic: str, partition: int, start: int, end: int, rows: Iterable[Mapping[str, Any]], *,
-               fmt: str = "jsonl", storage_options: Mapping[str, Any] | None = None) -> str:
+def write_file(
+    root: str,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    fmt: str = "jsonl",
+    storage_options: Mapping[str, Any] | None = None,
+) -> str:
     """Write the rows of positions ``[start, end)`` of ``topic[partition]`` as one file, atomically
     (a hidden temporary name, then a rename); returns the file's path. Commit ``end`` only after
     this returns. Every row needs the :data:`LANDING_COLUMNS`; its ``offset`` must lie in
@@ -123,7 +148,9 @@ def write_file(root: str, topic: str, partition: int, start: int, end: int, rows
         if missing:
             raise ConfigurationError(f"landing row {dict(row)!r} lacks {', '.join(missing)}.")
         if row["topic"] != topic or row["partition"] != partition:
-            raise ConfigurationError(f"row of {row['topic']}[{row['partition']}] in a file of {topic}[{partition}].")
+            raise ConfigurationError(
+                f"row of {row['topic']}[{row['partition']}] in a file of {topic}[{partition}]."
+            )
         if not start <= row["offset"] < end:
             raise ConfigurationError(f"row offset {row['offset']} outside the file's range [{start}, {end}).")
         out.append({c: row[c] for c in LANDING_COLUMNS})
@@ -138,8 +165,16 @@ def write_file(root: str, topic: str, partition: int, start: int, end: int, rows
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        schema = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                            ("timestamp_ms", pa.int64()), ("key", pa.string()), ("value", pa.string())])
+        schema = pa.schema(
+            [
+                ("topic", pa.string()),
+                ("partition", pa.int32()),
+                ("offset", pa.int64()),
+                ("timestamp_ms", pa.int64()),
+                ("key", pa.string()),
+                ("value", pa.string()),
+            ]
+        )
         buffer = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(out, schema=schema), buffer)
         data = buffer.getvalue()
@@ -149,15 +184,20 @@ def write_file(root: str, topic: str, partition: int, start: int, end: int, rows
     return final
 
 
-def list_files(root: str, partitions: Iterable[TopicPartition] | None = None, *, fmt: str = "jsonl",
-               storage_options: Mapping[str, Any] | None = None) -> dict[TopicPartition, list[LandingFile]]:
+def list_files(
+    root: str,
+    partitions: Iterable[TopicPartition] | None = None,
+    *,
+    fmt: str = "jsonl",
+    storage_options: Mapping[str, Any] | None = None,
+) -> dict[TopicPartition, list[LandingFile]]:
     """The landing files of ``partitions`` (default: every partition under ``root``), by name
     only (nothing is opened), sorted by start offset. Hidden and foreign names are skipped."""
     _check_format(fmt)
     fs, base = _fs(root, storage_options)
     if partitions is None:
         wanted = []
-        for topic_dir in (fs.ls(base, detail=False) if fs.isdir(base) else []):
+        for topic_dir in fs.ls(base, detail=False) if fs.isdir(base) else []:
             topic = topic_dir.rstrip("/").rsplit("/", 1)[-1]
             if topic.startswith((".", "_")):
                 continue
@@ -171,7 +211,7 @@ def list_files(root: str, partitions: Iterable[TopicPartition] | None = None, *,
     for tp in wanted:
         directory = f"{base}/{_check_topic(tp.topic)}/{tp.partition}"
         files = []
-        for path in (fs.ls(directory, detail=False) if fs.isdir(directory) else []):
+        for path in fs.ls(directory, detail=False) if fs.isdir(directory) else []:
             parsed = parse_file_name(path.rstrip("/").rsplit("/", 1)[-1])
             if parsed is not None and parsed[2] == fmt:
                 files.append(LandingFile(tp.topic, tp.partition, parsed[0], parsed[1], fmt))
@@ -182,8 +222,9 @@ def list_files(root: str, partitions: Iterable[TopicPartition] | None = None, *,
 # -- ranges ---------------------------------------------------------------------------------------
 
 
-def parse_range(source: Mapping[str, Any] | None = None, *, starting: Any = None,
-                ending: Any = None) -> dict[TopicPartition, tuple[int | None, int]]:
+def parse_range(
+    source: Mapping[str, Any] | None = None, *, starting: Any = None, ending: Any = None
+) -> dict[TopicPartition, tuple[int | None, int]]:
     """``{TopicPartition: (start or None for earliest, end)}`` from the ConsumerLagSensor's XCom
     (``source``, a mapping with ``startingOffsets`` and ``endingOffsets``) or from
     ``starting``/``ending`` (Spark Kafka-source JSON or mappings). The rules are Spark's (see
@@ -196,19 +237,25 @@ def parse_range(source: Mapping[str, Any] | None = None, *, starting: Any = None
         if starting is not None or ending is not None:
             raise ConfigurationError("give either the sensor's result or starting=/ending=, not both.")
         if not isinstance(source, Mapping) or STARTING not in source or ENDING not in source:
-            raise ConfigurationError(f"the sensor's result has no {STARTING}/{ENDING}: pass the ConsumerLagSensor "
-                                     "XCom (e.g. gate.output), or starting=/ending=.")
+            raise ConfigurationError(
+                f"the sensor's result has no {STARTING}/{ENDING}: pass the ConsumerLagSensor "
+                "XCom (e.g. gate.output), or starting=/ending=."
+            )
         starting, ending = source[STARTING], source[ENDING]
     if ending is None:
-        raise ConfigurationError(f"{ENDING} is needed: the landing zone is read up to an exclusive end offset.")
+        raise ConfigurationError(
+            f"{ENDING} is needed: the landing zone is read up to an exclusive end offset."
+        )
     end = OffsetMap.parse(ending, OffsetKind.ENDING, name=ENDING)
     if not end:
         return {}  # no partition: nothing to read
     ranges = OffsetRange.parse({tp: EARLIEST for tp in end} if starting is None else starting, end).pairs()
     latest = sorted(str(tp) for tp, (_, end) in ranges.items() if end == LATEST)
     if latest:
-        raise ConfigurationError(f"{ENDING} is -1 (latest) for {', '.join(latest)}: a landing zone has no "
-                                 "'latest'; pass the sensor's endingOffsets (the barrier it waited for).")
+        raise ConfigurationError(
+            f"{ENDING} is -1 (latest) for {', '.join(latest)}: a landing zone has no "
+            "'latest'; pass the sensor's endingOffsets (the barrier it waited for)."
+        )
     return {tp: (None if start < 0 else start, end) for tp, (start, end) in ranges.items()}
 
 
@@ -222,7 +269,9 @@ class PartitionRange:
     start: int | None
     end: int
     files: tuple[LandingFile, ...]
-    first: int | None = None  # the first offset the chosen files cover (the range's start, or earliest landed)
+    first: int | None = (
+        None  # the first offset the chosen files cover (the range's start, or earliest landed)
+    )
 
     @property
     def tp(self) -> TopicPartition:
@@ -234,8 +283,13 @@ class PartitionRange:
         return any(b.start < a.end for a, b in zip(self.files, self.files[1:]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "first": self.first, "files": [f.name for f in self.files],
-                "overlapping": self.overlapping}
+        return {
+            "start": self.start,
+            "end": self.end,
+            "first": self.first,
+            "files": [f.name for f in self.files],
+            "overlapping": self.overlapping,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,8 +316,13 @@ class RangeSelection:
         partitions: dict[str, dict[str, Any]] = {}
         for r in self.ranges:
             partitions.setdefault(r.topic, {})[str(r.partition)] = r.to_dict()
-        return {"root": self.root, "format": self.fmt, "files": len(self.files), "overlapping": self.overlapping,
-                "partitions": partitions}
+        return {
+            "root": self.root,
+            "format": self.fmt,
+            "files": len(self.files),
+            "overlapping": self.overlapping,
+            "partitions": partitions,
+        }
 
 
 def _cover(tp: TopicPartition, start: int | None, end: int, files: list[LandingFile]) -> PartitionRange:
@@ -276,8 +335,10 @@ def _cover(tp: TopicPartition, start: int | None, end: int, files: list[LandingF
         if end == 0:
             return PartitionRange(tp.topic, tp.partition, start, end, (), None)
         if not candidates:
-            raise LandingGapError(f"{tp}: nothing has landed below offset {end}, which the range ends at: is the "
-                                  "landing consumer writing to this root, and has it committed?")
+            raise LandingGapError(
+                f"{tp}: nothing has landed below offset {end}, which the range ends at: is the "
+                "landing consumer writing to this root, and has it committed?"
+            )
         cursor = candidates[0].start
     else:
         cursor = start
@@ -292,16 +353,25 @@ def _cover(tp: TopicPartition, start: int | None, end: int, files: list[LandingF
             i += 1
         if best is None or best.end <= cursor:
             upto = candidates[i].start if i < len(candidates) else end
-            raise LandingGapError(f"{tp}: offsets [{cursor}, {upto}) of the range [{first}, {end}) are in no landing "
-                                  f"file: the landing zone has a hole there (files deleted, or a consumer that names "
-                                  "files by record offsets instead of positions); refusing to read less than the range.")
+            raise LandingGapError(
+                f"{tp}: offsets [{cursor}, {upto}) of the range [{first}, {end}) are in no landing "
+                f"file: the landing zone has a hole there (files deleted, or a consumer that names "
+                "files by record offsets instead of positions); refusing to read less than the range."
+            )
         chosen.append(best)
         cursor = best.end
     return PartitionRange(tp.topic, tp.partition, start, end, tuple(chosen), first)
 
 
-def select_range(root: str, source: Mapping[str, Any] | None = None, *, starting: Any = None, ending: Any = None,
-                 fmt: str = "jsonl", storage_options: Mapping[str, Any] | None = None) -> RangeSelection:
+def select_range(
+    root: str,
+    source: Mapping[str, Any] | None = None,
+    *,
+    starting: Any = None,
+    ending: Any = None,
+    fmt: str = "jsonl",
+    storage_options: Mapping[str, Any] | None = None,
+) -> RangeSelection:
     """Choose the landing files that hold exactly the offset range (see :func:`parse_range` for
     ``source``/``starting``/``ending``): for each partition the fewest files covering
     ``[start, end)``, by their names alone. Raises :class:`LandingGapError` when some offsets of

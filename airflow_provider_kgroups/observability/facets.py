@@ -60,22 +60,34 @@ def _classes() -> tuple[type, type]:
     return KgroupsOffsetRangeInputDatasetFacet, KgroupsCleanupRunFacet
 
 
-def offset_range_facet(starting: Mapping[str, int], ending: Mapping[str, int], group_ids: Sequence[str] = ()) -> Any:
+def offset_range_facet(
+    starting: Mapping[str, int], ending: Mapping[str, int], group_ids: Sequence[str] = ()
+) -> Any:
     """``starting`` / ``ending``: partition (as a string) -> offset, for one topic."""
     cls, _ = _classes()
-    return cls(partitions={p: {"startingOffset": int(starting.get(p, -2)), "endingOffset": int(end)}
-                           for p, end in sorted(ending.items(), key=lambda kv: int(kv[0]))},
-               groupIds=list(group_ids))
+    return cls(
+        partitions={
+            p: {"startingOffset": int(starting.get(p, -2)), "endingOffset": int(end)}
+            for p, end in sorted(ending.items(), key=lambda kv: int(kv[0]))
+        },
+        groupIds=list(group_ids),
+    )
 
 
 def cleanup_facet(summary: Mapping[str, Any]) -> Any:
     """From a cleanup run's summary (``CleanupResult.summary()``)."""
     _, cls = _classes()
-    return cls(dryRun=bool(summary.get("dry_run")), candidates=summary.get("candidates"),
-               deleted=list(summary.get("deleted") or []), wouldDelete=list(summary.get("would_delete") or []),
-               skipped=list(summary.get("skipped") or []), failed=list(summary.get("failed") or []),
-               notFound=list(summary.get("not_found") or []), backupUrl=summary.get("backup_url"),
-               auditUrl=summary.get("audit_url"))
+    return cls(
+        dryRun=bool(summary.get("dry_run")),
+        candidates=summary.get("candidates"),
+        deleted=list(summary.get("deleted") or []),
+        wouldDelete=list(summary.get("would_delete") or []),
+        skipped=list(summary.get("skipped") or []),
+        failed=list(summary.get("failed") or []),
+        notFound=list(summary.get("not_found") or []),
+        backupUrl=summary.get("backup_url"),
+        auditUrl=summary.get("audit_url"),
+    )
 
 
 __all__ = ["SCHEMA_BASE", "OFFSET_RANGE", "CLEANUP", "offset_range_facet", "cleanup_facet"]

@@ -90,8 +90,15 @@ def range_asset_uri(bootstrap: str | Iterable[Any], topic: str, group: str) -> s
     return f"{ASSET_SCHEME}://{host}:{port}/{topic}/{quote(group, safe='')}"
 
 
-def create_asset(*, bootstrap: str, topic: str, group: str, name: str | None = None,
-                 extra: dict | None = None, **kwargs: Any):
+def create_asset(
+    *,
+    bootstrap: str,
+    topic: str,
+    group: str,
+    name: str | None = None,
+    extra: dict | None = None,
+    **kwargs: Any,
+):
     """The asset for the ranges of ``topic`` consumed by ``group`` (an AssetWatcher's events,
     a gate's outlet). ``name`` defaults to the URI; ``kwargs`` go to ``Asset`` (``watchers``...)."""
     from airflow.sdk import Asset
@@ -104,12 +111,16 @@ def sanitize_uri(uri: SplitResult) -> SplitResult:
     """Airflow's URI handler for ``kgroups://``: host required, the default port made explicit,
     exactly ``/{topic}/{group}`` with a legal topic name."""
     if not uri.hostname:
-        raise ValueError("a kgroups:// asset URI needs the cluster's first bootstrap server: "
-                         "kgroups://{host}:{port}/{topic}/{group}")
+        raise ValueError(
+            "a kgroups:// asset URI needs the cluster's first bootstrap server: "
+            "kgroups://{host}:{port}/{topic}/{group}"
+        )
     parts = uri.path.strip("/").split("/")
     if len(parts) != 2 or not all(parts):
-        raise ValueError(f"a kgroups:// asset URI has the path /{{topic}}/{{group}}, got {uri.path!r} "
-                         "(percent-encode a '/' in a group id)")
+        raise ValueError(
+            f"a kgroups:// asset URI has the path /{{topic}}/{{group}}, got {uri.path!r} "
+            "(percent-encode a '/' in a group id)"
+        )
     if not _TOPIC.match(parts[0]):
         raise ValueError(f"{parts[0]!r} is not a legal Kafka topic name ([A-Za-z0-9._-], 1-249 characters)")
     host = f"[{uri.hostname}]" if ":" in uri.hostname else uri.hostname
@@ -132,8 +143,13 @@ def _offsets(value: Any, kind: OffsetKind, option: str) -> dict[str, dict[str, i
     return OffsetMap.parse(value or {}, kind, name=option).nested()
 
 
-def range_inputs(bootstrap: str | Iterable[Any], offsets: Mapping[str, Any], *,
-                 records: int | Mapping[str, int] | None = None, group_ids: Iterable[str] = ()) -> list[Any]:
+def range_inputs(
+    bootstrap: str | Iterable[Any],
+    offsets: Mapping[str, Any],
+    *,
+    records: int | Mapping[str, int] | None = None,
+    group_ids: Iterable[str] = (),
+) -> list[Any]:
     """One OpenLineage input per topic of a range (``startingOffsets`` / ``endingOffsets`` as in
     the gate's XCom), with the ``kgroups_offsetRange`` facet and, when ``records`` is given (a
     total for a single topic, or per topic), ``inputStatistics``."""
@@ -144,15 +160,19 @@ def range_inputs(bootstrap: str | Iterable[Any], offsets: Mapping[str, Any], *,
     starting = _offsets(offsets.get("startingOffsets"), OffsetKind.STARTING, "startingOffsets")
     ending = _offsets(offsets.get("endingOffsets"), OffsetKind.ENDING, "endingOffsets")
     if is_int(records) and len(ending) != 1:
-        raise ValueError("records as one number needs a one-topic range; give {topic: count} for several topics")
+        raise ValueError(
+            "records as one number needs a one-topic range; give {topic: count} for several topics"
+        )
     out = []
     for topic in sorted(ending):
-        input_facets: dict[str, Any] = {OFFSET_RANGE: offset_range_facet(starting.get(topic, {}), ending[topic],
-                                                                         list(group_ids))}
+        input_facets: dict[str, Any] = {
+            OFFSET_RANGE: offset_range_facet(starting.get(topic, {}), ending[topic], list(group_ids))
+        }
         count = records if is_int(records) else (records or {}).get(topic)
         if count is not None:
             input_facets["inputStatistics"] = input_statistics_input_dataset.InputStatisticsInputDatasetFacet(
-                rowCount=int(count))
+                rowCount=int(count)
+            )
         out.append(InputDataset(namespace=namespace, name=topic, inputFacets=input_facets))
     return out
 
@@ -188,8 +208,14 @@ def cleanup_lineage(summary: Mapping[str, Any] | None):
     return OperatorLineage(outputs=outputs, run_facets={CLEANUP: cleanup_facet(summary)})
 
 
-def report_kafka_read(context: Mapping[str, Any], bootstrap: str | Iterable[Any], offsets: Mapping[str, Any], *,
-                      records: int | Mapping[str, int] | None = None, group_ids: Iterable[str] = ()) -> None:
+def report_kafka_read(
+    context: Mapping[str, Any],
+    bootstrap: str | Iterable[Any],
+    offsets: Mapping[str, Any],
+    *,
+    records: int | Mapping[str, int] | None = None,
+    group_ids: Iterable[str] = (),
+) -> None:
     """From inside a ``@task`` that read a range of Kafka (from Kafka or from its landing zone):
     the topics, the range and the record count become the task's OpenLineage inputs. A no-op
     without OpenLineage; never fails the task."""
@@ -201,5 +227,15 @@ def report_kafka_read(context: Mapping[str, Any], bootstrap: str | Iterable[Any]
         log.warning("OpenLineage: the Kafka range read could not be reported", exc_info=True)
 
 
-__all__ = ["kafka_namespace", "range_asset_uri", "create_asset", "sanitize_uri", "convert_asset_to_openlineage",
-           "range_inputs", "gate_lineage", "cleanup_lineage", "report_kafka_read", "ASSET_SCHEME"]
+__all__ = [
+    "kafka_namespace",
+    "range_asset_uri",
+    "create_asset",
+    "sanitize_uri",
+    "convert_asset_to_openlineage",
+    "range_inputs",
+    "gate_lineage",
+    "cleanup_lineage",
+    "report_kafka_read",
+    "ASSET_SCHEME",
+]

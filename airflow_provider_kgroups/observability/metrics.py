@@ -113,6 +113,7 @@ def _quietly(fn):
             fn(*args, **kwargs)
         except Exception:  # a metric never fails a task
             log.debug("kgroups metrics: %s failed", fn.__name__, exc_info=True)
+
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
     return wrapper
@@ -215,5 +216,12 @@ def cleanup_ran(summary: Mapping[str, Any], *, dag_id: str | None, task_id: str 
     emit.incr("kgroups.cleanup.held", len(summary.get("held") or []))
 
 
-__all__ = ["tags_enabled", "gate_checked", "gate_opened", "cleanup_ran", "lag_by_group_topic",
-           "exact_max_seconds", "OTHER"]
+__all__ = [
+    "tags_enabled",
+    "gate_checked",
+    "gate_opened",
+    "cleanup_ran",
+    "lag_by_group_topic",
+    "exact_max_seconds",
+    "OTHER",
+]

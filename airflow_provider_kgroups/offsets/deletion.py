@@ -50,8 +50,15 @@ class GroupOffsetDeletion:
         return sorted(tp for tp, p in self.partitions.items() if p is not Prediction.SUBSCRIBED)
 
     def rows(self) -> tuple[dict[str, Any], ...]:
-        return tuple({"topic": tp.topic, "partition": tp.partition, "current": self.committed.get(tp),
-                      "prediction": p.value} for tp, p in sorted(self.partitions.items()))
+        return tuple(
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "current": self.committed.get(tp),
+                "prediction": p.value,
+            }
+            for tp, p in sorted(self.partitions.items())
+        )
 
 
 def subscribed_topics(description: GroupDescription) -> frozenset[str] | None:
@@ -74,35 +81,61 @@ def _predict(d: GroupDescription, tps: Iterable[TopicPartition]) -> dict[TopicPa
     return {tp: Prediction.SUBSCRIBED if tp.topic in subscribed else Prediction.DELETE for tp in tps}
 
 
-async def plan_offset_deletion(aclient, group_ids: Iterable[str],
-                               topics: Mapping[str, tuple[int, ...] | None] | None) -> dict[str, GroupOffsetDeletion]:
+async def plan_offset_deletion(
+    aclient, group_ids: Iterable[str], topics: Mapping[str, tuple[int, ...] | None] | None
+) -> dict[str, GroupOffsetDeletion]:
     """Per group: the committed partitions of ``topics`` (topic -> partitions named, None: every
     partition the group committed; ``topics`` None: every topic it committed) and the broker's
     expected answer for each."""
     ids = validate_group_ids(group_ids)
-    described, committed = await asyncio.gather(aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids))
+    described, committed = await asyncio.gather(
+        aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids)
+    )
     out = {}
     for g in ids:
         d = described.values.get(g)
         offsets = committed.values[g].committed() if g in committed.values else {}
-        scope = {tp: o for tp, o in offsets.items() if topics is None or (
-            tp.topic in topics and (topics[tp.topic] is None or tp.partition in topics[tp.topic]))}
-        base = dict(group_id=g, state=d.state if d else GroupState.UNKNOWN, group_type=d.group_type if d else "",
-                    protocol_type=d.protocol_type if d else "", members=len(d.members) if d else 0, committed=scope)
+        scope = {
+            tp: o
+            for tp, o in offsets.items()
+            if topics is None
+            or (tp.topic in topics and (topics[tp.topic] is None or tp.partition in topics[tp.topic]))
+        }
+        base = dict(
+            group_id=g,
+            state=d.state if d else GroupState.UNKNOWN,
+            group_type=d.group_type if d else "",
+            protocol_type=d.protocol_type if d else "",
+            members=len(d.members) if d else 0,
+            committed=scope,
+        )
         failure = described.failures.get(g) or committed.failures.get(g)
         if failure is not None:
-            out[g] = GroupOffsetDeletion(**base, partitions={}, refusal=f"could not be read, so not planned: {failure}")
+            out[g] = GroupOffsetDeletion(
+                **base, partitions={}, refusal=f"could not be read, so not planned: {failure}"
+            )
         elif d.state is GroupState.DEAD:
             out[g] = GroupOffsetDeletion(**base, partitions={}, refusal="no such group")
         elif d.group_type == SHARE:
-            out[g] = GroupOffsetDeletion(**base, partitions={}, refusal="a share group: OffsetDelete is for consumer "
-                                                                         "groups (Kafka answers GROUP_ID_NOT_FOUND)")
+            out[g] = GroupOffsetDeletion(
+                **base,
+                partitions={},
+                refusal="a share group: OffsetDelete is for consumer "
+                "groups (Kafka answers GROUP_ID_NOT_FOUND)",
+            )
         elif d.group_type == CLASSIC and d.members and d.protocol_type not in ("consumer", ""):
-            out[g] = GroupOffsetDeletion(**base, partitions={}, refusal=(
-                f"its members speak the {d.protocol_type!r} protocol, not 'consumer': Kafka refuses OffsetDelete while "
-                "it has members (NON_EMPTY_GROUP)"))
+            out[g] = GroupOffsetDeletion(
+                **base,
+                partitions={},
+                refusal=(
+                    f"its members speak the {d.protocol_type!r} protocol, not 'consumer': Kafka refuses OffsetDelete while "
+                    "it has members (NON_EMPTY_GROUP)"
+                ),
+            )
         elif not scope:
-            out[g] = GroupOffsetDeletion(**base, partitions={}, refusal="no committed offset on the topics named")
+            out[g] = GroupOffsetDeletion(
+                **base, partitions={}, refusal="no committed offset on the topics named"
+            )
         else:
             out[g] = GroupOffsetDeletion(**base, partitions=_predict(d, scope))
     return out

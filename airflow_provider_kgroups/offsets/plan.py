@@ -33,7 +33,15 @@ from ..client.results import (
 from ..client.selection import validate_group_ids
 from .spec import ResetSpec, Strategy
 
-__all__ = ["Finding", "Refusal", "PartitionReset", "GroupReset", "ResetPlan", "plan_reset", "NO_OFFSET_AT_TIME"]
+__all__ = [
+    "Finding",
+    "Refusal",
+    "PartitionReset",
+    "GroupReset",
+    "ResetPlan",
+    "plan_reset",
+    "NO_OFFSET_AT_TIME",
+]
 
 NO_OFFSET_AT_TIME = -1  # ListOffsets by time: no record that recent (ListOffsetsResponse.UNKNOWN_OFFSET)
 
@@ -75,9 +83,16 @@ class PartitionReset:
     finding: Finding | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.tp.topic, "partition": self.tp.partition, "current": self.current,
-                "requested": self.requested, "new": self.target, "log_start": self.log_start,
-                "log_end": self.log_end, "finding": None if self.finding is None else self.finding.value}
+        return {
+            "topic": self.tp.topic,
+            "partition": self.tp.partition,
+            "current": self.current,
+            "requested": self.requested,
+            "new": self.target,
+            "log_start": self.log_start,
+            "log_end": self.log_end,
+            "finding": None if self.finding is None else self.finding.value,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,39 +124,54 @@ class GroupReset:
         return {p.tp: p.target for p in self.partitions}
 
     def refused(self, refusal: Refusal, detail: str) -> GroupReset:
-        return GroupReset(self.group_id, self.state, self.group_type, self.protocol_type, self.members, self.current,
-                          self.partitions, refusal, detail)
+        return GroupReset(
+            self.group_id,
+            self.state,
+            self.group_type,
+            self.protocol_type,
+            self.members,
+            self.current,
+            self.partitions,
+            refusal,
+            detail,
+        )
 
     def reason(self) -> str:
         """The refusal in words (the one renderer the CLI, the audit and the logs share)."""
         return "" if self.refusal is None else render_refusal(self.group_id, self.refusal, self.detail)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state.value, "group_type": self.group_type, "members": self.members,
-                "exists": self.exists, "refusal": None if self.refusal is None else self.refusal.value,
-                "reason": self.reason(), "partitions": [p.to_dict() for p in self.partitions]}
+        return {
+            "state": self.state.value,
+            "group_type": self.group_type,
+            "members": self.members,
+            "exists": self.exists,
+            "refusal": None if self.refusal is None else self.refusal.value,
+            "reason": self.reason(),
+            "partitions": [p.to_dict() for p in self.partitions],
+        }
 
 
 def render_refusal(group_id: str, refusal: Refusal, detail: str) -> str:
     words = {
         Refusal.HAS_MEMBERS: f"Assignments can only be reset if the group '{group_id}' is inactive, but the current "
-                             f"state is {detail}",
+        f"state is {detail}",
         Refusal.SHARE_GROUP: f"a share group whose start offsets cannot be read or set here: {detail} (KIP-932's "
-                             "DescribeShareGroupOffsets and AlterShareGroupOffsets, Kafka 4.1+)",
+        "DescribeShareGroupOffsets and AlterShareGroupOffsets, Kafka 4.1+)",
         Refusal.STREAMS_GROUP: "a Kafka Streams group: reset it with kafka-streams-groups.sh --reset-offsets "
-                               "(KIP-1071), which also handles its internal topics",
+        "(KIP-1071), which also handles its internal topics",
         Refusal.UNREADABLE: f"could not be read, so not planned: {detail}",
         Refusal.NO_COMMIT_TO_SHIFT: f"cannot shift {detail}: it has no committed offset (Kafka's tool refuses too)",
         Refusal.NOT_IN_FILE: "the file has no line for this group",
         Refusal.NOTHING_IN_SCOPE: "no committed offset to reset (--all-topics covers the partitions the group "
-                                  "committed; name topics with --topic to start a group)",
+        "committed; name topics with --topic to start a group)",
         Refusal.CONNECT_SINK: f"a Kafka Connect sink connector's group: {detail}",
         Refusal.CONNECT_UNKNOWN: f"may be a Kafka Connect sink connector's group and Kafka Connect could not tell: "
-                                 f"{detail}",
+        f"{detail}",
         Refusal.OVER_CAP: f"over this run's cap: {detail}",
         Refusal.CHANGED: f"changed between the plan and the commit: {detail}",
         Refusal.REWIND: f"would move {detail} back: the group already went further (a rerun of an older range?); "
-                        "nothing committed (allow_rewind=True commits it anyway)",
+        "nothing committed (allow_rewind=True commits it anyway)",
     }
     return words[refusal]
 
@@ -156,8 +186,12 @@ class ResetPlan:
         return [g for g, r in self.groups.items() if r.ok]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec.to_dict(), "strategy": self.spec.describe(self.planned_at_ms),
-                "planned_at_ms": self.planned_at_ms, "groups": {g: r.to_dict() for g, r in self.groups.items()}}
+        return {
+            "spec": self.spec.to_dict(),
+            "strategy": self.spec.describe(self.planned_at_ms),
+            "planned_at_ms": self.planned_at_ms,
+            "groups": {g: r.to_dict() for g, r in self.groups.items()},
+        }
 
 
 async def _check_scope_topics(aclient, spec: ResetSpec) -> dict[str, int]:
@@ -173,29 +207,42 @@ async def _check_scope_topics(aclient, spec: ResetSpec) -> dict[str, int]:
     missing = sorted(set(named) - set(described))
     if missing:
         existence = await aclient.check_topics(missing)
-        why = {t: ("does not exist" if existence.values.get(t) is TopicExistence.ABSENT else
-                   "is not visible to this principal (no Describe permission)"
-                   if existence.values.get(t) is TopicExistence.NOT_VISIBLE else
-                   f"could not be checked ({existence.failures.get(t, 'no answer')})") for t in missing}
-        raise ConfigurationError("; ".join(f"topic {t!r} {w}" for t, w in why.items()) + ": nothing was reset.")
+        why = {
+            t: (
+                "does not exist"
+                if existence.values.get(t) is TopicExistence.ABSENT
+                else "is not visible to this principal (no Describe permission)"
+                if existence.values.get(t) is TopicExistence.NOT_VISIBLE
+                else f"could not be checked ({existence.failures.get(t, 'no answer')})"
+            )
+            for t in missing
+        }
+        raise ConfigurationError(
+            "; ".join(f"topic {t!r} {w}" for t, w in why.items()) + ": nothing was reset."
+        )
     counts = {t: len(d.partitions) for t, d in described.items()}
     for topic, partitions in named.items():
         beyond = sorted(p for p in partitions if p >= counts[topic])
         if beyond:
-            raise ConfigurationError(f"topic {topic!r} has partitions 0-{counts[topic] - 1}; partition(s) "
-                                     f"{', '.join(map(str, beyond))} do not exist: nothing was reset.")
+            raise ConfigurationError(
+                f"topic {topic!r} has partitions 0-{counts[topic] - 1}; partition(s) "
+                f"{', '.join(map(str, beyond))} do not exist: nothing was reset."
+            )
     return counts
 
 
-def _scope_partitions(spec: ResetSpec, group_id: str, current: Mapping[TopicPartition, int],
-                      counts: Mapping[str, int]) -> list[TopicPartition]:
+def _scope_partitions(
+    spec: ResetSpec, group_id: str, current: Mapping[TopicPartition, int], counts: Mapping[str, int]
+) -> list[TopicPartition]:
     if spec.strategy is Strategy.FROM_FILE and not spec.scope.given:
         return sorted((spec.file_offsets or {}).get(group_id, {}))
     if spec.scope.all_topics:
         return sorted(current)
     out = []
     for topic, partitions in spec.scope.topics.items():
-        out += [TopicPartition(topic, p) for p in (partitions if partitions is not None else range(counts[topic]))]
+        out += [
+            TopicPartition(topic, p) for p in (partitions if partitions is not None else range(counts[topic]))
+        ]
     return sorted(set(out))
 
 
@@ -214,24 +261,37 @@ async def plan_reset(aclient, spec: ResetSpec, group_ids: Iterable[str], *, now_
     if spec.file_offsets is not None:
         stray = sorted(set(spec.file_offsets) - set(ids))
         if stray:
-            raise ConfigurationError(f"the file names group(s) {', '.join(map(repr, stray))}, which this call "
-                                     "does not.")
+            raise ConfigurationError(
+                f"the file names group(s) {', '.join(map(repr, stray))}, which this call does not."
+            )
     counts = await _check_scope_topics(aclient, spec)
-    described, committed = await asyncio.gather(aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids))
+    described, committed = await asyncio.gather(
+        aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids)
+    )
     shares = [g for g in ids if g in described.values and described.values[g].group_type == SHARE]
     if shares:  # their "committed offsets" are start offsets, read with their own API
         starts = await aclient.describe_share_group_offsets(shares)
-        committed = KeyedResults({**{g: v for g, v in committed.values.items() if g not in shares}, **starts.values},
-                                 {**{g: f for g, f in committed.failures.items() if g not in shares},
-                                  **{g: f for g, f in starts.failures.items()}})
+        committed = KeyedResults(
+            {**{g: v for g, v in committed.values.items() if g not in shares}, **starts.values},
+            {
+                **{g: f for g, f in committed.failures.items() if g not in shares},
+                **{g: f for g, f in starts.failures.items()},
+            },
+        )
 
     groups: dict[str, GroupReset] = {}
     scopes: dict[str, list[TopicPartition]] = {}
     for g in ids:
         d = described.values.get(g)
         current = committed.values[g].committed() if g in committed.values else {}
-        base = GroupReset(g, d.state if d else GroupState.UNKNOWN, d.group_type if d else "",
-                          d.protocol_type if d else "", len(d.members) if d else 0, current)
+        base = GroupReset(
+            g,
+            d.state if d else GroupState.UNKNOWN,
+            d.group_type if d else "",
+            d.protocol_type if d else "",
+            len(d.members) if d else 0,
+            current,
+        )
         failure = described.failures.get(g) or committed.failures.get(g)
         if failure is not None and d is not None and d.group_type == SHARE and failure.code < 0:
             groups[g] = base.refused(Refusal.SHARE_GROUP, str(failure))  # e.g. the broker lacks the API
@@ -255,7 +315,8 @@ async def plan_reset(aclient, spec: ResetSpec, group_ids: Iterable[str], *, now_
     starts, ends, at_time = await asyncio.gather(
         aclient.log_start_offsets(wanted) if wanted else _done(empty),
         aclient.log_end_offsets(wanted) if wanted else _done(empty),
-        aclient.offsets_for_timestamp(wanted, at_ms) if wanted and at_ms is not None else _done(empty))
+        aclient.offsets_for_timestamp(wanted, at_ms) if wanted and at_ms is not None else _done(empty),
+    )
     for g, tps in scopes.items():
         if groups[g].ok:
             groups[g] = _plan_group(spec, groups[g], tps, starts, ends, at_time)
@@ -266,8 +327,14 @@ async def _done(value):
     return value
 
 
-def _plan_group(spec: ResetSpec, group: GroupReset, tps: list[TopicPartition], starts: KeyedResults,
-                ends: KeyedResults, at_time: KeyedResults) -> GroupReset:
+def _plan_group(
+    spec: ResetSpec,
+    group: GroupReset,
+    tps: list[TopicPartition],
+    starts: KeyedResults,
+    ends: KeyedResults,
+    at_time: KeyedResults,
+) -> GroupReset:
     reads = (starts, ends, at_time) if spec.at_ms(0) is not None else (starts, ends)
     failed = _first_failure(tps, *reads)
     if failed is not None:
@@ -292,11 +359,15 @@ def _plan_group(spec: ResetSpec, group: GroupReset, tps: list[TopicPartition], s
             requested = current + spec.shift
         elif s in (Strategy.TO_DATETIME, Strategy.BY_DURATION):
             found: ListedOffset = at_time.values[tp]
-            requested, finding = (found.offset, None) if found.offset != NO_OFFSET_AT_TIME \
+            requested, finding = (
+                (found.offset, None)
+                if found.offset != NO_OFFSET_AT_TIME
                 else (end, Finding.NO_RECORD_AT_TIME)
+            )
         else:  # FROM_FILE
-            requested = spec.file_offsets[group.group_id].get(tp) if tp in spec.file_offsets[group.group_id] \
-                else None
+            requested = (
+                spec.file_offsets[group.group_id].get(tp) if tp in spec.file_offsets[group.group_id] else None
+            )
             if requested is None:
                 continue  # a scope wider than the file: the file's partitions only
         target = requested
@@ -307,6 +378,12 @@ def _plan_group(spec: ResetSpec, group: GroupReset, tps: list[TopicPartition], s
         rows.append(PartitionReset(tp, current, requested, target, start, end, finding))
     if not rows:
         return group.refused(Refusal.NOTHING_IN_SCOPE, "")
-    return GroupReset(group.group_id, group.state, group.group_type, group.protocol_type, group.members,
-                      group.current, tuple(rows))
-
+    return GroupReset(
+        group.group_id,
+        group.state,
+        group.group_type,
+        group.protocol_type,
+        group.members,
+        group.current,
+        tuple(rows),
+    )

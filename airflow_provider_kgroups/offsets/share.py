@@ -35,9 +35,14 @@ class SharePartitionLag:
         return max(0, self.log_end - self.start_offset)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.tp.topic, "partition": self.tp.partition, "start_offset": self.start_offset,
-                "log_end": self.log_end, "lag_at_most": self.lag_at_most,
-                "error": None if self.error is None else self.error.to_dict()}
+        return {
+            "topic": self.tp.topic,
+            "partition": self.tp.partition,
+            "start_offset": self.start_offset,
+            "log_end": self.log_end,
+            "lag_at_most": self.lag_at_most,
+            "error": None if self.error is None else self.error.to_dict(),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +56,18 @@ class ShareGroupLag:
         return not self.failures and all(p.lag_at_most is not None for ps in self.groups.values() for p in ps)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"groups": {g: {"partitions": [p.to_dict() for p in ps],
-                               "total_lag_at_most": None if any(p.lag_at_most is None for p in ps)
-                               else sum(p.lag_at_most for p in ps)} for g, ps in self.groups.items()},
-                "failures": {g: f.to_dict() for g, f in self.failures.items()}}
+        return {
+            "groups": {
+                g: {
+                    "partitions": [p.to_dict() for p in ps],
+                    "total_lag_at_most": None
+                    if any(p.lag_at_most is None for p in ps)
+                    else sum(p.lag_at_most for p in ps),
+                }
+                for g, ps in self.groups.items()
+            },
+            "failures": {g: f.to_dict() for g, f in self.failures.items()},
+        }
 
 
 async def share_group_lag(aclient, group_ids: Iterable[str]) -> ShareGroupLag:

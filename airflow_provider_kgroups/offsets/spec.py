@@ -71,8 +71,9 @@ class Strategy(str, Enum):
         try:
             return cls(text)
         except ValueError:
-            raise ConfigurationError(f"{name}={value!r} is not a reset strategy; use one of "
-                                     f"{', '.join(s.value for s in cls)}.") from None
+            raise ConfigurationError(
+                f"{name}={value!r} is not a reset strategy; use one of {', '.join(s.value for s in cls)}."
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +92,10 @@ class Scope:
         return self.all_topics or bool(self.topics)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"all_topics": self.all_topics,
-                "topics": {t: None if p is None else list(p) for t, p in self.topics.items()}}
+        return {
+            "all_topics": self.all_topics,
+            "topics": {t: None if p is None else list(p) for t, p in self.topics.items()},
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,19 +130,32 @@ class ResetSpec:
         if s in (Strategy.TO_DATETIME, Strategy.BY_DURATION):
             at = self.at_ms(now_ms or 0)
             when = _iso(at) if at is not None else "?"
-            what = (f"{self.datetime_text} ago" if s is Strategy.BY_DURATION
-                    else self.datetime_text + (" (no zone given: read as UTC, as Kafka's tool does)"
-                                               if self.zone_assumed else ""))
+            what = (
+                f"{self.datetime_text} ago"
+                if s is Strategy.BY_DURATION
+                else self.datetime_text
+                + (" (no zone given: read as UTC, as Kafka's tool does)" if self.zone_assumed else "")
+            )
             return f"to the first offset at or after {when} ({what}); none that recent: the log end"
         if s is Strategy.FROM_FILE:
             return "to the offsets of the file (clamped to [log start, log end])"
-        return {Strategy.TO_EARLIEST: "to the log start offset", Strategy.TO_LATEST: "to the log end offset",
-                Strategy.TO_CURRENT: "to the committed offset (none: the log end offset)"}[s]
+        return {
+            Strategy.TO_EARLIEST: "to the log start offset",
+            Strategy.TO_LATEST: "to the log end offset",
+            Strategy.TO_CURRENT: "to the committed offset (none: the log end offset)",
+        }[s]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"strategy": self.strategy.value, "scope": self.scope.to_dict(), "offset": self.offset,
-                "shift": self.shift, "timestamp_ms": self.timestamp_ms, "duration_ms": self.duration_ms,
-                "zone_assumed": self.zone_assumed, "datetime": self.datetime_text}
+        return {
+            "strategy": self.strategy.value,
+            "scope": self.scope.to_dict(),
+            "offset": self.offset,
+            "shift": self.shift,
+            "timestamp_ms": self.timestamp_ms,
+            "duration_ms": self.duration_ms,
+            "zone_assumed": self.zone_assumed,
+            "datetime": self.datetime_text,
+        }
 
 
 def _iso(ms: int) -> str:
@@ -160,8 +176,10 @@ def parse_reset_datetime(name: str, value: Any) -> tuple[int, bool]:
         try:
             parsed = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
         except ValueError:
-            raise ConfigurationError(f"{name}={value!r} is not an ISO-8601 date-time such as "
-                                     "'2024-05-01T00:00:00.000' or '2024-05-01T02:00:00+02:00'.") from None
+            raise ConfigurationError(
+                f"{name}={value!r} is not an ISO-8601 date-time such as "
+                "'2024-05-01T00:00:00.000' or '2024-05-01T02:00:00+02:00'."
+            ) from None
     else:
         raise ConfigurationError(f"{name} must be an ISO-8601 date-time or a datetime, got {value!r}.")
     assumed = parsed.tzinfo is None or parsed.utcoffset() is None
@@ -173,8 +191,11 @@ def parse_reset_datetime(name: str, value: Any) -> tuple[int, bool]:
     return ms, assumed
 
 
-_DURATION = re.compile(r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?"
-                       r"(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?", re.IGNORECASE)
+_DURATION = re.compile(
+    r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?"
+    r"(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?",
+    re.IGNORECASE,
+)
 
 
 def parse_iso_duration(name: str, value: Any) -> int:
@@ -184,18 +205,24 @@ def parse_iso_duration(name: str, value: Any) -> int:
     month). A duration pointing into the future (negative) is refused: it would reset to the log end."""
     text = value.strip() if isinstance(value, str) else ""
     match = _DURATION.fullmatch(text)
-    if not match or (match.group(3) is not None and match.group(3).upper() == "T") \
-            or not any(match.group(i) for i in (2, 4, 5, 6)):
-        raise ConfigurationError(f"{name}={value!r} is not an ISO-8601 duration such as 'P1D', 'PT6H' or "
-                                 "'PT1H30M' (days, hours, minutes, seconds; java.time.Duration's format).")
+    if (
+        not match
+        or (match.group(3) is not None and match.group(3).upper() == "T")
+        or not any(match.group(i) for i in (2, 4, 5, 6))
+    ):
+        raise ConfigurationError(
+            f"{name}={value!r} is not an ISO-8601 duration such as 'P1D', 'PT6H' or "
+            "'PT1H30M' (days, hours, minutes, seconds; java.time.Duration's format)."
+        )
     sign = -1 if match.group(1) == "-" else 1
     days, hours, minutes, seconds = (int(match.group(i) or 0) for i in (2, 4, 5, 6))
     fraction = match.group(7) or ""
     millis = int((fraction + "000")[:3]) * (-1 if match.group(6) and match.group(6).startswith("-") else 1)
     total = sign * ((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000 + millis)
     if total < 0:
-        raise ConfigurationError(f"{name}={value!r} is negative: a duration reaches back from now (write 'PT1H', "
-                                 "not '-PT1H').")
+        raise ConfigurationError(
+            f"{name}={value!r} is negative: a duration reaches back from now (write 'PT1H', not '-PT1H')."
+        )
     return total
 
 
@@ -209,16 +236,20 @@ def parse_topic_scope(name: str, values: Any) -> dict[str, tuple[int, ...] | Non
         text = item.strip() if isinstance(item, str) else ""
         topic, colon, partitions = text.partition(":")
         if not topic or (colon and not partitions.strip()):
-            raise ConfigurationError(f"{name} {item!r} is not 'topic' or 'topic:0,2' (a topic name, then optionally "
-                                     "a colon and partition numbers).")
+            raise ConfigurationError(
+                f"{name} {item!r} is not 'topic' or 'topic:0,2' (a topic name, then optionally "
+                "a colon and partition numbers)."
+            )
         if not colon:
             out[topic] = None
             continue
         parsed = []
         for p in partitions.split(","):
             if not p.strip().isdigit():
-                raise ConfigurationError(f"{name} {item!r} has partition {p.strip()!r}: partitions are whole "
-                                         "numbers >= 0 ('orders:0,2').")
+                raise ConfigurationError(
+                    f"{name} {item!r} has partition {p.strip()!r}: partitions are whole "
+                    "numbers >= 0 ('orders:0,2')."
+                )
             parsed.append(int(p))
         if topic in out and out[topic] is None:
             continue  # the whole topic was asked already
@@ -226,8 +257,14 @@ def parse_topic_scope(name: str, values: Any) -> dict[str, tuple[int, ...] | Non
     return out
 
 
-def reset_spec(strategy: Any, value: Any = None, *, topics: Any = None, all_topics: bool = False,
-               file_offsets: Mapping[str, Mapping[TopicPartition, int]] | None = None) -> ResetSpec:
+def reset_spec(
+    strategy: Any,
+    value: Any = None,
+    *,
+    topics: Any = None,
+    all_topics: bool = False,
+    file_offsets: Mapping[str, Mapping[TopicPartition, int]] | None = None,
+) -> ResetSpec:
     """The spec from user input (CLI options or operator arguments), every check made here.
 
     ``value``: the strategy's value (offset, shift, date-time, duration); ``topics``: the
@@ -236,16 +273,21 @@ def reset_spec(strategy: Any, value: Any = None, *, topics: Any = None, all_topi
     scope = Scope(all_topics=bool(all_topics), topics=parse_topic_scope("--topic", topics))
     if not scope.given and s is not Strategy.FROM_FILE:
         raise ConfigurationError(f"{s.option} needs a scope: --topic TOPIC (or TOPIC:0,2), or --all-topics.")
-    if s.needs_value and s is not Strategy.FROM_FILE and (value is None or (isinstance(value, str)
-                                                                            and not value.strip())):
+    if (
+        s.needs_value
+        and s is not Strategy.FROM_FILE
+        and (value is None or (isinstance(value, str) and not value.strip()))
+    ):
         raise ConfigurationError(f"{s.option} needs a value.")
     if not s.needs_value and value is not None:
         raise ConfigurationError(f"{s.option} takes no value, got {value!r}.")
     if s is Strategy.TO_OFFSET:
         offset = _whole("--to-offset", value)
         if offset < 0:
-            raise ConfigurationError(f"--to-offset {value!r} is negative: offsets start at 0 (use --to-earliest for "
-                                     "the log start).")
+            raise ConfigurationError(
+                f"--to-offset {value!r} is negative: offsets start at 0 (use --to-earliest for "
+                "the log start)."
+            )
         return ResetSpec(s, scope, offset=offset)
     if s is Strategy.SHIFT_BY:
         return ResetSpec(s, scope, shift=_whole("--shift-by", value))
@@ -254,8 +296,9 @@ def reset_spec(strategy: Any, value: Any = None, *, topics: Any = None, all_topi
         text = value.isoformat() if isinstance(value, datetime) else str(value).strip()
         return ResetSpec(s, scope, timestamp_ms=ms, zone_assumed=assumed, datetime_text=text)
     if s is Strategy.BY_DURATION:
-        return ResetSpec(s, scope, duration_ms=parse_iso_duration("--by-duration", value),
-                         datetime_text=str(value).strip())
+        return ResetSpec(
+            s, scope, duration_ms=parse_iso_duration("--by-duration", value), datetime_text=str(value).strip()
+        )
     if s is Strategy.FROM_FILE:
         if not file_offsets:
             raise ConfigurationError("--from-file names a file without a single offset.")

@@ -102,32 +102,65 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     """
 
     template_fields: Sequence[str] = (
-        "history_url", "group_ids", "group_patterns", "exclude_patterns", "delete_group_ids", "override_deny",
-        "allow", "deny", "default_deny", "deny_streams_apps", "idle_hours", "assume_full_visibility",
-        "offsets_retention_minutes", "dry_run", "max_deletions", "max_deletions_percent", "backup_url",
-        "connect_conn_ids", "delete_despite_unreadable_connect", "stale_offsets", "kafka_groups_conn_id",
+        "history_url",
+        "group_ids",
+        "group_patterns",
+        "exclude_patterns",
+        "delete_group_ids",
+        "override_deny",
+        "allow",
+        "deny",
+        "default_deny",
+        "deny_streams_apps",
+        "idle_hours",
+        "assume_full_visibility",
+        "offsets_retention_minutes",
+        "dry_run",
+        "max_deletions",
+        "max_deletions_percent",
+        "backup_url",
+        "connect_conn_ids",
+        "delete_despite_unreadable_connect",
+        "stale_offsets",
+        "kafka_groups_conn_id",
     )
     ui_color = "#f5e0d9"
 
-    def __init__(self, *, history_url: str | None = None, group_ids: Sequence[str] | None = None,
-                 group_patterns: Sequence[str] | None = None, exclude_patterns: Sequence[str] | None = None,
-                 delete_group_ids: Sequence[str] | None = None, override_deny: Sequence[str] | None = None,
-                 allow: Sequence[str] | None = None, deny: Sequence[str] | None = None,
-                 default_deny: Sequence[str] | None = None, deny_streams_apps: bool | str = True,
-                 idle_hours: float | str = 7 * 24.0, assume_full_visibility: bool | str = False,
-                 offsets_retention_minutes: int | str = 7 * 24 * 60,
-                 dry_run: bool | str = True, max_deletions: int | str | None = None,
-                 max_deletions_percent: float | str | None = None,
-                 backup_url: str | None = None, connect_conn_ids: Sequence[str] | None = None,
-                 delete_despite_unreadable_connect: bool | str = False,
-                 storage_options: Mapping[str, Any] | None = None, stale_offsets: bool | str = False,
-                 kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        history_url: str | None = None,
+        group_ids: Sequence[str] | None = None,
+        group_patterns: Sequence[str] | None = None,
+        exclude_patterns: Sequence[str] | None = None,
+        delete_group_ids: Sequence[str] | None = None,
+        override_deny: Sequence[str] | None = None,
+        allow: Sequence[str] | None = None,
+        deny: Sequence[str] | None = None,
+        default_deny: Sequence[str] | None = None,
+        deny_streams_apps: bool | str = True,
+        idle_hours: float | str = 7 * 24.0,
+        assume_full_visibility: bool | str = False,
+        offsets_retention_minutes: int | str = 7 * 24 * 60,
+        dry_run: bool | str = True,
+        max_deletions: int | str | None = None,
+        max_deletions_percent: float | str | None = None,
+        backup_url: str | None = None,
+        connect_conn_ids: Sequence[str] | None = None,
+        delete_despite_unreadable_connect: bool | str = False,
+        storage_options: Mapping[str, Any] | None = None,
+        stale_offsets: bool | str = False,
+        kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         # unset arguments: the [kgroups] section of Airflow's configuration (settings.py)
         self.history_url = history_url if history_url is not None else settings.history_url()
         if self.history_url is None:
-            raise ValueError(f"{self.task_id}: history_url is required: pass it, or set [kgroups] history_url "
-                             "(AIRFLOW__KGROUPS__HISTORY_URL) for every cleanup of this deployment.")
+            raise ValueError(
+                f"{self.task_id}: history_url is required: pass it, or set [kgroups] history_url "
+                "(AIRFLOW__KGROUPS__HISTORY_URL) for every cleanup of this deployment."
+            )
         self.stale_offsets = stale_offsets
         self.group_ids = group_ids
         self.group_patterns = group_patterns
@@ -136,21 +169,30 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         self.override_deny = override_deny
         self.allow = allow
         self.deny = deny
-        self.default_deny = default_deny if default_deny is not None else settings.get_list("default_deny_patterns")
+        self.default_deny = (
+            default_deny if default_deny is not None else settings.get_list("default_deny_patterns")
+        )
         self.deny_streams_apps = deny_streams_apps
         self.idle_hours = idle_hours
         self.assume_full_visibility = assume_full_visibility
         self.offsets_retention_minutes = offsets_retention_minutes
         self.dry_run = dry_run
         self.max_deletions = max_deletions if max_deletions is not None else settings.get_int("max_deletions")
-        self.max_deletions_percent = max_deletions_percent if max_deletions_percent is not None \
+        self.max_deletions_percent = (
+            max_deletions_percent
+            if max_deletions_percent is not None
             else settings.get_float("max_deletions_percent")
+        )
         self.backup_url = backup_url
-        self.connect_conn_ids = connect_conn_ids if connect_conn_ids is not None \
+        self.connect_conn_ids = (
+            connect_conn_ids
+            if connect_conn_ids is not None
             else (settings.get_list("connect_conn_ids") or None)
+        )
         self.delete_despite_unreadable_connect = delete_despite_unreadable_connect
-        self.storage_options = check_argument(self.task_id, "storage_options", storage_options,
-                                              parse_storage_options)
+        self.storage_options = check_argument(
+            self.task_id, "storage_options", storage_options, parse_storage_options
+        )
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self._validate(rendered=False)
 
@@ -158,17 +200,31 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         """Check what is not (still) a template; once nothing is, return the policy.
         Raises ValueError naming the argument and the fix."""
         values = {name: getattr(self, name) for name in self.template_fields}
-        parsed = check_arguments(self.task_id, values, {
-            "kafka_groups_conn_id": parse_conn_id,
-            "history_url": parse_url, "backup_url": _optional_url, "allow": parse_str_list, "deny": parse_str_list,
-            "default_deny": parse_str_list, "delete_group_ids": parse_str_list, "override_deny": parse_str_list,
-            "connect_conn_ids": parse_str_list, "deny_streams_apps": parse_bool,
-            "delete_despite_unreadable_connect": parse_bool,
-            "assume_full_visibility": parse_bool, "dry_run": parse_bool, "stale_offsets": parse_bool,
-            "idle_hours": _required(parse_number, allow_zero=False),
-            "offsets_retention_minutes": _required(parse_number, integer=True, allow_zero=False),
-            "max_deletions": _required(parse_number, integer=True),
-            "max_deletions_percent": _percent}, rendered=rendered)
+        parsed = check_arguments(
+            self.task_id,
+            values,
+            {
+                "kafka_groups_conn_id": parse_conn_id,
+                "history_url": parse_url,
+                "backup_url": _optional_url,
+                "allow": parse_str_list,
+                "deny": parse_str_list,
+                "default_deny": parse_str_list,
+                "delete_group_ids": parse_str_list,
+                "override_deny": parse_str_list,
+                "connect_conn_ids": parse_str_list,
+                "deny_streams_apps": parse_bool,
+                "delete_despite_unreadable_connect": parse_bool,
+                "assume_full_visibility": parse_bool,
+                "dry_run": parse_bool,
+                "stale_offsets": parse_bool,
+                "idle_hours": _required(parse_number, allow_zero=False),
+                "offsets_retention_minutes": _required(parse_number, integer=True, allow_zero=False),
+                "max_deletions": _required(parse_number, integer=True),
+                "max_deletions_percent": _percent,
+            },
+            rendered=rendered,
+        )
         selection = (self.group_ids, self.group_patterns, self.exclude_patterns)
         selector = None
         if rendered or not any(is_templated(v) for v in selection):
@@ -177,14 +233,24 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             return None
         try:
             rules = DeadGroupRules(
-                idle_hours=parsed["idle_hours"], offsets_retention_minutes=parsed["offsets_retention_minutes"],
-                allow=parsed["allow"], deny=parsed["deny"], default_deny=parsed["default_deny"],
+                idle_hours=parsed["idle_hours"],
+                offsets_retention_minutes=parsed["offsets_retention_minutes"],
+                allow=parsed["allow"],
+                deny=parsed["deny"],
+                default_deny=parsed["default_deny"],
                 deny_streams_apps=parsed["deny_streams_apps"],
-                assume_full_visibility=parsed["assume_full_visibility"])
-            return CleanupPolicy(rules=rules, selector=selector, named=parsed["delete_group_ids"],
-                                 override_deny=parsed["override_deny"], max_deletions=parsed["max_deletions"],
-                                 max_deletions_percent=parsed["max_deletions_percent"], dry_run=parsed["dry_run"],
-                                 delete_despite_unreadable_connect=parsed["delete_despite_unreadable_connect"])
+                assume_full_visibility=parsed["assume_full_visibility"],
+            )
+            return CleanupPolicy(
+                rules=rules,
+                selector=selector,
+                named=parsed["delete_group_ids"],
+                override_deny=parsed["override_deny"],
+                max_deletions=parsed["max_deletions"],
+                max_deletions_percent=parsed["max_deletions_percent"],
+                dry_run=parsed["dry_run"],
+                delete_despite_unreadable_connect=parsed["delete_despite_unreadable_connect"],
+            )
         except ValueError as exc:  # ConfigurationError is a ValueError
             raise ValueError(f"{self.task_id}: {exc}") from None
 
@@ -205,50 +271,86 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
 
         store = HistoryStore(self.history_url, storage_options=self.storage_options)
         ti = context["ti"]
-        who = {"dag_id": ti.dag_id, "run_id": ti.run_id, "task_id": ti.task_id, "try_number": ti.try_number,
-               "connection": self.kafka_groups_conn_id}
+        who = {
+            "dag_id": ti.dag_id,
+            "run_id": ti.run_id,
+            "task_id": ti.task_id,
+            "try_number": ti.try_number,
+            "connection": self.kafka_groups_conn_id,
+        }
         try:
             result = self.hook.cleanup(
-                policy, backup_base_url=(self.backup_url or store.url), audit_base_url=store.url, who=who,
+                policy,
+                backup_base_url=(self.backup_url or store.url),
+                audit_base_url=store.url,
+                who=who,
                 history=lambda ids, since_ms: store.read_window(ids, since_ms=since_ms),
-                connect_clusters=self._connect_clusters(), storage_options=self.storage_options)
-            stale = self._stale_offsets(policy, store.url, who) if parse_bool("stale_offsets", self.stale_offsets) \
+                connect_clusters=self._connect_clusters(),
+                storage_options=self.storage_options,
+            )
+            stale = (
+                self._stale_offsets(policy, store.url, who)
+                if parse_bool("stale_offsets", self.stale_offsets)
                 else None
+            )
         finally:
             self.hook.close()
         for decision in result.decisions.values():
             self.log.info("%s", decision.line())
         if result.held:
-            self.log.warning("Kafka Connect %s could not be read: %d deletion(s) held (set "
-                             "delete_despite_unreadable_connect=True to delete anyway)",
-                             ", ".join(result.connect_unreadable), len(result.held))
+            self.log.warning(
+                "Kafka Connect %s could not be read: %d deletion(s) held (set "
+                "delete_despite_unreadable_connect=True to delete anyway)",
+                ", ".join(result.connect_unreadable),
+                len(result.held),
+            )
         out = self._xcom(result)
         if stale is not None:
             for decision in stale.decisions.values():
                 self.log.info("stale offsets: %s", decision.line())
-            out["stale_offsets"] = {**stale.summary(), "decisions": {  # the plan's refusals are most groups: left out
-                g: d.to_dict() for g, d in stale.decisions.items()
-                if d.outcome is not ChangeOutcome.REFUSED or d.refused_by_broker}}
+            out["stale_offsets"] = {
+                **stale.summary(),
+                "decisions": {  # the plan's refusals are most groups: left out
+                    g: d.to_dict()
+                    for g, d in stale.decisions.items()
+                    if d.outcome is not ChangeOutcome.REFUSED or d.refused_by_broker
+                },
+            }
         metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
         self._summary = out  # for get_openlineage_facets_on_complete / _on_failure
-        self.log.info("Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d refused, %d not found, "
-                      "%d failed, %d kept; audit %s", "DRY RUN" if policy.dry_run else "run", out["examined"],
-                      len(out["deleted"]), len(out["would_delete"]), len(out["skipped"]), len(out["refused"]),
-                      len(out["not_found"]), len(out["failed"]),
-                      sum(out["kept"].values()), out["audit_url"])
-        problems = [f"{len(result.failed)} group deletion(s) failed unexpectedly: {', '.join(result.failed)}"] \
-            if result.failed else []
+        self.log.info(
+            "Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d refused, %d not found, "
+            "%d failed, %d kept; audit %s",
+            "DRY RUN" if policy.dry_run else "run",
+            out["examined"],
+            len(out["deleted"]),
+            len(out["would_delete"]),
+            len(out["skipped"]),
+            len(out["refused"]),
+            len(out["not_found"]),
+            len(out["failed"]),
+            sum(out["kept"].values()),
+            out["audit_url"],
+        )
+        problems = (
+            [f"{len(result.failed)} group deletion(s) failed unexpectedly: {', '.join(result.failed)}"]
+            if result.failed
+            else []
+        )
         if result.refused:
-            problems.append(f"{len(result.refused)} group deletion(s) refused by the broker (a member joined: "
-                            f"NON_EMPTY_GROUP), not deleted: {', '.join(result.refused)}")
+            problems.append(
+                f"{len(result.refused)} group deletion(s) refused by the broker (a member joined: "
+                f"NON_EMPTY_GROUP), not deleted: {', '.join(result.refused)}"
+            )
         if result.audit_error:
             problems.append(f"the audit record could not be written ({result.audit_error})")
         if stale is not None:
             problems += _stale_problems(stale)
         if problems:
             ti.xcom_push(key="return_value", value=out)
-            raise AirflowException(f"{'; '.join(problems)} (the other groups were handled; see the audit "
-                                   f"{out['audit_url']})")
+            raise AirflowException(
+                f"{'; '.join(problems)} (the other groups were handled; see the audit {out['audit_url']})"
+            )
         return out
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
@@ -270,17 +372,27 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
 
         options = DeletionOptions(dry_run=policy.dry_run, max_groups=policy.max_deletions)
         return self.hook.clean_stale_offsets(
-            groups, options, backup_base_url=(self.backup_url or store_url), audit_base_url=store_url, who=who,
-            storage_options=self.storage_options, denied=denied)
+            groups,
+            options,
+            backup_base_url=(self.backup_url or store_url),
+            audit_base_url=store_url,
+            who=who,
+            storage_options=self.storage_options,
+            denied=denied,
+        )
 
     def _xcom(self, result: CleanupResult) -> dict[str, Any]:
         """Plain JSON: the summary, the restore call, the decisions other than keep, and those held
         for an unreadable Kafka Connect (every decision is in the audit record)."""
         out = result.summary()
-        out["restore"] = restore_call(self.kafka_groups_conn_id, result.backup_url, result.ids(Outcome.DELETED),
-                                      result.undo)
-        out["decisions"] = {g: {k: v for k, v in d.to_dict().items() if k in _XCOM_DECISION_KEYS}
-                            for g, d in result.decisions.items() if d.outcome is not Outcome.KEEP or g in result.held}
+        out["restore"] = restore_call(
+            self.kafka_groups_conn_id, result.backup_url, result.ids(Outcome.DELETED), result.undo
+        )
+        out["decisions"] = {
+            g: {k: v for k, v in d.to_dict().items() if k in _XCOM_DECISION_KEYS}
+            for g, d in result.decisions.items()
+            if d.outcome is not Outcome.KEEP or g in result.held
+        }
         return out
 
 
@@ -296,6 +408,7 @@ def _required(parse, **options):
         if parsed is None:
             raise ConfigurationError(f"{name} is required, got {value!r}.")
         return parsed
+
     return parse_required
 
 
@@ -311,9 +424,15 @@ def _stale_problems(stale) -> list[str]:
     partly done or failed, and a missing audit record."""
     refused = [g for g, d in stale.decisions.items() if d.refused_by_broker]
     partial, failed = stale.ids(ChangeOutcome.PARTIAL), stale.ids(ChangeOutcome.FAILED)
-    said = [f"{len(ids)} group(s) {what}: {', '.join(ids)}" for ids, what in (
-        (failed, "failed"), (partial, "partly done (some offsets remain)"),
-        (refused, "refused by the broker (nothing deleted)")) if ids]
+    said = [
+        f"{len(ids)} group(s) {what}: {', '.join(ids)}"
+        for ids, what in (
+            (failed, "failed"),
+            (partial, "partly done (some offsets remain)"),
+            (refused, "refused by the broker (nothing deleted)"),
+        )
+        if ids
+    ]
     if stale.audit_error:
         said.append(f"audit not written ({stale.audit_error})")
     return [f"stale offsets: {'; '.join(said)}"] if said else []

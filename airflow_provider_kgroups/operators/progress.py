@@ -53,9 +53,11 @@ def _ending(name: str, value: Any) -> dict[str, dict[str, int]]:
     job read up to), as the one offset map reads them."""
     parsed = parse_offsets_map(name, value, OffsetKind.COMMITTED)
     if not parsed:
-        raise ConfigurationError(f"{name} is empty: give the range's endingOffsets, e.g. "
-                                 "\"{{ ti.xcom_pull(task_ids='gate') }}\" (the sensor's result) or "
-                                 "{'orders': {'0': 42}}.")
+        raise ConfigurationError(
+            f"{name} is empty: give the range's endingOffsets, e.g. "
+            "\"{{ ti.xcom_pull(task_ids='gate') }}\" (the sensor's result) or "
+            "{'orders': {'0': 42}}."
+        )
     return parsed
 
 
@@ -72,26 +74,56 @@ class ConsumerGroupProgressOperator(BaseOperator):
     :param kafka_groups_conn_id: a ``kgroups`` or ``kafka`` connection.
     """
 
-    template_fields: Sequence[str] = ("progress_group_id", "ending_offsets", "allow_rewind", "dry_run", "backup_url",
-                                      "kafka_groups_conn_id")
+    template_fields: Sequence[str] = (
+        "progress_group_id",
+        "ending_offsets",
+        "allow_rewind",
+        "dry_run",
+        "backup_url",
+        "kafka_groups_conn_id",
+    )
     ui_color = "#dcebf5"
 
-    def __init__(self, *, progress_group_id: str, ending_offsets: Any, backup_url: str,
-                 allow_rewind: bool | str = False, dry_run: bool | str = False,
-                 storage_options: Mapping[str, Any] | None = None,
-                 kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        progress_group_id: str,
+        ending_offsets: Any,
+        backup_url: str,
+        allow_rewind: bool | str = False,
+        dry_run: bool | str = False,
+        storage_options: Mapping[str, Any] | None = None,
+        kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
-        self.progress_group_id, self.ending_offsets, self.backup_url = progress_group_id, ending_offsets, backup_url
+        self.progress_group_id, self.ending_offsets, self.backup_url = (
+            progress_group_id,
+            ending_offsets,
+            backup_url,
+        )
         self.allow_rewind, self.dry_run = allow_rewind, dry_run
-        self.storage_options = check_argument(self.task_id, "storage_options", storage_options, parse_storage_options)
+        self.storage_options = check_argument(
+            self.task_id, "storage_options", storage_options, parse_storage_options
+        )
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self._validate(rendered=False)
 
     def _validate(self, *, rendered: bool) -> dict[str, Any]:
         values = {name: getattr(self, name) for name in self.template_fields}
-        return check_arguments(self.task_id, values, {
-            "progress_group_id": _group_id, "ending_offsets": _ending, "allow_rewind": parse_bool,
-            "dry_run": parse_bool, "backup_url": parse_url, "kafka_groups_conn_id": parse_conn_id}, rendered=rendered)
+        return check_arguments(
+            self.task_id,
+            values,
+            {
+                "progress_group_id": _group_id,
+                "ending_offsets": _ending,
+                "allow_rewind": parse_bool,
+                "dry_run": parse_bool,
+                "backup_url": parse_url,
+                "kafka_groups_conn_id": parse_conn_id,
+            },
+            rendered=rendered,
+        )
 
     @cached_property
     def hook(self) -> KafkaGroupsHook:
@@ -101,12 +133,24 @@ class ConsumerGroupProgressOperator(BaseOperator):
         parsed = self._validate(rendered=True)
         group_id, ending = parsed["progress_group_id"], unnest_offsets(parsed["ending_offsets"])
         ti = context["ti"]
-        who = {"dag_id": ti.dag_id, "run_id": ti.run_id, "task_id": ti.task_id, "try_number": ti.try_number,
-               "connection": self.kafka_groups_conn_id}
+        who = {
+            "dag_id": ti.dag_id,
+            "run_id": ti.run_id,
+            "task_id": ti.task_id,
+            "try_number": ti.try_number,
+            "connection": self.kafka_groups_conn_id,
+        }
         try:
             result = self.hook.commit_progress(
-                group_id, ending, backup_base_url=self.backup_url, audit_base_url=self.backup_url, who=who,
-                allow_rewind=parsed["allow_rewind"], dry_run=parsed["dry_run"], storage_options=self.storage_options)
+                group_id,
+                ending,
+                backup_base_url=self.backup_url,
+                audit_base_url=self.backup_url,
+                who=who,
+                allow_rewind=parsed["allow_rewind"],
+                dry_run=parsed["dry_run"],
+                storage_options=self.storage_options,
+            )
         finally:
             self.hook.close()
         decision = result.decisions[group_id]
@@ -114,7 +158,10 @@ class ConsumerGroupProgressOperator(BaseOperator):
         out = result.to_dict()
         if not result.ok:
             ti.xcom_push(key="return_value", value=out)
-            what = "only partly committed" if decision.outcome.value == "partial" else f"not committed " \
-                f"({decision.outcome.label})"
+            what = (
+                "only partly committed"
+                if decision.outcome.value == "partial"
+                else f"not committed ({decision.outcome.label})"
+            )
             raise AirflowException(f"the processed range was {what} to {group_id!r}: {decision.reason}")
         return out

@@ -75,8 +75,13 @@ class ConsumerLagSensor(BaseSensorOperator):
         ``[operators] default_deferrable`` setting).
     """
 
-    template_fields: Sequence[str] = ("group_ids", "group_patterns", "exclude_patterns", *GATE_ARGUMENTS,
-                                      "kafka_groups_conn_id")
+    template_fields: Sequence[str] = (
+        "group_ids",
+        "group_patterns",
+        "exclude_patterns",
+        *GATE_ARGUMENTS,
+        "kafka_groups_conn_id",
+    )
     ui_color = "#d9e8f5"
 
     def __init__(
@@ -107,8 +112,10 @@ class ConsumerLagSensor(BaseSensorOperator):
         for name, value in (("timeout", timeout), ("poke_interval", poke_interval)):
             seconds = value.total_seconds() if isinstance(value, timedelta) else value
             if is_number(seconds) and not math.isfinite(seconds):  # Airflow would overflow on inf
-                raise ValueError(f"{kwargs.get('task_id', 'ConsumerLagSensor')}: {name} must be finite, a number of "
-                                 f"seconds or a timedelta, got {value!r}.")
+                raise ValueError(
+                    f"{kwargs.get('task_id', 'ConsumerLagSensor')}: {name} must be finite, a number of "
+                    f"seconds or a timedelta, got {value!r}."
+                )
         super().__init__(poke_interval=poke_interval, timeout=timeout, **kwargs)
         self.group_ids, self.group_patterns = _listed(group_ids), _listed(group_patterns)
         self.exclude_patterns = _listed(exclude_patterns)
@@ -116,14 +123,19 @@ class ConsumerLagSensor(BaseSensorOperator):
             value = given[name]
             setattr(self, name, _listed(value.total_seconds() if isinstance(value, timedelta) else value))
         self.kafka_groups_conn_id = kafka_groups_conn_id
-        self.deferrable = check_arguments(self.task_id, {"deferrable": deferrable}, {"deferrable": parse_deferrable},
-                                          rendered=True)["deferrable"]
+        self.deferrable = check_arguments(
+            self.task_id, {"deferrable": deferrable}, {"deferrable": parse_deferrable}, rendered=True
+        )["deferrable"]
         if self.mode == "reschedule":
-            raise ValueError(f"{self.task_id}: mode='reschedule' is not supported by ConsumerLagSensor (the barrier "
-                             "and the verdict window live in memory between checks); use deferrable=True to "
-                             "free the worker slot while waiting.")
+            raise ValueError(
+                f"{self.task_id}: mode='reschedule' is not supported by ConsumerLagSensor (the barrier "
+                "and the verdict window live in memory between checks); use deferrable=True to "
+                "free the worker slot while waiting."
+            )
         if self.timeout <= 0:
-            raise ValueError(f"{self.task_id}: timeout must be > 0 seconds (a catch-up projection needs a deadline).")
+            raise ValueError(
+                f"{self.task_id}: timeout must be > 0 seconds (a catch-up projection needs a deadline)."
+            )
         self._validate(rendered=False)
         self._gate: LagGate | None = None
 
@@ -141,8 +153,12 @@ class ConsumerLagSensor(BaseSensorOperator):
         check_arguments(self.task_id, values, {"kafka_groups_conn_id": parse_conn_id}, rendered=True)
         selector = parse_selector(self.task_id, *selection, allow_all=False)
         try:
-            return GateSpec(group_ids=selector.ids, group_patterns=selector.patterns, exclude_patterns=selector.exclude,
-                            **{p.spec_field: values[p.name] for p in all_params()})
+            return GateSpec(
+                group_ids=selector.ids,
+                group_patterns=selector.patterns,
+                exclude_patterns=selector.exclude,
+                **{p.spec_field: values[p.name] for p in all_params()},
+            )
         except ConfigurationError as exc:
             raise ValueError(f"{self.task_id}: {exc}") from None
 
@@ -158,8 +174,13 @@ class ConsumerLagSensor(BaseSensorOperator):
             done = self.poke(context)  # the first check on the worker: a gate open at once needs no trigger
             if done:
                 return done.xcom_value
-            self.defer(trigger=ConsumerLagTrigger.for_gate(self._gate, self.kafka_groups_conn_id, self.poke_interval),
-                       method_name="execute_complete", timeout=timedelta(seconds=self._gate.seconds_left()))
+            self.defer(
+                trigger=ConsumerLagTrigger.for_gate(
+                    self._gate, self.kafka_groups_conn_id, self.poke_interval
+                ),
+                method_name="execute_complete",
+                timeout=timedelta(seconds=self._gate.seconds_left()),
+            )
         finally:
             self.hook.close()
 
@@ -168,8 +189,9 @@ class ConsumerLagSensor(BaseSensorOperator):
         checks = self._gate.state.checks
         with fail_fast("ConsumerLagSensor"):  # a bug in a check ends the task now, without its retries
             decision = self.hook.check_gate(self._gate)
-        metrics.gate_checked(self._gate, evaluated=self._gate.state.checks > checks, dag_id=self.dag_id,
-                             task_id=self.task_id)
+        metrics.gate_checked(
+            self._gate, evaluated=self._gate.state.checks > checks, dag_id=self.dag_id, task_id=self.task_id
+        )
         for note in decision.notes:
             self.log.info("%s", note)
         for warning in decision.warnings:
@@ -196,7 +218,9 @@ class ConsumerLagSensor(BaseSensorOperator):
         if decision.kind is FailureKind.NOT_RETRIABLE:
             raise AirflowFailException(f"ConsumerLagSensor: {decision.message}")
         if decision.status is GateStatus.FAIL:
-            raise AirflowFailException(f"ConsumerLagSensor failed fast ({decision.kind.value}): {decision.message}")
+            raise AirflowFailException(
+                f"ConsumerLagSensor failed fast ({decision.kind.value}): {decision.message}"
+            )
         return _announce(self, context, decision.result)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
@@ -211,7 +235,8 @@ def _listed(value: Any) -> Any:
 
 
 ConsumerLagSensor.__doc__ = (ConsumerLagSensor.__doc__ or "").replace(
-    "{gate_params}", param_docs().replace("\n", "\n    "))
+    "{gate_params}", param_docs().replace("\n", "\n    ")
+)
 
 
 def _announce(sensor: ConsumerLagSensor, context: Context, result: Any) -> Any:
@@ -220,12 +245,21 @@ def _announce(sensor: ConsumerLagSensor, context: Context, result: Any) -> Any:
     asset reads it the same way (``triggers.events.range_from_events``)."""
     if not isinstance(result, dict) or "endingOffsets" not in result:
         return result
-    sensor.log.info("Gate opened after %s s and %s check(s); range handed on: %s -> %s", result.get("waited_s"),
-                    result.get("checks"), result.get("startingOffsets"), result.get("endingOffsets"))
+    sensor.log.info(
+        "Gate opened after %s s and %s check(s); range handed on: %s -> %s",
+        result.get("waited_s"),
+        result.get("checks"),
+        result.get("startingOffsets"),
+        result.get("endingOffsets"),
+    )
     metrics.gate_opened(result, dag_id=sensor.dag_id, task_id=sensor.task_id)
     sensor._handed_on = result  # for get_openlineage_facets_on_complete
-    extra = {"startingOffsets": result["startingOffsets"], "endingOffsets": result["endingOffsets"],
-             "group_ids": result.get("group_ids", []), "mode": result.get("lag_mode")}
+    extra = {
+        "startingOffsets": result["startingOffsets"],
+        "endingOffsets": result["endingOffsets"],
+        "group_ids": result.get("group_ids", []),
+        "mode": result.get("lag_mode"),
+    }
     for outlet in sensor.outlets or ():
         if isinstance(outlet, Asset):
             context["outlet_events"][outlet].extra = extra

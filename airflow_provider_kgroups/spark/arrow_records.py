@@ -38,8 +38,15 @@ BATCH_BYTES = 4 << 20
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
-    fields = [("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()), ("partition", pa.int32()),
-              ("offset", pa.int64()), ("timestamp", pa.timestamp("us", tz="UTC")), ("timestampType", pa.int32())]
+    fields = [
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", pa.timestamp("us", tz="UTC")),
+        ("timestampType", pa.int32()),
+    ]
     if include_headers:
         fields.append(("headers", HEADERS_TYPE))
     return pa.schema(fields)
@@ -61,7 +68,9 @@ _ELSEWHERE = 1 << 62  # past any buffer: the next read raises IndexError
 _SKIP = _skip_table()
 
 
-def _length_positions(buf: bytes, counts: Sequence[int], firsts: Sequence[int], stops: Sequence[int]) -> list[int]:
+def _length_positions(
+    buf: bytes, counts: Sequence[int], firsts: Sequence[int], stops: Sequence[int]
+) -> list[int]:
     """Where each record's length varint is, batch by batch; every batch's records must fill it
     exactly (Kafka's ``ensureNoneRemaining``). The one Python loop of the decoder: one table
     look-up a record; a record of 8 KiB or more, or one that does not fit, takes the general walk."""
@@ -81,8 +90,9 @@ def _length_positions(buf: bytes, counts: Sequence[int], firsts: Sequence[int], 
     return positions
 
 
-def _length_positions_general(buf: bytes, counts: Sequence[int], firsts: Sequence[int],
-                              stops: Sequence[int]) -> list[int]:
+def _length_positions_general(
+    buf: bytes, counts: Sequence[int], firsts: Sequence[int], stops: Sequence[int]
+) -> list[int]:
     """:func:`_length_positions` for any varint; raises ValueError or IndexError on a record
     that does not fit its batch."""
     positions: list[int] = []
@@ -95,7 +105,9 @@ def _length_positions_general(buf: bytes, counts: Sequence[int], firsts: Sequenc
                 raise ValueError(f"a record of negative length {length} at byte {pos}")
             pos += length
         if pos != stop:
-            raise ValueError(f"the batch's {count} records end at byte {pos - first}, the batch at {stop - first}")
+            raise ValueError(
+                f"the batch's {count} records end at byte {pos - first}, the batch at {stop - first}"
+            )
     return positions
 
 
@@ -131,16 +143,17 @@ def _binary(buffer: pa.Buffer, starts: np.ndarray, lengths: np.ndarray) -> pa.Ar
     valid = lengths >= 0
     large = len(buffer) >= 1 << 31
     offsets = np.empty(2 * n + 1, np.int64 if large else np.int32)
-    offsets[0:2 * n:2] = starts
-    offsets[1:2 * n:2] = starts + np.where(valid, lengths, 0)
+    offsets[0 : 2 * n : 2] = starts
+    offsets[1 : 2 * n : 2] = starts + np.where(valid, lengths, 0)
     offsets[2 * n] = offsets[2 * n - 1] if n else 0
     validity = None
     if not valid.all():
         every = np.ones(2 * n, bool)
         every[0::2] = valid
         validity = pa.py_buffer(np.packbits(every, bitorder="little"))
-    spans = pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), 2 * n,
-                                  [validity, pa.py_buffer(offsets), buffer])
+    spans = pa.Array.from_buffers(
+        pa.large_binary() if large else pa.binary(), 2 * n, [validity, pa.py_buffer(offsets), buffer]
+    )
     spans.validate(full=True)  # offsets in order and inside the buffer, or ArrowInvalid (never a bad read)
     taken = spans.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
     return taken.cast(pa.binary()) if large else taken
@@ -161,8 +174,9 @@ def _records_bytes(batch: RecordBatch) -> bytes | memoryview:
         raise UndecodableBatch(exc.codec, f"the batch at offset {batch.base_offset}: {exc.detail}") from exc
 
 
-def page_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], start: int, end: int,
-                  include_headers: bool) -> Iterator[pa.RecordBatch]:
+def page_to_arrow(
+    topic: str, partition: int, batches: Sequence[RecordBatch], start: int, end: int, include_headers: bool
+) -> Iterator[pa.RecordBatch]:
     """The records of one page's ``batches`` with ``start <= offset < end``, as Arrow batches of
     whole record batches, each about :data:`BATCH_ROWS` records or :data:`BATCH_BYTES` (or one
     record batch, if larger)."""
@@ -182,15 +196,24 @@ def page_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], st
         yield _to_arrow(topic, partition, group, payloads, start, end, include_headers)
 
 
-def batches_to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], start: int, end: int,
-                     include_headers: bool) -> pa.RecordBatch:
+def batches_to_arrow(
+    topic: str, partition: int, batches: Sequence[RecordBatch], start: int, end: int, include_headers: bool
+) -> pa.RecordBatch:
     """The records of ``batches`` with ``start <= offset < end``, in the data source's schema."""
-    return _to_arrow(topic, partition, batches, [_records_bytes(b) for b in batches], start, end, include_headers)
+    return _to_arrow(
+        topic, partition, batches, [_records_bytes(b) for b in batches], start, end, include_headers
+    )
 
 
-def _to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], payloads: Sequence[bytes | memoryview],
-              start: int,
-              end: int, include_headers: bool) -> pa.RecordBatch:
+def _to_arrow(
+    topic: str,
+    partition: int,
+    batches: Sequence[RecordBatch],
+    payloads: Sequence[bytes | memoryview],
+    start: int,
+    end: int,
+    include_headers: bool,
+) -> pa.RecordBatch:
     stops = np.cumsum([len(p) for p in payloads]).tolist()
     firsts = [0] + stops[:-1]
     buf = b"".join(payloads)
@@ -217,36 +240,68 @@ def _to_arrow(topic: str, partition: int, batches: Sequence[RecordBatch], payloa
             raise ValueError("a record does not end where its length says")
     except (IndexError, ValueError) as exc:
         codec = batches[0].codec if batches else None
-        raise UndecodableBatch(codec, f"corrupt record in the batches from offset {batches[0].base_offset}: "
-                                      f"{type(exc).__name__}: {exc}") from exc
+        raise UndecodableBatch(
+            codec,
+            f"corrupt record in the batches from offset {batches[0].base_offset}: "
+            f"{type(exc).__name__}: {exc}",
+        ) from exc
     base = np.array([b.base_offset for b in batches], np.int64)
     offsets = base[which] + offset_delta
     log_append = np.array([b.timestamp_type == 1 for b in batches], bool)[which]
-    timestamps = np.where(log_append, np.array([b.max_timestamp for b in batches], np.int64)[which],
-                          np.array([b.first_timestamp for b in batches], np.int64)[which] + ts_delta)
+    timestamps = np.where(
+        log_append,
+        np.array([b.max_timestamp for b in batches], np.int64)[which],
+        np.array([b.first_timestamp for b in batches], np.int64)[which] + ts_delta,
+    )
     keep = (offsets >= start) & (offsets < end)
     if not keep.all():
         offsets, timestamps, which, key_at, key_len, value_at, value_len, headers_at, no_headers, ends = (
-            column[keep] for column in (offsets, timestamps, which, key_at, key_len, value_at, value_len,
-                                        headers_at, no_headers, ends))
+            column[keep]
+            for column in (
+                offsets,
+                timestamps,
+                which,
+                key_at,
+                key_len,
+                value_at,
+                value_len,
+                headers_at,
+                no_headers,
+                ends,
+            )
+        )
     buffer = pa.py_buffer(buf)
     n = len(offsets)
     try:
         keys, values = _binary(buffer, key_at, key_len), _binary(buffer, value_at, value_len)
     except pa.ArrowInvalid as exc:  # a corrupt length the checks above let through: never read outside
-        raise UndecodableBatch(batches[0].codec, f"corrupt record in the batches from offset "
-                                                 f"{batches[0].base_offset}: {exc}") from exc
-    columns = [keys, values, _constant_string(topic, n), pa.array(np.full(n, partition, np.int32)), pa.array(offsets),
-               pa.array(timestamps * 1000, pa.timestamp("us", tz="UTC")),
-               pa.array(np.array([b.timestamp_type for b in batches], np.int32)[which] if n else
-                        np.zeros(0, np.int32))]
+        raise UndecodableBatch(
+            batches[0].codec, f"corrupt record in the batches from offset {batches[0].base_offset}: {exc}"
+        ) from exc
+    columns = [
+        keys,
+        values,
+        _constant_string(topic, n),
+        pa.array(np.full(n, partition, np.int32)),
+        pa.array(offsets),
+        pa.array(timestamps * 1000, pa.timestamp("us", tz="UTC")),
+        pa.array(
+            np.array([b.timestamp_type for b in batches], np.int32)[which] if n else np.zeros(0, np.int32)
+        ),
+    ]
     if include_headers:
         columns.append(_headers_column(buf, headers_at, no_headers, ends, batches, which))
     return pa.RecordBatch.from_arrays(columns, schema=arrow_schema(include_headers))
 
 
-def _headers_column(buf: bytes, headers_at: np.ndarray, no_headers: np.ndarray, ends: np.ndarray,
-                    batches: Sequence[RecordBatch], which: np.ndarray) -> pa.Array:
+def _headers_column(
+    buf: bytes,
+    headers_at: np.ndarray,
+    no_headers: np.ndarray,
+    ends: np.ndarray,
+    batches: Sequence[RecordBatch],
+    which: np.ndarray,
+) -> pa.Array:
     """NULL for a record without headers (KafkaRecordToRowConverter), else its (key, value) pairs."""
     out: list = [None] * len(headers_at)
     for i in np.flatnonzero(~no_headers).tolist():
@@ -256,7 +311,9 @@ def _headers_column(buf: bytes, headers_at: np.ndarray, no_headers: np.ndarray, 
                 raise ValueError("a record does not end where its length says")
         except (IndexError, ValueError, UnicodeDecodeError) as exc:
             batch = batches[int(which[i])]
-            raise UndecodableBatch(batch.codec, f"corrupt headers in the batch at offset {batch.base_offset}: "
-                                                f"{type(exc).__name__}: {exc}") from exc
+            raise UndecodableBatch(
+                batch.codec,
+                f"corrupt headers in the batch at offset {batch.base_offset}: {type(exc).__name__}: {exc}",
+            ) from exc
         out[i] = [{"key": k, "value": v} for k, v in pairs]
     return pa.array(out, HEADERS_TYPE)

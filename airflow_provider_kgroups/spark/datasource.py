@@ -90,17 +90,36 @@ FORMAT = "kgroups"
 DEFAULT_RECORDS_PER_PARTITION = 1_000_000
 DEFAULT_FETCH_BYTES = 1024 * 1024
 #: Options that would put a secret into query plans and the Spark UI.
-SECRET_OPTIONS = ("kafka.sasl.password", "kafka.ssl.key.password", "kafka.sasl.jaas.config",
-                  "kafka.sasl.oauthbearer.client.secret", "kafka.sasl.oauthbearer.client.credentials.client.secret",
-                  "kafka.sasl.oauthbearer.config")
+SECRET_OPTIONS = (
+    "kafka.sasl.password",
+    "kafka.ssl.key.password",
+    "kafka.sasl.jaas.config",
+    "kafka.sasl.oauthbearer.client.secret",
+    "kafka.sasl.oauthbearer.client.credentials.client.secret",
+    "kafka.sasl.oauthbearer.config",
+)
 #: Options of this source (the rest of ``kafka.*`` are client properties).
-OWN_OPTIONS = ("kafka.bootstrap.servers", STARTING, ENDING, "maxrecordsperpartition", "minpartitions", "assign",
-               "kafka.isolation.level", "failondataloss", "includeheaders", "kgroups.command.config",
-               "kgroups.fetch.bytes")
-_EXACT_RANGE = ("this source reads exactly the partitions and offsets named in startingOffsets/endingOffsets "
-                "(the ConsumerLagSensor's XCom)")
-_BY_TIME = ("this source does not look offsets up by time: resolve the time to offsets first "
-            "(GroupsClient.offsets_for_timestamp) and pass them as startingOffsets/endingOffsets")
+OWN_OPTIONS = (
+    "kafka.bootstrap.servers",
+    STARTING,
+    ENDING,
+    "maxrecordsperpartition",
+    "minpartitions",
+    "assign",
+    "kafka.isolation.level",
+    "failondataloss",
+    "includeheaders",
+    "kgroups.command.config",
+    "kgroups.fetch.bytes",
+)
+_EXACT_RANGE = (
+    "this source reads exactly the partitions and offsets named in startingOffsets/endingOffsets "
+    "(the ConsumerLagSensor's XCom)"
+)
+_BY_TIME = (
+    "this source does not look offsets up by time: resolve the time to offsets first "
+    "(GroupsClient.offsets_for_timestamp) and pass them as startingOffsets/endingOffsets"
+)
 #: Options of Spark's Kafka batch source this source refuses, each with why and what to do instead.
 REFUSED_OPTIONS = {
     "subscribe": f"{_EXACT_RANGE}; drop subscribe (or give assign naming the same partitions)",
@@ -111,8 +130,10 @@ REFUSED_OPTIONS = {
     "endingOffsetsByTimestamp": _BY_TIME,
     "startingOffsetsByTimestampStrategy": _BY_TIME,
 }
-SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-          "timestampType int")
+SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+    "timestampType int"
+)
 HEADERS_FIELD = "headers array<struct<key: string, value: binary>>"
 
 
@@ -164,42 +185,55 @@ def parse_options(options: Mapping[str, str]) -> ReadSpec:
     opts = _lower(options)
     secrets = [name for name in SECRET_OPTIONS if name in opts]
     if secrets:
-        raise ConfigurationError(f"option(s) {', '.join(secrets)} would show a secret in query plans and the Spark "
-                                 "UI: put it in a client.properties file and pass its path as "
-                                 "kgroups.command.config.")
+        raise ConfigurationError(
+            f"option(s) {', '.join(secrets)} would show a secret in query plans and the Spark "
+            "UI: put it in a client.properties file and pass its path as "
+            "kgroups.command.config."
+        )
     for name, why in REFUSED_OPTIONS.items():
         if name.lower() in opts:  # Spark hands the options over in lower case: name it as Spark's docs do
-            raise ConfigurationError(f"option {name} of Spark's Kafka source is not taken by the kgroups source: "
-                                     f"{why}.")
+            raise ConfigurationError(
+                f"option {name} of Spark's Kafka source is not taken by the kgroups source: {why}."
+            )
     bootstrap = opts.get("kafka.bootstrap.servers")
     if not bootstrap or not str(bootstrap).strip():
-        raise ConfigurationError("option kafka.bootstrap.servers is required, e.g. 'kafka-1:9092,kafka-2:9092'.")
+        raise ConfigurationError(
+            "option kafka.bootstrap.servers is required, e.g. 'kafka-1:9092,kafka-2:9092'."
+        )
     for name in (STARTING, ENDING):
         if name.lower() not in opts:
-            raise ConfigurationError(f"option {name} is required for a batch read: per-partition JSON such as "
-                                     '{"orders": {"0": 0, "1": -2}}, e.g. the ConsumerLagSensor\'s XCom.')
+            raise ConfigurationError(
+                f"option {name} is required for a batch read: per-partition JSON such as "
+                '{"orders": {"0": 0, "1": -2}}, e.g. the ConsumerLagSensor\'s XCom.'
+            )
     ranges = OffsetRange.from_json(opts[STARTING.lower()], opts[ENDING.lower()]).pairs()
     if "assign" in opts:
         _check_assign(opts["assign"], set(ranges))
     isolation = str(opts.get("kafka.isolation.level", "read_uncommitted")).strip().lower()
     if isolation not in ("read_uncommitted", "read_committed"):
-        raise ConfigurationError(f"option kafka.isolation.level must be read_uncommitted or read_committed, "
-                                 f"got {opts['kafka.isolation.level']!r}.")
+        raise ConfigurationError(
+            f"option kafka.isolation.level must be read_uncommitted or read_committed, "
+            f"got {opts['kafka.isolation.level']!r}."
+        )
     properties = {}
     path = opts.get("kgroups.command.config")
     if path:
         properties.update(read_properties_file(path))
-    properties.update({k[len("kafka."):]: v for k, v in opts.items()
-                       if k.startswith("kafka.") and k not in OWN_OPTIONS})
+    properties.update(
+        {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.") and k not in OWN_OPTIONS}
+    )
     properties["bootstrap.servers"] = bootstrap
     config = config_from_kafka_properties(properties, client_id="kgroups-spark")
-    return ReadSpec(config=config, ranges=tuple((tp, s, e) for tp, (s, e) in ranges.items()),
-                    records_per_partition=_positive_int(opts, "maxRecordsPerPartition", DEFAULT_RECORDS_PER_PARTITION),
-                    min_partitions=_positive_int(opts, "minPartitions", 0) or None,
-                    read_committed=isolation == "read_committed",
-                    fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
-                    include_headers=_bool(opts, "includeHeaders", False),
-                    fetch_bytes=_positive_int(opts, "kgroups.fetch.bytes", DEFAULT_FETCH_BYTES, minimum=1024))
+    return ReadSpec(
+        config=config,
+        ranges=tuple((tp, s, e) for tp, (s, e) in ranges.items()),
+        records_per_partition=_positive_int(opts, "maxRecordsPerPartition", DEFAULT_RECORDS_PER_PARTITION),
+        min_partitions=_positive_int(opts, "minPartitions", 0) or None,
+        read_committed=isolation == "read_committed",
+        fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
+        include_headers=_bool(opts, "includeHeaders", False),
+        fetch_bytes=_positive_int(opts, "kgroups.fetch.bytes", DEFAULT_FETCH_BYTES, minimum=1024),
+    )
 
 
 def _check_assign(text: str, partitions: set[TopicPartition]) -> None:
@@ -211,16 +245,21 @@ def _check_assign(text: str, partitions: set[TopicPartition]) -> None:
     except (TypeError, ValueError):
         raise ConfigurationError(f"option assign is not valid JSON: {text!r}; {example}.") from None
     if not isinstance(parsed, dict) or not all(
-            isinstance(topic, str) and isinstance(parts, list) and all(is_int(p) and p >= 0 for p in parts)
-            for topic, parts in parsed.items()):
-        raise ConfigurationError(f"option assign must map each topic to a list of partitions, got {text!r}; {example}.")
+        isinstance(topic, str) and isinstance(parts, list) and all(is_int(p) and p >= 0 for p in parts)
+        for topic, parts in parsed.items()
+    ):
+        raise ConfigurationError(
+            f"option assign must map each topic to a list of partitions, got {text!r}; {example}."
+        )
     assigned = {TopicPartition(topic, p) for topic, parts in parsed.items() for p in parts}
     if assigned != partitions:
         only_assign = ", ".join(map(str, sorted(assigned - partitions))) or "none"
         only_offsets = ", ".join(map(str, sorted(partitions - assigned))) or "none"
-        raise ConfigurationError(f"option assign must name the partitions of startingOffsets/endingOffsets (Spark's "
-                                 f"Kafka source refuses a mismatch too); only in assign: {only_assign}; only in the "
-                                 f"offsets: {only_offsets}.")
+        raise ConfigurationError(
+            f"option assign must name the partitions of startingOffsets/endingOffsets (Spark's "
+            f"Kafka source refuses a mismatch too); only in assign: {only_assign}; only in the "
+            f"offsets: {only_offsets}."
+        )
 
 
 @dataclass(frozen=True)
@@ -233,8 +272,9 @@ class OffsetChunk:
     end: int
 
 
-def split_ranges(ranges: Mapping[TopicPartition, tuple[int, int]], per_chunk: int,
-                 min_partitions: int | None = None) -> list[OffsetChunk]:
+def split_ranges(
+    ranges: Mapping[TopicPartition, tuple[int, int]], per_chunk: int, min_partitions: int | None = None
+) -> list[OffsetChunk]:
     """Resolved ranges -> chunks, planned as spark-sql-kafka-0-10's ``KafkaOffsetRangeCalculator``
     plans its tasks, so both sources run as many: empty ranges give none; a range of more than
     ``per_chunk`` offsets is cut into ``ceil(size / per_chunk)`` near-equal parts; then, with
@@ -257,8 +297,16 @@ def split_ranges(ranges: Mapping[TopicPartition, tuple[int, int]], per_chunk: in
     whole_partitions = {(c.topic, c.partition) for c in whole}
     split_total = total - sum(c.end - c.start for c in whole)
     split_parts = max(min_partitions - len(whole), 1)
-    return [piece for c in chunks for piece in _divide(
-        c, 1 if (c.topic, c.partition) in whole_partitions else parts_of(c.end - c.start, split_total, split_parts))]
+    return [
+        piece
+        for c in chunks
+        for piece in _divide(
+            c,
+            1
+            if (c.topic, c.partition) in whole_partitions
+            else parts_of(c.end - c.start, split_total, split_parts),
+        )
+    ]
 
 
 def _divide(chunk: OffsetChunk, parts: int) -> list[OffsetChunk]:
@@ -290,8 +338,9 @@ async def resolve_ranges(client, spec: ReadSpec) -> dict[TopicPartition, tuple[i
     return resolved
 
 
-def to_record_batches(chunk: OffsetChunk, batches: list, include_headers: bool, start: int | None = None
-                      ) -> Iterator[Any]:
+def to_record_batches(
+    chunk: OffsetChunk, batches: list, include_headers: bool, start: int | None = None
+) -> Iterator[Any]:
     """One page's record batches (undecoded) -> Arrow record batches of the chunk's records, in the
     source's schema, of about 32,768 rows each (:func:`.arrow_records.page_to_arrow`; a record
     without headers has NULL headers, as in Spark's ``KafkaRecordToRowConverter``). Spark sends
@@ -321,10 +370,17 @@ def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
     tp = TopicPartition(chunk.topic, chunk.partition)
     loop = asyncio.new_event_loop()
     client = AsyncGroupsClient(spec.config)
-    reader = RangeReader(client, tp, chunk.start, chunk.end, read_committed=spec.read_committed,
-                         allow_gaps=not spec.fail_on_data_loss, page_bytes=spec.fetch_bytes,
-                         gap_hint="set failOnDataLoss=false to read around them (the missing offsets are logged)",
-                         decode=False)
+    reader = RangeReader(
+        client,
+        tp,
+        chunk.start,
+        chunk.end,
+        read_committed=spec.read_committed,
+        allow_gaps=not spec.fail_on_data_loss,
+        page_bytes=spec.fetch_bytes,
+        gap_hint="set failOnDataLoss=false to read around them (the missing offsets are logged)",
+        decode=False,
+    )
     try:
         for batches in _iterate(reader.pages(), loop):
             try:
@@ -335,9 +391,14 @@ def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
         loop.run_until_complete(client.close())
         loop.close()
     if reader.gaps:
-        log.warning("%s [%d, %d): %d offset(s) missing and read around (failOnDataLoss=false): %s", tp, chunk.start,
-                    chunk.end, reader.gap_offsets,
-                    "; ".join(f"{first}..{last} {why}" for first, last, why in reader.gaps[:10]))
+        log.warning(
+            "%s [%d, %d): %d offset(s) missing and read around (failOnDataLoss=false): %s",
+            tp,
+            chunk.start,
+            chunk.end,
+            reader.gap_offsets,
+            "; ".join(f"{first}..{last} {why}" for first, last, why in reader.gaps[:10]),
+        )
 
 
 def _data_source_classes():
@@ -362,7 +423,9 @@ def _data_source_classes():
             return [KGroupsPartition(c) for c in chunks]
 
         def read(self, partition) -> Iterator[Any]:
-            chunk = getattr(partition, "chunk", None)  # Spark reads one InputPartition(None) for no partitions
+            chunk = getattr(
+                partition, "chunk", None
+            )  # Spark reads one InputPartition(None) for no partitions
             return read_chunk(self.spec, chunk) if chunk is not None else iter(())
 
     class KGroupsDataSource(DataSource):
@@ -390,17 +453,28 @@ def register(spark) -> None:
     spark.dataSource.register(_data_source_classes())
 
 
-def read_offset_range(spark, bootstrap_servers: str, source: Mapping[str, Any] | OffsetRange | None = None, *,
-                      starting: str | None = None, ending: str | None = None,
-                      command_config: str | None = None, options: Mapping[str, str] | None = None):
+def read_offset_range(
+    spark,
+    bootstrap_servers: str,
+    source: Mapping[str, Any] | OffsetRange | None = None,
+    *,
+    starting: str | None = None,
+    ending: str | None = None,
+    command_config: str | None = None,
+    options: Mapping[str, str] | None = None,
+):
     """A DataFrame of exactly the range in ``source`` (an :class:`~..lag.offset_range.OffsetRange`,
     the ConsumerLagSensor's XCom, or ``starting``/``ending`` JSON), read with the ``kgroups`` source."""
     from .offsets import kafka_batch_options
 
     register(spark)
     range_options = kafka_batch_options(source, starting=starting, ending=ending)
-    reader = (spark.read.format(FORMAT).option("kafka.bootstrap.servers", bootstrap_servers)
-              .option(STARTING, range_options[STARTING]).option(ENDING, range_options[ENDING]))
+    reader = (
+        spark.read.format(FORMAT)
+        .option("kafka.bootstrap.servers", bootstrap_servers)
+        .option(STARTING, range_options[STARTING])
+        .option(ENDING, range_options[ENDING])
+    )
     if command_config:
         reader = reader.option("kgroups.command.config", command_config)
     for key, value in (options or {}).items():

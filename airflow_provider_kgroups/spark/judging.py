@@ -27,32 +27,75 @@ from ..lag.model import LagSnapshot
 from ..lag.observation import GroupObservation, history_points, last_progress
 from ..lag.verdicts import VerdictRules, group_verdicts
 
-__all__ = ["PARTITION_VERDICTS", "GROUP_STATUS", "JUDGED", "judge_group", "partition_verdicts", "group_status"]
+__all__ = [
+    "PARTITION_VERDICTS",
+    "GROUP_STATUS",
+    "JUDGED",
+    "judge_group",
+    "partition_verdicts",
+    "group_status",
+]
 
 _TEXTS = pa.list_(pa.string())
 
 #: ``<output>/partition_verdicts``: one row per group, topic, partition and evaluation time.
-PARTITION_VERDICTS = pa.schema([
-    ("group_id", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("window_start_ms", pa.int64()),
-    ("window_end_ms", pa.int64()), ("at_ms", pa.int64()), ("verdict", pa.string()), ("reason", pa.string()),
-    ("lag", pa.int64()), ("committed", pa.int64()), ("log_end", pa.int64()), ("points", pa.int32()),
-    ("severity", pa.int32()), ("last_progress_ms", pa.int64()), ("since_progress_ms", pa.int64()),
-    ("history_from_ms", pa.int64())])
+PARTITION_VERDICTS = pa.schema(
+    [
+        ("group_id", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("window_start_ms", pa.int64()),
+        ("window_end_ms", pa.int64()),
+        ("at_ms", pa.int64()),
+        ("verdict", pa.string()),
+        ("reason", pa.string()),
+        ("lag", pa.int64()),
+        ("committed", pa.int64()),
+        ("log_end", pa.int64()),
+        ("points", pa.int32()),
+        ("severity", pa.int32()),
+        ("last_progress_ms", pa.int64()),
+        ("since_progress_ms", pa.int64()),
+        ("history_from_ms", pa.int64()),
+    ]
+)
 
 #: ``<output>/group_status``: one row per group.
-GROUP_STATUS = pa.schema([
-    ("group_id", pa.string()), ("as_of_ms", pa.int64()), ("last_seen_ms", pa.int64()), ("first_seen_ms", pa.int64()),
-    ("in_latest_snapshot", pa.bool_()), ("state", pa.string()), ("protocol_type", pa.string()),
-    ("members", pa.int32()), ("total_lag", pa.int64()), ("partitions", pa.int32()), ("committed_topics", _TEXTS),
-    ("gone_topics", _TEXTS), ("verdict", pa.string()), ("reason", pa.string()), ("last_progress_ms", pa.int64()),
-    ("since_progress_ms", pa.int64()), ("empty_since_ms", pa.int64()), ("expires_at_ms", pa.int64()),
-    ("idle_since_ms", pa.int64()), ("health", pa.string()), ("deletable", pa.bool_()), ("evidence", _TEXTS),
-    ("dead_reasons", _TEXTS), ("cannot_tell", _TEXTS)])
+GROUP_STATUS = pa.schema(
+    [
+        ("group_id", pa.string()),
+        ("as_of_ms", pa.int64()),
+        ("last_seen_ms", pa.int64()),
+        ("first_seen_ms", pa.int64()),
+        ("in_latest_snapshot", pa.bool_()),
+        ("state", pa.string()),
+        ("protocol_type", pa.string()),
+        ("members", pa.int32()),
+        ("total_lag", pa.int64()),
+        ("partitions", pa.int32()),
+        ("committed_topics", _TEXTS),
+        ("gone_topics", _TEXTS),
+        ("verdict", pa.string()),
+        ("reason", pa.string()),
+        ("last_progress_ms", pa.int64()),
+        ("since_progress_ms", pa.int64()),
+        ("empty_since_ms", pa.int64()),
+        ("expires_at_ms", pa.int64()),
+        ("idle_since_ms", pa.int64()),
+        ("health", pa.string()),
+        ("deletable", pa.bool_()),
+        ("evidence", _TEXTS),
+        ("dead_reasons", _TEXTS),
+        ("cannot_tell", _TEXTS),
+    ]
+)
 
 #: :func:`judge_group`'s answer: both outputs of one group in one table (one shuffle of the
 #: history, one hand-over to Python, one read of the rows), a row holding either a partition
 #: verdict or the group's status, the other column null.
-JUDGED = pa.schema([("verdict", pa.struct(list(PARTITION_VERDICTS))), ("status", pa.struct(list(GROUP_STATUS)))])
+JUDGED = pa.schema(
+    [("verdict", pa.struct(list(PARTITION_VERDICTS))), ("status", pa.struct(list(GROUP_STATUS)))]
+)
 
 
 def _group(rows: pa.Table) -> tuple[str, list[LagSnapshot]] | None:
@@ -61,11 +104,18 @@ def _group(rows: pa.Table) -> tuple[str, list[LagSnapshot]] | None:
 
 
 def _table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
-    return pa.table({name: pa.array(columns[name], schema.field(name).type) for name in schema.names}, schema=schema)
+    return pa.table(
+        {name: pa.array(columns[name], schema.field(name).type) for name in schema.names}, schema=schema
+    )
 
 
-def partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations: Collection[int], window_ms: int,
-                       rules: VerdictRules) -> pa.Table:
+def partition_verdicts(
+    group_id: str,
+    snapshots: list[LagSnapshot],
+    evaluations: Collection[int],
+    window_ms: int,
+    rules: VerdictRules,
+) -> pa.Table:
     """The group's partition verdicts at each evaluation time (the latest snapshot of each
     tumbling window of ``window_ms``) at which the group has a snapshot: ``group_verdicts``
     over its snapshots in the look-back up to that time. ``last_progress_ms``: the last point
@@ -80,7 +130,10 @@ def partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations:
         at = snapshot.taken_at_ms
         group = snapshot.groups[group_id]
         for p in group.partitions:
-            key = (p.topic, p.partition)  # not p.tp: a TopicPartition built per point costs a third of this loop
+            key = (
+                p.topic,
+                p.partition,
+            )  # not p.tp: a TopicPartition built per point costs a third of this loop
             if key not in first:
                 first[key], progress[key] = at, None
             elif p.committed != previous[key]:
@@ -88,21 +141,44 @@ def partition_verdicts(group_id: str, snapshots: list[LagSnapshot], evaluations:
             previous[key] = p.committed
         if at not in evaluations:
             continue
-        look_back = snapshots[bisect_left(times, at - rules.window_ms):i + 1]
+        look_back = snapshots[bisect_left(times, at - rules.window_ms) : i + 1]
         latest = {(p.topic, p.partition): p for p in group.partitions}
         start = at // window_ms * window_ms
         for v in group_verdicts(look_back, rules)[group_id].partitions:
             key = (v.topic, v.partition)
             p = latest[key]
-            rows.append((group_id, v.topic, v.partition, start, start + window_ms, at, v.verdict.value, v.reason,
-                         v.lag, p.committed, p.log_end, v.points, v.verdict.severity, progress[key],
-                         None if progress[key] is None else at - progress[key], first[key]))
+            rows.append(
+                (
+                    group_id,
+                    v.topic,
+                    v.partition,
+                    start,
+                    start + window_ms,
+                    at,
+                    v.verdict.value,
+                    v.reason,
+                    v.lag,
+                    p.committed,
+                    p.log_end,
+                    v.points,
+                    v.verdict.severity,
+                    progress[key],
+                    None if progress[key] is None else at - progress[key],
+                    first[key],
+                )
+            )
     columns = list(zip(*rows)) or [[] for _ in PARTITION_VERDICTS.names]
     return _table(dict(zip(PARTITION_VERDICTS.names, columns)), PARTITION_VERDICTS)
 
 
-def group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, existing_topics: Collection[str],
-                 rules: VerdictRules, dead_rules: DeadGroupRules) -> pa.Table:
+def group_status(
+    group_id: str,
+    snapshots: list[LagSnapshot],
+    as_of_ms: int,
+    existing_topics: Collection[str],
+    rules: VerdictRules,
+    dead_rules: DeadGroupRules,
+) -> pa.Table:
     """One row: the group as of ``as_of_ms`` (the latest snapshot). Its verdict is
     ``group_verdicts``'; its health is ``classify``'s with its row at ``as_of_ms`` as the
     observation (``GroupObservation.of_snapshot``), its earlier rows as the stored history, and
@@ -113,35 +189,68 @@ def group_status(group_id: str, snapshots: list[LagSnapshot], as_of_ms: int, exi
     points = history_points(snapshots, group_id)
     progressed = last_progress(points)
     row = {name: None for name in GROUP_STATUS.names}
-    row.update(group_id=group_id, as_of_ms=as_of_ms, last_seen_ms=last_seen, first_seen_ms=first_seen,
-               in_latest_snapshot=last_seen == as_of_ms, last_progress_ms=progressed,
-               since_progress_ms=None if progressed is None else as_of_ms - progressed, deletable=False)
+    row.update(
+        group_id=group_id,
+        as_of_ms=as_of_ms,
+        last_seen_ms=last_seen,
+        first_seen_ms=first_seen,
+        in_latest_snapshot=last_seen == as_of_ms,
+        last_progress_ms=progressed,
+        since_progress_ms=None if progressed is None else as_of_ms - progressed,
+        deletable=False,
+    )
     if last_seen != as_of_ms:
         verdict = group_verdicts([LagSnapshot(as_of_ms, {})], rules, group_ids=[group_id])[group_id]
-        row.update(verdict=verdict.verdict.value, reason=verdict.reason,
-                   evidence=[f"not in the latest snapshot (last seen {format_time(last_seen)}): not classified"])
+        row.update(
+            verdict=verdict.verdict.value,
+            reason=verdict.reason,
+            evidence=[f"not in the latest snapshot (last seen {format_time(last_seen)}): not classified"],
+        )
         return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
 
     times = [s.taken_at_ms for s in snapshots]
-    verdict = group_verdicts(snapshots[bisect_left(times, as_of_ms - rules.window_ms):], rules)[group_id]
+    verdict = group_verdicts(snapshots[bisect_left(times, as_of_ms - rules.window_ms) :], rules)[group_id]
     latest = snapshots[-1].groups[group_id]
-    report = classify(GroupObservation.of_snapshot(latest, as_of_ms), points[:-1], dead_rules,
-                      existing_topics=existing_topics)
+    report = classify(
+        GroupObservation.of_snapshot(latest, as_of_ms),
+        points[:-1],
+        dead_rules,
+        existing_topics=existing_topics,
+    )
     committed = sorted({p.topic for p in latest.partitions if p.committed is not None})
     lags = [p.lag for p in latest.partitions]
     empty = latest.state is GroupState.EMPTY and not latest.members
-    row.update(state=latest.state.value, protocol_type=latest.protocol_type, members=latest.members,
-               total_lag=None if None in lags else sum(lags), partitions=len(lags), committed_topics=committed,
-               gone_topics=[t for t in committed if t not in existing_topics] if empty else None,
-               verdict=verdict.verdict.value, reason=verdict.reason, empty_since_ms=report.empty_since_ms,
-               expires_at_ms=report.expires_at_ms, idle_since_ms=report.idle_since_ms, health=report.health.value,
-               deletable=report.deletable, evidence=list(report.evidence), dead_reasons=list(report.dead_reasons),
-               cannot_tell=list(report.cannot_tell))
+    row.update(
+        state=latest.state.value,
+        protocol_type=latest.protocol_type,
+        members=latest.members,
+        total_lag=None if None in lags else sum(lags),
+        partitions=len(lags),
+        committed_topics=committed,
+        gone_topics=[t for t in committed if t not in existing_topics] if empty else None,
+        verdict=verdict.verdict.value,
+        reason=verdict.reason,
+        empty_since_ms=report.empty_since_ms,
+        expires_at_ms=report.expires_at_ms,
+        idle_since_ms=report.idle_since_ms,
+        health=report.health.value,
+        deletable=report.deletable,
+        evidence=list(report.evidence),
+        dead_reasons=list(report.dead_reasons),
+        cannot_tell=list(report.cannot_tell),
+    )
     return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
 
 
-def judge_group(rows: pa.Table, evaluations: Collection[int], window_ms: int, as_of_ms: int,
-                existing_topics: Collection[str], rules: VerdictRules, dead_rules: DeadGroupRules) -> pa.Table:
+def judge_group(
+    rows: pa.Table,
+    evaluations: Collection[int],
+    window_ms: int,
+    as_of_ms: int,
+    existing_topics: Collection[str],
+    rules: VerdictRules,
+    dead_rules: DeadGroupRules,
+) -> pa.Table:
     """:func:`partition_verdicts` and :func:`group_status` of the one group in ``rows``
     (history rows, read into snapshots once), as :data:`JUDGED`: the verdict rows first
     (``status`` null), then the status row (``verdict`` null)."""
@@ -151,11 +260,20 @@ def judge_group(rows: pa.Table, evaluations: Collection[int], window_ms: int, as
     verdicts = partition_verdicts(*found, evaluations, window_ms, rules)
     status = group_status(*found, as_of_ms, existing_topics, rules, dead_rules)
     verdict_type, status_type = JUDGED.field("verdict").type, JUDGED.field("status").type
-    return pa.table({
-        "verdict": pa.concat_arrays([_structs(verdicts, verdict_type), pa.nulls(status.num_rows, verdict_type)]),
-        "status": pa.concat_arrays([pa.nulls(verdicts.num_rows, status_type), _structs(status, status_type)]),
-    }, schema=JUDGED)
+    return pa.table(
+        {
+            "verdict": pa.concat_arrays(
+                [_structs(verdicts, verdict_type), pa.nulls(status.num_rows, verdict_type)]
+            ),
+            "status": pa.concat_arrays(
+                [pa.nulls(verdicts.num_rows, status_type), _structs(status, status_type)]
+            ),
+        },
+        schema=JUDGED,
+    )
 
 
 def _structs(table: pa.Table, type_: pa.StructType) -> pa.StructArray:
-    return pa.StructArray.from_arrays([column.combine_chunks() for column in table.columns], fields=list(type_))
+    return pa.StructArray.from_arrays(
+        [column.combine_chunks() for column in table.columns], fields=list(type_)
+    )

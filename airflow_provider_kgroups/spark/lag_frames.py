@@ -44,8 +44,15 @@ def day(ms: int) -> str:
 def history_schema():
     from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-    types = {"snapshot_ms": LongType(), "members": IntegerType(), "partition": IntegerType(),
-             "committed": LongType(), "log_start": LongType(), "log_end": LongType(), "lag": LongType()}
+    types = {
+        "snapshot_ms": LongType(),
+        "members": IntegerType(),
+        "partition": IntegerType(),
+        "committed": LongType(),
+        "log_start": LongType(),
+        "log_end": LongType(),
+        "lag": LongType(),
+    }
     return StructType([StructField(c, types.get(c, StringType()), True) for c in HISTORY_COLUMNS])
 
 
@@ -57,11 +64,15 @@ def read_history(spark: SparkSession, url: str, since_ms: int | None, until_ms: 
     try:
         df = spark.read.schema(history_schema()).parquet(url)
     except AnalysisException as exc:
-        raise ConfigurationError(f"history {url!r} cannot be read by Spark: {str(exc).splitlines()[0]} (is it the "
-                                 "history store's root, the directory holding date=YYYY-MM-DD/?)") from None
+        raise ConfigurationError(
+            f"history {url!r} cannot be read by Spark: {str(exc).splitlines()[0]} (is it the "
+            "history store's root, the directory holding date=YYYY-MM-DD/?)"
+        ) from None
     if "date" not in df.columns:
-        raise ConfigurationError(f"history {url!r} has no date=YYYY-MM-DD partition directories: point --history "
-                                 "at the store's root.")
+        raise ConfigurationError(
+            f"history {url!r} has no date=YYYY-MM-DD partition directories: point --history "
+            "at the store's root."
+        )
     if since_ms is not None:
         df = df.where((F.col("date") >= F.lit(day(since_ms))) & (F.col("snapshot_ms") >= since_ms))
     if until_ms is not None:
@@ -69,8 +80,15 @@ def read_history(spark: SparkSession, url: str, since_ms: int | None, until_ms: 
     return df.where(F.col("snapshot_ms").isNotNull() & F.col("group_id").isNotNull()).select(*HISTORY_COLUMNS)
 
 
-def judge_groups(hist: DataFrame, evaluations: frozenset[int], window_ms: int, as_of_ms: int,
-            existing_topics: frozenset[str], rules: VerdictRules, dead: DeadGroupRules) -> DataFrame:
+def judge_groups(
+    hist: DataFrame,
+    evaluations: frozenset[int],
+    window_ms: int,
+    as_of_ms: int,
+    existing_topics: frozenset[str],
+    rules: VerdictRules,
+    dead: DeadGroupRules,
+) -> DataFrame:
     """Each group's partition verdicts (one row per group, topic, partition and evaluation time
     it has) and its status, in :data:`.judging.JUDGED` rows, judged on the executors by
     :func:`.judging.judge_group`, one group at a time."""
@@ -85,36 +103,63 @@ def lag_windows(hist: DataFrame, verdicts: DataFrame, window_ms: int) -> DataFra
     F = functions()
     from pyspark.sql import Window
 
-    per_snapshot = (hist.where(F.col("topic").isNotNull())
-                    .groupBy("group_id", "topic", "snapshot_ms")
-                    .agg(F.sum("lag").alias("topic_lag"), F.count(F.lit(1)).alias("partitions"),
-                         F.count("lag").alias("known"), F.max("lag").alias("max_partition_lag"))
-                    .withColumn("topic_lag", F.when(F.col("partitions") == F.col("known"), F.col("topic_lag")))
-                    .withColumn("k", window_index(F.col("snapshot_ms"), window_ms)))
+    per_snapshot = (
+        hist.where(F.col("topic").isNotNull())
+        .groupBy("group_id", "topic", "snapshot_ms")
+        .agg(
+            F.sum("lag").alias("topic_lag"),
+            F.count(F.lit(1)).alias("partitions"),
+            F.count("lag").alias("known"),
+            F.max("lag").alias("max_partition_lag"),
+        )
+        .withColumn("topic_lag", F.when(F.col("partitions") == F.col("known"), F.col("topic_lag")))
+        .withColumn("k", window_index(F.col("snapshot_ms"), window_ms))
+    )
     percentiles = F.percentile(F.col("topic_lag"), F.array(F.lit(0.5), F.lit(0.95), F.lit(0.99)))
-    windows = (per_snapshot.groupBy("group_id", "topic", "k")
-               .agg(F.count(F.lit(1)).cast("int").alias("snapshots"),
-                    F.max("partitions").cast("int").alias("partitions"),
-                    percentiles.alias("pct"), F.max("topic_lag").alias("lag_max"),
-                    F.sum(F.col("topic_lag").isNull().cast("int")).cast("int").alias("unknown_lag_snapshots"),
-                    F.max("max_partition_lag").alias("max_partition_lag"),
-                    F.max_by("topic_lag", "snapshot_ms").alias("last_lag")))
+    windows = per_snapshot.groupBy("group_id", "topic", "k").agg(
+        F.count(F.lit(1)).cast("int").alias("snapshots"),
+        F.max("partitions").cast("int").alias("partitions"),
+        percentiles.alias("pct"),
+        F.max("topic_lag").alias("lag_max"),
+        F.sum(F.col("topic_lag").isNull().cast("int")).cast("int").alias("unknown_lag_snapshots"),
+        F.max("max_partition_lag").alias("max_partition_lag"),
+        F.max_by("topic_lag", "snapshot_ms").alias("last_lag"),
+    )
     worst = Window.partitionBy("group_id", "topic", "k").orderBy(F.col("severity").desc(), F.col("partition"))
-    by_topic = (verdicts.withColumn("k", window_index(F.col("window_start_ms"), window_ms))
-                .withColumn("rank", F.row_number().over(worst))
-                .groupBy("group_id", "topic", "k")
-                .agg(F.max("at_ms").alias("at_ms"),
-                     F.max(F.when(F.col("rank") == 1, F.struct("verdict", "partition", "reason"))).alias("w"),
-                     F.count(F.lit(1)).cast("int").alias("judged_partitions"),
-                     F.sum((F.col("verdict") != "OK").cast("int")).cast("int").alias("not_ok_partitions"),
-                     F.max("last_progress_ms").alias("last_progress_ms")))
+    by_topic = (
+        verdicts.withColumn("k", window_index(F.col("window_start_ms"), window_ms))
+        .withColumn("rank", F.row_number().over(worst))
+        .groupBy("group_id", "topic", "k")
+        .agg(
+            F.max("at_ms").alias("at_ms"),
+            F.max(F.when(F.col("rank") == 1, F.struct("verdict", "partition", "reason"))).alias("w"),
+            F.count(F.lit(1)).cast("int").alias("judged_partitions"),
+            F.sum((F.col("verdict") != "OK").cast("int")).cast("int").alias("not_ok_partitions"),
+            F.max("last_progress_ms").alias("last_progress_ms"),
+        )
+    )
     out = windows.join(by_topic, ["group_id", "topic", "k"], "left")
     return out.select(
-        "group_id", "topic", (F.col("k") * window_ms).alias("window_start_ms"),
+        "group_id",
+        "topic",
+        (F.col("k") * window_ms).alias("window_start_ms"),
         ((F.col("k") + 1) * window_ms).alias("window_end_ms"),
-        F.timestamp_millis(F.col("k") * window_ms).alias("window_start"), "snapshots", "partitions",
-        F.col("pct")[0].alias("lag_p50"), F.col("pct")[1].alias("lag_p95"), F.col("pct")[2].alias("lag_p99"),
-        "lag_max", "unknown_lag_snapshots", "max_partition_lag", "last_lag", "at_ms",
-        F.col("w.verdict").alias("verdict"), F.col("w.partition").alias("verdict_partition"),
-        F.col("w.reason").alias("verdict_reason"), "judged_partitions", "not_ok_partitions", "last_progress_ms",
-        (F.col("at_ms") - F.col("last_progress_ms")).alias("since_progress_ms"))
+        F.timestamp_millis(F.col("k") * window_ms).alias("window_start"),
+        "snapshots",
+        "partitions",
+        F.col("pct")[0].alias("lag_p50"),
+        F.col("pct")[1].alias("lag_p95"),
+        F.col("pct")[2].alias("lag_p99"),
+        "lag_max",
+        "unknown_lag_snapshots",
+        "max_partition_lag",
+        "last_lag",
+        "at_ms",
+        F.col("w.verdict").alias("verdict"),
+        F.col("w.partition").alias("verdict_partition"),
+        F.col("w.reason").alias("verdict_reason"),
+        "judged_partitions",
+        "not_ok_partitions",
+        "last_progress_ms",
+        (F.col("at_ms") - F.col("last_progress_ms")).alias("since_progress_ms"),
+    )

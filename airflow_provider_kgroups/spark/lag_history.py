@@ -194,8 +194,15 @@ class LagHistoryResult:
     seconds: dict[str, float] = field(default_factory=dict)  # per step
 
     def to_dict(self) -> dict[str, Any]:
-        return {"outputs": self.outputs, "as_of_ms": self.as_of_ms, "windows": self.windows, "rows": self.rows,
-                "verdicts": self.verdicts, "dead_candidates": self.dead_candidates, "seconds": self.seconds}
+        return {
+            "outputs": self.outputs,
+            "as_of_ms": self.as_of_ms,
+            "windows": self.windows,
+            "rows": self.rows,
+            "verdicts": self.verdicts,
+            "dead_candidates": self.dead_candidates,
+            "seconds": self.seconds,
+        }
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -219,14 +226,25 @@ def _check_versions(spark: SparkSession) -> None:
 
     python, jvm = pyspark.__version__, str(spark.version)
     if python.split(".")[:2] != jvm.split(".")[:2]:
-        raise ConfigurationError(f"pyspark's Python files are version {python} but Spark is {jvm}: this job runs "
-                                 f"Python workers, which need both the same (pip install --force-reinstall "
-                                 f"'pyspark=={jvm}', after any pyspark-client).")
+        raise ConfigurationError(
+            f"pyspark's Python files are version {python} but Spark is {jvm}: this job runs "
+            f"Python workers, which need both the same (pip install --force-reinstall "
+            f"'pyspark=={jvm}', after any pyspark-client)."
+        )
 
 
-def run_lag_history(spark: SparkSession, history_url: str, output_url: str, *, window_minutes: float = 60,
-                    since: Any = None, until: Any = None, rules: VerdictRules = VerdictRules(),
-                    dead_rules: DeadGroupRules = DeadGroupRules(), gone_after_snapshots: int = 3) -> LagHistoryResult:
+def run_lag_history(
+    spark: SparkSession,
+    history_url: str,
+    output_url: str,
+    *,
+    window_minutes: float = 60,
+    since: Any = None,
+    until: Any = None,
+    rules: VerdictRules = VerdictRules(),
+    dead_rules: DeadGroupRules = DeadGroupRules(),
+    gone_after_snapshots: int = 3,
+) -> LagHistoryResult:
     """Compute the four outputs (module docstring) from the history at ``history_url`` into
     ``output_url`` (``<output_url>/<name>``, replaced). ``since``/``until``: epoch ms, ISO-8601
     text or aware datetimes bounding ``snapshot_ms`` (``since <= t < until``)."""
@@ -254,29 +272,53 @@ def run_lag_history(spark: SparkSession, history_url: str, output_url: str, *, w
         # the driver's reads of the input: the latest snapshot times, one evaluation time per window
         # and the topic list (the topics read in the last snapshots), never the history itself
         with _step("latest snapshot times", timings):
-            latest = (hist.select("snapshot_ms").distinct().orderBy(F.col("snapshot_ms").desc())
-                      .limit(gone_after_snapshots)
-                      .agg(F.max("snapshot_ms").alias("as_of"), F.min("snapshot_ms").alias("cut")).collect()[0])
+            latest = (
+                hist.select("snapshot_ms")
+                .distinct()
+                .orderBy(F.col("snapshot_ms").desc())
+                .limit(gone_after_snapshots)
+                .agg(F.max("snapshot_ms").alias("as_of"), F.min("snapshot_ms").alias("cut"))
+                .collect()[0]
+            )
             if latest["as_of"] is None:
-                raise ConfigurationError(f"history {history_url!r} has no snapshot in the requested range "
-                                         f"(since={since_ms}, until={until_ms}).")
+                raise ConfigurationError(
+                    f"history {history_url!r} has no snapshot in the requested range "
+                    f"(since={since_ms}, until={until_ms})."
+                )
             as_of_ms, existing_since_ms = int(latest["as_of"]), int(latest["cut"])
-            evaluations = frozenset(int(r["at_ms"]) for r in hist.groupBy(
-                window_index(F.col("snapshot_ms"), window_ms)).agg(F.max("snapshot_ms").alias("at_ms")).collect())
+            evaluations = frozenset(
+                int(r["at_ms"])
+                for r in hist.groupBy(window_index(F.col("snapshot_ms"), window_ms))
+                .agg(F.max("snapshot_ms").alias("at_ms"))
+                .collect()
+            )
             readable = F.col("log_end").isNotNull() & ~F.array_contains(
-                F.split(F.coalesce(F.col("flags"), F.lit("")), ","), LagFlag.ERROR.value)
-            existing_topics = frozenset(r["topic"] for r in hist.where(
-                (F.col("snapshot_ms") >= existing_since_ms) & readable & F.col("topic").isNotNull())
-                .select("topic").distinct().collect())
+                F.split(F.coalesce(F.col("flags"), F.lit("")), ","), LagFlag.ERROR.value
+            )
+            existing_topics = frozenset(
+                r["topic"]
+                for r in hist.where(
+                    (F.col("snapshot_ms") >= existing_since_ms) & readable & F.col("topic").isNotNull()
+                )
+                .select("topic")
+                .distinct()
+                .collect()
+            )
         _check_versions(spark)  # before the first Python worker
 
-        with _step("judging", timings):  # both outputs from one shuffle, cached (spilled if need be) for two writes
-            judged = judge_groups(hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules).persist()
+        with _step(
+            "judging", timings
+        ):  # both outputs from one shuffle, cached (spilled if need be) for two writes
+            judged = judge_groups(
+                hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules
+            ).persist()
             try:
-                judged.where(F.col("verdict").isNotNull()).select("verdict.*").write.mode("overwrite") \
-                    .parquet(paths["partition_verdicts"])
-                judged.where(F.col("status").isNotNull()).select("status.*").write.mode("overwrite") \
-                    .parquet(paths["group_status"])
+                judged.where(F.col("verdict").isNotNull()).select("verdict.*").write.mode(
+                    "overwrite"
+                ).parquet(paths["partition_verdicts"])
+                judged.where(F.col("status").isNotNull()).select("status.*").write.mode("overwrite").parquet(
+                    paths["group_status"]
+                )
             finally:
                 judged.unpersist()
         verdicts = spark.read.parquet(paths["partition_verdicts"])  # cheaper to read back than to cache
@@ -284,20 +326,45 @@ def run_lag_history(spark: SparkSession, history_url: str, output_url: str, *, w
             lag_windows(hist, verdicts, window_ms).write.mode("overwrite").parquet(paths["lag_windows"])
         status = spark.read.parquet(paths["group_status"])
         with _step("dead_candidates", timings):
-            (status.where((F.col("health") == "dead") & F.col("deletable"))
-             .select("group_id", "as_of_ms", "state", "protocol_type", "committed_topics", "gone_topics",
-                     "last_progress_ms", "since_progress_ms", "empty_since_ms", "expires_at_ms", "idle_since_ms",
-                     "evidence", "dead_reasons")
-             .write.mode("overwrite").parquet(paths["dead_candidates"]))
+            (
+                status.where((F.col("health") == "dead") & F.col("deletable"))
+                .select(
+                    "group_id",
+                    "as_of_ms",
+                    "state",
+                    "protocol_type",
+                    "committed_topics",
+                    "gone_topics",
+                    "last_progress_ms",
+                    "since_progress_ms",
+                    "empty_since_ms",
+                    "expires_at_ms",
+                    "idle_since_ms",
+                    "evidence",
+                    "dead_reasons",
+                )
+                .write.mode("overwrite")
+                .parquet(paths["dead_candidates"])
+            )
         with _step("summary", timings):  # small reads of the outputs
-            pv = spark.read.parquet(paths["partition_verdicts"]).agg(
-                F.count(F.lit(1)).alias("rows"), F.count_distinct("window_start_ms").alias("windows")).collect()[0]
-            verdict_counts = {r["verdict"]: int(r["count"]) for r in status.groupBy("verdict").count().collect()}
+            pv = (
+                spark.read.parquet(paths["partition_verdicts"])
+                .agg(F.count(F.lit(1)).alias("rows"), F.count_distinct("window_start_ms").alias("windows"))
+                .collect()[0]
+            )
+            verdict_counts = {
+                r["verdict"]: int(r["count"]) for r in status.groupBy("verdict").count().collect()
+            }
             dead = spark.read.parquet(paths["dead_candidates"])
-            candidates = [r["group_id"] for r in dead.select("group_id").orderBy("group_id").limit(100).collect()]
-            rows = {"partition_verdicts": int(pv["rows"]),
-                    "lag_windows": spark.read.parquet(paths["lag_windows"]).count(),
-                    "group_status": sum(verdict_counts.values()), "dead_candidates": dead.count()}
+            candidates = [
+                r["group_id"] for r in dead.select("group_id").orderBy("group_id").limit(100).collect()
+            ]
+            rows = {
+                "partition_verdicts": int(pv["rows"]),
+                "lag_windows": spark.read.parquet(paths["lag_windows"]).count(),
+                "group_status": sum(verdict_counts.values()),
+                "dead_candidates": dead.count(),
+            }
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous_tz)
     log.info("lag history: as of %s, %d window(s), %s", day(as_of_ms), int(pv["windows"]), rows)
@@ -309,46 +376,88 @@ def run_lag_history(spark: SparkSession, history_url: str, output_url: str, *, w
 
 def _parser() -> argparse.ArgumentParser:
     defaults, dead = VerdictRules(), DeadGroupRules()
-    p = argparse.ArgumentParser(prog="lag_history.py", description="Lag percentiles, verdicts, progress and dead-group "
-                                "candidates from the kgroups history store (Parquet).")
-    p.add_argument("--history", required=True, help="the history store's root (path or Hadoop URL, e.g. s3a://...)")
+    p = argparse.ArgumentParser(
+        prog="lag_history.py",
+        description="Lag percentiles, verdicts, progress and dead-group "
+        "candidates from the kgroups history store (Parquet).",
+    )
+    p.add_argument(
+        "--history", required=True, help="the history store's root (path or Hadoop URL, e.g. s3a://...)"
+    )
     p.add_argument("--output", required=True, help="where the four outputs go (replaced)")
     p.add_argument("--window-minutes", type=float, default=60.0, help="tumbling window length (default 60)")
     p.add_argument("--since", help="first snapshot time: epoch ms or ISO-8601 with a zone (default: all)")
     p.add_argument("--until", help="end of the range, exclusive (default: all)")
-    p.add_argument("--verdict-window-minutes", type=float, default=defaults.window_ms / 60_000,
-                   help="the verdicts' look-back (VerdictRules.window_ms; default 30)")
-    p.add_argument("--stuck-after-minutes", type=float, default=defaults.stuck_after_ms / 60_000,
-                   help="STOP/STALL after the offset is stuck this long (default 10)")
-    p.add_argument("--min-points", type=int, default=defaults.min_points, help="points needed for WARN (default 3)")
-    p.add_argument("--allowed-lag", type=int, default=defaults.allowed_lag, help="lag counted as caught up (default 0)")
-    p.add_argument("--idle-hours", type=float, default=dead.idle_hours,
-                   help="idle (Empty, records to read, no commit progress) this long is evidence of death "
-                        "(default 168)")
-    p.add_argument("--offsets-retention-minutes", type=int, default=dead.offsets_retention_minutes,
-                   help="the cluster's offsets.retention.minutes (default 10080)")
-    p.add_argument("--allow", action="append", default=[], help="group pattern that may be deleted (repeatable)")
+    p.add_argument(
+        "--verdict-window-minutes",
+        type=float,
+        default=defaults.window_ms / 60_000,
+        help="the verdicts' look-back (VerdictRules.window_ms; default 30)",
+    )
+    p.add_argument(
+        "--stuck-after-minutes",
+        type=float,
+        default=defaults.stuck_after_ms / 60_000,
+        help="STOP/STALL after the offset is stuck this long (default 10)",
+    )
+    p.add_argument(
+        "--min-points", type=int, default=defaults.min_points, help="points needed for WARN (default 3)"
+    )
+    p.add_argument(
+        "--allowed-lag", type=int, default=defaults.allowed_lag, help="lag counted as caught up (default 0)"
+    )
+    p.add_argument(
+        "--idle-hours",
+        type=float,
+        default=dead.idle_hours,
+        help="idle (Empty, records to read, no commit progress) this long is evidence of death (default 168)",
+    )
+    p.add_argument(
+        "--offsets-retention-minutes",
+        type=int,
+        default=dead.offsets_retention_minutes,
+        help="the cluster's offsets.retention.minutes (default 10080)",
+    )
+    p.add_argument(
+        "--allow", action="append", default=[], help="group pattern that may be deleted (repeatable)"
+    )
     p.add_argument("--deny", action="append", default=[], help="group pattern never deleted (repeatable)")
-    p.add_argument("--no-default-deny", action="store_true", help="drop the default system-group deny patterns")
-    p.add_argument("--assume-full-visibility", action="store_true",
-                   help="the snapshots' principal could Describe every topic and group (e.g. a super user): only "
-                        "then is 'no committed offset at all' evidence of death")
-    p.add_argument("--gone-after-snapshots", type=int, default=3,
-                   help="a committed topic unread in this many latest snapshots is reported as possibly deleted "
-                        "(cannot tell: never evidence here) (default 3)")
+    p.add_argument(
+        "--no-default-deny", action="store_true", help="drop the default system-group deny patterns"
+    )
+    p.add_argument(
+        "--assume-full-visibility",
+        action="store_true",
+        help="the snapshots' principal could Describe every topic and group (e.g. a super user): only "
+        "then is 'no committed offset at all' evidence of death",
+    )
+    p.add_argument(
+        "--gone-after-snapshots",
+        type=int,
+        default=3,
+        help="a committed topic unread in this many latest snapshots is reported as possibly deleted "
+        "(cannot tell: never evidence here) (default 3)",
+    )
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        rules = VerdictRules(window_ms=round(args.verdict_window_minutes * 60_000),
-                             stuck_after_ms=round(args.stuck_after_minutes * 60_000),
-                             min_points=args.min_points, allowed_lag=args.allowed_lag)
-        dead = DeadGroupRules(idle_hours=args.idle_hours, offsets_retention_minutes=args.offsets_retention_minutes,
-                              allow=tuple(args.allow), deny=tuple(args.deny),
-                              assume_full_visibility=args.assume_full_visibility,
-                              **({"default_deny": ()} if args.no_default_deny else {}))
+        rules = VerdictRules(
+            window_ms=round(args.verdict_window_minutes * 60_000),
+            stuck_after_ms=round(args.stuck_after_minutes * 60_000),
+            min_points=args.min_points,
+            allowed_lag=args.allowed_lag,
+        )
+        dead = DeadGroupRules(
+            idle_hours=args.idle_hours,
+            offsets_retention_minutes=args.offsets_retention_minutes,
+            allow=tuple(args.allow),
+            deny=tuple(args.deny),
+            assume_full_visibility=args.assume_full_visibility,
+            **({"default_deny": ()} if args.no_default_deny else {}),
+        )
     except ConfigurationError as exc:
         print(f"lag_history: {exc}", file=sys.stderr)
         return 2
@@ -356,9 +465,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     spark = SparkSession.builder.appName("kgroups-lag-history").getOrCreate()
     try:
-        result = run_lag_history(spark, args.history, args.output, window_minutes=args.window_minutes,
-                                 since=args.since, until=args.until, rules=rules, dead_rules=dead,
-                                 gone_after_snapshots=args.gone_after_snapshots)
+        result = run_lag_history(
+            spark,
+            args.history,
+            args.output,
+            window_minutes=args.window_minutes,
+            since=args.since,
+            until=args.until,
+            rules=rules,
+            dead_rules=dead,
+            gone_after_snapshots=args.gone_after_snapshots,
+        )
     except ConfigurationError as exc:
         print(f"lag_history: {exc}", file=sys.stderr)
         return 2

@@ -46,23 +46,43 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..client.config import ClientConfig
 
-__all__ = ["EARLIEST", "LATEST", "OffsetRange", "SparkOffsetsError", "nest_offsets", "unnest_offsets", "offsets_json",
-           "spark_offsets",
-           "parse_offsets_json", "validate_offset_range", "assign_json", "kafka_batch_options", "kafka_bootstrap", "spark_kafka_options", "read_kafka_range"]
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "OffsetRange",
+    "SparkOffsetsError",
+    "nest_offsets",
+    "unnest_offsets",
+    "offsets_json",
+    "spark_offsets",
+    "parse_offsets_json",
+    "validate_offset_range",
+    "assign_json",
+    "kafka_batch_options",
+    "kafka_bootstrap",
+    "spark_kafka_options",
+    "read_kafka_range",
+]
 
 
 def assign_json(partitions: Any) -> str:
     """Spark's ``assign`` option (``{"topic": [0, 1]}``) for the partitions of an offsets
     mapping or an iterable of TopicPartitions."""
-    tps = sorted(flat_offsets("assign", partitions)) if isinstance(partitions, Mapping) else sorted(partitions)
+    tps = (
+        sorted(flat_offsets("assign", partitions)) if isinstance(partitions, Mapping) else sorted(partitions)
+    )
     out: dict[str, list[int]] = {}
     for tp in tps:
         out.setdefault(tp.topic, []).append(tp.partition)
     return json.dumps(out)
 
 
-def kafka_batch_options(source: Mapping[str, Any] | OffsetRange | None = None, *, starting: str | None = None,
-                        ending: str | None = None) -> dict[str, str]:
+def kafka_batch_options(
+    source: Mapping[str, Any] | OffsetRange | None = None,
+    *,
+    starting: str | None = None,
+    ending: str | None = None,
+) -> dict[str, str]:
     """Reader options for exactly one offset range: ``assign``, ``startingOffsets``,
     ``endingOffsets``, validated. ``source`` is an :class:`OffsetRange` or the sensor's XCom (any
     mapping with ``startingOffsets`` and ``endingOffsets``), or give ``starting``/``ending`` yourself.
@@ -95,11 +115,16 @@ def spark_kafka_options(config: ClientConfig) -> dict[str, str]:
     Holds the password: pass it to the reader, never to a log."""
     options = {"security.protocol": config.security_protocol}
     if config.sasl_mechanism:
-        module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if config.sasl_mechanism == "PLAIN"
-                  else "org.apache.kafka.common.security.scram.ScramLoginModule")
+        module = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule"
+            if config.sasl_mechanism == "PLAIN"
+            else "org.apache.kafka.common.security.scram.ScramLoginModule"
+        )
         options["sasl.mechanism"] = config.sasl_mechanism
-        options["sasl.jaas.config"] = (f"{module} required username={json.dumps(config.sasl_username)} "
-                                       f"password={json.dumps(config.sasl_password)};")
+        options["sasl.jaas.config"] = (
+            f"{module} required username={json.dumps(config.sasl_username)} "
+            f"password={json.dumps(config.sasl_password)};"
+        )
     if config.ssl_cafile:
         options["ssl.truststore.type"] = "PEM"
         options["ssl.truststore.location"] = config.ssl_cafile
@@ -108,10 +133,15 @@ def spark_kafka_options(config: ClientConfig) -> dict[str, str]:
     return options
 
 
-def read_kafka_range(spark: SparkSession, bootstrap_servers: str,
-                     source: Mapping[str, Any] | OffsetRange | None = None, *,
-                     starting: str | None = None, ending: str | None = None,
-                     kafka_options: Mapping[str, str] | None = None) -> DataFrame:
+def read_kafka_range(
+    spark: SparkSession,
+    bootstrap_servers: str,
+    source: Mapping[str, Any] | OffsetRange | None = None,
+    *,
+    starting: str | None = None,
+    ending: str | None = None,
+    kafka_options: Mapping[str, str] | None = None,
+) -> DataFrame:
     """``spark.read.format("kafka")`` over exactly that range (needs the spark-sql-kafka-0-10
     package on the Spark classpath, e.g. ``--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>``).
     ``kafka_options`` are Kafka client settings, passed as ``kafka.<name>`` (security etc.;

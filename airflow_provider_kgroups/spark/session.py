@@ -40,14 +40,17 @@ def spark_master(master: str | None = None) -> str:
     """The master to use: the argument, else ``KGROUPS_SPARK_MASTER``, else ``local[*]``."""
     chosen = master or os.environ.get(ENV_MASTER) or DEFAULT_MASTER
     if not chosen.strip():
-        raise ConfigurationError(f"the Spark master is empty: pass one (e.g. 'local[2]', 'spark://host:7077', "
-                         f"'yarn') or set {ENV_MASTER}.")
+        raise ConfigurationError(
+            f"the Spark master is empty: pass one (e.g. 'local[2]', 'spark://host:7077', "
+            f"'yarn') or set {ENV_MASTER}."
+        )
     return chosen.strip()
 
 
 @contextmanager
-def spark_session(app_name: str, *, master: str | None = None,
-                  conf: Mapping[str, str] | None = None) -> Iterator[SparkSession]:
+def spark_session(
+    app_name: str, *, master: str | None = None, conf: Mapping[str, str] | None = None
+) -> Iterator[SparkSession]:
     """A SparkSession for the ``with`` body, stopped afterwards (also when the body raises)."""
     from pyspark.sql import SparkSession
 
@@ -71,13 +74,20 @@ def spark_submit_binary() -> str:
         candidate = Path(location) / "bin" / "spark-submit"
         if candidate.exists():
             return str(candidate)
-    raise FileNotFoundError("spark-submit is neither on PATH nor in the installed pyspark: "
-                            "pip install 'airflow-provider-kgroups[spark]' or put Spark's bin on PATH.")
+    raise FileNotFoundError(
+        "spark-submit is neither on PATH nor in the installed pyspark: "
+        "pip install 'airflow-provider-kgroups[spark]' or put Spark's bin on PATH."
+    )
 
 
-def spark_submit_command(application: str, *, master: str | None = None, name: str | None = None,
-                         conf: Mapping[str, str] | None = None,
-                         application_args: Sequence[str] = ()) -> list[str]:
+def spark_submit_command(
+    application: str,
+    *,
+    master: str | None = None,
+    name: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    application_args: Sequence[str] = (),
+) -> list[str]:
     """``spark-submit --master M [--name N] [--conf k=v ...] application args...``."""
     command = ["spark-submit", "--master", spark_master(master)]
     if name:
@@ -89,10 +99,13 @@ def spark_submit_command(application: str, *, master: str | None = None, name: s
 
 def run_spark_submit(command: Sequence[str], *, env: Mapping[str, str] | None = None) -> None:
     """Run a :func:`spark_submit_command`, its output line by line in the log; raise on failure."""
-    argv = [spark_submit_binary(), *command[1:]] if command and command[0] == "spark-submit" else list(command)
+    argv = (
+        [spark_submit_binary(), *command[1:]] if command and command[0] == "spark-submit" else list(command)
+    )
     log.info("Running: %s", " ".join(argv))
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env={**os.environ, **(env or {})}) as process:
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})}
+    ) as process:
         assert process.stdout is not None
         for line in process.stdout:
             log.info("%s", line.rstrip())

@@ -116,11 +116,21 @@ class SharedLagPoll:
 
 
 class ConsumerLagEventTrigger(BaseEventTrigger):
-    def __init__(self, *, kafka_groups_conn_id: str, group_ids: Iterable[str], topics: Iterable[str],
-                 poll_interval: float = 60.0, max_total_lag: int | None = None, read_committed: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        kafka_groups_conn_id: str,
+        group_ids: Iterable[str],
+        topics: Iterable[str],
+        poll_interval: float = 60.0,
+        max_total_lag: int | None = None,
+        read_committed: bool = False,
+    ) -> None:
         super().__init__()
         if not isinstance(kafka_groups_conn_id, str) or not kafka_groups_conn_id.strip():
-            raise ConfigurationError(f"kafka_groups_conn_id must name a connection, got {kafka_groups_conn_id!r}.")
+            raise ConfigurationError(
+                f"kafka_groups_conn_id must name a connection, got {kafka_groups_conn_id!r}."
+            )
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self.group_ids = tuple(parse_names("group_ids", list(group_ids)))
         self.topics = tuple(parse_names("topics", list(topics)))
@@ -129,10 +139,17 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         self.read_committed = bool(read_committed)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (f"{type(self).__module__}.{type(self).__qualname__}", {
-            "kafka_groups_conn_id": self.kafka_groups_conn_id, "group_ids": list(self.group_ids),
-            "topics": list(self.topics), "poll_interval": self.poll_interval, "max_total_lag": self.max_total_lag,
-            "read_committed": self.read_committed})
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                "kafka_groups_conn_id": self.kafka_groups_conn_id,
+                "group_ids": list(self.group_ids),
+                "topics": list(self.topics),
+                "poll_interval": self.poll_interval,
+                "max_total_lag": self.max_total_lag,
+                "read_committed": self.read_committed,
+            },
+        )
 
     # -- one watcher alone ----------------------------------------------------------------------
 
@@ -183,10 +200,19 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
 
         stored = await self._stored_end()
         if stored:
-            log.info("Watching %s on %s from where the last range ended: %s", ", ".join(self.group_ids),
-                     ", ".join(self.topics), json.dumps(stored))
-        return RangeWatch(self.group_ids, self.topics, self.max_total_lag, start=nested_offsets(stored),
-                          read_committed=self.read_committed)
+            log.info(
+                "Watching %s on %s from where the last range ended: %s",
+                ", ".join(self.group_ids),
+                ", ".join(self.topics),
+                json.dumps(stored),
+            )
+        return RangeWatch(
+            self.group_ids,
+            self.topics,
+            self.max_total_lag,
+            start=nested_offsets(stored),
+            read_committed=self.read_committed,
+        )
 
     async def _decide(self, watch: RangeWatch, snapshot: Any) -> TriggerEvent | None:
         from ..lag.watch import Waiting
@@ -207,8 +233,12 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
 
         payload = finished.to_payload()
         await self._store_end(OffsetMap(finished.ending, OffsetKind.COMMITTED).nested())
-        log.info("Range consumed by %s: %s -> %s", ", ".join(self.group_ids), payload["startingOffsets"],
-                 payload["endingOffsets"])
+        log.info(
+            "Range consumed by %s: %s -> %s",
+            ", ".join(self.group_ids),
+            payload["startingOffsets"],
+            payload["endingOffsets"],
+        )
         return TriggerEvent(payload)
 
     async def _stored_end(self) -> Mapping[str, Mapping[str, int]] | None:
@@ -221,13 +251,16 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
             await self.asset_state_store.aset(STATE_KEY, dict(ending))
 
 
-async def _poll(hook: KafkaGroupsHook, group_ids: tuple[str, ...], topics: tuple[str, ...],
-                read_committed: bool) -> Any:
+async def _poll(
+    hook: KafkaGroupsHook, group_ids: tuple[str, ...], topics: tuple[str, ...], read_committed: bool
+) -> Any:
     """One snapshot, or the error that prevented it (a value: the stream goes on)."""
     from ..lag.snapshot import take_snapshot  # loaded by run() / open_shared_stream() (load_engine)
 
     try:
-        return await take_snapshot(await hook.aget_client(), group_ids, topics=topics, read_committed=read_committed)
+        return await take_snapshot(
+            await hook.aget_client(), group_ids, topics=topics, read_committed=read_committed
+        )
     except KafkaGroupsError as exc:
         return exc
 
@@ -239,8 +272,10 @@ def range_from_events(events: Iterable[Any]) -> dict[str, str]:
     payloads = [_payload(e) for e in events]
     payloads = [p for p in payloads if p and "startingOffsets" in p]
     if not payloads:
-        raise ConfigurationError("no triggering asset event carries an offset range: schedule this DAG on an asset "
-                                 "watched by ConsumerLagEventTrigger (or produced by a ConsumerLagSensor outlet).")
+        raise ConfigurationError(
+            "no triggering asset event carries an offset range: schedule this DAG on an asset "
+            "watched by ConsumerLagEventTrigger (or produced by a ConsumerLagSensor outlet)."
+        )
     from ..client.offset_map import OffsetKind, OffsetMap
     from ..lag.offset_range import ENDING, STARTING, OffsetRange
 
@@ -249,11 +284,15 @@ def range_from_events(events: Iterable[Any]) -> dict[str, str]:
     for later in starts[1:]:  # a partition first seen in a later range starts there
         for tp, offset in later.items():
             starting.setdefault(tp, offset)
-    return OffsetRange(starting, OffsetMap.parse(payloads[-1][ENDING], OffsetKind.ENDING, name=ENDING)).to_xcom()
+    return OffsetRange(
+        starting, OffsetMap.parse(payloads[-1][ENDING], OffsetKind.ENDING, name=ENDING)
+    ).to_xcom()
 
 
 def _payload(event: Any) -> Mapping[str, Any] | None:
     extra = event.get("extra") if isinstance(event, Mapping) else getattr(event, "extra", None)
     if not extra:
         return None
-    return extra.get("payload", extra)  # from a trigger: {"from_trigger": True, "payload": ...}; an outlet: as is
+    return extra.get(
+        "payload", extra
+    )  # from a trigger: {"from_trigger": True, "payload": ...}; an outlet: as is

@@ -35,8 +35,16 @@ if TYPE_CHECKING:
 
 
 class ConsumerLagTrigger(BaseTrigger):
-    def __init__(self, *, kafka_groups_conn_id: str, spec: dict[str, Any], state: dict[str, Any],
-                 deadline_ms: int, poll_interval: float = 30.0, deferred_at_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        kafka_groups_conn_id: str,
+        spec: dict[str, Any],
+        state: dict[str, Any],
+        deadline_ms: int,
+        poll_interval: float = 30.0,
+        deferred_at_ms: int | None = None,
+    ) -> None:
         super().__init__()
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self.spec = spec
@@ -52,13 +60,27 @@ class ConsumerLagTrigger(BaseTrigger):
     @classmethod
     def for_gate(cls, gate: LagGate, kafka_groups_conn_id: str, poll_interval: float) -> ConsumerLagTrigger:
         """The hand-over of ``gate`` (spec, state, deadline) as it stands now."""
-        return cls(kafka_groups_conn_id=kafka_groups_conn_id, spec=gate.spec.to_dict(), state=gate.state.to_dict(),
-                   deadline_ms=gate.deadline_ms, poll_interval=poll_interval, deferred_at_ms=int(time.time() * 1000))
+        return cls(
+            kafka_groups_conn_id=kafka_groups_conn_id,
+            spec=gate.spec.to_dict(),
+            state=gate.state.to_dict(),
+            deadline_ms=gate.deadline_ms,
+            poll_interval=poll_interval,
+            deferred_at_ms=int(time.time() * 1000),
+        )
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (f"{type(self).__module__}.{type(self).__qualname__}", {
-            "kafka_groups_conn_id": self.kafka_groups_conn_id, "spec": self.spec, "state": self.state,
-            "deadline_ms": self.deadline_ms, "poll_interval": self.poll_interval, "deferred_at_ms": self.deferred_at_ms})
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                "kafka_groups_conn_id": self.kafka_groups_conn_id,
+                "spec": self.spec,
+                "state": self.state,
+                "deadline_ms": self.deadline_ms,
+                "poll_interval": self.poll_interval,
+                "deferred_at_ms": self.deferred_at_ms,
+            },
+        )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         await load_engine()  # off the event loop (see .loading)
@@ -72,18 +94,28 @@ class ConsumerLagTrigger(BaseTrigger):
         passed = int(max(0.0, time.time() * 1000 - self.deferred_at_ms) // interval_ms)
         if passed:  # re-created after a triggerer restart: the slots before now were checked by the last one
             gate.state.checks += passed
-            self.log.info("Resumed after a triggerer restart: %d check slot(s) since the hand-over counted "
-                          "(check %d next)", passed, gate.state.checks + 1)
+            self.log.info(
+                "Resumed after a triggerer restart: %d check slot(s) since the hand-over counted "
+                "(check %d next)",
+                passed,
+                gate.state.checks + 1,
+            )
         slot = passed + 1  # the worker checked just before deferring: the next check is one interval later
         try:
             while True:
                 wait_s = (self.deferred_at_ms + slot * interval_ms - time.time() * 1000) / 1000.0
                 await asyncio.sleep(max(0.0, min(wait_s, (self.deadline_ms - time.time() * 1000) / 1000.0)))
                 checks = gate.state.checks
-                decision = await self._hook.acheck_gate(gate)  # a client error is a decision (wait, or not_retriable)
+                decision = await self._hook.acheck_gate(
+                    gate
+                )  # a client error is a decision (wait, or not_retriable)
                 ti = self.task_instance
-                metrics.gate_checked(gate, evaluated=gate.state.checks > checks, dag_id=getattr(ti, "dag_id", None),
-                                     task_id=getattr(ti, "task_id", None))
+                metrics.gate_checked(
+                    gate,
+                    evaluated=gate.state.checks > checks,
+                    dag_id=getattr(ti, "dag_id", None),
+                    task_id=getattr(ti, "task_id", None),
+                )
                 for note in decision.notes:
                     self.log.info("%s", note)
                 for warning in decision.warnings:
@@ -96,7 +128,9 @@ class ConsumerLagTrigger(BaseTrigger):
                     yield TriggerEvent(Decision(GateStatus.TIMEOUT, decision.message).to_event())
                     return
                 now_ms = time.time() * 1000
-                slot = max(slot + 1, int((now_ms - self.deferred_at_ms) // interval_ms) + 1)  # a slow check skips slots
+                slot = max(
+                    slot + 1, int((now_ms - self.deferred_at_ms) // interval_ms) + 1
+                )  # a slow check skips slots
         finally:
             await self.cleanup()
 

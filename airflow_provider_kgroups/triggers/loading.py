@@ -15,9 +15,13 @@ import sys
 from importlib import import_module
 
 #: what a trigger's run() imports: the hook (connection -> client), the client, the lag engine
-ENGINE = ("airflow_provider_kgroups.hooks.groups", "airflow_provider_kgroups.client.client",
-          "airflow_provider_kgroups.lag.snapshot", "airflow_provider_kgroups.lag.gate",
-          "airflow_provider_kgroups.lag.watch")
+ENGINE = (
+    "airflow_provider_kgroups.hooks.groups",
+    "airflow_provider_kgroups.client.client",
+    "airflow_provider_kgroups.lag.snapshot",
+    "airflow_provider_kgroups.lag.gate",
+    "airflow_provider_kgroups.lag.watch",
+)
 
 
 async def load_engine(modules: tuple[str, ...] = ENGINE) -> None:

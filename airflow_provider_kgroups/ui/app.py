@@ -47,12 +47,18 @@ __all__ = ["create_app"]
 
 log = logging.getLogger(__name__)
 
-_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-        "connect-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'")
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'"
+)
 _STATIC = resources.files(__package__).joinpath("static")
 #: The page's files (nothing else under static/ is served); ECharts is vendored (static/VENDORED.md).
-_FILES = {"app.js": "text/javascript; charset=utf-8", "charts.js": "text/javascript; charset=utf-8",
-          "app.css": "text/css; charset=utf-8", "echarts.min.js": "text/javascript; charset=utf-8"}
+_FILES = {
+    "app.js": "text/javascript; charset=utf-8",
+    "charts.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+    "echarts.min.js": "text/javascript; charset=utf-8",
+}
 
 
 #: How long a request waits for an answer before it says how far the preparation is (202).
@@ -88,8 +94,11 @@ class _State:
             return running.result(timeout=ANSWER_WAIT_S)
         except NotYet:
             files, of = data.rollups.progress() or (0, 0)
-            return JSONResponse({"preparing": {"files": files, "of": of}}, status_code=status.HTTP_202_ACCEPTED,
-                                headers={"Retry-After": "1"})
+            return JSONResponse(
+                {"preparing": {"files": files, "of": of}},
+                status_code=status.HTTP_202_ACCEPTED,
+                headers={"Retry-After": "1"},
+            )
         except Exception:
             self._forget(key, running)  # this request reports the failure; the next one builds again
             raise
@@ -117,9 +126,11 @@ class _State:
                 except ConfigurationError as exc:
                     raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
                 if settings.history_url is None:
-                    raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
-                                        "the page has no history store to read: set [kgroups] history_url "
-                                        "(AIRFLOW__KGROUPS__HISTORY_URL) to the snapshot operator's store.")
+                    raise HTTPException(
+                        status.HTTP_503_SERVICE_UNAVAILABLE,
+                        "the page has no history store to read: set [kgroups] history_url "
+                        "(AIRFLOW__KGROUPS__HISTORY_URL) to the snapshot operator's store.",
+                    )
                 self._data = PageData(settings)
             return self._data
 
@@ -140,19 +151,29 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page(request: Request, user: ReaderDep) -> HTMLResponse:
         base = html.escape(request.scope.get("root_path", "").rstrip("/") + "/", quote=True)
-        return HTMLResponse(_STATIC.joinpath("index.html").read_text(encoding="utf-8").replace("{{BASE}}", base))
+        return HTMLResponse(
+            _STATIC.joinpath("index.html").read_text(encoding="utf-8").replace("{{BASE}}", base)
+        )
 
     @app.get("/static/{name}", include_in_schema=False)
     def static(name: str, user: ReaderDep) -> Response:
         media_type = _FILES.get(name)
         if media_type is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "no such file")
-        return Response(_STATIC.joinpath(name).read_bytes(), media_type=media_type,
-                        headers={"Cache-Control": "private, max-age=300"})
+        return Response(
+            _STATIC.joinpath(name).read_bytes(),
+            media_type=media_type,
+            headers={"Cache-Control": "private, max-age=300"},
+        )
 
     @app.get("/api/groups")
-    def groups(user: ReaderDep, window: str | None = None, pattern: str | None = None, sort: str | None = None,
-               order: str | None = None) -> Response:
+    def groups(
+        user: ReaderDep,
+        window: str | None = None,
+        pattern: str | None = None,
+        sort: str | None = None,
+        order: str | None = None,
+    ) -> Response:
         from .overview import build_overview
 
         try:
@@ -163,13 +184,20 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
         except BadRequest as exc:
             raise _bad_request(exc) from None
         # the rows come JSON-encoded from the overview's cache: no per-request serialization of 1,000 rows
-        answer = state.answer(("groups", text, pattern, key, order), lambda: build_overview(
-            state.data, text, ms, compiled, key, descending=order != "asc"))
+        answer = state.answer(
+            ("groups", text, pattern, key, order),
+            lambda: build_overview(state.data, text, ms, compiled, key, descending=order != "asc"),
+        )
         return answer if isinstance(answer, Response) else Response(answer, media_type="application/json")
 
     @app.get("/api/group")
-    def group(user: ReaderDep, id: str | None = Query(default=None, max_length=1000), window: str | None = None,
-              partitions: str | None = None, points: str | None = None) -> dict[str, Any]:
+    def group(
+        user: ReaderDep,
+        id: str | None = Query(default=None, max_length=1000),
+        window: str | None = None,
+        partitions: str | None = None,
+        points: str | None = None,
+    ) -> dict[str, Any]:
         from .gates import gating_dags
         from .group import build_group
         from .trail import group_cleanups
@@ -177,22 +205,37 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
         try:
             group_id, (text, ms), budget = parse_group_id(id), parse_window(window), parse_points(points)
             if partitions not in (None, "", "0", "1"):
-                raise BadRequest(f"partitions={partitions!r}: 0 (one line per topic) or 1 (one per partition).")
+                raise BadRequest(
+                    f"partitions={partitions!r}: 0 (one line per topic) or 1 (one per partition)."
+                )
         except BadRequest as exc:
             raise _bad_request(exc) from None
         data = state.data
         gates = gating_dags(group_id, readable_dag_ids(user))
-        return state.answer(("group", group_id, text, partitions, budget, repr(gates)), lambda: build_group(
-            data, group_id, text, ms, per_partition=partitions == "1", points=budget, gates=gates,
-            cleanups=group_cleanups(data.store.url, group_id)))
+        return state.answer(
+            ("group", group_id, text, partitions, budget, repr(gates)),
+            lambda: build_group(
+                data,
+                group_id,
+                text,
+                ms,
+                per_partition=partitions == "1",
+                points=budget,
+                gates=gates,
+                cleanups=group_cleanups(data.store.url, group_id),
+            ),
+        )
 
     @app.post("/api/group/refresh")
-    def refresh(request: Request, user: ReaderDep, id: str | None = Query(default=None, max_length=1000)
-                ) -> dict[str, Any]:
+    def refresh(
+        request: Request, user: ReaderDep, id: str | None = Query(default=None, max_length=1000)
+    ) -> dict[str, Any]:
         from .live import refresh_group
 
         if request.headers.get("x-requested-with") != "kgroups":
-            raise HTTPException(status.HTTP_403_FORBIDDEN, "refresh needs the header X-Requested-With: kgroups")
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN, "refresh needs the header X-Requested-With: kgroups"
+            )
         try:
             group_id = parse_group_id(id)
         except BadRequest as exc:

@@ -49,8 +49,11 @@ class Codes:
         """The code of each value (int64; -1 for null)."""
         encoded = pc.dictionary_encode(column)
         if isinstance(encoded, pa.ChunkedArray):
-            encoded = encoded.combine_chunks() if encoded.num_chunks else pa.DictionaryArray.from_arrays(
-                pa.array([], pa.int32()), pa.array([], pa.string()))
+            encoded = (
+                encoded.combine_chunks()
+                if encoded.num_chunks
+                else pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), pa.array([], pa.string()))
+            )
         with self._lock:
             mapping = np.array([self._code(v) for v in encoded.dictionary.to_pylist()] + [-1], dtype=np.int64)
         return mapping[pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)]
@@ -121,8 +124,19 @@ class Window:
         return (generation(self.rollups), self.since_ms, self.as_of_ms)
 
 
-_WINDOW_COLUMNS = ("group", "t", "total", "changed", "unreadable", "state", "protocol", "members", "committed",
-                   "to_read", "ends_known")
+_WINDOW_COLUMNS = (
+    "group",
+    "t",
+    "total",
+    "changed",
+    "unreadable",
+    "state",
+    "protocol",
+    "members",
+    "committed",
+    "to_read",
+    "ends_known",
+)
 
 
 def generation(rollups) -> tuple:
@@ -174,15 +188,23 @@ class PageData:
         if known is None:
             g, e = rollup.groups, rollup.log_ends
             known = self._columns[key] = RollupColumns(
-                self.groups.encode(g["group_id"]), g["snapshot_ms"].to_numpy(), floats(g["total_lag"]),
-                pc.if_else(pc.is_null(g["changed"]), -1, pc.cast(g["changed"], pa.int8())).to_numpy(
-                    zero_copy_only=False).astype(np.int8),
-                g["unreadable"].to_numpy(zero_copy_only=False), self.states.encode(g["group_state"]),
+                self.groups.encode(g["group_id"]),
+                g["snapshot_ms"].to_numpy(),
+                floats(g["total_lag"]),
+                pc.if_else(pc.is_null(g["changed"]), -1, pc.cast(g["changed"], pa.int8()))
+                .to_numpy(zero_copy_only=False)
+                .astype(np.int8),
+                g["unreadable"].to_numpy(zero_copy_only=False),
+                self.states.encode(g["group_state"]),
                 self.protocols.encode(g["protocol_type"]),
-                pc.fill_null(g["members"], 0).to_numpy(), g["committed"].to_numpy(),
-                g["to_read"].to_numpy(zero_copy_only=False), g["ends_known"].to_numpy(zero_copy_only=False),
-                self.partitions.encode(partition_names(e["topic"], e["partition"])), e["snapshot_ms"].to_numpy(),
-                e["log_end"].to_numpy())
+                pc.fill_null(g["members"], 0).to_numpy(),
+                g["committed"].to_numpy(),
+                g["to_read"].to_numpy(zero_copy_only=False),
+                g["ends_known"].to_numpy(zero_copy_only=False),
+                self.partitions.encode(partition_names(e["topic"], e["partition"])),
+                e["snapshot_ms"].to_numpy(),
+                e["log_end"].to_numpy(),
+            )
         return known
 
     def _settle(self, rollup: Rollup, earlier: list[Rollup], columns: RollupColumns) -> np.ndarray:
@@ -192,8 +214,9 @@ class PageData:
         if known is None:
             settled = first_changes(rollup, earlier, self._pair)
             lookup = np.full(len(self.groups), -1, dtype=np.int8)
-            lookup[self.groups.encode(settled["group_id"])] = settled["changed"].to_numpy(
-                zero_copy_only=False).astype(np.int8)
+            lookup[self.groups.encode(settled["group_id"])] = (
+                settled["changed"].to_numpy(zero_copy_only=False).astype(np.int8)
+            )
             known = columns.changed.copy()
             firsts = known == -1
             known[firsts] = lookup[columns.group[firsts]]
@@ -226,7 +249,9 @@ class PageData:
                 return index
             fresh = bool(stale) or not held
             columns = [self._rollup_columns(r) for r in (rollups if fresh else missing)]
-            samples = [np.concatenate([getattr(c, n) for c in columns]) for n in ("end_partition", "end_t", "end")]
+            samples = [
+                np.concatenate([getattr(c, n) for c in columns]) for n in ("end_partition", "end_t", "end")
+            ]
             index = LogEndIndex(*samples) if fresh else index.extended(*samples)
             self._index = (wanted if fresh else {**held, **wanted}, index)
             return index

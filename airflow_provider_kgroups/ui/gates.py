@@ -71,7 +71,10 @@ def gates_in(dags: Mapping[str, Mapping[str, Any]], group_id: str) -> list[dict[
         tasks = ((data or {}).get("dag") or {}).get("tasks") or []
         for task in tasks:
             var = task.get("__var", task) if isinstance(task, dict) else {}
-            if var.get("_task_module") != SENSOR_MODULE or var.get("task_type", var.get("_task_type")) != SENSOR_TYPE:
+            if (
+                var.get("_task_module") != SENSOR_MODULE
+                or var.get("task_type", var.get("_task_type")) != SENSOR_TYPE
+            ):
                 continue
             ids, patterns = _strings(var.get("group_ids")), _strings(var.get("group_patterns"))
             excludes = _strings(var.get("exclude_patterns")) or []
@@ -90,9 +93,13 @@ def gates_in(dags: Mapping[str, Mapping[str, Any]], group_id: str) -> list[dict[
 
 def _gate(dag_id: str, var: Mapping[str, Any], how: str) -> dict[str, Any]:
     mode = var.get("lag_mode", LagMode.BARRIER.value)
-    return {"dag_id": dag_id, "task_id": var.get("task_id"),
-            "lag_mode": mode if isinstance(mode, str) else LagMode.BARRIER.value,
-            "selected": how, "thresholds": {name: t for name in THRESHOLDS if (t := _threshold(var.get(name)))}}
+    return {
+        "dag_id": dag_id,
+        "task_id": var.get("task_id"),
+        "lag_mode": mode if isinstance(mode, str) else LagMode.BARRIER.value,
+        "selected": how,
+        "thresholds": {name: t for name in THRESHOLDS if (t := _threshold(var.get(name)))},
+    }
 
 
 def gating_dags(group_id: str, readable_dag_ids: Iterable[str]) -> list[dict[str, Any]]:

@@ -25,8 +25,13 @@ from .series import budget_per_series, downsample_indices
 __all__ = ["build_group"]
 
 
-def _matrix(times: np.ndarray, keys: list[tuple[str, int]], rows: dict[str, np.ndarray], seconds: np.ndarray,
-            at_least: np.ndarray) -> dict[str, Any]:
+def _matrix(
+    times: np.ndarray,
+    keys: list[tuple[str, int]],
+    rows: dict[str, np.ndarray],
+    seconds: np.ndarray,
+    at_least: np.ndarray,
+) -> dict[str, Any]:
     """Per partition over the group's snapshot times: lag, seconds, at-least flags, presence."""
     shape = (len(keys), len(times))
     lag, secs = np.full(shape, np.nan), np.full(shape, np.nan)
@@ -48,30 +53,62 @@ def _combine(m: dict[str, Any], which: np.ndarray) -> tuple[np.ndarray, np.ndarr
     unknown_lag = (present & np.isnan(lag)).any(axis=0)
     total = np.where(any_present & ~unknown_lag, np.where(present, lag, 0).sum(axis=0), np.nan)
     unknown_s = (present & np.isnan(seconds)).any(axis=0)
-    worst = np.where(present & ~np.isnan(seconds), seconds, -1.0).max(axis=0, initial=-1.0)  # none: a group without partitions
+    worst = np.where(present & ~np.isnan(seconds), seconds, -1.0).max(
+        axis=0, initial=-1.0
+    )  # none: a group without partitions
     worst = np.where(any_present & ~unknown_s, worst, np.nan)
     bound = (present & at_least).any(axis=0) & ~np.isnan(worst)
     return total, worst, bound
 
 
-def _series(name: str, times: np.ndarray, values: np.ndarray, budget: int, flags: np.ndarray | None = None
-            ) -> dict[str, Any]:
+def _series(
+    name: str, times: np.ndarray, values: np.ndarray, budget: int, flags: np.ndarray | None = None
+) -> dict[str, Any]:
     keep = downsample_indices(times.astype(np.float64), values, budget)
     data = []
     for i in keep:
-        value = None if np.isnan(values[i]) else (round(float(values[i]), 1) if flags is not None else int(values[i]))
-        data.append([int(times[i]), value, 1] if flags is not None and flags[i] and value is not None
-                    else [int(times[i]), value])
-    return {"name": name, "data": data, "points": sum(1 for d in data if d[1] is not None),
-            "raw_points": int((~np.isnan(values)).sum())}
+        value = (
+            None
+            if np.isnan(values[i])
+            else (round(float(values[i]), 1) if flags is not None else int(values[i]))
+        )
+        data.append(
+            [int(times[i]), value, 1]
+            if flags is not None and flags[i] and value is not None
+            else [int(times[i]), value]
+        )
+    return {
+        "name": name,
+        "data": data,
+        "points": sum(1 for d in data if d[1] is not None),
+        "raw_points": int((~np.isnan(values)).sum()),
+    }
 
 
-def build_group(data: PageData, group_id: str, window: str, window_ms: int, *, per_partition: bool, points: int,
-                gates: list[dict[str, Any]], cleanups: list[dict[str, Any]]) -> dict[str, Any]:
+def build_group(
+    data: PageData,
+    group_id: str,
+    window: str,
+    window_ms: int,
+    *,
+    per_partition: bool,
+    points: int,
+    gates: list[dict[str, Any]],
+    cleanups: list[dict[str, Any]],
+) -> dict[str, Any]:
     since, as_of, rollups = data.rollups.latest(window_ms)
-    out: dict[str, Any] = {"group_id": group_id, "window": window, "window_ms": window_ms, "as_of_ms": as_of,
-                           "since_ms": since, "per_partition": per_partition, "points_budget": points, "gates": gates,
-                           "cleanups": cleanups, "found": False}
+    out: dict[str, Any] = {
+        "group_id": group_id,
+        "window": window,
+        "window_ms": window_ms,
+        "as_of_ms": as_of,
+        "since_ms": since,
+        "per_partition": per_partition,
+        "points_budget": points,
+        "gates": gates,
+        "cleanups": cleanups,
+        "found": False,
+    }
     if as_of is None:
         return out
     table = data.rollups.group_rows([group_id], since, as_of + 1)
@@ -79,14 +116,19 @@ def build_group(data: PageData, group_id: str, window: str, window_ms: int, *, p
         return out
     snapshots = table_snapshots(table)
     rows_table = table.filter(pc.is_valid(table["topic"]))
-    rows = {"snapshot_ms": rows_table["snapshot_ms"].to_numpy(), "topic": rows_table["topic"].to_pylist(),
-            "partition": rows_table["partition"].to_numpy(), "committed": floats(rows_table["committed"]),
-            "lag": floats(rows_table["lag"])}
+    rows = {
+        "snapshot_ms": rows_table["snapshot_ms"].to_numpy(),
+        "topic": rows_table["topic"].to_pylist(),
+        "partition": rows_table["partition"].to_numpy(),
+        "committed": floats(rows_table["committed"]),
+        "lag": floats(rows_table["lag"]),
+    }
     times = np.array(sorted(s.taken_at_ms for s in snapshots), dtype=np.int64)
     keys = sorted({(t, int(p)) for t, p in zip(rows["topic"], rows["partition"])})
     partitions = data.partitions.encode(partition_names(rows_table["topic"], rows_table["partition"]))
-    seconds, at_least = data.log_end_index(rollups, since).seconds(partitions, rows["snapshot_ms"], rows["committed"],
-                                                           rows["lag"], since)
+    seconds, at_least = data.log_end_index(rollups, since).seconds(
+        partitions, rows["snapshot_ms"], rows["committed"], rows["lag"], since
+    )
     m = _matrix(times, keys, rows, seconds, at_least)
     topics = sorted({t for t, _ in keys})
     lines: list[tuple[str, np.ndarray]] = [("total", np.arange(len(keys)))]
@@ -106,29 +148,61 @@ def build_group(data: PageData, group_id: str, window: str, window_ms: int, *, p
     report = history_report(snapshots, group_id, DeadGroupRules(idle_hours=data.settings.idle_hours))
     latest = snapshots[-1].groups[group_id]
     last = {(t, p): k for k, (t, p) in enumerate(keys)}
-    out.update({
-        "found": True, "last_seen_ms": int(times[-1]), "in_latest": int(times[-1]) == as_of,
-        "snapshots": len(times),
-        "charts": {"lag": {"series": lag_series, "points": sum(s["points"] for s in lag_series),
-                           "raw_points": sum(s["raw_points"] for s in lag_series)},
-                   "seconds": {"series": seconds_series, "points": sum(s["points"] for s in seconds_series),
-                               "raw_points": sum(s["raw_points"] for s in seconds_series)}},
-        "verdicts": {"changes": changes, "judged": judged, "snapshots": of},
-        "latest": {"at_ms": int(times[-1]), "state": latest.state.value, "members": latest.members,
-                   "protocol_type": latest.protocol_type, "total_lag": latest.total_lag,
-                   "partitions": [_partition(p, m, last.get((p.topic, p.partition)), len(times) - 1)
-                                  for p in latest.partitions]},
-        "dead": None if report is None else {"health": report.health.value, "evidence": list(report.evidence),
-                                             "dead_reasons": list(report.dead_reasons),
-                                             "deletable_by_patterns": report.permitted,
-                                             "cannot_tell": list(report.cannot_tell),
-                                             "idle_hours": data.settings.idle_hours},
-    })
+    out.update(
+        {
+            "found": True,
+            "last_seen_ms": int(times[-1]),
+            "in_latest": int(times[-1]) == as_of,
+            "snapshots": len(times),
+            "charts": {
+                "lag": {
+                    "series": lag_series,
+                    "points": sum(s["points"] for s in lag_series),
+                    "raw_points": sum(s["raw_points"] for s in lag_series),
+                },
+                "seconds": {
+                    "series": seconds_series,
+                    "points": sum(s["points"] for s in seconds_series),
+                    "raw_points": sum(s["raw_points"] for s in seconds_series),
+                },
+            },
+            "verdicts": {"changes": changes, "judged": judged, "snapshots": of},
+            "latest": {
+                "at_ms": int(times[-1]),
+                "state": latest.state.value,
+                "members": latest.members,
+                "protocol_type": latest.protocol_type,
+                "total_lag": latest.total_lag,
+                "partitions": [
+                    _partition(p, m, last.get((p.topic, p.partition)), len(times) - 1)
+                    for p in latest.partitions
+                ],
+            },
+            "dead": None
+            if report is None
+            else {
+                "health": report.health.value,
+                "evidence": list(report.evidence),
+                "dead_reasons": list(report.dead_reasons),
+                "deletable_by_patterns": report.permitted,
+                "cannot_tell": list(report.cannot_tell),
+                "idle_hours": data.settings.idle_hours,
+            },
+        }
+    )
     return out
 
 
 def _partition(p, m: dict[str, Any], k: int | None, col: int) -> dict[str, Any]:
     seconds = None if k is None or np.isnan(m["seconds"][k, col]) else round(float(m["seconds"][k, col]), 1)
-    return {"topic": p.topic, "partition": p.partition, "committed": p.committed, "log_start": p.log_start,
-            "log_end": p.log_end, "lag": p.lag, "flags": sorted(f.value for f in p.flags), "lag_seconds": seconds,
-            "lag_seconds_at_least": bool(k is not None and m["at_least"][k, col])}
+    return {
+        "topic": p.topic,
+        "partition": p.partition,
+        "committed": p.committed,
+        "log_start": p.log_start,
+        "log_end": p.log_end,
+        "lag": p.lag,
+        "flags": sorted(f.value for f in p.flags),
+        "lag_seconds": seconds,
+        "lag_seconds_at_least": bool(k is not None and m["at_least"][k, col]),
+    }

@@ -37,15 +37,18 @@ _OTHER_OFFSETS = {TopicPartition("", -1): -1}
 _UNREADABLE = frozenset({TopicPartition("", -1)})
 
 
-def latest_verdicts(snapshots: Sequence[LagSnapshot], rules: VerdictRules = VerdictRules()) -> dict[str, GroupVerdict]:
+def latest_verdicts(
+    snapshots: Sequence[LagSnapshot], rules: VerdictRules = VerdictRules()
+) -> dict[str, GroupVerdict]:
     """Verdicts of the groups in the newest of ``snapshots`` (any order)."""
     if not snapshots:
         return {}
     return group_verdicts(snapshots, rules)
 
 
-def verdict_changes(snapshots: Sequence[LagSnapshot], group_id: str, rules: VerdictRules = VerdictRules()
-                    ) -> tuple[list[dict[str, Any]], int, int]:
+def verdict_changes(
+    snapshots: Sequence[LagSnapshot], group_id: str, rules: VerdictRules = VerdictRules()
+) -> tuple[list[dict[str, Any]], int, int]:
     """``(changes, judged, snapshots)``: each change of the group's verdict (time, verdict,
     reason), the first judged snapshot included; how many snapshots were judged of how many."""
     ordered = sorted((s for s in snapshots if group_id in s.groups), key=lambda s: s.taken_at_ms)
@@ -62,15 +65,16 @@ def verdict_changes(snapshots: Sequence[LagSnapshot], group_id: str, rules: Verd
         at = ordered[i].taken_at_ms
         while ordered[start].taken_at_ms < at - rules.window_ms:
             start += 1
-        verdict = group_verdicts(ordered[start:i + 1], rules, group_ids=[group_id])[group_id]
+        verdict = group_verdicts(ordered[start : i + 1], rules, group_ids=[group_id])[group_id]
         if verdict.verdict is not previous:
             changes.append({"at_ms": at, "verdict": verdict.verdict.value, "reason": verdict.reason})
             previous = verdict.verdict
     return changes, len(picked), len(ordered)
 
 
-def history_report(snapshots: Sequence[LagSnapshot], group_id: str, rules: DeadGroupRules
-                   ) -> GroupHealthReport | None:
+def history_report(
+    snapshots: Sequence[LagSnapshot], group_id: str, rules: DeadGroupRules
+) -> GroupHealthReport | None:
     """The dead-group report of ``group_id`` as of its latest stored snapshot (None: never seen)."""
     points = history_points(snapshots, group_id)
     if not points:
@@ -80,19 +84,28 @@ def history_report(snapshots: Sequence[LagSnapshot], group_id: str, rules: DeadG
     return classify(GroupObservation.of_snapshot(latest, at), points[:-1], rules)
 
 
-def _stand_in_log_end(committed: Mapping[TopicPartition, int], to_read: bool, ends_known: bool
-                      ) -> dict[TopicPartition, int]:
+def _stand_in_log_end(
+    committed: Mapping[TopicPartition, int], to_read: bool, ends_known: bool
+) -> dict[TopicPartition, int]:
     """Log ends over ``committed`` with the two facts the rules read from them: a record to read
     (``has_records_to_read``), and every committed partition's log end known."""
     items = list(committed.items())
     if ends_known:
         return {tp: c + 1 if to_read else c for tp, c in items}
-    return {items[0][0]: items[0][1] + 1} if to_read else {}  # to_read and a missing end: two partitions or more
+    return (
+        {items[0][0]: items[0][1] + 1} if to_read else {}
+    )  # to_read and a missing end: two partitions or more
 
 
-def facts_report(group_id: str, facts: Mapping[str, np.ndarray], states: Sequence[GroupState], protocol_type: str,
-                 committed: Mapping[TopicPartition, int], unreadable: frozenset[TopicPartition],
-                 rules: DeadGroupRules) -> GroupHealthReport:
+def facts_report(
+    group_id: str,
+    facts: Mapping[str, np.ndarray],
+    states: Sequence[GroupState],
+    protocol_type: str,
+    committed: Mapping[TopicPartition, int],
+    unreadable: frozenset[TopicPartition],
+    rules: DeadGroupRules,
+) -> GroupHealthReport:
     """:func:`history_report` from the group's per-snapshot facts, oldest first, the last one
     being "now": ``at``, ``state`` (indexes into ``states``), ``members``, ``changed`` (committed
     offsets differ from the point before), ``unreadable`` (a committed offset read with an
@@ -115,20 +128,48 @@ def facts_report(group_id: str, facts: Mapping[str, np.ndarray], states: Sequenc
     last_change = int(changes[-1]) if len(changes) else 0  # 0: offsets of now throughout
     empty = np.isin(state, [i for i, s in enumerate(states) if s is GroupState.EMPTY]) & (members == 0)
     stretch = np.arange(n + 1) >= max(0, last_change - 1)  # before it, only "Empty without members" is read
-    signature = np.stack([empty, stretch, np.where(stretch, state, 0), np.where(stretch, members, 0),
-                          stretch & (np.arange(n + 1) >= last_change), stretch & broken, stretch & to_read,
-                          stretch & ends_known])
+    signature = np.stack(
+        [
+            empty,
+            stretch,
+            np.where(stretch, state, 0),
+            np.where(stretch, members, 0),
+            stretch & (np.arange(n + 1) >= last_change),
+            stretch & broken,
+            stretch & to_read,
+            stretch & ends_known,
+        ]
+    )
     differs = (signature[:, 1:] != signature[:, :-1]).any(axis=0)
     # of the stored points 0..n-1: the first and the last of each stretch of equal signatures
-    keep: Any = np.flatnonzero(np.r_[True, differs[:n - 1]] | np.r_[differs[:n - 1], True]) if n else []
+    keep: Any = np.flatnonzero(np.r_[True, differs[: n - 1]] | np.r_[differs[: n - 1], True]) if n else []
     history = []
     for i in keep:
         now_offsets = i >= last_change
         offsets = committed if now_offsets else _OTHER_OFFSETS
-        log_end = _stand_in_log_end(committed, bool(to_read[i]), bool(ends_known[i])) if now_offsets and committed \
+        log_end = (
+            _stand_in_log_end(committed, bool(to_read[i]), bool(ends_known[i]))
+            if now_offsets and committed
             else {}
-        history.append(GroupHistoryPoint(int(at[i]), states[int(state[i])], int(members[i]), offsets, log_end,
-                                         _UNREADABLE if broken[i] else frozenset()))
-    obs = GroupObservation(group_id, int(at[n]), states[int(state[n])], int(members[n]), protocol_type, CLASSIC,
-                           dict(committed), {tp: RECORDED_ERROR for tp in sorted(unreadable)})
+        )
+        history.append(
+            GroupHistoryPoint(
+                int(at[i]),
+                states[int(state[i])],
+                int(members[i]),
+                offsets,
+                log_end,
+                _UNREADABLE if broken[i] else frozenset(),
+            )
+        )
+    obs = GroupObservation(
+        group_id,
+        int(at[n]),
+        states[int(state[n])],
+        int(members[n]),
+        protocol_type,
+        CLASSIC,
+        dict(committed),
+        {tp: RECORDED_ERROR for tp in sorted(unreadable)},
+    )
     return classify(obs, history, rules)

@@ -1,4 +1,4 @@
-""""Refresh now": the page's only live Kafka call, one snapshot of one group under one deadline.
+""" "Refresh now": the page's only live Kafka call, one snapshot of one group under one deadline.
 
 Through the ``[kgroups] ui_kafka_conn_id`` connection (the hook resolves it; its secrets stay
 in the api-server), all under the client's one deadline (``call_timeout_s``): the group's
@@ -30,8 +30,15 @@ async def live_view(aclient, group_id: str) -> dict[str, Any]:
         out["description_error"] = str(described.failures[group_id])
     else:
         d = described.values[group_id]
-        out.update({"state": d.state.value, "protocol_type": d.protocol_type, "protocol": d.protocol,
-                    "group_type": d.group_type, "members": [m.to_dict() for m in d.members]})
+        out.update(
+            {
+                "state": d.state.value,
+                "protocol_type": d.protocol_type,
+                "protocol": d.protocol,
+                "group_type": d.group_type,
+                "members": [m.to_dict() for m in d.members],
+            }
+        )
     if group_id in snapshot.failures:
         out["lag_error"] = str(snapshot.failures[group_id])
     else:
@@ -54,6 +61,10 @@ def refresh_group(conn_id: str, group_id: str, timeout_s: float) -> dict[str, An
     except KafkaGroupsError as exc:
         return {"ok": False, "conn_id": conn_id, "error": f"{type(exc).__name__}: {exc}"}
     except Exception as exc:  # noqa: BLE001 - e.g. no such connection: say which, never its contents
-        return {"ok": False, "conn_id": conn_id, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
+        return {
+            "ok": False,
+            "conn_id": conn_id,
+            "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}",
+        }
     finally:
         hook.close()

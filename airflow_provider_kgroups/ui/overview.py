@@ -47,8 +47,13 @@ def overview_rows(data: PageData, window_ms: int) -> dict[str, Any]:
     audits = data.audit_names()
     if window is None:
         return {"as_of_ms": None, "since_ms": None, "groups": [], "encoded": [], "files": 0}
-    return data.cached("overview", (*window.key, audits), lambda: _rows(
-        data, window, window_ms, data.cached("deletions", (audits,), lambda: deletions(data.store.url))))
+    return data.cached(
+        "overview",
+        (*window.key, audits),
+        lambda: _rows(
+            data, window, window_ms, data.cached("deletions", (audits,), lambda: deletions(data.store.url))
+        ),
+    )
 
 
 def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -65,7 +70,9 @@ def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str
     progress = np.full(size, -1)
     np.maximum.at(progress, g[moved], t[moved])
     spark, sampled = np.full(size * SPARK_BUCKETS, np.nan), np.zeros(size * SPARK_BUCKETS, dtype=bool)
-    cell = g * SPARK_BUCKETS + np.minimum((t - w.since_ms) * SPARK_BUCKETS // max(1, window_ms), SPARK_BUCKETS - 1)
+    cell = g * SPARK_BUCKETS + np.minimum(
+        (t - w.since_ms) * SPARK_BUCKETS // max(1, window_ms), SPARK_BUCKETS - 1
+    )
     np.fmax.at(spark, cell, w.total)
     sampled[cell] = True
     spark, sampled = spark.reshape(size, SPARK_BUCKETS), sampled.reshape(size, SPARK_BUCKETS)
@@ -74,8 +81,11 @@ def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str
     seconds = _latest_seconds(data, w, latest)
     verdicts = _verdicts(w)
     states = [GroupState.parse(name) for name in data.states.names]
-    empty_now = [int(c) for c in np.flatnonzero((last_t == w.as_of_ms) & (last_row >= 0))
-                 if states[w.state[last_row[c]]] is GroupState.EMPTY]
+    empty_now = [
+        int(c)
+        for c in np.flatnonzero((last_t == w.as_of_ms) & (last_row >= 0))
+        if states[w.state[last_row[c]]] is GroupState.EMPTY
+    ]
     reports = _dead_reports(data, w, empty_now, latest, states)
     rows = []
     for code in np.flatnonzero(last_t >= 0):
@@ -85,26 +95,42 @@ def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str
         progressed = int(progress[code]) if progress[code] >= 0 else None
         lag_seconds, at_least = seconds.get(group_id, (None, False))
         removal = deleted.get(group_id)
-        rows.append({
-            "group_id": group_id, "last_seen_ms": seen, "in_latest": in_newest,
-            "state": data.states.names[w.state[i]], "members": int(w.members[i]),
-            "total_lag": None if np.isnan(w.total[i]) else int(w.total[i]),
-            "lag_seconds": lag_seconds, "lag_seconds_at_least": at_least,
-            "verdict": verdict.verdict.value if verdict else "UNKNOWN",
-            "verdict_reason": verdict.reason if verdict else
-            f"not in the latest snapshot (last seen at {format_time(seen)})",
-            "last_progress_ms": progressed, "idle_ms": w.as_of_ms - (progressed if progressed is not None
-                                                                       else int(first_t[code])),
-            "idle_at_least": progressed is None,
-            "sparkline": [[int(b), None if np.isnan(spark[code, b]) else int(spark[code, b])]
-                          for b in np.flatnonzero(sampled[code])],
-            "dead": reports.get(group_id),
-            "deleted": None if removal is None else {
-                **removal, "seen_since": removal["at_ms"] is not None and seen > removal["at_ms"]},
-        })
-    return {"as_of_ms": w.as_of_ms, "since_ms": w.since_ms, "groups": rows,
-            "encoded": [json.dumps(r, separators=(",", ":")).encode() for r in rows], "files": len(w.rollups),
-            "idle_hours": data.settings.idle_hours, "rollup_cache": data.rollups.place.describe()}
+        rows.append(
+            {
+                "group_id": group_id,
+                "last_seen_ms": seen,
+                "in_latest": in_newest,
+                "state": data.states.names[w.state[i]],
+                "members": int(w.members[i]),
+                "total_lag": None if np.isnan(w.total[i]) else int(w.total[i]),
+                "lag_seconds": lag_seconds,
+                "lag_seconds_at_least": at_least,
+                "verdict": verdict.verdict.value if verdict else "UNKNOWN",
+                "verdict_reason": verdict.reason
+                if verdict
+                else f"not in the latest snapshot (last seen at {format_time(seen)})",
+                "last_progress_ms": progressed,
+                "idle_ms": w.as_of_ms - (progressed if progressed is not None else int(first_t[code])),
+                "idle_at_least": progressed is None,
+                "sparkline": [
+                    [int(b), None if np.isnan(spark[code, b]) else int(spark[code, b])]
+                    for b in np.flatnonzero(sampled[code])
+                ],
+                "dead": reports.get(group_id),
+                "deleted": None
+                if removal is None
+                else {**removal, "seen_since": removal["at_ms"] is not None and seen > removal["at_ms"]},
+            }
+        )
+    return {
+        "as_of_ms": w.as_of_ms,
+        "since_ms": w.since_ms,
+        "groups": rows,
+        "encoded": [json.dumps(r, separators=(",", ":")).encode() for r in rows],
+        "files": len(w.rollups),
+        "idle_hours": data.settings.idle_hours,
+        "rollup_cache": data.rollups.place.describe(),
+    }
 
 
 def _latest_rows(data: PageData, w: Window, last_t: np.ndarray) -> pa.Table:
@@ -122,15 +148,18 @@ def _latest_seconds(data: PageData, w: Window, latest: pa.Table) -> dict[str, tu
     rows = latest.filter(pc.is_valid(latest["topic"]))
     partitions = data.partitions.encode(partition_names(rows["topic"], rows["partition"]))
     seconds, bound = data.log_end_index(w.rollups, w.since_ms).seconds(
-        partitions, rows["snapshot_ms"].to_numpy(), floats(rows["committed"]), floats(rows["lag"]), w.since_ms)
+        partitions, rows["snapshot_ms"].to_numpy(), floats(rows["committed"]), floats(rows["lag"]), w.since_ms
+    )
     codes = rows["code"].to_numpy()
     size = len(data.groups)
     unknown, at_least, worst = np.zeros(size, bool), np.zeros(size, bool), np.full(size, np.nan)
     np.logical_or.at(unknown, codes, np.isnan(seconds))
     np.logical_or.at(at_least, codes, bound)
     np.fmax.at(worst, codes, seconds)
-    return {data.groups.names[c]: (None, False) if unknown[c] else (round(float(worst[c]), 1), bool(at_least[c]))
-            for c in np.unique(codes)}
+    return {
+        data.groups.names[c]: (None, False) if unknown[c] else (round(float(worst[c]), 1), bool(at_least[c]))
+        for c in np.unique(codes)
+    }
 
 
 def _verdicts(w: Window) -> dict[str, Any]:
@@ -142,8 +171,9 @@ def _verdicts(w: Window) -> dict[str, Any]:
     return latest_verdicts(table_snapshots(tail)) if tail.num_rows else {}
 
 
-def _dead_reports(data: PageData, w: Window, codes: list[int], latest: pa.Table, states: list[GroupState]
-                  ) -> dict[str, dict[str, Any]]:
+def _dead_reports(
+    data: PageData, w: Window, codes: list[int], latest: pa.Table, states: list[GroupState]
+) -> dict[str, dict[str, Any]]:
     """The dead-group report of each group that is Empty in the newest snapshot."""
     if not codes:
         return {}
@@ -155,8 +185,9 @@ def _dead_reports(data: PageData, w: Window, codes: list[int], latest: pa.Table,
     mine = latest.filter(pa.array(wanted[latest["code"].to_numpy()]))
     committed: dict[int, dict[TopicPartition, int]] = {c: {} for c in codes}
     unreadable: dict[int, set[TopicPartition]] = {c: set() for c in codes}
-    for code, topic, partition, offset, flags in zip(*(mine[n].to_pylist() for n in (
-            "code", "topic", "partition", "committed", "flags"))):
+    for code, topic, partition, offset, flags in zip(
+        *(mine[n].to_pylist() for n in ("code", "topic", "partition", "committed", "flags"))
+    ):
         if topic is not None and offset is not None:
             committed[code][TopicPartition(topic, partition)] = offset
         elif topic is not None and "error" in (flags or "").split(","):
@@ -166,19 +197,42 @@ def _dead_reports(data: PageData, w: Window, codes: list[int], latest: pa.Table,
     for a, b in itertools.pairwise(bounds):
         part = rows[a:b]
         code = int(w.group[part[0]])
-        facts = {"at": w.t[part], "state": w.state[part], "members": w.members[part], "changed": w.changed[part],
-                 "unreadable": w.unreadable[part], "to_read": w.to_read[part], "ends_known": w.ends_known[part]}
-        report = facts_report(data.groups.names[code], facts, states, data.protocols.names[w.protocol[part[-1]]],
-                              committed[code], frozenset(unreadable[code]), rules)
+        facts = {
+            "at": w.t[part],
+            "state": w.state[part],
+            "members": w.members[part],
+            "changed": w.changed[part],
+            "unreadable": w.unreadable[part],
+            "to_read": w.to_read[part],
+            "ends_known": w.ends_known[part],
+        }
+        report = facts_report(
+            data.groups.names[code],
+            facts,
+            states,
+            data.protocols.names[w.protocol[part[-1]]],
+            committed[code],
+            frozenset(unreadable[code]),
+            rules,
+        )
         out[data.groups.names[code]] = {
-            "health": report.health.value, "candidate": report.health is GroupHealth.DEAD,
-            "deletable_by_patterns": report.permitted, "dead_reasons": list(report.dead_reasons),
-            "evidence": list(report.evidence)}
+            "health": report.health.value,
+            "candidate": report.health is GroupHealth.DEAD,
+            "deletable_by_patterns": report.permitted,
+            "dead_reasons": list(report.dead_reasons),
+            "evidence": list(report.evidence),
+        }
     return out
 
 
-def build_overview(data: PageData, window: str, window_ms: int, pattern: re.Pattern | None, sort: str,
-                   descending: bool = True) -> bytes:
+def build_overview(
+    data: PageData,
+    window: str,
+    window_ms: int,
+    pattern: re.Pattern | None,
+    sort: str,
+    descending: bool = True,
+) -> bytes:
     """The overview's JSON: the window's rows, filtered by ``pattern``, sorted; unknowns last."""
     base = overview_rows(data, window_ms)
     picked = [i for i, r in enumerate(base["groups"]) if pattern is None or pattern.match(r["group_id"])]
@@ -187,12 +241,30 @@ def build_overview(data: PageData, window: str, window_ms: int, pattern: re.Patt
         picked.sort(key=lambda i: rows[i]["group_id"], reverse=descending)
     else:
         key = _SORT_KEYS[sort]
-        known = sorted((i for i in picked if rows[i][key] is not None),
-                       key=lambda i: (rows[i][key], rows[i]["group_id"]), reverse=descending)
-        picked = known + sorted((i for i in picked if rows[i][key] is None), key=lambda i: rows[i]["group_id"])
+        known = sorted(
+            (i for i in picked if rows[i][key] is not None),
+            key=lambda i: (rows[i][key], rows[i]["group_id"]),
+            reverse=descending,
+        )
+        picked = known + sorted(
+            (i for i in picked if rows[i][key] is None), key=lambda i: rows[i]["group_id"]
+        )
     head = {k: v for k, v in base.items() if k not in ("groups", "encoded")}
-    head.update({"window": window, "window_ms": window_ms, "sort": sort, "descending": descending,
-                 "total_groups": len(rows), "shown": len(picked), "spark_buckets": SPARK_BUCKETS})
+    head.update(
+        {
+            "window": window,
+            "window_ms": window_ms,
+            "sort": sort,
+            "descending": descending,
+            "total_groups": len(rows),
+            "shown": len(picked),
+            "spark_buckets": SPARK_BUCKETS,
+        }
+    )
     encoded = base["encoded"]
-    return (json.dumps(head, separators=(",", ":"))[:-1].encode() + b',"groups":['
-            + b",".join(encoded[i] for i in picked) + b"]}")
+    return (
+        json.dumps(head, separators=(",", ":"))[:-1].encode()
+        + b',"groups":['
+        + b",".join(encoded[i] for i in picked)
+        + b"]}"
+    )

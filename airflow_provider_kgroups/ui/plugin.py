@@ -69,5 +69,7 @@ class KafkaGroupsPlugin(AirflowPlugin):
     def on_load(cls, *args, **kwargs) -> None:
         missing = [m for m in REQUIRED_MODULES if importlib.util.find_spec(m) is None]
         if missing:
-            raise ImportError(f"the Consumer groups page needs {', '.join(missing)}: "
-                              "pip install 'airflow-provider-kgroups[ui]'")
+            raise ImportError(
+                f"the Consumer groups page needs {', '.join(missing)}: "
+                "pip install 'airflow-provider-kgroups[ui]'"
+            )

@@ -28,11 +28,15 @@ def require_reader(user: Annotated[Any, Depends(get_user)]) -> Any:
     """The authenticated user, if the auth manager lets them read DAGs and assets; else 403."""
     manager = get_auth_manager()
     if not manager.is_authorized_dag(method="GET", user=user):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Forbidden: reading consumer groups needs read access "
-                                                       "to DAGs and assets")
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "Forbidden: reading consumer groups needs read access to DAGs and assets",
+        )
     if not manager.is_authorized_asset(method="GET", user=user):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Forbidden: reading consumer groups needs read access "
-                                                       "to DAGs and assets")
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "Forbidden: reading consumer groups needs read access to DAGs and assets",
+        )
     return user
 
 

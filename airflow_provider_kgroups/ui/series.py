@@ -55,8 +55,17 @@ class LogEndIndex:
         at = np.searchsorted(self._keys, keys[order])
         out = LogEndIndex.__new__(LogEndIndex)
         out._low = self._low
-        out._set(*(np.insert(old, at, new[order]) for old, new in (
-            (self._keys, keys), (self._t, t), (self._e, np.asarray(end, dtype=np.int64)), (self._p, partition))))
+        out._set(
+            *(
+                np.insert(old, at, new[order])
+                for old, new in (
+                    (self._keys, keys),
+                    (self._t, t),
+                    (self._e, np.asarray(end, dtype=np.int64)),
+                    (self._p, partition),
+                )
+            )
+        )
         return out
 
     def __len__(self) -> int:
@@ -66,8 +75,9 @@ class LogEndIndex:
         clipped = np.clip(np.asarray(t, dtype=np.int64), self._low, self._low + self._SPAN - 1) - self._low
         return partition.astype(np.int64) * self._SPAN + clipped
 
-    def produce_times(self, partition: np.ndarray, at_t: np.ndarray, offsets: np.ndarray,
-                      since_ms: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def produce_times(
+        self, partition: np.ndarray, at_t: np.ndarray, offsets: np.ndarray, since_ms: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """For each query (``partition``, ``at_t``, ``offsets``): when the record at that offset
         was produced, from the partition's samples taken at or before ``at_t`` (and at or after
         ``since_ms``). ``(estimate_ms, bound_ms)``: the interpolated time (NaN when there is none),
@@ -80,9 +90,14 @@ class LogEndIndex:
             return estimate, bound
         partition = np.asarray(partition, dtype=np.int64)
         valid = partition >= 0
-        n = np.searchsorted(self._keys, self._key(partition, at_t), side="right")  # past the last sample <= at_t
-        floor = np.searchsorted(self._keys, self._key(partition, np.full(q, self._low if since_ms is None
-                                                                          else since_ms)), side="left")
+        n = np.searchsorted(
+            self._keys, self._key(partition, at_t), side="right"
+        )  # past the last sample <= at_t
+        floor = np.searchsorted(
+            self._keys,
+            self._key(partition, np.full(q, self._low if since_ms is None else since_ms)),
+            side="left",
+        )
         has = valid & (n > floor)
         start = np.where(has, np.maximum(self._segment_start[np.maximum(n - 1, 0)], floor), 0)
         lo, hi = start.copy(), np.where(has, n, start)
@@ -103,8 +118,14 @@ class LogEndIndex:
         estimate[inner] = t1 + (offsets[inner] - e1 + 1) / (e2 - e1) * (t2 - t1)
         return estimate, bound
 
-    def seconds(self, partition: np.ndarray, at_t: np.ndarray, committed: np.ndarray, lag: np.ndarray,
-                since_ms: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def seconds(
+        self,
+        partition: np.ndarray,
+        at_t: np.ndarray,
+        committed: np.ndarray,
+        lag: np.ndarray,
+        since_ms: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Lag in seconds at each point: ``(seconds, at_least)``. ``committed`` and ``lag`` are
         floats with NaN for unknown. Caught up (lag 0): 0 s; no commit or unknown lag: NaN;
         otherwise the history estimate, or a lower bound flagged in ``at_least``."""
@@ -115,30 +136,39 @@ class LogEndIndex:
         lagging = np.flatnonzero(known & (lag > 0))
         if len(lagging):
             at = np.asarray(at_t)[lagging]
-            estimate, bound = self.produce_times(np.asarray(partition)[lagging], at,
-                                                 committed[lagging].astype(np.int64), since_ms)
+            estimate, bound = self.produce_times(
+                np.asarray(partition)[lagging], at, committed[lagging].astype(np.int64), since_ms
+            )
             has_estimate = ~np.isnan(estimate)
-            seconds[lagging[has_estimate]] = np.maximum(0.0, (at[has_estimate] - estimate[has_estimate]) / 1000)
+            seconds[lagging[has_estimate]] = np.maximum(
+                0.0, (at[has_estimate] - estimate[has_estimate]) / 1000
+            )
             has_bound = ~has_estimate & ~np.isnan(bound)
             seconds[lagging[has_bound]] = np.maximum(0.0, (at[has_bound] - bound[has_bound]) / 1000)
             at_least[lagging[has_bound]] = True
         return seconds, at_least
 
 
-def produce_times(sample_t: np.ndarray, sample_e: np.ndarray, at_t: np.ndarray, offsets: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def produce_times(
+    sample_t: np.ndarray, sample_e: np.ndarray, at_t: np.ndarray, offsets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """:meth:`LogEndIndex.produce_times` for one partition's samples."""
-    index = LogEndIndex(np.zeros(len(sample_t), dtype=np.int64), np.asarray(sample_t, dtype=np.int64),
-                        np.asarray(sample_e))
+    index = LogEndIndex(
+        np.zeros(len(sample_t), dtype=np.int64), np.asarray(sample_t, dtype=np.int64), np.asarray(sample_e)
+    )
     return index.produce_times(np.zeros(len(at_t), dtype=np.int64), np.asarray(at_t, dtype=np.int64), offsets)
 
 
-def lag_seconds_series(sample_t: np.ndarray, sample_e: np.ndarray, at_t: np.ndarray, committed: np.ndarray,
-                       lag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def lag_seconds_series(
+    sample_t: np.ndarray, sample_e: np.ndarray, at_t: np.ndarray, committed: np.ndarray, lag: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """:meth:`LogEndIndex.seconds` for one partition's samples."""
-    index = LogEndIndex(np.zeros(len(sample_t), dtype=np.int64), np.asarray(sample_t, dtype=np.int64),
-                        np.asarray(sample_e))
-    return index.seconds(np.zeros(len(at_t), dtype=np.int64), np.asarray(at_t, dtype=np.int64), committed, lag)
+    index = LogEndIndex(
+        np.zeros(len(sample_t), dtype=np.int64), np.asarray(sample_t, dtype=np.int64), np.asarray(sample_e)
+    )
+    return index.seconds(
+        np.zeros(len(at_t), dtype=np.int64), np.asarray(at_t, dtype=np.int64), committed, lag
+    )
 
 
 def budget_per_series(points: int, series: int) -> int:
@@ -173,7 +203,10 @@ def downsample_indices(x: np.ndarray, y: np.ndarray, n_out: int) -> np.ndarray:
         from tsdownsample import MinMaxLTTBDownsampler
 
         share = min(share, length)
-        picked = MinMaxLTTBDownsampler().downsample(np.ascontiguousarray(x[a:b], dtype=np.float64),
-                                                    np.ascontiguousarray(y[a:b], dtype=np.float64), n_out=share)
+        picked = MinMaxLTTBDownsampler().downsample(
+            np.ascontiguousarray(x[a:b], dtype=np.float64),
+            np.ascontiguousarray(y[a:b], dtype=np.float64),
+            n_out=share,
+        )
         keep.append(a + np.asarray(picked, dtype=np.int64))
     return np.unique(np.concatenate(keep))

@@ -27,8 +27,17 @@ from dataclasses import dataclass
 from ..client.errors import ConfigurationError
 from ..client.selection import compile_pattern
 
-__all__ = ["PageSettings", "BadRequest", "parse_window", "parse_pattern", "parse_group_id", "parse_points",
-           "parse_sort", "WINDOWS", "MAX_POINTS"]
+__all__ = [
+    "PageSettings",
+    "BadRequest",
+    "parse_window",
+    "parse_pattern",
+    "parse_group_id",
+    "parse_points",
+    "parse_sort",
+    "WINDOWS",
+    "MAX_POINTS",
+]
 
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
@@ -66,9 +75,12 @@ class PageSettings:
             raise ConfigurationError(str(exc)) from None
         if idle <= 0:
             raise ConfigurationError(f"[kgroups] ui_idle_hours must be positive, got {idle!r}.")
-        return cls(history_url=settings.history_url(),
-                   kafka_conn_id=settings.get_str("ui_kafka_conn_id") or cls.kafka_conn_id, idle_hours=idle,
-                   rollup_cache=settings.get_str("ui_rollup_cache") or None)
+        return cls(
+            history_url=settings.history_url(),
+            kafka_conn_id=settings.get_str("ui_kafka_conn_id") or cls.kafka_conn_id,
+            idle_hours=idle,
+            rollup_cache=settings.get_str("ui_rollup_cache") or None,
+        )
 
 
 def parse_window(value: str | None, default: str = "14d") -> tuple[str, int]:
@@ -115,7 +127,9 @@ def parse_points(value: str | int | None) -> int:
     try:
         points = int(value)
     except (TypeError, ValueError):
-        raise BadRequest(f"points={value!r}: a whole number of points per chart, {MIN_POINTS} to {MAX_POINTS}.") from None
+        raise BadRequest(
+            f"points={value!r}: a whole number of points per chart, {MIN_POINTS} to {MAX_POINTS}."
+        ) from None
     if not MIN_POINTS <= points <= MAX_POINTS:
         raise BadRequest(f"points={points}: between {MIN_POINTS} and {MAX_POINTS} points per chart.")
     return points

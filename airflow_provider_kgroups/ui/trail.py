@@ -23,8 +23,17 @@ from ..client.errors import ConfigurationError
 from ..history.audit import list_audits, load_audit
 from ..history.backup import list_backups, load_backup
 
-__all__ = ["cleanup_runs", "group_cleanups", "deletions", "backup_document", "restore_commands", "backup_name",
-           "redact", "open_runs", "undo_of"]
+__all__ = [
+    "cleanup_runs",
+    "group_cleanups",
+    "deletions",
+    "backup_document",
+    "restore_commands",
+    "backup_name",
+    "redact",
+    "open_runs",
+    "undo_of",
+]
 
 #: How many of the newest runs the trail shows.
 MAX_RUNS = 200
@@ -72,15 +81,24 @@ def undo_of(record: dict[str, Any]) -> dict[str, str]:
     backup_url = (record.get("summary") or {}).get("backup_url") or record.get("backup_url")
     if not backup_url:
         return {}
-    return {g: backup_url for g, d in (record.get("decisions") or {}).items() if d.get("decision") in _CHANGED}
+    return {
+        g: backup_url for g, d in (record.get("decisions") or {}).items() if d.get("decision") in _CHANGED
+    }
 
 
 def _undo_list(record: dict[str, Any], conn_id: str | None) -> list[dict[str, Any]]:
     by_backup: dict[str, list[str]] = {}
     for g, url in sorted(undo_of(record).items()):
         by_backup.setdefault(url, []).append(g)
-    return [{"backup": backup_name(url), "backup_url": url, "groups": groups, **restore_commands(url, groups, conn_id)}
-            for url, groups in sorted(by_backup.items())]
+    return [
+        {
+            "backup": backup_name(url),
+            "backup_url": url,
+            "groups": groups,
+            **restore_commands(url, groups, conn_id),
+        }
+        for url, groups in sorted(by_backup.items())
+    ]
 
 
 def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
@@ -91,25 +109,78 @@ def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
     deleted = sorted(g for g, d in decisions.items() if d.get("decision") == "deleted")
     undo = _undo_list(record, who.get("connection"))
     run = {
-        "action": _action(record), "audit": url.rstrip("/").rsplit("/", 1)[-1], "started_ms": record.get("started_ms"),
-        "finished_ms": record.get("finished_ms"), "dry_run": record.get("dry_run"), "who": who,
-        "summary": {k: summary.get(k) for k in ("examined", "candidates", "cap", "deleted", "would_delete", "skipped",
-                                                "refused", "failed", "not_found", "unjudged", "kept", "audit_error")},
-        "backup": backup_name(backup_url), "backup_url": backup_url,
-        "decisions": [{"group_id": g, **{k: d.get(k) for k in ("decision", "reason", "health", "selected_by",
-                                                              "dead_reasons", "interrupted", "undo_backup")}}
-                      for g, d in sorted(decisions.items(), key=lambda kv: (_ORDER.get(kv[1].get("decision"), 9), kv[0]))],
-        "restore": (restore_commands(backup_url, deleted, who.get("connection")) if backup_url and deleted and
-                    not record.get("interrupted") and [u["backup_url"] for u in undo] == [backup_url] else None),
-        "undo": undo, "run_id": record.get("run_id"), "interrupted": record.get("interrupted"),
+        "action": _action(record),
+        "audit": url.rstrip("/").rsplit("/", 1)[-1],
+        "started_ms": record.get("started_ms"),
+        "finished_ms": record.get("finished_ms"),
+        "dry_run": record.get("dry_run"),
+        "who": who,
+        "summary": {
+            k: summary.get(k)
+            for k in (
+                "examined",
+                "candidates",
+                "cap",
+                "deleted",
+                "would_delete",
+                "skipped",
+                "refused",
+                "failed",
+                "not_found",
+                "unjudged",
+                "kept",
+                "audit_error",
+            )
+        },
+        "backup": backup_name(backup_url),
+        "backup_url": backup_url,
+        "decisions": [
+            {
+                "group_id": g,
+                **{
+                    k: d.get(k)
+                    for k in (
+                        "decision",
+                        "reason",
+                        "health",
+                        "selected_by",
+                        "dead_reasons",
+                        "interrupted",
+                        "undo_backup",
+                    )
+                },
+            }
+            for g, d in sorted(
+                decisions.items(), key=lambda kv: (_ORDER.get(kv[1].get("decision"), 9), kv[0])
+            )
+        ],
+        "restore": (
+            restore_commands(backup_url, deleted, who.get("connection"))
+            if backup_url
+            and deleted
+            and not record.get("interrupted")
+            and [u["backup_url"] for u in undo] == [backup_url]
+            else None
+        ),
+        "undo": undo,
+        "run_id": record.get("run_id"),
+        "interrupted": record.get("interrupted"),
         "reconciled": record.get("reconciled") or [],
         "rules": record.get("rules"),
     }
     return redact(run)
 
 
-_ORDER = {"interrupted": 0, "deleted": 0, "would_delete": 1, "failed": 2, "refused": 3, "skip": 4, "not_found": 5,
-          "keep": 6}
+_ORDER = {
+    "interrupted": 0,
+    "deleted": 0,
+    "would_delete": 1,
+    "failed": 2,
+    "refused": 3,
+    "skip": 4,
+    "not_found": 5,
+    "keep": 6,
+}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -148,13 +219,24 @@ def group_cleanups(store_url: str, group_id: str, limit: int = MAX_RUNS) -> list
             continue
         who = record.get("who") or {}
         backup_url = undo_of(record).get(group_id)
-        out.append(redact({
-            "action": _action(record), "audit": url.rstrip("/").rsplit("/", 1)[-1],
-            "started_ms": record.get("started_ms"),
-            "dry_run": record.get("dry_run"), "who": who, "decision": decision,
-            "interrupted": record.get("interrupted"),
-            "backup": backup_name(backup_url), "backup_url": backup_url,
-            "restore": restore_commands(backup_url, [group_id], who.get("connection")) if backup_url else None}))
+        out.append(
+            redact(
+                {
+                    "action": _action(record),
+                    "audit": url.rstrip("/").rsplit("/", 1)[-1],
+                    "started_ms": record.get("started_ms"),
+                    "dry_run": record.get("dry_run"),
+                    "who": who,
+                    "decision": decision,
+                    "interrupted": record.get("interrupted"),
+                    "backup": backup_name(backup_url),
+                    "backup_url": backup_url,
+                    "restore": restore_commands(backup_url, [group_id], who.get("connection"))
+                    if backup_url
+                    else None,
+                }
+            )
+        )
     return sorted(out, key=lambda r: r.get("started_ms") or 0)
 
 
@@ -170,13 +252,19 @@ def deletions(store_url: str) -> dict[str, dict[str, Any]]:
         for group_id, decision in (record.get("decisions") or {}).items():
             backup_url = undo.get(group_id)
             gone = decision.get("decision") == "deleted" or (
-                decision.get("decision") == "interrupted" and decision.get("interrupted") != "not_changed")
+                decision.get("decision") == "interrupted" and decision.get("interrupted") != "not_changed"
+            )
             if gone and group_id not in out:
-                out[group_id] = redact({
-                    "at_ms": record.get("started_ms"), "audit": url.rstrip("/").rsplit("/", 1)[-1],
-                    "backup": backup_name(backup_url),
-                    "restore": restore_commands(backup_url, [group_id], who.get("connection"))["cli"]
-                    if backup_url else None})
+                out[group_id] = redact(
+                    {
+                        "at_ms": record.get("started_ms"),
+                        "audit": url.rstrip("/").rsplit("/", 1)[-1],
+                        "backup": backup_name(backup_url),
+                        "restore": restore_commands(backup_url, [group_id], who.get("connection"))["cli"]
+                        if backup_url
+                        else None,
+                    }
+                )
     return out
 
 
@@ -190,10 +278,22 @@ def open_runs(store_url: str) -> list[dict[str, Any]]:
         intents = journal.open_intents()
     except (OSError, ValueError):
         return []
-    return [redact({"intent": name, "run_id": i.get("run_id"), "action": i.get("action"),
-                    "started_ms": i.get("started_ms"), "who": i.get("who") or {}, "owner": i.get("owner") or {},
-                    "expires_ms": i.get("expires_ms"), "backup_url": i.get("backup_url"),
-                    "groups": sorted(i.get("groups") or {})}) for name, i in intents]
+    return [
+        redact(
+            {
+                "intent": name,
+                "run_id": i.get("run_id"),
+                "action": i.get("action"),
+                "started_ms": i.get("started_ms"),
+                "who": i.get("who") or {},
+                "owner": i.get("owner") or {},
+                "expires_ms": i.get("expires_ms"),
+                "backup_url": i.get("backup_url"),
+                "groups": sorted(i.get("groups") or {}),
+            }
+        )
+        for name, i in intents
+    ]
 
 
 def backup_document(store_url: str, name: str) -> dict[str, Any]:

@@ -90,14 +90,23 @@ class ConfigDirective(_RstDirective):
 
         out: list[str] = []
         for section, spec in get_provider_info()["config"].items():
-            out += [f".. _config-{section}:", "", f"``[{section}]``", "^" * (len(section) + 6), "",
-                    spec["description"], ""]
+            out += [
+                f".. _config-{section}:",
+                "",
+                f"``[{section}]``",
+                "^" * (len(section) + 6),
+                "",
+                spec["description"],
+                "",
+            ]
             for option, decl in spec["options"].items():
                 env = f"AIRFLOW__{section.upper()}__{option.upper()}"
                 out += [f".. _config-{section}-{option}:", "", f"``{option}``"]
-                out += _indent(f":Type: {decl['type']}\n:Default: {_literal(decl.get('default'))}\n"
-                               f":Example: {_literal(decl.get('example'))}\n:Environment: ``{env}``\n"
-                               f":Added in: {decl.get('version_added') or '-'}\n\n{decl['description']}")
+                out += _indent(
+                    f":Type: {decl['type']}\n:Default: {_literal(decl.get('default'))}\n"
+                    f":Example: {_literal(decl.get('example'))}\n:Environment: ``{env}``\n"
+                    f":Added in: {decl.get('version_added') or '-'}\n\n{decl['description']}"
+                )
                 out.append("")
         return out
 
@@ -118,7 +127,7 @@ class ConnectionDirective(_RstDirective):
         behaviour = conn.get("ui-field-behaviour", {})
         relabel, hidden = behaviour.get("relabeling", {}), set(behaviour.get("hidden-fields", ()))
         placeholders = behaviour.get("placeholders", {})
-        out = [f"Hook: :class:`{conn['hook-class-name']}` (\"{conn['hook-name']}\").", ""]
+        out = [f'Hook: :class:`{conn["hook-class-name"]}` ("{conn["hook-name"]}").', ""]
         for field in ("host", "schema", "login", "password", "port", "extra"):
             if field in hidden:
                 continue
@@ -157,18 +166,37 @@ class ApiVersionsDirective(_RstDirective):
         for module in pkgutil.iter_modules(handlers.__path__):
             loaded = importlib.import_module(f"{handlers.__name__}.{module.name}")
             for obj in vars(loaded).values():
-                if (isinstance(obj, type) and issubclass(obj, Handler) and obj.__module__ == loaded.__name__
-                        and "request_class" in vars(obj)):
+                if (
+                    isinstance(obj, type)
+                    and issubclass(obj, Handler)
+                    and obj.__module__ == loaded.__name__
+                    and "request_class" in vars(obj)
+                ):
                     for need in obj.needs:
-                        needs.setdefault(obj.request_class, {}).setdefault((need.version, need.what), []).append(
-                            f"``{obj.__name__}``")
-        out = [".. list-table::", "   :header-rows: 1", "   :widths: 30 8 12 50", "",
-               "   * - API", "     - key", "     - up to", "     - a feature needs"]
+                        needs.setdefault(obj.request_class, {}).setdefault(
+                            (need.version, need.what), []
+                        ).append(f"``{obj.__name__}``")
+        out = [
+            ".. list-table::",
+            "   :header-rows: 1",
+            "   :widths: 30 8 12 50",
+            "",
+            "   * - API",
+            "     - key",
+            "     - up to",
+            "     - a feature needs",
+        ]
         for request, top in sorted(CLIENT_MAX_VERSIONS.items(), key=lambda item: item[0].API_KEY):
-            declared = [f"v{version}: {what} ({', '.join(sorted(names))})"
-                        for (version, what), names in sorted(needs.get(request, {}).items())]
-            out += [f"   * - {request.__name__.removesuffix('Request')}", f"     - {request.API_KEY}", f"     - v{top}",
-                    "     - " + ("; ".join(declared) if declared else "")]
+            declared = [
+                f"v{version}: {what} ({', '.join(sorted(names))})"
+                for (version, what), names in sorted(needs.get(request, {}).items())
+            ]
+            out += [
+                f"   * - {request.__name__.removesuffix('Request')}",
+                f"     - {request.API_KEY}",
+                f"     - v{top}",
+                "     - " + ("; ".join(declared) if declared else ""),
+            ]
         return out + [""]
 
 
@@ -199,7 +227,7 @@ def _existing(name: str) -> bool:
 def _docstring_of(source: str) -> str:
     """The dotted path in autodoc's source of a docstring (``...:docstring of a.b.C.method``)."""
     marker = "docstring of "
-    return source[source.index(marker) + len(marker):].strip() if marker in source else ""
+    return source[source.index(marker) + len(marker) :].strip() if marker in source else ""
 
 
 def _resolve_code_reference(app: Sphinx, env, node, contnode):
@@ -218,11 +246,15 @@ def _resolve_code_reference(app: Sphinx, env, node, contnode):
         from sphinx.util.nodes import make_refnode
 
         entry = objects[documented[0]]
-        return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, documented[0])
+        return make_refnode(
+            app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, documented[0]
+        )
     # the scopes the reference was written in: the documented object's dotted path (a docstring's
     # source says "docstring of <path>", the canonical one), then the module it is documented under
     scopes = [name for name in (_docstring_of(node.source or ""), module) if name]
-    bases = [".".join(scope.split(".")[:cut]) for scope in scopes for cut in range(scope.count(".") + 1, 0, -1)]
+    bases = [
+        ".".join(scope.split(".")[:cut]) for scope in scopes for cut in range(scope.count(".") + 1, 0, -1)
+    ]
     candidates = [target] + [f"{base}.{target}" for base in bases]
     if any(_existing(name) for name in candidates):
         return contnode

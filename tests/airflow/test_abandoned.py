@@ -22,8 +22,11 @@ def left_the_topic(cluster) -> None:
     """billing committed on orders long ago; its members now read payments only."""
     cluster.add_topic("orders", 1, end_offsets=50)
     cluster.add_topic("payments", 1, end_offsets=5)
-    cluster.add_group("billing", offsets={("orders", 0): 10, ("payments", 0): 5},
-                      members=[Member("m-1", assignment={"payments": [0]}), Member("m-2", assignment={})])
+    cluster.add_group(
+        "billing",
+        offsets={("orders", 0): 10, ("payments", 0): 5},
+        members=[Member("m-1", assignment={"payments": [0]}), Member("m-2", assignment={})],
+    )
 
 
 async def test_the_hooks_check_fails_fast_as_abandoned_and_the_snapshot_flags_the_topic():

@@ -29,9 +29,20 @@ from tests.support.fakekafka import FakeCluster, Member
 
 SYSTEM = ["_confluent-ksql-default", "__confluent.support.metrics", "schema-registry"]
 #: dead groups -> idle since (hours); the order under a cap is the longest idle first
-IDLE = {"racy": 330, "joiner": 320, "lost": 310, "connect-legacy-sink": 305, "dead-1": 300, "dead-2": 280,
-        "dead-3": 260, "dead-4": 240, "connect-orders-sink": 300, "connect-running-sink": 300,
-        "connect-cluster": 300, **{g: 300 for g in SYSTEM}}
+IDLE = {
+    "racy": 330,
+    "joiner": 320,
+    "lost": 310,
+    "connect-legacy-sink": 305,
+    "dead-1": 300,
+    "dead-2": 280,
+    "dead-3": 260,
+    "dead-4": 240,
+    "connect-orders-sink": 300,
+    "connect-running-sink": 300,
+    "connect-cluster": 300,
+    **{g: 300 for g in SYSTEM},
+}
 LOST_NODE = 2
 
 
@@ -46,21 +57,36 @@ def outcomes(out: dict) -> dict[str, str]:
 
 @pytest.fixture
 def world(tmp_path, kgroups_conn, monkeypatch):
-    with FakeCluster.running_in_thread(brokers=3) as cluster, ConnectServer([
-        Connector("orders-sink", state="PAUSED", tasks=("PAUSED",)),
-        Connector("running-sink"),
-    ]) as connect:
+    with (
+        FakeCluster.running_in_thread(brokers=3) as cluster,
+        ConnectServer(
+            [
+                Connector("orders-sink", state="PAUSED", tasks=("PAUSED",)),
+                Connector("running-sink"),
+            ]
+        ) as connect,
+    ):
         cluster.add_topic("orders", partitions=1, end_offsets=[60])
         for group_id in IDLE:
             node = LOST_NODE if group_id == "lost" else (0 if group_id < "m" else 1)
-            cluster.add_group(group_id, offsets={("orders", 0): 50}, coordinator=node,
-                              protocol_type="connect" if group_id == "connect-cluster" else "consumer")
+            cluster.add_group(
+                group_id,
+                offsets={("orders", 0): 50},
+                coordinator=node,
+                protocol_type="connect" if group_id == "connect-cluster" else "consumer",
+            )
         cluster.add_group("paused", offsets={("orders", 0): 50}, coordinator=0)
-        cluster.add_group("live", offsets={("orders", 0): 50}, coordinator=1,
-                          members=[Member("m-1", assignment={"orders": [0]})])
+        cluster.add_group(
+            "live",
+            offsets={("orders", 0): 50},
+            coordinator=1,
+            members=[Member("m-1", assignment={"orders": [0]})],
+        )
         history = str(tmp_path / "history")
-        seed_history(history, {**{g: [(age, 50, 60)] for g, age in IDLE.items()},
-                               "paused": [(240, 40, 60), (1, 50, 60)]})
+        seed_history(
+            history,
+            {**{g: [(age, 50, 60)] for g, age in IDLE.items()}, "paused": [(240, 40, 60), (1, 50, 60)]},
+        )
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
         kgroups_conn("kg_connect", conn_type="kgroups_connect", host=connect.url)
         yield cluster, connect, history
@@ -68,8 +94,15 @@ def world(tmp_path, kgroups_conn, monkeypatch):
 
 def test_dry_run_then_real_run_races_caps_connect_and_restore(run_dag, world, monkeypatch):
     cluster, _connect, history = world
-    conf = {"history": history, "ids": ["ghost"], "patterns": ["*"], "conn": "kgroups_fake",
-            "connect": ["kg_connect"], "max_deletions": 10, "max_deletions_percent": 75}
+    conf = {
+        "history": history,
+        "ids": ["ghost"],
+        "patterns": ["*"],
+        "conn": "kgroups_fake",
+        "connect": ["kg_connect"],
+        "max_deletions": 10,
+        "max_deletions_percent": 75,
+    }
     before = {g: cluster.committed(g) for g in IDLE}
 
     dry = run_dag("kg_cleanup_safety", {**conf, "dry_run": True})
@@ -77,8 +110,12 @@ def test_dry_run_then_real_run_races_caps_connect_and_restore(run_dag, world, mo
     plan = dry.xcoms["cleanup"]
     # 8 candidates (7 dead by idleness, 1 whose connector is gone); cap = min(10, ceil(75 % of 8)) = 6
     assert plan["candidates"] == 8 and plan["cap"] == 6
-    assert plan["would_delete"] == sorted(["racy", "joiner", "lost", "connect-legacy-sink", "dead-1", "dead-2"])
-    assert plan["skipped"] == ["dead-3", "dead-4"] and plan["not_found"] == ["ghost"] and plan["deleted"] == []
+    assert plan["would_delete"] == sorted(
+        ["racy", "joiner", "lost", "connect-legacy-sink", "dead-1", "dead-2"]
+    )
+    assert (
+        plan["skipped"] == ["dead-3", "dead-4"] and plan["not_found"] == ["ghost"] and plan["deleted"] == []
+    )
     assert all(cluster.has_group(g) for g in IDLE) and cluster.count("DeleteGroups") == 0
 
     # the real run, with three races: a consumer re-joins before the second describe, another
@@ -105,19 +142,30 @@ def test_dry_run_then_real_run_races_caps_connect_and_restore(run_dag, world, mo
     out = real.xcoms["cleanup"]  # pushed before failing
     assert drop.hits == 1
     assert out["deleted"] == ["connect-legacy-sink", "dead-1", "dead-2", "lost"]
-    assert out["skipped"] == ["dead-3", "dead-4", "racy"] and out["refused"] == ["joiner"] and out["failed"] == []
+    assert (
+        out["skipped"] == ["dead-3", "dead-4", "racy"]
+        and out["refused"] == ["joiner"]
+        and out["failed"] == []
+    )
     decisions = out["decisions"]
-    assert decisions["racy"]["reason"] == "changed since it was judged: now Stable with 1 member(s); not deleted"
-    assert decisions["joiner"]["reason"] == ("the broker refused: the group has members again (NON_EMPTY_GROUP); "
-                                             "not deleted")
+    assert (
+        decisions["racy"]["reason"] == "changed since it was judged: now Stable with 1 member(s); not deleted"
+    )
+    assert decisions["joiner"]["reason"] == (
+        "the broker refused: the group has members again (NON_EMPTY_GROUP); not deleted"
+    )
     assert decisions["lost"]["deletion"] == "deleted (confirmed gone after a lost response)"
     assert decisions["dead-1"]["deletion"] == "deleted"
-    assert "the default deny pattern 'connect-*' lifted by Kafka Connect evidence" in \
-        decisions["connect-legacy-sink"]["reason"]
+    assert (
+        "the default deny pattern 'connect-*' lifted by Kafka Connect evidence"
+        in decisions["connect-legacy-sink"]["reason"]
+    )
     assert decisions["connect-legacy-sink"]["connect"]["status"] == "connector_gone"
     for g in ("connect-legacy-sink", "dead-1", "dead-2", "lost", "ghost"):
         assert not cluster.has_group(g)
-    assert all(cluster.has_group(g) for g in ("racy", "joiner", "dead-3", "dead-4", "paused", "live", *SYSTEM))
+    assert all(
+        cluster.has_group(g) for g in ("racy", "joiner", "dead-3", "dead-4", "paused", "live", *SYSTEM)
+    )
 
     # every decision is in the audit; parity: what the dry run said, the real run did (races aside)
     full = audit(out["audit_url"])["decisions"]
@@ -135,10 +183,14 @@ def test_dry_run_then_real_run_races_caps_connect_and_restore(run_dag, world, mo
     for g in SYSTEM:
         assert full[g]["decision"] == "keep" and "default deny pattern" in full[g]["reason"]
     assert full["connect-orders-sink"]["decision"] == "keep"
-    assert full["connect-orders-sink"]["reason"].startswith("Kafka Connect: ") and "PAUSED" in \
-        full["connect-orders-sink"]["reason"]
+    assert (
+        full["connect-orders-sink"]["reason"].startswith("Kafka Connect: ")
+        and "PAUSED" in full["connect-orders-sink"]["reason"]
+    )
     assert full["connect-running-sink"]["connect"]["status"] == "active"
-    assert full["connect-cluster"]["decision"] == "keep" and "worker group" in full["connect-cluster"]["reason"]
+    assert (
+        full["connect-cluster"]["decision"] == "keep" and "worker group" in full["connect-cluster"]["reason"]
+    )
 
     # the backup read back, and the restore brings the offsets back exactly
     backup = load_backup(out["backup_url"])
@@ -153,11 +205,19 @@ def test_dry_run_then_real_run_races_caps_connect_and_restore(run_dag, world, mo
     assert {g: cluster.committed(g) for g in deleted} == {g: before[g] for g in deleted}
 
 
-def test_named_groups_override_by_name_absolute_cap_no_connect_and_backup_read_back(run_dag, world, monkeypatch):
+def test_named_groups_override_by_name_absolute_cap_no_connect_and_backup_read_back(
+    run_dag, world, monkeypatch
+):
     cluster, _, history = world
-    conf = {"history": history, "patterns": ["dead-*", "schema-*", "connect-*", "_*"], "named": ["paused"],
-            "override_deny": ["schema-registry"], "conn": "kgroups_fake", "max_deletions": 3,
-            "max_deletions_percent": 100}
+    conf = {
+        "history": history,
+        "patterns": ["dead-*", "schema-*", "connect-*", "_*"],
+        "named": ["paused"],
+        "override_deny": ["schema-registry"],
+        "conn": "kgroups_fake",
+        "max_deletions": 3,
+        "max_deletions_percent": 100,
+    }
     run = run_dag("kg_cleanup_safety", {**conf, "dry_run": False})
     assert run.state == "success", run
     out = run.xcoms["cleanup"]
@@ -167,9 +227,12 @@ def test_named_groups_override_by_name_absolute_cap_no_connect_and_backup_read_b
     assert out["deleted"] == ["dead-1", "paused", "schema-registry"]
     assert out["skipped"] == ["dead-2", "dead-3", "dead-4"]
     assert out["decisions"]["paused"]["reason"].startswith(
-        "named explicitly: Empty with no members (the evidence says 'paused: Empty, but no evidence")
-    assert "the default deny pattern 'schema-registry*' overridden by name (override_deny)" in \
-        out["decisions"]["schema-registry"]["reason"]
+        "named explicitly: Empty with no members (the evidence says 'paused: Empty, but no evidence"
+    )
+    assert (
+        "the default deny pattern 'schema-registry*' overridden by name (override_deny)"
+        in out["decisions"]["schema-registry"]["reason"]
+    )
     full = audit(out["audit_url"])["decisions"]
     for g in ("connect-orders-sink", "connect-legacy-sink", "connect-cluster"):  # no Connect configured
         assert full[g]["decision"] == "keep" and "default deny pattern 'connect-*'" in full[g]["reason"]
@@ -181,18 +244,22 @@ def test_named_groups_override_by_name_absolute_cap_no_connect_and_backup_read_b
 
     def corrupted(url, **kwargs):
         b = real_load(url, **kwargs)
-        groups = {g: {tp: CommittedOffset(c.offset + 1) for tp, c in parts.items()} for g, parts in b.groups.items()}
+        groups = {
+            g: {tp: CommittedOffset(c.offset + 1) for tp, c in parts.items()} for g, parts in b.groups.items()
+        }
         return OffsetsBackup(b.created_ms, groups, b.note, b.url)
 
     monkeypatch.setattr(backup_module, "load_backup", corrupted)
     deletes = cluster.count("DeleteGroups")
-    failed = run_dag("kg_cleanup_safety", {**conf, "named": [], "override_deny": [], "dry_run": False,
-                                           "max_deletions": 1})
+    failed = run_dag(
+        "kg_cleanup_safety", {**conf, "named": [], "override_deny": [], "dry_run": False, "max_deletions": 1}
+    )
     assert failed.state == "failed" and failed.tasks["cleanup"] == "failed", failed
     out = failed.xcoms["cleanup"]
     assert out["failed"] == ["dead-2"] and out["deleted"] == [] and out["backup_url"] is None
-    assert out["decisions"]["dead-2"]["reason"].startswith("the backup of its offsets failed (KafkaGroupsError: the "
-                                                           "backup written to ")
+    assert out["decisions"]["dead-2"]["reason"].startswith(
+        "the backup of its offsets failed (KafkaGroupsError: the backup written to "
+    )
     assert cluster.count("DeleteGroups") == deletes and cluster.has_group("dead-2")
 
 
@@ -203,21 +270,41 @@ def test_unreadable_connect_holds_the_run_unless_the_operator_says_otherwise(run
     as unavailable: the readable cluster cannot speak for the other one)."""
     cluster, _connect, history = world
     with ConnectServer([], auth=("svc", "right")) as locked:
-        kgroups_conn("kg_connect_locked", conn_type="kgroups_connect", host=locked.url, login="svc",
-                     password="wrong", extra=json.dumps({"retries": 0}))
-        conf = {"history": history, "patterns": ["dead-*", "connect-*"], "conn": "kgroups_fake",
-                "connect": ["kg_connect", "kg_connect_locked"], "max_deletions": 10, "max_deletions_percent": 100,
-                "dry_run": False}
+        kgroups_conn(
+            "kg_connect_locked",
+            conn_type="kgroups_connect",
+            host=locked.url,
+            login="svc",
+            password="wrong",
+            extra=json.dumps({"retries": 0}),
+        )
+        conf = {
+            "history": history,
+            "patterns": ["dead-*", "connect-*"],
+            "conn": "kgroups_fake",
+            "connect": ["kg_connect", "kg_connect_locked"],
+            "max_deletions": 10,
+            "max_deletions_percent": 100,
+            "dry_run": False,
+        }
         held = run_dag("kg_cleanup_safety", conf)
         assert held.state == "success", held
         out = held.xcoms["cleanup"]
         assert out["deleted"] == [] and out["held"] == ["dead-1", "dead-2", "dead-3", "dead-4"]
         assert out["connect_unreadable"] == [locked.url] and cluster.count("DeleteGroups") == 0
-        assert all(out["decisions"][g]["decision"] == "keep" and out["decisions"][g]["reason"].startswith(
-            f"held: Kafka Connect could not be read ({locked.url}: ") for g in out["held"])
+        assert all(
+            out["decisions"][g]["decision"] == "keep"
+            and out["decisions"][g]["reason"].startswith(
+                f"held: Kafka Connect could not be read ({locked.url}: "
+            )
+            for g in out["held"]
+        )
         full = audit(out["audit_url"])
         assert full["rules"]["delete_despite_unreadable_connect"] is False
-        assert full["connect_failures"][0]["cluster_url"] == locked.url and "HTTP 401" in full["connect_failures"][0]["reason"]
+        assert (
+            full["connect_failures"][0]["cluster_url"] == locked.url
+            and "HTTP 401" in full["connect_failures"][0]["reason"]
+        )
         assert full["decisions"]["connect-legacy-sink"]["decision"] == "keep"  # unavailable: fail closed
 
         anyway = run_dag("kg_cleanup_safety", {**conf, "despite_unreadable_connect": True})
@@ -228,16 +315,22 @@ def test_unreadable_connect_holds_the_run_unless_the_operator_says_otherwise(run
         assert cluster.has_group("connect-legacy-sink") and cluster.has_group("connect-orders-sink")
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    ({"override_deny": "schema-registry"}, "override_deny must be a list of strings"),
-    ({"delete_group_ids": [""]}, "delete_group_ids contains ''"),
-    ({"connect_conn_ids": "kg_connect"}, "connect_conn_ids must be a list of strings"),
-    ({"max_deletions_percent": 150}, "max_deletions_percent must be between 0 and 100"),
-    ({"assume_full_visibility": "yes"}, "assume_full_visibility must be True or False"),
-    ({"backup_url": 5}, "backup_url must be a directory or an fsspec URL"),
-    ({"deny": ["re:("]}, "not a valid regular expression"),
-    ({"delete_despite_unreadable_connect": "maybe"}, "delete_despite_unreadable_connect must be True or False"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"override_deny": "schema-registry"}, "override_deny must be a list of strings"),
+        ({"delete_group_ids": [""]}, "delete_group_ids contains ''"),
+        ({"connect_conn_ids": "kg_connect"}, "connect_conn_ids must be a list of strings"),
+        ({"max_deletions_percent": 150}, "max_deletions_percent must be between 0 and 100"),
+        ({"assume_full_visibility": "yes"}, "assume_full_visibility must be True or False"),
+        ({"backup_url": 5}, "backup_url must be a directory or an fsspec URL"),
+        ({"deny": ["re:("]}, "not a valid regular expression"),
+        (
+            {"delete_despite_unreadable_connect": "maybe"},
+            "delete_despite_unreadable_connect must be True or False",
+        ),
+    ],
+)
 def test_bad_cleanup_arguments_fail_when_the_dag_is_parsed(kwargs, fragment):
     from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
 

@@ -26,13 +26,26 @@ def test_hook_reads_connect_from_an_env_connection(kgroups_conn, tmp_path, caplo
     connectors = [Connector("orders-sink", "PAUSED", ("PAUSED",)), Connector("billing-sink")]
     with ConnectServer(connectors, auth=("svc", PASSWORD), ssl_context=server_ssl_context(certs)) as server:
         host, port = server.url.removeprefix("https://").split(":")
-        conn_id = kgroups_conn("connect_test", "kgroups_connect", host=host, port=int(port), schema="https",
-                               login="svc", password=PASSWORD,
-                               extra={"ca_bundle": certs.cert, "timeout_s": 5, "retries": 1, "verify": None})
+        conn_id = kgroups_conn(
+            "connect_test",
+            "kgroups_connect",
+            host=host,
+            port=int(port),
+            schema="https",
+            login="svc",
+            password=PASSWORD,
+            extra={"ca_bundle": certs.cert, "timeout_s": 5, "retries": 1, "verify": None},
+        )
         hook = KafkaConnectHook(conn_id)
         [config] = hook.cluster_configs
-        assert (config.url, config.username, config.password, config.verify, config.timeout_s, config.retries) == (
-            server.url, "svc", PASSWORD, certs.cert, 5.0, 1)
+        assert (
+            config.url,
+            config.username,
+            config.password,
+            config.verify,
+            config.timeout_s,
+            config.retries,
+        ) == (server.url, "svc", PASSWORD, certs.cert, 5.0, 1)
         evidence = hook.fetch_evidence(timeout_s=20)
         assert evidence.complete
         assert evidence.for_group("connect-orders-sink").status is ConnectStatus.KEEP
@@ -50,7 +63,9 @@ def test_hook_reads_connect_from_an_env_connection(kgroups_conn, tmp_path, caplo
 
 def test_hook_errors_name_the_connection_and_option(kgroups_conn):
     kgroups_conn("connect_bad", "kgroups_connect", host="connect", extra={"verfy": False})
-    with pytest.raises(ConfigurationError, match=r"connection 'connect_bad' \(kgroups_connect\): unknown option"):
+    with pytest.raises(
+        ConfigurationError, match=r"connection 'connect_bad' \(kgroups_connect\): unknown option"
+    ):
         KafkaConnectHook("connect_bad").cluster_configs
     with pytest.raises(ConfigurationError, match="connection id"):
         KafkaConnectHook(" ")
@@ -68,6 +83,8 @@ def test_airflow_registers_the_connect_connection_type(airflow_db):
     pm = ProvidersManager()
     assert pm.field_behaviours["kgroups_connect"]["relabeling"]["host"] == "Connect REST URL(s)"
     assert pm.connection_form_widgets["extra__kgroups_connect__ca_bundle"].field["schema"]["type"] == [
-        "string", "null"]
+        "string",
+        "null",
+    ]
     # the Kafka connection type is still the first and unchanged
     assert ProvidersManagerTaskRuntime().hooks["kgroups"].hook_class_name.endswith("KafkaGroupsHook")

@@ -36,8 +36,9 @@ class MemoryStateStore:
 
 
 def trigger(conn_id: str, groups, topics, **options) -> ConsumerLagEventTrigger:
-    return ConsumerLagEventTrigger(kafka_groups_conn_id=conn_id, group_ids=groups, topics=topics, poll_interval=0.05,
-                                   **options)
+    return ConsumerLagEventTrigger(
+        kafka_groups_conn_id=conn_id, group_ids=groups, topics=topics, poll_interval=0.05, **options
+    )
 
 
 async def until(predicate, what: str, timeout: float = 10.0) -> None:
@@ -97,7 +98,10 @@ async def test_watchers_on_one_connection_share_one_batched_poll(kgroups_conn):
             c.add_group("orders-landing", offsets={("orders", 0): 3})
             c.add_group("payments-landing", offsets={("payments", 0): 2})
             conn = kgroups_conn("kg_shared", host=c.bootstrap)
-            watchers = [trigger(conn, ["orders-landing"], ["orders"]), trigger(conn, ["payments-landing"], ["payments"])]
+            watchers = [
+                trigger(conn, ["orders-landing"], ["orders"]),
+                trigger(conn, ["payments-landing"], ["payments"]),
+            ]
             assert watchers[0].shared_stream_key() == watchers[1].shared_stream_key()
             queues = [asyncio.Queue() for _ in watchers]
 
@@ -117,13 +121,23 @@ async def test_watchers_on_one_connection_share_one_batched_poll(kgroups_conn):
             c.reset_counts()
             await until(lambda: c.count("OffsetFetch") >= 3, "three more polls")
             sent = counts(c)
-            assert sent["OffsetFetch"] == sent["DescribeGroups"] >= 3  # one of each per poll for both watchers
-            assert all(len(r.request.groups) == 2 for r in c.requests("OffsetFetch"))  # both groups, one request
+            assert (
+                sent["OffsetFetch"] == sent["DescribeGroups"] >= 3
+            )  # one of each per poll for both watchers
+            assert all(
+                len(r.request.groups) == 2 for r in c.requests("OffsetFetch")
+            )  # both groups, one request
             c.commit("orders-landing", {("orders", 0): 10})
             c.commit("payments-landing", {("payments", 0): 8})
             events = [(await asyncio.wait_for(p, DEADLINE_S)).payload for p in pending]
-            assert [json.loads(e["endingOffsets"]) for e in events] == [{"orders": {"0": 10}}, {"payments": {"0": 8}}]
-            assert [json.loads(e["startingOffsets"]) for e in events] == [{"orders": {"0": 3}}, {"payments": {"0": 2}}]
+            assert [json.loads(e["endingOffsets"]) for e in events] == [
+                {"orders": {"0": 10}},
+                {"payments": {"0": 8}},
+            ]
+            assert [json.loads(e["startingOffsets"]) for e in events] == [
+                {"orders": {"0": 3}},
+                {"payments": {"0": 2}},
+            ]
             poller.cancel()
             for f in filters:
                 await f.aclose()
@@ -133,8 +147,13 @@ async def test_a_wrong_password_ends_the_watcher_instead_of_polling_forever(kgro
     async with asyncio.timeout(60):
         async with FakeCluster(brokers=1, sasl={"PLAIN": {"etl": "right"}}) as c:
             c.add_topic("orders", 1, end_offsets=10)
-            conn = kgroups_conn("kg_events_wrong", host=c.bootstrap, login="etl", password="wrong-pw-123",
-                                extra={"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN"})
+            conn = kgroups_conn(
+                "kg_events_wrong",
+                host=c.bootstrap,
+                login="etl",
+                password="wrong-pw-123",
+                extra={"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN"},
+            )
             events = trigger(conn, ["landing"], ["orders"]).run()
             with pytest.raises(AuthenticationError):
                 await asyncio.wait_for(events.__anext__(), DEADLINE_S)
@@ -150,12 +169,27 @@ def test_bad_arguments_fail_when_the_dag_is_parsed():
 
 
 def test_a_run_processes_from_the_first_queued_range_to_the_last():
-    events = [{"extra": {"from_trigger": True, "payload": {"startingOffsets": '{"t": {"0": 0}}',
-                                                           "endingOffsets": '{"t": {"0": 5}}'}}},
-              {"extra": {"from_trigger": True, "payload": {"startingOffsets": '{"t": {"0": 5, "1": 0}}',
-                                                           "endingOffsets": '{"t": {"0": 9, "1": 4}}'}}}]
-    assert range_from_events(events) == {"startingOffsets": '{"t": {"0": 0, "1": 0}}',
-                                         "endingOffsets": '{"t": {"0": 9, "1": 4}}'}
+    events = [
+        {
+            "extra": {
+                "from_trigger": True,
+                "payload": {"startingOffsets": '{"t": {"0": 0}}', "endingOffsets": '{"t": {"0": 5}}'},
+            }
+        },
+        {
+            "extra": {
+                "from_trigger": True,
+                "payload": {
+                    "startingOffsets": '{"t": {"0": 5, "1": 0}}',
+                    "endingOffsets": '{"t": {"0": 9, "1": 4}}',
+                },
+            }
+        },
+    ]
+    assert range_from_events(events) == {
+        "startingOffsets": '{"t": {"0": 0, "1": 0}}',
+        "endingOffsets": '{"t": {"0": 9, "1": 4}}',
+    }
     with pytest.raises(ValueError, match="no triggering asset event carries an offset range"):
         range_from_events([{"extra": {}}])
 

@@ -17,13 +17,23 @@ T0 = 1_700_000_000_000
 TP0 = TopicPartition("orders", 0)
 
 
-def snap(at_s: float, committed: int | None, log_end: int, *, state=GroupState.STABLE, members=1,
-         group="g", policy=UnknownLagPolicy.FAIL) -> LagSnapshot:
+def snap(
+    at_s: float,
+    committed: int | None,
+    log_end: int,
+    *,
+    state=GroupState.STABLE,
+    members=1,
+    group="g",
+    policy=UnknownLagPolicy.FAIL,
+) -> LagSnapshot:
     lag = None if committed is None else max(0, log_end - committed)
     flags = frozenset({LagFlag.NO_COMMIT}) if committed is None else frozenset()
     part = PartitionLag("orders", 0, committed, 0, log_end, lag, flags)
     at = T0 + int(at_s * 1000)
-    return LagSnapshot(at, {group: GroupLag(group, state, "consumer", members, (part,), policy=policy)}, policy)
+    return LagSnapshot(
+        at, {group: GroupLag(group, state, "consumer", members, (part,), policy=policy)}, policy
+    )
 
 
 def barrier_gate(target: int, *, deadline_s: float = 3600, **spec) -> LagGate:
@@ -37,9 +47,13 @@ def test_barrier_waits_then_succeeds_with_spark_offsets():
     assert gate.evaluate(snap(0, 50, 120)).status == "wait"
     done = gate.evaluate(snap(10, 100, 130))  # producers went on: the target did not move
     assert done.status == "done"
-    assert done.result["offsets"] == {"orders": {"0": 100}} and done.result["reached"] == {"g": {"orders": {"0": 100}}}
-    assert (done.result["startingOffsets"], done.result["endingOffsets"]) == ('{"orders": {"0": 40}}',
-                                                                              '{"orders": {"0": 100}}')
+    assert done.result["offsets"] == {"orders": {"0": 100}} and done.result["reached"] == {
+        "g": {"orders": {"0": 100}}
+    }
+    assert (done.result["startingOffsets"], done.result["endingOffsets"]) == (
+        '{"orders": {"0": 40}}',
+        '{"orders": {"0": 100}}',
+    )
 
 
 def test_projection_beyond_the_time_left_fails_fast_after_two_checks():
@@ -66,9 +80,12 @@ def test_a_group_that_stopped_consuming_the_topic_fails_fast_as_abandoned_not_st
     from airflow_provider_kgroups.lag.verdicts import Verdict, VerdictReason
 
     def left(at_s: float, committed: int, log_end: int) -> LagSnapshot:
-        part = PartitionLag("orders", 0, committed, 0, log_end, log_end - committed,
-                            frozenset({LagFlag.TOPIC_UNASSIGNED}))
-        return LagSnapshot(T0 + int(at_s * 1000), {"g": GroupLag("g", GroupState.STABLE, "consumer", 3, (part,))})
+        part = PartitionLag(
+            "orders", 0, committed, 0, log_end, log_end - committed, frozenset({LagFlag.TOPIC_UNASSIGNED})
+        )
+        return LagSnapshot(
+            T0 + int(at_s * 1000), {"g": GroupLag("g", GroupState.STABLE, "consumer", 3, (part,))}
+        )
 
     gate = barrier_gate(1_000, stuck_after_s=60)
     assert [gate.evaluate(left(t, 500, 1_000 + t)).status for t in (0, 30, 60)] == ["wait"] * 3
@@ -76,7 +93,11 @@ def test_a_group_that_stopped_consuming_the_topic_fails_fast_as_abandoned_not_st
     assert (decision.status, decision.kind) == ("fail", "verdict")
     held = decision.held
     assert (held.group_id, held.partition.verdict, held.partition.finding.reason, held.checks) == (
-        "g", Verdict.ABANDONED, VerdictReason.TOPIC_LEFT, 2)
+        "g",
+        Verdict.ABANDONED,
+        VerdictReason.TOPIC_LEFT,
+        2,
+    )
     assert decision.to_event()["verdict"]["reason"] == "topic_left"  # the event carries the value too
     only_lost = barrier_gate(1_000, stuck_after_s=60, fail_on_verdicts=["LOST"])
     assert all(only_lost.evaluate(left(t, 500, 1_000 + t)).status == "wait" for t in (0, 30, 60, 90))
@@ -87,9 +108,12 @@ def test_a_group_that_stopped_consuming_the_topic_fails_fast_as_abandoned_not_st
 def test_a_partition_whose_log_start_is_unread_is_unknown_to_the_gates_verdicts_never_ok():
     """LOST cannot be ruled out without the log start: a gate told to fail on UNKNOWN fails (it
     used to be judged OK); one with the default verdicts keeps waiting, never opens on it."""
+
     def unread_start(at_s: float, committed: int) -> LagSnapshot:
         part = PartitionLag("orders", 0, committed, None, 1_000, 1_000 - committed)
-        return LagSnapshot(T0 + int(at_s * 1000), {"g": GroupLag("g", GroupState.STABLE, "consumer", 1, (part,))})
+        return LagSnapshot(
+            T0 + int(at_s * 1000), {"g": GroupLag("g", GroupState.STABLE, "consumer", 1, (part,))}
+        )
 
     strict, default = barrier_gate(1_000, fail_on_verdicts=["UNKNOWN"]), barrier_gate(1_000)
     for t, committed in ((0, 500), (30, 600), (60, 700)):
@@ -99,10 +123,13 @@ def test_a_partition_whose_log_start_is_unread_is_unknown_to_the_gates_verdicts_
     assert "is UNKNOWN on orders[0]" in decision.message and "LOST" in decision.message
 
 
-@pytest.mark.parametrize("state, members, committed, expected", [
-    (GroupState.DEAD, 0, None, "is Dead"),
-    (GroupState.EMPTY, 0, None, "does not exist"),
-])
+@pytest.mark.parametrize(
+    "state, members, committed, expected",
+    [
+        (GroupState.DEAD, 0, None, "is Dead"),
+        (GroupState.EMPTY, 0, None, "does not exist"),
+    ],
+)
 def test_missing_groups_fail_at_the_first_check(state, members, committed, expected):
     decision = barrier_gate(10).evaluate(snap(0, committed, 10, state=state, members=members))
     assert (decision.status, decision.kind) == ("fail", "missing") and expected in decision.message
@@ -117,17 +144,23 @@ def test_threshold_mode_and_unknown_lag_policy():
     assert "1 partition(s) with unknown lag (orders[0]; unknown_lag=fail" in unknown.message  # names both
     done = gate.evaluate(snap(2, 17, 20))
     assert done.status == "done" and done.result["endingOffsets"] == '{"orders": {"0": 17}}'
-    ignoring = LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0, unknown_lag="ignore"),
-                       GateState(started_ms=T0), T0 + 3_600_000)
+    ignoring = LagGate(
+        GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0, unknown_lag="ignore"),
+        GateState(started_ms=T0),
+        T0 + 3_600_000,
+    )
     assert ignoring.evaluate(snap(0, None, 20, policy=UnknownLagPolicy.IGNORE)).status == "done"
 
 
-@pytest.mark.parametrize("kwargs, named", [
-    ({"lag_mode": "threshold"}, "needs at least one of max_lag_per_partition"),
-    ({"max_total_lag": 3}, "apply to lag_mode='threshold'"),
-    ({"lag_mode": "barrier", "unknown_lag": "zero"}, "unknown lag policy 'zero'"),
-    ({"fail_on_verdicts": ("STOPPED",)}, "fail_on_verdicts has 'STOPPED'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, named",
+    [
+        ({"lag_mode": "threshold"}, "needs at least one of max_lag_per_partition"),
+        ({"max_total_lag": 3}, "apply to lag_mode='threshold'"),
+        ({"lag_mode": "barrier", "unknown_lag": "zero"}, "unknown lag policy 'zero'"),
+        ({"fail_on_verdicts": ("STOPPED",)}, "fail_on_verdicts has 'STOPPED'"),
+    ],
+)
 def test_spec_refuses_bad_combinations(kwargs, named):
     with pytest.raises(ValueError, match=named):
         GateSpec(group_ids=("g",), **kwargs)
@@ -135,19 +168,28 @@ def test_spec_refuses_bad_combinations(kwargs, named):
 
 def test_spark_offsets_start_at_earliest_and_never_after_the_end():
     starting, ending = spark_offsets({TP0: 5, TopicPartition("orders", 1): 7}, {"orders": {"0": 9}})
-    assert json.loads(starting) == {"orders": {"0": 5, "1": -2}} and json.loads(ending) == {"orders": {"0": 5, "1": 7}}
+    assert json.loads(starting) == {"orders": {"0": 5, "1": -2}} and json.loads(ending) == {
+        "orders": {"0": 5, "1": 7}
+    }
 
 
 def test_trigger_serialize_round_trips_as_plain_json():
     gate = barrier_gate(100, previous_barrier='{"orders": {"0": 1}}')
     gate.evaluate(snap(0, 50, 120))
-    trigger = ConsumerLagTrigger(kafka_groups_conn_id="kg", spec=gate.spec.to_dict(), state=gate.state.to_dict(),
-                                 deadline_ms=T0 + 60_000, poll_interval=5)
+    trigger = ConsumerLagTrigger(
+        kafka_groups_conn_id="kg",
+        spec=gate.spec.to_dict(),
+        state=gate.state.to_dict(),
+        deadline_ms=T0 + 60_000,
+        poll_interval=5,
+    )
     path, kwargs = trigger.serialize()
     module, _, name = path.rpartition(".")
     again = getattr(importlib.import_module(module), name)(**json.loads(json.dumps(kwargs)))
     assert again.serialize() == (path, kwargs)
-    restored = LagGate(GateSpec.from_dict(kwargs["spec"]), GateState.from_dict(kwargs["state"]), kwargs["deadline_ms"])
+    restored = LagGate(
+        GateSpec.from_dict(kwargs["spec"]), GateState.from_dict(kwargs["state"]), kwargs["deadline_ms"]
+    )
     assert restored.target == gate.target and restored.state.checks == 1
 
 
@@ -162,13 +204,31 @@ def test_barrier_timestamp_takes_what_data_interval_end_renders_to():
 def test_a_trigger_serialized_by_the_code_before_typed_state_still_loads_and_decides():
     """Trigger kwargs written before the gate's state was typed (a deferred task across an upgrade,
     a triggerer restart): the same JSON loads into values and is written back unchanged."""
-    old_state = {"started_ms": T0, "checks": 1, "streaks": {"projection": 0, "verdict:g": 0}, "told": [],
-                 "target": {"format": "kgroups-barrier-target", "version": 1, "kind": "log_end", "fixed_at_ms": T0,
-                            "timestamp_ms": None, "read_committed": False, "groups": {"g": {"orders": {"0": 100}}}},
-                 "checkpoints": [{"checked_at_ms": T0, "committed": {"g": {"orders": {"0": 50}}}}]}
+    old_state = {
+        "started_ms": T0,
+        "checks": 1,
+        "streaks": {"projection": 0, "verdict:g": 0},
+        "told": [],
+        "target": {
+            "format": "kgroups-barrier-target",
+            "version": 1,
+            "kind": "log_end",
+            "fixed_at_ms": T0,
+            "timestamp_ms": None,
+            "read_committed": False,
+            "groups": {"g": {"orders": {"0": 100}}},
+        },
+        "checkpoints": [{"checked_at_ms": T0, "committed": {"g": {"orders": {"0": 50}}}}],
+    }
     old_spec = GateSpec(group_ids=("g",)).to_dict()
-    kwargs = {"kafka_groups_conn_id": "kg", "spec": old_spec, "state": old_state, "deadline_ms": T0 + 60_000,
-              "poll_interval": 5.0, "deferred_at_ms": T0}
+    kwargs = {
+        "kafka_groups_conn_id": "kg",
+        "spec": old_spec,
+        "state": old_state,
+        "deadline_ms": T0 + 60_000,
+        "poll_interval": 5.0,
+        "deferred_at_ms": T0,
+    }
     trigger = ConsumerLagTrigger(**json.loads(json.dumps(kwargs)))
     gate = LagGate(GateSpec.from_dict(trigger.spec), GateState.from_dict(trigger.state), trigger.deadline_ms)
     assert gate.target == BarrierTarget({"g": {TP0: 100}}, TargetKind.LOG_END, T0)
@@ -183,10 +243,26 @@ def test_the_xcom_keeps_its_keys_and_an_event_trigger_serialized_before_still_lo
     from airflow_provider_kgroups.triggers.events import ConsumerLagEventTrigger
 
     done = barrier_gate(100).evaluate(snap(0, 100, 130))
-    assert set(done.result) == {"lag_mode", "group_ids", "checks", "waited_s", "reached", "offsets",
-                                "startingOffsets", "endingOffsets", "target", "ignored"}
+    assert set(done.result) == {
+        "lag_mode",
+        "group_ids",
+        "checks",
+        "waited_s",
+        "reached",
+        "offsets",
+        "startingOffsets",
+        "endingOffsets",
+        "target",
+        "ignored",
+    }
     assert done.result["target"] == done.opened.extra["target"] and done.result["checks"] == 1
-    old = {"kafka_groups_conn_id": "kg", "group_ids": ["orders-landing"], "topics": ["orders"],
-           "poll_interval": 60.0, "max_total_lag": None, "read_committed": False}
+    old = {
+        "kafka_groups_conn_id": "kg",
+        "group_ids": ["orders-landing"],
+        "topics": ["orders"],
+        "poll_interval": 60.0,
+        "max_total_lag": None,
+        "read_committed": False,
+    }
     trigger = ConsumerLagEventTrigger(**old)
     assert trigger.serialize() == ("airflow_provider_kgroups.triggers.events.ConsumerLagEventTrigger", old)

@@ -26,14 +26,27 @@ def test_every_argument_of_the_table_is_a_keyword_of_the_sensor_a_template_field
 
 def test_every_mode_has_a_table_and_a_strategy_and_the_ui_shows_their_thresholds():
     assert set(MODE_TABLES) == set(LagMode) == set(MODES)
-    assert gates.THRESHOLDS == threshold_names() == ("max_lag_per_partition", "max_total_lag", "max_lag_seconds")
+    assert (
+        gates.THRESHOLDS == threshold_names() == ("max_lag_per_partition", "max_total_lag", "max_lag_seconds")
+    )
 
 
 def test_an_argument_is_parsed_once_into_the_spec_and_the_modes_rules_come_from_the_table():
-    spec = GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag="5", stuck_after_s="30",
-                    fail_on_verdicts=["stop"], read_committed="True")
-    assert (spec.lag_mode, spec.max_total_lag, spec.stuck_after_s, spec.fail_on_verdicts, spec.read_committed) == (
-        LagMode.THRESHOLD, 5, 30.0, ("STOP",), True)
+    spec = GateSpec(
+        group_ids=("g",),
+        lag_mode="threshold",
+        max_total_lag="5",
+        stuck_after_s="30",
+        fail_on_verdicts=["stop"],
+        read_committed="True",
+    )
+    assert (
+        spec.lag_mode,
+        spec.max_total_lag,
+        spec.stuck_after_s,
+        spec.fail_on_verdicts,
+        spec.read_committed,
+    ) == (LagMode.THRESHOLD, 5, 30.0, ("STOP",), True)
     with pytest.raises(ValueError, match="barrier_timestamp applies to lag_mode='barrier'"):
         GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=1, barrier_timestamp_ms=5)
     with pytest.raises(ValueError, match="lag_mode='threshold' needs at least one of max_lag_per_partition"):
@@ -43,5 +56,7 @@ def test_an_argument_is_parsed_once_into_the_spec_and_the_modes_rules_come_from_
 def test_the_sensor_checks_a_plain_argument_at_parse_time_even_when_another_is_templated():
     with pytest.raises(ValueError, match="gate: unknown lag policy 'zero'"):
         ConsumerLagSensor(task_id="gate", group_ids=["g"], topics="{{ params.topics }}", unknown_lag="zero")
-    sensor = ConsumerLagSensor(task_id="gate", group_ids=["g"], topics="{{ params.topics }}", max_total_lag=None)
+    sensor = ConsumerLagSensor(
+        task_id="gate", group_ids=["g"], topics="{{ params.topics }}", max_total_lag=None
+    )
     assert sensor.topics == "{{ params.topics }}"  # checked once rendered, by the spec

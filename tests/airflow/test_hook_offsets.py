@@ -14,12 +14,19 @@ from airflow_provider_kgroups.history.audit import load_audit
 from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
 from tests.support.fakekafka import FakeCluster, Member
 
-OFFSET_VERBS = ("reset_offsets", "delete_offsets", "clean_stale_offsets", "commit_progress", "progress_offsets",
-                "share_lag")
+OFFSET_VERBS = (
+    "reset_offsets",
+    "delete_offsets",
+    "clean_stale_offsets",
+    "commit_progress",
+    "progress_offsets",
+    "share_lag",
+)
 
 
 async def test_clean_stale_offsets_has_an_async_twin_that_removes_what_the_sync_dry_run_planned(
-        kgroups_conn, monkeypatch, tmp_path):
+    kgroups_conn, monkeypatch, tmp_path
+):
     for verb in OFFSET_VERBS:
         sync, twin = getattr(KafkaGroupsHook, verb), getattr(KafkaGroupsHook, f"a{verb}")
         assert inspect.iscoroutinefunction(twin) and not inspect.iscoroutinefunction(sync), verb
@@ -28,8 +35,9 @@ async def test_clean_stale_offsets_has_an_async_twin_that_removes_what_the_sync_
     with FakeCluster.running_in_thread(brokers=3) as cluster:
         cluster.add_topic("orders", 2, end_offsets=100)
         cluster.add_topic("old", 1, end_offsets=100)
-        cluster.add_group("live", offsets={("orders", 0): 50, ("old", 0): 3},
-                          members=[Member("m-1", {"orders": [0, 1]})])
+        cluster.add_group(
+            "live", offsets={("orders", 0): 50, ("old", 0): 3}, members=[Member("m-1", {"orders": [0, 1]})]
+        )
         conn_id = kgroups_conn("kg_stale", host=cluster.bootstrap, extra={"retry_backoff_s": "0.01"})
         run = {"backup_base_url": str(tmp_path / "backups"), "audit_base_url": str(tmp_path / "audit")}
 

@@ -12,18 +12,29 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("kafka.protocol.admin", "airflow_provider_kgroups.client.client", "airflow_provider_kgroups.client.driver",
-         "airflow_provider_kgroups.lag.snapshot", "airflow_provider_kgroups.hooks.groups", "pyarrow", "pandas")
+HEAVY = (
+    "kafka.protocol.admin",
+    "airflow_provider_kgroups.client.client",
+    "airflow_provider_kgroups.client.driver",
+    "airflow_provider_kgroups.lag.snapshot",
+    "airflow_provider_kgroups.hooks.groups",
+    "pyarrow",
+    "pandas",
+)
 
 
 def loaded_after_import(module: str, code: str = "") -> list[str]:
-    probe = (f"import json, sys\nimport {module}\n{code}\n"
-             f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
+    probe = (
+        f"import json, sys\nimport {module}\n{code}\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("module", ["airflow_provider_kgroups.triggers.lag", "airflow_provider_kgroups.triggers.events"])
+@pytest.mark.parametrize(
+    "module", ["airflow_provider_kgroups.triggers.lag", "airflow_provider_kgroups.triggers.events"]
+)
 def test_trigger_modules_import_no_engine(module):
     assert loaded_after_import(module) == []
 
@@ -34,10 +45,16 @@ def test_hook_module_imports_no_client_and_no_history_store():
 
 
 def test_client_package_loads_its_verbs_on_first_use():
-    assert loaded_after_import("airflow_provider_kgroups.client", "from airflow_provider_kgroups.client import "
-                               "ConfigurationError, TopicPartition") == []
+    assert (
+        loaded_after_import(
+            "airflow_provider_kgroups.client",
+            "from airflow_provider_kgroups.client import ConfigurationError, TopicPartition",
+        )
+        == []
+    )
     assert "airflow_provider_kgroups.client.client" in loaded_after_import(
-        "airflow_provider_kgroups.client", "from airflow_provider_kgroups.client import AsyncGroupsClient")
+        "airflow_provider_kgroups.client", "from airflow_provider_kgroups.client import AsyncGroupsClient"
+    )
 
 
 def test_trigger_run_loads_the_engine_off_the_event_loop():
@@ -55,4 +72,6 @@ loading.import_module = spy
 asyncio.run(load_engine())
 assert threads == {False}, threads
 """
-    assert "airflow_provider_kgroups.client.client" in loaded_after_import("airflow_provider_kgroups.triggers.lag", code)
+    assert "airflow_provider_kgroups.client.client" in loaded_after_import(
+        "airflow_provider_kgroups.triggers.lag", code
+    )

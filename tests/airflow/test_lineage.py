@@ -40,8 +40,11 @@ def test_the_kgroups_asset_scheme_is_registered_sanitized_and_converted(airflow_
     assert Asset("kgroups://Kafka-1/orders/g").normalized_uri == "kgroups://kafka-1:9092/orders/g"
     dataset = translate_airflow_asset(asset, None)
     assert (dataset.namespace, dataset.name) == ("kafka://kafka-1:9092", "orders")
-    for bad, why in (("kgroups:///orders/g", "bootstrap server"), ("kgroups://k:9092/orders", "/{topic}/{group}"),
-                     ("kgroups://k:9092/bad topic/g", "legal Kafka topic")):
+    for bad, why in (
+        ("kgroups:///orders/g", "bootstrap server"),
+        ("kgroups://k:9092/orders", "/{topic}/{group}"),
+        ("kgroups://k:9092/bad topic/g", "legal Kafka topic"),
+    ):
         with pytest.raises(ValueError, match=why.replace("{", r"\{").replace("}", r"\}")):
             lineage.sanitize_uri(urlsplit(bad))
     # without the official Kafka provider, a kafka:// asset has no normalizer: OpenLineage drops it
@@ -51,22 +54,30 @@ def test_the_kgroups_asset_scheme_is_registered_sanitized_and_converted(airflow_
 
 
 @pytest.mark.realbroker
-def test_the_gate_reports_its_topics_with_the_range_handed_on(run_dag, seed, broker, kgroups_conn, name_prefix):
+def test_the_gate_reports_its_topics_with_the_range_handed_on(
+    run_dag, seed, broker, kgroups_conn, name_prefix
+):
     kgroups_conn("kgroups_test", host=broker.bootstrap)
     topic, group_id = f"{name_prefix}lineage", f"{name_prefix}lander"
     seed.create_topic(topic, 2)
     seed.produce(topic, 0, 3)
     seed.produce(topic, 1, 2)
     seed.commit(group_id, {(topic, 0): 3, (topic, 1): 2})
-    result = run_dag("kg_sensor_poke", {"group": group_id, "topic": topic, "previous": json.dumps({topic: {"0": 1}})})
+    result = run_dag(
+        "kg_sensor_poke", {"group": group_id, "topic": topic, "previous": json.dumps({topic: {"0": 1}})}
+    )
     assert result.state == "success", result
     event = events_of("kg_sensor_poke", result.run_id, "gate")
     (dataset,) = event["inputs"]
     assert dataset["namespace"] == f"kafka://{broker.bootstrap}" and dataset["name"] == topic
     facet = dataset["inputFacets"]["kgroups_offsetRange"]
-    assert facet["partitions"] == {"0": {"startingOffset": 1, "endingOffset": 3},
-                                   "1": {"startingOffset": -2, "endingOffset": 2}}
-    assert facet["groupIds"] == [group_id] and facet["_schemaURL"].endswith("KgroupsOffsetRangeInputDatasetFacet.json")
+    assert facet["partitions"] == {
+        "0": {"startingOffset": 1, "endingOffset": 3},
+        "1": {"startingOffset": -2, "endingOffset": 2},
+    }
+    assert facet["groupIds"] == [group_id] and facet["_schemaURL"].endswith(
+        "KgroupsOffsetRangeInputDatasetFacet.json"
+    )
 
 
 def test_the_cleanup_reports_what_it_deleted_and_the_backup_it_wrote(run_dag, kgroups_conn, tmp_path):
@@ -78,16 +89,28 @@ def test_the_cleanup_reports_what_it_deleted_and_the_backup_it_wrote(run_dag, kg
         history = str(tmp_path / "history")
         seed_history(history, {g: [(240, 50, 60)] for g in ("dead-1", "dead-2")})
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
-        result = run_dag("kg_cleanup", {"history": history, "ids": ["dead-1", "dead-2"], "patterns": [],
-                                        "conn": "kgroups_fake", "dry_run": False})
+        result = run_dag(
+            "kg_cleanup",
+            {
+                "history": history,
+                "ids": ["dead-1", "dead-2"],
+                "patterns": [],
+                "conn": "kgroups_fake",
+                "dry_run": False,
+            },
+        )
     assert result.state == "success", result
     out = result.xcoms["cleanup"]
     event = events_of("kg_cleanup", result.run_id, "cleanup")
     facet = event["run"]["facets"]["kgroups_cleanup"]
-    assert facet["dryRun"] is False and sorted(facet["deleted"]) == ["dead-1", "dead-2"] == sorted(out["deleted"])
+    assert facet["dryRun"] is False and sorted(facet["deleted"]) == ["dead-1", "dead-2"] == sorted(
+        out["deleted"]
+    )
     assert facet["backupUrl"] == out["backup_url"] and facet["auditUrl"] == out["audit_url"]
     assert {(o["namespace"], o["name"]) for o in event["outputs"]} == {
-        ("file", urlsplit(out["backup_url"]).path), ("file", urlsplit(out["audit_url"]).path)}
+        ("file", urlsplit(out["backup_url"]).path),
+        ("file", urlsplit(out["audit_url"]).path),
+    }
 
 
 def test_the_facets_validate_against_the_schemas_the_package_ships():
@@ -100,16 +123,26 @@ def test_the_facets_validate_against_the_schemas_the_package_ships():
 
     schemas = resources.files("airflow_provider_kgroups.observability").joinpath("schemas")
     for facet, name, file in (
-            (offset_range_facet({"0": -2}, {"0": 10, "1": 4}, ["g"]), "KgroupsOffsetRangeInputDatasetFacet",
-             "KgroupsOffsetRangeInputDatasetFacet.json"),
-            (cleanup_facet({"dry_run": True, "candidates": 2, "would_delete": ["a"], "skipped": ["b"]}),
-             "KgroupsCleanupRunFacet", "KgroupsCleanupRunFacet.json")):
+        (
+            offset_range_facet({"0": -2}, {"0": 10, "1": 4}, ["g"]),
+            "KgroupsOffsetRangeInputDatasetFacet",
+            "KgroupsOffsetRangeInputDatasetFacet.json",
+        ),
+        (
+            cleanup_facet({"dry_run": True, "candidates": 2, "would_delete": ["a"], "skipped": ["b"]}),
+            "KgroupsCleanupRunFacet",
+            "KgroupsCleanupRunFacet.json",
+        ),
+    ):
         schema = json.loads(schemas.joinpath(file).read_text())
         data = json.loads(Serde.to_json(facet))
         inner = schema["$defs"][name]["allOf"][1]
         jsonschema.validate(data, {**inner, "$defs": schema["$defs"]})
         assert data["_schemaURL"].endswith(file)
     with pytest.raises(jsonschema.ValidationError):  # the schema can fail
-        jsonschema.validate({"partitions": {"0": {"startingOffset": -5, "endingOffset": 1}}},
-                            json.loads(schemas.joinpath("KgroupsOffsetRangeInputDatasetFacet.json").read_text())
-                            ["$defs"]["KgroupsOffsetRangeInputDatasetFacet"]["allOf"][1])
+        jsonschema.validate(
+            {"partitions": {"0": {"startingOffset": -5, "endingOffset": 1}}},
+            json.loads(schemas.joinpath("KgroupsOffsetRangeInputDatasetFacet.json").read_text())["$defs"][
+                "KgroupsOffsetRangeInputDatasetFacet"
+            ]["allOf"][1],
+        )

@@ -59,7 +59,9 @@ class StatsdListener:
             out.append((float(value), kind))
         return out
 
-    def wait_for(self, name: str, count: int = 1, timeout: float = 30.0, **tags: str) -> list[tuple[float, str]]:
+    def wait_for(
+        self, name: str, count: int = 1, timeout: float = 30.0, **tags: str
+    ) -> list[tuple[float, str]]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = self.matching(name, **tags)
@@ -78,8 +80,13 @@ def statsd(monkeypatch):
     listener = StatsdListener()
 
     def configure(tags: bool = True) -> StatsdListener:
-        for name, value in {"STATSD_ON": "True", "STATSD_HOST": "127.0.0.1", "STATSD_PORT": str(listener.port),
-                            "STATSD_PREFIX": "airflow", "STATSD_INFLUXDB_ENABLED": str(tags)}.items():
+        for name, value in {
+            "STATSD_ON": "True",
+            "STATSD_HOST": "127.0.0.1",
+            "STATSD_PORT": str(listener.port),
+            "STATSD_PREFIX": "airflow",
+            "STATSD_INFLUXDB_ENABLED": str(tags),
+        }.items():
             monkeypatch.setenv(f"AIRFLOW__METRICS__{name}", value)
         stats.initialize(factory=get_stats_factory(), export_legacy_names=False)
         return listener
@@ -91,8 +98,9 @@ def statsd(monkeypatch):
 
 
 @pytest.mark.realbroker
-def test_a_gate_that_waits_reports_lag_pending_groups_and_its_wait(run_dag, seed, broker, kgroups_conn, name_prefix,
-                                                                    statsd):
+def test_a_gate_that_waits_reports_lag_pending_groups_and_its_wait(
+    run_dag, seed, broker, kgroups_conn, name_prefix, statsd
+):
     listener = statsd(tags=True)
     kgroups_conn("kgroups_test", host=broker.bootstrap)
     topic, group_id = f"{name_prefix}metrics", f"{name_prefix}lander"
@@ -115,15 +123,19 @@ def test_a_gate_that_waits_reports_lag_pending_groups_and_its_wait(run_dag, seed
     assert totals[0] == 6 and totals[-1] == 0, totals
     pending = [v for v, _ in listener.matching("airflow.kgroups.gate.groups_pending", **ids)]
     assert pending[0] == 1 and pending[-1] == 0, pending
-    per_topic = [v for v, _ in listener.matching("airflow.kgroups.gate.lag", group=group_id, topic=topic, **ids)]
+    per_topic = [
+        v for v, _ in listener.matching("airflow.kgroups.gate.lag", group=group_id, topic=topic, **ids)
+    ]
     assert per_topic[0] == 6 and per_topic[-1] == 0
-    (wait_ms, kind), = listener.wait_for("airflow.kgroups.gate.wait", **ids)
+    ((wait_ms, kind),) = listener.wait_for("airflow.kgroups.gate.wait", **ids)
     assert kind == "ms" and 0 < wait_ms <= result.seconds * 1000
     # a barrier gate does not measure seconds: nothing is sent rather than a made-up value
     assert listener.matching("airflow.kgroups.gate.max_lag_seconds") == []
 
 
-def test_a_cleanup_run_reports_candidates_deletions_skips_and_failures(run_dag, kgroups_conn, tmp_path, statsd):
+def test_a_cleanup_run_reports_candidates_deletions_skips_and_failures(
+    run_dag, kgroups_conn, tmp_path, statsd
+):
 
     listener = statsd(tags=True)
     with FakeCluster.running_in_thread(brokers=1) as cluster:
@@ -145,30 +157,50 @@ def test_a_cleanup_run_reports_candidates_deletions_skips_and_failures(run_dag, 
     failed = listener.wait_for("airflow.kgroups.cleanup.failed", **ids)
     assert deleted == [(float(len(out["deleted"])), "c")] and failed == [(float(len(out["failed"])), "c")]
     assert len(out["deleted"]) + len(out["failed"]) == 3 and len(out["skipped"]) == 1
-    assert listener.wait_for("airflow.kgroups.cleanup.held", **ids) == [(0.0, "c")]  # no Kafka Connect to hold it
+    assert listener.wait_for("airflow.kgroups.cleanup.held", **ids) == [
+        (0.0, "c")
+    ]  # no Kafka Connect to hold it
     assert listener.wait_for("airflow.kgroups.cleanup.refused", **ids) == [(0.0, "c")]  # no NON_EMPTY_GROUP
 
 
-def test_a_cleanup_held_for_an_unreadable_kafka_connect_reports_the_held_groups(run_dag, kgroups_conn, tmp_path,
-                                                                               statsd):
+def test_a_cleanup_held_for_an_unreadable_kafka_connect_reports_the_held_groups(
+    run_dag, kgroups_conn, tmp_path, statsd
+):
     """Issue 18 item 7: a Kafka Connect cluster refusing the credentials holds every deletion of the
     run; the held groups are counted (``kgroups.cleanup.held``), none as deleted or skipped."""
     from demo.connectserver import ConnectServer
 
     listener = statsd(tags=True)
     dead = ["dead-1", "dead-2"]
-    with FakeCluster.running_in_thread(brokers=1) as cluster, ConnectServer([], auth=("svc", "right")) as locked:
+    with (
+        FakeCluster.running_in_thread(brokers=1) as cluster,
+        ConnectServer([], auth=("svc", "right")) as locked,
+    ):
         cluster.add_topic("orders", partitions=1, end_offsets=[60])
         for group_id in dead:
             cluster.add_group(group_id, offsets={("orders", 0): 50})
         history = str(tmp_path / "history")
         seed_history(history, {g: [(240, 50, 60)] for g in dead})
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
-        kgroups_conn("kg_connect_locked", conn_type="kgroups_connect", host=locked.url, login="svc", password="wrong",
-                     extra=json.dumps({"retries": 0}))
-        result = run_dag("kg_cleanup_safety", {"history": history, "ids": dead, "conn": "kgroups_fake",
-                                               "connect": ["kg_connect_locked"], "max_deletions_percent": 100,
-                                               "dry_run": False})
+        kgroups_conn(
+            "kg_connect_locked",
+            conn_type="kgroups_connect",
+            host=locked.url,
+            login="svc",
+            password="wrong",
+            extra=json.dumps({"retries": 0}),
+        )
+        result = run_dag(
+            "kg_cleanup_safety",
+            {
+                "history": history,
+                "ids": dead,
+                "conn": "kgroups_fake",
+                "connect": ["kg_connect_locked"],
+                "max_deletions_percent": 100,
+                "dry_run": False,
+            },
+        )
         assert all(cluster.has_group(g) for g in dead)
     out = result.xcoms["cleanup"]
     assert out["held"] == dead and out["connect_unreadable"] == [locked.url] and out["deleted"] == []
@@ -182,8 +214,11 @@ def _gate_after_one_check(groups, seconds=None):
     """A barrier-free (threshold) gate that has evaluated one snapshot of ``groups``."""
     from airflow_provider_kgroups.lag.gate import GateSpec, GateState
 
-    gate = LagGate(GateSpec(group_ids=tuple(g.group_id for g in groups), lag_mode="threshold", max_total_lag=0),
-                   GateState(started_ms=0), deadline_ms=10**13)
+    gate = LagGate(
+        GateSpec(group_ids=tuple(g.group_id for g in groups), lag_mode="threshold", max_total_lag=0),
+        GateState(started_ms=0),
+        deadline_ms=10**13,
+    )
     gate.evaluate(snapshot(1_000, *groups), seconds)
     return gate
 
@@ -197,8 +232,11 @@ def test_per_group_series_are_capped_and_untagged_backends_get_the_task_in_the_n
     monkeypatch.setenv("AIRFLOW__KGROUPS__METRICS_TAG_LIMIT", "2")
     metrics.gate_checked(gate, evaluated=True, dag_id="d", task_id="t")
     listener.wait_for("airflow.kgroups.gate.lag", 3)
-    series = {(line.split(",group=")[1].split(",")[0]) for line in listener.lines
-              if line.startswith("airflow.kgroups.gate.lag,")}
+    series = {
+        (line.split(",group=")[1].split(",")[0])
+        for line in listener.lines
+        if line.startswith("airflow.kgroups.gate.lag,")
+    }
     assert series == {"g4", "g3", "_other"}  # the two most lagging, the rest summed
     assert listener.matching("airflow.kgroups.gate.lag", group="_other") == [(60.0, "g")]  # 10 + 20 + 30
     assert listener.matching("airflow.kgroups.gate.total_lag", dag_id="d") == [(150.0, "g")]
@@ -212,17 +250,25 @@ def test_per_group_series_are_capped_and_untagged_backends_get_the_task_in_the_n
 
 
 def _seconds(group_id: str, *parts: tuple[float | None, LagSecondsBasis, bool], unmeasured: int = 0):
-    return GroupLagSeconds(group_id, tuple(
-        PartitionLagSeconds(group_id, "t", i, 0, 5, s, basis, "test", at_least=at_least)
-        for i, (s, basis, at_least) in enumerate(parts)), unmeasured=unmeasured)
+    return GroupLagSeconds(
+        group_id,
+        tuple(
+            PartitionLagSeconds(group_id, "t", i, 0, 5, s, basis, "test", at_least=at_least)
+            for i, (s, basis, at_least) in enumerate(parts)
+        ),
+        unmeasured=unmeasured,
+    )
 
 
-@pytest.mark.parametrize("second_group, sent", [
-    ((42.0, LagSecondsBasis.RECORD, False), 42.0),  # exact: the worst value goes out
-    ((42.0, LagSecondsBasis.HISTORY_BOUND, True), None),  # a lower bound is not a value
-    ((42.0, LagSecondsBasis.HISTORY, False), None),  # an interpolated estimate is not exact either
-    ((None, LagSecondsBasis.UNKNOWN, False), None),  # unknown is not 0
-])
+@pytest.mark.parametrize(
+    "second_group, sent",
+    [
+        ((42.0, LagSecondsBasis.RECORD, False), 42.0),  # exact: the worst value goes out
+        ((42.0, LagSecondsBasis.HISTORY_BOUND, True), None),  # a lower bound is not a value
+        ((42.0, LagSecondsBasis.HISTORY, False), None),  # an interpolated estimate is not exact either
+        ((None, LagSecondsBasis.UNKNOWN, False), None),  # unknown is not 0
+    ],
+)
 def test_worst_lag_seconds_is_sent_only_when_exact(statsd, second_group, sent):
     from airflow_provider_kgroups.observability import metrics
 
@@ -233,10 +279,14 @@ def test_worst_lag_seconds_is_sent_only_when_exact(statsd, second_group, sent):
     metrics.gate_checked(gate, evaluated=True, dag_id="d", task_id="t")
     listener.wait_for("airflow.kgroups.gate.checks")
     listener.wait_for("airflow.kgroups.gate.groups_pending")  # sent after max_lag_seconds would have been
-    assert listener.matching("airflow.kgroups.gate.max_lag_seconds") == ([] if sent is None else [(sent, "g")])
+    assert listener.matching("airflow.kgroups.gate.max_lag_seconds") == (
+        [] if sent is None else [(sent, "g")]
+    )
     # a lagging partition left unmeasured makes the maximum a lower bound too
-    assert metrics.exact_max_seconds({"a": _seconds("a", (7.0, LagSecondsBasis.RECORD, False), unmeasured=1)}) \
+    assert (
+        metrics.exact_max_seconds({"a": _seconds("a", (7.0, LagSecondsBasis.RECORD, False), unmeasured=1)})
         is None
+    )
 
 
 def test_unknown_lag_sends_no_total_and_a_failed_read_counts_as_an_error(statsd):

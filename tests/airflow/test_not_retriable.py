@@ -25,22 +25,34 @@ WRONG = "wr0ng-Pa55-staple"
 def secure_cluster(tmp_path_factory):
     certs = make_self_signed_cert(tmp_path_factory.mktemp("tls"))
     other = make_self_signed_cert(tmp_path_factory.mktemp("other-ca"))  # a CA that did not sign the broker
-    with FakeCluster.running_in_thread(brokers=1, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}},
-                                       ssl_context=server_ssl_context(certs)) as cluster:
+    with FakeCluster.running_in_thread(
+        brokers=1, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}, ssl_context=server_ssl_context(certs)
+    ) as cluster:
         cluster.add_topic("orders", partitions=1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 7})
         yield cluster, certs, other
 
 
 def connection(kgroups_conn, cluster, ca: str, password: str, conn_id: str) -> str:
-    return kgroups_conn(conn_id, "kgroups", host=cluster.bootstrap, login="alice", password=password,
-                        extra={"security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512", "ssl_cafile": ca,
-                               "call_timeout_s": "10"})
+    return kgroups_conn(
+        conn_id,
+        "kgroups",
+        host=cluster.bootstrap,
+        login="alice",
+        password=password,
+        extra={
+            "security_protocol": "SASL_SSL",
+            "sasl_mechanism": "SCRAM-SHA-512",
+            "ssl_cafile": ca,
+            "call_timeout_s": "10",
+        },
+    )
 
 
 @pytest.mark.parametrize("case", ["wrong_password", "untrusted_certificate"])
-def test_a_deferrable_sensor_fails_at_its_first_check_without_retries(case, run_dag, kgroups_conn, secure_cluster,
-                                                                       capfd):
+def test_a_deferrable_sensor_fails_at_its_first_check_without_retries(
+    case, run_dag, kgroups_conn, secure_cluster, capfd
+):
     cluster, certs, other = secure_cluster
     ca, password = (certs.cert, WRONG) if case == "wrong_password" else (other.cert, PASSWORD)
     conn_id = connection(kgroups_conn, cluster, ca, password, f"kg_{case}")
@@ -51,16 +63,23 @@ def test_a_deferrable_sensor_fails_at_its_first_check_without_retries(case, run_
     out = capfd.readouterr()
     text = out.out + out.err
     assert "AuthenticationError" in text and "retrying cannot fix this" in text
-    assert ("authentication as 'alice'" in text) if case == "wrong_password" else ("TLS certificate verification" in text)
+    assert (
+        ("authentication as 'alice'" in text)
+        if case == "wrong_password"
+        else ("TLS certificate verification" in text)
+    )
     assert PASSWORD not in text and WRONG not in text  # secrets never logged
 
 
 @pytest.mark.parametrize("dag_id", ["kg_sensor_bug", "kg_sensor_bug_poke"])
-def test_a_bug_in_a_handler_fails_the_sensor_at_its_first_check(dag_id, run_dag, kgroups_conn, monkeypatch, capfd):
+def test_a_bug_in_a_handler_fails_the_sensor_at_its_first_check(
+    dag_id, run_dag, kgroups_conn, monkeypatch, capfd
+):
     """A fault injected into the OffsetFetch handler's ``parse`` used to become a per-key
     CLIENT_UNSUPPORTED failure, which the gate read as a transient failure and waited out the
     sensor's timeout: now it propagates out of the client and the task fails, without its
     retries (``AirflowFailException``, which says so)."""
+
     def broken(self, plan, response, notes):
         raise ZeroDivisionError("injected fault in OffsetFetchHandler.parse")
 
@@ -68,7 +87,9 @@ def test_a_bug_in_a_handler_fails_the_sensor_at_its_first_check(dag_id, run_dag,
     with FakeCluster.running_in_thread(brokers=2) as cluster:
         cluster.add_topic("orders", partitions=1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 7})
-        conn_id = kgroups_conn(f"kg_bug_{dag_id}", "kgroups", host=cluster.bootstrap, extra={"call_timeout_s": "10"})
+        conn_id = kgroups_conn(
+            f"kg_bug_{dag_id}", "kgroups", host=cluster.bootstrap, extra={"call_timeout_s": "10"}
+        )
         result = run_dag(dag_id, {"conn": conn_id})
         assert cluster.count("OffsetFetch") >= 1  # the fault was reached, after a real answer
     assert result.state == "failed", result
@@ -85,8 +106,13 @@ async def test_the_trigger_ends_on_an_error_retrying_cannot_fix(kgroups_conn, se
     cluster, certs, _ = secure_cluster
     conn_id = connection(kgroups_conn, cluster, certs.cert, WRONG, "kg_trigger_wrong")
     spec = GateSpec(group_ids=("billing",), topics=("orders",)).to_dict()
-    trigger = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state={"started_ms": 0},
-                                 deadline_ms=int(time.time() * 1000) + 3_600_000, poll_interval=0.1)
+    trigger = ConsumerLagTrigger(
+        kafka_groups_conn_id=conn_id,
+        spec=spec,
+        state={"started_ms": 0},
+        deadline_ms=int(time.time() * 1000) + 3_600_000,
+        poll_interval=0.1,
+    )
 
     async def first_event():
         async for event in trigger.run():
@@ -99,8 +125,9 @@ async def test_the_trigger_ends_on_an_error_retrying_cannot_fix(kgroups_conn, se
     assert time.monotonic() - started < 15  # one check, not an hour of polling
 
 
-async def test_the_triggers_first_check_comes_one_poll_interval_after_the_workers(kgroups_conn, secure_cluster,
-                                                                                 monkeypatch):
+async def test_the_triggers_first_check_comes_one_poll_interval_after_the_workers(
+    kgroups_conn, secure_cluster, monkeypatch
+):
     """The worker checks right before deferring; checking again at once would double the load
     for nothing (and count a check the interval never allowed)."""
     from airflow_provider_kgroups.hooks.groups import KafkaGroupsHook
@@ -116,8 +143,13 @@ async def test_the_triggers_first_check_comes_one_poll_interval_after_the_worker
 
     monkeypatch.setattr(KafkaGroupsHook, "acheck_gate", spy)
     spec = GateSpec(group_ids=("billing",), topics=("orders",)).to_dict()
-    trigger = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state={"started_ms": 0},
-                                 deadline_ms=int(time.time() * 1000) + 3_600_000, poll_interval=1.0)
+    trigger = ConsumerLagTrigger(
+        kafka_groups_conn_id=conn_id,
+        spec=spec,
+        state={"started_ms": 0},
+        deadline_ms=int(time.time() * 1000) + 3_600_000,
+        poll_interval=1.0,
+    )
 
     async def first_event():
         async for event in trigger.run():

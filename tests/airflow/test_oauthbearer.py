@@ -36,7 +36,9 @@ def idp():
 
 @pytest.fixture(scope="module")
 def oauth_cluster(idp):
-    with FakeCluster.running_in_thread(brokers=1, sasl={"OAUTHBEARER": JwksValidator(idp.jwks_url)}) as cluster:
+    with FakeCluster.running_in_thread(
+        brokers=1, sasl={"OAUTHBEARER": JwksValidator(idp.jwks_url)}
+    ) as cluster:
         cluster.add_topic("orders", partitions=1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 7})
         yield cluster
@@ -50,22 +52,46 @@ async def first_event(trigger: ConsumerLagTrigger) -> dict:
 
 def connections(kgroups_conn, cluster, idp, secret=SECRET) -> dict[str, str]:
     return {
-        "kgroups": kgroups_conn("kg_oidc", "kgroups", host=cluster.bootstrap, extra={
-            "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "OAUTHBEARER",
-            "sasl_oauthbearer_token_endpoint_url": idp.token_url, "sasl_oauthbearer_client_id": "svc",
-            "sasl_oauthbearer_client_secret": secret, "sasl_oauthbearer_scope": "kafka"}),
-        "kafka-librdkafka": kgroups_conn("kafka_oidc", "kafka", extra={
-            "bootstrap.servers": cluster.bootstrap, "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.client.id": "svc",
-            "sasl.oauthbearer.client.secret": secret, "sasl.oauthbearer.token.endpoint.url": idp.token_url,
-            "group.id": "ignored"}),
-        "kafka-java": kgroups_conn("kafka_java_oidc", "kafka", extra={
-            "bootstrap.servers": cluster.bootstrap, "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url": idp.token_url,
-            "sasl.login.callback.handler.class":
-                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
-            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-                                f'clientId="svc" clientSecret="{secret}";'}),
+        "kgroups": kgroups_conn(
+            "kg_oidc",
+            "kgroups",
+            host=cluster.bootstrap,
+            extra={
+                "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": "OAUTHBEARER",
+                "sasl_oauthbearer_token_endpoint_url": idp.token_url,
+                "sasl_oauthbearer_client_id": "svc",
+                "sasl_oauthbearer_client_secret": secret,
+                "sasl_oauthbearer_scope": "kafka",
+            },
+        ),
+        "kafka-librdkafka": kgroups_conn(
+            "kafka_oidc",
+            "kafka",
+            extra={
+                "bootstrap.servers": cluster.bootstrap,
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "OAUTHBEARER",
+                "sasl.oauthbearer.method": "oidc",
+                "sasl.oauthbearer.client.id": "svc",
+                "sasl.oauthbearer.client.secret": secret,
+                "sasl.oauthbearer.token.endpoint.url": idp.token_url,
+                "group.id": "ignored",
+            },
+        ),
+        "kafka-java": kgroups_conn(
+            "kafka_java_oidc",
+            "kafka",
+            extra={
+                "bootstrap.servers": cluster.bootstrap,
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "OAUTHBEARER",
+                "sasl.oauthbearer.token.endpoint.url": idp.token_url,
+                "sasl.login.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+                "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                f'clientId="svc" clientSecret="{secret}";',
+            },
+        ),
     }
 
 
@@ -86,7 +112,9 @@ def test_every_connection_form_logs_in_with_oidc(kind, oauth_cluster, idp, kgrou
     assert SECRET not in said
 
 
-def test_wrong_client_secret_fails_the_connection_test_naming_the_endpoint(oauth_cluster, idp, kgroups_conn, capfd):
+def test_wrong_client_secret_fails_the_connection_test_naming_the_endpoint(
+    oauth_cluster, idp, kgroups_conn, capfd
+):
     wrong = f"wrong-{uuid.uuid4().hex}"
     conn_id = connections(kgroups_conn, oauth_cluster, idp, secret=wrong)["kgroups"]
     ok, message = KafkaGroupsHook(conn_id).test_connection()
@@ -97,14 +125,25 @@ def test_wrong_client_secret_fails_the_connection_test_naming_the_endpoint(oauth
 
 def test_a_token_callback_is_refused_unless_allowed_and_then_imported(kgroups_conn, monkeypatch):
     with FakeCluster.running_in_thread(brokers=1, sasl={"OAUTHBEARER": UnsecuredValidator()}) as cluster:
-        conn_id = kgroups_conn("kafka_cb", "kafka", extra={
-            "bootstrap.servers": cluster.bootstrap, "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "OAUTHBEARER", "oauth_cb": f"{PROBE}.token", "sasl.oauthbearer.config": "dora"})
+        conn_id = kgroups_conn(
+            "kafka_cb",
+            "kafka",
+            extra={
+                "bootstrap.servers": cluster.bootstrap,
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "OAUTHBEARER",
+                "oauth_cb": f"{PROBE}.token",
+                "sasl.oauthbearer.config": "dora",
+            },
+        )
         monkeypatch.delenv("AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS", raising=False)
         monkeypatch.delenv("AIRFLOW__APACHE_KAFKA__CALLBACK_ALLOWLIST", raising=False)
         sys.modules.pop(PROBE, None)
-        with pytest.raises(ConfigurationError, match=r"oauth_cb '.*oauth_probe.token' is not allowed.*"
-                                                     r"\[kgroups\] allowed_token_callbacks"):
+        with pytest.raises(
+            ConfigurationError,
+            match=r"oauth_cb '.*oauth_probe.token' is not allowed.*"
+            r"\[kgroups\] allowed_token_callbacks",
+        ):
             KafkaGroupsHook(conn_id).client_config
         assert PROBE not in sys.modules  # refused before anything was imported
         monkeypatch.setenv("AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS", "other.module.fn")
@@ -124,15 +163,27 @@ async def test_a_deferred_check_outlives_several_sessions_without_reconnecting(k
     """A ConsumerLagTrigger polling for 4.5 s of 1.5 s sessions bounded by 1.6 s tokens: every
     renewal on the same connection, each with a fresh token; nothing fails, nothing reconnects."""
     caplog.set_level(logging.DEBUG)
-    with IdentityProvider({"svc": SECRET}, lifetime_s=1.6) as provider, FakeCluster.running_in_thread(
-            brokers=1, sasl={"OAUTHBEARER": JwksValidator(provider.jwks_url)}, connections_max_reauth_ms=1500) as c:
+    with (
+        IdentityProvider({"svc": SECRET}, lifetime_s=1.6) as provider,
+        FakeCluster.running_in_thread(
+            brokers=1, sasl={"OAUTHBEARER": JwksValidator(provider.jwks_url)}, connections_max_reauth_ms=1500
+        ) as c,
+    ):
         c.add_topic("orders", partitions=1, end_offsets=10)
         c.add_group("billing", offsets={("orders", 0): 7})
         conn_id = connections(kgroups_conn, c, provider)["kgroups"]
-        spec = GateSpec(group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0).to_dict()
+        spec = GateSpec(
+            group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0
+        ).to_dict()
         now_ms = int(time.time() * 1000)
-        trigger = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state={"started_ms": now_ms, "checks": 1},
-                                     deadline_ms=now_ms + 60_000, poll_interval=0.2, deferred_at_ms=now_ms)
+        trigger = ConsumerLagTrigger(
+            kafka_groups_conn_id=conn_id,
+            spec=spec,
+            state={"started_ms": now_ms, "checks": 1},
+            deadline_ms=now_ms + 60_000,
+            poll_interval=0.2,
+            deferred_at_ms=now_ms,
+        )
         catch_up = threading.Timer(4.5, lambda: c.commit("billing", {("orders", 0): 10}))
         catch_up.start()
 
@@ -153,10 +204,18 @@ async def test_a_deferred_check_outlives_several_sessions_without_reconnecting(k
 
 async def test_a_token_endpoint_refusal_ends_the_deferred_check_at_once(oauth_cluster, idp, kgroups_conn):
     conn_id = connections(kgroups_conn, oauth_cluster, idp, secret="nope")["kgroups"]
-    spec = GateSpec(group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0).to_dict()
+    spec = GateSpec(
+        group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0
+    ).to_dict()
     now_ms = int(time.time() * 1000)
-    trigger = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state={"started_ms": now_ms, "checks": 1},
-                                 deadline_ms=now_ms + 3_600_000, poll_interval=0.1, deferred_at_ms=now_ms)
+    trigger = ConsumerLagTrigger(
+        kafka_groups_conn_id=conn_id,
+        spec=spec,
+        state={"started_ms": now_ms, "checks": 1},
+        deadline_ms=now_ms + 3_600_000,
+        poll_interval=0.1,
+        deferred_at_ms=now_ms,
+    )
 
     started = time.monotonic()
     payload = await first_event(trigger)
@@ -164,14 +223,17 @@ async def test_a_token_endpoint_refusal_ends_the_deferred_check_at_once(oauth_cl
     assert "HTTP 401" in payload["message"] and time.monotonic() - started < 10
 
 
-@pytest.mark.parametrize("options, named", [
-    ({"sasl_oauthbearer_method": "magic"}, "sasl_oauthbearer_method 'magic' is unknown"),
-    ({"sasl_oauthbearer_token_endpoint_url": "idp/token"}, "is not an http(s) URL"),
-    ({"oauth_cb": "not a path"}, "is not a dotted path"),
-    ({"sasl_oauthbearer_extensions": "auth=x"}, "'auth' is invalid"),
-    ({"sasl_login_retry_backoff_s": "soon"}, "must be a number"),
-    ({"sasl_oauthbearer_client_secret": 12345}, "must be a string"),
-])
+@pytest.mark.parametrize(
+    "options, named",
+    [
+        ({"sasl_oauthbearer_method": "magic"}, "sasl_oauthbearer_method 'magic' is unknown"),
+        ({"sasl_oauthbearer_token_endpoint_url": "idp/token"}, "is not an http(s) URL"),
+        ({"oauth_cb": "not a path"}, "is not a dotted path"),
+        ({"sasl_oauthbearer_extensions": "auth=x"}, "'auth' is invalid"),
+        ({"sasl_login_retry_backoff_s": "soon"}, "must be a number"),
+        ({"sasl_oauthbearer_client_secret": 12345}, "must be a string"),
+    ],
+)
 def test_bad_oauthbearer_client_options_fail_when_the_hook_is_built(options, named):
     """At DAG parse time: a hook's client_options are checked when it is built (no connection yet)."""
     import re

@@ -32,11 +32,16 @@ def env(tmp_path, monkeypatch, kgroups_conn):
     with FakeCluster.running_in_thread(brokers=3) as cluster:
         kgroups_conn("kg_offsets", host=cluster.bootstrap)
         examples = "AIRFLOW__KGROUPS_EXAMPLES__"
-        for key, value in {f"{examples}CONN_ID": "kg_offsets", f"{examples}LANDING_GROUPS": "orders-landing*",
-                           f"{examples}LANDING_TOPICS": "orders", "AIRFLOW__KGROUPS__HISTORY_URL": str(tmp_path / "h"),
-                           f"{examples}GATE_POKE_SECONDS": "1", f"{examples}PROGRESS_GROUP": "orders-spark-progress",
-                           f"{examples}SPARK_CONF": '{"spark.ui.enabled": "false"}',
-                           "PYSPARK_PYTHON": sys.executable}.items():  # Spark's Python workers: this venv
+        for key, value in {
+            f"{examples}CONN_ID": "kg_offsets",
+            f"{examples}LANDING_GROUPS": "orders-landing*",
+            f"{examples}LANDING_TOPICS": "orders",
+            "AIRFLOW__KGROUPS__HISTORY_URL": str(tmp_path / "h"),
+            f"{examples}GATE_POKE_SECONDS": "1",
+            f"{examples}PROGRESS_GROUP": "orders-spark-progress",
+            f"{examples}SPARK_CONF": '{"spark.ui.enabled": "false"}',
+            "PYSPARK_PYTHON": sys.executable,
+        }.items():  # Spark's Python workers: this venv
             monkeypatch.setenv(key, value)
         yield cluster
 
@@ -49,7 +54,9 @@ def test_backfill_dag_resets_the_landing_groups_to_the_rendered_interval_start(r
     cluster.add_group("orders-landing", offsets={("orders", 0): 72, ("orders", 1): 72})
     cluster.add_group("orders-landing-eu", offsets={("orders", 0): 70})
     logical = datetime(2024, 5, 2, 6, tzinfo=UTC)
-    result = run_dag("kgroups_backfill_reset", conf={"dry_run": False}, folder=EXAMPLE_DAGS, logical_date=logical)
+    result = run_dag(
+        "kgroups_backfill_reset", conf={"dry_run": False}, folder=EXAMPLE_DAGS, logical_date=logical
+    )
     assert result.state == "success", result
     out = result.xcoms["rewind_landing_groups"]
     rendered = out["plan"]["spec"]["datetime"]  # what {{ data_interval_start }} rendered to
@@ -68,8 +75,12 @@ def test_backfill_dag_fails_the_task_when_a_landing_group_still_has_members(run_
     cluster.add_topic("orders", 1)
     cluster.append("orders", 0, 10, timestamp_ms=lambda offset: T0 + offset * HOUR)
     cluster.add_group("orders-landing", offsets={("orders", 0): 10}, members=[Member("m-1", {"orders": [0]})])
-    result = run_dag("kgroups_backfill_reset", conf={"dry_run": False}, folder=EXAMPLE_DAGS,
-                     logical_date=datetime(2024, 5, 1, 5, tzinfo=UTC))
+    result = run_dag(
+        "kgroups_backfill_reset",
+        conf={"dry_run": False},
+        folder=EXAMPLE_DAGS,
+        logical_date=datetime(2024, 5, 1, 5, tzinfo=UTC),
+    )
     assert result.state == "failed" and result.tasks["rewind_landing_groups"] == "failed"
     assert cluster.committed("orders-landing") == {("orders", 0): 10}
 
@@ -99,37 +110,101 @@ def test_gate_then_spark_dag_commits_its_processed_range_and_the_next_run_starts
     assert cluster.committed("orders-spark-progress") == {("orders", 0): 25, ("orders", 1): 25}
 
 
-@pytest.mark.parametrize("make, named", [
-    (lambda: ConsumerGroupOffsetResetOperator(task_id="r", group_ids=["g"], strategy="to_datetime",
-                                              value="yesterday", topics=["t"], backup_url="b"),
-     "not an ISO-8601 date-time"),
-    (lambda: ConsumerGroupOffsetResetOperator(task_id="r", group_ids=["g"], strategy="sideways", topics=["t"],
-                                              backup_url="b"), "not a reset strategy"),
-    (lambda: ConsumerGroupOffsetResetOperator(task_id="r", group_ids=["g"], strategy="to_earliest",
-                                              backup_url="b"), "needs a scope"),
-    (lambda: ConsumerGroupOffsetResetOperator(task_id="r", group_ids=["g"], strategy="to_offset", value=-1,
-                                              topics=["t"], backup_url="b"), "negative"),
-    (lambda: ConsumerGroupOffsetResetOperator(task_id="r", group_ids=["g"], strategy="by_duration", value="6h",
-                                              topics=["t"], backup_url="b"), "not an ISO-8601 duration"),
-    (lambda: ConsumerGroupOffsetResetOperator(task_id="r", group_patterns=["g*"], strategy="to_earliest",
-                                              topics=["t"], dry_run=False, backup_url="b"), "needs max_groups"),
-    (lambda: ConsumerGroupOffsetResetOperator(task_id="r", group_ids=["g"], strategy="to_earliest", topics=["t:x"],
-                                              backup_url="b"), "partition 'x'"),
-    (lambda: ConsumerGroupProgressOperator(task_id="p", progress_group_id="g*", ending_offsets={"t": {"0": 1}},
-                                           backup_url="b"), "one exact group id"),
-    (lambda: ConsumerGroupProgressOperator(task_id="p", progress_group_id="g", ending_offsets={"t": {"0": -1}},
-                                           backup_url="b"), "is -1 (latest); offsets are >= 0"),
-    (lambda: ConsumerGroupProgressOperator(task_id="p", progress_group_id="g", ending_offsets={},
-                                           backup_url="b"), "ending_offsets is empty"),
-])
+@pytest.mark.parametrize(
+    "make, named",
+    [
+        (
+            lambda: ConsumerGroupOffsetResetOperator(
+                task_id="r",
+                group_ids=["g"],
+                strategy="to_datetime",
+                value="yesterday",
+                topics=["t"],
+                backup_url="b",
+            ),
+            "not an ISO-8601 date-time",
+        ),
+        (
+            lambda: ConsumerGroupOffsetResetOperator(
+                task_id="r", group_ids=["g"], strategy="sideways", topics=["t"], backup_url="b"
+            ),
+            "not a reset strategy",
+        ),
+        (
+            lambda: ConsumerGroupOffsetResetOperator(
+                task_id="r", group_ids=["g"], strategy="to_earliest", backup_url="b"
+            ),
+            "needs a scope",
+        ),
+        (
+            lambda: ConsumerGroupOffsetResetOperator(
+                task_id="r", group_ids=["g"], strategy="to_offset", value=-1, topics=["t"], backup_url="b"
+            ),
+            "negative",
+        ),
+        (
+            lambda: ConsumerGroupOffsetResetOperator(
+                task_id="r", group_ids=["g"], strategy="by_duration", value="6h", topics=["t"], backup_url="b"
+            ),
+            "not an ISO-8601 duration",
+        ),
+        (
+            lambda: ConsumerGroupOffsetResetOperator(
+                task_id="r",
+                group_patterns=["g*"],
+                strategy="to_earliest",
+                topics=["t"],
+                dry_run=False,
+                backup_url="b",
+            ),
+            "needs max_groups",
+        ),
+        (
+            lambda: ConsumerGroupOffsetResetOperator(
+                task_id="r", group_ids=["g"], strategy="to_earliest", topics=["t:x"], backup_url="b"
+            ),
+            "partition 'x'",
+        ),
+        (
+            lambda: ConsumerGroupProgressOperator(
+                task_id="p", progress_group_id="g*", ending_offsets={"t": {"0": 1}}, backup_url="b"
+            ),
+            "one exact group id",
+        ),
+        (
+            lambda: ConsumerGroupProgressOperator(
+                task_id="p", progress_group_id="g", ending_offsets={"t": {"0": -1}}, backup_url="b"
+            ),
+            "is -1 (latest); offsets are >= 0",
+        ),
+        (
+            lambda: ConsumerGroupProgressOperator(
+                task_id="p", progress_group_id="g", ending_offsets={}, backup_url="b"
+            ),
+            "ending_offsets is empty",
+        ),
+    ],
+)
 def test_bad_arguments_fail_at_parse_time_naming_the_argument(make, named):
     with pytest.raises(ValueError, match=re.escape(named)):
         make()
 
 
 def test_templated_arguments_are_checked_after_rendering_only():
-    op = ConsumerGroupOffsetResetOperator(task_id="r", group_ids=["g"], strategy="{{ params.strategy }}",
-                                          value="{{ data_interval_start }}", topics=["t"], backup_url="b")
+    op = ConsumerGroupOffsetResetOperator(
+        task_id="r",
+        group_ids=["g"],
+        strategy="{{ params.strategy }}",
+        value="{{ data_interval_start }}",
+        topics=["t"],
+        backup_url="b",
+    )
     assert "hook" not in op.__dict__  # nothing built, nothing sent at parse time
-    ConsumerGroupOffsetResetOperator(task_id="r2", group_ids=["g"], strategy="to_datetime",
-                                     value="{{ data_interval_start }}", topics=["t"], backup_url="b")
+    ConsumerGroupOffsetResetOperator(
+        task_id="r2",
+        group_ids=["g"],
+        strategy="to_datetime",
+        value="{{ data_interval_start }}",
+        topics=["t"],
+        backup_url="b",
+    )

@@ -42,12 +42,16 @@ def test_snapshot_operator_appends_to_the_history(run_dag, seed, broker, kgroups
     rows = HistoryStore(history).read_rows()
     assert summary["rows"] == len(rows) and {r["snapshot_ms"] for r in rows} == {summary["taken_at_ms"]}
     assert {(r["group_id"], r["partition"], r["committed"], r["lag"]) for r in rows} == {
-        (f"{name_prefix}a", 0, 1, 2), (f"{name_prefix}a", 1, 0, 0), (f"{name_prefix}b", 0, 3, 0)}
+        (f"{name_prefix}a", 0, 1, 2),
+        (f"{name_prefix}a", 1, 0, 0),
+        (f"{name_prefix}b", 0, 3, 0),
+    }
 
 
 @pytest.mark.realbroker
-def test_cleanup_dry_run_then_real_run_on_the_real_broker(run_dag, seed, broker, kgroups_conn, name_prefix, tmp_path,
-                                                          live_group):
+def test_cleanup_dry_run_then_real_run_on_the_real_broker(
+    run_dag, seed, broker, kgroups_conn, name_prefix, tmp_path, live_group
+):
     kgroups_conn("kgroups_test", host=broker.bootstrap)
     p = name_prefix
     topic = f"{p}t"
@@ -57,9 +61,15 @@ def test_cleanup_dry_run_then_real_run_on_the_real_broker(run_dag, seed, broker,
     for group_id, offset in ((dead, 5), (paused, 3), (system, 5)):
         seed.commit(group_id, {(topic, 0): offset})
     history = str(tmp_path / "history")
-    seed_history(history, {dead: [(240, 5, 8)], system: [(240, 5, 8)], paused: [(240, 2, 8), (1, 3, 8)]}, topic=topic)
-    conf = {"history": history, "ids": [live_group.group_id], "patterns": [f"{p}*", f"connect-{p}*"],
-            "conn": "kgroups_test"}
+    seed_history(
+        history, {dead: [(240, 5, 8)], system: [(240, 5, 8)], paused: [(240, 2, 8), (1, 3, 8)]}, topic=topic
+    )
+    conf = {
+        "history": history,
+        "ids": [live_group.group_id],
+        "patterns": [f"{p}*", f"connect-{p}*"],
+        "conn": "kgroups_test",
+    }
 
     dry = run_dag("kg_cleanup", {**conf, "dry_run": True})
     assert dry.state == "success", dry
@@ -98,28 +108,41 @@ def _audit(url: str) -> dict:
         return json.load(f)
 
 
-def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgroups_conn, tmp_path, monkeypatch):
+def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(
+    run_dag, kgroups_conn, tmp_path, monkeypatch
+):
     with FakeCluster.running_in_thread(brokers=3) as cluster:
         cluster.add_topic("orders", partitions=1, end_offsets=[60])  # 10 records to read at offset 50
         groups = ["dead-1", "racy", "nonempty", "broken", "topicless"]
         for group_id in groups[:4]:
             cluster.add_group(group_id, offsets={("orders", 0): 50})
-        cluster.add_group("topicless", offsets={("deleted-topic", 0): 9})  # its only topic is gone (checked by name)
-        cluster.add_group("live", offsets={("orders", 0): 50}, members=[Member("m-1", assignment={"orders": [0]})])
+        cluster.add_group(
+            "topicless", offsets={("deleted-topic", 0): 9}
+        )  # its only topic is gone (checked by name)
+        cluster.add_group(
+            "live", offsets={("orders", 0): 50}, members=[Member("m-1", assignment={"orders": [0]})]
+        )
         history = str(tmp_path / "history")
         seed_history(history, {g: [(240, 50, 60)] for g in groups[:4]})
         cluster.inject_error("DeleteGroups", Err.NON_EMPTY_GROUP, key="nonempty")
         cluster.inject_error("DeleteGroups", Err.GROUP_AUTHORIZATION_FAILED, key="broken")
         original = AsyncGroupsClient.describe_groups
 
-        async def a_consumer_rejoins_first(self, group_ids, *args, **kwargs):  # the race the second describe is for
+        async def a_consumer_rejoins_first(
+            self, group_ids, *args, **kwargs
+        ):  # the race the second describe is for
             if "live" not in group_ids:  # the second describe names only the groups about to be deleted
                 cluster.set_members("racy", [Member("m-2", assignment={"orders": [0]})], state="Stable")
             return await original(self, group_ids, *args, **kwargs)
 
         monkeypatch.setattr(AsyncGroupsClient, "describe_groups", a_consumer_rejoins_first)
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
-        conf = {"history": history, "ids": [*groups, "live", "never-existed"], "patterns": [], "conn": "kgroups_fake"}
+        conf = {
+            "history": history,
+            "ids": [*groups, "live", "never-existed"],
+            "patterns": [],
+            "conn": "kgroups_fake",
+        }
         capped = run_dag("kg_cleanup", {**conf, "dry_run": True, "max_deletions": 2})
         assert capped.state == "success", capped
         out = capped.xcoms["cleanup"]
@@ -137,7 +160,8 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         assert not cluster.has_group("dead-1") and not cluster.has_group("topicless")
         assert all(cluster.has_group(g) for g in ("racy", "nonempty", "broken", "live"))
         assert audit_reason(out, "topicless").startswith(
-            "dead: every topic it committed to was deleted; matches no deny pattern")
+            "dead: every topic it committed to was deleted; matches no deny pattern"
+        )
         audit = _audit(out["audit_url"])
         assert audit["decisions"]["never-existed"]["decision"] == "not_found"
         assert "Dead" in audit["decisions"]["never-existed"]["reason"]
@@ -145,14 +169,19 @@ def test_cleanup_keeps_groups_that_rejoin_and_fails_only_at_the_end(run_dag, kgr
         assert set(load_backup(out["backup_url"]).groups) == {"dead-1", "topicless", "nonempty", "broken"}
 
 
-def test_cleanup_fails_when_the_broker_refuses_a_stale_offsets_deletion(run_dag, kgroups_conn, tmp_path, monkeypatch):
+def test_cleanup_fails_when_the_broker_refuses_a_stale_offsets_deletion(
+    run_dag, kgroups_conn, tmp_path, monkeypatch
+):
     """Issue 29: a stale-offsets deletion the broker refused on every partition (a member
     subscribed to the topic again, GROUP_SUBSCRIBED_TO_TOPIC) is refused, and the task says so."""
     with FakeCluster.running_in_thread(brokers=1) as cluster:
         cluster.add_topic("orders", partitions=1, end_offsets=[60])
         cluster.add_topic("old", partitions=2, end_offsets=[60, 60])
-        cluster.add_group("live", offsets={("orders", 0): 50, ("old", 0): 3, ("old", 1): 4},
-                          members=[Member("m-1", {"orders": [0]})])
+        cluster.add_group(
+            "live",
+            offsets={("orders", 0): 50, ("old", 0): 3, ("old", 1): 4},
+            members=[Member("m-1", {"orders": [0]})],
+        )
         original = AsyncGroupsClient.delete_committed_offsets
 
         async def a_member_subscribes_first(self, offsets, *args, **kwargs):
@@ -161,8 +190,13 @@ def test_cleanup_fails_when_the_broker_refuses_a_stale_offsets_deletion(run_dag,
 
         monkeypatch.setattr(AsyncGroupsClient, "delete_committed_offsets", a_member_subscribes_first)
         kgroups_conn("kgroups_fake", host=cluster.bootstrap)
-        conf = {"history": str(tmp_path / "history"), "ids": ["live"], "patterns": [], "conn": "kgroups_fake",
-                "stale_offsets": True}
+        conf = {
+            "history": str(tmp_path / "history"),
+            "ids": ["live"],
+            "patterns": [],
+            "conn": "kgroups_fake",
+            "stale_offsets": True,
+        }
         planned = run_dag("kg_cleanup", {**conf, "dry_run": True})
         assert planned.state == "success", planned
         assert planned.xcoms["cleanup"]["stale_offsets"]["would_do"] == 1

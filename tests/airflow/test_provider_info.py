@@ -48,9 +48,17 @@ def test_airflow_lists_the_provider_hook_and_connection_form(airflow_db):
     assert pm.field_behaviours["kgroups"]["relabeling"]["host"] == "Bootstrap servers"
     # and the CLI shows it, from a fresh process with the same AIRFLOW_HOME
     airflow = os.path.join(os.path.dirname(sys.executable), "airflow")
-    out = subprocess.run(["sh", "-c", f"{airflow} providers get airflow-provider-kgroups -o json && "
-                                      f"{airflow} providers hooks -o json"],
-                         capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    out = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f"{airflow} providers get airflow-provider-kgroups -o json && {airflow} providers hooks -o json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert '"airflow-provider-kgroups"' in out.stdout
     assert "airflow_provider_kgroups.hooks.groups.KafkaGroupsHook" in out.stdout
@@ -75,8 +83,13 @@ def _airflow_env(lazy_discover_providers: bool) -> dict[str, str]:
 def test_airflow_plugins_lists_the_page_with_default_settings(airflow_db):
     # the symptom: with Airflow's default lazy provider discovery `airflow plugins` listed no kgroups
     airflow = os.path.join(os.path.dirname(sys.executable), "airflow")
-    out = subprocess.run([airflow, "plugins", "-o", "json"], capture_output=True, text=True, timeout=120,
-                         env=_airflow_env(lazy_discover_providers=True))
+    out = subprocess.run(
+        [airflow, "plugins", "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_airflow_env(lazy_discover_providers=True),
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     listed = [p for p in json.loads(out.stdout) if p["name"] == "kgroups"]
     assert len(listed) == 1, out.stdout[-2000:]
@@ -88,9 +101,16 @@ def test_the_page_is_registered_once_whatever_the_discovery(airflow_db, lazy):
     # Eager discovery also reads a provider info's "plugins": listing the page there as well as in the entry
     # point would register it twice ("Plugin 'kgroups' already registered, skipping", an import error in
     # the UI).
-    out = subprocess.run([sys.executable, "-c", _PLUGINS_AND_ERRORS], capture_output=True, text=True, timeout=120,
-                         env=_airflow_env(lazy_discover_providers=lazy))
+    out = subprocess.run(
+        [sys.executable, "-c", _PLUGINS_AND_ERRORS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_airflow_env(lazy_discover_providers=lazy),
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["names"].count("kgroups") == 1
-    assert [(where, error) for where, error in found["errors"].items() if "kgroups" in f"{where} {error}"] == []
+    assert [
+        (where, error) for where, error in found["errors"].items() if "kgroups" in f"{where} {error}"
+    ] == []

@@ -22,8 +22,9 @@ pytestmark = pytest.mark.realbroker
 @pytest.fixture(scope="module")
 def lagging_group(seed):
     """One live group on a 2-partition topic, paused after consuming the first records."""
-    group = start_live_group(seed, "kg-sensor-live", "kg-sensor-topic", records_per_partition=(3, 2),
-                             watch_states=False)
+    group = start_live_group(
+        seed, "kg-sensor-live", "kg-sensor-topic", records_per_partition=(3, 2), watch_states=False
+    )
     yield group
     group.stop()
 
@@ -57,21 +58,27 @@ def _catch_up_after(fixed: threading.Event, group, failures: list) -> threading.
 
 
 @pytest.mark.parametrize("dag_id", ["kg_sensor_poke", "kg_sensor_deferrable"])
-def test_sensor_waits_for_the_barrier_while_the_consumer_catches_up(dag_id, run_dag, seed, broker, kgroups_conn,
-                                                                     lagging_group, barrier_fixed):
+def test_sensor_waits_for_the_barrier_while_the_consumer_catches_up(
+    dag_id, run_dag, seed, broker, kgroups_conn, lagging_group, barrier_fixed
+):
     kgroups_conn("kgroups_test", host=broker.bootstrap)
     topic = lagging_group.topic
     seed.produce(topic, 0, 4)
     seed.produce(topic, 1, 1)
     ends = seed.end_offsets(topic, [0, 1])
     committed = seed.committed(lagging_group.group_id)
-    assert all(committed.get(tp) < ends[tp.partition] for tp in committed), "the group must lag before the run"
+    assert all(committed.get(tp) < ends[tp.partition] for tp in committed), (
+        "the group must lag before the run"
+    )
     failures: list = []
     helper = _catch_up_after(barrier_fixed, lagging_group, failures)
     previous = {topic: {"0": 3}}
     try:
-        result = run_dag(dag_id, {"group": lagging_group.group_id, "topic": topic, "previous": json.dumps(previous)},
-                         xcom_keys=("barrier_target",))
+        result = run_dag(
+            dag_id,
+            {"group": lagging_group.group_id, "topic": topic, "previous": json.dumps(previous)},
+            xcom_keys=("barrier_target",),
+        )
     finally:
         helper.join(60)
         lagging_group.consumer.pause()

@@ -33,8 +33,9 @@ def cluster():
 
 
 @pytest.mark.parametrize("dag_id", ["kg_sensor_seconds_poke", "kg_sensor_seconds_deferrable"])
-def test_an_undecodable_topic_keeps_the_gate_closed_until_the_timeout(dag_id, cluster, run_dag, kgroups_conn, capfd,
-                                                                       monkeypatch):
+def test_an_undecodable_topic_keeps_the_gate_closed_until_the_timeout(
+    dag_id, cluster, run_dag, kgroups_conn, capfd, monkeypatch
+):
     kgroups_conn("kgroups_test", host=cluster.bootstrap)
     undecodable_batches(monkeypatch)
     result = run_dag(dag_id, {"group": "behind", "topic": "landed"})
@@ -47,12 +48,19 @@ def test_an_undecodable_topic_keeps_the_gate_closed_until_the_timeout(dag_id, cl
     # naming the partition, the codec, the library and what the user can do
     told = [line for line in text.splitlines() if "the gate stays closed" in line]
     assert len(told) == 1 and "WARNING" in told[0].upper(), told
-    for words in ("group behind, landed[0]: cannot decode records from offset 10: lz4 record batch could not be "
-                  "decoded with cramjam", "the age of its record at offset 10 is unknown", "pip install --upgrade "
-                  "cramjam", "the group commits past that batch or reaches the log end", "max_lag_per_partition",
-                  "unknown_lag does not change it"):
+    for words in (
+        "group behind, landed[0]: cannot decode records from offset 10: lz4 record batch could not be "
+        "decoded with cramjam",
+        "the age of its record at offset 10 is unknown",
+        "pip install --upgrade cramjam",
+        "the group commits past that batch or reaches the log end",
+        "max_lag_per_partition",
+        "unknown_lag does not change it",
+    ):
         assert words in told[0], words
-    assert len(re.findall(r"check \d+: behind: lag in seconds unknown", text)) >= 3  # later checks (the trigger's too)
+    assert (
+        len(re.findall(r"check \d+: behind: lag in seconds unknown", text)) >= 3
+    )  # later checks (the trigger's too)
 
 
 @pytest.mark.parametrize("dag_id", ["kg_sensor_seconds_poke", "kg_sensor_seconds_deferrable"])
@@ -66,13 +74,18 @@ def test_a_group_with_young_unread_records_opens_the_same_gate(dag_id, cluster, 
 # -- the same story on the embedded broker, with the codecs (tests/realbroker/test_behind.py for every codec) --
 
 #: (DAG, codec): poke and deferrable over the three codecs of the issue, without running all six pairs
-ON_TANSU = [("kg_sensor_seconds_poke", "lz4"), ("kg_sensor_seconds_deferrable", "lz4"),
-            ("kg_sensor_seconds_poke", "zstd"), ("kg_sensor_seconds_deferrable", "snappy")]
+ON_TANSU = [
+    ("kg_sensor_seconds_poke", "lz4"),
+    ("kg_sensor_seconds_deferrable", "lz4"),
+    ("kg_sensor_seconds_poke", "zstd"),
+    ("kg_sensor_seconds_deferrable", "snappy"),
+]
 
 
 @pytest.mark.parametrize("dag_id, codec", ON_TANSU)
-def test_on_the_real_broker_a_group_hours_behind_never_opens_the_gate(dag_id, codec, broker, seed, behind, name_prefix,
-                                                                        run_dag, kgroups_conn, capfd):
+def test_on_the_real_broker_a_group_hours_behind_never_opens_the_gate(
+    dag_id, codec, broker, seed, behind, name_prefix, run_dag, kgroups_conn, capfd
+):
     seeded = behind[codec]
     group = f"{name_prefix}behind"
     seed.commit(group, {(seeded.topic, 0): seeded.behind.offset})  # inside a compressed 100-record batch
@@ -87,8 +100,9 @@ def test_on_the_real_broker_a_group_hours_behind_never_opens_the_gate(dag_id, co
 
 
 @pytest.mark.parametrize("dag_id, codec", ON_TANSU[:2])
-def test_on_the_real_broker_a_young_group_on_the_same_topic_opens_it(dag_id, codec, broker, seed, behind, name_prefix,
-                                                                      run_dag, kgroups_conn):
+def test_on_the_real_broker_a_young_group_on_the_same_topic_opens_it(
+    dag_id, codec, broker, seed, behind, name_prefix, run_dag, kgroups_conn
+):
     seeded = behind[codec]
     young = append_young(broker.bootstrap, seeded, int(time.time() * 1000) - 5_000)  # written 5 s ago
     group = f"{name_prefix}young"

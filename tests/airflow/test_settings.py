@@ -14,8 +14,14 @@ from airflow_provider_kgroups.get_provider_info import get_provider_info
 from airflow_provider_kgroups.lag.deadgroups import DEFAULT_DENY_PATTERNS
 
 AIRFLOW = os.path.join(os.path.dirname(sys.executable), "airflow")
-NAMES = ("history_url", "default_deny_patterns", "max_deletions", "max_deletions_percent", "connect_conn_ids",
-         "allowed_token_callbacks")
+NAMES = (
+    "history_url",
+    "default_deny_patterns",
+    "max_deletions",
+    "max_deletions_percent",
+    "connect_conn_ids",
+    "allowed_token_callbacks",
+)
 
 
 def test_the_section_is_declared_with_a_type_default_and_description_per_option():
@@ -30,8 +36,13 @@ def test_the_section_is_declared_with_a_type_default_and_description_per_option(
 
 def test_airflow_config_list_shows_the_section_and_an_environment_override():
     env = {**os.environ, "AIRFLOW__KGROUPS__MAX_DELETIONS": "3", "AIRFLOW__KGROUPS__HISTORY_URL": "s3://b/h"}
-    out = subprocess.run([AIRFLOW, "config", "list", "--section", "kgroups", "--show-values"],
-                         capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run(
+        [AIRFLOW, "config", "list", "--section", "kgroups", "--show-values"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.splitlines()
     assert "[kgroups]" in lines
@@ -45,9 +56,13 @@ def test_airflow_config_list_shows_the_section_and_an_environment_override():
 def test_the_cleanup_operator_takes_its_unset_arguments_from_the_section(monkeypatch):
     from airflow_provider_kgroups.operators.cleanup import DeadConsumerGroupCleanupOperator
 
-    for name, value in {"HISTORY_URL": "/srv/kgroups-history", "MAX_DELETIONS": "4",
-                        "MAX_DELETIONS_PERCENT": "12.5", "CONNECT_CONN_IDS": "connect_a, connect_b",
-                        "DEFAULT_DENY_PATTERNS": "connect-*,__*,mirror-*"}.items():
+    for name, value in {
+        "HISTORY_URL": "/srv/kgroups-history",
+        "MAX_DELETIONS": "4",
+        "MAX_DELETIONS_PERCENT": "12.5",
+        "CONNECT_CONN_IDS": "connect_a, connect_b",
+        "DEFAULT_DENY_PATTERNS": "connect-*,__*,mirror-*",
+    }.items():
         monkeypatch.setenv(f"AIRFLOW__KGROUPS__{name}", value)
     op = DeadConsumerGroupCleanupOperator(task_id="clean")
     assert (op.history_url, op.max_deletions, op.max_deletions_percent) == ("/srv/kgroups-history", 4, 12.5)
@@ -56,9 +71,15 @@ def test_the_cleanup_operator_takes_its_unset_arguments_from_the_section(monkeyp
     policy = op._validate(rendered=True)
     assert policy.max_deletions == 4 and policy.rules.default_deny == ("connect-*", "__*", "mirror-*")
     # an argument wins over the section
-    op = DeadConsumerGroupCleanupOperator(task_id="clean2", history_url="/other", max_deletions=1,
-                                          connect_conn_ids=[], default_deny=["x-*"])
-    assert (op.history_url, op.max_deletions, op.connect_conn_ids, op.default_deny) == ("/other", 1, [], ["x-*"])
+    op = DeadConsumerGroupCleanupOperator(
+        task_id="clean2", history_url="/other", max_deletions=1, connect_conn_ids=[], default_deny=["x-*"]
+    )
+    assert (op.history_url, op.max_deletions, op.connect_conn_ids, op.default_deny) == (
+        "/other",
+        1,
+        [],
+        ["x-*"],
+    )
 
 
 def test_without_the_section_the_built_in_defaults_hold_and_history_url_is_asked_for(monkeypatch):
@@ -70,16 +91,21 @@ def test_without_the_section_the_built_in_defaults_hold_and_history_url_is_asked
     op = DeadConsumerGroupCleanupOperator(task_id="clean", history_url="/h")
     assert (op.max_deletions, op.max_deletions_percent, op.connect_conn_ids) == (10, 50.0, None)
     assert tuple(op.default_deny) == DEFAULT_DENY_PATTERNS
-    for make in (lambda: DeadConsumerGroupCleanupOperator(task_id="c"),
-                 lambda: ConsumerGroupSnapshotOperator(task_id="s")):
+    for make in (
+        lambda: DeadConsumerGroupCleanupOperator(task_id="c"),
+        lambda: ConsumerGroupSnapshotOperator(task_id="s"),
+    ):
         with pytest.raises(ValueError, match=r"history_url is required.*\[kgroups\] history_url"):
             make()
 
 
 def test_a_malformed_option_is_named_with_the_fix(monkeypatch):
     monkeypatch.setenv("AIRFLOW__KGROUPS__MAX_DELETIONS", "ten")
-    with pytest.raises(ValueError, match=r"\[kgroups\] max_deletions must be an integer, got 'ten'.*"
-                                         r"AIRFLOW__KGROUPS__MAX_DELETIONS"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[kgroups\] max_deletions must be an integer, got 'ten'.*"
+        r"AIRFLOW__KGROUPS__MAX_DELETIONS",
+    ):
         settings.get_int("max_deletions")
 
 

@@ -23,18 +23,34 @@ async def test_a_restarted_trigger_goes_on_counting_from_the_hand_over(kgroups_c
         cluster.add_topic("orders", 1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 10})  # caught up: done at the first check
         conn_id = kgroups_conn("kg_restart", host=cluster.bootstrap)
-        spec = GateSpec(group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0).to_dict()
+        spec = GateSpec(
+            group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0
+        ).to_dict()
         now_ms = int(time.time() * 1000)
         handed_over = {"started_ms": now_ms - 10_000, "checks": 3}  # the worker's 3 checks before deferring
 
-        fresh = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state=handed_over,
-                                   deadline_ms=now_ms + 3_600_000, poll_interval=0.2, deferred_at_ms=now_ms)
-        assert (await first_event(fresh))["result"]["checks"] == 4  # the first trigger check: one slot after deferral
+        fresh = ConsumerLagTrigger(
+            kafka_groups_conn_id=conn_id,
+            spec=spec,
+            state=handed_over,
+            deadline_ms=now_ms + 3_600_000,
+            poll_interval=0.2,
+            deferred_at_ms=now_ms,
+        )
+        assert (await first_event(fresh))["result"][
+            "checks"
+        ] == 4  # the first trigger check: one slot after deferral
 
         # Re-created from the same kwargs 2.2 s (2 slots of 1 s) after the hand-over, as after a restart
         # (the slot count holds while the run starts within the 0.8 s left of the third slot):
         deferred_at = int(time.time() * 1000) - 2_200
-        restarted = ConsumerLagTrigger(kafka_groups_conn_id=conn_id, spec=spec, state=handed_over,
-                                       deadline_ms=now_ms + 3_600_000, poll_interval=1.0, deferred_at_ms=deferred_at)
+        restarted = ConsumerLagTrigger(
+            kafka_groups_conn_id=conn_id,
+            spec=spec,
+            state=handed_over,
+            deadline_ms=now_ms + 3_600_000,
+            poll_interval=1.0,
+            deferred_at_ms=deferred_at,
+        )
         assert restarted.serialize()[1]["deferred_at_ms"] == deferred_at  # survives in the kwargs
         assert (await first_event(restarted))["result"]["checks"] == 3 + 2 + 1

@@ -32,8 +32,12 @@ from airflow_provider_kgroups.client.results import TopicExistence
 from airflow_provider_kgroups.lag.gate import FailureKind, GateSpec, GateStatus, LagGate, check_gate
 from tests.support.pytest_kafka import SASL_LISTENER, USERS
 
-ALICE = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN", "sasl_username": "alice",
-         "sasl_password": USERS["alice"]}
+ALICE = {
+    "security_protocol": "SASL_PLAINTEXT",
+    "sasl_mechanism": "PLAIN",
+    "sasl_username": "alice",
+    "sasl_password": USERS["alice"],
+}
 
 
 def alice_config(kafka) -> ClientConfig:
@@ -51,9 +55,18 @@ def hidden(kafka, kafka_seed, tmp_path_factory):
     kafka_seed.produce(names["hidden"], 0, 3)
     kafka_seed.commit(names["gopen"], {(names["open"], 0): 1, (names["hidden"], 0): 2})
     kafka_seed.commit(names["ghidden"], {(names["open"], 0): 1})
-    deny = [AclBinding(kind, names[key], ResourcePatternType.LITERAL, "User:alice", "*", AclOperation.ALL,
-                       AclPermissionType.DENY)
-            for kind, key in ((ResourceType.TOPIC, "hidden"), (ResourceType.GROUP, "ghidden"))]
+    deny = [
+        AclBinding(
+            kind,
+            names[key],
+            ResourcePatternType.LITERAL,
+            "User:alice",
+            "*",
+            AclOperation.ALL,
+            AclPermissionType.DENY,
+        )
+        for kind, key in ((ResourceType.TOPIC, "hidden"), (ResourceType.GROUP, "ghidden"))
+    ]
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
     for future in admin.create_acls(deny).values():
         future.result(30)
@@ -63,16 +76,27 @@ def hidden(kafka, kafka_seed, tmp_path_factory):
             assert time.monotonic() < deadline, "the DENY ACLs never took effect"
             time.sleep(0.2)
     config = tmp_path_factory.mktemp("alice") / "alice.properties"
-    config.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-                      "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
-                      f'username="alice" password="{USERS["alice"]}";\n')
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="alice" password="{USERS["alice"]}";\n'
+    )
     return {**names, "command_config": str(config)}
 
 
 def _kgroups_as_alice(capsys, kafka, hidden, *args: str) -> tuple[int, dict]:
     capsys.readouterr()
-    code = kgroups_main(["-b", kafka.address(SASL_LISTENER), "--command-config", hidden["command_config"],
-                         "--format", "json", *args])
+    code = kgroups_main(
+        [
+            "-b",
+            kafka.address(SASL_LISTENER),
+            "--command-config",
+            hidden["command_config"],
+            "--format",
+            "json",
+            *args,
+        ]
+    )
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -86,15 +110,25 @@ def test_what_the_client_sees_of_hidden_topics_and_groups(kafka, hidden):
         existence = client.check_topics([hidden["open"], hidden["hidden"], hidden["absent"]])
         ends = client.log_end_offsets([t_open, t_hidden])
     assert {hidden["gopen"], hidden["ghidden"]} <= listed  # Describe on the cluster: a listing hides nothing
-    assert {g: f.code for g, f in described.failures.items()} == {hidden["ghidden"]: ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    assert {g: f.code for g, f in described.failures.items()} == {
+        hidden["ghidden"]: ErrorCode.GROUP_AUTHORIZATION_FAILED
+    }
     assert {g: f.code for g, f in all_topics.failures.items()} == {
-        hidden["ghidden"]: ErrorCode.GROUP_AUTHORIZATION_FAILED}
+        hidden["ghidden"]: ErrorCode.GROUP_AUTHORIZATION_FAILED
+    }
     # all topics: the hidden topic's offset is left out, silently
     assert {tp: c.offset for tp, c in all_topics.values[hidden["gopen"]].partitions.items()} == {t_open: 1}
     [(tp, committed)] = named.values[hidden["gopen"]].partitions.items()
-    assert (tp, committed.offset, committed.error.code) == (t_hidden, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-    assert existence.values == {hidden["open"]: TopicExistence.EXISTS, hidden["hidden"]: TopicExistence.NOT_VISIBLE,
-                                hidden["absent"]: TopicExistence.ABSENT}
+    assert (tp, committed.offset, committed.error.code) == (
+        t_hidden,
+        None,
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    )
+    assert existence.values == {
+        hidden["open"]: TopicExistence.EXISTS,
+        hidden["hidden"]: TopicExistence.NOT_VISIBLE,
+        hidden["absent"]: TopicExistence.ABSENT,
+    }
     assert ends.values[t_open].offset == 3
     assert ends.failures[t_hidden].code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
@@ -102,8 +136,12 @@ def test_what_the_client_sees_of_hidden_topics_and_groups(kafka, hidden):
 def test_kgroups_lag_names_the_denied_group_and_measures_what_it_may_see(kafka, hidden, capsys):
     code, out = _kgroups_as_alice(capsys, kafka, hidden, "lag", hidden["gopen"], hidden["ghidden"])
     assert code == 1, out
-    assert {g: f["error"] for g, f in out["failures"].items()} == {hidden["ghidden"]: "GROUP_AUTHORIZATION_FAILED"}
-    assert [(p["topic"], p["lag"]) for p in out["groups"][hidden["gopen"]]["partitions"]] == [(hidden["open"], 2)]
+    assert {g: f["error"] for g, f in out["failures"].items()} == {
+        hidden["ghidden"]: "GROUP_AUTHORIZATION_FAILED"
+    }
+    assert [(p["topic"], p["lag"]) for p in out["groups"][hidden["gopen"]]["partitions"]] == [
+        (hidden["open"], 2)
+    ]
 
 
 def test_the_gate_fails_at_once_on_a_denied_group_and_names_a_hidden_topic(kafka, hidden):
@@ -117,14 +155,17 @@ def test_the_gate_fails_at_once_on_a_denied_group_and_names_a_hidden_topic(kafka
     with pytest.raises(ConfigurationError) as raised:
         asyncio.run(check(GateSpec(group_ids=(hidden["gopen"],), topics=(hidden["hidden"],))))
     # not "does not exist": Kafka hides the topic, it does not say it is gone
-    assert f"'{hidden['hidden']}' are not visible to this principal (TOPIC_AUTHORIZATION_FAILED" in str(raised.value)
+    assert f"'{hidden['hidden']}' are not visible to this principal (TOPIC_AUTHORIZATION_FAILED" in str(
+        raised.value
+    )
     with pytest.raises(ConfigurationError, match=f"'{hidden['absent']}' do not exist"):
         asyncio.run(check(GateSpec(group_ids=(hidden["gopen"],), topics=(hidden["absent"],))))
 
 
 def test_the_cleanup_keeps_a_group_it_may_not_read(kafka, kafka_seed, hidden, capsys, tmp_path):
-    code, out = _kgroups_as_alice(capsys, kafka, hidden, "delete", "--yes", "--backup-url", str(tmp_path),
-                                  hidden["ghidden"])
+    code, out = _kgroups_as_alice(
+        capsys, kafka, hidden, "delete", "--yes", "--backup-url", str(tmp_path), hidden["ghidden"]
+    )
     assert code == 1, out
     assert (out["deleted"], out["unjudged"], out["kept"]) == ([], [hidden["ghidden"]], {"unread": 1})
     decision = out["decisions"][hidden["ghidden"]]

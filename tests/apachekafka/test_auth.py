@@ -34,16 +34,26 @@ def _offsets(config: ClientConfig, group: str) -> dict:
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"])
 def test_password_mechanisms(kafka, committed_group, mechanism):
     group, tp = committed_group
-    config = ClientConfig.create(kafka.address(SASL_LISTENER), security_protocol="SASL_PLAINTEXT",
-                                 sasl_mechanism=mechanism, sasl_username="alice", sasl_password=USERS["alice"])
+    config = ClientConfig.create(
+        kafka.address(SASL_LISTENER),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism=mechanism,
+        sasl_username="alice",
+        sasl_password=USERS["alice"],
+    )
     assert _offsets(config, group) == {tp: 1}
 
 
 def test_a_wrong_scram_password_is_an_authentication_error_that_keeps_the_secret(kafka, committed_group):
     wrong = "not-alice-secret-never-print"
-    config = ClientConfig.create(kafka.address(SASL_LISTENER), security_protocol="SASL_PLAINTEXT",
-                                 sasl_mechanism="SCRAM-SHA-512", sasl_username="alice", sasl_password=wrong,
-                                 call_timeout_s=15)
+    config = ClientConfig.create(
+        kafka.address(SASL_LISTENER),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-512",
+        sasl_username="alice",
+        sasl_password=wrong,
+        call_timeout_s=15,
+    )
     with GroupsClient(config) as client, pytest.raises(AuthenticationError) as raised:
         client.fetch_committed_offsets([committed_group[0]])
     said = f"{raised.value!s} {raised.value!r}"
@@ -52,18 +62,28 @@ def test_a_wrong_scram_password_is_an_authentication_error_that_keeps_the_secret
 
 def test_oauthbearer_unsecured_jws(kafka, committed_group):
     group, tp = committed_group
-    config = ClientConfig.create(kafka.address(SASL_LISTENER), security_protocol="SASL_PLAINTEXT",
-                                 sasl_mechanism="OAUTHBEARER", sasl_oauthbearer_method="unsecured",
-                                 sasl_oauthbearer_unsecured_claims={"sub": "alice"})
+    config = ClientConfig.create(
+        kafka.address(SASL_LISTENER),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="OAUTHBEARER",
+        sasl_oauthbearer_method="unsecured",
+        sasl_oauthbearer_unsecured_claims={"sub": "alice"},
+    )
     assert _offsets(config, group) == {tp: 1}
 
 
 def _oidc(cluster, **options) -> ClientConfig:
     [(client_id, secret)] = OIDC_CLIENTS.items()
     return ClientConfig.create(
-        cluster.address(SHORT_LISTENER), security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
-        sasl_oauthbearer_token_endpoint_url=cluster.idp.token_url, sasl_oauthbearer_client_id=client_id,
-        sasl_oauthbearer_client_secret=secret, sasl_oauthbearer_scope="kafka", **options)
+        cluster.address(SHORT_LISTENER),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="OAUTHBEARER",
+        sasl_oauthbearer_token_endpoint_url=cluster.idp.token_url,
+        sasl_oauthbearer_client_id=client_id,
+        sasl_oauthbearer_client_secret=secret,
+        sasl_oauthbearer_scope="kafka",
+        **options,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -86,14 +106,19 @@ def test_jwts_checked_against_the_jwks(kafka_short, short_group):
 
 def test_a_jwt_for_another_audience_is_refused(kafka_short, short_group):
     kafka_short.idp.issue_next("wrong_audience")
-    with GroupsClient(_oidc(kafka_short, call_timeout_s=15)) as client, pytest.raises(AuthenticationError) as raised:
+    with (
+        GroupsClient(_oidc(kafka_short, call_timeout_s=15)) as client,
+        pytest.raises(AuthenticationError) as raised,
+    ):
         client.fetch_committed_offsets([short_group[0]])
     said = f"{raised.value!s} {raised.value!r}"
     assert "OAUTHBEARER" in said and OIDC_CLIENTS["svc"] not in said
 
 
 @pytest.mark.parametrize("mechanism", ["OAUTHBEARER", "SCRAM-SHA-256"])
-def test_sessions_are_renewed_on_the_same_connection_across_several_lifetimes(kafka_short, short_group, mechanism):
+def test_sessions_are_renewed_on_the_same_connection_across_several_lifetimes(
+    kafka_short, short_group, mechanism
+):
     """KIP-368: the broker ends each session after connections.max.reauth.ms (3 s) and closes a
     connection whose session expired at its next request. Calls every 0.3 s for 3.5 lifetimes: none
     fails, the connections stay the same, the one in use was re-authenticated at least 3 times."""
@@ -102,8 +127,13 @@ def test_sessions_are_renewed_on_the_same_connection_across_several_lifetimes(ka
         config = _oidc(kafka_short)
     else:
         _, user, password = SCRAM_ALICE
-        config = ClientConfig.create(kafka_short.address(SHORT_LISTENER), security_protocol="SASL_PLAINTEXT",
-                                     sasl_mechanism=mechanism, sasl_username=user, sasl_password=password)
+        config = ClientConfig.create(
+            kafka_short.address(SHORT_LISTENER),
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism=mechanism,
+            sasl_username=user,
+            sasl_password=password,
+        )
     with GroupsClient(config) as client:
         client.fetch_committed_offsets([group])
         connections = {id(conn): conn for conn in client.aclient.pool.live()}
@@ -122,5 +152,6 @@ def test_sessions_are_renewed_on_the_same_connection_across_several_lifetimes(ka
         # the connection that carried the calls renewed its session 3 times; an idle one (the
         # bootstrap connection) renews before its next request, whenever that comes
         assert max(conn.authenticator.reauthentications for conn in live.values()) >= 3, [
-            conn.authenticator.reauthentications for conn in live.values()]
+            conn.authenticator.reauthentications for conn in live.values()
+        ]
     assert calls >= 20

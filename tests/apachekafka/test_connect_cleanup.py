@@ -57,22 +57,32 @@ def build_scenario(worker: ConnectWorker, seed: Seeder, workdir: Path) -> Scenar
     seed.create_topics({topic: 2, lines_topic: 1})
     for partition in (0, 1):
         seed.produce(topic, partition, RECORDS)
-    names = {role: prefix + role for role in ("run", "paused", "stopped", "failed", "gone", "override", "source")}
+    names = {
+        role: prefix + role for role in ("run", "paused", "stopped", "failed", "gone", "override", "source")
+    }
     override_group = prefix + "billing-archive"
     source_file = workdir / "source.txt"
     source_file.write_text("one\ntwo\nthree\n")
-    sink = {role: worker.file_sink(topic, workdir / f"{role}.out") for role in ("run", "paused", "stopped", "gone")}
+    sink = {
+        role: worker.file_sink(topic, workdir / f"{role}.out")
+        for role in ("run", "paused", "stopped", "gone")
+    }
     # a FileStreamSinkTask opens its file at start: a file under a missing folder fails the task
     sink["failed"] = worker.file_sink(topic, "/nonexistent-kgroups-dir/sub/out.txt")
-    sink["override"] = worker.file_sink(topic, workdir / "override.out", **{"consumer.override.group.id": override_group})
+    sink["override"] = worker.file_sink(
+        topic, workdir / "override.out", **{"consumer.override.group.id": override_group}
+    )
     for role, config in sink.items():
         worker.create_connector(names[role], config)
     worker.create_connector(names["source"], worker.file_source(lines_topic, source_file))
 
     everything = {(topic, 0): RECORDS, (topic, 1): RECORDS}
     for role in ("run", "paused", "stopped", "gone"):
-        wait_until(lambda role=role: _committed(seed, "connect-" + names[role]) == everything, 60,
-                   f"{names[role]} committing its offsets")
+        wait_until(
+            lambda role=role: _committed(seed, "connect-" + names[role]) == everything,
+            60,
+            f"{names[role]} committing its offsets",
+        )
     wait_until(lambda: _committed(seed, override_group) == everything, 60, "the override group's commit")
     worker.wait_for_state(names["failed"], "RUNNING", ["FAILED"])
     worker.wait_for_state(names["source"], "RUNNING", ["RUNNING"])
@@ -99,13 +109,23 @@ def scenario(connect_worker: ConnectWorker, kafka_seed: Seeder, tmp_path_factory
     return build_scenario(connect_worker, kafka_seed, tmp_path_factory.mktemp("connect-files"))
 
 
-def test_the_real_worker_answers_what_each_connector_is_and_each_group_gets_its_verdict(connect_worker, scenario):
+def test_the_real_worker_answers_what_each_connector_is_and_each_group_gets_its_verdict(
+    connect_worker, scenario
+):
     evidence = fetch_connect_evidence([ConnectClusterConfig.create(connect_worker.url)], timeout_s=30)
     assert evidence.complete, evidence.failures
     records = {r.name: r for r in evidence.connectors if r.name.startswith(scenario.prefix)}
     names = scenario.names
-    got = {role: (records[n].type, records[n].state, [(t.id, t.state) for t in records[n].tasks], records[n].group_id)
-           for role, n in names.items() if role != "gone"}
+    got = {
+        role: (
+            records[n].type,
+            records[n].state,
+            [(t.id, t.state) for t in records[n].tasks],
+            records[n].group_id,
+        )
+        for role, n in names.items()
+        if role != "gone"
+    }
     assert got == {
         "run": ("sink", "RUNNING", [(0, "RUNNING")], scenario.group("run")),
         "paused": ("sink", "PAUSED", [(0, "PAUSED")], scenario.group("paused")),
@@ -119,12 +139,18 @@ def test_the_real_worker_answers_what_each_connector_is_and_each_group_gets_its_
     expected = {
         scenario.group("run"): (ConnectStatus.ACTIVE, "run", "is RUNNING (1 task(s) RUNNING)"),
         scenario.group("paused"): (ConnectStatus.KEEP, "paused", "is PAUSED: it resumes from this group's"),
-        scenario.group("stopped"): (ConnectStatus.KEEP, "stopped",
-                                    f"DELETE {url}/connectors/{names['stopped']}/offsets (Kafka 3.6+, KIP-875"),
+        scenario.group("stopped"): (
+            ConnectStatus.KEEP,
+            "stopped",
+            f"DELETE {url}/connectors/{names['stopped']}/offsets (Kafka 3.6+, KIP-875",
+        ),
         scenario.group("failed"): (ConnectStatus.KEEP, "failed", "is RUNNING but task 0 FAILED"),
         scenario.override_group: (ConnectStatus.KEEP, "override", "is PAUSED"),
-        scenario.group("override"): (ConnectStatus.KEEP, "override",
-                                     f"uses group {scenario.override_group!r} (consumer.override.group.id)"),
+        scenario.group("override"): (
+            ConnectStatus.KEEP,
+            "override",
+            f"uses group {scenario.override_group!r} (consumer.override.group.id)",
+        ),
         scenario.group("source"): (ConnectStatus.KEEP, "source", "is a source connector"),
         scenario.group("gone"): (ConnectStatus.CONNECTOR_GONE, "gone", "its connector no longer exists"),
     }
@@ -135,8 +161,9 @@ def test_the_real_worker_answers_what_each_connector_is_and_each_group_gets_its_
     assert evidence.for_group(scenario.plain_group) is None
 
 
-def test_the_workers_own_group_is_a_connect_group_kept_by_its_protocol_type(kafka: KafkaCluster, connect_worker,
-                                                                           scenario):
+def test_the_workers_own_group_is_a_connect_group_kept_by_its_protocol_type(
+    kafka: KafkaCluster, connect_worker, scenario
+):
     with GroupsClient(ClientConfig.create(kafka.bootstrap, call_timeout_s=30)) as client:
         described = client.describe_groups([connect_worker.group_id])
     group = described[connect_worker.group_id]
@@ -147,12 +174,28 @@ def test_the_workers_own_group_is_a_connect_group_kept_by_its_protocol_type(kafk
 
 
 def test_kgroups_delete_with_the_real_worker_deletes_only_the_deleted_connectors_group(
-        kafka: KafkaCluster, kafka_seed: Seeder, connect_worker, scenario, capsys, tmp_path):
+    kafka: KafkaCluster, kafka_seed: Seeder, connect_worker, scenario, capsys, tmp_path
+):
     wanted = [*scenario.groups, connect_worker.group_id]
     before = {g: _committed(kafka_seed, g) for g in scenario.groups}
     assert all(before.values()), before
-    code = main(["-b", kafka.bootstrap, "--format", "json", "delete", *wanted, "--yes", "--connect-url",
-                 connect_worker.url, "--backup-url", str(tmp_path / "backups"), "--max-deletions-percent", "100"])
+    code = main(
+        [
+            "-b",
+            kafka.bootstrap,
+            "--format",
+            "json",
+            "delete",
+            *wanted,
+            "--yes",
+            "--connect-url",
+            connect_worker.url,
+            "--backup-url",
+            str(tmp_path / "backups"),
+            "--max-deletions-percent",
+            "100",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == EXIT_OK, out
     assert sorted(out["deleted"]) == sorted([scenario.group("gone"), scenario.plain_group]), out["decisions"]
@@ -162,7 +205,10 @@ def test_kgroups_delete_with_the_real_worker_deletes_only_the_deleted_connectors
             assert out["decisions"][group]["decision"] == "keep", (group, out["decisions"][group])
     assert "lifted by Kafka Connect evidence" in out["decisions"][scenario.group("gone")]["reason"]
     assert out["decisions"][scenario.group("paused")]["reason"].startswith("Kafka Connect: sink connector")
-    assert _committed(kafka_seed, scenario.group("gone")) == {} and _committed(kafka_seed, scenario.plain_group) == {}
+    assert (
+        _committed(kafka_seed, scenario.group("gone")) == {}
+        and _committed(kafka_seed, scenario.plain_group) == {}
+    )
     for group in scenario.groups:
         if group not in out["deleted"]:
             assert _committed(kafka_seed, group) == before[group], group

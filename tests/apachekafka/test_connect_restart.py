@@ -36,14 +36,17 @@ def _kind(reason: str) -> str:
 
 
 def test_a_worker_down_holds_every_deletion_and_a_restarting_one_never_answers_half(
-        kafka, kafka_seed, connect_worker, name_prefix, capsys, tmp_path):
+    kafka, kafka_seed, connect_worker, name_prefix, capsys, tmp_path
+):
     topic, sink, override = name_prefix + "orders", name_prefix + "sink", name_prefix + "ovr"
     archive, plain, gone = name_prefix + "archive", name_prefix + "tmp", "connect-" + name_prefix + "gone"
     kafka_seed.create_topic(topic)
     kafka_seed.produce(topic, 0, 4)
     connect_worker.create_connector(sink, connect_worker.file_sink(topic, tmp_path / "sink.out"))
-    connect_worker.create_connector(override, connect_worker.file_sink(
-        topic, tmp_path / "ovr.out", **{"consumer.override.group.id": archive}))
+    connect_worker.create_connector(
+        override,
+        connect_worker.file_sink(topic, tmp_path / "ovr.out", **{"consumer.override.group.id": archive}),
+    )
     for group in ("connect-" + sink, archive):
         wait_until(lambda group=group: kafka_seed.committed(group), 60, f"{group}'s commit")
     for name in (sink, override):  # STOPPED: the tasks leave, the groups are Empty
@@ -52,8 +55,21 @@ def test_a_worker_down_holds_every_deletion_and_a_restarting_one_never_answers_h
     kafka_seed.commit(plain, {(topic, 0): 1})
     kafka_seed.commit(gone, {(topic, 0): 1})
     named = [archive, plain, gone, "connect-" + sink]
-    argv = ["-b", kafka.bootstrap, "--format", "json", "delete", *named, "--yes", "--connect-url", connect_worker.url,
-            "--backup-url", str(tmp_path / "backups"), "--max-deletions-percent", "100"]
+    argv = [
+        "-b",
+        kafka.bootstrap,
+        "--format",
+        "json",
+        "delete",
+        *named,
+        "--yes",
+        "--connect-url",
+        connect_worker.url,
+        "--backup-url",
+        str(tmp_path / "backups"),
+        "--max-deletions-percent",
+        "100",
+    ]
     config = ConnectClusterConfig.create(connect_worker.url, retries=0, timeout_s=5)
 
     connect_worker.stop()
@@ -61,7 +77,9 @@ def test_a_worker_down_holds_every_deletion_and_a_restarting_one_never_answers_h
         code = main(argv)
         out = json.loads(capsys.readouterr().out)
         assert code == EXIT_PARTIAL and out["deleted"] == [], out
-        assert sorted(out["held"]) == sorted([archive, plain]) and out["connect_unreadable"] == [connect_worker.url]
+        assert sorted(out["held"]) == sorted([archive, plain]) and out["connect_unreadable"] == [
+            connect_worker.url
+        ]
         for group in (archive, plain):
             reason = out["decisions"][group]["reason"]
             assert reason.startswith(f"held: Kafka Connect could not be read ({connect_worker.url}: GET ")
@@ -79,7 +97,9 @@ def test_a_worker_down_holds_every_deletion_and_a_restarting_one_never_answers_h
             evidence = fetch_connect_evidence([config], timeout_s=10)
             if evidence.complete:
                 names = {r.name for r in evidence.connectors}
-                assert {sink, override} <= names, f"a complete listing without them after {seen}: {sorted(names)}"
+                assert {sink, override} <= names, (
+                    f"a complete listing without them after {seen}: {sorted(names)}"
+                )
                 assert evidence.for_group("connect-" + sink).status is ConnectStatus.KEEP
                 kind = "complete"
             else:

@@ -47,9 +47,11 @@ def live_groups(kafka, kafka_seed, request):
     ids = {kind: prefix + kind for kind in ("classic", "kip848", "share", "empty", "absent")}
     kafka_seed.commit(ids["empty"], {(topic, 0): 2, (topic, 1): 4})
     bootstrap = kafka.bootstrap
-    with classic_member(bootstrap, ids["classic"], [topic]) as classic, \
-            consumer_member(bootstrap, ids["kip848"], [topic]) as kip848, \
-            share_member(bootstrap, ids["share"], [topic]) as share:
+    with (
+        classic_member(bootstrap, ids["classic"], [topic]) as classic,
+        consumer_member(bootstrap, ids["kip848"], [topic]) as kip848,
+        share_member(bootstrap, ids["share"], [topic]) as share,
+    ):
         for member in (classic, kip848):
             poll_until(member, lambda m=member: len(m.assignment()) == 2, "both partitions assigned")
             member.commit(offsets=[_ck_tp(topic, 0, 3), _ck_tp(topic, 1, 4)], asynchronous=False)
@@ -86,11 +88,16 @@ def poll_share_until_assigned(client: GroupsClient, share, group_id: str, timeou
     deadline = time.monotonic() + timeout
     while True:
         described = client.describe_groups([group_id]).values.get(group_id)
-        if described is not None and described.state is GroupState.STABLE and \
-                [len(m.assignment) for m in described.members] == [2]:
+        if (
+            described is not None
+            and described.state is GroupState.STABLE
+            and [len(m.assignment) for m in described.members] == [2]
+        ):
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"share group {group_id} not Stable and assigned within {timeout:.0f} s: {described}")
+            raise TimeoutError(
+                f"share group {group_id} not Stable and assigned within {timeout:.0f} s: {described}"
+            )
         for message in share.poll(0.3):
             if message.error() is None:  # none expected: a new share group starts at the log end
                 share.acknowledge(message)
@@ -101,16 +108,28 @@ def test_each_type_is_listed_and_described_with_its_members(live_groups):
     ids, topic = live_groups["ids"], live_groups["topic"]
     both = (TopicPartition(topic, 0), TopicPartition(topic, 1))
     with GroupsClient(ClientConfig.create(live_groups["bootstrap"])) as client:
-        listed = {g.group_id: (g.group_type, g.state) for g in client.list_groups().groups
-                  if g.group_id in ids.values()}
+        listed = {
+            g.group_id: (g.group_type, g.state)
+            for g in client.list_groups().groups
+            if g.group_id in ids.values()
+        }
         described = client.describe_groups(list(ids.values()))
-    assert listed == {ids["classic"]: ("classic", GroupState.STABLE), ids["kip848"]: ("consumer", GroupState.STABLE),
-                      ids["share"]: ("share", GroupState.STABLE), ids["empty"]: ("classic", GroupState.EMPTY)}
+    assert listed == {
+        ids["classic"]: ("classic", GroupState.STABLE),
+        ids["kip848"]: ("consumer", GroupState.STABLE),
+        ids["share"]: ("share", GroupState.STABLE),
+        ids["empty"]: ("classic", GroupState.EMPTY),
+    }
     assert described.failures == {}
     kinds = {g: (d.group_type, d.state, d.protocol_type, d.protocol) for g, d in described.values.items()}
     assert kinds == {
         ids["classic"]: ("classic", GroupState.STABLE, "consumer", "range"),  # librdkafka's first assignor
-        ids["kip848"]: ("consumer", GroupState.STABLE, "consumer", "uniform"),  # the broker's default assignor
+        ids["kip848"]: (
+            "consumer",
+            GroupState.STABLE,
+            "consumer",
+            "uniform",
+        ),  # the broker's default assignor
         ids["share"]: ("share", GroupState.STABLE, "share", "simple"),
         ids["empty"]: ("classic", GroupState.EMPTY, "", ""),  # created by a commit: never joined
         ids["absent"]: ("classic", GroupState.DEAD, "", ""),
@@ -124,10 +143,17 @@ def test_lag_of_the_live_groups_and_of_the_share_group(live_groups, capsys):
     ids, bootstrap = live_groups["ids"], live_groups["bootstrap"]
     code, out = _kgroups(capsys, "-b", bootstrap, "lag", ids["classic"], ids["kip848"], ids["empty"])
     assert code == 0, out
-    rows = {(g["group_id"], p["partition"]): p["lag"] for g in out["groups"].values()
-            for p in g["partitions"]}
-    assert rows == {(ids["classic"], 0): 1, (ids["kip848"], 0): 1, (ids["empty"], 0): 2,
-                    (ids["classic"], 1): 0, (ids["kip848"], 1): 0, (ids["empty"], 1): 0}
+    rows = {
+        (g["group_id"], p["partition"]): p["lag"] for g in out["groups"].values() for p in g["partitions"]
+    }
+    assert rows == {
+        (ids["classic"], 0): 1,
+        (ids["kip848"], 0): 1,
+        (ids["empty"], 0): 2,
+        (ids["classic"], 1): 0,
+        (ids["kip848"], 1): 0,
+        (ids["empty"], 1): 0,
+    }
     with GroupsClient(ClientConfig.create(bootstrap)) as client:
         offsets = client.fetch_committed_offsets([ids["share"]])
     assert offsets.values[ids["share"]].partitions == {}, "OffsetFetch answers a share group empty, no error"
@@ -163,19 +189,29 @@ def test_share_group_start_offsets_lag_and_alter(live_groups, capsys):
         altered = client.alter_share_group_offsets({fresh: {tp0: 1, tp1: 0}})
         assert altered.failures == {} and altered.values[fresh] == {tp0: None, tp1: None}
         not_share = client.alter_share_group_offsets({ids["empty"]: {tp0: 0}})
-        assert {g: f.code for g, f in not_share.failures.items()} == {ids["empty"]: ErrorCode.GROUP_ID_NOT_FOUND}
+        assert {g: f.code for g, f in not_share.failures.items()} == {
+            ids["empty"]: ErrorCode.GROUP_ID_NOT_FOUND
+        }
     code, out = _kgroups(capsys, "-b", bootstrap, "share-lag", ids["share"], fresh)
     assert code == 1, out  # unknown is never fine
-    lag = {g: ([(p["partition"], p["start_offset"], p["log_end"], p["lag_at_most"]) for p in v["partitions"]],
-               v["total_lag_at_most"]) for g, v in out["groups"].items()}
-    assert lag == {ids["share"]: ([(0, None, 4, None), (1, None, 4, None)], None),
-                   fresh: ([(0, 1, 4, 3), (1, 0, 4, 4)], 7)}
+    lag = {
+        g: (
+            [(p["partition"], p["start_offset"], p["log_end"], p["lag_at_most"]) for p in v["partitions"]],
+            v["total_lag_at_most"],
+        )
+        for g, v in out["groups"].items()
+    }
+    assert lag == {
+        ids["share"]: ([(0, None, 4, None), (1, None, 4, None)], None),
+        fresh: ([(0, 1, 4, 3), (1, 0, 4, 4)], 7),
+    }
 
     # A member of the fresh group is handed the records from the altered start offsets on.
     with share_member(bootstrap, fresh, [topic]) as member:
         records = consume_share(member, 7)
     assert sorted((m.partition(), m.offset()) for m in records) == [(0, 1), (0, 2), (0, 3)] + [
-        (1, o) for o in range(4)]
+        (1, o) for o in range(4)
+    ]
 
 
 def test_delete_groups_of_every_type_and_state(live_groups, kafka_seed, capsys, tmp_path):
@@ -188,12 +224,15 @@ def test_delete_groups_of_every_type_and_state(live_groups, kafka_seed, capsys, 
         refused = client.delete_groups([*live, ids["absent"]])
     assert refused.values == {}
     assert {g: f.code for g, f in refused.failures.items()} == {
-        **dict.fromkeys(live, ErrorCode.NON_EMPTY_GROUP), ids["absent"]: ErrorCode.GROUP_ID_NOT_FOUND}
+        **dict.fromkeys(live, ErrorCode.NON_EMPTY_GROUP),
+        ids["absent"]: ErrorCode.GROUP_ID_NOT_FOUND,
+    }
 
     empty = ids["empty"] + "-2"
     kafka_seed.commit(empty, {(topic, 1): 3})
-    code, out = _kgroups(capsys, "-b", bootstrap, "delete", "--yes", "--backup-url", str(tmp_path),
-                         *live, empty, ids["absent"])
+    code, out = _kgroups(
+        capsys, "-b", bootstrap, "delete", "--yes", "--backup-url", str(tmp_path), *live, empty, ids["absent"]
+    )
     assert code == 0, out
     assert (out["deleted"], out["not_found"], out["kept"]) == ([empty], [ids["absent"]], {"active": 3})
     assert {g: out["decisions"][g]["decision"] for g in live} == dict.fromkeys(live, "keep")

@@ -28,7 +28,9 @@ def _kgroups_list(capsys: pytest.CaptureFixture[str], bootstrap: str) -> set[str
 
 
 @pytest.mark.parametrize("fixture, batching", [("kafka", True), ("kafka_3x", True), ("kafka_old", False)])
-def test_each_release_lists_the_groups_kafka_consumer_groups_lists(request, capsys, name_prefix, fixture, batching):
+def test_each_release_lists_the_groups_kafka_consumer_groups_lists(
+    request, capsys, name_prefix, fixture, batching
+):
     cluster = request.getfixturevalue(fixture)
     versions = probe_api_versions(*_host_port(cluster.bootstrap))
     # KIP-699 (FindCoordinator v4) and KIP-709 (OffsetFetch v8) arrived together in 3.0.
@@ -57,7 +59,9 @@ def test_three_nodes_spread_group_coordinators(kafka3, name_prefix):
     with GroupsClient(ClientConfig.create(kafka3.bootstrap, call_timeout_s=30)) as client:
         described = client.describe_groups(groups)
     assert described.failures == {}
-    assert len({described[g].coordinator_id for g in groups}) > 1, "12 groups on 6 offsets partitions, 3 nodes"
+    assert len({described[g].coordinator_id for g in groups}) > 1, (
+        "12 groups on 6 offsets partitions, 3 nodes"
+    )
 
 
 def test_an_unresolvable_version_fails_with_a_clear_error(tmp_path, monkeypatch):

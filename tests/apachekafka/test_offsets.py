@@ -60,7 +60,9 @@ def test_offsets_for_timestamps(kafka, timed):
         after = client.offsets_for_timestamp([tp0, tp1], BASE_TIMESTAMP_MS + 60_000).values
         starts = client.log_start_offsets([tp0, tp1]).values
     assert {tp: (o.offset, o.timestamp) for tp, o in middle.items()} == {
-        tp0: (3, BASE_TIMESTAMP_MS + 3_000), tp1: (3, BASE_TIMESTAMP_MS + 3_000)}
+        tp0: (3, BASE_TIMESTAMP_MS + 3_000),
+        tp1: (3, BASE_TIMESTAMP_MS + 3_000),
+    }
     # before every record: the first one still in the log (partition 0's deleted records are not searched)
     assert {tp: o.offset for tp, o in before.items()} == {tp0: 3, tp1: 0}
     assert {tp: o.offset for tp, o in after.items()} == {tp0: -1, tp1: -1}  # none that recent
@@ -70,17 +72,30 @@ def test_offsets_for_timestamps(kafka, timed):
 def test_a_commit_below_the_log_start_is_lag_flagged_lost(kafka, timed, capsys):
     code, out = _kgroups(capsys, kafka.bootstrap, "lag", timed["group"])
     assert code == 0, out
-    rows = [(p["partition"], p["committed"], p["log_start"], p["log_end"], p["lag"], p["flags"])
-            for p in out["groups"][timed["group"]]["partitions"]]
+    rows = [
+        (p["partition"], p["committed"], p["log_start"], p["log_end"], p["lag"], p["flags"])
+        for p in out["groups"][timed["group"]]["partitions"]
+    ]
     assert rows == [(0, 1, 3, 6, 5, ["lost"]), (1, 5, 0, 6, 1, [])]
 
 
 def test_reset_to_datetime_plans_the_first_offset_at_or_after_it(kafka, timed, capsys):
     def planned(when: str) -> list[tuple[int, int, int]]:
-        code, out = _kgroups(capsys, kafka.bootstrap, "reset-offsets", timed["group"], "--topic", timed["topic"],
-                             "--to-datetime", when, "--dry-run")
+        code, out = _kgroups(
+            capsys,
+            kafka.bootstrap,
+            "reset-offsets",
+            timed["group"],
+            "--topic",
+            timed["topic"],
+            "--to-datetime",
+            when,
+            "--dry-run",
+        )
         assert code == 0, out
-        return [(p["partition"], p["current"], p["new"]) for p in out["decisions"][timed["group"]]["partitions"]]
+        return [
+            (p["partition"], p["current"], p["new"]) for p in out["decisions"][timed["group"]]["partitions"]
+        ]
 
     assert planned("2023-11-14T22:13:22.500") == [(0, 1, 3), (1, 5, 3)]  # MIDDLE_MS, read as UTC
     assert planned("2023-11-14T22:13:19") == [(0, 1, 3), (1, 5, 0)]  # before all: the log start
@@ -103,7 +118,9 @@ def test_the_barrier_at_a_timestamp(kafka, kafka_seed, timed):
 
     first, second = asyncio.run(checks())
     assert first.status is GateStatus.WAIT, first
-    assert first.fixed["kind"] == "timestamp" and first.fixed["groups"] == {group: {timed["topic"]: {"0": 3, "1": 3}}}
+    assert first.fixed["kind"] == "timestamp" and first.fixed["groups"] == {
+        group: {timed["topic"]: {"0": 3, "1": 3}}
+    }
     assert second.status is GateStatus.DONE, second
 
 
@@ -128,12 +145,15 @@ def test_an_empty_groups_offsets_expire_and_the_group_with_them(kafka_short, cap
 
     async def gate():
         async with AsyncGroupsClient(ClientConfig.create(kafka_short.bootstrap)) as client:
-            return await check_gate(client, LagGate.start(GateSpec(group_ids=(EXPIRING_GROUP,)), timeout_s=30))
+            return await check_gate(
+                client, LagGate.start(GateSpec(group_ids=(EXPIRING_GROUP,)), timeout_s=30)
+            )
 
     decision = asyncio.run(gate())
     assert (decision.status, decision.kind) == (GateStatus.FAIL, FailureKind.MISSING), decision
-    code, out = _kgroups(capsys, kafka_short.bootstrap, "delete", "--yes", "--backup-url", str(tmp_path),
-                         EXPIRING_GROUP)
+    code, out = _kgroups(
+        capsys, kafka_short.bootstrap, "delete", "--yes", "--backup-url", str(tmp_path), EXPIRING_GROUP
+    )
     assert (code, out["deleted"], out["not_found"]) == (0, [], [EXPIRING_GROUP]), out
     with Seeder(kafka_short.bootstrap) as seed:  # the topic and its records are untouched
         assert seed.end_offset(EXPIRING_TOPIC, 0) == 2

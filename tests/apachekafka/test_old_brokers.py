@@ -78,9 +78,13 @@ def _seed(cluster, p: str) -> dict[str, dict[tuple[str, int], int]]:
         **{f"{p}g{i}": {(orders, 0): i, (audit, 0): i} for i in range(3)},
     }
     with Seeder(cluster.bootstrap) as seed:
-        result = seed.admin.create_topics([NewTopic(orders, 3, 1, topic_configs={"retention.ms": "-1"}),
-                                           NewTopic(audit, 1, 1, topic_configs={"retention.ms": "-1"})],
-                                          raise_errors=False)
+        result = seed.admin.create_topics(
+            [
+                NewTopic(orders, 3, 1, topic_configs={"retention.ms": "-1"}),
+                NewTopic(audit, 1, 1, topic_configs={"retention.ms": "-1"}),
+            ],
+            raise_errors=False,
+        )
         assert all(t["error_code"] == 0 for t in result["topics"]), result
         seed.admin.wait_for_topics([orders, audit], timeout_ms=30_000)
         wait_for_leaders(seed, {orders: 3, audit: 1})
@@ -112,8 +116,9 @@ def test_committed_offsets_batch_only_where_the_broker_can(request, caplog, fixt
         result = client.fetch_committed_offsets(list(commits))
         sent = _requests(caplog)
         assert result.failures == {}
-        assert {g: {(tp.topic, tp.partition): o for tp, o in result[g].committed().items()} for g in commits} == \
-            commits
+        assert {
+            g: {(tp.topic, tp.partition): o for tp, o in result[g].committed().items()} for g in commits
+        } == commits
         caplog.clear()
         described = client.describe_groups(list(commits))
         assert described.failures == {} and {d.state.value for d in described.values.values()} == {"Empty"}
@@ -155,9 +160,13 @@ def test_listing_filters_by_state_and_type_as_the_tool_does(request, caplog, cap
         assert theirs == {g: "Stable" if g == p + "live" else "Empty" for g in commits}
         caplog.set_level(logging.DEBUG, logger="airflow_provider_kgroups.client.requests")
         with GroupsClient(ClientConfig.create(cluster.bootstrap, call_timeout_s=30)) as client:
+
             def mine(**filters):
-                return {g.group_id: (g.state.value, g.group_type) for g in client.list_groups(**filters).groups
-                        if g.group_id.startswith(p)}
+                return {
+                    g.group_id: (g.state.value, g.group_type)
+                    for g in client.list_groups(**filters).groups
+                    if g.group_id.startswith(p)
+                }
 
             caplog.clear()
             stable = mine(states=["Stable"])
@@ -226,5 +235,9 @@ def test_describe_and_lag_match_the_tool(request, capsys, fixture, batching):
     assert (code, found["not_found"]) == (EXIT_PARTIAL, [ghost])
     with GroupsClient(ClientConfig.create(cluster.bootstrap, call_timeout_s=30)) as client:
         assert client.fetch_committed_offsets([ghost])[ghost].partitions == {}
-        assert client.log_end_offsets([TopicPartition(p + "orders", 0)]).values[
-            TopicPartition(p + "orders", 0)].offset == 10
+        assert (
+            client.log_end_offsets([TopicPartition(p + "orders", 0)])
+            .values[TopicPartition(p + "orders", 0)]
+            .offset
+            == 10
+        )

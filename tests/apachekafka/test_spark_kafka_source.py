@@ -53,29 +53,43 @@ def seeded(kafka) -> dict[str, Seeded]:
     topics = {codec: f"oracle-{tag}-{codec}" for codec in CODECS}
     create_topics(kafka.bootstrap, {topic: 1 for topic in topics.values()}, config=TOPIC_CONFIG)
     with ThreadPoolExecutor(len(CODECS)) as pool:
-        futures = {codec: pool.submit(seed_partition, kafka.bootstrap, topic, 0, codec, big_batch=300)
-                   for codec, topic in topics.items()}
+        futures = {
+            codec: pool.submit(seed_partition, kafka.bootstrap, topic, 0, codec, big_batch=300)
+            for codec, topic in topics.items()
+        }
         return {codec: future.result() for codec, future in futures.items()}
 
 
 def options(bootstrap: str, ranges: dict[str, tuple[int, int]], **extra: str) -> dict[str, str]:
     """A batch read of ``[start, end)`` of partition 0 of each topic, as a Spark user writes it."""
-    return {"kafka.bootstrap.servers": bootstrap, "assign": json.dumps({topic: [0] for topic in ranges}),
-            "startingOffsets": json.dumps({topic: {"0": start} for topic, (start, _) in ranges.items()}),
-            "endingOffsets": json.dumps({topic: {"0": end} for topic, (_, end) in ranges.items()}), **extra}
+    return {
+        "kafka.bootstrap.servers": bootstrap,
+        "assign": json.dumps({topic: [0] for topic in ranges}),
+        "startingOffsets": json.dumps({topic: {"0": start} for topic, (start, _) in ranges.items()}),
+        "endingOffsets": json.dumps({topic: {"0": end} for topic, (_, end) in ranges.items()}),
+        **extra,
+    }
 
 
-def truth(seeded: Seeded, start: int, end: int, *, committed: bool = False, headers: bool = True) -> list[tuple]:
+def truth(
+    seeded: Seeded, start: int, end: int, *, committed: bool = False, headers: bool = True
+) -> list[tuple]:
     """The rows the producer's records make in ``[start, end)`` (-2: the log's start, -1: its end)."""
     start, end = (0 if start == -2 else start), (seeded.end if end == -1 else end)
-    return [(r.key, r.value, seeded.topic, seeded.partition, r.offset, r.timestamp_ms, TIMESTAMP_CREATE_TIME)
-            + ((list(r.headers) or None,) if headers else ())
-            for r in seeded.records if start <= r.offset < end and not (committed and r.aborted)]
+    return [
+        (r.key, r.value, seeded.topic, seeded.partition, r.offset, r.timestamp_ms, TIMESTAMP_CREATE_TIME)
+        + ((list(r.headers) or None,) if headers else ())
+        for r in seeded.records
+        if start <= r.offset < end and not (committed and r.aborted)
+    ]
 
 
 def _short(row: tuple | None) -> str:
-    return repr(tuple(v[:40] + b"..." if isinstance(v, bytes) and len(v) > 40 else v for v in row)) \
-        if row is not None else "nothing"
+    return (
+        repr(tuple(v[:40] + b"..." if isinstance(v, bytes) and len(v) > 40 else v for v in row))
+        if row is not None
+        else "nothing"
+    )
 
 
 def difference(got: list[tuple], expected: list[tuple]) -> str:
@@ -91,7 +105,9 @@ def difference(got: list[tuple], expected: list[tuple]) -> str:
 
 
 def both(oracle: SparkOracle, opts: dict[str, str], *, partitions: bool = False):
-    return oracle.read("kafka", opts, partitions=partitions), oracle.read("kgroups", opts, partitions=partitions)
+    return oracle.read("kafka", opts, partitions=partitions), oracle.read(
+        "kgroups", opts, partitions=partitions
+    )
 
 
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
@@ -101,20 +117,35 @@ def test_every_codec_reads_the_producers_records_as_sparks_source_does(oracle, s
     committed = isolation == "read_committed"
     ranges = {s.topic: (s.batch_middle().offset, s.end) for s in seeded.values()}
     ranges[seeded["none"].topic] = (-2, -1)
-    spark, ours = both(oracle, options(kafka.bootstrap, ranges, includeHeaders="true",
-                                       **{"kafka.isolation.level": isolation}))
-    expected = sorted((row for s in seeded.values() for row in truth(s, *ranges[s.topic], committed=committed)),
-                      key=lambda r: (r[2], r[3], r[4]))
-    assert ours.schema == spark.schema == ("struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,"
-                                           "timestamp:timestamp,timestampType:int,"
-                                           "headers:array<struct<key:string,value:binary>>>")
-    assert not difference(spark.rows, expected), "Spark's source vs the producer: " + difference(spark.rows, expected)
-    assert not difference(ours.rows, spark.rows), "kgroups vs Spark's source: " + difference(ours.rows, spark.rows)
+    spark, ours = both(
+        oracle,
+        options(kafka.bootstrap, ranges, includeHeaders="true", **{"kafka.isolation.level": isolation}),
+    )
+    expected = sorted(
+        (row for s in seeded.values() for row in truth(s, *ranges[s.topic], committed=committed)),
+        key=lambda r: (r[2], r[3], r[4]),
+    )
+    assert (
+        ours.schema
+        == spark.schema
+        == (
+            "struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,"
+            "timestamp:timestamp,timestampType:int,"
+            "headers:array<struct<key:string,value:binary>>>"
+        )
+    )
+    assert not difference(spark.rows, expected), "Spark's source vs the producer: " + difference(
+        spark.rows, expected
+    )
+    assert not difference(ours.rows, spark.rows), "kgroups vs Spark's source: " + difference(
+        ours.rows, spark.rows
+    )
     # what the comparison covered
     assert {row[2] for row in ours.rows} == {s.topic for s in seeded.values()}
     assert any(r[0] is None for r in ours.rows) and any(r[1] is None for r in ours.rows)
-    assert any(r[7] is None for r in ours.rows) and any(r[7] and (r[7][0][0], r[7][1][0]) == ("trace", "trace")
-                                                        for r in ours.rows)
+    assert any(r[7] is None for r in ours.rows) and any(
+        r[7] and (r[7][0][0], r[7][1][0]) == ("trace", "trace") for r in ours.rows
+    )
     assert sum(len(r[1] or b"") == MIB for r in ours.rows) == len(CODECS)
     aborted = [r for r in ours.rows if r[0] == b"tx" and r[1].startswith(b"a")]  # 20 a topic, all in range
     assert len(aborted) == (0 if committed else 20 * len(CODECS))
@@ -128,16 +159,26 @@ def test_without_include_headers_both_leave_the_column_out(oracle, seeded, kafka
     assert not difference(ours.rows, spark.rows)
 
 
-@pytest.mark.parametrize("split", [{"maxRecordsPerPartition": "100"}, {"minPartitions": "7"},
-                                   {"minPartitions": "12", "maxRecordsPerPartition": "250"}],
-                         ids=["maxRecordsPerPartition", "minPartitions", "both"])
+@pytest.mark.parametrize(
+    "split",
+    [
+        {"maxRecordsPerPartition": "100"},
+        {"minPartitions": "7"},
+        {"minPartitions": "12", "maxRecordsPerPartition": "250"},
+    ],
+    ids=["maxRecordsPerPartition", "minPartitions", "both"],
+)
 def test_splitting_options_plan_as_many_tasks_and_read_the_same_rows(oracle, seeded, kafka, split):
-    ranges = {s.topic: (s.batch_middle().offset, s.end) for s in seeded.values() if s.codec in ("lz4", "gzip")}
+    ranges = {
+        s.topic: (s.batch_middle().offset, s.end) for s in seeded.values() if s.codec in ("lz4", "gzip")
+    }
     ranges[seeded["snappy"].topic] = (0, 5)  # a small range among large ones: Spark leaves it whole
     spark, ours = both(oracle, options(kafka.bootstrap, ranges, **split), partitions=True)
     assert ours.partitions == spark.partitions and spark.partitions > len(ranges)
     assert not difference(ours.rows, spark.rows)
-    assert len(spark.rows) == sum(len(truth(s, *ranges[s.topic])) for s in seeded.values() if s.topic in ranges)
+    assert len(spark.rows) == sum(
+        len(truth(s, *ranges[s.topic])) for s in seeded.values() if s.topic in ranges
+    )
 
 
 @pytest.fixture(scope="module")
@@ -159,9 +200,14 @@ def test_fail_on_data_loss_true_fails_both_and_false_reads_what_is_left(oracle, 
     strict = options(kafka.bootstrap, {lossy.topic: (0, lossy.end)})
     with pytest.raises(OracleReadError, match=r"(?i)lost|loss|out of range"):
         oracle.read("kafka", strict)
-    with pytest.raises(OracleReadError, match=re.escape(f"{lossy.topic}[0]: offsets 0..9 of the range [0, "
-                                                        f"{lossy.end}) are deleted by retention (the log now starts "
-                                                        "at 10); set failOnDataLoss=false")):
+    with pytest.raises(
+        OracleReadError,
+        match=re.escape(
+            f"{lossy.topic}[0]: offsets 0..9 of the range [0, "
+            f"{lossy.end}) are deleted by retention (the log now starts "
+            "at 10); set failOnDataLoss=false"
+        ),
+    ):
         oracle.read("kgroups", strict)
     spark, ours = both(oracle, {**strict, "failOnDataLoss": "false"})
     assert not difference(ours.rows, truth(lossy, 10, lossy.end, headers=False))
@@ -169,15 +215,21 @@ def test_fail_on_data_loss_true_fails_both_and_false_reads_what_is_left(oracle, 
     # Spark's source returns its deleted records too (offsets 1-9 here), kgroups none of them.
     deleted = [row for row in spark.rows if row[4] < 10]
     assert spark.rows == deleted + ours.rows
-    assert deleted == [row for row in truth(lossy, 0, 10, headers=False) if row[4] >= deleted[0][4]] if deleted else True
+    assert (
+        deleted == [row for row in truth(lossy, 0, 10, headers=False) if row[4] >= deleted[0][4]]
+        if deleted
+        else True
+    )
 
 
 def _first_at(seeded: Seeded, ms: int) -> int:
     return next(r.offset for r in seeded.records if r.timestamp_ms >= ms)
 
 
-@pytest.mark.parametrize("option", ["startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp",
-                                    "endingOffsetsByTimestamp"])
+@pytest.mark.parametrize(
+    "option",
+    ["startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp"],
+)
 def test_timestamp_options_are_refused_by_kgroups_and_read_by_time_in_spark(oracle, seeded, kafka, option):
     s = seeded["lz4"]
     at = s.records[len(s.records) // 2].timestamp_ms
@@ -191,8 +243,12 @@ def test_timestamp_options_are_refused_by_kgroups_and_read_by_time_in_spark(orac
 
 def test_timestamp_strategy_is_refused_by_kgroups(oracle, seeded, kafka):
     s = seeded["lz4"]
-    opts = options(kafka.bootstrap, {s.topic: (0, s.end)}, startingTimestamp=str(s.records[-1].timestamp_ms + 1),
-                   startingOffsetsByTimestampStrategy="latest")
+    opts = options(
+        kafka.bootstrap,
+        {s.topic: (0, s.end)},
+        startingTimestamp=str(s.records[-1].timestamp_ms + 1),
+        startingOffsetsByTimestampStrategy="latest",
+    )
     with pytest.raises(OracleReadError, match=f"option startingTimestamp {REFUSED}"):
         oracle.read("kgroups", opts)
     # No record is that late, but the transaction markers carry the coordinator's clock (now), so
@@ -203,12 +259,16 @@ def test_timestamp_strategy_is_refused_by_kgroups(oracle, seeded, kafka):
 
 
 @pytest.mark.parametrize("option", ["subscribe", "subscribePattern"])
-def test_subscribing_is_refused_by_kgroups_which_reads_exactly_the_named_partitions(oracle, seeded, kafka, option):
+def test_subscribing_is_refused_by_kgroups_which_reads_exactly_the_named_partitions(
+    oracle, seeded, kafka, option
+):
     s = seeded["gzip"]
     opts = options(kafka.bootstrap, {s.topic: (0, s.end)})
     del opts["assign"]
     opts[option] = s.topic if option == "subscribe" else re.escape(s.topic)
-    with pytest.raises(OracleReadError, match=f"option {option} {REFUSED}: this source reads exactly the partitions"):
+    with pytest.raises(
+        OracleReadError, match=f"option {option} {REFUSED}: this source reads exactly the partitions"
+    ):
         oracle.read("kgroups", opts)
     assert not difference(oracle.read("kafka", opts).rows, truth(s, 0, s.end, headers=False))
 
@@ -218,19 +278,24 @@ def test_assign_must_name_the_offsets_partitions_in_both(oracle, seeded, kafka):
     opts = {**options(kafka.bootstrap, {s.topic: (0, s.end)}), "assign": json.dumps({other.topic: [0]})}
     with pytest.raises(OracleReadError):
         oracle.read("kafka", opts)
-    with pytest.raises(OracleReadError, match=f"option assign must name the partitions.*only in assign: "
-                                              f"{re.escape(other.topic)}"):
+    with pytest.raises(
+        OracleReadError,
+        match=f"option assign must name the partitions.*only in assign: {re.escape(other.topic)}",
+    ):
         oracle.read("kgroups", opts)
 
 
-@pytest.mark.parametrize("offsets", [{}, {"startingOffsets": "earliest", "endingOffsets": "latest"}],
-                         ids=["defaults", "global"])
+@pytest.mark.parametrize(
+    "offsets", [{}, {"startingOffsets": "earliest", "endingOffsets": "latest"}], ids=["defaults", "global"]
+)
 def test_global_offsets_are_refused_by_kgroups_which_needs_per_partition_json(oracle, seeded, kafka, offsets):
     """Spark reads earliest..latest of the assigned partitions by default or with the global
     words; kgroups reads only the offsets it is given (the gate's range), so it refuses both."""
     s = seeded["snappy"]
     opts = {"kafka.bootstrap.servers": kafka.bootstrap, "assign": json.dumps({s.topic: [0]}), **offsets}
-    with pytest.raises(OracleReadError, match="startingOffsets.*(is required|global form).*per-partition JSON"):
+    with pytest.raises(
+        OracleReadError, match="startingOffsets.*(is required|global form).*per-partition JSON"
+    ):
         oracle.read("kgroups", opts)
     assert not difference(oracle.read("kafka", opts).rows, truth(s, 0, s.end, headers=False))
 
@@ -239,25 +304,68 @@ def _plan(ranges: dict[str, tuple[int, int]], per_chunk: int = 1_000_000, min_pa
     from airflow_provider_kgroups.client.results import TopicPartition
     from airflow_provider_kgroups.spark.datasource import split_ranges
 
-    return [(c.topic, c.start, c.end) for c in split_ranges(
-        {TopicPartition(topic, 1): offsets for topic, offsets in ranges.items()}, per_chunk, min_partitions)]
+    return [
+        (c.topic, c.start, c.end)
+        for c in split_ranges(
+            {TopicPartition(topic, 1): offsets for topic, offsets in ranges.items()},
+            per_chunk,
+            min_partitions,
+        )
+    ]
 
 
-@pytest.mark.parametrize("ranges, min_partitions, expected", [
-    # spark-sql-kafka-0-10's KafkaOffsetRangeCalculatorSuite: the same plans, case by case
-    ({"t1": (1, 5)}, 4, [("t1", 1, 2), ("t1", 2, 3), ("t1", 3, 4), ("t1", 4, 5)]),
-    ({"t1": (1, 5), "t2": (1, 21)}, 4, [("t1", 1, 5), ("t2", 1, 7), ("t2", 7, 14), ("t2", 14, 21)]),
-    ({"t1": (1, 1), "t2": (1, 21)}, 4, [("t2", 1, 6), ("t2", 6, 11), ("t2", 11, 16), ("t2", 16, 21)]),
-    ({"t1": (1, 2), "t2": (1, 1001)}, 4, [("t1", 1, 2), ("t2", 1, 334), ("t2", 334, 667), ("t2", 667, 1001)]),
-    ({"t1": (1, 5), "t2": (1, 21)}, 1, [("t1", 1, 5), ("t2", 1, 21)]),
-    ({"t1": (0, 10), "t2": (0, 10), "t3": (0, 1)}, 6,
-     [("t1", 0, 3), ("t1", 3, 6), ("t1", 6, 10), ("t2", 0, 3), ("t2", 3, 6), ("t2", 6, 10), ("t3", 0, 1)]),
-    ({"t1": (0, 500), "t2": (0, 12000), "t3": (0, 15001)}, 6,
-     [("t1", 0, 500), ("t2", 0, 6000), ("t2", 6000, 12000), ("t3", 0, 5000), ("t3", 5000, 10000),
-      ("t3", 10000, 15001)]),
-    ({"t1": (0, 1), "t2": (0, 1), "t3": (0, 10000)}, 6,
-     [("t1", 0, 1), ("t2", 0, 1), ("t3", 0, 2500), ("t3", 2500, 5000), ("t3", 5000, 7500), ("t3", 7500, 10000)]),
-])
+@pytest.mark.parametrize(
+    "ranges, min_partitions, expected",
+    [
+        # spark-sql-kafka-0-10's KafkaOffsetRangeCalculatorSuite: the same plans, case by case
+        ({"t1": (1, 5)}, 4, [("t1", 1, 2), ("t1", 2, 3), ("t1", 3, 4), ("t1", 4, 5)]),
+        ({"t1": (1, 5), "t2": (1, 21)}, 4, [("t1", 1, 5), ("t2", 1, 7), ("t2", 7, 14), ("t2", 14, 21)]),
+        ({"t1": (1, 1), "t2": (1, 21)}, 4, [("t2", 1, 6), ("t2", 6, 11), ("t2", 11, 16), ("t2", 16, 21)]),
+        (
+            {"t1": (1, 2), "t2": (1, 1001)},
+            4,
+            [("t1", 1, 2), ("t2", 1, 334), ("t2", 334, 667), ("t2", 667, 1001)],
+        ),
+        ({"t1": (1, 5), "t2": (1, 21)}, 1, [("t1", 1, 5), ("t2", 1, 21)]),
+        (
+            {"t1": (0, 10), "t2": (0, 10), "t3": (0, 1)},
+            6,
+            [
+                ("t1", 0, 3),
+                ("t1", 3, 6),
+                ("t1", 6, 10),
+                ("t2", 0, 3),
+                ("t2", 3, 6),
+                ("t2", 6, 10),
+                ("t3", 0, 1),
+            ],
+        ),
+        (
+            {"t1": (0, 500), "t2": (0, 12000), "t3": (0, 15001)},
+            6,
+            [
+                ("t1", 0, 500),
+                ("t2", 0, 6000),
+                ("t2", 6000, 12000),
+                ("t3", 0, 5000),
+                ("t3", 5000, 10000),
+                ("t3", 10000, 15001),
+            ],
+        ),
+        (
+            {"t1": (0, 1), "t2": (0, 1), "t3": (0, 10000)},
+            6,
+            [
+                ("t1", 0, 1),
+                ("t2", 0, 1),
+                ("t3", 0, 2500),
+                ("t3", 2500, 5000),
+                ("t3", 5000, 7500),
+                ("t3", 7500, 10000),
+            ],
+        ),
+    ],
+)
 def test_min_partitions_plans_as_sparks_range_calculator(ranges, min_partitions, expected):
     assert _plan(ranges, min_partitions=min_partitions) == expected
 
@@ -275,10 +383,14 @@ def test_refusals_happen_at_load_naming_the_option_as_spark_spells_it():
     base = options("kafka-1:9092", {"orders": (0, 5)})
     for name in REFUSED_OPTIONS:
         with pytest.raises(ConfigurationError, match=f"^option {name} {REFUSED}: "):
-            parse_options({key.lower(): value for key, value in {**base, name: "1"}.items()})  # as Spark hands them
+            parse_options(
+                {key.lower(): value for key, value in {**base, name: "1"}.items()}
+            )  # as Spark hands them
     with pytest.raises(ConfigurationError, match=r"option minPartitions must be an integer >= 1, got '0'"):
         parse_options({**base, "minPartitions": "0"})
-    with pytest.raises(ConfigurationError, match=r"option assign must map each topic to a list of partitions"):
+    with pytest.raises(
+        ConfigurationError, match=r"option assign must map each topic to a list of partitions"
+    ):
         parse_options({**base, "assign": '{"orders": 0}'})
     assert parse_options({**base, "minPartitions": "3"}).min_partitions == 3
 
@@ -301,8 +413,11 @@ async def test_a_batch_straddling_the_log_start_gives_no_deleted_record():
         c.set_offsets("t", 0, start=6)
         async with AsyncGroupsClient(config(c)) as client:
             reader = RangeReader(client, TopicPartition("t", 0), 2, 8, allow_gaps=True, decode=False)
-            offsets = [o for page in [p async for p in reader.pages()]
-                       for arrow in to_record_batches(OffsetChunk("t", 0, 2, 8), page, False, reader.floor)
-                       for o in arrow.column("offset").to_pylist()]
+            offsets = [
+                o
+                for page in [p async for p in reader.pages()]
+                for arrow in to_record_batches(OffsetChunk("t", 0, 2, 8), page, False, reader.floor)
+                for o in arrow.column("offset").to_pylist()
+            ]
     assert offsets == [6, 7] and reader.records == 2
     assert reader.gaps == [(2, 5, "deleted by retention (the log now starts at 6)")]

@@ -34,10 +34,21 @@ def test_a_byte_rate_quota_is_waited_out_and_no_fetch_fails(kafka3, monkeypatch)
     topic = "quota-t"
     with Seeder(kafka3.bootstrap) as seed:
         seed.create_topic(topic, partitions=1)  # one replica: the seeder's acks=1 loses nothing
-        seed.produce(topic, 0, 6, value=lambda i: bytes([65 + i]) * 2000, first_timestamp_ms=BASE_TIMESTAMP_MS)
-    done = kafka3.run_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", kafka3.bootstrap, "--alter",
-                           "--entity-type", "clients", "--entity-name", QUOTA_CLIENT,
-                           "--add-config", "consumer_byte_rate=4096")
+        seed.produce(
+            topic, 0, 6, value=lambda i: bytes([65 + i]) * 2000, first_timestamp_ms=BASE_TIMESTAMP_MS
+        )
+    done = kafka3.run_tool(
+        "org.apache.kafka.tools.ConfigCommand",
+        "--bootstrap-server",
+        kafka3.bootstrap,
+        "--alter",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        QUOTA_CLIENT,
+        "--add-config",
+        "consumer_byte_rate=4096",
+    )
     assert done.returncode == 0, done.stderr
     waits: list[float] = []
     original = connection_module.BrokerConnection._wait_out_throttle
@@ -52,8 +63,9 @@ def test_a_byte_rate_quota_is_waited_out_and_no_fetch_fails(kafka3, monkeypatch)
 
     async def read_all() -> list[tuple[int, bytes]]:
         read, position = [], 0
-        async with AsyncGroupsClient(ClientConfig.create(kafka3.bootstrap, client_id=QUOTA_CLIENT,
-                                                         call_timeout_s=60)) as client:
+        async with AsyncGroupsClient(
+            ClientConfig.create(kafka3.bootstrap, client_id=QUOTA_CLIENT, call_timeout_s=60)
+        ) as client:
             while position < 6:
                 result = await client.fetch_records({tp: position}, page_bytes=4096)
                 assert result.failures == {}, result.failures
@@ -138,19 +150,23 @@ def test_a_broker_stopped_under_the_gate_the_snapshot_and_the_cleanup(kafka3, mo
     assert all(d.state is GroupState.EMPTY for d in after.values.values())
     assert all(after.values[g].coordinator_id != victim for g in groups)
     assert snap.failures == {}
-    assert {g: [(p.tp.partition, p.committed, p.log_end, p.lag) for p in snap.groups[g].partitions] for g in groups} == {
-        g: [(p, 2, 4, 2) for p in range(3)] for g in groups}
+    assert {
+        g: [(p.tp.partition, p.committed, p.log_end, p.lag) for p in snap.groups[g].partitions]
+        for g in groups
+    } == {g: [(p, 2, 4, 2) for p in range(3)] for g in groups}
     # every check, before, during and after the move: waiting, with the same 6 offsets to go
     assert len(decisions) > checked_while_down >= 1
     assert {(d.status, "6 offsets remaining" in d.message) for d in decisions} == {(GateStatus.WAIT, True)}, [
-        d.message for d in decisions if d.status is not GateStatus.WAIT]
+        d.message for d in decisions if d.status is not GateStatus.WAIT
+    ]
 
     # the cleanup, with a node down: a named Empty group whose coordinator moved is deleted after
     # its backup, the others are left alone
     target = moved[0]
     capsys.readouterr()
-    code = kgroups_main(["-b", kafka3.bootstrap, "--format", "json", "delete", "--yes", "--backup-url",
-                         str(tmp_path), target])
+    code = kgroups_main(
+        ["-b", kafka3.bootstrap, "--format", "json", "delete", "--yes", "--backup-url", str(tmp_path), target]
+    )
     out = json.loads(capsys.readouterr().out)
     assert (code, out["deleted"], out["failed"]) == (0, [target], []), out
     with open(out["backup_url"]) as backup_file:
@@ -159,4 +175,5 @@ def test_a_broker_stopped_under_the_gate_the_snapshot_and_the_cleanup(kafka3, mo
     with GroupsClient(config) as client:
         left = client.describe_groups(groups)
     assert {g: d.state for g, d in left.values.items()} == {
-        g: GroupState.DEAD if g == target else GroupState.EMPTY for g in groups}
+        g: GroupState.DEAD if g == target else GroupState.EMPTY for g in groups
+    }

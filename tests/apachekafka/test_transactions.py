@@ -110,7 +110,9 @@ def test_lag_with_read_committed_counts_no_open_transaction(transactions, kafka_
     transactions["producer"].abort_transaction(30)
     transactions["open"] = False
     with GroupsClient(ClientConfig.create(transactions["bootstrap"])) as client:
-        ends = (client.log_end_offsets([tp]).values[tp].offset,
-                client.log_end_offsets([tp], read_committed=True).values[tp].offset)
+        ends = (
+            client.log_end_offsets([tp]).values[tp].offset,
+            client.log_end_offsets([tp], read_committed=True).values[tp].offset,
+        )
     assert ends == (12, 12)
     assert (asyncio.run(lag(True)), asyncio.run(lag(False))) == (2, 2)

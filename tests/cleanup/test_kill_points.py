@@ -65,8 +65,15 @@ def offsets_in(backup_url: str, group: str) -> dict[tuple[str, int], int]:
     return {(tp.topic, tp.partition): c.offset for tp, c in backup.groups[group].items()}
 
 
-def check_trail(store: str, groups: list[str], before: dict, after_kill: dict, killed: SteppedChild,
-                rerun: dict, changed_in_kafka) -> dict:
+def check_trail(
+    store: str,
+    groups: list[str],
+    before: dict,
+    after_kill: dict,
+    killed: SteppedChild,
+    rerun: dict,
+    changed_in_kafka,
+) -> dict:
     """The checks every kill point must pass; returns what the kill left (for the note)."""
     journal = Journal(store)
     assert journal.open_intents() == [] and journal.leases() == []
@@ -94,11 +101,16 @@ def check_trail(store: str, groups: list[str], before: dict, after_kill: dict, k
     # every group has a record naming its undo
     assert {g for r in records for g in (r.get("undo") or {})} == set(groups)
     backups = journal.fs.ls(f"{journal.root}/_backups", detail=False)
-    return {"killed_at": killed.killed_at, "boundaries_passed": len(killed.steps) - 1,
-            "changed_in_kafka": len(changed), "killed_run_intent": killed.killed_at not in BEFORE_INTENT,
-            "backups": len(backups), "records": len(records),
-            "interrupted": {v: len(gs) for v, gs in (interrupted[0]["groups"] if interrupted else {}).items()},
-            "undo_named": named}
+    return {
+        "killed_at": killed.killed_at,
+        "boundaries_passed": len(killed.steps) - 1,
+        "changed_in_kafka": len(changed),
+        "killed_run_intent": killed.killed_at not in BEFORE_INTENT,
+        "backups": len(backups),
+        "records": len(records),
+        "interrupted": {v: len(gs) for v, gs in (interrupted[0]["groups"] if interrupted else {}).items()},
+        "undo_named": named,
+    }
 
 
 def undo_all(rerun: dict, key: str, bootstrap: str, capsys) -> None:
@@ -156,8 +168,9 @@ def test_delete_killed_then_rerun(bootstrap, seed, name_prefix, tmp_path, capsys
     print(f"kill seed {SEED}")
     _topic, groups, before = make_groups(seed, name_prefix)
     store = str(tmp_path / "store")
-    argv = cli_argv(bootstrap, "delete", *groups, "--yes", "--max-deletions-percent", "100",
-                    "--backup-url", store)
+    argv = cli_argv(
+        bootstrap, "delete", *groups, "--yes", "--max-deletions-percent", "100", "--backup-url", store
+    )
     killed = kill(SteppedChild(argv), how, what, 6, rng)
     assert killed.killed_at is not None, killed.stderr
     after_kill = committed(seed, groups)
@@ -180,8 +193,17 @@ def test_reset_killed_then_rerun(bootstrap, seed, name_prefix, tmp_path, capsys,
     print(f"kill seed {SEED}")
     topic, groups, before = make_groups(seed, name_prefix)
     store = str(tmp_path / "store")
-    argv = cli_argv(bootstrap, "reset-offsets", *groups, "--topic", topic, "--to-earliest", "--execute",
-                    "--backup-url", store)
+    argv = cli_argv(
+        bootstrap,
+        "reset-offsets",
+        *groups,
+        "--topic",
+        topic,
+        "--to-earliest",
+        "--execute",
+        "--backup-url",
+        store,
+    )
     killed = kill(SteppedChild(argv), how, what, 5 + GROUPS, rng)
     assert killed.killed_at is not None, killed.stderr
     after_kill = committed(seed, groups)
@@ -203,14 +225,27 @@ def test_operator_task_killed_half_way_then_the_cli_reruns(bootstrap, seed, name
     undo of the groups it had changed."""
     topic, groups, before = make_groups(seed, name_prefix)
     store = str(tmp_path / "store")
-    env = {"AIRFLOW_CONN_KG_KILL": json.dumps({"conn_type": "kgroups", "host": bootstrap}),
-           "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
-    task = SteppedChild([sys.executable, "-m", "tests.support.operator_child", store, topic, *groups], env=env,
-                        deadline_s=120).kill_at("change_sent", 3)
+    env = {
+        "AIRFLOW_CONN_KG_KILL": json.dumps({"conn_type": "kgroups", "host": bootstrap}),
+        "AIRFLOW_HOME": str(tmp_path / "airflow"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    }
+    task = SteppedChild(
+        [sys.executable, "-m", "tests.support.operator_child", store, topic, *groups], env=env, deadline_s=120
+    ).kill_at("change_sent", 3)
     after_kill = committed(seed, groups)
     assert 2 <= sum(after_kill[g] != before[g] for g in groups) <= 3  # written, maybe not yet applied
-    argv = cli_argv(bootstrap, "reset-offsets", *groups, "--topic", topic, "--to-earliest", "--execute",
-                    "--backup-url", store)
+    argv = cli_argv(
+        bootstrap,
+        "reset-offsets",
+        *groups,
+        "--topic",
+        topic,
+        "--to-earliest",
+        "--execute",
+        "--backup-url",
+        store,
+    )
     rerun = rerun_cli(capsys, argv)
     left = check_trail(store, groups, before, after_kill, task, rerun, moved)
     interrupted = next(load_audit(u) for u in list_audits(store) if load_audit(u).get("interrupted"))
@@ -231,8 +266,17 @@ def test_two_runs_at_once_never_change_the_same_group(bootstrap, seed, name_pref
     store = str(tmp_path / "store")
 
     def reset(*ids):
-        return cli_argv(bootstrap, "reset-offsets", *ids, "--topic", topic, "--to-earliest", "--execute",
-                        "--backup-url", store)
+        return cli_argv(
+            bootstrap,
+            "reset-offsets",
+            *ids,
+            "--topic",
+            topic,
+            "--to-earliest",
+            "--execute",
+            "--backup-url",
+            store,
+        )
 
     a = SteppedChild(reset(*groups[:5]))
     while a.next_step() != "change_answered":
@@ -242,7 +286,9 @@ def test_two_runs_at_once_never_change_the_same_group(bootstrap, seed, name_pref
     b = json.loads(capsys.readouterr().out)
     assert code != EXIT_OK  # two groups not reset by B: it says so
     assert {g: d["decision"] for g, d in b["decisions"].items()} == {
-        **{g: "skipped" for g in groups[3:5]}, **{g: "done" for g in groups[5:]}}
+        **{g: "skipped" for g in groups[3:5]},
+        **{g: "done" for g in groups[5:]},
+    }
     for g in groups[3:5]:
         assert "another run is changing it" in b["decisions"][g]["reason"]
     assert b["reconciled"] == [] and len(Journal(store).open_intents()) == 1  # A is alive: not B's to close
@@ -257,7 +303,9 @@ def test_two_runs_at_once_never_change_the_same_group(bootstrap, seed, name_pref
         for r in records:
             if g in (r.get("undo") or {}):
                 # C found g6..g8 reset by B, a run that finished: C's undo is the state it found
-                undone = {(topic, 0): 0, (topic, 1): 0} if g in groups[5:] and r is not b_record else before[g]
+                undone = (
+                    {(topic, 0): 0, (topic, 1): 0} if g in groups[5:] and r is not b_record else before[g]
+                )
                 assert offsets_in(r["undo"][g], g) == undone, (g, r.get("run_id"))
     assert [g for g in groups if g in b_record["undo"]] == groups[5:]
     assert after_kill == {g: {(topic, 0): 0, (topic, 1): 0} for g in groups}
@@ -274,8 +322,17 @@ def test_the_undo_survives_a_reconciliation_by_another_run(bootstrap, seed, name
     store = str(tmp_path / "store")
 
     def reset(*ids):
-        return cli_argv(bootstrap, "reset-offsets", *ids, "--topic", topic, "--to-earliest", "--execute",
-                        "--backup-url", store)
+        return cli_argv(
+            bootstrap,
+            "reset-offsets",
+            *ids,
+            "--topic",
+            topic,
+            "--to-earliest",
+            "--execute",
+            "--backup-url",
+            store,
+        )
 
     SteppedChild(reset(*groups[:4])).kill_at("change_answered")
     x = rerun_cli(capsys, reset(*groups[4:]))

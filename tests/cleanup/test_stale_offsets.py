@@ -21,8 +21,11 @@ def cluster():
         c.add_topic("orders", 2, end_offsets=100)
         c.add_topic("old", 1, end_offsets=100)
         c.add_topic("doomed", 1, end_offsets=100)
-        c.add_group("live", offsets={("orders", 0): 50, ("old", 0): 3, ("doomed", 0): 8},
-                    members=[Member("m-1", {"orders": [0, 1]})])
+        c.add_group(
+            "live",
+            offsets={("orders", 0): 50, ("old", 0): 3, ("doomed", 0): 8},
+            members=[Member("m-1", {"orders": [0, 1]})],
+        )
         c.add_group("idle", offsets={("old", 0): 7})
         c.add_group("connect-sink", offsets={("old", 0): 2}, members=[Member("t-0", {"orders": [0]})])
         c.delete_topic("doomed")
@@ -31,8 +34,9 @@ def cluster():
 
 async def stale(c, ids, options, tmp_path, **kw):
     async with AsyncGroupsClient(config(c)) as client:
-        return await run_stale_offsets(client, ids, options, backup_base_url=str(tmp_path),
-                                       audit_base_url=str(tmp_path), **kw)
+        return await run_stale_offsets(
+            client, ids, options, backup_base_url=str(tmp_path), audit_base_url=str(tmp_path), **kw
+        )
 
 
 async def test_dry_run_names_the_stale_topics_and_why_and_changes_nothing(cluster, tmp_path):
@@ -40,14 +44,17 @@ async def test_dry_run_names_the_stale_topics_and_why_and_changes_nothing(cluste
     live = result.decisions["live"]
     assert live.outcome is ChangeOutcome.WOULD_DO
     assert {r["topic"] for r in live.rows} == {"old", "doomed"}  # orders is subscribed: not stale
-    assert result.plan["stale_topics"] == {"live/old": "no member subscribes to it",
-                                           "live/doomed": "deleted (Metadata names it UNKNOWN_TOPIC_OR_PARTITION)"}
+    assert result.plan["stale_topics"] == {
+        "live/old": "no member subscribes to it",
+        "live/doomed": "deleted (Metadata names it UNKNOWN_TOPIC_OR_PARTITION)",
+    }
     assert result.decisions["idle"].outcome is ChangeOutcome.REFUSED  # Empty: the dead-group rules' business
     assert cluster.committed("live") == {("orders", 0): 50, ("old", 0): 3, ("doomed", 0): 8}
 
 
 async def test_a_real_run_removes_the_unsubscribed_topic_and_reports_the_brokers_answer_for_the_deleted_one(
-        cluster, tmp_path):
+    cluster, tmp_path
+):
     """Apache Kafka answers OffsetDelete for a topic it no longer knows with
     UNKNOWN_TOPIC_OR_PARTITION (KafkaApis.handleOffsetDeleteRequest): reported, never hidden."""
     result = await stale(cluster, ["live"], DeletionOptions(dry_run=False), tmp_path)
@@ -62,15 +69,31 @@ async def test_a_real_run_removes_the_unsubscribed_topic_and_reports_the_brokers
 
 
 async def test_deny_patterns_unknown_subscriptions_and_the_cap_keep_groups(cluster, tmp_path):
-    cluster.add_group("rebalancing", offsets={("old", 0): 1}, state="PreparingRebalance",
-                      members=[Member("m-1", {"orders": [0]})])
-    cluster.add_group("live-2", offsets={("orders", 1): 9, ("old", 0): 4}, members=[Member("m-2", {"orders": [1]})])
-    result = await stale(cluster, ["connect-sink", "rebalancing", "live", "live-2"],
-                         DeletionOptions(dry_run=False, max_groups=1), tmp_path,
-                         denied=lambda g: "connect-*" if g.startswith("connect-") else None)
+    cluster.add_group(
+        "rebalancing",
+        offsets={("old", 0): 1},
+        state="PreparingRebalance",
+        members=[Member("m-1", {"orders": [0]})],
+    )
+    cluster.add_group(
+        "live-2", offsets={("orders", 1): 9, ("old", 0): 4}, members=[Member("m-2", {"orders": [1]})]
+    )
+    result = await stale(
+        cluster,
+        ["connect-sink", "rebalancing", "live", "live-2"],
+        DeletionOptions(dry_run=False, max_groups=1),
+        tmp_path,
+        denied=lambda g: "connect-*" if g.startswith("connect-") else None,
+    )
     d = result.decisions
-    assert d["connect-sink"].outcome is ChangeOutcome.REFUSED and "deny pattern 'connect-*'" in d["connect-sink"].reason
-    assert d["rebalancing"].outcome is ChangeOutcome.REFUSED and "subscriptions are unknown" in d["rebalancing"].reason
+    assert (
+        d["connect-sink"].outcome is ChangeOutcome.REFUSED
+        and "deny pattern 'connect-*'" in d["connect-sink"].reason
+    )
+    assert (
+        d["rebalancing"].outcome is ChangeOutcome.REFUSED
+        and "subscriptions are unknown" in d["rebalancing"].reason
+    )
     assert d["live"].outcome is ChangeOutcome.PARTIAL  # first in order, under the cap of one group
     assert d["live-2"].outcome is ChangeOutcome.SKIPPED and "max_groups" in d["live-2"].reason
     assert cluster.committed("live-2") == {("orders", 1): 9, ("old", 0): 4}

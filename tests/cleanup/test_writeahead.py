@@ -27,7 +27,9 @@ def test_deletion_verdicts():
 def test_commit_verdicts_per_partition():
     before = {T0: 4, T1: 3}
     assert _verdict("commit", COMMIT, before, {T0: 0, T1: 0}, "Empty") == (
-        Verdict.CHANGED, "2 partition(s) read the planned offset")
+        Verdict.CHANGED,
+        "2 partition(s) read the planned offset",
+    )
     assert _verdict("commit", COMMIT, before, {T0: 0, T1: 3}, "Empty")[0] == Verdict.CHANGED  # half
     assert _verdict("commit", COMMIT, before, before, "Empty")[0] == Verdict.NOT_CHANGED
     verdict, why = _verdict("commit", COMMIT, before, {T0: 9, T1: 3}, "Empty")
@@ -53,8 +55,12 @@ def test_a_lease_of_another_host_holds_until_it_expires_and_a_dead_runs_open_int
     journal.take_lease("held", elsewhere, "i-held", expires_ms=now_ms() + 60_000)
     journal.take_lease("expired", elsewhere, "i-expired", expires_ms=now_ms() - 1)
     journal.write_intent("20260101T000000Z-0123456789ab.json", {"run_id": "run-dead"})
-    journal.take_lease("open", Owner("worker-elsewhere", 1, "run-dead"), "20260101T000000Z-0123456789ab.json",
-                       expires_ms=now_ms() - 1)
+    journal.take_lease(
+        "open",
+        Owner("worker-elsewhere", 1, "run-dead"),
+        "20260101T000000Z-0123456789ab.json",
+        expires_ms=now_ms() - 1,
+    )
     run = ChangeRun(store, "reset-offsets")
     refused = run.lease(["held", "expired", "open", "free"])
     assert set(refused) == {"held", "open"} and run.leased == ["expired", "free"]

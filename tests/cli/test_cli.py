@@ -14,8 +14,11 @@ def cluster():
     with FakeCluster.running_in_thread(brokers=3) as c:
         c.add_topic("orders", 3, end_offsets=[100, 100, 100])
         c.add_group("orders-landing", offsets={("orders", 0): 100, ("orders", 1): 90})
-        c.add_group("orders-live", offsets={("orders", 0): 100},
-                    members=[Member("m-1", {"orders": [0, 1, 2]}, client_id="app", host="/10.0.0.1")])
+        c.add_group(
+            "orders-live",
+            offsets={("orders", 0): 100},
+            members=[Member("m-1", {"orders": [0, 1, 2]}, client_id="app", host="/10.0.0.1")],
+        )
         c.add_group("tmp-1", offsets={("orders", 2): 5})
         c.add_group("tmp-2", offsets={("orders", 2): 7})
         yield c
@@ -35,8 +38,17 @@ def test_groups_lists_every_broker_with_states(cluster, capsys):
 
 
 def test_lag_per_partition_with_totals(cluster, capsys):
-    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "lag", "orders-landing",
-                       "--unknown-lag", "from_earliest")
+    code, out, _ = run(
+        capsys,
+        "-b",
+        cluster.bootstrap,
+        "--format",
+        "json",
+        "lag",
+        "orders-landing",
+        "--unknown-lag",
+        "from_earliest",
+    )
     assert code == EXIT_OK
     group = json.loads(out)["groups"]["orders-landing"]
     lags = {p["partition"]: p["lag"] for p in group["partitions"]}
@@ -51,13 +63,16 @@ def test_a_failing_group_gives_exit_code_1(cluster, capsys):
     assert "GROUP_AUTHORIZATION_FAILED" in out
 
 
-@pytest.mark.parametrize("argv, fragment", [
-    (("-b", "nohost", "groups"), "is not 'host:port'"),
-    (("-b", "127.0.0.1:1", "describe"), "no groups selected"),
-    (("-b", "127.0.0.1:1", "lag", "--pattern", "re:("), "not a valid regular expression"),
-    (("-b", "127.0.0.1:1", "--timeout", "-5", "groups"), "--timeout must be a positive, finite number"),
-    (("groups",), "no bootstrap servers"),
-])
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (("-b", "nohost", "groups"), "is not 'host:port'"),
+        (("-b", "127.0.0.1:1", "describe"), "no groups selected"),
+        (("-b", "127.0.0.1:1", "lag", "--pattern", "re:("), "not a valid regular expression"),
+        (("-b", "127.0.0.1:1", "--timeout", "-5", "groups"), "--timeout must be a positive, finite number"),
+        (("groups",), "no bootstrap servers"),
+    ],
+)
 def test_bad_input_exits_2_naming_the_problem(capsys, monkeypatch, argv, fragment):
     monkeypatch.delenv("KGROUPS_BOOTSTRAP_SERVERS", raising=False)
     code, _, err = run(capsys, *argv)
@@ -86,12 +101,15 @@ def test_a_scram_server_asking_a_billion_iterations_ends_the_command_at_once(cap
     iterations was busy for as long as PBKDF2 took; the count is refused before any work."""
     import time
 
-    with FakeCluster.running_in_thread(brokers=1, sasl={"SCRAM-SHA-512": {"alice": "pw-s3cret"}},
-                                       scram_iterations=1_000_000_000) as c:
+    with FakeCluster.running_in_thread(
+        brokers=1, sasl={"SCRAM-SHA-512": {"alice": "pw-s3cret"}}, scram_iterations=1_000_000_000
+    ) as c:
         c.add_group("g", offsets={})
         props = tmp_path / "client.properties"
-        props.write_text(f"bootstrap.servers: {c.bootstrap}\nsecurity.protocol SASL_PLAINTEXT\n"
-                         "sasl.mechanism=SCRAM-SHA-512\nsasl.username=alice\nsasl.password=pw-s3cret\n")
+        props.write_text(
+            f"bootstrap.servers: {c.bootstrap}\nsecurity.protocol SASL_PLAINTEXT\n"
+            "sasl.mechanism=SCRAM-SHA-512\nsasl.username=alice\nsasl.password=pw-s3cret\n"
+        )
         started = time.monotonic()
         code, out, err = run(capsys, "--command-config", str(props), "--timeout", "20", "groups")
         assert time.monotonic() - started < 5
@@ -106,8 +124,11 @@ def test_lag_names_a_topic_the_group_no_longer_reads(capsys):
     with FakeCluster.running_in_thread(brokers=1) as c:
         c.add_topic("orders", 1, end_offsets=50)
         c.add_topic("payments", 1, end_offsets=5)
-        c.add_group("billing", offsets={("orders", 0): 10, ("payments", 0): 5},
-                    members=[Member("m-1", {"payments": [0]})])
+        c.add_group(
+            "billing",
+            offsets={("orders", 0): 10, ("payments", 0): 5},
+            members=[Member("m-1", {"payments": [0]})],
+        )
         code, out, _ = run(capsys, "-b", c.bootstrap, "--format", "json", "lag", "billing")
         assert code == EXIT_OK
         flags = {p["topic"]: p["flags"] for p in json.loads(out)["groups"]["billing"]["partitions"]}

@@ -15,8 +15,10 @@ from tests.support.fakekafka.oauth import JwksValidator
 from tests.support.oidc import IdentityProvider
 
 SECRET = "cli-secret-never-print"
-JAAS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-        'clientId="svc" clientSecret="{secret}" scope="kafka";')
+JAAS = (
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+    'clientId="svc" clientSecret="{secret}" scope="kafka";'
+)
 
 
 def run(capsys, *argv):
@@ -32,30 +34,50 @@ def properties(tmp_path, name: str, **values: str) -> str:
 
 
 def java_oidc(tmp_path, token_url: str, secret: str = SECRET, name: str = "client.properties") -> str:
-    return properties(tmp_path, name, **{
-        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
-        "sasl.login.callback.handler.class":
-            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
-        "sasl.oauthbearer.token.endpoint.url": token_url, "sasl.jaas.config": JAAS.format(secret=secret)})
+    return properties(
+        tmp_path,
+        name,
+        **{
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.login.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+            "sasl.oauthbearer.token.endpoint.url": token_url,
+            "sasl.jaas.config": JAAS.format(secret=secret),
+        },
+    )
 
 
 def test_lag_with_a_java_oidc_properties_file(capsys, tmp_path):
-    with IdentityProvider({"svc": SECRET}) as idp, FakeCluster.running_in_thread(
-            brokers=2, sasl={"OAUTHBEARER": JwksValidator(idp.jwks_url)}) as c:
+    with (
+        IdentityProvider({"svc": SECRET}) as idp,
+        FakeCluster.running_in_thread(brokers=2, sasl={"OAUTHBEARER": JwksValidator(idp.jwks_url)}) as c,
+    ):
         c.add_topic("orders", 2, end_offsets=100)
         c.add_group("billing", offsets={("orders", 0): 90, ("orders", 1): 100})
-        code, out, err = run(capsys, "-b", c.bootstrap, "--command-config", java_oidc(tmp_path, idp.token_url),
-                             "--format", "json", "lag", "billing")
+        code, out, err = run(
+            capsys,
+            "-b",
+            c.bootstrap,
+            "--command-config",
+            java_oidc(tmp_path, idp.token_url),
+            "--format",
+            "json",
+            "lag",
+            "billing",
+        )
         assert code == EXIT_OK, err
         assert json.loads(out)["groups"]["billing"]["total_lag"] == 10
         assert len(idp.requests) == 1 and SECRET not in out + err
 
 
 def test_a_refused_client_secret_exits_unreachable_naming_the_endpoint(capsys, tmp_path):
-    with IdentityProvider({"svc": "the-real-one"}) as idp, FakeCluster.running_in_thread(
-            brokers=1, sasl={"OAUTHBEARER": JwksValidator(idp.jwks_url)}) as c:
-        code, out, err = run(capsys, "-b", c.bootstrap, "--command-config", java_oidc(tmp_path, idp.token_url),
-                             "groups")
+    with (
+        IdentityProvider({"svc": "the-real-one"}) as idp,
+        FakeCluster.running_in_thread(brokers=1, sasl={"OAUTHBEARER": JwksValidator(idp.jwks_url)}) as c,
+    ):
+        code, out, err = run(
+            capsys, "-b", c.bootstrap, "--command-config", java_oidc(tmp_path, idp.token_url), "groups"
+        )
         assert code == EXIT_UNREACHABLE and out == ""
         assert f"token endpoint {idp.token_url} refused the client credentials" in err and "HTTP 401" in err
         assert SECRET not in err and c.requests() == []
@@ -67,17 +89,31 @@ def test_bad_oauthbearer_input_exits_2_before_any_request(capsys, tmp_path, monk
     jaas = JAAS.format(secret=SECRET)
     cases = [
         ({"sasl.jaas.config": jaas}, "needs sasl.oauthbearer.token.endpoint.url"),
-        ({"sasl.oauthbearer.token.endpoint.url": "idp.example.com/token", "sasl.jaas.config": jaas},
-         "is not an http(s) URL"),
-        ({"sasl.oauthbearer.token.endpoint.url": "https://idp.example.com/t",
-          "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-                              'clientId="svc";'}, "needs the client secret"),
-        ({"sasl.oauthbearer.token.endpoint.url": "https://idp.example.com/t",
-          "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-                              f'clientSecret="{SECRET}";'}, "needs the client id"),
+        (
+            {"sasl.oauthbearer.token.endpoint.url": "idp.example.com/token", "sasl.jaas.config": jaas},
+            "is not an http(s) URL",
+        ),
+        (
+            {
+                "sasl.oauthbearer.token.endpoint.url": "https://idp.example.com/t",
+                "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                'clientId="svc";',
+            },
+            "needs the client secret",
+        ),
+        (
+            {
+                "sasl.oauthbearer.token.endpoint.url": "https://idp.example.com/t",
+                "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                f'clientSecret="{SECRET}";',
+            },
+            "needs the client id",
+        ),
         ({"oauth_cb": "my_company.kafka_auth.token"}, "is not allowed"),
-        ({"sasl.login.callback.handler.class": "com.example.MyHandler", "sasl.jaas.config": jaas},
-         "sasl.login.callback.handler.class=com.example.MyHandler is not supported"),
+        (
+            {"sasl.login.callback.handler.class": "com.example.MyHandler", "sasl.jaas.config": jaas},
+            "sasl.login.callback.handler.class=com.example.MyHandler is not supported",
+        ),
         ({"sasl.jaas.config": f'OAuthBearerLoginModule clientSecret="{SECRET}";'}, "control flag"),
     ]
     with IdentityProvider({"svc": SECRET}) as idp, FakeCluster.running_in_thread(brokers=1) as c:

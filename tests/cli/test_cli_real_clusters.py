@@ -42,7 +42,9 @@ def test_a_pattern_with_a_failed_broker_listing_exits_1_naming_the_broker(capsys
         assert out == ""
         assert "cannot list groups on every broker (broker 1: UNKNOWN)" in err
         assert {api: n for api, n in c.requests_by_api().items() if api != "ApiVersions"} == {
-            "Metadata": 1, "ListGroups": 3}
+            "Metadata": 1,
+            "ListGroups": 3,
+        }
         assert len(c.group_ids()) == 30
 
 
@@ -73,9 +75,10 @@ def test_an_unreadable_log_end_offset_makes_the_total_unknown_and_exit_1(capsys)
         assert code == EXIT_PARTIAL
         group = json.loads(out)["groups"]["reader"]
         assert group["total_lag"] is None and group["not_found"] is False
-        assert {p["partition"]: (p["lag"], p["flags"], p["error"] and p["error"]["error"])
-                for p in group["partitions"]} == {0: (10, [], None),
-                                                  1: (None, ["error"], "TOPIC_AUTHORIZATION_FAILED")}
+        assert {
+            p["partition"]: (p["lag"], p["flags"], p["error"] and p["error"]["error"])
+            for p in group["partitions"]
+        } == {0: (10, [], None), 1: (None, ["error"], "TOPIC_AUTHORIZATION_FAILED")}
         code, out, _ = run(capsys, "-b", c.bootstrap, "lag", "reader")
         assert code == EXIT_PARTIAL
         assert "total unknown" in out and "TOPIC_AUTHORIZATION_FAILED" in out
@@ -88,8 +91,11 @@ def test_a_group_that_does_not_exist_is_not_found_not_dead_with_total_0(capsys):
         code, out, _ = run(capsys, "-b", c.bootstrap, "--format", "json", "lag", "real", "ghost")
         assert code == EXIT_PARTIAL
         groups = json.loads(out)["groups"]
-        assert (groups["ghost"]["not_found"], groups["ghost"]["total_lag"], groups["ghost"]["partitions"]) == (
-            True, None, [])
+        assert (
+            groups["ghost"]["not_found"],
+            groups["ghost"]["total_lag"],
+            groups["ghost"]["partitions"],
+        ) == (True, None, [])
         assert (groups["real"]["not_found"], groups["real"]["total_lag"]) == (False, 0)
         code, out, _ = run(capsys, "-b", c.bootstrap, "lag", "ghost")
         assert code == EXIT_PARTIAL
@@ -110,8 +116,13 @@ def _encrypted_key_copy(key_path: str, target, password: bytes) -> str:
 
     with open(key_path, "rb") as f:
         key = serialization.load_pem_private_key(f.read(), password=None)
-    target.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                         serialization.BestAvailableEncryption(password)))
+    target.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(password),
+        )
+    )
     return str(target)
 
 
@@ -131,29 +142,58 @@ def _bad_inputs(tmp_path, bootstrap: str) -> list[tuple[list[str], str]]:
     not_a_cert.write_text("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
     return [
         (["--timeout", "nan", "groups"], "--timeout must be a positive, finite number"),
-        (["describe", "--all-groups", "orders"], "--all-groups selects every group: give it without group ids"),
+        (
+            ["describe", "--all-groups", "orders"],
+            "--all-groups selects every group: give it without group ids",
+        ),
         (["lag", "--all-groups", "--pattern", "o*"], "--all-groups selects every group"),
         (["--timeout", "inf", "groups"], "--timeout must be a positive, finite number"),
         (["--timeout", "-1", "groups"], "--timeout must be a positive, finite number"),
-        (["--command-config", properties("nan.properties", "request.timeout.ms=nan\n"), "groups"],
-         "request.timeout.ms must be a finite number of milliseconds"),
-        (["--command-config", properties("neg.properties", "default.api.timeout.ms=-5\n"), "groups"],
-         "default.api.timeout.ms must be a finite number of milliseconds >= 0"),
-        (["--command-config", properties("binary.properties", b"\x00\x01\x02bootstrap\xff\xfe"), "groups"],
-         "is not UTF-8 text"),
-        (["--command-config", properties("nul.properties", b"security.protocol=SSL\x00\n"), "groups"],
-         "is binary"),
-        (["--command-config", properties("plain-sasl.properties",
-                                         "sasl.username=etl\nsasl.password=hunter2\n"), "groups"],
-         "security_protocol is PLAINTEXT"),
-        (["--command-config", properties("bad-ca.properties",
-                                         f"security.protocol=SSL\nssl.ca.location={not_a_cert}\n"), "groups"],
-         "the TLS files cannot be loaded"),
-        (["--command-config", properties("wrong-key-pw.properties",
-                                         f"security.protocol=SSL\nssl.ca.location={files.cert}\n"
-                                         f"ssl.certificate.location={files.cert}\nssl.key.location={encrypted}\n"
-                                         "ssl.key.password=wrong\n"), "groups"],
-         "ssl_key_password the key's password"),
+        (
+            ["--command-config", properties("nan.properties", "request.timeout.ms=nan\n"), "groups"],
+            "request.timeout.ms must be a finite number of milliseconds",
+        ),
+        (
+            ["--command-config", properties("neg.properties", "default.api.timeout.ms=-5\n"), "groups"],
+            "default.api.timeout.ms must be a finite number of milliseconds >= 0",
+        ),
+        (
+            ["--command-config", properties("binary.properties", b"\x00\x01\x02bootstrap\xff\xfe"), "groups"],
+            "is not UTF-8 text",
+        ),
+        (
+            ["--command-config", properties("nul.properties", b"security.protocol=SSL\x00\n"), "groups"],
+            "is binary",
+        ),
+        (
+            [
+                "--command-config",
+                properties("plain-sasl.properties", "sasl.username=etl\nsasl.password=hunter2\n"),
+                "groups",
+            ],
+            "security_protocol is PLAINTEXT",
+        ),
+        (
+            [
+                "--command-config",
+                properties("bad-ca.properties", f"security.protocol=SSL\nssl.ca.location={not_a_cert}\n"),
+                "groups",
+            ],
+            "the TLS files cannot be loaded",
+        ),
+        (
+            [
+                "--command-config",
+                properties(
+                    "wrong-key-pw.properties",
+                    f"security.protocol=SSL\nssl.ca.location={files.cert}\n"
+                    f"ssl.certificate.location={files.cert}\nssl.key.location={encrypted}\n"
+                    "ssl.key.password=wrong\n",
+                ),
+                "groups",
+            ],
+            "ssl_key_password the key's password",
+        ),
     ]
 
 

@@ -34,20 +34,36 @@ def run(capsys, cluster, *argv):
 def test_share_lag_is_the_log_end_minus_the_start_offset_an_upper_bound(cluster, capsys):
     code, doc = run(capsys, cluster, "share-lag", "workers", "classic")
     assert code == EXIT_PARTIAL  # classic is not a share group: a failure, never "no lag"
-    rows = {p["partition"]: (p["start_offset"], p["log_end"], p["lag_at_most"])
-            for p in doc["groups"]["workers"]["partitions"]}
+    rows = {
+        p["partition"]: (p["start_offset"], p["log_end"], p["lag_at_most"])
+        for p in doc["groups"]["workers"]["partitions"]
+    }
     assert rows == {0: (40, 100, 60), 1: (90, 100, 10)}
     assert doc["groups"]["workers"]["total_lag_at_most"] == 70
     assert doc["failures"]["classic"]["error"] == "GROUP_ID_NOT_FOUND"
 
 
-def test_an_empty_share_group_is_reset_through_alter_share_group_offsets_and_undone(cluster, capsys, tmp_path):
+def test_an_empty_share_group_is_reset_through_alter_share_group_offsets_and_undone(
+    cluster, capsys, tmp_path
+):
     code, dry = run(capsys, cluster, "reset-offsets", "workers", "--topic", "jobs", "--to-earliest")
     assert code == EXIT_OK
     assert {r["partition"]: (r["current"], r["new"]) for r in dry["decisions"]["workers"]["partitions"]} == {
-        0: (40, 10), 1: (90, 10)}
-    code, real = run(capsys, cluster, "reset-offsets", "workers", "--topic", "jobs", "--to-earliest", "--execute",
-                     "--backup-url", str(tmp_path))
+        0: (40, 10),
+        1: (90, 10),
+    }
+    code, real = run(
+        capsys,
+        cluster,
+        "reset-offsets",
+        "workers",
+        "--topic",
+        "jobs",
+        "--to-earliest",
+        "--execute",
+        "--backup-url",
+        str(tmp_path),
+    )
     assert code == EXIT_OK and real["decisions"]["workers"]["decision"] == "done"
     assert cluster.share_offsets("workers") == {("jobs", 0): 10, ("jobs", 1): 10}
     assert cluster.committed("workers") == {}  # nothing went through OffsetCommit
@@ -57,8 +73,18 @@ def test_an_empty_share_group_is_reset_through_alter_share_group_offsets_and_und
 
 
 def test_a_share_group_with_members_is_refused(cluster, capsys, tmp_path):
-    code, doc = run(capsys, cluster, "reset-offsets", "busy", "--topic", "jobs", "--to-latest", "--execute",
-                    "--backup-url", str(tmp_path))
+    code, doc = run(
+        capsys,
+        cluster,
+        "reset-offsets",
+        "busy",
+        "--topic",
+        "jobs",
+        "--to-latest",
+        "--execute",
+        "--backup-url",
+        str(tmp_path),
+    )
     assert code == EXIT_PARTIAL and doc["decisions"]["busy"]["refusal"] == "has_members"
     assert cluster.share_offsets("busy") == {("jobs", 0): 5}
 
@@ -68,8 +94,18 @@ def test_a_broker_without_the_share_offset_apis_refuses_by_name(cluster, capsys,
     code, doc = run(capsys, cluster, "share-lag", "workers")
     assert code == EXIT_PARTIAL
     assert "does not support DescribeShareGroupOffsets" in doc["failures"]["workers"]["message"]
-    code, doc = run(capsys, cluster, "reset-offsets", "workers", "--topic", "jobs", "--to-earliest", "--execute",
-                    "--backup-url", str(tmp_path))
+    code, doc = run(
+        capsys,
+        cluster,
+        "reset-offsets",
+        "workers",
+        "--topic",
+        "jobs",
+        "--to-earliest",
+        "--execute",
+        "--backup-url",
+        str(tmp_path),
+    )
     assert code == EXIT_PARTIAL and doc["decisions"]["workers"]["refusal"] == "share_group"
     assert "does not support DescribeShareGroupOffsets" in doc["decisions"]["workers"]["reason"]
     assert cluster.share_offsets("workers") == {("jobs", 0): 40, ("jobs", 1): 90}

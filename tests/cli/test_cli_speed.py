@@ -54,8 +54,19 @@ def test_options_after_the_verb_work_as_before_it(cluster, capsys):
 
 
 def test_an_option_after_the_verb_wins_over_the_same_one_before(cluster, capsys):
-    code, out, _ = run(capsys, "-b", "127.0.0.1:1", "--format", "table", "lag", "acc-2", "-b", cluster.bootstrap,
-                       "--format", "json")
+    code, out, _ = run(
+        capsys,
+        "-b",
+        "127.0.0.1:1",
+        "--format",
+        "table",
+        "lag",
+        "acc-2",
+        "-b",
+        cluster.bootstrap,
+        "--format",
+        "json",
+    )
     assert code == EXIT_OK
     assert json.loads(out)["groups"]["acc-2"]["total_lag"] == 0
 
@@ -73,7 +84,9 @@ def test_json_is_compact_by_default_and_indented_with_pretty(cluster, capsys):
 
 
 def test_jsonl_gives_one_object_per_group(cluster, capsys):
-    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "jsonl", "lag", "-p", "acc-*", "missing-group")
+    code, out, _ = run(
+        capsys, "-b", cluster.bootstrap, "--format", "jsonl", "lag", "-p", "acc-*", "missing-group"
+    )
     assert code == EXIT_PARTIAL  # a group that does not exist is unknown, never fine
     lines = [json.loads(line) for line in out.splitlines()]
     assert sorted(line["group_id"] for line in lines) == ["acc-1", "acc-2", "missing-group"]
@@ -85,7 +98,9 @@ def test_jsonl_gives_one_object_per_group(cluster, capsys):
 
 def test_seconds_gives_the_age_of_the_worst_partitions_oldest_unread_record(cluster, capsys):
     cluster.reset_counts()
-    code, out, _ = run(capsys, "-b", cluster.bootstrap, "--format", "json", "lag", "acc-1", "acc-2", "--seconds")
+    code, out, _ = run(
+        capsys, "-b", cluster.bootstrap, "--format", "json", "lag", "acc-1", "acc-2", "--seconds"
+    )
     assert code == EXIT_OK
     doc = json.loads(out)
     worst = doc["groups"]["acc-1"]["lag_seconds"]
@@ -116,13 +131,17 @@ def test_table_without_seconds_has_no_seconds_column(cluster, capsys):
 def test_help_loads_neither_the_client_nor_the_lag_engine():
     """Nor the client's errors (dataclasses, kafka.errors), logging, or shutil (argparse imports
     it, and bz2 and lzma with it, for the terminal width: the CLI asks os itself)."""
-    probe = ("import sys\nfrom airflow_provider_kgroups.cli import main\n"
-             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-             "heavy = ['airflow_provider_kgroups.client.client', 'airflow_provider_kgroups.lag.snapshot', "
-             "'kafka.protocol', 'airflow_provider_kgroups.connect', 'airflow_provider_kgroups.client.errors', "
-             "'kafka.errors', 'dataclasses', 'shutil', 'logging']\n"
-             "print('LOADED', [m for m in heavy if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    probe = (
+        "import sys\nfrom airflow_provider_kgroups.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = ['airflow_provider_kgroups.client.client', 'airflow_provider_kgroups.lag.snapshot', "
+        "'kafka.protocol', 'airflow_provider_kgroups.connect', 'airflow_provider_kgroups.client.errors', "
+        "'kafka.errors', 'dataclasses', 'shutil', 'logging']\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
     assert "usage: kgroups" in out
     assert out.strip().splitlines()[-1] == "LOADED []"
 
@@ -130,20 +149,33 @@ def test_help_loads_neither_the_client_nor_the_lag_engine():
 def test_lag_loads_neither_the_connect_rest_client_nor_the_unused_admin_messages(cluster):
     """``kgroups lag`` splits the connect.* properties off but never talks to Kafka Connect:
     requests/urllib3 (~60 ms) and kafka-python's non-group admin messages (~20 ms) stay unloaded."""
-    probe = ("import sys\nfrom airflow_provider_kgroups.cli import main\n"
-             f"code = main(['-b', {cluster.bootstrap!r}, '--format', 'json', 'lag', 'acc-1'])\n"
-             "heavy = ['requests', 'urllib3', 'airflow_provider_kgroups.connect.rest', "
-             "'airflow_provider_kgroups.connect.evidence', 'kafka.protocol.admin.acl', 'kafka.protocol.admin.topics', "
-             "'kafka.admin', 'kafka.consumer', 'kafka.producer']\n"
-             "print('EXIT', code, 'LOADED', [m for m in heavy if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    probe = (
+        "import sys\nfrom airflow_provider_kgroups.cli import main\n"
+        f"code = main(['-b', {cluster.bootstrap!r}, '--format', 'json', 'lag', 'acc-1'])\n"
+        "heavy = ['requests', 'urllib3', 'airflow_provider_kgroups.connect.rest', "
+        "'airflow_provider_kgroups.connect.evidence', 'kafka.protocol.admin.acl', 'kafka.protocol.admin.topics', "
+        "'kafka.admin', 'kafka.consumer', 'kafka.producer']\n"
+        "print('EXIT', code, 'LOADED', [m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
     assert json.loads(out.splitlines()[0])["groups"]["acc-1"]["total_lag"] == 6
     assert out.strip().splitlines()[-1] == "EXIT 0 LOADED []"
 
 
-@pytest.mark.parametrize("verb, own", [("groups", "--state"), ("describe", "--pattern"), ("lag", "--unknown-lag"),
-                                       ("delete", "--max-deletions"), ("restore", "backup_url"),
-                                       ("reset-offsets", "--to-datetime"), ("delete-offsets", "--topic")])
+@pytest.mark.parametrize(
+    "verb, own",
+    [
+        ("groups", "--state"),
+        ("describe", "--pattern"),
+        ("lag", "--unknown-lag"),
+        ("delete", "--max-deletions"),
+        ("restore", "backup_url"),
+        ("reset-offsets", "--to-datetime"),
+        ("delete-offsets", "--topic"),
+    ],
+)
 def test_each_verbs_help_shows_its_own_and_the_common_options(capsys, verb, own):
     """A verb's arguments are added when it is first used: its help (and usage) still shows them all."""
     with pytest.raises(SystemExit) as done:
@@ -159,7 +191,10 @@ def test_a_verbs_bad_option_is_reported_with_the_verbs_usage(capsys):
         main(["lag", "--unknown-lag", "zero"])
     err = capsys.readouterr().err
     assert done.value.code == 2
-    assert err.startswith("usage: kgroups lag ") and "--unknown-lag {fail,ignore,from_earliest,from_latest}" in err
+    assert (
+        err.startswith("usage: kgroups lag ")
+        and "--unknown-lag {fail,ignore,from_earliest,from_latest}" in err
+    )
     assert "argument --unknown-lag: invalid choice: 'zero'" in err
 
 
@@ -197,7 +232,9 @@ def test_a_verb_runs_with_fewer_gc_passes_and_the_thresholds_come_back(cluster, 
 
 
 def test_render_table_pads_every_column_and_shows_none_as_a_dash():
-    assert cli.render_table(("A", "LONG-HEADER", "C"), [(None, 1, "x{y}"), ("long-value", None, "")]).splitlines() == [
+    assert cli.render_table(
+        ("A", "LONG-HEADER", "C"), [(None, 1, "x{y}"), ("long-value", None, "")]
+    ).splitlines() == [
         "A           LONG-HEADER  C   ",
         "-           1            x{y}",
         "long-value  -                ",

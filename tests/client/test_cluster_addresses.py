@@ -28,8 +28,10 @@ def test_metadata_keeps_bootstrap_metadata_and_coordinator_addresses():
     assert (metadata.bootstrap_nodes, metadata.known_nodes) == ([-1, -2], [])
     assert metadata.address_of(-2) == BrokerAddress("seed-b", 9092) and metadata.address_of(1) is None
     assert metadata.absorb(["t"], metadata_response({0: (0, 1)})) == {"t": 0}
-    assert metadata.known_nodes == [1, 2] and metadata.brokers == {1: BrokerAddress("b1", 9092),
-                                                                   2: BrokerAddress("b2", 9092)}
+    assert metadata.known_nodes == [1, 2] and metadata.brokers == {
+        1: BrokerAddress("b1", 9092),
+        2: BrokerAddress("b2", 9092),
+    }
     lookup = CoordinatorLookup(metadata)
     plan = RequestPlan(FindCoordinatorRequest(key_type=0, coordinator_keys=["g"]), 4, ("g",))
     assert lookup.parse(plan, found(("g", 0, 3))).completed == {"g": 3}

@@ -39,10 +39,15 @@ async def test_wanted_codecs_compile_after_a_write_next_up_first_each_once():
     await asyncio.sleep(0)
 
     metadata, offset_fetch = CLIENT_MAX_VERSIONS[MetadataRequest], CLIENT_MAX_VERSIONS[OffsetFetchRequest]
-    assert compiled == [("ApiVersionsRequest", 3), ("ApiVersionsResponse", 3),
-                        ("FindCoordinatorRequest", 4), ("FindCoordinatorResponse", 4),
-                        ("MetadataRequest", metadata), ("MetadataResponse", metadata),
-                        ("OffsetFetchRequest", offset_fetch)]  # its response: client/wire.py decodes it
+    assert compiled == [
+        ("ApiVersionsRequest", 3),
+        ("ApiVersionsResponse", 3),
+        ("FindCoordinatorRequest", 4),
+        ("FindCoordinatorResponse", 4),
+        ("MetadataRequest", metadata),
+        ("MetadataResponse", metadata),
+        ("OffsetFetchRequest", offset_fetch),
+    ]  # its response: client/wire.py decodes it
 
 
 async def test_one_compile_per_event_loop_step():
@@ -66,25 +71,47 @@ def test_compiled_codecs_are_the_ones_encode_and_decode_use():
     """After compile_codecs, encoding the request and decoding its response at that version
     generate no further code: the warm-up fills kafka-python's own cache."""
     version = 9
-    for cache in (ListOffsetsRequest._struct._compiled_encoders, ListOffsetsResponse._struct._compiled_encoders):
+    for cache in (
+        ListOffsetsRequest._struct._compiled_encoders,
+        ListOffsetsResponse._struct._compiled_encoders,
+    ):
         for key in [k for k in cache if version in k]:  # as in a fresh process (recompiled on use)
             del cache[key]
     compile_codecs(ListOffsetsRequest, version)
     encoders = dict(ListOffsetsRequest._struct._compiled_encoders)
     decoders = dict(ListOffsetsResponse._struct._compiled_encoders)
-    request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[
-        ListOffsetsRequest.ListOffsetsTopic(name="t", partitions=[
-            ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, timestamp=-1)])])
+    request = ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            ListOffsetsRequest.ListOffsetsTopic(
+                name="t",
+                partitions=[
+                    ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, timestamp=-1)
+                ],
+            )
+        ],
+    )
     request.encode(version=version)
-    response = ListOffsetsResponse(throttle_time_ms=0, topics=[
-        ListOffsetsResponse.ListOffsetsTopicResponse(name="t", partitions=[
-            ListOffsetsResponse.ListOffsetsTopicResponse.ListOffsetsPartitionResponse(
-                partition_index=0, error_code=0, timestamp=-1, offset=42, leader_epoch=3)])])
+    response = ListOffsetsResponse(
+        throttle_time_ms=0,
+        topics=[
+            ListOffsetsResponse.ListOffsetsTopicResponse(
+                name="t",
+                partitions=[
+                    ListOffsetsResponse.ListOffsetsTopicResponse.ListOffsetsPartitionResponse(
+                        partition_index=0, error_code=0, timestamp=-1, offset=42, leader_epoch=3
+                    )
+                ],
+            )
+        ],
+    )
     decoded = ListOffsetsResponse.decode(response.encode(version=version), version=version)
     assert decoded.topics[0].partitions[0].offset == 42
     assert ListOffsetsRequest._struct._compiled_encoders.keys() == encoders.keys()
-    assert {k for k in ListOffsetsResponse._struct._compiled_encoders if k[0] == "decode"} == \
-        {k for k in decoders if k[0] == "decode"}
+    assert {k for k in ListOffsetsResponse._struct._compiled_encoders if k[0] == "decode"} == {
+        k for k in decoders if k[0] == "decode"
+    }
 
 
 async def test_a_cold_call_names_every_codec_it_then_uses_at_the_version_it_sends(monkeypatch):
@@ -113,8 +140,15 @@ async def test_a_cold_call_names_every_codec_it_then_uses_at_the_version_it_send
         assert {tp: v.offset for tp, v in ends.values.items()} == {TopicPartition("orders", 1): 20}
         sent = {(r.api + "Request", r.api_version) for r in c.requests()}
 
-    assert compiled == [("ApiVersionsRequest", 3), ("ApiVersionsResponse", 3),
-                        ("FindCoordinatorRequest", 6), ("FindCoordinatorResponse", 6),
-                        ("MetadataRequest", 12), ("MetadataResponse", 12), ("OffsetFetchRequest", 9),
-                        ("ListOffsetsRequest", 9), ("ListOffsetsResponse", 9)]
+    assert compiled == [
+        ("ApiVersionsRequest", 3),
+        ("ApiVersionsResponse", 3),
+        ("FindCoordinatorRequest", 6),
+        ("FindCoordinatorResponse", 6),
+        ("MetadataRequest", 12),
+        ("MetadataResponse", 12),
+        ("OffsetFetchRequest", 9),
+        ("ListOffsetsRequest", 9),
+        ("ListOffsetsResponse", 9),
+    ]
     assert sent == {(name, version) for name, version in compiled if name.endswith("Request")}

@@ -77,14 +77,20 @@ def coordinator_driver(handler_class=OffsetFetchHandler, groups=("g1", "g2"), **
 
 def found_one(error: int, node: int) -> FindCoordinatorResponse:
     """An answer below v4: one key per request, no key in the answer."""
-    return FindCoordinatorResponse(throttle_time_ms=0, error_code=error, error_message=None, node_id=node,
-                                   host=f"b{node}", port=9092)
+    return FindCoordinatorResponse(
+        throttle_time_ms=0, error_code=error, error_message=None, node_id=node, host=f"b{node}", port=9092
+    )
 
 
 def offsets(*groups) -> OffsetFetchResponse:
     """A batched (v8+) OffsetFetch answer: (group, group-level error code), no partitions."""
-    return OffsetFetchResponse(throttle_time_ms=0, groups=[
-        OffsetFetchResponse.OffsetFetchResponseGroup(group_id=g, topics=[], error_code=error) for g, error in groups])
+    return OffsetFetchResponse(
+        throttle_time_ms=0,
+        groups=[
+            OffsetFetchResponse.OffsetFetchResponseGroup(group_id=g, topics=[], error_code=error)
+            for g, error in groups
+        ],
+    )
 
 
 def settle(driver, dispatch, *responses, now=0.0):
@@ -101,6 +107,7 @@ def mapped(driver, lookup_dispatch, response, now=0.0):
 
 # -- the coordinator lookup ------------------------------------------------------------------------
 
+
 def test_find_coordinator_maps_groups_and_the_metadata_learns_the_coordinators_address():
     """AdminApiDriver.poll: keys without a broker go to one batched lookup (CoordinatorStrategy
     .buildRequest, KIP-699); onResponse maps them (completeLookup) and the next poll asks each
@@ -115,7 +122,10 @@ def test_find_coordinator_maps_groups_and_the_metadata_learns_the_coordinators_a
     settle(driver, dispatch, (plan, found(("g1", 0, 1), ("g2", 0, 2), ("g3", 0, 1))))
     assert shape(driver.poll(0.0)) == [(FULFIL, 1, ["g1", "g3"]), (FULFIL, 2, ["g2"])]
     assert {g: lookup.cached(g) for g in ("g1", "g2", "g3")} == {"g1": 1, "g2": 2, "g3": 1}
-    assert (metadata.address_of(1), metadata.address_of(2)) == (BrokerAddress("b1", 9092), BrokerAddress("b2", 9092))
+    assert (metadata.address_of(1), metadata.address_of(2)) == (
+        BrokerAddress("b1", 9092),
+        BrokerAddress("b2", 9092),
+    )
     assert driver.poll(0.0) == [] and tried == []
 
 
@@ -127,17 +137,28 @@ def test_find_coordinator_not_coordinator_and_load_in_progress_look_the_group_up
     out is looked up again, never dropped."""
     driver, lookup, _ = coordinator_driver(groups=("ok", "moving", "loading", "denied", "left-out"))
     [dispatch] = driver.poll(0.0)
-    mapped(driver, dispatch, found(("ok", 0, 1), ("moving", ErrorCode.NOT_COORDINATOR, -1),
-                                   ("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1),
-                                   ("denied", ErrorCode.GROUP_AUTHORIZATION_FAILED, -1)))
+    mapped(
+        driver,
+        dispatch,
+        found(
+            ("ok", 0, 1),
+            ("moving", ErrorCode.NOT_COORDINATOR, -1),
+            ("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1),
+            ("denied", ErrorCode.GROUP_AUTHORIZATION_FAILED, -1),
+        ),
+    )
     assert shape(driver.poll(0.0)) == [(FULFIL, 1, ["ok"])]
     assert {g: f.code for g, f in driver.failures.items()} == {"denied": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     assert driver.poll(BACKOFF - 0.01) == [] and driver.next_wakeup() == BACKOFF  # not before its backoff
     [again] = driver.poll(BACKOFF)
     assert shape([again]) == [(LOOKUP, ANY_BROKER, ["left-out", "loading", "moving"])]
     # A second failure waits twice as long (attempt 2); the found group goes to its coordinator.
-    mapped(driver, again, found(("moving", 0, 2), ("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1),
-                                ("left-out", 0, 2)), now=BACKOFF)
+    mapped(
+        driver,
+        again,
+        found(("moving", 0, 2), ("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1), ("left-out", 0, 2)),
+        now=BACKOFF,
+    )
     assert shape(driver.poll(BACKOFF)) == [(FULFIL, 2, ["left-out", "moving"])]
     assert tried == [1, 2] and driver.next_wakeup() == BACKOFF + 2 * BACKOFF
     assert shape(driver.poll(3 * BACKOFF)) == [(LOOKUP, ANY_BROKER, ["loading"])]
@@ -152,11 +173,17 @@ def test_find_coordinator_from_a_broker_below_v4_is_one_request_per_group():
     driver, _lookup, _ = coordinator_driver(groups=("g1", "g2", "g3"))
     [dispatch] = driver.poll(0.0)
     plans = driver.build(dispatch, 3)
-    assert [(p.version, p.request.key, p.request.key_type, p.keys) for p in sorted(plans, key=lambda p: p.keys)] \
-        == [(3, "g1", 0, ("g1",)), (3, "g2", 0, ("g2",)), (3, "g3", 0, ("g3",))]
+    assert [
+        (p.version, p.request.key, p.request.key_type, p.keys) for p in sorted(plans, key=lambda p: p.keys)
+    ] == [(3, "g1", 0, ("g1",)), (3, "g2", 0, ("g2",)), (3, "g3", 0, ("g3",))]
     by_key = {p.keys[0]: p for p in plans}
-    settle(driver, dispatch, (by_key["g1"], found_one(0, 1)), (by_key["g2"], found_one(0, 2)),
-           (by_key["g3"], found_one(ErrorCode.COORDINATOR_NOT_AVAILABLE, -1)))
+    settle(
+        driver,
+        dispatch,
+        (by_key["g1"], found_one(0, 1)),
+        (by_key["g2"], found_one(0, 2)),
+        (by_key["g3"], found_one(ErrorCode.COORDINATOR_NOT_AVAILABLE, -1)),
+    )
     assert shape(driver.poll(0.0)) == [(FULFIL, 1, ["g1"]), (FULFIL, 2, ["g2"])]
     assert shape(driver.poll(BACKOFF)) == [(LOOKUP, ANY_BROKER, ["g3"])]
     # The same keys at v4 from a broker that batches: one request.
@@ -166,13 +193,13 @@ def test_find_coordinator_from_a_broker_below_v4_is_one_request_per_group():
 def test_batched_find_coordinator_is_cut_within_the_request_limits():
     """The batched lookup is one request per chunk of ``max_groups`` (a broker closes the
     connection on a frame over socket.request.max.bytes: NetworkReceive.readFrom)."""
-    driver, _, _ = coordinator_driver(groups=[f"g{i}" for i in range(5)],
-                                      limits=RequestLimits(max_groups=2))
+    driver, _, _ = coordinator_driver(groups=[f"g{i}" for i in range(5)], limits=RequestLimits(max_groups=2))
     [dispatch] = driver.poll(0.0)
     assert sorted(len(p.request.coordinator_keys) for p in driver.build(dispatch, 4)) == [1, 2, 2]
 
 
 # -- the API's own answers -------------------------------------------------------------------------
+
 
 def test_api_errors_retry_on_the_coordinator_look_up_again_or_fail():
     """AdminApiDriver.onResponse with the handler's ApiResult: COORDINATOR_LOAD_IN_PROGRESS asks
@@ -187,14 +214,27 @@ def test_api_errors_retry_on_the_coordinator_look_up_again_or_fail():
     mapped(driver, dispatch, found(*((g, 0, 1) for g in groups)))
     [fetch] = driver.poll(0.0)
     [plan] = driver.build(fetch, 8)
-    assert isinstance(plan.request, OffsetFetchRequest) and sorted(g.group_id for g in plan.request.groups) \
-        == sorted(groups)
-    settle(driver, fetch, (plan, offsets(("done", 0), ("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
-                                         ("moved", ErrorCode.NOT_COORDINATOR),
-                                         ("denied", ErrorCode.GROUP_AUTHORIZATION_FAILED))))
+    assert isinstance(plan.request, OffsetFetchRequest) and sorted(
+        g.group_id for g in plan.request.groups
+    ) == sorted(groups)
+    settle(
+        driver,
+        fetch,
+        (
+            plan,
+            offsets(
+                ("done", 0),
+                ("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+                ("moved", ErrorCode.NOT_COORDINATOR),
+                ("denied", ErrorCode.GROUP_AUTHORIZATION_FAILED),
+            ),
+        ),
+    )
     assert driver.values == {"done": GroupOffsets("done", {})}
     assert {g: f.code for g, f in driver.failures.items()} == {
-        "denied": ErrorCode.GROUP_AUTHORIZATION_FAILED, "unmentioned": CLIENT_INCOMPLETE_RESPONSE}
+        "denied": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        "unmentioned": CLIENT_INCOMPLETE_RESPONSE,
+    }
     assert (lookup.cached("moved"), lookup.cached("loading")) == (None, 1)
     assert driver.poll(0.0) == []
     assert shape(driver.poll(BACKOFF)) == [(FULFIL, 1, ["loading"]), (LOOKUP, ANY_BROKER, ["moved"])]
@@ -213,7 +253,9 @@ def test_a_lost_connection_sends_the_keys_back_to_lookup_and_a_failed_lookup_is_
     [relookup] = driver.poll(BACKOFF)
     assert shape([relookup]) == [(LOOKUP, ANY_BROKER, ["g1", "g2"])]
     driver.fail(relookup, NoBrokerAvailable("no broker reachable"), BACKOFF)
-    assert driver.failures == {} and shape(driver.poll(BACKOFF + 2 * BACKOFF)) == [(LOOKUP, ANY_BROKER, ["g1", "g2"])]
+    assert driver.failures == {} and shape(driver.poll(BACKOFF + 2 * BACKOFF)) == [
+        (LOOKUP, ANY_BROKER, ["g1", "g2"])
+    ]
 
 
 def test_transport_and_protocol_failures_are_outcomes_with_their_own_codes_anything_else_is_raised():
@@ -228,21 +270,29 @@ def test_transport_and_protocol_failures_are_outcomes_with_their_own_codes_anyth
     [dispatch] = driver.poll(0.0)
     mapped(driver, dispatch, found(("a", 0, 1), ("b", 0, 2), ("c", 0, 3), ("d", 0, 4)))
     by_node = {d.node: d for d in driver.poll(0.0)}
-    for node, error in {1: ProtocolError("cannot decode OffsetFetchResponse v9 from broker b1:9092"),
-                        2: BrokerThrottled("broker b2 throttles this client past the deadline"),
-                        3: UnsupportedVersion("broker 3 cannot carry this request"),
-                        4: BrokerDisconnected("broker b4 closed the connection")}.items():
+    for node, error in {
+        1: ProtocolError("cannot decode OffsetFetchResponse v9 from broker b1:9092"),
+        2: BrokerThrottled("broker b2 throttles this client past the deadline"),
+        3: UnsupportedVersion("broker 3 cannot carry this request"),
+        4: BrokerDisconnected("broker b4 closed the connection"),
+    }.items():
         [plan] = driver.build(by_node[node], 8)
         assert driver.on_failure(by_node[node], plan, error) == []
         driver.complete(by_node[node], 0.0)
     assert {g: f.code for g, f in driver.failures.items()} == {
-        "a": CLIENT_PROTOCOL_ERROR, "b": CLIENT_TIMEOUT, "c": CLIENT_UNSUPPORTED}
+        "a": CLIENT_PROTOCOL_ERROR,
+        "b": CLIENT_TIMEOUT,
+        "c": CLIENT_UNSUPPORTED,
+    }
     assert "cannot decode OffsetFetchResponse" in driver.failures["a"].message
     assert shape(driver.poll(BACKOFF)) == [(LOOKUP, ANY_BROKER, ["d"])]  # the dropped one: looked up again
 
-    for error in (KeyError("topics"), AttributeError("'NoneType' object has no attribute 'partitions'"),
-                  AuthenticationError("SASL PLAIN authentication as 'alice' failed"),
-                  ConfigurationError("topics: '' is not a topic name.")):
+    for error in (
+        KeyError("topics"),
+        AttributeError("'NoneType' object has no attribute 'partitions'"),
+        AuthenticationError("SASL PLAIN authentication as 'alice' failed"),
+        ConfigurationError("topics: '' is not a topic name."),
+    ):
         driver, _, _ = coordinator_driver(groups=("g",))
         [dispatch] = driver.poll(0.0)
         mapped(driver, dispatch, found(("g", 0, 1)))
@@ -268,14 +318,40 @@ def test_a_response_lost_after_sending_is_remembered_for_the_retry():
     assert driver.on_failure(by_node[1], lost_plan, BrokerDisconnected("dropped", request_sent=True)) == []
     driver.complete(by_node[1], 0.0)
     [answered_plan] = driver.build(by_node[2], 2)
-    settle(driver, by_node[2], (answered_plan, DeleteGroupsResponse(throttle_time_ms=0, results=[
-        DeleteGroupsResponse.DeletableGroupResult(group_id="answered", error_code=ErrorCode.GROUP_ID_NOT_FOUND)])))
+    settle(
+        driver,
+        by_node[2],
+        (
+            answered_plan,
+            DeleteGroupsResponse(
+                throttle_time_ms=0,
+                results=[
+                    DeleteGroupsResponse.DeletableGroupResult(
+                        group_id="answered", error_code=ErrorCode.GROUP_ID_NOT_FOUND
+                    )
+                ],
+            ),
+        ),
+    )
     [relookup] = driver.poll(BACKOFF)
     mapped(driver, relookup, found(("lost", 0, 1)), now=BACKOFF)
     [retry] = driver.poll(BACKOFF)
     [plan] = driver.build(retry, 2)
-    settle(driver, retry, (plan, DeleteGroupsResponse(throttle_time_ms=0, results=[
-        DeleteGroupsResponse.DeletableGroupResult(group_id="lost", error_code=ErrorCode.GROUP_ID_NOT_FOUND)])))
+    settle(
+        driver,
+        retry,
+        (
+            plan,
+            DeleteGroupsResponse(
+                throttle_time_ms=0,
+                results=[
+                    DeleteGroupsResponse.DeletableGroupResult(
+                        group_id="lost", error_code=ErrorCode.GROUP_ID_NOT_FOUND
+                    )
+                ],
+            ),
+        ),
+    )
     assert driver.values == {"lost": GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE}
     assert {g: f.code for g, f in driver.failures.items()} == {"answered": ErrorCode.GROUP_ID_NOT_FOUND}
     assert driver.finished
@@ -290,7 +366,9 @@ def test_a_response_too_large_comes_back_as_two_requests_and_alone_it_fails():
     [fetch] = driver.poll(0.0)
     [plan] = driver.build(fetch, 8)
     halves = driver.on_failure(fetch, plan, ResponseTooLarge("too large", size=200, limit=100))
-    assert sorted(len(h.keys) for h in halves) == [2, 2] and {k for h in halves for k in h.keys} == set("abcd")
+    assert sorted(len(h.keys) for h in halves) == [2, 2] and {k for h in halves for k in h.keys} == set(
+        "abcd"
+    )
     assert {h.node for h in halves} == {plan.node} == {fetch.node}  # the halves go where the whole went
     small, other = halves
     assert driver.on_response(fetch, small, offsets(*((g, 0) for g in small.keys))) == []
@@ -331,27 +409,46 @@ def test_the_deadline_fails_every_unsettled_key_naming_its_last_error():
     them up; settled keys keep their answer."""
     driver, _, _ = coordinator_driver(groups=("done", "loading", "in-flight"))
     [dispatch] = driver.poll(0.0)
-    mapped(driver, dispatch, found(("done", 0, 1), ("in-flight", 0, 2),
-                                   ("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1)))
+    mapped(
+        driver,
+        dispatch,
+        found(("done", 0, 1), ("in-flight", 0, 2), ("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1)),
+    )
     by_node = {d.node: d for d in driver.poll(0.0)}
     [plan] = driver.build(by_node[1], 8)
     settle(driver, by_node[1], (plan, offsets(("done", 0))))
     driver.expire("the 2 s deadline")
     assert driver.values == {"done": GroupOffsets("done", {})}
-    assert {g: f.code for g, f in driver.failures.items()} == {"loading": CLIENT_TIMEOUT, "in-flight": CLIENT_TIMEOUT}
-    assert driver.failures["loading"].message == ("the 2 s deadline passed before a result; "
-                                                  "last error: COORDINATOR_LOAD_IN_PROGRESS")
+    assert {g: f.code for g, f in driver.failures.items()} == {
+        "loading": CLIENT_TIMEOUT,
+        "in-flight": CLIENT_TIMEOUT,
+    }
+    assert driver.failures["loading"].message == (
+        "the 2 s deadline passed before a result; last error: COORDINATOR_LOAD_IN_PROGRESS"
+    )
     assert driver.failures["in-flight"].message == "the 2 s deadline passed before a result"
 
 
 # -- the leader lookup and the static one ----------------------------------------------------------
 
+
 def listed(*answers) -> ListOffsetsResponse:
     """(partition, error code, offset) for topic ``t``."""
     L = ListOffsetsResponse.ListOffsetsTopicResponse
-    return ListOffsetsResponse(throttle_time_ms=0, topics=[L(name="t", partitions=[
-        L.ListOffsetsPartitionResponse(partition_index=p, error_code=error, timestamp=-1, offset=offset,
-                                       leader_epoch=0) for p, error, offset in answers])])
+    return ListOffsetsResponse(
+        throttle_time_ms=0,
+        topics=[
+            L(
+                name="t",
+                partitions=[
+                    L.ListOffsetsPartitionResponse(
+                        partition_index=p, error_code=error, timestamp=-1, offset=offset, leader_epoch=0
+                    )
+                    for p, error, offset in answers
+                ],
+            )
+        ],
+    )
 
 
 def test_leader_lookup_retries_a_partition_without_a_leader_and_relooks_after_not_leader():
@@ -363,7 +460,9 @@ def test_leader_lookup_retries_a_partition_without_a_leader_and_relooks_after_no
     metadata = ClusterMetadata()
     t0, t1 = TopicPartition("t", 0), TopicPartition("t", 1)
     tried.clear()
-    driver = Driver(ListOffsetsHandler(LeaderLookup(metadata), {t0: LATEST, t1: LATEST}), [t0, t1], backoff=backoff)
+    driver = Driver(
+        ListOffsetsHandler(LeaderLookup(metadata), {t0: LATEST, t1: LATEST}), [t0, t1], backoff=backoff
+    )
     [lookup] = driver.poll(0.0)
     [plan] = driver.build(lookup, 12)
     assert isinstance(plan.request, MetadataRequest) and [t.name for t in plan.request.topics] == ["t"]

@@ -67,7 +67,10 @@ async def test_offset_fetch_and_describe_groups_30_per_group_fail_alone_without_
         async with AsyncGroupsClient(config(c)) as client:
             offsets = await client.fetch_committed_offsets(["a", "b", "c"])
             described = await client.describe_groups(["a", "b", "c"])
-        assert committed(offsets) == {"a": {TopicPartition("orders", 0): 7}, "c": {TopicPartition("orders", 0): 7}}
+        assert committed(offsets) == {
+            "a": {TopicPartition("orders", 0): 7},
+            "c": {TopicPartition("orders", 0): 7},
+        }
         assert codes(offsets) == {"b": GAF}
         assert {g: d.state.value for g, d in described.values.items()} == {"a": "Empty", "b": "Empty"}
         assert codes(described) == {"c": GAF}
@@ -101,8 +104,13 @@ async def test_list_groups_shows_only_describable_groups_unless_cluster_describe
             c.add_group(f"g{i}", coordinator=i % 2)
         c.allow("ANONYMOUS", "group", "g1", "Describe")
         c.allow("ops", "cluster", "kafka-cluster", "Describe")
-        ops = config(c, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN", sasl_username="ops",
-                     sasl_password="pw")
+        ops = config(
+            c,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_username="ops",
+            sasl_password="pw",
+        )
         async with AsyncGroupsClient(ops) as client:
             every = await client.list_groups()
         assert [g.group_id for g in every.groups] == ["g0", "g1", "g2", "g3"] and every.broker_failures == {}
@@ -124,9 +132,12 @@ async def test_check_topics_under_acls_cannot_tell_a_hidden_topic_from_a_missing
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.check_topics(["orders", "payroll", "never-was", "deleted"])
             every = await client.describe_topics()
-        assert dict(result.values) == {"orders": TopicExistence.EXISTS, "payroll": TopicExistence.NOT_VISIBLE,
-                                       "never-was": TopicExistence.NOT_VISIBLE,
-                                       "deleted": TopicExistence.ABSENT}
+        assert dict(result.values) == {
+            "orders": TopicExistence.EXISTS,
+            "payroll": TopicExistence.NOT_VISIBLE,
+            "never-was": TopicExistence.NOT_VISIBLE,
+            "deleted": TopicExistence.ABSENT,
+        }
         assert result.failures == {}
         assert list(every) == ["orders"]  # all topics: payroll is left out, silently
         assert counts(c) == {"Metadata": 2}

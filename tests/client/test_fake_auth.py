@@ -46,9 +46,15 @@ def seed(c: FakeCluster) -> dict[str, dict[TopicPartition, int]]:
 
 
 def sasl_config(c: FakeCluster, mechanism: str, user: str, password: str, **options) -> ClientConfig:
-    return ClientConfig.create(c.bootstrap, security_protocol=options.pop("security_protocol", "SASL_PLAINTEXT"),
-                               sasl_mechanism=mechanism, sasl_username=user, sasl_password=password,
-                               retry_backoff_s=0.01, **options)
+    return ClientConfig.create(
+        c.bootstrap,
+        security_protocol=options.pop("security_protocol", "SASL_PLAINTEXT"),
+        sasl_mechanism=mechanism,
+        sasl_username=user,
+        sasl_password=password,
+        retry_backoff_s=0.01,
+        **options,
+    )
 
 
 def everything_said(exc: BaseException) -> str:
@@ -110,8 +116,11 @@ async def test_wrong_password_raises_authentication_error_without_the_password(m
         assert "alice" in str(info.value) and mechanism in str(info.value)
         assert_no_secret(text, WRONG, PASSWORD)
         # one connection, one failed exchange, nothing else: no other broker tried
-        assert c.requests_by_api() == {"ApiVersions": 1, "SaslHandshake": 1,
-                                       "SaslAuthenticate": ROUND_TRIPS[mechanism]}
+        assert c.requests_by_api() == {
+            "ApiVersions": 1,
+            "SaslHandshake": 1,
+            "SaslAuthenticate": ROUND_TRIPS[mechanism],
+        }
 
     assert "SaslAuthenticate v" in caplog.text
     assert_no_secret(caplog.text, WRONG, PASSWORD)
@@ -137,8 +146,9 @@ async def test_unknown_user_and_unoffered_mechanism(caplog):
 async def test_tls_with_a_self_signed_certificate(cert):
     async with FakeCluster(brokers=3, ssl_context=server_ssl_context(cert)) as c:
         seeded = seed(c)
-        config = ClientConfig.create(c.bootstrap, security_protocol="SSL", ssl_cafile=cert.cert,
-                                     retry_backoff_s=0.01)
+        config = ClientConfig.create(
+            c.bootstrap, security_protocol="SSL", ssl_cafile=cert.cert, retry_backoff_s=0.01
+        )
         async with AsyncGroupsClient(config) as client:
             result = await client.fetch_committed_offsets(list(seeded))
             ends = await client.log_end_offsets([TopicPartition("orders", p) for p in range(3)])
@@ -147,11 +157,13 @@ async def test_tls_with_a_self_signed_certificate(cert):
 
 
 async def test_sasl_over_tls(cert):
-    async with FakeCluster(brokers=2, ssl_context=server_ssl_context(cert),
-                           sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}) as c:
+    async with FakeCluster(
+        brokers=2, ssl_context=server_ssl_context(cert), sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}
+    ) as c:
         seeded = seed(c)
-        config = sasl_config(c, "SCRAM-SHA-512", "alice", PASSWORD, security_protocol="SASL_SSL",
-                             ssl_cafile=cert.cert)
+        config = sasl_config(
+            c, "SCRAM-SHA-512", "alice", PASSWORD, security_protocol="SASL_SSL", ssl_cafile=cert.cert
+        )
         async with AsyncGroupsClient(config) as client:
             result = await client.fetch_committed_offsets(list(seeded))
         assert committed(result) == seeded
@@ -173,8 +185,9 @@ async def test_tls_with_an_untrusted_certificate_names_the_problem(cert):
 async def test_a_scram_server_asking_an_unsafe_iteration_count_is_refused_at_once(iterations):
     """Java's ScramSaslClient refuses fewer than 4096 iterations; more than a Kafka broker stores
     (16384, KIP-554) would hold the client in PBKDF2. Either ends the call with the count named."""
-    async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}},
-                           scram_iterations=iterations) as c:
+    async with FakeCluster(
+        brokers=1, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}, scram_iterations=iterations
+    ) as c:
         seed(c)
         started = time.monotonic()
         async with AsyncGroupsClient(sasl_config(c, "SCRAM-SHA-512", "alice", PASSWORD)) as client:
@@ -189,7 +202,9 @@ async def test_a_scram_server_asking_an_unsafe_iteration_count_is_refused_at_onc
 
 
 async def test_a_scram_server_asking_the_most_a_broker_stores_is_accepted():
-    async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-256": {"alice": PASSWORD}}, scram_iterations=16384) as c:
+    async with FakeCluster(
+        brokers=1, sasl={"SCRAM-SHA-256": {"alice": PASSWORD}}, scram_iterations=16384
+    ) as c:
         seeded = seed(c)
         async with AsyncGroupsClient(sasl_config(c, "SCRAM-SHA-256", "alice", PASSWORD)) as client:
             result = await client.fetch_committed_offsets(list(seeded))
@@ -221,7 +236,9 @@ async def test_a_slow_scram_derivation_never_holds_the_event_loop_past_the_deadl
     try:
         async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-512": {"alice": PASSWORD}}) as c:
             seed(c)
-            config = sasl_config(c, "SCRAM-SHA-512", "alice", PASSWORD, connect_timeout_s=0.5, call_timeout_s=1.5)
+            config = sasl_config(
+                c, "SCRAM-SHA-512", "alice", PASSWORD, connect_timeout_s=0.5, call_timeout_s=1.5
+            )
             ticking = asyncio.get_running_loop().create_task(ticker())
             started = time.monotonic()
             async with AsyncGroupsClient(config) as client:

@@ -41,7 +41,10 @@ def by_coordinator(c: FakeCluster, group_ids) -> dict[int, set[str]]:
 
 def as_seeded(result) -> dict[str, dict]:
     """Client values -> the shape ``seed_groups`` returns."""
-    return {g: {(tp.topic, tp.partition): off for tp, off in v.committed().items()} for g, v in result.values.items()}
+    return {
+        g: {(tp.topic, tp.partition): off for tp, off in v.committed().items()}
+        for g, v in result.values.items()
+    }
 
 
 def offset_fetch_groups(entry) -> list[str]:
@@ -93,7 +96,8 @@ async def test_only_brokers_that_coordinate_requested_groups_are_asked():
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.fetch_committed_offsets([f"a{i}" for i in range(8)])
         assert {g: v.committed() for g, v in result.values.items()} == {
-            f"a{i}": {TopicPartition("orders", 0): i} for i in range(8)}
+            f"a{i}": {TopicPartition("orders", 0): i} for i in range(8)
+        }
         assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 2}
         assert c.count("OffsetFetch", 1) == 1 and c.count("OffsetFetch", 3) == 1
 
@@ -149,7 +153,9 @@ async def test_brokers_below_offset_fetch_v8_get_one_offset_fetch_per_group():
 
 async def test_mixed_versions_batch_where_possible_and_split_only_on_the_old_broker():
     old = 2
-    async with FakeCluster(brokers=3, broker_api_versions={old: {"FindCoordinator": 3, "OffsetFetch": 7}}) as c:
+    async with FakeCluster(
+        brokers=3, broker_api_versions={old: {"FindCoordinator": 3, "OffsetFetch": 7}}
+    ) as c:
         seeded = seed_groups(c, 60)
         owners = by_coordinator(c, seeded)
         async with AsyncGroupsClient(config(c)) as client:
@@ -172,9 +178,14 @@ async def test_mixed_versions_batch_where_possible_and_split_only_on_the_old_bro
 async def test_no_batched_request_is_ever_encoded_below_its_batching_version():
     """Every broker old, every API path: each v<4 FindCoordinator names one key and each v<8
     OffsetFetch one group (kafka-python silently drops the batch otherwise)."""
-    async with FakeCluster(brokers=3, broker_api_versions={
-            0: {"FindCoordinator": 3, "OffsetFetch": 7}, 1: {"FindCoordinator": 2, "OffsetFetch": 5},
-            2: {"FindCoordinator": 1, "OffsetFetch": 3}}) as c:
+    async with FakeCluster(
+        brokers=3,
+        broker_api_versions={
+            0: {"FindCoordinator": 3, "OffsetFetch": 7},
+            1: {"FindCoordinator": 2, "OffsetFetch": 5},
+            2: {"FindCoordinator": 1, "OffsetFetch": 3},
+        },
+    ) as c:
         seeded = seed_groups(c, 24)
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.fetch_committed_offsets(list(seeded))
@@ -230,8 +241,11 @@ async def test_concurrent_calls_on_one_client_share_connections():
         tps = [TopicPartition("orders", p) for p in range(4)]
         async with AsyncGroupsClient(config(c)) as client:
             offsets, described, ends, listing = await asyncio.gather(
-                client.fetch_committed_offsets(list(seeded)), client.describe_groups(list(seeded)),
-                client.log_end_offsets(tps), client.list_groups())
+                client.fetch_committed_offsets(list(seeded)),
+                client.describe_groups(list(seeded)),
+                client.log_end_offsets(tps),
+                client.list_groups(),
+            )
         assert as_seeded(offsets) == seeded
         assert set(described.values) == set(seeded) and described.failures == {}
         assert {tp: v.offset for tp, v in ends.values.items()} == {tp: 100_000 for tp in tps}

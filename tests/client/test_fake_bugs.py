@@ -27,12 +27,18 @@ class InjectedFault(Exception):
 def fault(what: str):
     def raising(*args, **kwargs):
         raise InjectedFault(f"injected into {what}")
+
     return raising
 
 
-@pytest.mark.parametrize("where", [
-    (OffsetFetchHandler, "parse"), (OffsetFetchHandler, "build"), (CoordinatorLookup, "parse"),
-])
+@pytest.mark.parametrize(
+    "where",
+    [
+        (OffsetFetchHandler, "parse"),
+        (OffsetFetchHandler, "build"),
+        (CoordinatorLookup, "parse"),
+    ],
+)
 async def test_a_fault_in_a_handler_or_lookup_propagates_out_of_the_call(where, monkeypatch):
     cls, method = where
 
@@ -47,12 +53,18 @@ async def test_a_fault_in_a_handler_or_lookup_propagates_out_of_the_call(where, 
         assert again.failures == {} and committed(again) == seeded
 
 
-def test_a_fault_in_the_leader_lookup_or_list_offsets_propagates_and_the_blocking_client_raises_it(monkeypatch):
+def test_a_fault_in_the_leader_lookup_or_list_offsets_propagates_and_the_blocking_client_raises_it(
+    monkeypatch,
+):
     with FakeCluster.running_in_thread(brokers=2) as c:
         c.add_topic("orders", 4, end_offsets=50)
         tps = [TopicPartition("orders", p) for p in range(4)]
         with GroupsClient(config(c)) as client:
-            for cls, method in ((LeaderLookup, "build"), (ListOffsetsHandler, "parse"), (DeleteGroupsHandler, "parse")):
+            for cls, method in (
+                (LeaderLookup, "build"),
+                (ListOffsetsHandler, "parse"),
+                (DeleteGroupsHandler, "parse"),
+            ):
                 with monkeypatch.context() as patch:
                     patch.setattr(cls, method, fault(f"{cls.__name__}.{method}"))
                     with pytest.raises(InjectedFault, match=f"{cls.__name__}.{method}"):
@@ -61,7 +73,9 @@ def test_a_fault_in_the_leader_lookup_or_list_offsets_propagates_and_the_blockin
                         else:
                             client.log_end_offsets(tps, timeout_s=10)
             ends = client.log_end_offsets(tps, timeout_s=10)
-        assert ends.failures == {} and {tp: v.offset for tp, v in ends.values.items()} == dict.fromkeys(tps, 50)
+        assert ends.failures == {} and {tp: v.offset for tp, v in ends.values.items()} == dict.fromkeys(
+            tps, 50
+        )
 
 
 async def test_an_undecodable_answer_fails_the_keys_of_that_request_with_a_protocol_error(monkeypatch):
@@ -80,7 +94,7 @@ async def test_an_undecodable_answer_fails_the_keys_of_that_request_with_a_proto
             whole = frame(api_key, version, correlation_id, response)
             if api_key != 9 or not any(g.group_id in on_bad for g in getattr(response, "groups", [])):
                 return whole
-            kept = whole[4:4 + 4 + 3]  # the correlation id and three bytes of the body
+            kept = whole[4 : 4 + 4 + 3]  # the correlation id and three bytes of the body
             return len(kept).to_bytes(4, "big") + kept
 
         monkeypatch.setattr(fake_dispatch, "encode_response_frame", cut)

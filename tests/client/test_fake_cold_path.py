@@ -40,7 +40,9 @@ async def test_find_coordinator_goes_out_while_the_first_metadata_is_unanswered(
             c.add_group("billing", offsets={("orders", 1): 7}, coordinator=2)
             c.set_delay(latency_s=HELD_S, api="Metadata")
             async with AsyncGroupsClient(config(c)) as client:
-                call = asyncio.ensure_future(client.fetch_committed_offsets(["billing"], timeout_s=DEADLINE_S))
+                call = asyncio.ensure_future(
+                    client.fetch_committed_offsets(["billing"], timeout_s=DEADLINE_S)
+                )
                 await until(lambda: c.count("FindCoordinator") == 1, "FindCoordinator sent")
                 assert not call.done()  # the Metadata answer is still out
                 assert counts(c) == {"Metadata": 1, "FindCoordinator": 1}
@@ -55,7 +57,11 @@ async def test_find_coordinator_goes_out_while_the_first_metadata_is_unanswered(
             assert offsets.failures == {}
             assert offsets.values["billing"].committed() == {TopicPartition("orders", 1): 7}
             assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 1}
-            assert (c.count("Metadata", 0), c.count("FindCoordinator", 0), c.count("OffsetFetch", 2)) == (1, 1, 1)
+            assert (c.count("Metadata", 0), c.count("FindCoordinator", 0), c.count("OffsetFetch", 2)) == (
+                1,
+                1,
+                1,
+            )
 
 
 async def test_no_broker_answering_metadata_still_fails_the_call_as_a_whole():

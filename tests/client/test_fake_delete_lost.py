@@ -45,14 +45,19 @@ async def test_dropped_delete_response_then_group_id_not_found_is_confirmed_gone
         assert drop.hits == 1
         # ``absent`` answered 69 in the lost response too: the client cannot tell it from a
         # group the lost request deleted, and either way it is gone.
-        assert dict(result.values) == {**{g: CONFIRMED for g in empty}, elsewhere: GroupDeletion.DELETED,
-                                       absent: CONFIRMED}
+        assert dict(result.values) == {
+            **{g: CONFIRMED for g in empty},
+            elsewhere: GroupDeletion.DELETED,
+            absent: CONFIRMED,
+        }
         assert {g: f.code for g, f in result.failures.items()} == {busy: Err.NON_EMPTY_GROUP}
         assert counts(c) == {"Metadata": 1, "FindCoordinator": 2, "DeleteGroups": 3}
         assert (c.count("DeleteGroups", faulty), c.count("DeleteGroups", 2)) == (2, 1)
         retried = c.requests("DeleteGroups", faulty)[1]
         assert sorted(retried.request.groups_names) == sorted(empty + [busy, absent])
-        assert sorted(c.requests("FindCoordinator")[1].request.coordinator_keys) == sorted(empty + [busy, absent])
+        assert sorted(c.requests("FindCoordinator")[1].request.coordinator_keys) == sorted(
+            empty + [busy, absent]
+        )
         assert c.group_ids() == [busy]
 
 
@@ -75,9 +80,15 @@ async def test_timed_out_delete_then_group_id_not_found_is_confirmed_gone():
         assert (c.count("DeleteGroups", slow), c.count("DeleteGroups", new)) == (1, 1)
 
 
-@pytest.mark.parametrize("before, lookups", [
-    (None, 1), (Err.COORDINATOR_LOAD_IN_PROGRESS, 1), (Err.COORDINATOR_NOT_AVAILABLE, 2), (Err.NOT_COORDINATOR, 2),
-])
+@pytest.mark.parametrize(
+    "before, lookups",
+    [
+        (None, 1),
+        (Err.COORDINATOR_LOAD_IN_PROGRESS, 1),
+        (Err.COORDINATOR_NOT_AVAILABLE, 2),
+        (Err.NOT_COORDINATOR, 2),
+    ],
+)
 async def test_group_id_not_found_without_a_lost_response_stays_a_failure(before, lookups):
     """69 on a first attempt, and 69 after 14 (retried on the same coordinator) or 15 / 16
     (looked up again), answers that prove the request did nothing: a failure, as in
@@ -89,8 +100,11 @@ async def test_group_id_not_found_without_a_lost_response_stays_a_failure(before
             result = await client.delete_groups(["gone"])
         assert result.values == {}
         assert {g: f.code for g, f in result.failures.items()} == {"gone": Err.GROUP_ID_NOT_FOUND}
-        assert counts(c) == {"Metadata": 1, "FindCoordinator": lookups,
-                             "DeleteGroups": 1 if before is None else 2}
+        assert counts(c) == {
+            "Metadata": 1,
+            "FindCoordinator": lookups,
+            "DeleteGroups": 1 if before is None else 2,
+        }
 
 
 async def test_lost_response_then_load_in_progress_then_not_found_is_still_confirmed():

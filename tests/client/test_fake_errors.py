@@ -159,7 +159,8 @@ async def test_group_authorization_failed_on_one_group_among_many_offset_fetch()
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.fetch_committed_offsets(list(seeded))
         assert {g: (f.code, f.name) for g, f in result.failures.items()} == {
-            "g17": (30, "GROUP_AUTHORIZATION_FAILED")}
+            "g17": (30, "GROUP_AUTHORIZATION_FAILED")
+        }
         assert committed(result) == {g: o for g, o in seeded.items() if g != "g17"}
         assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 3}  # not retried
 
@@ -177,12 +178,17 @@ async def test_group_authorization_failed_on_one_group_among_many_describe():
         assert {g: f.code for g, f in result.failures.items()} == {"g17": 30, "kip848-denied": 30}
         assert set(result.values) == set(ids) - {"g17", "kip848-denied"}
         assert {g: d.state.value for g, d in result.values.items()} == (
-            {g: "Empty" for g in seeded if g != "g17"} | {"kip848-ok": "Empty"})
+            {g: "Empty" for g in seeded if g != "g17"} | {"kip848-ok": "Empty"}
+        )
         assert result.values["kip848-ok"].group_type == "consumer"
         # the KIP-848 groups look Dead to DescribeGroups: only they go on to ConsumerGroupDescribe
         kip848_owners = {c.coordinator_of("kip848-ok"), c.coordinator_of("kip848-denied")}
-        assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": 3,
-                             "ConsumerGroupDescribe": len(kip848_owners)}
+        assert counts(c) == {
+            "Metadata": 1,
+            "FindCoordinator": 1,
+            "DescribeGroups": 3,
+            "ConsumerGroupDescribe": len(kip848_owners),
+        }
         asked = sorted(g for e in c.requests("ConsumerGroupDescribe") for g in e.request.group_ids)
         assert asked == ["kip848-denied", "kip848-ok"]
 
@@ -213,11 +219,16 @@ async def test_partition_errors_leave_the_group_a_result():
         assert offsets.committed() == {TopicPartition("orders", 0): 10, TopicPartition("orders", 2): 12}
         assert offsets.partitions[TopicPartition("orders", 1)].error.code == 88
         # named partitions: those without a commit come back with no offset, not dropped
-        assert asked.values["g"].committed() == {TopicPartition("orders", 0): 10, TopicPartition("orders", 2): 12}
+        assert asked.values["g"].committed() == {
+            TopicPartition("orders", 0): 10,
+            TopicPartition("orders", 2): 12,
+        }
         assert asked.values["g"].partitions[TopicPartition("other", 5)].offset is None
         [_, second] = c.requests("OffsetFetch")
         assert {t.name: list(t.partition_indexes) for t in second.request.groups[0].topics} == {
-            "orders": [0, 2], "other": [5]}
+            "orders": [0, 2],
+            "other": [5],
+        }
 
 
 async def test_a_broker_too_old_for_the_api_fails_its_groups_without_sending():
@@ -251,13 +262,16 @@ async def test_delete_groups_per_group_outcome_one_request_per_coordinator():
             result = await client.delete_groups(ids)
         assert dict(result.values) == {g: GroupDeletion.DELETED for g in empty}
         assert {g: f.code for g, f in result.failures.items()} == (
-            {g: 68 for g in stable + rebalancing} | {g: 69 for g in missing})
+            {g: 68 for g in stable + rebalancing} | {g: 69 for g in missing}
+        )
         assert result.failures["stable-0"].name == "NON_EMPTY_GROUP"
         assert result.failures["missing-0"].name == "GROUP_ID_NOT_FOUND"
         assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DeleteGroups": len(owners)}
         for node in owners:
             [delete] = c.requests("DeleteGroups", node)
-            assert sorted(delete.request.groups_names) == sorted(g for g in ids if c.coordinator_of(g) == node)
+            assert sorted(delete.request.groups_names) == sorted(
+                g for g in ids if c.coordinator_of(g) == node
+            )
         assert not any(c.has_group(g) for g in empty)
         assert all(c.has_group(g) for g in stable + rebalancing)
 
@@ -270,7 +284,10 @@ async def test_delete_groups_retries_and_relookups_like_every_other_api():
         moved = c.inject_error("DeleteGroups", Err.NOT_COORDINATOR, key="d2", times=1)
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.delete_groups([f"d{i}" for i in range(6)])
-        assert dict(result.values) == {f"d{i}": GroupDeletion.DELETED for i in range(6)} and result.failures == {}
+        assert (
+            dict(result.values) == {f"d{i}": GroupDeletion.DELETED for i in range(6)}
+            and result.failures == {}
+        )
         assert (load.hits, moved.hits) == (2, 1)
         owners = {c.coordinator_of(f"d{i}") for i in range(6)}
         assert c.count("FindCoordinator") == 2

@@ -198,7 +198,8 @@ async def test_silent_broker_chosen_for_the_lookup_delays_but_does_not_fail_it()
             c.reset_counts()
             result = await client.fetch_committed_offsets(later, timeout_s=5)
         assert {g: list(v.committed().values()) for g, v in result.values.items()} == {
-            g: [6 + i] for i, g in enumerate(later)}
+            g: [6 + i] for i, g in enumerate(later)
+        }
         assert result.failures == {}
         finds = c.requests("FindCoordinator")
         assert [e.node for e in finds] == [silent, 1]  # unanswered, then another broker

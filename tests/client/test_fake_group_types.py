@@ -26,13 +26,23 @@ def seed_types(c: FakeCluster) -> None:
     c.add_topic("words", 2, end_offsets=100)
     c.add_topic("counts-repartition", 1, end_offsets=100)
     c.add_group("classic", members=[Member("c1", {"words": [0]})], coordinator=CLASSIC_NODE)
-    c.add_group("consumer", group_type="consumer", members=[Member("k1", {"words": [1]})], coordinator=CONSUMER_NODE)
-    c.add_group("share", group_type="share", members=[Member("s1", {"words": [0, 1]}, client_id="share-1")],
-                coordinator=NEW_NODE)
+    c.add_group(
+        "consumer", group_type="consumer", members=[Member("k1", {"words": [1]})], coordinator=CONSUMER_NODE
+    )
+    c.add_group(
+        "share",
+        group_type="share",
+        members=[Member("s1", {"words": [0, 1]}, client_id="share-1")],
+        coordinator=NEW_NODE,
+    )
     c.add_group("share-idle", group_type="share", coordinator=NEW_NODE)
-    c.add_group("streams", group_type="streams", coordinator=NEW_NODE,
-                topology={"0": ["words"], "1": ["counts-repartition"]},
-                members=[Member("t1", {"0": [0, 1], "1": [0]}, client_id="app-1")])
+    c.add_group(
+        "streams",
+        group_type="streams",
+        coordinator=NEW_NODE,
+        topology={"0": ["words"], "1": ["counts-repartition"]},
+        members=[Member("t1", {"0": [0, 1], "1": [0]}, client_id="app-1")],
+    )
     c.add_group("streams-not-ready", group_type="streams", state="NotReady", coordinator=NEW_NODE)
     c.move_coordinator("absent", CONSUMER_NODE)
 
@@ -65,23 +75,38 @@ async def test_every_type_described_without_a_listing():
         assert list(result.values) == IDS
         assert kinds(result) == EXPECTED
         share = result.values["share"]
-        assert (share.protocol, [(m.member_id, m.client_id, m.assignment, m.subscribed_topics)
-                                 for m in share.members]) == (
-            "simple", [("s1", "share-1", tps(("words", 0), ("words", 1)), ("words",))])
+        assert (
+            share.protocol,
+            [(m.member_id, m.client_id, m.assignment, m.subscribed_topics) for m in share.members],
+        ) == ("simple", [("s1", "share-1", tps(("words", 0), ("words", 1)), ("words",))])
         streams = result.values["streams"]
         assert [(m.member_id, m.assignment, m.subscribed_topics) for m in streams.members] == [
-            ("t1", tps(("counts-repartition", 0), ("words", 0), ("words", 1)), ("counts-repartition", "words"))]
+            (
+                "t1",
+                tps(("counts-repartition", 0), ("words", 0), ("words", 1)),
+                ("counts-repartition", "words"),
+            )
+        ]
         assert result.values["absent"].coordinator_id == CONSUMER_NODE
-        assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": 3,
-                             "ConsumerGroupDescribe": 2, "ShareGroupDescribe": 1, "StreamsGroupDescribe": 1}
+        assert counts(c) == {
+            "Metadata": 1,
+            "FindCoordinator": 1,
+            "DescribeGroups": 3,
+            "ConsumerGroupDescribe": 2,
+            "ShareGroupDescribe": 1,
+            "StreamsGroupDescribe": 1,
+        }
         [cgd_consumer] = c.requests("ConsumerGroupDescribe", CONSUMER_NODE)
         assert list(cgd_consumer.request.group_ids) == ["consumer"]
         [cgd_new] = c.requests("ConsumerGroupDescribe", NEW_NODE)
         assert sorted(cgd_new.request.group_ids) == ["share", "share-idle", "streams", "streams-not-ready"]
         [sgd] = c.requests("ShareGroupDescribe", NEW_NODE)
         [stgd] = c.requests("StreamsGroupDescribe", NEW_NODE)
-        assert sorted(sgd.request.group_ids) == sorted(stgd.request.group_ids) == [
-            "share", "share-idle", "streams", "streams-not-ready"]
+        assert (
+            sorted(sgd.request.group_ids)
+            == sorted(stgd.request.group_ids)
+            == ["share", "share-idle", "streams", "streams-not-ready"]
+        )
 
 
 async def test_listed_types_pick_the_describe_api_at_once():
@@ -92,16 +117,28 @@ async def test_listed_types_pick_the_describe_api_at_once():
         async with AsyncGroupsClient(config(c)) as client:
             listing = await client.list_groups()
             assert {g.group_id: (g.group_type, g.state) for g in listing.groups} == {
-                g: (t, s) for g, (t, s, _) in EXPECTED.items() if g != "absent"}
+                g: (t, s) for g, (t, s, _) in EXPECTED.items() if g != "absent"
+            }
             c.reset_counts()
             result = await client.describe_groups(IDS)
         assert result.failures == {} and kinds(result) == EXPECTED
-        assert counts(c) == {"FindCoordinator": 1, "DescribeGroups": 2, "ConsumerGroupDescribe": 1,
-                             "ShareGroupDescribe": 1, "StreamsGroupDescribe": 1}
-        assert sorted(g for e in c.requests("DescribeGroups") for g in e.request.groups) == ["absent", "classic"]
+        assert counts(c) == {
+            "FindCoordinator": 1,
+            "DescribeGroups": 2,
+            "ConsumerGroupDescribe": 1,
+            "ShareGroupDescribe": 1,
+            "StreamsGroupDescribe": 1,
+        }
+        assert sorted(g for e in c.requests("DescribeGroups") for g in e.request.groups) == [
+            "absent",
+            "classic",
+        ]
         assert [list(e.request.group_ids) for e in c.requests("ConsumerGroupDescribe")] == [["consumer"]]
         assert sorted(c.requests("ShareGroupDescribe")[0].request.group_ids) == ["share", "share-idle"]
-        assert sorted(c.requests("StreamsGroupDescribe")[0].request.group_ids) == ["streams", "streams-not-ready"]
+        assert sorted(c.requests("StreamsGroupDescribe")[0].request.group_ids) == [
+            "streams",
+            "streams-not-ready",
+        ]
 
 
 async def test_a_stale_listed_type_costs_one_more_round_not_a_wrong_answer():
@@ -145,10 +182,18 @@ async def test_duplicate_entries_per_shard_prefer_the_successful_one():
         assert {g: (d.group_type, d.state) for g, d in result.values.items()} == {
             **{g: ("consumer", GroupState.STABLE) for g in consumers},
             **{g: ("share", GroupState.EMPTY) for g in shares},
-            "classic": ("classic", GroupState.EMPTY), "absent": ("classic", GroupState.DEAD)}
+            "classic": ("classic", GroupState.EMPTY),
+            "absent": ("classic", GroupState.DEAD),
+        }
         assert all(len(result.values[g].members) == 1 for g in consumers)
-        assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": 1,
-                             "ConsumerGroupDescribe": 1, "ShareGroupDescribe": 1, "StreamsGroupDescribe": 1}
+        assert counts(c) == {
+            "Metadata": 1,
+            "FindCoordinator": 1,
+            "DescribeGroups": 1,
+            "ConsumerGroupDescribe": 1,
+            "ShareGroupDescribe": 1,
+            "StreamsGroupDescribe": 1,
+        }
 
 
 async def test_a_retriable_duplicate_beats_the_not_found_ones():
@@ -162,23 +207,36 @@ async def test_a_retriable_duplicate_beats_the_not_found_ones():
             result = await client.describe_groups(["k", "k2"])
         assert loading.hits == 1
         assert {g: (d.group_type, d.state) for g, d in result.values.items()} == {
-            "k": ("consumer", GroupState.EMPTY), "k2": ("consumer", GroupState.EMPTY)}
-        assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": 1, "ConsumerGroupDescribe": 2}
+            "k": ("consumer", GroupState.EMPTY),
+            "k2": ("consumer", GroupState.EMPTY),
+        }
+        assert counts(c) == {
+            "Metadata": 1,
+            "FindCoordinator": 1,
+            "DescribeGroups": 1,
+            "ConsumerGroupDescribe": 2,
+        }
 
 
 async def test_broker_without_share_and_streams_describe_reports_them_from_its_listing():
     """A coordinator without ShareGroupDescribe / StreamsGroupDescribe (Kafka 4.0 keeps them
     unstable): type and state come from its ListGroups v5, filtered to those types; never Dead."""
-    async with FakeCluster(brokers=3, api_versions={"ShareGroupDescribe": None,
-                                                    "StreamsGroupDescribe": None}) as c:
+    async with FakeCluster(
+        brokers=3, api_versions={"ShareGroupDescribe": None, "StreamsGroupDescribe": None}
+    ) as c:
         seed_types(c)
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.describe_groups(IDS)
             assert result.failures == {}
             assert kinds(result) == EXPECTED
             assert result.values["share"].members == ()  # a listing has no members
-            assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": 3,
-                                 "ConsumerGroupDescribe": 2, "ListGroups": 1}
+            assert counts(c) == {
+                "Metadata": 1,
+                "FindCoordinator": 1,
+                "DescribeGroups": 3,
+                "ConsumerGroupDescribe": 2,
+                "ListGroups": 1,
+            }
             [listing] = c.requests("ListGroups", NEW_NODE)
             assert sorted(listing.request.types_filter) == ["share", "streams"]
 
@@ -195,16 +253,25 @@ async def test_broker_without_share_and_streams_describe_reports_them_from_its_l
 async def test_old_broker_dead_means_dead_after_consumer_group_describe():
     """Below DescribeGroups v6 (before Kafka 4.0) Dead is ambiguous; ConsumerGroupDescribe
     settles it; such a broker has no share or streams groups, so they are not asked."""
-    async with FakeCluster(brokers=1, api_versions={"DescribeGroups": 5, "ShareGroupDescribe": None,
-                                                    "StreamsGroupDescribe": None}) as c:
+    async with FakeCluster(
+        brokers=1,
+        api_versions={"DescribeGroups": 5, "ShareGroupDescribe": None, "StreamsGroupDescribe": None},
+    ) as c:
         c.add_group("classic")
         c.add_group("consumer", group_type="consumer")
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.describe_groups(["classic", "consumer", "absent"])
         assert {g: (d.group_type, d.state) for g, d in result.values.items()} == {
-            "classic": ("classic", GroupState.EMPTY), "consumer": ("consumer", GroupState.EMPTY),
-            "absent": ("classic", GroupState.DEAD)}
-        assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": 1, "ConsumerGroupDescribe": 1}
+            "classic": ("classic", GroupState.EMPTY),
+            "consumer": ("consumer", GroupState.EMPTY),
+            "absent": ("classic", GroupState.DEAD),
+        }
+        assert counts(c) == {
+            "Metadata": 1,
+            "FindCoordinator": 1,
+            "DescribeGroups": 1,
+            "ConsumerGroupDescribe": 1,
+        }
         assert sorted(c.requests("ConsumerGroupDescribe")[0].request.group_ids) == ["absent", "consumer"]
 
 
@@ -214,7 +281,9 @@ async def test_share_describe_failure_is_that_groups_failure():
         c.inject_error("ShareGroupDescribe", Err.GROUP_AUTHORIZATION_FAILED, key="share")
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.describe_groups(["share", "streams"])
-        assert {g: f.code for g, f in result.failures.items()} == {"share": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+        assert {g: f.code for g, f in result.failures.items()} == {
+            "share": ErrorCode.GROUP_AUTHORIZATION_FAILED
+        }
         assert kinds(result) == {"streams": EXPECTED["streams"]}
 
 

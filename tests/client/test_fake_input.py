@@ -29,14 +29,27 @@ BAD_CALLS = [
     ("zero timeout", lambda cl: cl.list_groups(timeout_s=0), "timeout_s"),
     ("timeout as text", lambda cl: cl.describe_groups(["g"], timeout_s="5"), "timeout_s"),
     ("timeout as bool", lambda cl: cl.delete_groups(["g"], timeout_s=True), "timeout_s"),
-    ("negative timeout, offsets", lambda cl: cl.log_end_offsets([TopicPartition("t", 0)], timeout_s=-0.5),
-     "timeout_s"),
-    ("negative partition in topics", lambda cl: cl.fetch_committed_offsets(["g"], topics={"t": [-1]}),
-     "partitions are ints"),
-    ("partition as text in topics", lambda cl: cl.fetch_committed_offsets(["g"], topics={"t": ["0"]}),
-     "partitions are ints"),
+    (
+        "negative timeout, offsets",
+        lambda cl: cl.log_end_offsets([TopicPartition("t", 0)], timeout_s=-0.5),
+        "timeout_s",
+    ),
+    (
+        "negative partition in topics",
+        lambda cl: cl.fetch_committed_offsets(["g"], topics={"t": [-1]}),
+        "partitions are ints",
+    ),
+    (
+        "partition as text in topics",
+        lambda cl: cl.fetch_committed_offsets(["g"], topics={"t": ["0"]}),
+        "partitions are ints",
+    ),
     ("blank topic in topics", lambda cl: cl.fetch_committed_offsets(["g"], topics={"": [0]}), "topic name"),
-    ("partitions not a list", lambda cl: cl.fetch_committed_offsets(["g"], topics={"t": 3}), "list of partitions"),
+    (
+        "partitions not a list",
+        lambda cl: cl.fetch_committed_offsets(["g"], topics={"t": 3}),
+        "list of partitions",
+    ),
     ("negative partition", lambda cl: cl.log_end_offsets([TopicPartition("t", -1)]), "TopicPartition"),
     ("partition as text", lambda cl: cl.log_start_offsets([TopicPartition("t", "0")]), "TopicPartition"),
     ("blank topic", lambda cl: cl.log_end_offsets([TopicPartition("", 0)]), "TopicPartition"),
@@ -83,10 +96,23 @@ BAD_CONFIGS = [
     ("port not a number", "127.0.0.1:kafka", {}, "is not 'host:port'"),
     ("unbracketed IPv6", "::1:9092", {}, "is not 'host:port'"),
     ("space inside", "kafka 1:9092", {}, "is not 'host:port'"),
-    ("unknown SASL mechanism", None, {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "GSSAPI",
-                                      "sasl_username": "u", "sasl_password": "p"}, "GSSAPI"),
-    ("SASL without password", None, {"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN",
-                                     "sasl_username": "u"}, "sasl_password"),
+    (
+        "unknown SASL mechanism",
+        None,
+        {
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": "GSSAPI",
+            "sasl_username": "u",
+            "sasl_password": "p",
+        },
+        "GSSAPI",
+    ),
+    (
+        "SASL without password",
+        None,
+        {"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN", "sasl_username": "u"},
+        "sasl_password",
+    ),
     ("mechanism without SASL", None, {"sasl_mechanism": "PLAIN"}, "security_protocol is PLAINTEXT"),
     ("unknown protocol", None, {"security_protocol": "TLS"}, "security_protocol"),
     ("negative request timeout", None, {"request_timeout_s": -1}, "request_timeout_s"),
@@ -105,14 +131,17 @@ async def test_bad_configuration_is_refused_before_connecting(what, bootstrap, o
         assert c.requests() == [] and c.brokers[0].connections == 0
 
 
-@pytest.mark.parametrize("selector, message", [
-    (dict(), "no groups selected"),
-    (dict(patterns=["orders-[ab"]), "unclosed"),
-    (dict(patterns=["re:orders-(["]), "not a valid regular expression"),
-    (dict(patterns=[""]), "is empty"),
-    (dict(ids="orders"), "not single strings"),
-    (dict(ids=["ok", ""]), "non-empty string"),
-])
+@pytest.mark.parametrize(
+    "selector, message",
+    [
+        (dict(), "no groups selected"),
+        (dict(patterns=["orders-[ab"]), "unclosed"),
+        (dict(patterns=["re:orders-(["]), "not a valid regular expression"),
+        (dict(patterns=[""]), "is empty"),
+        (dict(ids="orders"), "not single strings"),
+        (dict(ids=["ok", ""]), "non-empty string"),
+    ],
+)
 def test_invalid_group_selection(selector, message):
     with pytest.raises(ConfigurationError, match=message):
         GroupSelector(**selector)

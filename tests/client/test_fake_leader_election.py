@@ -32,7 +32,9 @@ def asked(entry) -> set[TopicPartition]:
     return {TopicPartition(t.name, p.partition_index) for t in entry.request.topics for p in t.partitions}
 
 
-@pytest.mark.parametrize("list_offsets_version, error", [(9, Err.OFFSET_NOT_AVAILABLE), (4, Err.LEADER_NOT_AVAILABLE)])
+@pytest.mark.parametrize(
+    "list_offsets_version, error", [(9, Err.OFFSET_NOT_AVAILABLE), (4, Err.LEADER_NOT_AVAILABLE)]
+)
 async def test_a_new_leader_catching_up_is_asked_again_until_it_answers(list_offsets_version, error):
     async with asyncio.timeout(DEADLINE_S):
         async with FakeCluster(brokers=3, api_versions={"ListOffsets": list_offsets_version}) as c:
@@ -63,8 +65,9 @@ async def test_each_leader_error_is_retried_after_a_metadata_refresh(error):
             async with AsyncGroupsClient(config(c)) as client:
                 ends = await client.log_end_offsets(TPS)
             assert ends.failures == {}
-            assert {tp: v.offset for tp, v in ends.values.items()} == {TopicPartition("orders", p): ENDS[p]
-                                                                       for p in range(3)}
+            assert {tp: v.offset for tp, v in ends.values.items()} == {
+                TopicPartition("orders", p): ENDS[p] for p in range(3)
+            }
             assert injection.hits == 2
             # bootstrap + first lookup, then one refresh per error; one ListOffsets per leader + 2 retries
             assert counts(c) == {"Metadata": 2 + 2, "ListOffsets": 3 + 2}

@@ -34,7 +34,8 @@ async def test_latest_and_earliest_one_request_per_leader():
             ends = await client.log_end_offsets(tps)
             assert ends.failures == {}
             assert offsets(ends) == {TopicPartition("orders", p): ORDERS_END[p] for p in range(6)} | {
-                TopicPartition("payments", p): 7 for p in range(3)}
+                TopicPartition("payments", p): 7 for p in range(3)
+            }
             assert counts(c) == {"Metadata": 2, "ListOffsets": 3}
             for node in range(3):
                 [request] = c.requests("ListOffsets", node)
@@ -44,13 +45,18 @@ async def test_latest_and_earliest_one_request_per_leader():
             c.reset_counts()
             starts = await client.log_start_offsets(tps)
             assert offsets(starts) == {TopicPartition("orders", p): ORDERS_START[p] for p in range(6)} | {
-                TopicPartition("payments", p): 0 for p in range(3)}
+                TopicPartition("payments", p): 0 for p in range(3)
+            }
             assert counts(c) == {"ListOffsets": 3}  # leaders cached
 
-            committed_view = await client.log_end_offsets([TopicPartition("payments", p) for p in range(3)],
-                                                          read_committed=True)
-            assert offsets(committed_view) == {TopicPartition("payments", 0): 7, TopicPartition("payments", 1): 5,
-                                               TopicPartition("payments", 2): 7}
+            committed_view = await client.log_end_offsets(
+                [TopicPartition("payments", p) for p in range(3)], read_committed=True
+            )
+            assert offsets(committed_view) == {
+                TopicPartition("payments", 0): 7,
+                TopicPartition("payments", 1): 5,
+                TopicPartition("payments", 2): 7,
+            }
 
 
 async def test_offsets_for_timestamp_and_mixed_specs_in_one_call():
@@ -62,7 +68,8 @@ async def test_offsets_for_timestamp_and_mixed_specs_in_one_call():
         async with AsyncGroupsClient(config(c)) as client:
             at = await client.offsets_for_timestamp(tps, 1_000_000 + 4500)
             assert {tp: (v.offset, v.timestamp) for tp, v in at.values.items()} == {
-                TopicPartition("events", p): (5, 1_000_000 + 5000 + p) for p in range(3)}
+                TopicPartition("events", p): (5, 1_000_000 + 5000 + p) for p in range(3)
+            }
             # later than every record: Kafka answers -1 (callers fall back to the log end)
             future = await client.offsets_for_timestamp(tps, 2_000_000)
             assert {tp: v.offset for tp, v in future.values.items()} == {tp: -1 for tp in tps}
@@ -72,8 +79,12 @@ async def test_offsets_for_timestamp_and_mixed_specs_in_one_call():
             assert {tp: v.offset for tp, v in mixed.values.items()} == {tps[0]: 10, tps[1]: 0, tps[2]: 9}
             assert mixed.values[tps[2]].timestamp == 1_000_000 + 9000 + 2
             assert counts(c) == {"ListOffsets": 3}
-            specs = {TopicPartition(t.name, p.partition_index): p.timestamp
-                     for e in c.requests("ListOffsets") for t in e.request.topics for p in t.partitions}
+            specs = {
+                TopicPartition(t.name, p.partition_index): p.timestamp
+                for e in c.requests("ListOffsets")
+                for t in e.request.topics
+                for p in t.partitions
+            }
             assert specs == {tps[0]: -1, tps[1]: -2, tps[2]: -3}
 
 
@@ -178,8 +189,12 @@ async def test_max_timestamp_is_never_sent_below_v7():
         only_max = [TopicPartition("events", 3)]
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.list_offsets({tps[0]: -3, tps[1]: -3, tps[2]: -1, tps[3]: -1})
-            sent_v6 = {TopicPartition(t.name, p.partition_index): p.timestamp
-                       for e in c.requests("ListOffsets", 1) for t in e.request.topics for p in t.partitions}
+            sent_v6 = {
+                TopicPartition(t.name, p.partition_index): p.timestamp
+                for e in c.requests("ListOffsets", 1)
+                for t in e.request.topics
+                for p in t.partitions
+            }
             assert sent_v6 == {tps[3]: -1}
             c.reset_counts()
             alone = await client.list_offsets({tp: -3 for tp in only_max})

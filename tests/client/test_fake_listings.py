@@ -58,7 +58,9 @@ async def test_a_group_listed_by_two_brokers_while_its_coordinator_moves_is_list
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.list_groups()
         assert [(g.group_id, g.state, g.coordinator_id) for g in result.groups] == [
-            ("moving", GroupState.EMPTY, 0), ("staying", GroupState.EMPTY, 1)]
+            ("moving", GroupState.EMPTY, 0),
+            ("staying", GroupState.EMPTY, 1),
+        ]
         assert result.broker_failures == {}
         assert counts(c) == {"Metadata": 1, "ListGroups": 3}
 
@@ -131,7 +133,8 @@ async def test_a_broker_still_loading_at_the_deadline_is_reported_with_its_last_
         async with AsyncGroupsClient(config(c)) as client:
             result = await client.list_groups(timeout_s=0.3)
         assert sorted(g.group_id for g in result.groups) == sorted(
-            c.groups_coordinated_by(0) + c.groups_coordinated_by(1))
+            c.groups_coordinated_by(0) + c.groups_coordinated_by(1)
+        )
         assert list(result.broker_failures) == [2]
         failure = result.broker_failures[2]
         assert failure.code == CLIENT_TIMEOUT
@@ -164,7 +167,8 @@ async def test_select_groups_takes_every_matching_group_once():
         c.add_group("billing", coordinator=0)
         c.list_stale("orders-04", 0)  # also listed by its old broker
         async with AsyncGroupsClient(config(c)) as client:
-            chosen = await select_groups(client, GroupSelector(ids=("pinned",), patterns=("orders-*",),
-                                                               exclude=("orders-2*",)))
+            chosen = await select_groups(
+                client, GroupSelector(ids=("pinned",), patterns=("orders-*",), exclude=("orders-2*",))
+            )
         assert chosen == ["pinned"] + [g for g in ids if not g.startswith("orders-2")]
         assert counts(c) == {"Metadata": 1, "ListGroups": 3}

@@ -28,14 +28,24 @@ SECRET = "cs-Vq9!secret-never-print"
 
 def oidc_config(c: FakeCluster, idp: IdentityProvider, secret: str = SECRET, **options) -> ClientConfig:
     return ClientConfig.create(
-        c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER", retry_backoff_s=0.01,
-        sasl_oauthbearer_token_endpoint_url=idp.token_url, sasl_oauthbearer_client_id="svc",
-        sasl_oauthbearer_client_secret=secret, sasl_oauthbearer_scope="kafka", **options)
+        c.bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="OAUTHBEARER",
+        retry_backoff_s=0.01,
+        sasl_oauthbearer_token_endpoint_url=idp.token_url,
+        sasl_oauthbearer_client_id="svc",
+        sasl_oauthbearer_client_secret=secret,
+        sasl_oauthbearer_scope="kafka",
+        **options,
+    )
 
 
 def jwks(idp: IdentityProvider, **options) -> dict:
-    return {"OAUTHBEARER": JwksValidator(idp.jwks_url, expected_audience=("kafka",), expected_issuer=idp.issuer,
-                                         **options)}
+    return {
+        "OAUTHBEARER": JwksValidator(
+            idp.jwks_url, expected_audience=("kafka",), expected_issuer=idp.issuer, **options
+        )
+    }
 
 
 def everything_said(exc: BaseException) -> str:
@@ -48,19 +58,23 @@ async def test_oidc_client_credentials_end_to_end_one_token_for_every_connection
     with IdentityProvider({"svc": SECRET}) as idp:
         async with FakeCluster(brokers=3, sasl=jwks(idp)) as c:
             seeded = seed(c, 9)
-            config = oidc_config(c, idp, sasl_oauthbearer_extensions="logicalCluster=lkc-1,identityPoolId=pool-2")
+            config = oidc_config(
+                c, idp, sasl_oauthbearer_extensions="logicalCluster=lkc-1,identityPoolId=pool-2"
+            )
             async with AsyncGroupsClient(config) as client:
                 result = await client.fetch_committed_offsets(list(seeded))
             assert committed(result) == seeded and result.failures == {}
             # HttpAccessTokenRetriever: Basic client auth, grant_type=client_credentials, the scope
             assert [(r.auth_scheme, r.client_id, r.grant_type, r.scope) for r in idp.requests] == [
-                ("Basic", "svc", "client_credentials", "kafka")]
+                ("Basic", "svc", "client_credentials", "kafka")
+            ]
             assert c.count("SaslHandshake") == c.count("ApiVersions") == 4  # bootstrap + 3 brokers
             assert {e.request.mechanism for e in c.requests("SaslHandshake")} == {"OAUTHBEARER"}
             # KIP-342 extensions reach the broker
             first = c.requests("SaslAuthenticate")[0].request.auth_bytes
             assert first.startswith(b"n,,\x01auth=Bearer ") and first.endswith(
-                b"\x01logicalCluster=lkc-1\x01identityPoolId=pool-2\x01\x01")
+                b"\x01logicalCluster=lkc-1\x01identityPoolId=pool-2\x01\x01"
+            )
             assert SECRET not in repr(config) and SECRET not in str(config.redacted())
             token = first.split(b"Bearer ")[1].split(b"\x01")[0].decode()
 
@@ -110,10 +124,17 @@ async def test_token_endpoint_401_is_an_authentication_failure_at_once_and_nothi
             assert c.requests() == []  # the token comes before any socket to a broker
 
 
-@pytest.mark.parametrize("fault, options, first_gap", [
-    (lambda idp: idp.fail_next(503, times=2), {}, 0.09),  # 5xx answers
-    (lambda idp: idp.delay_next(1.0, times=2), {"sasl_login_read_timeout_s": 0.3}, 0.39),  # no answer in time
-])
+@pytest.mark.parametrize(
+    "fault, options, first_gap",
+    [
+        (lambda idp: idp.fail_next(503, times=2), {}, 0.09),  # 5xx answers
+        (
+            lambda idp: idp.delay_next(1.0, times=2),
+            {"sasl_login_read_timeout_s": 0.3},
+            0.39,
+        ),  # no answer in time
+    ],
+)
 async def test_a_transient_token_endpoint_failure_is_retried_with_backoff(fault, options, first_gap):
     """HttpAccessTokenRetriever / Retry: sasl.login.retry.backoff.ms (100) doubling between attempts."""
     with IdentityProvider({"svc": SECRET}) as idp:
@@ -143,11 +164,14 @@ async def test_token_endpoint_down_fails_within_the_deadline_naming_the_endpoint
             assert len(idp.requests) >= 3 and c.requests() == []
 
 
-@pytest.mark.parametrize("kind, reason", [
-    ("expired", "returned a token that expired"),
-    ("malformed", r"malformed JWT: 1 section\(s\)"),
-    ("no_sub", "without a 'sub' claim"),
-])
+@pytest.mark.parametrize(
+    "kind, reason",
+    [
+        ("expired", "returned a token that expired"),
+        ("malformed", r"malformed JWT: 1 section\(s\)"),
+        ("no_sub", "without a 'sub' claim"),
+    ],
+)
 async def test_a_bad_jwt_from_the_endpoint_is_refused_with_the_reason(kind, reason):
     with IdentityProvider({"svc": SECRET}) as idp:
         idp.issue_next(kind)
@@ -165,7 +189,7 @@ async def test_the_broker_refuses_a_token_for_another_audience():
         idp.issue_next("wrong_audience")
         async with FakeCluster(brokers=2, sasl=jwks(idp)) as c:
             async with AsyncGroupsClient(oidc_config(c, idp)) as client:
-                with pytest.raises(AuthenticationError, match='invalid_token') as info:
+                with pytest.raises(AuthenticationError, match="invalid_token") as info:
                     await client.list_groups()
             assert not is_retriable(info.value)
             assert c.requests_by_api() == {"ApiVersions": 1, "SaslHandshake": 1, "SaslAuthenticate": 2}
@@ -173,25 +197,37 @@ async def test_the_broker_refuses_a_token_for_another_audience():
 
 
 async def test_unsecured_jws_as_the_java_default_login():
-    async with FakeCluster(brokers=2, sasl={"OAUTHBEARER": UnsecuredValidator(required_scope=("kafka",))}) as c:
+    async with FakeCluster(
+        brokers=2, sasl={"OAUTHBEARER": UnsecuredValidator(required_scope=("kafka",))}
+    ) as c:
         seeded = seed(c, 4)
         from airflow_provider_kgroups.client.properties import config_from_kafka_properties
 
-        config = config_from_kafka_properties({
-            "bootstrap.servers": c.bootstrap, "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "OAUTHBEARER",
-            "sasl.jaas.config": 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
-                                'unsecuredLoginStringClaim_sub="alice" unsecuredLoginListClaim_scope=",kafka,x";'})
+        config = config_from_kafka_properties(
+            {
+                "bootstrap.servers": c.bootstrap,
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "OAUTHBEARER",
+                "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                'unsecuredLoginStringClaim_sub="alice" unsecuredLoginListClaim_scope=",kafka,x";',
+            }
+        )
         async with AsyncGroupsClient(config) as client:
             assert committed(await client.fetch_committed_offsets(list(seeded))) == seeded
 
 
 async def test_unsecured_jws_without_the_required_scope_is_insufficient_scope():
-    async with FakeCluster(brokers=1, sasl={"OAUTHBEARER": UnsecuredValidator(required_scope=("admin",))}) as c:
-        config = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
-                                     sasl_oauthbearer_unsecured_claims={"sub": "alice"})
+    async with FakeCluster(
+        brokers=1, sasl={"OAUTHBEARER": UnsecuredValidator(required_scope=("admin",))}
+    ) as c:
+        config = ClientConfig.create(
+            c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="OAUTHBEARER",
+            sasl_oauthbearer_unsecured_claims={"sub": "alice"},
+        )
         async with AsyncGroupsClient(config) as client:
-            with pytest.raises(AuthenticationError, match='insufficient_scope.*admin'):
+            with pytest.raises(AuthenticationError, match="insufficient_scope.*admin"):
                 await client.list_groups()
 
 
@@ -213,9 +249,14 @@ async def test_an_allowed_callback_by_dotted_path_provides_the_token():
 
     async with FakeCluster(brokers=1, sasl={"OAUTHBEARER": UnsecuredValidator()}) as c:
         seed(c, 1)
-        config = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
-                                     oauth_cb=path, sasl_oauthbearer_config="carol",
-                                     allowed_token_callbacks=[path])
+        config = ClientConfig.create(
+            c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="OAUTHBEARER",
+            oauth_cb=path,
+            sasl_oauthbearer_config="carol",
+            allowed_token_callbacks=[path],
+        )
         async with AsyncGroupsClient(config) as client:
             await client.list_groups()
         first = bytes(c.requests("SaslAuthenticate")[0].request.auth_bytes)
@@ -233,15 +274,25 @@ async def test_msk_iam_token_signed_by_aws_signer_is_accepted(monkeypatch):
     validator = MskIamValidator("eu-west-1", {"AKIATESTKGROUPS": "msk-secret-never-print"})
     async with FakeCluster(brokers=2, sasl={"OAUTHBEARER": validator}) as c:
         seeded = seed(c, 3)
-        config = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
-                                     sasl_oauthbearer_method="aws_msk_iam", sasl_oauthbearer_aws_region="eu-west-1")
+        config = ClientConfig.create(
+            c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="OAUTHBEARER",
+            sasl_oauthbearer_method="aws_msk_iam",
+            sasl_oauthbearer_aws_region="eu-west-1",
+        )
         async with AsyncGroupsClient(config) as client:
             assert committed(await client.fetch_committed_offsets(list(seeded))) == seeded
         assert c.handler_errors == []
         # the wrong region is refused by the broker's check of the signature's scope
         forget_tokens()
-        wrong = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
-                                    sasl_oauthbearer_method="aws_msk_iam", sasl_oauthbearer_aws_region="us-east-1")
+        wrong = ClientConfig.create(
+            c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="OAUTHBEARER",
+            sasl_oauthbearer_method="aws_msk_iam",
+            sasl_oauthbearer_aws_region="us-east-1",
+        )
         async with AsyncGroupsClient(wrong) as client:
             with pytest.raises(AuthenticationError, match="invalid_token"):
                 await client.list_groups()

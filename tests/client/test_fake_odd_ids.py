@@ -52,7 +52,8 @@ async def test_odd_ids_are_listed_described_fetched_and_deleted():
             offsets = await client.fetch_committed_offsets(chosen)
             assert offsets.failures == {}
             assert {g: o.committed() for g, o in offsets.values.items()} == {
-                g: {TopicPartition("orders", 0): 10 + i} for i, g in enumerate(ODD)}
+                g: {TopicPartition("orders", 0): 10 + i} for i, g in enumerate(ODD)
+            }
 
             deleted = await client.delete_groups(chosen)
             assert dict(deleted.values) == {g: GroupDeletion.DELETED for g in ODD} and deleted.failures == {}
@@ -76,7 +77,9 @@ async def test_too_long_id_fails_alone_and_is_never_sent():
             described = await client.describe_groups(ids)
             assert {g: d.state for g, d in described.values.items()} == {g: GroupState.EMPTY for g in ok}
             assert {g: f.code for g, f in described.failures.items()} == {
-                TOO_LONG: ErrorCode.INVALID_GROUP_ID, TOO_LONG_MULTIBYTE: ErrorCode.INVALID_GROUP_ID}
+                TOO_LONG: ErrorCode.INVALID_GROUP_ID,
+                TOO_LONG_MULTIBYTE: ErrorCode.INVALID_GROUP_ID,
+            }
             assert "32768 bytes" in described.failures[TOO_LONG].message
             assert "not sent" in described.failures[TOO_LONG_MULTIBYTE].message
             assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": len(owners)}
@@ -88,7 +91,9 @@ async def test_too_long_id_fails_alone_and_is_never_sent():
             offsets = await client.fetch_committed_offsets(ids)
             assert set(offsets.values) == set(ok)
             assert {g: f.code for g, f in offsets.failures.items()} == {
-                TOO_LONG: ErrorCode.INVALID_GROUP_ID, TOO_LONG_MULTIBYTE: ErrorCode.INVALID_GROUP_ID}
+                TOO_LONG: ErrorCode.INVALID_GROUP_ID,
+                TOO_LONG_MULTIBYTE: ErrorCode.INVALID_GROUP_ID,
+            }
             assert counts(c) == {"OffsetFetch": len(owners)}  # coordinators cached
 
             c.reset_counts()
@@ -106,12 +111,15 @@ async def test_too_long_id_fails_alone_and_is_never_sent():
 async def test_too_long_id_on_brokers_without_batching():
     """Old versions (FindCoordinator v3, OffsetFetch v7, DescribeGroups v4: non-flexible
     strings with an int16 length) refuse it the same way."""
-    async with FakeCluster(brokers=2, api_versions={"FindCoordinator": 3, "OffsetFetch": 7,
-                                                    "DescribeGroups": 4}) as c:
+    async with FakeCluster(
+        brokers=2, api_versions={"FindCoordinator": 3, "OffsetFetch": 7, "DescribeGroups": 4}
+    ) as c:
         c.add_group(" ", offsets={("orders", 0): 3})
         c.add_topic("orders", 1, end_offsets=10)
         async with AsyncGroupsClient(config(c)) as client:
             offsets = await client.fetch_committed_offsets([" ", TOO_LONG])
-        assert {g: o.committed() for g, o in offsets.values.items()} == {" ": {TopicPartition("orders", 0): 3}}
+        assert {g: o.committed() for g, o in offsets.values.items()} == {
+            " ": {TopicPartition("orders", 0): 3}
+        }
         assert {g: f.code for g, f in offsets.failures.items()} == {TOO_LONG: ErrorCode.INVALID_GROUP_ID}
         assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 1}

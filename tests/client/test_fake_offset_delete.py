@@ -40,8 +40,9 @@ async def test_empty_group_loses_the_named_partitions_only(cluster):
 
 async def test_live_group_keeps_a_subscribed_topic_and_loses_the_others(cluster):
     """Classic group with consumer-protocol members: the subscription decides per topic."""
-    cluster.add_group("live", offsets={("orders", 0): 5, ("payments", 0): 7},
-                      members=[Member("m-1", {"orders": [0, 1]})])
+    cluster.add_group(
+        "live", offsets={("orders", 0): 5, ("payments", 0): 7}, members=[Member("m-1", {"orders": [0, 1]})]
+    )
     result = await run(cluster, {"live": [O0, O1, P0]})
     outcome = result.values["live"]
     assert outcome[P0] is None
@@ -50,16 +51,23 @@ async def test_live_group_keeps_a_subscribed_topic_and_loses_the_others(cluster)
 
 
 async def test_consumer_protocol_group_judged_by_its_members_subscriptions(cluster):
-    cluster.add_group("kip848", group_type="consumer", offsets={("orders", 0): 5, ("payments", 0): 7},
-                      members=[Member("m-1", {"payments": [0]}, member_epoch=3)])
+    cluster.add_group(
+        "kip848",
+        group_type="consumer",
+        offsets={("orders", 0): 5, ("payments", 0): 7},
+        members=[Member("m-1", {"payments": [0]}, member_epoch=3)],
+    )
     outcome = (await run(cluster, {"kip848": [O0, P0]})).values["kip848"]
     assert outcome[O0] is None and outcome[P0].code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
 
 
 async def test_group_level_refusals_fail_the_group(cluster):
-    cluster.add_group("connect-ish", protocol_type="connect", members=[Member("w-1", metadata_bytes=b"x",
-                                                                              assignment_bytes=b"y")],
-                      offsets={("orders", 0): 1})
+    cluster.add_group(
+        "connect-ish",
+        protocol_type="connect",
+        members=[Member("w-1", metadata_bytes=b"x", assignment_bytes=b"y")],
+        offsets={("orders", 0): 1},
+    )
     cluster.add_group("shared", group_type="share", offsets={})
     result = await run(cluster, {"connect-ish": [O0], "absent": [O0], "shared": [O0]})
     assert result.values == {}

@@ -23,10 +23,21 @@ async def test_list_offsets_v0_answers_old_style_offsets_so_the_handler_needs_v1
     -1 is never reported as an offset. (The codec has no v0 request, as Kafka 4 dropped it: the
     fake advertises v0 on broker 1 and would close the connection on such a request.)"""
     P = ListOffsetsResponse.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
-    v0 = ListOffsetsResponse(throttle_time_ms=0, topics=[ListOffsetsResponse.ListOffsetsTopicResponse(
-        name="orders", partitions=[P(partition_index=0, error_code=0, old_style_offsets=[42], offset=42)])])
+    v0 = ListOffsetsResponse(
+        throttle_time_ms=0,
+        topics=[
+            ListOffsetsResponse.ListOffsetsTopicResponse(
+                name="orders",
+                partitions=[P(partition_index=0, error_code=0, old_style_offsets=[42], offset=42)],
+            )
+        ],
+    )
     read = ListOffsetsResponse.decode(v0.encode(version=0), version=0).topics[0].partitions[0]
-    assert (read.error_code, read.offset, list(read.old_style_offsets)) == (0, -1, [42])  # the defect, on the wire
+    assert (read.error_code, read.offset, list(read.old_style_offsets)) == (
+        0,
+        -1,
+        [42],
+    )  # the defect, on the wire
 
     async with FakeCluster(brokers=2, broker_api_versions={1: {"ListOffsets": (0, 0)}}) as c:
         c.add_topic("orders", 4, end_offsets=[10, 11, 12, 13], leaders=[0, 1, 0, 1])
@@ -37,16 +48,22 @@ async def test_list_offsets_v0_answers_old_style_offsets_so_the_handler_needs_v1
         for result in (ends, starts):
             assert set(result.failures) == {tps[1], tps[3]}
             assert {f.code for f in result.failures.values()} == {CLIENT_UNSUPPORTED}
-            assert "broker 1 has ListOffsets up to v0; one exact offset per partition" in \
-                str(result.failures[tps[1]])
+            assert "broker 1 has ListOffsets up to v0; one exact offset per partition" in str(
+                result.failures[tps[1]]
+            )
         assert {tp: v.offset for tp, v in ends.values.items()} == {tps[0]: 10, tps[2]: 12}
         assert {tp: v.offset for tp, v in starts.values.items()} == {tps[0]: 0, tps[2]: 0}
         assert c.count("ListOffsets", 1) == 0 and c.count("ListOffsets", 0) == 2
 
 
-@pytest.mark.parametrize("error, relookup", [
-    (Err.NOT_COORDINATOR, True), (Err.COORDINATOR_NOT_AVAILABLE, True), (Err.COORDINATOR_LOAD_IN_PROGRESS, False),
-])
+@pytest.mark.parametrize(
+    "error, relookup",
+    [
+        (Err.NOT_COORDINATOR, True),
+        (Err.COORDINATOR_NOT_AVAILABLE, True),
+        (Err.COORDINATOR_LOAD_IN_PROGRESS, False),
+    ],
+)
 async def test_offset_fetch_v1_coordinator_errors_on_every_partition_are_the_groups(error, relookup):
     """OffsetFetchResponse.json: the top-level ErrorCode is "2-7"; in v0-v1 a coordinator error
     arrives on every partition (KafkaApis of those versions). Java's OffsetFetchResponse
@@ -76,8 +93,9 @@ async def test_offset_fetch_v1_keeps_partition_errors_and_fails_the_group_on_oth
     offsets committed to ZooKeeper (OffsetFetchRequest.json: "In version 0, the request read
     offsets from ZK"): a broker with nothing newer fails its groups, unsent (advertised by the
     fake only: the codec, like Kafka 4, has no v0)."""
-    async with FakeCluster(brokers=3, api_versions={"OffsetFetch": (1, 1)},
-                           broker_api_versions={2: {"OffsetFetch": (0, 0)}}) as c:
+    async with FakeCluster(
+        brokers=3, api_versions={"OffsetFetch": (1, 1)}, broker_api_versions={2: {"OffsetFetch": (0, 0)}}
+    ) as c:
         seeded = seed(c, 9)
         on_v0 = {g for g in seeded if c.coordinator_of(g) == 2}
         denied, partial = [g for g in seeded if g not in on_v0][:2]
@@ -88,7 +106,9 @@ async def test_offset_fetch_v1_keeps_partition_errors_and_fails_the_group_on_oth
         assert set(result.failures) == on_v0 | {denied}
         assert result.failures[denied].code == Err.GROUP_AUTHORIZATION_FAILED
         assert {result.failures[g].code for g in on_v0} == {CLIENT_UNSUPPORTED}
-        assert "offsets committed to Kafka (v0 reads ZooKeeper's) needs v1" in str(result.failures[min(on_v0)])
+        assert "offsets committed to Kafka (v0 reads ZooKeeper's) needs v1" in str(
+            result.failures[min(on_v0)]
+        )
         assert committed(result) == {g: o for g, o in seeded.items() if g not in on_v0 | {denied}}
         unknown = result.values[partial].partitions[TopicPartition("orders", 1)]
         assert unknown.offset is None and unknown.error.code == Err.UNKNOWN_TOPIC_OR_PARTITION
@@ -107,17 +127,22 @@ async def test_metadata_below_v4_never_names_topics_so_nothing_is_auto_created()
         c.auto_create_topics = True
         c.add_topic("orders", 1, end_offsets=5)
         async with AsyncGroupsClient(config(c)) as client:
-            ends = await client.log_end_offsets([TopicPartition("typo", 0), TopicPartition("orders", 0)],
-                                                timeout_s=5)
+            ends = await client.log_end_offsets(
+                [TopicPartition("typo", 0), TopicPartition("orders", 0)], timeout_s=5
+            )
             checked = await client.check_topics(["typo", "orders"], timeout_s=5)
             with pytest.raises(UnsupportedVersion, match="cannot name topics"):
                 await client.describe_topics(["typo"], timeout_s=5)
             everything = await client.describe_topics(None, timeout_s=5)  # all topics: nothing named
         assert {tp: f.code for tp, f in ends.failures.items()} == {
-            TopicPartition("typo", 0): CLIENT_UNSUPPORTED, TopicPartition("orders", 0): CLIENT_UNSUPPORTED}
+            TopicPartition("typo", 0): CLIENT_UNSUPPORTED,
+            TopicPartition("orders", 0): CLIENT_UNSUPPORTED,
+        }
         assert "AllowAutoTopicCreation=false needs v4" in ends.failures[TopicPartition("typo", 0)].message
-        assert {t: f.code for t, f in checked.failures.items()} == {"typo": CLIENT_UNSUPPORTED,
-                                                                    "orders": CLIENT_UNSUPPORTED}
+        assert {t: f.code for t, f in checked.failures.items()} == {
+            "typo": CLIENT_UNSUPPORTED,
+            "orders": CLIENT_UNSUPPORTED,
+        }
         assert set(everything) == {"orders"}
         assert "typo" not in c.topics
         named = [e for e in c.requests("Metadata") if e.request.topics]

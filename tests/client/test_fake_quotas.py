@@ -29,7 +29,11 @@ def never_during_a_mute(c: FakeCluster, throttle, node: int) -> None:
     """No request reached ``node`` while it muted the connection."""
     for entry in c.requests(node=node):
         arrived = entry.arrived if entry.arrived is not None else entry.at
-        assert not any(start < arrived < end for start, end in throttle.mutes), (entry.api, arrived, throttle.mutes)
+        assert not any(start < arrived < end for start, end in throttle.mutes), (
+            entry.api,
+            arrived,
+            throttle.mutes,
+        )
 
 
 async def test_nothing_is_sent_to_a_throttled_broker_until_the_throttle_ends():
@@ -44,7 +48,11 @@ async def test_nothing_is_sent_to_a_throttled_broker_until_the_throttle_ends():
                 second = await client.log_end_offsets(B)
             assert first.failures == {} and second.failures == {}
             assert {tp: v.offset for tp, v in (first.values | second.values).items()} == {
-                A[0]: 10, A[1]: 11, B[0]: 20, B[1]: 21}
+                A[0]: 10,
+                A[1]: 11,
+                B[0]: 20,
+                B[1]: 21,
+            }
             assert counts(c) == {"Metadata": 3, "ListOffsets": 2}
             assert c.count("ApiVersions", 1) == 1  # the connection was never given up
             assert throttle.hits == 1 and len(throttle.mutes) == 1
@@ -67,7 +75,11 @@ async def test_a_request_already_in_flight_does_not_time_out_because_of_the_thro
                 first, second = await asyncio.gather(client.log_end_offsets(A), client.log_end_offsets(B))
             assert first.failures == {} and second.failures == {}
             assert {tp: v.offset for tp, v in (first.values | second.values).items()} == {
-                A[0]: 10, A[1]: 11, B[0]: 20, B[1]: 21}
+                A[0]: 10,
+                A[1]: 11,
+                B[0]: 20,
+                B[1]: 21,
+            }
             assert counts(c) == {"ListOffsets": 2}  # no timeout, no retry, no reconnect
             [(start, end)] = throttle.mutes
             _, held = c.requests("ListOffsets", 1)

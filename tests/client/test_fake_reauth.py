@@ -25,8 +25,15 @@ PASSWORD = "pw-reauth-never-print"
 
 
 def scram(c: FakeCluster, **options) -> ClientConfig:
-    return ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
-                               sasl_username="alice", sasl_password=PASSWORD, retry_backoff_s=0.01, **options)
+    return ClientConfig.create(
+        c.bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-256",
+        sasl_username="alice",
+        sasl_password=PASSWORD,
+        retry_backoff_s=0.01,
+        **options,
+    )
 
 
 def test_the_renewal_point_is_85_to_95_percent_of_the_session():
@@ -46,8 +53,9 @@ def test_the_renewal_point_is_85_to_95_percent_of_the_session():
 
 
 async def test_sessions_renew_on_the_same_connection_across_several_lifetimes():
-    async with FakeCluster(brokers=1, sasl={"SCRAM-SHA-256": {"alice": PASSWORD}},
-                           connections_max_reauth_ms=1200) as c:
+    async with FakeCluster(
+        brokers=1, sasl={"SCRAM-SHA-256": {"alice": PASSWORD}}, connections_max_reauth_ms=1200
+    ) as c:
         seeded = seed(c, 3)
         async with AsyncGroupsClient(scram(c)) as client:
             await client.list_groups()
@@ -68,11 +76,17 @@ async def test_sessions_renew_on_the_same_connection_across_several_lifetimes():
 
 
 async def test_in_flight_requests_are_neither_failed_nor_sent_again_during_a_renewal():
-    async with FakeCluster(brokers=1, sasl={"PLAIN": {"alice": PASSWORD}}, connections_max_reauth_ms=1500,
-                           latency_s=0.25) as c:
+    async with FakeCluster(
+        brokers=1, sasl={"PLAIN": {"alice": PASSWORD}}, connections_max_reauth_ms=1500, latency_s=0.25
+    ) as c:
         seeded = seed(c, 2)
-        config = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-                                     sasl_username="alice", sasl_password=PASSWORD)
+        config = ClientConfig.create(
+            c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_username="alice",
+            sasl_password=PASSWORD,
+        )
         async with AsyncGroupsClient(config) as client:
             await client.describe_groups(list(seeded))
             base = c.count("DescribeGroups")
@@ -95,9 +109,13 @@ async def test_oauthbearer_renews_with_a_fresh_token_before_the_token_expires():
         async with FakeCluster(brokers=1, sasl={"OAUTHBEARER": JwksValidator(idp.jwks_url)}) as c:
             seeded = seed(c, 2)
             config = ClientConfig.create(
-                c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
-                sasl_oauthbearer_token_endpoint_url=idp.token_url, sasl_oauthbearer_client_id="svc",
-                sasl_oauthbearer_client_secret="s3cret")
+                c.bootstrap,
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism="OAUTHBEARER",
+                sasl_oauthbearer_token_endpoint_url=idp.token_url,
+                sasl_oauthbearer_client_id="svc",
+                sasl_oauthbearer_client_secret="s3cret",
+            )
             async with AsyncGroupsClient(config) as client:
                 await client.list_groups()
                 connections = c.count("ApiVersions")
@@ -117,11 +135,19 @@ async def test_a_delete_cut_off_by_an_expired_session_is_never_read_as_deleted()
     the connection): the broker closes the connection without processing it. That is not a lost
     response, so a later GROUP_ID_NOT_FOUND stays a failure, never "deleted"; a group that exists
     is deleted by the retry, on the broker's word."""
-    async with FakeCluster(brokers=1, sasl={"PLAIN": {"alice": PASSWORD}}, connections_max_reauth_ms=1500) as c:
+    async with FakeCluster(
+        brokers=1, sasl={"PLAIN": {"alice": PASSWORD}}, connections_max_reauth_ms=1500
+    ) as c:
         c.add_topic("orders", 1, end_offsets=10)
         c.add_group("old", offsets={("orders", 0): 5})
-        config = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-                                     sasl_username="alice", sasl_password=PASSWORD, retry_backoff_s=0.01)
+        config = ClientConfig.create(
+            c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_username="alice",
+            sasl_password=PASSWORD,
+            retry_backoff_s=0.01,
+        )
         async with AsyncGroupsClient(config) as client:
             await client.describe_groups(["old", "ghost"])  # every connection authenticated now
             await asyncio.sleep(0.3)  # well before the 85 % renewal point

@@ -39,6 +39,7 @@ def values(c: FakeCluster, n: int) -> None:
 async def test_reads_every_record_of_the_range_in_pages():
     def setup(c):
         c.append("t", 0, 100, value=lambda o: b"%-100d" % o)  # ~108 bytes a record: 8 fit a 1 KiB page
+
     got, reader, sent = await read(setup, 10, 90, page_bytes=1024)
     assert got == [(o, b"%-100d" % o) for o in range(10, 90)]
     assert (reader.records, reader.skipped, reader.gaps) == (80, 0, [])
@@ -47,11 +48,12 @@ async def test_reads_every_record_of_the_range_in_pages():
 
 async def test_read_committed_skips_aborted_records_and_markers_without_a_gap():
     def setup(c):
-        values(c, 2)                                                     # 0, 1
-        c.append_transaction("t", 0, [b"a", b"b"], producer_id=7, commit=True)    # 2, 3 + marker 4
-        c.append_transaction("t", 0, [b"x"], producer_id=8, commit=False)         # 5 + marker 6
-        c.append_transaction("t", 0, [b"c"], producer_id=7, commit=True)          # 7 + marker 8
-        values(c, 1)                                                     # 9
+        values(c, 2)  # 0, 1
+        c.append_transaction("t", 0, [b"a", b"b"], producer_id=7, commit=True)  # 2, 3 + marker 4
+        c.append_transaction("t", 0, [b"x"], producer_id=8, commit=False)  # 5 + marker 6
+        c.append_transaction("t", 0, [b"c"], producer_id=7, commit=True)  # 7 + marker 8
+        values(c, 1)  # 9
+
     got, reader, _ = await read(setup, 0, 10, read_committed=True)
     assert [o for o, _ in got] == [0, 1, 2, 3, 7, 9]
     assert (reader.skipped, reader.gaps) == (4, [])  # markers 4, 6, 8 and the aborted record 5
@@ -63,7 +65,8 @@ async def test_read_committed_skips_aborted_records_and_markers_without_a_gap():
 async def test_a_range_that_starts_inside_a_transaction_reads_only_its_part():
     def setup(c):
         c.append_transaction("t", 0, [b"a", b"b", b"c"], producer_id=7, commit=True)  # 0-2 + marker 3
-        values(c, 2)                                                                 # 4, 5
+        values(c, 2)  # 4, 5
+
     got, reader, _ = await read(setup, 1, 5)
     assert [o for o, _ in got] == [1, 2, 4] and reader.skipped == 1 and reader.gaps == []
 
@@ -75,8 +78,11 @@ def compacted(c):
 
 async def test_compacted_offsets_fail_the_read_naming_them():
     setup = compacted
-    with pytest.raises(RecordsUnavailable, match=r"t\[0\]: offsets 3\.\.4 of the range \[0, 10\) are missing from "
-                                                 r"the log \(compacted\)"):
+    with pytest.raises(
+        RecordsUnavailable,
+        match=r"t\[0\]: offsets 3\.\.4 of the range \[0, 10\) are missing from "
+        r"the log \(compacted\)",
+    ):
         await read(setup, 0, 10)
 
 
@@ -104,8 +110,11 @@ async def test_an_empty_page_below_the_log_end_is_asked_again_then_fails(monkeyp
     got, reader, sent = await read(lambda c: values(c, 5), 0, 5)
     assert [o for o, _ in got] == [0, 1, 2, 3, 4] and reader.requests == 3 and sent == {"Fetch": 3}
     empties["left"] = 10
-    with pytest.raises(RecordsUnavailable, match=r"returned no records at offset 0 in 4 tries although the log "
-                                                 r"reaches 5"):
+    with pytest.raises(
+        RecordsUnavailable,
+        match=r"returned no records at offset 0 in 4 tries although the log "
+        r"reaches 5",
+    ):
         await read(lambda c: values(c, 5), 0, 5)
 
 
@@ -113,20 +122,27 @@ async def test_records_deleted_by_retention_fail_the_read_or_count_as_a_gap():
     def setup(c):
         values(c, 10)
         c.set_offsets("t", 0, start=6)
-    with pytest.raises(RecordsUnavailable, match=r"offsets 2\.\.5 of the range \[2, 8\) are deleted by retention "
-                                                 r"\(the log now starts at 6\)"):
+
+    with pytest.raises(
+        RecordsUnavailable,
+        match=r"offsets 2\.\.5 of the range \[2, 8\) are deleted by retention "
+        r"\(the log now starts at 6\)",
+    ):
         await read(setup, 2, 8)
     got, reader, _ = await read(setup, 2, 8, allow_gaps=True)
     assert [o for o, _ in got] == [6, 7] and reader.gap_offsets == 4
 
 
 async def test_a_range_past_the_readable_end_fails_before_reading():
-    with pytest.raises(RecordsUnavailable, match=r"ends at 12 \(exclusive\), beyond the partition's high watermark 10"):
+    with pytest.raises(
+        RecordsUnavailable, match=r"ends at 12 \(exclusive\), beyond the partition's high watermark 10"
+    ):
         await read(lambda c: values(c, 10), 0, 12)
 
     def pending(c):
         values(c, 10)
         c.set_offsets("t", 0, last_stable=7)
+
     with pytest.raises(RecordsUnavailable, match="beyond the partition's last stable offset 7"):
         await read(pending, 0, 9, read_committed=True)
 

@@ -19,14 +19,19 @@ async def test_describe_and_offset_fetch_side_by_side_share_the_lookup_and_the_b
         expected = seed(c, 20)
         ids = sorted(expected)
         async with AsyncGroupsClient(config(c)) as client:
-            described, offsets = await asyncio.gather(client.describe_groups(ids),
-                                                      client.fetch_committed_offsets(ids))
+            described, offsets = await asyncio.gather(
+                client.describe_groups(ids), client.fetch_committed_offsets(ids)
+            )
         coordinators = {c.coordinator_of(g) for g in ids}
         n = counts(c)
     assert committed(offsets) == expected and not offsets.failures
     assert sorted(described.values) == sorted(expected) and not described.failures
-    assert n == {"Metadata": 1, "FindCoordinator": 1, "DescribeGroups": len(coordinators),
-                 "OffsetFetch": len(coordinators)}
+    assert n == {
+        "Metadata": 1,
+        "FindCoordinator": 1,
+        "DescribeGroups": len(coordinators),
+        "OffsetFetch": len(coordinators),
+    }
 
 
 async def test_a_lookup_error_shared_by_two_calls_reaches_both_per_group():
@@ -36,8 +41,9 @@ async def test_a_lookup_error_shared_by_two_calls_reaches_both_per_group():
         expected = seed(c, 4)
         c.inject_error("FindCoordinator", Err.GROUP_AUTHORIZATION_FAILED, key="g1")
         async with AsyncGroupsClient(config(c)) as client:
-            described, offsets = await asyncio.gather(client.describe_groups(sorted(expected)),
-                                                      client.fetch_committed_offsets(sorted(expected)))
+            described, offsets = await asyncio.gather(
+                client.describe_groups(sorted(expected)), client.fetch_committed_offsets(sorted(expected))
+            )
         n = counts(c)
     for result in (described, offsets):
         assert set(result.failures) == {"g1"}
@@ -53,7 +59,10 @@ async def test_a_bootstrap_that_reaches_no_broker_fails_every_call_that_waited_o
     # the cluster is gone: nothing answers the shared bootstrap
     from airflow_provider_kgroups.client import ClientConfig, NoBrokerAvailable
 
-    async with AsyncGroupsClient(ClientConfig.create(bootstrap, call_timeout_s=2, retry_backoff_s=0.01)) as client:
-        results = await asyncio.gather(client.describe_groups(["g0"]), client.fetch_committed_offsets(["g0"]),
-                                       return_exceptions=True)
+    async with AsyncGroupsClient(
+        ClientConfig.create(bootstrap, call_timeout_s=2, retry_backoff_s=0.01)
+    ) as client:
+        results = await asyncio.gather(
+            client.describe_groups(["g0"]), client.fetch_committed_offsets(["g0"]), return_exceptions=True
+        )
     assert all(isinstance(r, NoBrokerAvailable) for r in results), results

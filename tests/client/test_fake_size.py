@@ -37,16 +37,36 @@ from tests.support.fakeutil import counts
 _OFG = OffsetFetchRequest.OffsetFetchRequestGroup
 _MAKERS = {
     "FindCoordinator": (lambda ks: FindCoordinatorRequest(key_type=0, coordinator_keys=ks), (4, 5, 6)),
-    "DescribeGroups": (lambda ks: DescribeGroupsRequest(groups=ks, include_authorized_operations=False),
-                       (0, 1, 2, 3, 4, 5)),
-    "ConsumerGroupDescribe": (lambda ks: ConsumerGroupDescribeRequest(group_ids=ks,
-                                                                      include_authorized_operations=False), (0,)),
+    "DescribeGroups": (
+        lambda ks: DescribeGroupsRequest(groups=ks, include_authorized_operations=False),
+        (0, 1, 2, 3, 4, 5),
+    ),
+    "ConsumerGroupDescribe": (
+        lambda ks: ConsumerGroupDescribeRequest(group_ids=ks, include_authorized_operations=False),
+        (0,),
+    ),
     "DeleteGroups": (lambda ks: DeleteGroupsRequest(groups_names=ks), (0, 1, 2)),
-    "OffsetFetch all partitions": (lambda ks: OffsetFetchRequest(
-        groups=[_OFG(group_id=g, topics=None) for g in ks], require_stable=False), (8, 9)),
-    "OffsetFetch named topics": (lambda ks: OffsetFetchRequest(
-        groups=[_OFG(group_id=g, topics=[_OFG.OffsetFetchRequestTopics(name="orders-é", partition_indexes=list(range(300)))])
-                for g in ks], require_stable=True), (8, 9)),
+    "OffsetFetch all partitions": (
+        lambda ks: OffsetFetchRequest(
+            groups=[_OFG(group_id=g, topics=None) for g in ks], require_stable=False
+        ),
+        (8, 9),
+    ),
+    "OffsetFetch named topics": (
+        lambda ks: OffsetFetchRequest(
+            groups=[
+                _OFG(
+                    group_id=g,
+                    topics=[
+                        _OFG.OffsetFetchRequestTopics(name="orders-é", partition_indexes=list(range(300)))
+                    ],
+                )
+                for g in ks
+            ],
+            require_stable=True,
+        ),
+        (8, 9),
+    ),
 }
 
 
@@ -64,7 +84,10 @@ def test_request_size_is_computed_exactly_before_sending(api):
     for version in versions:
         sizer = RequestSizer(make, version, "kgroups-ü")
         for n in (0, 1, 2, 127, 128, 3000):
-            keys = ["".join(rnd.choice("ab-é€😀 ") for _ in range(rnd.choice((1, 9, 130, 2000)))) for _ in range(n)]
+            keys = [
+                "".join(rnd.choice("ab-é€😀 ") for _ in range(rnd.choice((1, 9, 130, 2000))))
+                for _ in range(n)
+            ]
             assert sizer.size(keys) == _encoded(make(keys), version, "kgroups-ü"), (version, n)
 
 
@@ -79,7 +102,11 @@ def test_chunks_respect_both_limits_and_keep_order():
     assert all(sizer.size(c) <= max_bytes for c in by_bytes)
     assert all(sizer.size(c + [keys[0]]) > max_bytes for c in by_bytes[:-1])  # each as full as it can be
     huge = "h" * 5000  # alone over the limit: it cannot be split, so it goes alone
-    assert chunk(["a", huge, "b"], sizer, RequestLimits(max_groups=10, max_bytes=max_bytes)) == [["a"], [huge], ["b"]]
+    assert chunk(["a", huge, "b"], sizer, RequestLimits(max_groups=10, max_bytes=max_bytes)) == [
+        ["a"],
+        [huge],
+        ["b"],
+    ]
 
 
 def _greedy_chunks(keys, sizer, limits):
@@ -101,13 +128,19 @@ def test_chunks_are_as_full_as_the_exact_size_allows_for_any_key(api):
     ids, and chunks of more than 127 ids (the array length's varint grows), in every version."""
     make, versions = _MAKERS[api]
     rnd = random.Random(f"chunks-{api}")
-    long_keys = ["".join(rnd.choice("ab") for _ in range(n)) for n in (126, 127, 125, 128, 126, 127)] + \
-        ["é" * 63, "é" * 64, "😀" * 40, "x"] * 2
+    long_keys = ["".join(rnd.choice("ab") for _ in range(n)) for n in (126, 127, 125, 128, 126, 127)] + [
+        "é" * 63,
+        "é" * 64,
+        "😀" * 40,
+        "x",
+    ] * 2
     short_keys = [f"{i:02d}" for i in range(400)]
     for version in versions:
         sizer = RequestSizer(make, version, "kgroups-ü")
-        for keys, byte_limits in ((long_keys, range(sizer.size(long_keys[:3]) - 8, sizer.size(long_keys[:3]) + 8)),
-                                  (short_keys, range(sizer.size(short_keys[:127]) - 6, sizer.size(short_keys[:127]) + 6))):
+        for keys, byte_limits in (
+            (long_keys, range(sizer.size(long_keys[:3]) - 8, sizer.size(long_keys[:3]) + 8)),
+            (short_keys, range(sizer.size(short_keys[:127]) - 6, sizer.size(short_keys[:127]) + 6)),
+        ):
             for max_bytes in byte_limits:
                 limits = RequestLimits(max_groups=1000, max_bytes=max_bytes)
                 assert chunk(keys, sizer, limits) == _greedy_chunks(keys, sizer, limits), (version, max_bytes)
@@ -115,14 +148,17 @@ def test_chunks_are_as_full_as_the_exact_size_allows_for_any_key(api):
         assert [len(c) for c in chunk(short_keys, sizer, limits)] == [130, 130, 130, 10]
 
 
-@pytest.mark.parametrize("option, value, fragment", [
-    ("max_groups_per_request", 0, "at least 1 groups"),
-    ("max_groups_per_request", 1.5, "whole number of groups"),
-    ("max_groups_per_request", True, "whole number of groups"),
-    ("max_request_bytes", 100, "at least 1024 bytes"),
-    ("max_response_bytes", "big", "whole number of bytes"),
-    ("max_in_flight_per_connection", 0, "at least 1 requests"),
-])
+@pytest.mark.parametrize(
+    "option, value, fragment",
+    [
+        ("max_groups_per_request", 0, "at least 1 groups"),
+        ("max_groups_per_request", 1.5, "whole number of groups"),
+        ("max_groups_per_request", True, "whole number of groups"),
+        ("max_request_bytes", 100, "at least 1024 bytes"),
+        ("max_response_bytes", "big", "whole number of bytes"),
+        ("max_in_flight_per_connection", 0, "at least 1 requests"),
+    ],
+)
 def test_size_options_are_validated_before_any_connection(option, value, fragment):
     with pytest.raises(ConfigurationError, match=f"{option} must be .*{fragment}"):
         ClientConfig.create("a:1", **{option: value})
@@ -130,7 +166,10 @@ def test_size_options_are_validated_before_any_connection(option, value, fragmen
 
 def test_receive_message_max_bytes_property_sets_max_response_bytes():
     from airflow_provider_kgroups.client.properties import config_from_kafka_properties
-    config = config_from_kafka_properties({"bootstrap.servers": "a:1", "receive.message.max.bytes": "5000000"})
+
+    config = config_from_kafka_properties(
+        {"bootstrap.servers": "a:1", "receive.message.max.bytes": "5000000"}
+    )
     assert config.max_response_bytes == 5_000_000
     with pytest.raises(ConfigurationError, match="receive.message.max.bytes must be a whole number"):
         config_from_kafka_properties({"bootstrap.servers": "a:1", "receive.message.max.bytes": "5MB"})
@@ -138,10 +177,21 @@ def test_receive_message_max_bytes_property_sets_max_response_bytes():
 
 def test_connection_extras_carry_the_size_options_as_text_or_numbers():
     from airflow_provider_kgroups.hooks.connection import client_config_from_connection
-    config = client_config_from_connection("kgroups", host="k:9092", extra={
-        "max_groups_per_request": "500", "max_request_bytes": 65536, "max_in_flight_per_connection": "2"})
-    assert (config.max_groups_per_request, config.max_request_bytes, config.max_in_flight_per_connection) == \
-        (500, 65536, 2)
+
+    config = client_config_from_connection(
+        "kgroups",
+        host="k:9092",
+        extra={
+            "max_groups_per_request": "500",
+            "max_request_bytes": 65536,
+            "max_in_flight_per_connection": "2",
+        },
+    )
+    assert (config.max_groups_per_request, config.max_request_bytes, config.max_in_flight_per_connection) == (
+        500,
+        65536,
+        2,
+    )
     with pytest.raises(ConfigurationError, match="max_response_bytes must be a whole number"):
         client_config_from_connection("kgroups", host="k:9092", extra={"max_response_bytes": "1e6"})
 
@@ -162,7 +212,11 @@ def _seed_100k(c: FakeCluster) -> list[str]:
         if i % 100 == 0:
             c.add_group(g, offsets={("orders", i % 30): i}, group_type="consumer")
         elif i % 100 == 1:
-            c.add_group(g, offsets={("orders", i % 30): i}, members=[Member(f"m-{i}", assignment={"orders": [i % 30]})])
+            c.add_group(
+                g,
+                offsets={("orders", i % 30): i},
+                members=[Member(f"m-{i}", assignment={"orders": [i % 30]})],
+            )
         else:
             c.add_group(g, offsets={("orders", i % 30): i})
     return ids
@@ -198,9 +252,13 @@ async def test_100k_groups_over_30_brokers_stay_within_the_frame_cap(capsys):
             assert len(described.values) == GROUPS
             for i, g in enumerate(ids):
                 d = described.values[g]
-                expected = (("consumer", GroupState.EMPTY, 0) if i % 100 == 0 else
-                            ("classic", GroupState.STABLE, 1) if i % 100 == 1 else
-                            ("classic", GroupState.EMPTY, 0))
+                expected = (
+                    ("consumer", GroupState.EMPTY, 0)
+                    if i % 100 == 0
+                    else ("classic", GroupState.STABLE, 1)
+                    if i % 100 == 1
+                    else ("classic", GroupState.EMPTY, 0)
+                )
                 assert (d.group_type, d.state, len(d.members)) == expected, g
 
             started = time.monotonic()
@@ -208,35 +266,49 @@ async def test_100k_groups_over_30_brokers_stay_within_the_frame_cap(capsys):
             timings["offsets"] = time.monotonic() - started
             assert offsets.failures == {}
             assert {g: v.committed() for g, v in offsets.values.items()} == {
-                g: {TopicPartition("orders", i % 30): i} for i, g in enumerate(ids)}
+                g: {TopicPartition("orders", i % 30): i} for i, g in enumerate(ids)
+            }
 
             started = time.monotonic()
             deleted = await client.delete_groups(ids, timeout_s=300)
             timings["delete"] = time.monotonic() - started
             assert deleted.values == {g: GroupDeletion.DELETED for g in ids if g not in stable}
-            assert {g: f.code for g, f in deleted.failures.items()} == {g: ErrorCode.NON_EMPTY_GROUP
-                                                                       for g in stable}
+            assert {g: f.code for g, f in deleted.failures.items()} == {
+                g: ErrorCode.NON_EMPTY_GROUP for g in stable
+            }
 
         assert c.refused_requests() == []
         per_coordinator = _expected_requests(c, ids, 1000)
         consumer_per_coordinator = _expected_requests(c, consumer, 1000)
         assert len(per_coordinator) == BROKERS and min(per_coordinator.values()) >= 2  # every broker chunks
-        assert counts(c) == {"Metadata": 1, "FindCoordinator": GROUPS // 1000,
-                             "DescribeGroups": sum(per_coordinator.values()),
-                             "ConsumerGroupDescribe": sum(consumer_per_coordinator.values()),
-                             "OffsetFetch": sum(per_coordinator.values()),
-                             "DeleteGroups": sum(per_coordinator.values())}
+        assert counts(c) == {
+            "Metadata": 1,
+            "FindCoordinator": GROUPS // 1000,
+            "DescribeGroups": sum(per_coordinator.values()),
+            "ConsumerGroupDescribe": sum(consumer_per_coordinator.values()),
+            "OffsetFetch": sum(per_coordinator.values()),
+            "DeleteGroups": sum(per_coordinator.values()),
+        }
         assert c.count("ApiVersions") == BROKERS + 1  # one connection per broker (+ bootstrap): none dropped
         for api in ("DescribeGroups", "OffsetFetch", "DeleteGroups"):
             assert _per_coordinator(c, ids, api) == per_coordinator, api
         assert _per_coordinator(c, consumer, "ConsumerGroupDescribe") == consumer_per_coordinator
-        sizes = {api: (c.largest_request(api), c.largest_response(api))
-                 for api in ("FindCoordinator", "DescribeGroups", "ConsumerGroupDescribe", "OffsetFetch",
-                             "DeleteGroups")}
+        sizes = {
+            api: (c.largest_request(api), c.largest_response(api))
+            for api in (
+                "FindCoordinator",
+                "DescribeGroups",
+                "ConsumerGroupDescribe",
+                "OffsetFetch",
+                "DeleteGroups",
+            )
+        }
         assert c.largest_request() <= CAP and c.largest_response() <= CAP
         with capsys.disabled():
-            print(f"\n100k groups / {BROKERS} brokers: seconds {({k: round(v, 1) for k, v in timings.items()})}; "
-                  f"requests {counts(c)}; largest (request, response) bytes {sizes}")
+            print(
+                f"\n100k groups / {BROKERS} brokers: seconds { ({k: round(v, 1) for k, v in timings.items()}) }; "
+                f"requests {counts(c)}; largest (request, response) bytes {sizes}"
+            )
 
 
 # ------------------------------------------------------------------------------------------- over the cap
@@ -249,18 +321,25 @@ def _long_ids(n: int) -> list[str]:
 
 
 @pytest.mark.parametrize("find_coordinator, over_cap_api", [(6, "FindCoordinator"), (3, "DescribeGroups")])
-async def test_without_chunking_the_over_cap_request_is_refused_and_each_group_says_why(find_coordinator, over_cap_api):
+async def test_without_chunking_the_over_cap_request_is_refused_and_each_group_says_why(
+    find_coordinator, over_cap_api
+):
     """With chunking switched off (limits far above the broker's cap), the request over the cap
     (the batched FindCoordinator, or with FindCoordinator v3 the DescribeGroups) makes the broker
     close the connection; the client retries within the deadline and then fails every group with
     CLIENT_TIMEOUT naming the request and its size. No hang, nothing else broken."""
-    async with FakeCluster(brokers=1, max_request_bytes=SMALL_CAP,
-                           api_versions={"FindCoordinator": find_coordinator}) as c:
+    async with FakeCluster(
+        brokers=1, max_request_bytes=SMALL_CAP, api_versions={"FindCoordinator": find_coordinator}
+    ) as c:
         ids = _long_ids(200)  # about 12.6 KB of ids
         for g in ids:
             c.add_group(g)
-        unbounded = ClientConfig.create(c.bootstrap, retry_backoff_s=0.05, max_groups_per_request=10**6,
-                                        max_request_bytes=100 * 1024 * 1024)
+        unbounded = ClientConfig.create(
+            c.bootstrap,
+            retry_backoff_s=0.05,
+            max_groups_per_request=10**6,
+            max_request_bytes=100 * 1024 * 1024,
+        )
         async with AsyncGroupsClient(unbounded) as client:
             started = time.monotonic()
             result = await client.describe_groups(ids, timeout_s=1.5)
@@ -341,6 +420,7 @@ async def test_a_response_over_max_response_bytes_is_split_until_it_fits_and_one
 
 # ------------------------------------------------------------------------------------------- in flight
 
+
 @pytest.mark.parametrize("in_flight", [1, 100])
 async def test_chunks_wait_for_an_in_flight_slot_so_each_timeout_measures_its_own_request(in_flight):
     """A broker handles a connection's requests one at a time (Kafka's SocketServer mutes the
@@ -355,8 +435,13 @@ async def test_chunks_wait_for_an_in_flight_slot_so_each_timeout_measures_its_ow
         for g in ids:
             c.add_group(g)
         c.set_delay(processing_s=0.2, api="DescribeGroups")
-        config = ClientConfig.create(c.bootstrap, retry_backoff_s=0.01, request_timeout_s=1.0,
-                                     max_groups_per_request=1, max_in_flight_per_connection=in_flight)
+        config = ClientConfig.create(
+            c.bootstrap,
+            retry_backoff_s=0.01,
+            request_timeout_s=1.0,
+            max_groups_per_request=1,
+            max_in_flight_per_connection=in_flight,
+        )
         async with AsyncGroupsClient(config) as client:
             result = await client.describe_groups(ids, timeout_s=20)
         assert set(result.values) | set(result.failures) == set(ids)
@@ -388,7 +473,9 @@ async def test_a_delete_whose_response_was_too_large_is_confirmed_by_the_split_r
         assert result.values == {g: GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE for g in ids}
         assert c.group_ids() == []
         assert counts(c) == {"Metadata": 1, "FindCoordinator": 15, "DeleteGroups": 15}
-        assert sorted(len(e.request.coordinator_keys) for e in c.requests("FindCoordinator")) == \
-            [37] * 4 + [38] * 4 + [75] * 4 + [150] * 2 + [300]
-        assert sorted(len(e.request.groups_names) for e in c.requests("DeleteGroups")) == \
-            [37] * 4 + [38] * 4 + [75] * 4 + [150] * 2 + [300]
+        assert sorted(len(e.request.coordinator_keys) for e in c.requests("FindCoordinator")) == [37] * 4 + [
+            38
+        ] * 4 + [75] * 4 + [150] * 2 + [300]
+        assert sorted(len(e.request.groups_names) for e in c.requests("DeleteGroups")) == [37] * 4 + [
+            38
+        ] * 4 + [75] * 4 + [150] * 2 + [300]

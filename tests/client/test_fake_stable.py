@@ -31,9 +31,13 @@ async def test_unstable_offsets_are_asked_again_until_stable():
         c.add_group("b", offsets={("orders", 0): 7})
         pending = c.inject_error("OffsetFetch", Err.UNSTABLE_OFFSET_COMMIT, key=("a", "orders", 0), times=2)
         async with AsyncGroupsClient(config(c)) as client:
-            result = await asyncio.wait_for(client.fetch_committed_offsets(["a", "b"], require_stable=True), GUARD_S)
-        assert committed(result) == {"a": {TopicPartition("orders", 0): 5, TopicPartition("orders", 1): 6},
-                                     "b": {TopicPartition("orders", 0): 7}}
+            result = await asyncio.wait_for(
+                client.fetch_committed_offsets(["a", "b"], require_stable=True), GUARD_S
+            )
+        assert committed(result) == {
+            "a": {TopicPartition("orders", 0): 5, TopicPartition("orders", 1): 6},
+            "b": {TopicPartition("orders", 0): 7},
+        }
         assert result.failures == {} and pending.hits == 2
         assert counts(c) == {"Metadata": 1, "FindCoordinator": 1, "OffsetFetch": 3}
         assert [sorted(groups_in(r)) for r in c.requests("OffsetFetch")] == [["a", "b"], ["a"], ["a"]]
@@ -50,10 +54,14 @@ async def test_unstable_offsets_that_never_clear_end_in_a_timeout_naming_them():
         c.begin_transactional_commit("a", [("orders", 1)])
         async with AsyncGroupsClient(config(c, retry_backoff_max_s=0.05)) as client:
             result = await asyncio.wait_for(
-                client.fetch_committed_offsets(["a", "b"], require_stable=True, timeout_s=0.5), GUARD_S)
+                client.fetch_committed_offsets(["a", "b"], require_stable=True, timeout_s=0.5), GUARD_S
+            )
         assert committed(result) == {"b": {TopicPartition("orders", 0): 7}}
         assert {g: f.code for g, f in result.failures.items()} == {"a": CLIENT_TIMEOUT}
-        assert "UNSTABLE_OFFSET_COMMIT: pending transactional offsets on orders[1]" in result.failures["a"].message
+        assert (
+            "UNSTABLE_OFFSET_COMMIT: pending transactional offsets on orders[1]"
+            in result.failures["a"].message
+        )
         fetches = c.requests("OffsetFetch")
         assert len(fetches) >= 3 and all(groups_in(r) == ["a"] for r in fetches[1:])
         assert counts(c)["FindCoordinator"] == 1  # same coordinator, never looked up again
@@ -86,7 +94,8 @@ async def test_kafka4_stable_fetch_timing_out_as_not_coordinator_is_bounded_by_t
         c.begin_transactional_commit("a", [("orders", 0)])
         async with AsyncGroupsClient(config(c, retry_backoff_max_s=0.05)) as client:
             result = await asyncio.wait_for(
-                client.fetch_committed_offsets(["a"], require_stable=True, timeout_s=1.0), GUARD_S)
+                client.fetch_committed_offsets(["a"], require_stable=True, timeout_s=1.0), GUARD_S
+            )
             other = await client.fetch_committed_offsets(["b"], require_stable=True)
         assert {g: f.code for g, f in result.failures.items()} == {"a": CLIENT_TIMEOUT}
         assert "NOT_COORDINATOR" in result.failures["a"].message and result.values == {}
@@ -105,9 +114,12 @@ async def test_commit_into_a_dead_classic_group_is_retried_until_the_deadline_na
         c.add_group("dead", state="Dead")
         async with AsyncGroupsClient(config(c, retry_backoff_max_s=0.05)) as client:
             result = await asyncio.wait_for(
-                client.commit_offsets("dead", {TopicPartition("orders", 0): 3}, timeout_s=0.4), GUARD_S)
+                client.commit_offsets("dead", {TopicPartition("orders", 0): 3}, timeout_s=0.4), GUARD_S
+            )
         assert result.values == {}
-        assert {tp: f.code for tp, f in result.failures.items()} == {TopicPartition("orders", 0): CLIENT_TIMEOUT}
+        assert {tp: f.code for tp, f in result.failures.items()} == {
+            TopicPartition("orders", 0): CLIENT_TIMEOUT
+        }
         assert "COORDINATOR_NOT_AVAILABLE" in result.failures[TopicPartition("orders", 0)].message
         assert c.committed("dead") == {} and c.count("OffsetCommit") >= 2
         assert c.count("FindCoordinator") >= c.count("OffsetCommit")  # each answer looked the group up again

@@ -45,16 +45,25 @@ def test_sync_facade_runs_every_verb_batched():
             described = client.describe_groups(["live", "g0"])
             assert described.values["live"].state is GroupState.STABLE
             assert described.values["live"].assigned_partitions == frozenset(
-                TopicPartition("orders", p) for p in range(6))
-            assert counts(c) == {"FindCoordinator": 1, "DescribeGroups": len({c.coordinator_of("live"),
-                                                                             c.coordinator_of("g0")})}
+                TopicPartition("orders", p) for p in range(6)
+            )
+            assert counts(c) == {
+                "FindCoordinator": 1,
+                "DescribeGroups": len({c.coordinator_of("live"), c.coordinator_of("g0")}),
+            }
 
             listed = client.list_groups(states=["Stable"])
             assert [g.group_id for g in listed.groups] == ["live"]
 
             ends = client.log_end_offsets([TopicPartition("orders", p) for p in range(6)])
             assert {tp.partition: v.offset for tp, v in ends.values.items()} == {
-                0: 10, 1: 20, 2: 30, 3: 40, 4: 50, 5: 60}
+                0: 10,
+                1: 20,
+                2: 30,
+                3: 40,
+                4: 50,
+                5: 60,
+            }
 
             deleted = client.delete_groups(["g0", "live", "missing"])
             assert dict(deleted.values) == {"g0": GroupDeletion.DELETED}
@@ -85,16 +94,27 @@ def test_sync_facade_faults_and_errors_surface_the_same():
         stuck = "g3"
         c.inject_error("OffsetFetch", Err.COORDINATOR_LOAD_IN_PROGRESS, key=stuck)
         c.inject_error("OffsetFetch", Err.GROUP_AUTHORIZATION_FAILED, key="g4")
-        config = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-                                     sasl_username="alice", sasl_password="right", retry_backoff_s=0.01,
-                                     retry_backoff_max_s=0.05)
+        config = ClientConfig.create(
+            c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_username="alice",
+            sasl_password="right",
+            retry_backoff_s=0.01,
+            retry_backoff_max_s=0.05,
+        )
         with GroupsClient(config) as client:
             result = client.fetch_committed_offsets(list(seeded), timeout_s=0.5)
         assert {g: f.code for g, f in result.failures.items()} == {stuck: CLIENT_TIMEOUT, "g4": 30}
         assert len(result.values) == len(seeded) - 2
 
-        wrong = ClientConfig.create(c.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-                                    sasl_username="alice", sasl_password="wrong")
+        wrong = ClientConfig.create(
+            c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_username="alice",
+            sasl_password="wrong",
+        )
         with GroupsClient(wrong) as client, pytest.raises(AuthenticationError):
             client.list_groups()
 
@@ -110,9 +130,16 @@ def test_every_async_verb_has_a_real_blocking_method_with_its_signature():
 
     from airflow_provider_kgroups.client import AsyncGroupsClient
 
-    verbs = sorted(name for name, member in inspect.getmembers(AsyncGroupsClient, inspect.iscoroutinefunction)
-                   if not name.startswith("_") and name != "close")
-    assert len(verbs) >= 17 and {"fetch_committed_offsets", "commit_offsets", "delete_committed_offsets"} <= set(verbs)
+    verbs = sorted(
+        name
+        for name, member in inspect.getmembers(AsyncGroupsClient, inspect.iscoroutinefunction)
+        if not name.startswith("_") and name != "close"
+    )
+    assert len(verbs) >= 17 and {
+        "fetch_committed_offsets",
+        "commit_offsets",
+        "delete_committed_offsets",
+    } <= set(verbs)
     assert not hasattr(GroupsClient, "__getattr__")
     for name in verbs:
         blocking = vars(GroupsClient).get(name)

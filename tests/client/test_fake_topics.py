@@ -25,16 +25,25 @@ async def test_check_topics_tells_exists_absent_not_visible_and_fails_other_erro
         c.inject_error("Metadata", Err.TOPIC_AUTHORIZATION_FAILED, key="hidden-and-absent")
         c.inject_error("Metadata", 17, key="bad name")  # INVALID_TOPIC_EXCEPTION
         async with AsyncGroupsClient(config(c)) as client:
-            result = await client.check_topics(["orders", "gone", "secret", "hidden-and-absent", "bad name",
-                                                "orders"])
-        assert dict(result.values) == {"orders": TopicExistence.EXISTS, "gone": TopicExistence.ABSENT,
-                                       "secret": TopicExistence.NOT_VISIBLE,
-                                       "hidden-and-absent": TopicExistence.NOT_VISIBLE}
+            result = await client.check_topics(
+                ["orders", "gone", "secret", "hidden-and-absent", "bad name", "orders"]
+            )
+        assert dict(result.values) == {
+            "orders": TopicExistence.EXISTS,
+            "gone": TopicExistence.ABSENT,
+            "secret": TopicExistence.NOT_VISIBLE,
+            "hidden-and-absent": TopicExistence.NOT_VISIBLE,
+        }
         assert {t: f.code for t, f in result.failures.items()} == {"bad name": 17}
         assert counts(c) == {"Metadata": 1}
         [request] = c.requests("Metadata")
-        assert sorted(t.name for t in request.request.topics) == ["bad name", "gone", "hidden-and-absent",
-                                                                  "orders", "secret"]
+        assert sorted(t.name for t in request.request.topics) == [
+            "bad name",
+            "gone",
+            "hidden-and-absent",
+            "orders",
+            "secret",
+        ]
 
 
 async def test_check_topics_fails_a_topic_the_response_left_out():
@@ -48,6 +57,7 @@ async def test_check_topics_fails_a_topic_the_response_left_out():
                 answered = real(topics, response)
                 answered.pop("orders", None)
                 return answered
+
             client.metadata.absorb = drop_orders
             result = await client.check_topics(["orders", "gone"])
         assert dict(result.values) == {"gone": TopicExistence.ABSENT}

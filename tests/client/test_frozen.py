@@ -40,12 +40,14 @@ def test_still_frozen_hashable_comparable_replaceable_and_picklable():
 
 def test_refuses_what_it_cannot_honour():
     with pytest.raises(TypeError, match="default_factory"):
+
         @fast_init
         @dataclass(frozen=True, slots=True)
         class WithFactory:
             items: list = field(default_factory=list)
 
     with pytest.raises(TypeError, match="__post_init__"):
+
         @fast_init
         @dataclass(frozen=True, slots=True)
         class WithPostInit:

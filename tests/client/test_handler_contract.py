@@ -48,6 +48,7 @@ class Needy(Bare):
 
 # -- the base class --------------------------------------------------------------------------------
 
+
 def test_every_handler_subclasses_the_base_class():
     found = {}
     for info in pkgutil.iter_modules(handlers_package.__path__):
@@ -55,9 +56,19 @@ def test_every_handler_subclasses_the_base_class():
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__ and name.endswith("Handler"):
                 found[name] = cls
-    assert {"DeleteGroupsHandler", "DescribeGroupsHandler", "ConsumerGroupDescribeHandler", "ShareGroupDescribeHandler",
-            "StreamsGroupDescribeHandler", "FetchTimestampHandler", "FetchRecordsHandler", "ListGroupsHandler",
-            "ListOffsetsHandler", "OffsetCommitHandler", "OffsetFetchHandler"} <= set(found)
+    assert {
+        "DeleteGroupsHandler",
+        "DescribeGroupsHandler",
+        "ConsumerGroupDescribeHandler",
+        "ShareGroupDescribeHandler",
+        "StreamsGroupDescribeHandler",
+        "FetchTimestampHandler",
+        "FetchRecordsHandler",
+        "ListGroupsHandler",
+        "ListOffsetsHandler",
+        "OffsetCommitHandler",
+        "OffsetFetchHandler",
+    } <= set(found)
     assert [name for name, cls in found.items() if not issubclass(cls, Handler)] == []
 
 
@@ -67,10 +78,14 @@ def test_every_handler_declares_at_least_the_oldest_version_the_codec_can_encode
     each handler declares a need for every key at least that high, so a broker older than the
     codec gets a CLIENT_UNSUPPORTED per key, never an encoding error (which, as a bug, would end
     the call)."""
-    handlers = [cls for info in pkgutil.iter_modules(handlers_package.__path__)
-                for _, cls in inspect.getmembers(importlib.import_module(f"{handlers_package.__name__}.{info.name}"),
-                                                 inspect.isclass)
-                if issubclass(cls, Handler) and cls is not Handler and hasattr(cls, "request_class")]
+    handlers = [
+        cls
+        for info in pkgutil.iter_modules(handlers_package.__path__)
+        for _, cls in inspect.getmembers(
+            importlib.import_module(f"{handlers_package.__name__}.{info.name}"), inspect.isclass
+        )
+        if issubclass(cls, Handler) and cls is not Handler and hasattr(cls, "request_class")
+    ]
     short = {}
     for cls in handlers:
         codec_min = int(cls.request_class.json["validVersions"].partition("-")[0])
@@ -78,7 +93,11 @@ def test_every_handler_declares_at_least_the_oldest_version_the_codec_can_encode
         if declared < codec_min:
             short[cls.__name__] = (declared, codec_min)
     assert short == {}
-    assert {cls.__name__ for cls in handlers} >= {"ListOffsetsHandler", "OffsetFetchHandler", "OffsetCommitHandler"}
+    assert {cls.__name__ for cls in handlers} >= {
+        "ListOffsetsHandler",
+        "OffsetFetchHandler",
+        "OffsetCommitHandler",
+    }
 
 
 def test_the_optional_methods_have_defaults():
@@ -99,7 +118,8 @@ def test_declared_needs_refuse_by_version_and_by_key():
     handler = Needy()
     assert handler.refuse(["a", "y1"], 7, 2) == {}
     assert handler.refuse(["a", "y1"], 6, 2) == {
-        "y1": Failure(CLIENT_UNSUPPORTED, "broker 2 has DescribeGroups up to v6; a y-key needs v7")}
+        "y1": Failure(CLIENT_UNSUPPORTED, "broker 2 has DescribeGroups up to v6; a y-key needs v7")
+    }
     old = Failure(CLIENT_UNSUPPORTED, "broker 2 has DescribeGroups up to v4; anything needs v5")
     assert handler.refuse(["a", "y1"], 4, 2) == {"a": old, "y1": old}  # the first unmet need names it
 
@@ -111,23 +131,37 @@ def test_the_version_floors_once_raised_in_build_are_declared():
     The fake cluster serves none of those versions (its codec starts at Fetch v4, OffsetCommit
     v2), so the declarations are checked here; the driver applies them (next tests)."""
     tps = [TP, TopicPartition("t", 1)]
-    fetch_handlers = (FetchTimestampHandler(None, {tp: [0] for tp in tps}),
-                      FetchRecordsHandler(None, {tp: 0 for tp in tps}, 0, {tp: 1024 for tp in tps}))
+    fetch_handlers = (
+        FetchTimestampHandler(None, {tp: [0] for tp in tps}),
+        FetchRecordsHandler(None, {tp: 0 for tp in tps}, 0, {tp: 1024 for tp in tps}),
+    )
     for fetch in fetch_handlers:
-        too_old = Failure(CLIENT_UNSUPPORTED, "broker 1 has Fetch up to v3; reading record batches v2 with an "
-                                              "isolation level needs v4")
+        too_old = Failure(
+            CLIENT_UNSUPPORTED,
+            "broker 1 has Fetch up to v3; reading record batches v2 with an isolation level needs v4",
+        )
         assert fetch.refuse(tps, 3, 1) == {tp: too_old for tp in tps}
         assert fetch.refuse(tps, 4, 1) == {}
     commit = OffsetCommitHandler(None, {"g": {TP: OffsetToCommit(5)}})
-    assert commit.refuse(["g"], 1, 0) == {"g": Failure(CLIENT_UNSUPPORTED, "broker 0 has OffsetCommit up to v1; "
-                                                       "committing without a per-partition commit timestamp needs v2")}
+    assert commit.refuse(["g"], 1, 0) == {
+        "g": Failure(
+            CLIENT_UNSUPPORTED,
+            "broker 0 has OffsetCommit up to v1; "
+            "committing without a per-partition commit timestamp needs v2",
+        )
+    }
     assert commit.refuse(["g"], 2, 0) == {}
-    assert OffsetFetchHandler(None, None).refuse(["g"], 1, 0) == {"g": Failure(
-        CLIENT_UNSUPPORTED, "broker 0 has OffsetFetch up to v1; asking for all partitions (no topics named) needs v2")}
+    assert OffsetFetchHandler(None, None).refuse(["g"], 1, 0) == {
+        "g": Failure(
+            CLIENT_UNSUPPORTED,
+            "broker 0 has OffsetFetch up to v1; asking for all partitions (no topics named) needs v2",
+        )
+    }
     assert OffsetFetchHandler(None, {"t": [0]}).refuse(["g"], 1, 0) == {}  # named topics: v1 will do
 
 
 # -- declared limits through the driver, on the fake cluster ---------------------------------------
+
 
 async def test_a_declared_need_fails_the_keys_it_applies_to_unsent_and_spares_the_rest():
     """One coordinator speaks only OffsetFetch v1 (FakeCluster broker_api_versions): asking it for
@@ -142,8 +176,10 @@ async def test_a_declared_need_fails_the_keys_it_applies_to_unsent_and_spares_th
             assert counts(c) == {"Metadata": 1, "FindCoordinator": 1}  # looked up, never sent
             c.reset_counts()
             named = await client.fetch_committed_offsets(on_old, topics={"orders": [0, 1, 2]})
-        too_old = Failure(CLIENT_UNSUPPORTED, "broker 1 has OffsetFetch up to v1; asking for all partitions "
-                                              "(no topics named) needs v2")
+        too_old = Failure(
+            CLIENT_UNSUPPORTED,
+            "broker 1 has OffsetFetch up to v1; asking for all partitions (no topics named) needs v2",
+        )
         assert every.values == {} and every.failures == {g: too_old for g in on_old}
         assert named.failures == {}
         assert {g: named.values[g].committed() for g in on_old} == {g: seeded[g] for g in on_old}
@@ -168,23 +204,34 @@ async def test_a_need_no_broker_meets_fails_every_key_and_nothing_is_built_or_se
             result = await run(client, NeedsTheFuture(client._coordinators), list(seeded))
         assert result.values == {}
         assert {g: (f.code, f.message.split(";")[1]) for g, f in result.failures.items()} == {
-            g: (CLIENT_UNSUPPORTED, " the future needs v99") for g in seeded}
-        assert all(f.message.startswith(f"broker {c.coordinator_of(g)} has OffsetFetch up to v")
-                   for g, f in result.failures.items())
+            g: (CLIENT_UNSUPPORTED, " the future needs v99") for g in seeded
+        }
+        assert all(
+            f.message.startswith(f"broker {c.coordinator_of(g)} has OffsetFetch up to v")
+            for g, f in result.failures.items()
+        )
         assert built == [] and c.count("OffsetFetch") == 0
 
 
 # -- stateless handlers ----------------------------------------------------------------------------
+
 
 def test_a_grown_budget_is_a_note_of_the_run_not_a_change_to_the_handler():
     """A first batch that does not fit the budget (KIP-74, FetchResponse: a partial batch) asks
     again with four times the budget: the handler returns that as a note for the driver to keep,
     and builds the retry from the note; without the note (a new run) it builds as before."""
     handler = FetchTimestampHandler(None, {TP: [0]}, partition_bytes=1024)
-    plan, = handler.build([TP], 12, {})
+    (plan,) = handler.build([TP], 12, {})
     data = batch(0, list(range(50)))
-    partial = SimpleNamespace(partition_index=0, error_code=0, high_watermark=50, log_start_offset=0,
-                              last_stable_offset=50, records=data[: len(data) // 2], aborted_transactions=None)
+    partial = SimpleNamespace(
+        partition_index=0,
+        error_code=0,
+        high_watermark=50,
+        log_start_offset=0,
+        last_stable_offset=50,
+        records=data[: len(data) // 2],
+        aborted_transactions=None,
+    )
     response = SimpleNamespace(error_code=0, responses=[SimpleNamespace(topic="t", partitions=[partial])])
     outcome = handler.parse(plan, response, {})
     assert (outcome.completed, outcome.failed, outcome.retry, outcome.notes) == ({}, {}, {TP}, {TP: 4096})
@@ -239,5 +286,6 @@ async def test_a_lost_delete_response_is_remembered_for_its_run_only():
         assert first.values == {g: GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE for g in groups}
         assert first.failures == {}
         assert second.values == {} and {g: f.code for g, f in second.failures.items()} == {
-            g: Err.GROUP_ID_NOT_FOUND for g in groups}
+            g: Err.GROUP_ID_NOT_FOUND for g in groups
+        }
         assert counts(c) == {"DeleteGroups": 1}  # coordinator cached: one request for both groups

@@ -18,9 +18,24 @@ class Level(IntEnum):
 
 def test_a_bool_is_neither_an_int_nor_a_number():
     assert [is_int(v) for v in (0, -3, Level.LOW, True, False, 1.0, "1", None)] == [
-        True, True, True, False, False, False, False, False]
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ]
     assert [is_number(v) for v in (0, 2.5, math.nan, math.inf, True, "1", None)] == [
-        True, True, True, True, False, False, False]
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_check_int_keeps_the_value_and_spells_out_its_bounds():
@@ -55,7 +70,9 @@ def test_check_number_refuses_nan_and_the_infinities_whatever_the_bounds():
         check_number("t", 0, above=0)
     with pytest.raises(ConfigurationError, match=r"^p must be a finite number between 0 and 100, got 101\.$"):
         check_number("p", 101, at_least=0, at_most=100)
-    with pytest.raises(ConfigurationError, match=r"^t must be a positive, finite number of seconds \(e\.g\. 30\), "):
+    with pytest.raises(
+        ConfigurationError, match=r"^t must be a positive, finite number of seconds \(e\.g\. 30\), "
+    ):
         check_number("t", -1, above=0, must_be="a positive, finite number of seconds (e.g. 30)")
 
 

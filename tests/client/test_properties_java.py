@@ -19,57 +19,61 @@ from airflow_provider_kgroups.client.properties import (
 )
 
 # OpenJDK LoadParsing.java: input.txt
-LOAD_PARSING_INPUT = "\n".join([
-    "# this input file is used for the LoadParsing.java test",
-    "# comment ending with slash \\",
-    "key1 = value1",
-    "key2 = abc\\\\\\",
-    "def\\",
-    "g\\\\",
-    "   key3 =   value3",
-    "key4 = :value4",
-    " # comment with leading space",
-    "#key = comment without line terminator",
-])
+LOAD_PARSING_INPUT = "\n".join(
+    [
+        "# this input file is used for the LoadParsing.java test",
+        "# comment ending with slash \\",
+        "key1 = value1",
+        "key2 = abc\\\\\\",
+        "def\\",
+        "g\\\\",
+        "   key3 =   value3",
+        "key4 = :value4",
+        " # comment with leading space",
+        "#key = comment without line terminator",
+    ]
+)
 
 # OpenJDK LoadParsing2.java: testData1 (the trailing spaces of key14_asdfa are part of the case)
-TEST_DATA_1 = "\n".join([
-    "# testcases",
-    "key0=abcd\\",
-    "",
-    "\\",
-    "key1=value1",
-    "",
-    "key2 \\= abcde",
-    "key3",
-    "",
-    "   #key4=abcde",
-    "key5 ===Arial,ANSI_CHARSET",
-    "key6= WingDings,SYMBOL_CHARSET \\\\\\",
-    " abc",
-    "key7 Symbol,SYMBOL_CHARSET \\",
-    "",
-    "\tkeyabcdef",
-    "",
-    "key8notassign   abcdef",
-    "key9\\ Term=ABCDE",
-    "",
-    "\\\\:key10=bar",
-    "",
-    "\\\\\\\\:key11=bar2",
-    "",
-    "\\\\\\:key12=bar2",
-    "",
-    "key13dialog.3=",
-    "key14_asdfa    ",
-    "key15  \\ abcdef",
-    "key16\\ b=  \\ abcdef",
-    "key17=\\",
-    "#bar\\",
-    "baz",
-    "",
-    "",
-])
+TEST_DATA_1 = "\n".join(
+    [
+        "# testcases",
+        "key0=abcd\\",
+        "",
+        "\\",
+        "key1=value1",
+        "",
+        "key2 \\= abcde",
+        "key3",
+        "",
+        "   #key4=abcde",
+        "key5 ===Arial,ANSI_CHARSET",
+        "key6= WingDings,SYMBOL_CHARSET \\\\\\",
+        " abc",
+        "key7 Symbol,SYMBOL_CHARSET \\",
+        "",
+        "\tkeyabcdef",
+        "",
+        "key8notassign   abcdef",
+        "key9\\ Term=ABCDE",
+        "",
+        "\\\\:key10=bar",
+        "",
+        "\\\\\\\\:key11=bar2",
+        "",
+        "\\\\\\:key12=bar2",
+        "",
+        "key13dialog.3=",
+        "key14_asdfa    ",
+        "key15  \\ abcdef",
+        "key16\\ b=  \\ abcdef",
+        "key17=\\",
+        "#bar\\",
+        "baz",
+        "",
+        "",
+    ]
+)
 TEST_DATA_1_EXPECTED = {
     "\\": "key10=bar",
     "\\:key12": "bar2",
@@ -123,8 +127,12 @@ ESCAPE_SPACE_EXPECTED = {
 
 
 def test_openjdk_load_parsing():
-    assert parse_properties(LOAD_PARSING_INPUT) == {"key1": "value1", "key2": "abc\\defg\\", "key3": "value3",
-                                                    "key4": ":value4"}
+    assert parse_properties(LOAD_PARSING_INPUT) == {
+        "key1": "value1",
+        "key2": "abc\\defg\\",
+        "key3": "value3",
+        "key4": ":value4",
+    }
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["testData1", "testData1.dos"])
@@ -139,7 +147,9 @@ def test_openjdk_load_separators_and_blank_lines():
 
 def test_openjdk_escape_space():
     assert parse_properties(ESCAPE_SPACE) == ESCAPE_SPACE_EXPECTED
-    assert parse_properties(format_properties(ESCAPE_SPACE_EXPECTED)) == ESCAPE_SPACE_EXPECTED  # stored, reloaded
+    assert (
+        parse_properties(format_properties(ESCAPE_SPACE_EXPECTED)) == ESCAPE_SPACE_EXPECTED
+    )  # stored, reloaded
 
 
 def test_openjdk_unicode_escape_too_short_is_refused():
@@ -159,7 +169,8 @@ def test_the_kafka_cases_of_issue_29(tmp_path):
         "ssl.ca.location=C:\\\\certs\\\\ca.pem\n"
         "! a comment in Java's other style\n"
         "client.id=kgroups-\\\n"
-        "        admin\n")
+        "        admin\n"
+    )
     props = read_properties_file(str(path))
     assert props["bootstrap.servers"] == "k1:9092,k2:9092"
     assert props["security.protocol"] == "SASL_SSL"
@@ -194,8 +205,11 @@ def test_a_malformed_escape_in_a_file_names_the_file_not_the_secret(tmp_path):
 def test_written_properties_read_back_to_the_same_values(tmp_path):
     """The Spark data source writes a client's settings for its executors: every value that
     Java's syntax would change (backslashes, '=', ':', '#', '!', non-ASCII) survives the trip."""
-    values = {"sasl.password": "a\\b=c:d#e!f \u00e9\u4e2d", "ssl.ca.location": "C:\\certs\\ca.pem",
-              "client.id": "#not-a-comment"}
+    values = {
+        "sasl.password": "a\\b=c:d#e!f \u00e9\u4e2d",
+        "ssl.ca.location": "C:\\certs\\ca.pem",
+        "client.id": "#not-a-comment",
+    }
     path = tmp_path / "out.properties"
     path.write_text(format_properties(values), encoding="utf-8")
     assert read_properties_file(str(path)) == values

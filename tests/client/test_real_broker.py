@@ -56,7 +56,8 @@ def test_live_group_offsets_and_unknown_groups_in_one_call(client, live_group, n
     result = client.fetch_committed_offsets([live_group.group_id, missing])
     assert result.failures == {}
     assert result[live_group.group_id].committed() == {
-        TopicPartition(live_group.topic, p): offset for p, offset in live_group.committed.items()}
+        TopicPartition(live_group.topic, p): offset for p, offset in live_group.committed.items()
+    }
     assert result[missing].partitions == {}
 
 
@@ -68,8 +69,9 @@ def test_three_hundred_groups_in_one_call_take_one_request_per_api(client, seed,
     client.stats.reset()
     result = client.fetch_committed_offsets(list(seeded))
     assert result.failures == {}
-    assert {g: {(tp.topic, tp.partition): o for tp, o in v.committed().items()} for g, v in result.values.items()} \
-        == seeded
+    assert {
+        g: {(tp.topic, tp.partition): o for tp, o in v.committed().items()} for g, v in result.values.items()
+    } == seeded
     # One broker: one batched FindCoordinator (v4+) for 300 new groups, one batched OffsetFetch (v8+).
     assert client.stats.by_api["FindCoordinator"] == 1
     assert client.stats.by_api["OffsetFetch"] == 1

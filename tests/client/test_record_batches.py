@@ -41,16 +41,30 @@ def test_every_codec_reads_back_every_column(codec):
 
 def test_log_append_time_gives_every_record_the_batch_max_timestamp():
     """DefaultRecordBatch: with LOG_APPEND_TIME a record's timestamp is the batch's maxTimestamp."""
-    (batch,), _ = read_batches(encode_batch(0, RECORDS[:2], codec="lz4", log_append_time_ms=1_800_000_000_000))
+    (batch,), _ = read_batches(
+        encode_batch(0, RECORDS[:2], codec="lz4", log_append_time_ms=1_800_000_000_000)
+    )
     assert batch.timestamp_type == 1
     assert batch.columns().timestamps == [1_800_000_000_000] * 2
 
 
 def test_control_batch_markers_say_commit_or_abort():
-    commit = encode_batch(5, [(5, 1, control_key(True), control_value(), ())], producer_id=3, producer_epoch=0,
-                          transactional=True, control=True)
-    abort = encode_batch(6, [(6, 1, control_key(False), control_value(), ())], producer_id=3, producer_epoch=0,
-                         transactional=True, control=True)
+    commit = encode_batch(
+        5,
+        [(5, 1, control_key(True), control_value(), ())],
+        producer_id=3,
+        producer_epoch=0,
+        transactional=True,
+        control=True,
+    )
+    abort = encode_batch(
+        6,
+        [(6, 1, control_key(False), control_value(), ())],
+        producer_id=3,
+        producer_epoch=0,
+        transactional=True,
+        control=True,
+    )
     batches, _ = read_batches(commit + abort)
     assert [(b.is_control_batch, b.is_transactional, b.producer_id) for b in batches] == [(True, True, 3)] * 2
     assert [m.abort for b in batches for m in b.markers()] == [False, True]
@@ -67,8 +81,15 @@ def test_kafka_pythons_writer_reads_the_same():
     """An independent encoder (kafka-python's builder, uncompressed and gzip: the codecs it has
     without optional libraries) gives the same columns."""
     for codec in (0, 1):
-        builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
-                                            producer_epoch=-1, base_sequence=-1, batch_size=1 << 22)
+        builder = DefaultRecordBatchBuilder(
+            magic=2,
+            compression_type=codec,
+            is_transactional=False,
+            producer_id=-1,
+            producer_epoch=-1,
+            base_sequence=-1,
+            batch_size=1 << 22,
+        )
         for i, (_, ts, key, value, headers) in enumerate(RECORDS):
             builder.append(i, timestamp=ts, key=key, value=value, headers=list(headers))
         (batch,), _ = read_batches(bytes(builder.build()))
@@ -82,7 +103,10 @@ def test_snappy_reads_xerial_framing_concatenated_streams_and_raw_blocks():
     data = os.urandom(70_000) + b"a" * 70_000  # several 32 KiB blocks, compressible and not
     framed = xerial_snappy(data, cramjam.snappy.compress_raw)
     assert decompress(Codec.SNAPPY, framed) == data
-    assert decompress(Codec.SNAPPY, framed + xerial_snappy(b"tail", cramjam.snappy.compress_raw)) == data + b"tail"
+    assert (
+        decompress(Codec.SNAPPY, framed + xerial_snappy(b"tail", cramjam.snappy.compress_raw))
+        == data + b"tail"
+    )
     assert decompress(Codec.SNAPPY, bytes(cramjam.snappy.compress_raw(data))) == data
     with pytest.raises(ValueError, match="runs past the payload"):
         xerial_unframe(framed[:-10], cramjam.snappy.decompress_raw)
@@ -97,7 +121,9 @@ def test_lz4_frames_with_incompressible_blocks_and_zstd_without_content_size_or_
     streamed.compress(b"z" * 100_000)
     frame = bytes(streamed.finish())
     assert decompress(Codec.ZSTD, frame) == b"z" * 100_000
-    assert decompress(Codec.ZSTD, frame + bytes(cramjam.zstd.compress(b"second"))) == b"z" * 100_000 + b"second"
+    assert (
+        decompress(Codec.ZSTD, frame + bytes(cramjam.zstd.compress(b"second"))) == b"z" * 100_000 + b"second"
+    )
     assert decompress(Codec.GZIP, gzip.compress(b"one") + gzip.compress(b"two")) == b"onetwo"
 
 
@@ -135,13 +161,17 @@ def test_a_record_that_overruns_its_length_is_corrupt_not_a_crash():
 def test_no_codec_library_is_imported_until_a_compressed_batch_needs_one():
     """cramjam is loaded on the first snappy/lz4/zstd batch, not when the client, the CLI or an
     uncompressed batch is read (the CLI's start-up does not pay for it)."""
-    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); import airflow_provider_kgroups.cli; "
-            "from airflow_provider_kgroups.client.batches import read_batches; "
-            "from tests.support.fakekafka.recordbatch import encode_batch; "
-            "print('cramjam' in sys.modules, end=' '); "
-            "read_batches(encode_batch(0, [(0, 1, b'k', b'v', ())]))[0][0].columns(); "
-            "print('cramjam' in sys.modules, end=' '); "
-            "import cramjam; lz4 = encode_batch(0, [(0, 1, b'k', b'v', ())], codec='lz4'); del sys.modules['cramjam']; "
-            "read_batches(lz4)[0][0].columns(); print('cramjam' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/").stdout
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); import airflow_provider_kgroups.cli; "
+        "from airflow_provider_kgroups.client.batches import read_batches; "
+        "from tests.support.fakekafka.recordbatch import encode_batch; "
+        "print('cramjam' in sys.modules, end=' '); "
+        "read_batches(encode_batch(0, [(0, 1, b'k', b'v', ())]))[0][0].columns(); "
+        "print('cramjam' in sys.modules, end=' '); "
+        "import cramjam; lz4 = encode_batch(0, [(0, 1, b'k', b'v', ())], codec='lz4'); del sys.modules['cramjam']; "
+        "read_batches(lz4)[0][0].columns(); print('cramjam' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/"
+    ).stdout
     assert out.strip() == "False False True"

@@ -21,19 +21,22 @@ from airflow_provider_kgroups.lag.barrier import TargetUnavailable
 TP = TopicPartition("orders", 0)
 
 
-@pytest.mark.parametrize("error, retriable", [
-    (ConfigurationError("topics=[] is empty"), False),
-    (AuthenticationError("SASL PLAIN authentication failed"), False),
-    (AuthenticationError("TLS certificate verification of broker b:9093 failed"), False),
-    (TargetUnavailable("log-end offsets", {TP: Failure(29)}), False),  # TOPIC_AUTHORIZATION_FAILED
-    (TargetUnavailable("committed offsets", {"g": Failure(30)}), False),  # GROUP_AUTHORIZATION_FAILED
-    (TargetUnavailable("log-end offsets", {TP: Failure(31)}), False),  # CLUSTER_AUTHORIZATION_FAILED
-    (TargetUnavailable("log-end offsets", {TP: Failure(6)}), True),  # NOT_LEADER_OR_FOLLOWER: an election
-    (TargetUnavailable("log-end offsets", {TP: Failure(-100, "deadline passed")}), True),
-    (NoBrokerAvailable("no broker reachable"), True),
-    (RequestTimeout("no answer"), True),
-    (BrokerDisconnected("closed"), True),
-    (KafkaGroupsError("anything else"), True),
-])
+@pytest.mark.parametrize(
+    "error, retriable",
+    [
+        (ConfigurationError("topics=[] is empty"), False),
+        (AuthenticationError("SASL PLAIN authentication failed"), False),
+        (AuthenticationError("TLS certificate verification of broker b:9093 failed"), False),
+        (TargetUnavailable("log-end offsets", {TP: Failure(29)}), False),  # TOPIC_AUTHORIZATION_FAILED
+        (TargetUnavailable("committed offsets", {"g": Failure(30)}), False),  # GROUP_AUTHORIZATION_FAILED
+        (TargetUnavailable("log-end offsets", {TP: Failure(31)}), False),  # CLUSTER_AUTHORIZATION_FAILED
+        (TargetUnavailable("log-end offsets", {TP: Failure(6)}), True),  # NOT_LEADER_OR_FOLLOWER: an election
+        (TargetUnavailable("log-end offsets", {TP: Failure(-100, "deadline passed")}), True),
+        (NoBrokerAvailable("no broker reachable"), True),
+        (RequestTimeout("no answer"), True),
+        (BrokerDisconnected("closed"), True),
+        (KafkaGroupsError("anything else"), True),
+    ],
+)
 def test_what_retrying_can_fix(error, retriable):
     assert is_retriable(error) is retriable

@@ -15,8 +15,10 @@ def rfc7677_client():
 def test_scram_sha_256_matches_rfc7677():
     scram = rfc7677_client()
     assert scram.first() == b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
-    assert scram.step(SERVER_FIRST) == (b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
-                                        b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
+    assert scram.step(SERVER_FIRST) == (
+        b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+        b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+    )
     assert scram.step(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=") is None
 
 
@@ -48,12 +50,15 @@ def test_scram_refuses_an_iteration_count_outside_java_and_kip554_before_any_wor
         rfc7677_client().step(server_first)
 
 
-@pytest.mark.parametrize("server_first, fragment", [
-    (b"r=rOprNGfwEbeRWgbNEkqOx,s=W22ZaJ0SNY7soEsUEjb6gQ==", "lacks i"),
-    (b"r=rOprNGfwEbeRWgbNEkqOx,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=lots", "'lots' is not a whole number"),
-    (b"r=rOprNGfwEbeRWgbNEkqOx,s=!!!,i=4096", "salt is not base64"),
-    (b"e=unknown-user", "SCRAM server error: unknown-user"),
-])
+@pytest.mark.parametrize(
+    "server_first, fragment",
+    [
+        (b"r=rOprNGfwEbeRWgbNEkqOx,s=W22ZaJ0SNY7soEsUEjb6gQ==", "lacks i"),
+        (b"r=rOprNGfwEbeRWgbNEkqOx,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=lots", "'lots' is not a whole number"),
+        (b"r=rOprNGfwEbeRWgbNEkqOx,s=!!!,i=4096", "salt is not base64"),
+        (b"e=unknown-user", "SCRAM server error: unknown-user"),
+    ],
+)
 def test_scram_names_a_malformed_server_first_message(server_first, fragment):
     with pytest.raises(AuthenticationError, match=fragment):
         rfc7677_client().step(server_first)

@@ -14,14 +14,17 @@ def test_exact_ids_are_never_excluded():
     assert GroupSelector(ids=("a-test",), exclude=("*-test",)).select([]) == ["a-test"]
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    ({}, "no groups selected"),
-    ({"patterns": ("",)}, "pattern '' is empty"),
-    ({"patterns": ("re:(",)}, "not a valid regular expression"),
-    ({"patterns": ("orders-[",)}, "unclosed '\\['"),
-    ({"ids": "orders"}, "must be lists"),
-    ({"ids": ("ok", "")}, "non-empty string"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({}, "no groups selected"),
+        ({"patterns": ("",)}, "pattern '' is empty"),
+        ({"patterns": ("re:(",)}, "not a valid regular expression"),
+        ({"patterns": ("orders-[",)}, "unclosed '\\['"),
+        ({"ids": "orders"}, "must be lists"),
+        ({"ids": ("ok", "")}, "non-empty string"),
+    ],
+)
 def test_bad_selection_is_named(kwargs, fragment):
     with pytest.raises(ConfigurationError, match=fragment):
         GroupSelector(**kwargs)

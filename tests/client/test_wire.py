@@ -29,6 +29,7 @@ def kp_decode(cls, data: bytes, version: int):
 
 # -- a spec-following writer for the tagged-field cases ---------------------------------------
 
+
 def uvarint(value: int) -> bytes:
     out = bytearray()
     while value >= 0x80:
@@ -62,11 +63,34 @@ SOME_TAGS = tags((7, b"\x01\x02\x03"), (300, b"x" * 200))  # a two-byte tag numb
 
 # -- comparing -------------------------------------------------------------------------------
 
+
 def offset_fetch_fields(response) -> tuple:
-    return (response.throttle_time_ms, [
-        (g.group_id, g.error_code, [
-            (t.name, [(p.partition_index, p.committed_offset, p.committed_leader_epoch, p.metadata, p.error_code)
-                      for p in t.partitions]) for t in g.topics]) for g in response.groups])
+    return (
+        response.throttle_time_ms,
+        [
+            (
+                g.group_id,
+                g.error_code,
+                [
+                    (
+                        t.name,
+                        [
+                            (
+                                p.partition_index,
+                                p.committed_offset,
+                                p.committed_leader_epoch,
+                                p.metadata,
+                                p.error_code,
+                            )
+                            for p in t.partitions
+                        ],
+                    )
+                    for t in g.topics
+                ],
+            )
+            for g in response.groups
+        ],
+    )
 
 
 def describe_fields(response, version: int, *, raw_operations: bool) -> tuple:
@@ -76,12 +100,32 @@ def describe_fields(response, version: int, *, raw_operations: bool) -> tuple:
         bits = BitField.from_32_bit_field(value)  # what kafka-python makes of the same raw bits
         return None if bits == {31} else bits
 
-    return (response.throttle_time_ms, [
-        (g.error_code, g.error_message if version >= 6 else None, g.group_id, g.group_state, g.protocol_type,
-         g.protocol_data,
-         [(m.member_id, m.group_instance_id, m.client_id, m.client_host, bytes(m.member_metadata),
-           bytes(m.member_assignment)) for m in g.members],
-         operations(g.authorized_operations)) for g in response.groups])
+    return (
+        response.throttle_time_ms,
+        [
+            (
+                g.error_code,
+                g.error_message if version >= 6 else None,
+                g.group_id,
+                g.group_state,
+                g.protocol_type,
+                g.protocol_data,
+                [
+                    (
+                        m.member_id,
+                        m.group_instance_id,
+                        m.client_id,
+                        m.client_host,
+                        bytes(m.member_metadata),
+                        bytes(m.member_assignment),
+                    )
+                    for m in g.members
+                ],
+                operations(g.authorized_operations),
+            )
+            for g in response.groups
+        ],
+    )
 
 
 def assert_offset_fetch_same(data: bytes, version: int) -> None:
@@ -93,8 +137,9 @@ def assert_offset_fetch_same(data: bytes, version: int) -> None:
 def assert_describe_same(data: bytes, version: int) -> None:
     ours = decoder_for(DescribeGroupsResponse, version)(data)
     theirs = kp_decode(DescribeGroupsResponse, data, version)
-    assert describe_fields(ours, version, raw_operations=True) == describe_fields(theirs, version,
-                                                                                   raw_operations=False)
+    assert describe_fields(ours, version, raw_operations=True) == describe_fields(
+        theirs, version, raw_operations=False
+    )
 
 
 def test_the_hand_written_decoders_are_exactly_these_versions():
@@ -106,31 +151,85 @@ def test_the_hand_written_decoders_are_exactly_these_versions():
 
 # -- OffsetFetch v8, v9 ----------------------------------------------------------------------
 
+
 def kp_offset_fetch(version: int) -> bytes:
     R = OffsetFetchResponse
     G = R.OffsetFetchResponseGroup
     T = G.OffsetFetchResponseTopics
     P = T.OffsetFetchResponsePartitions
     groups = [
-        G(group_id="orders", error_code=0, topics=[
-            T(name="orders", partitions=[
-                P(partition_index=0, committed_offset=1_234_567_890_123, committed_leader_epoch=7, metadata="",
-                  error_code=0),
-                P(partition_index=1, committed_offset=-1, committed_leader_epoch=-1, metadata=None, error_code=0),
-                P(partition_index=2, committed_offset=5, committed_leader_epoch=-1, metadata="résumé ✓",
-                  error_code=0),
-                P(partition_index=3, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=88),
-            ]),
-            T(name="payments", partitions=[
-                P(partition_index=70000, committed_offset=0, committed_leader_epoch=2**31 - 1, metadata="m" * 300,
-                  error_code=29)]),
-        ]),
+        G(
+            group_id="orders",
+            error_code=0,
+            topics=[
+                T(
+                    name="orders",
+                    partitions=[
+                        P(
+                            partition_index=0,
+                            committed_offset=1_234_567_890_123,
+                            committed_leader_epoch=7,
+                            metadata="",
+                            error_code=0,
+                        ),
+                        P(
+                            partition_index=1,
+                            committed_offset=-1,
+                            committed_leader_epoch=-1,
+                            metadata=None,
+                            error_code=0,
+                        ),
+                        P(
+                            partition_index=2,
+                            committed_offset=5,
+                            committed_leader_epoch=-1,
+                            metadata="résumé ✓",
+                            error_code=0,
+                        ),
+                        P(
+                            partition_index=3,
+                            committed_offset=-1,
+                            committed_leader_epoch=-1,
+                            metadata="",
+                            error_code=88,
+                        ),
+                    ],
+                ),
+                T(
+                    name="payments",
+                    partitions=[
+                        P(
+                            partition_index=70000,
+                            committed_offset=0,
+                            committed_leader_epoch=2**31 - 1,
+                            metadata="m" * 300,
+                            error_code=29,
+                        )
+                    ],
+                ),
+            ],
+        ),
         G(group_id="no-topics", error_code=0, topics=[]),
         G(group_id="denied", error_code=30, topics=[]),
         G(group_id="loading", error_code=14, topics=[]),
-        G(group_id="grüße " + "g" * 200, error_code=0, topics=[
-            T(name="orders", partitions=[P(partition_index=0, committed_offset=9, committed_leader_epoch=-1,
-                                           metadata="", error_code=0)])]),
+        G(
+            group_id="grüße " + "g" * 200,
+            error_code=0,
+            topics=[
+                T(
+                    name="orders",
+                    partitions=[
+                        P(
+                            partition_index=0,
+                            committed_offset=9,
+                            committed_leader_epoch=-1,
+                            metadata="",
+                            error_code=0,
+                        )
+                    ],
+                )
+            ],
+        ),
     ]
     return HEADER + R(throttle_time_ms=1500, groups=groups).encode(version=version)
 
@@ -151,22 +250,43 @@ def test_offset_fetch_skips_unknown_tagged_fields_at_every_level(version):
     def partition(index, offset, metadata, error, tagged=b"\x00"):
         return struct.pack(">iqi", index, offset, -1) + cstr(metadata) + struct.pack(">h", error) + tagged
 
-    body = (struct.pack(">i", 0) + carray([
-        cstr("g1") + carray([
-            cstr("orders") + carray([
-                partition(0, 10, "", 0, SOME_TAGS),  # the plain shape, but tagged: not the one-call path
-                partition(1, 11, "", 0),
-                partition(2, 12, None, 3, SOME_TAGS),
-            ]) + SOME_TAGS,
-        ]) + struct.pack(">h", 0) + SOME_TAGS,
-        cstr("g2") + carray([]) + struct.pack(">h", 16) + b"\x00",
-    ]) + SOME_TAGS)
+    body = (
+        struct.pack(">i", 0)
+        + carray(
+            [
+                cstr("g1")
+                + carray(
+                    [
+                        cstr("orders")
+                        + carray(
+                            [
+                                partition(
+                                    0, 10, "", 0, SOME_TAGS
+                                ),  # the plain shape, but tagged: not the one-call path
+                                partition(1, 11, "", 0),
+                                partition(2, 12, None, 3, SOME_TAGS),
+                            ]
+                        )
+                        + SOME_TAGS,
+                    ]
+                )
+                + struct.pack(">h", 0)
+                + SOME_TAGS,
+                cstr("g2") + carray([]) + struct.pack(">h", 16) + b"\x00",
+            ]
+        )
+        + SOME_TAGS
+    )
     data = struct.pack(">i", 42) + SOME_TAGS + body  # tagged fields in the response header too
     assert_offset_fetch_same(data, version)
     ours = decoder_for(OffsetFetchResponse, version)(data)
-    assert offset_fetch_fields(ours) == (0, [
-        ("g1", 0, [("orders", [(0, 10, -1, "", 0), (1, 11, -1, "", 0), (2, 12, -1, None, 3)])]),
-        ("g2", 16, [])])
+    assert offset_fetch_fields(ours) == (
+        0,
+        [
+            ("g1", 0, [("orders", [(0, 10, -1, "", 0), (1, 11, -1, "", 0), (2, 12, -1, None, 3)])]),
+            ("g2", 16, []),
+        ],
+    )
 
 
 def test_offset_fetch_of_many_groups_matches_kafka_python():
@@ -175,33 +295,97 @@ def test_offset_fetch_of_many_groups_matches_kafka_python():
     G = R.OffsetFetchResponseGroup
     T = G.OffsetFetchResponseTopics
     P = T.OffsetFetchResponsePartitions
-    groups = [G(group_id=f"acc-g{g:06d}", error_code=0, topics=[
-        T(name=f"acc-topic-{g % 30:03d}", partitions=[
-            P(partition_index=p, committed_offset=9_000 + g, committed_leader_epoch=g % 3 - 1,
-              metadata="" if g % 7 else None, error_code=0) for p in range(4)])]) for g in range(1000)]
+    groups = [
+        G(
+            group_id=f"acc-g{g:06d}",
+            error_code=0,
+            topics=[
+                T(
+                    name=f"acc-topic-{g % 30:03d}",
+                    partitions=[
+                        P(
+                            partition_index=p,
+                            committed_offset=9_000 + g,
+                            committed_leader_epoch=g % 3 - 1,
+                            metadata="" if g % 7 else None,
+                            error_code=0,
+                        )
+                        for p in range(4)
+                    ],
+                )
+            ],
+        )
+        for g in range(1000)
+    ]
     data = HEADER + R(throttle_time_ms=0, groups=groups).encode(version=9)
     assert_offset_fetch_same(data, 9)
 
 
 # -- DescribeGroups v5, v6 -------------------------------------------------------------------
 
+
 def kp_describe(version: int) -> bytes:
     R = DescribeGroupsResponse
     G = R.DescribedGroup
     M = G.DescribedGroupMember
     groups = [
-        G(error_code=0, error_message=None, group_id="orders", group_state="Stable", protocol_type="consumer",
-          protocol_data="range", authorized_operations=None, members=[
-              M(member_id="m-1", group_instance_id=None, client_id="c1", client_host="/10.0.0.1",
-                member_metadata=b"\x00\x01sub", member_assignment=b"\x00\x01assign"),
-              M(member_id="m-2", group_instance_id="static-2", client_id="c2", client_host="/10.0.0.2",
-                member_metadata=b"", member_assignment=b"")]),
-        G(error_code=0, error_message=None, group_id="empty", group_state="Empty", protocol_type="",
-          protocol_data="", authorized_operations={3, 4, 5}, members=[]),
-        G(error_code=69, error_message="Group gone not found.", group_id="gone", group_state="Dead",
-          protocol_type="", protocol_data="", authorized_operations=None, members=[]),
-        G(error_code=30, error_message=None, group_id="denied", group_state="", protocol_type="",
-          protocol_data="", authorized_operations=None, members=[]),
+        G(
+            error_code=0,
+            error_message=None,
+            group_id="orders",
+            group_state="Stable",
+            protocol_type="consumer",
+            protocol_data="range",
+            authorized_operations=None,
+            members=[
+                M(
+                    member_id="m-1",
+                    group_instance_id=None,
+                    client_id="c1",
+                    client_host="/10.0.0.1",
+                    member_metadata=b"\x00\x01sub",
+                    member_assignment=b"\x00\x01assign",
+                ),
+                M(
+                    member_id="m-2",
+                    group_instance_id="static-2",
+                    client_id="c2",
+                    client_host="/10.0.0.2",
+                    member_metadata=b"",
+                    member_assignment=b"",
+                ),
+            ],
+        ),
+        G(
+            error_code=0,
+            error_message=None,
+            group_id="empty",
+            group_state="Empty",
+            protocol_type="",
+            protocol_data="",
+            authorized_operations={3, 4, 5},
+            members=[],
+        ),
+        G(
+            error_code=69,
+            error_message="Group gone not found.",
+            group_id="gone",
+            group_state="Dead",
+            protocol_type="",
+            protocol_data="",
+            authorized_operations=None,
+            members=[],
+        ),
+        G(
+            error_code=30,
+            error_message=None,
+            group_id="denied",
+            group_state="",
+            protocol_type="",
+            protocol_data="",
+            authorized_operations=None,
+            members=[],
+        ),
     ]
     return HEADER + R(throttle_time_ms=7, groups=groups).encode(version=version)
 
@@ -222,10 +406,20 @@ def test_describe_groups_matches_kafka_python(version):
 def test_describe_groups_skips_unknown_tagged_fields_at_every_level(version):
     message = cstr("no") if version >= 6 else b""
     member = cstr("m") + cstr(None) + cstr("c") + cstr("h") + cbytes(b"md") + cbytes(b"as") + SOME_TAGS
-    group = (struct.pack(">h", 0) + message + cstr("g") + cstr("Stable") + cstr("consumer") + cstr("range")
-             + carray([member, member]) + struct.pack(">I", 0x80000000) + SOME_TAGS)
+    group = (
+        struct.pack(">h", 0)
+        + message
+        + cstr("g")
+        + cstr("Stable")
+        + cstr("consumer")
+        + cstr("range")
+        + carray([member, member])
+        + struct.pack(">I", 0x80000000)
+        + SOME_TAGS
+    )
     data = struct.pack(">i", 1) + SOME_TAGS + struct.pack(">i", 0) + carray([group, group]) + SOME_TAGS
     assert_describe_same(data, version)
     ours = decoder_for(DescribeGroupsResponse, version)(data)
-    assert [(m.member_id, m.member_metadata, m.member_assignment) for m in ours.groups[1].members] == \
-        [("m", b"md", b"as")] * 2
+    assert [(m.member_id, m.member_metadata, m.member_assignment) for m in ours.groups[1].members] == [
+        ("m", b"md", b"as")
+    ] * 2

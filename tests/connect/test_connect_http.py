@@ -24,8 +24,11 @@ from demo.connectserver import Connector, ConnectServer, error_body
 from tests.support.fakekafka import make_self_signed_cert, server_ssl_context
 
 PASSWORD = "pw-for-the-local-connect"
-CONNECTORS = [Connector("orders-sink"), Connector("archive-sink", "STOPPED", ()),
-              Connector("orders sink 2", "PAUSED", ("PAUSED",))]
+CONNECTORS = [
+    Connector("orders-sink"),
+    Connector("archive-sink", "STOPPED", ()),
+    Connector("orders sink 2", "PAUSED", ("PAUSED",)),
+]
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +60,18 @@ def sleeps(monkeypatch):
 
 
 def verdicts(evidence) -> dict[str, ConnectStatus]:
-    return {g: evidence.for_group(g).status for g in
-            ("connect-orders-sink", "connect-archive-sink", "connect-orders sink 2", "connect-gone")}
+    return {
+        g: evidence.for_group(g).status
+        for g in ("connect-orders-sink", "connect-archive-sink", "connect-orders sink 2", "connect-gone")
+    }
 
 
-EXPECTED = {"connect-orders-sink": ConnectStatus.ACTIVE, "connect-archive-sink": ConnectStatus.KEEP,
-            "connect-orders sink 2": ConnectStatus.KEEP, "connect-gone": ConnectStatus.CONNECTOR_GONE}
+EXPECTED = {
+    "connect-orders-sink": ConnectStatus.ACTIVE,
+    "connect-archive-sink": ConnectStatus.KEEP,
+    "connect-orders sink 2": ConnectStatus.KEEP,
+    "connect-gone": ConnectStatus.CONNECTOR_GONE,
+}
 
 
 def test_end_to_end_tls_basic_auth_and_ca_verification(certs, tmp_path):
@@ -75,7 +84,8 @@ def test_end_to_end_tls_basic_auth_and_ca_verification(certs, tmp_path):
         evidence = fetch_connect_evidence([good], timeout_s=20)
         assert evidence.complete and verdicts(evidence) == EXPECTED
         assert [(r.path, r.authorization) for r in server.requests] == [
-            ("/connectors?expand=status&expand=info", token)]
+            ("/connectors?expand=status&expand=info", token)
+        ]
 
         server.requests.clear()
         wrong = ConnectClusterConfig.create(server.url, username="svc", password="wrong", verify=certs.cert)
@@ -88,11 +98,16 @@ def test_end_to_end_tls_basic_auth_and_ca_verification(certs, tmp_path):
         system_store = ConnectClusterConfig.create(server.url, username="svc", password=PASSWORD, verify=True)
         evidence = fetch_connect_evidence([system_store], timeout_s=20)
         assert set(verdicts(evidence).values()) == {ConnectStatus.UNAVAILABLE}
-        assert "TLS failed" in evidence.failures[0].reason and "CERTIFICATE_VERIFY_FAILED" in evidence.failures[0].reason
+        assert (
+            "TLS failed" in evidence.failures[0].reason
+            and "CERTIFICATE_VERIFY_FAILED" in evidence.failures[0].reason
+        )
         assert server.requests == []  # the handshake failed before any request
 
         other_ca = make_self_signed_cert(tmp_path)  # another self-signed CA, not the server's
-        wrong_ca = ConnectClusterConfig.create(server.url, username="svc", password=PASSWORD, verify=other_ca.cert)
+        wrong_ca = ConnectClusterConfig.create(
+            server.url, username="svc", password=PASSWORD, verify=other_ca.cert
+        )
         evidence = fetch_connect_evidence([wrong_ca], timeout_s=20)
         assert "TLS failed" in evidence.failures[0].reason
 
@@ -114,9 +129,12 @@ def test_plain_http_legacy_worker_per_connector_calls():
         assert evidence.complete and verdicts(evidence) == EXPECTED
         assert [r.path for r in server.requests] == [
             "/connectors?expand=status&expand=info",
-            "/connectors/archive-sink", "/connectors/archive-sink/status",
-            "/connectors/orders%20sink%202", "/connectors/orders%20sink%202/status",
-            "/connectors/orders-sink", "/connectors/orders-sink/status",
+            "/connectors/archive-sink",
+            "/connectors/archive-sink/status",
+            "/connectors/orders%20sink%202",
+            "/connectors/orders%20sink%202/status",
+            "/connectors/orders-sink",
+            "/connectors/orders-sink/status",
         ]
         assert len(server.requests) == 7 and all(r.authorization is None for r in server.requests)
 
@@ -136,8 +154,9 @@ def test_5xx_then_success_is_retried_with_backoff(sleeps):
 def test_5xx_left_after_the_retries_fails_closed(sleeps):
     with ConnectServer(CONNECTORS) as server:
         server.script = [(502, {}, {})] * 3
-        evidence = fetch_connect_evidence([ConnectClusterConfig.create(server.url, retries=2, backoff_s=0)],
-                                          timeout_s=20)
+        evidence = fetch_connect_evidence(
+            [ConnectClusterConfig.create(server.url, retries=2, backoff_s=0)], timeout_s=20
+        )
         assert set(verdicts(evidence).values()) == {ConnectStatus.UNAVAILABLE}
         assert "HTTP 502 Bad Gateway after retries" in evidence.failures[0].reason
         assert len(server.requests) == 3 and sleeps == []
@@ -146,7 +165,9 @@ def test_5xx_left_after_the_retries_fails_closed(sleeps):
 def test_429_waits_as_retry_after_says(sleeps):
     with ConnectServer(CONNECTORS) as server:
         server.script = [(429, error_body(429, "slow down"), {"Retry-After": "2"})]
-        evidence = fetch_connect_evidence([ConnectClusterConfig.create(server.url, backoff_s=0.1)], timeout_s=20)
+        evidence = fetch_connect_evidence(
+            [ConnectClusterConfig.create(server.url, backoff_s=0.1)], timeout_s=20
+        )
         assert evidence.complete and verdicts(evidence) == EXPECTED
         assert len(server.requests) == 2 and sleeps == [2.0]
 
@@ -195,7 +216,9 @@ def test_connection_refused_is_unreachable():
     config = ConnectClusterConfig.create(f"http://127.0.0.1:{port}", retries=1, backoff_s=0)
     evidence = fetch_connect_evidence([config], timeout_s=10)
     assert evidence.for_group("connect-orders-sink").status is ConnectStatus.UNAVAILABLE
-    assert "unreachable" in evidence.failures[0].reason and "Connection refused" in evidence.failures[0].reason
+    assert (
+        "unreachable" in evidence.failures[0].reason and "Connection refused" in evidence.failures[0].reason
+    )
 
 
 def test_a_worker_still_starting_is_unavailable_over_real_http():
@@ -206,4 +229,7 @@ def test_a_worker_still_starting_is_unavailable_over_real_http():
         assert set(verdicts(evidence).values()) == {ConnectStatus.UNAVAILABLE}
         assert "HTTP 404 Not Found: Not Found" in evidence.failures[0].reason
         server.starting = False
-        assert verdicts(fetch_connect_evidence([ConnectClusterConfig.create(server.url)], timeout_s=10)) == EXPECTED
+        assert (
+            verdicts(fetch_connect_evidence([ConnectClusterConfig.create(server.url)], timeout_s=10))
+            == EXPECTED
+        )

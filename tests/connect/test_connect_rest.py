@@ -54,7 +54,9 @@ SCENARIO = [
     Connector("failed-sink", "FAILED", ("FAILED",)),
     Connector("unassigned-sink", "UNASSIGNED", ("UNASSIGNED",)),
     Connector("task-failed", "RUNNING", ("RUNNING", "FAILED")),
-    Connector("override-sink", "PAUSED", ("PAUSED",), config={"consumer.override.group.id": "billing-archive"}),
+    Connector(
+        "override-sink", "PAUSED", ("PAUSED",), config={"consumer.override.group.id": "billing-archive"}
+    ),
     Connector("orders-source", "RUNNING", ("RUNNING",), type="source"),
 ]
 
@@ -72,14 +74,20 @@ def assert_scenario(evidence, url: str = URL) -> None:
     expected = {
         "connect-orders-sink": (ConnectStatus.ACTIVE, "orders-sink", "is RUNNING (1 task(s) RUNNING)"),
         "connect-paused-sink": (ConnectStatus.KEEP, "paused-sink", "is PAUSED: it resumes from this group's"),
-        "connect-stopped-sink": (ConnectStatus.KEEP, "stopped-sink",
-                                 f"sanctioned reset DELETE {url}/connectors/stopped-sink/offsets (Kafka 3.6+, KIP-875"),
+        "connect-stopped-sink": (
+            ConnectStatus.KEEP,
+            "stopped-sink",
+            f"sanctioned reset DELETE {url}/connectors/stopped-sink/offsets (Kafka 3.6+, KIP-875",
+        ),
         "connect-failed-sink": (ConnectStatus.KEEP, "failed-sink", "is FAILED: it resumes"),
         "connect-unassigned-sink": (ConnectStatus.KEEP, "unassigned-sink", "is UNASSIGNED"),
         "connect-task-failed": (ConnectStatus.KEEP, "task-failed", "is RUNNING but task 1 FAILED"),
         "billing-archive": (ConnectStatus.KEEP, "override-sink", "is PAUSED"),
-        "connect-override-sink": (ConnectStatus.KEEP, "override-sink",
-                                  "uses group 'billing-archive' (consumer.override.group.id)"),
+        "connect-override-sink": (
+            ConnectStatus.KEEP,
+            "override-sink",
+            "uses group 'billing-archive' (consumer.override.group.id)",
+        ),
         "connect-orders-source": (ConnectStatus.KEEP, "orders-source", "is a source connector"),
         "connect-old-sink": (ConnectStatus.CONNECTOR_GONE, "old-sink", "its connector no longer exists"),
     }
@@ -93,9 +101,17 @@ def assert_scenario(evidence, url: str = URL) -> None:
     assert evidence.for_group("payments") is None
     assert evidence.for_group("connect-cluster", protocol_type="connect").status is ConnectStatus.KEEP
     assert evidence.complete and evidence.failures == ()
-    assert evidence.groups() == sorted(["connect-orders-sink", "connect-paused-sink", "connect-stopped-sink",
-                                        "connect-failed-sink", "connect-unassigned-sink", "connect-task-failed",
-                                        "billing-archive"])
+    assert evidence.groups() == sorted(
+        [
+            "connect-orders-sink",
+            "connect-paused-sink",
+            "connect-stopped-sink",
+            "connect-failed-sink",
+            "connect-unassigned-sink",
+            "connect-task-failed",
+            "billing-archive",
+        ]
+    )
 
 
 # -- answer shapes ------------------------------------------------------------------------------
@@ -122,7 +138,9 @@ def test_legacy_list_form_falls_back_to_per_connector_calls(requests_mock):
         requests_mock.get(f"{URL}/connectors/{quoted}/status", json=c.status())
     evidence = fetch_connect_evidence([config()], timeout_s=10)
     assert_scenario_without = evidence.for_group("connect-with space/slash")
-    assert assert_scenario_without.status is ConnectStatus.KEEP and "is PAUSED" in assert_scenario_without.reason
+    assert (
+        assert_scenario_without.status is ConnectStatus.KEEP and "is PAUSED" in assert_scenario_without.reason
+    )
     assert len(requests_mock.request_history) == 1 + 2 * len(connectors)
     assert "GET /connectors/with%20space%2fslash/status" in paths(requests_mock)
     # the rest is exactly the expand form's evidence
@@ -140,11 +158,17 @@ def test_connector_vanishing_between_list_and_details_is_gone(requests_mock):
     (NotFoundException caught there). Its group becomes CONNECTOR_GONE."""
     alive = Connector("orders-sink")
     requests_mock.get(EXPAND, json=["gone-before-info", "gone-before-status", "orders-sink"])
-    requests_mock.get(f"{URL}/connectors/gone-before-info", status_code=404,
-                      json=error_body(404, "Connector gone-before-info not found"))
+    requests_mock.get(
+        f"{URL}/connectors/gone-before-info",
+        status_code=404,
+        json=error_body(404, "Connector gone-before-info not found"),
+    )
     requests_mock.get(f"{URL}/connectors/gone-before-status", json=connector_info("gone-before-status"))
-    requests_mock.get(f"{URL}/connectors/gone-before-status/status", status_code=404,
-                      json=error_body(404, "No status found for connector gone-before-status"))
+    requests_mock.get(
+        f"{URL}/connectors/gone-before-status/status",
+        status_code=404,
+        json=error_body(404, "No status found for connector gone-before-status"),
+    )
     requests_mock.get(f"{URL}/connectors/orders-sink", json=alive.info())
     requests_mock.get(f"{URL}/connectors/orders-sink/status", json=alive.status())
     evidence = fetch_connect_evidence([config()], timeout_s=10)
@@ -153,19 +177,27 @@ def test_connector_vanishing_between_list_and_details_is_gone(requests_mock):
         assert evidence.for_group(group).status is ConnectStatus.CONNECTOR_GONE
     assert evidence.for_group("connect-orders-sink").status is ConnectStatus.ACTIVE
     assert paths(requests_mock) == [
-        "GET /connectors?expand=status&expand=info", "GET /connectors/gone-before-info",
-        "GET /connectors/gone-before-status", "GET /connectors/gone-before-status/status",
-        "GET /connectors/orders-sink", "GET /connectors/orders-sink/status"]
+        "GET /connectors?expand=status&expand=info",
+        "GET /connectors/gone-before-info",
+        "GET /connectors/gone-before-status",
+        "GET /connectors/gone-before-status/status",
+        "GET /connectors/orders-sink",
+        "GET /connectors/orders-sink/status",
+    ]
 
 
 def test_type_unknown_or_missing_is_kept_as_a_possible_sink(requests_mock):
     """ConnectorType UNKNOWN (plugin not loadable) and answers without ``type`` (very old
     workers): the group might be a sink's, so it is kept, never ACTIVE nor GONE."""
     body = {
-        "no-plugin": {"status": connector_status("no-plugin", "FAILED", (), type_="unknown"),
-                      "info": connector_info("no-plugin", type_="unknown")},
-        "old-worker": {"status": connector_status("old-worker", type_=None),
-                       "info": connector_info("old-worker", type_=None)},
+        "no-plugin": {
+            "status": connector_status("no-plugin", "FAILED", (), type_="unknown"),
+            "info": connector_info("no-plugin", type_="unknown"),
+        },
+        "old-worker": {
+            "status": connector_status("old-worker", type_=None),
+            "info": connector_info("old-worker", type_=None),
+        },
     }
     requests_mock.get(EXPAND, json=body)
     evidence = fetch_connect_evidence([config()], timeout_s=10)
@@ -179,8 +211,12 @@ def test_type_unknown_or_missing_is_kept_as_a_possible_sink(requests_mock):
 def test_info_null_for_a_connector_whose_config_is_gone(requests_mock):
     """AbstractHerder.connectorInfo returns null when the config is already removed; the
     status still says sink: the connect-<name> group is judged by its state."""
-    requests_mock.get(EXPAND, json={"orders-sink": {"status": connector_status("orders-sink", "PAUSED", ("PAUSED",)),
-                                                    "info": None}})
+    requests_mock.get(
+        EXPAND,
+        json={
+            "orders-sink": {"status": connector_status("orders-sink", "PAUSED", ("PAUSED",)), "info": None}
+        },
+    )
     evidence = fetch_connect_evidence([config()], timeout_s=10)
     assert evidence.connectors[0].config_known is False
     assert evidence.for_group("connect-orders-sink").status is ConnectStatus.KEEP
@@ -199,10 +235,17 @@ def assert_fail_closed(evidence, words: str) -> None:
     assert not evidence.complete and len(evidence.failures) == 1
 
 
-@pytest.mark.parametrize("status, words", [
-    (401, "HTTP 401"), (403, "HTTP 403"), (500, "HTTP 500"), (503, "HTTP 503"), (409, "HTTP 409"),
-    (404, "HTTP 404"),
-])
+@pytest.mark.parametrize(
+    "status, words",
+    [
+        (401, "HTTP 401"),
+        (403, "HTTP 403"),
+        (500, "HTTP 500"),
+        (503, "HTTP 503"),
+        (409, "HTTP 409"),
+        (404, "HTTP 404"),
+    ],
+)
 def test_error_status_fails_closed(requests_mock, status, words):
     """401/403 (BasicAuthSecurityRestExtension / a gateway), a 5xx left after the retries,
     409 (a proxy's, or a legacy worker's per-connector call during a rebalance: the real worker's
@@ -227,18 +270,36 @@ def test_a_worker_still_starting_fails_closed(requests_mock):
     assert evidence.failures[0].reason.endswith(": Not Found")
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"text": "<html>502 Bad Gateway</html>"}, "not JSON"),
-    ({"text": '{"orders-sink": {"status": '}, "not JSON"),
-    ({"json": "connectors"}, "a JSON str"),
-    ({"json": {"orders-sink": {"status": connector_status("orders-sink")}}}, "lacks status/info"),
-    ({"json": {"orders-sink": {"status": {"name": "orders-sink"}, "info": None}}}, "not a ConnectorStateInfo"),
-    ({"json": {"orders-sink": {"status": {"connector": {"worker_id": "w"}}, "info": None}}}, "no connector state"),
-    ({"json": {"x": {"status": {"connector": {"state": "RUNNING"}, "tasks": [{"state": "RUNNING"}]},
-                     "info": None}}}, "lacks id/state"),
-    ({"json": {"x": {"status": connector_status("x"), "info": ["x"]}}}, "not a ConnectorInfo"),
-    ({"json": [1, 2]}, "a JSON list"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"text": "<html>502 Bad Gateway</html>"}, "not JSON"),
+        ({"text": '{"orders-sink": {"status": '}, "not JSON"),
+        ({"json": "connectors"}, "a JSON str"),
+        ({"json": {"orders-sink": {"status": connector_status("orders-sink")}}}, "lacks status/info"),
+        (
+            {"json": {"orders-sink": {"status": {"name": "orders-sink"}, "info": None}}},
+            "not a ConnectorStateInfo",
+        ),
+        (
+            {"json": {"orders-sink": {"status": {"connector": {"worker_id": "w"}}, "info": None}}},
+            "no connector state",
+        ),
+        (
+            {
+                "json": {
+                    "x": {
+                        "status": {"connector": {"state": "RUNNING"}, "tasks": [{"state": "RUNNING"}]},
+                        "info": None,
+                    }
+                }
+            },
+            "lacks id/state",
+        ),
+        ({"json": {"x": {"status": connector_status("x"), "info": ["x"]}}}, "not a ConnectorInfo"),
+        ({"json": [1, 2]}, "a JSON list"),
+    ],
+)
 def test_unparseable_answer_fails_closed(requests_mock, kwargs, words):
     requests_mock.get(EXPAND, **kwargs)
     evidence = fetch_connect_evidence([config()], timeout_s=10)
@@ -246,20 +307,24 @@ def test_unparseable_answer_fails_closed(requests_mock, kwargs, words):
     assert len(requests_mock.request_history) == 1
 
 
-@pytest.mark.parametrize("exc, words", [
-    (requests.exceptions.ConnectTimeout, "no answer within 10 s"),
-    (requests.exceptions.ReadTimeout, "no answer within 10 s"),
-    (requests.exceptions.ConnectionError, "unreachable"),
-    (requests.exceptions.SSLError, "TLS failed"),
-])
+@pytest.mark.parametrize(
+    "exc, words",
+    [
+        (requests.exceptions.ConnectTimeout, "no answer within 10 s"),
+        (requests.exceptions.ReadTimeout, "no answer within 10 s"),
+        (requests.exceptions.ConnectionError, "unreachable"),
+        (requests.exceptions.SSLError, "TLS failed"),
+    ],
+)
 def test_transport_errors_fail_closed(requests_mock, exc, words):
     requests_mock.get(EXPAND, exc=exc)
     evidence = fetch_connect_evidence([config()], timeout_s=30)
     assert_fail_closed(evidence, words)
 
 
-@pytest.mark.parametrize("info, status", [(None, connector_status("orders-sink")),
-                                          (connector_info("orders-sink"), None)])
+@pytest.mark.parametrize(
+    "info, status", [(None, connector_status("orders-sink")), (connector_info("orders-sink"), None)]
+)
 def test_legacy_null_details_are_not_taken_for_a_vanished_connector(requests_mock, info, status):
     """getConnector / getConnectorStatus answer an entity or 404, never null: a null body is
     not "deleted meanwhile" (that would make its group CONNECTOR_GONE) but unparseable."""
@@ -308,8 +373,10 @@ def test_connector_gone_needs_every_cluster(requests_mock):
 
 def test_same_group_in_two_clusters_keeps_if_either_is_not_running(requests_mock):
     requests_mock.get(EXPAND, json=expanded([Connector("orders-sink")]))
-    requests_mock.get(URL_B + "/connectors?expand=status&expand=info",
-                      json=expanded([Connector("orders-sink", "STOPPED", ())]))
+    requests_mock.get(
+        URL_B + "/connectors?expand=status&expand=info",
+        json=expanded([Connector("orders-sink", "STOPPED", ())]),
+    )
     verdict = fetch_connect_evidence([config(), config(URL_B)], timeout_s=10).for_group("connect-orders-sink")
     assert (verdict.status, verdict.cluster_url) == (ConnectStatus.KEEP, URL_B)
     assert "is STOPPED" in verdict.reason
@@ -318,7 +385,10 @@ def test_same_group_in_two_clusters_keeps_if_either_is_not_running(requests_mock
 def test_no_cluster_configured_tells_nothing_and_sends_nothing(requests_mock):
     evidence = fetch_connect_evidence([], timeout_s=10)
     verdict = evidence.for_group("connect-orders-sink")
-    assert verdict.status is ConnectStatus.UNAVAILABLE and "no Kafka Connect cluster is configured" in verdict.reason
+    assert (
+        verdict.status is ConnectStatus.UNAVAILABLE
+        and "no Kafka Connect cluster is configured" in verdict.reason
+    )
     assert evidence.for_group("orders") is None and not evidence.complete
     assert requests_mock.request_history == []
 
@@ -330,13 +400,18 @@ def test_basic_auth_header_is_sent_and_never_logged(requests_mock, caplog):
     token = base64.b64encode(f"svc:{PASSWORD}".encode()).decode()
     caplog.set_level(logging.DEBUG)  # every logger, urllib3's included
     requests_mock.get(EXPAND, json=expanded(SCENARIO))
-    requests_mock.get(URL_B + "/connectors?expand=status&expand=info", status_code=401,
-                      json=error_body(401, "User cannot access the resource."))
+    requests_mock.get(
+        URL_B + "/connectors?expand=status&expand=info",
+        status_code=401,
+        json=error_body(401, "User cannot access the resource."),
+    )
     cfg = config(username="svc", password=PASSWORD)
     evidence = fetch_connect_evidence([cfg, config(URL_B, username="svc", password=PASSWORD)], timeout_s=10)
     assert requests_mock.request_history[0].headers["Authorization"] == f"Basic {token}"
     assert evidence.failures[0].cluster_url == URL_B
-    text = caplog.text + json.dumps(evidence.to_dict()) + repr(evidence) + repr(cfg) + json.dumps(cfg.redacted())
+    text = (
+        caplog.text + json.dumps(evidence.to_dict()) + repr(evidence) + repr(cfg) + json.dumps(cfg.redacted())
+    )
     text += "".join(evidence.for_group(g).reason for g in ("connect-orders-sink", "connect-x"))
     assert caplog.records, "nothing was logged: the test would prove nothing"
     assert PASSWORD not in text and token not in text
@@ -346,20 +421,23 @@ def test_basic_auth_header_is_sent_and_never_logged(requests_mock, caplog):
 # -- configuration ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url, kwargs, named", [
-    ("connect:8083", {}, "url"),
-    ("ftp://connect", {}, "url"),
-    ("http://svc:pw@connect:8083", {}, "must not carry credentials"),
-    ("http://connect:8083/?x=1", {}, "query"),
-    ("http://connect:99999", {}, "invalid port"),
-    (URL, {"username": "svc"}, "password is missing"),
-    (URL, {"password": "pw"}, "username is missing"),
-    (URL, {"timeout_s": 0}, "timeout_s"),
-    (URL, {"timeout_s": "soon"}, "timeout_s"),
-    (URL, {"retries": -1}, "retries"),
-    (URL, {"verify": "/no/such/ca.pem"}, "does not exist"),
-    (URL, {"verify": 3}, "verify"),
-])
+@pytest.mark.parametrize(
+    "url, kwargs, named",
+    [
+        ("connect:8083", {}, "url"),
+        ("ftp://connect", {}, "url"),
+        ("http://svc:pw@connect:8083", {}, "must not carry credentials"),
+        ("http://connect:8083/?x=1", {}, "query"),
+        ("http://connect:99999", {}, "invalid port"),
+        (URL, {"username": "svc"}, "password is missing"),
+        (URL, {"password": "pw"}, "username is missing"),
+        (URL, {"timeout_s": 0}, "timeout_s"),
+        (URL, {"timeout_s": "soon"}, "timeout_s"),
+        (URL, {"retries": -1}, "retries"),
+        (URL, {"verify": "/no/such/ca.pem"}, "does not exist"),
+        (URL, {"verify": 3}, "verify"),
+    ],
+)
 def test_bad_cluster_config_is_refused_before_any_call(requests_mock, url, kwargs, named):
     with pytest.raises(ConfigurationError, match=named) as info:
         ConnectClusterConfig.create(url, **kwargs)
@@ -385,11 +463,13 @@ def test_bad_deadline_is_refused(requests_mock, timeout):
 
 def test_unvalidated_configs_are_refused_before_any_call(requests_mock):
     """The plain constructor checks nothing; fetch_connect_evidence validates again."""
-    for clusters, named in (([ConnectClusterConfig("connect:8083")], "not an http"),
-                            ([ConnectClusterConfig(URL, username="svc")], "password is missing"),
-                            ([ConnectClusterConfig(URL, timeout_s=-1)], "timeout_s"),
-                            (ConnectClusterConfig(URL), "a list of ConnectClusterConfig"),
-                            ([URL], "got str")):
+    for clusters, named in (
+        ([ConnectClusterConfig("connect:8083")], "not an http"),
+        ([ConnectClusterConfig(URL, username="svc")], "password is missing"),
+        ([ConnectClusterConfig(URL, timeout_s=-1)], "timeout_s"),
+        (ConnectClusterConfig(URL), "a list of ConnectClusterConfig"),
+        ([URL], "got str"),
+    ):
         with pytest.raises(ConfigurationError, match=named):
             fetch_connect_evidence(clusters, timeout_s=10)
     assert requests_mock.request_history == []
@@ -398,33 +478,48 @@ def test_unvalidated_configs_are_refused_before_any_call(requests_mock):
 def test_cli_properties_and_urls(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("x")
-    props = {"bootstrap.servers": "k:9092", "security.protocol": "SSL", "connect.basic.auth.user": "svc",
-             "connect.basic.auth.password": PASSWORD, "connect.ssl.ca.location": str(ca),
-             "connect.timeout.ms": "2500", "connect.retries": "1", "connect.retry.backoff.ms": "200",
-             "connect.url": "https://c2:8083, https://c1:8083/"}
+    props = {
+        "bootstrap.servers": "k:9092",
+        "security.protocol": "SSL",
+        "connect.basic.auth.user": "svc",
+        "connect.basic.auth.password": PASSWORD,
+        "connect.ssl.ca.location": str(ca),
+        "connect.timeout.ms": "2500",
+        "connect.retries": "1",
+        "connect.retry.backoff.ms": "200",
+        "connect.url": "https://c2:8083, https://c1:8083/",
+    }
     kafka, connect = split_connect_properties(props)
     assert kafka == {"bootstrap.servers": "k:9092", "security.protocol": "SSL"}
     assert set(connect) == set(props) - set(kafka)
     configs = connect_configs_from_properties(props, ["https://c1:8083"])
     assert [c.url for c in configs] == ["https://c1:8083", "https://c2:8083"]
     assert {(c.username, c.password, c.verify, c.timeout_s, c.retries, c.backoff_s) for c in configs} == {
-        ("svc", PASSWORD, str(ca), 2.5, 1, 0.2)}
+        ("svc", PASSWORD, str(ca), 2.5, 1, 0.2)
+    }
     assert connect_configs_from_properties({"bootstrap.servers": "k:9092"}) == []
     assert connect_configs_from_properties({"connect.ssl.verify": "false"}, ["https://c"])[0].verify is False
 
 
-@pytest.mark.parametrize("props, urls, named", [
-    ({"connect.basic.auth.pasword": "x"}, ["http://c"], "unknown Kafka Connect property connect.basic.auth.pasword"),
-    ({"connect.basic.auth.user": "svc"}, [], "no Kafka Connect URL"),
-    ({"connect.basic.auth.user": "svc"}, ["http://c"], "connect.basic.auth.password is missing"),
-    ({"connect.timeout.ms": "fast"}, ["http://c"], "connect.timeout.ms must be a number"),
-    ({"connect.timeout.ms": "0"}, ["http://c"], "connect.timeout.ms must be > 0"),
-    ({"connect.retries": "1.5"}, ["http://c"], "connect.retries must be a whole number"),
-    ({"connect.ssl.verify": "maybe"}, ["https://c"], "connect.ssl.verify must be true or false"),
-    ({"connect.ssl.verify": "false", "connect.ssl.ca.location": "/x"}, ["https://c"], "drop one of them"),
-    ({"connect.ssl.ca.location": "/no/ca.pem"}, ["https://c"], "connect.ssl.ca.location: CA bundle"),
-    ({}, ["c:8083"], "--connect-url/connect.url 'c:8083' is not an http"),
-])
+@pytest.mark.parametrize(
+    "props, urls, named",
+    [
+        (
+            {"connect.basic.auth.pasword": "x"},
+            ["http://c"],
+            "unknown Kafka Connect property connect.basic.auth.pasword",
+        ),
+        ({"connect.basic.auth.user": "svc"}, [], "no Kafka Connect URL"),
+        ({"connect.basic.auth.user": "svc"}, ["http://c"], "connect.basic.auth.password is missing"),
+        ({"connect.timeout.ms": "fast"}, ["http://c"], "connect.timeout.ms must be a number"),
+        ({"connect.timeout.ms": "0"}, ["http://c"], "connect.timeout.ms must be > 0"),
+        ({"connect.retries": "1.5"}, ["http://c"], "connect.retries must be a whole number"),
+        ({"connect.ssl.verify": "maybe"}, ["https://c"], "connect.ssl.verify must be true or false"),
+        ({"connect.ssl.verify": "false", "connect.ssl.ca.location": "/x"}, ["https://c"], "drop one of them"),
+        ({"connect.ssl.ca.location": "/no/ca.pem"}, ["https://c"], "connect.ssl.ca.location: CA bundle"),
+        ({}, ["c:8083"], "--connect-url/connect.url 'c:8083' is not an http"),
+    ],
+)
 def test_cli_properties_errors_name_the_property(props, urls, named):
     with pytest.raises(ConfigurationError) as info:
         connect_configs_from_properties(props, urls)
@@ -435,18 +530,29 @@ def test_airflow_connection_fields(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("x")
     configs = connect_configs_from_connection(
-        "kgroups_connect", conn_id="c", host="connect-a, https://connect-b:9443/gw", port=8083, schema="https",
-        login="svc", password=PASSWORD, extra={"ca_bundle": str(ca), "timeout_s": "4", "retries": 2})
+        "kgroups_connect",
+        conn_id="c",
+        host="connect-a, https://connect-b:9443/gw",
+        port=8083,
+        schema="https",
+        login="svc",
+        password=PASSWORD,
+        extra={"ca_bundle": str(ca), "timeout_s": "4", "retries": 2},
+    )
     assert [c.url for c in configs] == ["https://connect-a:8083", "https://connect-b:9443/gw"]
     assert {(c.username, c.password, c.verify, c.timeout_s, c.retries) for c in configs} == {
-        ("svc", PASSWORD, str(ca), 4.0, 2)}
-    plain = connect_configs_from_connection("kgroups_connect", host="connect", port=8083,
-                                            extra={"verify": "false"})
+        ("svc", PASSWORD, str(ca), 4.0, 2)
+    }
+    plain = connect_configs_from_connection(
+        "kgroups_connect", host="connect", port=8083, extra={"verify": "false"}
+    )
     assert (plain[0].url, plain[0].verify, plain[0].uses_auth) == ("http://connect:8083", False, False)
-    for kwargs, named in (({"host": None}, "no Kafka Connect URL"),
-                          ({"host": "c", "extra": {"verfy": "x"}}, "unknown option(s) verfy"),
-                          ({"host": "c", "login": "svc"}, "Password is missing"),
-                          ({"host": "c", "extra": {"timeout_s": "-3"}}, "timeout_s must be > 0")):
+    for kwargs, named in (
+        ({"host": None}, "no Kafka Connect URL"),
+        ({"host": "c", "extra": {"verfy": "x"}}, "unknown option(s) verfy"),
+        ({"host": "c", "login": "svc"}, "Password is missing"),
+        ({"host": "c", "extra": {"timeout_s": "-3"}}, "timeout_s must be > 0"),
+    ):
         with pytest.raises(ConfigurationError, match="connection 'x'") as info:
             connect_configs_from_connection("kgroups_connect", conn_id="x", **kwargs)
         assert named in str(info.value)

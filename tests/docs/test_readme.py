@@ -21,7 +21,9 @@ def test_readme_is_a_front_page_of_at_most_300_lines():
     assert len(text.splitlines()) <= MAX_LINES, "README.rst is the front page: move the detail to docs/"
     for command in ("make demo", "make test", "pip install airflow-provider-kgroups"):
         assert command in text, command
-    assert re.search(r"^\.\. code-block:: python\n   :class: runnable$", text, re.MULTILINE), "one runnable example"
+    assert re.search(r"^\.\. code-block:: python\n   :class: runnable$", text, re.MULTILINE), (
+        "one runnable example"
+    )
 
 
 def test_readme_links_into_the_documentation():
@@ -30,11 +32,16 @@ def test_readme_links_into_the_documentation():
     pages = re.findall(re.escape(documentation) + r"([\w-]+)\.html", text)
     assert documentation in text and pages
     for page in pages:
-        assert (ROOT / "docs" / f"{page}.rst").exists(), f"README links to {page}.html, which docs/ does not build"
+        assert (ROOT / "docs" / f"{page}.rst").exists(), (
+            f"README links to {page}.html, which docs/ does not build"
+        )
 
 
 def test_readme_renders_without_warnings():
     warnings = io.StringIO()
-    docutils.core.publish_string(README.read_text(encoding="utf-8"), writer="html",
-                                 settings_overrides={"warning_stream": warnings, "report_level": 2, "halt_level": 5})
+    docutils.core.publish_string(
+        README.read_text(encoding="utf-8"),
+        writer="html",
+        settings_overrides={"warning_stream": warnings, "report_level": 2, "halt_level": 5},
+    )
     assert warnings.getvalue() == ""

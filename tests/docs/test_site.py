@@ -25,11 +25,30 @@ def site(tmp_path_factory) -> Path:
     """The site, built once as ``make docs`` builds it (a fresh environment, warnings as errors)."""
     out = tmp_path_factory.mktemp("site")
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-n", "-q", "-b", "html",
-                             str(DOCS), str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-E",
+            "-W",
+            "--keep-going",
+            "-n",
+            "-q",
+            "-b",
+            "html",
+            str(DOCS),
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     warnings = [line for line in result.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
     assert result.returncode == 0 and not warnings, (
-        f"the docs build failed or warned ({len(warnings)} warning(s)):\n{result.stderr[-6000:]}")
+        f"the docs build failed or warned ({len(warnings)} warning(s)):\n{result.stderr[-6000:]}"
+    )
     print(f"docs built in {time.monotonic() - started:.1f} s")
     return out
 
@@ -74,7 +93,7 @@ def test_both_connection_forms_are_documented(site):
     page = _text(site, "connections.html")
     for conn in get_provider_info()["connection-types"]:
         for field in conn.get("conn-fields", {}):
-            assert f"<span class=\"pre\">{field}</span>" in page, f"{conn['connection-type']}: {field}"
+            assert f'<span class="pre">{field}</span>' in page, f"{conn['connection-type']}: {field}"
 
 
 def test_every_benchmark_table_is_included():

@@ -25,10 +25,15 @@ def world():
     with FakeCluster.running_in_thread(brokers=3) as cluster:
         cluster.add_topic("orders", partitions=2, end_offsets=1000)
         cluster.add_topic("retired-topic", partitions=1, end_offsets=10)
-        cluster.add_group("orders-landing", offsets={("orders", 0): 990, ("orders", 1): 1000, ("retired-topic", 0): 10})
+        cluster.add_group(
+            "orders-landing", offsets={("orders", 0): 990, ("orders", 1): 1000, ("retired-topic", 0): 10}
+        )
         cluster.add_group("orders-landing-eu", offsets={("orders", 0): 1000, ("orders", 1): 1000})
-        cluster.add_group("billing", offsets={("orders", 0): 1000, ("orders", 1): 700},
-                          members=[Member("m-1", assignment={"orders": [0, 1]})])
+        cluster.add_group(
+            "billing",
+            offsets={("orders", 0): 1000, ("orders", 1): 700},
+            members=[Member("m-1", assignment={"orders": [0, 1]})],
+        )
         cluster.add_group("tmp-1", offsets={("orders", 0): 10})
         cluster.add_group("jobs-nightly", group_type="share")
         cluster.set_share_offsets("jobs-nightly", {("orders", 0): 900, ("orders", 1): 950})
@@ -54,6 +59,14 @@ def test_snippet_runs(snippet, world, kgroups_conn, monkeypatch, tmp_path):
     assert commands, f"{snippet.id}: a runnable console snippet without a kgroups command"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for command in commands:
-        result = subprocess.run([sys.executable, "-m", "airflow_provider_kgroups", *shlex.split(command)[1:]],
-                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-        assert result.returncode == 0, f"{snippet.id}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+        result = subprocess.run(
+            [sys.executable, "-m", "airflow_provider_kgroups", *shlex.split(command)[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, (
+            f"{snippet.id}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+        )

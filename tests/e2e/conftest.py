@@ -20,10 +20,14 @@ import pytest
 from tests.support.airflow_env import EXAMPLE_DAGS, airflow_db, kgroups_conn, run_dag
 
 #: Spark settings for tests: small and quiet (the DAG merges [kgroups_examples] spark_conf into its config).
-TEST_SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
-                   "spark.default.parallelism": "2", "spark.driver.memory": "1g",
-                   # a short-lived local driver: C1 JIT and the serial GC start faster (~10 s saved)
-                   "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+TEST_SPARK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.driver.memory": "1g",
+    # a short-lived local driver: C1 JIT and the serial GC start faster (~10 s saved)
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+}
 logging.getLogger("py4j").setLevel(logging.WARNING)  # its INFO lines at interpreter exit hit closed streams
 
 
@@ -44,8 +48,14 @@ class Flagship:
 @pytest.fixture
 def flagship(monkeypatch, tmp_path, broker, kgroups_conn, name_prefix) -> Flagship:
     p = name_prefix
-    world = Flagship(topic=f"{p}orders", landing_group=f"{p}landing", landing_root=tmp_path / "landing",
-                     output_root=tmp_path / "output", history=tmp_path / "history", prefix=p)
+    world = Flagship(
+        topic=f"{p}orders",
+        landing_group=f"{p}landing",
+        landing_root=tmp_path / "landing",
+        output_root=tmp_path / "output",
+        history=tmp_path / "history",
+        prefix=p,
+    )
     kgroups_conn("kgroups_e2e", host=broker.bootstrap)
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
     for name, value in {

@@ -47,8 +47,12 @@ class BarrierSpy:
 
         def spy(gate, target):
             original(gate, target)
-            self.target = {tp.partition: offset for offsets in target.offsets.values() for tp, offset in
-                           offsets.items() if tp.topic == topic}
+            self.target = {
+                tp.partition: offset
+                for offsets in target.offsets.values()
+                for tp, offset in offsets.items()
+                if tp.topic == topic
+            }
             self.fixed.set()
 
         monkeypatch.setattr(LagGate, "set_target", spy)
@@ -87,25 +91,33 @@ def manifest(directory: str) -> dict:
         return json.load(f)
 
 
-def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(flagship, run_dag, seed, broker, monkeypatch):
+def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(
+    flagship, run_dag, seed, broker, monkeypatch
+):
     w = flagship
     p = w.prefix
     seed.create_topic(w.topic, partitions=PARTITIONS)
     dead, paused, system = f"{p}tmp-backfill", f"{p}weekly-report", f"connect-{p}sink"
 
-    with OrderProducer(broker.bootstrap, w.topic, PARTITIONS, rate_per_s=60) as producer, \
-            LandingConsumer(broker.bootstrap, w.landing_group, [w.topic], str(w.landing_root)) as landing:
+    with (
+        OrderProducer(broker.bootstrap, w.topic, PARTITIONS, rate_per_s=60) as producer,
+        LandingConsumer(broker.bootstrap, w.landing_group, [w.topic], str(w.landing_root)) as landing,
+    ):
         producer.produce(10 * PARTITIONS)
         producer.start()
         landing.start()
         landing.wait_committed({(w.topic, q): 5 for q in range(PARTITIONS)})
         for group_id in (dead, paused, system):
             seed.commit(group_id, {(w.topic, 0): 4})
-        backfill_history(str(w.history), broker.bootstrap, {
-            dead: [(240, 0), (120, 0), (1, 0)],  # no commit progress for 10 days
-            system: [(240, 0), (1, 0)],  # the same, but a system group
-            paused: [(240, 2), (48, 0)],  # progress two days ago: paused, not dead
-        })
+        backfill_history(
+            str(w.history),
+            broker.bootstrap,
+            {
+                dead: [(240, 0), (120, 0), (1, 0)],  # no commit progress for 10 days
+                system: [(240, 0), (1, 0)],  # the same, but a system group
+                paused: [(240, 2), (48, 0)],  # progress two days ago: paused, not dead
+            },
+        )
         spy = BarrierSpy(monkeypatch, producer, landing, w.topic)
         conf = {"cleanup_dry_run": False, "barrier": "log_end"}
 
@@ -148,10 +160,16 @@ def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(flagship, run_d
     # The same ranges read from Kafka itself (spark-sql-kafka is not installable here, so with the
     # kgroups Python data source): the totals equal the landing zone's, key by key
     for run in (first, second):
-        assert run.tasks["totals_from_kafka"] == "success" and run.xcoms["totals_from_kafka"]["source"] == "kgroups"
+        assert (
+            run.tasks["totals_from_kafka"] == "success"
+            and run.xcoms["totals_from_kafka"]["source"] == "kgroups"
+        )
         from_kafka, from_landing = run.xcoms["totals_from_kafka"], run.xcoms["totals_from_landing"]
         assert result_totals(from_kafka["output"]) == result_totals(from_landing["output"])
-        assert from_kafka["partitions"] == from_landing["partitions"] and from_kafka["rows"] == from_landing["rows"]
+        assert (
+            from_kafka["partitions"] == from_landing["partitions"]
+            and from_kafka["rows"] == from_landing["rows"]
+        )
 
     # OpenLineage (file transport, tests/support/airflow_env.py): the gate and both Spark reads
     # report the landing topic with the range; the reads add the records they read
@@ -160,7 +178,9 @@ def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(flagship, run_d
         ending = json.loads(gate["endingOffsets"])[w.topic]
         for task_id in ("wait_for_landing", "totals_from_landing", "totals_from_kafka"):
             (dataset,) = lineage_events(w.dag_id, run.run_id, task_id)["inputs"]
-            assert (dataset["namespace"], dataset["name"]) == (f"kafka://{broker.bootstrap}", w.topic), task_id
+            assert (dataset["namespace"], dataset["name"]) == (f"kafka://{broker.bootstrap}", w.topic), (
+                task_id
+            )
             offsets = dataset["inputFacets"]["kgroups_offsetRange"]["partitions"]
             assert {q: o["endingOffset"] for q, o in offsets.items()} == ending, task_id
             if task_id != "wait_for_landing":
@@ -173,16 +193,32 @@ def test_gate_clean_spark_twice_reads_exactly_the_covered_ranges(flagship, run_d
     assert result_totals(out1["output"]) == expected_totals(records, ranges1)
     assert result_totals(out2["output"]) == expected_totals(records, ranges2)
     both = expected_totals(records, {(w.topic, q): (None, barrier2[q]) for q in range(PARTITIONS)})
-    merged = {k: tuple(a + b for a, b in zip(result_totals(out1["output"]).get(k, (0, 0)),
-                                              result_totals(out2["output"]).get(k, (0, 0)))) for k in both}
+    merged = {
+        k: tuple(
+            a + b
+            for a, b in zip(
+                result_totals(out1["output"]).get(k, (0, 0)), result_totals(out2["output"]).get(k, (0, 0))
+            )
+        )
+        for k in both
+    }
     assert merged == both
-    for out, (lows, highs) in ((out1, ({q: 0 for q in range(PARTITIONS)}, barrier1)), (out2, (barrier1, barrier2))):
+    for out, (lows, highs) in (
+        (out1, ({q: 0 for q in range(PARTITIONS)}, barrier1)),
+        (out2, (barrier1, barrier2)),
+    ):
         for q in range(PARTITIONS):  # Tansu: offsets are dense, so "exactly" is also first/last/count
             stats = out["partitions"][w.topic][str(q)]
-            assert stats == {"records": highs[q] - lows[q], "distinct_offsets": highs[q] - lows[q],
-                             "first_offset": lows[q], "last_offset": highs[q] - 1}, (q, stats)
+            assert stats == {
+                "records": highs[q] - lows[q],
+                "distinct_offsets": highs[q] - lows[q],
+                "first_offset": lows[q],
+                "last_offset": highs[q] - 1,
+            }, (q, stats)
         assert out["rows"] == sum(highs[q] - lows[q] for q in range(PARTITIONS))
-    assert sum(r.offset >= barrier2[r.partition] for r in records) > 0, "the producer wrote on after the barrier"
+    assert sum(r.offset >= barrier2[r.partition] for r in records) > 0, (
+        "the producer wrote on after the barrier"
+    )
 
     # the records after each barrier were in the landing zone when Spark read it: on every
     # partition a chosen file straddles the barrier, and the filter kept only its rows below it

@@ -21,7 +21,9 @@ def dag():
 
 @pytest.fixture
 def module():
-    spec = importlib.util.spec_from_file_location("flagship_under_test", EXAMPLE_DAGS / "kgroups_gate_clean_spark.py")
+    spec = importlib.util.spec_from_file_location(
+        "flagship_under_test", EXAMPLE_DAGS / "kgroups_gate_clean_spark.py"
+    )
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
     return loaded
@@ -29,10 +31,18 @@ def module():
 
 def test_gate_then_clean_then_spark_with_the_sensor_xcom_as_the_only_hand_off(dag):
     tasks = dag.task_dict
-    assert set(tasks) == {"wait_for_landing", "clean_dead_groups", "totals_from_landing", "kafka_source_available",
-                          "totals_from_kafka"}
-    assert tasks["wait_for_landing"].downstream_task_ids == {"clean_dead_groups", "totals_from_landing",
-                                                             "totals_from_kafka"}
+    assert set(tasks) == {
+        "wait_for_landing",
+        "clean_dead_groups",
+        "totals_from_landing",
+        "kafka_source_available",
+        "totals_from_kafka",
+    }
+    assert tasks["wait_for_landing"].downstream_task_ids == {
+        "clean_dead_groups",
+        "totals_from_landing",
+        "totals_from_kafka",
+    }
     assert tasks["clean_dead_groups"].downstream_task_ids == {"totals_from_landing", "kafka_source_available"}
     assert tasks["kafka_source_available"].downstream_task_ids == {"totals_from_kafka"}
     for spark_task in ("totals_from_landing", "totals_from_kafka"):
@@ -40,19 +50,29 @@ def test_gate_then_clean_then_spark_with_the_sensor_xcom_as_the_only_hand_off(da
         (arg,) = tasks[spark_task].op_args
         assert arg.operator.task_id == "wait_for_landing" and arg.key == "return_value"
     gate = tasks["wait_for_landing"]
-    assert gate.deferrable and gate.lag_mode == "barrier" and "include_prior_dates=True" in gate.previous_barrier
+    assert (
+        gate.deferrable and gate.lag_mode == "barrier" and "include_prior_dates=True" in gate.previous_barrier
+    )
     assert dag.params["cleanup_dry_run"] is True and dag.params["kafka_source"] == "auto"  # safe defaults
 
 
-@pytest.mark.parametrize("barrier, interval_end, expected", [
-    ("timestamp", datetime(2024, 5, 1, 13, tzinfo=UTC), 1714568400000),
-    ("log_end", datetime(2024, 5, 1, 13, tzinfo=UTC), None),
-    ("timestamp", None, None),  # a manual run without a data interval: the log end
-])
-def test_the_barrier_param_switches_between_the_interval_end_and_the_log_end(dag, barrier, interval_end, expected):
+@pytest.mark.parametrize(
+    "barrier, interval_end, expected",
+    [
+        ("timestamp", datetime(2024, 5, 1, 13, tzinfo=UTC), 1714568400000),
+        ("log_end", datetime(2024, 5, 1, 13, tzinfo=UTC), None),
+        ("timestamp", None, None),  # a manual run without a data interval: the log end
+    ],
+)
+def test_the_barrier_param_switches_between_the_interval_end_and_the_log_end(
+    dag, barrier, interval_end, expected
+):
     template = dag.task_dict["wait_for_landing"].barrier_timestamp
-    rendered = dag.get_template_env().from_string(template).render(params={"barrier": barrier},
-                                                                   data_interval_end=interval_end)
+    rendered = (
+        dag.get_template_env()
+        .from_string(template)
+        .render(params={"barrier": barrier}, data_interval_end=interval_end)
+    )
     assert parse_timestamp_ms("barrier_timestamp", rendered) == expected
 
 
@@ -75,12 +95,21 @@ def test_spark_kafka_options_carry_the_connection_security(module, tmp_path):
     ca = make_self_signed_cert(tmp_path).cert  # TLS files are loaded when the config is built
     plain = ClientConfig.create("k1:9092,k2:9093")
     assert module.spark_kafka_options(plain) == {"security.protocol": "PLAINTEXT"}
-    scram = ClientConfig.create("k1:9093", security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512",
-                                sasl_username="etl", sasl_password='p"w', ssl_cafile=str(ca),
-                                ssl_check_hostname=False)
+    scram = ClientConfig.create(
+        "k1:9093",
+        security_protocol="SASL_SSL",
+        sasl_mechanism="SCRAM-SHA-512",
+        sasl_username="etl",
+        sasl_password='p"w',
+        ssl_cafile=str(ca),
+        ssl_check_hostname=False,
+    )
     assert module.spark_kafka_options(scram) == {
-        "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
         "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="etl" '
-                            'password="p\\"w";',
-        "ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca),
-        "ssl.endpoint.identification.algorithm": ""}
+        'password="p\\"w";',
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(ca),
+        "ssl.endpoint.identification.algorithm": "",
+    }

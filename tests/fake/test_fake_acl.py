@@ -40,11 +40,17 @@ def test_acls_off_until_the_first_rule_and_read_delete_imply_describe():
     acls.allow("alice", "group", "g", ("Read",))
     acls.allow("*", "topic", "*", ("Describe",))
     acls.allow("bob", "group", "*", ("Delete",))
-    assert acls.authorized("alice", "group", "g", "Describe") and acls.authorized("alice", "group", "g", "Read")
+    assert acls.authorized("alice", "group", "g", "Describe") and acls.authorized(
+        "alice", "group", "g", "Read"
+    )
     assert not acls.authorized("alice", "group", "g", "Delete")
     assert not acls.authorized("alice", "group", "other", "Describe")
-    assert acls.authorized("bob", "group", "any", "Describe") and not acls.authorized("bob", "group", "any", "Read")
-    assert acls.authorized("carol", "topic", "t", "Describe") and not acls.authorized("carol", "topic", "t", "Read")
+    assert acls.authorized("bob", "group", "any", "Describe") and not acls.authorized(
+        "bob", "group", "any", "Read"
+    )
+    assert acls.authorized("carol", "topic", "t", "Describe") and not acls.authorized(
+        "carol", "topic", "t", "Read"
+    )
     with pytest.raises(ValueError, match="resource type"):
         acls.allow("alice", "topics", "t", ("Describe",))
     with pytest.raises(ValueError, match="operations"):
@@ -67,10 +73,15 @@ async def test_metadata_hides_unauthorized_topics_from_all_topics_and_answers_29
         assert [t.name for t in every_v0.topics] == ["visible"]
         named = await roundtrip(*c.address(0), metadata("visible", "hidden", "never-was", "gone"), 12)
         assert {t.name: (t.error_code, len(t.partitions)) for t in named.topics} == {
-            "visible": (0, 2), "hidden": (Err.TOPIC_AUTHORIZATION_FAILED, 0),
-            "never-was": (Err.TOPIC_AUTHORIZATION_FAILED, 0), "gone": (Err.UNKNOWN_TOPIC_OR_PARTITION, 0)}
+            "visible": (0, 2),
+            "hidden": (Err.TOPIC_AUTHORIZATION_FAILED, 0),
+            "never-was": (Err.TOPIC_AUTHORIZATION_FAILED, 0),
+            "gone": (Err.UNKNOWN_TOPIC_OR_PARTITION, 0),
+        }
         ids = {t.name: t.topic_id for t in named.topics}
-        assert ids["hidden"] is None and ids["visible"] == c.topics["visible"].topic_id  # zero uuid: not disclosed
+        assert (
+            ids["hidden"] is None and ids["visible"] == c.topics["visible"].topic_id
+        )  # zero uuid: not disclosed
         assert c.count("Metadata") == 3
 
 
@@ -85,11 +96,16 @@ async def test_find_coordinator_30_per_key_from_v4_without_message_and_for_the_w
         resp = await roundtrip(*c.address(0), find_coordinator("mine", "theirs"), 4)
         got = {x.key: (x.error_code, x.error_message, x.node_id, x.host, x.port) for x in resp.coordinators}
         node = c.coordinator_of("mine")
-        assert got == {"mine": (0, None, node, "127.0.0.1", c.address(node)[1]),
-                       "theirs": (Err.GROUP_AUTHORIZATION_FAILED, None, -1, "", -1)}
+        assert got == {
+            "mine": (0, None, node, "127.0.0.1", c.address(node)[1]),
+            "theirs": (Err.GROUP_AUTHORIZATION_FAILED, None, -1, "", -1),
+        }
         old = await roundtrip(*c.address(0), FindCoordinatorRequest(key="theirs", key_type=0), 3)
         assert (old.error_code, old.error_message, old.node_id) == (
-            Err.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.", -1)
+            Err.GROUP_AUTHORIZATION_FAILED,
+            "Group authorization failed.",
+            -1,
+        )
         assert c.count("FindCoordinator") == 2
 
 
@@ -102,10 +118,14 @@ async def test_find_coordinator_v4_per_key_errors_carry_no_error_message():
         c.inject_error("FindCoordinator", Err.COORDINATOR_LOAD_IN_PROGRESS, key="g2")
         resp = await roundtrip(*c.address(0), find_coordinator("g1", "g2"), 4)
         assert [(x.key, x.error_code, x.error_message) for x in resp.coordinators] == [
-            ("g1", Err.COORDINATOR_NOT_AVAILABLE, None), ("g2", Err.COORDINATOR_LOAD_IN_PROGRESS, None)]
+            ("g1", Err.COORDINATOR_NOT_AVAILABLE, None),
+            ("g2", Err.COORDINATOR_LOAD_IN_PROGRESS, None),
+        ]
         old = await roundtrip(*c.address(0), FindCoordinatorRequest(key="g1", key_type=0), 3)
-        assert (old.error_code, old.error_message) == (Err.COORDINATOR_NOT_AVAILABLE,
-                                                       "The coordinator is not available.")
+        assert (old.error_code, old.error_message) == (
+            Err.COORDINATOR_NOT_AVAILABLE,
+            "The coordinator is not available.",
+        )
 
 
 @within(WIRE_TEST_DEADLINE_S)
@@ -123,12 +143,22 @@ async def test_offset_fetch_group_30_on_any_broker_and_topics_hidden_or_29():
         every = await roundtrip(*c.address(0), offset_fetch_v8({"mine": None, "theirs": None}), 8)
         mine, theirs = every.groups
         assert (mine.error_code, offsets_of(mine)) == (0, {("seen", 0): (5, 0)})
-        assert (theirs.group_id, theirs.error_code, theirs.topics) == ("theirs", Err.GROUP_AUTHORIZATION_FAILED, [])
+        assert (theirs.group_id, theirs.error_code, theirs.topics) == (
+            "theirs",
+            Err.GROUP_AUTHORIZATION_FAILED,
+            [],
+        )
         named = await roundtrip(*c.address(0), offset_fetch_v8({"mine": {"seen": [0, 1], "secret": [0]}}), 8)
-        assert offsets_of(named.groups[0]) == {("seen", 0): (5, 0), ("seen", 1): (-1, 0),
-                                               ("secret", 0): (-1, Err.TOPIC_AUTHORIZATION_FAILED)}
+        assert offsets_of(named.groups[0]) == {
+            ("seen", 0): (5, 0),
+            ("seen", 1): (-1, 0),
+            ("secret", 0): (-1, Err.TOPIC_AUTHORIZATION_FAILED),
+        }
         elsewhere = await roundtrip(*c.address(1), offset_fetch_v8({"mine": None, "theirs": None}), 8)
-        assert [g.error_code for g in elsewhere.groups] == [Err.NOT_COORDINATOR, Err.GROUP_AUTHORIZATION_FAILED]
+        assert [g.error_code for g in elsewhere.groups] == [
+            Err.NOT_COORDINATOR,
+            Err.GROUP_AUTHORIZATION_FAILED,
+        ]
         single = await roundtrip(*c.address(0), offset_fetch_single("theirs"), 7)
         assert (single.error_code, single.topics) == (Err.GROUP_AUTHORIZATION_FAILED, [])
 
@@ -143,14 +173,22 @@ async def test_describe_groups_and_consumer_group_describe_put_30_first_without_
         c.add_group("new", group_type="consumer", state="Stable", members=[Member("n", {"t": [0]})])
         c.allow("ANONYMOUS", "group", "mine", "Describe")
         c.allow("ANONYMOUS", "group", "new", "Describe")
-        resp = await roundtrip(*c.address(0), DescribeGroupsRequest(groups=["mine", "theirs"],
-                                                                    include_authorized_operations=False), 5)
-        assert [(g.group_id, g.error_code, g.group_state, g.protocol_type, len(g.members)) for g in resp.groups] == [
-            ("theirs", Err.GROUP_AUTHORIZATION_FAILED, "", "", 0), ("mine", 0, "Stable", "consumer", 1)]
+        resp = await roundtrip(
+            *c.address(0),
+            DescribeGroupsRequest(groups=["mine", "theirs"], include_authorized_operations=False),
+            5,
+        )
+        assert [
+            (g.group_id, g.error_code, g.group_state, g.protocol_type, len(g.members)) for g in resp.groups
+        ] == [("theirs", Err.GROUP_AUTHORIZATION_FAILED, "", "", 0), ("mine", 0, "Stable", "consumer", 1)]
         Req = API_CLASSES[ApiKey.ConsumerGroupDescribe][0]
-        modern = await roundtrip(*c.address(0), Req(group_ids=["new", "theirs"], include_authorized_operations=False), 0)
+        modern = await roundtrip(
+            *c.address(0), Req(group_ids=["new", "theirs"], include_authorized_operations=False), 0
+        )
         assert [(g.group_id, g.error_code, g.error_message) for g in modern.groups] == [
-            ("theirs", Err.GROUP_AUTHORIZATION_FAILED, None), ("new", 0, None)]
+            ("theirs", Err.GROUP_AUTHORIZATION_FAILED, None),
+            ("new", 0, None),
+        ]
 
 
 @within(WIRE_TEST_DEADLINE_S)
@@ -181,12 +219,18 @@ async def test_delete_groups_needs_group_delete_and_answers_30_last():
         c.add_group("readable", coordinator=0)
         c.allow("ANONYMOUS", "group", "mine", "Delete")
         c.allow("ANONYMOUS", "group", "readable", "Read", "Describe")
-        resp = await roundtrip(*c.address(0), DeleteGroupsRequest(groups_names=["readable", "mine", "mine"]), 2)
+        resp = await roundtrip(
+            *c.address(0), DeleteGroupsRequest(groups_names=["readable", "mine", "mine"]), 2
+        )
         assert [(r.group_id, r.error_code) for r in resp.results] == [
-            ("mine", 0), ("readable", Err.GROUP_AUTHORIZATION_FAILED)]
+            ("mine", 0),
+            ("readable", Err.GROUP_AUTHORIZATION_FAILED),
+        ]
         assert not c.has_group("mine") and c.has_group("readable")
         elsewhere = await roundtrip(*c.address(1), DeleteGroupsRequest(groups_names=["readable"]), 2)
-        assert [(r.group_id, r.error_code) for r in elsewhere.results] == [("readable", Err.GROUP_AUTHORIZATION_FAILED)]
+        assert [(r.group_id, r.error_code) for r in elsewhere.results] == [
+            ("readable", Err.GROUP_AUTHORIZATION_FAILED)
+        ]
 
 
 @within(WIRE_TEST_DEADLINE_S)
@@ -211,9 +255,22 @@ async def test_the_sasl_user_is_the_principal():
 
 def _commit(group: str, topic: str = "t"):
     T = OffsetCommitRequest.OffsetCommitRequestTopic
-    return OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
-                               topics=[T(name=topic, partitions=[T.OffsetCommitRequestPartition(
-                                   partition_index=0, committed_offset=3, committed_metadata="")])])
+    return OffsetCommitRequest(
+        group_id=group,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        group_instance_id=None,
+        topics=[
+            T(
+                name=topic,
+                partitions=[
+                    T.OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=3, committed_metadata=""
+                    )
+                ],
+            )
+        ],
+    )
 
 
 @within(WIRE_TEST_DEADLINE_S)
@@ -253,20 +310,36 @@ async def test_list_offsets_duplicate_partitions_are_invalid_request_and_unautho
     twice is answered once, INVALID_REQUEST, offset and timestamp -1; the others normally.
     KafkaApis.handleListOffsetRequestV1AndAbove: topics without Describe answer 29, last."""
     from kafka.protocol.consumer import ListOffsetsRequest
+
     T = ListOffsetsRequest.ListOffsetsTopic
     P = T.ListOffsetsPartition
     async with FakeCluster(brokers=1) as c:
         c.add_topic("t", 2, end_offsets=40)
         c.add_topic("u", 1, end_offsets=40)
-        request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[
-            T(name="t", partitions=[P(partition_index=0, timestamp=-1, current_leader_epoch=-1),
-                                    P(partition_index=1, timestamp=-1, current_leader_epoch=-1)]),
-            T(name="t", partitions=[P(partition_index=0, timestamp=-2, current_leader_epoch=-1)])])
+        request = ListOffsetsRequest(
+            replica_id=-1,
+            isolation_level=0,
+            topics=[
+                T(
+                    name="t",
+                    partitions=[
+                        P(partition_index=0, timestamp=-1, current_leader_epoch=-1),
+                        P(partition_index=1, timestamp=-1, current_leader_epoch=-1),
+                    ],
+                ),
+                T(name="t", partitions=[P(partition_index=0, timestamp=-2, current_leader_epoch=-1)]),
+            ],
+        )
         resp = await roundtrip(*c.address(0), request, 9)
-        rows = [(t.name, p.partition_index, p.error_code, p.offset, p.timestamp)
-                for t in resp.topics for p in t.partitions]
+        rows = [
+            (t.name, p.partition_index, p.error_code, p.offset, p.timestamp)
+            for t in resp.topics
+            for p in t.partitions
+        ]
         assert rows == [("t", 0, Err.INVALID_REQUEST, -1, -1), ("t", 1, 0, 40, -1)]
         c.allow("ANONYMOUS", "topic", "t", "Describe")
         both = await roundtrip(*c.address(0), list_offsets({("u", 0): -1, ("t", 0): -1}), 9)
         assert [(t.name, [(p.error_code, p.offset) for p in t.partitions]) for t in both.topics] == [
-            ("t", [(0, 40)]), ("u", [(Err.TOPIC_AUTHORIZATION_FAILED, -1)])]
+            ("t", [(0, 40)]),
+            ("u", [(Err.TOPIC_AUTHORIZATION_FAILED, -1)]),
+        ]

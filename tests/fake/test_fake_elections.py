@@ -20,8 +20,19 @@ DEADLINE_S = 20.0
 
 def request(specs: dict[int, int]) -> ListOffsetsRequest:
     T = ListOffsetsRequest.ListOffsetsTopic
-    return ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[T(name="t", partitions=[
-        T.ListOffsetsPartition(partition_index=p, timestamp=ts, current_leader_epoch=-1) for p, ts in specs.items()])])
+    return ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            T(
+                name="t",
+                partitions=[
+                    T.ListOffsetsPartition(partition_index=p, timestamp=ts, current_leader_epoch=-1)
+                    for p, ts in specs.items()
+                ],
+            )
+        ],
+    )
 
 
 def answers(response) -> dict[int, tuple[int, int]]:
@@ -40,9 +51,15 @@ async def test_a_new_leader_answers_offset_not_available_until_it_caught_up():
             assert answers(await roundtrip(*c.address(1), request({0: -2}), 9)) == {0: (0, 10)}
             assert answers(await roundtrip(*c.address(1), request({0: 1500}), 9)) == {0: (0, 51)}
             # latest, and a timestamp after every record: 78 from v5, 5 below
-            assert answers(await roundtrip(*c.address(1), request({0: -1}), 9)) == {0: (Err.OFFSET_NOT_AVAILABLE, -1)}
-            assert answers(await roundtrip(*c.address(1), request({0: 9999}), 5)) == {0: (Err.OFFSET_NOT_AVAILABLE, -1)}
-            assert answers(await roundtrip(*c.address(1), request({0: -1}), 4)) == {0: (Err.LEADER_NOT_AVAILABLE, -1)}
+            assert answers(await roundtrip(*c.address(1), request({0: -1}), 9)) == {
+                0: (Err.OFFSET_NOT_AVAILABLE, -1)
+            }
+            assert answers(await roundtrip(*c.address(1), request({0: 9999}), 5)) == {
+                0: (Err.OFFSET_NOT_AVAILABLE, -1)
+            }
+            assert answers(await roundtrip(*c.address(1), request({0: -1}), 4)) == {
+                0: (Err.LEADER_NOT_AVAILABLE, -1)
+            }
             caught_up = await roundtrip(*c.address(1), request({0: -1}), 9)
             assert answers(caught_up) == {0: (0, 52)}
             assert caught_up.topics[0].partitions[0].leader_epoch == 1

@@ -28,8 +28,9 @@ async def test_a_throttled_response_mutes_the_connection_and_logs_early_arrivals
                 second = await client.send(MetadataRequest(topics=[], allow_auto_topic_creation=False), 8)
                 assert second.throttle_time_ms == 0
             async with WireClient(*c.address(0)) as other:  # the quota was on broker 1 only
-                assert (await other.send(MetadataRequest(topics=[], allow_auto_topic_creation=False),
-                                         8)).throttle_time_ms == 0
+                assert (
+                    await other.send(MetadataRequest(topics=[], allow_auto_topic_creation=False), 8)
+                ).throttle_time_ms == 0
             first_log, second_log = c.requests("Metadata", 1)
             assert first_log.arrived is None
             assert start < second_log.arrived < end <= second_log.at

@@ -28,9 +28,13 @@ async def test_kafka3_require_stable_answers_88_for_pending_partitions_only():
         assert offsets_of(named.groups[0]) == {("t", 1): (-1, Err.UNSTABLE_OFFSET_COMMIT)}
         loose = await roundtrip(*c.address(0), stable_fetch({"g": None}, require_stable=False), 8)
         assert offsets_of(loose.groups[0]) == {("t", 0): (4, 0), ("t", 1): (8, 0)}
-        single = await roundtrip(*c.address(0), OffsetFetchRequest(group_id="g", topics=None, require_stable=True), 7)
+        single = await roundtrip(
+            *c.address(0), OffsetFetchRequest(group_id="g", topics=None, require_stable=True), 7
+        )
         assert {(t.name, p.partition_index): p.error_code for t in single.topics for p in t.partitions} == {
-            ("t", 0): 0, ("t", 1): Err.UNSTABLE_OFFSET_COMMIT}
+            ("t", 0): 0,
+            ("t", 1): Err.UNSTABLE_OFFSET_COMMIT,
+        }
         c.end_transactional_commit("g")
         done = await roundtrip(*c.address(0), stable_fetch({"g": None}), 8)
         assert offsets_of(done.groups[0]) == {("t", 0): (4, 0), ("t", 1): (8, 0)}

@@ -54,17 +54,21 @@ def broker_not(cluster: FakeCluster, node: int) -> int:
 
 # ------------------------------------------------------------------ codec and versions
 
+
 @within(WIRE_TEST_DEADLINE_S)
 async def test_api_versions_negotiation_falls_back_to_v0_with_the_api_list():
     async with FakeCluster(brokers=2, broker_api_versions={1: {"FindCoordinator": 3, "OffsetFetch": 7}}) as c:
         host, port = c.address(0)
-        too_new = await roundtrip(host, port, ApiVersionsRequest(client_software_name="t",
-                                                                 client_software_version="1"), 4)
+        too_new = await roundtrip(
+            host, port, ApiVersionsRequest(client_software_name="t", client_software_version="1"), 4
+        )
         assert too_new.version == 0 and too_new.error_code == Err.UNSUPPORTED_VERSION
         advertised = {k.api_key: (k.min_version, k.max_version) for k in too_new.api_keys}
         assert advertised[ApiKey.ApiVersions] == (0, 3)
 
-        v3 = await roundtrip(host, port, ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3)
+        v3 = await roundtrip(
+            host, port, ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3
+        )
         assert v3.error_code == 0
         versions = {k.api_key: (k.min_version, k.max_version) for k in v3.api_keys}
         assert versions[ApiKey.FindCoordinator] == (0, 6)
@@ -106,19 +110,23 @@ def test_coordinator_hash_is_kafkas_partition_for():
 async def test_metadata_lists_brokers_topics_and_leaders():
     async with FakeCluster(brokers=3) as c:
         c.add_topic("a", 4, end_offsets=10)
-        resp = await roundtrip(*c.address(2), MetadataRequest(topics=None, allow_auto_topic_creation=False), 12)
+        resp = await roundtrip(
+            *c.address(2), MetadataRequest(topics=None, allow_auto_topic_creation=False), 12
+        )
         assert {(b.node_id, b.port) for b in resp.brokers} == {(n, c.address(n)[1]) for n in c.node_ids}
         assert resp.controller_id == 0
         (topic,) = resp.topics
         assert [p.leader_id for p in topic.partitions] == [0, 1, 2, 0]
         assert all(p.replica_nodes == [p.leader_id] for p in topic.partitions)
         T = MetadataRequest.MetadataRequestTopic
-        missing = await roundtrip(*c.address(0), MetadataRequest(topics=[T(name="nope")],
-                                                                  allow_auto_topic_creation=False), 12)
+        missing = await roundtrip(
+            *c.address(0), MetadataRequest(topics=[T(name="nope")], allow_auto_topic_creation=False), 12
+        )
         assert missing.topics[0].error_code == Err.UNKNOWN_TOPIC_OR_PARTITION
 
 
 # ------------------------------------------------------------------ FindCoordinator
+
 
 @within(WIRE_TEST_DEADLINE_S)
 async def test_find_coordinator_batched_v4_and_single_key_v3():
@@ -155,6 +163,7 @@ async def test_find_coordinator_per_key_error_injection():
 
 # ------------------------------------------------------------------ OffsetFetch
 
+
 @within(WIRE_TEST_DEADLINE_S)
 async def test_offset_fetch_v8_batched_per_coordinator():
     async with FakeCluster(brokers=3) as c:
@@ -164,12 +173,25 @@ async def test_offset_fetch_v8_batched_per_coordinator():
         c.add_group("elsewhere", coordinator=2, offsets={("t", 0): 1})
         c.move_coordinator("unknown", 1)  # absent groups have a coordinator too
         c.move_coordinator("unknown-explicit", 1)
-        resp = await roundtrip(*c.address(1), offset_fetch_v8({
-            "a": None, "b": {"t": [0, 2]}, "unknown": None, "unknown-explicit": {"t": [1]}, "elsewhere": None,
-        }), 8)
+        resp = await roundtrip(
+            *c.address(1),
+            offset_fetch_v8(
+                {
+                    "a": None,
+                    "b": {"t": [0, 2]},
+                    "unknown": None,
+                    "unknown-explicit": {"t": [1]},
+                    "elsewhere": None,
+                }
+            ),
+            8,
+        )
         groups = {g.group_id: g for g in resp.groups}
         assert offsets_of(groups["a"]) == {("t", 0): (10, 0), ("t", 1): (11, 0)}
-        meta = {p.partition_index: (p.metadata, p.committed_leader_epoch) for p in groups["a"].topics[0].partitions}
+        meta = {
+            p.partition_index: (p.metadata, p.committed_leader_epoch)
+            for p in groups["a"].topics[0].partitions
+        }
         assert meta == {0: ("", -1), 1: ("meta", 4)}
         assert offsets_of(groups["b"]) == {("t", 0): (-1, 0), ("t", 2): (20, 0)}
         assert groups["unknown"].error_code == 0 and groups["unknown"].topics == []
@@ -188,7 +210,10 @@ async def test_offset_fetch_single_group_versions_and_not_coordinator():
         wrong7 = await roundtrip(*c.address(1), offset_fetch_single("g"), 7)
         assert wrong7.error_code == Err.NOT_COORDINATOR and wrong7.topics == []
         wrong1 = await roundtrip(*c.address(1), offset_fetch_single("g", {"t": [0, 1]}), 1)
-        assert offsets_of(wrong1) == {("t", 0): (-1, Err.NOT_COORDINATOR), ("t", 1): (-1, Err.NOT_COORDINATOR)}
+        assert offsets_of(wrong1) == {
+            ("t", 0): (-1, Err.NOT_COORDINATOR),
+            ("t", 1): (-1, Err.NOT_COORDINATOR),
+        }
 
 
 @within(WIRE_TEST_DEADLINE_S)
@@ -235,21 +260,38 @@ async def test_moving_a_coordinator():
 
 # ------------------------------------------------------------------ group APIs
 
+
 @within(WIRE_TEST_DEADLINE_S)
 async def test_describe_groups_classic_kip848_missing_and_wrong_broker():
     async with FakeCluster(brokers=2) as c:
         c.add_topic("t", 2)
-        c.add_group("stable", coordinator=0, members=[Member("m1", {"t": [0, 1]}, client_id="c1", host="/10.0.0.1")])
-        c.add_group("rebalancing", coordinator=0, state="PreparingRebalance", members=[Member("m2", {"t": [0]})])
+        c.add_group(
+            "stable", coordinator=0, members=[Member("m1", {"t": [0, 1]}, client_id="c1", host="/10.0.0.1")]
+        )
+        c.add_group(
+            "rebalancing", coordinator=0, state="PreparingRebalance", members=[Member("m2", {"t": [0]})]
+        )
         c.add_group("new", coordinator=0, group_type="consumer", members=[Member("m3", {"t": [1]})])
-        c.add_group("connect", coordinator=0, protocol_type="connect", protocol="sessioned",
-                    members=[Member("w1", assignment_bytes=b"\x00\x01opaque", metadata_bytes=b"meta")])
+        c.add_group(
+            "connect",
+            coordinator=0,
+            protocol_type="connect",
+            protocol="sessioned",
+            members=[Member("w1", assignment_bytes=b"\x00\x01opaque", metadata_bytes=b"meta")],
+        )
         c.move_coordinator("missing", 0)
         ids = ["stable", "rebalancing", "new", "missing", "connect"]
-        v6 = await roundtrip(*c.address(0), DescribeGroupsRequest(groups=ids, include_authorized_operations=False), 6)
+        v6 = await roundtrip(
+            *c.address(0), DescribeGroupsRequest(groups=ids, include_authorized_operations=False), 6
+        )
         d = {g.group_id: g for g in v6.groups}
         s = d["stable"]
-        assert (s.error_code, s.group_state, s.protocol_type, s.protocol_data) == (0, "Stable", "consumer", "range")
+        assert (s.error_code, s.group_state, s.protocol_type, s.protocol_data) == (
+            0,
+            "Stable",
+            "consumer",
+            "range",
+        )
         (m,) = s.members
         assert (m.member_id, m.client_id, m.client_host) == ("m1", "c1", "/10.0.0.1")
         assignment = ConsumerProtocolAssignment.decode(m.member_assignment)
@@ -264,11 +306,13 @@ async def test_describe_groups_classic_kip848_missing_and_wrong_broker():
         assert d["connect"].protocol_type == "connect"
         assert d["connect"].members[0].member_assignment == b"\x00\x01opaque"
 
-        v5 = await roundtrip(*c.address(0), DescribeGroupsRequest(groups=["missing"],
-                                                                   include_authorized_operations=False), 5)
+        v5 = await roundtrip(
+            *c.address(0), DescribeGroupsRequest(groups=["missing"], include_authorized_operations=False), 5
+        )
         assert (v5.groups[0].error_code, v5.groups[0].group_state) == (0, "Dead")
-        wrong = await roundtrip(*c.address(1), DescribeGroupsRequest(groups=["stable"],
-                                                                      include_authorized_operations=False), 6)
+        wrong = await roundtrip(
+            *c.address(1), DescribeGroupsRequest(groups=["stable"], include_authorized_operations=False), 6
+        )
         assert wrong.groups[0].error_code == Err.NOT_COORDINATOR
 
 
@@ -277,14 +321,25 @@ async def test_consumer_group_describe_for_kip848_groups_only():
     Req = API_CLASSES[ApiKey.ConsumerGroupDescribe][0]
     async with FakeCluster(brokers=1) as c:
         c.add_topic("t", 3)
-        c.add_group("new", group_type="consumer", state="Reconciling", generation=5,
-                    members=[Member("m1", {"t": [0, 2]}, member_epoch=4, target_assignment={"t": [0, 1, 2]})])
+        c.add_group(
+            "new",
+            group_type="consumer",
+            state="Reconciling",
+            generation=5,
+            members=[Member("m1", {"t": [0, 2]}, member_epoch=4, target_assignment={"t": [0, 1, 2]})],
+        )
         c.add_group("old", members=[Member("m2", {"t": [1]})])
-        resp = await roundtrip(*c.address(0), Req(group_ids=["new", "old", "missing"],
-                                                  include_authorized_operations=False), 0)
+        resp = await roundtrip(
+            *c.address(0), Req(group_ids=["new", "old", "missing"], include_authorized_operations=False), 0
+        )
         d = {g.group_id: g for g in resp.groups}
         new = d["new"]
-        assert (new.error_code, new.group_state, new.group_epoch, new.assignor_name) == (0, "Reconciling", 5, "uniform")
+        assert (new.error_code, new.group_state, new.group_epoch, new.assignor_name) == (
+            0,
+            "Reconciling",
+            5,
+            "uniform",
+        )
         (m,) = new.members
         assert m.member_epoch == 4 and m.subscribed_topic_names == ["t"]
         assert [(tp.topic_name, tp.partitions) for tp in m.assignment.topic_partitions] == [("t", [0, 2])]
@@ -303,10 +358,15 @@ async def test_list_groups_per_broker_with_state_and_type_filters():
         c.add_group("e1", coordinator=1)
         every = await roundtrip(*c.address(0), ListGroupsRequest(states_filter=[], types_filter=[]), 5)
         assert {(g.group_id, g.group_state, g.group_type) for g in every.groups} == {
-            ("e0", "Empty", "classic"), ("s0", "Stable", "classic"), ("n0", "Assigning", "consumer")}
+            ("e0", "Empty", "classic"),
+            ("s0", "Stable", "classic"),
+            ("n0", "Assigning", "consumer"),
+        }
         empty = await roundtrip(*c.address(0), ListGroupsRequest(states_filter=["empty"]), 4)
         assert [g.group_id for g in empty.groups] == ["e0"]
-        kip848 = await roundtrip(*c.address(0), ListGroupsRequest(states_filter=[], types_filter=["consumer"]), 5)
+        kip848 = await roundtrip(
+            *c.address(0), ListGroupsRequest(states_filter=[], types_filter=["consumer"]), 5
+        )
         assert [g.group_id for g in kip848.groups] == ["n0"]
         other = await roundtrip(*c.address(1), ListGroupsRequest(), 0)
         assert [g.group_id for g in other.groups] == ["e1"]
@@ -317,7 +377,9 @@ async def test_delete_groups_outcomes():
     async with FakeCluster(brokers=2) as c:
         c.add_group("empty", coordinator=0, offsets={("t", 0): 3})
         c.add_group("stable", coordinator=0, members=[Member("m", {"t": [0]})])
-        c.add_group("completing", coordinator=0, state="CompletingRebalance", members=[Member("m", {"t": [0]})])
+        c.add_group(
+            "completing", coordinator=0, state="CompletingRebalance", members=[Member("m", {"t": [0]})]
+        )
         c.add_group("reconciling", coordinator=0, group_type="consumer", state="Reconciling")
         c.add_group("dead", coordinator=0, state="Dead")
         c.add_group("elsewhere", coordinator=1)
@@ -325,8 +387,14 @@ async def test_delete_groups_outcomes():
         names = ["empty", "stable", "completing", "reconciling", "dead", "missing", "elsewhere"]
         resp = await roundtrip(*c.address(0), DeleteGroupsRequest(groups_names=names), 2)
         assert {r.group_id: r.error_code for r in resp.results} == {
-            "empty": 0, "stable": 68, "completing": 68, "reconciling": 68, "dead": 69, "missing": 69,
-            "elsewhere": 16}
+            "empty": 0,
+            "stable": 68,
+            "completing": 68,
+            "reconciling": 68,
+            "dead": 69,
+            "missing": 69,
+            "elsewhere": 16,
+        }
         assert not c.has_group("empty") and c.committed("empty") == {}
         after = await roundtrip(*c.address(0), offset_fetch_v8({"empty": None}), 8)
         assert after.groups[0].topics == []
@@ -341,11 +409,27 @@ async def test_offset_commit_creates_a_simple_group_and_validates_members():
         P = T.OffsetCommitRequestPartition
 
         def commit(group, generation=-1, member=""):
-            return OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=generation, member_id=member,
-                                       group_instance_id=None, topics=[T(name="t", partitions=[
-                                           P(partition_index=0, committed_offset=42, committed_leader_epoch=1,
-                                             committed_metadata="x"),
-                                           P(partition_index=9, committed_offset=1, committed_metadata=None)])])
+            return OffsetCommitRequest(
+                group_id=group,
+                generation_id_or_member_epoch=generation,
+                member_id=member,
+                group_instance_id=None,
+                topics=[
+                    T(
+                        name="t",
+                        partitions=[
+                            P(
+                                partition_index=0,
+                                committed_offset=42,
+                                committed_leader_epoch=1,
+                                committed_metadata="x",
+                            ),
+                            P(partition_index=9, committed_offset=1, committed_metadata=None),
+                        ],
+                    )
+                ],
+            )
+
         resp = await roundtrip(*c.address(0), commit("fresh"), 8)
         assert [p.error_code for p in resp.topics[0].partitions] == [0, Err.UNKNOWN_TOPIC_OR_PARTITION]
         group = c.group("fresh")
@@ -360,6 +444,7 @@ async def test_offset_commit_creates_a_simple_group_and_validates_members():
 
 # ------------------------------------------------------------------ ListOffsets and Fetch
 
+
 @within(WIRE_TEST_DEADLINE_S)
 async def test_list_offsets_leader_check_and_specs():
     async with FakeCluster(brokers=2) as c:
@@ -368,12 +453,17 @@ async def test_list_offsets_leader_check_and_specs():
         c.set_offsets("t", 0, last_stable=51)
         resp = await roundtrip(*c.address(0), list_offsets({("t", 0): -1, ("t", 1): -1, ("t", 7): -1}), 9)
         got = {p.partition_index: (p.error_code, p.offset) for p in resp.topics[0].partitions}
-        assert got == {0: (0, 53), 1: (Err.NOT_LEADER_OR_FOLLOWER, -1), 7: (Err.UNKNOWN_TOPIC_OR_PARTITION, -1)}
+        assert got == {
+            0: (0, 53),
+            1: (Err.NOT_LEADER_OR_FOLLOWER, -1),
+            7: (Err.UNKNOWN_TOPIC_OR_PARTITION, -1),
+        }
 
         async def one(ts, isolation=0, version=9):
             r = await roundtrip(*c.address(0), list_offsets({("t", 0): ts}, isolation), version)
             p = r.topics[0].partitions[0]
             return p.error_code, p.offset, p.timestamp
+
         assert await one(-2) == (0, 10, -1)
         assert await one(-1, isolation=1) == (0, 51, -1)
         assert await one(-3) == (0, 51, 3000)
@@ -400,7 +490,10 @@ async def test_fetch_returns_a_record_batch_with_timestamps():
             assert (part.error_code, part.high_watermark) == (0, 105)
             records = [r for batch in MemoryRecords(bytes(part.records)) for r in batch]
             assert [(r.offset, r.timestamp, r.value) for r in records] == [
-                (102, 1020, b"v102"), (103, 1030, b"v103"), (104, 1040, b"v104")]
+                (102, 1020, b"v102"),
+                (103, 1030, b"v103"),
+                (104, 1040, b"v104"),
+            ]
         gap = await roundtrip(*c.address(0), fetch_request("t", 0, 50), 12)
         first = next(iter(MemoryRecords(bytes(gap.responses[0].partitions[0].records))))
         assert first.base_offset == 100  # offsets seeded without records are skipped
@@ -419,8 +512,17 @@ async def test_produce_appends_records_and_acks_zero_gets_no_answer():
             builder.append(timestamp=ts, key=None, value=b"v")
         builder.close()
         T = ProduceRequest.TopicProduceData
-        return ProduceRequest(transactional_id=None, acks=acks, timeout_ms=1000, topic_data=[
-            T(name="t", partition_data=[T.PartitionProduceData(index=partition, records=builder.buffer())])])
+        return ProduceRequest(
+            transactional_id=None,
+            acks=acks,
+            timeout_ms=1000,
+            topic_data=[
+                T(
+                    name="t",
+                    partition_data=[T.PartitionProduceData(index=partition, records=builder.buffer())],
+                )
+            ],
+        )
 
     async with FakeCluster(brokers=2) as c:
         c.add_topic("t", 2, end_offsets=7, leaders=[0, 1])
@@ -432,7 +534,11 @@ async def test_produce_appends_records_and_acks_zero_gets_no_answer():
         async with WireClient(*c.address(0)) as client:
             client.write_request(produce(0, [300], acks=0), 9)
             assert (await client.send(ApiVersionsRequest(), 0)).error_code == 0  # the next answer is this one
-        assert [(r.offset, r.timestamp) for r in c.topics["t"].partitions[0].records] == [(7, 100), (8, 200), (9, 300)]
+        assert [(r.offset, r.timestamp) for r in c.topics["t"].partitions[0].records] == [
+            (7, 100),
+            (8, 200),
+            (9, 300),
+        ]
 
 
 @within(WIRE_TEST_DEADLINE_S)
@@ -447,6 +553,7 @@ async def test_api_versions_change_at_run_time():
 
 
 # ------------------------------------------------------------------ connection faults and delays
+
 
 @within(WIRE_TEST_DEADLINE_S)
 async def test_drop_mid_response_then_recover():
@@ -540,6 +647,7 @@ async def test_pipelined_requests_answer_in_order_latency_overlaps_processing_se
 
 # ------------------------------------------------------------------ SASL and TLS
 
+
 @within(WIRE_TEST_DEADLINE_S)
 async def test_sasl_plain_happy_and_failing_paths():
     async with FakeCluster(brokers=1, sasl={"PLAIN": {"alice": "secret"}}) as c:
@@ -598,13 +706,16 @@ async def test_tls_handshake(tmp_path):
     files = make_self_signed_cert(tmp_path)
     async with FakeCluster(brokers=2, ssl_context=server_ssl_context(files)) as c:
         async with WireClient(*c.address(1), ssl_context=client_ssl_context(files)) as client:
-            resp = await client.send(ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3)
+            resp = await client.send(
+                ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3
+            )
             assert resp.error_code == 0
         with pytest.raises((ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError)):
             await roundtrip(*c.address(0), ApiVersionsRequest(), 0, timeout=2.0)  # plaintext to a TLS port
 
 
 # ------------------------------------------------------------------ scale
+
 
 @within(WIRE_TEST_DEADLINE_S)
 async def test_benchmark_sized_cluster_answers_batched_requests():
@@ -627,6 +738,7 @@ async def test_benchmark_sized_cluster_answers_batched_requests():
 
 # ------------------------------------------------------------------ thread mode and peers
 
+
 def test_threaded_cluster_with_kafka_python_admin():
     from kafka import KafkaAdminClient
 
@@ -636,8 +748,10 @@ def test_threaded_cluster_with_kafka_python_admin():
         admin = KafkaAdminClient(bootstrap_servers=c.bootstrap, request_timeout_ms=10000)
         try:
             offsets = admin.list_group_offsets("g")["g"]
-            assert {(tp.topic, tp.partition): (om.offset, om.metadata, om.leader_epoch)
-                    for tp, om in offsets.items()} == {("t", 0): (5, "", -1), ("t", 1): (7, "m", 2)}
+            assert {
+                (tp.topic, tp.partition): (om.offset, om.metadata, om.leader_epoch)
+                for tp, om in offsets.items()
+            } == {("t", 0): (5, "", -1), ("t", 1): (7, "m", 2)}
             c.add_group("later", offsets={("t", 2): 11})  # seeding from this thread while serving
             assert admin.list_group_offsets("later")["later"]
             c.stop_broker(2)
@@ -654,9 +768,14 @@ def test_confluent_kafka_admin_lists_group_offsets():
         c.add_topic("t", 3, end_offsets=100)
         c.add_group("g", offsets={("t", 0): 5, ("t", 1): (7, "m", 2)})
         admin = AdminClient({"bootstrap.servers": c.bootstrap, "log_level": 0})
-        futures = admin.list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions("g")], request_timeout=10)
+        futures = admin.list_consumer_group_offsets(
+            [ck.ConsumerGroupTopicPartitions("g")], request_timeout=10
+        )
         result = futures["g"].result(timeout=15)
-        assert {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions} == {("t", 0): 5, ("t", 1): 7}
+        assert {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions} == {
+            ("t", 0): 5,
+            ("t", 1): 7,
+        }
         used = c.requests_by_api()
         assert used.get("FindCoordinator") and used.get("OffsetFetch") == 1
         del admin, futures
@@ -673,8 +792,14 @@ def test_librdkafka_produces_and_consumes_by_assignment():
             producer.produce("t", value=b"x%d" % i, partition=2, timestamp=5000 + i)
         assert producer.flush(10) == 0
         assert c.end_offset("t", 2) == 13
-        consumer = Consumer({"bootstrap.servers": c.bootstrap, "group.id": "reader", "log_level": 0,
-                             "enable.auto.commit": False})
+        consumer = Consumer(
+            {
+                "bootstrap.servers": c.bootstrap,
+                "group.id": "reader",
+                "log_level": 0,
+                "enable.auto.commit": False,
+            }
+        )
         try:
             consumer.assign([TopicPartition("t", 2, 11)])
             msg = consumer.poll(10)
@@ -693,16 +818,28 @@ def test_peers_over_sasl_scram():
 
     with FakeCluster.running_in_thread(brokers=2, sasl={"SCRAM-SHA-512": {"bob": "pa55"}}) as c:
         c.add_group("g", offsets={("t", 0): 3})
-        kp = KafkaAdminClient(bootstrap_servers=c.bootstrap, security_protocol="SASL_PLAINTEXT",
-                              sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="bob",
-                              sasl_plain_password="pa55", request_timeout_ms=10000)
+        kp = KafkaAdminClient(
+            bootstrap_servers=c.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="SCRAM-SHA-512",
+            sasl_plain_username="bob",
+            sasl_plain_password="pa55",
+            request_timeout_ms=10000,
+        )
         try:
             assert {tp.partition: om.offset for tp, om in kp.list_group_offsets("g")["g"].items()} == {0: 3}
         finally:
             kp.close()
-        rd = AdminClient({"bootstrap.servers": c.bootstrap, "security.protocol": "SASL_PLAINTEXT",
-                          "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bob", "sasl.password": "pa55",
-                          "log_level": 0})
+        rd = AdminClient(
+            {
+                "bootstrap.servers": c.bootstrap,
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "SCRAM-SHA-512",
+                "sasl.username": "bob",
+                "sasl.password": "pa55",
+                "log_level": 0,
+            }
+        )
         result = rd.list_consumer_group_offsets([ConsumerGroupTopicPartitions("g")], request_timeout=10)
         assert [tp.offset for tp in result["g"].result(timeout=15).topic_partitions] == [3]
         del rd, result

@@ -16,8 +16,9 @@ def seed_types(c: FakeCluster) -> None:
     c.add_group("classic", members=[Member("c1", {"in": [0]})])
     c.add_group("consumer", group_type="consumer", members=[Member("k1", {"in": [1]})])
     c.add_group("share", group_type="share", members=[Member("s1", {"in": [0, 1]})])
-    c.add_group("streams", group_type="streams", topology={"0": ["in"]},
-                members=[Member("t1", {"0": [0, 1]})])
+    c.add_group(
+        "streams", group_type="streams", topology={"0": ["in"]}, members=[Member("t1", {"0": [0, 1]})]
+    )
     c.add_group("streams-not-ready", group_type="streams", state="NotReady")
 
 
@@ -39,42 +40,68 @@ async def test_each_type_answers_only_to_its_own_describe_api():
         assert {g.group_id: (g.error_code, g.group_state, g.error_message) for g in v6.groups} == {
             "classic": (0, "Stable", None),
             **{g: (69, "Dead", f"Group {g} is not a classic group.") for g in IDS[1:5]},
-            "absent": (69, "Dead", "Group absent not found.")}
+            "absent": (69, "Dead", "Group absent not found."),
+        }
         v5 = await roundtrip(*addr, DescribeGroupsRequest(groups=IDS, include_authorized_operations=False), 5)
         assert {g.group_id: (g.error_code, g.group_state) for g in v5.groups} == {
-            "classic": (0, "Stable"), **{g: (0, "Dead") for g in IDS[1:]}}
+            "classic": (0, "Stable"),
+            **{g: (0, "Dead") for g in IDS[1:]},
+        }
 
-        for api, own in [(ApiKey.ConsumerGroupDescribe, {"consumer"}), (ApiKey.ShareGroupDescribe, {"share"}),
-                         (ApiKey.StreamsGroupDescribe, {"streams", "streams-not-ready"})]:
+        for api, own in [
+            (ApiKey.ConsumerGroupDescribe, {"consumer"}),
+            (ApiKey.ShareGroupDescribe, {"share"}),
+            (ApiKey.StreamsGroupDescribe, {"streams", "streams-not-ready"}),
+        ]:
             resp = await roundtrip(*addr, describe(api, IDS), 1 if api == ApiKey.ShareGroupDescribe else 0)
             assert [g.group_id for g in resp.groups] == IDS
-            kind = {ApiKey.ConsumerGroupDescribe: "consumer", ApiKey.ShareGroupDescribe: "share",
-                    ApiKey.StreamsGroupDescribe: "streams"}[api]
+            kind = {
+                ApiKey.ConsumerGroupDescribe: "consumer",
+                ApiKey.ShareGroupDescribe: "share",
+                ApiKey.StreamsGroupDescribe: "streams",
+            }[api]
             for g in resp.groups:
                 if g.group_id in own:
                     assert g.error_code == 0
                 elif g.group_id == "absent":
                     assert (g.error_code, g.error_message) == (69, "Group absent not found.")
                 else:
-                    assert (g.error_code, g.error_message) == (69, f"Group {g.group_id} is not a {kind} group.")
+                    assert (g.error_code, g.error_message) == (
+                        69,
+                        f"Group {g.group_id} is not a {kind} group.",
+                    )
 
         share = (await roundtrip(*addr, describe(ApiKey.ShareGroupDescribe, ["share"]), 1)).groups[0]
         assert (share.group_state, share.assignor_name) == ("Stable", "simple")
-        assert [(m.member_id, m.subscribed_topic_names,
-                 [(t.topic_name, t.partitions) for t in m.assignment.topic_partitions]) for m in share.members] == [
-            ("s1", ["in"], [("in", [0, 1])])]
-        streams = await roundtrip(*addr, describe(ApiKey.StreamsGroupDescribe, ["streams", "streams-not-ready"]), 0)
+        assert [
+            (
+                m.member_id,
+                m.subscribed_topic_names,
+                [(t.topic_name, t.partitions) for t in m.assignment.topic_partitions],
+            )
+            for m in share.members
+        ] == [("s1", ["in"], [("in", [0, 1])])]
+        streams = await roundtrip(
+            *addr, describe(ApiKey.StreamsGroupDescribe, ["streams", "streams-not-ready"]), 0
+        )
         s, nr = streams.groups
         assert s.group_state == "Stable" and nr.group_state == "NotReady" and nr.topology is None
         assert [(x.subtopology_id, x.source_topics) for x in s.topology.subtopologies] == [("0", ["in"])]
-        assert [(t.subtopology_id, t.partitions) for t in s.members[0].assignment.active_tasks] == [("0", [0, 1])]
+        assert [(t.subtopology_id, t.partitions) for t in s.members[0].assignment.active_tasks] == [
+            ("0", [0, 1])
+        ]
 
         listed = await roundtrip(*addr, ListGroupsRequest(states_filter=[], types_filter=[]), 5)
         assert {g.group_id: (g.group_type, g.group_state, g.protocol_type) for g in listed.groups} == {
-            "classic": ("classic", "Stable", "consumer"), "consumer": ("consumer", "Stable", "consumer"),
-            "share": ("share", "Stable", "share"), "streams": ("streams", "Stable", "streams"),
-            "streams-not-ready": ("streams", "NotReady", "streams")}
-        typed = await roundtrip(*addr, ListGroupsRequest(states_filter=[], types_filter=["share", "streams"]), 5)
+            "classic": ("classic", "Stable", "consumer"),
+            "consumer": ("consumer", "Stable", "consumer"),
+            "share": ("share", "Stable", "share"),
+            "streams": ("streams", "Stable", "streams"),
+            "streams-not-ready": ("streams", "NotReady", "streams"),
+        }
+        typed = await roundtrip(
+            *addr, ListGroupsRequest(states_filter=[], types_filter=["share", "streams"]), 5
+        )
         assert sorted(g.group_id for g in typed.groups) == ["share", "streams", "streams-not-ready"]
 
 
@@ -90,13 +117,22 @@ async def test_per_shard_describe_duplicates_every_id_once_per_shard():
         shards = {c.offsets_partition_of(g) for g in ids}
         assert len(shards) == 3
         c.set_describe_per_shard()
-        for api, own, version in [(ApiKey.ConsumerGroupDescribe, {"k-a", "k-b"}, 0),
-                                  (ApiKey.ShareGroupDescribe, {"s-a"}, 1)]:
+        for api, own, version in [
+            (ApiKey.ConsumerGroupDescribe, {"k-a", "k-b"}, 0),
+            (ApiKey.ShareGroupDescribe, {"s-a"}, 1),
+        ]:
             resp = await roundtrip(*c.address(0), describe(api, ids), version)
             assert len(resp.groups) == len(ids) * len(shards)
             for g in ids:
                 entries = [(e.error_code, e.error_message) for e in resp.groups if e.group_id == g]
-                real = (0, None) if g in own else (69, f"Group {g} is not a {'consumer' if api == ApiKey.ConsumerGroupDescribe else 'share'} group.")
+                real = (
+                    (0, None)
+                    if g in own
+                    else (
+                        69,
+                        f"Group {g} is not a {'consumer' if api == ApiKey.ConsumerGroupDescribe else 'share'} group.",
+                    )
+                )
                 assert sorted(entries, key=str) == sorted([real] + [(69, None)] * (len(shards) - 1), key=str)
         # streams describe came after the fix: never duplicated
         resp = await roundtrip(*c.address(0), describe(ApiKey.StreamsGroupDescribe, ids), 0)

@@ -86,16 +86,23 @@ async def test_clean():
 
 @pytest.mark.fake_handler_errors
 def test_a_handler_error_fails_the_test_that_forgot_to_look(pytester: pytest.Pytester):
-    pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
-                     "addopts = --strict-markers\n")
+    pytester.makeini(
+        "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+        "addopts = --strict-markers\n"
+    )
     pytester.makeconftest('pytest_plugins = ["tests.support.pytest_fakekafka"]\n')
     pytester.makepyfile(test_inner=INNER_TESTS)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:randomly")
     result.assert_outcomes(passed=4, errors=2)
-    failed = {r.nodeid.split("::")[-1] for r in result.reprec.getreports("pytest_runtest_logreport")
-              if r.when == "teardown" and r.failed}
+    failed = {
+        r.nodeid.split("::")[-1]
+        for r in result.reprec.getreports("pytest_runtest_logreport")
+        if r.when == "teardown" and r.failed
+    }
     assert failed == {"test_forgetful_on_the_test_loop", "test_forgetful_on_a_threaded_cluster"}
-    result.stdout.fnmatch_lines([
-        "*1 handler error(s) in the fake cluster during this test*mark the test @pytest.mark.fake_handler_errors*",
-        "- the fake's OffsetFetch v* handler on node 0 raised FakeBug('offset fetch handler broke')",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*1 handler error(s) in the fake cluster during this test*mark the test @pytest.mark.fake_handler_errors*",
+            "- the fake's OffsetFetch v* handler on node 0 raised FakeBug('offset fetch handler broke')",
+        ]
+    )

@@ -17,7 +17,10 @@ def test_write_read_list(tmp_path):
     first = write_audit(base, {"decisions": {"a": {"decision": "deleted"}}}, started_ms=1_700_000_000_000)
     second = write_audit(base, {"decisions": {}}, started_ms=1_700_000_100_000)
     assert first.startswith(f"{base}/{AUDIT_DIR}/20231114T221320Z-") and first.endswith(".json")
-    assert load_audit(first) == {"format": "kgroups-cleanup-audit", "decisions": {"a": {"decision": "deleted"}}}
+    assert load_audit(first) == {
+        "format": "kgroups-cleanup-audit",
+        "decisions": {"a": {"decision": "deleted"}},
+    }
     assert list_audits(base) == [first, second]
 
 

@@ -32,8 +32,12 @@ def store_url(request, tmp_path):
 
 
 def test_backup_round_trip_keeps_offsets_metadata_and_epochs(store_url):
-    url = backup_offsets(store_url, {"billing": {A: CommittedOffset(90, "m", 4), B: 20},
-                                     "other": {A: CommittedOffset(None)}}, note="cleanup", now_ms=T0)
+    url = backup_offsets(
+        store_url,
+        {"billing": {A: CommittedOffset(90, "m", 4), B: 20}, "other": {A: CommittedOffset(None)}},
+        note="cleanup",
+        now_ms=T0,
+    )
     assert url.startswith(store_url + "/_backups/20231114T221320Z-") and list_backups(store_url) == [url]
     backup = load_backup(url)
     assert backup.groups == {"billing": {A: CommittedOffset(90, "m", 4), B: CommittedOffset(20)}, "other": {}}

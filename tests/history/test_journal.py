@@ -74,7 +74,9 @@ def test_who_is_gone():
     finally:
         ACTIVE_RUNS.discard("r")
     assert "ended in this process" in me.gone(expires_ms=10, now_ms=1)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     pid = int(dead.stdout)
     assert Owner(me.host, pid, "x").gone(10, 1) == f"its process {pid} on this host is gone"
     assert Owner("another-host", pid, "x").gone(10, 1) is None  # elsewhere only the expiry tells

@@ -31,8 +31,11 @@ def store(request, tmp_path):
 
 
 def snap(at_ms, committed=90, log_end=100, group_id="g"):
-    return snapshot(at_ms, group(group_id, partition("t", 0, committed, log_end), partition("t", 1, None, 7)),
-                    group("idle", state="Empty", members=0))
+    return snapshot(
+        at_ms,
+        group(group_id, partition("t", 0, committed, log_end), partition("t", 1, None, 7)),
+        group("idle", state="Empty", members=0),
+    )
 
 
 def test_append_writes_one_file_per_date_and_reads_back_the_rows(store):
@@ -40,7 +43,10 @@ def test_append_writes_one_file_per_date_and_reads_back_the_rows(store):
     assert len(written) == 1 and f"date={day_of(T0)}" in written[0]
     rows = store.read_rows()
     assert [(r["group_id"], r["topic"], r["partition"], r["lag"], r["flags"]) for r in rows] == [
-        ("g", "t", 0, 10, ""), ("g", "t", 1, None, "no_commit"), ("idle", None, None, None, "")]
+        ("g", "t", 0, 10, ""),
+        ("g", "t", 1, None, "no_commit"),
+        ("idle", None, None, None, ""),
+    ]
     assert tuple(rows[0]) == HISTORY_COLUMNS
 
 
@@ -72,8 +78,9 @@ def test_read_window_gives_snapshots_for_the_verdicts(store):
 
 
 def test_a_snapshot_crossing_midnight_is_split_by_date(store):
-    table = pa.Table.from_pylist(snap(T0).rows() + [{**r, "snapshot_ms": T0 + DAY} for r in snap(T0).rows()],
-                                 schema=HISTORY_SCHEMA)
+    table = pa.Table.from_pylist(
+        snap(T0).rows() + [{**r, "snapshot_ms": T0 + DAY} for r in snap(T0).rows()], schema=HISTORY_SCHEMA
+    )
     assert len(store.append_table(table)) == 2
     assert store.read_table().num_rows == table.num_rows
 
@@ -90,11 +97,14 @@ def test_appends_never_rewrite_files(tmp_path):
     assert store.read_table().num_rows == 6
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"since_ms": -1}, "since_ms must be a non-negative int"),
-    ({"since_ms": T0, "until_ms": T0 - 1}, "the window is negative"),
-    ({"group_ids": "g"}, "not the single string"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"since_ms": -1}, "since_ms must be a non-negative int"),
+        ({"since_ms": T0, "until_ms": T0 - 1}, "the window is negative"),
+        ({"group_ids": "g"}, "not the single string"),
+    ],
+)
 def test_bad_windows_are_configuration_errors(tmp_path, kwargs, message):
     store = HistoryStore(str(tmp_path / "h"))
     store.append(snap(T0))
@@ -125,9 +135,15 @@ def test_rows_in_any_order_become_the_snapshots_they_came_from():
     rows[0] = {**rows[0], "flags": "error", "lag": None}  # g's t[0] at T0
     shuffled = rows[3:] + rows[:3][::-1]
     snapshots = table_snapshots(pa.Table.from_pylist(shuffled, schema=HISTORY_SCHEMA))
-    assert [(s.taken_at_ms, sorted(s.groups)) for s in snapshots] == [(T0, ["g", "idle"]), (T0 + MINUTE, ["h", "idle"])]
+    assert [(s.taken_at_ms, sorted(s.groups)) for s in snapshots] == [
+        (T0, ["g", "idle"]),
+        (T0 + MINUTE, ["h", "idle"]),
+    ]
     g = snapshots[0].groups["g"]
-    assert [(p.topic, p.partition, p.committed, p.lag) for p in g.partitions] == [("t", 0, 90, None), ("t", 1, None, None)]
+    assert [(p.topic, p.partition, p.committed, p.lag) for p in g.partitions] == [
+        ("t", 0, 90, None),
+        ("t", 1, None, None),
+    ]
     assert g.partitions[0].flags == {LagFlag.ERROR} and g.partitions[0].error.code == CLIENT_RECORDED_ERROR
     assert g.partitions[1].flags == {LagFlag.NO_COMMIT} and g.partitions[1].error is None
     assert [p.committed for p in snapshots[1].groups["h"].partitions] == [95, None]

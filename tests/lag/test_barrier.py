@@ -39,8 +39,9 @@ def test_remaining_per_partition_and_group():
 
 def test_rate_and_projection_from_the_previous_check():
     first = evaluate_barrier(TARGET, {"g": {A: 40, B: 10}, "h": {A: 100}}, T0)
-    second = evaluate_barrier(TARGET, {"g": {A: 60, B: 30}, "h": {A: 100}}, T0 + 10_000,
-                              previous=first.checkpoint())
+    second = evaluate_barrier(
+        TARGET, {"g": {A: 60, B: 30}, "h": {A: 100}}, T0 + 10_000, previous=first.checkpoint()
+    )
     by_tp = {(p.group_id, p.topic, p.partition): p for p in second.partitions}
     assert by_tp[("g", "t", 0)].rate_per_s == 2.0 and by_tp[("g", "t", 0)].eta_s == 20.0
     assert by_tp[("g", "t", 1)].eta_s == 10.0
@@ -49,15 +50,18 @@ def test_rate_and_projection_from_the_previous_check():
 
 def test_a_partition_that_does_not_move_means_no_projection():
     first = evaluate_barrier(TARGET, {"g": {A: 40, B: 10}, "h": {A: 100}}, T0)
-    second = evaluate_barrier(TARGET, {"g": {A: 60, B: 10}, "h": {A: 100}}, T0 + 10_000,
-                              previous=first.checkpoint())
+    second = evaluate_barrier(
+        TARGET, {"g": {A: 60, B: 10}, "h": {A: 100}}, T0 + 10_000, previous=first.checkpoint()
+    )
     assert second.eta_s("g") is None and second.eta_s() is None
     assert "not progressing" in next(p.note for p in second.partitions if p.partition == 1)
 
 
 def test_a_rewind_between_checks_is_named():
     first = evaluate_barrier(TARGET, {"g": {A: 60, B: 10}, "h": {A: 100}}, T0)
-    second = evaluate_barrier(TARGET, {"g": {A: 20, B: 10}, "h": {A: 100}}, T0 + 1000, previous=first.checkpoint())
+    second = evaluate_barrier(
+        TARGET, {"g": {A: 20, B: 10}, "h": {A: 100}}, T0 + 1000, previous=first.checkpoint()
+    )
     assert "went back from 60 to 20" in second.partitions[0].note
 
 
@@ -74,23 +78,40 @@ def test_unread_group_is_a_failure_and_blocks_the_barrier():
 
 
 def test_target_and_checkpoint_are_json_round_trips():
-    target = BarrierTarget(offsets={"g": {A: 100, B: 50}}, kind=TargetKind.TIMESTAMP, fixed_at_ms=T0,
-                           timestamp_ms=T0 - 5000, read_committed=True)
+    target = BarrierTarget(
+        offsets={"g": {A: 100, B: 50}},
+        kind=TargetKind.TIMESTAMP,
+        fixed_at_ms=T0,
+        timestamp_ms=T0 - 5000,
+        read_committed=True,
+    )
     assert BarrierTarget.from_dict(json.loads(json.dumps(target.to_dict()))) == target
     checkpoint = BarrierCheckpoint(T0, {"g": {A: 7, B: None}})
     assert BarrierCheckpoint.from_dict(json.loads(json.dumps(checkpoint.to_dict()))) == checkpoint
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(format="other"), "not a barrier target"),
-    (lambda d: d.update(kind="soon"), "kind 'soon'"),
-    (lambda d: d.update(groups={}), "no groups"),
-    (lambda d: d["groups"]["g"]["t"].update({"0": -4}), r"groups\['g'\]: t\[0\] is -4; offsets are >= 0\."),
-    (lambda d: d["groups"]["g"]["t"].update({"0": -1}), r"t\[0\] is -1 \(latest\); offsets are >= 0\."),
-    (lambda d: d["groups"]["g"]["t"].update({"0": None}), r"t\[0\] is None; an offset is a JSON integer \(>= 0\)"),
-    (lambda d: d["groups"]["g"]["t"].update({"x": 4}), "topic 't' has partition 'x', which is not a partition number"),
-    (lambda d: d.update(fixed_at_ms=-1), "fixed_at_ms must be a non-negative"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d.update(format="other"), "not a barrier target"),
+        (lambda d: d.update(kind="soon"), "kind 'soon'"),
+        (lambda d: d.update(groups={}), "no groups"),
+        (
+            lambda d: d["groups"]["g"]["t"].update({"0": -4}),
+            r"groups\['g'\]: t\[0\] is -4; offsets are >= 0\.",
+        ),
+        (lambda d: d["groups"]["g"]["t"].update({"0": -1}), r"t\[0\] is -1 \(latest\); offsets are >= 0\."),
+        (
+            lambda d: d["groups"]["g"]["t"].update({"0": None}),
+            r"t\[0\] is None; an offset is a JSON integer \(>= 0\)",
+        ),
+        (
+            lambda d: d["groups"]["g"]["t"].update({"x": 4}),
+            "topic 't' has partition 'x', which is not a partition number",
+        ),
+        (lambda d: d.update(fixed_at_ms=-1), "fixed_at_ms must be a non-negative"),
+    ],
+)
 def test_malformed_targets_are_configuration_errors(mutate, message):
     data = TARGET.to_dict()
     mutate(data)
@@ -99,6 +120,7 @@ def test_malformed_targets_are_configuration_errors(mutate, message):
 
 
 # -- against the fake cluster -----------------------------------------------------------------------
+
 
 def seed(cluster):
     cluster.add_topic("t", partitions=2)
@@ -170,6 +192,7 @@ async def test_target_fixed_during_a_leader_election_gets_the_real_log_end():
     """A new leader catching up answers OFFSET_NOT_AVAILABLE (Partition.fetchOffsetForTimestamp);
     the client asks it again after a metadata refresh (OffsetFetcherUtils.handleListOffsetResponse)
     instead of failing the barrier."""
+
     async def body(cluster, client):
         assert (cluster.leader_of("t", 0), cluster.leader_of("t", 1)) == (0, 1)
         cluster.move_leader("t", 0, 2, catching_up=2)
@@ -180,5 +203,9 @@ async def test_target_fixed_during_a_leader_election_gets_the_real_log_end():
     assert target.offsets == {"g": {A: 10, B: 10}} and target.kind is TargetKind.LOG_END
     assert list_offsets == {0: 0, 1: 1, 2: 3}  # twice 78 from the new leader, then its answer
     # bootstrap, the leader lookup, one refresh after each 78
-    assert [None if m.request.topics is None else [t.name for t in m.request.topics] for m in metadata] == \
-        [[], ["t"], ["t"], ["t"]]
+    assert [None if m.request.topics is None else [t.name for t in m.request.topics] for m in metadata] == [
+        [],
+        ["t"],
+        ["t"],
+        ["t"],
+    ]

@@ -23,17 +23,31 @@ PACKAGE = Path(errors.__file__).resolve().parents[1]
 
 
 def test_every_client_code_has_its_name_and_none_is_a_broker_code():
-    assert CLIENT_CODES == {-100: "CLIENT_TIMEOUT", -101: "CLIENT_DISCONNECTED", -102: "CLIENT_UNSUPPORTED",
-                            -103: "CLIENT_INCOMPLETE_RESPONSE", -104: "CLIENT_RESPONSE_TOO_LARGE",
-                            -105: "CLIENT_NOT_READ", -106: "CLIENT_RECORDED_ERROR", -107: "CLIENT_UNDECODABLE",
-                            -108: "CLIENT_PROTOCOL_ERROR"}
+    assert CLIENT_CODES == {
+        -100: "CLIENT_TIMEOUT",
+        -101: "CLIENT_DISCONNECTED",
+        -102: "CLIENT_UNSUPPORTED",
+        -103: "CLIENT_INCOMPLETE_RESPONSE",
+        -104: "CLIENT_RESPONSE_TOO_LARGE",
+        -105: "CLIENT_NOT_READ",
+        -106: "CLIENT_RECORDED_ERROR",
+        -107: "CLIENT_UNDECODABLE",
+        -108: "CLIENT_PROTOCOL_ERROR",
+    }
     for code, name in CLIENT_CODES.items():
         assert error_name(code) == name and str(Failure(code, "why")) == f"{name}: why"
     assert error_name(-1) == "UNKNOWN"  # what a -1 would have said: the broker's unknown error
     # the named broker codes have Errors.java's numbers
-    assert [int(c) for c in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.REBALANCE_IN_PROGRESS,
-                             ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.SASL_AUTHENTICATION_FAILED)] == \
-        [22, 25, 27, 31, 58]
+    assert [
+        int(c)
+        for c in (
+            ErrorCode.ILLEGAL_GENERATION,
+            ErrorCode.UNKNOWN_MEMBER_ID,
+            ErrorCode.REBALANCE_IN_PROGRESS,
+            ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            ErrorCode.SASL_AUTHENTICATION_FAILED,
+        )
+    ] == [22, 25, 27, 31, 58]
     assert {29, 30, 31, 58} == errors.NOT_RETRIABLE_CODES
 
 
@@ -53,6 +67,8 @@ def test_no_failure_in_the_package_is_built_from_a_bare_number():
 def test_a_log_start_that_was_not_read_is_client_not_read():
     from airflow_provider_kgroups.lag.snapshot import partition_lag
 
-    lag = partition_lag(tp("t", 0), committed=None, log_start=None, log_end=100, policy=UnknownLagPolicy.FROM_EARLIEST)
+    lag = partition_lag(
+        tp("t", 0), committed=None, log_start=None, log_end=100, policy=UnknownLagPolicy.FROM_EARLIEST
+    )
     assert LagFlag.ERROR in lag.flags and lag.error.code == CLIENT_NOT_READ
     assert str(lag.error) == "CLIENT_NOT_READ: log start or end offset unknown: cannot count from earliest"

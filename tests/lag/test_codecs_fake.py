@@ -23,8 +23,14 @@ def batches(c, codec: str, payload: bytes | None = None) -> None:
     a committed and an aborted transaction, one last record; record o written at T0 + o s."""
     c.add_topic("t", 1)
     c.append_batch("t", 0, [(b"k", b"v%d" % o, (), T0 + o * 1000) for o in range(200)], codec=codec)
-    c.append_batch("t", 0, [(None, b"w%d" % o, (("h", None),), T0 + o * 1000) for o in range(200, 300)],
-                   codec=codec, producer_id=9, payload=payload)
+    c.append_batch(
+        "t",
+        0,
+        [(None, b"w%d" % o, (("h", None),), T0 + o * 1000) for o in range(200, 300)],
+        codec=codec,
+        producer_id=9,
+        payload=payload,
+    )
     c.append_batch("t", 0, [(None, b"t", (), T0 + 300_000)], codec=codec, producer_id=4, transactional=True)
     c.end_transaction("t", 0, producer_id=4, commit=False)
     c.append_batch("t", 0, [(None, b"last", (), T0 + 302_000)], codec=codec)
@@ -39,15 +45,20 @@ async def test_offsets_committed_inside_compressed_batches_are_dated_by_their_re
 
     async def body(c, client):
         snap = await take_snapshot(client, ["inside", "second", "aborted", "marker"])
-        return (await lag_seconds(client, snap, worst_n=None, now_ms=T0 + 600_000),
-                await lag_seconds(client, snap, worst_n=None, now_ms=T0 + 600_000, read_committed=True))
+        return (
+            await lag_seconds(client, snap, worst_n=None, now_ms=T0 + 600_000),
+            await lag_seconds(client, snap, worst_n=None, now_ms=T0 + 600_000, read_committed=True),
+        )
 
     uncommitted, committed = await with_fake_cluster(body, setup=setup, brokers=1)
     expected = {"inside": 123, "second": 250, "aborted": 300, "marker": 302}  # the marker: the next record
     for group, record in expected.items():
         (measured,) = uncommitted[group].partitions
-        assert (measured.basis, measured.record_offset, measured.seconds) == \
-            (LagSecondsBasis.RECORD, record, (600_000 - record * 1000 if record < 301 else 298_000) / 1000), group
+        assert (measured.basis, measured.record_offset, measured.seconds) == (
+            LagSecondsBasis.RECORD,
+            record,
+            (600_000 - record * 1000 if record < 301 else 298_000) / 1000,
+        ), group
     (skips_aborted,) = committed["aborted"].partitions  # read_committed: the aborted record is not read next
     assert (skips_aborted.basis, skips_aborted.record_offset) == (LagSecondsBasis.RECORD, 302)
 
@@ -83,6 +94,7 @@ async def test_an_undecodable_batch_fails_its_partition_by_name_and_leaves_its_l
 async def test_the_first_batch_of_a_page_is_read_whole_even_from_its_middle():
     """A Fetch at offset 150 gets the batch of 0-199 whole (Kafka serves batches, not records);
     the answer for 150 is record 150, not the batch's first."""
+
     async def body(c, client):
         return await client.fetch_record_timestamps({TP: [150]})
 

@@ -43,12 +43,19 @@ def test_a_page_that_starts_after_the_offset_is_a_gap():
 def test_transaction_markers_are_skipped_without_a_gap():
     data = batch(5, [5, 6], producer_id=7) + batch(7, [7], producer_id=7, control=COMMIT) + batch(8, [8])
     assert find(data, 7) == (8, RecordPosition.AT_OFFSET)
-    assert find(batch(7, [7], producer_id=7, control=COMMIT) + batch(8, [8]), 7) == (8, RecordPosition.AT_OFFSET)
+    assert find(batch(7, [7], producer_id=7, control=COMMIT) + batch(8, [8]), 7) == (
+        8,
+        RecordPosition.AT_OFFSET,
+    )
 
 
 def test_aborted_transactions_are_skipped_with_read_committed():
-    data = (batch(0, [0, 1], producer_id=3) + batch(2, [2], producer_id=3, control=ABORT)
-            + batch(3, [3, 4], producer_id=3) + batch(5, [5], producer_id=3, control=COMMIT))
+    data = (
+        batch(0, [0, 1], producer_id=3)
+        + batch(2, [2], producer_id=3, control=ABORT)
+        + batch(3, [3, 4], producer_id=3)
+        + batch(5, [5], producer_id=3, control=COMMIT)
+    )
     aborted = [SimpleNamespace(producer_id=3, first_offset=0)]
     assert find(data, 0, aborted) == (3, RecordPosition.AT_OFFSET)  # aborted 0-1 and marker 2: not records
     assert find(data, 0, None) == (0, RecordPosition.AT_OFFSET)  # read_uncommitted sees the aborted record
@@ -58,7 +65,10 @@ def test_several_offsets_from_one_page():
     readable, seen_end = scan_page(batch(0, [0, 1, 2]) + batch(5, [5, 6]))
     resolved, unresolved = resolve_offsets(readable, seen_end, [1, 3, 6, 9], readable_end=20)
     assert {o: (r.offset, r.position) for o, r in resolved.items()} == {
-        1: (1, RecordPosition.AT_OFFSET), 3: (5, RecordPosition.AFTER_GAP), 6: (6, RecordPosition.AT_OFFSET)}
+        1: (1, RecordPosition.AT_OFFSET),
+        3: (5, RecordPosition.AFTER_GAP),
+        6: (6, RecordPosition.AT_OFFSET),
+    }
     assert unresolved == [9]  # past the page: the next page will tell
 
 
@@ -73,11 +83,14 @@ def test_a_partial_batch_is_truncated_not_empty():
     data = batch(0, list(range(50)))
     with pytest.raises(_Truncated):
         scan_page(data[: len(data) // 2])
-    readable, seen_end = scan_page(batch(0, [0]) + data[: len(data) // 2])  # a whole batch, then a partial one
+    readable, seen_end = scan_page(
+        batch(0, [0]) + data[: len(data) // 2]
+    )  # a whole batch, then a partial one
     assert [r.offset for r in readable] == [0] and seen_end == 1
 
 
 # -- the handler through the client, on the fake cluster --------------------------------------------
+
 
 def seed(cluster):
     cluster.add_topic("t", partitions=4)
@@ -88,8 +101,12 @@ def seed(cluster):
 
 async def test_one_fetch_per_leader_with_timestamps_and_positions():
     async def body(cluster, client):
-        positions = {TopicPartition("t", 0): 3, TopicPartition("t", 1): 2, TopicPartition("t", 2): 10,
-                     TopicPartition("t", 3): 9}
+        positions = {
+            TopicPartition("t", 0): 3,
+            TopicPartition("t", 1): 2,
+            TopicPartition("t", 2): 10,
+            TopicPartition("t", 3): 9,
+        }
         result = await client.fetch_record_timestamps(positions)
         return result, cluster.requests("Fetch"), {cluster.leader_of("t", p) for p in range(4)}
 
@@ -106,10 +123,13 @@ async def test_one_fetch_per_leader_with_timestamps_and_positions():
         assert all(p.partition_max_bytes <= 64 * 1024 for t in r.request.topics for p in t.partitions)
 
 
-@pytest.mark.parametrize("error", [Err.NOT_LEADER_OR_FOLLOWER, Err.FENCED_LEADER_EPOCH, Err.UNKNOWN_LEADER_EPOCH])
+@pytest.mark.parametrize(
+    "error", [Err.NOT_LEADER_OR_FOLLOWER, Err.FENCED_LEADER_EPOCH, Err.UNKNOWN_LEADER_EPOCH]
+)
 async def test_not_leader_is_retried_on_the_new_leader(error):
     """Leader errors of a Fetch (ReplicaManager.readFromLog) send the partition back to the
     leader lookup, one metadata refresh each (the client's one REFRESH_LEADER set)."""
+
     def setup(cluster):
         seed(cluster)
         cluster.inject_error("Fetch", error, key=("t", 0), times=1)

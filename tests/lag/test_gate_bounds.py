@@ -25,7 +25,9 @@ MAX_S = 60.0
 
 def threshold_gate(**spec) -> LagGate:
     spec = {"max_lag_seconds": MAX_S, **spec}
-    return LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", **spec), GateState(started_ms=T0), T0 + HOUR)
+    return LagGate(
+        GateSpec(group_ids=("g",), lag_mode="threshold", **spec), GateState(started_ms=T0), T0 + HOUR
+    )
 
 
 def lagging(*parts) -> dict:
@@ -37,29 +39,46 @@ def seconds(*parts: PartitionLagSeconds, unmeasured: int = 0) -> dict[str, Group
     return {"g": GroupLagSeconds("g", tuple(parts), unmeasured)}
 
 
-def measured(p: int, value: float | None, basis: LagSecondsBasis, *, at_least: bool = False,
-             bounds: tuple[float, float] | None = None) -> PartitionLagSeconds:
+def measured(
+    p: int,
+    value: float | None,
+    basis: LagSecondsBasis,
+    *,
+    at_least: bool = False,
+    bounds: tuple[float, float] | None = None,
+) -> PartitionLagSeconds:
     return PartitionLagSeconds("g", "t", p, 0, 10, value, basis, "test", at_least=at_least, bounds=bounds)
 
 
 def test_an_exact_age_under_the_threshold_opens_the_gate():
-    decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)),
-                                         seconds(measured(0, 30.0, LagSecondsBasis.RECORD)))
+    decision = threshold_gate().evaluate(
+        lagging(partition("t", 0, 0, 10)), seconds(measured(0, 30.0, LagSecondsBasis.RECORD))
+    )
     assert decision.status == "done" and decision.result["lag"]["g"]["max_lag_seconds"] == 30.0
 
 
-@pytest.mark.parametrize("basis, value", [(LagSecondsBasis.HISTORY_BOUND, 0.0), (LagSecondsBasis.HISTORY_BOUND, 30.0),
-                                          (LagSecondsBasis.NEXT_RECORD, 59.0), (LagSecondsBasis.NEXT_RECORD, 60.0)])
+@pytest.mark.parametrize(
+    "basis, value",
+    [
+        (LagSecondsBasis.HISTORY_BOUND, 0.0),
+        (LagSecondsBasis.HISTORY_BOUND, 30.0),
+        (LagSecondsBasis.NEXT_RECORD, 59.0),
+        (LagSecondsBasis.NEXT_RECORD, 60.0),
+    ],
+)
 def test_a_lower_bound_at_or_under_the_threshold_is_unknown_and_waits(basis, value):
-    decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)),
-                                         seconds(measured(0, value, basis, at_least=True)))
+    decision = threshold_gate().evaluate(
+        lagging(partition("t", 0, 0, 10)), seconds(measured(0, value, basis, at_least=True))
+    )
     assert decision.status == "wait", decision
     assert f"at least {value:.0f} s" in decision.message and "cannot tell" in decision.message
 
 
 def test_a_lower_bound_over_the_threshold_proves_the_group_is_over():
-    decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)),
-                                         seconds(measured(0, 600.0, LagSecondsBasis.NEXT_RECORD, at_least=True)))
+    decision = threshold_gate().evaluate(
+        lagging(partition("t", 0, 0, 10)),
+        seconds(measured(0, 600.0, LagSecondsBasis.NEXT_RECORD, at_least=True)),
+    )
     assert decision.status == "wait" and "at least 600 s over 60 s" in decision.message
 
 
@@ -68,29 +87,46 @@ def test_a_lower_bound_on_another_partition_leaves_the_groups_maximum_unknown():
     known to be at least 10 s old: that one may be hours old."""
     decision = threshold_gate().evaluate(
         lagging(partition("t", 0, 0, 10), partition("t", 1, 0, 10)),
-        seconds(measured(0, 30.0, LagSecondsBasis.RECORD), measured(1, 10.0, LagSecondsBasis.NEXT_RECORD,
-                                                                    at_least=True)))
+        seconds(
+            measured(0, 30.0, LagSecondsBasis.RECORD),
+            measured(1, 10.0, LagSecondsBasis.NEXT_RECORD, at_least=True),
+        ),
+    )
     assert decision.status == "wait" and "cannot tell" in decision.message
 
 
 def test_an_estimate_whose_interval_reaches_over_the_threshold_waits():
-    decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)),
-                                         seconds(measured(0, 30.0, LagSecondsBasis.HISTORY, bounds=(20.0, 90.0))))
+    decision = threshold_gate().evaluate(
+        lagging(partition("t", 0, 0, 10)),
+        seconds(measured(0, 30.0, LagSecondsBasis.HISTORY, bounds=(20.0, 90.0))),
+    )
     assert decision.status == "wait" and "between 20 and 90 s" in decision.message
-    inside = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)),
-                                       seconds(measured(0, 30.0, LagSecondsBasis.HISTORY, bounds=(20.0, 50.0))))
+    inside = threshold_gate().evaluate(
+        lagging(partition("t", 0, 0, 10)),
+        seconds(measured(0, 30.0, LagSecondsBasis.HISTORY, bounds=(20.0, 50.0))),
+    )
     assert inside.status == "done"  # the whole interval is under the threshold
 
 
 def test_lagging_partitions_that_were_not_measured_leave_the_age_unknown():
-    decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10), partition("t", 1, 5, 10)),
-                                         seconds(measured(0, 30.0, LagSecondsBasis.RECORD), unmeasured=1))
+    decision = threshold_gate().evaluate(
+        lagging(partition("t", 0, 0, 10), partition("t", 1, 5, 10)),
+        seconds(measured(0, 30.0, LagSecondsBasis.RECORD), unmeasured=1),
+    )
     assert decision.status == "wait" and "1 lagging partition(s) not measured" in decision.message
 
 
 def test_an_unknown_age_waits_with_its_reason():
-    unknown = PartitionLagSeconds("g", "t", 0, 0, 10, None, LagSecondsBasis.UNKNOWN,
-                                  "reading the record at offset 0 failed (cannot decode records)")
+    unknown = PartitionLagSeconds(
+        "g",
+        "t",
+        0,
+        0,
+        10,
+        None,
+        LagSecondsBasis.UNKNOWN,
+        "reading the record at offset 0 failed (cannot decode records)",
+    )
     decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)), seconds(unknown))
     assert decision.status == "wait" and "cannot decode records" in decision.message
 
@@ -98,21 +134,24 @@ def test_an_unknown_age_waits_with_its_reason():
 def test_a_group_with_no_partition_to_judge_never_passes_vacuously():
     """No commit and no assignment (topics=None): nothing is known of its lag, so no threshold
     holds; as with topics=[], a gate that checks nothing must not pass."""
-    gate = LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(started_ms=T0),
-                   T0 + HOUR)
+    gate = LagGate(
+        GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(started_ms=T0), T0 + HOUR
+    )
     decision = gate.evaluate(snapshot(T0, group("g", members=2)))
     assert decision.status == "wait" and "no partition" in decision.message
 
 
 def test_a_total_known_only_in_part_is_a_lower_bound_that_can_prove_over():
-    gate = LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=5), GateState(started_ms=T0),
-                   T0 + HOUR)
+    gate = LagGate(
+        GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=5), GateState(started_ms=T0), T0 + HOUR
+    )
     decision = gate.evaluate(lagging(partition("t", 0, 0, 10), partition("t", 1, None, 10)))
     assert decision.status == "wait"
     assert "total lag at least 10 over 5" in decision.message and "unknown lag" in decision.message
 
 
 # -- on the fake cluster, through check_gate -------------------------------------------------------
+
 
 async def run_check(setup, spec: GateSpec, checks: int = 1):
     async with asyncio.timeout(30):
@@ -138,20 +177,30 @@ async def test_an_undecodable_topic_keeps_a_seconds_gate_closed_for_a_group_hour
         cluster.append("t", 0, 50, timestamp_ms=old)
         cluster.add_group("g", offsets={("t", 0): 10})
 
-    decision, = await run_check(setup, GateSpec(group_ids=("g",), topics=("t",), lag_mode="threshold",
-                                                max_lag_seconds=MAX_S))
+    (decision,) = await run_check(
+        setup, GateSpec(group_ids=("g",), topics=("t",), lag_mode="threshold", max_lag_seconds=MAX_S)
+    )
     assert decision.status == "wait", decision
     assert "lag in seconds unknown" in decision.message and "cannot decode records" in decision.message
     (told,) = decision.warnings  # from the client's value: the codec and library as the fake's batch has them
-    assert told.startswith("group g, t[0]: cannot decode records from offset 10: lz4 record batch could not be "
-                           "decoded with cramjam: ")
+    assert told.startswith(
+        "group g, t[0]: cannot decode records from offset 10: lz4 record batch could not be "
+        "decoded with cramjam: "
+    )
 
 
 def undecodable(codec: str, library: str) -> PartitionLagSeconds:
-    failure = UndecodableFailure(CLIENT_UNDECODABLE, f"t[0]: cannot decode records from offset 0: {codec} record "
-                                 f"batch could not be decoded with {library}: boom", codec, library, 0)
-    return PartitionLagSeconds("g", "t", 0, 0, 10, None, LagSecondsBasis.UNKNOWN, f"reading failed ({failure})",
-                               failure=failure)
+    failure = UndecodableFailure(
+        CLIENT_UNDECODABLE,
+        f"t[0]: cannot decode records from offset 0: {codec} record "
+        f"batch could not be decoded with {library}: boom",
+        codec,
+        library,
+        0,
+    )
+    return PartitionLagSeconds(
+        "g", "t", 0, 0, 10, None, LagSecondsBasis.UNKNOWN, f"reading failed ({failure})", failure=failure
+    )
 
 
 def test_an_undecodable_batch_is_told_once_per_gate_with_what_to_do_across_checks_and_the_hand_over():
@@ -162,9 +211,11 @@ def test_an_undecodable_batch_is_told_once_per_gate_with_what_to_do_across_check
     check = lambda g: g.evaluate(lagging(partition("t", 0, 0, 10)), seconds(undecodable("lz4", "cramjam")))
     first = check(gate)
     assert first.status == "wait" and len(first.warnings) == 1, first
-    assert first.warnings[0].startswith("group g, t[0]: cannot decode records from offset 0: lz4 record batch "
-                                        "could not be decoded with cramjam: boom: the age of its record at offset 0 "
-                                        "is unknown")
+    assert first.warnings[0].startswith(
+        "group g, t[0]: cannot decode records from offset 0: lz4 record batch "
+        "could not be decoded with cramjam: boom: the age of its record at offset 0 "
+        "is unknown"
+    )
     assert "pip install --upgrade cramjam" in first.warnings[0] and "max_lag_seconds=60" in first.warnings[0]
     assert check(gate).warnings == ()  # the next check does not repeat it
     state = json.loads(json.dumps(gate.state.to_dict()))  # what ConsumerLagTrigger.for_gate hands over
@@ -173,14 +224,25 @@ def test_an_undecodable_batch_is_told_once_per_gate_with_what_to_do_across_check
 
 
 def test_a_batch_no_library_reads_is_told_without_an_upgrade_to_try():
-    decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)), seconds(undecodable("none", "none")))
+    decision = threshold_gate().evaluate(
+        lagging(partition("t", 0, 0, 10)), seconds(undecodable("none", "none"))
+    )
     assert len(decision.warnings) == 1 and "no library upgrade reads it" in decision.warnings[0]
     assert "pip install" not in decision.warnings[0]
 
 
 def test_an_age_unknown_for_another_reason_warns_nothing():
-    timed_out = PartitionLagSeconds("g", "t", 0, 0, 10, None, LagSecondsBasis.UNKNOWN, "reading failed",
-                                    failure=Failure(-100, "timed out"))
+    timed_out = PartitionLagSeconds(
+        "g",
+        "t",
+        0,
+        0,
+        10,
+        None,
+        LagSecondsBasis.UNKNOWN,
+        "reading failed",
+        failure=Failure(-100, "timed out"),
+    )
     decision = threshold_gate().evaluate(lagging(partition("t", 0, 0, 10)), seconds(timed_out))
     assert decision.status == "wait" and decision.warnings == ()
 
@@ -198,7 +260,15 @@ async def test_every_lagging_partition_is_measured_not_only_the_worst_by_offsets
         cluster.append("t", 1, 2, timestamp_ms=now - 2 * HOUR)
         cluster.add_group("g", offsets={("t", 0): 0, ("t", 1): 0})
 
-    decision, = await run_check(setup, GateSpec(group_ids=("g",), topics=("t",), lag_mode="threshold",
-                                                max_lag_seconds=MAX_S, unknown_lag=UnknownLagPolicy.FAIL.value))
+    (decision,) = await run_check(
+        setup,
+        GateSpec(
+            group_ids=("g",),
+            topics=("t",),
+            lag_mode="threshold",
+            max_lag_seconds=MAX_S,
+            unknown_lag=UnknownLagPolicy.FAIL.value,
+        ),
+    )
     assert decision.status == "wait", decision
     assert "over 60 s" in decision.message

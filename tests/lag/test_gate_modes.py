@@ -30,8 +30,10 @@ from tests.support.fakekafka import FakeCluster
 def test_every_lag_mode_has_one_strategy_behind_the_interface():
     assert set(MODES) == set(LagMode)
     assert all(isinstance(mode, GateMode) and mode.lag_mode is lag_mode for lag_mode, mode in MODES.items())
-    assert LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(0), 0).mode \
+    assert (
+        LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(0), 0).mode
         is MODES[LagMode.THRESHOLD]
+    )
 
 
 def test_a_decision_travels_as_plain_json_and_reads_back_as_enums():
@@ -46,21 +48,32 @@ def test_a_decision_travels_as_plain_json_and_reads_back_as_enums():
 def test_an_event_written_before_the_enums_still_reads():
     done = Decision.from_event({"status": "done", "message": "m", "result": {"checks": 2}, "kind": None})
     assert done.status is GateStatus.DONE and done.finished and done.result == {"checks": 2}
-    assert Decision.from_event({"status": "fail", "kind": "not_retriable", "message": "x"}).kind \
+    assert (
+        Decision.from_event({"status": "fail", "kind": "not_retriable", "message": "x"}).kind
         is FailureKind.NOT_RETRIABLE
+    )
     assert Decision.from_event({"status": "timeout", "message": "check 9: ..."}).status is GateStatus.TIMEOUT
     with pytest.raises(ValueError, match="not a lag gate event .status 'exploded'"):
         Decision.from_event({"status": "exploded", "message": "?"})
 
 
 def test_a_spec_travels_as_plain_json_and_one_written_before_patterns_still_loads():
-    spec = GateSpec(group_patterns=("orders-*",), exclude_patterns=("orders-tmp*",), lag_mode=LagMode.THRESHOLD,
-                    max_lag_seconds=60)
+    spec = GateSpec(
+        group_patterns=("orders-*",),
+        exclude_patterns=("orders-tmp*",),
+        lag_mode=LagMode.THRESHOLD,
+        max_lag_seconds=60,
+    )
     data = json.loads(json.dumps(spec.to_dict()))
-    assert data["lag_mode"] == "threshold" and data["group_ids"] == [] and data["group_patterns"] == ["orders-*"]
+    assert (
+        data["lag_mode"] == "threshold" and data["group_ids"] == [] and data["group_patterns"] == ["orders-*"]
+    )
     assert GateSpec.from_dict(data) == spec
-    older = {k: v for k, v in GateSpec(group_ids=("g",)).to_dict().items()
-             if k not in ("group_patterns", "exclude_patterns")}
+    older = {
+        k: v
+        for k, v in GateSpec(group_ids=("g",)).to_dict().items()
+        if k not in ("group_patterns", "exclude_patterns")
+    }
     assert GateSpec.from_dict(older).group_ids == ("g",) and GateSpec.from_dict(older).bound
 
 
@@ -98,7 +111,10 @@ async def test_the_first_check_binds_the_patterns_and_fixes_the_barrier_once():
     spec = GateSpec(group_patterns=("orders-*",), exclude_patterns=("orders-tmp",), topics=("orders",))
     gate, (first, second) = await fake_check(spec, setup, checks=2)
     assert gate.spec.group_ids == ("orders-a", "orders-b") and gate.spec.bound
-    assert first.status is GateStatus.WAIT and first.notes[0] == "Groups selected by ['orders-*']: orders-a, orders-b"
+    assert (
+        first.status is GateStatus.WAIT
+        and first.notes[0] == "Groups selected by ['orders-*']: orders-a, orders-b"
+    )
     assert first.fixed is not None and first.fixed["groups"]["orders-b"] == {"orders": {"0": 10}}
     assert "Barrier fixed (log_end) for 2 group(s)" in first.notes[1]
     assert second.notes == () and second.fixed is None  # bound and fixed once

@@ -22,18 +22,27 @@ from airflow_provider_kgroups.lag.offset_range import (
 from airflow_provider_kgroups.lag.watch import FinishedRange
 from airflow_provider_kgroups.spark.offsets import kafka_batch_options
 
-XCOM = {"startingOffsets": '{"billing": {"2": -2}, "orders": {"0": 12, "1": 7, "10": -2}}',
-        "endingOffsets": '{"billing": {"2": 0}, "orders": {"0": 40, "1": 7, "10": 3}}'}
-RANGE = OffsetRange({TP("orders", 0): 12, TP("orders", 1): 7, TP("orders", 10): EARLIEST, TP("billing", 2): EARLIEST},
-                    {TP("orders", 0): 40, TP("orders", 1): 7, TP("orders", 10): 3, TP("billing", 2): 0})
+XCOM = {
+    "startingOffsets": '{"billing": {"2": -2}, "orders": {"0": 12, "1": 7, "10": -2}}',
+    "endingOffsets": '{"billing": {"2": 0}, "orders": {"0": 40, "1": 7, "10": 3}}',
+}
+RANGE = OffsetRange(
+    {TP("orders", 0): 12, TP("orders", 1): 7, TP("orders", 10): EARLIEST, TP("billing", 2): EARLIEST},
+    {TP("orders", 0): 40, TP("orders", 1): 7, TP("orders", 10): 3, TP("billing", 2): 0},
+)
 
 
 def test_up_to_starts_where_the_previous_range_ended_and_writes_the_sensors_xcom():
-    found = OffsetRange.up_to({TP("orders", 0): 40, TP("orders", 1): 7, TP("orders", 10): 3, TP("billing", 2): 0},
-                              {"orders": {"0": 12, "1": 9}})  # 9 > 7: that partition starts at its end
+    found = OffsetRange.up_to(
+        {TP("orders", 0): 40, TP("orders", 1): 7, TP("orders", 10): 3, TP("billing", 2): 0},
+        {"orders": {"0": 12, "1": 9}},
+    )  # 9 > 7: that partition starts at its end
     assert found == RANGE
     assert found.to_xcom() == XCOM
-    assert spark_offsets(found.ending, {"orders": {"0": 12, "1": 9}}) == (XCOM["startingOffsets"], XCOM["endingOffsets"])
+    assert spark_offsets(found.ending, {"orders": {"0": 12, "1": 9}}) == (
+        XCOM["startingOffsets"],
+        XCOM["endingOffsets"],
+    )
 
 
 def test_from_xcom_reads_back_what_to_xcom_wrote_and_checks_sparks_rules():
@@ -67,8 +76,15 @@ def test_spark_options_name_the_same_partitions_in_assign():
 
 
 def test_the_event_triggers_range_is_the_same_value():
-    finished = FinishedRange(group_ids=("g",), mode="barrier", starting=dict(RANGE.starting),
-                             ending=dict(RANGE.ending), total_lag=0, opened_at_ms=1, finished_at_ms=2)
+    finished = FinishedRange(
+        group_ids=("g",),
+        mode="barrier",
+        starting=dict(RANGE.starting),
+        ending=dict(RANGE.ending),
+        total_lag=0,
+        opened_at_ms=1,
+        finished_at_ms=2,
+    )
     payload = finished.to_payload()
     assert {k: payload[k] for k in XCOM} == XCOM
     assert OffsetRange.from_xcom(payload) == RANGE

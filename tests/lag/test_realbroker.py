@@ -45,17 +45,27 @@ def orders(seed, name_prefix):
 async def test_snapshot_numbers(broker, orders):
     topic, group = orders
     snap = await run(broker.bootstrap, lambda client: take_snapshot(client, [group], topics=[topic]))
-    lags = {p.partition: (p.committed, p.log_start, p.log_end, p.lag, p.flags) for p in snap.groups[group].partitions}
-    assert lags == {0: (2, 0, 5, 3, frozenset()), 1: (3, 0, 3, 0, frozenset()),
-                    2: (None, 0, 0, None, frozenset({LagFlag.NO_COMMIT}))}
+    lags = {
+        p.partition: (p.committed, p.log_start, p.log_end, p.lag, p.flags)
+        for p in snap.groups[group].partitions
+    }
+    assert lags == {
+        0: (2, 0, 5, 3, frozenset()),
+        1: (3, 0, 3, 0, frozenset()),
+        2: (None, 0, 0, None, frozenset({LagFlag.NO_COMMIT})),
+    }
     assert snap.groups[group].state is GroupState.EMPTY and snap.groups[group].members == 0
     assert snap.groups[group].total_lag is None  # FAIL: partition 2 has no commit
     assert abs(snap.taken_at_ms - time.time() * 1000) < 30_000
 
 
 async def test_snapshot_of_a_live_group(broker, live_group):
-    snap = await run(broker.bootstrap, lambda client: take_snapshot(client, [live_group.group_id],
-                                                                   topics=[live_group.topic], policy="ignore"))
+    snap = await run(
+        broker.bootstrap,
+        lambda client: take_snapshot(
+            client, [live_group.group_id], topics=[live_group.topic], policy="ignore"
+        ),
+    )
     group = snap.groups[live_group.group_id]
     assert group.state is GroupState.STABLE
     assert {p.partition: p.lag for p in group.partitions} == {0: 0, 1: 0, 2: None}
@@ -66,9 +76,11 @@ async def test_member_count_of_a_live_group(broker, live_group):
     snap = await run(broker.bootstrap, lambda client: take_snapshot(client, [live_group.group_id]))
     group = snap.groups[live_group.group_id]
     if group.members == 0 and group.state is GroupState.STABLE:
-        pytest.skip("Tansu 0.6.0 answers ConsumerGroupDescribe (api 69) for a classic group with state Stable "
-                    "and no members (error 0, not GROUP_ID_NOT_FOUND), so describe_groups reports 0 members; "
-                    "the member count is checked on the fake cluster (test_snapshot_numbers_flags_and_states)")
+        pytest.skip(
+            "Tansu 0.6.0 answers ConsumerGroupDescribe (api 69) for a classic group with state Stable "
+            "and no members (error 0, not GROUP_ID_NOT_FOUND), so describe_groups reports 0 members; "
+            "the member count is checked on the fake cluster (test_snapshot_numbers_flags_and_states)"
+        )
     assert group.members == 1
 
 
@@ -98,10 +110,13 @@ async def test_barrier_reached_by_a_live_consumer_while_producers_keep_writing(b
     seed.produce(topic, 0, 2)  # after the target was fixed: not part of the barrier
 
     with LiveConsumer(broker.bootstrap, group, [topic]) as consumer:
+
         async def wait_reached(client):
             previous, deadline = None, time.monotonic() + 45
             while True:
-                status = await check_barrier(client, target, previous=previous.checkpoint() if previous else None)
+                status = await check_barrier(
+                    client, target, previous=previous.checkpoint() if previous else None
+                )
                 if status.reached or time.monotonic() > deadline:
                     return status, previous
                 previous = status
@@ -115,18 +130,27 @@ async def test_barrier_reached_by_a_live_consumer_while_producers_keep_writing(b
 
 async def test_barrier_for_a_timestamp(broker, orders):
     topic, group = orders
-    after_every_record = await run(broker.bootstrap, lambda client: client.offsets_for_timestamp(
-        [TopicPartition(topic, 0)], BASE_TIMESTAMP_MS + 10**9))
+    after_every_record = await run(
+        broker.bootstrap,
+        lambda client: client.offsets_for_timestamp([TopicPartition(topic, 0)], BASE_TIMESTAMP_MS + 10**9),
+    )
     if after_every_record.values[TopicPartition(topic, 0)].offset != -1:
-        pytest.skip("Tansu 0.6.0 answers ListOffsets by timestamp with offset 0 whatever the timestamp (Apache "
-                    "Kafka: the first offset at or after it, -1 when none); covered on the fake cluster "
-                    "(tests/lag/test_barrier.py::test_fix_target_for_a_timestamp)")
-    target = await run(broker.bootstrap, lambda client: fix_target(client, [group], topics=[topic],
-                                                                  timestamp_ms=BASE_TIMESTAMP_MS + 2500))
+        pytest.skip(
+            "Tansu 0.6.0 answers ListOffsets by timestamp with offset 0 whatever the timestamp (Apache "
+            "Kafka: the first offset at or after it, -1 when none); covered on the fake cluster "
+            "(tests/lag/test_barrier.py::test_fix_target_for_a_timestamp)"
+        )
+    target = await run(
+        broker.bootstrap,
+        lambda client: fix_target(client, [group], topics=[topic], timestamp_ms=BASE_TIMESTAMP_MS + 2500),
+    )
     # partition 0: records at +0, +1000, ... -> the first at or after +2500 is offset 3;
     # partition 1's records are 1e6 ms later (offset 0); partition 2 is empty (log end 0)
-    assert target.offsets[group] == {TopicPartition(topic, 0): 3, TopicPartition(topic, 1): 0,
-                                     TopicPartition(topic, 2): 0}
+    assert target.offsets[group] == {
+        TopicPartition(topic, 0): 3,
+        TopicPartition(topic, 1): 0,
+        TopicPartition(topic, 2): 0,
+    }
     status = await run(broker.bootstrap, lambda client: check_barrier(client, target))
     assert [p.reached for p in status.partitions] == [False, True, True]
     assert status.partitions[0].remaining == 1
@@ -147,4 +171,7 @@ async def test_backup_and_restore_with_an_offset_commit(broker, seed, orders, tm
     after_delete, restored = await run(broker.bootstrap, body)
     assert after_delete.values[group].committed() == {}
     assert restored[group].ok
-    assert {(k.topic, k.partition): v for k, v in seed.committed(group).items()} == {(topic, 0): 2, (topic, 1): 3}
+    assert {(k.topic, k.partition): v for k, v in seed.committed(group).items()} == {
+        (topic, 0): 2,
+        (topic, 1): 3,
+    }

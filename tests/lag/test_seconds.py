@@ -108,11 +108,15 @@ def test_interpolation_ignores_samples_before_a_topic_was_recreated():
 
 
 def test_log_end_history_from_snapshots():
-    snaps = [snapshot(T0, group("g", partition("t", 0, 1, 10))), snapshot(T0 + 1, group("h", partition("t", 0, 1, 12)))]
+    snaps = [
+        snapshot(T0, group("g", partition("t", 0, 1, 10))),
+        snapshot(T0 + 1, group("h", partition("t", 0, 1, 12))),
+    ]
     assert log_end_history(snaps) == {TopicPartition("t", 0): [(T0, 10), (T0 + 1, 12)]}
 
 
 # -- against the fake cluster -----------------------------------------------------------------------
+
 
 def seed(cluster):
     cluster.add_topic("t", partitions=3, leaders=[0, 1, 2])
@@ -131,10 +135,16 @@ async def test_worst_partition_of_each_group_exact_in_one_fetch_per_leader_per_r
 
     result, requests = await with_fake_cluster(body, setup=seed)
     worst_a, worst_b = result["a"].worst, result["b"].worst
-    assert (worst_a.tp, worst_a.seconds, worst_a.basis) == (TopicPartition("t", 0), 160.0, LagSecondsBasis.RECORD)
+    assert (worst_a.tp, worst_a.seconds, worst_a.basis) == (
+        TopicPartition("t", 0),
+        160.0,
+        LagSecondsBasis.RECORD,
+    )
     assert (worst_b.tp, worst_b.seconds) == (TopicPartition("t", 0), 130.0)
     assert result["a"].unmeasured == 1 and result["b"].unmeasured == 1
-    assert requests == {"Fetch": 1}  # both worst partitions are t[0] (offsets 40 and 70): one page answers both
+    assert requests == {
+        "Fetch": 1
+    }  # both worst partitions are t[0] (offsets 40 and 70): one page answers both
 
 
 async def test_all_lagging_partitions_one_fetch_per_leader():
@@ -145,10 +155,14 @@ async def test_all_lagging_partitions_one_fetch_per_leader():
         return result, cluster.requests("Fetch")
 
     result, fetches = await with_fake_cluster(body, setup=seed)
-    assert {p.tp: p.seconds for p in result["a"].partitions} == {TopicPartition("t", 0): 160.0,
-                                                                 TopicPartition("t", 1): 110.0}
-    assert {p.tp: p.seconds for p in result["b"].partitions} == {TopicPartition("t", 0): 130.0,
-                                                                 TopicPartition("t", 1): 105.0}
+    assert {p.tp: p.seconds for p in result["a"].partitions} == {
+        TopicPartition("t", 0): 160.0,
+        TopicPartition("t", 1): 110.0,
+    }
+    assert {p.tp: p.seconds for p in result["b"].partitions} == {
+        TopicPartition("t", 0): 130.0,
+        TopicPartition("t", 1): 105.0,
+    }
     assert result["a"].max_seconds == 160.0 and result["a"].unmeasured == 0
     assert sorted(r.node for r in fetches) == [0, 1]  # t0@40+70 and t1@90+95: one page each
 
@@ -159,8 +173,9 @@ async def test_offsets_beyond_one_page_are_read_from_the_next_page():
         cluster.append("big", 0, 100, timestamp_ms=lambda offset: T0 + offset, value=b"x" * 100)
 
     async def body(cluster, client):
-        answer = await client.fetch_record_timestamps({TopicPartition("big", 0): [2, 5, 50, 99]},
-                                                      partition_bytes=1024)
+        answer = await client.fetch_record_timestamps(
+            {TopicPartition("big", 0): [2, 5, 50, 99]}, partition_bytes=1024
+        )
         return answer, [r.request.topics[0].partitions[0].fetch_offset for r in cluster.requests("Fetch")]
 
     answer, fetch_offsets = await with_fake_cluster(body, setup=setup)

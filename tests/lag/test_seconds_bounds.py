@@ -15,8 +15,10 @@ from tests.support.fakeworld import with_fake_cluster
 from tests.support.undecodable import undecodable_batches
 
 NOW = T0 + 60 * MINUTE
-UNDECODABLE = Failure(CLIENT_UNSUPPORTED, "cannot decode records: UnsupportedCodecError: Libraries for lz4 "
-                                          "compression codec not found")
+UNDECODABLE = Failure(
+    CLIENT_UNSUPPORTED,
+    "cannot decode records: UnsupportedCodecError: Libraries for lz4 compression codec not found",
+)
 
 
 def test_at_least_zero_seconds_from_the_snapshot_itself_is_unknown():
@@ -42,8 +44,9 @@ def test_an_older_history_sample_still_gives_a_real_lower_bound():
 
 def test_a_next_record_no_older_than_the_snapshot_gives_no_bound():
     p = partition("t", 0, 1500, 6000)
-    fetched = RecordTimestamp(1500, RecordPosition.AFTER_GAP, offset=1700, timestamp_ms=NOW + 5_000,
-                              high_watermark=6000)
+    fetched = RecordTimestamp(
+        1500, RecordPosition.AFTER_GAP, offset=1700, timestamp_ms=NOW + 5_000, high_watermark=6000
+    )
     result = resolve_lag_seconds("g", p, fetched, [], NOW)
     assert result.seconds is None and result.basis is LagSecondsBasis.UNKNOWN
     assert "compacted" in result.reason
@@ -64,7 +67,9 @@ async def test_a_partition_with_unknown_offset_lag_leaves_the_groups_age_unknown
     result = (await with_fake_cluster(body, setup=seed))["a"]
     assert result.max_seconds is None  # t[0] is 160 s behind, t[1]'s lag is not known at all
     unknown = [p for p in result.partitions if p.basis is LagSecondsBasis.UNKNOWN]
-    assert [(p.partition, p.seconds) for p in unknown] == [(1, None)] and "no committed offset" in unknown[0].reason
+    assert [(p.partition, p.seconds) for p in unknown] == [(1, None)] and "no committed offset" in unknown[
+        0
+    ].reason
 
 
 async def test_an_undecodable_record_is_unknown_and_says_why(monkeypatch):
@@ -88,8 +93,9 @@ async def test_an_undecodable_record_is_unknown_and_says_why(monkeypatch):
 
 def test_the_json_says_when_the_groups_age_is_only_a_lower_bound():
     p = partition("t", 0, 1500, 6000)
-    fetched = RecordTimestamp(1500, RecordPosition.AFTER_GAP, offset=1700, timestamp_ms=NOW - 30 * MINUTE,
-                              high_watermark=6000)
+    fetched = RecordTimestamp(
+        1500, RecordPosition.AFTER_GAP, offset=1700, timestamp_ms=NOW - 30 * MINUTE, high_watermark=6000
+    )
     from airflow_provider_kgroups.lag.seconds import GroupLagSeconds
 
     group = GroupLagSeconds("g", (resolve_lag_seconds("g", p, fetched, [], NOW),))

@@ -35,8 +35,9 @@ def test_commit_below_log_start_is_lost_and_still_counts_the_gap():
     assert lag.lag == 90 and lag.flags == {LagFlag.LOST}
 
 
-@pytest.mark.parametrize("policy, expected", [(P.FAIL, None), (P.IGNORE, None), (P.FROM_EARLIEST, 70),
-                                              (P.FROM_LATEST, 0)])
+@pytest.mark.parametrize(
+    "policy, expected", [(P.FAIL, None), (P.IGNORE, None), (P.FROM_EARLIEST, 70), (P.FROM_LATEST, 0)]
+)
 def test_no_commit_follows_the_policy(policy, expected):
     lag = partition_lag(tp("t", 0), committed=None, log_start=30, log_end=100, policy=policy)
     assert lag.lag == expected and LagFlag.NO_COMMIT in lag.flags
@@ -96,8 +97,10 @@ def test_from_latest_counts_zero():
 
 def test_partition_error_makes_total_unknown_under_every_policy():
     descriptions, committed, starts, ends = _inputs()
-    ends = KeyedResults({k: ListedOffset(v) for k, v in ends.items() if k != tp("t", 1)},
-                        {tp("t", 1): Failure(6, "not leader")})
+    ends = KeyedResults(
+        {k: ListedOffset(v) for k, v in ends.items() if k != tp("t", 1)},
+        {tp("t", 1): Failure(6, "not leader")},
+    )
     for policy in P:
         snap = compute_lag(descriptions, committed, starts, ends, policy, T0)
         bad = next(p for p in snap.groups["g"].partitions if p.tp == tp("t", 1))
@@ -107,7 +110,9 @@ def test_partition_error_makes_total_unknown_under_every_policy():
 
 def test_committed_offset_read_with_an_error_is_an_error_partition():
     committed = {"g": GroupOffsets("g", {tp("t", 0): CommittedOffset(None, error=Failure(88))})}
-    snap = compute_lag({"g": description("g")}, committed, {tp("t", 0): 0}, {tp("t", 0): 10}, P.FROM_LATEST, T0)
+    snap = compute_lag(
+        {"g": description("g")}, committed, {tp("t", 0): 0}, {tp("t", 0): 10}, P.FROM_LATEST, T0
+    )
     (only,) = snap.groups["g"].partitions
     assert LagFlag.ERROR in only.flags and only.lag is None and only.error.code == 88
 
@@ -115,7 +120,9 @@ def test_committed_offset_read_with_an_error_is_an_error_partition():
 def test_groups_whose_offsets_failed_are_failures_and_described_only_groups_keep_their_lag():
     committed = KeyedResults({"b": offsets("b", {tp("t", 0): 5})}, {"a": Failure(30, "denied")})
     described = KeyedResults({"a": description("a")}, {"b": Failure(15)})
-    snap = compute_lag(described, committed, {tp("t", 0): 0}, {tp("t", 0): 10}, P.FAIL, T0, group_ids=["a", "b"])
+    snap = compute_lag(
+        described, committed, {tp("t", 0): 0}, {tp("t", 0): 10}, P.FAIL, T0, group_ids=["a", "b"]
+    )
     assert snap.failures["a"].code == 30 and "a" not in snap.groups
     assert snap.groups["b"].state is GroupState.UNKNOWN and snap.groups["b"].error.code == 15
     assert snap.groups["b"].total_lag == 5
@@ -124,15 +131,21 @@ def test_groups_whose_offsets_failed_are_failures_and_described_only_groups_keep
 def test_topics_restrict_and_complete_the_partitions():
     t0, t1, x0 = tp("t", 0), tp("t", 1), tp("x", 0)
     committed = {"g": offsets("g", {t0: 1, x0: 3})}
-    snap = compute_lag({"g": description("g")}, committed, {}, {t0: 5, t1: 7, x0: 9}, P.FROM_LATEST, T0,
-                       topics={"t": [0, 1]})
+    snap = compute_lag(
+        {"g": description("g")}, committed, {}, {t0: 5, t1: 7, x0: 9}, P.FROM_LATEST, T0, topics={"t": [0, 1]}
+    )
     assert [p.tp for p in snap.groups["g"].partitions] == [t0, t1]
     assert snap.groups["g"].partitions[1].flags == {LagFlag.NO_COMMIT}
 
 
 def test_totals_and_worst_per_topic():
-    g = group("g", partition("t", 0, 90, 100), partition("t", 1, 10, 100), partition("u", 0, 0, 5),
-              partition("u", 1, None, 9))
+    g = group(
+        "g",
+        partition("t", 0, 90, 100),
+        partition("t", 1, 10, 100),
+        partition("u", 0, 0, 5),
+        partition("u", 1, None, 9),
+    )
     topics = topic_lags(g)
     assert topics["t"].total_lag == 100 and topics["t"].worst.partition == 1
     assert topics["u"].total_lag is None and topics["u"].unknown == 1  # FAIL policy: unknown, not 5
@@ -157,7 +170,9 @@ def test_to_dict_is_json_ready():
 
 def test_a_partition_whose_end_offset_was_not_read_is_an_error_and_keeps_its_log_start():
     committed = {"g": offsets("g", {tp("t", 0): 5, tp("t", 1): 5})}
-    snap = compute_lag({"g": description("g")}, committed, {tp("t", 0): 2, tp("t", 1): 3}, {tp("t", 0): 10}, P.FAIL, T0)
+    snap = compute_lag(
+        {"g": description("g")}, committed, {tp("t", 0): 2, tp("t", 1): 3}, {tp("t", 0): 10}, P.FAIL, T0
+    )
     read, unread = snap.groups["g"].partitions
     assert (read.lag, read.log_start, read.flags) == (5, 2, frozenset())
     assert (unread.lag, unread.log_start, unread.log_end, unread.flags) == (None, 3, None, {LagFlag.ERROR})
@@ -165,8 +180,14 @@ def test_a_partition_whose_end_offset_was_not_read_is_an_error_and_keeps_its_log
 
 
 def test_an_end_offset_error_on_a_partition_without_a_commit_is_an_error_and_no_commit():
-    lag = partition_lag(tp("t", 0), committed=None, log_start=None, log_end=None, policy=P.FROM_LATEST,
-                        error=Failure(6, "not leader"))
+    lag = partition_lag(
+        tp("t", 0),
+        committed=None,
+        log_start=None,
+        log_end=None,
+        policy=P.FROM_LATEST,
+        error=Failure(6, "not leader"),
+    )
     assert lag.lag is None and lag.flags == {LagFlag.ERROR, LagFlag.NO_COMMIT} and lag.error.code == 6
 
 
@@ -176,6 +197,7 @@ def test_a_commit_below_the_log_start_and_past_the_log_end_is_clamped_and_lost()
 
 
 # -- a topic the group no longer reads (TOPIC_UNASSIGNED) -------------------------------------------
+
 
 def _left_inputs(state="Stable", members=None, protocol_type="consumer"):
     members = {"m1": [tp("orders", 0)]} if members is None else members
@@ -195,11 +217,14 @@ def test_a_committed_topic_no_member_is_assigned_is_flagged_on_each_of_its_parti
     assert snap.rows()[1]["flags"] == "topic_unassigned"  # kept in the history store's rows
 
 
-@pytest.mark.parametrize("inputs", [
-    _left_inputs(state="PreparingRebalance"),  # assignments in flux
-    _left_inputs(members={}),  # Empty of members: the dead-group rules judge it
-    _left_inputs(members={"m1": []}),  # no assignment read at all: proves nothing
-    _left_inputs(protocol_type="connect"),  # assignments are not topic partitions
-])
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        _left_inputs(state="PreparingRebalance"),  # assignments in flux
+        _left_inputs(members={}),  # Empty of members: the dead-group rules judge it
+        _left_inputs(members={"m1": []}),  # no assignment read at all: proves nothing
+        _left_inputs(protocol_type="connect"),  # assignments are not topic partitions
+    ],
+)
 def test_the_flag_needs_a_stable_consumer_group_whose_assignments_were_read(inputs):
     assert _flagged(compute_lag(*inputs, P.FAIL, T0)) == set()

@@ -15,8 +15,11 @@ from tests.support.fakeworld import with_fake_cluster
 def seed(cluster):
     cluster.add_topic("orders", partitions=3, end_offsets=[100, 200, 300], start_offsets=[0, 50, 0])
     cluster.add_topic("audit", partitions=1, end_offsets=[10], last_stable_offsets=[8])
-    cluster.add_group("billing", offsets={("orders", 0): 90, ("orders", 1): 20, ("orders", 2): 310},
-                      members=[Member("m-1", assignment={"orders": [0, 1, 2], "audit": [0]})])
+    cluster.add_group(
+        "billing",
+        offsets={("orders", 0): 90, ("orders", 1): 20, ("orders", 2): 310},
+        members=[Member("m-1", assignment={"orders": [0, 1, 2], "audit": [0]})],
+    )
     cluster.add_group("paused", offsets={("orders", 0): 100, ("audit", 0): 7})
 
 
@@ -35,7 +38,10 @@ async def test_snapshot_numbers_flags_and_states():
     assert snap.groups["billing"].state is GroupState.STABLE and snap.groups["billing"].members == 1
     assert snap.groups["billing"].total_lag is None  # FAIL policy and audit[0] never committed
     assert snap.groups["paused"].state is GroupState.EMPTY and snap.groups["paused"].total_lag == 3
-    assert snap.groups["never-existed"].state is GroupState.DEAD and snap.groups["never-existed"].partitions == ()
+    assert (
+        snap.groups["never-existed"].state is GroupState.DEAD
+        and snap.groups["never-existed"].partitions == ()
+    )
     assert snap.groups["never-existed"].not_found and snap.groups["never-existed"].total_lag is None  # not 0
     assert not snap.groups["billing"].not_found and not snap.groups["paused"].not_found
     assert not snap.failures
@@ -44,6 +50,7 @@ async def test_snapshot_numbers_flags_and_states():
 async def test_an_unreadable_log_end_offset_makes_the_partition_and_the_total_unknown():
     """KafkaApis.handleListOffsetRequest answers per partition: one partition's error leaves the
     others known, and the group's total unknown (never summed as 0), whatever the policy."""
+
     async def body(cluster, client):
         cluster.inject_error("ListOffsets", Err.TOPIC_AUTHORIZATION_FAILED, key=("orders", 0))
         return [await take_snapshot(client, ["paused"], policy=policy) for policy in UnknownLagPolicy]
@@ -78,16 +85,27 @@ async def test_committed_offsets_are_read_before_end_offsets_in_one_round_per_le
     assert apis.count("Metadata") <= 2  # bootstrap (shared too) + one refresh for all topics involved
     # describe and OffsetFetch in the same round: both went out before either was answered
     first_offset_fetch = apis.index("OffsetFetch")
-    assert "DescribeGroups" in apis[first_offset_fetch - 3:first_offset_fetch + 4]
+    assert "DescribeGroups" in apis[first_offset_fetch - 3 : first_offset_fetch + 4]
 
 
 async def test_iter_snapshot_reads_each_group_once_in_batches_each_exact():
     """Each part follows take_snapshot's order of reads (commits, then end offsets) for its own
     groups; together the parts hold every group exactly once."""
+
     async def body(cluster, client):
-        parts = [part async for part in iter_snapshot(client, ["billing", "paused", "never-existed"],
-                                                      policy=UnknownLagPolicy.IGNORE, batch_size=2, concurrency=1)]
-        whole = await take_snapshot(client, ["billing", "paused", "never-existed"], policy=UnknownLagPolicy.IGNORE)
+        parts = [
+            part
+            async for part in iter_snapshot(
+                client,
+                ["billing", "paused", "never-existed"],
+                policy=UnknownLagPolicy.IGNORE,
+                batch_size=2,
+                concurrency=1,
+            )
+        ]
+        whole = await take_snapshot(
+            client, ["billing", "paused", "never-existed"], policy=UnknownLagPolicy.IGNORE
+        )
         coordinators = {g: cluster.coordinator_of(g) for g in ("billing", "paused", "never-existed")}
         return parts, whole, cluster.requests(), coordinators
 
@@ -100,8 +118,9 @@ async def test_iter_snapshot_reads_each_group_once_in_batches_each_exact():
             assert group.total_lag == whole.groups[gid].total_lag
     apis = [r.api for r in log]
     # one OffsetFetch per coordinator in each batch, then take_snapshot's own round
-    assert apis.count("OffsetFetch") == (len({coordinators["billing"], coordinators["paused"]}) + 1
-                                         + len(set(coordinators.values())))
+    assert apis.count("OffsetFetch") == (
+        len({coordinators["billing"], coordinators["paused"]}) + 1 + len(set(coordinators.values()))
+    )
     # batch 2 has no commit: no ListOffsets; batch 1 and take_snapshot: earliest + latest per leader
     leaders = {r.node for r in log if r.api == "ListOffsets"}
     assert apis.count("ListOffsets") == 2 * 2 * len(leaders)
@@ -193,6 +212,7 @@ async def test_snapshots_read_with_fewer_collections_and_put_the_thresholds_back
     saved = gc.get_threshold()
     gc.set_threshold(700, 10, 10)
     try:
+
         async def body(cluster, client):
             seen = []
             fetch = client.fetch_committed_offsets

@@ -43,6 +43,7 @@ def moving(lags, step=1000, every=2):
 
 # -- LOST -----------------------------------------------------------------------------------------
 
+
 def test_lost_when_committed_is_below_log_start():
     verdict, found = verdict_of([(0, 10, 500), (2, 10, 600)], log_start=50)
     assert verdict is Verdict.LOST
@@ -57,6 +58,7 @@ def test_lost_beats_every_other_rule():
 
 # -- REWIND ---------------------------------------------------------------------------------------
 
+
 def test_rewind_when_offset_goes_back_and_has_not_recovered():
     verdict, found = verdict_of([(0, 1000, 1100), (2, 2000, 2100), (4, 500, 2200)])
     assert verdict is Verdict.REWIND
@@ -69,11 +71,14 @@ def test_rewind_clears_once_the_group_passes_where_it_was():
 
 
 def test_rewind_outside_the_window_is_forgotten():
-    points = [(0, 2000, 2100), (2, 500, 2100)] + [(m, 500 + m * 40, 500 + m * 40 + 10) for m in range(40, 70, 5)]
+    points = [(0, 2000, 2100), (2, 500, 2100)] + [
+        (m, 500 + m * 40, 500 + m * 40 + 10) for m in range(40, 70, 5)
+    ]
     assert verdict_of(points)[0] is Verdict.OK
 
 
 # -- OK: caught up, slow topics -------------------------------------------------------------------
+
 
 def test_caught_up_is_ok():
     assert verdict_of(moving([0, 0, 0, 0]))[0] is Verdict.OK
@@ -99,11 +104,16 @@ def test_allowed_lag_tolerates_transaction_markers():
 
 # -- STOP / STALL ---------------------------------------------------------------------------------
 
+
 def test_stop_when_offset_is_stuck_while_the_log_grows():
     verdict, found = verdict_of([(m, 100, 200 + m * 10) for m in range(0, 13, 2)])
     assert verdict is Verdict.STOP
-    assert (found.reason, found.committed, found.for_ms, found.grew_by) == (R.STUCK_WHILE_GROWING, 100, 12 * MINUTE,
-                                                                           120)
+    assert (found.reason, found.committed, found.for_ms, found.grew_by) == (
+        R.STUCK_WHILE_GROWING,
+        100,
+        12 * MINUTE,
+        120,
+    )
     verdict = group_verdicts(series("g", [(m, 100, 200 + m * 10) for m in range(0, 13, 2)]), RULES)["g"]
     assert verdict.members == 1
 
@@ -128,28 +138,44 @@ def test_stall_when_offset_is_stuck_with_lag_and_the_log_end_does_not_move():
 
 
 def test_stop_reports_the_members_so_a_stopped_consumer_is_visible():
-    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 100, 200 + m), state="Empty", members=0))
-             for m in range(0, 13, 2)]
+    snaps = [
+        snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 100, 200 + m), state="Empty", members=0))
+        for m in range(0, 13, 2)
+    ]
     verdict = group_verdicts(snaps, RULES)["g"]
     assert verdict.verdict is Verdict.STOP and (verdict.members, verdict.state.value) == (0, "Empty")
 
 
 # -- ABANDONED: the group stopped consuming the topic (klag issue 92) --------------------------------
 
+
 def left(minutes, *, flagged=lambda m: True, state="Stable", members=3, log_end=lambda m: 200 + m * 10):
     """Group g, Stable with members, its commit on t[0] stuck at 100; flagged TOPIC_UNASSIGNED
     (no member assigned a partition of t) at the minutes where ``flagged(m)``."""
-    return [snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 100, log_end(m),
-                                                           flags=[LagFlag.TOPIC_UNASSIGNED] if flagged(m) else []),
-                                            state=state, members=members))
-            for m in minutes]
+    return [
+        snapshot(
+            T0 + m * MINUTE,
+            group(
+                "g",
+                partition("t", 0, 100, log_end(m), flags=[LagFlag.TOPIC_UNASSIGNED] if flagged(m) else []),
+                state=state,
+                members=members,
+            ),
+        )
+        for m in minutes
+    ]
 
 
 def test_abandoned_when_no_member_is_assigned_the_topic_and_the_commit_stays_behind():
     verdict = group_verdicts(left(range(0, 13, 2)), RULES)["g"]
     assert verdict.verdict is Verdict.ABANDONED
     found = verdict.partitions[0].finding
-    assert (found.reason, found.committed, found.for_ms, found.grew_by) == (R.TOPIC_LEFT, 100, 12 * MINUTE, 120)
+    assert (found.reason, found.committed, found.for_ms, found.grew_by) == (
+        R.TOPIC_LEFT,
+        100,
+        12 * MINUTE,
+        120,
+    )
     assert (verdict.members, verdict.state.value) == (3, "Stable")
 
 
@@ -173,6 +199,7 @@ def test_abandoned_ranks_between_stop_and_rewind():
 
 
 # -- WARN -----------------------------------------------------------------------------------------
+
 
 def test_warn_when_lag_grows_steadily():
     verdict, found = verdict_of(moving([100, 200, 300, 400, 500]))
@@ -210,7 +237,9 @@ def test_one_snapshot_with_a_lag_and_no_commit_movement_is_unknown_not_ok():
 def test_a_committed_offset_that_moved_is_ok_with_two_points_and_a_flat_lag_with_three():
     assert verdict_of([(0, 100, 500), (2, 200, 600)])[0] is Verdict.OK
     assert verdict_of([(0, 100, 500), (2, 100, 500), (4, 100, 500)]) == (
-        Verdict.OK, VerdictFinding(Verdict.OK, R.NOT_GROWING, committed=100, lag=400))
+        Verdict.OK,
+        VerdictFinding(Verdict.OK, R.NOT_GROWING, committed=100, lag=400),
+    )
 
 
 def test_shrinking_lag_is_ok():
@@ -224,6 +253,7 @@ def test_lag_slope_is_least_squares():
 
 
 # -- no commit, unreadable ------------------------------------------------------------------------
+
 
 def test_never_committed_while_the_log_grows_is_stop():
     verdict, found = verdict_of([(m, None, 10 * m) for m in range(0, 13, 2)])
@@ -250,6 +280,7 @@ def test_partition_verdict_without_points():
 
 # -- an unread log start: LOST cannot be ruled out --------------------------------------------------
 
+
 def test_an_unread_log_start_makes_a_moving_group_unknown_not_ok():
     verdict, found = verdict_of(moving([100, 90, 80, 70]), log_start=None)
     assert verdict is Verdict.UNKNOWN
@@ -264,7 +295,9 @@ def test_an_unread_log_start_within_the_allowed_lag_is_unknown():
 def test_an_unread_log_start_rules_nothing_out_at_the_log_end():
     """log start <= log end <= committed: nothing the group has not read can have been deleted."""
     assert verdict_of([(0, 100, 100), (2, 200, 200)], log_start=None) == (
-        Verdict.OK, VerdictFinding(Verdict.OK, R.CAUGHT_UP, committed=200, lag=0))
+        Verdict.OK,
+        VerdictFinding(Verdict.OK, R.CAUGHT_UP, committed=200, lag=0),
+    )
     assert verdict_of([(0, 100, 100), (2, 210, 200)], log_start=None)[0] is Verdict.OK  # clamped
 
 
@@ -276,11 +309,20 @@ def test_an_unread_log_start_keeps_a_worse_verdict_and_says_lost_is_open():
 
 # -- groups ---------------------------------------------------------------------------------------
 
+
 def test_group_verdict_is_the_worst_partition_with_its_reason():
-    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 1000 * m, 1000 * m),
-                                             partition("t", 1, 100, 200 + 10 * m),
-                                             partition("t", 2, 100, 200 + 10 * m)))
-             for m in range(0, 13, 2)]
+    snaps = [
+        snapshot(
+            T0 + m * MINUTE,
+            group(
+                "g",
+                partition("t", 0, 1000 * m, 1000 * m),
+                partition("t", 1, 100, 200 + 10 * m),
+                partition("t", 2, 100, 200 + 10 * m),
+            ),
+        )
+        for m in range(0, 13, 2)
+    ]
     verdict = group_verdicts(snaps, RULES)["g"]
     assert verdict.verdict is Verdict.STOP and verdict.cause is GroupReason.WORST_PARTITION
     assert (verdict.worst.topic, verdict.worst.partition, verdict.same) == ("t", 1, 2)
@@ -293,11 +335,16 @@ def test_group_missing_from_the_latest_snapshot_or_without_partitions_is_unknown
     verdicts = group_verdicts(snaps, RULES, group_ids=["g", "e", "missing"])
     assert verdicts["missing"].verdict is Verdict.UNKNOWN and verdicts["g"].verdict is Verdict.OK
     assert (verdicts["e"].verdict, verdicts["e"].partitions) == (Verdict.UNKNOWN, ())
-    assert (verdicts["e"].cause, verdicts["missing"].cause) == (GroupReason.NO_PARTITIONS, GroupReason.NOT_READ)
+    assert (verdicts["e"].cause, verdicts["missing"].cause) == (
+        GroupReason.NO_PARTITIONS,
+        GroupReason.NOT_READ,
+    )
 
 
 def test_partitions_the_group_no_longer_has_are_ignored():
-    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 100, 200 + 10 * m))) for m in range(0, 13, 2)]
+    snaps = [
+        snapshot(T0 + m * MINUTE, group("g", partition("t", 0, 100, 200 + 10 * m))) for m in range(0, 13, 2)
+    ]
     snaps.append(snapshot(T0 + 14 * MINUTE, group("g", partition("u", 0, 5, 5))))
     assert group_verdicts(snaps, RULES)["g"].verdict is Verdict.OK
 
@@ -307,13 +354,16 @@ def test_snapshot_order_does_not_matter():
     assert group_verdicts(list(reversed(snaps)), RULES)["g"].verdict is Verdict.WARN
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"window_ms": -1}, "window_ms must be a non-negative int"),
-    ({"window_ms": 0}, "window_ms must be > 0"),
-    ({"stuck_after_ms": 40 * MINUTE}, "must not exceed window_ms"),
-    ({"min_points": 1}, "min_points must be >= 2"),
-    ({"allowed_lag": -3}, "allowed_lag must be a non-negative int"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"window_ms": -1}, "window_ms must be a non-negative int"),
+        ({"window_ms": 0}, "window_ms must be > 0"),
+        ({"stuck_after_ms": 40 * MINUTE}, "must not exceed window_ms"),
+        ({"min_points": 1}, "min_points must be >= 2"),
+        ({"allowed_lag": -3}, "allowed_lag must be a non-negative int"),
+    ],
+)
 def test_bad_rules_are_configuration_errors(kwargs, message):
     with pytest.raises(ConfigurationError, match=message):
         VerdictRules(**kwargs)
@@ -326,27 +376,42 @@ def test_no_snapshots_is_a_configuration_error():
 
 # -- the words (verdict_text), once --------------------------------------------------------------
 
+
 def test_the_renderer_words_each_finding():
     assert finding_text(VerdictFinding(Verdict.OK, R.CAUGHT_UP, 5, 0)) == "caught up"
-    assert finding_text(VerdictFinding(Verdict.STOP, R.STUCK_WHILE_GROWING, 100, 50, grew_by=120,
-                                       for_ms=12 * MINUTE)) == (
-        "committed offset stuck at 100 for 12.0 min while the log grew by 120 records (lag 50)")
+    assert finding_text(
+        VerdictFinding(Verdict.STOP, R.STUCK_WHILE_GROWING, 100, 50, grew_by=120, for_ms=12 * MINUTE)
+    ) == ("committed offset stuck at 100 for 12.0 min while the log grew by 120 records (lag 50)")
     assert finding_text(VerdictFinding(Verdict.UNKNOWN, R.MOVING, 3000, 70, log_start_unread=True)) == (
         "its log start could not be read in the latest snapshot, so LOST (records deleted by retention unread) "
-        "cannot be ruled out; the other rules found: lag 70, committed offset moving")
-    assert finding_text(VerdictFinding(Verdict.STOP, R.STUCK_WHILE_GROWING, 10, 690, grew_by=200, for_ms=MINUTE,
-                                       log_start_unread=True)).endswith(
-        "(lag 690); its log start could not be read, so LOST cannot be ruled out")
-    assert "stopped consuming the topic" in finding_text(VerdictFinding(Verdict.ABANDONED, R.TOPIC_LEFT, 100, 50,
-                                                                        grew_by=0, for_ms=MINUTE))
+        "cannot be ruled out; the other rules found: lag 70, committed offset moving"
+    )
+    assert finding_text(
+        VerdictFinding(
+            Verdict.STOP, R.STUCK_WHILE_GROWING, 10, 690, grew_by=200, for_ms=MINUTE, log_start_unread=True
+        )
+    ).endswith("(lag 690); its log start could not be read, so LOST cannot be ruled out")
+    assert "stopped consuming the topic" in finding_text(
+        VerdictFinding(Verdict.ABANDONED, R.TOPIC_LEFT, 100, 50, grew_by=0, for_ms=MINUTE)
+    )
     for reason in R:  # no reason is left without words
         assert finding_text(VerdictFinding(Verdict.OK, reason, 1, 1, 0, 1, 1, 1, 1, 1, 1.0, 1, 1, 1, 1, 3, 0))
 
 
 def test_the_group_line_names_the_worst_partition_how_many_share_it_and_the_members():
-    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("t", 1, 100, 200 + 10 * m),
-                                             partition("t", 2, 100, 200 + 10 * m), state="Empty", members=0))
-             for m in range(0, 13, 2)]
+    snaps = [
+        snapshot(
+            T0 + m * MINUTE,
+            group(
+                "g",
+                partition("t", 1, 100, 200 + 10 * m),
+                partition("t", 2, 100, 200 + 10 * m),
+                state="Empty",
+                members=0,
+            ),
+        )
+        for m in range(0, 13, 2)
+    ]
     reason = group_verdicts(snaps, RULES)["g"].reason
     assert reason.startswith("t[1]: committed offset stuck at 100 for 12.0 min")
     assert reason.endswith("(1 more partition(s) STOP); the group has 0 member(s), state Empty")

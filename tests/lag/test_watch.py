@@ -15,14 +15,23 @@ from airflow_provider_kgroups.lag.watch import RangeWatch, Waiting, nested_offse
 from tests.support.builders import MINUTE, T0, group, partition, snapshot, tp
 
 
-def poll(minute: int, a: tuple[int | None, int | None], b: tuple[int | None, int | None], end: tuple[int, int],
-         *, other: int | None = None) -> LagSnapshot:
+def poll(
+    minute: int,
+    a: tuple[int | None, int | None],
+    b: tuple[int | None, int | None],
+    end: tuple[int, int],
+    *,
+    other: int | None = None,
+) -> LagSnapshot:
     """Groups "a" and "b" on topic t (2 partitions); ``other``: "a"'s commit on another topic."""
     a_parts = [partition("t", 0, a[0], end[0]), partition("t", 1, a[1], end[1])]
     if other is not None:
         a_parts.append(partition("u", 0, other, 100))
-    return snapshot(T0 + minute * MINUTE, group("a", *a_parts),
-                    group("b", partition("t", 0, b[0], end[0]), partition("t", 1, b[1], end[1])))
+    return snapshot(
+        T0 + minute * MINUTE,
+        group("a", *a_parts),
+        group("b", partition("t", 0, b[0], end[0]), partition("t", 1, b[1], end[1])),
+    )
 
 
 def ranges(event) -> tuple[dict, dict]:
@@ -47,8 +56,9 @@ def test_a_barrier_range_finishes_when_every_group_passed_it_and_the_next_starts
 
 def test_an_empty_range_is_never_reported_and_its_barrier_moves_with_new_records():
     watch = RangeWatch(("a",), ("t",), start=nested_offsets({"t": {"0": 10, "1": 12}}))
-    solo = lambda minute, c, e: snapshot(T0 + minute * MINUTE, group("a", partition("t", 0, c[0], e[0]),
-                                                                     partition("t", 1, c[1], e[1])))
+    solo = lambda minute, c, e: snapshot(
+        T0 + minute * MINUTE, group("a", partition("t", 0, c[0], e[0]), partition("t", 1, c[1], e[1]))
+    )
     assert watch.observe(solo(0, (10, 12), (10, 12))) is None and watch.waiting is Waiting.EMPTY_RANGE
     assert watch.observe(solo(1, (10, 12), (11, 12))) is None  # a record arrived: barrier {0: 11, 1: 12}
     done = watch.observe(solo(2, (11, 12), (11, 12)))
@@ -66,7 +76,10 @@ def test_a_group_that_never_committed_starts_from_earliest_and_blocks_until_it_c
 def test_an_unreadable_poll_reports_nothing_and_says_why():
     watch = RangeWatch(("a", "b"), ("t",))
     broken = LagSnapshot(T0, {"a": group("a", partition("t", 0, 5, None), partition("t", 1, 7, 12))})
-    assert watch.observe(broken) is None and (watch.waiting, watch.unread[:2]) == (Waiting.UNREADABLE, ("a", tp("t", 0)))
+    assert watch.observe(broken) is None and (watch.waiting, watch.unread[:2]) == (
+        Waiting.UNREADABLE,
+        ("a", tp("t", 0)),
+    )
     missing = LagSnapshot(T0, {"a": group("a", partition("t", 0, 5, 10))}, failures={"b": Failure(30)})
     assert watch.observe(missing) is None
     assert watch.unread[0] == "b" and watch.unread[2].code == ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -99,13 +112,23 @@ def test_a_watch_is_the_gate_so_a_group_that_stopped_consuming_the_topic_fails_i
     watch = RangeWatch(("a",), ("t",))
     left = [LagFlag.TOPIC_UNASSIGNED]
     for minute in range(0, 16, 2):
-        assert watch.observe(snapshot(T0 + minute * MINUTE, group(
-            "a", partition("t", 0, 100, 200 + minute, flags=left), members=2))) is None
+        assert (
+            watch.observe(
+                snapshot(
+                    T0 + minute * MINUTE,
+                    group("a", partition("t", 0, 100, 200 + minute, flags=left), members=2),
+                )
+            )
+            is None
+        )
     assert watch.waiting is Waiting.GATE_FAILED
     assert (watch.last.status, watch.last.kind) == (GateStatus.FAIL, FailureKind.VERDICT)
     assert watch.last.held.partition.verdict is Verdict.ABANDONED
     done = watch.observe(snapshot(T0 + 16 * MINUTE, group("a", partition("t", 0, 216, 216), members=2)))
-    assert ranges(done) == ({"t": {"0": 100}}, {"t": {"0": 200}})  # consuming again: the range (to its barrier) finishes
+    assert ranges(done) == (
+        {"t": {"0": 100}},
+        {"t": {"0": 200}},
+    )  # consuming again: the range (to its barrier) finishes
 
 
 def test_a_dead_group_fails_the_watch_gate_as_missing_and_no_range_is_reported():

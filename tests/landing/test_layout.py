@@ -32,8 +32,13 @@ def test_names_sort_in_offset_order_and_parse_back():
     assert name == "00000000000000000040-00000000000000000047.jsonl"
     assert parse_file_name(name) == (40, 47, "jsonl")
     assert sorted([file_name(100, 200), file_name(9, 100)]) == [file_name(9, 100), file_name(100, 200)]
-    for bad in ("40-47.jsonl", ".00000000000000000040-00000000000000000047.jsonl.tmp-1", "_SUCCESS",
-                "00000000000000000047-00000000000000000040.jsonl", "00000000000000000040-00000000000000000047.csv"):
+    for bad in (
+        "40-47.jsonl",
+        ".00000000000000000040-00000000000000000047.jsonl.tmp-1",
+        "_SUCCESS",
+        "00000000000000000047-00000000000000000040.jsonl",
+        "00000000000000000040-00000000000000000047.csv",
+    ):
         assert parse_file_name(bad) is None
     with pytest.raises(ConfigurationError, match="end > start"):
         file_name(5, 5)
@@ -46,18 +51,35 @@ def test_a_file_is_written_whole_under_its_final_name_and_rows_are_checked(tmp_p
     assert path.endswith("orders/0/00000000000000000010-00000000000000000013.jsonl")
     with open(path) as f:
         lines = [json.loads(line) for line in f]
-    assert [r["offset"] for r in lines] == [10, 11, 12] and list(lines[0]) == \
-        ["topic", "partition", "offset", "timestamp_ms", "key", "value"]
-    assert [p.name for p in (tmp_path / "orders" / "0").iterdir()] == [path.rsplit("/", 1)[1]]  # no temporary left
+    assert [r["offset"] for r in lines] == [10, 11, 12] and list(lines[0]) == [
+        "topic",
+        "partition",
+        "offset",
+        "timestamp_ms",
+        "key",
+        "value",
+    ]
+    assert [p.name for p in (tmp_path / "orders" / "0").iterdir()] == [
+        path.rsplit("/", 1)[1]
+    ]  # no temporary left
     with pytest.raises(ConfigurationError, match=r"outside the file's range \[10, 13\)"):
         land(tmp_path, "orders", 0, 10, 13, offsets=[13])
     with pytest.raises(ConfigurationError, match="in a file of orders\\[1\\]"):
-        write_file(str(tmp_path), "orders", 1, 0, 1, [{"topic": "orders", "partition": 0, "offset": 0,
-                                                        "timestamp_ms": 0, "key": None, "value": None}])
+        write_file(
+            str(tmp_path),
+            "orders",
+            1,
+            0,
+            1,
+            [{"topic": "orders", "partition": 0, "offset": 0, "timestamp_ms": 0, "key": None, "value": None}],
+        )
 
 
 def test_ranges_come_from_the_sensor_xcom_or_spark_json():
-    xcom = {"startingOffsets": '{"orders": {"0": 40, "1": -2}}', "endingOffsets": '{"orders": {"0": 90, "1": 7}}'}
+    xcom = {
+        "startingOffsets": '{"orders": {"0": 40, "1": -2}}',
+        "endingOffsets": '{"orders": {"0": 90, "1": 7}}',
+    }
     assert parse_range(xcom) == {TP0: (40, 90), TopicPartition("orders", 1): (None, 7)}
     assert parse_range(ending={"orders": {"0": 5}}) == {TP0: (None, 5)}  # no start: from earliest
     assert parse_range(xcom | {"endingOffsets": "{}", "startingOffsets": "{}"}) == {}
@@ -78,8 +100,9 @@ def test_the_fewest_files_that_cover_the_range_even_when_files_straddle_both_end
     land(tmp_path, "orders", 0, 0, 50, fmt="parquet")  # another format: not this reader's files
     selection = select_range(str(tmp_path), starting={"orders": {"0": 12}}, ending={"orders": {"0": 31}})
     assert names(selection) == [(10, 25), (25, 31)] and not selection.overlapping
-    assert names(select_range(str(tmp_path), starting={"orders": {"0": 12}}, ending={"orders": {"0": 32}})) == \
-        [(10, 25), (25, 31), (31, 50)]
+    assert names(
+        select_range(str(tmp_path), starting={"orders": {"0": 12}}, ending={"orders": {"0": 32}})
+    ) == [(10, 25), (25, 31), (31, 50)]
     earliest = select_range(str(tmp_path), ending={"orders": {"0": 10}})
     assert names(earliest) == [(0, 10)] and earliest.ranges[0].first == 0
     assert select_range(str(tmp_path), starting={"orders": {"0": 31}}, ending={"orders": {"0": 31}}).empty
@@ -95,7 +118,9 @@ def test_a_hole_in_the_landing_zone_fails_naming_the_missing_offsets(tmp_path):
         select_range(str(tmp_path), starting={"orders": {"0": 15}}, ending={"orders": {"0": 25}})
     with pytest.raises(LandingGapError, match="nothing has landed"):
         select_range(str(tmp_path), ending={"other": {"0": 3}})
-    assert select_range(str(tmp_path), ending={"other": {"0": 0}}).empty  # an empty partition: nothing to read
+    assert select_range(
+        str(tmp_path), ending={"other": {"0": 0}}
+    ).empty  # an empty partition: nothing to read
 
 
 def test_positions_tile_the_log_across_offsets_without_records(tmp_path):
@@ -111,5 +136,6 @@ def test_overlapping_files_from_a_redelivery_are_flagged(tmp_path):
     land(tmp_path, "orders", 0, 12, 20)
     selection = select_range(str(tmp_path), ending={"orders": {"0": 20}})
     assert names(selection) == [(0, 10), (5, 12), (12, 20)] and selection.overlapping
-    assert names(select_range(str(tmp_path), starting={"orders": {"0": 6}}, ending={"orders": {"0": 20}})) == \
-        [(5, 12), (12, 20)]
+    assert names(
+        select_range(str(tmp_path), starting={"orders": {"0": 6}}, ending={"orders": {"0": 20}})
+    ) == [(5, 12), (12, 20)]

@@ -17,9 +17,14 @@ pyspark = pytest.importorskip("pyspark")
 def spark():
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.builder.master("local[2]").appName("kgroups-landing-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC").getOrCreate())
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kgroups-landing-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+        .getOrCreate()
+    )
     yield session
     session.stop()
 
@@ -41,8 +46,10 @@ def test_exactly_the_range_from_files_that_straddle_both_ends(spark, tmp_path, f
             cursor = end
         start, end = ranges[partition]
         expected += [("orders", partition, o) for o in range(start, end)]
-    xcom = {"startingOffsets": json.dumps({"orders": {str(p): s for p, (s, _) in ranges.items()}}),
-            "endingOffsets": json.dumps({"orders": {str(p): e for p, (_, e) in ranges.items()}})}
+    xcom = {
+        "startingOffsets": json.dumps({"orders": {str(p): s for p, (s, _) in ranges.items()}}),
+        "endingOffsets": json.dumps({"orders": {str(p): e for p, (_, e) in ranges.items()}}),
+    }
     selection = select_range(str(tmp_path), xcom, fmt=fmt)
     p0, p1 = selection.ranges[0].files, selection.ranges[1].files
     assert (p0[0].start, p0[0].end, p0[-1].start, p0[-1].end) == (11, 16, 69, 76)  # straddles 13 and 71
@@ -63,8 +70,12 @@ def test_overlapping_files_give_each_offset_once(spark, tmp_path):
 def test_many_partitions_and_an_empty_range(spark, tmp_path):
     for partition in range(40):
         land(tmp_path, "wide", partition, 0, 3)
-    df = read_offset_range(spark, str(tmp_path), starting={"wide": {str(p): 1 for p in range(40)}},
-                           ending={"wide": {str(p): 2 for p in range(40)}})
+    df = read_offset_range(
+        spark,
+        str(tmp_path),
+        starting={"wide": {str(p): 1 for p in range(40)}},
+        ending={"wide": {str(p): 2 for p in range(40)}},
+    )
     assert offsets(df) == [("wide", p, 1) for p in range(40)]
     empty = read_offset_range(spark, str(tmp_path), starting={"wide": {"0": 2}}, ending={"wide": {"0": 2}})
     assert empty.count() == 0 and empty.columns == df.columns

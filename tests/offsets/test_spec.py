@@ -21,16 +21,19 @@ from airflow_provider_kgroups.offsets.spec import (
 MS_2024 = int(datetime(2024, 5, 1, tzinfo=UTC).timestamp() * 1000)
 
 
-@pytest.mark.parametrize("text, ms, assumed", [
-    ("2024-05-01T00:00:00.000", MS_2024, True),  # Kafka's documented form: no zone is UTC
-    ("2024-05-01T00:00:00", MS_2024, True),
-    ("2024-05-01T00:00:00Z", MS_2024, False),
-    ("2024-05-01T02:00:00.000+02:00", MS_2024, False),
-    ("2024-05-01T02:00:00.000+0200", MS_2024, False),
-    ("2024-05-01T02:00:00.000+02", MS_2024, False),  # pattern X: hours only
-    ("2024-04-30T20:00:00-04:00", MS_2024, False),
-    ("2024-05-01", MS_2024, True),
-])
+@pytest.mark.parametrize(
+    "text, ms, assumed",
+    [
+        ("2024-05-01T00:00:00.000", MS_2024, True),  # Kafka's documented form: no zone is UTC
+        ("2024-05-01T00:00:00", MS_2024, True),
+        ("2024-05-01T00:00:00Z", MS_2024, False),
+        ("2024-05-01T02:00:00.000+02:00", MS_2024, False),
+        ("2024-05-01T02:00:00.000+0200", MS_2024, False),
+        ("2024-05-01T02:00:00.000+02", MS_2024, False),  # pattern X: hours only
+        ("2024-04-30T20:00:00-04:00", MS_2024, False),
+        ("2024-05-01", MS_2024, True),
+    ],
+)
 def test_datetimes_as_kafka_reads_them(text, ms, assumed):
     assert parse_reset_datetime("--to-datetime", text) == (ms, assumed)
 
@@ -45,9 +48,18 @@ def test_an_unparsable_datetime_names_the_option_and_an_example(bad):
         parse_reset_datetime("--to-datetime", bad)
 
 
-@pytest.mark.parametrize("text, ms", [("P1D", 86_400_000), ("PT6H", 21_600_000), ("PT1H30M", 5_400_000),
-                                      ("pt15m", 900_000), ("PT1.5S", 1_500), ("P1DT1S", 86_401_000),
-                                      ("PT0S", 0)])
+@pytest.mark.parametrize(
+    "text, ms",
+    [
+        ("P1D", 86_400_000),
+        ("PT6H", 21_600_000),
+        ("PT1H30M", 5_400_000),
+        ("pt15m", 900_000),
+        ("PT1.5S", 1_500),
+        ("P1DT1S", 86_401_000),
+        ("PT0S", 0),
+    ],
+)
 def test_durations_as_java_time_duration_parses_them(text, ms):
     assert parse_iso_duration("--by-duration", text) == ms
 
@@ -59,8 +71,10 @@ def test_a_duration_that_is_not_iso_8601_or_points_to_the_future_is_refused(bad)
 
 
 def test_topic_scopes_as_kafka_writes_them():
-    assert parse_topic_scope("--topic", ["orders", "pay:2,0", "pay:1", "orders:3"]) == {"orders": None,
-                                                                                        "pay": (0, 1, 2)}
+    assert parse_topic_scope("--topic", ["orders", "pay:2,0", "pay:1", "orders:3"]) == {
+        "orders": None,
+        "pay": (0, 1, 2),
+    }
 
 
 @pytest.mark.parametrize("bad", ["orders:", ":1", "orders:a", "orders:-1", "orders:1,,2", ""])
@@ -69,15 +83,18 @@ def test_a_bad_topic_scope_names_the_value(bad):
         parse_topic_scope("--topic", [bad])
 
 
-@pytest.mark.parametrize("strategy, value, topics, all_topics, fragment", [
-    ("to_earliest", None, [], False, "needs a scope"),
-    ("to_offset", "-1", ["orders"], False, "negative"),
-    ("to_offset", "ten", ["orders"], False, "whole number"),
-    ("shift_by", "1.5", ["orders"], False, "whole number"),
-    ("to_offset", None, ["orders"], False, "needs a value"),
-    ("to_earliest", None, ["orders"], True, "exclude each other"),
-    ("sideways", None, ["orders"], False, "not a reset strategy"),
-])
+@pytest.mark.parametrize(
+    "strategy, value, topics, all_topics, fragment",
+    [
+        ("to_earliest", None, [], False, "needs a scope"),
+        ("to_offset", "-1", ["orders"], False, "negative"),
+        ("to_offset", "ten", ["orders"], False, "whole number"),
+        ("shift_by", "1.5", ["orders"], False, "whole number"),
+        ("to_offset", None, ["orders"], False, "needs a value"),
+        ("to_earliest", None, ["orders"], True, "exclude each other"),
+        ("sideways", None, ["orders"], False, "not a reset strategy"),
+    ],
+)
 def test_bad_specs_are_refused_with_the_option_named(strategy, value, topics, all_topics, fragment):
     with pytest.raises(ConfigurationError, match=fragment):
         reset_spec(strategy, value, topics=topics, all_topics=all_topics)
@@ -102,15 +119,18 @@ def test_csv_one_group_three_columns_many_groups_four():
     assert parse_reset_csv(export_csv(quoted, single_group=False), ["g,1"]) == quoted
 
 
-@pytest.mark.parametrize("text, groups, fragment", [
-    ("", ["g"], "has no offsets"),
-    ("orders,x,10\n", ["g"], "partition 'x' is not a whole number"),
-    ("orders,0,ten\n", ["g"], "offset 'ten' is not a whole number"),
-    ("orders,0,-5\n", ["g"], "must be >= 0"),
-    ("other,orders,0,5\n", ["g", "h"], "names group 'other', which this call does not"),
-    ("orders,0,5\n", ["g", "h"], "expected 4"),
-    ("g,orders,0,5\ng,orders,0,6\n", ["g", "h"], "earlier line 5"),
-])
+@pytest.mark.parametrize(
+    "text, groups, fragment",
+    [
+        ("", ["g"], "has no offsets"),
+        ("orders,x,10\n", ["g"], "partition 'x' is not a whole number"),
+        ("orders,0,ten\n", ["g"], "offset 'ten' is not a whole number"),
+        ("orders,0,-5\n", ["g"], "must be >= 0"),
+        ("other,orders,0,5\n", ["g", "h"], "names group 'other', which this call does not"),
+        ("orders,0,5\n", ["g", "h"], "expected 4"),
+        ("g,orders,0,5\ng,orders,0,6\n", ["g", "h"], "earlier line 5"),
+    ],
+)
 def test_bad_csv_lines_are_named(text, groups, fragment):
     with pytest.raises(ConfigurationError, match=fragment):
         parse_reset_csv(text, groups)

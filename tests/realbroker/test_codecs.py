@@ -42,7 +42,9 @@ def test_the_producer_wrote_multi_record_batches_in_the_topics_codec(broker, pro
     batches, _ = read_batches(response.responses[0].partitions[0].records)
     first = batches[0]
     assert (first.codec, first.base_offset, first.count) == (CODEC_IDS[codec], 1, 500)
-    assert first.base_offset < seeded.batch_middle().offset < first.last_offset  # a fetch inside a batch gets it whole
+    assert (
+        first.base_offset < seeded.batch_middle().offset < first.last_offset
+    )  # a fetch inside a batch gets it whole
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -56,21 +58,26 @@ async def test_every_record_of_every_codec_reads_back_exactly(broker, production
         return got, reader
 
     got, reader = await run(broker.bootstrap, body)
-    assert [(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in got] == \
-        [(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in seeded.records]
+    assert [(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in got] == [
+        (r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in seeded.records
+    ]
     assert reader.skipped == 3 and reader.gaps == []  # the three transaction markers
 
 
 @pytest.mark.parametrize("codec", CODECS)
-async def test_lag_in_seconds_dates_offsets_committed_inside_batches(broker, seed, production, name_prefix, codec):
+async def test_lag_in_seconds_dates_offsets_committed_inside_batches(
+    broker, seed, production, name_prefix, codec
+):
     """A group committed in the middle of a 500-record batch, on the 1 MiB record, inside a
     committed transaction and on an aborted record: each lag is the exact age of the record at
     the committed offset (what a consumer reads next), never a bound."""
     seeded = production[codec]
-    targets = {"batch": seeded.batch_middle(),
-               "big": next(r for r in seeded.records if r.key == b"big"),
-               "txn": next(r for r in seeded.records if r.value == b"c7"),
-               "aborted": seeded.first_aborted()}
+    targets = {
+        "batch": seeded.batch_middle(),
+        "big": next(r for r in seeded.records if r.key == b"big"),
+        "txn": next(r for r in seeded.records if r.value == b"c7"),
+        "aborted": seeded.first_aborted(),
+    }
     for name, record in targets.items():
         seed.commit(f"{name_prefix}{name}", {(seeded.topic, 0): record.offset})
     now = seeded.records[-1].timestamp_ms + 60_000
@@ -83,18 +90,26 @@ async def test_lag_in_seconds_dates_offsets_committed_inside_batches(broker, see
     result = await run(broker.bootstrap, body)
     for name, record in targets.items():
         (measured,) = result[f"{name_prefix}{name}"].partitions
-        assert (measured.basis, measured.record_offset, measured.record_timestamp_ms, measured.at_least) == \
-            (LagSecondsBasis.RECORD, record.offset, record.timestamp_ms, False), name
+        assert (measured.basis, measured.record_offset, measured.record_timestamp_ms, measured.at_least) == (
+            LagSecondsBasis.RECORD,
+            record.offset,
+            record.timestamp_ms,
+            False,
+        ), name
         assert measured.seconds == (now - record.timestamp_ms) / 1000
 
 
 @pytest.mark.parametrize("codec", CODECS)
-async def test_a_barrier_on_the_log_end_is_reached_only_at_the_last_record(broker, seed, production, name_prefix, codec):
+async def test_a_barrier_on_the_log_end_is_reached_only_at_the_last_record(
+    broker, seed, production, name_prefix, codec
+):
     seeded = production[codec]
     group = f"{name_prefix}loader"
     seed.commit(group, {(seeded.topic, 0): seeded.batch_middle().offset})
     target = await run(broker.bootstrap, lambda client: fix_target(client, [group]))
-    assert target.offsets[group] == {TopicPartition(seeded.topic, 0): seeded.end}  # exact: a single-record batch last
+    assert target.offsets[group] == {
+        TopicPartition(seeded.topic, 0): seeded.end
+    }  # exact: a single-record batch last
     status = await run(broker.bootstrap, lambda client: check_barrier(client, target))
     assert not status.reached and status.remaining() == seeded.end - seeded.batch_middle().offset
     seed.commit(group, {(seeded.topic, 0): seeded.end})
@@ -102,7 +117,9 @@ async def test_a_barrier_on_the_log_end_is_reached_only_at_the_last_record(broke
 
 
 @pytest.mark.parametrize("codec", CODECS)
-async def test_read_committed_reads_around_the_aborted_transactions_the_broker_lists(broker, production, codec):
+async def test_read_committed_reads_around_the_aborted_transactions_the_broker_lists(
+    broker, production, codec
+):
     """Apache Kafka lists a Fetch's aborted transactions (UnifiedLog.collectAbortedTransactions): a
     read_committed reader returns every record but those of the aborted transaction, and no marker.
     (Tansu 0.6.0 lists none, so there a read_committed consumer is handed the aborted records:

@@ -92,8 +92,11 @@ def _fake_binary(tmp_path: Path, body: str) -> str:
 
 def test_a_broker_that_never_answers_fails_at_the_deadline_and_is_killed(tmp_path: Path) -> None:
     # ignores SIGTERM and never listens: start must give up at the deadline, stop must kill
-    binary = _fake_binary(tmp_path, "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                                    "print('pretending', flush=True)\ntime.sleep(60)")
+    binary = _fake_binary(
+        tmp_path,
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "print('pretending', flush=True)\ntime.sleep(60)",
+    )
     broker = TansuBroker(binary=binary, start_timeout=0.5, stop_timeout=0.5, log_path=tmp_path / "fake.log")
     started = time.monotonic()
     with pytest.raises(TansuStartError, match="not ready .* after 0.5s") as info:

@@ -100,6 +100,7 @@ GROUP_ID_NOT_FOUND = 69
 
 # -- helpers ------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def conn(tansu: TansuBroker) -> WireConnection:
     with WireConnection.to(tansu.bootstrap, client_id="tansu-facts") as c:
@@ -110,8 +111,12 @@ def list_offsets(conn: WireConnection, topic: str, specs: dict[int, int], versio
     """{partition: timestamp spec} -> {partition: (error_code, offset, timestamp)}"""
     LT = ListOffsetsRequest.ListOffsetsTopic
     LP = LT.ListOffsetsPartition
-    req = ListOffsetsRequest(replica_id=-1, isolation_level=0, timeout_ms=5000, topics=[
-        LT(name=topic, partitions=[LP(partition_index=p, timestamp=ts) for p, ts in specs.items()])])
+    req = ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=0,
+        timeout_ms=5000,
+        topics=[LT(name=topic, partitions=[LP(partition_index=p, timestamp=ts) for p, ts in specs.items()])],
+    )
     resp = conn.send(req, version)
     (t,) = resp.topics
     return {p.partition_index: (p.error_code, p.offset, getattr(p, "timestamp", None)) for p in t.partitions}
@@ -129,24 +134,51 @@ def batches_of(partition_data) -> list[tuple[int, int, list[tuple[int, int]]]]:
 def offset_fetch_v8(conn: WireConnection, groups: list[str], version: int = 8):
     """{group: (group error, {(topic, partition): (offset, metadata, error)})}"""
     G = OffsetFetchRequest.OffsetFetchRequestGroup
-    resp = conn.send(OffsetFetchRequest(groups=[G(group_id=g, topics=None) for g in groups],
-                                        require_stable=False), version)
-    return {g.group_id: (g.error_code, {(t.name, p.partition_index): (p.committed_offset, p.metadata, p.error_code)
-                                        for t in g.topics for p in t.partitions})
-            for g in resp.groups}
+    resp = conn.send(
+        OffsetFetchRequest(groups=[G(group_id=g, topics=None) for g in groups], require_stable=False), version
+    )
+    return {
+        g.group_id: (
+            g.error_code,
+            {
+                (t.name, p.partition_index): (p.committed_offset, p.metadata, p.error_code)
+                for t in g.topics
+                for p in t.partitions
+            },
+        )
+        for g in resp.groups
+    }
 
 
-def offset_commit(conn: WireConnection, group: str, offsets: dict[tuple[str, int], int], version: int,
-                  generation: int = -1, member_id: str = "", metadata: str = ""):
+def offset_commit(
+    conn: WireConnection,
+    group: str,
+    offsets: dict[tuple[str, int], int],
+    version: int,
+    generation: int = -1,
+    member_id: str = "",
+    metadata: str = "",
+):
     T = OffsetCommitRequest.OffsetCommitRequestTopic
     P = T.OffsetCommitRequestPartition
     by_topic: dict[str, list] = {}
     for (topic, partition), offset in offsets.items():
-        by_topic.setdefault(topic, []).append(P(partition_index=partition, committed_offset=offset,
-                                                committed_leader_epoch=-1, committed_metadata=metadata))
-    req = OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=generation, member_id=member_id,
-                              group_instance_id=None, retention_time_ms=-1,
-                              topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()])
+        by_topic.setdefault(topic, []).append(
+            P(
+                partition_index=partition,
+                committed_offset=offset,
+                committed_leader_epoch=-1,
+                committed_metadata=metadata,
+            )
+        )
+    req = OffsetCommitRequest(
+        group_id=group,
+        generation_id_or_member_epoch=generation,
+        member_id=member_id,
+        group_instance_id=None,
+        retention_time_ms=-1,
+        topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
+    )
     resp = conn.send(req, version)
     return {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
 
@@ -178,23 +210,23 @@ def consumer_group_describe_classes():
 # -- advertised versions ------------------------------------------------------------------------
 
 EXPECTED_VERSIONS = {
-    0: (0, 11),   # Produce
-    1: (0, 17),   # Fetch
-    2: (0, 9),    # ListOffsets
-    3: (0, 12),   # Metadata
-    8: (0, 9),    # OffsetCommit
-    9: (0, 9),    # OffsetFetch
-    10: (0, 6),   # FindCoordinator
-    11: (0, 9),   # JoinGroup
-    12: (0, 4),   # Heartbeat
-    13: (0, 5),   # LeaveGroup
-    14: (0, 5),   # SyncGroup
-    15: (0, 5),   # DescribeGroups
-    16: (0, 5),   # ListGroups
-    18: (0, 4),   # ApiVersions
-    19: (0, 7),   # CreateTopics
-    42: (0, 2),   # DeleteGroups
-    69: (0, 0),   # ConsumerGroupDescribe
+    0: (0, 11),  # Produce
+    1: (0, 17),  # Fetch
+    2: (0, 9),  # ListOffsets
+    3: (0, 12),  # Metadata
+    8: (0, 9),  # OffsetCommit
+    9: (0, 9),  # OffsetFetch
+    10: (0, 6),  # FindCoordinator
+    11: (0, 9),  # JoinGroup
+    12: (0, 4),  # Heartbeat
+    13: (0, 5),  # LeaveGroup
+    14: (0, 5),  # SyncGroup
+    15: (0, 5),  # DescribeGroups
+    16: (0, 5),  # ListGroups
+    18: (0, 4),  # ApiVersions
+    19: (0, 7),  # CreateTopics
+    42: (0, 2),  # DeleteGroups
+    69: (0, 0),  # ConsumerGroupDescribe
 }
 
 
@@ -206,8 +238,11 @@ def test_api_versions_for_the_apis_we_use(tansu: TansuBroker, conn: WireConnecti
 
 # -- coordinators -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("version", [4, 6])
-def test_find_coordinator_batched(tansu: TansuBroker, conn: WireConnection, name_prefix: str, version: int) -> None:
+def test_find_coordinator_batched(
+    tansu: TansuBroker, conn: WireConnection, name_prefix: str, version: int
+) -> None:
     keys = [f"{name_prefix}{k}" for k in "abc"]
     resp = conn.send(FindCoordinatorRequest(key_type=0, coordinator_keys=keys), version)
     assert sorted(c.key for c in resp.coordinators) == sorted(keys)
@@ -216,8 +251,9 @@ def test_find_coordinator_batched(tansu: TansuBroker, conn: WireConnection, name
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
-def test_tansu_quirk_find_coordinator_v1_to_v3_error_message_is_NONE(tansu: TansuBroker, conn: WireConnection,
-                                                                     version: int) -> None:
+def test_tansu_quirk_find_coordinator_v1_to_v3_error_message_is_NONE(
+    tansu: TansuBroker, conn: WireConnection, version: int
+) -> None:
     """Apache Kafka: error_message is null when error_code is 0."""
     resp = conn.send(FindCoordinatorRequest(key="any", key_type=0), version)
     assert (resp.error_code, resp.node_id, resp.port) == (NONE, TANSU_NODE_ID, tansu.port)
@@ -226,8 +262,10 @@ def test_tansu_quirk_find_coordinator_v1_to_v3_error_message_is_NONE(tansu: Tans
 
 # -- committed offsets --------------------------------------------------------------------------
 
-def test_offset_fetch_batched_returns_exactly_the_seeded_offsets(tansu_seed: Seeder, conn: WireConnection,
-                                                                  name_prefix: str) -> None:
+
+def test_offset_fetch_batched_returns_exactly_the_seeded_offsets(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     topic, g1, g2, g3 = (f"{name_prefix}{s}" for s in ("t", "g1", "g2", "never"))
     tansu_seed.create_topic(topic, partitions=3)
     tansu_seed.produce(topic, 0, 4)
@@ -244,27 +282,40 @@ def test_offset_fetch_batched_returns_exactly_the_seeded_offsets(tansu_seed: See
     # explicit partitions: one without a commit answers -1
     G = OffsetFetchRequest.OffsetFetchRequestGroup
     T = G.OffsetFetchRequestTopics
-    resp = conn.send(OffsetFetchRequest(groups=[G(group_id=g1, topics=[T(name=topic, partition_indexes=[0, 2])])],
-                                        require_stable=False), 8)
+    resp = conn.send(
+        OffsetFetchRequest(
+            groups=[G(group_id=g1, topics=[T(name=topic, partition_indexes=[0, 2])])], require_stable=False
+        ),
+        8,
+    )
     (group,) = resp.groups
-    assert {(p.partition_index, p.committed_offset, p.error_code) for t in group.topics for p in t.partitions} \
-        == {(0, 3, NONE), (2, -1, NONE)}
+    assert {
+        (p.partition_index, p.committed_offset, p.error_code) for t in group.topics for p in t.partitions
+    } == {(0, 3, NONE), (2, -1, NONE)}
 
 
 @pytest.mark.parametrize("version", [2, 8, 9])
-def test_offset_commit_without_generation_on_an_empty_group(tansu_seed: Seeder, conn: WireConnection,
-                                                            name_prefix: str, version: int) -> None:
+def test_offset_commit_without_generation_on_an_empty_group(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str, version: int
+) -> None:
     """(d) generation -1 and no member id: the admin-style commit."""
     topic, group = f"{name_prefix}t", f"{name_prefix}g"
     tansu_seed.create_topic(topic, partitions=2)
-    assert offset_commit(conn, group, {(topic, 0): 7, (topic, 1): 0}, version) == {(topic, 0): NONE, (topic, 1): NONE}
-    assert offset_fetch_v8(conn, [group])[group][1] == {(topic, 0): (7, None, NONE), (topic, 1): (0, None, NONE)}
+    assert offset_commit(conn, group, {(topic, 0): 7, (topic, 1): 0}, version) == {
+        (topic, 0): NONE,
+        (topic, 1): NONE,
+    }
+    assert offset_fetch_v8(conn, [group])[group][1] == {
+        (topic, 0): (7, None, NONE),
+        (topic, 1): (0, None, NONE),
+    }
     assert offset_commit(conn, group, {(topic, 0): 2}, version) == {(topic, 0): NONE}  # may go backwards
     assert offset_fetch_v8(conn, [group])[group][1][(topic, 0)] == (2, None, NONE)
 
 
 def test_offset_commit_without_generation_refused_while_group_has_a_live_member(
-        tansu_seed: Seeder, conn: WireConnection, tansu_live_group, name_prefix: str) -> None:
+    tansu_seed: Seeder, conn: WireConnection, tansu_live_group, name_prefix: str
+) -> None:
     """(d) As in Apache Kafka: a commit with generation -1 and no member id to a group that
     is not Empty fails with UNKNOWN_MEMBER_ID (25); only an Empty group takes admin commits."""
     side = f"{name_prefix}side"
@@ -276,10 +327,14 @@ def test_offset_commit_without_generation_refused_while_group_has_a_live_member(
     group = describe_groups(conn, [tansu_live_group.group_id])[tansu_live_group.group_id]
     assert group.group_state == "Stable"
     assert [m.member_id for m in group.members] == [tansu_live_group.member_id]
-    assert {p: committed[(tansu_live_group.topic, p)][0] for p in tansu_live_group.committed} == tansu_live_group.committed
+    assert {
+        p: committed[(tansu_live_group.topic, p)][0] for p in tansu_live_group.committed
+    } == tansu_live_group.committed
 
 
-def test_tansu_quirk_commit_metadata_is_not_kept(tansu_seed: Seeder, conn: WireConnection, name_prefix: str) -> None:
+def test_tansu_quirk_commit_metadata_is_not_kept(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """Apache Kafka: OffsetFetch returns the metadata string that was committed ("" or "abc")."""
     topic, group = f"{name_prefix}t", f"{name_prefix}g"
     tansu_seed.create_topic(topic)
@@ -291,8 +346,9 @@ def test_tansu_quirk_commit_metadata_is_not_kept(tansu_seed: Seeder, conn: WireC
 
 
 @pytest.mark.parametrize("version", [2, 7])
-def test_tansu_quirk_offset_fetch_null_topics_below_v8_is_truncated(tansu_seed: Seeder, conn: WireConnection,
-                                                                    name_prefix: str, version: int) -> None:
+def test_tansu_quirk_offset_fetch_null_topics_below_v8_is_truncated(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str, version: int
+) -> None:
     """Apache Kafka: OffsetFetch v2+ with Topics=null returns every committed offset of the group."""
     topic, group = f"{name_prefix}t", f"{name_prefix}g"
     tansu_seed.create_topic(topic)
@@ -305,9 +361,11 @@ def test_tansu_quirk_offset_fetch_null_topics_below_v8_is_truncated(tansu_seed: 
 
 # -- end offsets ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("version", [1, 5, 9])
-def test_list_offsets_latest_after_single_record_batches(tansu_seed: Seeder, conn: WireConnection,
-                                                          name_prefix: str, version: int) -> None:
+def test_list_offsets_latest_after_single_record_batches(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str, version: int
+) -> None:
     topic = f"{name_prefix}t"
     tansu_seed.create_topic(topic, partitions=3)
     assert tansu_seed.produce(topic, 0, 7) == list(range(7))
@@ -318,8 +376,9 @@ def test_list_offsets_latest_after_single_record_batches(tansu_seed: Seeder, con
     assert {p: (e, o) for p, (e, o, _) in earliest.items()} == {0: (NONE, 0), 1: (NONE, 0), 2: (NONE, 0)}
 
 
-def test_tansu_quirk_list_offsets_latest_after_a_multi_record_batch(tansu_seed: Seeder, conn: WireConnection,
-                                                                    name_prefix: str) -> None:
+def test_tansu_quirk_list_offsets_latest_after_a_multi_record_batch(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """Apache Kafka: ListOffsets(latest) is the log end offset (last offset + 1) = 5 here,
     the same as Fetch's high watermark."""
     topic = f"{name_prefix}t"
@@ -331,8 +390,9 @@ def test_tansu_quirk_list_offsets_latest_after_a_multi_record_batch(tansu_seed: 
     assert list_offsets(conn, topic, {0: -1})[0][:2] == (NONE, 1)  # base offset of the last batch + 1
 
 
-def test_tansu_quirk_list_offsets_latest_and_earliest_carry_a_timestamp(tansu_seed: Seeder, conn: WireConnection,
-                                                                        name_prefix: str) -> None:
+def test_tansu_quirk_list_offsets_latest_and_earliest_carry_a_timestamp(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """Apache Kafka (v1+): timestamp -1 for the latest and earliest specs."""
     topic = f"{name_prefix}t"
     tansu_seed.create_topic(topic, partitions=2)
@@ -344,15 +404,16 @@ def test_tansu_quirk_list_offsets_latest_and_earliest_carry_a_timestamp(tansu_se
     assert list_offsets(conn, topic, {0: -2})[0][2] > before_ms
 
 
-def test_tansu_quirk_list_offsets_by_timestamp_ignores_record_timestamps(tansu_seed: Seeder, conn: WireConnection,
-                                                                         name_prefix: str) -> None:
+def test_tansu_quirk_list_offsets_by_timestamp_ignores_record_timestamps(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """Apache Kafka: ListOffsets(ts) answers the first offset whose record timestamp
     (CreateTime) is >= ts, with that timestamp; (-1, -1) when no record is that late."""
     topic = f"{name_prefix}t"
     tansu_seed.create_topic(topic, partitions=2)
     now = int(time.time() * 1000)
     future = now + 86_400_000
-    tansu_seed.produce(topic, 0, 5, first_timestamp_ms=future, step_ms=1000)     # CreateTime tomorrow
+    tansu_seed.produce(topic, 0, 5, first_timestamp_ms=future, step_ms=1000)  # CreateTime tomorrow
     tansu_seed.produce(topic, 1, 5, first_timestamp_ms=BASE_TIMESTAMP_MS, step_ms=1000)  # CreateTime 2023
     # Apache: offset 3 / future+3000 for both of these
     assert list_offsets(conn, topic, {0: future + 2500})[0] == (NONE, 0, -1)
@@ -362,8 +423,9 @@ def test_tansu_quirk_list_offsets_by_timestamp_ignores_record_timestamps(tansu_s
     assert list_offsets(conn, topic, {0: future + 86_400_000})[0] == (NONE, 0, -1)
 
 
-def test_tansu_quirk_list_offsets_max_timestamp_drops_the_connection(tansu_seed: Seeder, tansu: TansuBroker,
-                                                                     name_prefix: str) -> None:
+def test_tansu_quirk_list_offsets_max_timestamp_drops_the_connection(
+    tansu_seed: Seeder, tansu: TansuBroker, name_prefix: str
+) -> None:
     """Apache Kafka (v7+): timestamp -3 answers the offset and timestamp of the record with
     the largest timestamp. Tansu 0.6.0 fails (TryFromIntError) and closes the connection."""
     topic = f"{name_prefix}t"
@@ -375,8 +437,9 @@ def test_tansu_quirk_list_offsets_max_timestamp_drops_the_connection(tansu_seed:
     assert tansu.is_running()
 
 
-def test_tansu_quirk_list_offsets_unknown_topic_or_partition_is_not_an_error(tansu_seed: Seeder, conn: WireConnection,
-                                                                             name_prefix: str) -> None:
+def test_tansu_quirk_list_offsets_unknown_topic_or_partition_is_not_an_error(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """Apache Kafka: error 3 UNKNOWN_TOPIC_OR_PARTITION for a topic or partition that does not exist."""
     topic = f"{name_prefix}t"
     tansu_seed.create_topic(topic)
@@ -384,15 +447,19 @@ def test_tansu_quirk_list_offsets_unknown_topic_or_partition_is_not_an_error(tan
     assert list_offsets(conn, topic, {7: -1})[7] == (NONE, 0, -1)
     # Metadata does say so
     MT = MetadataRequest.MetadataRequestTopic
-    resp = conn.send(MetadataRequest(topics=[MT(name=f"{name_prefix}missing")], allow_auto_topic_creation=False), 12)
+    resp = conn.send(
+        MetadataRequest(topics=[MT(name=f"{name_prefix}missing")], allow_auto_topic_creation=False), 12
+    )
     assert [t.error_code for t in resp.topics] == [UNKNOWN_TOPIC_OR_PARTITION]
 
 
 # -- record timestamps (c) ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("version", [4, 7, 11, 12])
-def test_fetch_returns_record_timestamps_at_an_offset(tansu_seed: Seeder, conn: WireConnection,
-                                                      name_prefix: str, version: int) -> None:
+def test_fetch_returns_record_timestamps_at_an_offset(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str, version: int
+) -> None:
     """(c) lag in seconds = now - timestamp of the record at the committed offset."""
     topic = f"{name_prefix}t"
     tansu_seed.create_topic(topic)
@@ -406,7 +473,9 @@ def test_fetch_returns_record_timestamps_at_an_offset(tansu_seed: Seeder, conn: 
     assert {ts_type for _, ts_type, _ in batches_of(data)} == {0}  # CreateTime
 
 
-def test_fetch_inside_a_batch_returns_the_whole_batch(tansu_seed: Seeder, conn: WireConnection, name_prefix: str) -> None:
+def test_fetch_inside_a_batch_returns_the_whole_batch(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """Same as Apache Kafka: the client skips the records below the offset it asked for."""
     topic = f"{name_prefix}t"
     tansu_seed.create_topic(topic)
@@ -416,8 +485,9 @@ def test_fetch_inside_a_batch_returns_the_whole_batch(tansu_seed: Seeder, conn: 
 
 
 @pytest.mark.parametrize("version", [4, 12])
-def test_tansu_quirk_fetch_with_max_wait_zero_returns_no_partitions(tansu_seed: Seeder, conn: WireConnection,
-                                                                    name_prefix: str, version: int) -> None:
+def test_tansu_quirk_fetch_with_max_wait_zero_returns_no_partitions(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str, version: int
+) -> None:
     """Apache Kafka: max_wait_ms=0 returns at once with whatever data is available (here:
     the partition with its records)."""
     topic = f"{name_prefix}t"
@@ -427,8 +497,9 @@ def test_tansu_quirk_fetch_with_max_wait_zero_returns_no_partitions(tansu_seed: 
     assert len(fetch(conn, topic, 0, 0, version, max_wait_ms=100).responses) == 1
 
 
-def test_tansu_quirk_fetch_past_the_high_watermark_is_not_an_error(tansu_seed: Seeder, conn: WireConnection,
-                                                                   name_prefix: str) -> None:
+def test_tansu_quirk_fetch_past_the_high_watermark_is_not_an_error(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """Apache Kafka: a fetch offset beyond the log end offset answers OFFSET_OUT_OF_RANGE (1)."""
     topic = f"{name_prefix}t"
     tansu_seed.create_topic(topic)
@@ -439,6 +510,7 @@ def test_tansu_quirk_fetch_past_the_high_watermark_is_not_an_error(tansu_seed: S
 
 
 # -- describing groups (b) ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("version", [0, 5])
 def test_describe_groups_live_group(conn: WireConnection, tansu_live_group, version: int) -> None:
@@ -457,8 +529,12 @@ def test_tansu_quirk_describe_groups_member_details_are_empty(conn: WireConnecti
     group = describe_groups(conn, [tansu_live_group.group_id])[tansu_live_group.group_id]
     assert group.protocol_data == ""
     (member,) = group.members
-    assert (member.client_id, member.client_host, member.member_metadata, member.member_assignment) \
-        == ("", "", b"", b"")
+    assert (member.client_id, member.client_host, member.member_metadata, member.member_assignment) == (
+        "",
+        "",
+        b"",
+        b"",
+    )
 
 
 def test_tansu_quirk_rebalance_states_are_not_the_classic_ones(tansu_live_group) -> None:
@@ -479,16 +555,24 @@ def test_tansu_quirk_describe_groups_unknown_group_is_empty(conn: WireConnection
     v6 adds error 69 GROUP_ID_NOT_FOUND)."""
     name = f"{name_prefix}never"
     group = describe_groups(conn, [name])[name]
-    assert (group.error_code, group.group_state, group.protocol_type, group.members) == (NONE, "Empty", "", [])
+    assert (group.error_code, group.group_state, group.protocol_type, group.members) == (
+        NONE,
+        "Empty",
+        "",
+        [],
+    )
 
 
-def test_tansu_quirk_describe_groups_authorized_operations_always_all_bits(tansu_seed: Seeder, conn: WireConnection,
-                                                                           tansu_live_group) -> None:
+def test_tansu_quirk_describe_groups_authorized_operations_always_all_bits(
+    tansu_seed: Seeder, conn: WireConnection, tansu_live_group
+) -> None:
     """Apache Kafka: authorized_operations is INT_MIN (-2147483648) unless the request asks
     for it. Tansu answers -1 (all 32 bits), which kafka-python 3.0.12's
     KafkaAdminClient.describe_groups cannot map to ACL operations (ValueError)."""
     for include in (False, True):
-        group = describe_groups(conn, [tansu_live_group.group_id], 5, include_ops=include)[tansu_live_group.group_id]
+        group = describe_groups(conn, [tansu_live_group.group_id], 5, include_ops=include)[
+            tansu_live_group.group_id
+        ]
         assert group.authorized_operations == set(range(32))  # kafka-python decodes the bitfield
     with pytest.raises(ValueError, match="ACLOperation"):
         tansu_seed.admin.describe_groups([tansu_live_group.group_id])
@@ -496,8 +580,10 @@ def test_tansu_quirk_describe_groups_authorized_operations_always_all_bits(tansu
 
 # -- ConsumerGroupDescribe (a) ----------------------------------------------------------------------
 
+
 def test_tansu_quirk_consumer_group_describe_answers_classic_and_unknown_groups(
-        tansu_seed: Seeder, conn: WireConnection, tansu_live_group, name_prefix: str) -> None:
+    tansu_seed: Seeder, conn: WireConnection, tansu_live_group, name_prefix: str
+) -> None:
     """(a) Apache Kafka: ConsumerGroupDescribe on a classic group answers 69 GROUP_ID_NOT_FOUND
     ("Group ... is not a consumer group."), and on a group that does not exist 69 too
     ("Group ... not found."): the signal to fall back to DescribeGroups."""
@@ -505,10 +591,26 @@ def test_tansu_quirk_consumer_group_describe_answers_classic_and_unknown_groups(
     topic, committed_only, unknown = (f"{name_prefix}{s}" for s in ("t", "offsets-only", "never"))
     tansu_seed.create_topic(topic)
     tansu_seed.commit(committed_only, {(topic, 0): 0})
-    resp = conn.send(request_cls(group_ids=[tansu_live_group.group_id, committed_only, unknown],
-                                 include_authorized_operations=False), 0)
-    got = {g.group_id: (g.error_code, g.error_message, g.group_state, g.group_epoch, g.assignment_epoch,
-                        g.assignor_name, list(g.members), g.authorized_operations) for g in resp.groups}
+    resp = conn.send(
+        request_cls(
+            group_ids=[tansu_live_group.group_id, committed_only, unknown],
+            include_authorized_operations=False,
+        ),
+        0,
+    )
+    got = {
+        g.group_id: (
+            g.error_code,
+            g.error_message,
+            g.group_state,
+            g.group_epoch,
+            g.assignment_epoch,
+            g.assignor_name,
+            list(g.members),
+            g.authorized_operations,
+        )
+        for g in resp.groups
+    }
     assert got == {
         tansu_live_group.group_id: (NONE, "No error.", "Stable", -1, -1, tansu_live_group.member_id, [], -1),
         committed_only: (NONE, "No error.", "Empty", -1, -1, "", [], -1),
@@ -518,9 +620,11 @@ def test_tansu_quirk_consumer_group_describe_answers_classic_and_unknown_groups(
 
 # -- listing groups (e) -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("version", [0, 3, 4, 5])
-def test_list_groups_lists_live_and_commit_only_groups(tansu_seed: Seeder, conn: WireConnection, tansu_live_group,
-                                                       name_prefix: str, version: int) -> None:
+def test_list_groups_lists_live_and_commit_only_groups(
+    tansu_seed: Seeder, conn: WireConnection, tansu_live_group, name_prefix: str, version: int
+) -> None:
     """(e)"""
     topic, committed_only, unknown = (f"{name_prefix}{s}" for s in ("t", "offsets-only", "never"))
     tansu_seed.create_topic(topic)
@@ -551,7 +655,8 @@ def test_tansu_quirk_list_groups_ignores_filters(conn: WireConnection, tansu_liv
 
 
 def test_tansu_quirk_list_groups_commit_only_group_has_protocol_type_consumer(
-        tansu_seed: Seeder, conn: WireConnection, name_prefix: str) -> None:
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """(e) Apache Kafka: a group that only has committed offsets has protocol type "" in
     ListGroups (and in DescribeGroups, where Tansu does say "")."""
     topic, group = f"{name_prefix}t", f"{name_prefix}offsets-only"
@@ -563,7 +668,10 @@ def test_tansu_quirk_list_groups_commit_only_group_has_protocol_type_consumer(
 
 # -- deleting groups ---------------------------------------------------------------------------------
 
-def test_delete_groups_removes_an_empty_group(tansu_seed: Seeder, conn: WireConnection, name_prefix: str) -> None:
+
+def test_delete_groups_removes_an_empty_group(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     topic, group = f"{name_prefix}t", f"{name_prefix}g"
     tansu_seed.create_topic(topic)
     tansu_seed.commit(group, {(topic, 0): 1})
@@ -573,15 +681,18 @@ def test_delete_groups_removes_an_empty_group(tansu_seed: Seeder, conn: WireConn
     assert group not in list_groups(conn, 5)
 
 
-def test_tansu_quirk_delete_groups_unknown_group_is_not_an_error(conn: WireConnection, name_prefix: str) -> None:
+def test_tansu_quirk_delete_groups_unknown_group_is_not_an_error(
+    conn: WireConnection, name_prefix: str
+) -> None:
     """Apache Kafka: 69 GROUP_ID_NOT_FOUND for a group that does not exist."""
     name = f"{name_prefix}never"
     resp = conn.send(DeleteGroupsRequest(groups_names=[name]), 2)
     assert [(r.group_id, r.error_code) for r in resp.results] == [(name, NONE)]
 
 
-def test_tansu_quirk_delete_groups_deletes_a_group_with_a_live_member(tansu_seed: Seeder, conn: WireConnection,
-                                                                      name_prefix: str) -> None:
+def test_tansu_quirk_delete_groups_deletes_a_group_with_a_live_member(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     """Apache Kafka: 68 NON_EMPTY_GROUP while the group has members (Stable,
     PreparingRebalance, CompletingRebalance). Costs one more join (~1.5 s)."""
     topic, group = f"{name_prefix}t", f"{name_prefix}g"
@@ -597,8 +708,10 @@ def test_tansu_quirk_delete_groups_deletes_a_group_with_a_live_member(tansu_seed
 
 # -- many groups --------------------------------------------------------------------------------------
 
-def test_seeding_300_groups_is_quick_and_one_offset_fetch_reads_them_all(tansu_seed: Seeder, conn: WireConnection,
-                                                                         name_prefix: str) -> None:
+
+def test_seeding_300_groups_is_quick_and_one_offset_fetch_reads_them_all(
+    tansu_seed: Seeder, conn: WireConnection, name_prefix: str
+) -> None:
     topic = f"{name_prefix}t"
     tansu_seed.create_topic(topic, partitions=2)
     tansu_seed.produce(topic, 0, 10)
@@ -611,8 +724,10 @@ def test_seeding_300_groups_is_quick_and_one_offset_fetch_reads_them_all(tansu_s
 
 # -- transactions -------------------------------------------------------------------------------------
 
-async def test_tansu_quirk_read_committed_fetch_carries_no_aborted_transactions(tansu: TansuBroker,
-                                                                                name_prefix: str) -> None:
+
+async def test_tansu_quirk_read_committed_fetch_carries_no_aborted_transactions(
+    tansu: TansuBroker, name_prefix: str
+) -> None:
     """Tansu 0.6.0 writes ABORT markers and bounds read_committed by the last stable offset, but its
     Fetch response lists no AbortedTransactions, so a read_committed consumer (librdkafka's as well as
     ours) is handed the aborted records. Apache Kafka lists them (UnifiedLog.collectAbortedTransactions):

@@ -16,7 +16,9 @@ def cli(capsys, tansu, *argv):
     return code, json.loads(out) if out.strip() else None
 
 
-def test_reset_is_committed_read_back_by_another_client_and_undone(capsys, tansu, tansu_seed, name_prefix, tmp_path):
+def test_reset_is_committed_read_back_by_another_client_and_undone(
+    capsys, tansu, tansu_seed, name_prefix, tmp_path
+):
     topic, group = name_prefix + "orders", name_prefix + "landing"
     tansu_seed.create_topic(topic, partitions=2)
     for p in range(2):
@@ -27,47 +29,90 @@ def test_reset_is_committed_read_back_by_another_client_and_undone(capsys, tansu
     assert code == EXIT_OK and dry["would_do"] == 1
     assert tansu_seed.committed(group) == {(topic, 0): 6, (topic, 1): 4}  # a dry run commits nothing
 
-    code, real = cli(capsys, tansu, "reset-offsets", group, "--topic", topic, "--to-offset", "2", "--execute",
-                     "--backup-url", str(tmp_path))
+    code, real = cli(
+        capsys,
+        tansu,
+        "reset-offsets",
+        group,
+        "--topic",
+        topic,
+        "--to-offset",
+        "2",
+        "--execute",
+        "--backup-url",
+        str(tmp_path),
+    )
     assert code == EXIT_OK and real["done"] == 1
     assert real["decisions"][group]["partitions"] == dry["decisions"][group]["partitions"]
-    assert {(tp.topic, tp.partition): o for tp, o in tansu_seed.committed(group).items()} == {(topic, 0): 2, (topic, 1): 2}
+    assert {(tp.topic, tp.partition): o for tp, o in tansu_seed.committed(group).items()} == {
+        (topic, 0): 2,
+        (topic, 1): 2,
+    }
 
-    code, shifted = cli(capsys, tansu, "reset-offsets", group, "--all-topics", "--shift-by", "10", "--execute",
-                        "--backup-url", str(tmp_path))
+    code, shifted = cli(
+        capsys,
+        tansu,
+        "reset-offsets",
+        group,
+        "--all-topics",
+        "--shift-by",
+        "10",
+        "--execute",
+        "--backup-url",
+        str(tmp_path),
+    )
     assert code == EXIT_OK
     assert {r["partition"]: (r["new"], r["finding"]) for r in shifted["decisions"][group]["partitions"]} == {
-        0: (6, "clamped_to_log_end"), 1: (6, "clamped_to_log_end")}
+        0: (6, "clamped_to_log_end"),
+        1: (6, "clamped_to_log_end"),
+    }
     assert {tp.partition: o for tp, o in tansu_seed.committed(group).items()} == {0: 6, 1: 6}
 
     undo = real["undo_command"].split()
-    assert main(["-b", tansu.bootstrap, *undo[undo.index("restore"):]]) == EXIT_OK
+    assert main(["-b", tansu.bootstrap, *undo[undo.index("restore") :]]) == EXIT_OK
     capsys.readouterr()
-    assert {tp.partition: o for tp, o in tansu_seed.committed(group).items()} == {0: 6, 1: 4}  # back before the first reset
+    assert {tp.partition: o for tp, o in tansu_seed.committed(group).items()} == {
+        0: 6,
+        1: 4,
+    }  # back before the first reset
 
 
 def test_a_live_group_is_refused_and_keeps_its_offsets(capsys, tansu, tansu_live_group, tmp_path):
     before = dict(tansu_live_group.committed)
-    code, doc = cli(capsys, tansu, "reset-offsets", tansu_live_group.group_id, "--topic", tansu_live_group.topic,
-                    "--to-earliest", "--execute", "--backup-url", str(tmp_path))
+    code, doc = cli(
+        capsys,
+        tansu,
+        "reset-offsets",
+        tansu_live_group.group_id,
+        "--topic",
+        tansu_live_group.topic,
+        "--to-earliest",
+        "--execute",
+        "--backup-url",
+        str(tmp_path),
+    )
     assert code == EXIT_PARTIAL
     assert doc["decisions"][tansu_live_group.group_id]["refusal"] == "has_members"
     assert doc["backup_url"] is None
     from airflow_provider_kgroups.client import ClientConfig, GroupsClient
 
     with GroupsClient(ClientConfig.create(tansu.bootstrap)) as client:
-        committed = client.fetch_committed_offsets([tansu_live_group.group_id])[tansu_live_group.group_id].committed()
+        committed = client.fetch_committed_offsets([tansu_live_group.group_id])[
+            tansu_live_group.group_id
+        ].committed()
     assert {tp.partition: o for tp, o in committed.items()} == before
 
 
-def test_delete_offsets_on_a_broker_without_offset_delete_is_refused_by_name(capsys, tansu, tansu_seed, name_prefix,
-                                                                             tmp_path):
+def test_delete_offsets_on_a_broker_without_offset_delete_is_refused_by_name(
+    capsys, tansu, tansu_seed, name_prefix, tmp_path
+):
     topic, group = name_prefix + "old", name_prefix + "idle"
     tansu_seed.create_topic(topic, partitions=1)
     tansu_seed.produce(topic, 0, 1)
     tansu_seed.commit(group, {(topic, 0): 1})
-    code, doc = cli(capsys, tansu, "delete-offsets", group, "--topic", topic, "--execute",
-                    "--backup-url", str(tmp_path))
+    code, doc = cli(
+        capsys, tansu, "delete-offsets", group, "--topic", topic, "--execute", "--backup-url", str(tmp_path)
+    )
     assert code == EXIT_PARTIAL
     assert "does not support OffsetDelete" in doc["decisions"][group]["reason"]
     assert {tp.partition: o for tp, o in tansu_seed.committed(group).items()} == {0: 1}
@@ -90,8 +135,9 @@ def test_a_restore_a_real_broker_refuses_on_every_partition_is_failed(capsys, ta
 
     before = dict(live_group.committed)
     assert before, "the live group committed nothing to restore"
-    url = backup_offsets(str(tmp_path), {live_group.group_id: {TopicPartition(live_group.topic, p): 0
-                                                               for p in before}})
+    url = backup_offsets(
+        str(tmp_path), {live_group.group_id: {TopicPartition(live_group.topic, p): 0 for p in before}}
+    )
     code, doc = cli(capsys, tansu, "restore", url, live_group.group_id)
     assert code == EXIT_PARTIAL
     assert doc[live_group.group_id]["outcome"] == "failed" and doc[live_group.group_id]["results"] == {}

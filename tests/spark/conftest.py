@@ -33,7 +33,9 @@ CONF = {
 def _start():
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Python workers (data sources) run this interpreter
+    os.environ.setdefault(
+        "PYSPARK_PYTHON", sys.executable
+    )  # Python workers (data sources) run this interpreter
 
     builder = SparkSession.builder.master("local[2]").appName("kgroups-spark-tests")
     for key, value in CONF.items():

@@ -15,32 +15,63 @@ from airflow_provider_kgroups.spark.arrow_records import batches_to_arrow, page_
 from tests.support.batches import RECORDS
 from tests.support.fakekafka.recordbatch import CODECS, encode_batch
 
-EDGE = [(200, 1_700_000_000_000, b"k" * 12, b"v" * 12, ()), (201, 1_700_000_000_001, b"k" * 13, b"v" * 13, ()),
-        (205, 1_699_000_000_000, None, b"", (("a", None), ("a", b"x" * 20)))]  # 202-204 compacted away
+EDGE = [
+    (200, 1_700_000_000_000, b"k" * 12, b"v" * 12, ()),
+    (201, 1_700_000_000_001, b"k" * 13, b"v" * 13, ()),
+    (205, 1_699_000_000_000, None, b"", (("a", None), ("a", b"x" * 20))),
+]  # 202-204 compacted away
 
 
 def columns(batch) -> list[tuple]:
     ts = [int(t.timestamp() * 1000) for t in batch.column("timestamp").to_pylist()]
-    headers = [None if h is None else tuple((x["key"], x["value"]) for x in h) for h in batch.column("headers").to_pylist()]
-    return list(zip(batch.column("offset").to_pylist(), ts, batch.column("key").to_pylist(),
-                    batch.column("value").to_pylist(), headers, batch.column("timestampType").to_pylist()))
+    headers = [
+        None if h is None else tuple((x["key"], x["value"]) for x in h)
+        for h in batch.column("headers").to_pylist()
+    ]
+    return list(
+        zip(
+            batch.column("offset").to_pylist(),
+            ts,
+            batch.column("key").to_pylist(),
+            batch.column("value").to_pylist(),
+            headers,
+            batch.column("timestampType").to_pylist(),
+        )
+    )
 
 
 @pytest.mark.parametrize("codec", sorted(CODECS))
 def test_column_wise_equals_record_by_record(codec):
-    data = encode_batch(100, RECORDS, codec=codec) + encode_batch(200, EDGE, codec=codec) + \
-        encode_batch(206, [(206, 5, b"t", b"log append", ())], codec=codec, log_append_time_ms=1_800_000_000_000)
+    data = (
+        encode_batch(100, RECORDS, codec=codec)
+        + encode_batch(200, EDGE, codec=codec)
+        + encode_batch(
+            206, [(206, 5, b"t", b"log append", ())], codec=codec, log_append_time_ms=1_800_000_000_000
+        )
+    )
     batches, _ = read_batches(data)
     assert batches[1].count == 3 and batches[1].last_offset == 205  # thinned: fewer records than offsets
     for start, end in ((0, 1000), (101, 206), (103, 104), (300, 400)):
         got = batches_to_arrow("orders", 7, batches, start, end, include_headers=True)
-        expected = [(o, ts, k, v, h or None, b.timestamp_type) for b in batches
-                    for o, ts, k, v, h in zip(*b.columns()) if start <= o < end]
+        expected = [
+            (o, ts, k, v, h or None, b.timestamp_type)
+            for b in batches
+            for o, ts, k, v, h in zip(*b.columns())
+            if start <= o < end
+        ]
         assert columns(got) == expected, (start, end)
         assert got.column("topic").to_pylist() == ["orders"] * len(expected)
         assert got.column("partition").to_pylist() == [7] * len(expected)
     plain = batches_to_arrow("orders", 7, batches, 0, 1000, include_headers=False)
-    assert plain.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+    assert plain.schema.names == [
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestampType",
+    ]
 
 
 def test_no_batches_is_an_empty_batch_of_the_schema():
@@ -79,17 +110,22 @@ def test_a_page_is_yielded_in_bounded_groups_of_whole_batches(monkeypatch, bound
     """page_to_arrow (what each task yields): whole record batches per Arrow batch, a new one when
     the next record batch would pass BATCH_ROWS records or BATCH_BYTES decompressed bytes (one
     larger record batch alone), and together exactly what one decode of the page gives."""
-    monkeypatch.setattr(arrow_records, "BATCH_ROWS" if bound == "rows" else "BATCH_BYTES", 5 if bound == "rows" else 300)
+    monkeypatch.setattr(
+        arrow_records, "BATCH_ROWS" if bound == "rows" else "BATCH_BYTES", 5 if bound == "rows" else 300
+    )
     sizes = [2, 2, 1, 7, 3, 3]
     data, offset = b"", 0
     for size in sizes:
-        data += encode_batch(offset, [(offset + i, 1_700_000_000_000 + i, b"k%d" % i, b"v" * 60, ())
-                                      for i in range(size)], codec="zstd")
+        data += encode_batch(
+            offset,
+            [(offset + i, 1_700_000_000_000 + i, b"k%d" % i, b"v" * 60, ()) for i in range(size)],
+            codec="zstd",
+        )
         offset += size
     batches, _ = read_batches(data)
     got = list(page_to_arrow("t", 3, batches, 1, offset - 1, include_headers=False))
     whole = batches_to_arrow("t", 3, batches, 1, offset - 1, include_headers=False)
     assert pa.Table.from_batches(got).equals(pa.Table.from_batches([whole]))
     groups = [[0, 1, 2], [3], [4], [5]] if bound == "rows" else [[0, 1], [2], [3], [4], [5]]
-    starts = [sum(sizes[:g[0]]) for g in groups]
+    starts = [sum(sizes[: g[0]]) for g in groups]
     assert [b.column("offset")[0].as_py() for b in got] == [max(1, s) for s in starts]

@@ -16,8 +16,9 @@ FULL = DeadGroupRules(idle_hours=0.5, assume_full_visibility=True)
 
 def status(rows, rules=FULL) -> dict:
     snapshots = table_snapshots(table(rows))
-    return judging.group_status("g", snapshots, snapshots[-1].taken_at_ms, frozenset({"orders"}), VerdictRules(),
-                                rules).to_pylist()[0]
+    return judging.group_status(
+        "g", snapshots, snapshots[-1].taken_at_ms, frozenset({"orders"}), VerdictRules(), rules
+    ).to_pylist()[0]
 
 
 def test_a_latest_row_whose_commit_could_not_be_read_is_unknown_not_no_commit():
@@ -27,13 +28,24 @@ def test_a_latest_row_whose_commit_could_not_be_read_is_unknown_not_no_commit():
     rows = [row(T0 + i * 5 * MINUTE, "g", "orders", 0, committed=None, error=True, **empty) for i in range(3)]
     got = status(rows)
     assert (got["health"], got["deletable"], got["dead_reasons"]) == ("paused", False, [])
-    assert got["cannot_tell"][0] == "cannot tell what it committed on orders[0] (CLIENT_RECORDED_ERROR: error " \
-                                    "recorded in the history): its committed offsets there could not be read"
-    no_commit = status([row(T0 + i * 5 * MINUTE, "g", "orders", 0, committed=None, log_end=5, **empty)
-                        for i in range(3)])
-    assert (no_commit["health"], no_commit["deletable"], no_commit["dead_reasons"]) == ("dead", True, ["no_commits"])
+    assert (
+        got["cannot_tell"][0] == "cannot tell what it committed on orders[0] (CLIENT_RECORDED_ERROR: error "
+        "recorded in the history): its committed offsets there could not be read"
+    )
+    no_commit = status(
+        [row(T0 + i * 5 * MINUTE, "g", "orders", 0, committed=None, log_end=5, **empty) for i in range(3)]
+    )
+    assert (no_commit["health"], no_commit["deletable"], no_commit["dead_reasons"]) == (
+        "dead",
+        True,
+        ["no_commits"],
+    )
 
 
 def test_members_come_from_the_row_count():
     got = status([row(T0, "g", "orders", 0, committed=5, log_end=9, members=3)])
-    assert (got["health"], got["members"], got["evidence"][0]) == ("active", 3, "state Stable with 3 member(s)")
+    assert (got["health"], got["members"], got["evidence"][0]) == (
+        "active",
+        3,
+        "state Stable with 3 member(s)",
+    )

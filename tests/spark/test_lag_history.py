@@ -51,7 +51,15 @@ def test_outputs_and_summary(hand):
     assert result.as_of_ms == T0 + 55 * MINUTE and result.windows == 1
     assert result.rows == {name: len(rows) for name, rows in out.items()}
     assert result.rows["group_status"] == 13 and result.rows["partition_verdicts"] == 14
-    assert result.verdicts == {"OK": 4, "WARN": 1, "STOP": 1, "STALL": 2, "REWIND": 1, "LOST": 1, "UNKNOWN": 3}
+    assert result.verdicts == {
+        "OK": 4,
+        "WARN": 1,
+        "STOP": 1,
+        "STALL": 2,
+        "REWIND": 1,
+        "LOST": 1,
+        "UNKNOWN": 3,
+    }
 
 
 def test_lag_percentiles_over_the_window(hand):
@@ -74,31 +82,53 @@ def test_every_verdict_with_its_reason(hand):
         ("caught", "orders", 0): ("OK", "caught up"),
         ("pct", "orders", 0): ("WARN", warn),
         ("pct", "orders", 1): ("WARN", warn),
-        ("stopper", "orders", 0): ("STOP", "committed offset stuck at 40 for 30.0 min while the log grew by 60 "
-                                           "records (lag 70)"),
-        ("staller", "orders", 0): ("STALL", "committed offset stuck at 20 for 30.0 min with 30 records to read "
-                                            "(the log end is not moving)"),
-        ("rewinder", "orders", 0): ("REWIND", "committed offset went back from 110 to 40 in the last 30.0 min and "
-                                              "has not caught up with where it was"),
-        ("loser", "orders", 0): ("LOST", "committed offset 311 is below the log start 500: 189 records were "
-                                         "deleted by retention unread"),
+        ("stopper", "orders", 0): (
+            "STOP",
+            "committed offset stuck at 40 for 30.0 min while the log grew by 60 records (lag 70)",
+        ),
+        ("staller", "orders", 0): (
+            "STALL",
+            "committed offset stuck at 20 for 30.0 min with 30 records to read (the log end is not moving)",
+        ),
+        ("rewinder", "orders", 0): (
+            "REWIND",
+            "committed offset went back from 110 to 40 in the last 30.0 min and "
+            "has not caught up with where it was",
+        ),
+        ("loser", "orders", 0): (
+            "LOST",
+            "committed offset 311 is below the log start 500: 189 records were deleted by retention unread",
+        ),
         ("blind", "orders", 0): ("OK", "caught up"),
         ("blind", "orders", 1): ("UNKNOWN", "its offsets could not be read in the latest snapshot"),
         ("old-batch", "orders", 0): ("OK", "caught up"),
-        ("abandoned", "orders", 0): ("STALL", "committed offset stuck at 5 for 30.0 min with 4 records to read "
-                                              "(the log end is not moving)"),
+        ("abandoned", "orders", 0): (
+            "STALL",
+            "committed offset stuck at 5 for 30.0 min with 4 records to read (the log end is not moving)",
+        ),
         ("weekly", "orders", 0): ("OK", "caught up"),
         ("connect-sink", "orders", 0): ("OK", "caught up"),
         ("orphan", "old-topic", 0): ("UNKNOWN", "its offsets could not be read in the latest snapshot"),
     }
     status = {r.group_id: r for r in out["group_status"]}
-    assert (status["pct"].verdict, status["pct"].reason) == ("WARN", f"orders[0]: {warn} (1 more partition(s) WARN)")
+    assert (status["pct"].verdict, status["pct"].reason) == (
+        "WARN",
+        f"orders[0]: {warn} (1 more partition(s) WARN)",
+    )
     assert status["stopper"].reason.endswith("; the group has 1 member(s), state Stable")
     assert (status["ghost"].verdict, status["ghost"].reason) == (  # no partition: nothing shows it is fine
-        "UNKNOWN", "the group has no partitions (no committed offset, no assigned partition): nothing to judge")
+        "UNKNOWN",
+        "the group has no partitions (no committed offset, no assigned partition): nothing to judge",
+    )
     topic = {(r.group_id, r.topic): r for r in out["lag_windows"]}
-    assert (topic[("blind", "orders")].verdict, topic[("blind", "orders")].verdict_partition) == ("UNKNOWN", 1)
-    assert (topic[("blind", "orders")].judged_partitions, topic[("blind", "orders")].not_ok_partitions) == (2, 1)
+    assert (topic[("blind", "orders")].verdict, topic[("blind", "orders")].verdict_partition) == (
+        "UNKNOWN",
+        1,
+    )
+    assert (topic[("blind", "orders")].judged_partitions, topic[("blind", "orders")].not_ok_partitions) == (
+        2,
+        1,
+    )
 
 
 def test_time_since_last_progress(hand):
@@ -107,13 +137,19 @@ def test_time_since_last_progress(hand):
     part = {(r.group_id, r.topic, r.partition): r for r in out["partition_verdicts"]}
     stopper = part[("stopper", "orders", 0)]  # committed moved last at 00:20
     assert (stopper.last_progress_ms, stopper.since_progress_ms, stopper.history_from_ms) == (
-        T0 + 20 * MINUTE, 35 * MINUTE, T0)
+        T0 + 20 * MINUTE,
+        35 * MINUTE,
+        T0,
+    )
     assert part[("staller", "orders", 0)].last_progress_ms is None  # never moved in the history
     assert part[("caught", "orders", 0)].since_progress_ms == 0
     topic = {(r.group_id, r.topic): r for r in out["lag_windows"]}
     assert topic[("stopper", "orders")].since_progress_ms == 35 * MINUTE
     status = {r.group_id: r for r in out["group_status"]}
-    assert (status["weekly"].last_progress_ms, status["weekly"].since_progress_ms) == (T0 + 40 * MINUTE, 15 * MINUTE)
+    assert (status["weekly"].last_progress_ms, status["weekly"].since_progress_ms) == (
+        T0 + 40 * MINUTE,
+        15 * MINUTE,
+    )
     assert status["stopper"].since_progress_ms == now - (T0 + 20 * MINUTE)
 
 
@@ -135,13 +171,17 @@ def test_dead_candidates_paused_and_system_groups(hand):
     ]
     assert list(abandoned.dead_reasons) == ["idle"]
     assert (abandoned.empty_since_ms, abandoned.expires_at_ms, abandoned.idle_since_ms) == (
-        T0, T0 + 7 * 24 * HOUR, T0)
+        T0,
+        T0 + 7 * 24 * HOUR,
+        T0,
+    )
     # caught up on a quiet topic: as Empty and unmoving as "abandoned", but nothing to read, so never idle
     quiet = status["old-batch"]
     assert (quiet.health, quiet.deletable, quiet.idle_since_ms) == ("paused", False, None)
-    assert ("not idle by the history: it had nothing to read at 2024-05-01 00:50 UTC (caught up on every "
-            "partition); idle time counts only while Empty with records to read and no commit progress"
-            ) in quiet.evidence
+    assert (
+        "not idle by the history: it had nothing to read at 2024-05-01 00:50 UTC (caught up on every "
+        "partition); idle time counts only while Empty with records to read and no commit progress"
+    ) in quiet.evidence
     # its only topic unread in the last snapshots: not checked by name here, so cannot tell (the Python
     # engine's find_dead_groups checks it by name; this job never has more candidates than that); its
     # log end unread since 00:40: how long it has been idle is unknown too
@@ -151,18 +191,25 @@ def test_dead_candidates_paused_and_system_groups(hand):
         "cannot tell whether every committed topic was deleted: old-topic not in the topic list (which leaves out "
         "topics the principal may not Describe) and not checked by name",
         "cannot tell whether it has been idle for more than idle_hours=0.5: nothing to read was known at "
-        "2024-05-01 00:50 UTC (log end offsets not read)"]
+        "2024-05-01 00:50 UTC (log end offsets not read)",
+    ]
     ghost = status["ghost"]  # no visible commit: evidence only under assume_full_visibility
     assert (ghost.health, ghost.deletable) == ("paused", False)
     assert ghost.cannot_tell[0].startswith("cannot tell whether it has no committed offset at all")
     weekly = status["weekly"]  # paused: Empty, but it committed 15 minutes ago
     assert (weekly.health, weekly.deletable) == ("paused", False)
     assert "last commit progress 15 min ago (2024-05-01 00:40 UTC)" in weekly.evidence
-    system = status["connect-sink"]  # idle, but "connect" is not a plain consumer protocol: never dead for that
+    system = status[
+        "connect-sink"
+    ]  # idle, but "connect" is not a plain consumer protocol: never dead for that
     assert (system.health, system.deletable) == ("paused", False)
-    assert system.evidence[-1] == "matches the default deny pattern 'connect-*' (a system group): not deletable"
-    assert ("protocol type 'connect' is not a plain consumer group: neither a missing commit nor a lack of commit "
-            "progress is evidence against it") in system.evidence
+    assert (
+        system.evidence[-1] == "matches the default deny pattern 'connect-*' (a system group): not deletable"
+    )
+    assert (
+        "protocol type 'connect' is not a plain consumer group: neither a missing commit nor a lack of commit "
+        "progress is evidence against it"
+    ) in system.evidence
     assert (status["caught"].health, status["caught"].deletable) == ("active", False)
 
 
@@ -173,9 +220,21 @@ def test_hand_made_dead_groups_equal_the_python_engine(hand):
     assert set(python) == set(spark)
     for group_id, report in python.items():
         row = spark[group_id]
-        assert (row.health, row.deletable, list(row.evidence), list(row.dead_reasons), list(row.cannot_tell),
-                row.idle_since_ms) == (report.health.value, report.deletable, list(report.evidence),
-                                       list(report.dead_reasons), list(report.cannot_tell), report.idle_since_ms), group_id
+        assert (
+            row.health,
+            row.deletable,
+            list(row.evidence),
+            list(row.dead_reasons),
+            list(row.cannot_tell),
+            row.idle_since_ms,
+        ) == (
+            report.health.value,
+            report.deletable,
+            list(report.evidence),
+            list(report.dead_reasons),
+            list(report.cannot_tell),
+            report.idle_since_ms,
+        ), group_id
 
 
 # -- parity with the Python engine on a generated history ------------------------------------------
@@ -191,8 +250,14 @@ def parity(spark_factory, tmp_path_factory):
     spark = spark_factory()
     rows = random_history(seed=7)
     root = tmp_path_factory.mktemp("parity")
-    result = run_lag_history(spark, _write(root / "history", rows), str(root / "out"), window_minutes=60,
-                             rules=PARITY_RULES, dead_rules=PARITY_DEAD)
+    result = run_lag_history(
+        spark,
+        _write(root / "history", rows),
+        str(root / "out"),
+        window_minutes=60,
+        rules=PARITY_RULES,
+        dead_rules=PARITY_DEAD,
+    )
     return rows, {name: _rows(spark, result, name) for name in OUTPUTS}
 
 
@@ -227,10 +292,25 @@ def test_dead_group_evidence_equals_the_python_engine(parity):
     status = {r.group_id: r for r in out["group_status"]}
     for group_id, report in python.items():
         row = status[group_id]
-        assert (row.health, row.deletable, list(row.evidence), row.empty_since_ms, row.expires_at_ms,
-                list(row.dead_reasons), list(row.cannot_tell), row.idle_since_ms) == (
-            report.health.value, report.deletable, list(report.evidence), report.empty_since_ms,
-            report.expires_at_ms, list(report.dead_reasons), list(report.cannot_tell), report.idle_since_ms), group_id
+        assert (
+            row.health,
+            row.deletable,
+            list(row.evidence),
+            row.empty_since_ms,
+            row.expires_at_ms,
+            list(row.dead_reasons),
+            list(row.cannot_tell),
+            row.idle_since_ms,
+        ) == (
+            report.health.value,
+            report.deletable,
+            list(report.evidence),
+            report.empty_since_ms,
+            report.expires_at_ms,
+            list(report.dead_reasons),
+            list(report.cannot_tell),
+            report.idle_since_ms,
+        ), group_id
         if report.health.value != "active":
             assert row.last_progress_ms == report.last_progress_ms, group_id
     assert {r.health.value for r in python.values()} == {"active", "paused", "dead"}
@@ -272,14 +352,30 @@ def test_pyspark_python_files_of_another_version_than_spark_are_refused(spark, m
 
     history = _write(tmp_path / "history", hand_made_history())
     monkeypatch.setattr(pyspark, "__version__", "0.1.0")
-    with pytest.raises(ConfigurationError, match=rf"version 0\.1\.0 but Spark is {spark.version}.*"
-                                                 rf"pyspark=={spark.version}"):
+    with pytest.raises(
+        ConfigurationError,
+        match=rf"version 0\.1\.0 but Spark is {spark.version}.*"
+        rf"pyspark=={spark.version}",
+    ):
         run_lag_history(spark, history, str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
 
 
 def test_command_line_refuses_inconsistent_rules_with_exit_2(capsys):
-    assert main(["--history", "h", "--output", "o", "--verdict-window-minutes", "5",
-                 "--stuck-after-minutes", "10"]) == 2
+    assert (
+        main(
+            [
+                "--history",
+                "h",
+                "--output",
+                "o",
+                "--verdict-window-minutes",
+                "5",
+                "--stuck-after-minutes",
+                "10",
+            ]
+        )
+        == 2
+    )
     assert "stuck_after_ms" in capsys.readouterr().err

@@ -39,8 +39,11 @@ def test_the_example_dag_submits_the_job_and_it_runs(tmp_path, monkeypatch):
     assert command[command.index("--until") + 1] == end.isoformat()
     assert lag_history.__file__ in command
 
-    quick = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
-             "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+    quick = {
+        "spark.sql.shuffle.partitions": "2",
+        "spark.ui.enabled": "false",
+        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    }
     monkeypatch.setattr(module, "SPARK_CONF", {**module.SPARK_CONF, **quick})
     task.python_callable(data_interval_end=end)  # raises if spark-submit exits non-zero
     for name in lag_history.OUTPUTS:

@@ -40,29 +40,38 @@ EXAMPLE_DAGS = REPO / "dags"
 _BUNDLE = "airflow.dag_processing.bundles.local.LocalDagBundle"
 
 if "airflow.configuration" in sys.modules:  # too late to point Airflow at a private home
-    raise RuntimeError("Airflow was imported before tests/support/airflow_env.py set AIRFLOW_HOME; "
-                       "import it from the conftest, and do not import Airflow at module level elsewhere.")
+    raise RuntimeError(
+        "Airflow was imported before tests/support/airflow_env.py set AIRFLOW_HOME; "
+        "import it from the conftest, and do not import Airflow at module level elsewhere."
+    )
 HOME = tempfile.mkdtemp(prefix="kgroups-airflow-")
-os.environ.update({
-    "AIRFLOW_HOME": HOME,
-    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-    "AIRFLOW__CORE__DAGS_FOLDER": str(TEST_DAGS),
-    "AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST": json.dumps([
-        {"name": "dags-folder", "classpath": _BUNDLE, "kwargs": {}},
-        {"name": "example-dags", "classpath": _BUNDLE, "kwargs": {"path": str(EXAMPLE_DAGS)}},
-    ]),
-    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME}/airflow.db",
-    # OpenLineage on, as a deployment with the provider would have it: every task's events go to
-    # one file (tests/airflow/test_lineage.py reads them); emitted in a thread, not a fork of pytest
-    "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": f"{HOME}/openlineage.jsonl",
-                                                   "append": True}),
-    "AIRFLOW__OPENLINEAGE__NAMESPACE": "kgroups-tests",
-    "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
-})
+os.environ.update(
+    {
+        "AIRFLOW_HOME": HOME,
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(TEST_DAGS),
+        "AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST": json.dumps(
+            [
+                {"name": "dags-folder", "classpath": _BUNDLE, "kwargs": {}},
+                {"name": "example-dags", "classpath": _BUNDLE, "kwargs": {"path": str(EXAMPLE_DAGS)}},
+            ]
+        ),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME}/airflow.db",
+        # OpenLineage on, as a deployment with the provider would have it: every task's events go to
+        # one file (tests/airflow/test_lineage.py reads them); emitted in a thread, not a fork of pytest
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+            {"type": "file", "log_file_path": f"{HOME}/openlineage.jsonl", "append": True}
+        ),
+        "AIRFLOW__OPENLINEAGE__NAMESPACE": "kgroups-tests",
+        "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
+    }
+)
 OPENLINEAGE_EVENTS = Path(HOME) / "openlineage.jsonl"
 
 
-def events_of(dag_id: str, run_id: str, task_id: str, event_type: str = "COMPLETE", timeout: float = 30.0) -> dict:
+def events_of(
+    dag_id: str, run_id: str, task_id: str, event_type: str = "COMPLETE", timeout: float = 30.0
+) -> dict:
     """The task's event of that type in this run (emitted in a thread: waited for)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -70,12 +79,14 @@ def events_of(dag_id: str, run_id: str, task_id: str, event_type: str = "COMPLET
             for line in OPENLINEAGE_EVENTS.read_text().splitlines():
                 event = json.loads(line)
                 airflow = event.get("run", {}).get("facets", {}).get("airflow", {})
-                if (event.get("eventType") == event_type and event["job"]["name"] == f"{dag_id}.{task_id}"
-                        and airflow.get("dagRun", {}).get("run_id") == run_id):
+                if (
+                    event.get("eventType") == event_type
+                    and event["job"]["name"] == f"{dag_id}.{task_id}"
+                    and airflow.get("dagRun", {}).get("run_id") == run_id
+                ):
                     return event
         time.sleep(0.1)
     raise AssertionError(f"no {event_type} event of {dag_id}.{task_id} in run {run_id} within {timeout} s")
-
 
 
 @pytest.fixture(scope="session")
@@ -114,8 +125,13 @@ def _state(value: Any) -> str:
 
 @pytest.fixture
 def run_dag(airflow_db):
-    def run(dag_id: str, conf: dict[str, Any] | None = None, xcom_keys: tuple[str, ...] = (),
-            folder: Path = TEST_DAGS, logical_date=None) -> DagRunResult:
+    def run(
+        dag_id: str,
+        conf: dict[str, Any] | None = None,
+        xcom_keys: tuple[str, ...] = (),
+        folder: Path = TEST_DAGS,
+        logical_date=None,
+    ) -> DagRunResult:
         dag = dagbag(folder).get_dag(dag_id)
         assert dag is not None, f"no DAG {dag_id!r} in {folder}"
         started = time.monotonic()

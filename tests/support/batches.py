@@ -18,13 +18,21 @@ RECORDS = [  # (offset, timestamp, key, value, headers)
 ABORT, COMMIT = 0, 1
 
 
-def batch(base: int, offsets: list[int], *, ts: int = 1000, producer_id: int = -1, control: int | None = None) -> bytes:
+def batch(
+    base: int, offsets: list[int], *, ts: int = 1000, producer_id: int = -1, control: int | None = None
+) -> bytes:
     """One v2 batch with records at ``offsets`` (timestamp ts + offset); a control batch when
     ``control`` is ABORT/COMMIT; transactional when ``producer_id`` >= 0."""
     transactional = producer_id >= 0
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
-                                        producer_id=producer_id, producer_epoch=0 if transactional else -1,
-                                        base_sequence=0 if transactional else -1, batch_size=1 << 20)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=0,
+        is_transactional=transactional,
+        producer_id=producer_id,
+        producer_epoch=0 if transactional else -1,
+        base_sequence=0 if transactional else -1,
+        batch_size=1 << 20,
+    )
     for offset in offsets:
         key = struct.pack(">hh", 0, control) if control is not None else b"k"
         builder.append(offset - base, timestamp=ts + offset, key=key, value=b"v", headers=[])

@@ -28,19 +28,58 @@ from demo.apache_kafka import KafkaCluster
 from demo.seed import Seeder, wait_until
 
 __all__ = [
-    "ConsumerGroupsTool", "LiveMember", "ToolError", "ToolRun", "kgroups_members_view", "kgroups_offsets_view",
-    "kgroups_state_view", "parse_assignment", "parse_blocks", "tool_members_view", "tool_offsets_view",
-    "tool_state_view", "wait_for_leaders",
+    "ConsumerGroupsTool",
+    "LiveMember",
+    "ToolError",
+    "ToolRun",
+    "kgroups_members_view",
+    "kgroups_offsets_view",
+    "kgroups_state_view",
+    "parse_assignment",
+    "parse_blocks",
+    "tool_members_view",
+    "tool_offsets_view",
+    "tool_state_view",
+    "wait_for_leaders",
 ]
 
 #: Every column name the tool prints (4.x and 2.8), longest first so "COORDINATOR (ID)" wins.
-KNOWN_HEADERS = sorted([
-    "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
-    "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS",
-    "NEW-OFFSET", "STATUS", "TYPE", "PROTOCOL", "GROUP-EPOCH", "CURRENT-EPOCH", "CURRENT-ASSIGNMENT",
-    "TARGET-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "MEMBER-EPOCH", "TARGET-ASSIGNMENT", "LEADER-EPOCH",
-    "PROTOCOL-TYPE", "ERROR", "UPGRADED",
-], key=len, reverse=True)
+KNOWN_HEADERS = sorted(
+    [
+        "GROUP",
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        "CONSUMER-ID",
+        "HOST",
+        "CLIENT-ID",
+        "#PARTITIONS",
+        "ASSIGNMENT",
+        "COORDINATOR (ID)",
+        "ASSIGNMENT-STRATEGY",
+        "STATE",
+        "#MEMBERS",
+        "NEW-OFFSET",
+        "STATUS",
+        "TYPE",
+        "PROTOCOL",
+        "GROUP-EPOCH",
+        "CURRENT-EPOCH",
+        "CURRENT-ASSIGNMENT",
+        "TARGET-EPOCH",
+        "TARGET-ASSIGNMENT-EPOCH",
+        "MEMBER-EPOCH",
+        "TARGET-ASSIGNMENT",
+        "LEADER-EPOCH",
+        "PROTOCOL-TYPE",
+        "ERROR",
+        "UPGRADED",
+    ],
+    key=len,
+    reverse=True,
+)
 
 
 class ToolError(AssertionError):
@@ -111,8 +150,10 @@ class ToolRun:
 
     def check(self) -> ToolRun:
         if self.returncode != 0:
-            raise ToolError(f"kafka-consumer-groups {' '.join(self.args)} exited {self.returncode}:\n"
-                            f"{self.stdout}\n{self.stderr}")
+            raise ToolError(
+                f"kafka-consumer-groups {' '.join(self.args)} exited {self.returncode}:\n"
+                f"{self.stdout}\n{self.stderr}"
+            )
         return self
 
 
@@ -128,8 +169,14 @@ class ConsumerGroupsTool:
         # has seen 2.8.2's FindCoordinator take longer ("Timed out waiting for a node assignment").
         patience = ("--timeout", "60000") if "--describe" in args and "--timeout" not in args else ()
         done: subprocess.CompletedProcess[str] = self.cluster.run_tool(
-            self.cluster.consumer_groups_tool, "--bootstrap-server", self.bootstrap, *args, *patience,
-            timeout=timeout, input_text=input_text)
+            self.cluster.consumer_groups_tool,
+            "--bootstrap-server",
+            self.bootstrap,
+            *args,
+            *patience,
+            timeout=timeout,
+            input_text=input_text,
+        )
         blocks, notes = parse_blocks(done.stdout)
         return ToolRun(args, done.returncode, done.stdout, done.stderr, blocks, notes)
 
@@ -150,12 +197,25 @@ class LiveMember:
     committing (so the group's committed offsets stay what the test seeded). ``protocol`` is
     ``classic`` or ``consumer`` (KIP-848)."""
 
-    def __init__(self, bootstrap: str, group_id: str, topics: Iterable[str], *, client_id: str,
-                 protocol: str = "classic") -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        group_id: str,
+        topics: Iterable[str],
+        *,
+        client_id: str,
+        protocol: str = "classic",
+    ) -> None:
         from confluent_kafka import Consumer
 
-        config = {"bootstrap.servers": bootstrap, "group.id": group_id, "client.id": client_id,
-                  "enable.auto.commit": False, "auto.offset.reset": "earliest", "group.protocol": protocol}
+        config = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group_id,
+            "client.id": client_id,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "group.protocol": protocol,
+        }
         if protocol == "classic":
             config["session.timeout.ms"] = 10_000
         self.group_id = group_id
@@ -193,13 +253,14 @@ class LiveMember:
             if len(self.assigned) >= count:
                 return self.assigned
             time.sleep(0.05)
-        raise AssertionError(f"live member of {self.group_id!r}: {count} partition(s) not assigned within "
-                             f"{timeout:.0f} s (has {self.assigned})")
+        raise AssertionError(
+            f"live member of {self.group_id!r}: {count} partition(s) not assigned within "
+            f"{timeout:.0f} s (has {self.assigned})"
+        )
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
-
 
 
 # -- the same view of a group from both tools (``kgroups --format json`` on one side) ---------------
@@ -223,9 +284,13 @@ def parse_assignment(text: str) -> dict[str, list[int]]:
 
 def tool_offsets_view(rows: list[dict[str, str]]) -> dict[tuple[str, str, int], tuple[str, ...]]:
     """``--describe --offsets``: (group, topic, partition) -> current, log end, lag, consumer id, host, client id."""
-    return {(r["GROUP"], r["TOPIC"], int(r["PARTITION"])):
-            tuple(_none(r[c]) for c in ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"))
-            for r in rows}
+    return {
+        (r["GROUP"], r["TOPIC"], int(r["PARTITION"])): tuple(
+            _none(r[c])
+            for c in ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+        )
+        for r in rows
+    }
 
 
 def kgroups_offsets_view(lag: dict, described: dict) -> dict[tuple[str, str, int], tuple[str, ...]]:
@@ -236,35 +301,61 @@ def kgroups_offsets_view(lag: dict, described: dict) -> dict[tuple[str, str, int
         for p in data["partitions"]:
             owner = by_member.get(p["assigned_to"]) or {}
             view[(group, p["topic"], p["partition"])] = (
-                _none(p["committed"]), _none(p["log_end"]), _none(p["lag"]), _none(owner.get("member_id")),
-                _none(owner.get("client_host")), _none(owner.get("client_id")))
+                _none(p["committed"]),
+                _none(p["log_end"]),
+                _none(p["lag"]),
+                _none(owner.get("member_id")),
+                _none(owner.get("client_host")),
+                _none(owner.get("client_id")),
+            )
     return view
 
 
 def tool_members_view(rows: list[dict[str, str]]) -> dict[tuple[str, str], tuple]:
     """``--describe --members --verbose``: (group, member id) -> host, client id, #partitions, assignment."""
     column = "CURRENT-ASSIGNMENT" if rows and "CURRENT-ASSIGNMENT" in rows[0] else "ASSIGNMENT"
-    return {(r["GROUP"], r["CONSUMER-ID"]): (r["HOST"], r["CLIENT-ID"], int(r["#PARTITIONS"]),
-                                             parse_assignment(r[column]))
-            for r in rows}
+    return {
+        (r["GROUP"], r["CONSUMER-ID"]): (
+            r["HOST"],
+            r["CLIENT-ID"],
+            int(r["#PARTITIONS"]),
+            parse_assignment(r[column]),
+        )
+        for r in rows
+    }
 
 
 def kgroups_members_view(described: dict) -> dict[tuple[str, str], tuple]:
-    return {(group, m["member_id"]): (m["client_host"], m["client_id"],
-                                      sum(len(ps) for ps in m["assignment"].values()),
-                                      {t: sorted(ps) for t, ps in m["assignment"].items()})
-            for group, d in described.items() for m in d["members"]}
+    return {
+        (group, m["member_id"]): (
+            m["client_host"],
+            m["client_id"],
+            sum(len(ps) for ps in m["assignment"].values()),
+            {t: sorted(ps) for t, ps in m["assignment"].items()},
+        )
+        for group, d in described.items()
+        for m in d["members"]
+    }
 
 
 def tool_state_view(rows: list[dict[str, str]]) -> dict[str, tuple[str, str, str, str]]:
     """``--describe --state``: group -> coordinator id, assignment strategy, state, member count."""
-    return {r["GROUP"]: (r["COORDINATOR (ID)"].rsplit("(", 1)[1].rstrip(")"), _none(r["ASSIGNMENT-STRATEGY"]),
-                         r["STATE"], r["#MEMBERS"]) for r in rows}
+    return {
+        r["GROUP"]: (
+            r["COORDINATOR (ID)"].rsplit("(", 1)[1].rstrip(")"),
+            _none(r["ASSIGNMENT-STRATEGY"]),
+            r["STATE"],
+            r["#MEMBERS"],
+        )
+        for r in rows
+    }
 
 
 def kgroups_state_view(described: dict) -> dict[str, tuple[str, str, str, str]]:
-    return {g: (str(d["coordinator_id"]), _none(d["protocol"]), d["state"], str(len(d["members"])))
-            for g, d in described.items()}
+    return {
+        g: (str(d["coordinator_id"]), _none(d["protocol"]), d["state"], str(len(d["members"])))
+        for g, d in described.items()
+    }
 
 
 def wait_for_leaders(seed: Seeder, topics: dict[str, int], timeout: float = 30.0) -> None:

@@ -19,19 +19,47 @@ BACKLOG = {tp("orders", 0): 150}  # 50 records to read
 CAUGHT_UP = {tp("orders", 0): 100}
 
 
-def idle_history(hours: float, committed=COMMITTED, state=GroupState.EMPTY, every_hours: int = 6, log_end=BACKLOG,
-                 members: int = 0):
+def idle_history(
+    hours: float,
+    committed=COMMITTED,
+    state=GroupState.EMPTY,
+    every_hours: int = 6,
+    log_end=BACKLOG,
+    members: int = 0,
+):
     """Points every ``every_hours`` from ``hours`` ago to before now."""
     start = NOW - int(hours * HOUR)
-    return [GroupHistoryPoint(t, state, members, committed, log_end) for t in range(start, NOW, every_hours * HOUR)]
+    return [
+        GroupHistoryPoint(t, state, members, committed, log_end)
+        for t in range(start, NOW, every_hours * HOUR)
+    ]
 
 
-UNREADABLE = GroupOffsets("app", {tp("orders", 0): CommittedOffset(None, error=Failure(88)),
-                                  tp("old", 0): CommittedOffset(5)})
+UNREADABLE = GroupOffsets(
+    "app", {tp("orders", 0): CommittedOffset(None, error=Failure(88)), tp("old", 0): CommittedOffset(5)}
+)
 
 
-def report(group_id="app", state="Empty", committed=COMMITTED, history=(), topics=("orders",), rules=RULES,
-           members=None, protocol_type="consumer", group_type="classic", checks=None, group_offsets=None):
-    return classify_group(group_id, description(group_id, state, members, protocol_type, group_type),
-                          group_offsets or offsets(group_id, committed), None if topics is None else set(topics),
-                          list(history), rules, NOW, topic_checks=checks)
+def report(
+    group_id="app",
+    state="Empty",
+    committed=COMMITTED,
+    history=(),
+    topics=("orders",),
+    rules=RULES,
+    members=None,
+    protocol_type="consumer",
+    group_type="classic",
+    checks=None,
+    group_offsets=None,
+):
+    return classify_group(
+        group_id,
+        description(group_id, state, members, protocol_type, group_type),
+        group_offsets or offsets(group_id, committed),
+        None if topics is None else set(topics),
+        list(history),
+        rules,
+        NOW,
+        topic_checks=checks,
+    )

@@ -59,10 +59,13 @@ async def until(condition, what: str = "the condition", within_s: float = 10.0) 
 def within(seconds: float):
     """``@within(20)`` on an async test: it fails with TimeoutError past ``seconds`` instead of
     hanging the suite (pytest-asyncio runs it; this only bounds it)."""
+
     def bound(test):
         @functools.wraps(test)
         async def bounded(*args, **kwargs):
             async with asyncio.timeout(seconds):
                 return await test(*args, **kwargs)
+
         return bounded
+
     return bound

@@ -20,8 +20,13 @@ from tests.support.fakekafka import FakeCluster
 TEST_DEADLINE_S = 30.0
 
 
-async def with_fake_cluster(body: Callable[[FakeCluster, AsyncGroupsClient], Awaitable[Any]], *, brokers: int = 3,
-                            setup: Callable[[FakeCluster], None] | None = None, **cluster_options: Any) -> Any:
+async def with_fake_cluster(
+    body: Callable[[FakeCluster, AsyncGroupsClient], Awaitable[Any]],
+    *,
+    brokers: int = 3,
+    setup: Callable[[FakeCluster], None] | None = None,
+    **cluster_options: Any,
+) -> Any:
     async with asyncio.timeout(TEST_DEADLINE_S):
         async with FakeCluster(brokers=brokers, **cluster_options) as cluster:
             if setup is not None:
@@ -31,8 +36,11 @@ async def with_fake_cluster(body: Callable[[FakeCluster, AsyncGroupsClient], Awa
                 return await body(cluster, client)
 
 
-async def on_fake_cluster(groups: Iterable[str], body: Callable[[AsyncGroupsClient, FakeCluster], Awaitable[Any]],
-                          committed: int = 50) -> Any:
+async def on_fake_cluster(
+    groups: Iterable[str],
+    body: Callable[[AsyncGroupsClient, FakeCluster], Awaitable[Any]],
+    committed: int = 50,
+) -> Any:
     def setup(cluster: FakeCluster) -> None:
         cluster.add_topic("orders", 1, end_offsets=[100])
         for g in groups:

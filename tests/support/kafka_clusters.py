@@ -37,10 +37,8 @@ def _oidc_properties(idp: IdentityProvider) -> dict[str, object]:
     prefix = f"listener.name.{SASL_LISTENER.lower()}"
     return {
         "sasl.enabled.mechanisms": "OAUTHBEARER,SCRAM-SHA-256",
-        f"{prefix}.oauthbearer.sasl.jaas.config":
-            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
-        f"{prefix}.oauthbearer.sasl.server.callback.handler.class":
-            "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+        f"{prefix}.oauthbearer.sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+        f"{prefix}.oauthbearer.sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
         f"{prefix}.scram-sha-256.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
         "sasl.oauthbearer.jwks.endpoint.url": idp.jwks_url,
         "sasl.oauthbearer.expected.audience": idp.audience,
@@ -56,7 +54,10 @@ def _oidc_properties(idp: IdentityProvider) -> dict[str, object]:
 def kafka_short(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     with IdentityProvider(OIDC_CLIENTS) as idp:
         cluster = KafkaCluster(
-            version=NEWEST, nodes=1, listeners={SASL_LISTENER: SASL_LISTENER}, properties=_oidc_properties(idp),
+            version=NEWEST,
+            nodes=1,
+            listeners={SASL_LISTENER: SASL_LISTENER},
+            properties=_oidc_properties(idp),
             scram_users=(SCRAM_ALICE,),
             # Kafka 4 refuses to fetch a JWKS from a URL not on this list (CVE-2025-27817)
             jvm_flags=(f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={idp.jwks_url}",),

@@ -45,8 +45,12 @@ class SteppedChild:
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(self._path)
         self._listener.listen(1)
-        env = {**os.environ, **self.env, ENV_STEP_SOCKET: self._path,
-               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            **self.env,
+            ENV_STEP_SOCKET: self._path,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
         # files, not pipes: a child never blocks on a full pipe nobody reads while it runs
         self._out = open(os.path.join(self._dir, "out"), "w+b")  # noqa: SIM115 - the child's stdout, closed in finish()
         self._err = open(os.path.join(self._dir, "err"), "w+b")  # noqa: SIM115 - the child's stderr, closed in finish()
@@ -67,8 +71,10 @@ class SteppedChild:
                 ready = [key.fileobj for key, _ in sel.select(timeout=max(left, 0))]
             if not ready:
                 self.kill()
-                raise ChildTimeout(f"{self.argv} reached no step boundary nor exited within {self.deadline_s}s "
-                                   f"(steps so far {self.steps}); stderr: {self.stderr[-2000:]}")
+                raise ChildTimeout(
+                    f"{self.argv} reached no step boundary nor exited within {self.deadline_s}s "
+                    f"(steps so far {self.steps}); stderr: {self.stderr[-2000:]}"
+                )
             if self._conn is None and self._listener in ready:
                 self._conn, _ = self._listener.accept()
                 continue
@@ -118,9 +124,11 @@ class SteppedChild:
             reached = self.next_step()
             if reached is None:
                 self.finish()
-                raise AssertionError(f"{self.argv} ended without reaching {step} #{nth} (reached {self.steps}); "
-                                     f"exit code {self.proc.returncode}; stdout: {self.stdout[-1500:]}; "
-                                     f"stderr: {self.stderr[-2000:]}")
+                raise AssertionError(
+                    f"{self.argv} ended without reaching {step} #{nth} (reached {self.steps}); "
+                    f"exit code {self.proc.returncode}; stdout: {self.stdout[-1500:]}; "
+                    f"stderr: {self.stderr[-2000:]}"
+                )
             if reached == step and self.steps.count(step) == nth:
                 self.kill()
                 return self

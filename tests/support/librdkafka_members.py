@@ -22,8 +22,16 @@ __all__ = ["classic_member", "consumer_member", "share_member", "poll_until", "c
 
 
 def _consumer(bootstrap: str, group_id: str, topics: list[str], extra: dict[str, Any]) -> Consumer:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id, "client.id": f"live-{group_id}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False, **extra})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group_id,
+            "client.id": f"live-{group_id}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            **extra,
+        }
+    )
     consumer.subscribe(topics)
     return consumer
 
@@ -49,8 +57,15 @@ def consumer_member(bootstrap: str, group_id: str, topics: list[str], **extra: A
 
 @contextmanager
 def share_member(bootstrap: str, group_id: str, topics: list[str], **extra: Any) -> Iterator[ShareConsumer]:
-    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group_id,
-                              "client.id": f"live-{group_id}", "share.acknowledgement.mode": "explicit", **extra})
+    consumer = ShareConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group_id,
+            "client.id": f"live-{group_id}",
+            "share.acknowledgement.mode": "explicit",
+            **extra,
+        }
+    )
     consumer.subscribe(topics)
     try:
         yield consumer
@@ -58,8 +73,13 @@ def share_member(bootstrap: str, group_id: str, topics: list[str], **extra: Any)
         consumer.close()
 
 
-def poll_until(consumer: Consumer, predicate: Callable[[], T], what: str, timeout: float = 30.0,
-               on_message: Callable[[Any], None] | None = None) -> T:
+def poll_until(
+    consumer: Consumer,
+    predicate: Callable[[], T],
+    what: str,
+    timeout: float = 30.0,
+    on_message: Callable[[Any], None] | None = None,
+) -> T:
     """Poll ``consumer`` until ``predicate()`` is truthy; each record goes to ``on_message``."""
     deadline = time.monotonic() + timeout
     while True:

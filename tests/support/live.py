@@ -45,11 +45,25 @@ class LiveConsumer(ConsumerWorker):
 
     error_cls = SeedError
 
-    def __init__(self, bootstrap: str, group_id: str, topics: Iterable[str], *,
-                 client_id: str | None = None, commit: bool = True, poll_timeout_ms: int = 50,
-                 **consumer_config: Any) -> None:
-        super().__init__(f"live consumer {group_id!r}", bootstrap, group_id, topics,
-                         client_id=client_id or f"live-{group_id}", **consumer_config)
+    def __init__(
+        self,
+        bootstrap: str,
+        group_id: str,
+        topics: Iterable[str],
+        *,
+        client_id: str | None = None,
+        commit: bool = True,
+        poll_timeout_ms: int = 50,
+        **consumer_config: Any,
+    ) -> None:
+        super().__init__(
+            f"live consumer {group_id!r}",
+            bootstrap,
+            group_id,
+            topics,
+            client_id=client_id or f"live-{group_id}",
+            **consumer_config,
+        )
         self._commit = commit
         self._poll_timeout_ms = poll_timeout_ms
         self.consumed = 0
@@ -64,8 +78,11 @@ class LiveConsumer(ConsumerWorker):
 
     def _step(self, consumer: KafkaConsumer) -> int:
         batches = consumer.poll(timeout_ms=self._poll_timeout_ms)
-        to_commit = {partition: OffsetAndMetadata(records[-1].offset + 1, "", -1)
-                     for partition, records in batches.items() if records}
+        to_commit = {
+            partition: OffsetAndMetadata(records[-1].offset + 1, "", -1)
+            for partition, records in batches.items()
+            if records
+        }
         if to_commit and self._commit:
             consumer.commit(to_commit)
             with self._cond:
@@ -80,6 +97,7 @@ class LiveConsumer(ConsumerWorker):
 
 
 # -- a ready-made live group ------------------------------------------------------------------
+
 
 @dataclass
 class LiveGroup:
@@ -108,10 +126,17 @@ class LiveGroup:
         self.consumer.stop()
 
 
-def start_live_group(seeder: Seeder, group_id: str, topic: str, *,
-                     records_per_partition: tuple[int, ...] = (5, 3, 0),
-                     timeout: float = DEFAULT_TIMEOUT, pause_after_catch_up: bool = True,
-                     watch_states: bool = True, **consumer_config: Any) -> LiveGroup:
+def start_live_group(
+    seeder: Seeder,
+    group_id: str,
+    topic: str,
+    *,
+    records_per_partition: tuple[int, ...] = (5, 3, 0),
+    timeout: float = DEFAULT_TIMEOUT,
+    pause_after_catch_up: bool = True,
+    watch_states: bool = True,
+    **consumer_config: Any,
+) -> LiveGroup:
     """Create ``topic`` (one partition per entry of ``records_per_partition``), produce
     that many records to each, start a :class:`LiveConsumer` for ``group_id``, wait until it
     has joined and committed the end offset of every non-empty partition, then (by
@@ -129,9 +154,13 @@ def start_live_group(seeder: Seeder, group_id: str, topic: str, *,
         raise SeedError(f"end offsets {end_offsets} != produced {records_per_partition}")
     consumer = LiveConsumer(seeder.bootstrap, group_id, [topic], **consumer_config).start()
     states: list[str] = []
-    wire = (WireConnection.to(seeder.bootstrap, timeout=seeder.timeout, client_id=f"{seeder.client_id}-wire")
-            if watch_states else None)
+    wire = (
+        WireConnection.to(seeder.bootstrap, timeout=seeder.timeout, client_id=f"{seeder.client_id}-wire")
+        if watch_states
+        else None
+    )
     try:
+
         def joined() -> bool:
             if wire is not None:
                 state = group_state(wire, group_id)
@@ -145,8 +174,9 @@ def start_live_group(seeder: Seeder, group_id: str, topic: str, *,
         wait_until(joined, timeout, f"group {group_id!r} to assign partitions")
         consumer.wait_committed({(topic, p): n for p, n in expected.items()}, timeout)
         if wire is not None:
-            wait_until(lambda: group_state(wire, group_id) == "Stable", timeout,
-                       f"group {group_id!r} to be Stable")
+            wait_until(
+                lambda: group_state(wire, group_id) == "Stable", timeout, f"group {group_id!r} to be Stable"
+            )
             if states[-1] != "Stable":
                 states.append("Stable")
         if pause_after_catch_up:
@@ -157,12 +187,20 @@ def start_live_group(seeder: Seeder, group_id: str, topic: str, *,
     finally:
         if wire is not None:
             wire.close()
-    return LiveGroup(group_id=group_id, topic=topic, partitions=len(records_per_partition),
-                     end_offsets=end_offsets, committed=dict(expected), consumer=consumer,
-                     timestamps=timestamps, states_while_joining=states)
+    return LiveGroup(
+        group_id=group_id,
+        topic=topic,
+        partitions=len(records_per_partition),
+        end_offsets=end_offsets,
+        committed=dict(expected),
+        consumer=consumer,
+        timestamps=timestamps,
+        states_while_joining=states,
+    )
 
 
 # -- group states -----------------------------------------------------------------------------
+
 
 def describe_group(conn: WireConnection, group_id: str) -> Any:
     """The raw DescribeGroups v5 answer for one group (kafka.protocol codec over a plain

@@ -132,8 +132,14 @@ class IdentityProvider:
         import jwt
 
         now = time.time()
-        body = {"sub": subject, "iss": self.issuer, "aud": self.audience, "iat": int(now),
-                "exp": now + (self.lifetime_s if lifetime_s is None else lifetime_s), "scope": "kafka"}
+        body = {
+            "sub": subject,
+            "iss": self.issuer,
+            "aud": self.audience,
+            "iat": int(now),
+            "exp": now + (self.lifetime_s if lifetime_s is None else lifetime_s),
+            "scope": "kafka",
+        }
         body.update(claims)
         return jwt.encode(body, signing_key(), algorithm="RS256", headers={"kid": self.kid})
 
@@ -152,18 +158,22 @@ class IdentityProvider:
         client_id = secret = None
         if scheme == "Basic":
             client_id, _, secret = base64.b64decode(credentials).decode().partition(":")
-        self.requests.append(TokenRequest(client_id, form.get("grant_type"), form.get("scope"), scheme or None,
-                                          time.time()))
+        self.requests.append(
+            TokenRequest(client_id, form.get("grant_type"), form.get("scope"), scheme or None, time.time())
+        )
         delay = self._take("delay")
         if delay:
             time.sleep(delay)
         status = self._take("status")
         if status is not None:
             code, body = status
-            return self._reply(handler, code, body if body is not None else {"error": "temporarily_unavailable"})
+            return self._reply(
+                handler, code, body if body is not None else {"error": "temporarily_unavailable"}
+            )
         if client_id not in self.clients or self.clients[client_id] != secret:
-            return self._reply(handler, 401, {"error": "invalid_client",
-                                              "error_description": "Client authentication failed"})
+            return self._reply(
+                handler, 401, {"error": "invalid_client", "error_description": "Client authentication failed"}
+            )
         if form.get("grant_type") != "client_credentials":
             return self._reply(handler, 400, {"error": "unsupported_grant_type"})
         kind = self._take("token")
@@ -177,7 +187,9 @@ class IdentityProvider:
             token = self.issue(client_id, aud="someone-else")
         else:
             token = self.issue(client_id)
-        self._reply(handler, 200, {"access_token": token, "token_type": "Bearer", "expires_in": self.lifetime_s})
+        self._reply(
+            handler, 200, {"access_token": token, "token_type": "Bearer", "expires_in": self.lifetime_s}
+        )
 
     def _jwks(self, handler: BaseHTTPRequestHandler) -> None:
         from jwt.algorithms import RSAAlgorithm
@@ -185,6 +197,9 @@ class IdentityProvider:
         if handler.path != "/jwks":
             return self._reply(handler, 404, {"error": "not_found"})
         self.jwks_requests += 1
-        jwk = RSAAlgorithm.to_jwk(signing_key().public_key(), as_dict=True) | {"kid": self.kid, "use": "sig",
-                                                                              "alg": "RS256"}
+        jwk = RSAAlgorithm.to_jwk(signing_key().public_key(), as_dict=True) | {
+            "kid": self.kid,
+            "use": "sig",
+            "alg": "RS256",
+        }
         self._reply(handler, 200, {"keys": [jwk]})

@@ -18,11 +18,22 @@ def main(argv: list[str]) -> int:
 
     backup_url, topic, *groups = argv
     pushed: dict = {}
-    ti = SimpleNamespace(dag_id="kill_test", run_id="manual__kill", task_id="reset", try_number=1,
-                         xcom_push=lambda key, value: pushed.update({key: value}))
-    operator = ConsumerGroupOffsetResetOperator(task_id="reset", group_ids=groups, strategy="to_earliest",
-                                                topics=[topic], dry_run=False, backup_url=backup_url,
-                                                kafka_groups_conn_id="kg_kill")
+    ti = SimpleNamespace(
+        dag_id="kill_test",
+        run_id="manual__kill",
+        task_id="reset",
+        try_number=1,
+        xcom_push=lambda key, value: pushed.update({key: value}),
+    )
+    operator = ConsumerGroupOffsetResetOperator(
+        task_id="reset",
+        group_ids=groups,
+        strategy="to_earliest",
+        topics=[topic],
+        dry_run=False,
+        backup_url=backup_url,
+        kafka_groups_conn_id="kg_kill",
+    )
     try:
         out = operator.execute({"ti": ti})
     except Exception as exc:  # the task failed: what it pushed, and why

@@ -30,7 +30,15 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-__all__ = ["CODECS", "Seeded", "SeededRecord", "create_topics", "seed_partition", "seed_behind", "append_young"]
+__all__ = [
+    "CODECS",
+    "Seeded",
+    "SeededRecord",
+    "create_topics",
+    "seed_partition",
+    "seed_behind",
+    "append_young",
+]
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 MIB = 1024 * 1024
@@ -84,9 +92,19 @@ def create_topics(bootstrap: str, topics: dict[str, int], config: dict[str, str]
 
 
 def _producer(bootstrap: str, codec: str, **config) -> Producer:
-    return Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 200,
-                     "batch.num.messages": 10_000, "batch.size": 4 * MIB, "message.max.bytes": 4 * MIB,
-                     "acks": "all", "log_level": 3, **config})
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": codec,
+            "linger.ms": 200,
+            "batch.num.messages": 10_000,
+            "batch.size": 4 * MIB,
+            "message.max.bytes": 4 * MIB,
+            "acks": "all",
+            "log_level": 3,
+            **config,
+        }
+    )
 
 
 class _Writer:
@@ -110,8 +128,15 @@ class _Writer:
             else:
                 self.delivered[index] = msg.offset()
 
-        self.producer.produce(self.seeded.topic, key=key, value=value, headers=list(headers) or None,
-                              partition=self.seeded.partition, timestamp=ts, on_delivery=delivered)
+        self.producer.produce(
+            self.seeded.topic,
+            key=key,
+            value=value,
+            headers=list(headers) or None,
+            partition=self.seeded.partition,
+            timestamp=ts,
+            on_delivery=delivered,
+        )
 
     def batch(self, rows, *, aborted: bool = False) -> None:
         """Send ``rows`` (key, value, headers) within one linger window, then wait for all."""
@@ -122,8 +147,9 @@ class _Writer:
     def flush(self, *, aborted: bool = False) -> None:
         left = self.producer.flush(_TIMEOUT)
         if left or self.errors or len(self.delivered) != len(self.pending):
-            raise KafkaException(f"{self.seeded.topic}[{self.seeded.partition}]: {left} undelivered, errors "
-                                 f"{self.errors[:3]}")
+            raise KafkaException(
+                f"{self.seeded.topic}[{self.seeded.partition}]: {left} undelivered, errors {self.errors[:3]}"
+            )
         for index, (ts, key, value, headers) in enumerate(self.pending):
             self.seeded.records.append(SeededRecord(self.delivered[index], ts, key, value, headers, aborted))
         self.pending, self.delivered = [], {}
@@ -133,12 +159,16 @@ def wait_for_log_end(bootstrap: str, topic: str, partition: int, end: int) -> No
     """Wait until ``topic[partition]``'s high watermark reaches ``end``. Apache Kafka's transaction
     coordinator writes the COMMIT/ABORT marker after EndTxn has answered, so without this wait the next
     producer's record can land before the marker and the marker after it."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kgroups-seed-watermarks", "log_level": 3})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "kgroups-seed-watermarks", "log_level": 3}
+    )
     try:
         deadline = time.monotonic() + _TIMEOUT
         high = -1
         while time.monotonic() < deadline:
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=_TIMEOUT, cached=False)
+            _, high = consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=_TIMEOUT, cached=False
+            )
             if high >= end:
                 return
             time.sleep(0.05)
@@ -147,16 +177,31 @@ def wait_for_log_end(bootstrap: str, topic: str, partition: int, end: int) -> No
         consumer.close()
 
 
-def seed_partition(bootstrap: str, topic: str, partition: int, codec: str, *, big_batch: int = 500,
-                   first_ms: int = 1_700_000_000_000, step_ms: int = 1000, transactions: bool = True) -> Seeded:
+def seed_partition(
+    bootstrap: str,
+    topic: str,
+    partition: int,
+    codec: str,
+    *,
+    big_batch: int = 500,
+    first_ms: int = 1_700_000_000_000,
+    step_ms: int = 1000,
+    transactions: bool = True,
+) -> Seeded:
     """Write the layout in the module docstring to ``topic[partition]``; returns what landed."""
     seeded = Seeded(topic, partition, codec)
     clock = [first_ms]
     plain = _Writer(seeded, _producer(bootstrap, codec), clock, step_ms)
     plain.batch([(b"alone", b"first", ())])
     plain.batch([(b"k%d" % (i % 7), b"%08d:" % i + b"v" * 92, ()) for i in range(big_batch)])
-    odd = [(None, b"null key", HEADERS), (b"", b"empty key", ()), (b"null value", None, [("h", None)]),
-           (b"empty value", b"", HEADERS[:2]), (None, None, ()), (b"", b"", [("", b"")])]
+    odd = [
+        (None, b"null key", HEADERS),
+        (b"", b"empty key", ()),
+        (b"null value", None, [("h", None)]),
+        (b"empty value", b"", HEADERS[:2]),
+        (None, None, ()),
+        (b"", b"", [("", b"")]),
+    ]
     plain.batch([odd[i % len(odd)] for i in range(20)])
     plain.batch([(b"big", bytes(range(256)) * (MIB // 256), [("size", b"1MiB")])])
     idempotent = _Writer(seeded, _producer(bootstrap, codec, **{"enable.idempotence": True}), clock, step_ms)
@@ -167,7 +212,10 @@ def seed_partition(bootstrap: str, topic: str, partition: int, codec: str, *, bi
         txn = _Writer(seeded, producer, clock, step_ms)
         for count, commit in ((30, True), (20, False), (10, True)):
             producer.begin_transaction()
-            txn.batch([(b"tx", b"%s%d" % (b"c" if commit else b"a", i), ()) for i in range(count)], aborted=not commit)
+            txn.batch(
+                [(b"tx", b"%s%d" % (b"c" if commit else b"a", i), ()) for i in range(count)],
+                aborted=not commit,
+            )
             producer.commit_transaction(_TIMEOUT) if commit else producer.abort_transaction(_TIMEOUT)
             wait_for_log_end(bootstrap, topic, partition, seeded.records[-1].offset + 2)
     plain.batch([(b"last", b"alone again", ())])
@@ -179,8 +227,17 @@ def _rows(tag: bytes, first: int, count: int) -> list[tuple[bytes, bytes, tuple]
     return [(b"k%d" % (i % 7), tag + b"%08d:" % i + b"v" * 90, ()) for i in range(first, first + count)]
 
 
-def seed_behind(bootstrap: str, topic: str, codec: str, *, age_ms: int, at_ms: int, batches: int = 2,
-                per_batch: int = 100, step_ms: int = 10) -> Seeded:
+def seed_behind(
+    bootstrap: str,
+    topic: str,
+    codec: str,
+    *,
+    age_ms: int,
+    at_ms: int,
+    batches: int = 2,
+    per_batch: int = 100,
+    step_ms: int = 10,
+) -> Seeded:
     """What issue 18 tried: ``batches`` lingered batches of ``per_batch`` records in ``codec``, then
     one record alone (so that Tansu's log end is exact). ``Seeded.behind``, in the middle of the
     first batch, is ``age_ms`` old at ``at_ms``; the others are ``step_ms`` apart around it."""

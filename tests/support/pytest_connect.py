@@ -26,8 +26,12 @@ _STARTED: dict[str, ConnectWorker] = {}
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]  # pluggy wrapper
     report = yield
     worker = _STARTED.get("connect_worker")
-    if report.failed and call.when == "call" and worker is not None \
-            and "connect_worker" in getattr(item, "fixturenames", ()):
+    if (
+        report.failed
+        and call.when == "call"
+        and worker is not None
+        and "connect_worker" in getattr(item, "fixturenames", ())
+    ):
         report.sections.append(("Kafka Connect worker log", worker.log_tail(lines=40)))
     return report
 

@@ -24,8 +24,10 @@ MARKER = "fake_handler_errors"
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", f"{MARKER}: the test makes the fake cluster's handlers raise on purpose and asserts "
-                   "cluster.handler_errors itself (the fake_handler_errors fixture does not fail it)")
+        "markers",
+        f"{MARKER}: the test makes the fake cluster's handlers raise on purpose and asserts "
+        "cluster.handler_errors itself (the fake_handler_errors fixture does not fail it)",
+    )
 
 
 def _raised() -> list:
@@ -42,6 +44,9 @@ def fake_handler_errors(request: pytest.FixtureRequest):
     if not raised or request.node.get_closest_marker(MARKER) is not None:
         return
     details = "\n".join(f"- {e}\n" + "".join(traceback.format_exception(e.error)) for e in raised)
-    pytest.fail(f"{len(raised)} handler error(s) in the fake cluster during this test (a bug of the fake; "
-                f"mark the test @pytest.mark.{MARKER} if it provokes them on purpose and asserts them):\n"
-                f"{details}", pytrace=False)
+    pytest.fail(
+        f"{len(raised)} handler error(s) in the fake cluster during this test (a bug of the fake; "
+        f"mark the test @pytest.mark.{MARKER} if it provokes them on purpose and asserts them):\n"
+        f"{details}",
+        pytrace=False,
+    )

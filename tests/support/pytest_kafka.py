@@ -39,8 +39,10 @@ KEEP_RECORDS = {"log.retention.ms": -1}
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "apachekafka: needs a real Apache Kafka broker started from Maven Central's jars "
-                   "(tests/support/pytest_kafka.py)")
+        "markers",
+        "apachekafka: needs a real Apache Kafka broker started from Maven Central's jars "
+        "(tests/support/pytest_kafka.py)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -55,7 +57,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     if report.failed and call.when == "call":
         for name in FIXTURES:
             if name in getattr(item, "fixturenames", ()) and name in _STARTED:
-                report.sections.append((f"Apache Kafka ({name}) node logs", _STARTED[name].log_tail(lines=25)))
+                report.sections.append(
+                    (f"Apache Kafka ({name}) node logs", _STARTED[name].log_tail(lines=25))
+                )
     return report
 
 
@@ -64,15 +68,11 @@ def _sasl_properties() -> dict[str, object]:
     prefix = f"listener.name.{SASL_LISTENER.lower()}"
     return {
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
-        f"{prefix}.plain.sasl.jaas.config":
-            f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
-        f"{prefix}.scram-sha-256.sasl.jaas.config":
-            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
-        f"{prefix}.scram-sha-512.sasl.jaas.config":
-            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        f"{prefix}.plain.sasl.jaas.config": f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
+        f"{prefix}.scram-sha-256.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        f"{prefix}.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
         # No server callback handler: Kafka's default validates unsecured JWS (OAuthBearerUnsecuredJws).
-        f"{prefix}.oauthbearer.sasl.jaas.config":
-            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+        f"{prefix}.oauthbearer.sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "allow.everyone.if.no.acl.found": "true",
         # PLAINTEXT (seeding, the controller listener) acts as ANONYMOUS: a super user.
@@ -91,11 +91,17 @@ def _start(name: str, cluster: KafkaCluster) -> Iterator[KafkaCluster]:
 
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
-    scram = tuple((mechanism, name, password) for name, password in USERS.items()
-                  for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"))
+    scram = tuple(
+        (mechanism, name, password)
+        for name, password in USERS.items()
+        for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512")
+    )
     cluster = KafkaCluster(
-        version=NEWEST, nodes=1, listeners={SASL_LISTENER: SASL_LISTENER},
-        properties={**_sasl_properties(), **KEEP_RECORDS}, scram_users=scram,
+        version=NEWEST,
+        nodes=1,
+        listeners={SASL_LISTENER: SASL_LISTENER},
+        properties={**_sasl_properties(), **KEEP_RECORDS},
+        scram_users=scram,
         features=("share.version=1", "streams.version=1"),
         workdir=tmp_path_factory.mktemp("kafka"),
     )
@@ -111,8 +117,12 @@ def kafka_seed(kafka: KafkaCluster) -> Iterator[Seeder]:
 
 @pytest.fixture(scope="session")
 def kafka3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
-    cluster = KafkaCluster(version=NEWEST, nodes=3, workdir=tmp_path_factory.mktemp("kafka3"),
-                           properties={"default.replication.factor": 3, "min.insync.replicas": 1, **KEEP_RECORDS})
+    cluster = KafkaCluster(
+        version=NEWEST,
+        nodes=3,
+        workdir=tmp_path_factory.mktemp("kafka3"),
+        properties={"default.replication.factor": 3, "min.insync.replicas": 1, **KEEP_RECORDS},
+    )
     yield from _start("kafka3", cluster)
 
 

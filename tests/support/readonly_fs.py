@@ -15,7 +15,9 @@ class ReadOnlyFileSystem(LocalFileSystem):
     @classmethod
     def _strip_protocol(cls, path):
         path = str(path)
-        return super()._strip_protocol(path[len(PROTOCOL) + 3:] if path.startswith(f"{PROTOCOL}://") else path)
+        return super()._strip_protocol(
+            path[len(PROTOCOL) + 3 :] if path.startswith(f"{PROTOCOL}://") else path
+        )
 
     def _refuse(self, *args, **kwargs):
         raise PermissionError("read-only credentials: writing is not allowed")

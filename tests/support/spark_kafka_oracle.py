@@ -36,15 +36,26 @@ from pathlib import Path
 
 from demo.apache_kafka import JarResolutionError, resolve_jars
 
-__all__ = ["NEEDED_JARS", "ORACLE_SPARK", "OracleReadError", "ReadResult", "SparkOracle", "connector_jars",
-           "pyspark_environment"]
+__all__ = [
+    "NEEDED_JARS",
+    "ORACLE_SPARK",
+    "OracleReadError",
+    "ReadResult",
+    "SparkOracle",
+    "connector_jars",
+    "pyspark_environment",
+]
 
 #: The newest Spark whose spark-sql-kafka-0-10 Maven Central serves (checked 2026-11).
 ORACLE_SPARK = "4.2.0"
 CONNECTOR = ("org.apache.spark", "spark-sql-kafka-0-10_2.13", ORACLE_SPARK)
 #: File-name prefixes of the connector's jars Spark needs beyond its own.
-NEEDED_JARS = ("spark-sql-kafka-0-10_2.13-", "spark-token-provider-kafka-0-10_2.13-", "kafka-clients-",
-               "commons-pool2-")
+NEEDED_JARS = (
+    "spark-sql-kafka-0-10_2.13-",
+    "spark-token-provider-kafka-0-10_2.13-",
+    "kafka-clients-",
+    "commons-pool2-",
+)
 _ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -72,7 +83,10 @@ def pyspark_environment(timeout: float = 1800.0) -> Path | None:
     renamed, under a file lock (as ``resolve_jars`` does), so a killed install leaves nothing."""
     if _installed_pyspark() == ORACLE_SPARK:
         return None
-    root = Path(os.environ.get("KGROUPS_PYSPARK_CACHE") or Path.home() / ".cache" / "airflow-provider-kgroups" / "pyspark")
+    root = Path(
+        os.environ.get("KGROUPS_PYSPARK_CACHE")
+        or Path.home() / ".cache" / "airflow-provider-kgroups" / "pyspark"
+    )
     target = root / ORACLE_SPARK
     if (target / "pyspark").is_dir():
         return target
@@ -83,13 +97,29 @@ def pyspark_environment(timeout: float = 1800.0) -> Path | None:
             return target
         staging = Path(tempfile.mkdtemp(prefix=f"{ORACLE_SPARK}-", dir=root))
         try:
-            done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                                   "--target", str(staging), f"pyspark=={ORACLE_SPARK}"],
-                                  capture_output=True, text=True, timeout=timeout, check=False)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--target",
+                    str(staging),
+                    f"pyspark=={ORACLE_SPARK}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
             if done.returncode != 0:
                 tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-                raise RuntimeError(f"pip could not install pyspark=={ORACLE_SPARK} (the oracle's Spark; PyPI must be "
-                                   f"reachable). pip said:\n{tail}")
+                raise RuntimeError(
+                    f"pip could not install pyspark=={ORACLE_SPARK} (the oracle's Spark; PyPI must be "
+                    f"reachable). pip said:\n{tail}"
+                )
             staging.rename(target)
         finally:
             if staging.exists():
@@ -141,10 +171,21 @@ class SparkOracle:
         read_end, write_end = os.pipe()
         with open(self.workdir / "worker.out", "wb") as log:  # the child keeps its own copy of the descriptor
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "tests.support.spark_oracle_worker", str(write_end), str(self.workdir),
-                 ",".join(map(str, jars))],
-                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=_ROOT,
-                pass_fds=(write_end,))
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.support.spark_oracle_worker",
+                    str(write_end),
+                    str(self.workdir),
+                    ",".join(map(str, jars)),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=_ROOT,
+                pass_fds=(write_end,),
+            )
         os.close(write_end)
         self._answers = read_end
         self._ready = False
@@ -156,7 +197,9 @@ class SparkOracle:
         try:
             hello = self._answer(self.start_timeout)
             if hello.get("spark") != ORACLE_SPARK:
-                raise RuntimeError(f"the oracle worker runs Spark {hello.get('spark')}, expected {ORACLE_SPARK}")
+                raise RuntimeError(
+                    f"the oracle worker runs Spark {hello.get('spark')}, expected {ORACLE_SPARK}"
+                )
         except BaseException:
             self.close(timeout=5)
             raise
@@ -168,8 +211,9 @@ class SparkOracle:
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self._answers], [], [], left)[0]:
-                raise TimeoutError(f"the oracle worker did not answer within {timeout:.0f} s; its output:\n"
-                                   f"{self.log_tail()}")
+                raise TimeoutError(
+                    f"the oracle worker did not answer within {timeout:.0f} s; its output:\n{self.log_tail()}"
+                )
             chunk = os.read(self._answers, 1 << 16)
             if not chunk:
                 raise RuntimeError(f"the oracle worker exited; its output:\n{self.log_tail()}")

@@ -14,7 +14,15 @@ import pickle
 import sys
 import tempfile
 
-COLUMNS = ("key", "value", "topic", "partition", "offset", "unix_millis(timestamp) AS timestamp_ms", "timestampType")
+COLUMNS = (
+    "key",
+    "value",
+    "topic",
+    "partition",
+    "offset",
+    "unix_millis(timestamp) AS timestamp_ms",
+    "timestampType",
+)
 
 
 def session(jars: str):
@@ -22,15 +30,18 @@ def session(jars: str):
 
     from airflow_provider_kgroups.spark.datasource import register
 
-    spark = (SparkSession.builder.master("local[2]").appName("kgroups-spark-kafka-oracle")
-             .config("spark.jars", jars)
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.driver.memory", "1g")
-             .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("kgroups-spark-kafka-oracle")
+        .config("spark.jars", jars)
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
@@ -48,8 +59,11 @@ def read(spark, request: dict) -> dict:
             values[-1] = None if row.headers is None else [(h.key, h.value) for h in row.headers]
         rows.append(tuple(values))
     rows.sort(key=lambda r: (r[2], r[3], r[4]))
-    return {"schema": df.schema.simpleString(), "rows": rows,
-            "partitions": df.rdd.getNumPartitions() if request.get("partitions") else None}
+    return {
+        "schema": df.schema.simpleString(),
+        "rows": rows,
+        "partitions": df.rdd.getNumPartitions() if request.get("partitions") else None,
+    }
 
 
 def main(answer_fd: int, workdir: str, jars: str) -> None:

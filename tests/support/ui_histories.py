@@ -13,7 +13,9 @@ from tests.support.builders import MINUTE, T0, group, partition, snapshot
 STATES = ("Stable", "Empty", "Empty", "PreparingRebalance", "Dead")
 
 
-def random_history(seed: int, *, groups: int = 6, points: int = 40, step_ms: int = 5 * MINUTE) -> list[LagSnapshot]:
+def random_history(
+    seed: int, *, groups: int = 6, points: int = 40, step_ms: int = 5 * MINUTE
+) -> list[LagSnapshot]:
     rng = random.Random(seed)
     ends = {(t, p): rng.randint(0, 50) for t in ("a", "b") for p in range(3)}
     committed: dict[str, dict[tuple[str, int], int | None]] = {f"g{i}": {} for i in range(groups)}
@@ -49,9 +51,12 @@ def random_history(seed: int, *, groups: int = 6, points: int = 40, step_ms: int
         for g, offsets in committed.items():
             if rng.random() < 0.08:
                 continue  # not in this snapshot
-            parts = [partition(t, p, c, None if rng.random() < 0.05 else ends[(t, p)])
-                     if rng.random() > 0.03 else partition(t, p, None, ends[(t, p)], flags=[LagFlag.ERROR])
-                     for (t, p), c in sorted(offsets.items())]  # now and then a commit read with an error
+            parts = [
+                partition(t, p, c, None if rng.random() < 0.05 else ends[(t, p)])
+                if rng.random() > 0.03
+                else partition(t, p, None, ends[(t, p)], flags=[LagFlag.ERROR])
+                for (t, p), c in sorted(offsets.items())
+            ]  # now and then a commit read with an error
             lags.append(group(g, *parts, state=state[g], members=members_of[g]))
         out.append(snapshot(at, *lags))
     return out
@@ -66,18 +71,26 @@ def write(store: HistoryStore, snapshots: list[LagSnapshot], rng: random.Random)
     i = 0
     while i < len(snapshots):
         n = rng.choice([1, 1, 1, 3])
-        store.append_table(pa.concat_tables([snapshot_table(s) for s in snapshots[i:i + n]]))
+        store.append_table(pa.concat_tables([snapshot_table(s) for s in snapshots[i : i + n]]))
         i += n
 
 
-def idle_history(seed: int, *, groups: int = 6, points: int = 60, step_ms: int = 5 * MINUTE) -> list[LagSnapshot]:
+def idle_history(
+    seed: int, *, groups: int = 6, points: int = 60, step_ms: int = 5 * MINUTE
+) -> list[LagSnapshot]:
     """Mostly Empty groups (what the dead-group rules judge): long stretches without a commit,
     a member now and then, offsets reset to the log end, quiet partitions where a caught-up
     group has nothing to read until a record arrives, log ends not read now and then."""
     rng = random.Random(seed)
     ends = {("a", 0): 100, ("b", 0): 40, ("b", 1): 7}
-    offsets = {f"e{i}": {key: rng.randint(0, end) if rng.random() < 0.8 else None  # None: never committed
-                         for key, end in ends.items() if rng.random() < 0.6} for i in range(groups)}
+    offsets = {
+        f"e{i}": {
+            key: rng.randint(0, end) if rng.random() < 0.8 else None  # None: never committed
+            for key, end in ends.items()
+            if rng.random() < 0.6
+        }
+        for i in range(groups)
+    }
     active = {g: 0 for g in offsets}
     out = []
     for i in range(points):
@@ -94,9 +107,18 @@ def idle_history(seed: int, *, groups: int = 6, points: int = 60, step_ms: int =
                 key = rng.choice(list(committed))
                 committed[key] = ends[key] if rng.random() < 0.5 else max(0, (committed[key] or 0) - 1)
             # a partition never committed reads as no commit, or now and then with an error (unreadable)
-            parts = [partition(t, p, c, None if rng.random() < 0.08 else ends[(t, p)], flags=[LagFlag.ERROR]
-                               if c is None and rng.random() < 0.3 else ())
-                     for (t, p), c in sorted(committed.items())]
-            lags.append(group(g, *parts, state="Stable" if active[g] else "Empty", members=1 if active[g] else 0))
+            parts = [
+                partition(
+                    t,
+                    p,
+                    c,
+                    None if rng.random() < 0.08 else ends[(t, p)],
+                    flags=[LagFlag.ERROR] if c is None and rng.random() < 0.3 else (),
+                )
+                for (t, p), c in sorted(committed.items())
+            ]
+            lags.append(
+                group(g, *parts, state="Stable" if active[g] else "Empty", members=1 if active[g] else 0)
+            )
         out.append(snapshot(T0 + i * step_ms, *lags))
     return out

@@ -28,7 +28,7 @@ def relabel_as_lz4(data: bytes) -> bytes:
         end = position + _BATCH_HEADER.size + length
         attributes = struct.unpack_from(">h", out, position + _ATTRIBUTES_OFFSET)[0]
         struct.pack_into(">h", out, position + _ATTRIBUTES_OFFSET, (attributes & ~_CODEC_MASK) | LZ4)
-        crc = calc_crc32c(memoryview(out)[position + _ATTRIBUTES_OFFSET:end])
+        crc = calc_crc32c(memoryview(out)[position + _ATTRIBUTES_OFFSET : end])
         struct.pack_into(">I", out, position + _CRC_OFFSET, crc)
         position = end
     return bytes(out)

@@ -48,8 +48,9 @@ class WireConnection:
     seconds; a timeout raises :class:`WireError` and closes the connection.
     """
 
-    def __init__(self, host: str, port: int, *, timeout: float = 10.0,
-                 client_id: str = "kgroups-tests") -> None:
+    def __init__(
+        self, host: str, port: int, *, timeout: float = 10.0, client_id: str = "kgroups-tests"
+    ) -> None:
         self.host = host
         self.port = port
         self.timeout = timeout
@@ -137,24 +138,40 @@ def api_versions(conn: WireConnection) -> dict[int, tuple[int, int]]:
     from kafka.protocol.metadata import ApiVersionsRequest
 
     for version in (3, 0):
-        req = ApiVersionsRequest(client_software_name="kgroups-tests",
-                                 client_software_version="0") if version >= 3 else ApiVersionsRequest()
+        req = (
+            ApiVersionsRequest(client_software_name="kgroups-tests", client_software_version="0")
+            if version >= 3
+            else ApiVersionsRequest()
+        )
         resp = conn.send(req, version)
         if resp.error_code == 0:
             return {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     raise WireError(f"ApiVersions failed with error {resp.error_code}")
 
 
-def fetch(conn: WireConnection, topic: str, partition: int, offset: int, version: int,
-          max_wait_ms: int = 200):
+def fetch(
+    conn: WireConnection, topic: str, partition: int, offset: int, version: int, max_wait_ms: int = 200
+):
     """One partition's Fetch from ``offset`` at ``version`` (read_uncommitted, 1 MiB), the raw answer."""
     from kafka.protocol.consumer import FetchRequest
 
     FT = FetchRequest.FetchTopic
     FP = FT.FetchPartition
-    req = FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20,
-                       isolation_level=0, session_id=0, session_epoch=-1, rack_id="",
-                       forgotten_topics_data=[],
-                       topics=[FT(topic=topic, partitions=[FP(partition=partition, fetch_offset=offset,
-                                                              partition_max_bytes=1 << 20)])])
+    req = FetchRequest(
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        rack_id="",
+        forgotten_topics_data=[],
+        topics=[
+            FT(
+                topic=topic,
+                partitions=[FP(partition=partition, fetch_offset=offset, partition_max_bytes=1 << 20)],
+            )
+        ],
+    )
     return conn.send(req, version)

@@ -37,8 +37,9 @@ class PageServer:
     history: str
 
     def token(self, user: str = "viewer") -> str:
-        response = requests.post(f"{self.base}/auth/token", json={"username": user, "password": PASSWORDS[user]},
-                                 timeout=30)
+        response = requests.post(
+            f"{self.base}/auth/token", json={"username": user, "password": PASSWORDS[user]}, timeout=30
+        )
         response.raise_for_status()
         return response.json()["access_token"]
 
@@ -73,8 +74,9 @@ def page_server(tmp_path_factory) -> PageServer:
     passwords = root / "passwords.json"
     passwords.write_text(json.dumps(PASSWORDS))
     env = page_env(history, passwords)
-    with AirflowServices(root, dag_files=[HERE / "dags" / "gate_orders.py"], env=env,
-                         services=("api-server", "dag-processor")) as airflow:
+    with AirflowServices(
+        root, dag_files=[HERE / "dags" / "gate_orders.py"], env=env, services=("api-server", "dag-processor")
+    ) as airflow:
         base = f"http://127.0.0.1:{airflow.port}"
 
         def healthy():
@@ -84,6 +86,9 @@ def page_server(tmp_path_factory) -> PageServer:
                 return False
 
         airflow.wait_for(healthy, "the api-server", START_TIMEOUT_S)
-        airflow.wait_for(lambda: airflow.query("select count(*) from serialized_dag where dag_id = 'gate_orders'")[0][0],
-                         "the gating DAG to be serialized", START_TIMEOUT_S)
+        airflow.wait_for(
+            lambda: airflow.query("select count(*) from serialized_dag where dag_id = 'gate_orders'")[0][0],
+            "the gating DAG to be serialized",
+            START_TIMEOUT_S,
+        )
         yield PageServer(airflow, base, seeded, history)

@@ -36,7 +36,9 @@ def _store(tmp_path, seed: int, points: int = 80, step_ms: int = 2 * HOUR) -> tu
 
 
 def _overview(data: PageData, window_ms: int) -> dict[str, dict]:
-    return {g["group_id"]: g for g in json.loads(build_overview(data, "w", window_ms, None, "name"))["groups"]}
+    return {
+        g["group_id"]: g for g in json.loads(build_overview(data, "w", window_ms, None, "name"))["groups"]
+    }
 
 
 def _seconds(window, latest, at: int) -> tuple[float | None, bool]:
@@ -52,8 +54,11 @@ def _seconds(window, latest, at: int) -> tuple[float | None, bool]:
         for s in window:
             for g in s.groups.values():
                 for q in g.partitions:
-                    if (q.topic, q.partition) == (p.topic, p.partition) and q.log_end is not None \
-                            and s.taken_at_ms <= at:
+                    if (
+                        (q.topic, q.partition) == (p.topic, p.partition)
+                        and q.log_end is not None
+                        and s.taken_at_ms <= at
+                    ):
                         ends[s.taken_at_ms] = max(ends.get(s.taken_at_ms, q.log_end), q.log_end)
         found = interpolate_produce_time(sorted(ends.items()), p.committed)
         if found is None:
@@ -78,22 +83,37 @@ def test_the_overview_is_the_engines_answer_over_the_window(tmp_path, seed):
         points = history_points(window, group_id)
         latest = next(s for s in window if s.taken_at_ms == points[-1].at_ms).groups[group_id]
         assert (row["last_seen_ms"], row["state"], row["members"], row["total_lag"]) == (
-            points[-1].at_ms, latest.state.value, latest.members, latest.total_lag), group_id
+            points[-1].at_ms,
+            latest.state.value,
+            latest.members,
+            latest.total_lag,
+        ), group_id
         assert row["last_progress_ms"] == last_progress(points), group_id
         assert row["in_latest"] is (points[-1].at_ms == as_of)
         verdict = verdicts.get(group_id) if row["in_latest"] else None
         assert row["verdict"] == (verdict.verdict.value if verdict else "UNKNOWN"), group_id
         if row["in_latest"] and latest.state.value == "Empty":
             report = history_report(window, group_id, DeadGroupRules(idle_hours=4.0))
-            assert (row["dead"]["health"], row["dead"]["evidence"]) == (report.health.value, list(report.evidence))
+            assert (row["dead"]["health"], row["dead"]["evidence"]) == (
+                report.health.value,
+                list(report.evidence),
+            )
         else:
             assert row["dead"] is None
-        assert (row["lag_seconds"], row["lag_seconds_at_least"]) == _seconds(window, latest, points[-1].at_ms), group_id
+        assert (row["lag_seconds"], row["lag_seconds_at_least"]) == _seconds(
+            window, latest, points[-1].at_ms
+        ), group_id
         totals = [s.groups[group_id].total_lag for s in window if group_id in s.groups]
         assert max((v for _, v in row["sparkline"] if v is not None), default=None) == max(
-            (v for v in totals if v is not None), default=None), group_id
-        assert len(row["sparkline"]) == len({min((s.taken_at_ms - as_of + window_ms) * 48 // window_ms, 47)
-                                             for s in window if group_id in s.groups}), group_id
+            (v for v in totals if v is not None), default=None
+        ), group_id
+        assert len(row["sparkline"]) == len(
+            {
+                min((s.taken_at_ms - as_of + window_ms) * 48 // window_ms, 47)
+                for s in window
+                if group_id in s.groups
+            }
+        ), group_id
 
 
 def test_rollups_are_saved_beside_the_history_and_read_back_by_the_next_process(tmp_path):
@@ -102,11 +122,18 @@ def test_rollups_are_saved_beside_the_history_and_read_back_by_the_next_process(
     answer = _overview(first, 30 * DAY)
     dates = store.dates()
     saved = {p.rsplit("/", 1)[-1] for p in store.filesystem.find(f"{store.root}/{CACHE_DIR}")}
-    assert {f"date={d}.arrow" for d in dates[:-1] if len(store.date_files(d)) > 1} <= saved  # closed dates: one file
-    assert {p.rsplit("/", 1)[-1] + ".arrow" for p, _ in store.date_files(dates[-1])} <= saved  # the newest: per file
+    assert {
+        f"date={d}.arrow" for d in dates[:-1] if len(store.date_files(d)) > 1
+    } <= saved  # closed dates: one file
+    assert {
+        p.rsplit("/", 1)[-1] + ".arrow" for p, _ in store.date_files(dates[-1])
+    } <= saved  # the newest: per file
     merged = [d for d in dates[:-1] if len(store.date_files(d)) > 1]
-    assert merged and not [p for p in store.filesystem.find(f"{store.root}/{CACHE_DIR}")
-                           if any(f"date={d}/" in p for d in merged)]  # a merged date's per-file rollups are gone
+    assert merged and not [
+        p
+        for p in store.filesystem.find(f"{store.root}/{CACHE_DIR}")
+        if any(f"date={d}/" in p for d in merged)
+    ]  # a merged date's per-file rollups are gone
     second = PageData(PageSettings(history_url=store.url))
     assert _overview(second, 30 * DAY) == answer
     assert second.rollups.computed == 0  # everything read back, nothing rolled up again
@@ -137,15 +164,19 @@ def test_a_new_snapshot_is_one_more_small_rollup_and_a_backfill_is_rolled_up_wit
     computed = data.rollups.computed
     later = stored[-1].taken_at_ms + 30 * MINUTE
     moved = pa.concat_tables([snapshot_table(stored[-1])]).set_column(
-        0, "snapshot_ms", pa.array([later] * len(snapshot_table(stored[-1])), pa.int64()))
+        0, "snapshot_ms", pa.array([later] * len(snapshot_table(stored[-1])), pa.int64())
+    )
     store.append_table(moved)
     rows = _overview(data, 3 * DAY)
     assert data.rollups.computed == computed + 1
     assert {r["last_seen_ms"] for r in rows.values() if r["in_latest"]} == {later}
     # a backfill overlapping the stored snapshots: the overlapping files are rolled up together
     backfill = stored[len(stored) // 2]
-    store.append_table(snapshot_table(backfill).set_column(
-        0, "snapshot_ms", pa.array([backfill.taken_at_ms + 1] * len(snapshot_table(backfill)), pa.int64())))
+    store.append_table(
+        snapshot_table(backfill).set_column(
+            0, "snapshot_ms", pa.array([backfill.taken_at_ms + 1] * len(snapshot_table(backfill)), pa.int64())
+        )
+    )
     window = data.window(3 * DAY)
     assert window is not None and np.all(np.diff([r.min_ms for r in window.rollups]) > 0)
     assert all(a.max_ms < b.min_ms for a, b in zip(window.rollups, window.rollups[1:]))

@@ -30,9 +30,14 @@ def _store(tmp_path, seed: int) -> tuple[HistoryStore, list]:
 
 
 def _pages(data: PageData, groups) -> dict:
-    return {(g, w, per): json.dumps(build_group(data, g, w, ms, per_partition=per, points=200, gates=[],
-                                                cleanups=[]), sort_keys=True)
-            for g in groups for w, ms in WINDOWS for per in (False, True)}
+    return {
+        (g, w, per): json.dumps(
+            build_group(data, g, w, ms, per_partition=per, points=200, gates=[], cleanups=[]), sort_keys=True
+        )
+        for g in groups
+        for w, ms in WINDOWS
+        for per in (False, True)
+    }
 
 
 def _as_before(store: HistoryStore) -> PageData:
@@ -64,11 +69,16 @@ def test_a_group_page_from_date_rows_is_the_page_read_from_the_files(tmp_path, s
     assert compacted and all((cache / f"date={d}.parquet").exists() for d in compacted)
     opened = _read_files(data)
     assert _pages(data, groups) == expected
-    assert opened and not [p for p in opened if any(f"date={d}/" in p for d in compacted)]  # only the newest date's
+    assert opened and not [
+        p for p in opened if any(f"date={d}/" in p for d in compacted)
+    ]  # only the newest date's
 
     # a late file for a closed date: its date rows stand for other files now, so the date's files are read
-    late = snapshot_table(snapshots[3]).set_column(0, "snapshot_ms", pa.array(
-        [snapshots[3].taken_at_ms + 1] * snapshot_table(snapshots[3]).num_rows, pa.int64()))
+    late = snapshot_table(snapshots[3]).set_column(
+        0,
+        "snapshot_ms",
+        pa.array([snapshots[3].taken_at_ms + 1] * snapshot_table(snapshots[3]).num_rows, pa.int64()),
+    )
     store.append_table(late)
     expected = _pages(_as_before(store), groups)
     fresh = PageData(PageSettings(history_url=store.url, idle_hours=4.0))

@@ -22,16 +22,21 @@ STATES = [GroupState.STABLE, GroupState.EMPTY, GroupState.PREPARING_REBALANCE, G
 
 
 def _facts(groups: pa.Table, group_id: str, since: int) -> dict[str, np.ndarray]:
-    rows = groups.filter(pc.and_(pc.equal(groups["group_id"], group_id),
-                                 pc.greater_equal(groups["snapshot_ms"], since)))
+    rows = groups.filter(
+        pc.and_(pc.equal(groups["group_id"], group_id), pc.greater_equal(groups["snapshot_ms"], since))
+    )
     names = [s.value for s in STATES]
-    return {"at": rows["snapshot_ms"].to_numpy(),
-            "state": np.array([names.index(s) for s in rows["group_state"].to_pylist()]),
-            "members": rows["members"].to_numpy(),
-            "changed": np.array([-1 if c is None else int(c) for c in rows["changed"].to_pylist()], dtype=np.int8),
-            "unreadable": rows["unreadable"].to_numpy(zero_copy_only=False),
-            "to_read": rows["to_read"].to_numpy(zero_copy_only=False),
-            "ends_known": rows["ends_known"].to_numpy(zero_copy_only=False)}
+    return {
+        "at": rows["snapshot_ms"].to_numpy(),
+        "state": np.array([names.index(s) for s in rows["group_state"].to_pylist()]),
+        "members": rows["members"].to_numpy(),
+        "changed": np.array(
+            [-1 if c is None else int(c) for c in rows["changed"].to_pylist()], dtype=np.int8
+        ),
+        "unreadable": rows["unreadable"].to_numpy(zero_copy_only=False),
+        "to_read": rows["to_read"].to_numpy(zero_copy_only=False),
+        "ends_known": rows["ends_known"].to_numpy(zero_copy_only=False),
+    }
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -48,12 +53,25 @@ def test_reports_from_facts_equal_the_engines_reports_from_every_point(seed):
     for group_id in sorted({g for s in window for g in s.groups}):
         expected = history_report(window, group_id, rules)
         latest = [s for s in window if group_id in s.groups][-1].groups[group_id]
-        committed = {TopicPartition(p.topic, p.partition): p.committed for p in latest.partitions
-                     if p.committed is not None}
-        unreadable = frozenset(TopicPartition(p.topic, p.partition) for p in latest.partitions
-                               if p.committed is None and LagFlag.ERROR in p.flags)
-        got = facts_report(group_id, _facts(rollup.groups, group_id, since), STATES, latest.protocol_type, committed,
-                           unreadable, rules)
+        committed = {
+            TopicPartition(p.topic, p.partition): p.committed
+            for p in latest.partitions
+            if p.committed is not None
+        }
+        unreadable = frozenset(
+            TopicPartition(p.topic, p.partition)
+            for p in latest.partitions
+            if p.committed is None and LagFlag.ERROR in p.flags
+        )
+        got = facts_report(
+            group_id,
+            _facts(rollup.groups, group_id, since),
+            STATES,
+            latest.protocol_type,
+            committed,
+            unreadable,
+            rules,
+        )
         assert got == expected, group_id
         seen.add(got.health)
     assert seen  # every group was judged
@@ -66,9 +84,13 @@ def test_the_history_keeps_an_abandoned_topic_so_the_pages_verdicts_show_it():
     from airflow_provider_kgroups.ui.judging import latest_verdicts, verdict_changes
     from tests.support.builders import MINUTE, T0, group, partition, snapshot
 
-    snaps = [snapshot(T0 + m * MINUTE, group("g", partition("orders", 0, 100, 200 + m,
-                                                           flags=[LagFlag.TOPIC_UNASSIGNED]), members=2))
-             for m in range(0, 13, 2)]
+    snaps = [
+        snapshot(
+            T0 + m * MINUTE,
+            group("g", partition("orders", 0, 100, 200 + m, flags=[LagFlag.TOPIC_UNASSIGNED]), members=2),
+        )
+        for m in range(0, 13, 2)
+    ]
     stored = table_snapshots(pa.concat_tables([snapshot_table(s) for s in snaps]))
     rules = VerdictRules(window_ms=30 * MINUTE, stuck_after_ms=10 * MINUTE)
     verdict = latest_verdicts(stored, rules)["g"]

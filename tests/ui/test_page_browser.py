@@ -55,7 +55,9 @@ def test_group_page_shows_latest_lag_points_and_thresholds(page_server, shots, d
         assert page.locator("#points").get_attribute("data-lag-points") == str(3 * POINTS)
         plotted = page.evaluate("() => window.kgCharts.lag.getOption().series.map(s => s.data.length)")
         assert plotted == [POINTS, POINTS, POINTS]
-        marks = page.evaluate("() => window.kgCharts.lag.getOption().series[0].markLine.data.map(d => d.name)")
+        marks = page.evaluate(
+            "() => window.kgCharts.lag.getOption().series[0].markLine.data.map(d => d.name)"
+        )
         assert "gate_orders.wait_for_orders max_total_lag" in marks
         assert page.locator("#gates").get_by_text("max_total_lag=1500, max_lag_seconds=900").count() == 1
         assert page.evaluate("() => document.documentElement.classList.contains('dark')") is dark
@@ -72,7 +74,8 @@ def test_deleted_group_shows_its_audit_record_and_restore_command(page_server, s
         restore.wait_for(timeout=WAIT_MS)
         assert restore.inner_text() == f"kgroups restore {backup} legacy-etl"
         assert page.locator("#cleanups pre.restore-hook").inner_text() == (
-            f"KafkaGroupsHook('kgroups_prod').restore_offsets({backup!r}, ['legacy-etl'])")
+            f"KafkaGroupsHook('kgroups_prod').restore_offsets({backup!r}, ['legacy-etl'])"
+        )
         assert page.locator("#evidence").get_by_text("idle for at least").count() == 1
         page.screenshot(path=str(shots / "deleted-group.png"), full_page=True)
         with page.expect_popup() as popup:

@@ -30,8 +30,11 @@ def test_a_first_open_says_how_far_the_rollups_are_until_its_answer_is_ready(tmp
     for snapshot in idle_history(3, groups=5, points=30, step_ms=2 * HOUR):
         store.append(snapshot)
     files = len(store.files())
-    expected = json.loads(build_overview(PageData(PageSettings(history_url=store.url), save_rollups=False),
-                                         "30d", 30 * DAY, None, "lag"))
+    expected = json.loads(
+        build_overview(
+            PageData(PageSettings(history_url=store.url), save_rollups=False), "30d", 30 * DAY, None, "lag"
+        )
+    )
     held, release, rolled = threading.Event(), threading.Event(), []
     original = HistoryRollups._from_rows
 
@@ -82,16 +85,18 @@ def test_an_answer_built_before_its_callback_is_added_leaves_the_page_answering(
 
     monkeypatch.setattr(state._pool, "submit", already_done)
     answers = []
-    worker = threading.Thread(target=lambda: answers.extend(state.answer(("groups",), lambda n=n: n) for n in (1, 2)),
-                              daemon=True)
+    worker = threading.Thread(
+        target=lambda: answers.extend(state.answer(("groups",), lambda n=n: n) for n in (1, 2)), daemon=True
+    )
     worker.start()
     worker.join(30)
     assert not worker.is_alive(), "the page locked itself"
     assert answers == [1, 2]
 
 
-def test_a_build_that_fails_after_the_wait_is_reported_to_the_next_poll_not_started_again(tmp_path, monkeypatch,
-                                                                                         caplog):
+def test_a_build_that_fails_after_the_wait_is_reported_to_the_next_poll_not_started_again(
+    tmp_path, monkeypatch, caplog
+):
     state = _state(tmp_path)
     monkeypatch.setattr(page_app, "ANSWER_WAIT_S", 0.1)
     release = threading.Event()
@@ -107,7 +112,11 @@ def test_a_build_that_fails_after_the_wait_is_reported_to_the_next_poll_not_star
     while not state._running[("groups", "30d")].done():
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    with pytest.raises(OSError, match="the store timed out"):  # the poll gets the failure (a 500), not a new 202
+    with pytest.raises(
+        OSError, match="the store timed out"
+    ):  # the poll gets the failure (a 500), not a new 202
         state.answer(("groups", "30d"), lambda: "a new build")
     assert "the page's groups answer failed: OSError: the store timed out" in caplog.text
-    assert state.answer(("groups", "30d"), lambda: "a new build") == "a new build"  # reported once, then built again
+    assert (
+        state.answer(("groups", "30d"), lambda: "a new build") == "a new build"
+    )  # reported once, then built again

@@ -29,16 +29,29 @@ def _facts(snapshots) -> dict[tuple[str, int], dict]:
         for i, point in enumerate(points):
             lag = next(s for s in snapshots if s.taken_at_ms == point.at_ms).groups[group_id]
             out[(group_id, point.at_ms)] = {
-                "total_lag": lag.total_lag, "group_state": lag.state.value, "members": lag.members,
-                "committed": len(point.committed), "unreadable": bool(point.unreadable),
+                "total_lag": lag.total_lag,
+                "group_state": lag.state.value,
+                "members": lag.members,
+                "committed": len(point.committed),
+                "unreadable": bool(point.unreadable),
                 "to_read": point.has_records_to_read,
                 "ends_known": all(tp in point.log_end for tp in point.committed),
-                "changed": None if i == 0 else dict(point.committed) != dict(points[i - 1].committed)}
+                "changed": None if i == 0 else dict(point.committed) != dict(points[i - 1].committed),
+            }
     return out
 
 
 def _rows(groups: pa.Table) -> dict[tuple[str, int], dict]:
-    names = ["total_lag", "group_state", "members", "committed", "unreadable", "to_read", "ends_known", "changed"]
+    names = [
+        "total_lag",
+        "group_state",
+        "members",
+        "committed",
+        "unreadable",
+        "to_read",
+        "ends_known",
+        "changed",
+    ]
     return {(r["group_id"], r["snapshot_ms"]): {n: r[n] for n in names} for r in groups.to_pylist()}
 
 
@@ -48,9 +61,13 @@ def test_a_rollup_keeps_the_engines_facts_of_every_stored_snapshot(tmp_path, see
     write(store, random_history(seed), random.Random(seed))
     table = store.read_table()
     rows = table.drop_columns(["date"]) if "date" in table.schema.names else table
-    rollup = rollup_table(rows.take(pa.array(random.Random(seed).sample(range(rows.num_rows), rows.num_rows))))
+    rollup = rollup_table(
+        rows.take(pa.array(random.Random(seed).sample(range(rows.num_rows), rows.num_rows)))
+    )
     assert _rows(rollup.groups) == _facts(table_snapshots(rows))
-    assert rollup.groups.column("group_id").to_pylist() == sorted(rollup.groups.column("group_id").to_pylist())
+    assert rollup.groups.column("group_id").to_pylist() == sorted(
+        rollup.groups.column("group_id").to_pylist()
+    )
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -58,16 +75,22 @@ def test_rollups_of_consecutive_files_merge_into_the_rollup_of_all_rows(tmp_path
     store = HistoryStore(str(tmp_path / "h"))
     write(store, random_history(seed, points=30), random.Random(seed))
     strings = ["group_id", "group_state", "protocol_type", "topic", "flags"]  # as the page reads files
-    files = sorted((store.read_file(path, read_dictionary=strings if seed % 2 else None) for path, _ in store.files()),
-                   key=lambda t: t["snapshot_ms"][0].as_py())
+    files = sorted(
+        (store.read_file(path, read_dictionary=strings if seed % 2 else None) for path, _ in store.files()),
+        key=lambda t: t["snapshot_ms"][0].as_py(),
+    )
     parts = [rollup_table(t, key=f"f{i}", sources=((f"f{i}", i),)) for i, t in enumerate(files)]
     whole = rollup_table(pa.concat_tables([store.read_file(path) for path, _ in store.files()]))
     merged = merge_rollups(parts)
     assert _rows(merged.groups) == _rows(whole.groups)
     assert merged.sources == tuple((f"f{i}", i) for i in range(len(files)))
     for name in ("first", "last", "tail"):
-        order = [("group_id", "ascending"), ("snapshot_ms", "ascending"), ("topic", "ascending"),
-                 ("partition", "ascending")]
+        order = [
+            ("group_id", "ascending"),
+            ("snapshot_ms", "ascending"),
+            ("topic", "ascending"),
+            ("partition", "ascending"),
+        ]
         assert getattr(merged, name).sort_by(order).equals(getattr(whole, name).sort_by(order)), name
     order = [("topic", "ascending"), ("partition", "ascending"), ("snapshot_ms", "ascending")]
     assert merged.log_ends.sort_by(order).equals(whole.log_ends.sort_by(order))
@@ -83,7 +106,9 @@ def test_comparing_two_points_finds_exactly_the_groups_whose_committed_offsets_d
     earlier, later = snapshots[rng.randint(0, len(snapshots) - 2)], snapshots[-1]
     before, after = (pa.Table.from_pylist(s.rows(), schema=HISTORY_SCHEMA) for s in (earlier, later))
     got = compare_points(after.take(pa.array(rng.sample(range(after.num_rows), after.num_rows))), before)
-    expected = {g: {p.tp: p.committed for p in later.groups[g].partitions if p.committed is not None}
-                != {p.tp: p.committed for p in earlier.groups[g].partitions if p.committed is not None}
-                for g in set(later.groups) & set(earlier.groups)}
+    expected = {
+        g: {p.tp: p.committed for p in later.groups[g].partitions if p.committed is not None}
+        != {p.tp: p.committed for p in earlier.groups[g].partitions if p.committed is not None}
+        for g in set(later.groups) & set(earlier.groups)
+    }
     assert dict(zip(got["group_id"].to_pylist(), got["changed"].to_pylist())) == expected

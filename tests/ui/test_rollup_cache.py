@@ -34,7 +34,9 @@ def local_temp(tmp_path, monkeypatch):
     return temp
 
 
-def _history(tmp_path, seed: int = 7, points: int = 60, step_ms: int = 45 * MINUTE) -> tuple[HistoryStore, list]:
+def _history(
+    tmp_path, seed: int = 7, points: int = 60, step_ms: int = 45 * MINUTE
+) -> tuple[HistoryStore, list]:
     """One file per snapshot, as the snapshot DAG writes it (the newest date has many files)."""
     store = HistoryStore(str(tmp_path / "h"))
     snapshots = random_history(seed, groups=6, points=points, step_ms=step_ms)
@@ -45,8 +47,13 @@ def _history(tmp_path, seed: int = 7, points: int = 60, step_ms: int = 45 * MINU
 
 def _answers(data: PageData, groups) -> tuple:
     overview = json.loads(build_overview(data, "w", 3 * DAY, None, "name"))
-    return (overview["groups"], [build_group(data, g, "3d", 3 * DAY, per_partition=True, points=500, gates=[],
-                                             cleanups=[]) for g in groups])
+    return (
+        overview["groups"],
+        [
+            build_group(data, g, "3d", 3 * DAY, per_partition=True, points=500, gates=[], cleanups=[])
+            for g in groups
+        ],
+    )
 
 
 def test_a_read_only_history_has_its_rollups_saved_in_a_local_directory(tmp_path, local_temp, caplog):
@@ -72,7 +79,8 @@ def test_a_read_only_history_has_its_rollups_saved_in_a_local_directory(tmp_path
 
 
 def test_a_configured_place_holds_the_rollups_and_one_that_cannot_be_written_is_not_routed_around(
-        tmp_path, local_temp):
+    tmp_path, local_temp
+):
     store, _snapshots = _history(tmp_path)
     cache = tmp_path / "cache"
     data = PageData(PageSettings(history_url=store.url, rollup_cache=str(cache)))

@@ -33,7 +33,9 @@ class TokenSource(str, Enum):
 
 #: Amazon MSK bootstrap hosts name their region (as the official Kafka provider reads them):
 #: b-1.demo.abcde1.c2.kafka.us-east-1.amazonaws.com, boot-abcde1.c2.kafka-serverless.us-east-1.amazonaws.com
-MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$", re.IGNORECASE)
+MSK_HOST = re.compile(
+    r"\.kafka(?:-serverless)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$", re.IGNORECASE
+)
 _AWS_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d+$")
 _DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 #: RFC 7628 section 3.1 as OAuthBearerClientInitialResponse checks extensions (KIP-342)
@@ -53,18 +55,26 @@ class OAuthBearerConfig:
     client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
     scope: str | None = None
-    extensions: tuple[tuple[str, str], ...] = ()  # KIP-342 SASL extensions, e.g. Confluent Cloud's logicalCluster
+    extensions: tuple[
+        tuple[str, str], ...
+    ] = ()  # KIP-342 SASL extensions, e.g. Confluent Cloud's logicalCluster
     sub_claim_name: str = "sub"  # sasl.oauthbearer.sub.claim.name
     scope_claim_name: str = "scope"  # sasl.oauthbearer.scope.claim.name
     aws_region: str | None = None
     aws_profile: str | None = None
     aws_role_arn: str | None = None
-    callback: str | None = None  # dotted path: f(config_str) -> (token, expiry epoch s[, principal, extensions])
-    callback_config: str | None = field(default=None, repr=False)  # sasl.oauthbearer.config, handed to the callback
+    callback: str | None = (
+        None  # dotted path: f(config_str) -> (token, expiry epoch s[, principal, extensions])
+    )
+    callback_config: str | None = field(
+        default=None, repr=False
+    )  # sasl.oauthbearer.config, handed to the callback
     allowed_callbacks: tuple[str, ...] = ()  # the operator's allow list ([kgroups] allowed_token_callbacks)
     unsecured_claims: tuple[tuple[str, Any], ...] = ()  # unsecuredLogin*Claim_<name> options
     unsecured_lifetime_s: float = 3600.0  # unsecuredLoginLifetimeSeconds
-    connect_timeout_s: float | None = None  # sasl.login.connect.timeout.ms (None: the client's connect timeout)
+    connect_timeout_s: float | None = (
+        None  # sasl.login.connect.timeout.ms (None: the client's connect timeout)
+    )
     read_timeout_s: float | None = None  # sasl.login.read.timeout.ms (None: the client's request timeout)
     retry_backoff_s: float = 0.1  # sasl.login.retry.backoff.ms
     retry_backoff_max_s: float = 10.0  # sasl.login.retry.backoff.max.ms
@@ -78,15 +88,24 @@ class OAuthBearerConfig:
         check(self)
         for name, value in self.extensions:
             if name == "auth" or not _EXTENSION_KEY.match(name):
-                raise ConfigurationError(f"SASL extension name {name!r} is invalid: letters only, and not 'auth' "
-                                         "(RFC 7628, KIP-342).")
+                raise ConfigurationError(
+                    f"SASL extension name {name!r} is invalid: letters only, and not 'auth' "
+                    "(RFC 7628, KIP-342)."
+                )
             if not _EXTENSION_VALUE.match(value):
-                raise ConfigurationError(f"SASL extension {name!r} has a value with characters RFC 7628 does not "
-                                         "allow (printable ASCII, space, tab, CR, LF).")
-        for name, low, high in (("refresh_window_factor", 0.5, 1.0), ("refresh_window_jitter", 0.0, 0.25),
-                                ("refresh_min_period_s", 0, 900), ("refresh_buffer_s", 0, 3600),
-                                ("retry_backoff_s", 0, math.inf), ("retry_backoff_max_s", 0, math.inf),
-                                ("unsecured_lifetime_s", 1, math.inf)):
+                raise ConfigurationError(
+                    f"SASL extension {name!r} has a value with characters RFC 7628 does not "
+                    "allow (printable ASCII, space, tab, CR, LF)."
+                )
+        for name, low, high in (
+            ("refresh_window_factor", 0.5, 1.0),
+            ("refresh_window_jitter", 0.0, 0.25),
+            ("refresh_min_period_s", 0, 900),
+            ("refresh_buffer_s", 0, 3600),
+            ("retry_backoff_s", 0, math.inf),
+            ("retry_backoff_max_s", 0, math.inf),
+            ("unsecured_lifetime_s", 1, math.inf),
+        ):
             _within(name, getattr(self, name), low, high)
         for name in ("connect_timeout_s", "read_timeout_s"):
             if getattr(self, name) is not None:
@@ -100,8 +119,13 @@ class OAuthBearerConfig:
             url = endpoint_name(str(self.token_endpoint_url))
             return f"OIDC client credentials at {url} as client {self.client_id!r}"
         if self.source is TokenSource.AWS_MSK_IAM:
-            how = f" (profile {self.aws_profile})" if self.aws_profile else f" (role {self.aws_role_arn})" \
-                if self.aws_role_arn else ""
+            how = (
+                f" (profile {self.aws_profile})"
+                if self.aws_profile
+                else f" (role {self.aws_role_arn})"
+                if self.aws_role_arn
+                else ""
+            )
             return f"AWS MSK IAM in {self.aws_region}{how}"
         if self.source is TokenSource.CALLBACK:
             return f"token callback {self.callback}"
@@ -109,10 +133,16 @@ class OAuthBearerConfig:
 
     def redacted(self) -> dict[str, Any]:
         url = endpoint_name(self.token_endpoint_url) if self.token_endpoint_url else None
-        return {"source": self.source.value, "token_endpoint_url": url,
-                "client_id": self.client_id, "client_secret": "***" if self.client_secret else None,
-                "scope": self.scope, "extensions": [name for name, _ in self.extensions],
-                "aws_region": self.aws_region, "callback": self.callback}
+        return {
+            "source": self.source.value,
+            "token_endpoint_url": url,
+            "client_id": self.client_id,
+            "client_secret": "***" if self.client_secret else None,
+            "scope": self.scope,
+            "extensions": [name for name, _ in self.extensions],
+            "aws_region": self.aws_region,
+            "callback": self.callback,
+        }
 
 
 def endpoint_name(url: str) -> str:
@@ -127,38 +157,52 @@ def endpoint_name(url: str) -> str:
 
 def _within(name: str, value: Any, low: float, high: float) -> None:
     bound = f"between {low:g} and {high:g}" if math.isfinite(high) else f">= {low:g}"
-    check_number(f"OAUTHBEARER option {name}", value, at_least=low, at_most=high if math.isfinite(high) else None,
-                 must_be=f"a number {bound}")
+    check_number(
+        f"OAUTHBEARER option {name}",
+        value,
+        at_least=low,
+        at_most=high if math.isfinite(high) else None,
+        must_be=f"a number {bound}",
+    )
 
 
 def _check_oidc(c: OAuthBearerConfig) -> None:
     url = c.token_endpoint_url
     if not url or not str(url).strip():
-        raise ConfigurationError("OAUTHBEARER with OIDC needs sasl.oauthbearer.token.endpoint.url (the identity "
-                                 "provider's token endpoint, e.g. https://idp.example.com/oauth2/token).")
+        raise ConfigurationError(
+            "OAUTHBEARER with OIDC needs sasl.oauthbearer.token.endpoint.url (the identity "
+            "provider's token endpoint, e.g. https://idp.example.com/oauth2/token)."
+        )
     parts = urlsplit(str(url).strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(f"sasl.oauthbearer.token.endpoint.url {url!r} is not an http(s) URL with a host: "
-                                 "give the identity provider's token endpoint, e.g. https://idp.example.com/token "
-                                 "(a file: URL, Kafka's FileJwtRetriever, is not supported).")
+        raise ConfigurationError(
+            f"sasl.oauthbearer.token.endpoint.url {url!r} is not an http(s) URL with a host: "
+            "give the identity provider's token endpoint, e.g. https://idp.example.com/token "
+            "(a file: URL, Kafka's FileJwtRetriever, is not supported)."
+        )
     for name, java in (("client_id", "clientId"), ("client_secret", "clientSecret")):
         value = getattr(c, name)
         if not isinstance(value, str) or not value.strip():
             raise ConfigurationError(
                 f"OAUTHBEARER with OIDC needs the {name.replace('_', ' ')}: set "
-                f"sasl.oauthbearer.client.credentials.{name.replace('_', '.')} (or {java}=\"...\" in "
-                f"sasl.jaas.config, or the connection's sasl_oauthbearer_{name}).")
+                f'sasl.oauthbearer.client.credentials.{name.replace("_", ".")} (or {java}="..." in '
+                f"sasl.jaas.config, or the connection's sasl_oauthbearer_{name})."
+            )
 
 
 def _check_msk(c: OAuthBearerConfig) -> None:
     if importlib.util.find_spec(SIGNER_MODULE) is None:
-        raise ConfigurationError("OAUTHBEARER with AWS MSK IAM needs AWS's signer (aws-msk-iam-sasl-signer-python): "
-                                 "pip install 'airflow-provider-kgroups[msk]'.")
+        raise ConfigurationError(
+            "OAUTHBEARER with AWS MSK IAM needs AWS's signer (aws-msk-iam-sasl-signer-python): "
+            "pip install 'airflow-provider-kgroups[msk]'."
+        )
     if not c.aws_region or not _AWS_REGION.match(c.aws_region):
         got = f" ({c.aws_region!r} is not one)" if c.aws_region else ""
-        raise ConfigurationError(f"OAUTHBEARER with AWS MSK IAM needs the cluster's AWS region{got}: set "
-                                 "sasl_oauthbearer_aws_region (e.g. 'us-east-1'), or use the MSK bootstrap host "
-                                 "names (b-1.<cluster>.kafka.<region>.amazonaws.com), which carry it.")
+        raise ConfigurationError(
+            f"OAUTHBEARER with AWS MSK IAM needs the cluster's AWS region{got}: set "
+            "sasl_oauthbearer_aws_region (e.g. 'us-east-1'), or use the MSK bootstrap host "
+            "names (b-1.<cluster>.kafka.<region>.amazonaws.com), which carry it."
+        )
     if c.aws_profile and c.aws_role_arn:
         raise ConfigurationError("AWS MSK IAM: give an AWS profile or a role ARN, not both.")
 
@@ -166,12 +210,16 @@ def _check_msk(c: OAuthBearerConfig) -> None:
 def _check_callback(c: OAuthBearerConfig) -> None:
     path = c.callback
     if not isinstance(path, str) or not _DOTTED_PATH.match(path.strip()):
-        raise ConfigurationError(f"oauth_cb {path!r} is not a dotted path such as 'my_company.kafka_auth.token'.")
+        raise ConfigurationError(
+            f"oauth_cb {path!r} is not a dotted path such as 'my_company.kafka_auth.token'."
+        )
     if not callback_allowed(path, c.allowed_callbacks):
         listed = ", ".join(c.allowed_callbacks) or "empty"
-        raise ConfigurationError(f"oauth_cb {path!r} is not allowed: only callbacks listed in {ALLOW_LIST_OPTION} "
-                                 f"(now {listed}) are imported; an administrator adds the full path there "
-                                 "(AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS).")
+        raise ConfigurationError(
+            f"oauth_cb {path!r} is not allowed: only callbacks listed in {ALLOW_LIST_OPTION} "
+            f"(now {listed}) are imported; an administrator adds the full path there "
+            "(AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS)."
+        )
     load_callback(path)
 
 
@@ -184,12 +232,18 @@ def callback_allowed(path: str, allowed: Iterable[str]) -> bool:
 def _check_unsecured(c: OAuthBearerConfig) -> None:
     claims = dict(c.unsecured_claims)
     if not isinstance(claims.get("sub"), str) or not claims["sub"].strip():
-        raise ConfigurationError("OAUTHBEARER unsecured login needs unsecuredLoginStringClaim_sub=\"<principal>\" "
-                                 "in sasl.jaas.config (Kafka's OAuthBearerUnsecuredLoginCallbackHandler).")
+        raise ConfigurationError(
+            'OAUTHBEARER unsecured login needs unsecuredLoginStringClaim_sub="<principal>" '
+            "in sasl.jaas.config (Kafka's OAuthBearerUnsecuredLoginCallbackHandler)."
+        )
 
 
-_CHECKS = {TokenSource.OIDC: _check_oidc, TokenSource.AWS_MSK_IAM: _check_msk,
-           TokenSource.CALLBACK: _check_callback, TokenSource.UNSECURED: _check_unsecured}
+_CHECKS = {
+    TokenSource.OIDC: _check_oidc,
+    TokenSource.AWS_MSK_IAM: _check_msk,
+    TokenSource.CALLBACK: _check_callback,
+    TokenSource.UNSECURED: _check_unsecured,
+}
 
 
 def load_callback(path: str):
@@ -198,7 +252,9 @@ def load_callback(path: str):
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigurationError(f"oauth_cb {path!r}: module {module_name!r} cannot be imported ({exc}).") from None
+        raise ConfigurationError(
+            f"oauth_cb {path!r}: module {module_name!r} cannot be imported ({exc})."
+        ) from None
     function = getattr(module, attribute, None)
     if not callable(function):
         raise ConfigurationError(f"oauth_cb {path!r}: {module_name} has no callable {attribute!r}.")
@@ -243,8 +299,17 @@ OPTIONS = {
     "sasl_login_refresh_buffer_s": "refresh_buffer_s",
 }
 SECRET_OPTIONS = ("sasl_oauthbearer_client_secret", "sasl_oauthbearer_config")
-_NUMBERS = {"connect_timeout_s", "read_timeout_s", "retry_backoff_s", "retry_backoff_max_s", "refresh_window_factor",
-            "refresh_window_jitter", "refresh_min_period_s", "refresh_buffer_s", "unsecured_lifetime_s"}
+_NUMBERS = {
+    "connect_timeout_s",
+    "read_timeout_s",
+    "retry_backoff_s",
+    "retry_backoff_max_s",
+    "refresh_window_factor",
+    "refresh_window_jitter",
+    "refresh_min_period_s",
+    "refresh_buffer_s",
+    "unsecured_lifetime_s",
+}
 _SOURCES = {s.value: s for s in TokenSource} | {"oidc": TokenSource.OIDC, "default": None}
 
 
@@ -259,12 +324,16 @@ def parse_extensions(value: Any) -> tuple[tuple[str, str], ...]:
         if item.strip():
             name, sep, val = item.partition("=")
             if not sep:
-                raise ConfigurationError(f"sasl.oauthbearer.extensions item {name.strip()!r} is not name=value.")
+                raise ConfigurationError(
+                    f"sasl.oauthbearer.extensions item {name.strip()!r} is not name=value."
+                )
             pairs.append((name.strip(), val.strip()))
     return tuple(pairs)
 
 
-def oauthbearer_from_options(options: Mapping[str, Any], bootstrap_hosts: Iterable[str] = ()) -> OAuthBearerConfig:
+def oauthbearer_from_options(
+    options: Mapping[str, Any], bootstrap_hosts: Iterable[str] = ()
+) -> OAuthBearerConfig:
     """The flat options -> a validated config. The source is given (``sasl_oauthbearer_method``)
     or follows from what is set: ``oauth_cb``, a token endpoint, MSK bootstrap hosts (as the
     official Kafka provider infers MSK IAM), unsecured claims."""
@@ -276,8 +345,10 @@ def oauthbearer_from_options(options: Mapping[str, Any], bootstrap_hosts: Iterab
         if target == "source":
             text = value.value if isinstance(value, TokenSource) else str(value).strip().lower()
             if text not in _SOURCES:
-                raise ConfigurationError(f"sasl_oauthbearer_method {value!r} is unknown: use oidc, aws_msk_iam, "
-                                         "callback or unsecured.")
+                raise ConfigurationError(
+                    f"sasl_oauthbearer_method {value!r} is unknown: use oidc, aws_msk_iam, "
+                    "callback or unsecured."
+                )
             if _SOURCES[text] is not None:
                 values["source"] = _SOURCES[text]
         elif target == "extensions":
@@ -312,16 +383,21 @@ def check_options(options: Mapping[str, Any]) -> None:
             continue
         if target == "source":
             if str(value).strip().lower() not in _SOURCES:
-                raise ConfigurationError(f"{key} {value!r} is unknown: use oidc, aws_msk_iam, callback or unsecured.")
+                raise ConfigurationError(
+                    f"{key} {value!r} is unknown: use oidc, aws_msk_iam, callback or unsecured."
+                )
         elif target == "token_endpoint_url":
             parts = urlsplit(str(value).strip())
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ConfigurationError(f"{key} {value!r} is not an http(s) URL with a host.")
         elif target == "callback" and not _DOTTED_PATH.match(str(value).strip()):
-            raise ConfigurationError(f"oauth_cb {value!r} is not a dotted path such as 'my_company.kafka_auth.token'.")
+            raise ConfigurationError(
+                f"oauth_cb {value!r} is not a dotted path such as 'my_company.kafka_auth.token'."
+            )
         elif target == "extensions":
-            OAuthBearerConfig(TokenSource.UNSECURED, unsecured_claims=(("sub", "x"),),
-                              extensions=parse_extensions(value))
+            OAuthBearerConfig(
+                TokenSource.UNSECURED, unsecured_claims=(("sub", "x"),), extensions=parse_extensions(value)
+            )
         elif target in _NUMBERS:
             _number(key, value)
         elif key in SECRET_OPTIONS and not isinstance(value, str):
@@ -333,22 +409,29 @@ def _infer_source(values: Mapping[str, Any], hosts: list[str]) -> TokenSource:
         return TokenSource.CALLBACK
     if values.get("token_endpoint_url") or values.get("client_id") or values.get("client_secret"):
         return TokenSource.OIDC
-    if values.get("aws_region") or values.get("aws_profile") or values.get("aws_role_arn") \
-            or region_from_bootstrap(hosts):
+    if (
+        values.get("aws_region")
+        or values.get("aws_profile")
+        or values.get("aws_role_arn")
+        or region_from_bootstrap(hosts)
+    ):
         return TokenSource.AWS_MSK_IAM
     if values.get("unsecured_claims"):
         return TokenSource.UNSECURED
     raise ConfigurationError(
         "sasl_mechanism OAUTHBEARER needs a token source: an OIDC token endpoint with a client id and secret "
         "(sasl.oauthbearer.token.endpoint.url), AWS MSK IAM (sasl_oauthbearer_method=aws_msk_iam), or a token "
-        "callback (oauth_cb, allowed in [kgroups] allowed_token_callbacks).")
+        "callback (oauth_cb, allowed in [kgroups] allowed_token_callbacks)."
+    )
 
 
 def _number(name: str, value: Any) -> float:
     return to_number(f"OAUTHBEARER option {name}", value)
 
 
-def with_allowed_callbacks(config: OAuthBearerConfig | None, allowed: Iterable[str]) -> OAuthBearerConfig | None:
+def with_allowed_callbacks(
+    config: OAuthBearerConfig | None, allowed: Iterable[str]
+) -> OAuthBearerConfig | None:
     """``config`` checked again against ``allowed`` (the hook's Airflow configuration)."""
     if config is None:
         return None

@@ -27,12 +27,14 @@ from ..errors import ConfigurationError
 from .config import OAuthBearerConfig, TokenSource
 
 #: Java login callback handlers / JWT retrievers that mean "the client-credentials grant" (KIP-768, KIP-1139)
-OIDC_HANDLERS = frozenset({
-    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
-    "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
-    "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever",
-    "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever",
-})
+OIDC_HANDLERS = frozenset(
+    {
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+        "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+        "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever",
+        "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever",
+    }
+)
 MSK_LOGIN_MODULE = "software.amazon.msk.auth.iam.IAMLoginModule"
 MSK_HANDLER = "software.amazon.msk.auth.iam.IAMClientCallbackHandler"
 ALLOW_LIST_ENV = "AIRFLOW__KGROUPS__ALLOWED_TOKEN_CALLBACKS"
@@ -62,8 +64,14 @@ _MILLIS = {
     "sasl.login.retry.backoff.ms": "sasl_login_retry_backoff_s",
     "sasl.login.retry.backoff.max.ms": "sasl_login_retry_backoff_max_s",
 }
-_MARKERS = ("sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.client.callback.handler.class",
-            "sasl.oauthbearer.jwt.retriever.class", "sasl.oauthbearer.method", "enable.sasl.oauthbearer.unsecure.jwt")
+_MARKERS = (
+    "sasl.jaas.config",
+    "sasl.login.callback.handler.class",
+    "sasl.client.callback.handler.class",
+    "sasl.oauthbearer.jwt.retriever.class",
+    "sasl.oauthbearer.method",
+    "enable.sasl.oauthbearer.unsecure.jwt",
+)
 SASL_PROPERTIES = frozenset(_DIRECT) | frozenset(_MILLIS) | frozenset(_MARKERS)
 
 _OPTION = re.compile(r'\s*([A-Za-z_][\w.\-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s";]+))')
@@ -78,11 +86,15 @@ def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
     if ";" in body.replace("\\;", ""):
         stripped = re.sub(r'"(?:[^"\\]|\\.)*"', '""', body)
         if ";" in stripped:
-            raise ConfigurationError("sasl.jaas.config must hold exactly one login module (one ';' at its end).")
+            raise ConfigurationError(
+                "sasl.jaas.config must hold exactly one login module (one ';' at its end)."
+            )
     head = body.split(None, 2)
     if len(head) < 2 or head[1].lower() not in _FLAGS:
-        raise ConfigurationError("sasl.jaas.config must read '<LoginModule class> required key=\"value\" ...;' "
-                                 "(a login module, then its control flag).")
+        raise ConfigurationError(
+            "sasl.jaas.config must read '<LoginModule class> required key=\"value\" ...;' "
+            "(a login module, then its control flag)."
+        )
     rest = head[2] if len(head) == 3 else ""
     options: dict[str, str] = {}
     position = 0
@@ -92,8 +104,10 @@ def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
         match = _OPTION.match(rest, position)
         if not match:
             after = f" after option {list(options)[-1]!r}" if options else ""
-            raise ConfigurationError(f"sasl.jaas.config: cannot read a key=\"value\" option{after} (quote values "
-                                     "that hold spaces or ';').")
+            raise ConfigurationError(
+                f'sasl.jaas.config: cannot read a key="value" option{after} (quote values '
+                "that hold spaces or ';')."
+            )
         value = match[2] if match[2] is not None else match[3]
         options[match[1]] = re.sub(r"\\(.)", r"\1", value)
         position = match.end()
@@ -114,8 +128,9 @@ def _unsecured(options: Mapping[str, str]) -> dict[str, Any]:
             except ValueError:
                 raise ConfigurationError(f"sasl.jaas.config option {key} must be a number.") from None
         elif key.startswith("unsecuredLoginListClaim_"):  # the first character is the delimiter
-            claims[key.removeprefix("unsecuredLoginListClaim_")] = [v for v in value[1:].split(value[:1]) if v] \
-                if value else []
+            claims[key.removeprefix("unsecuredLoginListClaim_")] = (
+                [v for v in value[1:].split(value[:1]) if v] if value else []
+            )
         elif key.startswith("unsecuredLoginExtension_"):
             extensions.append((key.removeprefix("unsecuredLoginExtension_"), value))
         elif key == "unsecuredLoginLifetimeSeconds":
@@ -136,7 +151,9 @@ def sasl_options(properties: Mapping[str, Any], notes: list[str]) -> dict[str, A
 
     out: dict[str, Any] = {}
     present = {k: v for k, v in properties.items() if k in SASL_PROPERTIES and not _blank(v)}
-    mechanism = str(properties.get("sasl.mechanism") or properties.get("sasl.mechanisms") or "").strip().upper()
+    mechanism = (
+        str(properties.get("sasl.mechanism") or properties.get("sasl.mechanisms") or "").strip().upper()
+    )
     for key, value in present.items():
         if key in _DIRECT:
             out[_DIRECT[key]] = value
@@ -145,14 +162,18 @@ def sasl_options(properties: Mapping[str, Any], notes: list[str]) -> dict[str, A
     for key in ("sasl.login.callback.handler.class", "sasl.oauthbearer.jwt.retriever.class"):
         if key in present:
             if str(present[key]).strip() not in OIDC_HANDLERS:
-                raise ConfigurationError(f"{key}={present[key]} is not supported: this client fetches OIDC tokens "
-                                         "itself (Kafka's OAuthBearerLoginCallbackHandler); for another source use "
-                                         "oauth_cb.")
+                raise ConfigurationError(
+                    f"{key}={present[key]} is not supported: this client fetches OIDC tokens "
+                    "itself (Kafka's OAuthBearerLoginCallbackHandler); for another source use "
+                    "oauth_cb."
+                )
             out.setdefault("sasl_oauthbearer_method", TokenSource.OIDC.value)
     handler = str(present.get("sasl.client.callback.handler.class", "")).strip()
     if handler and handler != MSK_HANDLER:
-        raise ConfigurationError(f"sasl.client.callback.handler.class={handler} is not supported (only AWS's "
-                                 f"{MSK_HANDLER}, for MSK IAM).")
+        raise ConfigurationError(
+            f"sasl.client.callback.handler.class={handler} is not supported (only AWS's "
+            f"{MSK_HANDLER}, for MSK IAM)."
+        )
     method = str(present.get("sasl.oauthbearer.method", "")).strip().lower()
     if method:
         out["sasl_oauthbearer_method"] = {"oidc": "oidc", "default": "default"}.get(method, method)
@@ -162,10 +183,16 @@ def sasl_options(properties: Mapping[str, Any], notes: list[str]) -> dict[str, A
     if mechanism == "AWS_MSK_IAM":
         out["sasl_mechanism"] = "OAUTHBEARER"
         out["sasl_oauthbearer_method"] = TokenSource.AWS_MSK_IAM.value
-        notes.append("sasl.mechanism=AWS_MSK_IAM: spoken as OAUTHBEARER with AWS's MSK IAM token signer "
-                     "(MSK's IAM listeners accept both)")
-    if mechanism == "OAUTHBEARER" and "sasl.oauthbearer.config" in present and "oauth_cb" not in present \
-            and method in ("", "default"):
+        notes.append(
+            "sasl.mechanism=AWS_MSK_IAM: spoken as OAUTHBEARER with AWS's MSK IAM token signer "
+            "(MSK's IAM listeners accept both)"
+        )
+    if (
+        mechanism == "OAUTHBEARER"
+        and "sasl.oauthbearer.config" in present
+        and "oauth_cb" not in present
+        and method in ("", "default")
+    ):
         # librdkafka's default method without a callback: an unsecured JWT from "principal=... scope=..."
         out.update(_librdkafka_unsecured(str(present["sasl.oauthbearer.config"])))
         out.pop("sasl_oauthbearer_config", None)
@@ -179,17 +206,26 @@ def sasl_options(properties: Mapping[str, Any], notes: list[str]) -> dict[str, A
 def _from_login_module(module: str, options: Mapping[str, str], mechanism: str) -> dict[str, Any]:
     if module.endswith(".OAuthBearerLoginModule"):
         out: dict[str, Any] = {}
-        for java, option in (("clientId", "sasl_oauthbearer_client_id"), ("clientSecret",
-                             "sasl_oauthbearer_client_secret"), ("scope", "sasl_oauthbearer_scope")):
+        for java, option in (
+            ("clientId", "sasl_oauthbearer_client_id"),
+            ("clientSecret", "sasl_oauthbearer_client_secret"),
+            ("scope", "sasl_oauthbearer_scope"),
+        ):
             if java in options:
                 out[option] = options[java]
-        extensions = [(k.removeprefix("extension_"), v) for k, v in options.items() if k.startswith("extension_")]
+        extensions = [
+            (k.removeprefix("extension_"), v) for k, v in options.items() if k.startswith("extension_")
+        ]
         unsecured = _unsecured(options)
         if extensions:
-            unsecured["sasl_oauthbearer_extensions"] = [*unsecured.get("sasl_oauthbearer_extensions", []), *extensions]
+            unsecured["sasl_oauthbearer_extensions"] = [
+                *unsecured.get("sasl_oauthbearer_extensions", []),
+                *extensions,
+            ]
         out.update(unsecured)
-        if unsecured.get("sasl_oauthbearer_unsecured_claims") and not any(k in out for k in (
-                "sasl_oauthbearer_client_id", "sasl_oauthbearer_client_secret")):
+        if unsecured.get("sasl_oauthbearer_unsecured_claims") and not any(
+            k in out for k in ("sasl_oauthbearer_client_id", "sasl_oauthbearer_client_secret")
+        ):
             out["sasl_oauthbearer_method"] = TokenSource.UNSECURED.value
         return out
     if module == MSK_LOGIN_MODULE:
@@ -201,11 +237,15 @@ def _from_login_module(module: str, options: Mapping[str, str], mechanism: str) 
         return out
     if module.endswith((".PlainLoginModule", ".ScramLoginModule")):
         if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
-            raise ConfigurationError(f"sasl.jaas.config names {module.rsplit('.', 1)[-1]} but sasl.mechanism is "
-                                     f"{mechanism or 'not set'}.")
+            raise ConfigurationError(
+                f"sasl.jaas.config names {module.rsplit('.', 1)[-1]} but sasl.mechanism is "
+                f"{mechanism or 'not set'}."
+            )
         return {"sasl_username": options.get("username"), "sasl_password": options.get("password")}
-    raise ConfigurationError(f"sasl.jaas.config login module {module} is not supported: use Kafka's "
-                             "OAuthBearerLoginModule, PlainLoginModule, ScramLoginModule or AWS's IAMLoginModule.")
+    raise ConfigurationError(
+        f"sasl.jaas.config login module {module} is not supported: use Kafka's "
+        "OAuthBearerLoginModule, PlainLoginModule, ScramLoginModule or AWS's IAMLoginModule."
+    )
 
 
 def _librdkafka_unsecured(text: str) -> dict[str, Any]:
@@ -239,9 +279,13 @@ def oauthbearer_to_properties(oauth: OAuthBearerConfig) -> dict[str, str]:
     """The inverse of :func:`sasl_options` for a properties file (secrets included: mode 0600)."""
     out: dict[str, str] = {}
     if oauth.source is TokenSource.OIDC:
-        out.update({"sasl.oauthbearer.token.endpoint.url": str(oauth.token_endpoint_url),
-                    "sasl.oauthbearer.client.credentials.client.id": str(oauth.client_id),
-                    "sasl.oauthbearer.client.credentials.client.secret": str(oauth.client_secret)})
+        out.update(
+            {
+                "sasl.oauthbearer.token.endpoint.url": str(oauth.token_endpoint_url),
+                "sasl.oauthbearer.client.credentials.client.id": str(oauth.client_id),
+                "sasl.oauthbearer.client.credentials.client.secret": str(oauth.client_secret),
+            }
+        )
         if oauth.scope:
             out["sasl.oauthbearer.scope"] = oauth.scope
     elif oauth.source is TokenSource.AWS_MSK_IAM:
@@ -258,8 +302,10 @@ def oauthbearer_to_properties(oauth: OAuthBearerConfig) -> dict[str, str]:
         raise ConfigurationError("an unsecured OAUTHBEARER login cannot be written to a properties file.")
     if oauth.extensions:
         out["sasl.oauthbearer.extensions"] = ",".join(f"{k}={v}" for k, v in oauth.extensions)
-    for key, option in (("sasl.oauthbearer.sub.claim.name", "sub_claim_name"),
-                        ("sasl.oauthbearer.scope.claim.name", "scope_claim_name")):
+    for key, option in (
+        ("sasl.oauthbearer.sub.claim.name", "sub_claim_name"),
+        ("sasl.oauthbearer.scope.claim.name", "scope_claim_name"),
+    ):
         if getattr(oauth, option) != OAuthBearerConfig.__dataclass_fields__[option].default:
             out[key] = getattr(oauth, option)
     return out

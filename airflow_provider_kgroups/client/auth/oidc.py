@@ -28,14 +28,17 @@ from .config import OAuthBearerConfig, endpoint_name
 
 log = logging.getLogger(__name__)
 
-UNRETRYABLE_HTTP_CODES = frozenset({400, 401, 402, 403, 404, 405, 406, 407, 409, 410, 411, 412, 413, 414, 415,
-                                    501, 505})
+UNRETRYABLE_HTTP_CODES = frozenset(
+    {400, 401, 402, 403, 404, 405, 406, 407, 409, 410, 411, 412, 413, 414, 415, 501, 505}
+)
 _MAX_DESCRIPTION = 300
 
 
 def authorization_header(client_id: str, client_secret: str) -> str:
     """HttpAccessTokenRetriever.formatAuthorizationHeader."""
-    return "Basic " + base64.b64encode(f"{client_id.strip()}:{client_secret.strip()}".encode()).decode("ascii")
+    return "Basic " + base64.b64encode(f"{client_id.strip()}:{client_secret.strip()}".encode()).decode(
+        "ascii"
+    )
 
 
 def request_body(scope: str | None) -> str:
@@ -60,16 +63,25 @@ def _provider_error(response) -> str:
     return f" ({text[:_MAX_DESCRIPTION]})" if text else ""
 
 
-def fetch_access_token(config: OAuthBearerConfig, deadline: float, *, connect_timeout_s: float,
-                       read_timeout_s: float, session=None) -> str:
+def fetch_access_token(
+    config: OAuthBearerConfig,
+    deadline: float,
+    *,
+    connect_timeout_s: float,
+    read_timeout_s: float,
+    session=None,
+) -> str:
     """The access token from ``config.token_endpoint_url`` (``deadline``: ``time.monotonic()``)."""
     import requests
 
     url = str(config.token_endpoint_url).strip()
     shown = endpoint_name(url)
-    headers = {"Authorization": authorization_header(config.client_id or "", config.client_secret or ""),
-               "Accept": "application/json", "Cache-Control": "no-cache",
-               "Content-Type": "application/x-www-form-urlencoded"}
+    headers = {
+        "Authorization": authorization_header(config.client_id or "", config.client_secret or ""),
+        "Accept": "application/json",
+        "Cache-Control": "no-cache",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
     body = request_body(config.scope)
     http = session or requests
     started = time.monotonic()
@@ -96,27 +108,41 @@ def fetch_access_token(config: OAuthBearerConfig, deadline: float, *, connect_ti
                 raise AuthenticationError(
                     f"token endpoint {shown} refused the client credentials of client {config.client_id!r}: "
                     f"HTTP {status}{_provider_error(response)}; retrying cannot fix this: check the client id, "
-                    "secret and scope.")
+                    "secret and scope."
+                )
             last = f"HTTP {status}{_provider_error(response)}"
-        wait = min(config.retry_backoff_s * 2 ** (attempt - 1), config.retry_backoff_max_s,
-                   deadline - time.monotonic())
-        log.warning("Token endpoint %s attempt %d failed: %s; %s", shown, attempt, last,
-                    f"retrying in {wait * 1000:.0f} ms" if wait > 0 else "no time left")
+        wait = min(
+            config.retry_backoff_s * 2 ** (attempt - 1),
+            config.retry_backoff_max_s,
+            deadline - time.monotonic(),
+        )
+        log.warning(
+            "Token endpoint %s attempt %d failed: %s; %s",
+            shown,
+            attempt,
+            last,
+            f"retrying in {wait * 1000:.0f} ms" if wait > 0 else "no time left",
+        )
         if wait <= 0:
             break
         time.sleep(wait)
-    raise TokenUnavailable(f"token endpoint {shown} gave no token in {time.monotonic() - started:.1f} s "
-                           f"({attempt} attempt(s)); last: {last}")
+    raise TokenUnavailable(
+        f"token endpoint {shown} gave no token in {time.monotonic() - started:.1f} s "
+        f"({attempt} attempt(s)); last: {last}"
+    )
 
 
 def _access_token(response, shown: str) -> str:
     try:
         body = response.json()
     except ValueError:
-        raise AuthenticationError(f"token endpoint {shown} answered {response.status_code} with a body that is "
-                                  "not JSON.") from None
+        raise AuthenticationError(
+            f"token endpoint {shown} answered {response.status_code} with a body that is not JSON."
+        ) from None
     token = body.get("access_token") if isinstance(body, dict) else None
     if not isinstance(token, str) or not token.strip():
         keys = ", ".join(sorted(map(str, body))) if isinstance(body, dict) else type(body).__name__
-        raise AuthenticationError(f"token endpoint {shown} answered without an access_token (it sent: {keys}).")
+        raise AuthenticationError(
+            f"token endpoint {shown} answered without an access_token (it sent: {keys})."
+        )
     return token

@@ -59,8 +59,9 @@ def forget_tokens() -> None:
         _ENTRIES.clear()
 
 
-def current_token(config: OAuthBearerConfig, deadline: float, *, connect_timeout_s: float,
-                  read_timeout_s: float) -> Token:
+def current_token(
+    config: OAuthBearerConfig, deadline: float, *, connect_timeout_s: float, read_timeout_s: float
+) -> Token:
     """The cached token, or a new one when its refresh time has come (``deadline``: monotonic)."""
     entry = _entry(config)
     with entry.lock:
@@ -68,20 +69,30 @@ def current_token(config: OAuthBearerConfig, deadline: float, *, connect_timeout
         if entry.token is not None and now < entry.refresh_at:
             return entry.token
         try:
-            token = fetch_token(config, deadline, connect_timeout_s=connect_timeout_s, read_timeout_s=read_timeout_s)
+            token = fetch_token(
+                config, deadline, connect_timeout_s=connect_timeout_s, read_timeout_s=read_timeout_s
+            )
         except TokenUnavailable as exc:
             if entry.token is None or entry.token.expired(time.time()):
                 raise
             entry.refresh_at = time.time() + RETRY_AFTER_FAILED_REFRESH_S
-            log.warning("Token refresh failed (%s); the current token is valid until %s: trying again in %.0f s",
-                        exc, _when(entry.token.expires_at), RETRY_AFTER_FAILED_REFRESH_S)
+            log.warning(
+                "Token refresh failed (%s); the current token is valid until %s: trying again in %.0f s",
+                exc,
+                _when(entry.token.expires_at),
+                RETRY_AFTER_FAILED_REFRESH_S,
+            )
             return entry.token
         entry.fetches += 1
         entry.token = token
         entry.refresh_at = refresh_at(token, time.time(), config)
-        log.info("OAUTHBEARER token from %s%s, valid until %s; refresh at %s", config.describe(),
-                 f" for {token.principal}" if token.principal else "", _when(token.expires_at),
-                 _when(entry.refresh_at))
+        log.info(
+            "OAUTHBEARER token from %s%s, valid until %s; refresh at %s",
+            config.describe(),
+            f" for {token.principal}" if token.principal else "",
+            _when(token.expires_at),
+            _when(entry.refresh_at),
+        )
         return token
 
 
@@ -89,14 +100,19 @@ def _when(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def fetch_token(config: OAuthBearerConfig, deadline: float, *, connect_timeout_s: float,
-                read_timeout_s: float) -> Token:
+def fetch_token(
+    config: OAuthBearerConfig, deadline: float, *, connect_timeout_s: float, read_timeout_s: float
+) -> Token:
     """A new token from ``config``'s source (no cache)."""
     if config.source is TokenSource.OIDC:
         from .oidc import endpoint_name, fetch_access_token
 
-        value = fetch_access_token(config, deadline, connect_timeout_s=config.connect_timeout_s or connect_timeout_s,
-                                   read_timeout_s=config.read_timeout_s or read_timeout_s)
+        value = fetch_access_token(
+            config,
+            deadline,
+            connect_timeout_s=config.connect_timeout_s or connect_timeout_s,
+            read_timeout_s=config.read_timeout_s or read_timeout_s,
+        )
         origin = f"token endpoint {endpoint_name(str(config.token_endpoint_url))}"
         return token_from_jwt(value, config, origin, time.time())
     if config.source is TokenSource.AWS_MSK_IAM:
@@ -115,16 +131,24 @@ def _msk_iam_token(config: OAuthBearerConfig) -> Token:
     region = config.aws_region
     try:
         if config.aws_profile:
-            value, expiry_ms = MSKAuthTokenProvider.generate_auth_token_from_profile(region, config.aws_profile)
+            value, expiry_ms = MSKAuthTokenProvider.generate_auth_token_from_profile(
+                region, config.aws_profile
+            )
         elif config.aws_role_arn:
-            value, expiry_ms = MSKAuthTokenProvider.generate_auth_token_from_role_arn(region, config.aws_role_arn)
+            value, expiry_ms = MSKAuthTokenProvider.generate_auth_token_from_role_arn(
+                region, config.aws_role_arn
+            )
         else:
             value, expiry_ms = MSKAuthTokenProvider.generate_auth_token(region)
     except (NoCredentialsError, AttributeError, ValueError):  # the signer's ways of saying "no credentials"
-        raise AuthenticationError("AWS MSK IAM: no AWS credentials found (environment, profile, instance or "
-                                  "task role); retrying cannot fix this.") from None
+        raise AuthenticationError(
+            "AWS MSK IAM: no AWS credentials found (environment, profile, instance or "
+            "task role); retrying cannot fix this."
+        ) from None
     except (BotoCoreError, ClientError) as exc:
-        raise TokenUnavailable(f"AWS MSK IAM: signing a token for {region} failed: {type(exc).__name__}") from None
+        raise TokenUnavailable(
+            f"AWS MSK IAM: signing a token for {region} failed: {type(exc).__name__}"
+        ) from None
     return Token(value, expiry_ms / 1000.0)
 
 
@@ -136,22 +160,29 @@ def _callback_token(config: OAuthBearerConfig) -> Token:
     try:
         result = function(config.callback_config or "")
     except Exception as exc:  # noqa: BLE001 - the user's code: its message may hold a credential
-        raise TokenUnavailable(f"token callback {path} raised {type(exc).__name__} (its message is not repeated "
-                               "here in case it holds a credential)") from None
+        raise TokenUnavailable(
+            f"token callback {path} raised {type(exc).__name__} (its message is not repeated "
+            "here in case it holds a credential)"
+        ) from None
     if not isinstance(result, tuple) or len(result) not in (2, 4):
-        raise AuthenticationError(f"token callback {path} must return (token, expiry) or (token, expiry, principal, "
-                                  f"extensions), got {type(result).__name__}.")
+        raise AuthenticationError(
+            f"token callback {path} must return (token, expiry) or (token, expiry, principal, "
+            f"extensions), got {type(result).__name__}."
+        )
     value, expiry = result[0], result[1]
     principal, extensions = (result[2], result[3]) if len(result) == 4 else (None, None)
     if not isinstance(value, str) or not value.strip():
         raise AuthenticationError(f"token callback {path} returned an empty token.")
     if not is_number(expiry):
-        raise AuthenticationError(f"token callback {path} returned an expiry that is not a number of seconds "
-                                  "since the epoch.")
+        raise AuthenticationError(
+            f"token callback {path} returned an expiry that is not a number of seconds since the epoch."
+        )
     now = time.time()
     if expiry <= now:
-        raise AuthenticationError(f"token callback {path} returned a token that expired {now - expiry:.0f} s ago "
-                                  "(its expiry must be seconds since the epoch, not a lifetime).")
+        raise AuthenticationError(
+            f"token callback {path} returned a token that expired {now - expiry:.0f} s ago "
+            "(its expiry must be seconds since the epoch, not a lifetime)."
+        )
     pairs = tuple((str(k), str(v)) for k, v in (extensions or {}).items())
     return Token(value.strip(), float(expiry), str(principal) if principal else None, extensions=pairs)
 

@@ -51,15 +51,18 @@ def jwt_claims(value: str, origin: str) -> dict[str, Any]:
         raise AuthenticationError(f"{origin} returned an empty access token.")
     sections = value.strip().split(".")
     if len(sections) != 3:
-        raise AuthenticationError(f"{origin} returned a malformed JWT: {len(sections)} section(s), expected three "
-                                  "(header, payload, signature).")
+        raise AuthenticationError(
+            f"{origin} returned a malformed JWT: {len(sections)} section(s), expected three "
+            "(header, payload, signature)."
+        )
     if not sections[0] or not sections[1]:
         raise AuthenticationError(f"{origin} returned a malformed JWT: an empty header or payload section.")
     try:
         claims = json.loads(_b64url(sections[1]))
     except (binascii.Error, ValueError, UnicodeDecodeError):
-        raise AuthenticationError(f"{origin} returned a malformed JWT: its payload is not base64url-encoded "
-                                  "JSON.") from None
+        raise AuthenticationError(
+            f"{origin} returned a malformed JWT: its payload is not base64url-encoded JSON."
+        ) from None
     if not isinstance(claims, dict):
         raise AuthenticationError(f"{origin} returned a malformed JWT: its payload is not a JSON object.")
     return claims
@@ -69,10 +72,14 @@ def _number_claim(claims: Mapping[str, Any], name: str, origin: str, required: b
     value = claims.get(name)
     if value is None:
         if required:
-            raise AuthenticationError(f"{origin} returned a JWT without the '{name}' claim (Kafka requires it).")
+            raise AuthenticationError(
+                f"{origin} returned a JWT without the '{name}' claim (Kafka requires it)."
+            )
         return None
     if not is_number(value) or value < 0:
-        raise AuthenticationError(f"{origin} returned a JWT whose '{name}' claim is not a non-negative number.")
+        raise AuthenticationError(
+            f"{origin} returned a JWT whose '{name}' claim is not a non-negative number."
+        )
     return float(value)
 
 
@@ -84,20 +91,27 @@ def token_from_jwt(value: str, config: OAuthBearerConfig, origin: str, now: floa
     issued_at = _number_claim(claims, "iat", origin, required=False)
     subject = claims.get(config.sub_claim_name)
     if not isinstance(subject, str) or not subject.strip():
-        raise AuthenticationError(f"{origin} returned a JWT without a '{config.sub_claim_name}' claim naming the "
-                                  "principal (set sasl.oauthbearer.sub.claim.name if your provider uses another).")
+        raise AuthenticationError(
+            f"{origin} returned a JWT without a '{config.sub_claim_name}' claim naming the "
+            "principal (set sasl.oauthbearer.sub.claim.name if your provider uses another)."
+        )
     scope = claims.get(config.scope_claim_name)
     if scope is not None and not isinstance(scope, (str, list)):
-        raise AuthenticationError(f"{origin} returned a JWT whose '{config.scope_claim_name}' claim is neither a "
-                                  "string nor a list.")
+        raise AuthenticationError(
+            f"{origin} returned a JWT whose '{config.scope_claim_name}' claim is neither a string nor a list."
+        )
     if expires_at <= now:
-        raise AuthenticationError(f"{origin} returned a token that expired {now - expires_at:.0f} s ago (exp "
-                                  f"{expires_at:.0f}, this host's clock {now:.0f}): check the clocks of this host "
-                                  "and of the identity provider.")
+        raise AuthenticationError(
+            f"{origin} returned a token that expired {now - expires_at:.0f} s ago (exp "
+            f"{expires_at:.0f}, this host's clock {now:.0f}): check the clocks of this host "
+            "and of the identity provider."
+        )
     return Token(value.strip(), expires_at, subject.strip(), issued_at)
 
 
-def refresh_at(token: Token, now: float, config: OAuthBearerConfig, rng: random.Random | None = None) -> float:
+def refresh_at(
+    token: Token, now: float, config: OAuthBearerConfig, rng: random.Random | None = None
+) -> float:
     """When to fetch the next token (epoch seconds), as ExpiringCredentialRefreshingLogin.refreshMs."""
     rng = rng or random
     expires = token.expires_at

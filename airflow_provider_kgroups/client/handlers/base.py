@@ -77,8 +77,10 @@ class Handler(Generic[K, V]):
         for need in self.needs:
             if version >= need.version:
                 continue
-            failure = Failure(CLIENT_UNSUPPORTED, f"broker {node} has {self.api} up to v{version}; "
-                                                  f"{need.what} needs v{need.version}")
+            failure = Failure(
+                CLIENT_UNSUPPORTED,
+                f"broker {node} has {self.api} up to v{version}; {need.what} needs v{need.version}",
+            )
             for key in keys:
                 if key not in refused and (need.applies is None or need.applies(self, key)):
                     refused[key] = failure

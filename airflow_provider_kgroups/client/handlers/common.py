@@ -10,7 +10,9 @@ from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, Er
 from ..results import TopicPartition
 
 
-def route_group_error(outcome: Outcome[str, Any], group_id: str, error_code: int, message: str | None = None) -> bool:
+def route_group_error(
+    outcome: Outcome[str, Any], group_id: str, error_code: int, message: str | None = None
+) -> bool:
     """Sort a group-level error into retry / re-lookup / failed. True when there was an error."""
     if error_code == ErrorCode.NONE:
         return False
@@ -24,7 +26,9 @@ def route_group_error(outcome: Outcome[str, Any], group_id: str, error_code: int
     return True
 
 
-def missing_from_response(outcome: Outcome[Any, Any], asked: tuple[Any, ...], answered: set[Any], api: str) -> None:
+def missing_from_response(
+    outcome: Outcome[Any, Any], asked: tuple[Any, ...], answered: set[Any], api: str
+) -> None:
     """A key the broker did not answer for fails rather than vanishing."""
     for key in set(asked) - answered:
         outcome.failed[key] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"{api} response did not mention {key!r}")

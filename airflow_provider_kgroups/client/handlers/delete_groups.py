@@ -40,8 +40,10 @@ class DeleteGroupsHandler(Handler[str, GroupDeletion]):
         self._chunker = Chunker(limits, lambda ids, version: DeleteGroupsRequest(groups_names=ids))
 
     def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
-        return [RequestPlan(DeleteGroupsRequest(groups_names=ids), version, tuple(ids))
-                for ids in self._chunker.chunks(group_ids, version)]
+        return [
+            RequestPlan(DeleteGroupsRequest(groups_names=ids), version, tuple(ids))
+            for ids in self._chunker.chunks(group_ids, version)
+        ]
 
     def response_lost(self, group_ids: Iterable[str]) -> dict[str, Any]:
         return {group_id: LOST for group_id in group_ids}

@@ -67,7 +67,9 @@ def decode_assignment(data: bytes | None) -> tuple[TopicPartition, ...]:
         assignment = ConsumerProtocolAssignment.decode(bytes(data))
     except Exception:  # noqa: BLE001 - not the consumer protocol (Connect, Streams use their own)
         return ()
-    return tuple(sorted(TopicPartition(t.topic, p) for t in assignment.assigned_partitions for p in t.partitions))
+    return tuple(
+        sorted(TopicPartition(t.topic, p) for t in assignment.assigned_partitions for p in t.partitions)
+    )
 
 
 def decode_subscription(data: bytes | None) -> tuple[str, ...]:
@@ -97,10 +99,14 @@ class DescribeGroupsHandler(Handler[str, "GroupDescription | NotDescribed"]):
         self._chunker = Chunker(limits, _describe_groups)
 
     def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
-        return [RequestPlan(_describe_groups(ids, version), version, tuple(ids))
-                for ids in self._chunker.chunks(group_ids, version)]
+        return [
+            RequestPlan(_describe_groups(ids, version), version, tuple(ids))
+            for ids in self._chunker.chunks(group_ids, version)
+        ]
 
-    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupDescription | NotDescribed]:
+    def parse(
+        self, plan: RequestPlan[str], response, notes: Notes
+    ) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
         node = plan.node
         for group in response.groups:
@@ -120,14 +126,24 @@ class DescribeGroupsHandler(Handler[str, "GroupDescription | NotDescribed"]):
             consumer = group.protocol_type in ("consumer", "")
             members = tuple(
                 MemberDescription(
-                    member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                    member_id=m.member_id,
+                    group_instance_id=m.group_instance_id,
+                    client_id=m.client_id,
                     client_host=m.client_host,
                     assignment=decode_assignment(m.member_assignment) if consumer else (),
                     subscribed_topics=decode_subscription(m.member_metadata) if consumer else (),
-                ) for m in group.members)
+                )
+                for m in group.members
+            )
             outcome.completed[group_id] = GroupDescription(
-                group_id=group_id, state=state, protocol_type=group.protocol_type or "",
-                protocol=group.protocol_data or "", members=members, coordinator_id=node, group_type=CLASSIC)
+                group_id=group_id,
+                state=state,
+                protocol_type=group.protocol_type or "",
+                protocol=group.protocol_data or "",
+                members=members,
+                coordinator_id=node,
+                group_type=CLASSIC,
+            )
         missing_from_response(outcome, plan.keys, {g.group_id for g in response.groups}, "DescribeGroups")
         return outcome
 
@@ -164,18 +180,24 @@ class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
         return self.request_class(group_ids=group_ids, include_authorized_operations=False)
 
     def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
-        return [RequestPlan(self._request(ids, version), version, tuple(ids))
-                for ids in self._chunker.chunks(group_ids, version)]
+        return [
+            RequestPlan(self._request(ids, version), version, tuple(ids))
+            for ids in self._chunker.chunks(group_ids, version)
+        ]
 
     def unsupported(self, group_ids: list[str], node: int) -> Outcome:
         return Outcome(completed={g: UNAVAILABLE for g in group_ids})
 
-    def parse(self, plan: RequestPlan[str], response, notes: Notes) -> Outcome[str, GroupDescription | NotDescribed]:
+    def parse(
+        self, plan: RequestPlan[str], response, notes: Notes
+    ) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
         node = plan.node
         best: dict = {}
         for entry in response.groups:
-            if entry.group_id in plan.key_set and (entry.group_id not in best or _rank(entry) < _rank(best[entry.group_id])):
+            if entry.group_id in plan.key_set and (
+                entry.group_id not in best or _rank(entry) < _rank(best[entry.group_id])
+            ):
                 best[entry.group_id] = entry
         for group_id, entry in best.items():
             if entry.error_code == ErrorCode.UNSUPPORTED_VERSION:
@@ -184,7 +206,9 @@ class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
                 outcome.completed[group_id] = NotDescribed()
             elif not route_group_error(outcome, group_id, entry.error_code, entry.error_message):
                 outcome.completed[group_id] = self.describe(entry, node)
-        missing_from_response(outcome, plan.keys, set(best), self.request_class.__name__.removesuffix("Request"))
+        missing_from_response(
+            outcome, plan.keys, set(best), self.request_class.__name__.removesuffix("Request")
+        )
         return outcome
 
     def describe(self, entry, node: int) -> GroupDescription:
@@ -192,21 +216,36 @@ class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
 
 
 def _partitions(assignment) -> tuple[TopicPartition, ...]:
-    return tuple(sorted(TopicPartition(t.topic_name, p) for t in (assignment.topic_partitions or [])
-                        for p in t.partitions))
+    return tuple(
+        sorted(
+            TopicPartition(t.topic_name, p) for t in (assignment.topic_partitions or []) for p in t.partitions
+        )
+    )
 
 
 def _member_group(group, node: int, group_type: str) -> GroupDescription:
     """A KIP-848 consumer group or a KIP-932 share group: the same member shape (a share group's
     members have no static instance id); the group type is also its protocol type."""
     members = tuple(
-        MemberDescription(member_id=m.member_id, group_instance_id=getattr(m, "instance_id", None),
-                          client_id=m.client_id, client_host=m.client_host, assignment=_partitions(m.assignment),
-                          subscribed_topics=tuple(m.subscribed_topic_names or ()))
-        for m in group.members)
-    return GroupDescription(group_id=group.group_id, state=GroupState.parse(group.group_state),
-                            protocol_type=group_type, protocol=group.assignor_name or "", members=members,
-                            coordinator_id=node, group_type=group_type)
+        MemberDescription(
+            member_id=m.member_id,
+            group_instance_id=getattr(m, "instance_id", None),
+            client_id=m.client_id,
+            client_host=m.client_host,
+            assignment=_partitions(m.assignment),
+            subscribed_topics=tuple(m.subscribed_topic_names or ()),
+        )
+        for m in group.members
+    )
+    return GroupDescription(
+        group_id=group.group_id,
+        state=GroupState.parse(group.group_state),
+        protocol_type=group_type,
+        protocol=group.assignor_name or "",
+        members=members,
+        coordinator_id=node,
+        group_type=group_type,
+    )
 
 
 class ConsumerGroupDescribeHandler(_TypedDescribeHandler):
@@ -240,23 +279,46 @@ class StreamsGroupDescribeHandler(_TypedDescribeHandler):
 
     def describe(self, group, node: int) -> GroupDescription:
         sources: dict[str, tuple[str, ...]] = {}
-        for sub in ((group.topology.subtopologies or []) if group.topology is not None else []):
+        for sub in (group.topology.subtopologies or []) if group.topology is not None else []:
             sources[sub.subtopology_id] = tuple(sub.source_topics or ()) + tuple(
-                t.name for t in (sub.repartition_source_topics or []))
+                t.name for t in (sub.repartition_source_topics or [])
+            )
         every_source = tuple(sorted({t for topics in sources.values() for t in topics}))
         members = tuple(
             MemberDescription(
-                member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                member_id=m.member_id,
+                group_instance_id=m.instance_id,
+                client_id=m.client_id,
                 client_host=m.client_host,
-                assignment=tuple(sorted({TopicPartition(t, p) for task in (m.assignment.active_tasks or [])
-                                         for t in sources.get(task.subtopology_id, ()) for p in task.partitions})),
-                subscribed_topics=every_source)
-            for m in group.members)
-        return GroupDescription(group_id=group.group_id, state=GroupState.parse(group.group_state),
-                                protocol_type="streams", protocol="", members=members, coordinator_id=node,
-                                group_type=STREAMS)
+                assignment=tuple(
+                    sorted(
+                        {
+                            TopicPartition(t, p)
+                            for task in (m.assignment.active_tasks or [])
+                            for t in sources.get(task.subtopology_id, ())
+                            for p in task.partitions
+                        }
+                    )
+                ),
+                subscribed_topics=every_source,
+            )
+            for m in group.members
+        )
+        return GroupDescription(
+            group_id=group.group_id,
+            state=GroupState.parse(group.group_state),
+            protocol_type="streams",
+            protocol="",
+            members=members,
+            coordinator_id=node,
+            group_type=STREAMS,
+        )
 
 
 #: the describe API of each group type
-HANDLER_FOR_TYPE = {CLASSIC: DescribeGroupsHandler, CONSUMER: ConsumerGroupDescribeHandler,
-                    SHARE: ShareGroupDescribeHandler, STREAMS: StreamsGroupDescribeHandler}
+HANDLER_FOR_TYPE = {
+    CLASSIC: DescribeGroupsHandler,
+    CONSUMER: ConsumerGroupDescribeHandler,
+    SHARE: ShareGroupDescribeHandler,
+    STREAMS: StreamsGroupDescribeHandler,
+}

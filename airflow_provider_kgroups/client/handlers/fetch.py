@@ -103,11 +103,18 @@ class PageBatches:
 
 def undecodable(tp: TopicPartition, offset: int, error: UndecodableBatch) -> UndecodableFailure:
     """The Failure of a partition whose page holds a batch this client cannot read."""
-    return UndecodableFailure(CLIENT_UNDECODABLE, f"{tp}: cannot decode records from offset {offset}: {error}",
-                              error.codec_name, error.library, offset)
+    return UndecodableFailure(
+        CLIENT_UNDECODABLE,
+        f"{tp}: cannot decode records from offset {offset}: {error}",
+        error.codec_name,
+        error.library,
+        offset,
+    )
 
 
-def scan_page(records: bytes | None, aborted: Iterable | None = None) -> tuple[list[ReadableRecord], int | None]:
+def scan_page(
+    records: bytes | None, aborted: Iterable | None = None
+) -> tuple[list[ReadableRecord], int | None]:
     """The readable records of one fetched page, in offset order, and the offset after the
     last complete batch (None when there was none). Raises :class:`_Truncated` when the
     bytes hold only part of a batch."""
@@ -135,9 +142,15 @@ def scan_page(records: bytes | None, aborted: Iterable | None = None) -> tuple[l
     return readable, seen_end
 
 
-def resolve_offsets(readable: list[ReadableRecord], seen_end: int | None, offsets: Iterable[int],
-                    readable_end: int | None, high_watermark: int | None = None,
-                    log_start: int | None = None, page_start: int = 0) -> tuple[dict[int, RecordTimestamp], list[int]]:
+def resolve_offsets(
+    readable: list[ReadableRecord],
+    seen_end: int | None,
+    offsets: Iterable[int],
+    readable_end: int | None,
+    high_watermark: int | None = None,
+    log_start: int | None = None,
+    page_start: int = 0,
+) -> tuple[dict[int, RecordTimestamp], list[int]]:
     """Answer each offset from one page: the first readable record at or after it, or
     AT_LOG_END when the page reached ``readable_end`` (high watermark, or LSO with
     read_committed) without one. Offsets past the page are returned unresolved. An offset
@@ -151,32 +164,51 @@ def resolve_offsets(readable: list[ReadableRecord], seen_end: int | None, offset
             r = readable[i]
             clean = max(offset, page_start) >= r.clean_from
             position = RecordPosition.AT_OFFSET if clean else RecordPosition.AFTER_GAP
-            resolved[offset] = RecordTimestamp(offset, position, r.offset, r.timestamp_ms, r.log_append_time,
-                                               high_watermark, log_start)
+            resolved[offset] = RecordTimestamp(
+                offset, position, r.offset, r.timestamp_ms, r.log_append_time, high_watermark, log_start
+            )
         elif readable_end is not None and max(offset, seen_end or 0) >= readable_end:
-            resolved[offset] = RecordTimestamp(offset, RecordPosition.AT_LOG_END, high_watermark=high_watermark,
-                                               log_start=log_start)
+            resolved[offset] = RecordTimestamp(
+                offset, RecordPosition.AT_LOG_END, high_watermark=high_watermark, log_start=log_start
+            )
         else:
             unresolved.append(offset)
     return resolved, unresolved
 
 
-def fetch_request(positions: Mapping[TopicPartition, int], budgets: Mapping[TopicPartition, int],
-                  tps: list[TopicPartition], version: int, isolation_level: int,
-                  max_wait_ms: int = FETCH_MAX_WAIT_MS) -> RequestPlan[TopicPartition]:
+def fetch_request(
+    positions: Mapping[TopicPartition, int],
+    budgets: Mapping[TopicPartition, int],
+    tps: list[TopicPartition],
+    version: int,
+    isolation_level: int,
+    max_wait_ms: int = FETCH_MAX_WAIT_MS,
+) -> RequestPlan[TopicPartition]:
     """One sessionless Fetch for ``tps`` of one leader: each from ``positions[tp]`` with its byte budget."""
     by_topic: dict[str, list[TopicPartition]] = {}
     for tp in sorted(tps):
         by_topic.setdefault(tp.topic, []).append(tp)
     fetch_topic = FetchRequest.FetchTopic
     request = FetchRequest(
-        replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1,
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1,
         max_bytes=min(2**31 - 1, sum(budgets[tp] for tp in tps)),
-        isolation_level=isolation_level, session_id=0, session_epoch=-1,
-        topics=[fetch_topic(topic=topic, partitions=[
-            fetch_topic.FetchPartition(partition=tp.partition, fetch_offset=positions[tp],
-                                       partition_max_bytes=budgets[tp])
-            for tp in parts]) for topic, parts in by_topic.items()],
+        isolation_level=isolation_level,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            fetch_topic(
+                topic=topic,
+                partitions=[
+                    fetch_topic.FetchPartition(
+                        partition=tp.partition, fetch_offset=positions[tp], partition_max_bytes=budgets[tp]
+                    )
+                    for tp in parts
+                ],
+            )
+            for topic, parts in by_topic.items()
+        ],
     )
     return RequestPlan(request, version, tuple(tps))
 
@@ -201,8 +233,12 @@ def parse_fetch(plan: RequestPlan[TopicPartition], response, read_partition) -> 
             tp = TopicPartition(topic.topic, p.partition_index)
             if tp in plan.key_set:
                 read_partition(outcome, tp, p)
-    missing_from_response(outcome, plan.keys,
-                          set(outcome.completed) | set(outcome.failed) | outcome.unmapped | outcome.retry, "Fetch")
+    missing_from_response(
+        outcome,
+        plan.keys,
+        set(outcome.completed) | set(outcome.failed) | outcome.unmapped | outcome.retry,
+        "Fetch",
+    )
     return outcome
 
 
@@ -216,11 +252,15 @@ def grow_budget(outcome: Outcome, tp: TopicPartition, budget: int, offset: int) 
     budget (noted for the rest of the run), or fail the partition once the ceiling is reached
     (KIP-74 returns at least that one batch)."""
     if budget >= MAX_PARTITION_BYTES:
-        outcome.failed[tp] = Failure(CLIENT_UNSUPPORTED, f"the record batch at offset {offset} is larger "
-                                                         f"than {MAX_PARTITION_BYTES} bytes")
+        outcome.failed[tp] = Failure(
+            CLIENT_UNSUPPORTED,
+            f"the record batch at offset {offset} is larger than {MAX_PARTITION_BYTES} bytes",
+        )
     else:
         outcome.notes[tp] = min(MAX_PARTITION_BYTES, budget * 4)
-        outcome.requeue(tp, Failure(CLIENT_UNSUPPORTED, "record batch larger than the byte budget"), relookup=False)
+        outcome.requeue(
+            tp, Failure(CLIENT_UNSUPPORTED, "record batch larger than the byte budget"), relookup=False
+        )
 
 
 class FetchTimestampHandler(Handler[TopicPartition, TimestampPage]):
@@ -231,23 +271,33 @@ class FetchTimestampHandler(Handler[TopicPartition, TimestampPage]):
     request_class = FetchRequest
     needs = FETCH_NEEDS
 
-    def __init__(self, lookup: LeaderLookup, offsets: dict[TopicPartition, list[int]], isolation_level: int = 0,
-                 partition_bytes: int = DEFAULT_PARTITION_BYTES, budgets: dict[TopicPartition, int] | None = None,
-                 starts: dict[TopicPartition, int] | None = None) -> None:
+    def __init__(
+        self,
+        lookup: LeaderLookup,
+        offsets: dict[TopicPartition, list[int]],
+        isolation_level: int = 0,
+        partition_bytes: int = DEFAULT_PARTITION_BYTES,
+        budgets: dict[TopicPartition, int] | None = None,
+        starts: dict[TopicPartition, int] | None = None,
+    ) -> None:
         self.lookup = lookup
         self._offsets = {tp: sorted(set(wanted)) for tp, wanted in offsets.items()}
         self._isolation = isolation_level
         self._starts = {tp: max(self._offsets[tp][0], (starts or {}).get(tp, 0)) for tp in offsets}
         self._budgets = {tp: (budgets or {}).get(tp, partition_bytes) for tp in offsets}
 
-    def build(self, tps: list[TopicPartition], version: int, notes: Notes) -> list[RequestPlan[TopicPartition]]:
+    def build(
+        self, tps: list[TopicPartition], version: int, notes: Notes
+    ) -> list[RequestPlan[TopicPartition]]:
         budgets = {tp: budget_of(tp, notes, self._budgets) for tp in tps}
         return [fetch_request(self._starts, budgets, tps, version, self._isolation)]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response,
-              notes: Notes) -> Outcome[TopicPartition, TimestampPage]:
+    def parse(
+        self, plan: RequestPlan[TopicPartition], response, notes: Notes
+    ) -> Outcome[TopicPartition, TimestampPage]:
         def read(outcome: Outcome, tp: TopicPartition, p) -> None:
             self._read_partition(outcome, tp, p, budget_of(tp, notes, self._budgets))
+
         return parse_fetch(plan, response, read)
 
     def _read_partition(self, outcome: Outcome, tp: TopicPartition, p, budget: int) -> None:
@@ -261,9 +311,13 @@ class FetchTimestampHandler(Handler[TopicPartition, TimestampPage]):
             # Only the lowest offset was asked; Kafka does not say which side it fell off, so
             # answer that one and let the next page try the rest.
             answered = [o for o in wanted if o <= self._starts[tp]]
-            found = {o: RecordTimestamp(o, RecordPosition.OUT_OF_RANGE, high_watermark=high_watermark,
-                                        log_start=log_start) for o in answered}
-            outcome.completed[tp] = TimestampPage(found, tuple(wanted[len(answered):]), budget_bytes=budget)
+            found = {
+                o: RecordTimestamp(
+                    o, RecordPosition.OUT_OF_RANGE, high_watermark=high_watermark, log_start=log_start
+                )
+                for o in answered
+            }
+            outcome.completed[tp] = TimestampPage(found, tuple(wanted[len(answered) :]), budget_bytes=budget)
             return
         if p.error_code != ErrorCode.NONE:
             outcome.failed[tp] = Failure(p.error_code)
@@ -272,21 +326,27 @@ class FetchTimestampHandler(Handler[TopicPartition, TimestampPage]):
         if self._isolation == READ_COMMITTED and getattr(p, "last_stable_offset", -1) >= 0:
             readable_end = p.last_stable_offset
         try:
-            readable, seen_end = scan_page(p.records, p.aborted_transactions
-                                           if self._isolation == READ_COMMITTED else None)
+            readable, seen_end = scan_page(
+                p.records, p.aborted_transactions if self._isolation == READ_COMMITTED else None
+            )
         except _Truncated:
             grow_budget(outcome, tp, budget, wanted[0])
             return
         except UndecodableBatch as exc:
             outcome.failed[tp] = undecodable(tp, self._starts[tp], exc)
             return
-        resolved, unresolved = resolve_offsets(readable, seen_end, wanted, readable_end, high_watermark, log_start,
-                                               self._starts[tp])
+        resolved, unresolved = resolve_offsets(
+            readable, seen_end, wanted, readable_end, high_watermark, log_start, self._starts[tp]
+        )
         next_start = max(unresolved[0], seen_end) if unresolved and seen_end is not None else None
         if not resolved and seen_end is None:
             # Nothing came back although there is something to read (a broker that answered an
             # empty page): say so rather than page forever.
-            resolved = {o: RecordTimestamp(o, RecordPosition.AT_LOG_END, high_watermark=high_watermark,
-                                           log_start=log_start) for o in unresolved}
+            resolved = {
+                o: RecordTimestamp(
+                    o, RecordPosition.AT_LOG_END, high_watermark=high_watermark, log_start=log_start
+                )
+                for o in unresolved
+            }
             unresolved = []
         outcome.completed[tp] = TimestampPage(resolved, tuple(unresolved), next_start, budget)

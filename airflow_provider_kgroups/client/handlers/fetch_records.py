@@ -48,9 +48,15 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
     request_class = FetchRequest
     needs = FETCH_NEEDS
 
-    def __init__(self, lookup: LeaderLookup, positions: Mapping[TopicPartition, int], isolation_level: int,
-                 budgets: Mapping[TopicPartition, int], max_wait_ms: int = FETCH_MAX_WAIT_MS,
-                 decode: bool = True) -> None:
+    def __init__(
+        self,
+        lookup: LeaderLookup,
+        positions: Mapping[TopicPartition, int],
+        isolation_level: int,
+        budgets: Mapping[TopicPartition, int],
+        max_wait_ms: int = FETCH_MAX_WAIT_MS,
+        decode: bool = True,
+    ) -> None:
         self.lookup = lookup
         self._decode = decode
         self._positions = dict(positions)
@@ -58,20 +64,30 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
         self._budgets = dict(budgets)
         self._max_wait_ms = max_wait_ms
 
-    def build(self, tps: list[TopicPartition], version: int, notes: Notes) -> list[RequestPlan[TopicPartition]]:
+    def build(
+        self, tps: list[TopicPartition], version: int, notes: Notes
+    ) -> list[RequestPlan[TopicPartition]]:
         budgets = {tp: budget_of(tp, notes, self._budgets) for tp in tps}
         return [fetch_request(self._positions, budgets, tps, version, self._isolation, self._max_wait_ms)]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response: Any, notes: Notes) -> Outcome[TopicPartition, RecordPage]:
+    def parse(
+        self, plan: RequestPlan[TopicPartition], response: Any, notes: Notes
+    ) -> Outcome[TopicPartition, RecordPage]:
         def read(outcome: Outcome[TopicPartition, RecordPage], tp: TopicPartition, p: Any) -> None:
             self._read_partition(outcome, tp, p, budget_of(tp, notes, self._budgets))
+
         return parse_fetch(plan, response, read)
 
-    def _read_partition(self, outcome: Outcome[TopicPartition, RecordPage], tp: TopicPartition, p: Any,
-                        budget: int) -> None:
+    def _read_partition(
+        self, outcome: Outcome[TopicPartition, RecordPage], tp: TopicPartition, p: Any, budget: int
+    ) -> None:
         start = self._positions[tp]
-        marks = {"high_watermark": p.high_watermark, "log_start": getattr(p, "log_start_offset", -1),
-                 "last_stable_offset": getattr(p, "last_stable_offset", -1), "budget_bytes": budget}
+        marks = {
+            "high_watermark": p.high_watermark,
+            "log_start": getattr(p, "log_start_offset", -1),
+            "last_stable_offset": getattr(p, "last_stable_offset", -1),
+            "budget_bytes": budget,
+        }
         if p.error_code in REFRESH_LEADER:
             outcome.requeue(tp, Failure(p.error_code), relookup=True)
             return
@@ -86,16 +102,20 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
         skipped: list[tuple[int, int]] = []
         next_offset = start
         try:
-            batches = PageBatches(p.records, p.aborted_transactions if self._isolation == READ_COMMITTED else None)
+            batches = PageBatches(
+                p.records, p.aborted_transactions if self._isolation == READ_COMMITTED else None
+            )
             for kind, batch in batches:
                 if kind is BatchKind.DATA and not self._decode:
                     if batch.last_offset >= start:
                         data_batches.append(batch)
                 elif kind is BatchKind.DATA:
                     kind_of_time = batch.timestamp_type
-                    records.extend(FetchedRecord(offset, timestamp, kind_of_time, key, value, headers)
-                                   for offset, timestamp, key, value, headers in zip(*batch.columns())
-                                   if offset >= start)
+                    records.extend(
+                        FetchedRecord(offset, timestamp, kind_of_time, key, value, headers)
+                        for offset, timestamp, key, value, headers in zip(*batch.columns())
+                        if offset >= start
+                    )
                 else:
                     skipped.append((batch.base_offset, batch.last_offset))
                 next_offset = max(next_offset, batch.last_offset + 1)
@@ -106,5 +126,6 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
         if truncated_first:
             grow_budget(outcome, tp, budget, start)
             return
-        outcome.completed[tp] = RecordPage(start, tuple(records), tuple(skipped), next_offset, **marks,
-                                           batches=tuple(data_batches))
+        outcome.completed[tp] = RecordPage(
+            start, tuple(records), tuple(skipped), next_offset, **marks, batches=tuple(data_batches)
+        )

@@ -42,7 +42,9 @@ class ListGroupsHandler(Handler[int, tuple[GroupListing, ...]]):
         )
         return [RequestPlan(request, version, tuple(node_ids))]
 
-    def parse(self, plan: RequestPlan[int], response: Any, notes: Notes) -> Outcome[int, tuple[GroupListing, ...]]:
+    def parse(
+        self, plan: RequestPlan[int], response: Any, notes: Notes
+    ) -> Outcome[int, tuple[GroupListing, ...]]:
         node = plan.keys[0]
         outcome: Outcome[int, tuple[GroupListing, ...]] = Outcome()
         if response.error_code:
@@ -54,12 +56,20 @@ class ListGroupsHandler(Handler[int, tuple[GroupListing, ...]]):
             return outcome
         listings = []
         for group in response.groups:
-            state = GroupState.parse(group.group_state) if plan.version >= STATES_FILTER_VERSION else GroupState.UNKNOWN
+            state = (
+                GroupState.parse(group.group_state)
+                if plan.version >= STATES_FILTER_VERSION
+                else GroupState.UNKNOWN
+            )
             group_type = (group.group_type or None) if plan.version >= TYPES_FILTER_VERSION else None
             # a state or type the broker did not tell (UNKNOWN, None): kept, for the client to describe
             if self._states and state.value not in self._states and state is not GroupState.UNKNOWN:
                 continue
-            if self._types and group_type is not None and group_type.lower() not in {t.lower() for t in self._types}:
+            if (
+                self._types
+                and group_type is not None
+                and group_type.lower() not in {t.lower() for t in self._types}
+            ):
                 continue
             listings.append(GroupListing(group.group_id, group.protocol_type or "", state, group_type, node))
         outcome.completed[node] = tuple(listings)

@@ -36,30 +36,47 @@ class ListOffsetsHandler(Handler[TopicPartition, ListedOffset]):
     # no Offset field (ListOffsetsResponse.json: "OldStyleOffsets" versions "0", "Offset" "1+"):
     # read as v1 every partition would be offset -1 with no error. Below v7 a broker does not
     # know "max timestamp": those partitions fail, the rest go.
-    needs = (VersionNeed(SINGLE_OFFSET_VERSION, "one exact offset per partition (v0 answers segment offsets)"),
-             VersionNeed(MAX_TIMESTAMP_VERSION, "max_timestamp",
-                         lambda handler, tp: handler._specs[tp] == MAX_TIMESTAMP))
+    needs = (
+        VersionNeed(SINGLE_OFFSET_VERSION, "one exact offset per partition (v0 answers segment offsets)"),
+        VersionNeed(
+            MAX_TIMESTAMP_VERSION, "max_timestamp", lambda handler, tp: handler._specs[tp] == MAX_TIMESTAMP
+        ),
+    )
 
-    def __init__(self, lookup: LeaderLookup, specs: dict[TopicPartition, int],
-                 isolation_level: int = READ_UNCOMMITTED) -> None:
+    def __init__(
+        self, lookup: LeaderLookup, specs: dict[TopicPartition, int], isolation_level: int = READ_UNCOMMITTED
+    ) -> None:
         self.lookup = lookup
         self._specs = specs
         self._isolation = isolation_level
 
-    def build(self, tps: list[TopicPartition], version: int, notes: Notes) -> list[RequestPlan[TopicPartition]]:
+    def build(
+        self, tps: list[TopicPartition], version: int, notes: Notes
+    ) -> list[RequestPlan[TopicPartition]]:
         by_topic: dict[str, list[TopicPartition]] = {}
         for tp in tps:
             by_topic.setdefault(tp.topic, []).append(tp)
         request = ListOffsetsRequest(
-            replica_id=-1, isolation_level=self._isolation,
-            topics=[ListOffsetsRequest.ListOffsetsTopic(name=topic, partitions=[
-                ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
-                    partition_index=tp.partition, timestamp=self._specs[tp], current_leader_epoch=-1)
-                for tp in sorted(parts)]) for topic, parts in sorted(by_topic.items())],
+            replica_id=-1,
+            isolation_level=self._isolation,
+            topics=[
+                ListOffsetsRequest.ListOffsetsTopic(
+                    name=topic,
+                    partitions=[
+                        ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                            partition_index=tp.partition, timestamp=self._specs[tp], current_leader_epoch=-1
+                        )
+                        for tp in sorted(parts)
+                    ],
+                )
+                for topic, parts in sorted(by_topic.items())
+            ],
         )
         return [RequestPlan(request, version, tuple(tps))]
 
-    def parse(self, plan: RequestPlan[TopicPartition], response: Any, notes: Notes) -> Outcome[TopicPartition, ListedOffset]:
+    def parse(
+        self, plan: RequestPlan[TopicPartition], response: Any, notes: Notes
+    ) -> Outcome[TopicPartition, ListedOffset]:
         outcome: Outcome[TopicPartition, ListedOffset] = Outcome()
         for topic in response.topics:
             for p in topic.partitions:
@@ -72,8 +89,11 @@ class ListOffsetsHandler(Handler[TopicPartition, ListedOffset]):
                     outcome.failed[tp] = Failure(p.error_code)
                 else:
                     outcome.completed[tp] = ListedOffset(
-                        offset=p.offset, timestamp=p.timestamp,
-                        leader_epoch=p.leader_epoch if p.leader_epoch >= 0 else None)
-        missing_from_response(outcome, plan.keys, set(outcome.completed) | set(outcome.failed) | outcome.unmapped,
-                              "ListOffsets")
+                        offset=p.offset,
+                        timestamp=p.timestamp,
+                        leader_epoch=p.leader_epoch if p.leader_epoch >= 0 else None,
+                    )
+        missing_from_response(
+            outcome, plan.keys, set(outcome.completed) | set(outcome.failed) | outcome.unmapped, "ListOffsets"
+        )
         return outcome

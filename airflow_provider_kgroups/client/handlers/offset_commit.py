@@ -25,7 +25,9 @@ from .common import by_topic, missing_from_response
 ADMIN_GENERATION = -1
 ADMIN_MEMBER_ID = ""
 MIN_COMMIT_VERSION = 2
-_NOT_EMPTY = frozenset({ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.REBALANCE_IN_PROGRESS})
+_NOT_EMPTY = frozenset(
+    {ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.REBALANCE_IN_PROGRESS}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +42,9 @@ class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
     # v0-v1 are deprecated (OffsetCommitRequest.json) and carry a per-partition commit timestamp
     needs = (VersionNeed(MIN_COMMIT_VERSION, "committing without a per-partition commit timestamp"),)
 
-    def __init__(self, lookup: CoordinatorLookup,
-                 offsets: Mapping[str, Mapping[TopicPartition, OffsetToCommit]]) -> None:
+    def __init__(
+        self, lookup: CoordinatorLookup, offsets: Mapping[str, Mapping[TopicPartition, OffsetToCommit]]
+    ) -> None:
         self.lookup = lookup
         self._offsets = offsets
 
@@ -50,19 +53,33 @@ class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
         plans = []
         for group_id in group_ids:
             request = OffsetCommitRequest(
-                group_id=group_id, generation_id_or_member_epoch=ADMIN_GENERATION, member_id=ADMIN_MEMBER_ID,
-                group_instance_id=None, retention_time_ms=-1,
-                topics=[topic_cls(name=topic, partitions=[
-                    topic_cls.OffsetCommitRequestPartition(
-                        partition_index=p, committed_offset=c.offset,
-                        committed_leader_epoch=c.leader_epoch if c.leader_epoch is not None else -1,
-                        committed_metadata=c.metadata)
-                    for p, c in rows]) for topic, rows in by_topic(self._offsets[group_id]).items()])
+                group_id=group_id,
+                generation_id_or_member_epoch=ADMIN_GENERATION,
+                member_id=ADMIN_MEMBER_ID,
+                group_instance_id=None,
+                retention_time_ms=-1,
+                topics=[
+                    topic_cls(
+                        name=topic,
+                        partitions=[
+                            topic_cls.OffsetCommitRequestPartition(
+                                partition_index=p,
+                                committed_offset=c.offset,
+                                committed_leader_epoch=c.leader_epoch if c.leader_epoch is not None else -1,
+                                committed_metadata=c.metadata,
+                            )
+                            for p, c in rows
+                        ],
+                    )
+                    for topic, rows in by_topic(self._offsets[group_id]).items()
+                ],
+            )
             plans.append(RequestPlan(request, version, (group_id,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response: Any,
-              notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
+    def parse(
+        self, plan: RequestPlan[str], response: Any, notes: Notes
+    ) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         group_id = plan.keys[0]
         results: dict[TopicPartition, Failure | None] = {}
@@ -73,8 +90,11 @@ class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
                     outcome.requeue(group_id, Failure(p.error_code), relookup=p.error_code in RELOOKUP)
                     return outcome
                 if p.error_code in _NOT_EMPTY:
-                    results[tp] = Failure(p.error_code, "the group has members: offsets can be committed by an "
-                                                        "administrator only while the group is Empty")
+                    results[tp] = Failure(
+                        p.error_code,
+                        "the group has members: offsets can be committed by an "
+                        "administrator only while the group is Empty",
+                    )
                 else:
                     results[tp] = Failure(p.error_code) if p.error_code else None
         missing = set(self._offsets[group_id]) - set(results)

@@ -41,7 +41,9 @@ class OffsetDeleteHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
 
     request_class = OffsetDeleteRequest
 
-    def __init__(self, lookup: CoordinatorLookup, partitions: Mapping[str, frozenset[TopicPartition]]) -> None:
+    def __init__(
+        self, lookup: CoordinatorLookup, partitions: Mapping[str, frozenset[TopicPartition]]
+    ) -> None:
         self.lookup = lookup
         self._partitions = partitions
 
@@ -50,15 +52,24 @@ class OffsetDeleteHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
         plans = []
         for group_id in group_ids:
             topics = by_topic(dict.fromkeys(self._partitions[group_id]))
-            request = OffsetDeleteRequest(group_id=group_id, topics=[
-                topic_cls(name=topic, partitions=[topic_cls.OffsetDeleteRequestPartition(partition_index=p)
-                                                  for p, _ in rows])
-                for topic, rows in topics.items()])
+            request = OffsetDeleteRequest(
+                group_id=group_id,
+                topics=[
+                    topic_cls(
+                        name=topic,
+                        partitions=[
+                            topic_cls.OffsetDeleteRequestPartition(partition_index=p) for p, _ in rows
+                        ],
+                    )
+                    for topic, rows in topics.items()
+                ],
+            )
             plans.append(RequestPlan(request, version, (group_id,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response: Any,
-              notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
+    def parse(
+        self, plan: RequestPlan[str], response: Any, notes: Notes
+    ) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         group_id = plan.keys[0]
         if route_group_error(outcome, group_id, response.error_code):
@@ -66,8 +77,9 @@ class OffsetDeleteHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
         results: dict[TopicPartition, Failure | None] = {}
         for topic in response.topics:
             for p in topic.partitions:
-                results[topic_partition(topic.name, p.partition_index)] = Failure(p.error_code) if p.error_code \
-                    else None
+                results[topic_partition(topic.name, p.partition_index)] = (
+                    Failure(p.error_code) if p.error_code else None
+                )
         for tp in self._partitions[group_id] - set(results):
             results[tp] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"OffsetDelete response did not mention {tp}")
         outcome.completed[group_id] = {tp: results[tp] for tp in sorted(self._partitions[group_id])}

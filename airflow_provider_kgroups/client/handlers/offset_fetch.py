@@ -46,12 +46,23 @@ def group_error_below_v2(topics: Any) -> int:
 
 class OffsetFetchHandler(Handler[str, GroupOffsets]):
     request_class = OffsetFetchRequest
-    needs = (VersionNeed(KAFKA_STORED_VERSION, "offsets committed to Kafka (v0 reads ZooKeeper's)"),
-             VersionNeed(NULL_TOPICS_MIN_VERSION, "asking for all partitions (no topics named)",
-                         lambda handler, group_id: handler._topics is None))
+    needs = (
+        VersionNeed(KAFKA_STORED_VERSION, "offsets committed to Kafka (v0 reads ZooKeeper's)"),
+        VersionNeed(
+            NULL_TOPICS_MIN_VERSION,
+            "asking for all partitions (no topics named)",
+            lambda handler, group_id: handler._topics is None,
+        ),
+    )
 
-    def __init__(self, lookup: CoordinatorLookup, topics: dict[str, list[int]] | None = None,
-                 require_stable: bool = False, *, limits: RequestLimits = RequestLimits()) -> None:
+    def __init__(
+        self,
+        lookup: CoordinatorLookup,
+        topics: dict[str, list[int]] | None = None,
+        require_stable: bool = False,
+        *,
+        limits: RequestLimits = RequestLimits(),
+    ) -> None:
         self.lookup = lookup
         self._topics = topics  # None: every partition the group committed
         self._require_stable = require_stable
@@ -59,28 +70,43 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
 
     def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
         if version >= BATCHED_OFFSET_FETCH:
-            return [RequestPlan(self._batched(ids), version, tuple(ids))
-                    for ids in self._chunker.chunks(group_ids, version)]
-        return [RequestPlan(OffsetFetchRequest(group_id=g, topics=self._single_topics(),
-                                               require_stable=self._require_stable), version, (g,))
-                for g in group_ids]
+            return [
+                RequestPlan(self._batched(ids), version, tuple(ids))
+                for ids in self._chunker.chunks(group_ids, version)
+            ]
+        return [
+            RequestPlan(
+                OffsetFetchRequest(
+                    group_id=g, topics=self._single_topics(), require_stable=self._require_stable
+                ),
+                version,
+                (g,),
+            )
+            for g in group_ids
+        ]
 
     def _batched(self, group_ids: list[str]) -> OffsetFetchRequest:
-        groups = [OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=self._batched_topics())
-                  for g in group_ids]
+        groups = [
+            OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=self._batched_topics())
+            for g in group_ids
+        ]
         return OffsetFetchRequest(groups=groups, require_stable=self._require_stable)
 
     def _batched_topics(self) -> list[Any] | None:
         if self._topics is None:
             return None
-        return [OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics(name=t, partition_indexes=p)
-                for t, p in self._topics.items()]
+        return [
+            OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics(name=t, partition_indexes=p)
+            for t, p in self._topics.items()
+        ]
 
     def _single_topics(self) -> list[Any] | None:
         if self._topics is None:
             return None
-        return [OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=p)
-                for t, p in self._topics.items()]
+        return [
+            OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=p)
+            for t, p in self._topics.items()
+        ]
 
     def parse(self, plan: RequestPlan[str], response: Any, notes: Notes) -> Outcome[str, GroupOffsets]:
         outcome: Outcome[str, GroupOffsets] = Outcome()
@@ -101,21 +127,36 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
                 for p in topic.partitions:  # every committed offset of up to 1,000 groups: kept tight
                     offset, epoch, error = p.committed_offset, p.committed_leader_epoch, p.error_code
                     partitions[topic_partition(name, p.partition_index)] = CommittedOffset(
-                        None if offset == NO_COMMIT else offset, p.metadata or "", epoch if epoch >= 0 else None,
-                        Failure(error) if error else None)
+                        None if offset == NO_COMMIT else offset,
+                        p.metadata or "",
+                        epoch if epoch >= 0 else None,
+                        Failure(error) if error else None,
+                    )
                     if error:
                         errors = True
-            unstable = sorted(tp for tp, c in partitions.items()
-                              if c.error is not None and c.error.code == ErrorCode.UNSTABLE_OFFSET_COMMIT) \
-                if errors and self._require_stable else ()
+            unstable = (
+                sorted(
+                    tp
+                    for tp, c in partitions.items()
+                    if c.error is not None and c.error.code == ErrorCode.UNSTABLE_OFFSET_COMMIT
+                )
+                if errors and self._require_stable
+                else ()
+            )
             if unstable:
                 # Pending transactional offsets (Kafka 3.x answers 88 per partition). As the Java
                 # consumer does (ConsumerCoordinator.OffsetFetchResponseHandler: "just retry"),
                 # ask again after a backoff until they clear; the call's deadline bounds it and
                 # a timeout names them. (The Java admin handler drops such partitions from its
                 # answer, which would pass an unknown offset off as "no commit".)
-                outcome.requeue(group_id, Failure(ErrorCode.UNSTABLE_OFFSET_COMMIT, "pending transactional offsets on "
-                                                  + ", ".join(map(str, unstable))), relookup=False)
+                outcome.requeue(
+                    group_id,
+                    Failure(
+                        ErrorCode.UNSTABLE_OFFSET_COMMIT,
+                        "pending transactional offsets on " + ", ".join(map(str, unstable)),
+                    ),
+                    relookup=False,
+                )
                 continue
             outcome.completed[group_id] = GroupOffsets(group_id, partitions)
         missing_from_response(outcome, plan.keys, {a[0] for a in answers}, "OffsetFetch")

@@ -48,10 +48,17 @@ class DescribeShareGroupOffsetsHandler(Handler[str, GroupOffsets]):
 
     def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
         group_cls = DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup
-        topics = None if self._topics is None else [
-            group_cls.DescribeShareGroupOffsetsRequestTopic(topic_name=t, partitions=list(ps))
-            for t, ps in sorted(self._topics.items())]
-        request = DescribeShareGroupOffsetsRequest(groups=[group_cls(group_id=g, topics=topics) for g in group_ids])
+        topics = (
+            None
+            if self._topics is None
+            else [
+                group_cls.DescribeShareGroupOffsetsRequestTopic(topic_name=t, partitions=list(ps))
+                for t, ps in sorted(self._topics.items())
+            ]
+        )
+        request = DescribeShareGroupOffsetsRequest(
+            groups=[group_cls(group_id=g, topics=topics) for g in group_ids]
+        )
         return [RequestPlan(request, version, tuple(group_ids))]
 
     def parse(self, plan: RequestPlan[str], response: Any, notes: Notes) -> Outcome[str, GroupOffsets]:
@@ -66,9 +73,12 @@ class DescribeShareGroupOffsetsHandler(Handler[str, GroupOffsets]):
                     error = Failure(p.error_code, p.error_message or "") if p.error_code else None
                     start = None if error is not None or p.start_offset == NOT_INITIALIZED else p.start_offset
                     partitions[topic_partition(topic.topic_name, p.partition_index)] = CommittedOffset(
-                        start, "", p.leader_epoch if p.leader_epoch >= 0 else None, error)
+                        start, "", p.leader_epoch if p.leader_epoch >= 0 else None, error
+                    )
             outcome.completed[g] = GroupOffsets(g, partitions)
-        missing_from_response(outcome, plan.keys, {g.group_id for g in response.groups}, "DescribeShareGroupOffsets")
+        missing_from_response(
+            outcome, plan.keys, {g.group_id for g in response.groups}, "DescribeShareGroupOffsets"
+        )
         return outcome
 
 
@@ -77,7 +87,9 @@ class AlterShareGroupOffsetsHandler(Handler[str, dict[TopicPartition, "Failure |
 
     request_class = AlterShareGroupOffsetsRequest
 
-    def __init__(self, lookup: CoordinatorLookup, offsets: Mapping[str, Mapping[TopicPartition, int]]) -> None:
+    def __init__(
+        self, lookup: CoordinatorLookup, offsets: Mapping[str, Mapping[TopicPartition, int]]
+    ) -> None:
         self.lookup = lookup
         self._offsets = offsets
 
@@ -86,14 +98,22 @@ class AlterShareGroupOffsetsHandler(Handler[str, dict[TopicPartition, "Failure |
         plans = []
         for g in group_ids:
             partition_cls = topic_cls.AlterShareGroupOffsetsRequestPartition
-            request = AlterShareGroupOffsetsRequest(group_id=g, topics=[
-                topic_cls(topic_name=t, partitions=[partition_cls(partition_index=p, start_offset=o) for p, o in rows])
-                for t, rows in by_topic(self._offsets[g]).items()])
+            request = AlterShareGroupOffsetsRequest(
+                group_id=g,
+                topics=[
+                    topic_cls(
+                        topic_name=t,
+                        partitions=[partition_cls(partition_index=p, start_offset=o) for p, o in rows],
+                    )
+                    for t, rows in by_topic(self._offsets[g]).items()
+                ],
+            )
             plans.append(RequestPlan(request, version, (g,)))
         return plans
 
-    def parse(self, plan: RequestPlan[str], response: Any,
-              notes: Notes) -> Outcome[str, dict[TopicPartition, Failure | None]]:
+    def parse(
+        self, plan: RequestPlan[str], response: Any, notes: Notes
+    ) -> Outcome[str, dict[TopicPartition, Failure | None]]:
         outcome: Outcome[str, dict[TopicPartition, Failure | None]] = Outcome()
         g = plan.keys[0]
         if route_group_error(outcome, g, response.error_code, response.error_message):
@@ -101,9 +121,12 @@ class AlterShareGroupOffsetsHandler(Handler[str, dict[TopicPartition, "Failure |
         results: dict[TopicPartition, Failure | None] = {}
         for topic in response.responses:
             for p in topic.partitions:
-                results[topic_partition(topic.topic_name, p.partition_index)] = \
+                results[topic_partition(topic.topic_name, p.partition_index)] = (
                     Failure(p.error_code, p.error_message or "") if p.error_code else None
+                )
         for tp in set(self._offsets[g]) - set(results):
-            results[tp] = Failure(CLIENT_INCOMPLETE_RESPONSE, f"AlterShareGroupOffsets response did not mention {tp}")
+            results[tp] = Failure(
+                CLIENT_INCOMPLETE_RESPONSE, f"AlterShareGroupOffsets response did not mention {tp}"
+            )
         outcome.completed[g] = {tp: results[tp] for tp in sorted(self._offsets[g])}
         return outcome

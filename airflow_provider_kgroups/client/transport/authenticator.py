@@ -100,9 +100,13 @@ class SaslAuthenticator:
     async def _token(self, deadline: float):
         from ..auth.providers import current_token
 
-        return await asyncio.to_thread(current_token, self._config.oauthbearer, deadline,
-                                       connect_timeout_s=self._config.connect_timeout_s,
-                                       read_timeout_s=self._config.request_timeout_s)
+        return await asyncio.to_thread(
+            current_token,
+            self._config.oauthbearer,
+            deadline,
+            connect_timeout_s=self._config.connect_timeout_s,
+            read_timeout_s=self._config.request_timeout_s,
+        )
 
     async def _mechanism(self, deadline: float):
         cfg = self._config
@@ -122,11 +126,14 @@ class SaslAuthenticator:
         try:
             return await asyncio.wait_for(asyncio.to_thread(mechanism.step, challenge), timeout)
         except TimeoutError:
-            raise RequestTimeout(f"SASL {self.mechanism_name} {what} with broker {self._address}: the client's "
-                                 f"side of the exchange took over {timeout:g} s") from None
+            raise RequestTimeout(
+                f"SASL {self.mechanism_name} {what} with broker {self._address}: the client's "
+                f"side of the exchange took over {timeout:g} s"
+            ) from None
         except AuthenticationError as exc:
-            raise AuthenticationError(f"SASL {self.mechanism_name} {what} {self._who()} to broker "
-                                      f"{self._address} failed: {exc}") from None
+            raise AuthenticationError(
+                f"SASL {self.mechanism_name} {what} {self._who()} to broker {self._address} failed: {exc}"
+            ) from None
 
     async def authenticate(self, send: Send, auth_version: int, *, reauth: bool = False) -> None:
         """One SASL exchange over ``send(request, version, timeout)``; raises AuthenticationError
@@ -136,11 +143,14 @@ class SaslAuthenticator:
         handshake = await send(SaslHandshakeRequest(mechanism=self.mechanism_name), 1, timeout)
         if handshake.error_code:
             if reauth and handshake.error_code == ErrorCode.ILLEGAL_SASL_STATE:
-                raise ReauthRefused(f"broker {self._address} refused SASL re-authentication "
-                                    f"({error_name(handshake.error_code)})")
+                raise ReauthRefused(
+                    f"broker {self._address} refused SASL re-authentication "
+                    f"({error_name(handshake.error_code)})"
+                )
             raise AuthenticationError(
                 f"broker {self._address} refused SASL mechanism {self.mechanism_name} "
-                f"({error_name(handshake.error_code)}); it offers {', '.join(handshake.mechanisms or [])}")
+                f"({error_name(handshake.error_code)}); it offers {', '.join(handshake.mechanisms or [])}"
+            )
         mechanism = await self._mechanism(time.monotonic() + timeout)
         message: bytes | None = mechanism.first()
         response, sent = None, time.monotonic()
@@ -150,13 +160,20 @@ class SaslAuthenticator:
             if response.error_code:
                 # The broker's message names the user at most, never a password or token.
                 detail = response.error_message or error_name(response.error_code)
-                raise AuthenticationError(f"SASL {self.mechanism_name} {what} {self._who()} to broker "
-                                          f"{self._address} failed: {detail}")
+                raise AuthenticationError(
+                    f"SASL {self.mechanism_name} {what} {self._who()} to broker "
+                    f"{self._address} failed: {detail}"
+                )
             message = await self._step(mechanism, bytes(response.auth_bytes or b""), what, timeout)
         lifetime_ms = getattr(response, "session_lifetime_ms", 0) if auth_version >= 1 else 0
         self.session = Session.start(lifetime_ms or 0, sent)
         if reauth:
             self.reauthentications += 1
         if self.session.lifetime_s:
-            log.debug("SASL %s with broker %s done: session of %.1f s, renewed after %.1f s", what, self._address,
-                      self.session.lifetime_s, self.session.reauth_at - time.monotonic())
+            log.debug(
+                "SASL %s with broker %s done: session of %.1f s, renewed after %.1f s",
+                what,
+                self._address,
+                self.session.lifetime_s,
+                self.session.reauth_at - time.monotonic(),
+            )

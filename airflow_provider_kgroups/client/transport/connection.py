@@ -68,7 +68,9 @@ _CHANGES = frozenset({8, 42, 47})
 class _Pending:
     __slots__ = ("decode", "expires", "future", "response_cls", "version")
 
-    def __init__(self, future: asyncio.Future[Any], response_cls: type[Any], version: int, expires: float) -> None:
+    def __init__(
+        self, future: asyncio.Future[Any], response_cls: type[Any], version: int, expires: float
+    ) -> None:
         self.future = future
         self.response_cls = response_cls
         self.version = version
@@ -77,8 +79,9 @@ class _Pending:
 
 
 class BrokerConnection:
-    def __init__(self, node_id: int, address: BrokerAddress, config: ClientConfig,
-                 observer: Observer | None = None) -> None:
+    def __init__(
+        self, node_id: int, address: BrokerAddress, config: ClientConfig, observer: Observer | None = None
+    ) -> None:
         self.node_id = node_id
         self.address = address
         self._config = config
@@ -118,15 +121,18 @@ class BrokerConnection:
     async def connect(self) -> None:
         """Open the socket, negotiate versions, authenticate. Bounded by the connect timeout."""
         try:
-            if self.authenticator is not None:  # a token first, within the connect timeout and the call's deadline
+            if (
+                self.authenticator is not None
+            ):  # a token first, within the connect timeout and the call's deadline
                 outer = current_deadline()
                 ends = time.monotonic() + self._config.connect_timeout_s
                 await self.authenticator.prepare(min(ends, outer.at) if outer is not None else ends)
             await asyncio.wait_for(self._connect(), self._config.connect_timeout_s)
         except TimeoutError:
             await self.close()
-            raise RequestTimeout(f"connecting to broker {self.address} took over "
-                                 f"{self._config.connect_timeout_s:g}s") from None
+            raise RequestTimeout(
+                f"connecting to broker {self.address} took over {self._config.connect_timeout_s:g}s"
+            ) from None
         except BaseException:
             await self.close()
             raise
@@ -135,15 +141,20 @@ class BrokerConnection:
         ssl_context = self._config.ssl_context()
         try:
             self._reader, self._writer = await asyncio.open_connection(
-                self.address.host, self.address.port, ssl=ssl_context,
+                self.address.host,
+                self.address.port,
+                ssl=ssl_context,
                 server_hostname=self.address.host if ssl_context else None,
             )
         except ssl.SSLCertVerificationError as exc:
             # A certificate the client does not trust is not fixed by retrying or by another broker.
-            raise AuthenticationError(f"TLS certificate verification of broker {self.address} failed: "
-                                      f"{exc.verify_message or exc}") from None
+            raise AuthenticationError(
+                f"TLS certificate verification of broker {self.address} failed: {exc.verify_message or exc}"
+            ) from None
         except OSError as exc:
-            raise BrokerDisconnected(f"cannot connect to broker {self.address}: {exc.strerror or exc}") from None
+            raise BrokerDisconnected(
+                f"cannot connect to broker {self.address}: {exc.strerror or exc}"
+            ) from None
         self._read_task = asyncio.get_running_loop().create_task(self._read_responses())
         await self._negotiate_versions()
         if self.authenticator is not None:
@@ -153,7 +164,9 @@ class BrokerConnection:
         if self._closed:
             return
         self._closed = True
-        self._fail_pending(BrokerDisconnected(f"connection to broker {self.address} closed", request_sent=True))
+        self._fail_pending(
+            BrokerDisconnected(f"connection to broker {self.address} closed", request_sent=True)
+        )
         if self._read_task is not None and self._read_task is not asyncio.current_task():
             self._read_task.cancel()
         if self._writer is not None:
@@ -168,7 +181,9 @@ class BrokerConnection:
     async def _negotiate_versions(self) -> None:
         request = ApiVersionsRequest(client_software_name="kgroups", client_software_version="0.1.0")
         version = CLIENT_MAX_VERSIONS[ApiVersionsRequest]
-        warmup.want(ApiVersionsRequest, version, next_up=True)  # its decoder, compiled while the broker answers
+        warmup.want(
+            ApiVersionsRequest, version, next_up=True
+        )  # its decoder, compiled while the broker answers
         response = await self.send(request, version, self._config.connect_timeout_s)
         if response.error_code == ErrorCode.UNSUPPORTED_VERSION:
             # The broker answered at v0 with what it supports; ask again within its range.
@@ -176,7 +191,9 @@ class BrokerConnection:
             _lo, hi = ours.get(ApiVersionsRequest.API_KEY, (0, 0))
             response = await self.send(ApiVersionsRequest(), min(hi, version), self._config.connect_timeout_s)
         if response.error_code:
-            raise ProtocolError(f"broker {self.address} refused ApiVersions: {error_name(response.error_code)}")
+            raise ProtocolError(
+                f"broker {self.address} refused ApiVersions: {error_name(response.error_code)}"
+            )
         self.api_versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
 
     def version_for(self, request_cls: type[ApiMessage]) -> int | None:
@@ -212,13 +229,17 @@ class BrokerConnection:
             raise
         except (ReauthRefused, KafkaGroupsError, OSError) as exc:
             await self.close()
-            raise BrokerDisconnected(f"SASL re-authentication with broker {self.address} failed ({exc}): "
-                                     "the connection is replaced", request_sent=False) from None
+            raise BrokerDisconnected(
+                f"SASL re-authentication with broker {self.address} failed ({exc}): "
+                "the connection is replaced",
+                request_sent=False,
+            ) from None
 
     # -- requests ----------------------------------------------------------------------------
 
-    async def send(self, request: ApiMessage, version: int, timeout: float,
-                   deadline: float | None = None) -> ApiMessage:
+    async def send(
+        self, request: ApiMessage, version: int, timeout: float, deadline: float | None = None
+    ) -> ApiMessage:
         """Send one request and wait for its response (other requests may be in flight).
 
         At most ``max_in_flight_per_connection`` requests are written before the earliest is
@@ -260,11 +281,15 @@ class BrokerConnection:
             except BrokerDisconnected as exc:
                 # Name the request and its size: a broker closes the connection on a request
                 # over its socket.request.max.bytes, and says nothing else.
-                raise BrokerDisconnected(f"{exc} while {request.name} v{version} of {len(frame) - 4} bytes "
-                                         "was in flight", request_sent=exc.request_sent) from None
+                raise BrokerDisconnected(
+                    f"{exc} while {request.name} v{version} of {len(frame) - 4} bytes was in flight",
+                    request_sent=exc.request_sent,
+                ) from None
         except TimeoutError:
-            error = RequestTimeout(f"{request.name} v{version} to broker {self.address} got no response "
-                                   f"within {timeout:.3g}s", request_sent=True)
+            error = RequestTimeout(
+                f"{request.name} v{version} to broker {self.address} got no response within {timeout:.3g}s",
+                request_sent=True,
+            )
             future.cancel()  # nobody waits for it any more: closing must not fail it unobserved
             # Like the Java client: a timed-out connection is not trusted with more requests.
             self.failed_at = time.monotonic()
@@ -276,14 +301,21 @@ class BrokerConnection:
         finally:
             self._pending.pop(correlation_id, None)
             if self._observer is not None:
-                self._observer(self.node_id, request.name.removesuffix("Request"), version,
-                               time.monotonic() - started, error)
+                self._observer(
+                    self.node_id,
+                    request.name.removesuffix("Request"),
+                    version,
+                    time.monotonic() - started,
+                    error,
+                )
 
     async def _wait_out_throttle(self, request: ApiMessage, version: int, deadline: float | None) -> None:
         while (wait := self._throttled_until - time.monotonic()) > 0 and not self._closed:
             if deadline is not None and self._throttled_until > deadline:
-                raise BrokerThrottled(f"broker {self.address} throttles this client (quota) for {wait * 1000:.0f} ms "
-                                      f"more, past the deadline: {request.name} v{version} not sent")
+                raise BrokerThrottled(
+                    f"broker {self.address} throttles this client (quota) for {wait * 1000:.0f} ms "
+                    f"more, past the deadline: {request.name} v{version} not sent"
+                )
             await asyncio.sleep(wait)
 
     def _throttle(self, seconds: float) -> None:
@@ -316,8 +348,11 @@ class BrokerConnection:
                 try:
                     response = entry.decode(body)
                 except Exception as exc:  # noqa: BLE001 - a bad body fails that request, not the loop
-                    future.set_exception(ProtocolError(
-                        f"cannot decode {response_cls.__name__} v{version} from broker {self.address}: {exc}"))
+                    future.set_exception(
+                        ProtocolError(
+                            f"cannot decode {response_cls.__name__} v{version} from broker {self.address}: {exc}"
+                        )
+                    )
                     continue
                 future.set_result(response)
                 throttle = throttle_seconds(response_cls.API_KEY, version, response)
@@ -329,9 +364,13 @@ class BrokerConnection:
             if self.authenticator is not None and self.authenticator.may_have_expired(now):
                 # SocketServer closes an expired session's channel at its next request without
                 # processing it, after answering every earlier one: nothing unanswered was done.
-                self._fail_pending(BrokerDisconnected(
-                    f"broker {self.address} {reason} after the SASL session had expired (KIP-368); the "
-                    "requests it had not answered were not processed", request_sent=False))
+                self._fail_pending(
+                    BrokerDisconnected(
+                        f"broker {self.address} {reason} after the SASL session had expired (KIP-368); the "
+                        "requests it had not answered were not processed",
+                        request_sent=False,
+                    )
+                )
             else:
                 self.failed_at = now
                 self._fail_pending(BrokerDisconnected(f"broker {self.address} {reason}", request_sent=True))
@@ -356,9 +395,14 @@ class BrokerConnection:
             future, response_cls, version = entry.future, entry.response_cls, entry.version
             limit = self._config.max_response_bytes
             api = response_cls.__name__.removesuffix("Response")
-            future.set_exception(ResponseTooLarge(
-                f"{api} v{version} response from broker {self.address} is {size} bytes, over "
-                f"max_response_bytes ({limit})", size=size, limit=limit))
+            future.set_exception(
+                ResponseTooLarge(
+                    f"{api} v{version} response from broker {self.address} is {size} bytes, over "
+                    f"max_response_bytes ({limit})",
+                    size=size,
+                    limit=limit,
+                )
+            )
         remaining = size - _CORRELATION.size
         while remaining > 0:
             remaining -= len(await reader.readexactly(min(remaining, _DISCARD_CHUNK)))

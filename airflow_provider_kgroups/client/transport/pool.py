@@ -37,8 +37,9 @@ class AddressBook(Protocol):
 
 
 class RequestObserver(Protocol):
-    def __call__(self, node_id: int, api: str, version: int, seconds: float,
-                 error: BaseException | None) -> None: ...
+    def __call__(
+        self, node_id: int, api: str, version: int, seconds: float, error: BaseException | None
+    ) -> None: ...
 
 
 @dataclass
@@ -50,7 +51,9 @@ class RequestStats:
     seconds_by_api: Counter = field(default_factory=Counter)
     errors: int = 0
 
-    def __call__(self, node_id: int, api: str, version: int, seconds: float, error: BaseException | None) -> None:
+    def __call__(
+        self, node_id: int, api: str, version: int, seconds: float, error: BaseException | None
+    ) -> None:
         self.by_api[api] += 1
         self.by_node[node_id] += 1
         self.seconds_by_api[api] += seconds
@@ -85,7 +88,9 @@ class ConnectionPool:
     one is closed.
     """
 
-    def __init__(self, config: ClientConfig, addresses: AddressBook, stats: RequestStats | None = None) -> None:
+    def __init__(
+        self, config: ClientConfig, addresses: AddressBook, stats: RequestStats | None = None
+    ) -> None:
         self._config = config
         self.stats = stats or RequestStats()
         self._addresses = addresses
@@ -104,7 +109,9 @@ class ConnectionPool:
                     self._failed(conn.address, conn.failed_at)
             elif conn.address != self._addresses.address_of(node_id):
                 self._moved(node_id)
-        return sorted(self._connections.values(), key=lambda c: _load_order(c, self._last_failure.get(c.address, 0.0)))
+        return sorted(
+            self._connections.values(), key=lambda c: _load_order(c, self._last_failure.get(c.address, 0.0))
+        )
 
     def _failed(self, address: BrokerAddress, at: float) -> None:
         self._last_failure[address] = max(at, self._last_failure.get(address, 0.0))
@@ -140,8 +147,10 @@ class ConnectionPool:
         except TimeoutError:
             if task.done():
                 raise  # the attempt itself timed out (connect_timeout_s): its own error says so
-            raise RequestTimeout(f"connecting to broker {node_id} at {self._addresses.address_of(node_id)} "
-                                 f"took over {timeout:.3g}s") from None
+            raise RequestTimeout(
+                f"connecting to broker {node_id} at {self._addresses.address_of(node_id)} "
+                f"took over {timeout:.3g}s"
+            ) from None
 
     async def _open(self, node_id: int, conn: BrokerConnection) -> BrokerConnection:
         try:
@@ -154,8 +163,9 @@ class ConnectionPool:
         finally:
             self._connecting.pop(node_id, None)
 
-    async def any(self, prefer: Iterable[int] = (), timeout: float | None = None,
-                  exclude: Iterable[int] = ()) -> BrokerConnection:
+    async def any(
+        self, prefer: Iterable[int] = (), timeout: float | None = None, exclude: Iterable[int] = ()
+    ) -> BrokerConnection:
         """The least-loaded live connection, else the first broker that accepts one
         (waiting at most ``timeout`` for each). Brokers in ``exclude`` (by node id or by
         address: a bootstrap entry and the node id it turned out to be are one broker) are
@@ -169,8 +179,10 @@ class ConnectionPool:
         if live:
             return live[0]
         candidates = list(prefer) + book.known_nodes + sorted(book.bootstrap_nodes, reverse=True)
-        candidates = sorted((n for n in dict.fromkeys(candidates) if book.address_of(n) not in excluded),
-                            key=lambda n: self._last_failure.get(book.address_of(n), 0.0))  # stable
+        candidates = sorted(
+            (n for n in dict.fromkeys(candidates) if book.address_of(n) not in excluded),
+            key=lambda n: self._last_failure.get(book.address_of(n), 0.0),
+        )  # stable
         errors = []
         for node_id in candidates:  # already one entry per node
             try:

@@ -65,20 +65,23 @@ class ScramMechanism:
         attrs = _scram_attributes(server_first, "r", "s", "i")
         nonce, iterations = attrs["r"], attrs["i"]
         if not iterations.isdigit():
-            raise AuthenticationError(f"SCRAM server's iteration count {iterations[:20]!r} is not a whole number")
-        iterations = int(iterations)
-        if not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
             raise AuthenticationError(
-                f"SCRAM server asked for {iterations} iterations: this client, like Java's, accepts "
+                f"SCRAM server's iteration count {iterations[:20]!r} is not a whole number"
+            )
+        count = int(iterations)
+        if not SCRAM_MIN_ITERATIONS <= count <= SCRAM_MAX_ITERATIONS:
+            raise AuthenticationError(
+                f"SCRAM server asked for {count} iterations: this client, like Java's, accepts "
                 f"{SCRAM_MIN_ITERATIONS} to {SCRAM_MAX_ITERATIONS} (fewer is too weak to send a proof for, more "
-                "than a Kafka broker stores, KIP-554); check the broker's SCRAM credential for this user")
+                "than a Kafka broker stores, KIP-554); check the broker's SCRAM credential for this user"
+            )
         try:
             salt = base64.b64decode(attrs["s"], validate=True)
         except ValueError:
             raise AuthenticationError("SCRAM server's salt is not base64") from None
         if not nonce.startswith(self._nonce):
             raise AuthenticationError("SCRAM server nonce does not extend the client nonce")
-        salted = hashlib.pbkdf2_hmac(self._hash().name, self._password, salt, iterations)
+        salted = hashlib.pbkdf2_hmac(self._hash().name, self._password, salt, count)
         client_key = self._hmac(salted, b"Client Key")
         stored_key = self._hash(client_key).digest()
         without_proof = f"c=biws,r={nonce}"
@@ -91,7 +94,9 @@ class ScramMechanism:
     def _verify_server_final(self, server_final: str) -> None:
         attrs = _scram_attributes(server_final, "v")
         if not hmac.compare_digest(base64.b64decode(attrs["v"]), self._server_signature or b""):
-            raise AuthenticationError("SCRAM server signature does not match: the broker could not prove the password")
+            raise AuthenticationError(
+                "SCRAM server signature does not match: the broker could not prove the password"
+            )
 
 
 def _scram_attributes(message: str, *required: str) -> dict[str, str]:

@@ -62,7 +62,24 @@ from .tls import CertFiles, client_ssl_context, make_self_signed_cert, server_ss
 from .wireclient import ConnectionClosed, WireClient, roundtrip
 
 __all__ = [
-    "FakeCluster", "ThreadedFakeCluster", "Member", "Group", "Committed", "Err", "ApiKey", "Injection", "Drop",
-    "LoggedRequest", "DEFAULT_MAX_VERSIONS", "SCRAM_SALT", "SCRAM_ITERATIONS", "roundtrip", "WireClient",
-    "ConnectionClosed", "make_self_signed_cert", "server_ssl_context", "client_ssl_context", "CertFiles",
+    "FakeCluster",
+    "ThreadedFakeCluster",
+    "Member",
+    "Group",
+    "Committed",
+    "Err",
+    "ApiKey",
+    "Injection",
+    "Drop",
+    "LoggedRequest",
+    "DEFAULT_MAX_VERSIONS",
+    "SCRAM_SALT",
+    "SCRAM_ITERATIONS",
+    "roundtrip",
+    "WireClient",
+    "ConnectionClosed",
+    "make_self_signed_cert",
+    "server_ssl_context",
+    "client_ssl_context",
+    "CertFiles",
 ]

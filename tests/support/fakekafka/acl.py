@@ -47,5 +47,9 @@ class Acls:
         if not self.rules:
             return True
         granting = IMPLIES_DESCRIBE if operation == "Describe" else {operation, "All"}
-        return any((p, resource_type, n, op) in self.rules
-                   for p in (principal, "*") for n in (name, "*") for op in granting)
+        return any(
+            (p, resource_type, n, op) in self.rules
+            for p in (principal, "*")
+            for n in (name, "*")
+            for op in granting
+        )

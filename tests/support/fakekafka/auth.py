@@ -63,8 +63,10 @@ class ScramServer:
 
     def _fail(self) -> AuthFailed:
         self._state = "failed"
-        return AuthFailed("Authentication failed during authentication due to invalid credentials "
-                          f"with SASL mechanism {self.mechanism}")
+        return AuthFailed(
+            "Authentication failed during authentication due to invalid credentials "
+            f"with SASL mechanism {self.mechanism}"
+        )
 
     def step(self, token: bytes) -> tuple[bytes, bool]:
         message = token.decode("utf-8")
@@ -101,8 +103,9 @@ class ScramServer:
             raise self._fail()
         if base64.b64decode(attrs.get("c", "")) != self._gs2_header.encode():
             raise self._fail()
-        salted = hashlib.pbkdf2_hmac(self.hash_name, self.users[self.username].encode(), SCRAM_SALT,
-                                     self.iterations)
+        salted = hashlib.pbkdf2_hmac(
+            self.hash_name, self.users[self.username].encode(), SCRAM_SALT, self.iterations
+        )
         client_key = self._hmac(salted, b"Client Key")
         stored_key = hashlib.new(self.hash_name, client_key).digest()
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()

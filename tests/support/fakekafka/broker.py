@@ -17,9 +17,16 @@ __all__ = ["FakeBroker"]
 class FakeBroker:
     """``versions``: ``{api key: (min, max)}`` this broker advertises and accepts."""
 
-    def __init__(self, cluster: FakeCluster, node_id: int, *, versions: dict[int, tuple[int, int]],
-                 host: str = "127.0.0.1", ssl_context: ssl.SSLContext | None = None,
-                 rack: str | None = None) -> None:
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        node_id: int,
+        *,
+        versions: dict[int, tuple[int, int]],
+        host: str = "127.0.0.1",
+        ssl_context: ssl.SSLContext | None = None,
+        rack: str | None = None,
+    ) -> None:
         self.cluster = cluster
         self.node_id = node_id
         self.versions = versions
@@ -43,8 +50,9 @@ class FakeBroker:
     async def start(self) -> None:
         if self._server is not None:
             return
-        self._server = await asyncio.start_server(self._on_connect, self.host, self.port, ssl=self.ssl_context,
-                                                  reuse_address=True)
+        self._server = await asyncio.start_server(
+            self._on_connect, self.host, self.port, ssl=self.ssl_context, reuse_address=True
+        )
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:

@@ -23,6 +23,7 @@ __all__ = ["FakeCluster", "VersionSpec", "DEFAULT_MAX_REQUEST_BYTES"]
 #: Kafka's ``socket.request.max.bytes`` default (SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_DEFAULT).
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
+
 @dataclass
 class _Loading:
     loaded: frozenset[str]
@@ -34,8 +35,9 @@ class _Loading:
 VersionSpec = int | tuple[int, int] | None
 
 
-def _versions_with(base: dict[int, tuple[int, int]], overrides: Mapping[ApiRef, VersionSpec] | None
-                   ) -> dict[int, tuple[int, int]]:
+def _versions_with(
+    base: dict[int, tuple[int, int]], overrides: Mapping[ApiRef, VersionSpec] | None
+) -> dict[int, tuple[int, int]]:
     versions = dict(base)
     for api, spec in (overrides or {}).items():
         key = api_key_of(api)
@@ -50,8 +52,10 @@ def _versions_with(base: dict[int, tuple[int, int]], overrides: Mapping[ApiRef, 
         # be advertised, so that a client can be shown never to send those versions; a request at
         # one is undecodable here and closes the connection, as a broker does on a bad request.
         if not lo <= hi <= codec_hi or (lo < codec_lo and hi >= codec_lo):
-            raise ValueError(f"{api}: versions {lo}-{hi} outside what the codec serves ({codec_lo}-{codec_hi}; "
-                             f"or wholly below {codec_lo}, advertised only)")
+            raise ValueError(
+                f"{api}: versions {lo}-{hi} outside what the codec serves ({codec_lo}-{codec_hi}; "
+                f"or wholly below {codec_lo}, advertised only)"
+            )
         versions[key] = (lo, hi)
     return versions
 
@@ -79,22 +83,28 @@ class FakeCluster(ClusterState):
             count, so a test can play a broker asking too few or too many).
     """
 
-    def __init__(self, brokers: int | Sequence[int] = 3, *,
-                 api_versions: Mapping[ApiRef, VersionSpec] | None = None,
-                 broker_api_versions: Mapping[int, Mapping[ApiRef, VersionSpec]] | None = None,
-                 sasl: Mapping[str, Mapping[str, str]] | None = None,
-                 ssl_context: ssl.SSLContext | None = None,
-                 host: str = "127.0.0.1",
-                 processing_s: float = 0.0, latency_s: float = 0.0,
-                 racks: Mapping[int, str] | None = None,
-                 offsets_topic_partitions: int = 50,
-                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-                 connections_max_reauth_ms: int = 0,
-                 scram_iterations: int = SCRAM_ITERATIONS) -> None:
+    def __init__(
+        self,
+        brokers: int | Sequence[int] = 3,
+        *,
+        api_versions: Mapping[ApiRef, VersionSpec] | None = None,
+        broker_api_versions: Mapping[int, Mapping[ApiRef, VersionSpec]] | None = None,
+        sasl: Mapping[str, Mapping[str, str]] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        host: str = "127.0.0.1",
+        processing_s: float = 0.0,
+        latency_s: float = 0.0,
+        racks: Mapping[int, str] | None = None,
+        offsets_topic_partitions: int = 50,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        connections_max_reauth_ms: int = 0,
+        scram_iterations: int = SCRAM_ITERATIONS,
+    ) -> None:
         node_ids = list(range(brokers)) if isinstance(brokers, int) else list(brokers)
         super().__init__(node_ids, offsets_topic_partitions=offsets_topic_partitions)
         if sasl:
             from .auth import MECHANISMS
+
             unknown = set(sasl) - set(MECHANISMS)
             if unknown:
                 raise ValueError(f"unsupported SASL mechanisms {sorted(unknown)} (supported: {MECHANISMS})")
@@ -112,8 +122,14 @@ class FakeCluster(ClusterState):
         self.handler_errors: list[BaseException] = []  # exceptions raised by handlers (fake bugs)
         base = _versions_with(DEFAULT_MAX_VERSIONS, api_versions)
         self.brokers: dict[int, FakeBroker] = {
-            n: FakeBroker(self, n, versions=_versions_with(base, (broker_api_versions or {}).get(n)), host=host,
-                          ssl_context=ssl_context, rack=(racks or {}).get(n))
+            n: FakeBroker(
+                self,
+                n,
+                versions=_versions_with(base, (broker_api_versions or {}).get(n)),
+                host=host,
+                ssl_context=ssl_context,
+                rack=(racks or {}).get(n),
+            )
             for n in node_ids
         }
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -156,6 +172,7 @@ class FakeCluster(ClusterState):
         """A context manager running the cluster on its own event loop in a daemon thread,
         for synchronous callers: ``with FakeCluster.running_in_thread(brokers=9) as c:``."""
         from .threaded import ThreadedFakeCluster
+
         return ThreadedFakeCluster(cls(brokers, **kwargs))
 
     @property
@@ -217,21 +234,31 @@ class FakeCluster(ClusterState):
 
     # ------------------------------------------------------------------ faults
 
-    def inject_error(self, api: ApiRef, error: int, *, key: Any = None, node: int | None = None,
-                     times: int | None = None, message: str | None = None) -> Injection:
+    def inject_error(
+        self,
+        api: ApiRef,
+        error: int,
+        *,
+        key: Any = None,
+        node: int | None = None,
+        times: int | None = None,
+        message: str | None = None,
+    ) -> Injection:
         """Answer ``api`` with ``error`` for ``key`` (see :mod:`.faults` for keys; None: all)
         on broker ``node`` (None: any), the next ``times`` requests (None: always).
         Returns the injection: ``.hits`` counts answered requests, ``.cancel()`` stops it."""
         return self.faults.inject(api_key_of(api), error, key=key, node=node, times=times, message=message)
 
-    def drop_mid_response(self, api: ApiRef | None = None, *, node: int | None = None,
-                          times: int | None = 1) -> Drop:
+    def drop_mid_response(
+        self, api: ApiRef | None = None, *, node: int | None = None, times: int | None = 1
+    ) -> Drop:
         """The next ``times`` responses to ``api`` (None: any) on ``node`` (None: any broker)
         are cut: half the frame is written, then the connection is closed."""
         return self.faults.add_drop(None if api is None else api_key_of(api), node, times)
 
-    def throttle(self, node: int, throttle_ms: int, *, api: ApiRef | None = None,
-                 times: int | None = None) -> Throttle:
+    def throttle(
+        self, node: int, throttle_ms: int, *, api: ApiRef | None = None, times: int | None = None
+    ) -> Throttle:
         """A quota switch on broker ``node`` (KIP-219): its next ``times`` responses (None: until
         ``.cancel()``) to ``api`` (None: any) carry ``throttle_time_ms`` and then mute the
         connection that long. The returned :class:`.faults.Throttle` records each mute."""
@@ -244,16 +271,29 @@ class FakeCluster(ClusterState):
         self.faults.set_blackhole(node, on, None if api is None else api_key_of(api))
         self._wake_brokers()
 
-    def set_delay(self, *, processing_s: float | None = None, latency_s: float | None = None,
-                  node: int | None = None, api: ApiRef | None = None) -> None:
+    def set_delay(
+        self,
+        *,
+        processing_s: float | None = None,
+        latency_s: float | None = None,
+        node: int | None = None,
+        api: ApiRef | None = None,
+    ) -> None:
         """Delays for one broker and/or one API (most specific setting wins)."""
-        self.faults.set_delay(node, None if api is None else api_key_of(api), processing_s=processing_s,
-                              latency_s=latency_s)
+        self.faults.set_delay(
+            node, None if api is None else api_key_of(api), processing_s=processing_s, latency_s=latency_s
+        )
 
     # ------------------------------------------------------------------ coordinator moves (listings)
 
-    def start_loading(self, node: int, *, loaded: Iterable[str] = (), times: int | None = None,
-                      error: int = Err.COORDINATOR_LOAD_IN_PROGRESS) -> None:
+    def start_loading(
+        self,
+        node: int,
+        *,
+        loaded: Iterable[str] = (),
+        times: int | None = None,
+        error: int = Err.COORDINATOR_LOAD_IN_PROGRESS,
+    ) -> None:
         """Broker ``node`` is loading its group coordinator state: its ListGroups lists only the
         groups in ``loaded`` (of those it coordinates), for the next ``times`` ListGroups (None:
         until :meth:`finish_loading`).
@@ -282,8 +322,9 @@ class FakeCluster(ClusterState):
     def listed_by(self, node: int) -> tuple[list[str], int]:
         """(group ids, error code) of ``node``'s next ListGroups answer; uses up one ``times``
         of a loading state. Call with the lock held (the ListGroups handler does)."""
-        groups = set(self.groups_coordinated_by(node)) | {g for g in self.stale_listings.get(node, ())
-                                                          if g in self.groups}
+        groups = set(self.groups_coordinated_by(node)) | {
+            g for g in self.stale_listings.get(node, ()) if g in self.groups
+        }
         loading = self.loading.get(node)
         if loading is None:
             return sorted(groups), 0
@@ -307,4 +348,5 @@ class FakeCluster(ClusterState):
         def wake() -> None:
             for broker in self.brokers.values():
                 broker.wake()
+
         loop.call_soon_threadsafe(wake)

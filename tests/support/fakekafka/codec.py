@@ -49,8 +49,17 @@ from kafka.protocol.sasl import (
 )
 
 __all__ = [
-    "ApiKey", "ApiRef", "Err", "API_CLASSES", "DEFAULT_MAX_VERSIONS", "api_key_of", "api_name",
-    "codec_range", "parse_request_prefix", "encode_response_frame", "RequestPrefix",
+    "ApiKey",
+    "ApiRef",
+    "Err",
+    "API_CLASSES",
+    "DEFAULT_MAX_VERSIONS",
+    "api_key_of",
+    "api_name",
+    "codec_range",
+    "parse_request_prefix",
+    "encode_response_frame",
+    "RequestPrefix",
 ]
 
 INT32 = struct.Struct(">i")
@@ -132,12 +141,19 @@ API_CLASSES: dict[int, tuple[type, type]] = {
     ApiKey.Produce: (ProduceRequest, ProduceResponse),
     ApiKey.OffsetDelete: (OffsetDeleteRequest, OffsetDeleteResponse),
 }
-API_CLASSES[ApiKey.ConsumerGroupDescribe] = _schema_classes(ApiKey.ConsumerGroupDescribe, "ConsumerGroupDescribe")
+API_CLASSES[ApiKey.ConsumerGroupDescribe] = _schema_classes(
+    ApiKey.ConsumerGroupDescribe, "ConsumerGroupDescribe"
+)
 API_CLASSES[ApiKey.ShareGroupDescribe] = _schema_classes(ApiKey.ShareGroupDescribe, "ShareGroupDescribe")
-API_CLASSES[ApiKey.StreamsGroupDescribe] = _schema_classes(ApiKey.StreamsGroupDescribe, "StreamsGroupDescribe")
-API_CLASSES[ApiKey.DescribeShareGroupOffsets] = _schema_classes(ApiKey.DescribeShareGroupOffsets,
-                                                               "DescribeShareGroupOffsets")
-API_CLASSES[ApiKey.AlterShareGroupOffsets] = _schema_classes(ApiKey.AlterShareGroupOffsets, "AlterShareGroupOffsets")
+API_CLASSES[ApiKey.StreamsGroupDescribe] = _schema_classes(
+    ApiKey.StreamsGroupDescribe, "StreamsGroupDescribe"
+)
+API_CLASSES[ApiKey.DescribeShareGroupOffsets] = _schema_classes(
+    ApiKey.DescribeShareGroupOffsets, "DescribeShareGroupOffsets"
+)
+API_CLASSES[ApiKey.AlterShareGroupOffsets] = _schema_classes(
+    ApiKey.AlterShareGroupOffsets, "AlterShareGroupOffsets"
+)
 
 
 def codec_range(api_key: int) -> tuple[int, int]:

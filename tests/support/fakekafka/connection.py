@@ -39,7 +39,6 @@ __all__ = ["Connection"]
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(slots=True)
 class _Outgoing:
     due: float  # loop time at which the response reaches the client
@@ -51,8 +50,13 @@ _CLOSE = object()
 
 
 class Connection:
-    def __init__(self, cluster: FakeCluster, broker: FakeBroker, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        broker: FakeBroker,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
         self.cluster = cluster
         self.broker = broker
         self.reader = reader
@@ -175,7 +179,7 @@ class Connection:
                 if delay > 0:
                     await asyncio.sleep(delay)
                 if item.drop:
-                    self.writer.write(item.frame[:max(1, len(item.frame) // 2)])
+                    self.writer.write(item.frame[: max(1, len(item.frame) // 2)])
                     await self.writer.drain()
                     return
                 self.writer.write(item.frame)

@@ -95,7 +95,9 @@ class Reply:
     throttle: Throttle | None = None  # a quota throttle: mute the connection once this is queued
 
 
-def receive(broker: FakeBroker, body: bytes, request_log: RequestLog, arrived: float | None = None) -> Incoming:
+def receive(
+    broker: FakeBroker, body: bytes, request_log: RequestLog, arrived: float | None = None
+) -> Incoming:
     """Decode and log one request frame body (header included); ``arrived``: when it reached
     the broker, if that was before now (a request held unread during a quota mute)."""
     prefix = parse_request_prefix(body)
@@ -103,34 +105,55 @@ def receive(broker: FakeBroker, body: bytes, request_log: RequestLog, arrived: f
     request = None
     if prefix.api_key == ApiKey.ApiVersions and (supported is None or prefix.api_version > supported[1]):
         verdict = "negotiate"
-    elif (supported is None or prefix.api_key not in API_CLASSES
-          or not supported[0] <= prefix.api_version <= supported[1]):
+    elif (
+        supported is None
+        or prefix.api_key not in API_CLASSES
+        or not supported[0] <= prefix.api_version <= supported[1]
+    ):
         verdict = "reject"  # Kafka closes the connection on a version it does not support
     else:
         try:
             request = decode_request(prefix.api_key, prefix.api_version, body)
             verdict = "handle"
         except Exception:
-            log.exception("fakekafka node %s: cannot decode %s v%s", broker.node_id, api_name(prefix.api_key),
-                          prefix.api_version)
+            log.exception(
+                "fakekafka node %s: cannot decode %s v%s",
+                broker.node_id,
+                api_name(prefix.api_key),
+                prefix.api_version,
+            )
             verdict = "reject"
     header = getattr(request, "header", None)
-    request_log.record(LoggedRequest(
-        node=broker.node_id, api=api_name(prefix.api_key), api_key=prefix.api_key, api_version=prefix.api_version,
-        correlation_id=prefix.correlation_id, client_id=getattr(header, "client_id", None), request=request,
-        at=RequestLog.now(), arrived=arrived, size=len(body),
-    ))
+    request_log.record(
+        LoggedRequest(
+            node=broker.node_id,
+            api=api_name(prefix.api_key),
+            api_key=prefix.api_key,
+            api_version=prefix.api_version,
+            correlation_id=prefix.correlation_id,
+            client_id=getattr(header, "client_id", None),
+            request=request,
+            at=RequestLog.now(),
+            arrived=arrived,
+            size=len(body),
+        )
+    )
     return Incoming(prefix, request, verdict)
 
 
-def session_expired(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, incoming: Incoming) -> bool:
+def session_expired(
+    cluster: FakeCluster, broker: FakeBroker, session: SaslSession, incoming: Incoming
+) -> bool:
     """SocketServer.processCompletedReceives, as a request is received (before any processing):
     on a session past its end anything but a SaslHandshake closes the connection, unprocessed
     ("Disconnecting expired channel", expiredConnectionsKilledCount)."""
     if incoming.prefix.api_key == ApiKey.SaslHandshake or not session.expired(time.monotonic()):
         return False
-    log.info("fakekafka node %s: %s on an expired SASL session: closing", broker.node_id,
-             api_name(incoming.prefix.api_key))
+    log.info(
+        "fakekafka node %s: %s on an expired SASL session: closing",
+        broker.node_id,
+        api_name(incoming.prefix.api_key),
+    )
     cluster.expired_closes += 1
     return True
 
@@ -144,10 +167,18 @@ def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, inco
     if incoming.verdict == "reject":
         return Reply(None)
     if session.required and prefix.api_key not in PRE_AUTH_APIS:
-        log.info("fakekafka node %s: %s before authentication: closing", broker.node_id, api_name(prefix.api_key))
+        log.info(
+            "fakekafka node %s: %s before authentication: closing", broker.node_id, api_name(prefix.api_key)
+        )
         return Reply(None)
-    ctx = RequestContext(cluster=cluster, broker=broker, session=session, api_key=prefix.api_key,
-                         version=prefix.api_version, request=incoming.request)
+    ctx = RequestContext(
+        cluster=cluster,
+        broker=broker,
+        session=session,
+        api_key=prefix.api_key,
+        version=prefix.api_version,
+        request=incoming.request,
+    )
     try:
         with cluster.lock:
             response = HANDLERS[prefix.api_key](ctx)
@@ -162,8 +193,12 @@ def respond(cluster: FakeCluster, broker: FakeBroker, session: SaslSession, inco
                 response.responses = []
         frame = encode_response_frame(prefix.api_key, prefix.api_version, prefix.correlation_id, response)
     except Exception as exc:
-        log.exception("fakekafka node %s: handler for %s v%s failed", broker.node_id, api_name(prefix.api_key),
-                      prefix.api_version)
+        log.exception(
+            "fakekafka node %s: handler for %s v%s failed",
+            broker.node_id,
+            api_name(prefix.api_key),
+            prefix.api_version,
+        )
         handler_errors.record(cluster, broker.node_id, api_name(prefix.api_key), prefix.api_version, exc)
         return Reply(None)
     return Reply(frame, ctx.close_after, ctx.extra_delay_s, throttle=throttle)

@@ -114,14 +114,26 @@ class Faults:
 
     # ---------------------------------------------------------------- error injection
 
-    def inject(self, api_key: int, error: int, *, key: Hashable | None = None, node: int | None = None,
-               times: int | None = None, message: str | None = None) -> Injection:
-        injection = Injection(api_key=api_key, error=int(error), key=key, node=node, times=times, message=message)
+    def inject(
+        self,
+        api_key: int,
+        error: int,
+        *,
+        key: Hashable | None = None,
+        node: int | None = None,
+        times: int | None = None,
+        message: str | None = None,
+    ) -> Injection:
+        injection = Injection(
+            api_key=api_key, error=int(error), key=key, node=node, times=times, message=message
+        )
         with self.lock:
             self.injections.append(injection)
         return injection
 
-    def match(self, api_key: int, node: int, key: Any, used: set[int], *, wildcard: bool = True) -> Injection | None:
+    def match(
+        self, api_key: int, node: int, key: Any, used: set[int], *, wildcard: bool = True
+    ) -> Injection | None:
         """The first injection answering this key. ``used`` holds the ids of the injections
         already charged in the current request: each is charged once per request, and keeps
         answering the request's other keys even if that used up its last time."""
@@ -186,8 +198,9 @@ class Faults:
 
     # ---------------------------------------------------------------- delays
 
-    def set_delay(self, node: int | None, api_key: int | None, *, processing_s: float | None,
-                  latency_s: float | None) -> None:
+    def set_delay(
+        self, node: int | None, api_key: int | None, *, processing_s: float | None, latency_s: float | None
+    ) -> None:
         with self.lock:
             delay = self.delays.setdefault((node, api_key), _Delay())
             if processing_s is not None:

@@ -15,10 +15,27 @@ from dataclasses import dataclass, field
 from kafka.protocol.consumer import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 __all__ = [
-    "CLASSIC", "CONSUMER", "SHARE", "STREAMS", "GROUP_TYPES", "STATES_BY_TYPE", "CLASSIC_STATES",
-    "CONSUMER_STATES", "NON_EMPTY_STATES",
-    "Committed", "Member", "Group", "Partition", "Record", "StoredBatch", "Topic", "java_string_hash",
-    "kafka_partition_for", "topic_id_for", "encode_assignment", "encode_subscription",
+    "CLASSIC",
+    "CONSUMER",
+    "SHARE",
+    "STREAMS",
+    "GROUP_TYPES",
+    "STATES_BY_TYPE",
+    "CLASSIC_STATES",
+    "CONSUMER_STATES",
+    "NON_EMPTY_STATES",
+    "Committed",
+    "Member",
+    "Group",
+    "Partition",
+    "Record",
+    "StoredBatch",
+    "Topic",
+    "java_string_hash",
+    "kafka_partition_for",
+    "topic_id_for",
+    "encode_assignment",
+    "encode_subscription",
 ]
 
 CLASSIC = "classic"
@@ -33,15 +50,21 @@ CLASSIC_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
 CONSUMER_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
 SHARE_STATES = ("Empty", "Stable", "Dead")
 STREAMS_STATES = ("Empty", "NotReady", "Assigning", "Reconciling", "Stable", "Dead")
-STATES_BY_TYPE = {CLASSIC: CLASSIC_STATES, CONSUMER: CONSUMER_STATES, SHARE: SHARE_STATES, STREAMS: STREAMS_STATES}
+STATES_BY_TYPE = {
+    CLASSIC: CLASSIC_STATES,
+    CONSUMER: CONSUMER_STATES,
+    SHARE: SHARE_STATES,
+    STREAMS: STREAMS_STATES,
+}
 #: protocol type ListGroups reports per group type (ConsumerProtocol.PROTOCOL_TYPE, ShareGroup /
 #: StreamsGroup.PROTOCOL_TYPE); a classic group carries what its members joined with.
 DEFAULT_PROTOCOL_TYPE = {CLASSIC: "consumer", CONSUMER: "consumer", SHARE: "share", STREAMS: "streams"}
 DEFAULT_ASSIGNOR = {CLASSIC: "range", CONSUMER: "uniform", SHARE: "simple", STREAMS: ""}
 #: states in which Kafka refuses DeleteGroups with NON_EMPTY_GROUP (validateDeleteGroup: anything
 #: but Empty for the new group types)
-NON_EMPTY_STATES = frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling",
-                              "NotReady"})
+NON_EMPTY_STATES = frozenset(
+    {"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling", "NotReady"}
+)
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -251,13 +274,17 @@ class Partition:
         self._offsets.append(record.offset)
 
     def records_from(self, offset: int) -> list[Record]:
-        return self.records[bisect.bisect_left(self._offsets, offset):]
+        return self.records[bisect.bisect_left(self._offsets, offset) :]
 
     def truncate_before(self, offset: int) -> None:
         """Drop the records below ``offset``, except those of a stored batch holding it: Kafka
         deletes whole segments, so a batch straddling the new log start is still served whole."""
         i = bisect.bisect_left(self._offsets, offset)
-        while 0 < i < len(self.records) and self.records[i].batch >= 0 and self.records[i - 1].batch == self.records[i].batch:
+        while (
+            0 < i < len(self.records)
+            and self.records[i].batch >= 0
+            and self.records[i - 1].batch == self.records[i].batch
+        ):
             i -= 1
         del self.records[:i]
         del self._offsets[:i]

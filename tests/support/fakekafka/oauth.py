@@ -40,7 +40,8 @@ from .auth import AuthFailed
 __all__ = ["OAuthBearerServer", "UnsecuredValidator", "JwksValidator", "MskIamValidator", "Invalid", "Valid"]
 
 _FIRST_MESSAGE = re.compile(
-    r"^n,(?:a=(?P<authzid>[^,]*))?,\x01(?P<kvpairs>(?:[A-Za-z]+=[\x21-\x7E \t\r\n]+\x01)*)\x01$")
+    r"^n,(?:a=(?P<authzid>[^,]*))?,\x01(?P<kvpairs>(?:[A-Za-z]+=[\x21-\x7E \t\r\n]+\x01)*)\x01$"
+)
 _AUTH = re.compile(r"^(?P<scheme>\w+) +(?P<token>[-_.a-zA-Z0-9]+)$")
 
 
@@ -118,16 +119,24 @@ class JwksValidator:
         try:
             key = self._client.get_signing_key_from_jwt(token).key
             options = {"require": ["exp", self.sub_claim], "verify_aud": bool(self.expected_audience)}
-            claims = jwt.decode(token, key, algorithms=["RS256", "RS384", "RS512", "ES256"], options=options,
-                                audience=list(self.expected_audience) or None, issuer=self.expected_issuer,
-                                leeway=self.clock_skew_s)
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=["RS256", "RS384", "RS512", "ES256"],
+                options=options,
+                audience=list(self.expected_audience) or None,
+                issuer=self.expected_issuer,
+                leeway=self.clock_skew_s,
+            )
         except jwt.PyJWTError as exc:
             raise Invalid(f"{type(exc).__name__}: {exc}") from None
         principal = claims.get(self.sub_claim)
         if not isinstance(principal, str) or not principal.strip():
             raise Invalid(f"no string claim {self.sub_claim}")
         scope = claims.get(self.scope_claim) or []
-        return Valid(principal, int(claims["exp"] * 1000), tuple(scope.split() if isinstance(scope, str) else scope))
+        return Valid(
+            principal, int(claims["exp"] * 1000), tuple(scope.split() if isinstance(scope, str) else scope)
+        )
 
 
 def _sigv4_signature(secret: str, date: str, region: str, service: str, string_to_sign: str) -> str:
@@ -151,12 +160,17 @@ class MskIamValidator:
         parts = urlsplit(url)
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         params = dict(pairs)
-        if parts.hostname != f"kafka.{self.region}.amazonaws.com" or params.get("Action") != "kafka-cluster:Connect":
+        if (
+            parts.hostname != f"kafka.{self.region}.amazonaws.com"
+            or params.get("Action") != "kafka-cluster:Connect"
+        ):
             raise Invalid("not a kafka-cluster:Connect request for this region")
         akid, date, region, service, _ = (params.get("X-Amz-Credential", "////").split("/") + [""] * 5)[:5]
         if akid not in self.credentials or region != self.region or service != "kafka-cluster":
             raise Invalid("unknown access key or wrong credential scope")
-        signed_at = calendar.timegm(time.strptime(params.get("X-Amz-Date", "19700101T000000Z"), "%Y%m%dT%H%M%SZ"))
+        signed_at = calendar.timegm(
+            time.strptime(params.get("X-Amz-Date", "19700101T000000Z"), "%Y%m%dT%H%M%SZ")
+        )
         expires = signed_at + int(params.get("X-Amz-Expires", "0"))
         if now >= expires:
             raise Invalid("the signed request has expired")
@@ -165,13 +179,24 @@ class MskIamValidator:
         # header, and the empty payload's hash
         from urllib.parse import quote
 
-        query = "&".join(f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}"
-                         for k, v in sorted(p for p in pairs if p[0] not in ("X-Amz-Signature", "User-Agent")))
-        canonical = "\n".join(["GET", parts.path or "/", query, f"host:{parts.hostname}\n", "host",
-                               hashlib.sha256(b"").hexdigest()])
+        query = "&".join(
+            f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}"
+            for k, v in sorted(p for p in pairs if p[0] not in ("X-Amz-Signature", "User-Agent"))
+        )
+        canonical = "\n".join(
+            [
+                "GET",
+                parts.path or "/",
+                query,
+                f"host:{parts.hostname}\n",
+                "host",
+                hashlib.sha256(b"").hexdigest(),
+            ]
+        )
         scope = f"{date}/{region}/{service}/aws4_request"
-        to_sign = "\n".join(["AWS4-HMAC-SHA256", params["X-Amz-Date"], scope,
-                             hashlib.sha256(canonical.encode()).hexdigest()])
+        to_sign = "\n".join(
+            ["AWS4-HMAC-SHA256", params["X-Amz-Date"], scope, hashlib.sha256(canonical.encode()).hexdigest()]
+        )
         expected = _sigv4_signature(self.credentials[akid], date, region, service, to_sign)
         if not hmac.compare_digest(expected, params.get("X-Amz-Signature", "")):
             raise Invalid("the SigV4 signature does not match")
@@ -212,8 +237,10 @@ class OAuthBearerServer:
             return self._error.encode(), False
         authzid = match["authzid"] or ""
         if authzid and authzid != valid.principal:
-            raise AuthFailed("Authentication failed: Client requested an authorization id that is different from "
-                             "the token's principal name")
+            raise AuthFailed(
+                "Authentication failed: Client requested an authorization id that is different from "
+                "the token's principal name"
+            )
         self.tokens.append(auth["token"])
         self.username, self.credential_expires_ms, self.extensions = valid.principal, valid.expires_ms, pairs
         return b"", True

@@ -62,10 +62,24 @@ def _sized(data: bytes | None) -> bytes:
     return _varint(-1) if data is None else _varint(len(data)) + data
 
 
-def _record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
-            headers: Sequence[tuple[str, bytes | None]]) -> bytes:
-    body = b"".join([b"\x00", _varint(timestamp_delta), _varint(offset_delta), _sized(key), _sized(value),
-                     _varint(len(headers)), *(_sized(k.encode()) + _sized(v) for k, v in headers)])
+def _record(
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: Sequence[tuple[str, bytes | None]],
+) -> bytes:
+    body = b"".join(
+        [
+            b"\x00",
+            _varint(timestamp_delta),
+            _varint(offset_delta),
+            _sized(key),
+            _sized(value),
+            _varint(len(headers)),
+            *(_sized(k.encode()) + _sized(v) for k, v in headers),
+        ]
+    )
     return _varint(len(body)) + body
 
 
@@ -73,7 +87,7 @@ def xerial_snappy(data: bytes, raw_compress, block: int = XERIAL_BLOCK) -> bytes
     """xerial's ``SnappyOutputStream`` framing of ``data``."""
     out = [_XERIAL_HEADER]
     for i in range(0, len(data), block):
-        chunk = bytes(raw_compress(data[i:i + block]))
+        chunk = bytes(raw_compress(data[i : i + block]))
         out.append(struct.pack(">i", len(chunk)) + chunk)
     return b"".join(out)
 
@@ -94,22 +108,52 @@ def compress(codec: str, data: bytes) -> bytes:
     raise ValueError(f"unknown codec {codec!r}: one of {sorted(CODECS)}")
 
 
-def encode_batch(base_offset: int, records: Sequence[tuple[int, int, bytes | None, bytes | None, Sequence]], *,
-                 codec: str = "none", producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                 transactional: bool = False, control: bool = False, log_append_time_ms: int | None = None,
-                 leader_epoch: int = 0, payload: bytes | None = None) -> bytes:
+def encode_batch(
+    base_offset: int,
+    records: Sequence[tuple[int, int, bytes | None, bytes | None, Sequence]],
+    *,
+    codec: str = "none",
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    control: bool = False,
+    log_append_time_ms: int | None = None,
+    leader_epoch: int = 0,
+    payload: bytes | None = None,
+) -> bytes:
     """One v2 batch; ``records`` are ``(offset, timestamp_ms, key, value, headers)`` in offset
     order. ``payload``, when given, replaces the compressed records (for undecodable-batch tests)."""
     base_timestamp = records[0][1]
-    body = b"".join(_record(offset - base_offset, ts - base_timestamp, key, value, headers)
-                    for offset, ts, key, value, headers in records)
+    body = b"".join(
+        _record(offset - base_offset, ts - base_timestamp, key, value, headers)
+        for offset, ts, key, value, headers in records
+    )
     payload = compress(codec, body) if payload is None else payload
-    attributes = CODECS[codec] | (0x08 if log_append_time_ms is not None else 0) | (0x10 if transactional else 0) \
+    attributes = (
+        CODECS[codec]
+        | (0x08 if log_append_time_ms is not None else 0)
+        | (0x10 if transactional else 0)
         | (0x20 if control else 0)
+    )
     max_timestamp = log_append_time_ms if log_append_time_ms is not None else max(r[1] for r in records)
-    header = bytearray(_HEADER.pack(base_offset, _HEADER.size - 12 + len(payload), leader_epoch, 2, 0, attributes,
-                                    records[-1][0] - base_offset, base_timestamp, max_timestamp, producer_id,
-                                    producer_epoch, base_sequence, len(records)))
+    header = bytearray(
+        _HEADER.pack(
+            base_offset,
+            _HEADER.size - 12 + len(payload),
+            leader_epoch,
+            2,
+            0,
+            attributes,
+            records[-1][0] - base_offset,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            len(records),
+        )
+    )
     crc = calc_crc32c(bytes(header[_ATTRIBUTES_AT:]) + payload)
     struct.pack_into(">I", header, _CRC_AT, crc)
     return bytes(header) + payload

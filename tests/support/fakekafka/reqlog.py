@@ -43,8 +43,11 @@ class RequestLog:
         """Logged requests, oldest first, optionally of one API and/or one broker."""
         key = None if api is None else api_key_of(api)
         with self._lock:
-            return [e for e in self._entries
-                    if (key is None or e.api_key == key) and (node is None or e.node == node)]
+            return [
+                e
+                for e in self._entries
+                if (key is None or e.api_key == key) and (node is None or e.node == node)
+            ]
 
     def count(self, api: ApiRef, node: int | None = None) -> int:
         return len(self.requests(api, node))

@@ -38,7 +38,7 @@ BatchRecord = bytes | None | tuple
 __all__ = ["ClusterState"]
 
 OffsetsArg = Mapping  # {(topic, partition): offset | (offset, metadata[, epoch]) | Committed}
-                      # or {topic: {partition: ...}}
+# or {topic: {partition: ...}}
 
 
 def _flatten_offsets(offsets: OffsetsArg | None) -> dict[tuple[str, int], Committed]:
@@ -117,17 +117,25 @@ class ClusterState:
 
     # ------------------------------------------------------------------ topics
 
-    def add_topic(self, name: str, partitions: int = 1, *, end_offsets: int | Sequence[int] | None = None,
-                  start_offsets: int | Sequence[int] | None = None,
-                  last_stable_offsets: int | Sequence[int] | None = None,
-                  leaders: Sequence[int] | None = None) -> None:
+    def add_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        *,
+        end_offsets: int | Sequence[int] | None = None,
+        start_offsets: int | Sequence[int] | None = None,
+        last_stable_offsets: int | Sequence[int] | None = None,
+        leaders: Sequence[int] | None = None,
+    ) -> None:
         """Create (or replace) a topic. Leaders go round robin over the brokers, continuing
         across topics, unless ``leaders`` gives one node id per partition."""
         with self.lock:
             ends = _per_partition(end_offsets, partitions, 0)
             starts = _per_partition(start_offsets, partitions, 0)
             if leaders is None:
-                leaders = [self.node_ids[(self._next_leader + p) % len(self.node_ids)] for p in range(partitions)]
+                leaders = [
+                    self.node_ids[(self._next_leader + p) % len(self.node_ids)] for p in range(partitions)
+                ]
                 self._next_leader += partitions
             elif len(leaders) != partitions:
                 raise ValueError("one leader per partition")
@@ -152,9 +160,19 @@ class ClusterState:
             if topic is not None:
                 self.topics_by_id.pop(topic.topic_id, None)
 
-    def append_batch(self, topic: str, partition: int, records: Sequence[BatchRecord], *, codec: str = "none",
-                     producer_id: int = -1, transactional: bool = False, timestamp_ms: int | None = None,
-                     log_append_time_ms: int | None = None, payload: bytes | None = None) -> tuple[int, int]:
+    def append_batch(
+        self,
+        topic: str,
+        partition: int,
+        records: Sequence[BatchRecord],
+        *,
+        codec: str = "none",
+        producer_id: int = -1,
+        transactional: bool = False,
+        timestamp_ms: int | None = None,
+        log_append_time_ms: int | None = None,
+        payload: bytes | None = None,
+    ) -> tuple[int, int]:
         """One record batch as a producer sends it and the log keeps it (compressed with ``codec``;
         ``producer_id`` >= 0: an idempotent producer, with ``transactional`` inside a transaction
         whose marker :meth:`end_transaction` writes). A record is a value, or a tuple ``(key, value
@@ -164,20 +182,41 @@ class ClusterState:
             part = self._partition(topic, partition)
             first = part.end
             now = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
-            sequence = sum(1 for b in part.batches if b.producer_id == producer_id) if producer_id >= 0 else -1
-            part.batches.append(StoredBatch(first, codec, producer_id, 0 if producer_id >= 0 else -1,
-                                            sequence * 1000 if producer_id >= 0 else -1, transactional,
-                                            log_append_time_ms=log_append_time_ms, payload=payload))
+            sequence = (
+                sum(1 for b in part.batches if b.producer_id == producer_id) if producer_id >= 0 else -1
+            )
+            part.batches.append(
+                StoredBatch(
+                    first,
+                    codec,
+                    producer_id,
+                    0 if producer_id >= 0 else -1,
+                    sequence * 1000 if producer_id >= 0 else -1,
+                    transactional,
+                    log_append_time_ms=log_append_time_ms,
+                    payload=payload,
+                )
+            )
             batch = len(part.batches) - 1
             for i, item in enumerate(records):
                 key, value, headers, ts = _batch_record(item, now)
-                part.add_record(Record(offset=first + i, timestamp=ts, key=key, value=value, headers=tuple(headers),
-                                       producer_id=producer_id, batch=batch))
+                part.add_record(
+                    Record(
+                        offset=first + i,
+                        timestamp=ts,
+                        key=key,
+                        value=value,
+                        headers=tuple(headers),
+                        producer_id=producer_id,
+                        batch=batch,
+                    )
+                )
             part.end = first + len(records)
             return first, part.end
 
-    def end_transaction(self, topic: str, partition: int, *, producer_id: int, commit: bool,
-                        timestamp_ms: int | None = None) -> tuple[int, int]:
+    def end_transaction(
+        self, topic: str, partition: int, *, producer_id: int, commit: bool, timestamp_ms: int | None = None
+    ) -> tuple[int, int]:
         """The marker the coordinator's WriteTxnMarkers appends (a control batch of one record);
         an abort also goes into the partition's aborted-transaction index from the producer's
         first transactional offset (``ProducerStateManager``). Returns (marker offset, new end)."""
@@ -193,15 +232,30 @@ class ClusterState:
                         started.append(r.offset)
             ts = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
             part.batches.append(StoredBatch(marker, "none", producer_id, 0, -1, True, True))
-            part.add_record(Record(offset=marker, timestamp=ts, producer_id=producer_id, control=1 if commit else 0,
-                                   batch=len(part.batches) - 1))
+            part.add_record(
+                Record(
+                    offset=marker,
+                    timestamp=ts,
+                    producer_id=producer_id,
+                    control=1 if commit else 0,
+                    batch=len(part.batches) - 1,
+                )
+            )
             if not commit and started:
                 part.aborted_txns.append((producer_id, min(started), marker))
             part.end = marker + 1
             return marker, part.end
 
-    def append_transaction(self, topic: str, partition: int, values: Sequence[bytes], *, producer_id: int,
-                           commit: bool, timestamp_ms: int | None = None) -> tuple[int, int]:
+    def append_transaction(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes],
+        *,
+        producer_id: int,
+        commit: bool,
+        timestamp_ms: int | None = None,
+    ) -> tuple[int, int]:
         """One transaction's records followed by its marker (a control batch), as a transactional
         producer and the coordinator's WriteTxnMarkers leave them in the log; an abort is also
         recorded in the partition's aborted-transaction index. Returns (first offset, new end)."""
@@ -212,16 +266,24 @@ class ClusterState:
             for i, value in enumerate(values):
                 part.add_record(Record(offset=first + i, timestamp=ts, value=value, producer_id=producer_id))
             marker = first + len(values)
-            part.add_record(Record(offset=marker, timestamp=ts, producer_id=producer_id, control=1 if commit else 0))
+            part.add_record(
+                Record(offset=marker, timestamp=ts, producer_id=producer_id, control=1 if commit else 0)
+            )
             if not commit:
                 part.aborted_txns.append((producer_id, first, marker))
             part.end = marker + 1
             return first, part.end
 
-    def append(self, topic: str, partition: int, n: int = 1, *,
-               timestamp_ms: int | Sequence[int] | Callable[[int], int] | None = None,
-               value: bytes | Callable[[int], bytes | None] | None = None,
-               key: bytes | None = None) -> tuple[int, int]:
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        n: int = 1,
+        *,
+        timestamp_ms: int | Sequence[int] | Callable[[int], int] | None = None,
+        value: bytes | Callable[[int], bytes | None] | None = None,
+        key: bytes | None = None,
+    ) -> tuple[int, int]:
         """Append ``n`` records at the end of the log; return (first offset, new end offset).
 
         ``timestamp_ms``: one value for all, a sequence of ``n``, a function of the offset,
@@ -245,8 +307,15 @@ class ClusterState:
             part.end = first + n
             return first, part.end
 
-    def set_offsets(self, topic: str, partition: int, *, start: int | None = None, end: int | None = None,
-                    last_stable: int | None = None) -> None:
+    def set_offsets(
+        self,
+        topic: str,
+        partition: int,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        last_stable: int | None = None,
+    ) -> None:
         """Move a partition's log start / end (high watermark) / last stable offset."""
         with self.lock:
             part = self._partition(topic, partition)
@@ -300,11 +369,20 @@ class ClusterState:
 
     # ------------------------------------------------------------------ groups
 
-    def add_group(self, group_id: str, *, offsets: OffsetsArg | None = None,
-                  members: Iterable[Member | Mapping] | None = None, state: str | None = None,
-                  protocol_type: str | None = None, protocol: str | None = None,
-                  coordinator: int | None = None, group_type: str = CLASSIC,
-                  generation: int = 1, topology: Mapping[str, Sequence[str]] | None = None) -> None:
+    def add_group(
+        self,
+        group_id: str,
+        *,
+        offsets: OffsetsArg | None = None,
+        members: Iterable[Member | Mapping] | None = None,
+        state: str | None = None,
+        protocol_type: str | None = None,
+        protocol: str | None = None,
+        coordinator: int | None = None,
+        group_type: str = CLASSIC,
+        generation: int = 1,
+        topology: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         """Create (or replace) a group.
 
         ``state`` defaults to Stable with members, else Empty. ``group_type`` "classic",
@@ -330,9 +408,14 @@ class ClusterState:
                 self._set_coordinator(group_id, coordinator)
             self._remove_group(group_id)
             self.groups[group_id] = Group(
-                group_id=group_id, state=state, protocol_type=protocol_type, protocol=protocol,
-                group_type=group_type, members={m.member_id: m for m in member_list},
-                offsets=_flatten_offsets(offsets), generation=generation,
+                group_id=group_id,
+                state=state,
+                protocol_type=protocol_type,
+                protocol=protocol,
+                group_type=group_type,
+                members={m.member_id: m for m in member_list},
+                offsets=_flatten_offsets(offsets),
+                generation=generation,
                 topology={k: list(v) for k, v in topology.items()} if topology is not None else None,
             )
             self._groups_by_coordinator[self.coordinator_of(group_id)].add(group_id)
@@ -347,7 +430,9 @@ class ClusterState:
             _check_state(group.group_type, state)
             group.state = state
 
-    def set_members(self, group_id: str, members: Iterable[Member | Mapping], *, state: str | None = None) -> None:
+    def set_members(
+        self, group_id: str, members: Iterable[Member | Mapping], *, state: str | None = None
+    ) -> None:
         """Replace the members (and optionally the state) of an existing group."""
         with self.lock:
             group = self._group(group_id)

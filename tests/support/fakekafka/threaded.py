@@ -57,6 +57,7 @@ class ThreadedFakeCluster:
         try:
             self.run(self.cluster.stop())
         finally:
+
             async def cancel_rest() -> None:
                 tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
                 for task in tasks:

@@ -26,8 +26,15 @@ class ConnectionClosed(ConnectionError):
 
 
 class WireClient:
-    def __init__(self, host: str, port: int, *, client_id: str = "fakekafka-test",
-                 ssl_context: ssl.SSLContext | None = None, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        client_id: str = "fakekafka-test",
+        ssl_context: ssl.SSLContext | None = None,
+        timeout: float = 5.0,
+    ) -> None:
         self.host, self.port = host, port
         self.client_id = client_id
         self.ssl_context = ssl_context
@@ -45,9 +52,14 @@ class WireClient:
 
     async def connect(self) -> None:
         self.reader, self.writer = await asyncio.wait_for(
-            asyncio.open_connection(self.host, self.port, ssl=self.ssl_context,
-                                    server_hostname=self.host if self.ssl_context else None),
-            self.timeout)
+            asyncio.open_connection(
+                self.host,
+                self.port,
+                ssl=self.ssl_context,
+                server_hostname=self.host if self.ssl_context else None,
+            ),
+            self.timeout,
+        )
 
     async def close(self) -> None:
         if self.writer is not None:
@@ -86,8 +98,9 @@ class WireClient:
             try:
                 return await self.reader.readexactly(size)
             except asyncio.IncompleteReadError as exc:
-                raise ConnectionClosed(f"closed after {len(exc.partial)} of {size} bytes",
-                                       head + exc.partial) from None
+                raise ConnectionClosed(
+                    f"closed after {len(exc.partial)} of {size} bytes", head + exc.partial
+                ) from None
 
         return await asyncio.wait_for(read(), self.timeout)
 

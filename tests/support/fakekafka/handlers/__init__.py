@@ -20,7 +20,12 @@ from typing import Any
 from . import cluster_info, groups, logs, offsets, sasl, share
 
 HANDLERS: dict[int, Callable[[Any], Any]] = {
-    **cluster_info.HANDLERS, **groups.HANDLERS, **logs.HANDLERS, **offsets.HANDLERS, **sasl.HANDLERS, **share.HANDLERS,
+    **cluster_info.HANDLERS,
+    **groups.HANDLERS,
+    **logs.HANDLERS,
+    **offsets.HANDLERS,
+    **sasl.HANDLERS,
+    **share.HANDLERS,
 }
 
 __all__ = ["HANDLERS"]

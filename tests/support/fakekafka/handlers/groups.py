@@ -52,8 +52,10 @@ def _live_group(ctx: RequestContext, group_id: str) -> Group | None:
 
 # ---------------------------------------------------------------------------- OffsetFetch
 
-def _stable_fetch_error(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]]] | None,
-                        require_stable: bool) -> int:
+
+def _stable_fetch_error(
+    ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]]] | None, require_stable: bool
+) -> int:
     """Kafka 4.x (GroupCoordinatorService.fetchOffsets / fetchAllOffsets): with require_stable
     the fetch is a coordinator write that waits for pending transactional offsets; when its
     offset.commit.timeout.ms passes, handleOffsetFetchException remaps REQUEST_TIMED_OUT to
@@ -61,7 +63,12 @@ def _stable_fetch_error(ctx: RequestContext, group_id: str, topics: list[tuple[s
     the answer comes after ``offset_commit_timeout_s``, as NOT_COORDINATOR."""
     cluster = ctx.cluster
     group = _live_group(ctx, group_id)
-    if not require_stable or cluster.stable_offsets_model != "4.x" or group is None or not group.pending_offsets:
+    if (
+        not require_stable
+        or cluster.stable_offsets_model != "4.x"
+        or group is None
+        or not group.pending_offsets
+    ):
         return 0
     wanted = None if topics is None else {(t, p) for t, ps in topics for p in ps}
     if wanted is not None and not (wanted & group.pending_offsets):
@@ -70,8 +77,12 @@ def _stable_fetch_error(ctx: RequestContext, group_id: str, topics: list[tuple[s
     return Err.NOT_COORDINATOR
 
 
-def _fetch_offsets(ctx: RequestContext, group_id: str, topics: Iterable[tuple[str, Iterable[int]]] | None,
-                   require_stable: bool = False) -> list[tuple[str, list[PartitionRow]]]:
+def _fetch_offsets(
+    ctx: RequestContext,
+    group_id: str,
+    topics: Iterable[tuple[str, Iterable[int]]] | None,
+    require_stable: bool = False,
+) -> list[tuple[str, list[PartitionRow]]]:
     """Committed offsets, as Kafka's OffsetMetadataManager.fetch(All)Offsets returns them:
     ``topics=None`` -> every committed partition; unknown group -> nothing; an explicit
     partition without a commit -> offset -1, metadata "".
@@ -122,14 +133,26 @@ def offset_fetch(ctx: RequestContext) -> Any:
             wanted = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
             error, _ = _group_error(ctx, g.group_id)
             error = error or _stable_fetch_error(ctx, g.group_id, wanted, stable)
-            topics = [] if error else [
-                R.OffsetFetchResponseGroup.OffsetFetchResponseTopics(
-                    name=topic,
-                    partitions=[R.OffsetFetchResponseGroup.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
-                        partition_index=p, committed_offset=off, committed_leader_epoch=epoch, metadata=meta,
-                        error_code=err) for p, off, epoch, meta, err in rows])
-                for topic, rows in _fetch_offsets(ctx, g.group_id, wanted, stable)
-            ]
+            topics = (
+                []
+                if error
+                else [
+                    R.OffsetFetchResponseGroup.OffsetFetchResponseTopics(
+                        name=topic,
+                        partitions=[
+                            R.OffsetFetchResponseGroup.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
+                                partition_index=p,
+                                committed_offset=off,
+                                committed_leader_epoch=epoch,
+                                metadata=meta,
+                                error_code=err,
+                            )
+                            for p, off, epoch, meta, err in rows
+                        ],
+                    )
+                    for topic, rows in _fetch_offsets(ctx, g.group_id, wanted, stable)
+                ]
+            )
             groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics, error_code=error))
         return R(throttle_time_ms=0, groups=groups)
 
@@ -144,13 +167,27 @@ def offset_fetch(ctx: RequestContext) -> Any:
         rows_by_topic = [(t, [(p, -1, -1, "", error) for p in ps]) for t, ps in requested or []]
     else:
         rows_by_topic = _fetch_offsets(ctx, req.group_id, requested, stable)
-    topics = [T(name=topic, partitions=[P(partition_index=p, committed_offset=off, committed_leader_epoch=epoch,
-                                          metadata=meta, error_code=err) for p, off, epoch, meta, err in rows])
-              for topic, rows in rows_by_topic]
+    topics = [
+        T(
+            name=topic,
+            partitions=[
+                P(
+                    partition_index=p,
+                    committed_offset=off,
+                    committed_leader_epoch=epoch,
+                    metadata=meta,
+                    error_code=err,
+                )
+                for p, off, epoch, meta, err in rows
+            ],
+        )
+        for topic, rows in rows_by_topic
+    ]
     return R(throttle_time_ms=0, topics=topics, error_code=0)
 
 
 # ---------------------------------------------------------------------------- OffsetCommit
+
 
 def _commit_error(group: Group | None, generation: int, member_id: str) -> int:
     """Kafka's validateOffsetCommit, simplified: admin commits (generation/epoch < 0) only
@@ -181,8 +218,9 @@ def offset_commit(ctx: RequestContext) -> Any:
     error, _ = _group_error(ctx, req.group_id, "Read")  # KafkaApis.handleOffsetCommitRequest: group Read
     group = _live_group(ctx, req.group_id)
     if not error:
-        error = _commit_error(cluster.groups.get(req.group_id), req.generation_id_or_member_epoch,
-                              req.member_id or "")
+        error = _commit_error(
+            cluster.groups.get(req.group_id), req.generation_id_or_member_epoch, req.member_id or ""
+        )
     topics = []
     for t in req.topics:
         name = t.name
@@ -210,13 +248,15 @@ def offset_commit(ctx: RequestContext) -> Any:
             if group is None:
                 group = cluster._create_simple_group(req.group_id)
             group.offsets[(name, p.partition_index)] = Committed(
-                p.committed_offset, p.committed_metadata or "", p.committed_leader_epoch)
+                p.committed_offset, p.committed_metadata or "", p.committed_leader_epoch
+            )
             rows.append(P(partition_index=p.partition_index, error_code=0))
         topics.append(T(name=t.name, topic_id=getattr(t, "topic_id", ZERO_UUID), partitions=rows))
     return R(throttle_time_ms=0, topics=topics)
 
 
 # ---------------------------------------------------------------------------- DescribeGroups
+
 
 def describe_groups(ctx: RequestContext) -> Any:
     """Classic groups only (GroupMetadataManager.describeGroups / classicGroup): a consumer,
@@ -234,37 +274,83 @@ def describe_groups(ctx: RequestContext) -> Any:
     allowed_set = set(allowed)
     for group_id in req.groups:
         if group_id not in allowed_set:
-            out.append(G(error_code=Err.GROUP_AUTHORIZATION_FAILED, error_message=None, group_id=group_id,
-                         group_state="", protocol_type="", protocol_data="", members=[]))
+            out.append(
+                G(
+                    error_code=Err.GROUP_AUTHORIZATION_FAILED,
+                    error_message=None,
+                    group_id=group_id,
+                    group_state="",
+                    protocol_type="",
+                    protocol_data="",
+                    members=[],
+                )
+            )
     for group_id in allowed:
         error, message = _group_error(ctx, group_id)
         if error:
-            out.append(G(error_code=error, error_message=message, group_id=group_id, group_state="",
-                         protocol_type="", protocol_data="", members=[]))
+            out.append(
+                G(
+                    error_code=error,
+                    error_message=message,
+                    group_id=group_id,
+                    group_state="",
+                    protocol_type="",
+                    protocol_data="",
+                    members=[],
+                )
+            )
             continue
         group = _live_group(ctx, group_id)
         if group is None or group.group_type != CLASSIC:
-            not_found = (f"Group {group_id} is not a classic group." if group is not None
-                         else f"Group {group_id} not found.")
-            out.append(G(error_code=Err.GROUP_ID_NOT_FOUND if v >= 6 else 0,
-                         error_message=not_found if v >= 6 else None, group_id=group_id, group_state="Dead",
-                         protocol_type="", protocol_data="", members=[]))
+            not_found = (
+                f"Group {group_id} is not a classic group."
+                if group is not None
+                else f"Group {group_id} not found."
+            )
+            out.append(
+                G(
+                    error_code=Err.GROUP_ID_NOT_FOUND if v >= 6 else 0,
+                    error_message=not_found if v >= 6 else None,
+                    group_id=group_id,
+                    group_state="Dead",
+                    protocol_type="",
+                    protocol_data="",
+                    members=[],
+                )
+            )
             continue
         stable = group.state == "Stable"
-        members = [M(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-                     client_host=m.host, member_metadata=m.metadata() if stable else b"",
-                     member_assignment=m.assignment_data() if stable else b"")
-                   for m in group.members.values()]
-        out.append(G(error_code=0, error_message=None, group_id=group_id, group_state=group.state,
-                     protocol_type=group.protocol_type, protocol_data=group.protocol if stable else "",
-                     members=members))
+        members = [
+            M(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.host,
+                member_metadata=m.metadata() if stable else b"",
+                member_assignment=m.assignment_data() if stable else b"",
+            )
+            for m in group.members.values()
+        ]
+        out.append(
+            G(
+                error_code=0,
+                error_message=None,
+                group_id=group_id,
+                group_state=group.state,
+                protocol_type=group.protocol_type,
+                protocol_data=group.protocol if stable else "",
+                members=members,
+            )
+        )
     return R(throttle_time_ms=0, groups=out)
 
 
 # ---------------------------------------------------- ConsumerGroupDescribe, ShareGroupDescribe, StreamsGroupDescribe
 
-def _new_group_describe(ctx: RequestContext, group_ids: list[str], group_type: str, describe, error_entry,
-                        *, per_shard: bool) -> list:
+
+def _new_group_describe(
+    ctx: RequestContext, group_ids: list[str], group_type: str, describe, error_entry, *, per_shard: bool
+) -> list:
     """The shared shape of GroupCoordinatorService.{consumer,share,streams}GroupDescribe.
 
     Each id: an injected error, else NOT_COORDINATOR off its coordinator, else the group
@@ -279,21 +365,28 @@ def _new_group_describe(ctx: RequestContext, group_ids: list[str], group_type: s
     KafkaApis.handle{Consumer,Share}GroupDescribe: the ids the principal may not Describe come
     first, with GROUP_AUTHORIZATION_FAILED and no message; only the others reach the coordinator.
     """
-    denied = [error_entry(g, Err.GROUP_AUTHORIZATION_FAILED, None) for g in group_ids
-              if not ctx.authorized("group", g, "Describe")]
+    denied = [
+        error_entry(g, Err.GROUP_AUTHORIZATION_FAILED, None)
+        for g in group_ids
+        if not ctx.authorized("group", g, "Describe")
+    ]
     group_ids = [g for g in group_ids if ctx.authorized("group", g, "Describe")]
     return denied + _described(ctx, group_ids, group_type, describe, error_entry, per_shard=per_shard)
 
 
-def _described(ctx: RequestContext, group_ids: list[str], group_type: str, describe, error_entry,
-               *, per_shard: bool) -> list:
+def _described(
+    ctx: RequestContext, group_ids: list[str], group_type: str, describe, error_entry, *, per_shard: bool
+) -> list:
     def answer(group_id: str) -> Any:
         error, message = _group_error(ctx, group_id)
         group = None if error else _live_group(ctx, group_id)
         if not error and (group is None or group.group_type != group_type):
             error = Err.GROUP_ID_NOT_FOUND
-            message = (f"Group {group_id} is not a {group_type} group." if group is not None
-                       else f"Group {group_id} not found.")
+            message = (
+                f"Group {group_id} is not a {group_type} group."
+                if group is not None
+                else f"Group {group_id} not found."
+            )
         return error_entry(group_id, error, message) if error else describe(group)
 
     if not per_shard:
@@ -303,7 +396,9 @@ def _described(ctx: RequestContext, group_ids: list[str], group_type: str, descr
     out = []
     for shard in shards:
         own = [g for g in group_ids if cluster.offsets_partition_of(g) == shard]
-        if not any(ctx.is_coordinator(g) for g in own):  # a shard not loaded here: NOT_COORDINATOR, its ids only
+        if not any(
+            ctx.is_coordinator(g) for g in own
+        ):  # a shard not loaded here: NOT_COORDINATOR, its ids only
             out.extend(answer(g) for g in own)
             continue
         for group_id in group_ids:
@@ -316,9 +411,16 @@ def _described(ctx: RequestContext, group_ids: list[str], group_type: str, descr
 
 def _assignment(cluster: Any, A: Any, parts: dict[str, list[int]]) -> Any:
     TP = A.TopicPartitions
-    return A(topic_partitions=[
-        TP(topic_id=cluster.topics[t].topic_id if t in cluster.topics else ZERO_UUID, topic_name=t,
-           partitions=list(ps)) for t, ps in sorted(parts.items())])
+    return A(
+        topic_partitions=[
+            TP(
+                topic_id=cluster.topics[t].topic_id if t in cluster.topics else ZERO_UUID,
+                topic_name=t,
+                partitions=list(ps),
+            )
+            for t, ps in sorted(parts.items())
+        ]
+    )
 
 
 def consumer_group_describe(ctx: RequestContext) -> Any:
@@ -330,24 +432,53 @@ def consumer_group_describe(ctx: RequestContext) -> Any:
     M = G.Member
 
     def error_entry(group_id: str, error: int, message: str | None) -> Any:
-        return G(error_code=error, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                 assignment_epoch=0, assignor_name="", members=[])
+        return G(
+            error_code=error,
+            error_message=message,
+            group_id=group_id,
+            group_state="",
+            group_epoch=0,
+            assignment_epoch=0,
+            assignor_name="",
+            members=[],
+        )
 
     def describe(group: Group) -> Any:
-        members = [M(member_id=m.member_id, instance_id=m.group_instance_id, rack_id=m.rack_id,
-                     member_epoch=m.member_epoch if m.member_epoch is not None else group.generation,
-                     client_id=m.client_id, client_host=m.host, subscribed_topic_names=m.subscribed_topics(),
-                     subscribed_topic_regex=None, assignment=_assignment(cluster, M.Assignment, m.assignment),
-                     target_assignment=_assignment(cluster, M.Assignment, m.target_assignment
-                                                   if m.target_assignment is not None else m.assignment))
-                   for m in group.members.values()]
-        return G(error_code=0, error_message=None, group_id=group.group_id, group_state=group.state,
-                 group_epoch=group.generation,
-                 assignment_epoch=group.assignment_epoch if group.assignment_epoch is not None else group.generation,
-                 assignor_name=group.protocol, members=members)
+        members = [
+            M(
+                member_id=m.member_id,
+                instance_id=m.group_instance_id,
+                rack_id=m.rack_id,
+                member_epoch=m.member_epoch if m.member_epoch is not None else group.generation,
+                client_id=m.client_id,
+                client_host=m.host,
+                subscribed_topic_names=m.subscribed_topics(),
+                subscribed_topic_regex=None,
+                assignment=_assignment(cluster, M.Assignment, m.assignment),
+                target_assignment=_assignment(
+                    cluster,
+                    M.Assignment,
+                    m.target_assignment if m.target_assignment is not None else m.assignment,
+                ),
+            )
+            for m in group.members.values()
+        ]
+        return G(
+            error_code=0,
+            error_message=None,
+            group_id=group.group_id,
+            group_state=group.state,
+            group_epoch=group.generation,
+            assignment_epoch=group.assignment_epoch
+            if group.assignment_epoch is not None
+            else group.generation,
+            assignor_name=group.protocol,
+            members=members,
+        )
 
-    out = _new_group_describe(ctx, list(req.group_ids), CONSUMER, describe, error_entry,
-                              per_shard=cluster.describe_per_shard)
+    out = _new_group_describe(
+        ctx, list(req.group_ids), CONSUMER, describe, error_entry, per_shard=cluster.describe_per_shard
+    )
     return R(throttle_time_ms=0, groups=out)
 
 
@@ -360,22 +491,46 @@ def share_group_describe(ctx: RequestContext) -> Any:
     M = G.Member
 
     def error_entry(group_id: str, error: int, message: str | None) -> Any:
-        return G(error_code=error, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                 assignment_epoch=0, assignor_name="", members=[])
+        return G(
+            error_code=error,
+            error_message=message,
+            group_id=group_id,
+            group_state="",
+            group_epoch=0,
+            assignment_epoch=0,
+            assignor_name="",
+            members=[],
+        )
 
     def describe(group: Group) -> Any:
-        members = [M(member_id=m.member_id, rack_id=m.rack_id,
-                     member_epoch=m.member_epoch if m.member_epoch is not None else group.generation,
-                     client_id=m.client_id, client_host=m.host, subscribed_topic_names=m.subscribed_topics(),
-                     assignment=_assignment(cluster, M.Assignment, m.assignment))
-                   for m in group.members.values()]
-        return G(error_code=0, error_message=None, group_id=group.group_id, group_state=group.state,
-                 group_epoch=group.generation,
-                 assignment_epoch=group.assignment_epoch if group.assignment_epoch is not None else group.generation,
-                 assignor_name=group.protocol, members=members)
+        members = [
+            M(
+                member_id=m.member_id,
+                rack_id=m.rack_id,
+                member_epoch=m.member_epoch if m.member_epoch is not None else group.generation,
+                client_id=m.client_id,
+                client_host=m.host,
+                subscribed_topic_names=m.subscribed_topics(),
+                assignment=_assignment(cluster, M.Assignment, m.assignment),
+            )
+            for m in group.members.values()
+        ]
+        return G(
+            error_code=0,
+            error_message=None,
+            group_id=group.group_id,
+            group_state=group.state,
+            group_epoch=group.generation,
+            assignment_epoch=group.assignment_epoch
+            if group.assignment_epoch is not None
+            else group.generation,
+            assignor_name=group.protocol,
+            members=members,
+        )
 
-    out = _new_group_describe(ctx, list(req.group_ids), SHARE, describe, error_entry,
-                              per_shard=cluster.describe_per_shard)
+    out = _new_group_describe(
+        ctx, list(req.group_ids), SHARE, describe, error_entry, per_shard=cluster.describe_per_shard
+    )
     return R(throttle_time_ms=0, groups=out)
 
 
@@ -391,38 +546,85 @@ def streams_group_describe(ctx: RequestContext) -> Any:
     A = M.Assignment
 
     def error_entry(group_id: str, error: int, message: str | None) -> Any:
-        return G(error_code=error, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                 assignment_epoch=0, topology=None, members=[])
+        return G(
+            error_code=error,
+            error_message=message,
+            group_id=group_id,
+            group_state="",
+            group_epoch=0,
+            assignment_epoch=0,
+            topology=None,
+            members=[],
+        )
 
     def tasks(parts: dict[str, list[int]]) -> Any:
-        return A(active_tasks=[A.TaskIds(subtopology_id=s, partitions=list(ps)) for s, ps in sorted(parts.items())],
-                 standby_tasks=[], warmup_tasks=[])
+        return A(
+            active_tasks=[
+                A.TaskIds(subtopology_id=s, partitions=list(ps)) for s, ps in sorted(parts.items())
+            ],
+            standby_tasks=[],
+            warmup_tasks=[],
+        )
 
     def describe(group: Group) -> Any:
         topology = None
         if group.topology is not None:
-            topology = G.Topology(epoch=group.generation, subtopologies=[
-                G.Topology.Subtopology(subtopology_id=s, source_topics=list(ts), repartition_sink_topics=[],
-                                       state_changelog_topics=[], repartition_source_topics=[])
-                for s, ts in sorted(group.topology.items())])
-        members = [M(member_id=m.member_id, member_epoch=m.member_epoch if m.member_epoch is not None
-                     else group.generation, instance_id=m.group_instance_id, rack_id=m.rack_id,
-                     client_id=m.client_id, client_host=m.host, topology_epoch=group.generation,
-                     process_id=f"process-{m.member_id}", user_endpoint=None, client_tags=[], task_offsets=[],
-                     task_end_offsets=[], assignment=tasks(m.assignment), target_assignment=tasks(
-                         m.target_assignment if m.target_assignment is not None else m.assignment),
-                     is_classic=False)
-                   for m in group.members.values()]
-        return G(error_code=0, error_message=None, group_id=group.group_id, group_state=group.state,
-                 group_epoch=group.generation,
-                 assignment_epoch=group.assignment_epoch if group.assignment_epoch is not None else group.generation,
-                 topology=topology, members=members)
+            topology = G.Topology(
+                epoch=group.generation,
+                subtopologies=[
+                    G.Topology.Subtopology(
+                        subtopology_id=s,
+                        source_topics=list(ts),
+                        repartition_sink_topics=[],
+                        state_changelog_topics=[],
+                        repartition_source_topics=[],
+                    )
+                    for s, ts in sorted(group.topology.items())
+                ],
+            )
+        members = [
+            M(
+                member_id=m.member_id,
+                member_epoch=m.member_epoch if m.member_epoch is not None else group.generation,
+                instance_id=m.group_instance_id,
+                rack_id=m.rack_id,
+                client_id=m.client_id,
+                client_host=m.host,
+                topology_epoch=group.generation,
+                process_id=f"process-{m.member_id}",
+                user_endpoint=None,
+                client_tags=[],
+                task_offsets=[],
+                task_end_offsets=[],
+                assignment=tasks(m.assignment),
+                target_assignment=tasks(
+                    m.target_assignment if m.target_assignment is not None else m.assignment
+                ),
+                is_classic=False,
+            )
+            for m in group.members.values()
+        ]
+        return G(
+            error_code=0,
+            error_message=None,
+            group_id=group.group_id,
+            group_state=group.state,
+            group_epoch=group.generation,
+            assignment_epoch=group.assignment_epoch
+            if group.assignment_epoch is not None
+            else group.generation,
+            topology=topology,
+            members=members,
+        )
 
-    return R(throttle_time_ms=0, groups=_new_group_describe(ctx, list(req.group_ids), STREAMS, describe,
-                                                             error_entry, per_shard=False))
+    return R(
+        throttle_time_ms=0,
+        groups=_new_group_describe(ctx, list(req.group_ids), STREAMS, describe, error_entry, per_shard=False),
+    )
 
 
 # ---------------------------------------------------------------------------- ListGroups
+
 
 def list_groups(ctx: RequestContext) -> Any:
     """The groups this broker coordinates (Dead ones excepted), filtered by state (v4+) and
@@ -453,12 +655,19 @@ def list_groups(ctx: RequestContext) -> Any:
             continue
         if types and group.group_type not in types:
             continue
-        listed.append(R.ListedGroup(group_id=group_id, protocol_type=group.protocol_type, group_state=group.state,
-                                    group_type=group.group_type))
+        listed.append(
+            R.ListedGroup(
+                group_id=group_id,
+                protocol_type=group.protocol_type,
+                group_state=group.state,
+                group_type=group.group_type,
+            )
+        )
     return R(throttle_time_ms=0, error_code=error, groups=listed)
 
 
 # ---------------------------------------------------------------------------- DeleteGroups
+
 
 def delete_groups(ctx: RequestContext) -> Any:
     """Empty -> deleted with its offsets; a group with members or rebalancing -> 68

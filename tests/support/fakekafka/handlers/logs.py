@@ -85,15 +85,31 @@ def list_offsets(ctx: RequestContext) -> Any:
     T, P = R.ListOffsetsTopicResponse, R.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
     isolation = req.isolation_level if ctx.version >= 2 else 0
     seen: set[tuple[str, int]] = set()
-    duplicates = {(t.name, p.partition_index) for t in req.topics for p in t.partitions
-                  if (t.name, p.partition_index) in seen or seen.add((t.name, p.partition_index))}
+    duplicates = {
+        (t.name, p.partition_index)
+        for t in req.topics
+        for p in t.partitions
+        if (t.name, p.partition_index) in seen or seen.add((t.name, p.partition_index))
+    }
     topics, denied = [], []
     answered: set[tuple[str, int]] = set()
     for t in req.topics:
         if not ctx.authorized("topic", t.name, "Describe"):
-            denied.append(T(name=t.name, partitions=[
-                P(partition_index=p.partition_index, error_code=Err.TOPIC_AUTHORIZATION_FAILED, timestamp=-1,
-                  offset=-1, leader_epoch=-1) for p in t.partitions]))
+            denied.append(
+                T(
+                    name=t.name,
+                    partitions=[
+                        P(
+                            partition_index=p.partition_index,
+                            error_code=Err.TOPIC_AUTHORIZATION_FAILED,
+                            timestamp=-1,
+                            offset=-1,
+                            leader_epoch=-1,
+                        )
+                        for p in t.partitions
+                    ],
+                )
+            )
             continue
         rows = []
         for p in t.partitions:
@@ -101,23 +117,51 @@ def list_offsets(ctx: RequestContext) -> Any:
                 continue
             answered.add((t.name, p.partition_index))
             if (t.name, p.partition_index) in duplicates:
-                rows.append(P(partition_index=p.partition_index, error_code=Err.INVALID_REQUEST, timestamp=-1,
-                              offset=-1, leader_epoch=-1))
+                rows.append(
+                    P(
+                        partition_index=p.partition_index,
+                        error_code=Err.INVALID_REQUEST,
+                        timestamp=-1,
+                        offset=-1,
+                        leader_epoch=-1,
+                    )
+                )
                 continue
             error, part = _partition(ctx, t.name, p.partition_index)
             if part is None:
-                rows.append(P(partition_index=p.partition_index, error_code=error, timestamp=-1, offset=-1,
-                              leader_epoch=-1))
+                rows.append(
+                    P(
+                        partition_index=p.partition_index,
+                        error_code=error,
+                        timestamp=-1,
+                        offset=-1,
+                        leader_epoch=-1,
+                    )
+                )
                 continue
             offset, ts = _offset_for(part, p.timestamp, isolation)
             if _still_catching_up(part, p.timestamp, offset):
                 part.catching_up -= 1
                 error = Err.OFFSET_NOT_AVAILABLE if ctx.version >= 5 else Err.LEADER_NOT_AVAILABLE
-                rows.append(P(partition_index=p.partition_index, error_code=error, timestamp=-1, offset=-1,
-                              leader_epoch=-1))
+                rows.append(
+                    P(
+                        partition_index=p.partition_index,
+                        error_code=error,
+                        timestamp=-1,
+                        offset=-1,
+                        leader_epoch=-1,
+                    )
+                )
                 continue
-            rows.append(P(partition_index=p.partition_index, error_code=0, timestamp=ts, offset=offset,
-                          leader_epoch=part.leader_epoch if offset >= 0 else -1))
+            rows.append(
+                P(
+                    partition_index=p.partition_index,
+                    error_code=0,
+                    timestamp=ts,
+                    offset=offset,
+                    leader_epoch=part.leader_epoch if offset >= 0 else -1,
+                )
+            )
         topics.append(T(name=t.name, partitions=rows))
     return R(throttle_time_ms=0, topics=topics + denied)
 
@@ -137,17 +181,25 @@ def _one_batch(records: list[Record], max_bytes: int, leader_epoch: int) -> tupl
     base = records[0].offset
     producer = records[0].producer_id
     transactional = producer >= 0
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
-                                        producer_id=producer, producer_epoch=0 if transactional else -1,
-                                        base_sequence=0 if transactional else -1, batch_size=max(max_bytes, 1))
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=0,
+        is_transactional=transactional,
+        producer_id=producer,
+        producer_epoch=0 if transactional else -1,
+        base_sequence=0 if transactional else -1,
+        batch_size=max(max_bytes, 1),
+    )
     count = 0
     for record in records:
         if record.control is not None:
             key, value = _CONTROL_KEY.pack(0, record.control), _CONTROL_VALUE.pack(0, 0)
         else:
             key, value = record.key, record.value
-        if builder.append(record.offset - base, timestamp=record.timestamp, key=key, value=value,
-                          headers=[]) is None:
+        if (
+            builder.append(record.offset - base, timestamp=record.timestamp, key=key, value=value, headers=[])
+            is None
+        ):
             break
         count += 1
     buf = builder.build()
@@ -190,13 +242,32 @@ def _stored_batch(part: Partition, records: list[Record]) -> bytes:
     key = (records[0].batch, records[0].offset, records[-1].offset, len(records), part.leader_epoch)
     data = part.encoded.get(key)
     if data is None:
-        rows = [(r.offset, r.timestamp, *((control_key(r.control == 1), control_value()) if r.control is not None
-                                          else (r.key, r.value)), r.headers) for r in records]
-        data = encode_batch(meta.base_offset, rows, codec=meta.codec, producer_id=meta.producer_id,
-                            producer_epoch=meta.producer_epoch, base_sequence=meta.base_sequence,
-                            transactional=meta.transactional, control=meta.control,
-                            log_append_time_ms=meta.log_append_time_ms, leader_epoch=part.leader_epoch,
-                            payload=meta.payload)
+        rows = [
+            (
+                r.offset,
+                r.timestamp,
+                *(
+                    (control_key(r.control == 1), control_value())
+                    if r.control is not None
+                    else (r.key, r.value)
+                ),
+                r.headers,
+            )
+            for r in records
+        ]
+        data = encode_batch(
+            meta.base_offset,
+            rows,
+            codec=meta.codec,
+            producer_id=meta.producer_id,
+            producer_epoch=meta.producer_epoch,
+            base_sequence=meta.base_sequence,
+            transactional=meta.transactional,
+            control=meta.control,
+            log_append_time_ms=meta.log_append_time_ms,
+            leader_epoch=part.leader_epoch,
+            payload=meta.payload,
+        )
         part.encoded[key] = data
     return data
 
@@ -226,9 +297,15 @@ def read_log(part: Partition, fetch_offset: int, limit: int, max_bytes: int, who
     i = 0
     while i < len(records) and (len(out) < max_bytes or not out):
         j = i + 1
-        while j < len(records) and records[j].batch == records[i].batch and (
-                records[i].batch >= 0 or (records[j].producer_id, records[j].control) == (
-                records[i].producer_id, records[i].control)):
+        while (
+            j < len(records)
+            and records[j].batch == records[i].batch
+            and (
+                records[i].batch >= 0
+                or (records[j].producer_id, records[j].control)
+                == (records[i].producer_id, records[i].control)
+            )
+        ):
             j += 1
         if records[i].batch >= 0:
             if _batch_last_offset(part, records[i].batch) >= limit:
@@ -237,7 +314,7 @@ def read_log(part: Partition, fetch_offset: int, limit: int, max_bytes: int, who
         else:
             data = build_record_batch(records[i:j], max(max_bytes - len(out), 1), part.leader_epoch)
         if out and len(out) + len(data) > max_bytes:
-            out += data[:max_bytes - len(out)]
+            out += data[: max_bytes - len(out)]
             break
         if not out and len(data) > max_bytes and not whole_first:
             return data[:max_bytes]
@@ -249,8 +326,11 @@ def read_log(part: Partition, fetch_offset: int, limit: int, max_bytes: int, who
 def _aborted_overlapping(part: Partition, fetch_offset: int, upper: int) -> list | None:
     """The aborted transactions a read_committed consumer needs for [fetch_offset, upper)."""
     T = FetchResponse.FetchableTopicResponse.PartitionData.AbortedTransaction
-    return [T(producer_id=pid, first_offset=first) for pid, first, last in part.aborted_txns
-            if first < upper and last >= fetch_offset]
+    return [
+        T(producer_id=pid, first_offset=first)
+        for pid, first, last in part.aborted_txns
+        if first < upper and last >= fetch_offset
+    ]
 
 
 def fetch(ctx: RequestContext) -> Any:
@@ -275,26 +355,56 @@ def fetch(ctx: RequestContext) -> Any:
             if name is None:
                 error = unknown_error
             if part is None:
-                rows.append(P(partition_index=p.partition, error_code=error, high_watermark=-1,
-                              last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
-                              preferred_read_replica=-1, records=b""))
+                rows.append(
+                    P(
+                        partition_index=p.partition,
+                        error_code=error,
+                        high_watermark=-1,
+                        last_stable_offset=-1,
+                        log_start_offset=-1,
+                        aborted_transactions=None,
+                        preferred_read_replica=-1,
+                        records=b"",
+                    )
+                )
                 continue
             limit = part.lso if isolation == 1 else part.end
             if not part.log_start <= p.fetch_offset <= part.end:
                 # As Apache Kafka answers: ReplicaManager's read error result has -1 for the high
                 # watermark and the log start (a reader asks ListOffsets where the log is now).
-                rows.append(P(partition_index=p.partition, error_code=Err.OFFSET_OUT_OF_RANGE,
-                              high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
-                              aborted_transactions=None, preferred_read_replica=-1, records=b""))
+                rows.append(
+                    P(
+                        partition_index=p.partition,
+                        error_code=Err.OFFSET_OUT_OF_RANGE,
+                        high_watermark=-1,
+                        last_stable_offset=-1,
+                        log_start_offset=-1,
+                        aborted_transactions=None,
+                        preferred_read_replica=-1,
+                        records=b"",
+                    )
+                )
                 continue
-            data = read_log(part, p.fetch_offset, limit, min(p.partition_max_bytes, budget), not any_records) \
-                if budget > 0 else b""
+            data = (
+                read_log(part, p.fetch_offset, limit, min(p.partition_max_bytes, budget), not any_records)
+                if budget > 0
+                else b""
+            )
             budget -= len(data)
             any_records = any_records or bool(data)
             aborted = _aborted_overlapping(part, p.fetch_offset, limit) if isolation == 1 else None
-            rows.append(P(partition_index=p.partition, error_code=0, high_watermark=part.end,
-                          last_stable_offset=part.lso, log_start_offset=part.log_start, aborted_transactions=aborted,
-                          preferred_read_replica=-1, records=data))
+            rows.append(
+                P(
+                    partition_index=p.partition,
+                    error_code=0,
+                    high_watermark=part.end,
+                    last_stable_offset=part.lso,
+                    log_start_offset=part.log_start,
+                    aborted_transactions=aborted,
+                    preferred_read_replica=-1,
+                    records=data,
+                )
+            )
         topics.append(T(topic=t.topic, topic_id=getattr(t, "topic_id", None), partitions=rows))
     if not any_records and req.max_wait_ms > 0:
         ctx.extra_delay_s = min(req.max_wait_ms / 1000.0, FETCH_EMPTY_WAIT_CAP_S)
@@ -318,17 +428,38 @@ def produce(ctx: RequestContext) -> Any:
             if name is None:
                 error = Err.UNKNOWN_TOPIC_ID
             if part is None:
-                rows.append(P(index=p.index, error_code=error, base_offset=-1, log_append_time_ms=-1,
-                              log_start_offset=-1, record_errors=[], error_message=None))
+                rows.append(
+                    P(
+                        index=p.index,
+                        error_code=error,
+                        base_offset=-1,
+                        log_append_time_ms=-1,
+                        log_start_offset=-1,
+                        record_errors=[],
+                        error_message=None,
+                    )
+                )
                 continue
             base = part.end
             for batch in MemoryRecords(bytes(p.records or b"")):
                 for record in batch:
-                    part.add_record(Record(offset=part.end, timestamp=record.timestamp, key=record.key,
-                                           value=record.value))
+                    part.add_record(
+                        Record(
+                            offset=part.end, timestamp=record.timestamp, key=record.key, value=record.value
+                        )
+                    )
                     part.end += 1
-            rows.append(P(index=p.index, error_code=0, base_offset=base, log_append_time_ms=-1,
-                          log_start_offset=part.log_start, record_errors=[], error_message=None))
+            rows.append(
+                P(
+                    index=p.index,
+                    error_code=0,
+                    base_offset=base,
+                    log_append_time_ms=-1,
+                    log_start_offset=part.log_start,
+                    record_errors=[],
+                    error_message=None,
+                )
+            )
         topics.append(T(name=t.name, topic_id=getattr(t, "topic_id", None), partition_responses=rows))
     if req.acks == 0:
         ctx.no_response = True

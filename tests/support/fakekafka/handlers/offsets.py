@@ -42,7 +42,9 @@ def subscribed_topics(group: Group) -> set[str]:
     """The topics the coordinator counts the group as subscribed to (``isSubscribedToTopic``)."""
     if group.group_type == CLASSIC:
         if group.protocol_type != "consumer":
-            return set()  # ClassicGroup.computeSubscribedTopics: empty Optional, usesConsumerGroupProtocol false
+            return (
+                set()
+            )  # ClassicGroup.computeSubscribedTopics: empty Optional, usesConsumerGroupProtocol false
         return {t for m in group.members.values() for t in m.subscribed_topics()}
     if group.group_type == CONSUMER:
         return {t for m in group.members.values() for t in m.subscribed_topics()}

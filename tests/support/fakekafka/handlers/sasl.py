@@ -94,15 +94,20 @@ def sasl_handshake(ctx: RequestContext) -> Any:
     config = session.config or {}
     mechanisms = sorted(config)
     now = time.monotonic()
-    if session.authenticated and session.expires_at is not None and (
-            session.last_reauth_start is None or now - session.last_reauth_start >= 1.0):
+    if (
+        session.authenticated
+        and session.expires_at is not None
+        and (session.last_reauth_start is None or now - session.last_reauth_start >= 1.0)
+    ):
         # KafkaChannel.maybeBeginServerReauthentication (even after the session ended)
         session.previous = (str(session.mechanism_name), session.principal)
         session.reauthenticating, session.authenticated, session.last_reauth_start = True, False, now
         name = ctx.request.mechanism
         if name != session.mechanism_name:
-            session.bad_mechanism = (f"SASL mechanism '{name}' requested by client is not supported for "
-                                     f"re-authentication of mechanism '{session.mechanism_name}'")
+            session.bad_mechanism = (
+                f"SASL mechanism '{name}' requested by client is not supported for "
+                f"re-authentication of mechanism '{session.mechanism_name}'"
+            )
             return SaslHandshakeResponse(error_code=0, mechanisms=mechanisms)
         session.mechanism = new_mechanism(name, config[name], scram_iterations=ctx.cluster.scram_iterations)
         return SaslHandshakeResponse(error_code=0, mechanisms=mechanisms)
@@ -124,20 +129,30 @@ def sasl_authenticate(ctx: RequestContext) -> Any:
     R = SaslAuthenticateResponse
     if session.mechanism is None or session.handshake_version == 0 or session.authenticated:
         ctx.close_after = True
-        return R(error_code=Err.ILLEGAL_SASL_STATE, error_message="Unexpected SaslAuthenticate request",
-                 auth_bytes=b"", session_lifetime_ms=0)
+        return R(
+            error_code=Err.ILLEGAL_SASL_STATE,
+            error_message="Unexpected SaslAuthenticate request",
+            auth_bytes=b"",
+            session_lifetime_ms=0,
+        )
     try:
         if session.bad_mechanism:
             raise AuthFailed(session.bad_mechanism)
         reply = session.step(bytes(ctx.request.auth_bytes))
         # ReauthInfo.ensurePrincipalUnchanged
         if session.authenticated and session.reauthenticating and session.principal != session.previous[1]:
-            raise AuthFailed(f"Cannot change principals during re-authentication from User:{session.previous[1]}: "
-                             f"User:{session.principal}")
+            raise AuthFailed(
+                f"Cannot change principals during re-authentication from User:{session.previous[1]}: "
+                f"User:{session.principal}"
+            )
     except AuthFailed as exc:
         ctx.close_after = True  # Kafka closes the connection after a failed authentication
-        return R(error_code=Err.SASL_AUTHENTICATION_FAILED, error_message=str(exc), auth_bytes=b"",
-                 session_lifetime_ms=0)
+        return R(
+            error_code=Err.SASL_AUTHENTICATION_FAILED,
+            error_message=str(exc),
+            auth_bytes=b"",
+            session_lifetime_ms=0,
+        )
     lifetime = session.lifetime_ms(time.monotonic()) if session.authenticated else 0
     if session.authenticated and session.reauthenticating:
         session.reauthenticating = False

@@ -67,16 +67,39 @@ def describe_share_group_offsets(ctx: RequestContext) -> Any:
             rows = []
             for p in partitions:
                 if not ctx.authorized("topic", name, "Describe"):
-                    rows.append(P(partition_index=p, start_offset=-1, leader_epoch=-1,
-                                  error_code=Err.TOPIC_AUTHORIZATION_FAILED, error_message=None))
+                    rows.append(
+                        P(
+                            partition_index=p,
+                            start_offset=-1,
+                            leader_epoch=-1,
+                            error_code=Err.TOPIC_AUTHORIZATION_FAILED,
+                            error_message=None,
+                        )
+                    )
                 elif known is None or not 0 <= p < len(known.partitions):
-                    rows.append(P(partition_index=p, start_offset=-1, leader_epoch=-1,
-                                  error_code=Err.UNKNOWN_TOPIC_OR_PARTITION, error_message=None))
+                    rows.append(
+                        P(
+                            partition_index=p,
+                            start_offset=-1,
+                            leader_epoch=-1,
+                            error_code=Err.UNKNOWN_TOPIC_OR_PARTITION,
+                            error_message=None,
+                        )
+                    )
                 else:
                     start, epoch = group.share_offsets.get((name, p), (-1, -1))
-                    rows.append(P(partition_index=p, start_offset=start, leader_epoch=epoch, error_code=0,
-                                  error_message=None))
-            topics.append(T(topic_name=name, topic_id=known.topic_id if known else ZERO_UUID, partitions=rows))
+                    rows.append(
+                        P(
+                            partition_index=p,
+                            start_offset=start,
+                            leader_epoch=epoch,
+                            error_code=0,
+                            error_message=None,
+                        )
+                    )
+            topics.append(
+                T(topic_name=name, topic_id=known.topic_id if known else ZERO_UUID, partitions=rows)
+            )
         groups.append(G(group_id=g.group_id, topics=topics, error_code=0, error_message=None))
     return R(throttle_time_ms=0, groups=groups)
 
@@ -109,9 +132,13 @@ def alter_share_group_offsets(ctx: RequestContext) -> Any:
                 group.share_offsets[(t.topic_name, p.partition_index)] = (p.start_offset, epoch)
                 code = 0
             rows.append(P(partition_index=p.partition_index, error_code=code, error_message=None))
-        responses.append(T(topic_name=t.topic_name, topic_id=known.topic_id if known else ZERO_UUID, partitions=rows))
+        responses.append(
+            T(topic_name=t.topic_name, topic_id=known.topic_id if known else ZERO_UUID, partitions=rows)
+        )
     return R(throttle_time_ms=0, error_code=0, error_message=None, responses=responses)
 
 
-HANDLERS = {ApiKey.DescribeShareGroupOffsets: describe_share_group_offsets,
-            ApiKey.AlterShareGroupOffsets: alter_share_group_offsets}
+HANDLERS = {
+    ApiKey.DescribeShareGroupOffsets: describe_share_group_offsets,
+    ApiKey.AlterShareGroupOffsets: alter_share_group_offsets,
+}
