@@ -161,7 +161,7 @@ class OrderProducer(Worker):
                 self.produce(1)
                 next_at += interval
                 self._stop.wait(max(0.0, next_at - time.monotonic()))
-        except BaseException as exc:  # surfaced to waiters
+        except BaseException as exc:  # noqa: BLE001 - any failure, Ctrl-C included, is surfaced to the waiters
             self._fail(exc)
         finally:
             with self._cond:

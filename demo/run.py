@@ -350,7 +350,7 @@ def show_page(base_url: str, passwords: Path) -> None:
     group_id = deleted[0] if deleted else LANDING_GROUP
     try:
         shots = capture(base_url, passwords, WORK, group_id)
-    except Exception as exc:  # the page is a view: the demo's result does not depend on it
+    except Exception as exc:  # noqa: BLE001 - the page is a view: the demo's result does not depend on it
         say(f"  no screenshots: {type(exc).__name__}: {exc}")
         return
     say(
@@ -369,7 +369,7 @@ def main() -> int:
     except (KeyboardInterrupt, Stop) as exc:
         print(f"\ninterrupted ({type(exc).__name__} {exc}): everything started was stopped.", file=sys.stderr)
         return 130
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the demo's last word: what failed, and that everything stopped
         print(
             f"\ndemo failed: {type(exc).__name__}: {exc}\neverything started was stopped; logs in {rel(WORK / 'logs')}",
             file=sys.stderr,
