@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..client import stepmarks
-from ..client.errors import ConfigurationError, Failure
+from ..client.errors import CLIENT_NOT_SENT, ConfigurationError, Failure
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..history.backup import OffsetsBackup, load_backup, restore_offsets
 from ..lag.snapshot import now_ms as _now_ms
@@ -170,7 +170,7 @@ async def run_restore(
             g not in change.results
         ):  # the path kept it (leased by another run, unreadable): say so per partition
             change.results[g] = KeyedResults(
-                {}, {tp: Failure(-1, step.reason) for tp in sorted(change.scope(g))}
+                {}, {tp: Failure(CLIENT_NOT_SENT, step.reason) for tp in sorted(change.scope(g))}
             )
     result = OffsetChangeResult("restore", False, decisions, {"from_backup": backup.url}, backup_url)
     result = await write_change_audit(

@@ -83,15 +83,16 @@ CLIENT_UNSUPPORTED = -102
 CLIENT_INCOMPLETE_RESPONSE = -103  # a response without an answer for this key
 CLIENT_RESPONSE_TOO_LARGE = -104
 CLIENT_NOT_READ = -105  # a value this result is computed from was not read (its own read failed)
-CLIENT_RECORDED_ERROR = (
-    -106
-)  # read back from the history store, which keeps that an error occurred, not which
+#: read back from the history store, which keeps that an error occurred, not which
+CLIENT_RECORDED_ERROR = -106
 #: a record batch this client cannot decode (its codec's library failed, or the bytes are not a v2 batch):
 #: the message names the codec, the library and the partition
 CLIENT_UNDECODABLE = -107
-CLIENT_PROTOCOL_ERROR = (
-    -108
-)  # a broker's answer this client cannot read (an undecodable or malformed response)
+#: a broker's answer this client cannot read (an undecodable or malformed response)
+CLIENT_PROTOCOL_ERROR = -108
+#: a change the safety path kept before any request (the group leased by another run, live, unreadable):
+#: nothing was sent for it
+CLIENT_NOT_SENT = -109
 CLIENT_CODES = {
     code: name for name, code in globals().items() if name.startswith("CLIENT_") and isinstance(code, int)
 }

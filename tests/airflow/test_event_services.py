@@ -53,7 +53,10 @@ def test_a_lag_event_starts_the_spark_dag_with_exactly_the_consumed_range(
             DEADLINE_S,
         )
         airflow.wait_for(
-            lambda: "below the barrier" in airflow.log("triggerer"), "the barrier to be fixed", DEADLINE_S
+            # the range's gate logs its closed barrier check (BarrierStatus.summary) once the barrier is fixed
+            lambda: "not there yet" in airflow.log("triggerer"),
+            "the barrier to be fixed",
+            DEADLINE_S,
         )
         seed.produce(topic, 0, 2, key=b"sku-1")  # after the barrier: not in this range
         seed.commit(group, {(topic, 0): 6, (topic, 1): 4})

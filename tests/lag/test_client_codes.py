@@ -33,6 +33,7 @@ def test_every_client_code_has_its_name_and_none_is_a_broker_code():
         -106: "CLIENT_RECORDED_ERROR",
         -107: "CLIENT_UNDECODABLE",
         -108: "CLIENT_PROTOCOL_ERROR",
+        -109: "CLIENT_NOT_SENT",
     }
     for code, name in CLIENT_CODES.items():
         assert error_name(code) == name and str(Failure(code, "why")) == f"{name}: why"

@@ -127,23 +127,25 @@ def test_share_group_offsets_are_refused_by_name_on_a_broker_without_kip_932(cap
     assert "does not support DescribeShareGroupOffsets" in failure["message"]
 
 
-def test_a_restore_a_real_broker_refuses_on_every_partition_is_failed(capsys, tansu, live_group, tmp_path):
-    """Issue 29 on a real broker: committing into a group with a live member is refused per
-    partition (UNKNOWN_MEMBER_ID, as Apache Kafka); the restore says failed and exits 1."""
+def test_a_restore_into_a_live_group_is_failed_and_changes_nothing(capsys, tansu, tansu_live_group, tmp_path):
+    """Issue 29: a restore into a group with a live member is failed and exits 1, and nothing is
+    committed: the write-ahead safety path keeps the group before any OffsetCommit (the broker would
+    refuse one per partition with UNKNOWN_MEMBER_ID, as Apache Kafka does)."""
     from airflow_provider_kgroups.client import TopicPartition
     from airflow_provider_kgroups.history.backup import backup_offsets
 
-    before = dict(live_group.committed)
+    before = dict(tansu_live_group.committed)
     assert before, "the live group committed nothing to restore"
     url = backup_offsets(
-        str(tmp_path), {live_group.group_id: {TopicPartition(live_group.topic, p): 0 for p in before}}
+        str(tmp_path), {tansu_live_group.group_id: {TopicPartition(tansu_live_group.topic, p): 0 for p in before}}
     )
-    code, doc = cli(capsys, tansu, "restore", url, live_group.group_id)
+    code, doc = cli(capsys, tansu, "restore", url, tansu_live_group.group_id)
     assert code == EXIT_PARTIAL
-    assert doc[live_group.group_id]["outcome"] == "failed" and doc[live_group.group_id]["results"] == {}
-    assert all("UNKNOWN_MEMBER_ID" in str(e) for e in doc[live_group.group_id]["errors"].values())
+    assert doc[tansu_live_group.group_id]["outcome"] == "failed" and doc[tansu_live_group.group_id]["results"] == {}
+    errors = doc[tansu_live_group.group_id]["errors"].values()
+    assert errors and all("CLIENT_NOT_SENT" in str(e) or "UNKNOWN_MEMBER_ID" in str(e) for e in errors), errors
     from airflow_provider_kgroups.client import ClientConfig, GroupsClient
 
     with GroupsClient(ClientConfig.create(tansu.bootstrap)) as client:
-        committed = client.fetch_committed_offsets([live_group.group_id])[live_group.group_id].committed()
+        committed = client.fetch_committed_offsets([tansu_live_group.group_id])[tansu_live_group.group_id].committed()
     assert {tp.partition: o for tp, o in committed.items()} == before
