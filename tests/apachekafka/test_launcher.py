@@ -31,7 +31,8 @@ def _kgroups_list(capsys: pytest.CaptureFixture[str], bootstrap: str) -> set[str
     return {
         row["group_id"]
         for row in json.loads(capsys.readouterr().out)["groups"]
-        if row.get("protocol_type") in ("consumer", "", None) and row.get("group_type") not in ("share", "streams")
+        if row.get("protocol_type") in ("consumer", "", None)
+        and row.get("group_type") not in ("share", "streams")
     }
 
 

@@ -147,7 +147,8 @@ def test_list_with_state_and_type_filters(kafka, state, capsys):
     listed = {
         g["group_id"]: g
         for g in ours["groups"]
-        if g.get("protocol_type") in ("consumer", "", None) and g.get("group_type") not in ("share", "streams")
+        if g.get("protocol_type") in ("consumer", "", None)
+        and g.get("group_type") not in ("share", "streams")
     }
     assert set(listed) == ids, (sorted(set(listed) - ids), sorted(ids - set(listed)))
     for group, (group_state, group_type) in mine.items():

@@ -137,15 +137,23 @@ def test_a_restore_into_a_live_group_is_failed_and_changes_nothing(capsys, tansu
     before = dict(tansu_live_group.committed)
     assert before, "the live group committed nothing to restore"
     url = backup_offsets(
-        str(tmp_path), {tansu_live_group.group_id: {TopicPartition(tansu_live_group.topic, p): 0 for p in before}}
+        str(tmp_path),
+        {tansu_live_group.group_id: {TopicPartition(tansu_live_group.topic, p): 0 for p in before}},
     )
     code, doc = cli(capsys, tansu, "restore", url, tansu_live_group.group_id)
     assert code == EXIT_PARTIAL
-    assert doc[tansu_live_group.group_id]["outcome"] == "failed" and doc[tansu_live_group.group_id]["results"] == {}
+    assert (
+        doc[tansu_live_group.group_id]["outcome"] == "failed"
+        and doc[tansu_live_group.group_id]["results"] == {}
+    )
     errors = doc[tansu_live_group.group_id]["errors"].values()
-    assert errors and all("CLIENT_NOT_SENT" in str(e) or "UNKNOWN_MEMBER_ID" in str(e) for e in errors), errors
+    assert errors and all("CLIENT_NOT_SENT" in str(e) or "UNKNOWN_MEMBER_ID" in str(e) for e in errors), (
+        errors
+    )
     from airflow_provider_kgroups.client import ClientConfig, GroupsClient
 
     with GroupsClient(ClientConfig.create(tansu.bootstrap)) as client:
-        committed = client.fetch_committed_offsets([tansu_live_group.group_id])[tansu_live_group.group_id].committed()
+        committed = client.fetch_committed_offsets([tansu_live_group.group_id])[
+            tansu_live_group.group_id
+        ].committed()
     assert {tp.partition: o for tp, o in committed.items()} == before
