@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[spark,history,msk,ui]" --group test --group bench --group docs
+	@# The editable build leaves airflow_provider_kgroups.egg-info in the checkout: with the checkout on
+	@# sys.path (pytest, the demo's Airflow services) importlib.metadata would see the distribution twice
+	@# and Airflow would load the airflow.plugins entry point twice ("Plugin 'kgroups' already registered").
+	rm -rf airflow_provider_kgroups.egg-info
 	touch $(STAMP)
 
 install: $(STAMP)
