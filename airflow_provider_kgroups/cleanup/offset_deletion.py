@@ -23,7 +23,7 @@ from ..offsets.deletion import GroupOffsetDeletion
 from .guard import Step, StepResult, Words, guarded
 from .offset_results import BROKER_REFUSAL, ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import write_change_audit
-from .writeahead import start_run, tp_key
+from .writeahead import closing_on_error, start_run, tp_key
 
 __all__ = ["DeletionOptions", "OffsetDeletionChange", "cap_plans", "run_offset_deletion"]
 
@@ -242,7 +242,8 @@ async def run_offset_deletion(
         storage_options=storage_options,
         started_ms=started,
     )
-    try:
+
+    async def reconciled_then_deleted():
         if run is not None:
             await run.reconcile(aclient)
         return await _run_offset_deletion(
@@ -258,10 +259,8 @@ async def run_offset_deletion(
             action=action,
             extra=extra,
         )
-    except BaseException as exc:
-        if run is not None:
-            await run.close_after_error(aclient, exc)
-        raise
+
+    return await closing_on_error(run, aclient, reconciled_then_deleted())
 
 
 async def _run_offset_deletion(

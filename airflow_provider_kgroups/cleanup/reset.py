@@ -34,7 +34,7 @@ from ..offsets.spec import ResetSpec
 from .guard import Step, StepResult, Words, guarded
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import write_change_audit
-from .writeahead import start_run, tp_key
+from .writeahead import closing_on_error, start_run, tp_key
 
 __all__ = ["ResetOptions", "run_reset"]
 
@@ -331,8 +331,10 @@ async def run_reset(
         storage_options=storage_options,
         started_ms=started,
     )
-    try:
-        return await _run_reset(
+    return await closing_on_error(
+        run,
+        aclient,
+        _run_reset(
             aclient,
             spec,
             group_ids,
@@ -346,11 +348,8 @@ async def run_reset(
             who=who,
             storage_options=storage_options,
             action=action,
-        )
-    except BaseException as exc:
-        if run is not None:
-            await run.close_after_error(aclient, exc)
-        raise
+        ),
+    )
 
 
 async def _run_reset(

@@ -15,7 +15,7 @@ from .decisions import CleanupResult, Outcome
 from .execute import execute_plan
 from .plan import HistorySource, plan_cleanup
 from .policy import CleanupPolicy
-from .writeahead import start_run
+from .writeahead import closing_on_error, start_run
 
 __all__ = ["run_cleanup"]
 
@@ -48,8 +48,10 @@ async def run_cleanup(
         storage_options=storage_options,
         started_ms=started,
     )
-    try:
-        return await _run_cleanup(
+    return await closing_on_error(
+        run,
+        aclient,
+        _run_cleanup(
             aclient,
             policy,
             run,
@@ -61,11 +63,8 @@ async def run_cleanup(
             audit_base_url=audit_base_url,
             who=who,
             storage_options=storage_options,
-        )
-    except BaseException as exc:
-        if run is not None:
-            await run.close_after_error(aclient, exc)
-        raise
+        ),
+    )
 
 
 async def _run_cleanup(

@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from datetime import UTC
-from typing import Any
+from typing import Any, TypeVar
 
 from ..client import stepmarks
 from ..client.errors import KafkaGroupsError
@@ -38,6 +38,8 @@ from ..history.backup import OffsetsBackup, load_backup
 from ..history.journal import ACTIVE_RUNS, Journal, Owner
 from ..history.records import record_name
 from ..lag.snapshot import now_ms as _now_ms
+
+T = TypeVar("T")
 
 __all__ = ["ChangeRun", "LEASE_TTL_S", "Verdict", "reconcile_open_intents", "start_run", "undo_by_backup"]
 
@@ -238,10 +240,8 @@ class ChangeRun:
         if self.intent_url is None:
             self.finish(False)
             return
-        if not isinstance(
-            error, Exception
-        ):  # cancelled or interrupted: no more requests; the next run reconciles
-            return
+        if not isinstance(error, Exception):
+            return  # cancelled or interrupted: no more requests; the next run reconciles
         try:
             found = await reconcile_open_intents(
                 aclient,
@@ -269,6 +269,17 @@ def undo_by_backup(
         if url:
             out.setdefault(url, []).append(g)
     return out
+
+
+async def closing_on_error(run: ChangeRun | None, aclient: Any, work: Awaitable[T]) -> T:
+    """``work``'s result; when it raises, ``run`` (if any) first closes its records: its own intent
+    reconciled from the groups' state so that its leases can go."""
+    try:
+        return await work
+    except BaseException as exc:
+        if run is not None:
+            await run.close_after_error(aclient, exc)
+        raise
 
 
 def start_run(
