@@ -425,20 +425,21 @@ async def test_a_response_over_max_response_bytes_is_split_until_it_fits_and_one
 async def test_chunks_wait_for_an_in_flight_slot_so_each_timeout_measures_its_own_request(in_flight):
     """A broker handles a connection's requests one at a time (Kafka's SocketServer mutes the
     channel until the response is sent: the fake's ``processing_s``), and a request's timeout runs
-    from when it is written. Eight one-group DescribeGroups chunks of 0.2 s broker work each, with
-    a 1 s request timeout: one in flight at a time, each is answered within its own 0.2 s, eight
-    requests on one connection. All eight written at once, the sixth waits 1.2 s, times out, the
-    connection is closed (a timed-out connection is not trusted) and the unanswered chunks go
-    round again: more requests, new connections."""
+    from when it is written. Twenty-four one-group DescribeGroups chunks of 0.1 s broker work each,
+    with a 2 s request timeout: one in flight at a time, each is answered within its own 0.1 s (a
+    1.9 s margin, so a loaded machine's stall does not count as a timeout), 24 requests on one
+    connection. All 24 written at once, the 21st waits 2.1 s, times out, the connection is closed
+    (a timed-out connection is not trusted) and the unanswered chunks go round again: more
+    requests, new connections."""
     async with FakeCluster(brokers=1) as c:
-        ids = [f"slow-{i}" for i in range(8)]
+        ids = [f"slow-{i}" for i in range(24)]
         for g in ids:
             c.add_group(g)
-        c.set_delay(processing_s=0.2, api="DescribeGroups")
+        c.set_delay(processing_s=0.1, api="DescribeGroups")
         config = ClientConfig.create(
             c.bootstrap,
             retry_backoff_s=0.01,
-            request_timeout_s=1.0,
+            request_timeout_s=2.0,
             max_groups_per_request=1,
             max_in_flight_per_connection=in_flight,
         )
@@ -448,10 +449,10 @@ async def test_chunks_wait_for_an_in_flight_slot_so_each_timeout_measures_its_ow
         if in_flight == 1:
             assert result.failures == {}
             assert {g: d.state for g, d in result.values.items()} == {g: GroupState.EMPTY for g in ids}
-            assert counts(c) == {"Metadata": 1, "FindCoordinator": 8, "DescribeGroups": 8}  # one group each
+            assert counts(c) == {"Metadata": 1, "FindCoordinator": 24, "DescribeGroups": 24}  # one group each
             assert c.count("ApiVersions") == 2  # bootstrap + broker 0, never reopened
         else:
-            assert c.count("DescribeGroups") > 8 and c.count("ApiVersions") > 2
+            assert c.count("DescribeGroups") > 24 and c.count("ApiVersions") > 2
 
 
 async def test_a_delete_whose_response_was_too_large_is_confirmed_by_the_split_retries():
