@@ -6,7 +6,10 @@ Scenarios (each a fresh fake-cluster process, ``benchmarks/fake_server.py``):
 
   lag      9 brokers, 3,000 ``acc-g*`` groups (+60 others), 30 topics x 12 partitions,
            10 ms per request: ``kgroups lag -p 'acc-g*'`` (json, jsonl, table) vs ``kp_lag.py``
-  old      the same, brokers below FindCoordinator v4 / OffsetFetch v8 (one group per request)
+  mixed    9 brokers, 3,000 ``acc-g*`` groups on 5 topics of 1-6 partitions, each on about a third
+           of the topics and not on a fifth of their partitions, 10 ms per request: ``kgroups --format
+           json lag --pattern 'acc-g*'`` vs ``kp_lag.py``, both checked for the exact total lag
+  old      the same as lag, brokers below FindCoordinator v4 / OffsetFetch v8 (one group per request)
   tansu    the lag scenario on the embedded broker (Tansu) behind ``proxy.VirtualCluster``: 9 virtual
            brokers, 10 ms per request, 3,000 groups committing 12 partitions each, then 1 each
            (``tansu_server.py``); kgroups json vs ``kp_lag.py``, both checked for the exact total lag
@@ -19,7 +22,7 @@ and, from the fake's request log, the requests per API and the round trips on th
 path (see ``fake_server.waves``) of the median run. The machine may be shared: medians of
 interleaved runs, and the fake's own CPU is shown apart.
 
-    python benchmarks/bench_cli.py [--scenarios lag,old,tansu,help] [--repeat 5]
+    python benchmarks/bench_cli.py [--scenarios mixed,lag,old,tansu,help,big] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -220,6 +223,13 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
                 f"wall {min(r['walls']):.1f}-{max(r['walls']):.1f} s over {len(r['walls'])} runs"
             )
     for r in rows:
+        if r["scenario"] == "mixed" and "exact" in r:
+            print(
+                f"# {r['scenario']} {r['command']}: every run exact (all groups, the seeded total lag): "
+                f"{'yes' if r['exact'] else 'NO'}; wall {min(r['walls']):.3f}-{max(r['walls']):.3f} s over "
+                f"{len(r['walls'])} runs; critical path: {(r.get('stats') or {}).get('critical_path', '?')}"
+            )
+    for r in rows:
         if r["scenario"].startswith("tansu") and "exact" in r:
             print(
                 f"# {r['scenario']} {r['command']}: every run exact (all groups, the seeded total lag): "
@@ -287,6 +297,43 @@ def scenario_lag(args, old: bool) -> list[dict]:
         for argv in commands.values():
             run_child(argv, server)  # warm-up: page cache, and the answers the fake keeps with --cache
         rows = measure(commands, server, args.repeat, name)
+    for r in rows:
+        r["latency"] = args.latency
+    return rows
+
+
+def scenario_mixed(args) -> list[dict]:
+    """Issue 31's shape: 9 brokers, 3,000 ``acc-g*`` groups on 5 topics of 1 to 6 partitions,
+    each group committed on about a third of the topics and not on about a fifth of their
+    partitions (``fake_server.seed_mixed``), 10 ms a request, the fake's answers replayed after
+    a warm-up run (``--cache``: what is left is each client plus the latency). Both outputs are
+    checked: every group, the seeded total lag."""
+    with FakeServer(
+        "--brokers",
+        "9",
+        "--groups",
+        str(args.groups),
+        "--latency",
+        str(args.latency),
+        "--mixed",
+        *(["--cache"] if args.fake_cache else []),
+    ) as server:
+        print(
+            f"  mixed: {server.seeded['group_partitions']:,} committed group-partitions",
+            file=sys.stderr,
+            flush=True,
+        )
+        b = server.bootstrap
+        seeded = ["env", "PYTHONHASHSEED=0"]
+        json_cmd = [*seeded, *kgroups(b, "--format", "json", "lag", "--pattern", "acc-g*")]
+        commands: dict = {"kafka-python": [*seeded, *peer(b, "acc-g*")], "kgroups json": json_cmd}
+        if args.before:
+            commands["kgroups json (before)"] = (json_cmd, before_tree(args.before))
+        checks = {name: exact_json(server.seeded) for name in commands if name.startswith("kgroups")}
+        checks["kafka-python"] = exact_peer(server.seeded)
+        for argv in commands.values():
+            run_child(argv, server)  # warm-up: page cache, and the answers the fake keeps with --cache
+        rows = measure(commands, server, args.repeat, "mixed", checks)
     for r in rows:
         r["latency"] = args.latency
     return rows
@@ -539,7 +586,7 @@ def print_cold(rows: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenarios", default="lag,old,help")
+    parser.add_argument("--scenarios", default="mixed,lag,old,help")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--groups", type=int, default=3000)
     parser.add_argument(
@@ -578,6 +625,8 @@ def main() -> None:
     for scenario in args.scenarios.split(","):
         if scenario in ("lag", "old"):
             rows += scenario_lag(args, scenario == "old")
+        elif scenario == "mixed":
+            rows += scenario_mixed(args)
         elif scenario == "tansu":
             rows += scenario_tansu(args)
         elif scenario == "help":

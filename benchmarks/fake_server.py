@@ -115,6 +115,42 @@ def seed(cluster, groups: int, topics: int, partitions: int, prefix: str = "acc-
         cluster.add_group(f"other-{g:05d}", offsets={(f"acc-topic-{g % topics:03d}", 0): 1})
 
 
+#: The mixed world's topics (issue 31's shape): 5 topics of 1 to 6 partitions.
+MIXED_TOPICS = {"acc-orders": 6, "acc-payments": 5, "acc-shipments": 3, "acc-refunds": 2, "acc-audit": 1}
+
+
+def seed_mixed(cluster, groups: int, prefix: str = "acc-g") -> tuple[int, int]:
+    """Groups as production has them: each committed on about a third of the topics (at least
+    one), and not on about a fifth of those topics' partitions (at least one committed), lags
+    from 0 to 999; plus 2 % other groups. Returns the ``acc-g*`` groups' total lag (an exact
+    client's sum) and their committed partitions. A fixed seed: the same world every run."""
+    import random
+
+    rng = random.Random(31)
+    ends = {t: [50_000 + 1_000 * p for p in range(n)] for t, n in MIXED_TOPICS.items()}
+    for topic, topic_ends in ends.items():
+        cluster.add_topic(topic, len(topic_ends), end_offsets=topic_ends)
+    total = committed = 0
+    names = list(MIXED_TOPICS)
+    for g in range(groups):
+        topics = [t for t in names if rng.random() < 1 / 3] or [rng.choice(names)]
+        offsets = {}
+        for topic in topics:
+            for p, end in enumerate(ends[topic]):
+                if rng.random() >= 0.2:
+                    lag = rng.randrange(1_000)
+                    offsets[(topic, p)] = end - lag
+                    total += lag
+        if not offsets:
+            topic = topics[0]
+            offsets[(topic, 0)] = ends[topic][0]
+        cluster.add_group(f"{prefix}{g:06d}", offsets=offsets)
+        committed += len(offsets)
+    for g in range(max(1, groups // 50)):
+        cluster.add_group(f"other-{g:05d}", offsets={(names[g % len(names)], 0): 1})
+    return total, committed
+
+
 def seeded_total_lag(groups: int, partitions: int) -> int:
     """The sum of every ``acc-g*`` group's total lag as :func:`seed` made them: what an exact
     client reports (log end 10,000 + p, committed 9,000 + g % 1,000)."""
@@ -191,6 +227,11 @@ def main() -> None:
         help="every broker below FindCoordinator v4 / OffsetFetch v8 (Kafka before 2.8/3.0)",
     )
     parser.add_argument("--cache", action="store_true", help="replay the answers to requests already seen")
+    parser.add_argument(
+        "--mixed",
+        action="store_true",
+        help="the mixed world (seed_mixed): 5 topics of 1-6 partitions, groups on a subset of them",
+    )
     args = parser.parse_args()
     if args.cache:
         cache_answers()
@@ -200,13 +241,19 @@ def main() -> None:
     with FakeCluster.running_in_thread(
         brokers=args.brokers, latency_s=args.latency, api_versions=OLD_BROKER if args.old else None
     ) as cluster:
-        seed(cluster, args.groups, args.topics, args.partitions)
+        if args.mixed:
+            total_lag, group_partitions = seed_mixed(cluster, args.groups)
+        else:
+            seed(cluster, args.groups, args.topics, args.partitions)
+            total_lag = seeded_total_lag(args.groups, args.partitions)
+            group_partitions = args.groups * args.partitions
         print(
             json.dumps(
                 {
                     "bootstrap": cluster.bootstrap,
                     "groups": args.groups,
-                    "total_lag": seeded_total_lag(args.groups, args.partitions),
+                    "total_lag": total_lag,
+                    "group_partitions": group_partitions,
                 }
             ),
             flush=True,
