@@ -15,6 +15,7 @@ from .parser import ENV_BOOTSTRAP
 
 if TYPE_CHECKING:
     from ..client import ClientConfig, GroupsClient
+    from ..client.results import GroupListing
 
 DEFAULT_BACKUP_URL = "./kgroups-backups"
 
@@ -89,19 +90,26 @@ def client_config(args: argparse.Namespace) -> ClientConfig:
 def selected_groups(client: GroupsClient, args: argparse.Namespace, progress: Progress) -> list[str]:
     """The shared selection routine: a broker whose listing failed makes a pattern selection
     refuse (IncompleteListingError, exit 1, the brokers named) rather than drop its groups."""
+    return selected_and_listed(client, args, progress)[0]
+
+
+def selected_and_listed(
+    client: GroupsClient, args: argparse.Namespace, progress: Progress
+) -> tuple[list[str], dict[str, GroupListing]]:
+    """:func:`selected_groups`, and what the listing (if patterns needed one) said of each group."""
     from ..client import GroupSelector
     from ..client.errors import ConfigurationError
-    from ..client.selection import select_groups
+    from ..client.selection import select_listed
 
     selector = GroupSelector(
         ids=tuple(args.groups), patterns=tuple(args.pattern), exclude=tuple(args.exclude)
     )
     if selector.needs_listing:
         progress("listing groups to match patterns")
-    chosen = client.run(select_groups(client.aclient, selector))
+    chosen, listings = client.run(select_listed(client.aclient, selector))
     if not chosen:
         raise ConfigurationError("no group matches the given ids and patterns.")
-    return chosen
+    return chosen, listings
 
 
 def absolute_url(url: str) -> str:

@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .common import add_selection, selected_groups
+from .common import add_selection, selected_and_listed
 from .output import json_encoder, render_table, write_out
 
 if TYPE_CHECKING:
@@ -117,15 +117,17 @@ def group_document(group: GroupLag, seconds: GroupLagSeconds | None, with_second
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, bool]:
     from ..lag.model import UnknownLagPolicy
 
-    ids = selected_groups(client, args, progress)
+    ids, listings = selected_and_listed(client, args, progress)
     policy = UnknownLagPolicy(args.unknown_lag)
     if args.format == "jsonl":
-        return None, None, stream_lag(client, args, ids, policy, progress)
+        return None, None, stream_lag(client, args, ids, policy, progress, listings)
     from ..lag.snapshot import take_snapshot
 
     progress(f"reading committed and log-end offsets of {len(ids)} group(s)")
     snapshot = client.run(
-        take_snapshot(client.aclient, ids, policy=policy, read_committed=args.read_committed)
+        take_snapshot(
+            client.aclient, ids, policy=policy, read_committed=args.read_committed, listings=listings
+        )
     )
     seconds = None
     if args.seconds:
@@ -150,7 +152,9 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, b
     return document, table, lag_ok(snapshot, seconds)
 
 
-def stream_lag(client: GroupsClient, args, ids: list[str], policy, progress: Progress) -> bool:
+def stream_lag(
+    client: GroupsClient, args, ids: list[str], policy, progress: Progress, listings: Mapping[str, Any]
+) -> bool:
     """``--format jsonl``: one line per group, written as soon as the batch holding it is read
     (:func:`...lag.snapshot.iter_snapshot`), then one line of failures if any group could not be
     read. Memory stays at a batch's worth, whatever the number of groups."""
@@ -163,7 +167,7 @@ def stream_lag(client: GroupsClient, args, ids: list[str], policy, progress: Pro
     async def run() -> None:
         nonlocal ok
         async for part in iter_snapshot(
-            client.aclient, ids, policy=policy, read_committed=args.read_committed
+            client.aclient, ids, policy=policy, read_committed=args.read_committed, listings=listings
         ):
             seconds = None
             if args.seconds:

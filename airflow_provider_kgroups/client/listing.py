@@ -76,4 +76,8 @@ async def list_everywhere(
             else:
                 unique[listing.group_id] = listing
     groups = sorted(unique.values(), key=lambda g: g.group_id)
-    return ListGroupsResult(groups=tuple(groups), broker_failures=dict(results.failures)), coordinators
+    twice = frozenset(g.group_id for g in groups if g.group_id not in coordinators)
+    result = ListGroupsResult(
+        groups=tuple(groups), broker_failures=dict(results.failures), listed_twice=twice
+    )
+    return result, coordinators

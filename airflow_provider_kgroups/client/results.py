@@ -175,10 +175,13 @@ class GroupListing:
 
 @dataclass(frozen=True, slots=True)
 class ListGroupsResult:
-    """Groups from every broker; a broker that failed is listed in ``broker_failures``, not dropped."""
+    """Groups from every broker; a broker that failed is listed in ``broker_failures``, not dropped.
+    ``listed_twice``: groups two brokers listed (their coordinator moving): one entry each in
+    ``groups``, whose state may be the old coordinator's."""
 
     groups: tuple[GroupListing, ...]
     broker_failures: Mapping[int, Failure] = field(default_factory=dict)
+    listed_twice: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         return {

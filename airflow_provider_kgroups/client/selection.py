@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigurationError, IncompleteListingError
+from .results import GroupListing
 
 REGEX_PREFIX = "re:"
 
@@ -128,9 +129,20 @@ async def select_groups(
     broker's listing failed after its retries, this raises :class:`IncompleteListingError`
     naming the brokers instead of selecting from a partial listing.
     ``aclient`` is an :class:`~.client.AsyncGroupsClient`."""
+    return (await select_listed(aclient, selector, timeout_s=timeout_s))[0]
+
+
+async def select_listed(
+    aclient: Any, selector: GroupSelector, *, timeout_s: float | None = None
+) -> tuple[list[str], dict[str, GroupListing]]:
+    """:func:`select_groups`, and what the listing said of each selected group (empty when the
+    selection needed no listing). A group that two brokers listed (its coordinator moving
+    between them) has no entry: neither answer is known to be the current one."""
     if not selector.needs_listing:
-        return list(selector.ids)
+        return list(selector.ids), {}
     listed = await aclient.list_groups(timeout_s=timeout_s)
     if listed.broker_failures:
         raise IncompleteListingError(dict(listed.broker_failures))
-    return selector.select(g.group_id for g in listed.groups)
+    ids = selector.select(g.group_id for g in listed.groups)
+    chosen = set(ids) - listed.listed_twice
+    return ids, {g.group_id: g for g in listed.groups if g.group_id in chosen}

@@ -36,7 +36,10 @@ from ..client.errors import CLIENT_NOT_READ, ConfigurationError, Failure, Reques
 from ..client.gcpause import fewer_collections
 from ..client.numbers import check_int
 from ..client.results import (
+    CLASSIC,
+    CONSUMER,
     GroupDescription,
+    GroupListing,
     GroupOffsets,
     GroupState,
     KeyedResults,
@@ -63,6 +66,9 @@ __all__ = [
 
 
 _NO_FLAGS: frozenset[LagFlag] = frozenset()
+_LOST = frozenset({LagFlag.LOST})
+_CLAMPED = frozenset({LagFlag.CLAMPED})
+_CLAMPED_LOST = frozenset({LagFlag.CLAMPED, LagFlag.LOST})
 
 
 def _tp_key(tp: TopicPartition) -> tuple[str, int]:
@@ -228,6 +234,26 @@ def compute_lag(
         for tp in wanted[group_id]:
             commit = committed.get(tp)
             log_start, log_end, end_failure = bounds.get(tp, unread)
+            assigned_to = owners.get(tp) if owners else None
+            if (
+                commit is not None
+                and log_end is not None
+                and commit.error is None
+                and end_failure is None
+                and not (left and tp.topic in left)
+            ):
+                # the common case (committed, log end read, nothing failed), inline: what
+                # partition_lag decides for it, without a call and a flags set per partition
+                offset = commit.offset
+                lost = log_start is not None and offset < log_start
+                if offset > log_end:
+                    lag, flags = 0, _CLAMPED_LOST if lost else _CLAMPED
+                else:
+                    lag, flags = log_end - offset, _LOST if lost else _NO_FLAGS
+                partitions.append(
+                    PartitionLag(tp.topic, tp.partition, offset, log_start, log_end, lag, flags, assigned_to)
+                )
+                continue
             if commit is None:
                 offset, error = None, end_failure
             else:
@@ -239,7 +265,7 @@ def compute_lag(
                     log_start,
                     log_end,
                     policy,
-                    assigned_to=owners.get(tp) if owners else None,
+                    assigned_to=assigned_to,
                     error=error,
                     topic_unassigned=tp.topic in left if left else False,
                 )
@@ -293,6 +319,7 @@ async def take_snapshot(
     read_committed: bool = False,
     topics: Iterable[str] | None = None,
     timeout_s: float | None = None,
+    listings: Mapping[str, GroupListing] | None = None,
 ) -> LagSnapshot:
     """Lag of ``group_ids`` now (see the module docstring for the order of reads and the rules).
 
@@ -301,12 +328,15 @@ async def take_snapshot(
     limits the snapshot to those topics and lists all their partitions; naming a topic that
     does not exist raises :class:`ConfigurationError`. ``read_committed`` uses the last
     stable offset as log end (transactional topics: no phantom lag of 1 for commit markers).
+    ``listings``: what a listing just read said of the groups (``select_listed``): a group it
+    listed as Empty is taken as listed (state, protocol type, no members) instead of being
+    described (:func:`described_by_listing`).
     """
     policy = parse_policy(policy)
     ids = validate_group_ids(group_ids)
     wanted_topics = await topic_partitions(client, topics) if topics is not None else None
     with fewer_collections():  # see client/gcpause.py: a third of the CPU of 100,000 groups
-        return await _read(client, ids, policy, read_committed, wanted_topics, timeout_s)
+        return await _read(client, ids, policy, read_committed, wanted_topics, timeout_s, listings)
 
 
 #: groups per batch of :func:`iter_snapshot`, and how many batches are read at once
@@ -323,6 +353,7 @@ async def iter_snapshot(
     timeout_s: float | None = None,
     batch_size: int = STREAM_BATCH,
     concurrency: int = STREAM_CONCURRENCY,
+    listings: Mapping[str, GroupListing] | None = None,
 ) -> AsyncIterator[LagSnapshot]:
     """:func:`take_snapshot` in parts, for many groups: the groups are read in batches of
     ``batch_size`` (``concurrency`` batches at a time), and each batch's snapshot is yielded as
@@ -330,7 +361,8 @@ async def iter_snapshot(
     module docstring on its own (its end offsets are read after its commits), so each part is
     exact for its groups; ``taken_at_ms`` is per part. Every group is in exactly one part
     (in ``groups`` or ``failures``). Memory: about ``concurrency`` batches, whatever the number
-    of groups. With at most ``batch_size`` groups it reads exactly what take_snapshot reads."""
+    of groups. With at most ``batch_size`` groups it reads exactly what take_snapshot reads
+    (``listings`` as there)."""
     check_int("batch_size", batch_size, at_least=1, must_be="a positive int")
     check_int("concurrency", concurrency, at_least=1, must_be="a positive int")
     policy = parse_policy(policy)
@@ -343,7 +375,9 @@ async def iter_snapshot(
         batch = next(batches, None)
         if batch is not None:
             running.add(
-                asyncio.ensure_future(_read(client, batch, policy, read_committed, wanted_topics, timeout_s))
+                asyncio.ensure_future(
+                    _read(client, batch, policy, read_committed, wanted_topics, timeout_s, listings)
+                )
             )
 
     with fewer_collections():  # see client/gcpause.py
@@ -381,6 +415,47 @@ def _partitions_read(
     return out
 
 
+def described_by_listing(listing: GroupListing) -> GroupDescription | None:
+    """What DescribeGroups would answer for a group that ListGroups just listed as Empty: no
+    members (so no assignment), the listed protocol type, protocol "" (Kafka keeps none for an
+    Empty group). None for any other state or a share or streams group (their own describe
+    APIs say more): those are described. A member that joins after the listing shows in the
+    next snapshot; the lag itself is read as always."""
+    if listing.state is not GroupState.EMPTY or listing.group_type not in (None, CLASSIC, CONSUMER):
+        return None
+    return GroupDescription(
+        group_id=listing.group_id,
+        state=GroupState.EMPTY,
+        protocol_type=listing.protocol_type,
+        protocol="",
+        members=(),
+        coordinator_id=listing.coordinator_id,
+        group_type=listing.group_type or CLASSIC,
+    )
+
+
+async def _describe(
+    client: AsyncGroupsClient,
+    ids: list[str],
+    listings: Mapping[str, GroupListing] | None,
+    timeout_s: float | None,
+) -> KeyedResults[str, GroupDescription]:
+    """The groups' descriptions: from ``listings`` where they suffice, DescribeGroups for the rest."""
+    known = {}
+    if listings:
+        for group_id in ids:
+            listing = listings.get(group_id)
+            if listing is not None and (description := described_by_listing(listing)) is not None:
+                known[group_id] = description
+    if not known:
+        return await client.describe_groups(ids, timeout_s=timeout_s)
+    rest = [g for g in ids if g not in known]
+    if not rest:
+        return KeyedResults(known, {})
+    described = await client.describe_groups(rest, timeout_s=timeout_s)
+    return KeyedResults({**known, **described.values}, dict(described.failures))
+
+
 async def _read(
     client: AsyncGroupsClient,
     ids: list[str],
@@ -388,10 +463,11 @@ async def _read(
     read_committed: bool,
     wanted_topics: Mapping[str, Collection[int]] | None,
     timeout_s: float | None,
+    listings: Mapping[str, GroupListing] | None = None,
 ) -> LagSnapshot:
     taken_at = now_ms()
     descriptions, offsets = await asyncio.gather(
-        client.describe_groups(ids, timeout_s=timeout_s),
+        _describe(client, ids, listings, timeout_s),
         client.fetch_committed_offsets(ids, timeout_s=timeout_s),
     )
     tps = sorted(_partitions_read(descriptions.values, offsets.values, wanted_topics), key=_tp_key)

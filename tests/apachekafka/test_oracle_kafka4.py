@@ -176,6 +176,44 @@ def test_list_with_state_and_type_filters(kafka, state, capsys):
     )
 
 
+def test_lag_by_pattern_takes_empty_groups_from_the_listing_as_kafka_describes_them(
+    kafka, state, capsys, caplog
+):
+    """``lag --pattern`` does not describe the groups its listing showed Empty (issue 31: describe
+    only what the output shows): Kafka itself must describe them exactly as the listing reads
+    (state, protocol type, no members), so the documents with and without the listing are equal
+    but for the moment they were taken; the live groups are still described (members, owners)."""
+    import logging
+
+    groups = [state.empty_a, state.empty_b, state.classic_live, state.consumer_live]
+    code, described = kgroups(capsys, kafka.bootstrap, "lag", *groups)
+    assert code == EXIT_PARTIAL
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="airflow_provider_kgroups.client.requests"):
+        code, listed = kgroups(
+            capsys,
+            kafka.bootstrap,
+            "-v",
+            "lag",
+            "--pattern",
+            state.p + "empty-*",
+            "--pattern",
+            state.p + "c*-live",
+        )
+    assert code == EXIT_PARTIAL
+    sent = [r.getMessage() for r in caplog.records if r.name == "airflow_provider_kgroups.client.requests"]
+    assert any(m.startswith("ListGroups") for m in sent), sent
+    assert any(m.startswith(("DescribeGroups", "ConsumerGroupDescribe")) for m in sent), sent  # the live ones
+    described.pop("taken_at_ms"), listed.pop("taken_at_ms")
+    assert listed == described
+    assert {g: (v["state"], v["members"]) for g, v in listed["groups"].items()} == {
+        state.empty_a: ("Empty", 0),
+        state.empty_b: ("Empty", 0),
+        state.classic_live: ("Stable", 1),
+        state.consumer_live: ("Stable", 1),
+    }
+
+
 # -- --describe ---------------------------------------------------------------------------------
 
 

@@ -228,3 +228,58 @@ def test_a_committed_topic_no_member_is_assigned_is_flagged_on_each_of_its_parti
 )
 def test_the_flag_needs_a_stable_consumer_group_whose_assignments_were_read(inputs):
     assert _flagged(compute_lag(*inputs, P.FAIL, T0)) == set()
+
+
+@pytest.mark.parametrize("policy", list(P))
+def test_compute_lag_decides_every_partition_as_partition_lag_does(policy):
+    """compute_lag decides the common case (committed, log end read, nothing failed) inline for
+    speed; every combination of committed / log start / log end / errors / members must come out
+    as partition_lag's rules make it."""
+    import itertools
+
+    from airflow_provider_kgroups.client.results import GroupDescription, MemberDescription, TopicPartition
+
+    failed = Failure(-1, "broker said no")
+    values = (None, 0, 49, 50, 51, 100, 101)
+    cases = list(itertools.product(values, values, values, (False, True), (False, True)))
+    tps = [TopicPartition("t", i) for i in range(len(cases))] + [TopicPartition("u", 0)]
+    committed, starts, ends, end_failures = {}, {}, {}, {}
+    for tp_, (commit, start, end, commit_failed, end_failed) in zip(tps, cases):
+        if commit is not None or commit_failed:
+            committed[tp_] = CommittedOffset(commit, error=failed if commit_failed else None)
+        if start is not None:
+            starts[tp_] = ListedOffset(start)
+        if end_failed:
+            end_failures[tp_] = failed
+        elif end is not None:
+            ends[tp_] = ListedOffset(end)
+    committed[TopicPartition("u", 0)] = CommittedOffset(7)
+    ends[TopicPartition("u", 0)] = ListedOffset(9)
+    member = MemberDescription("m-1", None, "c", "h", tuple(tps[:5]))
+    for members in ((), (member,)):
+        desc = GroupDescription(
+            "g", GroupState.STABLE if members else GroupState.EMPTY, "consumer", "range", members, 0
+        )
+        result = compute_lag(
+            {"g": desc},
+            {"g": GroupOffsets("g", committed)},
+            KeyedResults(starts, {}),
+            KeyedResults(ends, end_failures),
+            policy,
+        )
+        owners = {tp_: m.member_id for m in members for tp_ in m.assignment}
+        left = {"u"} if members else set()
+        for got in result.groups["g"].partitions:
+            tp_ = got.tp
+            commit = committed.get(tp_)
+            expected = partition_lag(
+                tp_,
+                commit.offset if commit is not None else None,
+                starts[tp_].offset if tp_ in starts else None,
+                ends[tp_].offset if tp_ in ends else None,
+                policy,
+                assigned_to=owners.get(tp_),
+                error=(commit.error if commit is not None else None) or end_failures.get(tp_),
+                topic_unassigned=tp_.topic in left,
+            )
+            assert got == expected, tp_

@@ -231,3 +231,27 @@ async def test_snapshots_read_with_fewer_collections_and_put_the_thresholds_back
         assert seen == [YOUNG_THRESHOLD] * 3 and after_take == 700 and after_iter == 700 and parts == 2
     finally:
         gc.set_threshold(*saved)
+
+
+async def test_a_listing_spares_the_describe_of_empty_groups_only():
+    """``listings`` (what ``select_listed`` read): a group listed Empty is taken as listed, not
+    described; a Stable group is described (members, owners); a group two brokers listed (its
+    coordinator moving) is described, as neither listing is known to be current. The snapshot
+    equals the one taken without listings."""
+    from airflow_provider_kgroups.client.selection import GroupSelector, select_listed
+
+    async def body(cluster, client):
+        cluster.add_group("moving", offsets={("orders", 0): 95})
+        cluster.list_stale("moving", (cluster.coordinator_of("moving") + 1) % 3)
+        ids, listings = await select_listed(client, GroupSelector(patterns=("*",)))
+        cluster.reset_counts()
+        with_listing = await take_snapshot(client, ids, listings=listings)
+        described = sorted(g for r in cluster.requests("DescribeGroups") for g in r.request.groups)
+        without = await take_snapshot(client, ids)
+        return ids, listings, described, with_listing, without
+
+    ids, listings, described, with_listing, without = await with_fake_cluster(body, setup=seed, brokers=3)
+    assert sorted(ids) == ["billing", "moving", "paused"]
+    assert "moving" not in listings and listings["paused"].state is GroupState.EMPTY
+    assert described == ["billing", "moving"]
+    assert with_listing.groups == without.groups
