@@ -10,11 +10,13 @@ import asyncio
 import time
 
 from airflow_provider_kgroups.client import ClientConfig
-from airflow_provider_kgroups.client.cluster import ClusterMetadata
+from airflow_provider_kgroups.client.cluster import METADATA, ClusterMetadata
 from airflow_provider_kgroups.client.config import BrokerAddress
+from airflow_provider_kgroups.client.handlers.list_offsets import ListOffsetsHandler
+from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
+from airflow_provider_kgroups.client.lookup import CoordinatorLookup
 from airflow_provider_kgroups.client.protocol import (
-    CLIENT_MAX_VERSIONS,
-    ApiVersionsRequest,
+    API_VERSIONS,
     FindCoordinatorRequest,
     ListOffsetsRequest,
     MetadataRequest,
@@ -132,14 +134,14 @@ def run_cold_floor(bootstrap: str, groups: list[str]) -> dict:
     """The steps of :func:`cold_call_floor` on the client's transport with no driver, lookups or
     retries, codecs compiled before the clock: what this harness (fake brokers in another
     process, a shared machine) charges for the fewest round trips, beside ``cold_call.py``."""
-    for request_cls in (
-        ApiVersionsRequest,
-        MetadataRequest,
-        FindCoordinatorRequest,
-        OffsetFetchRequest,
-        ListOffsetsRequest,
+    for api in (
+        API_VERSIONS,
+        METADATA,
+        CoordinatorLookup.kafka_api,
+        OffsetFetchHandler.kafka_api,
+        ListOffsetsHandler.kafka_api,
     ):
-        compile_codecs(request_cls, CLIENT_MAX_VERSIONS[request_cls])
+        compile_codecs(api.request, api.max_version)
 
     async def work():
         started = time.perf_counter()

@@ -15,11 +15,13 @@ from typing import Any
 
 from .config import BrokerAddress
 from .errors import ErrorCode, UnsupportedVersion, error_name
-from .protocol import MetadataRequest
+from .protocol import KafkaApi, MetadataRequest, MetadataResponse
 from .results import TopicDescription
 
 log = logging.getLogger(__name__)
 
+#: built by :meth:`ClusterMetadata.request`, read by :meth:`ClusterMetadata.absorb`
+METADATA = KafkaApi(MetadataRequest, MetadataResponse, max_version=12)
 NO_AUTO_CREATE_VERSION = 4  # the first Metadata version that can say AllowAutoTopicCreation=false
 
 

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .chunking import Chunker, RequestLimits
-from .cluster import ClusterMetadata
+from .cluster import METADATA, ClusterMetadata
 from .config import BrokerAddress
 from .contract import Lookup, Outcome, RequestPlan, Routing
 from .errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
-from .protocol import FindCoordinatorRequest, MetadataRequest
+from .protocol import FindCoordinatorRequest, FindCoordinatorResponse, KafkaApi
 from .results import TopicPartition
 
 GROUP_KEY_TYPE = 0
@@ -47,7 +47,8 @@ class CoordinatorLookup(Lookup[str]):
     ``CoordinatorStrategy`` falls back from batched to one key per request (``disableBatch``)
     when the broker is older than v4. A coordinator's address goes to the cluster metadata."""
 
-    request_class = FindCoordinatorRequest
+    kafka_api = KafkaApi(FindCoordinatorRequest, FindCoordinatorResponse, max_version=6)
+    request_class = kafka_api.request
     routing = Routing.BATCHING
 
     def __init__(self, metadata: ClusterMetadata, *, limits: RequestLimits = RequestLimits()) -> None:
@@ -127,7 +128,8 @@ class LeaderLookup(Lookup[TopicPartition]):
     """Metadata for the partitions' topics, from the least-loaded broker (the next one when it
     fails); the cluster metadata keeps the leaders (its cache)."""
 
-    request_class = MetadataRequest
+    kafka_api = METADATA
+    request_class = METADATA.request
     routing = Routing.LEAST_LOADED
 
     def __init__(self, metadata: ClusterMetadata) -> None:

@@ -7,7 +7,9 @@ client names messages by what they are and a codec upgrade is a one-file change.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
 
 from ._codec_import import lazy_package
 
@@ -107,51 +109,102 @@ def too_long(text: str) -> int | None:
     return size if size > MAX_STRING_BYTES else None
 
 
-#: request class -> (response class, the highest version this client implements)
-CLIENT_MAX_VERSIONS: dict[type, int] = {
-    ApiVersionsRequest: 3,
-    SaslHandshakeRequest: 1,
-    SaslAuthenticateRequest: 2,
-    MetadataRequest: 12,
-    FindCoordinatorRequest: 6,
-    OffsetFetchRequest: 9,  # v10 replaces topic names with topic ids
-    DescribeGroupsRequest: 6,  # v6: 69 with "not a classic group" / "not found" instead of a bare Dead
-    ConsumerGroupDescribeRequest: 0,
-    ShareGroupDescribeRequest: 1,  # v1 = Kafka 4.1's stable v0 (same fields)
-    StreamsGroupDescribeRequest: 0,
-    ListGroupsRequest: 5,
-    DeleteGroupsRequest: 2,
-    ListOffsetsRequest: 9,
-    FetchRequest: 12,  # v13 replaces topic names with topic ids
-    OffsetCommitRequest: 9,  # v10 replaces topic names with topic ids
-    OffsetDeleteRequest: 0,  # KIP-496 (Kafka 2.4+)
-    DescribeShareGroupOffsetsRequest: 0,  # KIP-932 (Kafka 4.1+)
-    AlterShareGroupOffsetsRequest: 0,  # KIP-932 (Kafka 4.1+)
-}
+@dataclass(frozen=True, slots=True)
+class KafkaApi:
+    """One Kafka API as this client speaks it: its request and response classes and the highest
+    version this client implements. Declared once, beside the code that builds its requests (a
+    handler's ``kafka_api``, a lookup's, the connection's own below); :data:`CLIENT_MAX_VERSIONS`
+    and :data:`RESPONSE_FOR` are read from the declarations, so nothing repeats them."""
 
-RESPONSE_FOR: dict[int, type] = {
-    req.API_KEY: resp
-    for req, resp in [
-        (ApiVersionsRequest, ApiVersionsResponse),
-        (SaslHandshakeRequest, SaslHandshakeResponse),
-        (SaslAuthenticateRequest, SaslAuthenticateResponse),
-        (MetadataRequest, MetadataResponse),
-        (FindCoordinatorRequest, FindCoordinatorResponse),
-        (OffsetFetchRequest, OffsetFetchResponse),
-        (DescribeGroupsRequest, DescribeGroupsResponse),
-        (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
-        (ShareGroupDescribeRequest, ShareGroupDescribeResponse),
-        (StreamsGroupDescribeRequest, StreamsGroupDescribeResponse),
-        (ListGroupsRequest, ListGroupsResponse),
-        (DeleteGroupsRequest, DeleteGroupsResponse),
-        (ListOffsetsRequest, ListOffsetsResponse),
-        (FetchRequest, FetchResponse),
-        (OffsetCommitRequest, OffsetCommitResponse),
-        (OffsetDeleteRequest, OffsetDeleteResponse),
-        (DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse),
-        (AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse),
-    ]
-}
+    request: type[ApiMessage]
+    response: type[ApiMessage]
+    max_version: int
+
+    def __post_init__(self) -> None:
+        request, response = self.request, self.response
+        if not request.is_request() or response.is_request() or request.API_KEY != response.API_KEY:
+            raise TypeError(
+                f"KafkaApi({request.__name__}, {response.__name__}): give a request class and the "
+                "response class of the same API key"
+            )
+        if not 0 <= self.max_version <= request.max_version:
+            raise ValueError(
+                f"KafkaApi({request.__name__}): max_version {self.max_version} is outside the codec's "
+                f"0-{request.max_version}"
+            )
+        _declare(self)
+
+    @property
+    def key(self) -> int:
+        return int(self.request.API_KEY)
+
+    @property
+    def name(self) -> str:
+        return self.request.__name__.removesuffix("Request")
+
+    def __repr__(self) -> str:
+        return f"KafkaApi({self.name}, key {self.key}, up to v{self.max_version})"
+
+
+_DECLARED: dict[int, KafkaApi] = {}
+_MAX_VERSIONS: dict[type, int] = {}
+_RESPONSES_BY_KEY: dict[int, type] = {}
+
+
+def _declare(api: KafkaApi) -> None:
+    known = _DECLARED.get(api.key)
+    if known is not None:
+        if known == api:
+            return
+        raise ValueError(f"{api!r} declared twice, differently ({known!r}): declare it once and import it")
+    _DECLARED[api.key] = api
+    _MAX_VERSIONS[api.request] = api.max_version
+    _RESPONSES_BY_KEY[api.key] = api.response
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Declared(Mapping[K, V]):
+    """A read-only view of what the :class:`KafkaApi` declarations say, by request class or API
+    key; a miss says which declaration is missing."""
+
+    def __init__(self, entries: dict[K, V]) -> None:
+        self._entries = entries
+
+    def __getitem__(self, key: K) -> V:
+        try:
+            return self._entries[key]
+        except KeyError:
+            what = key.__name__ if isinstance(key, type) else f"API key {key}"
+            raise KeyError(
+                f"no KafkaApi declares {what}: declare it beside the handler that sends it "
+                "(its kafka_api), and import that module before sending"
+            ) from None
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+#: request class -> the highest version this client implements (from the declarations)
+CLIENT_MAX_VERSIONS: Mapping[type, int] = _Declared(_MAX_VERSIONS)
+#: API key -> response class, for decoding (from the declarations)
+RESPONSE_FOR: Mapping[int, type] = _Declared(_RESPONSES_BY_KEY)
+
+
+def declared_apis() -> tuple[KafkaApi, ...]:
+    """Every API declared so far, by key (all of them once the client's verbs are imported)."""
+    return tuple(api for _key, api in sorted(_DECLARED.items()))
+
+
+# The connection's own APIs (its handshake and SASL): the transport is their handler.
+API_VERSIONS = KafkaApi(ApiVersionsRequest, ApiVersionsResponse, max_version=3)
+SASL_HANDSHAKE = KafkaApi(SaslHandshakeRequest, SaslHandshakeResponse, max_version=1)
+SASL_AUTHENTICATE = KafkaApi(SaslAuthenticateRequest, SaslAuthenticateResponse, max_version=2)
 
 
 class CodecWarmup:
@@ -210,16 +263,13 @@ class CodecWarmup:
         self.written()
 
 
-_RESPONSES = frozenset(RESPONSE_FOR.values())
-
-
 def compile_codec(message_cls: type, version: int) -> None:
     """A request's encoder or a response's decoder at ``version``, compiled now (kafka-python
     caches it by the same key its ``encode``/``decode`` use). Only an optimisation: a codec
     without these hooks is compiled on first use as before."""
     try:
         flexible = message_cls.flexible_version_q(version)
-        if message_cls in _RESPONSES:
+        if not message_cls.is_request():
             message_cls._struct.compiled_decode_from(
                 version, compact=flexible, tagged=flexible, data_class=message_cls[None]
             )
@@ -277,13 +327,18 @@ __all__ = [
     "StreamsGroupDescribeRequest",
     "StreamsGroupDescribeResponse",
     # the codec and its helpers
+    "API_VERSIONS",
     "ApiMessage",
     "CLIENT_MAX_VERSIONS",
     "CodecWarmup",
+    "KafkaApi",
     "MAX_STRING_BYTES",
     "RESPONSE_FOR",
+    "SASL_AUTHENTICATE",
+    "SASL_HANDSHAKE",
     "compile_codec",
     "compile_codecs",
+    "declared_apis",
     "too_long",
     "warmup",
 ]

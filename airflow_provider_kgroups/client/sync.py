@@ -1,42 +1,45 @@
 """A synchronous facade for callers that are not async (CLI, Airflow poke mode, scripts).
 
 It owns a private event loop on a daemon thread, so it works the same whether or not
-the caller's thread already runs a loop. Each verb is a real method with the signature of its
-:class:`~.client.AsyncGroupsClient` twin (checked by ``tests/client/test_fake_sync.py``), so type
-checkers and IDEs see the same parameters and results.
+the caller's thread already runs a loop. Each verb is made from its
+:class:`~.client.AsyncGroupsClient` twin by :func:`blocking` (one line per verb), so it has the
+twin's parameters and result for type checkers, IDEs and ``inspect.signature``;
+``tests/client/test_sync_drift.py`` fails when an async verb has no blocking twin.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Coroutine, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .client import AsyncGroupsClient
 from .config import ClientConfig
 from .deadline import current_deadline, deadline, run_within
-from .handlers.fetch import DEFAULT_PARTITION_BYTES
-from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
-from .handlers.offset_commit import OffsetToCommit
-from .offset_verbs import PartitionOutcomes
-from .results import (
-    CommittedOffset,
-    GroupDeletion,
-    GroupDescription,
-    GroupOffsets,
-    KeyedResults,
-    ListedOffset,
-    ListGroupsResult,
-    RecordPage,
-    RecordTimestamp,
-    TopicDescription,
-    TopicExistence,
-    TopicPartition,
-)
 from .transport import RequestStats
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def blocking(
+    verb: Callable[Concatenate[AsyncGroupsClient, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[GroupsClient, P], T]:
+    """The blocking twin of an :class:`AsyncGroupsClient` verb: the same parameters (type checkers
+    see them through ``P``; ``inspect.signature`` through ``__wrapped__``), run on the client's
+    loop by :meth:`GroupsClient.run`. The verb is looked up on ``aclient`` by name at each call,
+    so a subclass's or a test's replacement is the one that runs."""
+    name = verb.__name__
+
+    @functools.wraps(verb)
+    def twin(self: GroupsClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        coroutine: Coroutine[Any, Any, T] = getattr(self.aclient, name)(*args, **kwargs)
+        return self.run(coroutine)
+
+    twin.__doc__ = f":meth:`AsyncGroupsClient.{name}`, blocking."
+    return twin
 
 
 class GroupsClient:
@@ -65,158 +68,25 @@ class GroupsClient:
         (default ``config.call_timeout_s``)."""
         return deadline(self.config.call_timeout_s if seconds is None else seconds)
 
-    # -- the verbs: each blocks on its AsyncGroupsClient twin --------------------------------
+    # -- the verbs: each blocks on its AsyncGroupsClient twin (made by :func:`blocking`) -------
 
-    def list_groups(
-        self, states: Iterable[str] = (), types: Iterable[str] = (), timeout_s: float | None = None
-    ) -> ListGroupsResult:
-        """:meth:`AsyncGroupsClient.list_groups`, blocking."""
-        return self.run(self.aclient.list_groups(states, types, timeout_s))
-
-    def describe_groups(
-        self, group_ids: Iterable[str], timeout_s: float | None = None
-    ) -> KeyedResults[str, GroupDescription]:
-        """:meth:`AsyncGroupsClient.describe_groups`, blocking."""
-        return self.run(self.aclient.describe_groups(group_ids, timeout_s))
-
-    def fetch_committed_offsets(
-        self,
-        group_ids: Iterable[str],
-        topics: Mapping[str, Iterable[int]] | None = None,
-        require_stable: bool = False,
-        timeout_s: float | None = None,
-    ) -> KeyedResults[str, GroupOffsets]:
-        """:meth:`AsyncGroupsClient.fetch_committed_offsets`, blocking."""
-        return self.run(self.aclient.fetch_committed_offsets(group_ids, topics, require_stable, timeout_s))
-
-    def delete_groups(
-        self, group_ids: Iterable[str], timeout_s: float | None = None
-    ) -> KeyedResults[str, GroupDeletion]:
-        """:meth:`AsyncGroupsClient.delete_groups`, blocking."""
-        return self.run(self.aclient.delete_groups(group_ids, timeout_s))
-
-    def commit_offsets(
-        self,
-        group_id: str,
-        offsets: Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit],
-        timeout_s: float | None = None,
-    ) -> KeyedResults[TopicPartition, int]:
-        """:meth:`AsyncGroupsClient.commit_offsets`, blocking."""
-        return self.run(self.aclient.commit_offsets(group_id, offsets, timeout_s))
-
-    def commit_group_offsets(
-        self,
-        offsets: Mapping[str, Mapping[TopicPartition, int | CommittedOffset | OffsetToCommit]],
-        timeout_s: float | None = None,
-    ) -> KeyedResults[str, PartitionOutcomes]:
-        """:meth:`AsyncGroupsClient.commit_group_offsets`, blocking."""
-        return self.run(self.aclient.commit_group_offsets(offsets, timeout_s))
-
-    def delete_committed_offsets(
-        self, partitions: Mapping[str, Iterable[TopicPartition]], timeout_s: float | None = None
-    ) -> KeyedResults[str, PartitionOutcomes]:
-        """:meth:`AsyncGroupsClient.delete_committed_offsets`, blocking."""
-        return self.run(self.aclient.delete_committed_offsets(partitions, timeout_s))
-
-    def describe_share_group_offsets(
-        self,
-        group_ids: Iterable[str],
-        topics: Mapping[str, Iterable[int]] | None = None,
-        timeout_s: float | None = None,
-    ) -> KeyedResults[str, GroupOffsets]:
-        """:meth:`AsyncGroupsClient.describe_share_group_offsets`, blocking."""
-        return self.run(self.aclient.describe_share_group_offsets(group_ids, topics, timeout_s))
-
-    def alter_share_group_offsets(
-        self, offsets: Mapping[str, Mapping[TopicPartition, int]], timeout_s: float | None = None
-    ) -> KeyedResults[str, PartitionOutcomes]:
-        """:meth:`AsyncGroupsClient.alter_share_group_offsets`, blocking."""
-        return self.run(self.aclient.alter_share_group_offsets(offsets, timeout_s))
-
-    def list_offsets(
-        self,
-        specs: Mapping[TopicPartition, int],
-        *,
-        read_committed: bool = False,
-        timeout_s: float | None = None,
-    ) -> KeyedResults[TopicPartition, ListedOffset]:
-        """:meth:`AsyncGroupsClient.list_offsets`, blocking."""
-        return self.run(self.aclient.list_offsets(specs, read_committed=read_committed, timeout_s=timeout_s))
-
-    def log_end_offsets(
-        self,
-        partitions: Iterable[TopicPartition],
-        *,
-        read_committed: bool = False,
-        timeout_s: float | None = None,
-    ) -> KeyedResults[TopicPartition, ListedOffset]:
-        """:meth:`AsyncGroupsClient.log_end_offsets`, blocking."""
-        return self.run(
-            self.aclient.log_end_offsets(partitions, read_committed=read_committed, timeout_s=timeout_s)
-        )
-
-    def log_start_offsets(
-        self, partitions: Iterable[TopicPartition], timeout_s: float | None = None
-    ) -> KeyedResults[TopicPartition, ListedOffset]:
-        """:meth:`AsyncGroupsClient.log_start_offsets`, blocking."""
-        return self.run(self.aclient.log_start_offsets(partitions, timeout_s))
-
-    def offsets_for_timestamp(
-        self, partitions: Iterable[TopicPartition], timestamp_ms: int, timeout_s: float | None = None
-    ) -> KeyedResults[TopicPartition, ListedOffset]:
-        """:meth:`AsyncGroupsClient.offsets_for_timestamp`, blocking."""
-        return self.run(self.aclient.offsets_for_timestamp(partitions, timestamp_ms, timeout_s))
-
-    def fetch_record_timestamps(
-        self,
-        positions: Mapping[TopicPartition, int | Iterable[int]],
-        *,
-        read_committed: bool = False,
-        partition_bytes: int = DEFAULT_PARTITION_BYTES,
-        timeout_s: float | None = None,
-    ) -> KeyedResults[TopicPartition, dict[int, RecordTimestamp]]:
-        """:meth:`AsyncGroupsClient.fetch_record_timestamps`, blocking."""
-        return self.run(
-            self.aclient.fetch_record_timestamps(
-                positions, read_committed=read_committed, partition_bytes=partition_bytes, timeout_s=timeout_s
-            )
-        )
-
-    def fetch_records(
-        self,
-        positions: Mapping[TopicPartition, int],
-        *,
-        read_committed: bool = False,
-        page_bytes: int = DEFAULT_RECORD_PAGE_BYTES,
-        budgets: dict[TopicPartition, int] | None = None,
-        max_wait_ms: int = 1,
-        timeout_s: float | None = None,
-        decode: bool = True,
-    ) -> KeyedResults[TopicPartition, RecordPage]:
-        """:meth:`AsyncGroupsClient.fetch_records`, blocking."""
-        return self.run(
-            self.aclient.fetch_records(
-                positions,
-                read_committed=read_committed,
-                page_bytes=page_bytes,
-                budgets=budgets,
-                max_wait_ms=max_wait_ms,
-                timeout_s=timeout_s,
-                decode=decode,
-            )
-        )
-
-    def describe_topics(
-        self, topics: Iterable[str] | None = None, timeout_s: float | None = None
-    ) -> dict[str, TopicDescription]:
-        """:meth:`AsyncGroupsClient.describe_topics`, blocking."""
-        return self.run(self.aclient.describe_topics(topics, timeout_s))
-
-    def check_topics(
-        self, topics: Iterable[str], timeout_s: float | None = None
-    ) -> KeyedResults[str, TopicExistence]:
-        """:meth:`AsyncGroupsClient.check_topics`, blocking."""
-        return self.run(self.aclient.check_topics(topics, timeout_s))
+    list_groups = blocking(AsyncGroupsClient.list_groups)
+    describe_groups = blocking(AsyncGroupsClient.describe_groups)
+    fetch_committed_offsets = blocking(AsyncGroupsClient.fetch_committed_offsets)
+    delete_groups = blocking(AsyncGroupsClient.delete_groups)
+    commit_offsets = blocking(AsyncGroupsClient.commit_offsets)
+    commit_group_offsets = blocking(AsyncGroupsClient.commit_group_offsets)
+    delete_committed_offsets = blocking(AsyncGroupsClient.delete_committed_offsets)
+    describe_share_group_offsets = blocking(AsyncGroupsClient.describe_share_group_offsets)
+    alter_share_group_offsets = blocking(AsyncGroupsClient.alter_share_group_offsets)
+    list_offsets = blocking(AsyncGroupsClient.list_offsets)
+    log_end_offsets = blocking(AsyncGroupsClient.log_end_offsets)
+    log_start_offsets = blocking(AsyncGroupsClient.log_start_offsets)
+    offsets_for_timestamp = blocking(AsyncGroupsClient.offsets_for_timestamp)
+    fetch_record_timestamps = blocking(AsyncGroupsClient.fetch_record_timestamps)
+    fetch_records = blocking(AsyncGroupsClient.fetch_records)
+    describe_topics = blocking(AsyncGroupsClient.describe_topics)
+    check_topics = blocking(AsyncGroupsClient.check_topics)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

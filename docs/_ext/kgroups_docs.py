@@ -151,8 +151,8 @@ class ConnectionDirective(_RstDirective):
 
 class ApiVersionsDirective(_RstDirective):
     """Every Kafka API the client speaks: its key, the highest version this client implements
-    (``client/protocol.py``'s ``CLIENT_MAX_VERSIONS``) and the versions its handlers declare a
-    feature needs (``Handler.needs``)."""
+    (each API's ``KafkaApi`` declaration, beside its handler) and the versions its handlers
+    declare a feature needs (``Handler.needs``)."""
 
     def rst(self) -> list[str]:
         import importlib
@@ -160,7 +160,7 @@ class ApiVersionsDirective(_RstDirective):
 
         from airflow_provider_kgroups.client import handlers
         from airflow_provider_kgroups.client.handlers.base import Handler
-        from airflow_provider_kgroups.client.protocol import CLIENT_MAX_VERSIONS
+        from airflow_provider_kgroups.client.protocol import declared_apis
 
         needs: dict[type, dict[tuple[int, str], list[str]]] = {}
         for module in pkgutil.iter_modules(handlers.__path__):
@@ -176,7 +176,7 @@ class ApiVersionsDirective(_RstDirective):
                         needs.setdefault(obj.request_class, {}).setdefault(
                             (need.version, need.what), []
                         ).append(f"``{obj.__name__}``")
-        out = [
+        out = [  # every handler is imported now, and with them the lookups: every API is declared
             ".. list-table::",
             "   :header-rows: 1",
             "   :widths: 30 8 12 50",
@@ -186,7 +186,8 @@ class ApiVersionsDirective(_RstDirective):
             "     - up to",
             "     - a feature needs",
         ]
-        for request, top in sorted(CLIENT_MAX_VERSIONS.items(), key=lambda item: item[0].API_KEY):
+        for api in declared_apis():
+            request, top = api.request, api.max_version
             declared = [
                 f"v{version}: {what} ({', '.join(sorted(names))})"
                 for (version, what), names in sorted(needs.get(request, {}).items())

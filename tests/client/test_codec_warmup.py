@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
+from airflow_provider_kgroups.client.cluster import METADATA
+from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
 from airflow_provider_kgroups.client.protocol import (
-    CLIENT_MAX_VERSIONS,
     ApiVersionsRequest,
     CodecWarmup,
     FindCoordinatorRequest,
@@ -38,7 +39,7 @@ async def test_wanted_codecs_compile_after_a_write_next_up_first_each_once():
     warmup.written()
     await asyncio.sleep(0)
 
-    metadata, offset_fetch = CLIENT_MAX_VERSIONS[MetadataRequest], CLIENT_MAX_VERSIONS[OffsetFetchRequest]
+    metadata, offset_fetch = METADATA.max_version, OffsetFetchHandler.kafka_api.max_version
     assert compiled == [
         ("ApiVersionsRequest", 3),
         ("ApiVersionsResponse", 3),

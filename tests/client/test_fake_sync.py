@@ -117,33 +117,3 @@ def test_sync_facade_faults_and_errors_surface_the_same():
         )
         with GroupsClient(wrong) as client, pytest.raises(AuthenticationError):
             client.list_groups()
-
-
-def test_every_async_verb_has_a_real_blocking_method_with_its_signature():
-    """The facade's verbs are methods defined on the class (no ``__getattr__``: type checkers and
-    IDEs see their parameters and results, not ``Any``), one per public coroutine method of
-    AsyncGroupsClient, each with the same parameters, defaults, kinds and annotations, and
-    returning what the coroutine returns. A verb added to the async client without its blocking
-    twin fails here, whether it is defined on the client or on a mixin it inherits (the offset
-    verbs of OffsetVerbs)."""
-    import inspect
-
-    from airflow_provider_kgroups.client import AsyncGroupsClient
-
-    verbs = sorted(
-        name
-        for name, member in inspect.getmembers(AsyncGroupsClient, inspect.iscoroutinefunction)
-        if not name.startswith("_") and name != "close"
-    )
-    assert len(verbs) >= 17 and {
-        "fetch_committed_offsets",
-        "commit_offsets",
-        "delete_committed_offsets",
-    } <= set(verbs)
-    assert not hasattr(GroupsClient, "__getattr__")
-    for name in verbs:
-        blocking = vars(GroupsClient).get(name)
-        assert inspect.isfunction(blocking) and not inspect.iscoroutinefunction(blocking), name
-        theirs, ours = inspect.signature(getattr(AsyncGroupsClient, name)), inspect.signature(blocking)
-        assert ours == theirs, f"GroupsClient.{name}{ours} != AsyncGroupsClient.{name}{theirs}"
-        assert f"AsyncGroupsClient.{name}" in blocking.__doc__

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from ..contract import Lookup, Outcome, RequestPlan
 from ..errors import CLIENT_UNSUPPORTED, Failure
-from ..protocol import ApiMessage
+from ..protocol import ApiMessage, KafkaApi
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -49,9 +49,16 @@ class VersionNeed:
 class Handler(Generic[K, V]):
     """One Kafka API: build requests for a broker's keys, read responses into outcomes."""
 
-    request_class: ClassVar[type[ApiMessage]]
+    #: the API it speaks (request and response classes, the highest version this client implements)
+    kafka_api: ClassVar[KafkaApi]
+    request_class: ClassVar[type[ApiMessage]]  # kafka_api.request, set from it
     needs: ClassVar[tuple[VersionNeed, ...]] = ()
     lookup: Lookup[K]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kafka_api" in vars(cls):
+            cls.request_class = cls.kafka_api.request
 
     @property
     def api(self) -> str:

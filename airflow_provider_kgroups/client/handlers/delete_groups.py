@@ -24,7 +24,7 @@ from ..chunking import Chunker, RequestLimits
 from ..contract import Outcome, RequestPlan
 from ..errors import ErrorCode
 from ..lookup import CoordinatorLookup
-from ..protocol import DeleteGroupsRequest
+from ..protocol import DeleteGroupsRequest, DeleteGroupsResponse, KafkaApi
 from ..results import GroupDeletion
 from .base import Handler, Notes
 from .common import missing_from_response, route_group_error
@@ -33,7 +33,7 @@ LOST = "a DeleteGroups for this group was sent and its response never came"
 
 
 class DeleteGroupsHandler(Handler[str, GroupDeletion]):
-    request_class = DeleteGroupsRequest
+    kafka_api = KafkaApi(DeleteGroupsRequest, DeleteGroupsResponse, max_version=2)
 
     def __init__(self, lookup: CoordinatorLookup, *, limits: RequestLimits = RequestLimits()) -> None:
         self.lookup = lookup

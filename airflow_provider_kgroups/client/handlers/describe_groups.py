@@ -21,9 +21,14 @@ from ..errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode
 from ..lookup import CoordinatorLookup
 from ..protocol import (
     ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
     DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    KafkaApi,
     ShareGroupDescribeRequest,
+    ShareGroupDescribeResponse,
     StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse,
 )
 from ..results import (
     CLASSIC,
@@ -91,7 +96,8 @@ class DescribeGroupsHandler(Handler[str, "GroupDescription | NotDescribed"]):
     absent group ("Group X not found.") from a group of another type ("Group X is not a
     classic group.")."""
 
-    request_class = DescribeGroupsRequest
+    #: v6: 69 with "not a classic group" / "not found" instead of a bare Dead
+    kafka_api = KafkaApi(DescribeGroupsRequest, DescribeGroupsResponse, max_version=6)
     group_type = CLASSIC
 
     def __init__(self, lookup: CoordinatorLookup, *, limits: RequestLimits = RequestLimits()) -> None:
@@ -169,7 +175,6 @@ class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
     DescribeConsumerGroupsHandler ends up doing, the successful entry wins, whatever the order.
     """
 
-    request_class: type
     group_type: str
 
     def __init__(self, lookup: CoordinatorLookup, *, limits: RequestLimits = RequestLimits()) -> None:
@@ -251,7 +256,7 @@ def _member_group(group, node: int, group_type: str) -> GroupDescription:
 class ConsumerGroupDescribeHandler(_TypedDescribeHandler):
     """KIP-848 consumer groups (GroupMetadataManager.consumerGroupDescribe)."""
 
-    request_class = ConsumerGroupDescribeRequest
+    kafka_api = KafkaApi(ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, max_version=0)
     group_type = CONSUMER
 
     def describe(self, group, node: int) -> GroupDescription:
@@ -262,7 +267,8 @@ class ShareGroupDescribeHandler(_TypedDescribeHandler):
     """KIP-932 share groups (GroupMetadataManager.shareGroupDescribe). A share group's members
     share partitions; it commits no offsets (OffsetFetch answers it with nothing)."""
 
-    request_class = ShareGroupDescribeRequest
+    #: v1 = Kafka 4.1's stable v0 (same fields)
+    kafka_api = KafkaApi(ShareGroupDescribeRequest, ShareGroupDescribeResponse, max_version=1)
     group_type = SHARE
 
     def describe(self, group, node: int) -> GroupDescription:
@@ -274,7 +280,7 @@ class StreamsGroupDescribeHandler(_TypedDescribeHandler):
     tasks are (subtopology, partition) pairs; task p of a subtopology reads partition p of each
     of its source topics, which is the assignment reported here."""
 
-    request_class = StreamsGroupDescribeRequest
+    kafka_api = KafkaApi(StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, max_version=0)
     group_type = STREAMS
 
     def describe(self, group, node: int) -> GroupDescription:

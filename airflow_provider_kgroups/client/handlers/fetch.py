@@ -37,7 +37,7 @@ from ..errors import (
     UndecodableFailure,
 )
 from ..lookup import LeaderLookup
-from ..protocol import FetchRequest
+from ..protocol import FetchRequest, FetchResponse, KafkaApi
 from ..results import RecordPosition, RecordTimestamp, TimestampPage, TopicPartition
 from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response
@@ -45,6 +45,8 @@ from .list_offsets import READ_COMMITTED
 
 MIN_FETCH_VERSION = 4  # isolation level and record format v2
 #: what both Fetch handlers declare: a broker below it fails their partitions, unsent
+#: both Fetch handlers (timestamps, records) speak it
+FETCH = KafkaApi(FetchRequest, FetchResponse, max_version=12)  # v13 replaces topic names with topic ids
 FETCH_NEEDS = (VersionNeed(MIN_FETCH_VERSION, "reading record batches v2 with an isolation level"),)
 DEFAULT_PARTITION_BYTES = 64 * 1024
 MAX_PARTITION_BYTES = 16 * 1024 * 1024
@@ -268,7 +270,7 @@ class FetchTimestampHandler(Handler[TopicPartition, TimestampPage]):
     :class:`TimestampPage`: every offset answered from this page, and what is left for the
     next page (the offsets, where it starts, the byte budget it needs)."""
 
-    request_class = FetchRequest
+    kafka_api = FETCH
     needs = FETCH_NEEDS
 
     def __init__(

@@ -20,10 +20,10 @@ from ..batches import UndecodableBatch
 from ..contract import Outcome, RequestPlan
 from ..errors import REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
-from ..protocol import FetchRequest
 from ..results import FetchedRecord, RecordPage, TopicPartition
 from .base import Handler, Notes
 from .fetch import (
+    FETCH,
     FETCH_MAX_WAIT_MS,
     FETCH_NEEDS,
     BatchKind,
@@ -45,7 +45,7 @@ class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
     fit), for the caller to pass on to the next page. ``decode=False`` leaves the data batches
     undecoded in ``RecordPage.batches`` (for a column-wise reader)."""
 
-    request_class = FetchRequest
+    kafka_api = FETCH
     needs = FETCH_NEEDS
 
     def __init__(

@@ -19,7 +19,7 @@ from typing import Any
 from ..contract import Outcome, RequestPlan
 from ..errors import RELOOKUP, RETRY_SAME_BROKER, Failure
 from ..lookup import BrokerLookup
-from ..protocol import ListGroupsRequest
+from ..protocol import KafkaApi, ListGroupsRequest, ListGroupsResponse
 from ..results import GroupListing, GroupState
 from .base import Handler, Notes
 
@@ -28,7 +28,7 @@ TYPES_FILTER_VERSION = 5
 
 
 class ListGroupsHandler(Handler[int, tuple[GroupListing, ...]]):
-    request_class = ListGroupsRequest
+    kafka_api = KafkaApi(ListGroupsRequest, ListGroupsResponse, max_version=5)
 
     def __init__(self, states: frozenset[str] = frozenset(), types: frozenset[str] = frozenset()) -> None:
         self.lookup = BrokerLookup()

@@ -16,7 +16,7 @@ from typing import Any
 from ..contract import Outcome, RequestPlan
 from ..errors import REFRESH_LEADER, ErrorCode, Failure
 from ..lookup import LeaderLookup
-from ..protocol import ListOffsetsRequest
+from ..protocol import KafkaApi, ListOffsetsRequest, ListOffsetsResponse
 from ..results import ListedOffset, TopicPartition, topic_partition
 from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response
@@ -31,7 +31,7 @@ MAX_TIMESTAMP_VERSION = 7  # KIP-734
 
 
 class ListOffsetsHandler(Handler[TopicPartition, ListedOffset]):
-    request_class = ListOffsetsRequest
+    kafka_api = KafkaApi(ListOffsetsRequest, ListOffsetsResponse, max_version=9)
     # v0 (Kafka 0.10.0) answers in OldStyleOffsets, a list of log segments' base offsets, and has
     # no Offset field (ListOffsetsResponse.json: "OldStyleOffsets" versions "0", "Offset" "1+"):
     # read as v1 every partition would be offset -1 with no error. Below v7 a broker does not

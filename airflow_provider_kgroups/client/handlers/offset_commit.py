@@ -17,7 +17,7 @@ from typing import Any
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
 from ..lookup import CoordinatorLookup
-from ..protocol import OffsetCommitRequest
+from ..protocol import KafkaApi, OffsetCommitRequest, OffsetCommitResponse
 from ..results import TopicPartition
 from .base import Handler, Notes, VersionNeed
 from .common import by_topic, missing_from_response
@@ -38,7 +38,8 @@ class OffsetToCommit:
 
 
 class OffsetCommitHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
-    request_class = OffsetCommitRequest
+    #: v10 replaces topic names with topic ids
+    kafka_api = KafkaApi(OffsetCommitRequest, OffsetCommitResponse, max_version=9)
     # v0-v1 are deprecated (OffsetCommitRequest.json) and carry a per-partition commit timestamp
     needs = (VersionNeed(MIN_COMMIT_VERSION, "committing without a per-partition commit timestamp"),)
 

@@ -30,7 +30,7 @@ from typing import Any
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, Failure
 from ..lookup import CoordinatorLookup
-from ..protocol import OffsetDeleteRequest
+from ..protocol import KafkaApi, OffsetDeleteRequest, OffsetDeleteResponse
 from ..results import TopicPartition, topic_partition
 from .base import Handler, Notes
 from .common import by_topic, missing_from_response, route_group_error
@@ -39,7 +39,8 @@ from .common import by_topic, missing_from_response, route_group_error
 class OffsetDeleteHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
     """Per group: each asked partition -> None (deleted, or nothing was committed) or its Failure."""
 
-    request_class = OffsetDeleteRequest
+    #: KIP-496 (Kafka 2.4+)
+    kafka_api = KafkaApi(OffsetDeleteRequest, OffsetDeleteResponse, max_version=0)
 
     def __init__(
         self, lookup: CoordinatorLookup, partitions: Mapping[str, frozenset[TopicPartition]]

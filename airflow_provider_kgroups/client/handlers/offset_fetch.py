@@ -21,7 +21,7 @@ from ..chunking import Chunker, RequestLimits
 from ..contract import Outcome, RequestPlan
 from ..errors import ErrorCode, Failure
 from ..lookup import CoordinatorLookup
-from ..protocol import OffsetFetchRequest
+from ..protocol import KafkaApi, OffsetFetchRequest, OffsetFetchResponse
 from ..results import CommittedOffset, GroupOffsets, topic_partition
 from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response, route_group_error
@@ -45,7 +45,8 @@ def group_error_below_v2(topics: Any) -> int:
 
 
 class OffsetFetchHandler(Handler[str, GroupOffsets]):
-    request_class = OffsetFetchRequest
+    #: v10 replaces topic names with topic ids
+    kafka_api = KafkaApi(OffsetFetchRequest, OffsetFetchResponse, max_version=9)
     needs = (
         VersionNeed(KAFKA_STORED_VERSION, "offsets committed to Kafka (v0 reads ZooKeeper's)"),
         VersionNeed(

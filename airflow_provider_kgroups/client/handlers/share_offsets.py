@@ -28,7 +28,13 @@ from typing import Any
 from ..contract import Outcome, RequestPlan
 from ..errors import CLIENT_INCOMPLETE_RESPONSE, Failure
 from ..lookup import CoordinatorLookup
-from ..protocol import AlterShareGroupOffsetsRequest, DescribeShareGroupOffsetsRequest
+from ..protocol import (
+    AlterShareGroupOffsetsRequest,
+    AlterShareGroupOffsetsResponse,
+    DescribeShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsResponse,
+    KafkaApi,
+)
 from ..results import CommittedOffset, GroupOffsets, TopicPartition, topic_partition
 from .base import Handler, Notes
 from .common import by_topic, missing_from_response, route_group_error
@@ -40,7 +46,8 @@ class DescribeShareGroupOffsetsHandler(Handler[str, GroupOffsets]):
     """Per group: each share-partition's start offset as a :class:`CommittedOffset` (offset None:
     not initialized)."""
 
-    request_class = DescribeShareGroupOffsetsRequest
+    #: KIP-932 (Kafka 4.1+)
+    kafka_api = KafkaApi(DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse, max_version=0)
 
     def __init__(self, lookup: CoordinatorLookup, topics: Mapping[str, list[int]] | None = None) -> None:
         self.lookup = lookup
@@ -85,7 +92,8 @@ class DescribeShareGroupOffsetsHandler(Handler[str, GroupOffsets]):
 class AlterShareGroupOffsetsHandler(Handler[str, dict[TopicPartition, "Failure | None"]]):
     """Per group: each partition -> None (its start offset set) or its Failure."""
 
-    request_class = AlterShareGroupOffsetsRequest
+    #: KIP-932 (Kafka 4.1+)
+    kafka_api = KafkaApi(AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse, max_version=0)
 
     def __init__(
         self, lookup: CoordinatorLookup, offsets: Mapping[str, Mapping[TopicPartition, int]]
