@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .common import add_selection, selected_and_listed
-from .output import json_encoder, render_table, write_out
+from .output import TableStream, json_encoder, write_out
 
 if TYPE_CHECKING:
     from ..client import GroupsClient
@@ -49,25 +49,33 @@ def _seconds_text(measured: GroupLagSeconds | None) -> str:
 
 
 def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> list[tuple]:
-    rows = []
+    from ..lag.model import LagFlag
+
+    rows: list[tuple] = []
+    append = rows.append
     for gid, group in snapshot.groups.items():
         extra = (_seconds_text(seconds.get(gid)),) if seconds is not None else ()
         if group.not_found:
-            rows.append(
+            append(
                 (gid, "NOT FOUND", "", "", "", None, *extra, "no such group: no member, no committed offset")
             )
             continue
+        left: set[str] = set()  # unassigned_topics(group), found in the same pass
         for p in group.partitions:
-            note = ",".join(sorted(f.value for f in p.flags)) if p.flags else ""
+            note = ""
+            if p.flags:
+                note = ",".join(sorted(f.value for f in p.flags))
+                if LagFlag.TOPIC_UNASSIGNED in p.flags:
+                    left.add(p.topic)
             if p.error is not None:
                 note = f"{note}: {p.error}" if note else str(p.error)
-            rows.append(
-                (gid, p.topic, p.partition, p.committed, p.log_end, p.lag, *("" for _ in extra), note or "")
-            )
+            if extra:
+                append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, "", note))
+            else:
+                append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, note))
         summary = f"{group.state.value}, {group.members} member(s)"
-        left = unassigned_topics(group)
         if left:
-            summary += f", no member assigned {', '.join(left)} (its commits there stay behind)"
+            summary += f", no member assigned {', '.join(sorted(left))} (its commits there stay behind)"
         if group.total_lag is None:
             summary += ", total unknown"
         rows.append((gid, "TOTAL", "", "", "", group.total_lag, *extra, summary))
@@ -119,7 +127,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, b
 
     ids, listings = selected_and_listed(client, args, progress)
     policy = UnknownLagPolicy(args.unknown_lag)
-    if args.format == "jsonl":
+    if args.format in ("jsonl", "table"):
         return None, None, stream_lag(client, args, ids, policy, progress, listings)
     from ..lag.snapshot import take_snapshot
 
@@ -146,10 +154,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, b
                 group["lag_seconds"] = measured.to_dict() if measured is not None else None
         return data
 
-    def table() -> str:
-        return render_table(lag_headers(seconds is not None), lag_rows(snapshot, seconds))
-
-    return document, table, lag_ok(snapshot, seconds)
+    return document, None, lag_ok(snapshot, seconds)
 
 
 def stream_lag(
@@ -157,17 +162,25 @@ def stream_lag(
 ) -> bool:
     """``--format jsonl``: one line per group, written as soon as the batch holding it is read
     (:func:`...lag.snapshot.iter_snapshot`), then one line of failures if any group could not be
-    read. Memory stays at a batch's worth, whatever the number of groups."""
+    read. ``--format table``: the table, a batch's rows at a time, in the order of the groups
+    (:class:`.output.TableStream`; up to a batch of groups, one table exactly as a whole
+    snapshot's). Memory stays at a few batches' worth, whatever the number of groups."""
     from ..lag.snapshot import iter_snapshot
 
     progress(f"streaming the lag of {len(ids)} group(s)")
-    encode = json_encoder(args)
+    table = TableStream(lag_headers(args.seconds), write_out) if args.format == "table" else None
+    encode = json_encoder(args) if table is None else None
     ok = True
 
     async def run() -> None:
         nonlocal ok
         async for part in iter_snapshot(
-            client.aclient, ids, policy=policy, read_committed=args.read_committed, listings=listings
+            client.aclient,
+            ids,
+            policy=policy,
+            read_committed=args.read_committed,
+            listings=listings,
+            in_order=table is not None,
         ):
             seconds = None
             if args.seconds:
@@ -177,6 +190,10 @@ def stream_lag(
                     client.aclient, part, worst_n=1, read_committed=args.read_committed
                 )
             ok = ok and lag_ok(part, seconds)
+            if table is not None:
+                table.add(lag_rows(part, seconds))
+                continue
+            assert encode is not None
             lines = [
                 encode(
                     {
@@ -191,4 +208,6 @@ def stream_lag(
                 write_out(b"\n".join(lines) + b"\n")
 
     client.run(run())
+    if table is not None:
+        table.close()
     return ok

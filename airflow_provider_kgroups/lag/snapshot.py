@@ -354,6 +354,7 @@ async def iter_snapshot(
     batch_size: int = STREAM_BATCH,
     concurrency: int = STREAM_CONCURRENCY,
     listings: Mapping[str, GroupListing] | None = None,
+    in_order: bool = False,
 ) -> AsyncIterator[LagSnapshot]:
     """:func:`take_snapshot` in parts, for many groups: the groups are read in batches of
     ``batch_size`` (``concurrency`` batches at a time), and each batch's snapshot is yielded as
@@ -362,32 +363,37 @@ async def iter_snapshot(
     exact for its groups; ``taken_at_ms`` is per part. Every group is in exactly one part
     (in ``groups`` or ``failures``). Memory: about ``concurrency`` batches, whatever the number
     of groups. With at most ``batch_size`` groups it reads exactly what take_snapshot reads
-    (``listings`` as there)."""
+    (``listings`` as there). ``in_order``: the parts come in the order of ``group_ids`` (a part
+    read early waits for the ones before it; the next batches are read meanwhile)."""
     check_int("batch_size", batch_size, at_least=1, must_be="a positive int")
     check_int("concurrency", concurrency, at_least=1, must_be="a positive int")
     policy = parse_policy(policy)
     ids = validate_group_ids(group_ids)
     wanted_topics = await topic_partitions(client, topics) if topics is not None else None
     batches = iter([ids[i : i + batch_size] for i in range(0, len(ids), batch_size)])
-    running: set[asyncio.Task[LagSnapshot]] = set()
+    running: dict[asyncio.Task[LagSnapshot], None] = {}  # in the order the batches started
 
     def start_next() -> None:
         batch = next(batches, None)
         if batch is not None:
-            running.add(
-                asyncio.ensure_future(
-                    _read(client, batch, policy, read_committed, wanted_topics, timeout_s, listings)
-                )
+            task = asyncio.ensure_future(
+                _read(client, batch, policy, read_committed, wanted_topics, timeout_s, listings)
             )
+            running[task] = None
 
     with fewer_collections():  # see client/gcpause.py
         for _ in range(concurrency):
             start_next()
         try:
             while running:
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                if in_order:
+                    first = next(iter(running))
+                    await asyncio.wait((first,))
+                    done = {first}
+                else:
+                    done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    running.discard(task)
+                    del running[task]
                     start_next()
                     yield task.result()
         finally:

@@ -255,3 +255,34 @@ async def test_a_listing_spares_the_describe_of_empty_groups_only():
     assert "moving" not in listings and listings["paused"].state is GroupState.EMPTY
     assert described == ["billing", "moving"]
     assert with_listing.groups == without.groups
+
+
+async def test_iter_snapshot_in_order_yields_the_parts_in_the_order_of_the_groups():
+    """The table streams parts in the order of the groups: with the first batch's coordinator
+    slow, the other batches finish first; ``in_order`` holds them until the first is out (the
+    default yields in completion order, which this setup makes different)."""
+
+    def setup(cluster):
+        for i in range(12):
+            cluster.add_group(f"g{i:02d}", offsets={("orders", 0): i})
+
+    async def body(cluster, client):
+        slow = cluster.coordinator_of("g00")
+        ids = [
+            "g00",
+            *[g for g in (f"g{i:02d}" for i in range(1, 12)) if cluster.coordinator_of(g) != slow][:4],
+        ]
+        cluster.set_delay(processing_s=0.3, api="OffsetFetch", node=slow)
+        orders = []
+        for in_order in (True, False):
+            parts = [
+                [*part.groups]
+                async for part in iter_snapshot(client, ids, batch_size=1, concurrency=3, in_order=in_order)
+            ]
+            orders.append([gid for part in parts for gid in part])
+        return ids, orders
+
+    ids, (in_order, completed) = await with_fake_cluster(body, setup=setup)
+    assert len(ids) == 5
+    assert in_order == ids
+    assert sorted(completed) == sorted(ids) and completed != ids
