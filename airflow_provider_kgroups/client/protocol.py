@@ -53,6 +53,7 @@ from kafka.protocol.sasl import (  # noqa: E402 - after lazy_package() above
 
 from . import schemas as _schemas  # noqa: E402 - after lazy_package() above
 from .wire import DECODERS as HAND_WRITTEN  # noqa: E402 - after lazy_package() above
+from .wire import AllOffsetsFetch  # noqa: E402 - the hand-written encoder, named here with the codec
 
 
 class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):
@@ -289,6 +290,7 @@ def compile_codecs(request_cls: type, version: int) -> None:
 warmup = CodecWarmup()
 
 __all__ = [
+    "AllOffsetsFetch",
     # the messages, by API
     "AlterShareGroupOffsetsRequest",
     "AlterShareGroupOffsetsResponse",

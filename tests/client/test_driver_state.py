@@ -42,6 +42,7 @@ from airflow_provider_kgroups.client.handlers.list_offsets import LATEST, ListOf
 from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
 from airflow_provider_kgroups.client.lookup import CoordinatorLookup, LeaderLookup
 from airflow_provider_kgroups.client.protocol import (
+    AllOffsetsFetch,
     DeleteGroupsResponse,
     FindCoordinatorRequest,
     FindCoordinatorResponse,
@@ -49,7 +50,6 @@ from airflow_provider_kgroups.client.protocol import (
     ListOffsetsRequest,
     ListOffsetsResponse,
     MetadataRequest,
-    OffsetFetchRequest,
     OffsetFetchResponse,
 )
 from airflow_provider_kgroups.client.results import GroupDeletion, GroupOffsets, ListedOffset, TopicPartition
@@ -214,9 +214,7 @@ def test_api_errors_retry_on_the_coordinator_look_up_again_or_fail():
     mapped(driver, dispatch, found(*((g, 0, 1) for g in groups)))
     [fetch] = driver.poll(0.0)
     [plan] = driver.build(fetch, 8)
-    assert isinstance(plan.request, OffsetFetchRequest) and sorted(
-        g.group_id for g in plan.request.groups
-    ) == sorted(groups)
+    assert isinstance(plan.request, AllOffsetsFetch) and sorted(plan.request.group_ids) == sorted(groups)
     settle(
         driver,
         fetch,

@@ -423,3 +423,36 @@ def test_describe_groups_skips_unknown_tagged_fields_at_every_level(version):
     assert [(m.member_id, m.member_metadata, m.member_assignment) for m in ours.groups[1].members] == [
         ("m", b"md", b"as")
     ] * 2
+
+
+# -- the OffsetFetch request encoded here (AllOffsetsFetch) -------------------------------------
+
+
+@pytest.mark.parametrize("version", [8, 9])
+@pytest.mark.parametrize("require_stable", [False, True])
+@pytest.mark.parametrize("client_id", ["kgroups-cli", "", None, "klient-ü"])
+def test_the_every_offset_request_is_byte_for_byte_kafka_pythons(version, require_stable, client_id):
+    """Group ids of every length class (empty, one byte, 126/127/128 bytes around the varint's
+    one-byte limit, non-ASCII, thousands of bytes) and group counts around it: the frames equal
+    kafka-python's encoding of the same OffsetFetchRequest."""
+    from airflow_provider_kgroups.client.protocol import AllOffsetsFetch, OffsetFetchRequest
+
+    ids_sets = [
+        [],
+        ["g"],
+        ["", "x" * 126, "y" * 127, "z" * 128, "grüppe-ñ", "w" * 5000],
+        [f"acc-g{i:06d}" for i in range(130)],
+    ]
+    for ids in ids_sets:
+        ours = AllOffsetsFetch(ids, require_stable)
+        theirs = OffsetFetchRequest(
+            groups=[OffsetFetchRequest.OffsetFetchRequestGroup(group_id=g, topics=None) for g in ids],
+            require_stable=require_stable,
+        )
+        for request in (ours, theirs):
+            request.with_header(correlation_id=2**31 - 7, client_id=client_id)
+        assert ours.encode(version=version, header=True, framed=True) == theirs.encode(
+            version=version, header=True, framed=True
+        ), ids[:3]
+        assert ours.encode(version=version) == theirs.encode(version=version)
+    assert AllOffsetsFetch.API_KEY == OffsetFetchRequest.API_KEY and AllOffsetsFetch.name == theirs.name

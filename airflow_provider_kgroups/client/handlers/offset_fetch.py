@@ -21,7 +21,7 @@ from ..chunking import Chunker, RequestLimits
 from ..contract import Outcome, RequestPlan
 from ..errors import ErrorCode, Failure
 from ..lookup import CoordinatorLookup
-from ..protocol import KafkaApi, OffsetFetchRequest, OffsetFetchResponse
+from ..protocol import AllOffsetsFetch, KafkaApi, OffsetFetchRequest, OffsetFetchResponse
 from ..results import CommittedOffset, GroupOffsets, topic_partition
 from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response, route_group_error
@@ -71,8 +71,13 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
 
     def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
         if version >= BATCHED_OFFSET_FETCH:
+            make = (
+                self._every_offset
+                if self._topics is None and version in AllOffsetsFetch.VERSIONS
+                else self._batched
+            )
             return [
-                RequestPlan(self._batched(ids), version, tuple(ids))
+                RequestPlan(make(ids), version, tuple(ids))
                 for ids in self._chunker.chunks(group_ids, version)
             ]
         return [
@@ -85,6 +90,10 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
             )
             for g in group_ids
         ]
+
+    def _every_offset(self, group_ids: list[str]) -> Any:
+        """The common request (every committed offset of each group), encoded by :mod:`..wire`."""
+        return AllOffsetsFetch(group_ids, self._require_stable)
 
     def _batched(self, group_ids: list[str]) -> OffsetFetchRequest:
         groups = [
