@@ -1,6 +1,6 @@
 """Spark's own Kafka source as the oracle for the ``kgroups`` source, on Apache Kafka itself.
 
-Both read the same ranges in one Spark session (tests/support/spark_kafka_oracle.py: Spark 4.2.0,
+Both read the same ranges in one Spark session (demo/spark_oracle.py: Spark 4.2.0,
 the newest whose ``spark-sql-kafka-0-10`` Maven Central serves; the venv's pyspark 4.3.0 has no
 connector there), with the same options, and each test checks that
 
