@@ -12,7 +12,7 @@ a hundredfold; ``random``, 100 random bytes (incompressible); ``letters``, 100 b
 
 Spark's Kafka source runs in a Spark of its own: Maven Central serves the connector only up to
 Spark 4.2.0, so it reads in a pyspark 4.2.0 worker process with the connector's jars
-(tests/support/spark_kafka_oracle.py, resolved and installed once into a cache); the ``kgroups``
+(demo/spark_oracle.py, resolved and installed once into a cache); the ``kgroups``
 source is timed in that same worker too, so the two compare within one Spark. Their CPU is the
 worker's process tree (its JVM shown apart).
 
@@ -276,11 +276,11 @@ def kafka_options(bootstrap: str, topic: str, ends: dict[int, int]) -> dict[str,
 
 @contextmanager
 def own_spark(workdir: str, skipped: list[str]):
-    """The Spark that has Spark's Kafka source (tests/support/spark_kafka_oracle.py), unless skipped."""
+    """The Spark that has Spark's Kafka source (demo/spark_oracle.py), unless skipped."""
     if any(s in OWN_SPARK for s in skipped):
         yield None
         return
-    from tests.support.spark_kafka_oracle import ORACLE_SPARK, SparkOracle
+    from demo.spark_oracle import ORACLE_SPARK, SparkOracle
 
     assert f"Spark {ORACLE_SPARK} process" == OWN_SPARK, "rename OWN_SPARK with the oracle's Spark"
     folder = Path(workdir) / "own-spark"

@@ -14,6 +14,8 @@ installed package (pyproject's package discovery takes ``airflow_provider_kgroup
                       real worker cannot be made to do on demand
     kafka_connect     a real Kafka Connect worker (distributed) from Maven Central's jars
     airflow_services  real Airflow services (api-server, dag-processor, scheduler, triggerer)
+    spark_oracle      Spark's own Kafka source (pyspark 4.2.0 and spark-sql-kafka, cached), in a
+                      worker process that has the ``kgroups`` source too
 
 The tests and the benchmarks use this world too (tests may import from here; nothing here
 imports from tests).

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from demo.landing import expected_totals
 from demo.scenario import DAG_ID, LANDING_GROUP, ROOT, TOPIC, WORK
+from demo.source_check import COLUMNS, NotCompared, SourceComparison
 
 
 def say(text: str = "") -> None:
@@ -194,6 +195,43 @@ def summary(records, log: Path, interval_end: datetime | None = None) -> bool:
             f"\nKafka (totals_from_kafka): {states.get('totals_from_kafka') or 'not run'}: no output (see the log)"
         )
     return ok
+
+
+def sources(found: SourceComparison | NotCompared) -> bool:
+    """The gate's range read by Spark's own Kafka source and by the ``kgroups`` source; False when
+    they differ or the comparison failed (not when it could not run here)."""
+    title = "Spark's Kafka source and the kgroups source"
+    if isinstance(found, NotCompared):
+        if found.failed:
+            say(f"\n{title}: the comparison FAILED: {found.reason}")
+        else:
+            say(f"\n{title}: not compared here: {found.reason} (the DAG's run above does not depend on it)")
+        return not found.failed
+    starting, ending = offsets_of(found.starting), offsets_of(found.ending)
+    say(
+        f"\n{title} (the gate's range read again by both, in one Spark {found.spark} session with "
+        "spark-sql-kafka-0-10)"
+    )
+    say(
+        "  range    "
+        + "  ".join(
+            f"{TOPIC}[{p}] [{'earliest' if starting.get(p, -2) < 0 else starting[p]}, {e})"
+            for p, e in sorted(ending.items())
+        )
+        + f"   (as the DAG read it: {rel(found.manifest)})"
+    )
+    say(
+        f'  read     format("kafka") {found.kafka_records} records, format("kgroups") '
+        f"{found.kgroups_records} records, includeHeaders=true"
+    )
+    if found.equal:
+        say(f"  equal: yes   (row by row: {', '.join(COLUMNS)}; the schema too)")
+    else:
+        say(
+            f"  equal: NO   (schema {'equal' if found.schema_equal else 'DIFFERENT'}; columns differing: "
+            f"{', '.join(found.differing_columns) or 'none in the records both read'}; {found.difference})"
+        )
+    return found.equal
 
 
 ORDER = {

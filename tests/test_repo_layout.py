@@ -19,9 +19,7 @@ ALLOWED_FROM_TESTS = {
     "dags": (),
     "demo": (),
     "scripts": (),
-    # the fake cluster, and Spark's own Kafka source in the Spark that has its connector (the
-    # benchmark's peer runs where the tests' oracle runs)
-    "benchmarks": ("tests.support.fakekafka", "tests.support.spark_kafka_oracle"),
+    "benchmarks": ("tests.support.fakekafka",),
 }
 
 

@@ -1,6 +1,6 @@
 """Spark's own Kafka source as the oracle for the ``kgroups`` source, on Apache Kafka itself.
 
-Both read the same ranges in one Spark session (tests/support/spark_kafka_oracle.py: Spark 4.2.0,
+Both read the same ranges in one Spark session (demo/spark_oracle.py: Spark 4.2.0,
 the newest whose ``spark-sql-kafka-0-10`` Maven Central serves; the venv's pyspark 4.3.0 has no
 connector there), with the same options, and each test checks that
 
@@ -25,6 +25,8 @@ import pytest
 from confluent_kafka import TopicPartition as CTP
 from confluent_kafka.admin import AdminClient
 
+from demo.report import sources
+from demo.source_check import NotCompared, SourceComparison, compare, difference, differing_columns
 from tests.support.production import CODECS, MIB, Seeded, create_topics, seed_partition
 from tests.support.spark_kafka_oracle import OracleReadError, SparkOracle
 
@@ -82,26 +84,6 @@ def truth(
         for r in seeded.records
         if start <= r.offset < end and not (committed and r.aborted)
     ]
-
-
-def _short(row: tuple | None) -> str:
-    return (
-        repr(tuple(v[:40] + b"..." if isinstance(v, bytes) and len(v) > 40 else v for v in row))
-        if row is not None
-        else "nothing"
-    )
-
-
-def difference(got: list[tuple], expected: list[tuple]) -> str:
-    """'' when equal, else the first differing row of each, values cut short (1 MiB values)."""
-    if got == expected:
-        return ""
-    for index in range(max(len(got), len(expected))):
-        mine = got[index] if index < len(got) else None
-        theirs = expected[index] if index < len(expected) else None
-        if mine != theirs:
-            return f"{len(got)} rows vs {len(expected)}; row {index}: {_short(mine)} != {_short(theirs)}"
-    return "?"
 
 
 def both(oracle: SparkOracle, opts: dict[str, str], *, partitions: bool = False):
@@ -421,3 +403,51 @@ async def test_a_batch_straddling_the_log_start_gives_no_deleted_record():
             ]
     assert offsets == [6, 7] and reader.records == 2
     assert reader.gaps == [(2, 5, "deleted by retention (the log now starts at 6)")]
+
+
+def test_the_demos_comparison_reads_the_recorded_range_with_both_sources(
+    oracle, seeded, kafka, tmp_path, capsys
+):
+    """``make demo``'s last check (demo/source_check.py): the range a run's manifest records, read by
+    both sources with headers; equal, and as many records as the producer wrote there."""
+    s = seeded["lz4"]
+    start = s.batch_middle().offset
+    manifest = tmp_path / "_manifest.json"
+    manifest.write_text(
+        json.dumps(
+            {
+                "startingOffsets": json.dumps({s.topic: {"0": start}}),
+                "endingOffsets": json.dumps({s.topic: {"0": s.end}}),
+            }
+        )
+    )
+    found = compare(oracle, kafka.bootstrap, manifest)
+    assert found.equal, found
+    assert found.kafka_records == found.kgroups_records == len(truth(s, start, s.end)) > 0
+    assert sources(found)
+    assert "equal: yes" in capsys.readouterr().out
+
+
+def test_the_demo_words_a_difference_as_not_equal_and_fails(capsys):
+    row = (b"k", b"v", "orders", 0, 7, 1_700_000_000_000, 0, [("trace", b"1")])
+    changed = (*row[:1], b"w", *row[2:7], None)
+    assert differing_columns([changed], [row]) == ("value", "headers")
+    found = SourceComparison(
+        spark="4.2.0",
+        manifest="m.json",
+        starting='{"orders": {"0": -2}}',
+        ending='{"orders": {"0": 8}}',
+        kafka_records=1,
+        kgroups_records=1,
+        schema_equal=True,
+        differing_columns=differing_columns([changed], [row]),
+        difference=difference([changed], [row]),
+    )
+    assert not found.equal and not sources(found)
+    out = capsys.readouterr().out
+    assert "equal: NO" in out and "columns differing: value, headers" in out and "[earliest, 8)" in out
+    assert sources(NotCompared("Maven (mvn) is not installed", failed=False))
+    assert not sources(NotCompared("the oracle worker exited", failed=True))
+    lines = [line for line in capsys.readouterr().out.splitlines() if line]  # one line each
+    assert len(lines) == 2 and "not compared here: Maven (mvn) is not installed" in lines[0]
+    assert "the comparison FAILED: the oracle worker exited" in lines[1]

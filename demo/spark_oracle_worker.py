@@ -1,9 +1,9 @@
-"""The worker of :class:`tests.support.spark_kafka_oracle.SparkOracle` (run as a module, with the
+"""The worker of :class:`demo.spark_oracle.SparkOracle` (run as a module, with the
 oracle's pyspark first on PYTHONPATH): one Spark session with Spark's Kafka source (``spark.jars``)
 and the ``kgroups`` source; reads one JSON request a line from stdin, answers one JSON line on the
 file descriptor it was given (Spark's JVM shares stdout and stderr, so they only log).
 
-    python -m tests.support.spark_oracle_worker <answer fd> <workdir> <jar,jar,...>
+    python -m demo.spark_oracle_worker <answer fd> <workdir> <jar,jar,...>
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def main(answer_fd: int, workdir: str, jars: str) -> None:
         request = json.loads(line)
         try:
             found = read(spark, request)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever the read raised is the answer, sent back
             answer = {"ok": False, "kind": type(exc).__name__, "message": str(exc)[:4000]}
         else:
             fd, path = tempfile.mkstemp(dir=workdir, suffix=".pickle")

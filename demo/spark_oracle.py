@@ -1,0 +1,274 @@
+"""Spark's own Kafka source (``spark-sql-kafka-0-10``) as the oracle for the ``kgroups`` source.
+
+Maven Central serves the connector up to Spark :data:`ORACLE_SPARK` (checked 2026-11: 4.2.0 is
+the newest release there; 4.3.0, the pyspark of the project's venv, is not served), so the
+comparisons run in a Spark of that version, in an environment of its own: pyspark
+:data:`ORACLE_SPARK` installed by pip into a cached folder (``--target``), put first on the
+``PYTHONPATH`` of a worker process (:mod:`demo.spark_oracle_worker`) that runs everything
+else from the project's venv. Once Maven Central serves the installed pyspark's connector, set
+:data:`ORACLE_SPARK` to it and the worker runs on the venv's own pyspark.
+
+The connector's jars are resolved with Maven (``demo.apache_kafka.resolve_jars``: Spark's Ivy
+ignores Maven mirrors) and passed with ``spark.jars``; of its runtime dependencies only the four
+in :data:`NEEDED_JARS` are passed (Scala, Hadoop, lz4, snappy, slf4j come with pyspark in the
+versions that Spark was built with, and a second copy would clash).
+
+One worker is one Spark session (``local[2]``) with the ``kgroups`` source registered;
+:meth:`SparkOracle.read` has it read ``format`` with ``options`` and answers the schema, the rows
+(``timestamp`` as epoch milliseconds, ``headers`` as ``[(key, value)]``) and, when asked, the
+number of Spark partitions; an error comes back as :class:`OracleReadError`.
+
+The tests (``tests/apachekafka/test_spark_kafka_source.py``) and the data-source benchmark use it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pickle
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from demo.apache_kafka import JarResolutionError, resolve_jars
+
+__all__ = [
+    "NEEDED_JARS",
+    "ORACLE_SPARK",
+    "OracleReadError",
+    "ReadResult",
+    "SparkOracle",
+    "connector_jars",
+    "pyspark_environment",
+]
+
+#: The newest Spark whose spark-sql-kafka-0-10 Maven Central serves (checked 2026-11).
+ORACLE_SPARK = "4.2.0"
+CONNECTOR = ("org.apache.spark", "spark-sql-kafka-0-10_2.13", ORACLE_SPARK)
+#: File-name prefixes of the connector's jars Spark needs beyond its own.
+NEEDED_JARS = (
+    "spark-sql-kafka-0-10_2.13-",
+    "spark-token-provider-kafka-0-10_2.13-",
+    "kafka-clients-",
+    "commons-pool2-",
+)
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def connector_jars() -> list[Path]:
+    """The four jars of :data:`NEEDED_JARS`, resolved once with Maven (raises JarResolutionError)."""
+    lib = resolve_jars([CONNECTOR], name=f"spark-sql-kafka-{ORACLE_SPARK}")
+    found = []
+    for prefix in NEEDED_JARS:
+        matches = sorted(lib.glob(f"{prefix}*.jar"))
+        if len(matches) != 1:
+            raise JarResolutionError(f"{lib} holds {len(matches)} jars named {prefix}*.jar, expected one")
+        found.append(matches[0])
+    return found
+
+
+def _installed_pyspark() -> str:
+    from importlib.metadata import version
+
+    return version("pyspark")
+
+
+def pyspark_environment(timeout: float = 1800.0) -> Path | None:
+    """None when the venv's pyspark is :data:`ORACLE_SPARK`; else a folder holding pyspark
+    :data:`ORACLE_SPARK` (and its py4j), installed once by pip: into a temporary folder, then
+    renamed, under a file lock (as ``resolve_jars`` does), so a killed install leaves nothing."""
+    if _installed_pyspark() == ORACLE_SPARK:
+        return None
+    root = Path(
+        os.environ.get("KGROUPS_PYSPARK_CACHE")
+        or Path.home() / ".cache" / "airflow-provider-kgroups" / "pyspark"
+    )
+    target = root / ORACLE_SPARK
+    if (target / "pyspark").is_dir():
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / "pyspark").is_dir():
+            return target
+        staging = Path(tempfile.mkdtemp(prefix=f"{ORACLE_SPARK}-", dir=root))
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--target",
+                    str(staging),
+                    f"pyspark=={ORACLE_SPARK}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+            if done.returncode != 0:
+                tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+                raise RuntimeError(
+                    f"pip could not install pyspark=={ORACLE_SPARK} (the oracle's Spark; PyPI must be "
+                    f"reachable). pip said:\n{tail}"
+                )
+            staging.rename(target)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+class OracleReadError(Exception):
+    """A read the worker's Spark refused or failed: ``kind`` is the exception's class name."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind, self.message = kind, message
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    schema: str  # DataFrame.schema.simpleString()
+    rows: list[tuple]  # sorted by (topic, partition, offset)
+    partitions: int | None  # Spark partitions of the scan, when asked
+
+
+class SparkOracle:
+    """A worker process holding one Spark session of :data:`ORACLE_SPARK` with the connector."""
+
+    def __init__(self, workdir: Path, *, start_timeout: float = 300.0, read_timeout: float = 300.0) -> None:
+        self.workdir = workdir
+        self.start_timeout, self.read_timeout = start_timeout, read_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+        self._answers: int | None = None  # the read end of the worker's answer pipe
+        self._buffer = b""
+        self._ready = False
+
+    def start(self) -> SparkOracle:
+        """:meth:`launch`, then wait until the worker's Spark has started."""
+        self.launch()
+        self._wait_ready()
+        return self
+
+    def launch(self) -> SparkOracle:
+        """Start the worker and return at once (its Spark starts while the caller goes on: the
+        first read waits for it)."""
+        jars = connector_jars()
+        env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYSPARK_SUBMIT_ARGS")}
+        env["PYSPARK_PYTHON"] = sys.executable
+        pyspark_dir = pyspark_environment()
+        paths = ([str(pyspark_dir)] if pyspark_dir else []) + [str(_ROOT)]
+        env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [env.get("PYTHONPATH")] if p])
+        read_end, write_end = os.pipe()
+        with open(self.workdir / "worker.out", "wb") as log:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "demo.spark_oracle_worker",
+                    str(write_end),
+                    str(self.workdir),
+                    ",".join(map(str, jars)),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=_ROOT,
+                pass_fds=(write_end,),
+            )
+        os.close(write_end)
+        self._answers = read_end
+        self._ready = False
+        return self
+
+    def _wait_ready(self) -> None:
+        if self._ready:
+            return
+        try:
+            hello = self._answer(self.start_timeout)
+            if hello.get("spark") != ORACLE_SPARK:
+                raise RuntimeError(
+                    f"the oracle worker runs Spark {hello.get('spark')}, expected {ORACLE_SPARK}"
+                )
+        except BaseException:
+            self.close(timeout=5)
+            raise
+        self._ready = True
+
+    def _answer(self, timeout: float) -> dict:
+        """The worker's next answer line, waited for until ``timeout`` seconds have passed."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._answers], [], [], left)[0]:
+                raise TimeoutError(
+                    f"the oracle worker did not answer within {timeout:.0f} s; its output:\n{self.log_tail()}"
+                )
+            chunk = os.read(self._answers, 1 << 16)
+            if not chunk:
+                raise RuntimeError(f"the oracle worker exited; its output:\n{self.log_tail()}")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def log_tail(self, lines: int = 40) -> str:
+        path = self.workdir / "worker.out"
+        text = path.read_text(errors="replace") if path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def read(self, format: str, options: dict[str, str], *, partitions: bool = False) -> ReadResult:
+        """``spark.read.format(format).options(**options).load()``, collected; raises OracleReadError."""
+        found = self._request({"format": format, "options": options, "partitions": partitions})
+        return ReadResult(found["schema"], found["rows"], found["partitions"])
+
+    def value_bytes(self, format: str, options: dict[str, str]) -> int:
+        """The same read, answering only ``sum(length(value))`` (for a benchmark: nothing collected)."""
+        return self._request({"format": format, "options": options, "value_bytes": True})["value_bytes"]
+
+    def _request(self, request: dict) -> dict:
+        self._wait_ready()
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.write((json.dumps(request) + "\n").encode())
+        self.process.stdin.flush()
+        answer = self._answer(self.read_timeout)
+        if not answer["ok"]:
+            raise OracleReadError(answer["kind"], answer["message"])
+        with open(answer["path"], "rb") as handle:
+            found = pickle.load(handle)
+        os.unlink(answer["path"])
+        return found
+
+    def close(self, timeout: float = 60.0) -> None:
+        """End of input: the worker stops its Spark and exits (killed after ``timeout`` seconds; its
+        JVM exits when the worker's end of the gateway pipe closes)."""
+        if self.process is None:
+            return
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        finally:
+            if self._answers is not None:
+                os.close(self._answers)
+                self._answers = None
+            self.process = None
+
+    def __enter__(self) -> SparkOracle:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
