@@ -14,7 +14,8 @@ Scenarios (each a fresh fake-cluster process, ``benchmarks/fake_server.py``):
            brokers, 10 ms per request, 3,000 groups committing 12 partitions each, then 1 each
            (``tansu_server.py``); kgroups json vs ``kp_lag.py``, both checked for the exact total lag
   help     ``kgroups --help``
-  big      30 brokers, 100,000 groups: ``kgroups lag`` (jsonl) and ``take_snapshot`` in a process
+  big      9 brokers (--big-brokers), 100,000 groups of 4 partitions: ``kgroups lag`` (the table, and
+           jsonl) and ``take_snapshot`` in a process, each checked for the exact total lag
 
 Each command runs ``--repeat`` times, the commands interleaved round by round; a row shows
 the median wall time and the median CPU (user + system) of the child process, its peak RSS,
@@ -420,7 +421,7 @@ def scenario_big(args) -> list[dict]:
     # the fake computes every answer, as before, to show what its CPU costs the client)
     with FakeServer(
         "--brokers",
-        "30",
+        str(args.big_brokers),
         "--groups",
         str(args.big_groups),
         "--latency",
@@ -436,7 +437,8 @@ def scenario_big(args) -> list[dict]:
         seeded = ["env", "PYTHONHASHSEED=0"]
         jsonl = [*seeded, *kgroups(b, "--timeout", "600", "--format", "jsonl", "lag", "-p", "acc-g*")]
         snapshot = [*seeded, PY, str(ROOT / "benchmarks" / "snapshot_process.py"), b, "acc-g*"]
-        commands: dict = {"kgroups jsonl": jsonl, "take_snapshot": snapshot}
+        table = [*seeded, *kgroups(b, "--timeout", "600", "lag", "-p", "acc-g*")]
+        commands: dict = {"kgroups table": table, "kgroups jsonl": jsonl, "take_snapshot": snapshot}
         for fmt in args.big_formats.split(",") if args.big_formats else ():  # not checked for exactness
             commands[f"kgroups {fmt}"] = [
                 *seeded,
@@ -444,6 +446,7 @@ def scenario_big(args) -> list[dict]:
             ]
         if args.before:
             before = before_tree(args.before)
+            commands["kgroups table (before)"] = (table, before)
             commands["kgroups jsonl (before)"] = (jsonl, before)
             commands["take_snapshot (before)"] = (snapshot_before(snapshot, before), before)
         if args.fake_cache:
@@ -455,9 +458,13 @@ def scenario_big(args) -> list[dict]:
             max(1, args.repeat // 2),
             "big",
             {
-                name: exact_jsonl(server.seeded) if "jsonl" in name else exact_snapshot(server.seeded)
+                name: exact_jsonl(server.seeded)
+                if "jsonl" in name
+                else exact_table(server.seeded)
+                if "table" in name
+                else exact_snapshot(server.seeded)
                 for name in commands
-                if "jsonl" in name or "snapshot" in name
+                if "jsonl" in name or "snapshot" in name or "table" in name
             },
         )
     for r in rows:
@@ -479,6 +486,26 @@ def exact_jsonl(seeded: dict) -> Callable[[BinaryIO], bool]:
                 return False
             ids.add(line["group_id"])
             total += line["total_lag"]
+        return len(ids) == seeded["groups"] and total == seeded["total_lag"]
+
+    return check
+
+
+def exact_table(seeded: dict) -> Callable[[BinaryIO], bool]:
+    """``kgroups lag`` as a table: one TOTAL row per group, each known, their sum the seeded one
+    (read line by line: see run_child on this process's size)."""
+
+    def check(out: BinaryIO) -> bool:
+        ids, total = set(), 0
+        for raw in out:
+            cells = raw.split()
+            if len(cells) > 2 and cells[1] == b"TOTAL":
+                if cells[0] in ids or not cells[2].isdigit():
+                    return False
+                ids.add(cells[0])
+                total += int(cells[2])
+            elif len(cells) > 1 and cells[1] in (b"ERROR", b"NOT"):
+                return False
         return len(ids) == seeded["groups"] and total == seeded["total_lag"]
 
     return check
@@ -599,6 +626,9 @@ def main() -> None:
         "--before", help="a git revision to run side by side (e.g. the commit before a change)"
     )
     parser.add_argument("--big-groups", type=int, default=100_000)
+    parser.add_argument(
+        "--big-brokers", type=int, default=9, help="big: brokers (issue 31 measured 9; earlier tables 30)"
+    )
     parser.add_argument(
         "--tansu-group-partitions",
         default="12,1",

@@ -76,9 +76,10 @@ def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | Non
         summary = f"{group.state.value}, {group.members} member(s)"
         if left:
             summary += f", no member assigned {', '.join(sorted(left))} (its commits there stay behind)"
-        if group.total_lag is None:
+        total = group.total_lag
+        if total is None:
             summary += ", total unknown"
-        rows.append((gid, "TOTAL", "", "", "", group.total_lag, *extra, summary))
+        rows.append((gid, "TOTAL", "", "", "", total, *extra, summary))
     for gid, failure in snapshot.failures.items():
         rows.append((gid, "ERROR", "", "", "", "", *(("",) if seconds is not None else ()), str(failure)))
     return rows

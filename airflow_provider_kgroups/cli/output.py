@@ -8,27 +8,39 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from itertools import repeat
 from typing import Any
 
 #: rows rendered at a time: only one block's cell strings live at once (100,000 groups are
 #: 500,000 lines; built whole, their cells took ~400 MB, the command peaking at 687 MB)
 TABLE_BLOCK = 20_000
-#: a streamed part of up to this many rows has its cells made once (~40 MB at most) instead of
-#: twice (for the widths, then for the lines, in blocks)
+#: a streamed part of up to this many rows has its columns made once (~40 MB at most) instead
+#: of twice (for the widths, then for the lines, in blocks)
 ONE_PASS_ROWS = 100_000
 
 
-def _cell_columns(block: Sequence[Sequence[Any]]) -> list[list[str]]:
-    return [
-        list(map(str, column)) if None not in column else ["-" if v is None else str(v) for v in column]
-        for column in zip(*block)
-    ]
+def _columns(block: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+    """The block's columns (as many as its shortest row has), None as "-"."""
+    columns: list[Sequence[Any]] = list(zip(*block))
+    for i, column in enumerate(columns):
+        if None in column:
+            columns[i] = ["-" if v is None else v for v in column]
+    return columns
+
+
+def _column_widths(columns: Sequence[Sequence[Any]], widths: Sequence[int]) -> list[int]:
+    return [max(width, max(map(len, map(str, column)), default=0)) for width, column in zip(widths, columns)]
+
+
+def _format(columns: Sequence[Sequence[Any]], widths: Sequence[int]) -> str:
+    """The lines of ``columns``, each cell left-aligned to its width, two spaces apart: one
+    ``%`` per line, the loop in C."""
+    line = "  ".join(f"%-{width}s" for width in widths)
+    return "\n".join(map(line.__mod__, zip(*columns)))
 
 
 def render_table(headers: Sequence[str], rows: list[Sequence[Any]]) -> str:
     """Left-aligned columns two spaces apart, None as "-". Column by column, with the loops in C
-    (map, zip, join): 39,000 lines for 3,000 groups in a third of the time cell by cell takes.
+    (map, zip, %): 39,000 lines for 3,000 groups in a fraction of the time cell by cell takes.
     In blocks of :data:`TABLE_BLOCK` rows, twice: the column widths, then the lines."""
     headers = list(headers)[: min(map(len, rows))] if rows else list(headers)
     widths = _widths(rows, [len(h) for h in headers])
@@ -45,21 +57,12 @@ def _blocks(rows: list[Sequence[Any]]) -> list[list[Sequence[Any]]]:
 
 def _widths(rows: list[Sequence[Any]], widths: list[int]) -> list[int]:
     for block in _blocks(rows):
-        widths = [
-            max(width, max(map(len, column), default=0))
-            for width, column in zip(widths, _cell_columns(block))
-        ]
+        widths = _column_widths(_columns(block), widths)
     return widths
 
 
 def _lines(rows: list[Sequence[Any]], widths: Sequence[int]) -> list[str]:
-    out = []
-    for block in _blocks(rows):
-        padded = [
-            list(map(str.ljust, column, repeat(width))) for column, width in zip(_cell_columns(block), widths)
-        ]
-        out.append("\n".join(map("  ".join, zip(*padded))))
-    return out
+    return [_format(_columns(block), widths) for block in _blocks(rows)]
 
 
 class TableStream:
@@ -80,11 +83,10 @@ class TableStream:
         if first:
             self._headers = self._headers[: min(map(len, rows))]
         widths = self._widths or [len(h) for h in self._headers]
-        if len(rows) <= ONE_PASS_ROWS:  # cells made once, for the widths and the lines
-            cells = _cell_columns(rows)
-            widths = [max(width, max(map(len, column))) for width, column in zip(widths, cells)]
-            padded = [list(map(str.ljust, column, repeat(width))) for column, width in zip(cells, widths)]
-            lines = ["\n".join(map("  ".join, zip(*padded)))]
+        if len(rows) <= ONE_PASS_ROWS:  # the columns made once, for the widths and the lines
+            columns = _columns(rows)
+            widths = _column_widths(columns, widths)
+            lines = [_format(columns, widths)]
         else:
             widths = _widths(rows, widths)
             lines = _lines(rows, widths)

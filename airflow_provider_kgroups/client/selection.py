@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,10 +113,23 @@ class GroupSelector:
         """The exact ids (listed or not) followed by the listed groups that match. An empty id
         (a pre-2.2 broker may still list one) cannot be addressed by any admin API: skipped."""
         chosen = dict.fromkeys(self.ids)
-        for group_id in sorted(listed):
-            if group_id and self.matches(group_id):
+        names = sorted(g for g in listed if g)
+        # pattern by pattern over every name (the loops in C: 100,000 listed groups), not the
+        # patterns name by name; the same sets as matches() gives
+        matched: set[str] = set()
+        for pattern in self._include:
+            matched.update(_matching(pattern, names))
+        for pattern in self._exclude:
+            matched.difference_update(_matching(pattern, matched))
+        for group_id in names:
+            if group_id in matched:
                 chosen.setdefault(group_id)
         return list(chosen)
+
+
+def _matching(pattern: re.Pattern[str], names: Iterable[str]) -> list[str]:
+    match: Callable[[str], object] = pattern.match
+    return list(filter(match, names))
 
 
 async def select_groups(

@@ -167,20 +167,28 @@ def partitions_of_groups(
 ) -> dict[str, list[TopicPartition]]:
     """Per group (of those whose offsets were read): committed + assigned partitions, or with
     ``topics`` exactly the partitions of those topics."""
-    out = {}
-    for group_id, group_offsets in offsets.items():
-        if topics is not None:
-            out[group_id] = sorted(
-                (TopicPartition(t, p) for t, parts in topics.items() for p in parts), key=_tp_key
-            )
-            continue
-        description = descriptions.get(group_id)
-        assigned = description.assigned_partitions if description is not None else frozenset()
-        # the committed partitions are already distinct (dict keys): a set only when members add some
-        out[group_id] = sorted(
-            set(group_offsets.partitions) | assigned if assigned else group_offsets.partitions, key=_tp_key
-        )
-    return out
+    return {
+        group_id: _group_partitions(descriptions.get(group_id), group_offsets, topics)
+        for group_id, group_offsets in offsets.items()
+    }
+
+
+def _group_partitions(
+    description: GroupDescription | None,
+    group_offsets: GroupOffsets,
+    topics: Mapping[str, Collection[int]] | None,
+) -> list[TopicPartition]:
+    if topics is not None:
+        return sorted((TopicPartition(t, p) for t, parts in topics.items() for p in parts), key=_tp_key)
+    assigned = description.assigned_partitions if description is not None else frozenset()
+    # the committed partitions are already distinct (dict keys): a set only when members add some
+    return sorted(
+        set(group_offsets.partitions) | assigned if assigned else group_offsets.partitions, key=_tp_key
+    )
+
+
+def _item_key(item: tuple[TopicPartition, Any]) -> tuple[str, int]:
+    return item[0].topic, item[0].partition
 
 
 def compute_lag(
@@ -204,7 +212,6 @@ def compute_lag(
     described, committed_by_group = _keyed(descriptions), _keyed(offsets)
     starts, ends = _keyed(starts), _keyed(ends)
     ids = list(group_ids) if group_ids is not None else list(dict.fromkeys([*described, *committed_by_group]))
-    wanted = partitions_of_groups(described.values, committed_by_group.values, topics)
     # each partition's offsets once, not once per group reading it: (log start, log end, end failure)
     start_of, end_of, end_failures = starts.values, ends.values, ends.failures
     bounds = {
@@ -231,8 +238,15 @@ def compute_lag(
         )
         partitions = []
         left = unassigned_topics(description, {tp.topic for tp in committed}) if owners else frozenset()
-        for tp in wanted[group_id]:
-            commit = committed.get(tp)
+        if topics is None and (description is None or not description.assigned_partitions):
+            # what _group_partitions gives (the committed ones), read with their commits at once
+            pairs: Iterable[tuple[TopicPartition, Any]] = sorted(committed.items(), key=_item_key)
+        else:
+            pairs = [
+                (tp, committed.get(tp))
+                for tp in _group_partitions(description, committed_by_group.values[group_id], topics)
+            ]
+        for tp, commit in pairs:
             log_start, log_end, end_failure = bounds.get(tp, unread)
             assigned_to = owners.get(tp) if owners else None
             if (

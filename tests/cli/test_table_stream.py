@@ -35,3 +35,27 @@ def test_later_parts_keep_the_columns_and_widen_only_where_they_must():
 
 def test_no_rows_at_all_leaves_the_header():
     assert written([[], []]) == "GROUP  TOPIC  LAG  NOTE\n"
+
+
+def reference_table(headers, rows) -> str:
+    """The table cell by cell, as simply as it can be said: what render_table's column-wise C
+    loops must print."""
+    headers = list(headers)[: min(map(len, rows))] if rows else list(headers)
+    cells = [["-" if v is None else str(v) for v in row[: len(headers)]] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in [headers, *cells])
+
+
+def test_render_table_prints_what_the_cell_by_cell_reference_prints():
+    import random
+
+    from airflow_provider_kgroups.cli.output import TABLE_BLOCK
+
+    rng = random.Random(31)
+    words = ["", "a", "grüppe", "x" * 40, "orders-ü-ñ", "TOTAL"]
+    values = [None, 0, 7, 10**12, -3, 2.5, True, *words]
+    for size in (0, 1, 5, TABLE_BLOCK + 3):
+        rows = [tuple(rng.choice(values) for _ in range(5)) for _ in range(size)]
+        assert render_table(HEADERS + ("EXTRA",), rows) == reference_table(HEADERS + ("EXTRA",), rows)
+    ragged = [("g", "t", 1, "x", "longest"), ("g2", "t", None, "y")]  # the shortest row decides
+    assert render_table(HEADERS + ("EXTRA",), ragged) == reference_table(HEADERS + ("EXTRA",), ragged)

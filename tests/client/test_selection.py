@@ -42,3 +42,27 @@ def test_bracket_escapes_and_literal_brackets_in_classes_are_accepted():
     assert GroupSelector(patterns=("a[[]b",)).select(["a[b", "ab"]) == ["a[b"]
     assert GroupSelector(patterns=("x[]]",)).select(["x]", "x"]) == ["x]"]
     assert GroupSelector(patterns=("v[!]]",)).select(["v]", "va"]) == ["va"]
+
+
+def test_select_keeps_exactly_what_matches_says_in_listing_order():
+    """select() runs each pattern over every name at once (100,000 listed groups); for any mix of
+    ids, globs, regexes and excludes it keeps what matches() keeps, exact ids first."""
+    import random
+
+    rng = random.Random(31)
+    names = ["".join(rng.choice("ab-1") for _ in range(rng.randrange(0, 6))) for _ in range(400)] + [
+        "a",
+        "b-1",
+        "",
+    ]
+    selectors = [
+        GroupSelector(patterns=("a*",)),
+        GroupSelector(patterns=("a*", "re:b.*1"), exclude=("*-*",)),
+        GroupSelector(ids=("zz", "a-b"), patterns=("*1",), exclude=("a*", "re:.*b.*")),
+        GroupSelector(ids=("b",), patterns=("[ab]?",), exclude=("b",)),
+    ]
+    for selector in selectors:
+        expected = list(
+            dict.fromkeys([*selector.ids, *(g for g in sorted(names) if g and selector.matches(g))])
+        )
+        assert selector.select(names) == expected
