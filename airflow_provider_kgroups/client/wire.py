@@ -1,5 +1,6 @@
-"""Hand-written decoders for the two responses that carry one entry per group: OffsetFetch
-v8-v9 (every committed offset of up to 1,000 groups) and DescribeGroups v5-v6, and the encoder
+"""Hand-written decoders for the three responses that carry one entry per group: OffsetFetch
+v8-v9 (every committed offset of up to 1,000 groups), DescribeGroups v5-v6 and ListGroups v4-v5
+(every group of a broker), and the encoder
 of the request that names one group per entry, OffsetFetch v8-v9 for every committed offset
 (:class:`AllOffsetsFetch`). Every other message, and these in other versions or shapes, is
 encoded and decoded by kafka-python (:mod:`.protocol`).
@@ -39,7 +40,7 @@ _PARTITION = struct.Struct(">iqi").unpack_from
 _PLAIN_PARTITION = struct.Struct(">iqiBhB").unpack_from
 _PLAIN_PARTITION_SIZE = 20
 
-OFFSET_FETCH, DESCRIBE_GROUPS = 9, 15
+OFFSET_FETCH, DESCRIBE_GROUPS, LIST_GROUPS = 9, 15, 16
 
 
 def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
@@ -299,11 +300,59 @@ def _decode_describe_groups(data: bytes, version: int) -> DescribedGroups:
 
 
 #: (api key, version) -> decoder of the response frame (header included)
+# -- ListGroups v4-v5 -----------------------------------------------------------------------
+
+
+class ListedGroup(NamedTuple):
+    group_id: str
+    protocol_type: str
+    group_state: str
+    group_type: str  # "" below v5, as kafka-python's default for a field the version lacks
+
+
+class ListedGroups(NamedTuple):
+    throttle_time_ms: int
+    error_code: int
+    groups: list[ListedGroup] | None
+
+
+def _decode_list_groups(data: bytes, version: int) -> ListedGroups:
+    """ListGroupsResponse v4-v5 with its header: a broker's every group (100,000 in a big
+    listing). The protocol type, state and type are a few distinct strings: one str each."""
+    new = tuple.__new__
+    pos = _body_start(data)
+    throttle, error = _INT32(data, pos)[0], _INT16(data, pos + 4)[0]
+    count, pos = _array_size(data, pos + 6)
+    groups: list[ListedGroup] | None = None if count < 0 else []
+    words: dict[bytes, str] = {}
+
+    def word(pos: int) -> tuple[str, int]:
+        size, pos = _uvarint(data, pos)
+        raw = data[pos : pos + size - 1] if size else b""
+        text = words.get(raw)
+        if text is None:
+            text = words[raw] = raw.decode("utf-8")
+        return text, pos + max(size - 1, 0)
+
+    for _ in range(count):
+        group_id, pos = _string(data, pos)
+        protocol_type, pos = word(pos)
+        state, pos = word(pos)
+        group_type = ""
+        if version >= 5:
+            group_type, pos = word(pos)
+        pos = _skip_tags(data, pos)
+        groups.append(new(ListedGroup, (group_id, protocol_type, state, group_type)))
+    return ListedGroups(throttle, error, groups)
+
+
 DECODERS: dict[tuple[int, int], Callable[[bytes], Any]] = {
     (OFFSET_FETCH, 8): decode_offset_fetch,
     (OFFSET_FETCH, 9): decode_offset_fetch,
     (DESCRIBE_GROUPS, 5): lambda data: _decode_describe_groups(data, 5),
     (DESCRIBE_GROUPS, 6): lambda data: _decode_describe_groups(data, 6),
+    (LIST_GROUPS, 4): lambda data: _decode_list_groups(data, 4),
+    (LIST_GROUPS, 5): lambda data: _decode_list_groups(data, 5),
 }
 
 

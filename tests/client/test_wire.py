@@ -17,7 +17,11 @@ import struct
 import pytest
 from kafka.protocol.schemas.fields.codecs.types import BitField
 
-from airflow_provider_kgroups.client.protocol import DescribeGroupsResponse, OffsetFetchResponse
+from airflow_provider_kgroups.client.protocol import (
+    DescribeGroupsResponse,
+    ListGroupsResponse,
+    OffsetFetchResponse,
+)
 from airflow_provider_kgroups.client.wire import DECODERS, decoder_for
 
 HEADER = struct.pack(">i", 42) + b"\x00"  # correlation id, no tagged fields (flexible response header)
@@ -143,7 +147,7 @@ def assert_describe_same(data: bytes, version: int) -> None:
 
 
 def test_the_hand_written_decoders_are_exactly_these_versions():
-    assert sorted(DECODERS) == [(9, 8), (9, 9), (15, 5), (15, 6)]
+    assert sorted(DECODERS) == [(9, 8), (9, 9), (15, 5), (15, 6), (16, 4), (16, 5)]
     # any other version: kafka-python's own decoder and message class
     data = HEADER[:4] + OffsetFetchResponse(throttle_time_ms=0, topics=[], error_code=0).encode(version=5)
     assert isinstance(decoder_for(OffsetFetchResponse, 5)(data), OffsetFetchResponse)
@@ -456,3 +460,54 @@ def test_the_every_offset_request_is_byte_for_byte_kafka_pythons(version, requir
         ), ids[:3]
         assert ours.encode(version=version) == theirs.encode(version=version)
     assert AllOffsetsFetch.API_KEY == OffsetFetchRequest.API_KEY and AllOffsetsFetch.name == theirs.name
+
+
+# -- ListGroups v4, v5 -----------------------------------------------------------------------
+
+
+def list_groups_fields(response) -> tuple:
+    return (
+        response.throttle_time_ms,
+        response.error_code,
+        [(g.group_id, g.protocol_type, g.group_state, g.group_type) for g in response.groups],
+    )
+
+
+@pytest.mark.parametrize("version", [4, 5])
+@pytest.mark.parametrize("error_code", [0, 14])
+def test_list_groups_matches_kafka_python(version, error_code):
+    """Every group of a broker: ids of every length class and non-ASCII, empty protocol types
+    (groups made by commits alone), every state and type, the same few strings many times."""
+    R = ListGroupsResponse
+    groups = [
+        R.ListedGroup(group_id=gid, protocol_type=ptype, group_state=state, group_type=gtype)
+        for gid, ptype, state, gtype in [
+            ("g", "consumer", "Empty", "classic"),
+            ("grüppe-ñ", "", "Stable", "consumer"),
+            ("x" * 200, "connect", "PreparingRebalance", "classic"),
+            ("share-1", "share", "Empty", "share"),
+            *((f"acc-g{i:06d}", "consumer", "Stable", "classic") for i in range(300)),
+        ]
+    ]
+    data = HEADER + R(throttle_time_ms=250, error_code=error_code, groups=groups).encode(version=version)
+    ours, theirs = decoder_for(R, version)(data), kp_decode(R, data, version)
+    assert list_groups_fields(ours) == list_groups_fields(theirs)
+    empty = HEADER + R(throttle_time_ms=0, error_code=error_code, groups=[]).encode(version=version)
+    assert list_groups_fields(decoder_for(R, version)(empty)) == list_groups_fields(
+        kp_decode(R, empty, version)
+    )
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_list_groups_skips_unknown_tagged_fields_at_every_level(version):
+    """Written by the spec (ListGroupsResponse.json, flexible from v3) with tagged fields after
+    each group and after the body: both decoders skip them alike."""
+    group = cstr("g-1") + cstr("consumer") + cstr("Stable") + (cstr("classic") if version >= 5 else b"")
+    body = struct.pack(">ih", 9, 0) + carray([group + SOME_TAGS, group + b"\x00"]) + SOME_TAGS
+    data = HEADER + body
+    ours, theirs = (
+        decoder_for(ListGroupsResponse, version)(data),
+        kp_decode(ListGroupsResponse, data, version),
+    )
+    assert list_groups_fields(ours) == list_groups_fields(theirs)
+    assert [g.group_id for g in ours.groups] == ["g-1", "g-1"]
