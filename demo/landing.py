@@ -36,6 +36,8 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from airflow_provider_kgroups.landing import write_file
+from demo.seed import DEFAULT_TIMEOUT, TP
+from demo.seed import tp as as_tp
 from demo.worker import ConsumerWorker, Worker
 
 __all__ = ["KEYS", "Produced", "OrderProducer", "LandingConsumer", "LandingError", "expected_totals"]
@@ -207,8 +209,11 @@ class LandingConsumer(ConsumerWorker):
 
     ``max_records_per_s`` makes it slow on purpose (behind and catching up); :meth:`pause`
     stops fetching while the member stays in the group (buffered records are still flushed).
-    The thread, the waits, pause and resume: demo.worker.ConsumerWorker. State (read under the
-    condition), besides ConsumerWorker's: ``files`` (paths written), ``landed`` (records)."""
+    ``hold_at`` ({(topic, partition): offset}) makes it land and commit nothing at or past those
+    offsets until :meth:`release` (the records past them are read again after it), so a reader
+    started later still meets it behind. The thread, the waits, pause and resume:
+    demo.worker.ConsumerWorker. State (read under the condition), besides ConsumerWorker's:
+    ``files`` (paths written), ``landed`` (records), ``holding`` (a hold not yet released)."""
 
     error_cls = LandingError
 
@@ -225,6 +230,7 @@ class LandingConsumer(ConsumerWorker):
         flush_records: int = 200,
         flush_interval_s: float = 0.5,
         client_id: str | None = None,
+        hold_at: Mapping[TP, int] | None = None,
         **consumer_config,
     ) -> None:
         super().__init__(
@@ -246,12 +252,43 @@ class LandingConsumer(ConsumerWorker):
         self._next: dict[TopicPartition, int] = {}  # position after the last landed batch
         self.files: list[str] = []
         self.landed = 0
+        self._hold = {as_tp(k): v for k, v in (hold_at or {}).items()}  # the worker's, until released
+        self._release_asked = False
+        self.holding = bool(self._hold)
 
     def __enter__(self) -> LandingConsumer:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def release(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """End the hold (``hold_at``); returns once the worker fetches past it."""
+        with self._cond:
+            self._release_asked = True
+        self.wait_for(lambda s: not s.holding, timeout, "the hold to be released")
+
+    def _below_hold(self, consumer: KafkaConsumer, part: TopicPartition, records: list) -> list:
+        """The records below the partition's hold; at the hold, the position goes back to it and
+        the partition pauses (no fetching to throw away) until :meth:`release`."""
+        limit = self._hold.get(part)
+        if limit is None or records[-1].offset < limit:
+            return records
+        consumer.seek(part, max(limit, records[0].offset))
+        consumer.pause(part)
+        return [r for r in records if r.offset < limit]
+
+    def _end_hold(self, consumer: KafkaConsumer) -> None:
+        with self._cond:
+            asked = self._release_asked
+        if not (asked and self._hold):
+            return
+        held = set(self._hold) & consumer.paused()
+        if held and not self._paused_applied:  # a pause() asked for keeps them paused until resume()
+            consumer.resume(*held)
+        self._hold = {}
+        with self._cond:
+            self.holding = False
 
     def _land(self, tp: TopicPartition, records: list) -> int:
         first = records[0].offset
@@ -299,6 +336,7 @@ class LandingConsumer(ConsumerWorker):
         return sum(len(r) for r in due.values())
 
     def _step(self, consumer: KafkaConsumer) -> int:
+        self._end_hold(consumer)
         batches = consumer.poll(timeout_ms=100, max_records=self.max_poll_records)
         assignment = consumer.assignment()
         for tp in [tp for tp in self._buffers if tp not in assignment]:  # revoked: not ours to land
@@ -306,6 +344,7 @@ class LandingConsumer(ConsumerWorker):
             self._next.pop(tp, None)
         count = 0
         for tp, records in batches.items():
+            records = self._below_hold(consumer, tp, records) if records else records
             if records:
                 count += len(records)
                 self._buffers.setdefault(tp, (time.monotonic(), []))[1].extend(records)
