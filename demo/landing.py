@@ -211,7 +211,9 @@ class LandingConsumer(ConsumerWorker):
     stops fetching while the member stays in the group (buffered records are still flushed).
     ``hold_at`` ({(topic, partition): offset}) makes it land and commit nothing at or past those
     offsets until :meth:`release` (the records past them are read again after it), so a reader
-    started later still meets it behind. The thread, the waits, pause and resume:
+    started later still meets it behind; once every held partition is at its hold it stops polling
+    (kafka-python's thread keeps heartbeating: keep ``max_poll_interval_ms`` above the hold's
+    length, or the member leaves the group). The thread, the waits, pause and resume:
     demo.worker.ConsumerWorker. State (read under the condition), besides ConsumerWorker's:
     ``files`` (paths written), ``landed`` (records), ``holding`` (a hold not yet released)."""
 
@@ -253,6 +255,7 @@ class LandingConsumer(ConsumerWorker):
         self.files: list[str] = []
         self.landed = 0
         self._hold = {as_tp(k): v for k, v in (hold_at or {}).items()}  # the worker's, until released
+        self._at_hold: set[TopicPartition] = set()  # held partitions whose position is at the hold
         self._release_asked = False
         self.holding = bool(self._hold)
 
@@ -263,32 +266,43 @@ class LandingConsumer(ConsumerWorker):
         self.stop()
 
     def release(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """End the hold (``hold_at``); returns once the worker fetches past it."""
+        """End the hold (``hold_at``); returns once the worker polls past it."""
         with self._cond:
             self._release_asked = True
+            self._cond.notify_all()
         self.wait_for(lambda s: not s.holding, timeout, "the hold to be released")
 
     def _below_hold(self, consumer: KafkaConsumer, part: TopicPartition, records: list) -> list:
-        """The records below the partition's hold; at the hold, the position goes back to it and
-        the partition pauses (no fetching to throw away) until :meth:`release`."""
+        """The records below the partition's hold; the position goes back to the hold (what is past
+        it is read again after :meth:`release`)."""
         limit = self._hold.get(part)
         if limit is None or records[-1].offset < limit:
             return records
         consumer.seek(part, max(limit, records[0].offset))
-        consumer.pause(part)
+        self._at_hold.add(part)
         return [r for r in records if r.offset < limit]
 
-    def _end_hold(self, consumer: KafkaConsumer) -> None:
+    def _holding_still(self, consumer: KafkaConsumer) -> bool:
+        """True while the hold is on and every held partition assigned here is at it: then this round
+        does not poll but lands what is due and waits for :meth:`release` or :meth:`stop`. Pausing
+        the partitions instead is not safe: kafka-python 3.0.12 can park a paused partition's
+        fetched records and never fetch it again after resume."""
         with self._cond:
-            asked = self._release_asked
-        if not (asked and self._hold):
-            return
-        held = set(self._hold) & consumer.paused()
-        if held and not self._paused_applied:  # a pause() asked for keeps them paused until resume()
-            consumer.resume(*held)
-        self._hold = {}
+            if self._release_asked and self._hold:
+                self._hold, self._at_hold = {}, set()
+                self.holding = False
+            if not self._hold:
+                return False
+        assignment = consumer.assignment()
+        self._at_hold &= assignment  # a partition assigned anew starts from its commit
+        held = set(self._hold) & assignment
+        if not held or not held <= self._at_hold:
+            return False
+        self._flush(consumer)
         with self._cond:
-            self.holding = False
+            if not (self._release_asked or self._stop.is_set()):
+                self._cond.wait(0.1)  # the flush interval's pace; release() and stop() wake it at once
+        return True
 
     def _land(self, tp: TopicPartition, records: list) -> int:
         first = records[0].offset
@@ -336,7 +350,8 @@ class LandingConsumer(ConsumerWorker):
         return sum(len(r) for r in due.values())
 
     def _step(self, consumer: KafkaConsumer) -> int:
-        self._end_hold(consumer)
+        if self._holding_still(consumer):
+            return 0
         batches = consumer.poll(timeout_ms=100, max_records=self.max_poll_records)
         assignment = consumer.assignment()
         for tp in [tp for tp in self._buffers if tp not in assignment]:  # revoked: not ours to land

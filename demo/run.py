@@ -7,7 +7,11 @@
 2. starts a producer of order records (a 1200-record backlog, two thirds of it stamped before the
    data interval's end, then 30 records/s) and a
    landing consumer group (kafka-python) that is behind and catching up at 60 records/s,
-   writing landing files under ``.demo/landing`` and committing after each file;
+   writing landing files under ``.demo/landing`` and committing after each file. It holds below
+   the barrier (``scenario.LANDING_HOLD``) until the gate's first check has fixed the barrier
+   (``demo.first_check``: the sensor's ``barrier_target`` XCom), so the gate meets it behind
+   however long ``airflow dags test`` takes to start, and waits over several checks while it
+   catches up;
 3. leaves consumer groups around: three dead ones (no commit progress for 9-12 days), a
    paused one (progress two days ago) and two Kafka Connect sink groups, with the history the
    snapshot DAG would have stored for them (``.demo/history``); a stand-in Kafka Connect
@@ -239,6 +243,7 @@ def run() -> int:
                 flush_records=100,
                 flush_interval_s=0.5,
                 hold_at=hold,
+                max_poll_interval_ms=(HOLD_TIMEOUT_S + 120) * 1000,  # it does not poll while it holds
             )
         )
         landing.start()
