@@ -36,6 +36,8 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from airflow_provider_kgroups.landing import write_file
+from demo.seed import DEFAULT_TIMEOUT, TP
+from demo.seed import tp as as_tp
 from demo.worker import ConsumerWorker, Worker
 
 __all__ = ["KEYS", "Produced", "OrderProducer", "LandingConsumer", "LandingError", "expected_totals"]
@@ -207,8 +209,13 @@ class LandingConsumer(ConsumerWorker):
 
     ``max_records_per_s`` makes it slow on purpose (behind and catching up); :meth:`pause`
     stops fetching while the member stays in the group (buffered records are still flushed).
-    The thread, the waits, pause and resume: demo.worker.ConsumerWorker. State (read under the
-    condition), besides ConsumerWorker's: ``files`` (paths written), ``landed`` (records)."""
+    ``hold_at`` ({(topic, partition): offset}) makes it land and commit nothing at or past those
+    offsets until :meth:`release` (the records past them are read again after it), so a reader
+    started later still meets it behind; once every held partition is at its hold it stops polling
+    (kafka-python's thread keeps heartbeating: keep ``max_poll_interval_ms`` above the hold's
+    length, or the member leaves the group). The thread, the waits, pause and resume:
+    demo.worker.ConsumerWorker. State (read under the condition), besides ConsumerWorker's:
+    ``files`` (paths written), ``landed`` (records), ``holding`` (a hold not yet released)."""
 
     error_cls = LandingError
 
@@ -225,6 +232,7 @@ class LandingConsumer(ConsumerWorker):
         flush_records: int = 200,
         flush_interval_s: float = 0.5,
         client_id: str | None = None,
+        hold_at: Mapping[TP, int] | None = None,
         **consumer_config,
     ) -> None:
         super().__init__(
@@ -246,12 +254,55 @@ class LandingConsumer(ConsumerWorker):
         self._next: dict[TopicPartition, int] = {}  # position after the last landed batch
         self.files: list[str] = []
         self.landed = 0
+        self._hold = {as_tp(k): v for k, v in (hold_at or {}).items()}  # the worker's, until released
+        self._at_hold: set[TopicPartition] = set()  # held partitions whose position is at the hold
+        self._release_asked = False
+        self.holding = bool(self._hold)
 
     def __enter__(self) -> LandingConsumer:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def release(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """End the hold (``hold_at``); returns once the worker polls past it."""
+        with self._cond:
+            self._release_asked = True
+            self._cond.notify_all()
+        self.wait_for(lambda s: not s.holding, timeout, "the hold to be released")
+
+    def _below_hold(self, consumer: KafkaConsumer, part: TopicPartition, records: list) -> list:
+        """The records below the partition's hold; the position goes back to the hold (what is past
+        it is read again after :meth:`release`)."""
+        limit = self._hold.get(part)
+        if limit is None or records[-1].offset < limit:
+            return records
+        consumer.seek(part, max(limit, records[0].offset))
+        self._at_hold.add(part)
+        return [r for r in records if r.offset < limit]
+
+    def _holding_still(self, consumer: KafkaConsumer) -> bool:
+        """True while the hold is on and every held partition assigned here is at it: then this round
+        does not poll but lands what is due and waits for :meth:`release` or :meth:`stop`. Pausing
+        the partitions instead is not safe: kafka-python 3.0.12 can park a paused partition's
+        fetched records and never fetch it again after resume."""
+        with self._cond:
+            if self._release_asked and self._hold:
+                self._hold, self._at_hold = {}, set()
+                self.holding = False
+            if not self._hold:
+                return False
+        assignment = consumer.assignment()
+        self._at_hold &= assignment  # a partition assigned anew starts from its commit
+        held = set(self._hold) & assignment
+        if not held or not held <= self._at_hold:
+            return False
+        self._flush(consumer)
+        with self._cond:
+            if not (self._release_asked or self._stop.is_set()):
+                self._cond.wait(0.1)  # the flush interval's pace; release() and stop() wake it at once
+        return True
 
     def _land(self, tp: TopicPartition, records: list) -> int:
         first = records[0].offset
@@ -299,6 +350,8 @@ class LandingConsumer(ConsumerWorker):
         return sum(len(r) for r in due.values())
 
     def _step(self, consumer: KafkaConsumer) -> int:
+        if self._holding_still(consumer):
+            return 0
         batches = consumer.poll(timeout_ms=100, max_records=self.max_poll_records)
         assignment = consumer.assignment()
         for tp in [tp for tp in self._buffers if tp not in assignment]:  # revoked: not ours to land
@@ -306,6 +359,7 @@ class LandingConsumer(ConsumerWorker):
             self._next.pop(tp, None)
         count = 0
         for tp, records in batches.items():
+            records = self._below_hold(consumer, tp, records) if records else records
             if records:
                 count += len(records)
                 self._buffers.setdefault(tp, (time.monotonic(), []))[1].extend(records)

@@ -43,7 +43,7 @@ def offsets_of(text: str) -> dict[int, int]:
     return {int(p): o for p, o in json.loads(text).get(TOPIC, {}).items()}
 
 
-def _fmt(offsets: dict) -> str:
+def fmt_offsets(offsets: dict) -> str:
     return "  ".join(f"{TOPIC}[{p}]={o}" for p, o in sorted(offsets.items(), key=lambda kv: int(kv[0])))
 
 
@@ -70,7 +70,7 @@ def summary(records, log: Path, interval_end: datetime | None = None) -> bool:
         )
         if interval_end is None:
             say(
-                f"  barrier  {_fmt(barrier)}   (the log end at the first check: Tansu 0.6.0 cannot answer "
+                f"  barrier  {fmt_offsets(barrier)}   (the log end at the first check: Tansu 0.6.0 cannot answer "
                 "ListOffsets by timestamp, so the run used barrier='log_end')"
             )
         else:
@@ -79,7 +79,7 @@ def summary(records, log: Path, interval_end: datetime | None = None) -> bool:
             late = [r for r in records if r.offset >= barrier.get(r.partition, 0) and r.timestamp_ms < end_ms]
             exact = all(r.timestamp_ms < end_ms for r in below) and not late
             say(
-                f"  barrier  {_fmt(barrier)}   (per partition, the first offset written at or after "
+                f"  barrier  {fmt_offsets(barrier)}   (per partition, the first offset written at or after "
                 f"{interval_end:%Y-%m-%d %H:%M:%S} UTC, the data interval's end: ListOffsets by timestamp)"
             )
             say(
@@ -87,7 +87,7 @@ def summary(records, log: Path, interval_end: datetime | None = None) -> bool:
                 f"end, every record at or above it after: {'yes' if exact else 'NO'}"
             )
             ok = ok and exact
-        say(f"  reached  {_fmt(reached)}   (committed offsets at the check that opened it)")
+        say(f"  reached  {fmt_offsets(reached)}   (committed offsets at the check that opened it)")
     else:
         ok = False
         say("\nGate: no Spark output, so no record of the gate's result (see the log)")

@@ -7,7 +7,11 @@
 2. starts a producer of order records (a 1200-record backlog, two thirds of it stamped before the
    data interval's end, then 30 records/s) and a
    landing consumer group (kafka-python) that is behind and catching up at 60 records/s,
-   writing landing files under ``.demo/landing`` and committing after each file;
+   writing landing files under ``.demo/landing`` and committing after each file. It holds below
+   the barrier (``scenario.LANDING_HOLD``) until the gate's first check has fixed the barrier
+   (``demo.first_check``: the sensor's ``barrier_target`` XCom), so the gate meets it behind
+   however long ``airflow dags test`` takes to start, and waits over several checks while it
+   catches up;
 3. leaves consumer groups around: three dead ones (no commit progress for 9-12 days), a
    paused one (progress two days ago) and two Kafka Connect sink groups, with the history the
    snapshot DAG would have stored for them (``.demo/history``); a stand-in Kafka Connect
@@ -52,9 +56,10 @@ from demo.airflow_services import AirflowServices
 from demo.broker import start_broker
 from demo.child import Child, airflow_command
 from demo.connectserver import ConnectServer
+from demo.first_check import barrier_fixed
 from demo.history import backfill_history
 from demo.landing import LandingConsumer, OrderProducer, expected_totals
-from demo.report import offsets_of, rel, say, sources, summary
+from demo.report import fmt_offsets, offsets_of, rel, say, sources, summary
 from demo.scenario import (
     BACKLOG,
     CONNECT_CONN_ID,
@@ -62,8 +67,10 @@ from demo.scenario import (
     DAG_ID,
     DAGS_TEST_TIMEOUT_S,
     GROUPS,
+    HOLD_TIMEOUT_S,
     LAND_PER_S,
     LANDING_GROUP,
+    LANDING_HOLD,
     PARTITIONS,
     PRODUCE_PER_S,
     ROOT,
@@ -219,10 +226,12 @@ def run() -> int:
             f"history    {len(files)} snapshot file(s) in {rel(WORK / 'history')}: what the kgroups_snapshot DAG "
             "would have stored for those groups over the last 14 days"
         )
-        # The landing group starts once Airflow's database is ready, so the gate meets it behind.
+        # The landing group starts once Airflow's database is ready and holds below the barrier until the
+        # gate's first check, so the gate meets it behind however long `airflow dags test` takes to get there.
         if migrate.wait(120) != 0:
             say(f"\n`airflow db migrate` failed; the end of {rel(migrate.log)}:\n{migrate.tail()}")
             return 1
+        hold = {(TOPIC, p): LANDING_HOLD for p in range(PARTITIONS)}
         landing = stack.enter_context(
             LandingConsumer(
                 broker.bootstrap,
@@ -233,14 +242,17 @@ def run() -> int:
                 max_records_per_s=LAND_PER_S,
                 flush_records=100,
                 flush_interval_s=0.5,
+                hold_at=hold,
+                max_poll_interval_ms=(HOLD_TIMEOUT_S + 120) * 1000,  # it does not poll while it holds
             )
         )
         landing.start()
-        landing.wait_committed({(TOPIC, p): 1 for p in range(PARTITIONS)}, timeout=60)
+        landing.wait_committed(hold, timeout=60)
         say(
             f"landing    {LANDING_GROUP}: a kafka-python consumer group (joined in {landing.joined_in:.1f} s), "
             f"landing files in {rel(WORK / 'landing')} at up to {LAND_PER_S} records/s, committing after each file: "
-            f"{sum(landing.committed.values())} of {len(producer.snapshot())} records landed so far"
+            f"{sum(landing.committed.values())} of {len(producer.snapshot())} records landed so far; it holds at "
+            f"offset {LANDING_HOLD} of each partition until the gate's first check"
         )
 
         barrier = "timestamp" if broker.answers_timestamps else "log_end"
@@ -264,16 +276,36 @@ def run() -> int:
             oracle = SparkOracle(WORK / "spark-oracle").launch()
             stack.callback(oracle.close)
         dags_test_started = time.monotonic()
+        next_line = dags_test_started + 5.0
 
         def tick() -> None:
-            produced = len(producer.snapshot())
-            say(
-                f"   ... {time.monotonic() - dags_test_started:4.0f} s: landing consumer at "
-                f"{sum(landing.committed.values())} of {produced} produced records"
-            )
+            nonlocal next_line
+            now = time.monotonic()
+            if landing.holding:
+                fixed = barrier_fixed()
+                if fixed is not None or now - dags_test_started >= HOLD_TIMEOUT_S:
+                    landing.release()
+                    say(
+                        f"   ... {now - dags_test_started:4.0f} s: "
+                        + (
+                            f"the gate's first check fixed its barrier ({fmt_offsets(fixed)}) with "
+                            f"{LANDING_GROUP} at {sum(landing.committed.values())} records: hold released"
+                            if fixed is not None
+                            else f"no barrier fixed by the gate within {HOLD_TIMEOUT_S} s: hold released"
+                        )
+                    )
+            if now >= next_line:
+                next_line += 5.0
+                say(
+                    f"   ... {now - dags_test_started:4.0f} s: landing consumer at "
+                    f"{sum(landing.committed.values())} of {len(producer.snapshot())} produced records"
+                    + (" (holding)" if landing.holding else "")
+                )
 
         with Child(command, airflow_env(broker.bootstrap, connect.url, barrier), log) as dags_test:
-            code = dags_test.wait(DAGS_TEST_TIMEOUT_S, on_tick=tick)
+            code = dags_test.wait(DAGS_TEST_TIMEOUT_S, on_tick=tick, tick_s=0.5)
+        if landing.holding:  # the run ended before its gate checked: the event-driven part needs it landing
+            landing.release()
         took = time.monotonic() - dags_test_started
         records = producer.snapshot()
         say(f"   {'succeeded' if code == 0 else f'FAILED (exit code {code})'} in {took:.1f} s")

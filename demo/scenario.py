@@ -14,6 +14,13 @@ DAG_ID = "kgroups_gate_clean_spark"
 TOPIC, PARTITIONS = "orders", 3
 LANDING_GROUP = "orders-landing"
 BACKLOG, PRODUCE_PER_S, LAND_PER_S = 1200, 30, 60
+#: per partition, where the landing group holds until the gate's first check: below the barrier (a
+#: third of each partition's backlog before the data interval's end; on Tansu the log end), so the
+#: gate meets it behind however long Airflow takes to start, and watches it catch up
+LANDING_HOLD = BACKLOG * 2 // 3 // PARTITIONS // 3
+#: the hold ends at the gate's first check, or this long after `airflow dags test` started
+#: (a first check that did not fix the barrier pushes no XCom to see)
+HOLD_TIMEOUT_S = 180
 RUN_CONF = {"cleanup_dry_run": False}  # + the barrier: "timestamp" on Apache Kafka, "log_end" on Tansu
 DAGS_TEST_TIMEOUT_S = 600
 #: group -> (what it is, committed offset per partition of "orders", history points (age hours, records behind))
