@@ -190,7 +190,8 @@ def finding_lines(f: Finding, obs: GroupObservation) -> list[str]:
             f"{format_time(f.at_ms)})"
         ]
     if isinstance(f, ExpiryFinding):
-        if reason is Reason.EXPIRY_UNKNOWN:
+        # the times are known unless the reason is EXPIRY_UNKNOWN
+        if reason is Reason.EXPIRY_UNKNOWN or f.empty_since_ms is None or f.expires_at_ms is None:
             return [
                 f"Kafka expires its offsets {f.retention_minutes} min after it became Empty (KIP-211); when that "
                 "was is not in the history"

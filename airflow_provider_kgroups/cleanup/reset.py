@@ -439,7 +439,7 @@ async def _run_reset(
 
 def _planned(group: GroupReset, via_connect: bool) -> GroupChangeDecision:
     rows = tuple(p.to_dict() for p in group.partitions)
-    if not group.ok:
+    if group.refusal is not None:  # not group.ok
         skipped = group.refusal is Refusal.OVER_CAP
         return GroupChangeDecision(
             group.group_id,

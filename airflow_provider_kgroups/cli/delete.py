@@ -11,6 +11,8 @@ from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, change_foot
 from .output import render_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..cleanup import CleanupPolicy
     from ..client import GroupsClient
     from .common import Progress
@@ -147,7 +149,9 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
             who={"by": "kgroups delete"},
         )
     )
-    rows = [(g, d.deletion or d.outcome.label, d.reason) for g, d in result.decisions.items()]
+    rows: list[Sequence[Any]] = [
+        (g, d.deletion or d.outcome.label, d.reason) for g, d in result.decisions.items()
+    ]
     lines = [render_table(("GROUP", "DECISION", "REASON"), rows) if rows else "no group selected"]
     s = result.summary()
     lines.append(

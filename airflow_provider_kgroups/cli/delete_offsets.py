@@ -20,6 +20,8 @@ from .common import (
 from .output import render_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..client import GroupsClient
     from .common import Progress
 
@@ -88,7 +90,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
 
     result = client.run(run())
     data = result.to_dict()
-    rows = []
+    rows: list[Sequence[Any]] = []
     for g, d in result.decisions.items():
         failures = {(tp.topic, tp.partition): why for tp, why in {**d.kept, **d.failed}.items()}
         for r in d.rows:

@@ -9,6 +9,8 @@ from .common import selected_groups
 from .output import render_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..client import GroupsClient
     from .common import Progress
 
@@ -21,7 +23,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     ids = selected_groups(client, args, progress)
     progress(f"describing {len(ids)} group(s)")
     result = client.describe_groups(ids)
-    rows = []
+    rows: list[Sequence[Any]] = []
     for gid in ids:
         if gid in result.failures:
             rows.append((gid, "ERROR", "-", "-", "-", str(result.failures[gid])))

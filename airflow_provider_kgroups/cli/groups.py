@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from .output import render_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..client import GroupsClient
     from .common import Progress
 
@@ -32,7 +34,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
         progress(f"describing {len(unknown)} group(s) whose state the listing did not give")
         described = client.describe_groups(unknown)
         states.update({g: d.state for g, d in described.values.items()})
-    rows = [
+    rows: list[Sequence[Any]] = [
         (g.group_id, states[g.group_id].value, g.protocol_type or "-", g.group_type or "-", g.coordinator_id)
         for g in result.groups
         if not args.state or states[g.group_id].value in args.state

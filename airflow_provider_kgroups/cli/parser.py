@@ -108,8 +108,9 @@ def _terminal_columns() -> int:
     except ValueError:
         columns = 0
     if columns <= 0:
+        stdout = sys.__stdout__
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns if columns > 0 else 80
@@ -171,6 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_options(parser, in_verb=False)
     verbs = parser.add_subparsers(dest="command", required=True, parser_class=_VerbParser)
     for verb, (help_text, description) in VERBS.items():
-        extra = {"description": description} if description is not None else {}
-        verbs.add_parser(verb, help=help_text, formatter_class=_Formatter, fill=_VerbArguments(verb), **extra)
+        verbs.add_parser(
+            verb,
+            help=help_text,
+            description=description,
+            formatter_class=_Formatter,
+            fill=_VerbArguments(verb),
+        )
     return parser

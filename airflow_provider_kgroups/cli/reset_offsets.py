@@ -21,6 +21,8 @@ from .common import (
 from .output import render_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..client import GroupsClient
     from .common import Progress
 
@@ -134,8 +136,8 @@ def prepare(args) -> None:
     args.prepared = (spec, options, connect_configs_from_properties(properties, args.connect_url))
 
 
-def _rows(result) -> list[tuple]:
-    rows = []
+def _rows(result) -> list[Sequence[Any]]:
+    rows: list[Sequence[Any]] = []
     for g, d in result.decisions.items():
         failures = {(tp.topic, tp.partition): why for tp, why in d.failed.items()}
         for r in d.rows:

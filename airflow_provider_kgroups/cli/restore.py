@@ -11,6 +11,8 @@ from .common import interrupted_lines
 from .output import render_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..client import GroupsClient
     from .common import Progress
 
@@ -46,7 +48,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     results, run = client.run(
         run_restore(client.aclient, backup, args.groups or None, who={"by": "kgroups restore"})
     )
-    rows = []
+    rows: list[Sequence[Any]] = []
     for g, outcome in results.items():
         rows += [(g, str(tp), offset, "restored") for tp, offset in sorted(outcome.values.items())]
         rows += [(g, str(tp), "-", str(f)) for tp, f in sorted(outcome.failures.items())]

@@ -10,6 +10,8 @@ from .common import selected_groups
 from .output import render_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..client import GroupsClient
     from .common import Progress
 
@@ -22,7 +24,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     ids = selected_groups(client, args, progress)
     progress(f"reading the start offsets of {len(ids)} share group(s)")
     result = client.run(share_group_lag(client.aclient, ids))
-    rows = []
+    rows: list[Sequence[Any]] = []
     for g, partitions in result.groups.items():
         for p in partitions:
             note = (

@@ -9,7 +9,8 @@ describing in :mod:`.describe`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
+from typing import TypeVar
 
 from .chunking import RequestLimits
 from .cluster import ClusterMetadata
@@ -70,6 +71,8 @@ from .selection import validate_group_ids
 from .transport import ConnectionPool, RequestStats
 
 log = logging.getLogger(__name__)
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
 
@@ -99,7 +102,7 @@ class AsyncGroupsClient(OffsetVerbs):
     async def __aenter__(self) -> AsyncGroupsClient:
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
@@ -117,11 +120,13 @@ class AsyncGroupsClient(OffsetVerbs):
         ``seconds`` defaults to ``config.call_timeout_s``."""
         return deadline(self.config.call_timeout_s if seconds is None else seconds)
 
-    async def _run(self, call: Call, handler: Handler, keys) -> KeyedResults:
+    async def _run(self, call: Call, handler: Handler[K, V], keys: Iterable[K]) -> KeyedResults[K, V]:
         # raises NoBrokerAvailable when nothing answers Metadata
         return await beside_bootstrap(call, run(call, handler, keys))
 
-    async def _run_groups(self, call: Call, handler: Handler, group_ids: list[str]) -> KeyedResults:
+    async def _run_groups(
+        self, call: Call, handler: Handler[str, V], group_ids: list[str]
+    ) -> KeyedResults[str, V]:
         """``_run`` for group-keyed APIs: an id Kafka's protocol cannot carry fails alone, unsent
         (it would otherwise break the FindCoordinator and the request shared with other groups)."""
         refused = unsendable_group_ids(group_ids)
@@ -308,7 +313,8 @@ class AsyncGroupsClient(OffsetVerbs):
         the rest from further pages, each again one request per leader."""
         wanted: dict[TopicPartition, list[int]] = {}
         for tp in partitions_of(positions):
-            offsets = list(positions[tp]) if isinstance(positions[tp], Iterable) else [positions[tp]]
+            position = positions[tp]
+            offsets = list(position) if isinstance(position, Iterable) else [position]
             if not offsets or not all(is_int(o) and o >= 0 for o in offsets):
                 raise ConfigurationError(f"offsets {positions[tp]!r} for {tp} are not non-negative ints.")
             wanted[tp] = sorted(set(offsets))
@@ -316,7 +322,7 @@ class AsyncGroupsClient(OffsetVerbs):
         call = self._call(timeout_s)
         isolation = READ_COMMITTED if read_committed else READ_UNCOMMITTED
         values: dict[TopicPartition, dict[int, RecordTimestamp]] = {}
-        failures: dict = {}
+        failures: dict[TopicPartition, Failure] = {}
         budgets: dict[TopicPartition, int] = {}
         starts: dict[TopicPartition, int] = {}
         while wanted:

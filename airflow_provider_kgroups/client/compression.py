@@ -40,7 +40,13 @@ library; the Fetch handlers turn that into a per-partition Failure (``CLIENT_UND
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from enum import IntEnum
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 __all__ = ["Codec", "LIBRARIES", "UndecodableBatch", "decompress", "xerial_unframe"]
 
@@ -75,11 +81,12 @@ class UndecodableBatch(Exception):
 
     def __init__(self, codec: int | None, detail: str) -> None:
         self.codec = codec
-        known = codec is not None and codec in Codec._value2member_map_
+        member = Codec(codec) if codec is not None and codec in Codec._value2member_map_ else None
+        known = member is not None
         self.codec_name = (
-            Codec(codec).name.lower() if known else ("unknown" if codec is None else f"id {codec}")
+            member.name.lower() if member is not None else ("unknown" if codec is None else f"id {codec}")
         )
-        self.library = LIBRARIES.get(codec, "none") if known else "none"  # type: ignore[call-overload]  # known: codec is an int
+        self.library = LIBRARIES.get(member, "none") if member is not None else "none"
         self.detail = detail
         what = (
             f"{self.codec_name} record batch could not be decoded with {self.library}"
@@ -91,7 +98,7 @@ class UndecodableBatch(Exception):
         super().__init__(f"{what}: {detail}")
 
 
-def _cramjam():
+def _cramjam() -> ModuleType:
     try:
         import cramjam
     except ImportError as exc:  # a broken install: it is a dependency of the base package
@@ -102,7 +109,7 @@ def _cramjam():
     return cramjam
 
 
-def xerial_unframe(payload: bytes | memoryview, raw_block) -> bytes:
+def xerial_unframe(payload: bytes | memoryview, raw_block: Callable[[memoryview], Buffer]) -> bytes:
     """The bytes of a xerial-framed snappy stream (``SnappyInputStream.hasNextChunk``), each
     block decoded with ``raw_block``; a payload without the header is one raw snappy block."""
     view = memoryview(payload)

@@ -116,7 +116,10 @@ class Lookup(Protocol[K]):
 
     def resolve(self, keys: list[K]) -> Outcome[K, int]:
         """:attr:`Routing.FIXED`: the brokers of ``keys``, with no request."""
-        raise NotImplementedError(f"{type(self).__name__} looks its keys up with requests ({self.routing})")
+        # A default the request-sending lookups inherit, not an abstract member: a body of more than
+        # one `raise NotImplementedError` keeps mypy from taking it for one.
+        message = f"{type(self).__name__} looks its keys up with requests ({self.routing})"
+        raise NotImplementedError(message)
 
     def batches(self, version: int | None) -> bool:
         """:attr:`Routing.BATCHING`: whether a broker up to ``version`` takes many keys in one request."""

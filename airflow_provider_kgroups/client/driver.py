@@ -72,10 +72,10 @@ class Dispatch(Generic[K]):
     stage: str
     node: int
     keys: tuple[K, ...]
-    outcome: Outcome = field(default_factory=Outcome)
+    outcome: Outcome[K, Any] = field(default_factory=Outcome)  # values: node ids (lookup) or the API's
 
 
-def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome:
+def transport_failure(keys: Iterable[K], error: BaseException) -> Outcome[K, Any]:
     """Where a request's keys go when it got no usable response: only what the transport or the
     protocol failed at becomes an outcome per key, each with a code of its own. Anything else (a
     bug in a handler's ``build`` or ``parse``, a failed login, bad input) is raised: it is no
@@ -117,8 +117,12 @@ class Driver(Generic[K, V]):
         backoff: Callable[[int], float],
         lookup: Lookup[K] | None = None,
     ) -> None:
+        if lookup is None:
+            if handler is None:
+                raise ValueError("a Driver needs a handler, a lookup or both")
+            lookup = handler.lookup
         self.handler = handler
-        self.lookup: Lookup[K] = lookup if lookup is not None else handler.lookup
+        self.lookup: Lookup[K] = lookup
         self.api = handler.api if handler is not None else f"{type(self.lookup).__name__} only"
         self.values: dict[K, V] = {}
         self.failures: dict[K, Failure] = {}
@@ -128,7 +132,7 @@ class Driver(Generic[K, V]):
         self._mapped: dict[int, set[K]] = {}
         self._in_flight: list[Dispatch[K]] = []
         self._attempts: dict[K, int] = {}
-        self._delayed: list[tuple[float, int, str, int, frozenset]] = []  # (ready, seq, stage, node, keys)
+        self._delayed: list[tuple[float, int, str, int, frozenset[K]]] = []  # (ready, seq, stage, node, keys)
         self._seq = itertools.count()
         self._last_error: dict[K, str] = {}
         for key in dict.fromkeys(keys):
@@ -144,7 +148,7 @@ class Driver(Generic[K, V]):
     ) -> Driver[K, int]:
         """A driver that only looks ``keys`` up (filling ``lookup``'s cache): its lookup
         dispatches are the ones to send; it has no API to fulfil."""
-        return cls(None, keys, backoff=backoff, lookup=lookup)
+        return Driver[K, int](None, keys, backoff=backoff, lookup=lookup)
 
     # -- what to send ------------------------------------------------------------------------
 
@@ -175,16 +179,21 @@ class Driver(Generic[K, V]):
         carry are settled here, unsent."""
         keys = list(dispatch.keys if keys is None else keys)
         if dispatch.stage == LOOKUP:
+            if version is None:  # every broker has FindCoordinator and Metadata: not met in practice
+                sent = self.lookup.request_class
+                what = sent.__name__.removesuffix("Request") if sent is not None else "lookup"
+                raise UnsupportedVersion(f"a broker shares no {what} version with this client")
             return self.lookup.build(keys, version)
+        handler = self.fulfiller()
         if version is None:
-            dispatch.outcome.merge(self.handler.unsupported(keys, dispatch.node))
+            dispatch.outcome.merge(handler.unsupported(keys, dispatch.node))
             return []
-        refused = self.handler.refuse(keys, version, dispatch.node)
+        refused = handler.refuse(keys, version, dispatch.node)
         dispatch.outcome.failed.update(refused)
         keys = [key for key in keys if key not in refused]
         if not keys:
             return []
-        return [replace(plan, node=dispatch.node) for plan in self.handler.build(keys, version, self._notes)]
+        return [replace(plan, node=dispatch.node) for plan in handler.build(keys, version, self._notes)]
 
     # -- what came back ----------------------------------------------------------------------
 
@@ -192,7 +201,7 @@ class Driver(Generic[K, V]):
         if dispatch.stage == LOOKUP:
             dispatch.outcome.merge(self.lookup.parse(plan, response))
         else:
-            dispatch.outcome.merge(self.handler.parse(plan, response, self._notes))
+            dispatch.outcome.merge(self.fulfiller().parse(plan, response, self._notes))
         return []
 
     def on_failure(
@@ -205,14 +214,14 @@ class Driver(Generic[K, V]):
         fulfil = dispatch.stage == FULFIL
         if isinstance(error, ResponseTooLarge) and len(plan.keys) > 1:
             if fulfil:
-                self._notes.update(self.handler.response_lost(plan.keys))
+                self._notes.update(self.fulfiller().response_lost(plan.keys))
             half = len(plan.keys) // 2
             log.info("%s; splitting its %d keys in two", error, len(plan.keys))
             return self.build(dispatch, plan.version, plan.keys[:half]) + self.build(
                 dispatch, plan.version, plan.keys[half:]
             )
         if fulfil and response_lost(error):
-            self._notes.update(self.handler.response_lost(plan.keys))
+            self._notes.update(self.fulfiller().response_lost(plan.keys))
         dispatch.outcome.merge(transport_failure(plan.keys, error))
         return []
 
@@ -247,11 +256,11 @@ class Driver(Generic[K, V]):
 
     def expire(self, limit: str) -> None:
         """The deadline passed: every key without an answer fails, naming its last error."""
-        unfinished: set = set(self._waiting_lookup)
+        unfinished: set[K] = set(self._waiting_lookup)
         for keys in self._mapped.values():
             unfinished |= keys
-        for _, _, _, _, keys in self._delayed:
-            unfinished |= keys
+        for _, _, _, _, delayed_keys in self._delayed:
+            unfinished |= delayed_keys
         for dispatch in self._in_flight:
             unfinished |= set(dispatch.keys)
         for key in unfinished - self.values.keys() - self.failures.keys():
@@ -267,7 +276,13 @@ class Driver(Generic[K, V]):
 
     # -- bookkeeping -------------------------------------------------------------------------
 
-    def _absorb(self, stage: str, node: int, outcome: Outcome, now: float) -> None:
+    def fulfiller(self) -> Handler[K, V]:
+        """The handler that sends the API's own requests (a lookup-only driver has none)."""
+        if self.handler is None:  # lookup_only's driver: the caller sends its lookups only
+            raise RuntimeError(f"{self.api}: this driver only looks keys up, it has no API to send")
+        return self.handler
+
+    def _absorb(self, stage: str, node: int, outcome: Outcome[K, Any], now: float) -> None:
         self.values.update(outcome.completed if stage == FULFIL else {})
         self.failures.update(outcome.failed)
         self._last_error.update(outcome.reasons)

@@ -36,7 +36,7 @@ import itertools
 import json
 from collections.abc import Iterator, Mapping
 from enum import Enum
-from typing import Any
+from typing import Any, TypeGuard
 
 from .errors import ConfigurationError
 from .numbers import is_int
@@ -141,6 +141,8 @@ class OffsetMap(Mapping[TopicPartition, Any]):
     to a dict with the same items."""
 
     __slots__ = ("_offsets", "kind")
+    _offsets: dict[TopicPartition, Any]  # set once, by _set
+    kind: OffsetKind
 
     def __init__(
         self,
@@ -277,7 +279,7 @@ def _order(pair: tuple[TopicPartition, Any]) -> tuple[str, int]:
     return pair[0].topic, pair[0].partition
 
 
-def _is_partition(value: Any) -> bool:
+def _is_partition(value: object) -> TypeGuard[int]:
     return is_int(value) and 0 <= value < _INT32
 
 

@@ -56,43 +56,45 @@ from .wire import DECODERS as HAND_WRITTEN  # noqa: E402 - after lazy_package() 
 from .wire import AllOffsetsFetch  # noqa: E402 - the hand-written encoder, named here with the codec
 
 
-class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):
+# kafka-python ships no type information, so ApiMessage is Any to mypy (misc: subclassing Any) and its
+# load_json class keyword is unknown to object.__init_subclass__ (call-arg): each class ignores those two.
+class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):
+class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class ShareGroupDescribeRequest(ApiMessage, load_json=_schemas):
+class ShareGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class ShareGroupDescribeResponse(ApiMessage, load_json=_schemas):
+class ShareGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class StreamsGroupDescribeRequest(ApiMessage, load_json=_schemas):
+class StreamsGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class StreamsGroupDescribeResponse(ApiMessage, load_json=_schemas):
+class StreamsGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):
+class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):
+class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):
+class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
-class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):
+class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
     pass
 
 
@@ -148,8 +150,8 @@ class KafkaApi:
 
 
 _DECLARED: dict[int, KafkaApi] = {}
-_MAX_VERSIONS: dict[type, int] = {}
-_RESPONSES_BY_KEY: dict[int, type] = {}
+_MAX_VERSIONS: dict[type[ApiMessage], int] = {}
+_RESPONSES_BY_KEY: dict[int, type[ApiMessage]] = {}
 
 
 def _declare(api: KafkaApi) -> None:
@@ -192,9 +194,9 @@ class _Declared(Mapping[K, V]):
 
 
 #: request class -> the highest version this client implements (from the declarations)
-CLIENT_MAX_VERSIONS: Mapping[type, int] = _Declared(_MAX_VERSIONS)
+CLIENT_MAX_VERSIONS: Mapping[type[ApiMessage], int] = _Declared(_MAX_VERSIONS)
 #: API key -> response class, for decoding (from the declarations)
-RESPONSE_FOR: Mapping[int, type] = _Declared(_RESPONSES_BY_KEY)
+RESPONSE_FOR: Mapping[int, type[ApiMessage]] = _Declared(_RESPONSES_BY_KEY)
 
 
 def declared_apis() -> tuple[KafkaApi, ...]:
@@ -220,13 +222,17 @@ class CodecWarmup:
     A wrong version guess costs an unused compile, nothing else.
     """
 
-    def __init__(self, compile_one: Callable[[type, int], None] | None = None) -> None:
+    def __init__(self, compile_one: Callable[[type[ApiMessage], int], None] | None = None) -> None:
         self._compile = compile_one or compile_codec
-        self._wanted: dict[tuple[type, int], None] = {}  # (message class, version), ordered, no duplicates
-        self._done: set[tuple[type, int]] = set()
+        self._wanted: dict[
+            tuple[type[ApiMessage], int], None
+        ] = {}  # (message class, version), ordered, no duplicates
+        self._done: set[tuple[type[ApiMessage], int]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # where the next step is scheduled
 
-    def want(self, request_cls: type, version: int | None = None, *, next_up: bool = False) -> None:
+    def want(
+        self, request_cls: type[ApiMessage], version: int | None = None, *, next_up: bool = False
+    ) -> None:
         """``next_up``: needed before what was wanted so far (a connection's handshake, a lookup
         ahead of the call's own requests): compiled first."""
         version = CLIENT_MAX_VERSIONS.get(request_cls) if version is None else version
@@ -264,7 +270,7 @@ class CodecWarmup:
         self.written()
 
 
-def compile_codec(message_cls: type, version: int) -> None:
+def compile_codec(message_cls: type[ApiMessage], version: int) -> None:
     """A request's encoder or a response's decoder at ``version``, compiled now (kafka-python
     caches it by the same key its ``encode``/``decode`` use). Only an optimisation: a codec
     without these hooks is compiled on first use as before."""
@@ -280,7 +286,7 @@ def compile_codec(message_cls: type, version: int) -> None:
         pass
 
 
-def compile_codecs(request_cls: type, version: int) -> None:
+def compile_codecs(request_cls: type[ApiMessage], version: int) -> None:
     """The request's encoder and its response's decoder at ``version``, compiled now."""
     compile_codec(request_cls, version)
     compile_codec(RESPONSE_FOR[request_cls.API_KEY], version)

@@ -23,7 +23,7 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -48,6 +48,8 @@ from .transport import BrokerConnection, ConnectionPool
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 @dataclass
@@ -56,8 +58,8 @@ class InFlight:
     asking again: the bootstrap Metadata and each key's lookup (a group's FindCoordinator, a
     partition's Metadata)."""
 
-    bootstrap: asyncio.Future | None = None
-    lookups: dict[Lookup, dict[Any, asyncio.Future]] = field(
+    bootstrap: asyncio.Future[None] | None = None
+    lookups: dict[Lookup[Any], dict[Any, asyncio.Future[Outcome[Any, int]]]] = field(
         default_factory=dict
     )  # lookup -> key -> its answer
 
@@ -104,10 +106,12 @@ class Call:
         return max(0.001, min(self.config.request_timeout_s, self.time_left))
 
     def backoff(self, attempt: int) -> float:
-        base = min(self.config.retry_backoff_max_s, self.config.retry_backoff_s * (2 ** max(0, attempt - 1)))
+        base = min(
+            self.config.retry_backoff_max_s, self.config.retry_backoff_s * (2.0 ** max(0, attempt - 1))
+        )
         return base * random.uniform(0.8, 1.2)
 
-    async def send(self, conn: BrokerConnection, plan: RequestPlan) -> Any:
+    async def send(self, conn: BrokerConnection, plan: RequestPlan[Any]) -> Any:
         return await conn.send(plan.request, plan.version, self.request_timeout(), deadline=self.deadline)
 
     async def connection(self, node: int) -> BrokerConnection:
@@ -131,11 +135,11 @@ class Call:
 # -- one handler over many keys ----------------------------------------------------------------
 
 
-async def run(call: Call, handler: Handler, keys: Iterable) -> KeyedResults:
+async def run(call: Call, handler: Handler[K, V], keys: Iterable[K]) -> KeyedResults[K, V]:
     """Run ``handler`` over ``keys`` until each has a value or a failure, or the call's deadline."""
     call.expect(handler.request_class)
     driver = Driver(handler, keys, backoff=call.backoff)
-    tasks: dict[asyncio.Task, Dispatch] = {}
+    tasks: dict[asyncio.Task[None], Dispatch[K]] = {}
     try:
         while True:
             for dispatch in driver.poll(time.monotonic()):
@@ -168,18 +172,26 @@ async def run(call: Call, handler: Handler, keys: Iterable) -> KeyedResults:
     return driver.results()
 
 
-async def _send(call: Call, driver: Driver, dispatch: Dispatch) -> None:
+async def _send(call: Call, driver: Driver[Any, Any], dispatch: Dispatch[Any]) -> None:
     if dispatch.stage == LOOKUP:
         await _share_lookup(call, driver, dispatch)
         return
     conn = await call.connection(dispatch.node)
     await _pipeline(
-        call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(driver.handler.request_class))
+        call,
+        driver,
+        dispatch,
+        conn,
+        driver.build(dispatch, conn.version_for(driver.fulfiller().request_class)),
     )
 
 
 async def _pipeline(
-    call: Call, driver: Driver, dispatch: Dispatch, conn: BrokerConnection, plans: list[RequestPlan]
+    call: Call,
+    driver: Driver[Any, Any],
+    dispatch: Dispatch[Any],
+    conn: BrokerConnection,
+    plans: list[RequestPlan[Any]],
 ) -> None:
     """Send ``plans`` at once on ``conn`` and feed back each answer, then any requests the driver
     asks for instead (the halves of a response too large), until none is left."""
@@ -196,7 +208,7 @@ async def _pipeline(
 # -- lookups -------------------------------------------------------------------------------------
 
 
-async def _share_lookup(call: Call, driver: Driver, dispatch: Dispatch) -> None:
+async def _share_lookup(call: Call, driver: Driver[Any, Any], dispatch: Dispatch[Any]) -> None:
     """Keys whose lookup another call has in flight (describe and OffsetFetch of the same groups,
     as the lag snapshot sends them) wait for that answer instead of asking again; the others go
     where the lookup's routing says."""
@@ -205,7 +217,7 @@ async def _share_lookup(call: Call, driver: Driver, dispatch: Dispatch) -> None:
     waiting = {k: shared[k] for k in dispatch.keys if k in shared}
     mine = [k for k in dispatch.keys if k not in waiting]
     if mine:
-        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Outcome[Any, int]] = asyncio.get_running_loop().create_future()
         shared.update(dict.fromkeys(mine, future))
         try:
             await _ROUTES[lookup.routing](call, driver, dispatch, mine)
@@ -223,25 +235,34 @@ async def _share_lookup(call: Call, driver: Driver, dispatch: Dispatch) -> None:
         driver.adopt(dispatch, answer.only(k for k, f in waiting.items() if f is future))
 
 
-async def _least_loaded(call: Call, driver: Driver, dispatch: Dispatch, keys: list) -> None:
+def _request_class(lookup: Lookup[Any]) -> type[ApiMessage]:
+    if lookup.request_class is None:  # a FIXED lookup has none, and is never routed here
+        raise RuntimeError(f"{type(lookup).__name__} sends no request: it cannot be routed to a broker")
+    return lookup.request_class
+
+
+async def _least_loaded(
+    call: Call, driver: Driver[Any, Any], dispatch: Dispatch[Any], keys: list[Any]
+) -> None:
     """:attr:`Routing.LEAST_LOADED`: one request, to the least-loaded broker that answers."""
     plan, response = await ask_any_broker(
-        call, driver.lookup.request_class, lambda version: driver.build(dispatch, version, keys)[0]
+        call, _request_class(driver.lookup), lambda version: driver.build(dispatch, version, keys)[0]
     )
     driver.on_response(dispatch, plan, response)
 
 
-async def _batching(call: Call, driver: Driver, dispatch: Dispatch, keys: list) -> None:
+async def _batching(call: Call, driver: Driver[Any, Any], dispatch: Dispatch[Any], keys: list[Any]) -> None:
     """:attr:`Routing.BATCHING`. A live broker that batches answers at once, without waiting for
     the broker list (on a cold client the first Metadata is then in flight beside this lookup);
     only without one is every broker connected (to learn its versions), which a silent broker
     can slow down. No broker batching: one request per key, spread over the brokers."""
     lookup = driver.lookup
-    call.expect(lookup.request_class, next_up=True)
+    request_class = _request_class(lookup)
+    call.expect(request_class, next_up=True)
     await call.any_connection()
 
     def batching(conns: list[BrokerConnection]) -> list[BrokerConnection]:
-        return [c for c in conns if lookup.batches(c.version_for(lookup.request_class))]
+        return [c for c in conns if lookup.batches(c.version_for(request_class))]
 
     batchers = batching(call.pool.live())
     if not batchers:
@@ -251,14 +272,14 @@ async def _batching(call: Call, driver: Driver, dispatch: Dispatch, keys: list) 
     if batchers:
         conn = batchers[0]  # the least loaded (connections come in load order)
         await _pipeline(
-            call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(lookup.request_class), keys)
+            call, driver, dispatch, conn, driver.build(dispatch, conn.version_for(request_class), keys)
         )
         return
     # No broker batches: one request per key, spread over the brokers, all in flight at once.
     plans = [
         (conn, plan)
         for key, conn in zip(keys, itertools.cycle(conns))
-        for plan in driver.build(dispatch, conn.version_for(lookup.request_class), [key])
+        for plan in driver.build(dispatch, conn.version_for(request_class), [key])
     ]
     responses = await asyncio.gather(*(call.send(c, p) for c, p in plans), return_exceptions=True)
     for (_, plan), response in zip(plans, responses):
@@ -271,7 +292,7 @@ async def _batching(call: Call, driver: Driver, dispatch: Dispatch, keys: list) 
 _ROUTES = {Routing.LEAST_LOADED: _least_loaded, Routing.BATCHING: _batching}
 
 
-async def _connect_all(call: Call, brokers: dict) -> list[BrokerConnection]:
+async def _connect_all(call: Call, brokers: dict[int, Any]) -> list[BrokerConnection]:
     """Live connections to every known broker that opens one within a request timeout (a silent
     broker must not hold up the lookup of every key), bootstrap ones as a last resort."""
     results = await asyncio.gather(*(call.connection(n) for n in brokers), return_exceptions=True)
@@ -284,7 +305,7 @@ async def _connect_all(call: Call, brokers: dict) -> list[BrokerConnection]:
     return conns
 
 
-async def locate(call: Call, lookup: Lookup, keys: list) -> None:
+async def locate(call: Call, lookup: Lookup[K], keys: list[K]) -> None:
     """Look ``keys`` up once (filling the lookup's cache), as the first lookup of :func:`run`
     would: for several drivers about to run over the same keys."""
     driver = Driver.lookup_only(lookup, keys, backoff=call.backoff)
@@ -297,8 +318,8 @@ async def locate(call: Call, lookup: Lookup, keys: list) -> None:
 
 
 async def ask_any_broker(
-    call: Call, request_class: type[ApiMessage], build: Callable[[int | None], RequestPlan]
-) -> tuple[RequestPlan, Any]:
+    call: Call, request_class: type[ApiMessage], build: Callable[[int | None], RequestPlan[Any]]
+) -> tuple[RequestPlan[Any], Any]:
     """Send ``build(version)`` (a ``request_class``) to the least-loaded broker. One that goes silent, drops the
     connection or answers an error for the whole request is not the end of it: the next
     least-loaded broker is asked, within the same deadline, as the Java client's MetadataUpdater
@@ -344,9 +365,13 @@ async def refresh(call: Call, topics: Iterable[str] | None = ()) -> dict[str, in
     broker, into the cluster metadata. Returns the error code of each topic as the response
     named it (topics it left out are absent from the mapping)."""
     names = None if topics is None else sorted(set(topics))
-    _plan, response = await ask_any_broker(
-        call, MetadataRequest, lambda version: RequestPlan(call.metadata.request(names, version), version, ())
-    )
+
+    def metadata_plan(version: int | None) -> RequestPlan[Any]:
+        if version is None:  # ask_any_broker passes this broker over
+            raise UnsupportedVersion("the broker shares no Metadata version with this client")
+        return RequestPlan(call.metadata.request(names, version), version, ())
+
+    _plan, response = await ask_any_broker(call, MetadataRequest, metadata_plan)
     return call.metadata.absorb(names, response)
 
 

@@ -95,13 +95,14 @@ class ConnectClusterConfig:
                 f"{name(missing)} is missing for {url}."
             )
         if isinstance(verify, str):
-            if is_blank(verify):
+            text = verify
+            if is_blank(text):
                 verify = True
             else:
                 try:
-                    verify = as_bool(name("verify"), verify)
+                    verify = as_bool(name("verify"), text)
                 except ConfigurationError:
-                    verify = _validate_ca_path(verify, name("verify"))
+                    verify = _validate_ca_path(text, name("verify"))
         elif not isinstance(verify, bool):
             raise ConfigurationError(
                 f"{name('verify')} must be true, false or the path of a CA bundle, got {verify!r}."

@@ -102,8 +102,9 @@ class ConnectEvidence:
     def __post_init__(self) -> None:
         for record in self.connectors:
             self._by_name.setdefault(record.name, []).append(record)
-            if record.type != "source":
-                self._by_group.setdefault(record.group_id, []).append(record)
+            group_id = record.group_id  # None for a source connector
+            if group_id is not None:
+                self._by_group.setdefault(group_id, []).append(record)
 
     @property
     def complete(self) -> bool:

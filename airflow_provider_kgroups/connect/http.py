@@ -19,6 +19,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
+from ..client.errors import ConfigurationError
 from .config import ConnectClusterConfig
 
 #: 429 Too Many Requests and every 5xx: Connect answers 500 for an internal error and 503/504
@@ -84,6 +85,8 @@ def open_session(config: ConnectClusterConfig, deadline: float) -> requests.Sess
     session.mount("https://", adapter)
     session.headers.update({"Accept": "application/json", "User-Agent": USER_AGENT})
     if config.uses_auth:
+        if config.username is None or config.password is None:  # create() sets both or neither
+            raise ConfigurationError("Kafka Connect basic auth needs both a user and a password.")
         session.auth = (config.username, config.password)
     # verify goes on each request, not on the session: requests lets REQUESTS_CA_BUNDLE /
     # CURL_CA_BUNDLE override a session's verify (psf/requests#3829), never a request's

@@ -430,9 +430,10 @@ class HistoryRollups:
             return False
 
     def _remove(self, path: str) -> None:
+        fs = self.place.fs
         try:
-            if self.place.fs.exists(path):
-                self.place.fs.rm(path, recursive=True)
+            if fs is not None and fs.exists(path):
+                fs.rm(path, recursive=True)
         except Exception as exc:  # noqa: BLE001 - leftovers are only unused cache files
             log.info("kgroups history: could not remove %s (%s)", path, exc)
 

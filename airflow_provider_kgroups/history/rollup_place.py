@@ -141,20 +141,21 @@ def choose_place(
 def sweep(place: RollupPlace, dates: set[str]) -> list[str]:
     """Remove from the place other format versions and the rollups and date rows of dates not in
     ``dates`` (the store's); returns what was removed. Failures are logged, never raised."""
-    if not place.writable:
+    fs = place.fs
+    if fs is None:  # not writable
         return []
     removed = []
     try:
-        for path in place.fs.ls(place.root, detail=False):
+        for path in fs.ls(place.root, detail=False):
             name = path.rstrip("/").rsplit("/", 1)[-1]
             if _VERSION_DIR.match(name) and name != VERSION:
                 removed.append(path)
-        for path in place.fs.ls(place.dir, detail=False):
+        for path in fs.ls(place.dir, detail=False):
             dated = _DATED.match(path.rstrip("/").rsplit("/", 1)[-1])
             if dated and dated.group(1) not in dates:
                 removed.append(path)
         for path in removed:
-            place.fs.rm(path, recursive=True)
+            fs.rm(path, recursive=True)
     except Exception as exc:  # noqa: BLE001 - leftovers are only unused cache files
         log.info("kgroups history: could not clean the rollups under %s (%s)", place.url, exc)
         return []

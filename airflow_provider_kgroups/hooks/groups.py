@@ -112,7 +112,7 @@ class KafkaGroupsHook(BaseHook):
             self.log.info("Connection %s: %s", self.kafka_groups_conn_id, note)
         return config
 
-    def _log_config(self, config: ClientConfig, conn_type: str) -> None:
+    def _log_config(self, config: ClientConfig, conn_type: str | None) -> None:
         """One line, no secret (call after the secrets are masked)."""
         if config.oauthbearer is not None:
             login = f" OAUTHBEARER with {config.oauthbearer.describe()}"

@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from ..client.errors import CLIENT_NOT_READ, ConfigurationError, ErrorCode, Failure, KafkaGroupsError
 from ..client.offset_map import OffsetKind, OffsetMap
@@ -30,6 +31,9 @@ from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..client.selection import validate_group_ids
 from .policy import non_negative_ms
 from .snapshot import now_ms, partitions_of_groups, topic_partitions
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = [
     "TargetKind",
@@ -257,51 +261,38 @@ def _partition_progress(
     previous: int | None,
     elapsed_s: float | None,
 ) -> PartitionProgress:
-    base = {
-        "group_id": group_id,
-        "topic": tp.topic,
-        "partition": tp.partition,
-        "target": target,
-        "committed": committed,
-    }
+    progress = partial(PartitionProgress, group_id, tp.topic, tp.partition, target, committed)
     if committed is not None and committed >= target:
-        return PartitionProgress(**base, reached=True, remaining=0, eta_s=0.0)
+        return progress(reached=True, remaining=0, eta_s=0.0)
     if committed is None:
         if log_start is not None and log_start >= target:
-            return PartitionProgress(
-                **base,
+            return progress(
                 reached=True,
                 remaining=0,
                 eta_s=0.0,
                 note=f"no commit, but nothing before the target exists (log start {log_start})",
             )
         remaining = target - log_start if log_start is not None else None
-        return PartitionProgress(**base, reached=False, remaining=remaining, note="no committed offset yet")
+        return progress(reached=False, remaining=remaining, note="no committed offset yet")
     remaining = target - committed
     if previous is None or not elapsed_s or elapsed_s <= 0:
-        return PartitionProgress(
-            **base, reached=False, remaining=remaining, note="no previous check: no rate yet"
-        )
+        return progress(reached=False, remaining=remaining, note="no previous check: no rate yet")
     rate = (committed - previous) / elapsed_s
     if rate < 0:
-        return PartitionProgress(
-            **base,
+        return progress(
             reached=False,
             remaining=remaining,
             rate_per_s=rate,
             note=f"committed offset went back from {previous} to {committed}",
         )
     if rate == 0:
-        return PartitionProgress(
-            **base,
+        return progress(
             reached=False,
             remaining=remaining,
             rate_per_s=0.0,
             note="not progressing since the previous check",
         )
-    return PartitionProgress(
-        **base, reached=False, remaining=remaining, rate_per_s=rate, eta_s=remaining / rate
-    )
+    return progress(reached=False, remaining=remaining, rate_per_s=rate, eta_s=remaining / rate)
 
 
 def evaluate_barrier(
@@ -367,7 +358,7 @@ def _raise_unreadable(failures: Mapping[TopicPartition, Failure], what: str) -> 
 
 
 async def fix_target(
-    client,
+    client: AsyncGroupsClient,
     group_ids: Iterable[str],
     *,
     topics: Iterable[str] | None = None,
@@ -426,7 +417,7 @@ async def fix_target(
 
 
 async def check_barrier(
-    client,
+    client: AsyncGroupsClient,
     target: BarrierTarget,
     *,
     previous: BarrierCheckpoint | None = None,

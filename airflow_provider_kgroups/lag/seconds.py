@@ -40,7 +40,8 @@ import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from ..client.errors import CLIENT_INCOMPLETE_RESPONSE, CLIENT_UNDECODABLE, Failure
 from ..client.numbers import check_int
@@ -48,6 +49,9 @@ from ..client.results import KeyedResults, RecordPosition, RecordTimestamp, Topi
 from .bounds import Interval
 from .model import LagFlag, LagSnapshot, PartitionLag
 from .totals import worst_partitions
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = [
     "LagSecondsBasis",
@@ -222,7 +226,7 @@ def _seconds(now_ms: int, produced_ms: float) -> float:
 
 
 def _from_history(
-    base: dict[str, Any],
+    base: partial[PartitionLagSeconds],
     samples: Sequence[tuple[int, int]],
     committed: int,
     now_ms: int,
@@ -233,7 +237,7 @@ def _from_history(
     if found is None:
         return None
     estimate, earliest, latest = found
-    if estimate is None:
+    if estimate is None or latest is None:  # older than every sample: only a bound
         bound = _seconds(now_ms, earliest)
         if bound <= 0:  # the oldest sample is the snapshot itself: "at least 0 s" says nothing
             return _unknown(
@@ -242,8 +246,7 @@ def _from_history(
                 "is the snapshot itself (or newer), which bounds nothing: no estimate",
                 tail="",
             )
-        return PartitionLagSeconds(
-            **base,
+        return base(
             seconds=bound,
             basis=LagSecondsBasis.HISTORY_BOUND,
             at_least=True,
@@ -255,8 +258,7 @@ def _from_history(
     if lower_bound_ms is not None:  # a surviving later record is younger than the missing one
         seconds = max(seconds, _seconds(now_ms, lower_bound_ms))
         low = max(low, _seconds(now_ms, lower_bound_ms))
-    return PartitionLagSeconds(
-        **base,
+    return base(
         seconds=seconds,
         basis=LagSecondsBasis.HISTORY,
         bounds=(low, high),
@@ -284,41 +286,36 @@ def resolve_lag_seconds(
 ) -> PartitionLagSeconds:
     """One partition's lag in seconds from what the Fetch found (None: not fetched) and the
     log-end history, by the rules in the module docstring. Pure."""
-    base = {
-        "group_id": group_id,
-        "topic": partition.topic,
-        "partition": partition.partition,
-        "committed": partition.committed,
-        "lag": partition.lag,
-    }
+    base = partial(
+        PartitionLagSeconds,
+        group_id,
+        partition.topic,
+        partition.partition,
+        partition.committed,
+        partition.lag,
+    )
     committed = reading_position(partition)
     if committed is None:
-        return PartitionLagSeconds(
-            **base,
+        return base(
             seconds=None,
             basis=LagSecondsBasis.UNKNOWN,
             reason="no committed offset: there is no record to date",
         )
     if partition.lag is None:
-        return PartitionLagSeconds(
-            **base,
+        return base(
             seconds=None,
             basis=LagSecondsBasis.UNKNOWN,
             reason=f"its lag in offsets is unknown ({partition.error or 'offsets not read'})",
         )
     if partition.lag == 0:
-        return PartitionLagSeconds(
-            **base, seconds=0.0, basis=LagSecondsBasis.CAUGHT_UP, reason="nothing to read"
-        )
+        return base(seconds=0.0, basis=LagSecondsBasis.CAUGHT_UP, reason="nothing to read")
     if LagFlag.LOST in partition.flags:
         why = f"the record at offset {committed} was deleted by retention (log start {partition.log_start})"
         return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
     if isinstance(fetched, Failure):
         why = f"reading the record at offset {committed} failed ({fetched})"
         if fetched.code == CLIENT_UNDECODABLE:  # a record we cannot decode is no reason to guess its age
-            return PartitionLagSeconds(
-                **base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why, failure=fetched
-            )
+            return base(seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why, failure=fetched)
         estimate = _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
         return replace(estimate, failure=fetched)
     if fetched is None:
@@ -332,8 +329,7 @@ def resolve_lag_seconds(
             if future
             else f"record {fetched.offset} was written {seconds:.1f} s before the snapshot"
         )
-        return PartitionLagSeconds(
-            **base,
+        return base(
             seconds=seconds,
             basis=LagSecondsBasis.RECORD,
             reason=reason,
@@ -342,16 +338,15 @@ def resolve_lag_seconds(
         )
     if fetched.position is RecordPosition.AFTER_GAP and fetched.timestamp_ms is not None:
         why = f"the record at offset {committed} was compacted away (next record: {fetched.offset})"
-        estimate = _from_history(base, samples, committed, now_ms, why, lower_bound_ms=fetched.timestamp_ms)
-        if estimate is not None and estimate.basis is LagSecondsBasis.HISTORY:
-            return estimate
+        bracketed = _from_history(base, samples, committed, now_ms, why, lower_bound_ms=fetched.timestamp_ms)
+        if bracketed is not None and bracketed.basis is LagSecondsBasis.HISTORY:
+            return bracketed
         seconds = _seconds(now_ms, fetched.timestamp_ms)
         if seconds <= 0:
             return _unknown(
                 base, f"{why}; the next record is no older than the snapshot, which bounds nothing", tail=""
             )
-        return PartitionLagSeconds(
-            **base,
+        return base(
             seconds=seconds,
             basis=LagSecondsBasis.NEXT_RECORD,
             at_least=True,
@@ -364,8 +359,7 @@ def resolve_lag_seconds(
         and fetched.high_watermark is not None
         and committed >= fetched.high_watermark
     ):
-        return PartitionLagSeconds(
-            **base,
+        return base(
             seconds=0.0,
             basis=LagSecondsBasis.CAUGHT_UP,
             reason="caught up between the snapshot and the fetch",
@@ -380,16 +374,16 @@ def resolve_lag_seconds(
 
 
 def _unknown(
-    base: dict[str, Any], why: str, tail: str = "; no history brackets it, so no estimate"
+    base: partial[PartitionLagSeconds], why: str, tail: str = "; no history brackets it, so no estimate"
 ) -> PartitionLagSeconds:
-    return PartitionLagSeconds(**base, seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=f"{why}{tail}")
+    return base(seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=f"{why}{tail}")
 
 
 # -- with the client ----------------------------------------------------------------------------
 
 
 async def lag_seconds(
-    client,
+    client: AsyncGroupsClient,
     snapshot: LagSnapshot,
     *,
     worst_n: int | None = 1,
@@ -431,7 +425,7 @@ async def lag_seconds(
         if wanted
         else KeyedResults()
     )
-    fetched: dict[tuple[TopicPartition, int], RecordTimestamp | Failure] = {}
+    fetched: dict[tuple[TopicPartition, int | None], RecordTimestamp | Failure] = {}  # None: not read
     for tp, offsets in wanted.items():
         for offset in offsets:
             fetched[(tp, offset)] = (

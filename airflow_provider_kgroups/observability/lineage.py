@@ -168,7 +168,7 @@ def range_inputs(
         input_facets: dict[str, Any] = {
             OFFSET_RANGE: offset_range_facet(starting.get(topic, {}), ending[topic], list(group_ids))
         }
-        count = records if is_int(records) else (records or {}).get(topic)
+        count = records if is_int(records) else records.get(topic) if isinstance(records, Mapping) else None
         if count is not None:
             input_facets["inputStatistics"] = input_statistics_input_dataset.InputStatisticsInputDatasetFacet(
                 rowCount=int(count)

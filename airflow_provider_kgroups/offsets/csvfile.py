@@ -32,7 +32,10 @@ def parse_reset_csv(
             f"{source} has no offsets: write 'topic,partition,offset' lines (one group) or "
             "'group,topic,partition,offset' lines, as kgroups reset-offsets --export prints."
         )
-    single = group_ids is not None and len(group_ids) == 1 and len(rows[0]) == 3
+    single_group = (
+        group_ids[0] if group_ids is not None and len(group_ids) == 1 and len(rows[0]) == 3 else None
+    )
+    single = single_group is not None
     width = 3 if single else 4
     out: dict[str, dict[TopicPartition, int]] = {}
     for number, row in enumerate(rows, 1):
@@ -42,7 +45,7 @@ def parse_reset_csv(
                 f"({'topic,partition,offset' if single else 'group,topic,partition,offset'}"
                 f"{'' if single else '; three columns only when the call names exactly one group'})."
             )
-        group, topic, partition, offset = [group_ids[0], *row] if single else row
+        group, topic, partition, offset = [single_group, *row] if single_group is not None else row
         group, topic = group.strip(), topic.strip()
         if not topic:
             raise ConfigurationError(f"{source} line {number} has no topic.")

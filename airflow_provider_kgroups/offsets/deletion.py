@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import Any
 
 from ..client.results import CLASSIC, SHARE, GroupDescription, GroupState, TopicPartition
@@ -81,6 +82,15 @@ def _predict(d: GroupDescription, tps: Iterable[TopicPartition]) -> dict[TopicPa
     return {tp: Prediction.SUBSCRIBED if tp.topic in subscribed else Prediction.DELETE for tp in tps}
 
 
+def _in_scope(tp: TopicPartition, topics: Mapping[str, tuple[int, ...] | None] | None) -> bool:
+    if topics is None:
+        return True
+    if tp.topic not in topics:
+        return False
+    partitions = topics[tp.topic]
+    return partitions is None or tp.partition in partitions
+
+
 async def plan_offset_deletion(
     aclient, group_ids: Iterable[str], topics: Mapping[str, tuple[int, ...] | None] | None
 ) -> dict[str, GroupOffsetDeletion]:
@@ -95,13 +105,9 @@ async def plan_offset_deletion(
     for g in ids:
         d = described.values.get(g)
         offsets = committed.values[g].committed() if g in committed.values else {}
-        scope = {
-            tp: o
-            for tp, o in offsets.items()
-            if topics is None
-            or (tp.topic in topics and (topics[tp.topic] is None or tp.partition in topics[tp.topic]))
-        }
-        base = dict(
+        scope = {tp: o for tp, o in offsets.items() if _in_scope(tp, topics)}
+        base = partial(
+            GroupOffsetDeletion,
             group_id=g,
             state=d.state if d else GroupState.UNKNOWN,
             group_type=d.group_type if d else "",
@@ -111,21 +117,17 @@ async def plan_offset_deletion(
         )
         failure = described.failures.get(g) or committed.failures.get(g)
         if failure is not None:
-            out[g] = GroupOffsetDeletion(
-                **base, partitions={}, refusal=f"could not be read, so not planned: {failure}"
-            )
+            out[g] = base(partitions={}, refusal=f"could not be read, so not planned: {failure}")
         elif d.state is GroupState.DEAD:
-            out[g] = GroupOffsetDeletion(**base, partitions={}, refusal="no such group")
+            out[g] = base(partitions={}, refusal="no such group")
         elif d.group_type == SHARE:
-            out[g] = GroupOffsetDeletion(
-                **base,
+            out[g] = base(
                 partitions={},
                 refusal="a share group: OffsetDelete is for consumer "
                 "groups (Kafka answers GROUP_ID_NOT_FOUND)",
             )
         elif d.group_type == CLASSIC and d.members and d.protocol_type not in ("consumer", ""):
-            out[g] = GroupOffsetDeletion(
-                **base,
+            out[g] = base(
                 partitions={},
                 refusal=(
                     f"its members speak the {d.protocol_type!r} protocol, not 'consumer': Kafka refuses OffsetDelete while "
@@ -133,9 +135,7 @@ async def plan_offset_deletion(
                 ),
             )
         elif not scope:
-            out[g] = GroupOffsetDeletion(
-                **base, partitions={}, refusal="no committed offset on the topics named"
-            )
+            out[g] = base(partitions={}, refusal="no committed offset on the topics named")
         else:
-            out[g] = GroupOffsetDeletion(**base, partitions=_predict(d, scope))
+            out[g] = base(partitions=_predict(d, scope))
     return out

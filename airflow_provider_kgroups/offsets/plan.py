@@ -356,6 +356,10 @@ def _plan_group(
         elif s is Strategy.SHIFT_BY:
             if current is None:
                 return group.refused(Refusal.NO_COMMIT_TO_SHIFT, str(tp))
+            if spec.shift is None:  # reset_spec requires one for shift_by
+                raise ConfigurationError(
+                    "reset strategy shift_by needs a shift: build the spec with reset_spec."
+                )
             requested = current + spec.shift
         elif s in (Strategy.TO_DATETIME, Strategy.BY_DURATION):
             found: ListedOffset = at_time.values[tp]
@@ -365,9 +369,11 @@ def _plan_group(
                 else (end, Finding.NO_RECORD_AT_TIME)
             )
         else:  # FROM_FILE
-            requested = (
-                spec.file_offsets[group.group_id].get(tp) if tp in spec.file_offsets[group.group_id] else None
-            )
+            if spec.file_offsets is None:  # reset_spec requires them for from_file
+                raise ConfigurationError(
+                    "reset strategy from_file needs the file's offsets: build the spec with reset_spec."
+                )
+            requested = spec.file_offsets[group.group_id].get(tp)
             if requested is None:
                 continue  # a scope wider than the file: the file's partitions only
         target = requested

@@ -133,7 +133,7 @@ class ResetSpec:
             what = (
                 f"{self.datetime_text} ago"
                 if s is Strategy.BY_DURATION
-                else self.datetime_text
+                else str(self.datetime_text)
                 + (" (no zone given: read as UTC, as Kafka's tool does)" if self.zone_assumed else "")
             )
             return f"to the first offset at or after {when} ({what}); none that recent: the log end"

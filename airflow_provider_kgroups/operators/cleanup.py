@@ -155,12 +155,13 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     ) -> None:
         super().__init__(**kwargs)
         # unset arguments: the [kgroups] section of Airflow's configuration (settings.py)
-        self.history_url = history_url if history_url is not None else settings.history_url()
-        if self.history_url is None:
+        history_url = history_url if history_url is not None else settings.history_url()
+        if history_url is None:
             raise ValueError(
                 f"{self.task_id}: history_url is required: pass it, or set [kgroups] history_url "
                 "(AIRFLOW__KGROUPS__HISTORY_URL) for every cleanup of this deployment."
             )
+        self.history_url: str = history_url
         self.stale_offsets = stale_offsets
         self.group_ids = group_ids
         self.group_patterns = group_patterns

@@ -77,12 +77,13 @@ class ConsumerGroupSnapshotOperator(BaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.history_url = history_url if history_url is not None else settings.history_url()
-        if self.history_url is None:
+        history_url = history_url if history_url is not None else settings.history_url()
+        if history_url is None:
             raise ValueError(
                 f"{self.task_id}: history_url is required: pass it, or set [kgroups] history_url "
                 "(AIRFLOW__KGROUPS__HISTORY_URL) for this deployment."
             )
+        self.history_url: str = history_url
         self.group_ids = group_ids
         self.group_patterns = group_patterns
         self.exclude_patterns = exclude_patterns

@@ -218,9 +218,8 @@ class ConsumerLagSensor(BaseSensorOperator):
         if decision.kind is FailureKind.NOT_RETRIABLE:
             raise AirflowFailException(f"ConsumerLagSensor: {decision.message}")
         if decision.status is GateStatus.FAIL:
-            raise AirflowFailException(
-                f"ConsumerLagSensor failed fast ({decision.kind.value}): {decision.message}"
-            )
+            kind = decision.kind.value if decision.kind is not None else "no kind"  # a FAIL has one
+            raise AirflowFailException(f"ConsumerLagSensor failed fast ({kind}): {decision.message}")
         return _announce(self, context, decision.result)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

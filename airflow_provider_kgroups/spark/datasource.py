@@ -66,7 +66,7 @@ import logging
 import math
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -330,10 +330,11 @@ async def resolve_ranges(client, spec: ReadSpec) -> dict[TopicPartition, tuple[i
     resolved = {}
     for tp, start, end in spec.ranges:
         for listed, wanted in ((starts, start == EARLIEST), (ends, end == LATEST)):
-            if wanted and tp in listed.failures:
+            if wanted and listed is not None and tp in listed.failures:
                 raise ConfigurationError(f"{tp}: cannot resolve earliest/latest: {listed.failures[tp]}")
-        start = starts.values[tp].offset if start == EARLIEST else start
-        end = ends.values[tp].offset if end == LATEST else end
+        # listed whenever asked for (need_start, need_end)
+        start = starts.values[tp].offset if start == EARLIEST and starts is not None else start
+        end = ends.values[tp].offset if end == LATEST and ends is not None else end
         resolved[tp] = (start, max(start, end))
     return resolved
 
@@ -431,7 +432,7 @@ def _data_source_classes():
     class KGroupsDataSource(DataSource):
         """Exactly ``[startingOffsets, endingOffsets)`` of Kafka (module docstring: the options)."""
 
-        def __init__(self, options: Mapping[str, str]) -> None:
+        def __init__(self, options: MutableMapping[str, str]) -> None:
             super().__init__(options)
             self.spec = parse_options(options)  # bad options fail at load(), before any task
 

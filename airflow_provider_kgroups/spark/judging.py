@@ -14,7 +14,8 @@ here, only which snapshots each call sees and how its answer is laid out in the 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -103,7 +104,7 @@ def _group(rows: pa.Table) -> tuple[str, list[LagSnapshot]] | None:
     return (next(iter(snapshots[0].groups)), snapshots) if snapshots else None
 
 
-def _table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
+def _table(columns: Mapping[str, Sequence[Any]], schema: pa.Schema) -> pa.Table:
     return pa.table(
         {name: pa.array(columns[name], schema.field(name).type) for name in schema.names}, schema=schema
     )
@@ -167,7 +168,7 @@ def partition_verdicts(
                     first[key],
                 )
             )
-    columns = list(zip(*rows)) or [[] for _ in PARTITION_VERDICTS.names]
+    columns: list[Sequence[Any]] = list(zip(*rows)) or [[] for _ in PARTITION_VERDICTS.names]
     return _table(dict(zip(PARTITION_VERDICTS.names, columns)), PARTITION_VERDICTS)
 
 
@@ -188,7 +189,7 @@ def group_status(
     first_seen, last_seen = snapshots[0].taken_at_ms, snapshots[-1].taken_at_ms
     points = history_points(snapshots, group_id)
     progressed = last_progress(points)
-    row = {name: None for name in GROUP_STATUS.names}
+    row: dict[str, Any] = {name: None for name in GROUP_STATUS.names}
     row.update(
         group_id=group_id,
         as_of_ms=as_of_ms,
@@ -219,12 +220,13 @@ def group_status(
     )
     committed = sorted({p.topic for p in latest.partitions if p.committed is not None})
     lags = [p.lag for p in latest.partitions]
+    known_lags = [lag for lag in lags if lag is not None]
     empty = latest.state is GroupState.EMPTY and not latest.members
     row.update(
         state=latest.state.value,
         protocol_type=latest.protocol_type,
         members=latest.members,
-        total_lag=None if None in lags else sum(lags),
+        total_lag=sum(known_lags) if len(known_lags) == len(lags) else None,
         partitions=len(lags),
         committed_topics=committed,
         gone_topics=[t for t in committed if t not in existing_topics] if empty else None,

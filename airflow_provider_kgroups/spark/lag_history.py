@@ -151,7 +151,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_kgroups.arguments import parse_timestamp_ms
 from airflow_provider_kgroups.client.errors import ConfigurationError
 from airflow_provider_kgroups.client.numbers import check_int, check_number
-from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
+from airflow_provider_kgroups.lag.deadgroups import DEFAULT_DENY_PATTERNS, DeadGroupRules
 from airflow_provider_kgroups.lag.model import LagFlag
 from airflow_provider_kgroups.lag.verdicts import VerdictRules
 from airflow_provider_kgroups.spark.lag_frames import (
@@ -366,7 +366,8 @@ def run_lag_history(
                 "dead_candidates": dead.count(),
             }
     finally:
-        spark.conf.set("spark.sql.session.timeZone", previous_tz)
+        if previous_tz is not None:  # Spark always has one (its default: the JVM's zone)
+            spark.conf.set("spark.sql.session.timeZone", previous_tz)
     log.info("lag history: as of %s, %d window(s), %s", day(as_of_ms), int(pv["windows"]), rows)
     return LagHistoryResult(paths, as_of_ms, int(pv["windows"]), rows, verdict_counts, candidates, timings)
 
@@ -456,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             allow=tuple(args.allow),
             deny=tuple(args.deny),
             assume_full_visibility=args.assume_full_visibility,
-            **({"default_deny": ()} if args.no_default_deny else {}),
+            default_deny=() if args.no_default_deny else DEFAULT_DENY_PATTERNS,
         )
     except ConfigurationError as exc:
         print(f"lag_history: {exc}", file=sys.stderr)

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..client.errors import ConfigurationError
 from ..history.audit import list_audits
 from ..history.rollup import Rollup, compare_points, first_changes
 from ..history.rollup_cache import HistoryRollups
@@ -149,6 +150,8 @@ class PageData:
 
     def __init__(self, settings: PageSettings, *, save_rollups: bool = True) -> None:
         self.settings = settings
+        if settings.history_url is None:  # as HistoryStore says it
+            raise ConfigurationError("history store url must be a non-empty path or URL, got None.")
         self.store = HistoryStore(settings.history_url)
         self.rollups = HistoryRollups(self.store, save=save_rollups, cache_url=settings.rollup_cache)
         self.groups, self.partitions, self.states, self.protocols = Codes(), Codes(), Codes(), Codes()
@@ -162,7 +165,7 @@ class PageData:
     def window(self, window_ms: int) -> Window | None:
         """The window of ``window_ms`` ending at the store's newest snapshot (None: no history)."""
         since, as_of, rollups = self.rollups.latest(window_ms)
-        if as_of is None:
+        if as_of is None or since is None:  # both or neither: an empty store
             return None
         pieces: dict[str, list[np.ndarray]] = {name: [] for name in _WINDOW_COLUMNS}
         with self._lock:

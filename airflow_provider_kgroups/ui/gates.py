@@ -64,7 +64,7 @@ def _threshold(value: Any) -> dict[str, Any] | None:
     return {"template": str(value)}
 
 
-def gates_in(dags: Mapping[str, Mapping[str, Any]], group_id: str) -> list[dict[str, Any]]:
+def gates_in(dags: Mapping[str, Mapping[str, Any] | None], group_id: str) -> list[dict[str, Any]]:
     """The gates on ``group_id`` in serialized DAGs (``{dag_id: serialized data}``), sorted."""
     out = []
     for dag_id, data in dags.items():

@@ -109,7 +109,7 @@ def build_group(
         "cleanups": cleanups,
         "found": False,
     }
-    if as_of is None:
+    if as_of is None or since is None:  # both or neither: an empty store
         return out
     table = data.rollups.group_rows([group_id], since, as_of + 1)
     if table.num_rows == 0:

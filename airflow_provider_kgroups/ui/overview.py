@@ -69,7 +69,9 @@ def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str
     moved = (w.changed == 1) & (t > first_t[g])  # the window's first point of a group is never progress
     progress = np.full(size, -1)
     np.maximum.at(progress, g[moved], t[moved])
-    spark, sampled = np.full(size * SPARK_BUCKETS, np.nan), np.zeros(size * SPARK_BUCKETS, dtype=bool)
+    # flat while filled, then one row per group
+    spark: np.ndarray = np.full(size * SPARK_BUCKETS, np.nan)
+    sampled: np.ndarray = np.zeros(size * SPARK_BUCKETS, dtype=bool)
     cell = g * SPARK_BUCKETS + np.minimum(
         (t - w.since_ms) * SPARK_BUCKETS // max(1, window_ms), SPARK_BUCKETS - 1
     )

@@ -57,10 +57,13 @@ class BadRequest(ValueError):
     """A request parameter that cannot be used: the message names it and what it accepts."""
 
 
+DEFAULT_KAFKA_CONN_ID = "kgroups_default"
+
+
 @dataclass(frozen=True, slots=True)
 class PageSettings:
     history_url: str | None = None
-    kafka_conn_id: str = "kgroups_default"
+    kafka_conn_id: str = DEFAULT_KAFKA_CONN_ID
     idle_hours: float = 168.0
     refresh_timeout_s: float = 15.0
     rollup_cache: str | None = None
@@ -77,7 +80,7 @@ class PageSettings:
             raise ConfigurationError(f"[kgroups] ui_idle_hours must be positive, got {idle!r}.")
         return cls(
             history_url=settings.history_url(),
-            kafka_conn_id=settings.get_str("ui_kafka_conn_id") or cls.kafka_conn_id,
+            kafka_conn_id=settings.get_str("ui_kafka_conn_id") or DEFAULT_KAFKA_CONN_ID,
             idle_hours=idle,
             rollup_cache=settings.get_str("ui_rollup_cache") or None,
         )

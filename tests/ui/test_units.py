@@ -21,6 +21,7 @@ from airflow_provider_kgroups.ui.series import (
 )
 from airflow_provider_kgroups.ui.settings import (
     BadRequest,
+    PageSettings,
     parse_group_id,
     parse_pattern,
     parse_points,
@@ -160,6 +161,14 @@ def test_gates_are_found_by_id_or_pattern_with_thresholds_and_templates():
         ("templated", {}),
     ]
     assert [g["dag_id"] for g in gates_in(dags, "orders-old")] == ["templated"]
+
+
+def test_a_blank_page_connection_option_means_the_default_connection(monkeypatch):
+    # PageSettings has slots: the class attribute is a slot descriptor, not the field's default
+    monkeypatch.setenv("AIRFLOW__KGROUPS__UI_KAFKA_CONN_ID", " ")
+    assert PageSettings.from_airflow().kafka_conn_id == "kgroups_default"
+    monkeypatch.setenv("AIRFLOW__KGROUPS__UI_KAFKA_CONN_ID", "kgroups_prod")
+    assert PageSettings.from_airflow().kafka_conn_id == "kgroups_prod"
 
 
 def test_request_parameters_are_checked():

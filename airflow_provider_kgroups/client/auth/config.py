@@ -12,7 +12,7 @@ import importlib
 import importlib.util
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -246,7 +246,7 @@ _CHECKS = {
 }
 
 
-def load_callback(path: str):
+def load_callback(path: str) -> Callable[..., object]:
     """Import the allowed callback ``path`` (``package.module.function``): a clear error if it cannot be."""
     module_name, _, attribute = path.strip().rpartition(".")
     try:
@@ -255,7 +255,7 @@ def load_callback(path: str):
         raise ConfigurationError(
             f"oauth_cb {path!r}: module {module_name!r} cannot be imported ({exc})."
         ) from None
-    function = getattr(module, attribute, None)
+    function: object = getattr(module, attribute, None)
     if not callable(function):
         raise ConfigurationError(f"oauth_cb {path!r}: {module_name} has no callable {attribute!r}.")
     return function
@@ -357,8 +357,8 @@ def oauthbearer_from_options(
             items = value.split(",") if isinstance(value, str) else list(value)
             values[target] = tuple(p.strip() for p in items if str(p).strip())
         elif target == "unsecured_claims":
-            items = value.items() if isinstance(value, Mapping) else value
-            values[target] = tuple((str(k), tuple(v) if isinstance(v, list) else v) for k, v in items)
+            claims = value.items() if isinstance(value, Mapping) else value
+            values[target] = tuple((str(k), tuple(v) if isinstance(v, list) else v) for k, v in claims)
         elif target in _NUMBERS:
             values[target] = _number(key, value)
         else:

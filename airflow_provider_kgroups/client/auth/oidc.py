@@ -21,10 +21,14 @@ from __future__ import annotations
 import base64
 import logging
 import time
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from ..errors import AuthenticationError, TokenUnavailable
 from .config import OAuthBearerConfig, endpoint_name
+
+if TYPE_CHECKING:
+    import requests
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +53,7 @@ def request_body(scope: str | None) -> str:
     return urlencode(fields)
 
 
-def _provider_error(response) -> str:
+def _provider_error(response: requests.Response) -> str:
     """The provider's ``error`` and ``error_description`` (RFC 6749 5.2), shortened; else nothing."""
     try:
         body = response.json()
@@ -69,7 +73,7 @@ def fetch_access_token(
     *,
     connect_timeout_s: float,
     read_timeout_s: float,
-    session=None,
+    session: requests.Session | None = None,
 ) -> str:
     """The access token from ``config.token_endpoint_url`` (``deadline``: ``time.monotonic()``)."""
     import requests
@@ -83,7 +87,7 @@ def fetch_access_token(
         "Content-Type": "application/x-www-form-urlencoded",
     }
     body = request_body(config.scope)
-    http = session or requests
+    post = session.post if session is not None else requests.post
     started = time.monotonic()
     attempt, last = 0, "no attempt was made"
     while True:
@@ -93,7 +97,7 @@ def fetch_access_token(
         attempt += 1
         timeout = (max(0.001, min(connect_timeout_s, left)), max(0.001, min(read_timeout_s, left)))
         try:
-            response = http.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False)
+            response = post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False)
         except requests.Timeout:
             last = f"no answer within {timeout[1]:g} s"
         except requests.ConnectionError as exc:
@@ -132,7 +136,7 @@ def fetch_access_token(
     )
 
 
-def _access_token(response, shown: str) -> str:
+def _access_token(response: requests.Response, shown: str) -> str:
     try:
         body = response.json()
     except ValueError:

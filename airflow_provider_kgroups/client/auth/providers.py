@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import AuthenticationError, TokenUnavailable
 from ..numbers import is_number
@@ -105,7 +106,8 @@ def fetch_token(
 ) -> Token:
     """A new token from ``config``'s source (no cache)."""
     if config.source is TokenSource.OIDC:
-        from .oidc import endpoint_name, fetch_access_token
+        from .config import endpoint_name
+        from .oidc import fetch_access_token
 
         value = fetch_access_token(
             config,
@@ -187,7 +189,7 @@ def _callback_token(config: OAuthBearerConfig) -> Token:
     return Token(value.strip(), float(expiry), str(principal) if principal else None, extensions=pairs)
 
 
-def _b64url_json(value: dict) -> str:
+def _b64url_json(value: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(value, separators=(",", ":")).encode()).decode().rstrip("=")
 
 

@@ -19,7 +19,7 @@ import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import AuthenticationError
 from ..numbers import is_number
@@ -68,6 +68,10 @@ def jwt_claims(value: str, origin: str) -> dict[str, Any]:
     return claims
 
 
+@overload
+def _number_claim(claims: Mapping[str, Any], name: str, origin: str, required: Literal[True]) -> float: ...
+@overload
+def _number_claim(claims: Mapping[str, Any], name: str, origin: str, required: bool) -> float | None: ...
 def _number_claim(claims: Mapping[str, Any], name: str, origin: str, required: bool) -> float | None:
     value = claims.get(name)
     if value is None:
@@ -113,11 +117,11 @@ def refresh_at(
     token: Token, now: float, config: OAuthBearerConfig, rng: random.Random | None = None
 ) -> float:
     """When to fetch the next token (epoch seconds), as ExpiringCredentialRefreshingLogin.refreshMs."""
-    rng = rng or random
+    draw = rng.random if rng is not None else random.random
     expires = token.expires_at
     if now >= expires:
         return now
-    pct = config.refresh_window_factor + config.refresh_window_jitter * rng.random()
+    pct = config.refresh_window_factor + config.refresh_window_jitter * draw()
     if now + config.refresh_min_period_s + config.refresh_buffer_s > expires:
         # too short-lived for both buffers: the factor of what remains
         return now + (expires - now) * pct

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
@@ -20,6 +21,7 @@ from ..contract import Outcome, RequestPlan
 from ..errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode
 from ..lookup import CoordinatorLookup
 from ..protocol import (
+    ApiMessage,
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     DescribeGroupsRequest,
@@ -111,7 +113,7 @@ class DescribeGroupsHandler(Handler[str, "GroupDescription | NotDescribed"]):
         ]
 
     def parse(
-        self, plan: RequestPlan[str], response, notes: Notes
+        self, plan: RequestPlan[str], response: Any, notes: Notes
     ) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
         node = plan.node
@@ -154,7 +156,7 @@ class DescribeGroupsHandler(Handler[str, "GroupDescription | NotDescribed"]):
         return outcome
 
 
-def _rank(entry) -> int:
+def _rank(entry: Any) -> int:
     """Which of several entries for one group to believe: success, then a retriable error, then
     any other error, then "not of this type"."""
     if entry.error_code == ErrorCode.NONE:
@@ -181,7 +183,7 @@ class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
         self.lookup = lookup
         self._chunker = Chunker(limits, self._request)
 
-    def _request(self, group_ids: list[str], version: int):
+    def _request(self, group_ids: list[str], version: int) -> ApiMessage:
         return self.request_class(group_ids=group_ids, include_authorized_operations=False)
 
     def build(self, group_ids: list[str], version: int, notes: Notes) -> list[RequestPlan[str]]:
@@ -190,15 +192,15 @@ class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
             for ids in self._chunker.chunks(group_ids, version)
         ]
 
-    def unsupported(self, group_ids: list[str], node: int) -> Outcome:
+    def unsupported(self, group_ids: list[str], node: int) -> Outcome[str, GroupDescription | NotDescribed]:
         return Outcome(completed={g: UNAVAILABLE for g in group_ids})
 
     def parse(
-        self, plan: RequestPlan[str], response, notes: Notes
+        self, plan: RequestPlan[str], response: Any, notes: Notes
     ) -> Outcome[str, GroupDescription | NotDescribed]:
         outcome: Outcome[str, GroupDescription | NotDescribed] = Outcome()
         node = plan.node
-        best: dict = {}
+        best: dict[str, Any] = {}  # group id -> its entry in the response
         for entry in response.groups:
             if entry.group_id in plan.key_set and (
                 entry.group_id not in best or _rank(entry) < _rank(best[entry.group_id])
@@ -216,11 +218,11 @@ class _TypedDescribeHandler(Handler[str, "GroupDescription | NotDescribed"]):
         )
         return outcome
 
-    def describe(self, entry, node: int) -> GroupDescription:
+    def describe(self, entry: Any, node: int) -> GroupDescription:
         raise NotImplementedError
 
 
-def _partitions(assignment) -> tuple[TopicPartition, ...]:
+def _partitions(assignment: Any) -> tuple[TopicPartition, ...]:
     return tuple(
         sorted(
             TopicPartition(t.topic_name, p) for t in (assignment.topic_partitions or []) for p in t.partitions
@@ -228,7 +230,7 @@ def _partitions(assignment) -> tuple[TopicPartition, ...]:
     )
 
 
-def _member_group(group, node: int, group_type: str) -> GroupDescription:
+def _member_group(group: Any, node: int, group_type: str) -> GroupDescription:
     """A KIP-848 consumer group or a KIP-932 share group: the same member shape (a share group's
     members have no static instance id); the group type is also its protocol type."""
     members = tuple(
@@ -259,7 +261,7 @@ class ConsumerGroupDescribeHandler(_TypedDescribeHandler):
     kafka_api = KafkaApi(ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, max_version=0)
     group_type = CONSUMER
 
-    def describe(self, group, node: int) -> GroupDescription:
+    def describe(self, group: Any, node: int) -> GroupDescription:
         return _member_group(group, node, CONSUMER)
 
 
@@ -271,7 +273,7 @@ class ShareGroupDescribeHandler(_TypedDescribeHandler):
     kafka_api = KafkaApi(ShareGroupDescribeRequest, ShareGroupDescribeResponse, max_version=1)
     group_type = SHARE
 
-    def describe(self, group, node: int) -> GroupDescription:
+    def describe(self, group: Any, node: int) -> GroupDescription:
         return _member_group(group, node, SHARE)
 
 
@@ -283,7 +285,7 @@ class StreamsGroupDescribeHandler(_TypedDescribeHandler):
     kafka_api = KafkaApi(StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, max_version=0)
     group_type = STREAMS
 
-    def describe(self, group, node: int) -> GroupDescription:
+    def describe(self, group: Any, node: int) -> GroupDescription:
         sources: dict[str, tuple[str, ...]] = {}
         for sub in (group.topology.subtopologies or []) if group.topology is not None else []:
             sources[sub.subtopology_id] = tuple(sub.source_topics or ()) + tuple(

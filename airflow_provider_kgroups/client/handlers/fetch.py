@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any, TypeVar
 
-from ..batches import UndecodableBatch, read_batches
+from ..batches import RecordBatch, UndecodableBatch, read_batches
 from ..contract import Outcome, RequestPlan
 from ..errors import (
     CLIENT_UNDECODABLE,
@@ -42,6 +43,8 @@ from ..results import RecordPosition, RecordTimestamp, TimestampPage, TopicParti
 from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response
 from .list_offsets import READ_COMMITTED
+
+V = TypeVar("V")
 
 MIN_FETCH_VERSION = 4  # isolation level and record format v2
 #: what both Fetch handlers declare: a broker below it fails their partitions, unsent
@@ -83,11 +86,11 @@ class PageBatches:
     :attr:`truncated` tells whether bytes of a partial batch were left at the end.
     Raises :class:`~..batches.UndecodableBatch` for a batch that cannot be read."""
 
-    def __init__(self, records: bytes | None, aborted: Iterable | None = None) -> None:
+    def __init__(self, records: bytes | None, aborted: Iterable[Any] | None = None) -> None:
         self._batches, self.truncated = read_batches(records)
         self._aborted = aborted
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[BatchKind, RecordBatch]]:
         pending_aborts = sorted((a.first_offset, a.producer_id) for a in (self._aborted or ()))
         aborted_producers: set[int] = set()
         for batch in self._batches:
@@ -115,7 +118,7 @@ def undecodable(tp: TopicPartition, offset: int, error: UndecodableBatch) -> Und
 
 
 def scan_page(
-    records: bytes | None, aborted: Iterable | None = None
+    records: bytes | None, aborted: Iterable[Any] | None = None
 ) -> tuple[list[ReadableRecord], int | None]:
     """The readable records of one fetched page, in offset order, and the offset after the
     last complete batch (None when there was none). Raises :class:`_Truncated` when the
@@ -215,10 +218,14 @@ def fetch_request(
     return RequestPlan(request, version, tuple(tps))
 
 
-def parse_fetch(plan: RequestPlan[TopicPartition], response, read_partition) -> Outcome:
+def parse_fetch(
+    plan: RequestPlan[TopicPartition],
+    response: Any,
+    read_partition: Callable[[Outcome[TopicPartition, V], TopicPartition, Any], None],
+) -> Outcome[TopicPartition, V]:
     """A Fetch response read partition by partition (``read_partition(outcome, tp, data)``); a
     whole-request error fails every partition, and a partition the response left out fails."""
-    outcome: Outcome = Outcome()
+    outcome: Outcome[TopicPartition, V] = Outcome()
     top_error = getattr(response, "error_code", 0) or 0
     if top_error:
         failure = Failure(top_error, "Fetch failed for the whole request")
@@ -246,10 +253,11 @@ def parse_fetch(plan: RequestPlan[TopicPartition], response, read_partition) -> 
 
 def budget_of(tp: TopicPartition, notes: Notes, budgets: Mapping[TopicPartition, int]) -> int:
     """A partition's byte budget now: as grown during this run (the Fetch handlers' only note), or as given."""
-    return notes.get(tp, budgets[tp])
+    budget: int = notes.get(tp, budgets[tp])
+    return budget
 
 
-def grow_budget(outcome: Outcome, tp: TopicPartition, budget: int, offset: int) -> None:
+def grow_budget(outcome: Outcome[TopicPartition, Any], tp: TopicPartition, budget: int, offset: int) -> None:
     """The first batch at ``offset`` did not fit in ``budget``: ask again with four times the
     budget (noted for the rest of the run), or fail the partition once the ceiling is reached
     (KIP-74 returns at least that one batch)."""
@@ -295,14 +303,16 @@ class FetchTimestampHandler(Handler[TopicPartition, TimestampPage]):
         return [fetch_request(self._starts, budgets, tps, version, self._isolation)]
 
     def parse(
-        self, plan: RequestPlan[TopicPartition], response, notes: Notes
+        self, plan: RequestPlan[TopicPartition], response: Any, notes: Notes
     ) -> Outcome[TopicPartition, TimestampPage]:
-        def read(outcome: Outcome, tp: TopicPartition, p) -> None:
+        def read(outcome: Outcome[TopicPartition, TimestampPage], tp: TopicPartition, p: Any) -> None:
             self._read_partition(outcome, tp, p, budget_of(tp, notes, self._budgets))
 
         return parse_fetch(plan, response, read)
 
-    def _read_partition(self, outcome: Outcome, tp: TopicPartition, p, budget: int) -> None:
+    def _read_partition(
+        self, outcome: Outcome[TopicPartition, TimestampPage], tp: TopicPartition, p: Any, budget: int
+    ) -> None:
         wanted = self._offsets[tp]
         high_watermark = p.high_watermark if p.high_watermark >= 0 else None
         log_start = p.log_start_offset if getattr(p, "log_start_offset", -1) >= 0 else None

@@ -31,18 +31,24 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..config import BrokerAddress, ClientConfig
 from ..errors import AuthenticationError, ErrorCode, RequestTimeout, error_name
 from ..protocol import SaslAuthenticateRequest, SaslHandshakeRequest
-from .sasl import OAuthBearerMechanism, mechanism_for
+from .sasl import OAuthBearerMechanism, PlainMechanism, ScramMechanism, mechanism_for
+
+if TYPE_CHECKING:
+    from ..auth.config import OAuthBearerConfig
+    from ..auth.token import Token
 
 log = logging.getLogger(__name__)
 
 #: SaslClientAuthenticator: re-authenticate at 85 % of the session plus up to 10 % jitter
 REAUTH_WINDOW = (0.85, 0.95)
 
-Send = Callable[..., Awaitable]
+Send = Callable[..., Awaitable[Any]]
+Mechanism = PlainMechanism | ScramMechanism | OAuthBearerMechanism
 
 
 class ReauthRefused(Exception):
@@ -59,13 +65,14 @@ class Session:
     reauth_at: float  # monotonic
 
     @classmethod
-    def start(cls, lifetime_ms: int, last_sent: float, rng=random) -> Session:
+    def start(cls, lifetime_ms: int, last_sent: float, rng: random.Random | None = None) -> Session:
         """The renewal point counts from when the final SaslAuthenticate was sent, a lower bound of
         the broker's authentication end, where Java counts from the response's arrival: then no
         request written before the renewal reaches the broker after the session, whatever the
         network latency (the broker's session starts one trip after ``last_sent`` at the earliest)."""
         lifetime = max(0, lifetime_ms) / 1000.0
-        return cls(lifetime, last_sent, last_sent + lifetime * rng.uniform(*REAUTH_WINDOW))
+        uniform = rng.uniform if rng is not None else random.uniform
+        return cls(lifetime, last_sent, last_sent + lifetime * uniform(*REAUTH_WINDOW))
 
     def reauth_due(self, now: float) -> bool:
         return self.lifetime_s > 0 and now >= self.reauth_at
@@ -95,24 +102,29 @@ class SaslAuthenticator:
         """Have a token before the socket opens (OAUTHBEARER): a token endpoint that fails is named
         as such, not as a slow broker."""
         if self._config.oauthbearer is not None:
-            await self._token(deadline)
+            await self._token(self._config.oauthbearer, deadline)
 
-    async def _token(self, deadline: float):
+    async def _token(self, oauthbearer: OAuthBearerConfig, deadline: float) -> Token:
         from ..auth.providers import current_token
 
         return await asyncio.to_thread(
             current_token,
-            self._config.oauthbearer,
+            oauthbearer,
             deadline,
             connect_timeout_s=self._config.connect_timeout_s,
             read_timeout_s=self._config.request_timeout_s,
         )
 
-    async def _mechanism(self, deadline: float):
+    async def _mechanism(self, deadline: float) -> Mechanism:
         cfg = self._config
         if cfg.oauthbearer is None:
+            if cfg.sasl_username is None or cfg.sasl_password is None:  # ClientConfig refuses this
+                raise AuthenticationError(
+                    f"SASL {self.mechanism_name} with broker {self._address} needs sasl_username and "
+                    "sasl_password."
+                )
             return mechanism_for(self.mechanism_name, cfg.sasl_username, cfg.sasl_password)
-        token = await self._token(deadline)
+        token = await self._token(cfg.oauthbearer, deadline)
         return OAuthBearerMechanism(token.value, cfg.oauthbearer.extensions + token.extensions)
 
     def _who(self) -> str:
@@ -120,7 +132,7 @@ class SaslAuthenticator:
             return f"with a token from {self._config.oauthbearer.describe()}"
         return f"as {self._config.sasl_username!r}"
 
-    async def _step(self, mechanism, challenge: bytes, what: str, timeout: float) -> bytes | None:
+    async def _step(self, mechanism: Mechanism, challenge: bytes, what: str, timeout: float) -> bytes | None:
         """The mechanism's answer, computed in a thread (SCRAM's PBKDF2 is CPU work the event loop
         must not wait for: a deadline or a cancellation ends the wait, the thread ends alone)."""
         try:

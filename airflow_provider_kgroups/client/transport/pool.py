@@ -46,9 +46,9 @@ class RequestObserver(Protocol):
 class RequestStats:
     """Requests sent, by API and by broker: what benchmarks and tests count."""
 
-    by_api: Counter = field(default_factory=Counter)
-    by_node: Counter = field(default_factory=Counter)
-    seconds_by_api: Counter = field(default_factory=Counter)
+    by_api: Counter[str] = field(default_factory=Counter)
+    by_node: Counter[int] = field(default_factory=Counter)
+    seconds_by_api: Counter[str] = field(default_factory=Counter)  # float seconds
     errors: int = 0
 
     def __call__(
@@ -56,7 +56,7 @@ class RequestStats:
     ) -> None:
         self.by_api[api] += 1
         self.by_node[node_id] += 1
-        self.seconds_by_api[api] += seconds
+        self.seconds_by_api[api] += seconds  # type: ignore[assignment]  # typeshed's Counter counts ints only; Counter adds floats
         if error is not None:
             self.errors += 1
         if log.isEnabledFor(logging.DEBUG):
@@ -74,7 +74,7 @@ class RequestStats:
         self.errors = 0
 
 
-def _load_order(conn: BrokerConnection, last_failure: float) -> tuple:
+def _load_order(conn: BrokerConnection, last_failure: float) -> tuple[bool, float, int, bool, int]:
     # As NetworkClient.leastLoadedNode: a broker throttling this client (quota) is the last
     # choice, and one that just failed (timed out, dropped the connection) comes after those
     # that did not (Java keeps it out while its reconnect backoff lasts).
@@ -95,8 +95,11 @@ class ConnectionPool:
         self.stats = stats or RequestStats()
         self._addresses = addresses
         self._connections: dict[int, BrokerConnection] = {}
-        self._connecting: dict[int, asyncio.Task] = {}
+        self._connecting: dict[int, asyncio.Task[BrokerConnection]] = {}
         self._last_failure: dict[BrokerAddress, float] = {}  # monotonic, by address
+
+    def _failed_at(self, address: BrokerAddress | None) -> float:
+        return self._last_failure.get(address, 0.0) if address is not None else 0.0
 
     def live(self) -> list[BrokerConnection]:
         """Connections open now (no waiting): unthrottled first, then those whose broker failed
@@ -181,7 +184,7 @@ class ConnectionPool:
         candidates = list(prefer) + book.known_nodes + sorted(book.bootstrap_nodes, reverse=True)
         candidates = sorted(
             (n for n in dict.fromkeys(candidates) if book.address_of(n) not in excluded),
-            key=lambda n: self._last_failure.get(book.address_of(n), 0.0),
+            key=lambda n: self._failed_at(book.address_of(n)),
         )  # stable
         errors = []
         for node_id in candidates:  # already one entry per node
