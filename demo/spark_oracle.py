@@ -13,7 +13,9 @@ ignores Maven mirrors) and passed with ``spark.jars``; of its runtime dependenci
 in :data:`NEEDED_JARS` are passed (Scala, Hadoop, lz4, snappy, slf4j come with pyspark in the
 versions that Spark was built with, and a second copy would clash).
 
-One worker is one Spark session (``local[2]``) with the ``kgroups`` source registered;
+One worker is one Spark session (``local[2]``) with the ``kgroups`` source registered, its JVM
+tuned for a fast start unless ``settings`` say otherwise (a benchmark passes the settings of its
+other session, so that every Spark it times runs the same JVM);
 :meth:`SparkOracle.read` has it read ``format`` with ``options`` and answers the schema, the rows
 (``timestamp`` as epoch milliseconds, ``headers`` as ``[(key, value)]``) and, when asked, the
 number of Spark partitions; an error comes back as :class:`OracleReadError`.
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,8 +150,17 @@ class ReadResult:
 class SparkOracle:
     """A worker process holding one Spark session of :data:`ORACLE_SPARK` with the connector."""
 
-    def __init__(self, workdir: Path, *, start_timeout: float = 300.0, read_timeout: float = 300.0) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        start_timeout: float = 300.0,
+        read_timeout: float = 300.0,
+        settings: Mapping[str, str] | None = None,
+    ) -> None:
+        """``settings``: Spark configuration replacing the worker's STARTUP_TUNED (heap, JIT)."""
         self.workdir = workdir
+        self.settings = None if settings is None else dict(settings)
         self.start_timeout, self.read_timeout = start_timeout, read_timeout
         self.process: subprocess.Popen[bytes] | None = None
         self._answers: int | None = None  # the read end of the worker's answer pipe
@@ -180,6 +192,7 @@ class SparkOracle:
                     str(write_end),
                     str(self.workdir),
                     ",".join(map(str, jars)),
+                    *([] if self.settings is None else [json.dumps(self.settings)]),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=log,

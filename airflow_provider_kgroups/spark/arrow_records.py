@@ -155,8 +155,16 @@ def _binary(buffer: pa.Buffer, starts: np.ndarray, lengths: np.ndarray) -> pa.Ar
         pa.large_binary() if large else pa.binary(), 2 * n, [validity, pa.py_buffer(offsets), buffer]
     )
     spans.validate(full=True)  # offsets in order and inside the buffer, or ArrowInvalid (never a bad read)
-    taken = spans.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
+    taken = spans.take(_numbers(np.arange(0, 2 * n, 2), pa.int64()))
     return taken.cast(pa.binary()) if large else taken
+
+
+def _numbers(values: np.ndarray, type_: pa.DataType) -> pa.Array:
+    """``values`` as an Arrow array of ``type_`` (32 or 64 bits wide), no nulls. Not ``pa.array``:
+    its first call in a process imports pandas, when installed, to ask whether ``values`` is a
+    pandas object, and every new Python worker of Spark would pay that import."""
+    wide = np.ascontiguousarray(values, np.int32 if type_.bit_width == 32 else np.int64)
+    return pa.Array.from_buffers(type_, len(wide), [None, pa.py_buffer(wide)])
 
 
 def _constant_string(text: str, n: int) -> pa.Array:
@@ -282,11 +290,12 @@ def _to_arrow(
         keys,
         values,
         _constant_string(topic, n),
-        pa.array(np.full(n, partition, np.int32)),
-        pa.array(offsets),
-        pa.array(timestamps * 1000, pa.timestamp("us", tz="UTC")),
-        pa.array(
-            np.array([b.timestamp_type for b in batches], np.int32)[which] if n else np.zeros(0, np.int32)
+        _numbers(np.full(n, partition), pa.int32()),
+        _numbers(offsets, pa.int64()),
+        _numbers(timestamps * 1000, pa.timestamp("us", tz="UTC")),
+        _numbers(
+            np.array([b.timestamp_type for b in batches], np.int32)[which] if n else np.zeros(0, np.int32),
+            pa.int32(),
         ),
     ]
     if include_headers:
