@@ -8,7 +8,7 @@ Scenarios (each a fresh fake-cluster process, ``benchmarks/fake_server.py``):
            10 ms per request: ``kgroups lag -p 'acc-g*'`` (json, jsonl, table) vs ``kp_lag.py``
   mixed    9 brokers, 3,000 ``acc-g*`` groups on 5 topics of 1-6 partitions, each on about a third
            of the topics and not on a fifth of their partitions, 10 ms per request: ``kgroups --format
-           json lag --pattern 'acc-g*'`` vs ``kp_lag.py``, both checked for the exact total lag
+           json lag -p 'acc-g*'`` vs ``kp_lag.py``, both checked for the exact total lag
   old      the same as lag, brokers below FindCoordinator v4 / OffsetFetch v8 (one group per request)
   tansu    the lag scenario on the embedded broker (Tansu) behind ``proxy.VirtualCluster``: 9 virtual
            brokers, 10 ms per request, 3,000 groups committing 12 partitions each, then 1 each
@@ -303,35 +303,39 @@ def scenario_lag(args, old: bool) -> list[dict]:
     return rows
 
 
+def nine_brokers(args, *more: str) -> list[str]:
+    """A world's options: 9 brokers, ``--groups`` groups, ``--latency`` a request, then ``more``."""
+    return ["--brokers", "9", "--groups", str(args.groups), "--latency", str(args.latency), *more]
+
+
+def json_against_peer(server: FakeServer, args) -> tuple[dict, dict]:
+    """``kgroups --format json lag -p 'acc-g*'`` (and the ``--before`` tree's) against kp_lag.py,
+    each checked for every group and the seeded total lag."""
+    seeded = ["env", "PYTHONHASHSEED=0"]
+    json_cmd = [*seeded, *kgroups(server.bootstrap, "--format", "json", "lag", "-p", "acc-g*")]
+    commands: dict = {"kafka-python": [*seeded, *peer(server.bootstrap, "acc-g*")], "kgroups json": json_cmd}
+    if args.before:
+        commands["kgroups json (before)"] = (json_cmd, before_tree(args.before))
+    checks = {
+        name: exact_json(server.seeded) if name.startswith("kgroups") else exact_peer(server.seeded)
+        for name in commands
+    }
+    return commands, checks
+
+
 def scenario_mixed(args) -> list[dict]:
     """Issue 31's shape: 9 brokers, 3,000 ``acc-g*`` groups on 5 topics of 1 to 6 partitions,
     each group committed on about a third of the topics and not on about a fifth of their
     partitions (``fake_server.seed_mixed``), 10 ms a request, the fake's answers replayed after
     a warm-up run (``--cache``: what is left is each client plus the latency). Both outputs are
     checked: every group, the seeded total lag."""
-    with FakeServer(
-        "--brokers",
-        "9",
-        "--groups",
-        str(args.groups),
-        "--latency",
-        str(args.latency),
-        "--mixed",
-        *(["--cache"] if args.fake_cache else []),
-    ) as server:
+    with FakeServer(*nine_brokers(args, "--mixed", *(["--cache"] if args.fake_cache else []))) as server:
         print(
             f"  mixed: {server.seeded['group_partitions']:,} committed group-partitions",
             file=sys.stderr,
             flush=True,
         )
-        b = server.bootstrap
-        seeded = ["env", "PYTHONHASHSEED=0"]
-        json_cmd = [*seeded, *kgroups(b, "--format", "json", "lag", "--pattern", "acc-g*")]
-        commands: dict = {"kafka-python": [*seeded, *peer(b, "acc-g*")], "kgroups json": json_cmd}
-        if args.before:
-            commands["kgroups json (before)"] = (json_cmd, before_tree(args.before))
-        checks = {name: exact_json(server.seeded) for name in commands if name.startswith("kgroups")}
-        checks["kafka-python"] = exact_peer(server.seeded)
+        commands, checks = json_against_peer(server, args)
         for argv in commands.values():
             run_child(argv, server)  # warm-up: page cache, and the answers the fake keeps with --cache
         rows = measure(commands, server, args.repeat, "mixed", checks)
@@ -350,24 +354,11 @@ def scenario_tansu(args) -> list[dict]:
     for per_group in (int(n) for n in args.tansu_group_partitions.split(",")):
         name = f"tansu/{per_group}p"
         with FakeServer(
-            "--brokers",
-            "9",
-            "--groups",
-            str(args.groups),
-            "--latency",
-            str(args.latency),
-            "--group-partitions",
-            str(per_group),
+            *nine_brokers(args, "--group-partitions", str(per_group)),
             script="tansu_server.py",
         ) as server:
             print(f"  {name}: seeded in {server.seeded['seconds']} s", file=sys.stderr, flush=True)
-            b = server.bootstrap
-            seeded = ["env", "PYTHONHASHSEED=0"]
-            json_cmd = [*seeded, *kgroups(b, "--format", "json", "lag", "-p", "acc-g*")]
-            commands: dict = {"kafka-python": [*seeded, *peer(b, "acc-g*")], "kgroups json": json_cmd}
-            if args.before:
-                commands["kgroups json (before)"] = (json_cmd, before_tree(args.before))
-            checks = {"kafka-python": exact_peer(server.seeded), "kgroups json": exact_json(server.seeded)}
+            commands, checks = json_against_peer(server, args)
             for argv in commands.values():
                 run_child(argv, server)  # warm-up: page cache, the proxy's kept rewrites
             for row in measure(commands, server, args.repeat, name, checks):

@@ -37,7 +37,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,45 +149,64 @@ def resolve_jars(artifacts: Iterable[tuple[str, str, str]], *, name: str, timeou
             "Maven (mvn) is not installed: the real Apache Kafka comes from Maven Central's jars. "
             "Install it with `apt-get install maven` (.ci/run does)."
         )
+
+    def resolve(staging: Path) -> None:
+        (staging / "pom.xml").write_text(_pom(artifacts))
+        try:
+            done = subprocess.run(
+                [
+                    mvn,
+                    "-q",
+                    "-B",
+                    "-f",
+                    str(staging / "pom.xml"),
+                    "dependency:copy-dependencies",
+                    f"-DoutputDirectory={staging / 'lib'}",
+                    "-DincludeScope=runtime",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise JarResolutionError(
+                f"Maven did not resolve {name} within {timeout:.0f} s: is Maven Central reachable?"
+            ) from exc
+        if done.returncode != 0:
+            raise JarResolutionError(
+                f"Maven could not resolve {name} ({', '.join(':'.join(a) for a in artifacts)}); "
+                f"Maven Central must be reachable. Maven said:\n{output_tail(done)}"
+            )
+
+    build_once(target, "lib", resolve)
+    return target / "lib"
+
+
+def output_tail(done: subprocess.CompletedProcess[str], lines: int = 15) -> str:
+    """The last lines a finished command printed (stdout, then stderr), for an error message."""
+    return "\n".join((done.stdout + done.stderr).strip().splitlines()[-lines:])
+
+
+def build_once(target: Path, marker: str, build: Callable[[Path], None]) -> None:
+    """Make ``target`` (complete once ``target / marker`` exists) with ``build(staging)``, which
+    fills a new folder beside it, renamed to ``target`` only when ``build`` returns: a killed or
+    failed build never leaves a half-made ``target``, and under a file lock in the parent folder
+    two processes build it once."""
+    if (target / marker).exists():
+        return
+    root = target.parent
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / "lib").is_dir():
-            return target / "lib"
-        staging = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root))
+        if (target / marker).exists():
+            return
+        staging = Path(tempfile.mkdtemp(prefix=f"{target.name}-", dir=root))
         try:
-            (staging / "pom.xml").write_text(_pom(artifacts))
-            try:
-                done = subprocess.run(
-                    [
-                        mvn,
-                        "-q",
-                        "-B",
-                        "-f",
-                        str(staging / "pom.xml"),
-                        "dependency:copy-dependencies",
-                        f"-DoutputDirectory={staging / 'lib'}",
-                        "-DincludeScope=runtime",
-                    ],
-                    capture_output=True,
-                    text=True,
-                    timeout=timeout,
-                )
-            except subprocess.TimeoutExpired as exc:
-                raise JarResolutionError(
-                    f"Maven did not resolve {name} within {timeout:.0f} s: is Maven Central reachable?"
-                ) from exc
-            if done.returncode != 0:
-                tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-                raise JarResolutionError(
-                    f"Maven could not resolve {name} ({', '.join(':'.join(a) for a in artifacts)}); "
-                    f"Maven Central must be reachable. Maven said:\n{tail}"
-                )
+            build(staging)
             staging.rename(target)
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-    return target / "lib"
 
 
 def java_binary() -> str:

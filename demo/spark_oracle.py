@@ -25,21 +25,18 @@ The tests (``tests/apachekafka/test_spark_kafka_source.py``) and the data-source
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import pickle
 import select
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from demo.apache_kafka import JarResolutionError, resolve_jars
+from demo.apache_kafka import JarResolutionError, build_once, output_tail, resolve_jars
 
 __all__ = [
     "NEEDED_JARS",
@@ -95,40 +92,32 @@ def pyspark_environment(timeout: float = 1800.0) -> Path | None:
     target = root / ORACLE_SPARK
     if (target / "pyspark").is_dir():
         return target
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / "pyspark").is_dir():
-            return target
-        staging = Path(tempfile.mkdtemp(prefix=f"{ORACLE_SPARK}-", dir=root))
-        try:
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "--target",
-                    str(staging),
-                    f"pyspark=={ORACLE_SPARK}",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
+
+    def install(staging: Path) -> None:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--target",
+                str(staging),
+                f"pyspark=={ORACLE_SPARK}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"pip could not install pyspark=={ORACLE_SPARK} (the oracle's Spark; PyPI must be "
+                f"reachable). pip said:\n{output_tail(done)}"
             )
-            if done.returncode != 0:
-                tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-                raise RuntimeError(
-                    f"pip could not install pyspark=={ORACLE_SPARK} (the oracle's Spark; PyPI must be "
-                    f"reachable). pip said:\n{tail}"
-                )
-            staging.rename(target)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
+
+    build_once(target, "pyspark", install)
     return target
 
 
