@@ -22,7 +22,8 @@ _HOMES = {
         ("HISTORY_COLUMNS", "GroupLag", "LagFlag", "LagSnapshot", "PartitionLag", "UnknownLagPolicy"), "model"
     ),
     **dict.fromkeys(("GroupLagSeconds", "LagSecondsBasis", "PartitionLagSeconds", "lag_seconds"), "seconds"),
-    **dict.fromkeys(("compute_lag", "take_snapshot"), "snapshot"),
+    "compute_lag": "compute",
+    "take_snapshot": "snapshot",
     **dict.fromkeys(("TopicLag", "topic_lags", "worst_partitions"), "totals"),
     **dict.fromkeys(
         ("GroupVerdict", "PartitionVerdict", "Verdict", "VerdictRules", "group_verdicts"), "verdicts"
@@ -85,9 +86,10 @@ if TYPE_CHECKING:
         check_barrier,
         fix_target,
     )
+    from .compute import compute_lag
     from .deadgroups import DeadGroupRules, DeadReason, GroupHealth, judge_group
     from .model import HISTORY_COLUMNS, GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
     from .seconds import GroupLagSeconds, LagSecondsBasis, PartitionLagSeconds, lag_seconds
-    from .snapshot import compute_lag, take_snapshot
+    from .snapshot import take_snapshot
     from .totals import TopicLag, topic_lags, worst_partitions
     from .verdicts import GroupVerdict, PartitionVerdict, Verdict, VerdictRules, group_verdicts
