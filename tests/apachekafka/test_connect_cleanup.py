@@ -164,10 +164,16 @@ def test_the_real_worker_answers_what_each_connector_is_and_each_group_gets_its_
 def test_the_workers_own_group_is_a_connect_group_kept_by_its_protocol_type(
     kafka: KafkaCluster, connect_worker, scenario
 ):
+    """The worker rebalances its own group whenever connectors change (the tests before this one
+    delete and stop some), so it is described once it has settled: Stable, its one member."""
     with GroupsClient(ClientConfig.create(kafka.bootstrap, call_timeout_s=30)) as client:
-        described = client.describe_groups([connect_worker.group_id])
-    group = described[connect_worker.group_id]
-    assert group.protocol_type == "connect" and group.state.value == "Stable" and len(group.members) == 1
+
+        def settled():
+            group = client.describe_groups([connect_worker.group_id])[connect_worker.group_id]
+            return group if group.state.value == "Stable" else None
+
+        group = wait_until(settled, 60, f"the worker's group {connect_worker.group_id} to be Stable", 0.2)
+    assert group.protocol_type == "connect" and len(group.members) == 1
     evidence = fetch_connect_evidence([ConnectClusterConfig.create(connect_worker.url)], timeout_s=30)
     verdict = evidence.for_group(connect_worker.group_id, protocol_type=group.protocol_type)
     assert verdict.status is ConnectStatus.KEEP and "a Kafka Connect worker group" in verdict.reason
