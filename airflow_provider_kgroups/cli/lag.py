@@ -7,7 +7,7 @@ named on the group's TOTAL line."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .common import add_selection, selected_and_listed
@@ -15,6 +15,7 @@ from .output import TableStream, json_encoder, write_out
 
 if TYPE_CHECKING:
     from ..client import GroupsClient
+    from ..client.results import GroupListing
     from ..lag.model import GroupLag, LagSnapshot
     from ..lag.seconds import GroupLagSeconds
     from .common import Progress
@@ -159,7 +160,12 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, b
 
 
 def stream_lag(
-    client: GroupsClient, args, ids: list[str], policy, progress: Progress, listings: Mapping[str, Any]
+    client: GroupsClient,
+    args,
+    ids: list[str],
+    policy,
+    progress: Progress,
+    listings: Mapping[str, GroupListing],
 ) -> bool:
     """``--format jsonl``: one line per group, written as soon as the batch holding it is read
     (:func:`...lag.snapshot.iter_snapshot`), then one line of failures if any group could not be
@@ -170,7 +176,11 @@ def stream_lag(
 
     progress(f"streaming the lag of {len(ids)} group(s)")
     table = TableStream(lag_headers(args.seconds), write_out) if args.format == "table" else None
-    encode = json_encoder(args) if table is None else None
+    write_part = (
+        (lambda part, seconds: table.add(lag_rows(part, seconds)))
+        if table is not None
+        else _jsonl_writer(args)
+    )
     ok = True
 
     async def run() -> None:
@@ -191,24 +201,27 @@ def stream_lag(
                     client.aclient, part, worst_n=1, read_committed=args.read_committed
                 )
             ok = ok and lag_ok(part, seconds)
-            if table is not None:
-                table.add(lag_rows(part, seconds))
-                continue
-            assert encode is not None
-            lines = [
-                encode(
-                    {
-                        "taken_at_ms": part.taken_at_ms,
-                        **group_document(g, (seconds or {}).get(gid), args.seconds),
-                    }
-                )
-                for gid, g in part.groups.items()
-            ]
-            lines += [encode({"group_id": gid, "failure": f.to_dict()}) for gid, f in part.failures.items()]
-            if lines:
-                write_out(b"\n".join(lines) + b"\n")
+            write_part(part, seconds)
 
     client.run(run())
     if table is not None:
         table.close()
     return ok
+
+
+def _jsonl_writer(args) -> Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] | None], None]:
+    """A part as ``--format jsonl`` lines: one per group, then one per group that failed."""
+    encode = json_encoder(args)
+
+    def write(part: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> None:
+        lines = [
+            encode(
+                {"taken_at_ms": part.taken_at_ms, **group_document(g, (seconds or {}).get(gid), args.seconds)}
+            )
+            for gid, g in part.groups.items()
+        ]
+        lines += [encode({"group_id": gid, "failure": f.to_dict()}) for gid, f in part.failures.items()]
+        if lines:
+            write_out(b"\n".join(lines) + b"\n")
+
+    return write
