@@ -53,6 +53,7 @@ __all__ = [
     "NEWEST",
     "OLD_PRE_BATCHING",
     "RELEASE_3X",
+    "SHARE_GROUPS_TOOL",
     "kafka_artifacts",
     "resolve_jars",
     "run_java",
@@ -68,6 +69,8 @@ RELEASE_3X = "3.9.1"
 #: kafka-consumer-groups.sh's class (kafka-tools) from 3.7 on; 2.8 has it in the core jar.
 CONSUMER_GROUPS_TOOL = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 OLD_CONSUMER_GROUPS_TOOL = "kafka.admin.ConsumerGroupCommand"
+#: kafka-share-groups.sh's class (kafka-tools, Kafka 4.1+: KIP-932 share groups).
+SHARE_GROUPS_TOOL = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 
 _LOG4J2_SLF4J = ("org.apache.logging.log4j", "log4j-slf4j-impl", "2.24.3")
 

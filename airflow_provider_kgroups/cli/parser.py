@@ -45,7 +45,12 @@ VERBS: dict[str, tuple[str, str | None]] = {
         "(GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). The offsets are backed up and read back "
         "first; the undo command is printed.",
     ),
-    "share-lag": ("share groups' start offsets vs the log end (KIP-932, Kafka 4.1+)", None),
+    "share-lag": (
+        "share groups' lag per share-partition (KIP-932, Kafka 4.1+): exact or at most",
+        "The broker's exact lag where it gives one (DescribeShareGroupOffsets v1, KIP-1226, Kafka 4.2+); "
+        "on Kafka 4.1 the log end minus the start offset, an upper bound, reported as 'at most'. A "
+        "share-partition never initialized is unknown (exit 1), never 0.",
+    ),
 }
 
 

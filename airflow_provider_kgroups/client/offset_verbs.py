@@ -17,7 +17,7 @@ from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
 from .handlers.offset_delete import OffsetDeleteHandler
 from .handlers.share_offsets import AlterShareGroupOffsetsHandler, DescribeShareGroupOffsetsHandler
 from .inputs import partitions_of, to_commit
-from .results import CommittedOffset, GroupOffsets, KeyedResults, TopicPartition
+from .results import CommittedOffset, KeyedResults, ShareGroupOffsets, TopicPartition
 from .selection import validate_group_ids
 
 if TYPE_CHECKING:
@@ -120,11 +120,12 @@ class OffsetVerbs:
         group_ids: Iterable[str],
         topics: Mapping[str, Iterable[int]] | None = None,
         timeout_s: float | None = None,
-    ) -> KeyedResults[str, GroupOffsets]:
+    ) -> KeyedResults[str, ShareGroupOffsets]:
         """Share groups' start offsets (DescribeShareGroupOffsets, Kafka 4.1+), one request per
         coordinator for all its groups: per group and share-partition a :class:`CommittedOffset`
-        whose ``offset`` is the start offset (None: never initialized). A group that is not a
-        share group fails with GROUP_ID_NOT_FOUND; a broker without the API with
+        whose ``offset`` is the start offset (None: never initialized), and from v1 (Kafka 4.2+,
+        KIP-1226) the broker's exact lag in ``lags`` (None: the broker answered v0). A group that
+        is not a share group fails with GROUP_ID_NOT_FOUND; a broker without the API with
         CLIENT_UNSUPPORTED, naming it."""
         ids = validate_group_ids(group_ids)
         wanted = None

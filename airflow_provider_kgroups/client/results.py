@@ -286,6 +286,27 @@ class GroupOffsets:
         return {"group_id": self.group_id, "partitions": nest_by_topic(self.partitions)}
 
 
+@dataclass(frozen=True, slots=True)
+class ShareGroupOffsets(GroupOffsets):
+    """A share group's start offsets (KIP-932): ``partitions`` as :class:`GroupOffsets` (offset
+    None: a share-partition never initialized), so the reset and restore paths read them as
+    offsets; and the lag the broker computed, from DescribeShareGroupOffsets v1 (KIP-1226, Kafka
+    4.2+): the log end minus the start offset minus the records above it whose delivery is
+    complete (``GroupCoordinatorService.computeShareGroupLagAndBuildResponse``).
+
+    ``lags`` is None when the broker answered v0 (Kafka 4.1: no lag in the protocol); otherwise
+    each share-partition's lag, None where the broker said it does not know it (-1: never
+    initialized, an error, or a share coordinator that keeps no delivery-complete count)."""
+
+    lags: Mapping[TopicPartition, int | None] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = GroupOffsets.to_dict(self)
+        if self.lags is not None:
+            out["lags"] = nest_by_topic(self.lags)
+        return out
+
+
 @fast_init
 @dataclass(frozen=True, slots=True)
 class ListedOffset:

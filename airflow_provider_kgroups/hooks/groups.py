@@ -391,7 +391,9 @@ class KafkaGroupsHook(BaseHook):
         return await self._arun(progress_offsets, group_id)
 
     def share_lag(self, group_ids: Iterable[str]) -> dict[str, Any]:
-        """Share groups' lag (KIP-932 start offsets vs the log end, an upper bound), as JSON-ready data."""
+        """Share groups' lag (KIP-932) as JSON-ready data: per share-partition ``lag`` and
+        ``lag_kind``, ``"exact"`` where the broker gives it (Kafka 4.2+, KIP-1226), ``"at_most"``
+        (the log end minus the start offset) on Kafka 4.1, None when unknown."""
         from ..offsets.share import share_group_lag
 
         return self._run(share_group_lag, list(group_ids)).to_dict()

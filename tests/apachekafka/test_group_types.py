@@ -176,7 +176,8 @@ def test_share_group_start_offsets_lag_and_alter(live_groups, capsys):
     """A live share group's share-partitions (share.auto.offset.reset=latest, nothing acknowledged)
     have no start offset: ``share-lag`` says unknown and exits 1. AlterShareGroupOffsets is refused
     while the member is there (68), accepted on a new group, and a member of that group is handed
-    the records from there; ``share-lag`` reads DescribeShareGroupOffsets and ListOffsets."""
+    the records from there; ``share-lag`` reads DescribeShareGroupOffsets (v1: the exact lag) and
+    ListOffsets."""
     ids, topic, bootstrap = live_groups["ids"], live_groups["topic"], live_groups["bootstrap"]
     tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
     with GroupsClient(ClientConfig.create(bootstrap)) as client:
@@ -196,14 +197,18 @@ def test_share_group_start_offsets_lag_and_alter(live_groups, capsys):
     assert code == 1, out  # unknown is never fine
     lag = {
         g: (
-            [(p["partition"], p["start_offset"], p["log_end"], p["lag_at_most"]) for p in v["partitions"]],
-            v["total_lag_at_most"],
+            [
+                (p["partition"], p["start_offset"], p["log_end"], p["lag"], p["lag_kind"], p["lag_at_most"])
+                for p in v["partitions"]
+            ],
+            (v["total_lag"], v["total_lag_kind"], v["total_lag_at_most"]),
         )
         for g, v in out["groups"].items()
     }
+    # Kafka 4.4 answers v1: the exact lag; set by AlterShareGroupOffsets, nothing is delivered yet
     assert lag == {
-        ids["share"]: ([(0, None, 4, None), (1, None, 4, None)], None),
-        fresh: ([(0, 1, 4, 3), (1, 0, 4, 4)], 7),
+        ids["share"]: ([(0, None, 4, None, None, None), (1, None, 4, None, None, None)], (None, None, None)),
+        fresh: ([(0, 1, 4, 3, "exact", 3), (1, 0, 4, 4, "exact", 4)], (7, "exact", 7)),
     }
 
     # A member of the fresh group is handed the records from the altered start offsets on.
@@ -212,6 +217,109 @@ def test_share_group_start_offsets_lag_and_alter(live_groups, capsys):
     assert sorted((m.partition(), m.offset()) for m in records) == [(0, 1), (0, 2), (0, 3)] + [
         (1, o) for o in range(4)
     ]
+
+
+#: the records a share consumer accepts per partition; it releases every other (KIP-932)
+_ACCEPTED = {0: {2, 3, 4}, 1: {0, 1, 2}}
+
+
+def _ack_some_release_the_rest(member, topic: str, per_partition: int, timeout: float = 30.0) -> None:
+    """Poll until every record of the topic came at least once: accept those in ``_ACCEPTED``,
+    release the others (they stay to deliver), and commit the acknowledgements."""
+    from confluent_kafka import AcknowledgeType
+
+    wanted = {(p, o) for p in _ACCEPTED for o in range(per_partition)}
+    seen: set[tuple[int, int]] = set()
+    deadline = time.monotonic() + timeout
+    while seen != wanted:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{topic}: a share consumer got {sorted(seen)} of {len(wanted)} records")
+        for message in member.poll(0.5):
+            if message.error() is None:
+                key = (message.partition(), message.offset())
+                seen.add(key)
+                accept = key[1] in _ACCEPTED[key[0]]
+                member.acknowledge(message, AcknowledgeType.ACCEPT if accept else AcknowledgeType.RELEASE)
+        member.commit_sync(10)
+
+
+def _share_lag_until(bootstrap: str, group_id: str, expected: dict, timeout: float = 30.0) -> dict:
+    """``kgroups share-lag`` per partition (start offset, lag, kind), once it shows ``expected``
+    (the share coordinator persists the acknowledgements it was sent a moment later)."""
+    from airflow_provider_kgroups.offsets.share import share_group_lag
+
+    deadline = time.monotonic() + timeout
+    with GroupsClient(ClientConfig.create(bootstrap)) as client:
+        while True:
+            result = client.run(share_group_lag(client.aclient, [group_id]))
+            seen = {
+                p.tp.partition: (p.start_offset, p.lag, p.lag_kind and p.lag_kind.value)
+                for p in result.groups.get(group_id, ())
+            }
+            if seen == expected:
+                return seen
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"share-lag of {group_id} in {timeout:.0f} s: {seen}, not {expected}")
+            time.sleep(0.2)
+
+
+def test_share_lag_is_exact_and_agrees_with_kafka_share_groups_tool(kafka, kafka_seed, capsys):
+    """Kafka 4.4 answers DescribeShareGroupOffsets v1 (KIP-1226): the exact lag, records not yet
+    delivered completely. 10 records per partition from start offset 0; a share consumer accepts 2,
+    3, 4 of partition 0 (released 0, 1: the start offset stays 0) and 0, 1, 2 of partition 1 (the
+    start offset moves to 3), and releases the rest. The exact lag is 7 on each (10 - 0 - 3 and
+    10 - 3 - 0), where the upper bound says 10 and 7; kafka-share-groups.sh --describe prints the
+    same start offsets and LAG."""
+    from demo.apache_kafka import SHARE_GROUPS_TOOL
+    from tests.support.consumer_groups_tool import parse_blocks
+
+    topic, group, per_partition = "gt-share-exact-t", "gt-share-exact", 10
+    bootstrap = kafka.bootstrap
+    kafka_seed.create_topic(topic, partitions=2)
+    for partition in (0, 1):
+        kafka_seed.produce(topic, partition, per_partition)
+    tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    try:
+        with GroupsClient(ClientConfig.create(bootstrap)) as client:
+            assert client.alter_share_group_offsets({group: {tp0: 0, tp1: 0}}).failures == {}
+        # initialized by AlterShareGroupOffsets, nothing delivered: every record is still to deliver
+        assert _share_lag_until(bootstrap, group, {0: (0, 10, "exact"), 1: (0, 10, "exact")})
+
+        with share_member(bootstrap, group, [topic]) as member:
+            _ack_some_release_the_rest(member, topic, per_partition)
+        expected = {0: (0, 7, "exact"), 1: (3, 7, "exact")}
+        assert _share_lag_until(bootstrap, group, expected) == expected
+
+        code, out = _kgroups(capsys, "-b", bootstrap, "share-lag", group)
+        assert code == 0, out
+        doc = out["groups"][group]
+        assert [(p["partition"], p["lag"], p["lag_kind"], p["lag_at_most"]) for p in doc["partitions"]] == [
+            (0, 7, "exact", 10),
+            (1, 7, "exact", 7),
+        ]
+        assert (doc["total_lag"], doc["total_lag_kind"], doc["total_lag_at_most"]) == (14, "exact", 17)
+
+        tool = kafka.run_tool(
+            SHARE_GROUPS_TOOL,
+            "--bootstrap-server",
+            bootstrap,
+            "--describe",
+            "--group",
+            group,
+            "--timeout",
+            "60000",
+        )
+        assert tool.returncode == 0, tool.stderr
+        blocks, _ = parse_blocks(tool.stdout)
+        printed = {
+            int(row["PARTITION"]): (int(row["START-OFFSET"]), int(row["LAG"]))
+            for block in blocks
+            for row in block
+            if row["TOPIC"] == topic
+        }
+        assert printed == {p: (start, lag) for p, (start, lag, _) in expected.items()}, tool.stdout
+    finally:
+        _delete_share_groups(bootstrap, [group])
 
 
 def test_delete_groups_of_every_type_and_state(live_groups, kafka_seed, capsys, tmp_path):

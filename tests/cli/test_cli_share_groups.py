@@ -1,5 +1,6 @@
 """Share groups (KIP-932) against the fake cluster's model of Kafka's group coordinator:
-their lag from DescribeShareGroupOffsets, a reset of their start offsets through
+their lag from DescribeShareGroupOffsets (v1, Kafka 4.2+: the broker's exact lag; v0, Kafka 4.1:
+the log end minus the start offset, an upper bound, said as such), a reset of their start offsets through
 AlterShareGroupOffsets on the same safety path (members refused, backup, undo), and a broker
 without those APIs refusing them by name."""
 
@@ -18,7 +19,10 @@ def cluster():
     with FakeCluster.running_in_thread(brokers=3) as c:
         c.add_topic("jobs", 2, end_offsets=100, start_offsets=10)
         c.add_group("workers", group_type="share")
-        c.set_share_offsets("workers", {("jobs", 0): 40, ("jobs", 1): 90})
+        # 15 records above partition 0's start offset were already acknowledged (KIP-1226)
+        c.set_share_offsets(
+            "workers", {("jobs", 0): 40, ("jobs", 1): 90}, delivery_complete={("jobs", 0): 15}
+        )
         c.add_group("busy", group_type="share", members=[Member("s-1", {"jobs": [0, 1]})], state="Stable")
         c.set_share_offsets("busy", {("jobs", 0): 5})
         c.add_group("classic", offsets={("jobs", 0): 1})
@@ -31,16 +35,62 @@ def run(capsys, cluster, *argv):
     return code, json.loads(out) if out.strip() else None
 
 
-def test_share_lag_is_the_log_end_minus_the_start_offset_an_upper_bound(cluster, capsys):
+def lag_rows(doc, group):
+    return {
+        p["partition"]: (p["start_offset"], p["log_end"], p["lag"], p["lag_kind"], p["lag_at_most"])
+        for p in doc["groups"][group]["partitions"]
+    }
+
+
+def totals(doc, group):
+    g = doc["groups"][group]
+    return g["total_lag"], g["total_lag_kind"], g["total_lag_at_most"]
+
+
+def test_share_lag_is_the_brokers_exact_lag_beside_the_upper_bound(cluster, capsys):
     code, doc = run(capsys, cluster, "share-lag", "workers", "classic")
     assert code == EXIT_PARTIAL  # classic is not a share group: a failure, never "no lag"
-    rows = {
-        p["partition"]: (p["start_offset"], p["log_end"], p["lag_at_most"])
-        for p in doc["groups"]["workers"]["partitions"]
-    }
-    assert rows == {0: (40, 100, 60), 1: (90, 100, 10)}
-    assert doc["groups"]["workers"]["total_lag_at_most"] == 70
+    # the exact lag: 100 - 40 - 15 acknowledged above the start offset; the bound counts them
+    assert lag_rows(doc, "workers") == {0: (40, 100, 45, "exact", 60), 1: (90, 100, 10, "exact", 10)}
+    assert totals(doc, "workers") == (55, "exact", 70)
     assert doc["failures"]["classic"]["error"] == "GROUP_ID_NOT_FOUND"
+    [request] = cluster.requests("DescribeShareGroupOffsets")
+    assert request.api_version == 1
+
+
+def test_a_kafka_41_broker_gives_only_the_upper_bound_said_as_such(cluster, capsys):
+    """DescribeShareGroupOffsets v0 (Kafka 4.1) has no Lag: the log end minus the start offset,
+    reported as "at most" in JSON and in the table, never as the records left to deliver."""
+    cluster.set_api_versions({"DescribeShareGroupOffsets": 0})
+    code, doc = run(capsys, cluster, "share-lag", "workers")
+    assert code == EXIT_OK
+    assert lag_rows(doc, "workers") == {0: (40, 100, 60, "at_most", 60), 1: (90, 100, 10, "at_most", 10)}
+    assert totals(doc, "workers") == (70, "at_most", 70)
+    assert [r.api_version for r in cluster.requests("DescribeShareGroupOffsets")] == [0]
+    assert main(["-b", cluster.bootstrap, "--format", "table", "share-lag", "workers"]) == EXIT_OK
+    table = capsys.readouterr().out
+    header, *rows = table.splitlines()
+    assert "KIND" in header and len(rows) == 2
+    assert all("  at most  the broker has no exact lag (DescribeShareGroupOffsets v0" in r for r in rows), (
+        table
+    )
+
+
+def test_an_unknown_lag_is_never_zero(cluster, capsys):
+    """A share-partition never initialized (start offset -1) is unknown: exit 1, no total. One
+    whose share coordinator keeps no delivery-complete count answers Lag -1 on v1: not 0, but
+    the bound, said "at most"."""
+    cluster.add_group("odd", group_type="share")
+    cluster.set_share_offsets(
+        "odd", {("jobs", 0): -1, ("jobs", 1): 30}, delivery_complete={("jobs", 0): -1, ("jobs", 1): -1}
+    )
+    code, doc = run(capsys, cluster, "share-lag", "odd")
+    assert code == EXIT_PARTIAL
+    assert lag_rows(doc, "odd") == {0: (None, 100, None, None, None), 1: (30, 100, 70, "at_most", 70)}
+    assert totals(doc, "odd") == (None, None, None)
+    assert main(["-b", cluster.bootstrap, "--format", "table", "share-lag", "odd"]) == EXIT_PARTIAL
+    table = capsys.readouterr().out
+    assert "never initialized: unknown" in table and "the broker did not know the exact lag (-1)" in table
 
 
 def test_an_empty_share_group_is_reset_through_alter_share_group_offsets_and_undone(

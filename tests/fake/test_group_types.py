@@ -137,3 +137,64 @@ async def test_per_shard_describe_duplicates_every_id_once_per_shard():
         # streams describe came after the fix: never duplicated
         resp = await roundtrip(*c.address(0), describe(ApiKey.StreamsGroupDescribe, ids), 0)
         assert [g.group_id for g in resp.groups] == ids
+
+
+def _describe_share_offsets(group_id: str, partitions: list[int] | None = None):
+    R = API_CLASSES[ApiKey.DescribeShareGroupOffsets][0]
+    G = R.DescribeShareGroupOffsetsRequestGroup
+    topics = (
+        None
+        if partitions is None
+        else [G.DescribeShareGroupOffsetsRequestTopic(topic_name="in", partitions=partitions)]
+    )
+    return R(groups=[G(group_id=group_id, topics=topics)])
+
+
+async def test_describe_share_group_offsets_v1_answers_the_lag_as_kafka_computes_it():
+    """GroupCoordinatorService.computeShareGroupLagAndBuildResponse (KIP-1226, Kafka 4.2+): Lag =
+    the high watermark - the start offset - the delivery-complete count; -1 for a share-partition
+    never initialized, or whose coordinator keeps no count. v0 carries no Lag (it reads as the
+    field's default, -1). The share-partition a broker initializes with AlterShareGroupOffsets
+    has delivered nothing yet: its lag is every record from the start offset on."""
+    async with FakeCluster(brokers=1) as c:
+        c.add_topic("in", 3, end_offsets=50)
+        c.add_group("s", group_type="share")
+        c.set_share_offsets(
+            "s", {("in", 0): 10, ("in", 1): 20}, delivery_complete={("in", 0): 5, ("in", 1): -1}
+        )
+        addr = c.address(0)
+        v1 = await roundtrip(*addr, _describe_share_offsets("s", [0, 1, 2]), 1)
+        [group] = v1.groups
+        rows = {
+            p.partition_index: (p.start_offset, p.lag, p.error_code)
+            for t in group.topics
+            for p in t.partitions
+        }
+        assert rows == {0: (10, 35, 0), 1: (20, -1, 0), 2: (-1, -1, 0)}
+        v0 = await roundtrip(*addr, _describe_share_offsets("s", [0, 1, 2]), 0)
+        rows = {p.partition_index: (p.start_offset, p.lag) for t in v0.groups[0].topics for p in t.partitions}
+        assert rows == {0: (10, -1), 1: (20, -1), 2: (-1, -1)}
+
+        A = API_CLASSES[ApiKey.AlterShareGroupOffsets][0]
+        T = A.AlterShareGroupOffsetsRequestTopic
+        c.add_group("fresh", group_type="share")
+        altered = await roundtrip(
+            *addr,
+            A(
+                group_id="fresh",
+                topics=[
+                    T(
+                        topic_name="in",
+                        partitions=[
+                            T.AlterShareGroupOffsetsRequestPartition(partition_index=2, start_offset=44)
+                        ],
+                    )
+                ],
+            ),
+            0,
+        )
+        assert altered.error_code == 0
+        v1 = await roundtrip(*addr, _describe_share_offsets("fresh"), 1)
+        assert [
+            (p.partition_index, p.start_offset, p.lag) for t in v1.groups[0].topics for p in t.partitions
+        ] == [(2, 44, 6)]

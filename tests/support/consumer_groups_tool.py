@@ -50,6 +50,7 @@ KNOWN_HEADERS = sorted(
         "TOPIC",
         "PARTITION",
         "CURRENT-OFFSET",
+        "START-OFFSET",  # kafka-share-groups.sh --describe (KIP-932)
         "LOG-END-OFFSET",
         "LAG",
         "CONSUMER-ID",

@@ -3,15 +3,19 @@ AlterShareGroupOffsets (API 91).
 
 A share group has no committed offsets (OffsetFetch answers it empty); each share-partition
 has a *start offset*: records below it are done, records from it on may still be delivered.
-Its lag is the log end minus the start offset (an upper bound: acknowledged records above the
-start offset are counted too).
+From v1 (KIP-1226, Kafka 4.2+) the broker also answers each share-partition's exact ``Lag``: the
+log end minus the start offset minus the records above the start offset whose delivery is
+complete (``GroupCoordinatorService.computeShareGroupLagAndBuildResponse``), -1 when it does not
+know it (a start offset of -1, an error, or a share coordinator without a delivery-complete
+count: ``shouldComputeSharePartitionLag``). Before that (v0, Kafka 4.1) the log end minus the
+start offset is only an upper bound: acknowledged records above the start offset count too.
 
 * DescribeShareGroupOffsets carries many groups (``Groups[]``): one request per coordinator,
   as OffsetFetch v8+; ``Topics`` null asks for every share-partition the group initialized.
   Group-level errors route as every coordinator API's (14 retry, 15/16 re-lookup, 69
   GROUP_ID_NOT_FOUND for a group that is not a share group, 30 and the rest fail the group); a
   partition's error is that partition's. A start offset of -1: the share-partition was never
-  initialized.
+  initialized; a ``Lag`` of -1 (v1) or no ``Lag`` (v0): the lag is unknown, never 0.
 * AlterShareGroupOffsets carries one group (``GroupCoordinatorService.alterShareGroupOffsets``):
   the group must be a share group (69) without members (68 NON_EMPTY_GROUP), errors at the top
   level of the response, then per partition.
@@ -35,19 +39,21 @@ from ..protocol import (
     DescribeShareGroupOffsetsResponse,
     KafkaApi,
 )
-from ..results import CommittedOffset, GroupOffsets, TopicPartition, topic_partition
+from ..results import CommittedOffset, ShareGroupOffsets, TopicPartition, topic_partition
 from .base import Handler, Notes
 from .common import by_topic, missing_from_response, route_group_error
 
 NOT_INITIALIZED = -1
+FIRST_WITH_LAG = 1  # DescribeShareGroupOffsets v1 (KIP-1226) carries Lag
 
 
-class DescribeShareGroupOffsetsHandler(Handler[str, GroupOffsets]):
+class DescribeShareGroupOffsetsHandler(Handler[str, ShareGroupOffsets]):
     """Per group: each share-partition's start offset as a :class:`CommittedOffset` (offset None:
-    not initialized)."""
+    not initialized) and, from v1, the broker's lag (:class:`ShareGroupOffsets`)."""
 
-    #: KIP-932 (Kafka 4.1+)
-    kafka_api = KafkaApi(DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse, max_version=0)
+    #: KIP-932 (Kafka 4.1+: v0); v1 (Kafka 4.2+, KIP-1226) adds each share-partition's Lag, the
+    #: highest version there is (Kafka 4.4)
+    kafka_api = KafkaApi(DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse, max_version=1)
 
     def __init__(self, lookup: CoordinatorLookup, topics: Mapping[str, list[int]] | None = None) -> None:
         self.lookup = lookup
@@ -68,21 +74,26 @@ class DescribeShareGroupOffsetsHandler(Handler[str, GroupOffsets]):
         )
         return [RequestPlan(request, version, tuple(group_ids))]
 
-    def parse(self, plan: RequestPlan[str], response: Any, notes: Notes) -> Outcome[str, GroupOffsets]:
-        outcome: Outcome[str, GroupOffsets] = Outcome()
+    def parse(self, plan: RequestPlan[str], response: Any, notes: Notes) -> Outcome[str, ShareGroupOffsets]:
+        outcome: Outcome[str, ShareGroupOffsets] = Outcome()
+        with_lag = plan.version >= FIRST_WITH_LAG
         for group in response.groups:
             g = group.group_id
             if g not in plan.key_set or route_group_error(outcome, g, group.error_code, group.error_message):
                 continue
             partitions = {}
+            lags: dict[TopicPartition, int | None] = {}
             for topic in group.topics:
                 for p in topic.partitions:
+                    tp = topic_partition(topic.topic_name, p.partition_index)
                     error = Failure(p.error_code, p.error_message or "") if p.error_code else None
                     start = None if error is not None or p.start_offset == NOT_INITIALIZED else p.start_offset
-                    partitions[topic_partition(topic.topic_name, p.partition_index)] = CommittedOffset(
+                    partitions[tp] = CommittedOffset(
                         start, "", p.leader_epoch if p.leader_epoch >= 0 else None, error
                     )
-            outcome.completed[g] = GroupOffsets(g, partitions)
+                    # -1 (the field's default) is the broker's "unknown": never read as a lag of 0
+                    lags[tp] = p.lag if start is not None and p.lag >= 0 else None
+            outcome.completed[g] = ShareGroupOffsets(g, partitions, lags if with_lag else None)
         missing_from_response(
             outcome, plan.keys, {g.group_id for g in response.groups}, "DescribeShareGroupOffsets"
         )

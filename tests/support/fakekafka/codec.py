@@ -182,7 +182,7 @@ _KAFKA_43_MAX: dict[int, int] = {
     ApiKey.ShareGroupDescribe: 1,  # Kafka 4.1+: v1 (v0 was 4.0's early access)
     ApiKey.StreamsGroupDescribe: 0,
     ApiKey.OffsetDelete: 0,
-    ApiKey.DescribeShareGroupOffsets: 0,  # Kafka 4.1+ (KIP-932)
+    ApiKey.DescribeShareGroupOffsets: 1,  # Kafka 4.1+ (KIP-932); v1 (4.2+, KIP-1226): Lag
     ApiKey.AlterShareGroupOffsets: 0,
 }
 

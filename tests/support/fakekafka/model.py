@@ -206,9 +206,11 @@ class Group:
     #: partitions with a transactional offset commit not yet committed or aborted
     #: (GroupMetadata.hasPendingOffsetCommitsForTopicPartition)
     pending_offsets: set[tuple[str, int]] = field(default_factory=set)
-    #: share groups (KIP-932): each initialized share-partition's (start offset, leader epoch), as
-    #: the share coordinator keeps it (ShareGroupOffset in the share-group state)
-    share_offsets: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    #: share groups (KIP-932): each initialized share-partition's (start offset, leader epoch,
+    #: delivery-complete count), as the share coordinator keeps it (ShareGroupOffset in the
+    #: share-group state; the count, KIP-1226, is the records above the start offset whose
+    #: delivery is complete, -1 where the coordinator keeps none)
+    share_offsets: dict[tuple[str, int], tuple[int, int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

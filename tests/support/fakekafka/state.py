@@ -530,19 +530,29 @@ class ClusterState:
             self._groups_by_coordinator[old].discard(group_id)
             self._groups_by_coordinator[node].add(group_id)
 
-    def set_share_offsets(self, group_id: str, offsets: Mapping[tuple[str, int], int]) -> None:
-        """A share group's initialized share-partitions and their start offsets (KIP-932)."""
+    def set_share_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[tuple[str, int], int],
+        delivery_complete: Mapping[tuple[str, int], int] | None = None,
+    ) -> None:
+        """A share group's initialized share-partitions and their start offsets (KIP-932), and
+        per share-partition how many records above the start offset were already delivered
+        completely (acknowledged, rejected or archived; KIP-1226's DeliveryCompleteCount: 0 where
+        not given, as after AlterShareGroupOffsets; -1: a share coordinator that keeps no count)."""
         with self.lock:
             group = self.groups[group_id]
             if group.group_type != "share":
                 raise ValueError(f"{group_id} is a {group.group_type} group, not a share group")
+            done = dict(delivery_complete or {})
             for (topic, partition), start in offsets.items():
                 epoch = self._partition(topic, partition).leader_epoch
-                group.share_offsets[(topic, int(partition))] = (int(start), epoch)
+                count = int(done.get((topic, partition), 0))
+                group.share_offsets[(topic, int(partition))] = (int(start), epoch, count)
 
     def share_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         with self.lock:
-            return {tp: start for tp, (start, _) in self.groups[group_id].share_offsets.items()}
+            return {tp: start for tp, (start, _, _) in self.groups[group_id].share_offsets.items()}
 
     def _remove_group(self, group_id: str) -> None:
         if self.groups.pop(group_id, None) is not None:

@@ -7,7 +7,11 @@ AlterShareGroupOffsets needs group Read and topic Read.
 
 ``GroupCoordinatorService.describeShareGroupOffsets`` / ``GroupMetadataManager``: a group that is
 not a share group, or absent, is GROUP_ID_NOT_FOUND; ``Topics`` null answers every initialized
-share-partition; a named partition never initialized answers start offset -1 (no error).
+share-partition; a named partition never initialized answers start offset -1 (no error). v1
+(KIP-1226, Kafka 4.2+) adds ``Lag``, as ``computeShareGroupLagAndBuildResponse`` fills it: the
+latest offset (the high watermark) minus the start offset minus the share-partition's
+delivery-complete count; -1 where the start offset is -1, the partition has an error, or the share
+coordinator keeps no count (``shouldComputeSharePartitionLag``).
 ``alterShareGroupOffsets``: only a share group (69 otherwise) that has no members (68
 NON_EMPTY_GROUP), answered at the top level of the response; a topic or partition the broker
 does not know answers UNKNOWN_TOPIC_OR_PARTITION for it; the others get their start offset
@@ -87,12 +91,16 @@ def describe_share_group_offsets(ctx: RequestContext) -> Any:
                         )
                     )
                 else:
-                    start, epoch = group.share_offsets.get((name, p), (-1, -1))
+                    start, epoch, done = group.share_offsets.get((name, p), (-1, -1, -1))
+                    lag = -1
+                    if ctx.version >= 1 and start != -1 and done != -1:
+                        lag = known.partitions[p].end - start - done
                     rows.append(
                         P(
                             partition_index=p,
                             start_offset=start,
                             leader_epoch=epoch,
+                            lag=lag,
                             error_code=0,
                             error_message=None,
                         )
@@ -129,7 +137,8 @@ def alter_share_group_offsets(ctx: RequestContext) -> Any:
                 code = Err.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 epoch = known.partitions[p.partition_index].leader_epoch
-                group.share_offsets[(t.topic_name, p.partition_index)] = (p.start_offset, epoch)
+                # the share coordinator initializes the share-partition there: nothing delivered yet
+                group.share_offsets[(t.topic_name, p.partition_index)] = (p.start_offset, epoch, 0)
                 code = 0
             rows.append(P(partition_index=p.partition_index, error_code=code, error_message=None))
         responses.append(
