@@ -11,6 +11,8 @@ import json
 import pytest
 
 from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main
+from airflow_provider_kgroups.client import ClientConfig, GroupsClient, TopicPartition
+from airflow_provider_kgroups.client.errors import ErrorCode
 from tests.support.fakekafka import FakeCluster, Member
 
 
@@ -159,3 +161,20 @@ def test_a_broker_without_the_share_offset_apis_refuses_by_name(cluster, capsys,
     assert code == EXIT_PARTIAL and doc["decisions"]["workers"]["refusal"] == "share_group"
     assert "does not support DescribeShareGroupOffsets" in doc["decisions"]["workers"]["reason"]
     assert cluster.share_offsets("workers") == {("jobs", 0): 40, ("jobs", 1): 90}
+
+
+def test_alter_share_group_offsets_creates_an_unknown_group_as_kafka_does(cluster, capsys):
+    """Kafka 4.4 accepts AlterShareGroupOffsets for a group id it does not know and creates an
+    Empty share group holding the start offsets (tests/apachekafka/test_group_types.py shows it
+    on the real broker); another type's group id is still GROUP_ID_NOT_FOUND."""
+    tp0, tp1 = TopicPartition("jobs", 0), TopicPartition("jobs", 1)
+    with GroupsClient(ClientConfig.create(cluster.bootstrap)) as client:
+        altered = client.alter_share_group_offsets({"fresh": {tp0: 20, tp1: 30}})
+        refused = client.alter_share_group_offsets({"classic": {tp0: 0}})
+    assert altered.failures == {}
+    assert {g: f.code for g, f in refused.failures.items()} == {"classic": ErrorCode.GROUP_ID_NOT_FOUND}
+    assert cluster.share_offsets("fresh") == {("jobs", 0): 20, ("jobs", 1): 30}
+    code, doc = run(capsys, cluster, "share-lag", "fresh")
+    assert code == EXIT_OK
+    # set by AlterShareGroupOffsets: nothing delivered yet, so the exact lag is log end - start
+    assert lag_rows(doc, "fresh") == {0: (20, 100, 80, "exact", 80), 1: (30, 100, 70, "exact", 70)}

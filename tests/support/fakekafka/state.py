@@ -19,6 +19,7 @@ from .model import (
     DEFAULT_ASSIGNOR,
     DEFAULT_PROTOCOL_TYPE,
     GROUP_TYPES,
+    SHARE,
     STATES_BY_TYPE,
     Committed,
     Group,
@@ -557,6 +558,22 @@ class ClusterState:
     def _remove_group(self, group_id: str) -> None:
         if self.groups.pop(group_id, None) is not None:
             self._groups_by_coordinator[self.coordinator_of(group_id)].discard(group_id)
+
+    def _create_share_group(self, group_id: str) -> Group:
+        """What Kafka 4.4 does on an AlterShareGroupOffsets for an unknown group: an Empty share
+        group that holds the start offsets (checked on the real broker:
+        tests/apachekafka/test_group_types.py)."""
+        group = Group(
+            group_id=group_id,
+            state="Empty",
+            protocol_type=DEFAULT_PROTOCOL_TYPE[SHARE],
+            protocol=DEFAULT_ASSIGNOR[SHARE],
+            group_type=SHARE,
+            generation=0,
+        )
+        self.groups[group_id] = group
+        self._groups_by_coordinator[self.coordinator_of(group_id)].add(group_id)
+        return group
 
     def _create_simple_group(self, group_id: str) -> Group:
         """What Kafka does on an OffsetCommit for an unknown group: an Empty classic group

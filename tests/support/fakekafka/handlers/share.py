@@ -12,8 +12,9 @@ share-partition; a named partition never initialized answers start offset -1 (no
 latest offset (the high watermark) minus the start offset minus the share-partition's
 delivery-complete count; -1 where the start offset is -1, the partition has an error, or the share
 coordinator keeps no count (``shouldComputeSharePartitionLag``).
-``alterShareGroupOffsets``: only a share group (69 otherwise) that has no members (68
-NON_EMPTY_GROUP), answered at the top level of the response; a topic or partition the broker
+``alterShareGroupOffsets``: only a share group (69 for another type) that has no members (68
+NON_EMPTY_GROUP), answered at the top level of the response; an unknown group id is created as an
+Empty share group holding the offsets (Kafka 4.4, checked on the real broker); a topic or partition the broker
 does not know answers UNKNOWN_TOPIC_OR_PARTITION for it; the others get their start offset
 (the share coordinator initializes the share-partition there).
 """
@@ -120,7 +121,11 @@ def alter_share_group_offsets(ctx: RequestContext) -> Any:
     error, message = _group_error(ctx, req.group_id, "Read")
     group = None
     if not error:
-        group, failure = _share_group(ctx, req.group_id)
+        if ctx.cluster.groups.get(req.group_id) is None:
+            # Kafka 4.4 creates the share group (Empty) to hold the start offsets
+            group, failure = ctx.cluster._create_share_group(req.group_id), None
+        else:
+            group, failure = _share_group(ctx, req.group_id)
         error, message = failure or (0, None)
         if not error and group.members:
             error, message = Err.NON_EMPTY_GROUP, f"Share group {req.group_id} is not empty."
