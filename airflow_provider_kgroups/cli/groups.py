@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 def add_arguments(groups: argparse.ArgumentParser) -> None:
     groups.add_argument("--state", action="append", default=[], help="only groups in this state (repeatable)")
     groups.add_argument(
-        "--type", action="append", default=[], help="only groups of this type: classic, consumer"
+        "--type",
+        action="append",
+        default=[],
+        help="only groups of this type: classic, consumer, share, streams (repeatable)",
     )
 
 

@@ -4,10 +4,8 @@ ConsumerGroupDescribe) and a KIP-932 share group (DescribeShareGroupOffsets for 
 share-lag``, AlterShareGroupOffsets). What ``kgroups`` lists, describes, measures, and what
 DeleteGroups and ``kgroups delete`` do with each (live, Empty, missing).
 
-Streams groups (KIP-1071) are not here: a streams group needs a running Kafka Streams
-application (the kafka-streams jar, a compiled Java topology and a JVM per test run), which costs
-more than this suite's budget; the fake cluster's twin (tests/client/test_fake_group_types.py)
-keeps covering how they are described.
+Streams groups (KIP-1071), made by a real Kafka Streams application and judged against
+``kafka-streams-groups.sh``, are in tests/apachekafka/test_streams_groups.py.
 """
 
 from __future__ import annotations

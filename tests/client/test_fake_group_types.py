@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from airflow_provider_kgroups.client import AsyncGroupsClient, GroupState, TopicPartition
 from airflow_provider_kgroups.client.errors import ErrorCode
-from tests.support.fakekafka import Err, FakeCluster, Member
+from tests.support.fakekafka import Err, FakeCluster, Member, Subtopology
 from tests.support.fakeutil import config, counts
 
 CLASSIC_NODE, CONSUMER_NODE, NEW_NODE = 0, 1, 2
@@ -40,7 +40,11 @@ def seed_types(c: FakeCluster) -> None:
         "streams",
         group_type="streams",
         coordinator=NEW_NODE,
-        topology={"0": ["words"], "1": ["counts-repartition"]},
+        # the shape Kafka 4.4 gives a real Kafka Streams app (tests/apachekafka/test_streams_groups.py)
+        topology={
+            "0": Subtopology(sources=("words",), repartition_sinks=("counts-repartition",)),
+            "1": Subtopology(repartition_sources=("counts-repartition",), changelogs=("counts-changelog",)),
+        },
         members=[Member("t1", {"0": [0, 1], "1": [0]}, client_id="app-1")],
     )
     c.add_group("streams-not-ready", group_type="streams", state="NotReady", coordinator=NEW_NODE)
@@ -80,6 +84,7 @@ async def test_every_type_described_without_a_listing():
             [(m.member_id, m.client_id, m.assignment, m.subscribed_topics) for m in share.members],
         ) == ("simple", [("s1", "share-1", tps(("words", 0), ("words", 1)), ("words",))])
         streams = result.values["streams"]
+        assert streams.protocol == "sticky"  # StreamsGroupDescribe v1's AssignorName
         assert [(m.member_id, m.assignment, m.subscribed_topics) for m in streams.members] == [
             (
                 "t1",

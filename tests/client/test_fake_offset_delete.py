@@ -50,6 +50,29 @@ async def test_live_group_keeps_a_subscribed_topic_and_loses_the_others(cluster)
     assert cluster.committed("live") == {("orders", 0): 5}
 
 
+async def test_streams_group_keeps_what_its_topology_reads_while_it_runs(cluster):
+    """As Kafka 4.4 answers for a real Kafka Streams app (tests/apachekafka/test_streams_groups.py):
+    while it has members, the source and repartition topics its topology reads are
+    GROUP_SUBSCRIBED_TO_TOPIC; once Empty (the app stopped) they are deleted."""
+    cluster.add_topic("app-repartition", 1, end_offsets=100)
+    rep = TopicPartition("app-repartition", 0)
+    topology = {"0": ["orders"], "1": {"repartition_sources": ["app-repartition"]}}
+    offsets = {("orders", 0): 5, ("app-repartition", 0): 4, ("payments", 0): 7}
+    cluster.add_group(
+        "app",
+        group_type="streams",
+        topology=topology,
+        offsets=offsets,
+        members=[Member("t-1", {"0": [0, 1], "1": [0]})],
+    )
+    outcome = (await run(cluster, {"app": [O0, rep, P0]})).values["app"]
+    assert outcome[P0] is None
+    assert outcome[O0].code == outcome[rep].code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+    cluster.add_group("app", group_type="streams", topology=topology, offsets=offsets)
+    assert (await run(cluster, {"app": [O0, rep]})).values["app"] == {O0: None, rep: None}
+    assert cluster.committed("app") == {("payments", 0): 7}
+
+
 async def test_consumer_protocol_group_judged_by_its_members_subscriptions(cluster):
     cluster.add_group(
         "kip848",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kafka.protocol.admin import DescribeGroupsRequest, ListGroupsRequest
 
-from tests.support.fakekafka import ApiKey, Err, FakeCluster, Member
+from tests.support.fakekafka import ApiKey, Err, FakeCluster, Member, Subtopology
 from tests.support.fakekafka.codec import API_CLASSES
 from tests.support.fakekafka.wireclient import roundtrip
 
@@ -16,8 +16,19 @@ def seed_types(c: FakeCluster) -> None:
     c.add_group("classic", members=[Member("c1", {"in": [0]})])
     c.add_group("consumer", group_type="consumer", members=[Member("k1", {"in": [1]})])
     c.add_group("share", group_type="share", members=[Member("s1", {"in": [0, 1]})])
+    c.add_topic("app-by-value-repartition", 2)
+    c.add_topic("app-counts-changelog", 2)
     c.add_group(
-        "streams", group_type="streams", topology={"0": ["in"]}, members=[Member("t1", {"0": [0, 1]})]
+        "streams",
+        group_type="streams",
+        topology={
+            "0": ["in"],
+            "1": Subtopology(
+                repartition_sources=("app-by-value-repartition",), changelogs=("app-counts-changelog",)
+            ),
+        },
+        members=[Member("t1", {"0": [0, 1], "1": [1]})],
+        generation=3,
     )
     c.add_group("streams-not-ready", group_type="streams", state="NotReady")
 
@@ -86,10 +97,33 @@ async def test_each_type_answers_only_to_its_own_describe_api():
         )
         s, nr = streams.groups
         assert s.group_state == "Stable" and nr.group_state == "NotReady" and nr.topology is None
-        assert [(x.subtopology_id, x.source_topics) for x in s.topology.subtopologies] == [("0", ["in"])]
-        assert [(t.subtopology_id, t.partitions) for t in s.members[0].assignment.active_tasks] == [
-            ("0", [0, 1])
+        # As Kafka 4.4 answers for a real Kafka Streams app (tests/apachekafka/test_streams_groups.py):
+        # repartition and changelog topics apart from the sources, as TopicInfo with their partition
+        # count; the topology's own epoch (0), not the group epoch.
+        assert (s.group_epoch, s.topology.epoch, s.members[0].topology_epoch) == (3, 0, 0)
+        assert [
+            (
+                x.subtopology_id,
+                x.source_topics,
+                [(t.name, t.partitions) for t in x.repartition_source_topics],
+                [(t.name, t.partitions) for t in x.state_changelog_topics],
+            )
+            for x in s.topology.subtopologies
+        ] == [
+            ("0", ["in"], [], []),
+            ("1", [], [("app-by-value-repartition", 2)], [("app-counts-changelog", 2)]),
         ]
+        assert [(t.subtopology_id, t.partitions) for t in s.members[0].assignment.active_tasks] == [
+            ("0", [0, 1]),
+            ("1", [1]),
+        ]
+        # v1 (Kafka 4.4): the coordinator's task assignor; no topology description stored
+        [v1] = (await roundtrip(*addr, describe(ApiKey.StreamsGroupDescribe, ["streams"]), 1)).groups
+        assert (v1.assignor_name, v1.topology_description_status, v1.topology_description) == (
+            "sticky",
+            0,
+            None,
+        )
 
         listed = await roundtrip(*addr, ListGroupsRequest(states_filter=[], types_filter=[]), 5)
         assert {g.group_id: (g.group_type, g.group_state, g.protocol_type) for g in listed.groups} == {

@@ -43,7 +43,8 @@ __all__ = [
     "wait_for_leaders",
 ]
 
-#: Every column name the tool prints (4.x and 2.8), longest first so "COORDINATOR (ID)" wins.
+#: Every column name the tool prints (4.x and 2.8), and kafka-streams-groups.sh's (4.4), longest
+#: first so "COORDINATOR (ID)" wins.
 KNOWN_HEADERS = sorted(
     [
         "GROUP",
@@ -77,6 +78,14 @@ KNOWN_HEADERS = sorted(
         "PROTOCOL-TYPE",
         "ERROR",
         "UPGRADED",
+        # kafka-streams-groups.sh (StreamsGroupCommand)
+        "OFFSET-LAG",
+        "MEMBER",
+        "PROCESS",
+        "ASSIGNMENTS",
+        "ASSIGNOR",
+        "TOPOLOGY-EPOCH",
+        "MEMBER-PROTOCOL",
     ],
     key=len,
     reverse=True,

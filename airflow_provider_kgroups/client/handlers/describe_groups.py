@@ -280,9 +280,12 @@ class ShareGroupDescribeHandler(_TypedDescribeHandler):
 class StreamsGroupDescribeHandler(_TypedDescribeHandler):
     """KIP-1071 streams groups (GroupMetadataManager.streamsGroupDescribe). A member's active
     tasks are (subtopology, partition) pairs; task p of a subtopology reads partition p of each
-    of its source topics, which is the assignment reported here."""
+    of its source topics and of the repartition topics it reads (Kafka lists those apart, as
+    RepartitionSourceTopics), which is the assignment reported here. The protocol is the
+    coordinator's task assignor ("sticky" by default), which v1 (Kafka 4.4) gives; "" from v0."""
 
-    kafka_api = KafkaApi(StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, max_version=0)
+    #: v1 (Kafka 4.4) adds AssignorName and an opt-in topology description (not asked for)
+    kafka_api = KafkaApi(StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, max_version=1)
     group_type = STREAMS
 
     def describe(self, group: Any, node: int) -> GroupDescription:
@@ -316,7 +319,7 @@ class StreamsGroupDescribeHandler(_TypedDescribeHandler):
             group_id=group.group_id,
             state=GroupState.parse(group.group_state),
             protocol_type="streams",
-            protocol="",
+            protocol=getattr(group, "assignor_name", None) or "",
             members=members,
             coordinator_id=node,
             group_type=STREAMS,

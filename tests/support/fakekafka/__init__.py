@@ -25,7 +25,8 @@ Seeding and reading back (thread-safe): ``add_topic(name, partitions, end_offset
 start_offsets=, last_stable_offsets=, leaders=)``, ``append(topic, p, n, timestamp_ms=)``,
 ``set_offsets``, ``move_leader(topic, p, node, catching_up=)``, ``delete_topic``; ``add_group(group_id,
 offsets=, members=, state=, protocol_type=, protocol=, coordinator=,
-group_type="classic"|"consumer"|"share"|"streams", topology=)``,
+group_type="classic"|"consumer"|"share"|"streams", topology=)`` (a streams topology's
+subtopologies: source topic lists or :class:`Subtopology`),
 ``commit``, ``set_group_state``, ``set_members``, ``move_coordinator``, ``delete_group``;
 ``group()``, ``committed()``, ``coordinator_of()``, ``groups_coordinated_by()``,
 ``leader_of()``, ``end_offset()``.
@@ -55,7 +56,7 @@ from .auth import SCRAM_ITERATIONS, SCRAM_SALT
 from .cluster import FakeCluster
 from .codec import DEFAULT_MAX_VERSIONS, ApiKey, Err
 from .faults import Drop, Injection
-from .model import Committed, Group, Member
+from .model import Committed, Group, Member, Subtopology
 from .reqlog import LoggedRequest
 from .threaded import ThreadedFakeCluster
 from .tls import CertFiles, client_ssl_context, make_self_signed_cert, server_ssl_context
@@ -66,6 +67,7 @@ __all__ = [
     "ThreadedFakeCluster",
     "Member",
     "Group",
+    "Subtopology",
     "Committed",
     "Err",
     "ApiKey",

@@ -180,7 +180,7 @@ _KAFKA_43_MAX: dict[int, int] = {
     ApiKey.Produce: 13,
     ApiKey.ConsumerGroupDescribe: 1,
     ApiKey.ShareGroupDescribe: 1,  # Kafka 4.1+: v1 (v0 was 4.0's early access)
-    ApiKey.StreamsGroupDescribe: 0,
+    ApiKey.StreamsGroupDescribe: 1,  # Kafka 4.4's v1 (AssignorName); 4.3 had v0 only
     ApiKey.OffsetDelete: 0,
     ApiKey.DescribeShareGroupOffsets: 1,  # Kafka 4.1+ (KIP-932); v1 (4.2+, KIP-1226): Lag
     ApiKey.AlterShareGroupOffsets: 0,

@@ -27,6 +27,7 @@ __all__ = [
     "Committed",
     "Member",
     "Group",
+    "Subtopology",
     "Partition",
     "Record",
     "StoredBatch",
@@ -59,7 +60,9 @@ STATES_BY_TYPE = {
 #: protocol type ListGroups reports per group type (ConsumerProtocol.PROTOCOL_TYPE, ShareGroup /
 #: StreamsGroup.PROTOCOL_TYPE); a classic group carries what its members joined with.
 DEFAULT_PROTOCOL_TYPE = {CLASSIC: "consumer", CONSUMER: "consumer", SHARE: "share", STREAMS: "streams"}
-DEFAULT_ASSIGNOR = {CLASSIC: "range", CONSUMER: "uniform", SHARE: "simple", STREAMS: ""}
+#: the assignor each type reports: a streams group's is the coordinator's task assignor, "sticky" by
+#: default (group.streams.assignor.name; StreamsGroupDescribe v1's AssignorName, Kafka 4.4)
+DEFAULT_ASSIGNOR = {CLASSIC: "range", CONSUMER: "uniform", SHARE: "simple", STREAMS: "sticky"}
 #: states in which Kafka refuses DeleteGroups with NON_EMPTY_GROUP (validateDeleteGroup: anything
 #: but Empty for the new group types)
 NON_EMPTY_STATES = frozenset(
@@ -189,6 +192,33 @@ class Member:
         return encode_assignment(self.assignment)  # type: ignore[arg-type]  # a decoded assignment here
 
 
+@dataclass(frozen=True)
+class Subtopology:
+    """One subtopology of a streams group's topology, as StreamsGroupDescribe gives it (Kafka 4.4,
+    checked with a real Kafka Streams application): ``sources`` are the user's input topics, the
+    repartition topics it reads (``repartition_sources``) and writes (``repartition_sinks``) and
+    its stores' changelogs are apart. Task ``p`` of the subtopology reads partition ``p`` of each
+    source and repartition source."""
+
+    sources: tuple[str, ...] = ()
+    repartition_sources: tuple[str, ...] = ()
+    repartition_sinks: tuple[str, ...] = ()
+    changelogs: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, value: Subtopology | Iterable[str] | Mapping[str, Iterable[str]]) -> Subtopology:
+        """A Subtopology, a list of source topics, or a mapping of this class's field names."""
+        if isinstance(value, Subtopology):
+            return value
+        if isinstance(value, Mapping):
+            return cls(**{k: tuple(v) for k, v in value.items()})
+        return cls(sources=tuple(value))
+
+    @property
+    def read_topics(self) -> tuple[str, ...]:
+        return self.sources + self.repartition_sources
+
+
 @dataclass
 class Group:
     group_id: str
@@ -200,9 +230,11 @@ class Group:
     offsets: dict[tuple[str, int], Committed] = field(default_factory=dict)
     generation: int = 1  # classic generation id / KIP-848 group epoch
     assignment_epoch: int | None = None  # KIP-848; default: the group epoch
-    #: streams groups: subtopology id -> source topics; a streams member's ``assignment`` is then
+    #: streams groups: subtopology id -> its topics; a streams member's ``assignment`` is then
     #: its active tasks, ``{subtopology id: [partitions]}``
-    topology: dict[str, list[str]] | None = None
+    topology: dict[str, Subtopology] | None = None
+    #: streams groups: the topology's own epoch (0 for the first one), not the group epoch
+    topology_epoch: int = 0
     #: partitions with a transactional offset commit not yet committed or aborted
     #: (GroupMetadata.hasPendingOffsetCommitsForTopicPartition)
     pending_offsets: set[tuple[str, int]] = field(default_factory=set)

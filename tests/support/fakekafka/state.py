@@ -27,6 +27,7 @@ from .model import (
     Partition,
     Record,
     StoredBatch,
+    Subtopology,
     Topic,
     kafka_partition_for,
     topic_id_for,
@@ -382,15 +383,17 @@ class ClusterState:
         coordinator: int | None = None,
         group_type: str = CLASSIC,
         generation: int = 1,
-        topology: Mapping[str, Sequence[str]] | None = None,
+        topology: Mapping[str, Sequence[str] | Subtopology | Mapping[str, Sequence[str]]] | None = None,
     ) -> None:
         """Create (or replace) a group.
 
         ``state`` defaults to Stable with members, else Empty. ``group_type`` "classic",
         "consumer" (KIP-848), "share" (KIP-932) or "streams" (KIP-1071). ``protocol_type``
         defaults to the type's ("consumer", "share", "streams"). ``protocol`` is the assignor
-        ("range" classic, "uniform" KIP-848, "simple" share). ``topology`` (streams): subtopology
-        id -> source topics; members' ``assignment`` are then ``{subtopology: [partitions]}``.
+        ("range" classic, "uniform" KIP-848, "simple" share, "sticky" streams). ``topology``
+        (streams): subtopology id -> its source topics, or a :class:`Subtopology` (or a mapping of
+        its fields) to name repartition and changelog topics; members' ``assignment`` are then
+        ``{subtopology: [partitions]}``.
         ``coordinator`` pins the coordinator (else Kafka's hash).
         """
         with self.lock:
@@ -417,7 +420,9 @@ class ClusterState:
                 members={m.member_id: m for m in member_list},
                 offsets=_flatten_offsets(offsets),
                 generation=generation,
-                topology={k: list(v) for k, v in topology.items()} if topology is not None else None,
+                topology={k: Subtopology.of(v) for k, v in topology.items()}
+                if topology is not None
+                else None,
             )
             self._groups_by_coordinator[self.coordinator_of(group_id)].add(group_id)
 

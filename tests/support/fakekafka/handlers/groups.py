@@ -536,14 +536,19 @@ def share_group_describe(ctx: RequestContext) -> Any:
 
 def streams_group_describe(ctx: RequestContext) -> Any:
     """KIP-1071 streams groups only (GroupMetadataManager.streamsGroupDescribe): the topology's
-    subtopologies with their source topics, members with their active tasks
-    (``{subtopology: [partitions]}``); any other id 69. Added after the per-shard fix: never
-    duplicated."""
-    req = ctx.request
+    subtopologies with their source, repartition and changelog topics (internal topics as
+    TopicInfo with the topic's partition count, as Kafka 4.4 answers, changelogs included), the
+    topology's own epoch, members with their active tasks (``{subtopology: [partitions]}``); any
+    other id 69. v1 adds the coordinator's task assignor (AssignorName, "sticky" by default) and
+    a topology description the fake never stores (status 1, NOT_STORED, when asked; 0 when not).
+    Added after the per-shard fix: never duplicated."""
+    req, cluster = ctx.request, ctx.cluster
     R = API_CLASSES[ApiKey.StreamsGroupDescribe][1]
     G = R.DescribedGroup
     M = G.Member
     A = M.Assignment
+    Sub = G.Topology.Subtopology
+    described_topology = 1 if getattr(req, "include_topology_description", False) else 0
 
     def error_entry(group_id: str, error: int, message: str | None) -> Any:
         return G(
@@ -555,6 +560,7 @@ def streams_group_describe(ctx: RequestContext) -> Any:
             assignment_epoch=0,
             topology=None,
             members=[],
+            assignor_name=None,
         )
 
     def tasks(parts: dict[str, list[int]]) -> Any:
@@ -566,20 +572,29 @@ def streams_group_describe(ctx: RequestContext) -> Any:
             warmup_tasks=[],
         )
 
+    def topic_info(name: str) -> Any:
+        topic = cluster.topics.get(name)
+        return Sub.TopicInfo(
+            name=name,
+            partitions=len(topic.partitions) if topic is not None else 0,
+            replication_factor=1,
+            topic_configs=[],
+        )
+
     def describe(group: Group) -> Any:
         topology = None
         if group.topology is not None:
             topology = G.Topology(
-                epoch=group.generation,
+                epoch=group.topology_epoch,
                 subtopologies=[
-                    G.Topology.Subtopology(
+                    Sub(
                         subtopology_id=s,
-                        source_topics=list(ts),
-                        repartition_sink_topics=[],
-                        state_changelog_topics=[],
-                        repartition_source_topics=[],
+                        source_topics=list(sub.sources),
+                        repartition_sink_topics=list(sub.repartition_sinks),
+                        state_changelog_topics=[topic_info(t) for t in sub.changelogs],
+                        repartition_source_topics=[topic_info(t) for t in sub.repartition_sources],
                     )
-                    for s, ts in sorted(group.topology.items())
+                    for s, sub in sorted(group.topology.items())
                 ],
             )
         members = [
@@ -590,7 +605,7 @@ def streams_group_describe(ctx: RequestContext) -> Any:
                 rack_id=m.rack_id,
                 client_id=m.client_id,
                 client_host=m.host,
-                topology_epoch=group.generation,
+                topology_epoch=group.topology_epoch,
                 process_id=f"process-{m.member_id}",
                 user_endpoint=None,
                 client_tags=[],
@@ -615,6 +630,9 @@ def streams_group_describe(ctx: RequestContext) -> Any:
             else group.generation,
             topology=topology,
             members=members,
+            topology_description=None,
+            topology_description_status=described_topology,
+            assignor_name=group.protocol,
         )
 
     return R(

@@ -14,7 +14,9 @@ each of its partitions; a topic or partition the broker does not know -> UNKNOWN
 * per topic: a topic the group subscribes to -> GROUP_SUBSCRIBED_TO_TOPIC (86) on every partition
   asked. A classic group subscribes to its members' ``ConsumerProtocolSubscription`` topics (none
   while Empty; a group of another protocol type subscribes to nothing); a consumer (KIP-848)
-  group to its members' subscribed topic names; a streams group to its topology's source topics;
+  group to its members' subscribed topic names; a streams group with members to the topics its
+  topology reads (source and repartition topics: Kafka 4.4 answers 86 for both while a Kafka
+  Streams application runs; an Empty one subscribes to nothing, its offsets are deleted);
 * otherwise each partition's committed offset (and any pending transactional one) is removed,
   error 0 whether or not there was one.
 """
@@ -49,7 +51,9 @@ def subscribed_topics(group: Group) -> set[str]:
     if group.group_type == CONSUMER:
         return {t for m in group.members.values() for t in m.subscribed_topics()}
     if group.group_type == STREAMS:
-        return {t for topics in (group.topology or {}).values() for t in topics}
+        if not group.members:
+            return set()
+        return {t for sub in (group.topology or {}).values() for t in sub.read_topics}
     return set()
 
 
