@@ -88,10 +88,19 @@ def break_text(b: IdleBreak) -> str:
     }[b.reason]
 
 
+#: where a group type the consumer-group rules do not judge is deleted by hand, once its owner
+#: says it is gone
+_OWN_TOOL = {
+    "streams": "kafka-streams-groups.sh --delete --group <id>",
+    "share": "kafka-share-groups.sh --delete --group <id>",
+}
+
+
 def _not_judged(obs: GroupObservation) -> str:
+    tool = _OWN_TOOL.get(str(obs.group_type))
     return (
         f"a {obs.group_type} group: the consumer-group rules do not apply to it, so it is never dead or "
-        "deletable by them"
+        "deletable by them" + (f" (its owner can delete it with {tool})" if tool else "")
     )
 
 

@@ -35,7 +35,10 @@ def expiry(since: str, until: str) -> str:
 
 
 def not_judged(kind: str) -> str:
-    return f"a {kind} group: the consumer-group rules do not apply to it, so it is never dead or deletable by them"
+    return (
+        f"a {kind} group: the consumer-group rules do not apply to it, so it is never dead or deletable by them"
+        f" (its owner can delete it with kafka-{kind}-groups.sh --delete --group <id>)"
+    )
 
 
 SCENARIOS = {
