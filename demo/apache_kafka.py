@@ -354,6 +354,23 @@ class _Process:
         except FileNotFoundError:
             return ""
 
+    def log_size(self) -> int:
+        """Where the log ends now: a restart appends to the same file, so a readiness wait reads
+        from here on (:meth:`log_since`)."""
+        return self.log_path.stat().st_size if self.log_path.exists() else 0
+
+    def log_since(self, offset: int) -> str:
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(offset)
+                return log.read().decode(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, label: str, lines: int = 40) -> str:
+        tail = "\n".join(self.log_text().splitlines()[-lines:])
+        return f"--- {label} ({self.log_path}) ---\n{tail}"
+
 
 @dataclass
 class KafkaNode:

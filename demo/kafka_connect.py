@@ -218,7 +218,7 @@ class ConnectWorker:
         assert self.process is not None and self.workdir is not None, "start() the worker first"
         if self.process.running:
             return
-        self._log_offset = self.process.log_path.stat().st_size if self.process.log_path.exists() else 0
+        self._log_offset = self.process.log_size()
         self.process.start(self.workdir)
 
     def wait_ready(self, timeout: float = 120.0) -> None:
@@ -233,7 +233,7 @@ class ConnectWorker:
                 raise KafkaStartError(
                     f"the Connect worker was not ready within {timeout:.0f} s:\n{self.log_tail(30)}"
                 )
-            if process.ready_line in self._log_since(self._log_offset):
+            if process.ready_line in process.log_since(self._log_offset):
                 try:
                     if self.rest("GET", "/", timeout=2.0)[0] == 200:
                         return
@@ -246,19 +246,7 @@ class ConnectWorker:
         return self.process is not None and self.process.running
 
     def log_tail(self, lines: int = 40) -> str:
-        if self.process is None:
-            return ""
-        tail = "\n".join(self.process.log_text().splitlines()[-lines:])
-        return f"--- connect worker ({self.process.log_path}) ---\n{tail}"
-
-    def _log_since(self, offset: int) -> str:
-        assert self.process is not None
-        try:
-            with open(self.process.log_path, "rb") as log:
-                log.seek(offset)
-                return log.read().decode(errors="replace")
-        except FileNotFoundError:
-            return ""
+        return "" if self.process is None else self.process.log_tail("connect worker", lines)
 
     # -- REST ------------------------------------------------------------------------------------
 

@@ -174,7 +174,7 @@ class StreamsApp:
         assert self.process is not None and self.workdir is not None, "start() the app first"
         if self.process.running:
             return
-        self._log_offset = self.process.log_path.stat().st_size if self.process.log_path.exists() else 0
+        self._log_offset = self.process.log_size()
         self.process.start(self.workdir)
 
     def wait_running(self, timeout: float = 90.0) -> None:
@@ -183,7 +183,7 @@ class StreamsApp:
         assert self.process is not None
         deadline = time.monotonic() + timeout
         while True:
-            since = self._log_since(self._log_offset)
+            since = self.process.log_since(self._log_offset)
             if self.process.ready_line in since:
                 return
             if STATE_LINE + "ERROR" in since or STATE_LINE + "PENDING_ERROR" in since:
@@ -207,16 +207,4 @@ class StreamsApp:
         return self.process is not None and self.process.running
 
     def log_tail(self, lines: int = 40) -> str:
-        if self.process is None:
-            return ""
-        tail = "\n".join(self.process.log_text().splitlines()[-lines:])
-        return f"--- kafka streams app ({self.process.log_path}) ---\n{tail}"
-
-    def _log_since(self, offset: int) -> str:
-        assert self.process is not None
-        try:
-            with open(self.process.log_path, "rb") as log:
-                log.seek(offset)
-                return log.read().decode(errors="replace")
-        except FileNotFoundError:
-            return ""
+        return "" if self.process is None else self.process.log_tail("kafka streams app", lines)
