@@ -285,6 +285,7 @@ def test_an_empty_streams_group_kgroups_keeps_and_kafka_deletes(streams: Streams
     assert (code, out["deleted"], out["kept"]) == (0, [], {"paused": 1})
     reason = out["decisions"][streams.group]["reason"]
     assert "a streams group" in reason and "looks like a Kafka Streams application id" in reason
+    assert "kafka-streams-groups.sh --delete" in reason  # where its owner deletes it
 
     code, out = _kgroups(
         capsys,
