@@ -203,7 +203,7 @@ def test_lag_of_a_share_group_is_its_exact_share_lag_never_0(cluster, capsys):
     assert request.api_version == 1
     code, share = run(capsys, cluster, "share-lag", "workers")
     assert code == EXIT_OK
-    assert {p: lag for p, (_, _, lag, _) in lag_rows(share, "workers").items()} == {
+    assert {p: row[2] for p, row in lag_rows(share, "workers").items()} == {
         p: lag for p, (_, _, lag, _) in lag_of(doc, "workers").items()
     }
     assert main(["-b", cluster.bootstrap, "--format", "table", "lag", "workers"]) == EXIT_OK
