@@ -82,7 +82,7 @@ def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | Non
             summary += (
                 ", share group: CURRENT-OFFSET is the share-partition start offset"
                 if group.partitions
-                else ", share group with no share-partition initialized: nothing to measure (name its topics)"
+                else ", share group with no share-partition initialized: nothing to measure yet"
             )
         if left:
             summary += f", no member assigned {', '.join(sorted(left))} (its commits there stay behind)"

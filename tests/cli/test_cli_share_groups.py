@@ -251,3 +251,11 @@ def test_lag_of_a_share_group_never_initialized_is_unknown(cluster, capsys):
     code, doc = run(capsys, cluster, "lag", "workers")
     assert code == EXIT_PARTIAL and doc["groups"] == {}
     assert "does not support DescribeShareGroupOffsets" in doc["failures"]["workers"]["message"]
+
+
+def test_a_share_group_with_no_share_partition_has_no_total_in_share_lag_either(cluster, capsys):
+    """share-lag and lag agree: no share-partition initialized is no position anywhere, not 0."""
+    cluster.add_group("fresh", group_type="share")
+    code, doc = run(capsys, cluster, "share-lag", "fresh")
+    assert code == EXIT_PARTIAL
+    assert doc["groups"]["fresh"]["partitions"] == [] and totals(doc, "fresh") == (None, None, None)
