@@ -1,4 +1,5 @@
-"""``kgroups lag``: committed against log-end offset per partition, totals per group, and with
+"""``kgroups lag``: committed against log-end offset per partition (a share group's share-partition
+start offset, with the broker's exact lag), totals per group, and with
 ``--seconds`` the age of each group's oldest unread record; ``--format jsonl`` streams a line
 per group as its batch completes. A topic a Stable group's members are no longer assigned, whose
 commits stay behind (``topic_unassigned``: what the gate's ABANDONED verdict is made of), is
@@ -68,6 +69,8 @@ def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | Non
                 note = ",".join(sorted(f.value for f in p.flags))
                 if LagFlag.TOPIC_UNASSIGNED in p.flags:
                     left.add(p.topic)
+                if LagFlag.LAG_AT_MOST in p.flags and p.log_end is not None and p.committed is not None:
+                    note += f" {p.log_end - p.committed} ({AT_MOST_WHY})"
             if p.error is not None:
                 note = f"{note}: {p.error}" if note else str(p.error)
             if extra:
@@ -75,6 +78,12 @@ def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | Non
             else:
                 append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, note))
         summary = f"{group.state.value}, {group.members} member(s)"
+        if group.is_share:
+            summary += (
+                ", share group: CURRENT-OFFSET is the share-partition start offset"
+                if group.partitions
+                else ", share group with no share-partition initialized: nothing to measure yet"
+            )
         if left:
             summary += f", no member assigned {', '.join(sorted(left))} (its commits there stay behind)"
         total = group.total_lag
@@ -84,6 +93,13 @@ def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | Non
     for gid, failure in snapshot.failures.items():
         rows.append((gid, "ERROR", "", "", "", "", *(("",) if seconds is not None else ()), str(failure)))
     return rows
+
+
+#: why a share-partition's lag is only a bound (the table's note)
+AT_MOST_WHY = (
+    "log end - start offset, an upper bound: the broker gives no exact lag (DescribeShareGroupOffsets v0, "
+    "Kafka 4.1, or -1), so the lag is unknown; kgroups share-lag shows the bound"
+)
 
 
 def unassigned_topics(group: GroupLag) -> list[str]:

@@ -7,7 +7,10 @@ where no record is that recent yet, the log end at that moment). Producers writi
 move it, unlike "wait until lag == 0". The target is plain JSON (``to_dict``/``from_dict``)
 so a sensor can persist it across pokes and hand it to a trigger.
 
-A partition has *reached* the target when committed >= target. Without a commit it has
+A partition has *reached* the target when committed >= target. A share group (KIP-932) commits
+nothing: its share-partition start offset stands for the commit (:mod:`.share_positions`), and it
+passes a partition's target when its start offset reaches it: every record below is done
+(acknowledged, rejected or archived), whatever the records above it. Without a commit it has
 reached it only if nothing before the target exists any more (log start >= target, e.g. an
 empty partition); otherwise it has not, and ``remaining`` counts from the log start.
 
@@ -30,6 +33,7 @@ from ..client.offset_map import OffsetKind, OffsetMap
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..client.selection import validate_group_ids
 from .policy import non_negative_ms
+from .share_positions import share_candidates, with_share_positions
 from .snapshot import now_ms, partitions_of_groups, topic_partitions
 
 if TYPE_CHECKING:
@@ -381,6 +385,8 @@ async def fix_target(
     else:
         descriptions = await client.describe_groups(ids, timeout_s=timeout_s)
         offsets = await client.fetch_committed_offsets(ids, timeout_s=timeout_s)
+        share, maybe_share = share_candidates(ids, descriptions, offsets)
+        offsets = await with_share_positions(client, offsets, share, maybe_share, timeout_s=timeout_s)
         if offsets.failures:
             listed = "; ".join(f"{g}: {f}" for g, f in offsets.failures.items())
             raise TargetUnavailable(f"could not read the committed offsets of: {listed}", offsets.failures)
@@ -388,8 +394,8 @@ async def fix_target(
         empty = [g for g in ids if not per_group.get(g)]
         if empty:
             raise ConfigurationError(
-                f"group(s) {', '.join(map(repr, empty))} have no committed offsets and no "
-                "assigned partitions: name the topics the barrier is about."
+                f"group(s) {', '.join(map(repr, empty))} have no committed offsets (a share group: no "
+                "share-partition start offset) and no assigned partitions: name the topics the barrier is about."
             )
     tps = sorted({tp for parts in per_group.values() for tp in parts})
     if timestamp_ms is None:
@@ -423,10 +429,13 @@ async def check_barrier(
     previous: BarrierCheckpoint | None = None,
     timeout_s: float | None = None,
 ) -> BarrierStatus:
-    """One check: the groups' committed offsets now (one OffsetFetch per coordinator), plus
+    """One check: the groups' committed offsets now (one OffsetFetch per coordinator; a group that
+    committed nothing may be a share group: its start offsets, :mod:`.share_positions`), plus
     the log start of partitions without a commit (rare)."""
     checked_at = now_ms()
     committed = await client.fetch_committed_offsets(target.group_ids, timeout_s=timeout_s)
+    _, maybe_share = share_candidates(target.group_ids, None, committed)
+    committed = await with_share_positions(client, committed, (), maybe_share, timeout_s=timeout_s)
     uncommitted = sorted(
         {
             tp

@@ -12,6 +12,16 @@ Per partition (:func:`partition_lag`):
   the group never read were deleted by retention; the lag still counts them, as
   kafka-consumer-groups.sh does, so that it never jumps when retention runs).
 
+A share group (KIP-932) commits no offsets: its position per share-partition is the *start
+offset* (every record below it is done), read by :mod:`.share_positions` into a
+:class:`~..client.results.ShareGroupOffsets` that stands for its commits here
+(:func:`share_partition_lag`): ``committed`` is the start offset, and the lag is the broker's
+exact lag (DescribeShareGroupOffsets v1, Kafka 4.2+: records not yet delivered completely);
+where the broker gives none (v0, Kafka 4.1, or -1) the lag is unknown, flagged ``LAG_AT_MOST``
+(log end - start offset is only an upper bound), except at the log end, where nothing is above
+the start offset and the lag is exactly 0. A never-initialized share-partition (no start offset)
+is ``NO_COMMIT``, under the policy.
+
 Which partitions a group has: every partition it committed, every partition assigned to one
 of its members (listed even without a commit), and, when ``topics`` is given, every partition
 of those topics (and nothing else).
@@ -24,23 +34,32 @@ from typing import Any
 
 from ..client.errors import CLIENT_NOT_READ, Failure
 from ..client.results import (
+    SHARE,
     GroupDescription,
     GroupOffsets,
     GroupState,
     KeyedResults,
     ListedOffset,
+    ShareGroupOffsets,
     TopicPartition,
 )
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag, UnknownLagPolicy
 from .policy import parse_policy
 
-__all__ = ["compute_lag", "partition_lag", "partitions_of_groups", "unassigned_topics"]
+__all__ = [
+    "compute_lag",
+    "partition_lag",
+    "share_partition_lag",
+    "partitions_of_groups",
+    "unassigned_topics",
+]
 
 
 _NO_FLAGS: frozenset[LagFlag] = frozenset()
 _LOST = frozenset({LagFlag.LOST})
 _CLAMPED = frozenset({LagFlag.CLAMPED})
 _CLAMPED_LOST = frozenset({LagFlag.CLAMPED, LagFlag.LOST})
+_AT_MOST = (LagFlag.LAG_AT_MOST,)
 
 
 def partition_order(tp: TopicPartition) -> tuple[str, int]:
@@ -107,6 +126,48 @@ def partition_lag(
         frozenset(flags) if flags else _NO_FLAGS,
         assigned_to,
         failure,
+    )
+
+
+def share_partition_lag(
+    tp: TopicPartition,
+    start: int | None,
+    exact_lag: int | None,
+    log_start: int | None,
+    log_end: int | None,
+    policy: UnknownLagPolicy,
+    *,
+    assigned_to: str | None = None,
+    error: Failure | None = None,
+) -> PartitionLag:
+    """One share-partition's lag (module docstring): ``start`` the share-partition start offset
+    (None: never initialized), ``exact_lag`` the broker's lag (None: v0 or -1)."""
+    if start is None or error is not None or log_end is None:
+        return partition_lag(tp, start, log_start, log_end, policy, assigned_to=assigned_to, error=error)
+    if exact_lag is None and start < log_end:
+        lost = (LagFlag.LOST,) if log_start is not None and start < log_start else ()
+        return PartitionLag(
+            tp.topic,
+            tp.partition,
+            start,
+            log_start,
+            log_end,
+            None,
+            frozenset((*_AT_MOST, *lost)),
+            assigned_to,
+        )
+    exact = partition_lag(tp, start, log_start, log_end, policy, assigned_to=assigned_to)
+    if exact_lag is None:  # at (or past) the log end: nothing above the start offset, exactly 0
+        return exact
+    return PartitionLag(
+        tp.topic,
+        tp.partition,
+        start,
+        log_start,
+        log_end,
+        exact_lag,
+        exact.flags - {LagFlag.CLAMPED},
+        assigned_to,
     )
 
 
@@ -201,13 +262,33 @@ def compute_lag(
             )
             continue
         description = described.values.get(group_id)
-        committed = committed_by_group.values[group_id].partitions
+        group_offsets = committed_by_group.values[group_id]
+        committed = group_offsets.partitions
         owners = (
             {tp: m.member_id for m in description.members for tp in m.assignment}
             if description is not None and description.members
             else {}
         )
         partitions = []
+        if isinstance(group_offsets, ShareGroupOffsets):
+            lags = group_offsets.lags or {}
+            for tp in _group_partitions(description, group_offsets, topics):
+                start = committed.get(tp)
+                log_start, log_end, end_failure = bounds.get(tp, unread)
+                partitions.append(
+                    share_partition_lag(
+                        tp,
+                        start.offset if start is not None else None,
+                        lags.get(tp),
+                        log_start,
+                        log_end,
+                        policy,
+                        assigned_to=owners.get(tp) if owners else None,
+                        error=(start.error if start is not None else None) or end_failure,
+                    )
+                )
+            groups[group_id] = _group_lag(group_id, description, partitions, described, policy, share=True)
+            continue
         left = unassigned_topics(description, {tp.topic for tp in committed}) if owners else frozenset()
         if topics is None and (description is None or not description.assigned_partitions):
             # what _group_partitions gives (the committed ones), read with their commits at once
@@ -255,15 +336,29 @@ def compute_lag(
                     topic_unassigned=tp.topic in left if left else False,
                 )
             )
-        groups[group_id] = GroupLag(
-            group_id=group_id,
-            state=description.state if description else GroupState.UNKNOWN,
-            protocol_type=description.protocol_type if description else "",
-            members=len(description.members) if description else 0,
-            partitions=tuple(partitions),
-            error=None
-            if description
-            else described.failures.get(group_id, Failure(CLIENT_NOT_READ, "group was not described")),
-            policy=policy,
-        )
+        groups[group_id] = _group_lag(group_id, description, partitions, described, policy)
     return LagSnapshot(taken_at_ms=taken_at_ms, groups=groups, policy=policy, failures=failures)
+
+
+def _group_lag(
+    group_id: str,
+    description: GroupDescription | None,
+    partitions: list[PartitionLag],
+    described: KeyedResults[str, GroupDescription],
+    policy: UnknownLagPolicy,
+    *,
+    share: bool = False,
+) -> GroupLag:
+    """``share``: its offsets are a share group's start offsets (a share group even when its
+    description failed)."""
+    return GroupLag(
+        group_id=group_id,
+        state=description.state if description else GroupState.UNKNOWN,
+        protocol_type=description.protocol_type if description else (SHARE if share else ""),
+        members=len(description.members) if description else 0,
+        partitions=tuple(partitions),
+        error=None
+        if description
+        else described.failures.get(group_id, Failure(CLIENT_NOT_READ, "group was not described")),
+        policy=policy,
+    )

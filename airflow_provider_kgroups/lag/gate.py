@@ -10,7 +10,9 @@ reason). How the groups count as there is the mode's business (:mod:`.gate_modes
 :mod:`.barrier_mode`, :mod:`.threshold_mode`); the gate fails fast, whatever the mode, when:
 
 * a group is missing: Dead, GROUP_ID_NOT_FOUND, or Empty with no member and no committed
-  offset (what a group that never existed looks like on brokers that answer Empty for it);
+  offset (what a group that never existed looks like on brokers that answer Empty for it; for a
+  share group, no share-partition start offset); a share group's start offsets cannot be read
+  because the broker lacks DescribeShareGroupOffsets (CLIENT_UNSUPPORTED, before Kafka 4.1);
   or no group matches the spec's patterns at the first check;
 * a fail-fast verdict (default STOP, STALL, LOST; ABANDONED, a topic the group stopped
   consuming, whenever STOP or STALL is one; see :mod:`..lag.verdicts`) holds on a partition that
@@ -31,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..client.errors import ConfigurationError, ErrorCode
+from ..client.errors import CLIENT_UNSUPPORTED, ConfigurationError, ErrorCode
 from ..client.results import GroupState, TopicPartition
 from ..client.selection import select_groups
 from .barrier import BarrierTarget
@@ -54,6 +56,7 @@ _FATAL_GROUP_ERRORS = {
     ErrorCode.GROUP_ID_NOT_FOUND,
     ErrorCode.INVALID_GROUP_ID,
     ErrorCode.GROUP_AUTHORIZATION_FAILED,
+    CLIENT_UNSUPPORTED,  # a share group on a broker without DescribeShareGroupOffsets (before Kafka 4.1)
 }
 #: The lag modes' names (``lag_mode``), from the enum.
 LAG_MODES = tuple(m.value for m in LagMode)
@@ -163,6 +166,13 @@ class LagGate:
                 and all(p.committed is None for p in group.partitions)
             ):
                 where = f" on topic(s) {', '.join(self.spec.topics)}" if self.spec.topics else ""
+                if group.is_share:
+                    return _fail(
+                        f"share group {group_id!r} has no member and no share-partition start offset{where}: "
+                        "nothing of it can be measured (its lag is unknown, never 0); check the group id, "
+                        "or start its consumers (kgroups share-lag shows its share-partitions)",
+                        FailureKind.MISSING,
+                    )
                 return _fail(
                     f"group {group_id!r} does not exist: no members and no committed offset{where}; check "
                     "the group id",

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..client.errors import Failure
 from ..client.frozen import fast_init
-from ..client.results import GroupState, TopicPartition, topic_partition
+from ..client.results import SHARE, GroupState, TopicPartition, topic_partition
 
 
 class UnknownLagPolicy(str, Enum):
@@ -30,11 +30,20 @@ class LagFlag(str, Enum):
     #: the group is Stable with members and none of them is assigned a partition of this topic
     #: (its assignments were read): whatever it committed here is not being consumed now
     TOPIC_UNASSIGNED = "topic_unassigned"
+    #: a share group's share-partition (KIP-932) whose broker gave no exact lag
+    #: (DescribeShareGroupOffsets v0, Kafka 4.1, or -1 for it): only the log end minus the start
+    #: offset is known, an upper bound, so the lag is unknown (a bound is not a value)
+    LAG_AT_MOST = "lag_at_most"
 
 
 @fast_init  # built once per group and partition: 36,000 for 3,000 groups
 @dataclass(frozen=True, slots=True)
 class PartitionLag:
+    """One partition of a group. For a share group (KIP-932) ``committed`` is the share-partition's
+    start offset (every record below it is done: acknowledged, rejected or archived) and ``lag``
+    the broker's exact lag (records not yet delivered completely), which may be less than
+    ``log_end - committed`` (:func:`~.compute.share_partition_lag`)."""
+
     topic: str
     partition: int
     committed: int | None
@@ -79,6 +88,11 @@ class GroupLag:
         return not (self.policy is UnknownLagPolicy.IGNORE and LagFlag.NO_COMMIT in partition.flags)
 
     @property
+    def is_share(self) -> bool:
+        """A share group (KIP-932): no committed offsets, its position is the start offsets."""
+        return self.protocol_type == SHARE
+
+    @property
     def not_found(self) -> bool:
         """The group does not exist: Kafka describes an unknown group as Dead (DescribeGroups;
         from v6 with GROUP_ID_NOT_FOUND), and it has no member and no committed offset. Its
@@ -92,8 +106,9 @@ class GroupLag:
     @property
     def total_lag(self) -> int | None:
         """Sum over the partitions that count; None if any of them is unknown (FAIL and no
-        commit, or an error) or the group does not exist: an unknown lag is never summed as zero."""
-        if self.not_found:
+        commit, or an error) or the group does not exist: an unknown lag is never summed as zero.
+        A share group without any share-partition has no position anywhere: unknown, not 0."""
+        if self.not_found or (not self.partitions and self.is_share):
             return None
         if self.policy is UnknownLagPolicy.IGNORE:
             lags = [p.lag for p in self.partitions if self.counts_in_totals(p)]

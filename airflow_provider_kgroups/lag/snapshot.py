@@ -9,6 +9,10 @@ a lag can only be overstated by what was produced in between, never negative; if
 still lands past the end offset we read (the commit raced ahead of our ListOffsets), the lag
 is clamped to 0 and flagged ``CLAMPED``.
 
+A share group (KIP-932) commits nothing: the groups described as share groups have their
+share-partition start offsets read (DescribeShareGroupOffsets, one more round, only when there
+is one: :mod:`.share_positions`) before the log offsets, and stand in for their commits.
+
 The rules (per partition, which partitions a group has) are :mod:`.compute`'s.
 """
 
@@ -37,6 +41,7 @@ from ..client.selection import validate_group_ids
 from .compute import compute_lag, partition_lag, partition_order, partitions_of_groups
 from .model import LagSnapshot, UnknownLagPolicy
 from .policy import parse_policy
+from .share_positions import share_candidates, with_share_positions
 
 if TYPE_CHECKING:
     from ..client import AsyncGroupsClient
@@ -247,6 +252,10 @@ async def _read(
     descriptions, offsets = await asyncio.gather(
         _describe(client, ids, listings, timeout_s),
         client.fetch_committed_offsets(ids, timeout_s=timeout_s),
+    )
+    share, maybe_share = share_candidates(ids, descriptions, offsets)
+    offsets = await with_share_positions(
+        client, offsets, share, maybe_share, topics=wanted_topics, timeout_s=timeout_s
     )
     tps = sorted(_partitions_read(descriptions.values, offsets.values, wanted_topics), key=partition_order)
     if tps and wanted_topics is None:

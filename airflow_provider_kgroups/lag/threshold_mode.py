@@ -23,7 +23,7 @@ from ..client.results import TopicPartition
 from .bounds import Against, Interval
 from .gate_modes import Gate, GateMode, Judgement
 from .gate_spec import GateSpec, LagMode
-from .model import GroupLag, LagSnapshot, PartitionLag
+from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag
 from .seconds import GroupLagSeconds
 
 __all__ = ["ThresholdMode", "undecodable_warnings"]
@@ -79,12 +79,21 @@ def _problems(
     counted = [p for p in group.partitions if group.counts_in_totals(p)]
     lagging = {p.tp for p in counted if p.lag}
     unknown = [p for p in counted if p.lag is None]
+    bounded = [p for p in unknown if LagFlag.LAG_AT_MOST in p.flags]
+    unknown = [p for p in unknown if LagFlag.LAG_AT_MOST not in p.flags]
     if unknown:
         waiting |= {p.tp for p in unknown}
-        names = ", ".join(str(p.tp) for p in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         problems.append(
-            f"{len(unknown)} partition(s) with unknown lag ({names}; unknown_lag={spec.unknown_lag}: "
+            f"{len(unknown)} partition(s) with unknown lag ({_names(unknown)}; unknown_lag={spec.unknown_lag}: "
             "a partition without a commit has no lag under it)"
+        )
+    if bounded:
+        waiting |= {p.tp for p in bounded}
+        problems.append(
+            f"{len(bounded)} share-partition(s) whose lag is only an upper bound ({_names(bounded)}): the "
+            "broker gives no exact lag (DescribeShareGroupOffsets v0, Kafka 4.1, or -1), and a bound is not "
+            "a value: the gate opens once their start offset reaches the log end (lag exactly 0), or on a "
+            "Kafka 4.2+ broker; lag_mode='barrier' needs only the start offsets"
         )
     if spec.max_lag_per_partition is not None:
         over = [p for p in counted if p.lag is not None and p.lag > spec.max_lag_per_partition]
@@ -107,6 +116,10 @@ def _problems(
             waiting |= lagging
             problems.append(age)
     return problems, waiting
+
+
+def _names(partitions: list[PartitionLag]) -> str:
+    return ", ".join(str(p.tp) for p in partitions[:5]) + (", ..." if len(partitions) > 5 else "")
 
 
 def _offsets(p: PartitionLag) -> Interval:

@@ -109,9 +109,10 @@ class SharePartitionLag:
 
 
 def total(partitions: Iterable[SharePartitionLag]) -> tuple[int | None, LagKind | None]:
-    """A group's lag: the sum, exact only when every partition's is; unknown (None) when any is."""
+    """A group's lag: the sum, exact only when every partition's is; unknown (None) when any is,
+    or when the group has no share-partition at all (no position anywhere, not 0)."""
     ps = list(partitions)
-    if any(p.lag_kind is None for p in ps):
+    if not ps or any(p.lag_kind is None for p in ps):
         return None, None
     kind = LagKind.EXACT if all(p.lag_kind is LagKind.EXACT for p in ps) else LagKind.AT_MOST
     return sum(p.lag or 0 for p in ps), kind
@@ -124,8 +125,11 @@ class ShareGroupLag:
 
     @property
     def ok(self) -> bool:
-        """Every group read and every partition's lag known, exact or at most (unknown is never fine)."""
-        return not self.failures and all(p.lag_kind is not None for ps in self.groups.values() for p in ps)
+        """Every group read, with at least one share-partition, and every partition's lag known,
+        exact or at most (unknown is never fine)."""
+        return not self.failures and all(
+            ps and all(p.lag_kind is not None for p in ps) for ps in self.groups.values()
+        )
 
     def to_dict(self) -> dict[str, Any]:
         groups = {}
@@ -136,7 +140,9 @@ class ShareGroupLag:
                 "partitions": [p.to_dict() for p in ps],
                 "total_lag": lag,
                 "total_lag_kind": None if kind is None else kind.value,
-                "total_lag_at_most": None if any(b is None for b in bounds) else sum(b or 0 for b in bounds),
+                "total_lag_at_most": None
+                if not bounds or any(b is None for b in bounds)
+                else sum(b or 0 for b in bounds),
             }
         return {"groups": groups, "failures": {g: f.to_dict() for g, f in self.failures.items()}}
 

@@ -1,7 +1,7 @@
 """Every group type on the real Apache Kafka broker, with live members written by librdkafka: a
 classic group, a KIP-848 consumer group (``group.protocol=consumer``, described with
 ConsumerGroupDescribe) and a KIP-932 share group (DescribeShareGroupOffsets for ``kgroups
-share-lag``, AlterShareGroupOffsets). What ``kgroups`` lists, describes, measures, and what
+share-lag`` and ``kgroups lag``, AlterShareGroupOffsets). What ``kgroups`` lists, describes, measures, and what
 DeleteGroups and ``kgroups delete`` do with each (live, Empty, missing).
 
 Streams groups (KIP-1071), made by a real Kafka Streams application and judged against
@@ -208,6 +208,16 @@ def test_share_group_start_offsets_lag_and_alter(live_groups, capsys):
         ids["share"]: ([(0, None, 4, None, None, None), (1, None, 4, None, None, None)], (None, None, None)),
         fresh: ([(0, 1, 4, 3, "exact", 3), (1, 0, 4, 4, "exact", 4)], (7, "exact", 7)),
     }
+    # kgroups lag says the same: the start offset as CURRENT-OFFSET, the exact lag; unknown, never 0
+    code, out = _kgroups(capsys, "-b", bootstrap, "lag", ids["share"], fresh)
+    assert code == 1, out
+    assert {
+        g: ([(p["partition"], p["committed"], p["lag"], p["flags"]) for p in v["partitions"]], v["total_lag"])
+        for g, v in out["groups"].items()
+    } == {
+        ids["share"]: ([(0, None, None, ["no_commit"]), (1, None, None, ["no_commit"])], None),
+        fresh: ([(0, 1, 3, []), (1, 0, 4, [])], 7),
+    }
 
     # A member of the fresh group is handed the records from the altered start offsets on.
     with share_member(bootstrap, fresh, [topic]) as member:
@@ -296,6 +306,15 @@ def test_share_lag_is_exact_and_agrees_with_kafka_share_groups_tool(kafka, kafka
             (1, 7, "exact", 7),
         ]
         assert (doc["total_lag"], doc["total_lag_kind"], doc["total_lag_at_most"]) == (14, "exact", 17)
+        # kgroups lag agrees: the start offsets, the exact lag (never 0 with records pending), exit 0
+        code, out = _kgroups(capsys, "-b", bootstrap, "lag", group)
+        assert code == 0, out
+        lag = out["groups"][group]
+        assert [(p["partition"], p["committed"], p["lag"]) for p in lag["partitions"]] == [
+            (0, 0, 7),
+            (1, 3, 7),
+        ]
+        assert (lag["protocol_type"], lag["total_lag"]) == ("share", doc["total_lag"])
 
         tool = kafka.run_tool(
             SHARE_GROUPS_TOOL,

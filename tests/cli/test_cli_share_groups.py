@@ -178,3 +178,84 @@ def test_alter_share_group_offsets_creates_an_unknown_group_as_kafka_does(cluste
     assert code == EXIT_OK
     # set by AlterShareGroupOffsets: nothing delivered yet, so the exact lag is log end - start
     assert lag_rows(doc, "fresh") == {0: (20, 100, 80, "exact", 80), 1: (30, 100, 70, "exact", 70)}
+
+
+def lag_of(doc, group):
+    """``kgroups lag``'s partitions of ``group``: (committed = start offset, log end, lag, flags)."""
+    return {
+        p["partition"]: (p["committed"], p["log_end"], p["lag"], p["flags"])
+        for p in doc["groups"][group]["partitions"]
+    }
+
+
+def test_lag_of_a_share_group_is_its_exact_share_lag_never_0(cluster, capsys):
+    """``kgroups lag`` of a share group: Kafka answers OffsetFetch for it empty, which read as
+    commits was "no partition, total 0". Its partitions are its share-partitions, CURRENT-OFFSET
+    the start offset, the lag the broker's exact lag: what ``share-lag`` says."""
+    code, doc = run(capsys, cluster, "lag", "workers", "classic")
+    assert code == EXIT_OK
+    assert lag_of(doc, "workers") == {0: (40, 100, 45, []), 1: (90, 100, 10, [])}
+    assert doc["groups"]["workers"]["total_lag"] == 55
+    assert doc["groups"]["workers"]["protocol_type"] == "share"
+    assert lag_of(doc, "classic") == {0: (1, 100, 99, ["lost"])}  # a consumer group as before (log start 10)
+    # one DescribeShareGroupOffsets, for the share group only (described as one)
+    [request] = cluster.requests("DescribeShareGroupOffsets")
+    assert request.api_version == 1
+    code, share = run(capsys, cluster, "share-lag", "workers")
+    assert code == EXIT_OK
+    assert {p: row[2] for p, row in lag_rows(share, "workers").items()} == {
+        p: lag for p, (_, _, lag, _) in lag_of(doc, "workers").items()
+    }
+    assert main(["-b", cluster.bootstrap, "--format", "table", "lag", "workers"]) == EXIT_OK
+    table = capsys.readouterr().out
+    assert "share group: CURRENT-OFFSET is the share-partition start offset" in table, table
+
+
+def test_lag_of_a_share_group_on_kafka_41_is_unknown_not_the_bound(cluster, capsys):
+    """On a v0 broker only log end - start offset is known, an upper bound: ``kgroups lag`` gives
+    no lag (flag lag_at_most, the bound in the note) and exits 1. A share-partition whose start
+    offset is at the log end has nothing above it: its lag is exactly 0 on any broker."""
+    cluster.set_api_versions({"DescribeShareGroupOffsets": 0})
+    cluster.add_group("drained", group_type="share")
+    cluster.set_share_offsets("drained", {("jobs", 0): 100, ("jobs", 1): 100})
+    code, doc = run(capsys, cluster, "lag", "workers", "drained")
+    assert code == EXIT_PARTIAL
+    assert lag_of(doc, "workers") == {
+        0: (40, 100, None, ["lag_at_most"]),
+        1: (90, 100, None, ["lag_at_most"]),
+    }
+    assert doc["groups"]["workers"]["total_lag"] is None
+    assert lag_of(doc, "drained") == {0: (100, 100, 0, []), 1: (100, 100, 0, [])}
+    assert doc["groups"]["drained"]["total_lag"] == 0
+    assert main(["-b", cluster.bootstrap, "--format", "table", "lag", "workers"]) == EXIT_PARTIAL
+    table = capsys.readouterr().out
+    assert "lag_at_most 60 (log end - start offset, an upper bound" in table, table
+    assert "total unknown" in table
+
+
+def test_lag_of_a_share_group_never_initialized_is_unknown(cluster, capsys):
+    """A share-partition with no start offset is NO_COMMIT (unknown under the default policy); a
+    share group with no share-partition at all has no position anywhere: unknown, not 0. A
+    broker without DescribeShareGroupOffsets fails the group by name."""
+    cluster.add_group("odd", group_type="share")
+    cluster.set_share_offsets("odd", {("jobs", 0): -1, ("jobs", 1): 30})
+    cluster.add_group("fresh", group_type="share")
+    code, doc = run(capsys, cluster, "lag", "odd", "fresh")
+    assert code == EXIT_PARTIAL
+    assert lag_of(doc, "odd") == {0: (None, 100, None, ["no_commit"]), 1: (30, 100, 70, [])}
+    assert doc["groups"]["odd"]["total_lag"] is None
+    assert doc["groups"]["fresh"]["partitions"] == [] and doc["groups"]["fresh"]["total_lag"] is None
+    code, doc = run(capsys, cluster, "--format", "json", "lag", "--unknown-lag", "from_latest", "odd")
+    assert code == EXIT_OK and lag_of(doc, "odd")[0] == (None, 100, 0, ["no_commit"])
+    cluster.set_api_versions({"DescribeShareGroupOffsets": None})
+    code, doc = run(capsys, cluster, "lag", "workers")
+    assert code == EXIT_PARTIAL and doc["groups"] == {}
+    assert "does not support DescribeShareGroupOffsets" in doc["failures"]["workers"]["message"]
+
+
+def test_a_share_group_with_no_share_partition_has_no_total_in_share_lag_either(cluster, capsys):
+    """share-lag and lag agree: no share-partition initialized is no position anywhere, not 0."""
+    cluster.add_group("fresh", group_type="share")
+    code, doc = run(capsys, cluster, "share-lag", "fresh")
+    assert code == EXIT_PARTIAL
+    assert doc["groups"]["fresh"]["partitions"] == [] and totals(doc, "fresh") == (None, None, None)
