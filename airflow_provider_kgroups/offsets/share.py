@@ -64,8 +64,8 @@ class SharePartitionLag:
     @property
     def lag_kind(self) -> LagKind | None:
         """EXACT where the broker gave the lag, AT_MOST where only the bound is known, None: unknown."""
-        if self.exact_lag is not None:
-            return LagKind.EXACT
+        if self.exact_lag is not None or self.lag_at_most == 0:
+            return LagKind.EXACT  # a start offset at the log end has nothing above it: 0 on any broker
         return LagKind.AT_MOST if self.lag_at_most is not None else None
 
     @property
@@ -74,7 +74,7 @@ class SharePartitionLag:
         kind = self.lag_kind
         if kind is None:
             return None
-        return self.exact_lag if kind is LagKind.EXACT else self.lag_at_most
+        return self.exact_lag if self.exact_lag is not None else self.lag_at_most
 
     @property
     def note(self) -> str:

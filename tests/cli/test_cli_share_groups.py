@@ -64,11 +64,17 @@ def test_a_kafka_41_broker_gives_only_the_upper_bound_said_as_such(cluster, caps
     """DescribeShareGroupOffsets v0 (Kafka 4.1) has no Lag: the log end minus the start offset,
     reported as "at most" in JSON and in the table, never as the records left to deliver."""
     cluster.set_api_versions({"DescribeShareGroupOffsets": 0})
-    code, doc = run(capsys, cluster, "share-lag", "workers")
+    cluster.add_group("drained", group_type="share")
+    cluster.set_share_offsets("drained", {("jobs", 0): 100})
+    code, doc = run(capsys, cluster, "share-lag", "workers", "drained")
     assert code == EXIT_OK
     assert lag_rows(doc, "workers") == {0: (40, 100, 60, "at_most", 60), 1: (90, 100, 10, "at_most", 10)}
     assert totals(doc, "workers") == (70, "at_most", 70)
-    assert [r.api_version for r in cluster.requests("DescribeShareGroupOffsets")] == [0]
+    # a start offset at the log end has nothing above it: exactly 0 on any broker, as `kgroups lag` says
+    assert lag_rows(doc, "drained") == {0: (100, 100, 0, "exact", 0)}
+    assert totals(doc, "drained") == (0, "exact", 0)
+    cluster.delete_group("drained")
+    assert {r.api_version for r in cluster.requests("DescribeShareGroupOffsets")} == {0}
     assert main(["-b", cluster.bootstrap, "--format", "table", "share-lag", "workers"]) == EXIT_OK
     table = capsys.readouterr().out
     header, *rows = table.splitlines()
