@@ -107,8 +107,10 @@ class GroupLag:
     def total_lag(self) -> int | None:
         """Sum over the partitions that count; None if any of them is unknown (FAIL and no
         commit, or an error) or the group does not exist: an unknown lag is never summed as zero.
-        A share group without any share-partition has no position anywhere: unknown, not 0."""
-        if self.not_found or (not self.partitions and self.is_share):
+        A share group without any share-partition has no position anywhere: unknown, not 0; so is
+        a group without any partition whose description failed (``error``): which partitions it is
+        assigned, and whether it exists, are unknown."""
+        if self.not_found or (not self.partitions and (self.is_share or self.error is not None)):
             return None
         if self.policy is UnknownLagPolicy.IGNORE:
             lags = [p.lag for p in self.partitions if self.counts_in_totals(p)]

@@ -128,6 +128,19 @@ def test_groups_whose_offsets_failed_are_failures_and_described_only_groups_keep
     assert snap.groups["b"].total_lag == 5
 
 
+def test_a_group_without_partitions_whose_description_failed_has_no_total():
+    """No committed offset and no description: which partitions it is assigned, and whether it
+    exists at all, are unknown; its total is unknown, never 0 (a described Empty group without
+    commits has nothing to lag: 0)."""
+    committed = KeyedResults({"lost": offsets("lost", {}), "empty": offsets("empty", {})}, {})
+    described = KeyedResults({"empty": description("empty")}, {"lost": Failure(-100, "deadline")})
+    snap = compute_lag(described, committed, {}, {}, P.FAIL, T0, group_ids=["lost", "empty"])
+    lost, empty = snap.groups["lost"], snap.groups["empty"]
+    assert (lost.state, lost.partitions, lost.total_lag) == (GroupState.UNKNOWN, (), None)
+    assert lost.to_dict()["total_lag"] is None and lost.error.code == -100
+    assert empty.total_lag == 0
+
+
 def test_topics_restrict_and_complete_the_partitions():
     t0, t1, x0 = tp("t", 0), tp("t", 1), tp("x", 0)
     committed = {"g": offsets("g", {t0: 1, x0: 3})}
