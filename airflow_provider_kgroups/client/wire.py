@@ -339,21 +339,32 @@ def _decode_list_groups(data: bytes, version: int) -> ListedGroups:
     words: dict[bytes, str] = {}
 
     def word(pos: int) -> tuple[str, int]:
-        size, pos = _uvarint(data, pos)
-        raw = data[pos : pos + size - 1] if size else b""
+        size = data[pos]
+        if size < 0x80:  # a one-byte length, as every state and type has (null or "" alike: "")
+            raw = data[pos + 1 : pos + size]
+            pos += size or 1
+        else:
+            size, pos = _uvarint(data, pos)
+            raw = data[pos : pos + size - 1]
+            pos += size - 1
         text = words.get(raw)
         if text is None:
             text = words[raw] = raw.decode("utf-8")
-        return text, pos + max(size - 1, 0)
+        return text, pos
 
     for _ in range(count):
-        group_id, pos = _string(data, pos)
+        size = data[pos]
+        if 0 < size < 0x80:  # a group id shorter than 127 bytes: nearly every one
+            group_id: str | None = data[pos + 1 : pos + size].decode("utf-8")
+            pos += size
+        else:
+            group_id, pos = _string(data, pos)
         protocol_type, pos = word(pos)
         state, pos = word(pos)
         group_type = ""
         if version >= 5:
             group_type, pos = word(pos)
-        pos = _skip_tags(data, pos)
+        pos = pos + 1 if data[pos] == 0 else _skip_tags(data, pos)
         groups.append(new(ListedGroup, (group_id, protocol_type, state, group_type)))
     return ListedGroups(throttle, error, groups)
 
