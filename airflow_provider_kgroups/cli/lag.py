@@ -244,14 +244,19 @@ def _jsonl_writer(args) -> Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] 
     encode = json_encoder(args)
 
     def write(part: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
-        documents = [
-            {"taken_at_ms": part.taken_at_ms, **group_document(g, (seconds or {}).get(gid), args.seconds)}
-            for gid, g in part.groups.items()
-        ]
-        lines = [*map(encode, documents)]
+        lines = []
+        known = True
+        for gid, g in part.groups.items():
+            # each document encoded as soon as it is made: a part's documents are never all held
+            document = {
+                "taken_at_ms": part.taken_at_ms,
+                **group_document(g, (seconds or {}).get(gid), args.seconds),
+            }
+            known = known and document["total_lag"] is not None
+            lines.append(encode(document))
         lines += [encode({"group_id": gid, "failure": f.to_dict()}) for gid, f in part.failures.items()]
         if lines:
             write_out(b"\n".join(lines) + b"\n")
-        return all(d["total_lag"] is not None for d in documents)
+        return known
 
     return write

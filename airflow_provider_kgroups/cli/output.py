@@ -18,20 +18,20 @@ TABLE_BLOCK = 20_000
 ONE_PASS_ROWS = 100_000
 
 
-def _columns(block: Sequence[Sequence[Any]]) -> list[list[str]]:
-    """The block's columns (as many as its shortest row has) as text, None as "-": each cell
-    made text once, for its width and its line (``%s`` of a str is the str itself)."""
-    return [
-        ["-" if v is None else str(v) for v in column] if None in column else list(map(str, column))
-        for column in zip(*block)
-    ]
+def _columns(block: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+    """The block's columns (as many as its shortest row has), None as "-"."""
+    columns: list[Sequence[Any]] = list(zip(*block))
+    for i, column in enumerate(columns):
+        if None in column:
+            columns[i] = ["-" if v is None else v for v in column]
+    return columns
 
 
-def _column_widths(columns: Sequence[Sequence[str]], widths: Sequence[int]) -> list[int]:
-    return [max(width, max(map(len, column), default=0)) for width, column in zip(widths, columns)]
+def _column_widths(columns: Sequence[Sequence[Any]], widths: Sequence[int]) -> list[int]:
+    return [max(width, max(map(len, map(str, column)), default=0)) for width, column in zip(widths, columns)]
 
 
-def _format(columns: Sequence[Sequence[str]], widths: Sequence[int]) -> str:
+def _format(columns: Sequence[Sequence[Any]], widths: Sequence[int]) -> str:
     """The lines of ``columns``, each cell left-aligned to its width, two spaces apart: one
     ``%`` per line, the loop in C."""
     line = "  ".join(f"%-{width}s" for width in widths)
