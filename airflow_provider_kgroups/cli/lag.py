@@ -51,16 +51,26 @@ def _seconds_text(measured: GroupLagSeconds | None) -> str:
 
 
 def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> list[tuple]:
+    return lag_rows_and_totals(snapshot, seconds)[0]
+
+
+def lag_rows_and_totals(
+    snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None
+) -> tuple[list[tuple], bool]:
+    """The table's rows, and whether every group's total is known (what :func:`lag_ok` asks of
+    the groups, found in the same pass: each total is computed once)."""
     from ..lag.model import LagFlag
 
     rows: list[tuple] = []
     append = rows.append
+    known = True
     for gid, group in snapshot.groups.items():
         extra = (_seconds_text(seconds.get(gid)),) if seconds is not None else ()
         if group.not_found:
             append(
                 (gid, "NOT FOUND", "", "", "", None, *extra, "no such group: no member, no committed offset")
             )
+            known = False
             continue
         left: set[str] = set()  # unassigned_topics(group), found in the same pass
         for p in group.partitions:
@@ -89,10 +99,11 @@ def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | Non
         total = group.total_lag
         if total is None:
             summary += ", total unknown"
+            known = False
         rows.append((gid, "TOTAL", "", "", "", total, *extra, summary))
     for gid, failure in snapshot.failures.items():
         rows.append((gid, "ERROR", "", "", "", "", *(("",) if seconds is not None else ()), str(failure)))
-    return rows
+    return rows, known
 
 
 #: why a share-partition's lag is only a bound (the table's note)
@@ -123,12 +134,22 @@ def lag_headers(with_seconds: bool) -> tuple[str, ...]:
     )
 
 
-def lag_ok(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
+def lag_ok(
+    snapshot: LagSnapshot,
+    seconds: Mapping[str, GroupLagSeconds] | None,
+    totals_known: bool | None = None,
+) -> bool:
     """Unknown is never fine: a group not read, not found, with an unknown total or (with
-    --seconds) an age that is unknown or only a lower bound (a bound is not a value) is exit 1."""
+    --seconds) an age that is unknown or only a lower bound (a bound is not a value) is exit 1.
+    ``totals_known``: whether every group's total is known, when the caller found it already
+    (None: computed here; a group not found has no total)."""
     return (
         not snapshot.failures
-        and all(g.total_lag is not None for g in snapshot.groups.values())
+        and (
+            all(g.total_lag is not None for g in snapshot.groups.values())
+            if totals_known is None
+            else totals_known
+        )
         and (seconds is None or all(s.max_seconds is not None and not s.at_least for s in seconds.values()))
     )
 
@@ -192,11 +213,7 @@ def stream_lag(
 
     progress(f"streaming the lag of {len(ids)} group(s)")
     table = TableStream(lag_headers(args.seconds), write_out) if args.format == "table" else None
-    write_part = (
-        (lambda part, seconds: table.add(lag_rows(part, seconds)))
-        if table is not None
-        else _jsonl_writer(args)
-    )
+    write_part = _table_writer(table) if table is not None else _jsonl_writer(args)
     ok = True
 
     async def run() -> None:
@@ -216,8 +233,8 @@ def stream_lag(
                 seconds = await lag_seconds(
                     client.aclient, part, worst_n=1, read_committed=args.read_committed
                 )
-            ok = ok and lag_ok(part, seconds)
-            write_part(part, seconds)
+            totals_known = write_part(part, seconds)
+            ok = ok and lag_ok(part, seconds, totals_known)
 
     client.run(run())
     if table is not None:
@@ -225,19 +242,37 @@ def stream_lag(
     return ok
 
 
-def _jsonl_writer(args) -> Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] | None], None]:
-    """A part as ``--format jsonl`` lines: one per group, then one per group that failed."""
+def _table_writer(table: TableStream) -> Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] | None], bool]:
+    """A part as the table's rows (:class:`.output.TableStream`). Returns whether every group's
+    total is known."""
+
+    def write(part: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
+        rows, known = lag_rows_and_totals(part, seconds)
+        table.add(rows)
+        return known
+
+    return write
+
+
+def _jsonl_writer(args) -> Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] | None], bool]:
+    """A part as ``--format jsonl`` lines: one per group, then one per group that failed. Returns
+    whether every group's total is known (read from the documents: each total computed once)."""
     encode = json_encoder(args)
 
-    def write(part: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> None:
-        lines = [
-            encode(
-                {"taken_at_ms": part.taken_at_ms, **group_document(g, (seconds or {}).get(gid), args.seconds)}
-            )
-            for gid, g in part.groups.items()
-        ]
+    def write(part: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
+        lines = []
+        known = True
+        for gid, g in part.groups.items():
+            # each document encoded as soon as it is made: a part's documents are never all held
+            document = {
+                "taken_at_ms": part.taken_at_ms,
+                **group_document(g, (seconds or {}).get(gid), args.seconds),
+            }
+            known = known and document["total_lag"] is not None
+            lines.append(encode(document))
         lines += [encode({"group_id": gid, "failure": f.to_dict()}) for gid, f in part.failures.items()]
         if lines:
             write_out(b"\n".join(lines) + b"\n")
+        return known
 
     return write

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
+from operator import attrgetter
 
 from .handlers.list_groups import ListGroupsHandler
 from .results import GroupDescription, GroupListing, GroupState, KeyedResults, ListGroupsResult
@@ -75,8 +76,8 @@ async def list_everywhere(
                 del unique[listing.group_id]
             else:
                 unique[listing.group_id] = listing
-    groups = sorted(unique.values(), key=lambda g: g.group_id)
-    twice = frozenset(g.group_id for g in groups if g.group_id not in coordinators)
+    groups = sorted(unique.values(), key=attrgetter("group_id"))
+    twice = frozenset(unique.keys() - coordinators.keys())
     result = ListGroupsResult(
         groups=tuple(groups), broker_failures=dict(results.failures), listed_twice=twice
     )

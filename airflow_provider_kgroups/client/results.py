@@ -268,6 +268,19 @@ class CommittedOffset:
         return out
 
 
+def committed_offset(
+    offset: int, metadata: str | None, leader_epoch: int, error_code: int
+) -> CommittedOffset:
+    """An OffsetFetch answer's partition as a value: offset -1 is no commit (None), a negative
+    leader epoch is unknown (None), null metadata is "", a non-zero error code its Failure."""
+    return CommittedOffset(
+        None if offset == -1 else offset,
+        metadata or "",
+        leader_epoch if leader_epoch >= 0 else None,
+        Failure(error_code) if error_code else None,
+    )
+
+
 @fast_init
 @dataclass(frozen=True, slots=True)
 class GroupOffsets:

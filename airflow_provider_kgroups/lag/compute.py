@@ -30,6 +30,7 @@ of those topics (and nothing else).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from ..client.errors import CLIENT_NOT_READ, Failure
@@ -219,8 +220,9 @@ def _group_partitions(
     )
 
 
-def _item_key(item: tuple[TopicPartition, Any]) -> tuple[str, int]:
-    return item[0].topic, item[0].partition
+#: a partition's (topic, partition): the sort key and the key of the offsets read, made and
+#: hashed in C (the dataclass's own ``__hash__`` and ``__lt__`` are Python calls)
+_TP_KEY = attrgetter("topic", "partition")
 
 
 def compute_lag(
@@ -247,7 +249,7 @@ def compute_lag(
     # each partition's offsets once, not once per group reading it: (log start, log end, end failure)
     start_of, end_of, end_failures = starts.values, ends.values, ends.failures
     bounds = {
-        tp: (_offset_of(start_of.get(tp)), _offset_of(end_of.get(tp)), end_failures.get(tp))
+        _TP_KEY(tp): (_offset_of(start_of.get(tp)), _offset_of(end_of.get(tp)), end_failures.get(tp))
         for tp in {*start_of, *end_of, *end_failures}
     }
     unread = (None, None, None)
@@ -290,16 +292,21 @@ def compute_lag(
             groups[group_id] = _group_lag(group_id, description, partitions, described, policy, share=True)
             continue
         left = unassigned_topics(description, {tp.topic for tp in committed}) if owners else frozenset()
-        if topics is None and (description is None or not description.assigned_partitions):
-            # what _group_partitions gives (the committed ones), read with their commits at once
-            pairs: Iterable[tuple[TopicPartition, Any]] = sorted(committed.items(), key=_item_key)
+        if topics is None and (
+            description is None or not description.members or not description.assigned_partitions
+        ):
+            # what _group_partitions gives (the committed ones), read with their commits at once;
+            # the keys are distinct, so the sort never compares further than them
+            partition_rows: Iterable[tuple[tuple[str, int], Any, TopicPartition]] = sorted(
+                zip(map(_TP_KEY, committed), committed.values(), committed)
+            )
         else:
-            pairs = [
-                (tp, committed.get(tp))
+            partition_rows = [
+                (_TP_KEY(tp), committed.get(tp), tp)
                 for tp in _group_partitions(description, committed_by_group.values[group_id], topics)
             ]
-        for tp, commit in pairs:
-            log_start, log_end, end_failure = bounds.get(tp, unread)
+        for key, commit, tp in partition_rows:
+            log_start, log_end, end_failure = bounds.get(key, unread)
             assigned_to = owners.get(tp) if owners else None
             if (
                 commit is not None
@@ -317,7 +324,7 @@ def compute_lag(
                 else:
                     lag, flags = log_end - offset, _LOST if lost else _NO_FLAGS
                 partitions.append(
-                    PartitionLag(tp.topic, tp.partition, offset, log_start, log_end, lag, flags, assigned_to)
+                    PartitionLag(key[0], key[1], offset, log_start, log_end, lag, flags, assigned_to)
                 )
                 continue
             if commit is None:

@@ -59,3 +59,34 @@ def test_render_table_prints_what_the_cell_by_cell_reference_prints():
         assert render_table(HEADERS + ("EXTRA",), rows) == reference_table(HEADERS + ("EXTRA",), rows)
     ragged = [("g", "t", 1, "x", "longest"), ("g2", "t", None, "y")]  # the shortest row decides
     assert render_table(HEADERS + ("EXTRA",), ragged) == reference_table(HEADERS + ("EXTRA",), ragged)
+
+
+def test_the_rows_pass_finds_whether_every_total_is_known_as_lag_ok_does():
+    """``kgroups lag`` streams: each part's totals are found while its rows (or jsonl documents)
+    are made, not computed again for the exit code; the answer is lag_ok's own, part by part."""
+    import argparse
+
+    from airflow_provider_kgroups.cli.lag import _jsonl_writer, lag_ok, lag_rows, lag_rows_and_totals
+    from airflow_provider_kgroups.client.errors import Failure
+    from airflow_provider_kgroups.lag.model import LagSnapshot
+    from tests.support.builders import group, partition, snapshot
+
+    known = group("known", partition("t", 0, 5, 10), partition("t", 1, 7, 7))
+    unknown = group("unknown", partition("t", 0, None, 10))  # no commit under FAIL: total unknown
+    dead = group("gone", state="Dead", members=0)  # not found: no total
+    parts = [
+        snapshot(1, known),
+        snapshot(1, known, unknown),
+        snapshot(1, dead),
+        snapshot(1),
+        LagSnapshot(1, {"known": known}, failures={"lost": Failure(15)}),
+    ]
+    args = argparse.Namespace(pretty=False, seconds=False)
+    for part in parts:
+        rows, totals_known = lag_rows_and_totals(part, None)
+        assert rows == lag_rows(part, None)
+        assert totals_known == all(g.total_lag is not None for g in part.groups.values())
+        assert lag_ok(part, None, totals_known) == lag_ok(part, None)
+        assert _jsonl_writer(args)(part, None) == totals_known
+    assert [lag_rows_and_totals(p, None)[1] for p in parts] == [True, False, False, True, True]
+    assert [lag_ok(p, None) for p in parts] == [True, False, False, True, False]

@@ -12,6 +12,9 @@ Times are passed in (``now``), the backoff is a fixed function: nothing here wai
 
 from __future__ import annotations
 
+import struct
+from typing import Any
+
 import pytest
 
 from airflow_provider_kgroups.client.chunking import RequestLimits
@@ -53,6 +56,7 @@ from airflow_provider_kgroups.client.protocol import (
     OffsetFetchResponse,
 )
 from airflow_provider_kgroups.client.results import GroupDeletion, GroupOffsets, ListedOffset, TopicPartition
+from airflow_provider_kgroups.client.wire import decoder_for
 from tests.support.responses import found, metadata_response
 
 BACKOFF = 0.1
@@ -82,15 +86,18 @@ def found_one(error: int, node: int) -> FindCoordinatorResponse:
     )
 
 
-def offsets(*groups) -> OffsetFetchResponse:
-    """A batched (v8+) OffsetFetch answer: (group, group-level error code), no partitions."""
-    return OffsetFetchResponse(
+def offsets(*groups) -> Any:
+    """A batched (v8+) OffsetFetch answer: (group, group-level error code), no partitions; as the
+    connection hands it over (encoded, then decoded by client/wire.py)."""
+    response = OffsetFetchResponse(
         throttle_time_ms=0,
         groups=[
             OffsetFetchResponse.OffsetFetchResponseGroup(group_id=g, topics=[], error_code=error)
             for g, error in groups
         ],
     )
+    header = struct.pack(">i", 1) + b"\x00"  # correlation id, no tagged fields
+    return decoder_for(OffsetFetchResponse, 8)(header + response.encode(version=8))
 
 
 def settle(driver, dispatch, *responses, now=0.0):

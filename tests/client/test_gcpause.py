@@ -60,10 +60,10 @@ def test_a_threshold_set_by_the_application_is_left_alone():
     with fewer_collections():
         assert gc.get_threshold() == (0, 10, 10)
     assert gc.get_threshold() == (0, 10, 10)
-    gc.set_threshold(500_000, 5, 5)  # already higher: kept
+    gc.set_threshold(5_000_000, 5, 5)  # already higher: kept
     with fewer_collections():
-        assert gc.get_threshold() == (500_000, 5, 5)
-    assert gc.get_threshold() == (500_000, 5, 5)
+        assert gc.get_threshold() == (5_000_000, 5, 5)
+    assert gc.get_threshold() == (5_000_000, 5, 5)
     gc.set_threshold(700, 10, 10)
     with fewer_collections():
         gc.set_threshold(1234, 10, 10)  # changed by the application meanwhile: its choice stays

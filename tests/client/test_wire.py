@@ -17,11 +17,14 @@ import struct
 import pytest
 from kafka.protocol.schemas.fields.codecs.types import BitField
 
+from airflow_provider_kgroups.client.errors import Failure
+from airflow_provider_kgroups.client.handlers.offset_fetch import committed_of
 from airflow_provider_kgroups.client.protocol import (
     DescribeGroupsResponse,
     ListGroupsResponse,
     OffsetFetchResponse,
 )
+from airflow_provider_kgroups.client.results import CommittedOffset, TopicPartition
 from airflow_provider_kgroups.client.wire import DECODERS, decoder_for
 
 HEADER = struct.pack(">i", 42) + b"\x00"  # correlation id, no tagged fields (flexible response header)
@@ -69,32 +72,21 @@ SOME_TAGS = tags((7, b"\x01\x02\x03"), (300, b"x" * 200))  # a two-byte tag numb
 
 
 def offset_fetch_fields(response) -> tuple:
+    """What wire.py's OffsetFetch decoder gives, in order (partitions in the answer's order)."""
     return (
         response.throttle_time_ms,
-        [
-            (
-                g.group_id,
-                g.error_code,
-                [
-                    (
-                        t.name,
-                        [
-                            (
-                                p.partition_index,
-                                p.committed_offset,
-                                p.committed_leader_epoch,
-                                p.metadata,
-                                p.error_code,
-                            )
-                            for p in t.partitions
-                        ],
-                    )
-                    for t in g.topics
-                ],
-            )
-            for g in response.groups
-        ],
+        [(g.group_id, g.error_code, list(g.partitions.items()), g.errors) for g in response.groups],
     )
+
+
+def kp_offset_fetch_fields(response) -> tuple:
+    """kafka-python's decode of the same bytes, each group's containers converted by the handler's
+    own rule for the answers kafka-python decodes (v0-v7: ``committed_of``)."""
+    out = []
+    for g in response.groups:
+        partitions, errors = committed_of(g.topics)
+        out.append((g.group_id, g.error_code, list(partitions.items()), errors))
+    return response.throttle_time_ms, out
 
 
 def describe_fields(response, version: int, *, raw_operations: bool) -> tuple:
@@ -135,7 +127,17 @@ def describe_fields(response, version: int, *, raw_operations: bool) -> tuple:
 def assert_offset_fetch_same(data: bytes, version: int) -> None:
     ours = decoder_for(OffsetFetchResponse, version)(data)
     theirs = kp_decode(OffsetFetchResponse, data, version)
-    assert offset_fetch_fields(ours) == offset_fetch_fields(theirs)
+    assert offset_fetch_fields(ours) == kp_offset_fetch_fields(theirs)
+    # and field for field against kafka-python's containers, unconverted
+    for group, kp_group in zip(ours.groups, theirs.groups, strict=True):
+        kp_partitions = [(t.name, p) for t in kp_group.topics for p in t.partitions]
+        assert len(group.partitions) == len(kp_partitions)
+        for (tp, value), (name, p) in zip(group.partitions.items(), kp_partitions):
+            assert (tp.topic, tp.partition) == (name, p.partition_index)
+            assert value.offset == (None if p.committed_offset == -1 else p.committed_offset)
+            assert value.metadata == (p.metadata or "")
+            assert value.leader_epoch == (None if p.committed_leader_epoch < 0 else p.committed_leader_epoch)
+            assert (value.error.code if value.error else 0) == p.error_code
 
 
 def assert_describe_same(data: bytes, version: int) -> None:
@@ -243,8 +245,12 @@ def test_offset_fetch_matches_kafka_python(version):
     data = kp_offset_fetch(version)
     assert_offset_fetch_same(data, version)
     ours = decoder_for(OffsetFetchResponse, version)(data)
-    assert ours.groups[0].topics[0].partitions[1].metadata is None  # null metadata stays null
-    assert ours.groups[0].topics[0].partitions[2].metadata == "résumé ✓"
+    orders = list(ours.groups[0].partitions.values())
+    assert orders[0] == CommittedOffset(1_234_567_890_123, "", 7, None)
+    assert orders[1] == CommittedOffset(None, "", None, None)  # -1: no commit; null metadata: ""
+    assert orders[2].metadata == "résumé ✓"
+    assert orders[3].error == Failure(88)
+    assert ours.groups[0].errors and not ours.groups[1].errors
     assert [g.error_code for g in ours.groups] == [0, 0, 30, 14, 0]
     assert ours.throttle_time_ms == 1500
 
@@ -284,11 +290,21 @@ def test_offset_fetch_skips_unknown_tagged_fields_at_every_level(version):
     data = struct.pack(">i", 42) + SOME_TAGS + body  # tagged fields in the response header too
     assert_offset_fetch_same(data, version)
     ours = decoder_for(OffsetFetchResponse, version)(data)
+    orders = [TopicPartition("orders", p) for p in range(3)]
     assert offset_fetch_fields(ours) == (
         0,
         [
-            ("g1", 0, [("orders", [(0, 10, -1, "", 0), (1, 11, -1, "", 0), (2, 12, -1, None, 3)])]),
-            ("g2", 16, []),
+            (
+                "g1",
+                0,
+                [
+                    (orders[0], CommittedOffset(10, "", None, None)),
+                    (orders[1], CommittedOffset(11, "", None, None)),
+                    (orders[2], CommittedOffset(12, "", None, Failure(3))),
+                ],
+                True,
+            ),
+            ("g2", 16, [], False),
         ],
     )
 
@@ -311,8 +327,8 @@ def test_offset_fetch_of_many_groups_matches_kafka_python():
                             partition_index=p,
                             committed_offset=9_000 + g,
                             committed_leader_epoch=g % 3 - 1,
-                            metadata="" if g % 7 else None,
-                            error_code=0,
+                            metadata=("" if g % 7 else None) if g % 5 else f"m{g}",
+                            error_code=0 if g % 11 else 3,
                         )
                         for p in range(4)
                     ],
@@ -323,6 +339,31 @@ def test_offset_fetch_of_many_groups_matches_kafka_python():
     ]
     data = HEADER + R(throttle_time_ms=0, groups=groups).encode(version=9)
     assert_offset_fetch_same(data, 9)
+
+
+@pytest.mark.parametrize(
+    ("where", "body"),
+    [
+        ("the groups array", struct.pack(">i", 0) + b"\x00" + b"\x00"),
+        (
+            "'g1''s topics array",
+            struct.pack(">i", 0) + carray([cstr("g1") + b"\x00" + struct.pack(">h", 0) + b"\x00"]) + b"\x00",
+        ),
+        (
+            "'orders''s partitions array",
+            struct.pack(">i", 0)
+            + carray(
+                [cstr("g1") + carray([cstr("orders") + b"\x00" + b"\x00"]) + struct.pack(">h", 0) + b"\x00"]
+            )
+            + b"\x00",
+        ),
+    ],
+)
+def test_offset_fetch_refuses_a_null_array(where, body):
+    """OffsetFetchResponse.json makes none of these arrays nullable: a null one is not read as
+    "no commits" (an unknown read as nothing) but refused, so the request fails as undecodable."""
+    with pytest.raises(ValueError, match="is null"):
+        decoder_for(OffsetFetchResponse, 8)(HEADER + body)
 
 
 # -- DescribeGroups v5, v6 -------------------------------------------------------------------

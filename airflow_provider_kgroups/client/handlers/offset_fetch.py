@@ -22,14 +22,13 @@ from ..contract import Outcome, RequestPlan
 from ..errors import ErrorCode, Failure
 from ..lookup import CoordinatorLookup
 from ..protocol import AllOffsetsFetch, KafkaApi, OffsetFetchRequest, OffsetFetchResponse
-from ..results import CommittedOffset, GroupOffsets, topic_partition
+from ..results import CommittedOffset, GroupOffsets, TopicPartition, committed_offset, topic_partition
 from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response, route_group_error
 
 BATCHED_OFFSET_FETCH = 8
 NULL_TOPICS_MIN_VERSION = 2  # "all partitions" (Topics=null) and a top-level ErrorCode need v2+
 KAFKA_STORED_VERSION = 1  # v0 reads offsets committed to ZooKeeper
-NO_COMMIT = -1
 #: the partition errors below v2 that are the partition's own (OffsetFetchResponse.PARTITION_ERRORS)
 PARTITION_ERRORS = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.TOPIC_AUTHORIZATION_FAILED})
 
@@ -42,6 +41,21 @@ def group_error_below_v2(topics: Any) -> int:
             if p.error_code and p.error_code not in PARTITION_ERRORS:
                 return int(p.error_code)
     return ErrorCode.NONE
+
+
+def committed_of(topics: Any) -> tuple[dict[TopicPartition, CommittedOffset], bool]:
+    """A v0-v7 answer's partitions (kafka-python's containers) as values, and whether any carries
+    an error code: what :func:`..wire.decode_offset_fetch` makes of a v8-v9 group's."""
+    partitions = {}
+    errors = False
+    for topic in topics:
+        name = topic.name
+        for p in topic.partitions:
+            partitions[topic_partition(name, p.partition_index)] = committed_offset(
+                p.committed_offset, p.metadata, p.committed_leader_epoch, p.error_code
+            )
+            errors = errors or bool(p.error_code)
+    return partitions, errors
 
 
 class OffsetFetchHandler(Handler[str, GroupOffsets]):
@@ -121,29 +135,16 @@ class OffsetFetchHandler(Handler[str, GroupOffsets]):
     def parse(self, plan: RequestPlan[str], response: Any, notes: Notes) -> Outcome[str, GroupOffsets]:
         outcome: Outcome[str, GroupOffsets] = Outcome()
         if plan.version >= BATCHED_OFFSET_FETCH:
-            answers = [(g.group_id, g.error_code, g.topics) for g in response.groups]
+            # decoded by ..wire straight into values: (group id, error code, partitions, errors)
+            answers = response.groups
         elif plan.version >= NULL_TOPICS_MIN_VERSION:
-            answers = [(plan.keys[0], response.error_code, response.topics)]
+            answers = [(plan.keys[0], response.error_code, *committed_of(response.topics))]
         else:
-            answers = [(plan.keys[0], group_error_below_v2(response.topics), response.topics)]
+            answers = [(plan.keys[0], group_error_below_v2(response.topics), *committed_of(response.topics))]
         key_set = plan.key_set
-        for group_id, error_code, topics in answers:
+        for group_id, error_code, partitions, errors in answers:
             if group_id not in key_set or route_group_error(outcome, group_id, error_code):
                 continue
-            partitions = {}
-            errors = False
-            for topic in topics:
-                name = topic.name
-                for p in topic.partitions:  # every committed offset of up to 1,000 groups: kept tight
-                    offset, epoch, error = p.committed_offset, p.committed_leader_epoch, p.error_code
-                    partitions[topic_partition(name, p.partition_index)] = CommittedOffset(
-                        None if offset == NO_COMMIT else offset,
-                        p.metadata or "",
-                        epoch if epoch >= 0 else None,
-                        Failure(error) if error else None,
-                    )
-                    if error:
-                        errors = True
             unstable = (
                 sorted(
                     tp
