@@ -276,7 +276,7 @@ def compute_lag(
             lags = group_offsets.lags or {}
             for tp in _group_partitions(description, group_offsets, topics):
                 start = committed.get(tp)
-                log_start, log_end, end_failure = bounds.get(tp, unread)
+                log_start, log_end, end_failure = bounds.get(_TP_KEY(tp), unread)
                 partitions.append(
                     share_partition_lag(
                         tp,
