@@ -279,9 +279,9 @@ def test_share_lag_is_exact_and_agrees_with_kafka_share_groups_tool(kafka, kafka
     delivered completely. 10 records per partition from start offset 0; a share consumer accepts 2,
     3, 4 of partition 0 (released 0, 1: the start offset stays 0) and 0, 1, 2 of partition 1, and
     releases the rest. The exact lag is 7 on each, where the upper bound says 10 on partition 0.
-    Partition 1's persisted start offset is 3 or still 0: the share coordinator persists the state
-    it had when the acknowledgements were written, and moves the start offset in memory after
-    (seen both ways on Kafka 4.4); either way its lag is 7 (10 - 3 - 0 or 10 - 0 - 3 delivered).
+    Partition 1's start offset as the share coordinator persisted it is 3, or still 0 (seen both
+    ways on Kafka 4.4: the persisted state can trail the share-partition's own); either way its lag
+    is 7 (10 - 3 - 0, or 10 - 0 - 3 delivered).
     kafka-share-groups.sh --describe prints the same start offsets and LAG."""
     from demo.apache_kafka import SHARE_GROUPS_TOOL
     from tests.support.consumer_groups_tool import parse_blocks
