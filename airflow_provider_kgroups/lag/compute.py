@@ -30,6 +30,7 @@ of those topics (and nothing else).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import replace
 from operator import attrgetter
 from typing import Any
 
@@ -60,7 +61,7 @@ _NO_FLAGS: frozenset[LagFlag] = frozenset()
 _LOST = frozenset({LagFlag.LOST})
 _CLAMPED = frozenset({LagFlag.CLAMPED})
 _CLAMPED_LOST = frozenset({LagFlag.CLAMPED, LagFlag.LOST})
-_AT_MOST = (LagFlag.LAG_AT_MOST,)
+_AT_MOST = frozenset({LagFlag.LAG_AT_MOST})
 
 
 def partition_order(tp: TopicPartition) -> tuple[str, int]:
@@ -142,34 +143,16 @@ def share_partition_lag(
     error: Failure | None = None,
 ) -> PartitionLag:
     """One share-partition's lag (module docstring): ``start`` the share-partition start offset
-    (None: never initialized), ``exact_lag`` the broker's lag (None: v0 or -1)."""
+    (None: never initialized), ``exact_lag`` the broker's lag (None: v0 or -1). Read as a commit by
+    :func:`partition_lag`, then the broker's lag in place of log end - start, which is only a bound."""
+    as_commit = partition_lag(tp, start, log_start, log_end, policy, assigned_to=assigned_to, error=error)
     if start is None or error is not None or log_end is None:
-        return partition_lag(tp, start, log_start, log_end, policy, assigned_to=assigned_to, error=error)
-    if exact_lag is None and start < log_end:
-        lost = (LagFlag.LOST,) if log_start is not None and start < log_start else ()
-        return PartitionLag(
-            tp.topic,
-            tp.partition,
-            start,
-            log_start,
-            log_end,
-            None,
-            frozenset((*_AT_MOST, *lost)),
-            assigned_to,
-        )
-    exact = partition_lag(tp, start, log_start, log_end, policy, assigned_to=assigned_to)
-    if exact_lag is None:  # at (or past) the log end: nothing above the start offset, exactly 0
-        return exact
-    return PartitionLag(
-        tp.topic,
-        tp.partition,
-        start,
-        log_start,
-        log_end,
-        exact_lag,
-        exact.flags - {LagFlag.CLAMPED},
-        assigned_to,
-    )
+        return as_commit
+    if exact_lag is not None:
+        return replace(as_commit, lag=exact_lag, flags=as_commit.flags - _CLAMPED)
+    if start < log_end:  # only the bound is known: no lag
+        return replace(as_commit, lag=None, flags=as_commit.flags | _AT_MOST)
+    return as_commit  # at (or past) the log end: nothing above the start offset, exactly 0
 
 
 def unassigned_topics(description: GroupDescription | None, topics: Iterable[str]) -> frozenset[str]:

@@ -296,3 +296,24 @@ def test_compute_lag_decides_every_partition_as_partition_lag_does(policy):
                 topic_unassigned=tp_.topic in left,
             )
             assert got == expected, tp_
+
+
+@pytest.mark.parametrize(
+    "start, exact, log_start, log_end, lag, flags",
+    [
+        (40, 45, 0, 100, 45, set()),  # the broker's lag, below log end - start (delivered records)
+        (40, None, 0, 100, None, {LagFlag.LAG_AT_MOST}),  # Kafka 4.1 / -1: only a bound, no lag
+        (5, None, 10, 100, None, {LagFlag.LAG_AT_MOST, LagFlag.LOST}),  # below the log start too
+        (100, None, 0, 100, 0, set()),  # at the log end: nothing above it, exactly 0 on any broker
+        (120, 0, 0, 100, 0, set()),  # past the log end with the broker's lag: its 0, not clamped
+        (None, None, 0, 100, None, {LagFlag.NO_COMMIT}),  # never initialized: unknown under FAIL
+        (40, 45, 0, None, None, {LagFlag.ERROR}),  # the log end unread: no lag, whatever the broker said
+    ],
+)
+def test_a_share_partition_lag_is_the_brokers_value_never_the_bound(
+    start, exact, log_start, log_end, lag, flags
+):
+    from airflow_provider_kgroups.lag.compute import share_partition_lag
+
+    got = share_partition_lag(tp("t", 0), start, exact, log_start, log_end, P.FAIL)
+    assert (got.committed, got.lag, set(got.flags)) == (start, lag, flags)
