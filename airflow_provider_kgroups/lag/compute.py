@@ -286,7 +286,7 @@ def compute_lag(
         else:
             partition_rows = [
                 (_TP_KEY(tp), committed.get(tp), tp)
-                for tp in _group_partitions(description, committed_by_group.values[group_id], topics)
+                for tp in _group_partitions(description, group_offsets, topics)
             ]
         for key, commit, tp in partition_rows:
             log_start, log_end, end_failure = bounds.get(key, unread)
