@@ -28,7 +28,25 @@ def _columns(block: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
 
 
 def _column_widths(columns: Sequence[Sequence[Any]], widths: Sequence[int]) -> list[int]:
-    return [max(width, max(map(len, map(str, column)), default=0)) for width, column in zip(widths, columns)]
+    return [max(width, _widest(column)) for width, column in zip(widths, columns)]
+
+
+def _widest(column: Sequence[Any]) -> int:
+    """The longest cell's length. An int's text is widest at the column's largest or smallest
+    value (the minus sign), so of the ints only those two are written: the offsets of 400,000
+    partitions are turned into text once (in the lines), not twice. Distinct strings are
+    measured once; other values (bool, float: equal to an int yet written otherwise) each."""
+    kinds = set(map(type, column))
+    if kinds == {str}:
+        return max(map(len, column))
+    if int not in kinds:
+        return max(map(len, map(str, column)), default=0)
+    ints = [v for v in column if v.__class__ is int]
+    widest = max(len(str(max(ints))), len(str(min(ints))))
+    if len(kinds) == 1:
+        return widest
+    rest = [v for v in column if v.__class__ is not int]
+    return max(widest, max(map(len, set(rest) if kinds == {int, str} else map(str, rest))))
 
 
 def _format(columns: Sequence[Sequence[Any]], widths: Sequence[int]) -> str:

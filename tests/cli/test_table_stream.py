@@ -61,6 +61,14 @@ def test_render_table_prints_what_the_cell_by_cell_reference_prints():
     assert render_table(HEADERS + ("EXTRA",), ragged) == reference_table(HEADERS + ("EXTRA",), ragged)
 
 
+def test_values_equal_yet_written_otherwise_are_each_measured():
+    """1, True and 1.0 are equal (one in a set) but "1", "True", "1.0"; an int column is as wide
+    as its longest number, negative ones included."""
+    for column in ([1, True, 1.0], [1.0, True, 1], [True, 1], [0, False, ""], [-12345, 7, "", None], [5, "-"]):
+        rows = [("g", v) for v in column]
+        assert render_table(("A", "B"), rows) == reference_table(("A", "B"), rows)
+
+
 def test_the_rows_pass_finds_whether_every_total_is_known_as_lag_ok_does():
     """``kgroups lag`` streams: each part's totals are found while its rows (or jsonl documents)
     are made, not computed again for the exit code; the answer is lag_ok's own, part by part."""
