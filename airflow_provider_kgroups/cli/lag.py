@@ -8,7 +8,7 @@ named on the group's TOTAL line."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .common import add_selection, selected_and_listed
@@ -50,18 +50,18 @@ def _seconds_text(measured: GroupLagSeconds | None) -> str:
     return f"{prefix}{measured.max_seconds:.3f}"
 
 
-def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> list[tuple]:
+def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> list[Sequence[Any]]:
     return lag_rows_and_totals(snapshot, seconds)[0]
 
 
 def lag_rows_and_totals(
     snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None
-) -> tuple[list[tuple], bool]:
+) -> tuple[list[Sequence[Any]], bool]:
     """The table's rows, and whether every group's total is known (what :func:`lag_ok` asks of
     the groups, found in the same pass: each total is computed once)."""
     from ..lag.model import LagFlag
 
-    rows: list[tuple] = []
+    rows: list[Sequence[Any]] = []  # tuples; typed as TableStream.add takes them (a list is invariant)
     append = rows.append
     known = True
     for gid, group in snapshot.groups.items():

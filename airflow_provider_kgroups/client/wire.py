@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from .results import CommittedOffset, TopicPartition, committed_offset, topic_partition
 
@@ -140,7 +140,7 @@ class AllOffsetsFetch:
     def __init__(self, group_ids: list[str], require_stable: bool) -> None:
         self.group_ids = group_ids
         self.require_stable = require_stable
-        self._header = (0, None)
+        self._header: tuple[int, str | None] = (0, None)
 
     def with_header(self, correlation_id: int, client_id: str | None) -> None:
         self._header = (correlation_id, client_id)
@@ -228,7 +228,7 @@ def decode_offset_fetch(data: bytes) -> CommittedGroups:
                     pos = _skip_tags(data, pos + 2)
                 tp = by_index.get(index)
                 if tp is None:
-                    tp = by_index[index] = topic_partition(name, index)  # type: ignore[arg-type]  # as sent
+                    tp = by_index[index] = topic_partition(name, index)  # a null name as sent
                 partitions[tp] = value(offset, metadata, epoch, error)
                 if error:
                     errors = True
@@ -272,7 +272,7 @@ def _decode_describe_groups(data: bytes, version: int) -> DescribedGroups:
     pos = _body_start(data)
     throttle = _INT32(data, pos)[0]
     count, pos = _array_size(data, pos + 4)
-    groups: list[DescribedGroup] | None = None if count < 0 else []
+    groups: list[DescribedGroup] = []  # a null array (count -1) is None in the answer
     for _ in range(count):
         error = _INT16(data, pos)[0]
         message = None
@@ -285,7 +285,7 @@ def _decode_describe_groups(data: bytes, version: int) -> DescribedGroups:
         protocol_type, pos = _string(data, pos)
         protocol, pos = _string(data, pos)
         member_count, pos = _array_size(data, pos)
-        members: list[DescribedGroupMember] | None = None if member_count < 0 else []
+        members: list[DescribedGroupMember] = []  # a null array (count -1) is None in the group
         for _ in range(member_count):
             member_id, pos = _string(data, pos)
             instance_id, pos = _string(data, pos)
@@ -305,10 +305,19 @@ def _decode_describe_groups(data: bytes, version: int) -> DescribedGroups:
         groups.append(
             new(
                 DescribedGroup,
-                (error, message, group_id, state, protocol_type, protocol, members, operations),
+                (
+                    error,
+                    message,
+                    group_id,
+                    state,
+                    protocol_type,
+                    protocol,
+                    members if member_count >= 0 else None,
+                    operations,
+                ),
             )
         )
-    return DescribedGroups(throttle, groups)
+    return DescribedGroups(throttle, groups if count >= 0 else None)
 
 
 #: (api key, version) -> decoder of the response frame (header included)
@@ -335,7 +344,7 @@ def _decode_list_groups(data: bytes, version: int) -> ListedGroups:
     pos = _body_start(data)
     throttle, error = _INT32(data, pos)[0], _INT16(data, pos + 4)[0]
     count, pos = _array_size(data, pos + 6)
-    groups: list[ListedGroup] | None = None if count < 0 else []
+    groups: list[ListedGroup] = []  # a null array (count -1) is None in the answer
     words: dict[bytes, str] = {}
 
     def word(pos: int) -> tuple[str, int]:
@@ -366,7 +375,7 @@ def _decode_list_groups(data: bytes, version: int) -> ListedGroups:
             group_type, pos = word(pos)
         pos = pos + 1 if data[pos] == 0 else _skip_tags(data, pos)
         groups.append(new(ListedGroup, (group_id, protocol_type, state, group_type)))
-    return ListedGroups(throttle, error, groups)
+    return ListedGroups(throttle, error, groups if count >= 0 else None)
 
 
 DECODERS: dict[tuple[int, int], Callable[[bytes], Any]] = {
@@ -379,7 +388,17 @@ DECODERS: dict[tuple[int, int], Callable[[bytes], Any]] = {
 }
 
 
-def decoder_for(response_cls: type, version: int) -> Callable[[bytes], Any]:
+class Response(Protocol):
+    """What :func:`decoder_for` reads of a response class (kafka-python's, which ships no types):
+    its API key and its own decoder of a frame, header included."""
+
+    API_KEY: int
+
+    @classmethod
+    def decode(cls, data: bytes, version: int, header: bool) -> Any: ...
+
+
+def decoder_for(response_cls: type[Response], version: int) -> Callable[[bytes], Any]:
     """The decoder of ``response_cls`` at ``version``: a hand-written one above, else kafka-python's."""
     fast = DECODERS.get((response_cls.API_KEY, version))
     if fast is not None:

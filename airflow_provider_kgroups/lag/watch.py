@@ -83,9 +83,10 @@ class FinishedRange:
         }
 
 
-def nested_offsets(offsets: Mapping[str, Mapping[str, int]] | None) -> dict[TopicPartition, int] | None:
+def nested_offsets(offsets: object) -> dict[TopicPartition, int] | None:
     """Where a previous range ended, ``{"topic": {"0": 5}}`` as stored -> ``{TopicPartition: 5}``
-    (actual offsets: a range ends at committed offsets)."""
+    (actual offsets: a range ends at committed offsets). ``offsets`` is whatever the store holds:
+    empty or None is no start; anything but such a map (or its JSON text) is a ConfigurationError."""
     return (
         dict(OffsetMap.parse(offsets, OffsetKind.COMMITTED, name="the stored range end")) if offsets else None
     )

@@ -177,7 +177,7 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
         self.idle_hours = idle_hours
         self.assume_full_visibility = assume_full_visibility
         self.offsets_retention_minutes = offsets_retention_minutes
-        self.dry_run = dry_run
+        self.dry_run = dry_run  # type: ignore[method-assign, assignment]  # public argument kept; BaseOperator.dry_run is a method
         self.max_deletions = max_deletions if max_deletions is not None else settings.get_int("max_deletions")
         self.max_deletions_percent = (
             max_deletions_percent

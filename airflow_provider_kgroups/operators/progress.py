@@ -102,7 +102,8 @@ class ConsumerGroupProgressOperator(BaseOperator):
             ending_offsets,
             backup_url,
         )
-        self.allow_rewind, self.dry_run = allow_rewind, dry_run
+        self.allow_rewind = allow_rewind
+        self.dry_run = dry_run  # type: ignore[method-assign, assignment]  # public argument kept; BaseOperator.dry_run is a method
         self.storage_options = check_argument(
             self.task_id, "storage_options", storage_options, parse_storage_options
         )

@@ -142,7 +142,8 @@ class ConsumerGroupOffsetResetOperator(BaseOperator):
             exclude_patterns,
         )
         self.strategy, self.value, self.topics, self.all_topics = strategy, value, topics, all_topics
-        self.dry_run, self.max_groups, self.backup_url = dry_run, max_groups, backup_url
+        self.dry_run = dry_run  # type: ignore[method-assign, assignment]  # public argument kept; BaseOperator.dry_run is a method
+        self.max_groups, self.backup_url = max_groups, backup_url
         self.connect_conn_ids, self.via_connect = connect_conn_ids, via_connect
         self.storage_options = check_argument(
             self.task_id, "storage_options", storage_options, parse_storage_options

@@ -47,6 +47,8 @@ from ..client.errors import ConfigurationError, KafkaGroupsError, is_retriable
 from .loading import load_engine
 
 if TYPE_CHECKING:
+    from pydantic import JsonValue
+
     from ..hooks.groups import KafkaGroupsHook
     from ..lag.watch import RangeWatch
 
@@ -134,7 +136,10 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         self.kafka_groups_conn_id = kafka_groups_conn_id
         self.group_ids = tuple(parse_names("group_ids", list(group_ids)))
         self.topics = tuple(parse_names("topics", list(topics)))
-        self.poll_interval = float(parse_interval("poll_interval", poll_interval))
+        interval = parse_interval("poll_interval", poll_interval)
+        if interval is None:
+            raise ConfigurationError(f"poll_interval must be a number of seconds > 0, got {poll_interval!r}.")
+        self.poll_interval = float(interval)
         self.max_total_lag = parse_offset_count("max_total_lag", max_total_lag)
         self.read_committed = bool(read_committed)
 
@@ -241,14 +246,18 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         )
         return TriggerEvent(payload)
 
-    async def _stored_end(self) -> Mapping[str, Mapping[str, int]] | None:
+    async def _stored_end(self) -> JsonValue:
+        """Where the last range ended, as stored (``{"topic": {"0": 5}}``, or None): JSON that
+        :func:`~..lag.watch.nested_offsets` checks."""
         if self.asset_state_store is None:
             return None
         return await self.asset_state_store.aget(STATE_KEY)
 
     async def _store_end(self, ending: Mapping[str, Mapping[str, int]]) -> None:
         if self.asset_state_store is not None:
-            await self.asset_state_store.aset(STATE_KEY, dict(ending))
+            await self.asset_state_store.aset(
+                STATE_KEY, {topic: dict(offsets) for topic, offsets in ending.items()}
+            )
 
 
 async def _poll(
@@ -269,8 +278,7 @@ def range_from_events(events: Iterable[Any]) -> dict[str, str]:
     """The range to process from a DAG run's triggering asset events (``triggering_asset_events[asset]``):
     from the first event's start to the last event's end when several ranges queued up, so a
     run never skips one. Returns ``{"startingOffsets": ..., "endingOffsets": ...}``."""
-    payloads = [_payload(e) for e in events]
-    payloads = [p for p in payloads if p and "startingOffsets" in p]
+    payloads = [p for p in map(_payload, events) if p and "startingOffsets" in p]
     if not payloads:
         raise ConfigurationError(
             "no triggering asset event carries an offset range: schedule this DAG on an asset "

@@ -166,6 +166,8 @@ def test_bad_arguments_fail_when_the_dag_is_parsed():
         ConsumerLagEventTrigger(kafka_groups_conn_id="", group_ids=["g"], topics=["t"])
     with pytest.raises(ValueError, match="poll_interval"):
         ConsumerLagEventTrigger(kafka_groups_conn_id="c", group_ids=["g"], topics=["t"], poll_interval=0)
+    with pytest.raises(ValueError, match="poll_interval must be a number of seconds > 0, got None"):
+        ConsumerLagEventTrigger(kafka_groups_conn_id="c", group_ids=["g"], topics=["t"], poll_interval=None)
 
 
 def test_a_run_processes_from_the_first_queued_range_to_the_last():

@@ -64,7 +64,14 @@ def test_render_table_prints_what_the_cell_by_cell_reference_prints():
 def test_values_equal_yet_written_otherwise_are_each_measured():
     """1, True and 1.0 are equal (one in a set) but "1", "True", "1.0"; an int column is as wide
     as its longest number, negative ones included."""
-    for column in ([1, True, 1.0], [1.0, True, 1], [True, 1], [0, False, ""], [-12345, 7, "", None], [5, "-"]):
+    for column in (
+        [1, True, 1.0],
+        [1.0, True, 1],
+        [True, 1],
+        [0, False, ""],
+        [-12345, 7, "", None],
+        [5, "-"],
+    ):
         rows = [("g", v) for v in column]
         assert render_table(("A", "B"), rows) == reference_table(("A", "B"), rows)
 

@@ -552,3 +552,30 @@ def test_list_groups_skips_unknown_tagged_fields_at_every_level(version):
     )
     assert list_groups_fields(ours) == list_groups_fields(theirs)
     assert [g.group_id for g in ours.groups] == ["g-1", "g-1"]
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_list_groups_null_groups_array_is_none_as_kafka_pythons(version):
+    """A null groups array (compact length 0) is None, not an empty list, as kafka-python decodes it."""
+    data = HEADER + struct.pack(">ih", 0, 0) + b"\x00" + b"\x00"  # throttle, error, null groups, no tags
+    ours, theirs = (
+        decoder_for(ListGroupsResponse, version)(data),
+        kp_decode(ListGroupsResponse, data, version),
+    )
+    assert ours.groups is None and theirs.groups is None
+
+
+@pytest.mark.parametrize("version", [5, 6])
+def test_describe_groups_null_arrays_are_none_as_kafka_pythons(version):
+    """A null groups array, and a group's null members array, are None, not empty lists, as
+    kafka-python decodes them."""
+    null_groups = HEADER + struct.pack(">i", 0) + b"\x00" + b"\x00"
+    ours = decoder_for(DescribeGroupsResponse, version)(null_groups)
+    assert ours.groups is None and kp_decode(DescribeGroupsResponse, null_groups, version).groups is None
+    message = cstr(None) if version >= 6 else b""
+    group = struct.pack(">h", 0) + message + cstr("g") + cstr("Dead") + cstr("") + cstr("")
+    group += b"\x00" + struct.pack(">I", 0) + b"\x00"  # null members, operations, no tags
+    data = HEADER + struct.pack(">i", 0) + carray([group, group]) + b"\x00"
+    members = [g.members for g in decoder_for(DescribeGroupsResponse, version)(data).groups]
+    theirs = [g.members for g in kp_decode(DescribeGroupsResponse, data, version).groups]
+    assert members == theirs == [None, None]
