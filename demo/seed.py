@@ -41,6 +41,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 __all__ = [
     "BASE_TIMESTAMP_MS",
     "DEFAULT_TIMEOUT",
+    "CommitRefused",
     "SeedError",
     "Seeder",
     "TP",
@@ -59,6 +60,10 @@ T = TypeVar("T")
 
 class SeedError(RuntimeError):
     """Seeding failed (an error code from the broker, or a deadline passed)."""
+
+
+class CommitRefused(SeedError):
+    """An OffsetCommit answered an error that retrying cannot fix."""
 
 
 def tp(value: TP) -> TopicPartition:
@@ -250,12 +255,34 @@ class Seeder:
         metadata: str = "",
         coordinator_id: int | None = None,
     ) -> None:
-        """Commit offsets for a group without joining it (generation -1, no member id)."""
+        """Commit offsets for a group without joining it (generation -1, no member id).
+
+        Retriable errors are retried until the seeder's timeout, as Kafka's own clients do: a
+        cluster just started may answer COORDINATOR_LOAD_IN_PROGRESS while the group's
+        ``__consumer_offsets`` partition loads (seen on a fresh three-node cluster), and a
+        coordinator that moved answers NOT_COORDINATOR (looked up again)."""
         payload = {tp(k): OffsetAndMetadata(offset, metadata, -1) for k, offset in offsets.items()}
-        result = self.admin.alter_group_offsets(group_id, payload, group_coordinator_id=coordinator_id)
-        failed = {str(k): err.__name__ for k, err in result.items() if err.errno != 0}
-        if failed or len(result) != len(payload):
-            raise SeedError(f"OffsetCommit for {group_id!r} failed: {failed or result}")
+        last: dict[str, str] = {}
+
+        def committed() -> bool:
+            nonlocal coordinator_id
+            result = self.admin.alter_group_offsets(group_id, payload, group_coordinator_id=coordinator_id)
+            failed = {str(k): err for k, err in result.items() if err.errno != 0}
+            if not failed and len(result) == len(payload):
+                return True
+            last.clear()
+            last.update((k, err.__name__) for k, err in failed.items())
+            if not failed or not all(err.retriable for err in failed.values()):
+                raise CommitRefused(f"OffsetCommit for {group_id!r} failed: {last or result}")
+            coordinator_id = None  # found again: NOT_COORDINATOR means it moved
+            return False
+
+        try:
+            wait_until(committed, self.timeout, f"OffsetCommit for {group_id!r}", interval=0.1)
+        except CommitRefused:
+            raise
+        except SeedError as exc:  # the deadline passed on retriable answers
+            raise SeedError(f"{exc}: the last answer was {last}") from None
 
     def commit_many(self, groups: Mapping[str, Mapping[TP, int]]) -> float:
         """Commit offsets for many groups: one batched FindCoordinator for all of them,
