@@ -295,8 +295,14 @@ def write_properties(path: Path, values: Mapping[str, object]) -> None:
 
 
 def random_cluster_id() -> str:
-    """A Kafka Uuid as ``kafka-storage random-uuid`` prints it (base64url of 16 bytes, no padding)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A Kafka Uuid as ``kafka-storage random-uuid`` prints it (base64url of 16 bytes, no padding),
+    drawn again while its text holds a dash, as Kafka's ``Uuid.randomUuid()`` does (KAFKA-20072;
+    before it, a leading dash): ``kafka-storage format -t -Xy...`` reads a leading dash as an
+    option and refuses ("argument --cluster-id/-t: expected one argument"), one start in 64."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if "-" not in text:
+            return text
 
 
 @dataclass
