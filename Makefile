@@ -5,7 +5,7 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: demo test lint bench docs install check-install clean
+.PHONY: demo test test-airflow lint bench docs install check-install clean
 
 # A changed pyproject.toml rebuilds the venv from scratch: pip never uninstalls what an older
 # dependency set brought in, and a leftover can shadow a package's files.
@@ -38,6 +38,12 @@ test: lint
 	$(PY) scripts/check_install.py
 	$(PY) -m pytest
 
+## The Airflow layer's tests on each older Airflow the provider supports (2.11, 3.0, 3.1, 3.2), each in a venv
+## of its own under .airflow-venvs/ with the provider installed by pip as a user would (scripts/airflow_versions.py;
+## `make test` runs everything on the newest Airflow). CI runs it after `make test`.
+test-airflow: $(STAMP)
+	$(PY) scripts/airflow_versions.py
+
 ## The documentation site in docs/_build/html, warnings as errors (the tests build it too: tests/docs/).
 docs: $(STAMP)
 	$(PY) -m sphinx -E -W --keep-going -n -b html docs docs/_build/html
@@ -65,4 +71,4 @@ bench: $(STAMP)
 	{ $(PY) benchmarks/bench_ui.py; $(PY) benchmarks/bench_ui.py --files-per-day 96; } | tee benchmarks/RESULTS-ui.txt
 
 clean:
-	rm -rf $(VENV) .check-venv .pytest_cache .demo docs/_build
+	rm -rf $(VENV) .check-venv .airflow-venvs .pytest_cache .demo docs/_build

@@ -126,7 +126,7 @@ def provider_config() -> dict[str, Any]:
 
 
 def _conf():
-    from airflow.sdk.configuration import conf
+    from airflow.providers.common.compat.sdk import conf
 
     return conf
 

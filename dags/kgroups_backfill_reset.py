@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from airflow.sdk import DAG, Param
+from airflow.providers.common.compat.sdk import DAG, Param
 
 from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.operators.reset import ConsumerGroupOffsetResetOperator

@@ -69,7 +69,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from airflow.sdk import DAG, Param, get_current_context, task
+from airflow.providers.common.compat.sdk import DAG, Param, get_current_context, task
 
 from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.observability.lineage import report_kafka_read

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG, task
+from airflow.providers.common.compat.sdk import DAG, task
 
 from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.settings import example_setting

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.operators.snapshot import ConsumerGroupSnapshotOperator

@@ -27,7 +27,7 @@ import json
 import logging
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG, task
+from airflow.providers.common.compat.sdk import DAG, task
 
 from airflow_provider_kgroups import settings
 from airflow_provider_kgroups.operators.progress import ConsumerGroupProgressOperator

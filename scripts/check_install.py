@@ -6,8 +6,8 @@
 - ``pyspark.__version__`` equals the installed pyspark distribution's version, when present;
 - the provider's modules import (the client and CLI without loading Airflow), and the
   ``kgroups`` command starts;
-- where the ``ui`` extra is installed (all its requirements are), the Consumer groups page's
-  modules import and its app is built.
+- where the ``ui`` extra is installed (all its requirements are) and Airflow shows the page (3.1+),
+  the Consumer groups page's modules import and its app is built.
 
 Run it with the environment's own interpreter: ``.venv/bin/python scripts/check_install.py``.
 """
@@ -78,6 +78,14 @@ UI_MODULES = (
 )
 
 
+def page_shown() -> bool:
+    """Whether this Airflow shows the page (3.1+, ui/plugin.py's PAGE_NEEDS): below, its modules need
+    an api-server Airflow does not have, and the plugin registers nothing."""
+    from packaging.version import Version
+
+    return Version(metadata.version("apache-airflow")).release[:2] >= (3, 1)
+
+
 def main() -> int:
     problems: list[str] = []
     pip = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
@@ -118,7 +126,7 @@ def main() -> int:
     imports = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_OUTSIDE)
     if imports.returncode:
         problems.append(f"the provider's modules do not import:\n{imports.stderr[-2000:]}")
-    if extra_installed("ui"):
+    if extra_installed("ui") and page_shown():
         code = (
             "import importlib; "
             + "; ".join(f"importlib.import_module('airflow_provider_kgroups.ui.{m}')" for m in UI_MODULES)

@@ -11,6 +11,7 @@ Layers, lowest first (a module may import its own layer or a lower one, never a 
     3  history landing spark connect cleanup    storage, Spark jobs, Kafka Connect, the cleanup workflow
     4  hooks sensors triggers operators ui      the Airflow layer (the only one that may import airflow)
        get_provider_info settings               Airflow's provider metadata, the [kgroups] config section
+       version_compat                           the running Airflow's version, shims common-compat lacks
        observability                            OpenLineage facets and Airflow metrics (Stats)
     5  cli __main__                             the command line
 
@@ -48,6 +49,7 @@ LAYERS: dict[str, int] = {
     "ui": 4,
     "get_provider_info": 4,
     "settings": 4,
+    "version_compat": 4,
     "observability": 4,
     "cli": 5,
     "__main__": 5,

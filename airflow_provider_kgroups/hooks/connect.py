@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cached_property
 
-from airflow.sdk import BaseHook
+from airflow.providers.common.compat.sdk import BaseHook
 
 from ..client.errors import ConfigurationError
 from ..connect import (
@@ -46,7 +46,7 @@ class KafkaConnectHook(BaseHook):
     @cached_property
     def cluster_configs(self) -> list[ConnectClusterConfig]:
         """The validated endpoints of this connection (sync connection lookup; not for event loops)."""
-        from airflow.sdk.log import mask_secret
+        from airflow.providers.common.compat.sdk import mask_secret
 
         conn = self.get_connection(self.kafka_connect_conn_id)
         if conn.password:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import BaseHook
+from airflow.providers.common.compat.sdk import BaseHook
 
 from ..client.errors import ConfigurationError, KafkaGroupsError
 from .connection import check_client_options, client_config_from_connection
@@ -58,7 +58,7 @@ def allowed_token_callbacks() -> tuple[str, ...]:
     """The ``oauth_cb`` paths an administrator allows: ``[kgroups] allowed_token_callbacks``
     (:mod:`..settings`), and the official Kafka provider's ``[apache_kafka] callback_allowlist``
     (the same guard for the same key); empty, none is."""
-    from airflow.sdk.configuration import conf
+    from airflow.providers.common.compat.sdk import conf
 
     from ..settings import get_list
 
@@ -130,7 +130,7 @@ class KafkaGroupsHook(BaseHook):
     @cached_property
     def client_config(self) -> ClientConfig:
         """The validated client configuration (sync connection lookup; not for event loops)."""
-        from airflow.sdk.log import mask_secret
+        from airflow.providers.common.compat.sdk import mask_secret
 
         conn = self.get_connection(self.kafka_groups_conn_id)
         config = self._config_from(conn, conn.extra_dejson)
@@ -141,10 +141,10 @@ class KafkaGroupsHook(BaseHook):
 
     async def aget_client_config(self) -> ClientConfig:
         """The same configuration, resolved with Airflow's async connection lookup."""
-        from airflow.sdk.log import amask_secret
+        from ..version_compat import aextra_dejson, aget_connection, amask_secret
 
-        conn = await self.aget_connection(self.kafka_groups_conn_id)
-        config = self._config_from(conn, await conn.aextra_dejson())
+        conn = await aget_connection(self, self.kafka_groups_conn_id)
+        config = self._config_from(conn, await aextra_dejson(conn))
         for secret in _secrets(config):
             await amask_secret(secret)
         self._log_config(config, conn.conn_type)

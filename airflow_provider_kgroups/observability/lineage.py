@@ -101,7 +101,7 @@ def create_asset(
 ):
     """The asset for the ranges of ``topic`` consumed by ``group`` (an AssetWatcher's events,
     a gate's outlet). ``name`` defaults to the URI; ``kwargs`` go to ``Asset`` (``watchers``...)."""
-    from airflow.sdk import Asset
+    from airflow.providers.common.compat.sdk import Asset
 
     uri = range_asset_uri(bootstrap, topic, group)
     return Asset(name=name or uri, uri=uri, extra=extra or {}, **kwargs)

@@ -1,7 +1,7 @@
 """Airflow metrics from the gate and the cleanup, through Airflow's own ``Stats``.
 
-``airflow.sdk.observability.stats`` is the import Airflow 3.3 points third-party code at (the
-old ``airflow.stats`` is a deprecated shim): its backend is whatever ``[metrics]`` configures
+``Stats`` comes through common-compat: ``airflow.sdk.observability.stats`` on Airflow 3.3 (the
+old ``airflow.stats`` is a deprecated shim there), ``airflow.stats`` before: its backend is whatever ``[metrics]`` configures
 (StatsD, DogStatsD or OpenTelemetry), built by the process that runs the code (the task runner
 on a worker, the triggerer for a deferred gate), with Airflow's allow/block lists and prefix.
 
@@ -60,15 +60,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")  # StatsD names and tag values: Airflow
 
 
 def _stats():
-    from airflow.sdk.observability import stats
+    from airflow.providers.common.compat.sdk import Stats
 
-    return stats
+    return Stats
 
 
 def tags_enabled() -> bool:
     """Whether the configured backend sends tags, decided in the order Airflow's
     ``get_stats_factory`` picks the backend (DogStatsD, StatsD, OpenTelemetry)."""
-    from airflow.sdk.configuration import conf
+    from airflow.providers.common.compat.sdk import conf
 
     if conf.getboolean("metrics", "statsd_datadog_enabled", fallback=False):
         return conf.getboolean("metrics", "statsd_datadog_tags", fallback=False)

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import BaseOperator, Context
+from airflow.providers.common.compat.sdk import BaseOperator, Context
 
 from .. import settings
 from ..arguments import (

@@ -40,9 +40,16 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import Asset, BaseSensorOperator, Context, PokeReturnValue
-from airflow.sdk.configuration import conf
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSensorTimeout,
+    Asset,
+    BaseSensorOperator,
+    Context,
+    PokeReturnValue,
+    conf,
+)
 
 from ..arguments import check_arguments, is_templated, parse_conn_id, parse_deferrable, parse_selector
 from ..client.errors import ConfigurationError

@@ -40,10 +40,12 @@ from collections.abc import AsyncIterator, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow.triggers.base import BaseEventTrigger, TriggerEvent
+from airflow.providers.common.compat.triggers import BaseEventTrigger
+from airflow.triggers.base import TriggerEvent
 
 from ..arguments import parse_interval, parse_names, parse_offset_count
 from ..client.errors import ConfigurationError, KafkaGroupsError, is_retriable
+from ..version_compat import AIRFLOW_V_3_3_PLUS, require_airflow
 from .loading import load_engine
 
 if TYPE_CHECKING:
@@ -128,6 +130,9 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         max_total_lag: int | None = None,
         read_committed: bool = False,
     ) -> None:
+        require_airflow(
+            "ConsumerLagEventTrigger", (3, 0), "it drives an AssetWatcher: event-driven scheduling"
+        )
         super().__init__()
         if not isinstance(kafka_groups_conn_id, str) or not kafka_groups_conn_id.strip():
             raise ConfigurationError(
@@ -204,6 +209,12 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         from ..lag.watch import RangeWatch, nested_offsets
 
         stored = await self._stored_end()
+        if not AIRFLOW_V_3_3_PLUS:
+            log.info(
+                "This Airflow keeps no asset state for triggers (3.3+): after a triggerer restart the "
+                "next range of %s starts where the groups' committed offsets stand then",
+                ", ".join(self.group_ids),
+            )
         if stored:
             log.info(
                 "Watching %s on %s from where the last range ended: %s",
@@ -249,15 +260,16 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
     async def _stored_end(self) -> JsonValue:
         """Where the last range ended, as stored (``{"topic": {"0": 5}}``, or None): JSON that
         :func:`~..lag.watch.nested_offsets` checks."""
-        if self.asset_state_store is None:
+        store = getattr(self, "asset_state_store", None)  # injected by the triggerer on Airflow 3.3+
+        if store is None:
             return None
-        return await self.asset_state_store.aget(STATE_KEY)
+        stored: JsonValue = await store.aget(STATE_KEY)
+        return stored
 
     async def _store_end(self, ending: Mapping[str, Mapping[str, int]]) -> None:
-        if self.asset_state_store is not None:
-            await self.asset_state_store.aset(
-                STATE_KEY, {topic: dict(offsets) for topic, offsets in ending.items()}
-            )
+        store = getattr(self, "asset_state_store", None)
+        if store is not None:
+            await store.aset(STATE_KEY, {topic: dict(offsets) for topic, offsets in ending.items()})
 
 
 async def _poll(

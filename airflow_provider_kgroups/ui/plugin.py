@@ -12,19 +12,30 @@ origin, so the user's login cookie reaches it); the app is a React-free HTML pag
 Apache ECharts. Any Airflow process that loads plugins imports this module (the scheduler
 and the DAG processor too), so it imports nothing but the plugin base class: the FastAPI app
 is built on the first request the api-server routes to it.
+
+The page needs Airflow 3.1 or later: the api-server's plugin apps (3.0) and external views in
+the UI's navigation (3.1). On an older Airflow the plugin registers nothing and says so once,
+when Airflow loads it.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import threading
 from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
+from ..version_compat import AIRFLOW_V_3_1_PLUS, AIRFLOW_VERSION
+
 __all__ = ["KafkaGroupsPlugin", "URL_PREFIX", "REQUIRED_MODULES"]
 
+log = logging.getLogger(__name__)
+
 URL_PREFIX = "/kgroups"
+#: The oldest Airflow that shows the page (external views in the navigation).
+PAGE_NEEDS = (3, 1)
 #: What the page needs beyond the base install: ``pip install 'airflow-provider-kgroups[ui]'``.
 REQUIRED_MODULES = ("pyarrow", "numpy", "tsdownsample")
 
@@ -49,13 +60,18 @@ class _LazyApp:
         await app(scope, receive, send)
 
 
-class KafkaGroupsPlugin(AirflowPlugin):
-    name = "kgroups"
-    # Both are AirflowPlugin's own (mutable) class attributes, overridden here as Airflow's docs do.
-    fastapi_apps = [  # noqa: RUF012 - AirflowPlugin's class attribute
-        {"app": _LazyApp(), "url_prefix": URL_PREFIX, "name": "Kafka consumer groups"},
-    ]
-    external_views = [  # noqa: RUF012 - AirflowPlugin's class attribute
+def _apps() -> list[dict[str, Any]]:
+    """The page's app, or none where this Airflow cannot show it."""
+    if not AIRFLOW_V_3_1_PLUS:
+        return []
+    return [{"app": _LazyApp(), "url_prefix": URL_PREFIX, "name": "Kafka consumer groups"}]
+
+
+def _views() -> list[dict[str, Any]]:
+    """The page's entry in the UI's navigation, or none where this Airflow cannot show it."""
+    if not AIRFLOW_V_3_1_PLUS:
+        return []
+    return [
         {
             "name": "Consumer groups",
             "href": f"{URL_PREFIX.lstrip('/')}/",
@@ -65,8 +81,24 @@ class KafkaGroupsPlugin(AirflowPlugin):
         },
     ]
 
+
+class KafkaGroupsPlugin(AirflowPlugin):
+    name = "kgroups"
+    # AirflowPlugin's own (mutable) class attributes, overridden here as Airflow's docs do.
+    fastapi_apps = _apps()
+    external_views = _views()
+
     @classmethod
     def on_load(cls, *args, **kwargs) -> None:
+        if not AIRFLOW_V_3_1_PLUS:
+            running = ".".join(map(str, AIRFLOW_VERSION))
+            log.info(
+                "The Consumer groups page needs Airflow %d.%d or later (external views); this is "
+                "Airflow %s: not shown (the kgroups command and the operators work as usual).",
+                *PAGE_NEEDS,
+                running,
+            )
+            return
         missing = [m for m in REQUIRED_MODULES if importlib.util.find_spec(m) is None]
         if missing:
             raise ImportError(

@@ -53,7 +53,9 @@ def test_backfill_dag_resets_the_landing_groups_to_the_rendered_interval_start(r
         cluster.append("orders", p, 72, timestamp_ms=lambda offset: T0 + offset * HOUR)  # one record an hour
     cluster.add_group("orders-landing", offsets={("orders", 0): 72, ("orders", 1): 72})
     cluster.add_group("orders-landing-eu", offsets={("orders", 0): 70})
-    logical = datetime(2024, 5, 2, 6, tzinfo=UTC)
+    # a manual run's interval starts at its logical date on Airflow 3, at the last whole day before it on
+    # Airflow 2 (2024-05-02 00:00): after T0 either way, so the reset is to a record in the middle
+    logical = datetime(2024, 5, 3, 6, tzinfo=UTC)
     result = run_dag(
         "kgroups_backfill_reset", conf={"dry_run": False}, folder=EXAMPLE_DAGS, logical_date=logical
     )

@@ -12,6 +12,8 @@ import jsonschema
 import pytest
 
 from airflow_provider_kgroups.get_provider_info import get_provider_info
+from airflow_provider_kgroups.ui.plugin import PAGE_NEEDS
+from airflow_provider_kgroups.version_compat import AIRFLOW_VERSION
 
 
 def test_provider_info_validates_against_airflows_schema():
@@ -35,17 +37,23 @@ def test_provider_info_validates_against_airflows_schema():
 
 def test_airflow_lists_the_provider_hook_and_connection_form(airflow_db):
     from airflow.providers_manager import ProvidersManager
-    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
+
+    try:
+        from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime as Hooks
+    except ImportError:  # before Airflow 3.2 the providers manager lists the hooks itself
+        Hooks = ProvidersManager
 
     assert "airflow-provider-kgroups" in ProvidersManager().providers
-    hook = ProvidersManagerTaskRuntime().hooks["kgroups"]
+    hook = Hooks().hooks["kgroups"]
     assert hook.hook_class_name == "airflow_provider_kgroups.hooks.groups.KafkaGroupsHook"
     assert hook.connection_id_attribute_name == "kafka_groups_conn_id"
-    pm = ProvidersManager()
-    widgets = pm.connection_form_widgets
-    assert widgets["extra__kgroups__security_protocol"].field["schema"]["enum"][0] == "PLAINTEXT"
-    assert widgets["extra__kgroups__ssl_key_password"].is_sensitive
-    assert pm.field_behaviours["kgroups"]["relabeling"]["host"] == "Bootstrap servers"
+    assert Hooks().hooks["kgroups_connect"].hook_class_name.endswith("KafkaConnectHook")
+    if AIRFLOW_VERSION >= (3, 2):  # the form from the provider info's conn-fields (3.2+)
+        pm = ProvidersManager()
+        widgets = pm.connection_form_widgets
+        assert widgets["extra__kgroups__security_protocol"].field["schema"]["enum"][0] == "PLAINTEXT"
+        assert widgets["extra__kgroups__ssl_key_password"].is_sensitive
+        assert pm.field_behaviours["kgroups"]["relabeling"]["host"] == "Bootstrap servers"
     # and the CLI shows it, from a fresh process with the same AIRFLOW_HOME
     airflow = os.path.join(os.path.dirname(sys.executable), "airflow")
     out = subprocess.run(
@@ -67,8 +75,13 @@ def test_airflow_lists_the_provider_hook_and_connection_form(airflow_db):
 _PLUGINS_AND_ERRORS = """
 import json
 from airflow import plugins_manager
-plugins, errors = plugins_manager._get_plugins()
-print(json.dumps({"names": [p.name for p in plugins], "errors": errors}))
+if hasattr(plugins_manager, "_get_plugins"):
+    plugins, errors = plugins_manager._get_plugins()
+else:  # Airflow before 3.2
+    plugins_manager.ensure_plugins_loaded()
+    plugins, errors = plugins_manager.plugins, plugins_manager.import_errors
+apps = [len(getattr(p, "fastapi_apps", None) or ()) for p in plugins if p.name == "kgroups"]
+print(json.dumps({"names": [p.name for p in plugins], "errors": errors, "apps": apps}))
 """
 
 
@@ -78,6 +91,13 @@ def _airflow_env(lazy_discover_providers: bool) -> dict[str, str]:
     if not lazy_discover_providers:
         env["AIRFLOW__CORE__LAZY_DISCOVER_PROVIDERS"] = "False"
     return env
+
+
+def _json_output(stdout: str):
+    """The JSON a CLI command printed, after any log lines (Airflow 3.0 logs alembic's set-up to stdout)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(("[{", "{")) or line == "[]")
+    return json.loads("\n".join(lines[start:]))
 
 
 def test_airflow_plugins_lists_the_page_with_default_settings(airflow_db):
@@ -91,7 +111,7 @@ def test_airflow_plugins_lists_the_page_with_default_settings(airflow_db):
         env=_airflow_env(lazy_discover_providers=True),
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    listed = [p for p in json.loads(out.stdout) if p["name"] == "kgroups"]
+    listed = [p for p in _json_output(out.stdout) if p["name"] == "kgroups"]
     assert len(listed) == 1, out.stdout[-2000:]
     assert "airflow_provider_kgroups.ui.plugin" in json.dumps(listed[0])
 
@@ -111,6 +131,8 @@ def test_the_page_is_registered_once_whatever_the_discovery(airflow_db, lazy):
     assert out.returncode == 0, out.stderr[-2000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["names"].count("kgroups") == 1
+    # the page where Airflow can show it (3.1+: external views); below, the plugin registers nothing
+    assert found["apps"] == ([1] if AIRFLOW_VERSION >= PAGE_NEEDS else [0])
     assert [
         (where, error) for where, error in found["errors"].items() if "kgroups" in f"{where} {error}"
     ] == []

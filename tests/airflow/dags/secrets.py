@@ -3,7 +3,7 @@ out of every log line, XCom and trigger kwargs."""
 
 from datetime import datetime
 
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_kgroups.operators.snapshot import ConsumerGroupSnapshotOperator
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor

@@ -5,7 +5,7 @@ in two minutes instead of waiting an hour."""
 
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 

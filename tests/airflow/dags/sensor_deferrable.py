@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 

@@ -3,7 +3,7 @@ wrong password, an untrusted certificate) must fail it at the first check, witho
 
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 

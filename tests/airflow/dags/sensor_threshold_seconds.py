@@ -4,7 +4,7 @@ prove the group is under the threshold must time out, never open."""
 
 from datetime import datetime
 
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_kgroups.sensors.lag import ConsumerLagSensor
 
