@@ -64,6 +64,21 @@ def _oauthbearer_fields() -> dict:
 
 
 def get_provider_info() -> dict:
+    info = _provider_info()
+    if _airflow_major() < 3:  # Airflow 2 reads the same handlers under their old name (assets were datasets)
+        info["dataset-uris"] = info["asset-uris"]
+    return info
+
+
+def _airflow_major() -> int:
+    # The distribution's metadata, not ``airflow.__version__``: Airflow calls this while ``airflow`` is
+    # still being imported, and version_compat would import it again from the middle of that.
+    from importlib.metadata import version
+
+    return int(version("apache-airflow").split(".")[0])
+
+
+def _provider_info() -> dict:
     return {
         "package-name": "airflow-provider-kgroups",
         "name": "Kafka consumer groups",

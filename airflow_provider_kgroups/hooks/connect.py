@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cached_property
+from typing import Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
@@ -22,6 +23,8 @@ from ..connect import (
     connect_configs_from_connection,
     fetch_connect_evidence,
 )
+from ..version_compat import AIRFLOW_V_3_0_PLUS
+from .connection_form import field_behaviour, form_widgets
 
 
 class KafkaConnectHook(BaseHook):
@@ -34,6 +37,16 @@ class KafkaConnectHook(BaseHook):
     default_conn_name = "kgroups_connect_default"
     conn_type = "kgroups_connect"
     hook_name = "Kafka Connect REST (consumer-group evidence)"
+
+    if not AIRFLOW_V_3_0_PLUS:  # Airflow 2's form asks the hook; 3.2+ reads the provider info's fields
+
+        @classmethod
+        def get_connection_form_widgets(cls) -> dict[str, Any]:
+            return form_widgets(cls.conn_type)
+
+        @classmethod
+        def get_ui_field_behaviour(cls) -> dict[str, Any]:
+            return field_behaviour(cls.conn_type)
 
     def __init__(self, kafka_connect_conn_id: str = default_conn_name) -> None:
         super().__init__()

@@ -103,7 +103,11 @@ def create_asset(
     a gate's outlet). ``name`` defaults to the URI; ``kwargs`` go to ``Asset`` (``watchers``...)."""
     from airflow.providers.common.compat.sdk import Asset
 
+    from ..version_compat import AIRFLOW_V_3_0_PLUS
+
     uri = range_asset_uri(bootstrap, topic, group)
+    if not AIRFLOW_V_3_0_PLUS:  # Airflow 2's Dataset has a URI and no name
+        return Asset(uri=uri, extra=extra or {}, **kwargs)
     return Asset(name=name or uri, uri=uri, extra=extra or {}, **kwargs)
 
 

@@ -9,4 +9,4 @@ Fixtures: ``airflow_db``, ``run_dag(dag_id, conf)`` (DAGs from ``tests/airflow/d
 from __future__ import annotations
 
 from tests.support.airflow_env import TEST_DAGS as DAGS_FOLDER
-from tests.support.airflow_env import DagRunResult, airflow_db, kgroups_conn, run_dag
+from tests.support.airflow_env import DagRunResult, airflow_db, kgroups_conn, run_dag, task_output

@@ -29,16 +29,26 @@ def test_kafka_namespace_follows_the_naming_spec():
 
 
 def test_the_kgroups_asset_scheme_is_registered_sanitized_and_converted(airflow_db):
-    from airflow.providers.openlineage.utils.utils import translate_airflow_asset
-    from airflow.sdk import Asset
-    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
+    from airflow.providers.common.compat.sdk import Asset
+    from airflow.providers.openlineage.utils.utils import translate_airflow_asset as translate
 
-    pm = ProvidersManagerTaskRuntime()
-    assert pm.asset_uri_handlers["kgroups"] is lineage.sanitize_uri
+    from airflow_provider_kgroups.version_compat import AIRFLOW_V_3_0_PLUS
+
+    try:
+        from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime as Providers
+    except ImportError:  # before Airflow 3.2
+        from airflow.providers_manager import ProvidersManager as Providers
+
+    pm = Providers()
+    handlers = pm.asset_uri_handlers if AIRFLOW_V_3_0_PLUS else pm.dataset_uri_handlers
+    assert handlers["kgroups"] is lineage.sanitize_uri
     asset = lineage.create_asset(bootstrap="PLAINTEXT://kafka-1", topic="orders", group="orders/landing")
     assert asset.uri == "kgroups://kafka-1:9092/orders/orders%2Flanding"
-    assert Asset("kgroups://Kafka-1/orders/g").normalized_uri == "kgroups://kafka-1:9092/orders/g"
-    dataset = translate_airflow_asset(asset, None)
+    if AIRFLOW_V_3_0_PLUS:
+        assert Asset("kgroups://Kafka-1/orders/g").normalized_uri == "kgroups://kafka-1:9092/orders/g"
+    else:
+        assert Asset("kgroups://Kafka-1/orders/g").uri == "kgroups://kafka-1:9092/orders/g"
+    dataset = translate(asset, None)
     assert (dataset.namespace, dataset.name) == ("kafka://kafka-1:9092", "orders")
     for bad, why in (
         ("kgroups:///orders/g", "bootstrap server"),
@@ -48,9 +58,9 @@ def test_the_kgroups_asset_scheme_is_registered_sanitized_and_converted(airflow_
         with pytest.raises(ValueError, match=why.replace("{", r"\{").replace("}", r"\}")):
             lineage.sanitize_uri(urlsplit(bad))
     # without the official Kafka provider, a kafka:// asset has no normalizer: OpenLineage drops it
-    if "kafka" not in pm.asset_uri_handlers:
+    if "kafka" not in handlers and AIRFLOW_V_3_0_PLUS:
         assert Asset("kafka://kafka-1:9092/orders").normalized_uri is None
-        assert translate_airflow_asset(Asset("kafka://kafka-1:9092/orders"), None) is None
+        assert translate(Asset("kafka://kafka-1:9092/orders"), None) is None
 
 
 @pytest.mark.realbroker

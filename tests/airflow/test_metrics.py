@@ -74,9 +74,6 @@ class StatsdListener:
 @pytest.fixture
 def statsd(monkeypatch):
     """Airflow's Stats pointed at a listener of this test; ``tags`` switches InfluxDB tags."""
-    from airflow.sdk.observability import stats
-    from airflow.sdk.observability.metrics.stats_utils import get_stats_factory
-
     listener = StatsdListener()
 
     def configure(tags: bool = True) -> StatsdListener:
@@ -88,13 +85,40 @@ def statsd(monkeypatch):
             "STATSD_INFLUXDB_ENABLED": str(tags),
         }.items():
             monkeypatch.setenv(f"AIRFLOW__METRICS__{name}", value)
-        stats.initialize(factory=get_stats_factory(), export_legacy_names=False)
+        _rebuild_stats()
         return listener
 
     yield configure
     monkeypatch.delenv("AIRFLOW__METRICS__STATSD_ON")
-    stats.initialize(factory=get_stats_factory(), export_legacy_names=False)  # back to no metrics
+    _rebuild_stats()  # back to no metrics
     listener.close()
+
+
+def _rebuild_stats() -> None:
+    """Airflow's Stats built again from the [metrics] settings now in the environment."""
+    try:
+        from airflow.sdk.observability import stats
+        from airflow.sdk.observability.metrics.stats_utils import get_stats_factory
+    except ImportError:
+        stats = None
+    if stats is not None and hasattr(stats, "initialize"):  # Airflow 3.3+
+        stats.initialize(factory=get_stats_factory(), export_legacy_names=False)
+        return
+    # Before 3.3: Stats is a class whose metaclass builds the logger on first use from its factory
+    from airflow.providers.common.compat.sdk import Stats, conf
+
+    try:
+        from airflow.sdk._shared.observability.metrics import statsd_logger  # 3.2
+        from airflow.sdk._shared.observability.metrics.base_stats_logger import NoStatsLogger
+    except ImportError:
+        from airflow.metrics import statsd_logger
+        from airflow.metrics.base_stats_logger import NoStatsLogger
+    on = conf.getboolean("metrics", "statsd_on")
+    meta = type(Stats)
+    meta.factory = statsd_logger.get_statsd_logger if on else NoStatsLogger
+    meta.instance = None
+    if "instance" in vars(Stats):  # the metaclass keeps the logger on the class it built it for
+        Stats.instance = None
 
 
 @pytest.mark.realbroker

@@ -15,6 +15,7 @@ import pytest
 from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
 from airflow_provider_kgroups.lag.gate import GateSpec
 from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
+from tests.support.airflow_env import scanned_for_secrets
 from tests.support.fakekafka import FakeCluster, make_self_signed_cert, server_ssl_context
 
 PASSWORD = "right-horse-battery"
@@ -51,7 +52,7 @@ def connection(kgroups_conn, cluster, ca: str, password: str, conn_id: str) -> s
 
 @pytest.mark.parametrize("case", ["wrong_password", "untrusted_certificate"])
 def test_a_deferrable_sensor_fails_at_its_first_check_without_retries(
-    case, run_dag, kgroups_conn, secure_cluster, capfd
+    case, run_dag, kgroups_conn, secure_cluster, task_output
 ):
     cluster, certs, other = secure_cluster
     ca, password = (certs.cert, WRONG) if case == "wrong_password" else (other.cert, PASSWORD)
@@ -60,20 +61,20 @@ def test_a_deferrable_sensor_fails_at_its_first_check_without_retries(
     assert result.state == "failed", result
     assert result.tasks["gate"] == "failed"  # not up_for_retry: retries=3 were not used
     assert result.seconds < 60, "must fail at the first check, not after retries or the 1 h timeout"
-    out = capfd.readouterr()
-    text = out.out + out.err
+    text = task_output()
     assert "AuthenticationError" in text and "retrying cannot fix this" in text
     assert (
         ("authentication as 'alice'" in text)
         if case == "wrong_password"
         else ("TLS certificate verification" in text)
     )
-    assert PASSWORD not in text and WRONG not in text  # secrets never logged
+    scanned = scanned_for_secrets(text)
+    assert PASSWORD not in scanned and WRONG not in scanned  # secrets never logged
 
 
 @pytest.mark.parametrize("dag_id", ["kg_sensor_bug", "kg_sensor_bug_poke"])
 def test_a_bug_in_a_handler_fails_the_sensor_at_its_first_check(
-    dag_id, run_dag, kgroups_conn, monkeypatch, capfd
+    dag_id, run_dag, kgroups_conn, monkeypatch, task_output
 ):
     """A fault injected into the OffsetFetch handler's ``parse`` used to become a per-key
     CLIENT_UNSUPPORTED failure, which the gate read as a transient failure and waited out the
@@ -95,8 +96,7 @@ def test_a_bug_in_a_handler_fails_the_sensor_at_its_first_check(
     assert result.state == "failed", result
     assert result.tasks["gate"] == "failed"  # not up_for_retry: retries=3 were not used
     assert result.seconds < 60, "must fail at the first check, not after retries or the 1 h timeout"
-    out = capfd.readouterr()
-    text = out.out + out.err
+    text = task_output()
     assert "injected fault in OffsetFetchHandler.parse" in text
     assert "a bug, ZeroDivisionError" in text and "retrying cannot fix this" in text
     assert "check failed, will retry" not in text

@@ -48,12 +48,22 @@ def test_airflow_lists_the_provider_hook_and_connection_form(airflow_db):
     assert hook.hook_class_name == "airflow_provider_kgroups.hooks.groups.KafkaGroupsHook"
     assert hook.connection_id_attribute_name == "kafka_groups_conn_id"
     assert Hooks().hooks["kgroups_connect"].hook_class_name.endswith("KafkaConnectHook")
+    pm = ProvidersManager()
+    widgets = pm.connection_form_widgets
     if AIRFLOW_VERSION >= (3, 2):  # the form from the provider info's conn-fields (3.2+)
-        pm = ProvidersManager()
-        widgets = pm.connection_form_widgets
         assert widgets["extra__kgroups__security_protocol"].field["schema"]["enum"][0] == "PLAINTEXT"
         assert widgets["extra__kgroups__ssl_key_password"].is_sensitive
+    elif AIRFLOW_VERSION < (3, 0):  # Airflow 2's Flask form, built by the hook from the same declarations
+        assert (
+            "One of: PLAINTEXT, SSL"
+            in widgets["extra__kgroups__security_protocol"].field.kwargs["description"]
+        )
+        assert widgets["extra__kgroups__ssl_key_password"].field.field_class.__name__ == "PasswordField"
+        assert widgets["extra__kgroups__ssl_key_password"].field_name == "ssl_key_password"  # stored bare
+        assert widgets["extra__kgroups_connect__verify"].field.field_class.__name__ == "BooleanField"
+    if AIRFLOW_VERSION >= (3, 2) or AIRFLOW_VERSION < (3, 0):
         assert pm.field_behaviours["kgroups"]["relabeling"]["host"] == "Bootstrap servers"
+        assert pm.field_behaviours["kgroups"]["hidden_fields"] == ["schema"]
     # and the CLI shows it, from a fresh process with the same AIRFLOW_HOME
     airflow = os.path.join(os.path.dirname(sys.executable), "airflow")
     out = subprocess.run(
