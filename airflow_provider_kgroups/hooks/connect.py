@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cached_property
-from typing import Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
@@ -24,7 +23,7 @@ from ..connect import (
     fetch_connect_evidence,
 )
 from ..version_compat import AIRFLOW_V_3_0_PLUS
-from .connection_form import field_behaviour, form_widgets
+from .connection_form import declared_form_methods
 
 
 class KafkaConnectHook(BaseHook):
@@ -37,16 +36,8 @@ class KafkaConnectHook(BaseHook):
     default_conn_name = "kgroups_connect_default"
     conn_type = "kgroups_connect"
     hook_name = "Kafka Connect REST (consumer-group evidence)"
-
-    if not AIRFLOW_V_3_0_PLUS:  # Airflow 2's form asks the hook; 3.2+ reads the provider info's fields
-
-        @classmethod
-        def get_connection_form_widgets(cls) -> dict[str, Any]:
-            return form_widgets(cls.conn_type)
-
-        @classmethod
-        def get_ui_field_behaviour(cls) -> dict[str, Any]:
-            return field_behaviour(cls.conn_type)
+    if not AIRFLOW_V_3_0_PLUS:  # Airflow 2's Flask form asks the hook; 3.2+ reads the provider info
+        get_connection_form_widgets, get_ui_field_behaviour = declared_form_methods()
 
     def __init__(self, kafka_connect_conn_id: str = default_conn_name) -> None:
         super().__init__()

@@ -59,3 +59,20 @@ def form_widgets(conn_type: str) -> dict[str, Any]:
                 default=None if default is None else str(default),
             )
     return widgets
+
+
+def declared_form_methods() -> tuple[
+    classmethod[Any, [], dict[str, Any]], classmethod[Any, [], dict[str, Any]]
+]:
+    """``get_connection_form_widgets`` and ``get_ui_field_behaviour`` for a hook class body, built from
+    its ``conn_type``'s declarations. Airflow 2 reads them from the hook class's own ``__dict__``
+    (an inherited one is not seen), so each hook assigns them in its body, on Airflow 2 only."""
+
+    def widgets(cls: Any) -> dict[str, Any]:
+        return form_widgets(cls.conn_type)
+
+    def behaviour(cls: Any) -> dict[str, Any]:
+        return field_behaviour(cls.conn_type)
+
+    widgets.__name__, behaviour.__name__ = "get_connection_form_widgets", "get_ui_field_behaviour"
+    return classmethod(widgets), classmethod(behaviour)

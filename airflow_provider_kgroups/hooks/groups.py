@@ -26,7 +26,7 @@ from airflow.providers.common.compat.sdk import BaseHook
 from ..client.errors import ConfigurationError, KafkaGroupsError
 from ..version_compat import AIRFLOW_V_3_0_PLUS
 from .connection import check_client_options, client_config_from_connection
-from .connection_form import field_behaviour, form_widgets
+from .connection_form import declared_form_methods
 
 # The client, the lag engine and the history store are imported inside the verbs: importing
 # the hook (every DAG file that uses an operator, the triggerer) stays cheap (PEP 562 packages).
@@ -81,16 +81,8 @@ class KafkaGroupsHook(BaseHook):
     default_conn_name = "kgroups_default"
     conn_type = "kgroups"
     hook_name = "Kafka consumer groups"
-
-    if not AIRFLOW_V_3_0_PLUS:  # Airflow 2's form asks the hook; 3.2+ reads the provider info's fields
-
-        @classmethod
-        def get_connection_form_widgets(cls) -> dict[str, Any]:
-            return form_widgets(cls.conn_type)
-
-        @classmethod
-        def get_ui_field_behaviour(cls) -> dict[str, Any]:
-            return field_behaviour(cls.conn_type)
+    if not AIRFLOW_V_3_0_PLUS:  # Airflow 2's Flask form asks the hook; 3.2+ reads the provider info
+        get_connection_form_widgets, get_ui_field_behaviour = declared_form_methods()
 
     def __init__(
         self, kafka_groups_conn_id: str = default_conn_name, client_options: Mapping[str, Any] | None = None
