@@ -42,7 +42,7 @@ test: lint
 ## of its own under .airflow-venvs/ with the provider installed by pip as a user would (scripts/airflow_versions.py;
 ## `make test` runs everything on the newest Airflow). CI runs it after `make test`.
 test-airflow: $(STAMP)
-	$(PY) scripts/airflow_versions.py
+	$(PY) scripts/airflow_versions.py --jobs 2
 
 ## The documentation site in docs/_build/html, warnings as errors (the tests build it too: tests/docs/).
 docs: $(STAMP)

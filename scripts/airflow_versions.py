@@ -20,6 +20,7 @@ For each version in :data:`VERSIONS`, in a virtual environment of its own under 
 Prints one line per step and a table at the end; exits 1 when a version failed.
 
     python scripts/airflow_versions.py                  # every version
+    python scripts/airflow_versions.py --jobs 2         # two at a time (what CI runs)
     python scripts/airflow_versions.py 2.11.0 3.1.8     # some
 """
 
@@ -28,11 +29,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -240,7 +243,10 @@ def check_version(version: str, wheel: Path, uv: str) -> Outcome:
                 capture_output=True,
                 text=True,
             )
-            outcome.tests = (done.stdout.strip().splitlines() or ["(no output)"])[-1].strip("= ")
+            summary = [
+                line for line in done.stdout.splitlines() if re.search(r"\d+ (passed|failed|error)", line)
+            ]
+            outcome.tests = (summary or ["(no summary)"])[-1].strip("= ")  # Spark's py4j may print after it
             print(f"  [{version}] pytest: {outcome.tests}", flush=True)
             if done.returncode != 0:
                 print(done.stdout[-16000:] + done.stderr[-2000:], flush=True)
@@ -254,6 +260,12 @@ def check_version(version: str, wheel: Path, uv: str) -> Outcome:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", default=list(VERSIONS), help="Airflow versions (default: all)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="versions checked at once (each test session starts its own Kafka broker; default 1)",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.versions) - set(VERSIONS))
     if unknown:
@@ -264,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as out:
         wheel = build_wheel(Path(out))
         print(f"The provider's wheel: {wheel.name}; Airflow versions: {', '.join(args.versions)}", flush=True)
-        outcomes = [check_version(version, wheel, uv) for version in args.versions]
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each check runs processes
+            outcomes = list(pool.map(lambda version: check_version(version, wheel, uv), args.versions))
     print("\nAirflow   kept  pip check  registered  tests                                  seconds")
     for o in outcomes:
         marks = ["yes" if step in o.steps else "no" for step in ("kept", "pip check", "registered")]

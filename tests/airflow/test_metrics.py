@@ -95,30 +95,34 @@ def statsd(monkeypatch):
 
 
 def _rebuild_stats() -> None:
-    """Airflow's Stats built again from the [metrics] settings now in the environment."""
-    try:
-        from airflow.sdk.observability import stats
-        from airflow.sdk.observability.metrics.stats_utils import get_stats_factory
-    except ImportError:
-        stats = None
-    if stats is not None and hasattr(stats, "initialize"):  # Airflow 3.3+
-        stats.initialize(factory=get_stats_factory(), export_legacy_names=False)
-        return
-    # Before 3.3: Stats is a class whose metaclass builds the logger on first use from its factory
-    from airflow.providers.common.compat.sdk import Stats, conf
+    """Airflow's Stats built again from the [metrics] settings now in the environment, as each
+    Airflow builds it."""
+    from airflow.providers.common.compat.sdk import Stats
 
     try:
-        from airflow.sdk._shared.observability.metrics import statsd_logger  # 3.2
-        from airflow.sdk._shared.observability.metrics.base_stats_logger import NoStatsLogger
+        from airflow.sdk.observability.metrics.stats_utils import get_stats_factory
+    except ImportError:  # before 3.2
+        get_stats_factory = None
+    try:
+        from airflow.sdk.observability import stats
     except ImportError:
+        stats = None
+    if stats is not None and hasattr(stats, "initialize"):  # 3.3+
+        stats.initialize(factory=get_stats_factory(), export_legacy_names=False)
+    elif get_stats_factory is not None:  # 3.2: the Task SDK's Stats, initialized by its metaclass
+        Stats.initialize(factory=get_stats_factory(Stats))
+    else:  # Airflow 2 - 3.1: a metaclass that builds the logger on first use from its factory
         from airflow.metrics import statsd_logger
         from airflow.metrics.base_stats_logger import NoStatsLogger
-    on = conf.getboolean("metrics", "statsd_on")
-    meta = type(Stats)
-    meta.factory = statsd_logger.get_statsd_logger if on else NoStatsLogger
-    meta.instance = None
-    if "instance" in vars(Stats):  # the metaclass keeps the logger on the class it built it for
-        Stats.instance = None
+        from airflow.providers.common.compat.sdk import conf
+
+        factory = (
+            statsd_logger.get_statsd_logger if conf.getboolean("metrics", "statsd_on") else NoStatsLogger
+        )
+        for attribute, value in (("factory", factory), ("instance", None)):
+            setattr(type(Stats), attribute, value)
+            if attribute in vars(Stats):  # the metaclass keeps the logger on the class it built it for
+                type.__setattr__(Stats, attribute, value)
 
 
 @pytest.mark.realbroker
