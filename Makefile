@@ -33,14 +33,16 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
-## Every test: the static checks, then client against the real broker and the fake cluster, lag engine, Airflow, Spark.
+## Every test: the static checks, then client against the real broker and the fake cluster, lag engine, Airflow, Spark
+## (on the newest Airflow), then the Airflow layer's tests on each older Airflow the provider supports.
 test: lint
 	$(PY) scripts/check_install.py
 	$(PY) -m pytest
+	$(PY) scripts/airflow_versions.py --jobs 2
 
 ## The Airflow layer's tests on each older Airflow the provider supports (2.11, 3.0, 3.1, 3.2), each in a venv
-## of its own under .airflow-venvs/ with the provider installed by pip as a user would (scripts/airflow_versions.py;
-## `make test` runs everything on the newest Airflow). CI runs it after `make test`.
+## of its own under .airflow-venvs/ with the provider installed by pip as a user would (scripts/airflow_versions.py);
+## the last step of `make test`, here alone.
 test-airflow: $(STAMP)
 	$(PY) scripts/airflow_versions.py --jobs 2
 
