@@ -10,8 +10,8 @@ For each version in :data:`VERSIONS`, in a virtual environment of its own under 
    environment is what is under test, not how it was made);
 2. ``pip install <the provider's wheel>[spark,history,ui]`` with pip and no constraint, as a user
    types it: Airflow's version must not change;
-3. the same install under a constraints-style pin of the running Airflow (``pip install -c``,
-   ``--dry-run``): it must resolve;
+3. the same install resolved from scratch under a constraints-style pin of that Airflow (``pip
+   install --dry-run --ignore-installed -c``): it must resolve;
 4. ``scripts/check_install.py`` (``pip check``, no file owned twice, the modules import) and
    ``airflow providers get`` (Airflow registers the provider);
 5. the test tools (the project's ``test`` group, under the same pins), then pytest on
@@ -173,7 +173,7 @@ def check_version(version: str, wheel: Path, uv: str) -> Outcome:
             outcome.steps.append("kept")
             run(
                 outcome,
-                "pip resolves it under a constraints-style pin",
+                "pip resolves it from scratch under a constraints-style pin",
                 [
                     str(python),
                     "-m",
@@ -181,6 +181,7 @@ def check_version(version: str, wheel: Path, uv: str) -> Outcome:
                     "install",
                     "--quiet",
                     "--dry-run",
+                    "--ignore-installed",  # every requirement resolved again, not read off what is there
                     "-c",
                     str(constraints),
                     f"{wheel}[{EXTRAS}]",
