@@ -1,9 +1,10 @@
 """Airflow metrics from the gate and the cleanup, through Airflow's own ``Stats``.
 
 ``Stats`` comes through common-compat: ``airflow.sdk.observability.stats`` on Airflow 3.3 (the
-old ``airflow.stats`` is a deprecated shim there), ``airflow.stats`` before: its backend is whatever ``[metrics]`` configures
-(StatsD, DogStatsD or OpenTelemetry), built by the process that runs the code (the task runner
-on a worker, the triggerer for a deferred gate), with Airflow's allow/block lists and prefix.
+old ``airflow.stats`` is a deprecated shim there), ``airflow.stats`` before. Its backend is
+whatever ``[metrics]`` configures (StatsD, DogStatsD or OpenTelemetry), built by the process that
+runs the code (the task runner on a worker, the triggerer for a deferred gate), with Airflow's
+allow/block lists and prefix.
 
 Metrics (names after Airflow's ``[metrics] statsd_prefix``):
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
-from ..version_compat import AIRFLOW_V_3_1_PLUS, AIRFLOW_VERSION
+from ..version_compat import AIRFLOW_VERSION
 
 __all__ = ["KafkaGroupsPlugin", "URL_PREFIX", "REQUIRED_MODULES"]
 
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 URL_PREFIX = "/kgroups"
 #: The oldest Airflow that shows the page (external views in the navigation).
 PAGE_NEEDS = (3, 1)
+_SHOWN = AIRFLOW_VERSION[:2] >= PAGE_NEEDS
 #: What the page needs beyond the base install: ``pip install 'airflow-provider-kgroups[ui]'``.
 REQUIRED_MODULES = ("pyarrow", "numpy", "tsdownsample")
 
@@ -62,14 +63,14 @@ class _LazyApp:
 
 def _apps() -> list[dict[str, Any]]:
     """The page's app, or none where this Airflow cannot show it."""
-    if not AIRFLOW_V_3_1_PLUS:
+    if not _SHOWN:
         return []
     return [{"app": _LazyApp(), "url_prefix": URL_PREFIX, "name": "Kafka consumer groups"}]
 
 
 def _views() -> list[dict[str, Any]]:
     """The page's entry in the UI's navigation, or none where this Airflow cannot show it."""
-    if not AIRFLOW_V_3_1_PLUS:
+    if not _SHOWN:
         return []
     return [
         {
@@ -90,7 +91,7 @@ class KafkaGroupsPlugin(AirflowPlugin):
 
     @classmethod
     def on_load(cls, *args, **kwargs) -> None:
-        if not AIRFLOW_V_3_1_PLUS:
+        if not _SHOWN:
             running = ".".join(map(str, AIRFLOW_VERSION))
             log.info(
                 "The Consumer groups page needs Airflow %d.%d or later (external views); this is "

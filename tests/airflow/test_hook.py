@@ -156,14 +156,19 @@ def test_an_official_kafka_connection_as_its_docs_write_it_is_accepted_with_note
     hook_config = KafkaGroupsHook("kafka_docs").client_config
     assert hook_config.request_timeout_s == 1.0
     out = capfd.readouterr()
-    logged = [
-        line.split("Connection kafka_docs:", 1)[1]
-        for line in (caplog.text + out.out + out.err).splitlines()
-        if "Connection kafka_docs:" in line
+    # four notes, each said once: at most once in each place the log reaches (Airflow 2 and 3.0 log a
+    # hook to both caplog and the console, 3.1+ to one of them)
+    by_place = [
+        [
+            line.split("Connection kafka_docs:", 1)[1]
+            for line in text.splitlines()
+            if "Connection kafka_docs:" in line
+        ]
+        for text in (caplog.text, out.out + out.err)
     ]
-    # four notes, each said once: once per place the log reaches (Airflow 2 logs to caplog and the console)
-    assert len(set(logged)) == 4 and any("error_cb ignored" in line for line in logged)
-    assert len(logged) in (4, 8) and all(logged.count(note) == len(logged) // 4 for note in logged)
+    notes = {note for logged in by_place for note in logged}
+    assert len(notes) == 4 and any("error_cb ignored" in note for note in notes)
+    assert all(len(logged) == len(set(logged)) for logged in by_place)
 
 
 @pytest.mark.parametrize(

@@ -69,15 +69,6 @@ os.environ.update(
 OPENLINEAGE_EVENTS = Path(HOME) / "openlineage.jsonl"
 
 
-def _airflow_major() -> int:
-    from importlib.metadata import version  # the distribution's version: no import of Airflow yet
-
-    return int(version("apache-airflow").split(".")[0])
-
-
-AIRFLOW_3 = _airflow_major() >= 3
-
-
 def events_of(
     dag_id: str, run_id: str, task_id: str, event_type: str = "COMPLETE", timeout: float = 30.0
 ) -> dict:
@@ -168,9 +159,11 @@ def run_dag(airflow_db):
         dag = dagbag(folder).get_dag(dag_id)
         assert dag is not None, f"no DAG {dag_id!r} in {folder}"
         started = time.monotonic()
+        from airflow_provider_kgroups.version_compat import AIRFLOW_V_3_0_PLUS
+
         kwargs = {}
         if logical_date is not None:
-            kwargs["logical_date" if AIRFLOW_3 else "execution_date"] = logical_date
+            kwargs["logical_date" if AIRFLOW_V_3_0_PLUS else "execution_date"] = logical_date
         dr = dag.test(run_conf=conf or {}, **kwargs)
         seconds = time.monotonic() - started
         tasks, xcoms, extra, durations = {}, {}, {}, {}
