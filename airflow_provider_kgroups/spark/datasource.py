@@ -61,9 +61,7 @@ batches, not Python rows. Bad options fail when ``load()`` is called, before any
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, MutableMapping
@@ -74,30 +72,26 @@ from typing import Any
 from ..client.compression import UndecodableBatch
 from ..client.config import ClientConfig
 from ..client.errors import ConfigurationError
-from ..client.numbers import is_int
-from ..client.properties import (
-    config_from_kafka_properties,
-    config_to_kafka_properties,
-    format_properties,
-    read_properties_file,
-)
+from ..client.properties import config_to_kafka_properties, format_properties
 from ..client.results import TopicPartition
+from .chunks import OffsetChunk, split_ranges
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
+from .options import SECRET_OPTIONS, client_config, lower, positive_int, read_flags, refuse_secrets
+from .subscription import parse_assign
 
 log = logging.getLogger(__name__)
 
 FORMAT = "kgroups"
 DEFAULT_RECORDS_PER_PARTITION = 1_000_000
-DEFAULT_FETCH_BYTES = 1024 * 1024
-#: Options that would put a secret into query plans and the Spark UI.
-SECRET_OPTIONS = (
-    "kafka.sasl.password",
-    "kafka.ssl.key.password",
-    "kafka.sasl.jaas.config",
-    "kafka.sasl.oauthbearer.client.secret",
-    "kafka.sasl.oauthbearer.client.credentials.client.secret",
-    "kafka.sasl.oauthbearer.config",
-)
+__all__ = [
+    "FORMAT",
+    "SECRET_OPTIONS",
+    "OffsetChunk",
+    "parse_options",
+    "read_offset_range",
+    "register",
+    "split_ranges",
+]
 #: Options of this source (the rest of ``kafka.*`` are client properties).
 OWN_OPTIONS = (
     "kafka.bootstrap.servers",
@@ -152,106 +146,42 @@ class ReadSpec:
     fetch_bytes: int
 
 
-def _lower(options: Mapping[str, str]) -> dict[str, str]:
-    # Spark hands Python data sources case-insensitive options; normalise once.
-    return {str(k).lower(): v for k, v in options.items()}
-
-
-def _positive_int(options: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
-    text = options.get(name.lower())
-    if text is None:
-        return default
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        value = minimum - 1
-    if value < minimum:
-        raise ConfigurationError(f"option {name} must be an integer >= {minimum}, got {text!r}.")
-    return value
-
-
-def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
-    text = options.get(name.lower())
-    if text is None:
-        return default
-    folded = str(text).strip().lower()
-    if folded not in ("true", "false"):
-        raise ConfigurationError(f"option {name} must be true or false, got {text!r}.")
-    return folded == "true"
-
-
 def parse_options(options: Mapping[str, str]) -> ReadSpec:
-    """Every option checked, with a message naming it and the fix (ConfigurationError)."""
-    opts = _lower(options)
-    secrets = [name for name in SECRET_OPTIONS if name in opts]
-    if secrets:
-        raise ConfigurationError(
-            f"option(s) {', '.join(secrets)} would show a secret in query plans and the Spark "
-            "UI: put it in a client.properties file and pass its path as "
-            "kgroups.command.config."
-        )
+    """Every option of a batch read checked, with a message naming it and the fix (ConfigurationError)."""
+    opts = lower(options)
+    refuse_secrets(opts)
     for name, why in REFUSED_OPTIONS.items():
         if name.lower() in opts:  # Spark hands the options over in lower case: name it as Spark's docs do
             raise ConfigurationError(
                 f"option {name} of Spark's Kafka source is not taken by the kgroups source: {why}."
             )
-    bootstrap = opts.get("kafka.bootstrap.servers")
-    if not bootstrap or not str(bootstrap).strip():
-        raise ConfigurationError(
-            "option kafka.bootstrap.servers is required, e.g. 'kafka-1:9092,kafka-2:9092'."
-        )
     for name in (STARTING, ENDING):
         if name.lower() not in opts:
             raise ConfigurationError(
                 f"option {name} is required for a batch read: per-partition JSON such as "
                 '{"orders": {"0": 0, "1": -2}}, e.g. the ConsumerLagSensor\'s XCom.'
             )
+    config = client_config(opts, OWN_OPTIONS)
     ranges = OffsetRange.from_json(opts[STARTING.lower()], opts[ENDING.lower()]).pairs()
     if "assign" in opts:
         _check_assign(opts["assign"], set(ranges))
-    isolation = str(opts.get("kafka.isolation.level", "read_uncommitted")).strip().lower()
-    if isolation not in ("read_uncommitted", "read_committed"):
-        raise ConfigurationError(
-            f"option kafka.isolation.level must be read_uncommitted or read_committed, "
-            f"got {opts['kafka.isolation.level']!r}."
-        )
-    properties = {}
-    path = opts.get("kgroups.command.config")
-    if path:
-        properties.update(read_properties_file(path))
-    properties.update(
-        {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.") and k not in OWN_OPTIONS}
-    )
-    properties["bootstrap.servers"] = bootstrap
-    config = config_from_kafka_properties(properties, client_id="kgroups-spark")
+    flags = read_flags(opts)
     return ReadSpec(
         config=config,
         ranges=tuple((tp, s, e) for tp, (s, e) in ranges.items()),
-        records_per_partition=_positive_int(opts, "maxRecordsPerPartition", DEFAULT_RECORDS_PER_PARTITION),
-        min_partitions=_positive_int(opts, "minPartitions", 0) or None,
-        read_committed=isolation == "read_committed",
-        fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
-        include_headers=_bool(opts, "includeHeaders", False),
-        fetch_bytes=_positive_int(opts, "kgroups.fetch.bytes", DEFAULT_FETCH_BYTES, minimum=1024),
+        records_per_partition=positive_int(opts, "maxRecordsPerPartition", DEFAULT_RECORDS_PER_PARTITION),
+        min_partitions=positive_int(opts, "minPartitions", 0) or None,
+        read_committed=flags.read_committed,
+        fail_on_data_loss=flags.fail_on_data_loss,
+        include_headers=flags.include_headers,
+        fetch_bytes=flags.fetch_bytes,
     )
 
 
 def _check_assign(text: str, partitions: set[TopicPartition]) -> None:
     """``assign`` (``{"topic": [0, 1]}``) must name exactly the offsets' partitions: Spark's source
     refuses a mismatch with specific offsets too."""
-    example = 'e.g. {"orders": [0, 1]}'
-    try:
-        parsed = json.loads(text)
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"option assign is not valid JSON: {text!r}; {example}.") from None
-    if not isinstance(parsed, dict) or not all(
-        isinstance(topic, str) and isinstance(parts, list) and all(is_int(p) and p >= 0 for p in parts)
-        for topic, parts in parsed.items()
-    ):
-        raise ConfigurationError(
-            f"option assign must map each topic to a list of partitions, got {text!r}; {example}."
-        )
-    assigned = {TopicPartition(topic, p) for topic, parts in parsed.items() for p in parts}
+    assigned = set(parse_assign(text))
     if assigned != partitions:
         only_assign = ", ".join(map(str, sorted(assigned - partitions))) or "none"
         only_offsets = ", ".join(map(str, sorted(partitions - assigned))) or "none"
@@ -260,65 +190,6 @@ def _check_assign(text: str, partitions: set[TopicPartition]) -> None:
             f"Kafka source refuses a mismatch too); only in assign: {only_assign}; only in the "
             f"offsets: {only_offsets}."
         )
-
-
-@dataclass(frozen=True)
-class OffsetChunk:
-    """One Spark partition: ``[start, end)`` of one Kafka partition."""
-
-    topic: str
-    partition: int
-    start: int
-    end: int
-
-
-def split_ranges(
-    ranges: Mapping[TopicPartition, tuple[int, int]], per_chunk: int, min_partitions: int | None = None
-) -> list[OffsetChunk]:
-    """Resolved ranges -> chunks, planned as spark-sql-kafka-0-10's ``KafkaOffsetRangeCalculator``
-    plans its tasks, so both sources run as many: empty ranges give none; a range of more than
-    ``per_chunk`` offsets is cut into ``ceil(size / per_chunk)`` near-equal parts; then, with
-    ``min_partitions`` above the number of chunks, a chunk whose share of all offsets rounds to
-    one part stays whole (with every chunk of its partition) and the others share the remaining
-    parts in proportion to their size."""
-    chunks = []
-    for tp in sorted(ranges):
-        start, end = ranges[tp]
-        if end > start:
-            chunks += _divide(OffsetChunk(tp.topic, tp.partition, start, end), -(-(end - start) // per_chunk))
-    if min_partitions is None or len(chunks) >= min_partitions:
-        return chunks
-
-    def parts_of(size: int, total: int, parts: int) -> int:
-        return max(math.floor(size / total * parts + 0.5), 1)  # Scala's math.round: half up
-
-    total = sum(c.end - c.start for c in chunks)
-    whole = [c for c in chunks if parts_of(c.end - c.start, total, min_partitions) == 1]
-    whole_partitions = {(c.topic, c.partition) for c in whole}
-    split_total = total - sum(c.end - c.start for c in whole)
-    split_parts = max(min_partitions - len(whole), 1)
-    return [
-        piece
-        for c in chunks
-        for piece in _divide(
-            c,
-            1
-            if (c.topic, c.partition) in whole_partitions
-            else parts_of(c.end - c.start, split_total, split_parts),
-        )
-    ]
-
-
-def _divide(chunk: OffsetChunk, parts: int) -> list[OffsetChunk]:
-    """``chunk`` in ``parts`` near-equal pieces, the last taking the rest of the division."""
-    pieces, remaining, start = [], chunk.end - chunk.start, chunk.start
-    for part in range(parts):
-        size = remaining // (parts - part)
-        remaining -= size
-        if size > 0:
-            pieces.append(OffsetChunk(chunk.topic, chunk.partition, start, start + size))
-        start += size
-    return pieces
 
 
 async def resolve_ranges(client, spec: ReadSpec) -> dict[TopicPartition, tuple[int, int]]:
@@ -402,9 +273,35 @@ def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
         )
 
 
+def parse_either(options: Mapping[str, str]) -> tuple[Any, Any]:
+    """The options read as a batch read's and as a stream's, at ``load()``, which does not say
+    which it is: an error both readings give is raised there (the one a user meant: a stream
+    needs assign, subscribe or subscribePattern, a batch read of those with subscribe is not
+    taken); an error only one gives is kept and raised when Spark asks for that reader."""
+    from .stream_options import parse_stream_options
+
+    found: list[Any] = []
+    for parse in (parse_options, parse_stream_options):
+        try:
+            found.append(parse(options))
+        except ConfigurationError as exc:
+            found.append(exc)
+    batch, stream = found
+    if isinstance(batch, Exception) and isinstance(stream, Exception):
+        opts = lower(options)
+        raise stream if any(k in opts for k in ("subscribe", "subscribepattern")) else batch
+    return batch, stream
+
+
 def _data_source_classes():
     """Defined lazily so that importing this module does not import pyspark."""
-    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+    from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable,
+        ReadMaxRows,
+        ReadMinRows,
+        SupportsTriggerAvailableNow,
+    )
 
     class KGroupsPartition(InputPartition):
         def __init__(self, chunk: OffsetChunk) -> None:
@@ -429,22 +326,72 @@ def _data_source_classes():
             )  # Spark reads one InputPartition(None) for no partitions
             return read_chunk(self.spec, chunk) if chunk is not None else iter(())
 
+    class KGroupsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+        """Spark's calls, each handed to the driver's :class:`.stream_planner.StreamPlanner`."""
+
+        def __init__(self, spec) -> None:
+            from .stream_planner import StreamPlanner
+
+            self.spec = spec
+            self.planner = StreamPlanner(spec)
+
+        def initialOffset(self) -> dict:
+            return self.planner.initial_offset()
+
+        def getDefaultReadLimit(self):
+            if self.spec.max_offsets:
+                return ReadMaxRows(self.spec.max_offsets)
+            if self.spec.min_offsets:
+                return ReadMinRows(self.spec.min_offsets)
+            return ReadAllAvailable()
+
+        def latestOffset(self, start: dict, limit) -> dict:
+            return self.planner.latest_offset(start, limited=not isinstance(limit, ReadAllAvailable))
+
+        def prepareForTriggerAvailableNow(self) -> None:
+            self.planner.prepare_available_now()
+
+        def reportLatestOffset(self) -> dict | None:
+            return self.planner.report_latest()
+
+        def partitions(self, start: dict, end: dict) -> list:
+            return [KGroupsPartition(c) for c in self.planner.partitions(start, end)]
+
+        def read(self, partition) -> Iterator[Any]:
+            return read_chunk(self.spec, partition.chunk)
+
+        def commit(self, end: dict) -> None:
+            self.planner.commit(end)
+
+        def stop(self) -> None:
+            self.planner.stop()
+
     class KGroupsDataSource(DataSource):
-        """Exactly ``[startingOffsets, endingOffsets)`` of Kafka (module docstring: the options)."""
+        """Exactly ``[startingOffsets, endingOffsets)`` of Kafka read as a batch, or a stream
+        (module docstring and :mod:`.stream_options`: the options)."""
 
         def __init__(self, options: MutableMapping[str, str]) -> None:
             super().__init__(options)
-            self.spec = parse_options(options)  # bad options fail at load(), before any task
+            self.spec, self.stream_spec = parse_either(options)  # bad options fail at load()
 
         @classmethod
         def name(cls) -> str:
             return FORMAT
 
         def schema(self) -> str:
-            return SCHEMA + (f", {HEADERS_FIELD}" if self.spec.include_headers else "")
+            spec = self.stream_spec if isinstance(self.spec, Exception) else self.spec
+            headers = spec.include_headers
+            return SCHEMA + (f", {HEADERS_FIELD}" if headers else "")
 
         def reader(self, schema) -> DataSourceReader:
+            if isinstance(self.spec, Exception):
+                raise self.spec
             return KGroupsReader(self.spec)
+
+        def streamReader(self, schema) -> DataSourceStreamReader:
+            if isinstance(self.stream_spec, Exception):
+                raise self.stream_spec
+            return KGroupsStreamReader(self.stream_spec)
 
     return KGroupsDataSource
 
