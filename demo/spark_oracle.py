@@ -18,7 +18,10 @@ tuned for a fast start unless ``settings`` say otherwise (a benchmark passes the
 other session, so that every Spark it times runs the same JVM);
 :meth:`SparkOracle.read` has it read ``format`` with ``options`` and answers the schema, the rows
 (``timestamp`` as epoch milliseconds, ``headers`` as ``[(key, value)]``) and, when asked, the
-number of Spark partitions; an error comes back as :class:`OracleReadError`.
+number of Spark partitions; :meth:`SparkOracle.stream` has it run ``format`` as a Structured
+Streaming query (``availableNow`` or ``once``) from a checkpoint the caller keeps, and answers every
+micro-batch's rows and source offsets (:class:`StreamResult`); an error comes back as
+:class:`OracleReadError`.
 
 The tests (``tests/apachekafka/test_spark_kafka_source.py``) and the data-source benchmark use it.
 """
@@ -44,6 +47,8 @@ __all__ = [
     "OracleReadError",
     "ReadResult",
     "SparkOracle",
+    "StreamBatch",
+    "StreamResult",
     "connector_jars",
     "pyspark_environment",
 ]
@@ -59,6 +64,11 @@ NEEDED_JARS = (
     "commons-pool2-",
 )
 _ROOT = Path(__file__).resolve().parents[1]
+#: The triggers :meth:`SparkOracle.stream` runs: both end the query by themselves.
+STREAM_TRIGGERS = ("availableNow", "once")
+#: How long past a stream's own timeout the parent waits for the answer: on a timeout the worker
+#: stops the query (which interrupts its thread and waits for it) before it answers.
+STOP_GRACE = 60.0
 
 
 def connector_jars() -> list[Path]:
@@ -134,6 +144,34 @@ class ReadResult:
     schema: str  # DataFrame.schema.simpleString()
     rows: list[tuple]  # sorted by (topic, partition, offset)
     partitions: int | None  # Spark partitions of the scan, when asked
+
+
+@dataclass(frozen=True)
+class StreamBatch:
+    """One micro-batch that ran ``foreachBatch``. ``start``/``end``/``input_rows`` are the source's
+    ``startOffset``/``endOffset``/``numInputRows`` in the query's progress update for the batch
+    (parsed: ``{"topic": {"0": offset, ...}}`` for Kafka; ``start`` is None for a fresh query's
+    first batch, which Spark reports without one)."""
+
+    batch_id: int
+    rows: list[tuple]  # as ReadResult.rows: sorted by (topic, partition, offset)
+    start: dict | None
+    end: dict | None
+    input_rows: int
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """One run of a streaming query to its end. ``batches`` holds only the batches that ran
+    ``foreachBatch`` (with rows or without), in batch order: Spark also reports a trigger that ran
+    no batch (a rerun with nothing new makes one), with no input rows, under the id the next batch
+    will take; such an update adds no batch, so a rerun that finds nothing answers none.
+    ``latest`` is the source's ``latestOffset`` in the last progress update, idle or not (parsed),
+    None when there was none."""
+
+    schema: str  # the loaded streaming DataFrame's schema.simpleString()
+    batches: list[StreamBatch]
+    latest: dict | None
 
 
 class SparkOracle:
@@ -239,12 +277,44 @@ class SparkOracle:
         """The same read, answering only ``sum(length(value))`` (for a benchmark: nothing collected)."""
         return self._request({"format": format, "options": options, "value_bytes": True})["value_bytes"]
 
-    def _request(self, request: dict) -> dict:
+    def stream(
+        self,
+        format: str,
+        options: dict[str, str],
+        *,
+        checkpoint: str | Path,
+        trigger: str = "availableNow",
+        timeout: float | None = None,
+    ) -> StreamResult:
+        """``spark.readStream.format(format).options(**options).load()`` run into ``foreachBatch``
+        with ``trigger`` until the query ends, its state kept in ``checkpoint`` (a folder): a second
+        call with the same folder continues where the first ended, as a restarted job does. The
+        query is stopped after ``timeout`` seconds (default: the oracle's ``read_timeout``); that,
+        and whatever failed the query, raises OracleReadError (a failed query's message ends with
+        its cause's class and message)."""
+        if trigger not in STREAM_TRIGGERS:
+            raise ValueError(f"trigger {trigger!r}: the oracle runs {' or '.join(STREAM_TRIGGERS)}")
+        limit = self.read_timeout if timeout is None else timeout
+        if limit <= 0:
+            raise ValueError(f"timeout {limit!r}: a stream needs a positive number of seconds")
+        request = {
+            "kind": "stream",
+            "format": format,
+            "options": options,
+            "checkpoint": str(checkpoint),
+            "trigger": trigger,
+            "timeout": limit,
+        }
+        found = self._request(request, timeout=limit + STOP_GRACE)
+        return StreamResult(found["schema"], [StreamBatch(**b) for b in found["batches"]], found["latest"])
+
+    def _request(self, request: dict, *, timeout: float | None = None) -> dict:
+        """Send ``request``, wait ``timeout`` seconds (default ``read_timeout``) for its answer."""
         self._wait_ready()
         assert self.process is not None and self.process.stdin is not None
         self.process.stdin.write((json.dumps(request) + "\n").encode())
         self.process.stdin.flush()
-        answer = self._answer(self.read_timeout)
+        answer = self._answer(self.read_timeout if timeout is None else timeout)
         if not answer["ok"]:
             raise OracleReadError(answer["kind"], answer["message"])
         with open(answer["path"], "rb") as handle:
