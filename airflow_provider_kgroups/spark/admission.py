@@ -46,7 +46,7 @@ def rate_limit(limit: int, start: Offsets, until: Offsets, new_starts: Offsets) 
 @dataclass
 class MinimumBatch:
     """``minOffsetsPerTrigger`` with ``maxTriggerDelay``: :meth:`wait` says whether to skip this
-    trigger. Spark's clock starts when the source is created; so does this one."""
+    trigger. As in Spark, the last trigger starts at time 0, so a query's first batch never waits."""
 
     min_offsets: int
     max_delay_ms: int

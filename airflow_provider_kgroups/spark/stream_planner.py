@@ -39,7 +39,7 @@ class StreamPlanner:
         self.target: Offsets | None = None  # fixed by prepare_available_now
         self.latest_seen: Offsets | None = None
         self.minimum = (
-            MinimumBatch(spec.min_offsets, spec.max_trigger_delay_ms, clock() * 1000)
+            MinimumBatch(spec.min_offsets, spec.max_trigger_delay_ms, last_trigger_ms=0.0)
             if spec.min_offsets
             else None
         )
