@@ -27,11 +27,12 @@ Options:
 ``minPartitions``
     At least about this many Spark partitions: the largest ranges are split further, by Spark's
     Kafka source's own rule (``KafkaOffsetRangeCalculator``), so both plan the same tasks.
-``assign``
-    Optional: if given, it must name exactly the partitions of the offsets (Spark refuses a
-    mismatch too); ``subscribe``, ``subscribePattern`` and the timestamp options
+``assign`` / ``subscribe`` / ``subscribePattern``
+    Optional, one of them: the offsets must name exactly the partitions assigned or subscribed to
+    when the query is planned (Spark refuses a mismatch too). The timestamp options
     (``startingTimestamp``, ``endingTimestamp``, ``startingOffsetsByTimestamp``...) are refused
-    with the reason (:data:`REFUSED_OPTIONS`): this source reads exactly the offsets it is given.
+    with the reason (:data:`REFUSED_OPTIONS`): a batch read takes exactly the offsets it is given.
+    ``spark.readStream`` takes the same source: :mod:`.stream_options`.
 ``kafka.isolation.level`` (``read_uncommitted``)
     ``read_committed`` leaves out aborted transactions and reads up to the last stable offset.
 ``failOnDataLoss`` (``true``)
@@ -77,7 +78,7 @@ from ..client.results import TopicPartition
 from .chunks import OffsetChunk, split_ranges
 from .offsets import EARLIEST, ENDING, LATEST, STARTING, OffsetRange
 from .options import SECRET_OPTIONS, client_config, lower, positive_int, read_flags, refuse_secrets
-from .subscription import parse_assign
+from .subscription import Subscription, parse_assign
 
 log = logging.getLogger(__name__)
 
@@ -106,18 +107,12 @@ OWN_OPTIONS = (
     "kgroups.command.config",
     "kgroups.fetch.bytes",
 )
-_EXACT_RANGE = (
-    "this source reads exactly the partitions and offsets named in startingOffsets/endingOffsets "
-    "(the ConsumerLagSensor's XCom)"
-)
 _BY_TIME = (
     "this source does not look offsets up by time: resolve the time to offsets first "
     "(GroupsClient.offsets_for_timestamp) and pass them as startingOffsets/endingOffsets"
 )
 #: Options of Spark's Kafka batch source this source refuses, each with why and what to do instead.
 REFUSED_OPTIONS = {
-    "subscribe": f"{_EXACT_RANGE}; drop subscribe (or give assign naming the same partitions)",
-    "subscribePattern": f"{_EXACT_RANGE}; drop subscribePattern (or give assign naming the same partitions)",
     "startingTimestamp": _BY_TIME,
     "endingTimestamp": _BY_TIME,
     "startingOffsetsByTimestamp": _BY_TIME,
@@ -144,6 +139,9 @@ class ReadSpec:
     fail_on_data_loss: bool
     include_headers: bool
     fetch_bytes: int
+    subscription: Subscription | None = (
+        None  # subscribe/subscribePattern: checked against the ranges at planning
+    )
 
 
 def parse_options(options: Mapping[str, str]) -> ReadSpec:
@@ -163,7 +161,8 @@ def parse_options(options: Mapping[str, str]) -> ReadSpec:
             )
     config = client_config(opts, OWN_OPTIONS)
     ranges = OffsetRange.from_json(opts[STARTING.lower()], opts[ENDING.lower()]).pairs()
-    if "assign" in opts:
+    subscription = Subscription.from_options(opts)
+    if subscription is not None and subscription.kind == "assign":
         _check_assign(opts["assign"], set(ranges))
     flags = read_flags(opts)
     return ReadSpec(
@@ -175,6 +174,7 @@ def parse_options(options: Mapping[str, str]) -> ReadSpec:
         fail_on_data_loss=flags.fail_on_data_loss,
         include_headers=flags.include_headers,
         fetch_bytes=flags.fetch_bytes,
+        subscription=subscription if subscription is not None and subscription.kind != "assign" else None,
     )
 
 
@@ -189,6 +189,21 @@ def _check_assign(text: str, partitions: set[TopicPartition]) -> None:
             f"option assign must name the partitions of startingOffsets/endingOffsets (Spark's "
             f"Kafka source refuses a mismatch too); only in assign: {only_assign}; only in the "
             f"offsets: {only_offsets}."
+        )
+
+
+def check_subscribed(subscribed: set[TopicPartition], spec: ReadSpec) -> None:
+    """With subscribe/subscribePattern, the offsets must name every partition subscribed to now and
+    no other (Spark's source: "If startingOffsets contains specific offsets, you must specify all
+    TopicPartitions")."""
+    named = {tp for tp, _, _ in spec.ranges}
+    if named != subscribed:
+        missing = ", ".join(map(str, sorted(subscribed - named)[:5])) or "none"
+        extra = ", ".join(map(str, sorted(named - subscribed)[:5])) or "none"
+        assert spec.subscription is not None
+        raise ConfigurationError(
+            f"startingOffsets/endingOffsets must name every partition of {spec.subscription.describe()} "
+            f"and no other (as Spark's Kafka source requires): not named {missing}; not subscribed {extra}."
         )
 
 
@@ -275,9 +290,9 @@ def read_chunk(spec: ReadSpec, chunk: OffsetChunk) -> Iterator[Any]:
 
 def parse_either(options: Mapping[str, str]) -> tuple[Any, Any]:
     """The options read as a batch read's and as a stream's, at ``load()``, which does not say
-    which it is: an error both readings give is raised there (the one a user meant: a stream
-    needs assign, subscribe or subscribePattern, a batch read of those with subscribe is not
-    taken); an error only one gives is kept and raised when Spark asks for that reader."""
+    which it is: an error both readings give is raised there (the batch one unless the options
+    subscribe, which only streams do without offsets); an error only one gives is kept and raised
+    when Spark asks for that reader."""
     from .stream_options import parse_stream_options
 
     found: list[Any] = []
@@ -316,6 +331,8 @@ def _data_source_classes():
             from ..client.sync import GroupsClient
 
             with GroupsClient(self.spec.config) as client:
+                if self.spec.subscription is not None:
+                    check_subscribed(client.run(self.spec.subscription.partitions(client.aclient)), self.spec)
                 ranges = client.run(resolve_ranges(client.aclient, self.spec))
             chunks = split_ranges(ranges, self.spec.records_per_partition, self.spec.min_partitions)
             return [KGroupsPartition(c) for c in chunks]

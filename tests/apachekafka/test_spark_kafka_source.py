@@ -241,18 +241,28 @@ def test_timestamp_strategy_is_refused_by_kgroups(oracle, seeded, kafka):
 
 
 @pytest.mark.parametrize("option", ["subscribe", "subscribePattern"])
-def test_subscribing_is_refused_by_kgroups_which_reads_exactly_the_named_partitions(
-    oracle, seeded, kafka, option
-):
+def test_subscribing_with_the_offsets_of_every_partition_reads_the_same_rows(oracle, seeded, kafka, option):
     s = seeded["gzip"]
     opts = options(kafka.bootstrap, {s.topic: (0, s.end)})
     del opts["assign"]
     opts[option] = s.topic if option == "subscribe" else re.escape(s.topic)
+    assert (
+        oracle.read("kgroups", opts).rows
+        == oracle.read("kafka", opts).rows
+        == truth(s, 0, s.end, headers=False)
+    )
+    other = seeded["snappy"]
+    opts[option] = (
+        f"{s.topic},{other.topic}"
+        if option == "subscribe"
+        else f"{re.escape(s.topic)}|{re.escape(other.topic)}"
+    )
     with pytest.raises(
-        OracleReadError, match=f"option {option} {REFUSED}: this source reads exactly the partitions"
+        OracleReadError, match=f"must name every partition of .*not named {re.escape(other.topic)}\\[0\\]"
     ):
         oracle.read("kgroups", opts)
-    assert not difference(oracle.read("kafka", opts).rows, truth(s, 0, s.end, headers=False))
+    with pytest.raises(OracleReadError, match="start offsets don't match what are assigned"):
+        oracle.read("kafka", opts)
 
 
 def test_assign_must_name_the_offsets_partitions_in_both(oracle, seeded, kafka):
