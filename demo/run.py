@@ -27,7 +27,10 @@
    (spark-sql-kafka-0-10, in a pyspark 4.2.0 of its own: ``demo.spark_oracle``) and by the
    ``kgroups`` source, compared column by column (``demo.source_check``; where that Spark cannot
    be set up, one line says why and the run does not fail for it);
-5. starts real Airflow services (api-server, dag-processor, scheduler, triggerer) for the
+5. runs ``dags/kgroups_spark_stream.py`` twice (``demo.stream_job``): an AvailableNow ``kgroups``
+   stream over exactly the gated range into Parquet, committing its progress to a consumer group
+   whose lag is printed before and after, the second run reading only the new range;
+6. starts real Airflow services (api-server, dag-processor, scheduler, triggerer) for the
    event-driven pair (``dags/kgroups_lag_events.py``): the watcher's asset event starts the
    Spark DAG on exactly the range the landing group consumed.
 
@@ -82,6 +85,8 @@ from demo.scenario import (
 from demo.seed import Seeder
 from demo.source_check import check, oracle_unavailable
 from demo.spark_oracle import SparkOracle
+from demo.stream_job import DAG as STREAM_DAG
+from demo.stream_job import run_stream_dag
 from demo.ui_page import capture, page_env
 
 
@@ -313,6 +318,17 @@ def run() -> int:
         if code != 0:
             say(f"\nthe end of {rel(log)}:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]))
         ok = sources(check(oracle, oracle_problem, broker.bootstrap, WORK / "output")) and ok
+        if broker.answers_timestamps:
+            ok = (
+                run_stream_dag(
+                    airflow_env(broker.bootstrap, connect.url, barrier), broker.bootstrap, producer
+                )
+                and ok
+            )
+        else:
+            say(
+                f"\nStreaming ({STREAM_DAG}): not run, its gates need ListOffsets by timestamp, which Tansu cannot answer"
+            )
         ok = event_driven(broker.bootstrap, producer) and ok
     say(
         f"\neverything started was stopped (producer, landing consumer, broker, Airflow, Spark); "
