@@ -2,7 +2,7 @@
 
 Modules: ``model`` (the values), ``snapshot`` (lag of many groups in one call), ``totals``
 (per topic, worst partitions), ``seconds`` (lag in seconds), ``barrier`` (catch-up targets),
-``verdicts`` (OK/WARN/STALL/STOP/REWIND/LOST over a window), ``deadgroups`` (active, paused
+``verdicts`` (OK/WARN/STALL/STOP/REWIND/AT_RISK/LOST over a window; ``retention``: the margin and catch-up time AT_RISK is made of), ``deadgroups`` (active, paused
 or dead, with findings as values; the permission and the words are ``cleanup``'s).
 
 The names below are loaded on first use (PEP 562): importing ``lag.model`` does not load

@@ -12,7 +12,7 @@ from ..client.frozen import fast_init
 
 __all__ = ["GroupReason", "Verdict", "VerdictFinding", "VerdictReason"]
 
-_SEVERITY = ("OK", "UNKNOWN", "WARN", "STALL", "STOP", "ABANDONED", "REWIND", "LOST")
+_SEVERITY = ("OK", "UNKNOWN", "WARN", "STALL", "STOP", "ABANDONED", "REWIND", "AT_RISK", "LOST")
 
 
 class Verdict(str, Enum):
@@ -23,6 +23,7 @@ class Verdict(str, Enum):
     STOP = "STOP"
     ABANDONED = "ABANDONED"  # the group stopped consuming the topic; its old commits stay behind
     REWIND = "REWIND"
+    AT_RISK = "AT_RISK"  # retention may delete records the group has not read before it gets there
     LOST = "LOST"
 
     @property
@@ -50,6 +51,9 @@ class VerdictReason(str, Enum):
     )
     MOVING = "moving"  # OK: the committed offset moved
     NOT_GROWING = "not_growing"  # OK: enough points, the lag not growing
+    MAY_BE_DELETED = (
+        "may_be_deleted"  # AT_RISK: ``margin_s`` under ``margin_floor_s`` or ``catch_up_s`` (or never)
+    )
     TOO_FEW_POINTS = (
         "too_few_points"  # UNKNOWN: ``points`` of ``points_needed`` in ``window_ms``, nothing moved
     )
@@ -80,6 +84,13 @@ class VerdictFinding:
     points_needed: int | None = None
     allowed_lag: int | None = None
     log_start_unread: bool = False
+    # AT_RISK: the retention margin (at least), the catch-up time (None with ``never_catches_up``:
+    # slower than the producers), the floor; ``then``: the verdict the other rules found
+    margin_s: float | None = None
+    catch_up_s: float | None = None
+    never_catches_up: bool = False
+    margin_floor_s: float | None = None
+    then: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"verdict": self.verdict.value, "reason": self.reason.value}

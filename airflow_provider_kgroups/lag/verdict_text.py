@@ -65,6 +65,36 @@ def minutes(ms: int | None) -> str:
     return f"{(ms or 0) / 60_000:.1f} min"
 
 
+def duration(seconds: float) -> str:
+    """``42 s``, ``12.5 min``, ``3.1 h``, ``2.0 d``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} d"
+
+
+def risk_text(f: VerdictFinding) -> str:
+    """AT_RISK: the margin (a lower bound), the catch-up time and which of the two rules it met."""
+    margin = (
+        f"retention may delete its first unread record in {duration(max(f.margin_s, 0.0))} at the earliest"
+        if f.margin_s is not None
+        else "retention may delete its first unread record"
+    )
+    if f.never_catches_up:
+        eta = "at current rates it never catches up (it reads slower than the producers write)"
+    elif f.catch_up_s is not None:
+        eta = f"at current rates it catches up in {duration(f.catch_up_s)}"
+    else:
+        eta = "its catch-up time is not known yet (one check)"
+    floor = (
+        f"; below the floor of {duration(f.margin_floor_s)}"
+        if f.margin_floor_s is not None and f.margin_s is not None and f.margin_s < f.margin_floor_s
+        else ""
+    )
+    return f"{margin} (lag {f.lag}); {eta}{floor}" + (f"; the other rules said {f.then}" if f.then else "")
+
+
 def _rule_text(f: VerdictFinding) -> str:
     reason = f.reason
     if reason is VerdictReason.NO_SNAPSHOT:
@@ -115,6 +145,8 @@ def _rule_text(f: VerdictFinding) -> str:
         return f"lag {f.lag}, committed offset moving"
     if reason is VerdictReason.NOT_GROWING:
         return f"lag {f.lag}, not growing"
+    if reason is VerdictReason.MAY_BE_DELETED:
+        return risk_text(f)
     assert reason is VerdictReason.TOO_FEW_POINTS
     return (
         f"lag {f.lag} and the committed offset has not moved, with {f.points} of the {f.points_needed} "

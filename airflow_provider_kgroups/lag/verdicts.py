@@ -62,7 +62,7 @@ fine).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,6 +71,7 @@ from ..client.frozen import fast_init
 from ..client.numbers import check_int
 from ..client.results import GroupState
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag
+from .retention import RetentionMargin, at_risk, catch_up
 from .verdict_findings import GroupReason, Verdict, VerdictFinding, VerdictReason
 from .verdict_text import finding_text, group_text
 
@@ -96,9 +97,10 @@ class VerdictRules:
     stuck_after_ms: int = 10 * 60_000
     min_points: int = 3
     allowed_lag: int = 0  # e.g. 1 on transactional topics read without read_committed
+    margin_floor_ms: int = 60 * 60_000  # AT_RISK below this retention margin, whatever the catch-up time
 
     def __post_init__(self) -> None:
-        for name in ("window_ms", "stuck_after_ms", "min_points", "allowed_lag"):
+        for name in ("window_ms", "stuck_after_ms", "min_points", "allowed_lag", "margin_floor_ms"):
             check_int(name, getattr(self, name), at_least=0, must_be="a non-negative int")
         if self.window_ms <= 0:
             raise ConfigurationError(f"window_ms must be > 0, got {self.window_ms}.")
@@ -220,8 +222,36 @@ def _no_commit_verdict(window: list[LagPoint], rules: VerdictRules) -> VerdictFi
     return VerdictFinding(Verdict.UNKNOWN, VerdictReason.NO_COMMIT)
 
 
-def judge_partition(points: Sequence[LagPoint], rules: VerdictRules = VerdictRules()) -> VerdictFinding:
-    """What the rules find for one partition's points (any order)."""
+def judge_partition(
+    points: Sequence[LagPoint], rules: VerdictRules = VerdictRules(), margin: RetentionMargin | None = None
+) -> VerdictFinding:
+    """What the rules find for one partition's points (any order); with its retention ``margin``,
+    AT_RISK where :func:`.retention.at_risk` says so and no record is lost yet."""
+    found = _judge(points, rules)
+    if margin is None or margin.seconds is None or found.verdict is Verdict.LOST:
+        return found
+    latest = max(points, key=lambda p: p.at_ms)
+    if latest.lag is None or latest.lag <= rules.allowed_lag:
+        return found
+    window = [p for p in points if p.at_ms >= latest.at_ms - rules.window_ms]
+    eta = catch_up(window)
+    floor_s = rules.margin_floor_ms / 1000.0
+    if not at_risk(margin, eta, floor_s):
+        return found
+    return VerdictFinding(
+        Verdict.AT_RISK,
+        VerdictReason.MAY_BE_DELETED,
+        committed=latest.committed,
+        lag=latest.lag,
+        margin_s=margin.seconds,
+        catch_up_s=eta.seconds,
+        never_catches_up=eta.never,
+        margin_floor_s=floor_s,
+        then=None if found.verdict is Verdict.OK else found.verdict.value,
+    )
+
+
+def _judge(points: Sequence[LagPoint], rules: VerdictRules) -> VerdictFinding:
     ordered = sorted(points, key=lambda p: p.at_ms)
     if not ordered:
         return VerdictFinding(Verdict.UNKNOWN, VerdictReason.NO_SNAPSHOT)
@@ -356,7 +386,11 @@ def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[tuple[str, 
 
 
 def _group_verdict(
-    group_id: str, latest: GroupLag | None, snapshots: Sequence[LagSnapshot], rules: VerdictRules
+    group_id: str,
+    latest: GroupLag | None,
+    snapshots: Sequence[LagSnapshot],
+    rules: VerdictRules,
+    margins: Mapping[tuple[str, int], RetentionMargin],
 ) -> GroupVerdict:
     if latest is None:
         return GroupVerdict(group_id, Verdict.UNKNOWN, GroupReason.NOT_READ)
@@ -365,7 +399,7 @@ def _group_verdict(
     for key, points in sorted(_series(snapshots, group_id).items()):
         if key not in current:
             continue  # the group no longer has this partition
-        found = judge_partition(points, rules)
+        found = judge_partition(points, rules, margins.get(key))
         window_start = points[-1].at_ms - rules.window_ms
         verdicts.append(
             PartitionVerdict(
@@ -393,13 +427,16 @@ def group_verdicts(
     rules: VerdictRules = VerdictRules(),
     *,
     group_ids: Iterable[str] | None = None,
+    margins: Mapping[str, Mapping[tuple[str, int], RetentionMargin]] | None = None,
 ) -> dict[str, GroupVerdict]:
     """Verdicts of ``group_ids`` (default: every group in the latest snapshot) from snapshots
-    in any order; the latest one decides which groups and partitions exist."""
+    in any order; the latest one decides which groups and partitions exist. ``margins``: per
+    group, each partition's retention margin (``(topic, partition)`` keys), for AT_RISK."""
     ordered = sorted(snapshots, key=lambda s: s.taken_at_ms)
     if not ordered:
         raise ConfigurationError("no snapshots: verdicts need at least one snapshot.")
     newest = ordered[-1]
     window = [s for s in ordered if s.taken_at_ms >= newest.taken_at_ms - rules.window_ms]
     ids = list(group_ids) if group_ids is not None else list(newest.groups)
-    return {g: _group_verdict(g, newest.groups.get(g), window, rules) for g in ids}
+    margins = margins or {}
+    return {g: _group_verdict(g, newest.groups.get(g), window, rules, margins.get(g, {})) for g in ids}

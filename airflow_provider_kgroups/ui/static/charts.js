@@ -6,7 +6,7 @@
   const enc = (s) => echarts.format.encodeHTML(String(s));
   const instances = new Set();
   const VERDICT_COLORS = { OK: "#16a34a", WARN: "#d97706", UNKNOWN: "#7c3aed", STALL: "#dc2626", STOP: "#dc2626", ABANDONED: "#dc2626",
-                           REWIND: "#dc2626", LOST: "#991b1b" };
+                           REWIND: "#dc2626", AT_RISK: "#b91c1c", LOST: "#991b1b" };
   const CLEANUP_COLORS = { deleted: "#dc2626", would_delete: "#d97706", skip: "#64748b", keep: "#16a34a",
                            not_found: "#64748b", refused: "#b45309", failed: "#991b1b" };
 
