@@ -14,12 +14,12 @@
    catches up;
 3. leaves consumer groups around: three dead ones (no commit progress for 9-12 days), a
    paused one (progress two days ago) and two Kafka Connect sink groups, with the history the
-   snapshot DAG would have stored for them (``.demo/history``); a stand-in Kafka Connect
-   REST server (``demo.connectserver.ConnectServer``, Connect's documented answer to
-   ``GET /connectors?expand=status&expand=info``) says connector ``orders-sink`` is PAUSED
-   (so ``connect-orders-sink`` must stay: it resumes from those offsets) and knows no
-   ``legacy-sink`` (so ``connect-legacy-sink`` is a gone connector's group: deletable), and
-   the cleanup reads it through a ``kgroups_connect`` connection;
+   snapshot DAG would have stored for them (``.demo/history``); a real Kafka Connect worker
+   (``demo.connect_world``: ConnectDistributed from Maven Central's jars; the stand-in REST server
+   ``demo.connectserver`` only on the Tansu fallback) has sink connector ``orders-sink`` PAUSED
+   (so ``connect-orders-sink`` must stay: it resumes from those offsets) and no ``legacy-sink``
+   (so ``connect-legacy-sink`` is a gone connector's group: deletable), and the cleanup reads it
+   through a ``kgroups_connect`` connection;
 4. runs ``airflow dags test kgroups_gate_clean_spark`` (gate at the data interval's end as
    README.rst's example does, clean with dry run off, Spark in local mode) and prints what happened: how long the gate waited and why it opened, which
    groups were deleted and which kept (and why), what Spark produced, checked against the
@@ -58,7 +58,7 @@ from pathlib import Path
 from demo.airflow_services import AirflowServices
 from demo.broker import start_broker
 from demo.child import Child, airflow_command
-from demo.connectserver import ConnectServer
+from demo.connect_world import start_connect
 from demo.first_check import barrier_fixed
 from demo.history import backfill_history
 from demo.landing import LandingConsumer, OrderProducer, expected_totals
@@ -66,7 +66,6 @@ from demo.report import fmt_offsets, offsets_of, rel, say, sources, summary
 from demo.scenario import (
     BACKLOG,
     CONNECT_CONN_ID,
-    CONNECTORS,
     DAG_ID,
     DAGS_TEST_TIMEOUT_S,
     GROUPS,
@@ -214,12 +213,10 @@ def run() -> int:
             + f"), then {PRODUCE_PER_S} records/s, one lz4-compressed record per batch; every acknowledged record "
             "is remembered"
         )
-        connect = stack.enter_context(ConnectServer(CONNECTORS))
-        say(
-            f"connect    a stand-in Kafka Connect REST API on {connect.url} (connection {CONNECT_CONN_ID}): "
-            + ", ".join(f"connector {c.name} {c.state}" for c in CONNECTORS)
-            + "; no connector legacy-sink"
+        connect_url, connect_line = start_connect(
+            stack, broker.bootstrap, fallback=bool(broker.fallback_reason)
         )
+        say(f"connect    {connect_line}")
         for group_id, (_, offset, _) in GROUPS.items():
             seed.commit(group_id, {(TOPIC, p): offset for p in range(PARTITIONS)})
         files = backfill_history(
@@ -307,7 +304,7 @@ def run() -> int:
                     + (" (holding)" if landing.holding else "")
                 )
 
-        with Child(command, airflow_env(broker.bootstrap, connect.url, barrier), log) as dags_test:
+        with Child(command, airflow_env(broker.bootstrap, connect_url, barrier), log) as dags_test:
             code = dags_test.wait(DAGS_TEST_TIMEOUT_S, on_tick=tick, tick_s=0.5)
         if landing.holding:  # the run ended before its gate checked: the event-driven part needs it landing
             landing.release()
@@ -321,7 +318,7 @@ def run() -> int:
         if broker.answers_timestamps:
             ok = (
                 run_stream_dag(
-                    airflow_env(broker.bootstrap, connect.url, barrier), broker.bootstrap, producer
+                    airflow_env(broker.bootstrap, connect_url, barrier), broker.bootstrap, producer
                 )
                 and ok
             )
