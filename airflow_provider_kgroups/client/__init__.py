@@ -32,6 +32,7 @@ _HOMES = {
     **dict.fromkeys(
         (
             "CommittedOffset",
+            "ConfigSource",
             "GroupDeletion",
             "GroupDescription",
             "GroupListing",
@@ -45,6 +46,7 @@ _HOMES = {
             "TopicDescription",
             "TopicExistence",
             "TopicPartition",
+            "TopicRetention",
         ),
         "results",
     ),
@@ -62,6 +64,7 @@ __all__ = [
     "NoBrokerAvailable",
     "AuthenticationError",
     "CommittedOffset",
+    "ConfigSource",
     "GroupDeletion",
     "GroupDescription",
     "GroupListing",
@@ -75,6 +78,7 @@ __all__ = [
     "TopicDescription",
     "TopicExistence",
     "TopicPartition",
+    "TopicRetention",
 ]
 
 
@@ -87,6 +91,7 @@ if TYPE_CHECKING:  # static analysis sees the eager imports
     from .errors import AuthenticationError, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable
     from .results import (
         CommittedOffset,
+        ConfigSource,
         GroupDeletion,
         GroupDescription,
         GroupListing,
@@ -99,6 +104,7 @@ if TYPE_CHECKING:  # static analysis sees the eager imports
         TopicDescription,
         TopicExistence,
         TopicPartition,
+        TopicRetention,
     )
     from .selection import GroupSelector
     from .sync import GroupsClient

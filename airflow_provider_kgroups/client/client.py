@@ -1,7 +1,8 @@
 """The public asyncio client: a few verbs over the driver, each one deadline-bound call.
 
 The read verbs live here; the verbs that change committed offsets (commit, delete) in
-:mod:`.offset_verbs`, mixed in. Each verb checks its input (:mod:`.inputs`) and runs handlers
+:mod:`.offset_verbs`, those that read topics' retention settings and sizes in :mod:`.topic_verbs`,
+mixed in. Each verb checks its input (:mod:`.inputs`) and runs handlers
 through the driver; the request logic lives in ``handlers/``, listing in :mod:`.listing`,
 describing in :mod:`.describe`.
 """
@@ -43,8 +44,8 @@ from .inputs import (
     group_states,
     group_types,
     partitions_of,
-    string_list,
     topic_filter,
+    topic_names,
     unsendable_group_ids,
 )
 from .listing import list_everywhere
@@ -68,6 +69,7 @@ from .results import (
 )
 from .runner import Call, InFlight, beside_bootstrap, locate, refresh, run
 from .selection import validate_group_ids
+from .topic_verbs import TopicVerbs
 from .transport import ConnectionPool, RequestStats
 
 log = logging.getLogger(__name__)
@@ -77,7 +79,7 @@ V = TypeVar("V")
 OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
 
 
-class AsyncGroupsClient(OffsetVerbs):
+class AsyncGroupsClient(OffsetVerbs, TopicVerbs):
     """Batched consumer-group administration for many groups at once.
 
     Every verb takes an optional ``timeout_s`` (default ``config.call_timeout_s``) for the
@@ -419,10 +421,7 @@ class AsyncGroupsClient(OffsetVerbs):
         that topic. This is the one way to prove a topic absent: an all-topics listing and an
         all-partitions OffsetFetch silently leave out what the principal may not Describe.
         """
-        names = list(dict.fromkeys(string_list(topics, "topics")))
-        bad = [t for t in names if not isinstance(t, str) or not t]
-        if bad:
-            raise ConfigurationError(f"topics: {bad[0]!r} is not a topic name.")
+        names = topic_names(topics)
         if not names:
             return KeyedResults()
         try:

@@ -95,12 +95,18 @@ class Routing(Enum):
     #: one, every known broker is connected and, if none batches, one request per key is spread
     #: over them (``CoordinatorStrategy``'s fallback): FindCoordinator
     BATCHING = "batching"
+    #: any broker can answer for the keys: no request, the sender maps them all to the
+    #: least-loaded broker (one that just failed comes last), as a Java ``Call`` with a
+    #: ``LeastLoadedNodeProvider`` (``LeastLoadedBrokerOrActiveKController``) is sent:
+    #: DescribeConfigs of topics
+    ANY = "any"
 
 
 class Lookup(Protocol[K]):
     """Which broker serves a key (``AdminApiLookupStrategy``): ``parse`` puts key -> node id in
     ``completed``. ``routing`` says where its requests go; with :attr:`Routing.FIXED` no request
-    is sent (``request_class`` is None) and :meth:`resolve` answers at once. A lookup subclasses
+    is sent (``request_class`` is None) and :meth:`resolve` answers at once; with
+    :attr:`Routing.ANY` no request is sent either and the sender picks the broker. A lookup subclasses
     this protocol to inherit the defaults of what its routing does not use."""
 
     request_class: type[ApiMessage] | None

@@ -59,6 +59,15 @@ def string_list(values: Iterable[str], what: str) -> list[str]:
     return list(values)
 
 
+def topic_names(topics: Iterable[str]) -> list[str]:
+    """``topics`` without duplicates, each a non-empty string."""
+    names = list(dict.fromkeys(string_list(topics, "topics")))
+    bad = [t for t in names if not isinstance(t, str) or not t]
+    if bad:
+        raise ConfigurationError(f"topics: {bad[0]!r} is not a topic name.")
+    return names
+
+
 def group_states(states: Iterable[str]) -> frozenset[str]:
     """Kafka's state names, whatever the case (``stable``, ``preparing_rebalance``); a typo is an error
     rather than a filter that silently matches nothing."""

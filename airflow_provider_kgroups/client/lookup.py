@@ -13,12 +13,14 @@ where each one's :class:`~.contract.Routing` says (the runner never asks which A
   Routed :attr:`~.contract.Routing.LEAST_LOADED`.
 * :class:`BrokerLookup` - the key *is* a broker (ListGroups goes to every broker;
   ``StaticBrokerStrategy``): no request. Routed :attr:`~.contract.Routing.FIXED`.
+* :class:`AnyBrokerLookup` - any broker answers for the key (DescribeConfigs of a topic): no
+  request; the sender picks the least-loaded broker. Routed :attr:`~.contract.Routing.ANY`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from .chunking import Chunker, RequestLimits
 from .cluster import METADATA, ClusterMetadata
@@ -27,6 +29,8 @@ from .contract import Lookup, Outcome, RequestPlan, Routing
 from .errors import RELOOKUP, RETRY_SAME_BROKER, ErrorCode, Failure
 from .protocol import FindCoordinatorRequest, FindCoordinatorResponse, KafkaApi
 from .results import TopicPartition
+
+K = TypeVar("K", bound=Hashable)
 
 GROUP_KEY_TYPE = 0
 BATCHED_FIND_COORDINATOR = 4
@@ -193,3 +197,24 @@ class BrokerLookup(Lookup[int]):
     def resolve(self, node_ids: list[int]) -> Outcome[int, int]:
         # Only reached after a broker's request failed: ask it again after the backoff.
         return Outcome(completed={n: n for n in node_ids})
+
+
+class AnyBrokerLookup(Lookup[K]):
+    """Keys any broker answers for (a topic's configuration: ``KafkaAdminClient.describeConfigs``
+    sends every non-broker resource to ``LeastLoadedBrokerOrActiveKController``). Nothing is looked
+    up or cached: each run's keys go to the broker the sender finds least loaded then."""
+
+    request_class = None
+    routing = Routing.ANY
+
+    def cached(self, key: K) -> int | None:
+        return None
+
+    def forget(self, keys: Iterable[K]) -> None:
+        pass
+
+    def build(self, keys: list[K], version: int) -> list[RequestPlan[K]]:
+        raise NotImplementedError("any broker serves these keys: the sender picks it, with no request")
+
+    def parse(self, plan: RequestPlan[K], response: Any) -> Outcome[K, int]:
+        raise NotImplementedError("any broker serves these keys: the sender picks it, with no request")

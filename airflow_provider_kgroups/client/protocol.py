@@ -98,6 +98,25 @@ class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: i
     pass
 
 
+# DescribeConfigs and DescribeLogDirs: built here from kafka-python's own copies of Kafka's schemas
+# (a class is found by its name), as kafka.protocol.admin.configs and .cluster build them; importing
+# those modules would build every message class they define (tests/client/test_codec_import.py).
+class DescribeConfigsRequest(ApiMessage):  # type: ignore[misc]  # ApiMessage is Any to mypy
+    pass
+
+
+class DescribeConfigsResponse(ApiMessage):  # type: ignore[misc]  # ApiMessage is Any to mypy
+    pass
+
+
+class DescribeLogDirsRequest(ApiMessage):  # type: ignore[misc]  # ApiMessage is Any to mypy
+    pass
+
+
+class DescribeLogDirsResponse(ApiMessage):  # type: ignore[misc]  # ApiMessage is Any to mypy
+    pass
+
+
 #: Kafka's generated message classes refuse a string of more UTF-8 bytes than this, in every
 #: version, flexible or not (MessageDataGenerator: "field is too long to be serialized" when
 #: writing, "string field ... had invalid length" when reading).
@@ -306,8 +325,12 @@ __all__ = [
     "ConsumerGroupDescribeResponse",
     "DeleteGroupsRequest",
     "DeleteGroupsResponse",
+    "DescribeConfigsRequest",
+    "DescribeConfigsResponse",
     "DescribeGroupsRequest",
     "DescribeGroupsResponse",
+    "DescribeLogDirsRequest",
+    "DescribeLogDirsResponse",
     "DescribeShareGroupOffsetsRequest",
     "DescribeShareGroupOffsetsResponse",
     "FetchRequest",

@@ -1,4 +1,7 @@
-"""What the client returns: frozen, typed values with one JSON path (``to_dict``) each."""
+"""What the client returns: frozen, typed values with one JSON path (``to_dict``) each.
+
+Over 400 lines because it is the one home of every value the client returns (the layout in
+docs/development.rst): the lag engine, the CLI and the hooks import them from here alone."""
 
 from __future__ import annotations
 
@@ -417,3 +420,97 @@ class TopicDescription:
     name: str
     partitions: Mapping[int, int]  # partition -> leader id (-1 when none)
     is_internal: bool = False
+
+
+class ConfigSource(str, Enum):
+    """Where a topic's setting comes from: DescribeConfigs' ``ConfigSource``, named as the Java
+    admin client's ``ConfigEntry.ConfigSource`` and ``kafka-configs.sh --describe`` print it.
+    Only ``DYNAMIC_TOPIC_CONFIG`` is the topic's own override; the others are what the broker
+    applies to every topic without one (its dynamic or static configuration, else Kafka's
+    default)."""
+
+    DYNAMIC_TOPIC_CONFIG = "DYNAMIC_TOPIC_CONFIG"  # 1: set on the topic (kafka-configs --alter, CreateTopics)
+    DYNAMIC_BROKER_CONFIG = "DYNAMIC_BROKER_CONFIG"  # 2: the broker's dynamic configuration
+    DYNAMIC_DEFAULT_BROKER_CONFIG = "DYNAMIC_DEFAULT_BROKER_CONFIG"  # 3: every broker's dynamic default
+    STATIC_BROKER_CONFIG = "STATIC_BROKER_CONFIG"  # 4: server.properties
+    DEFAULT_CONFIG = "DEFAULT_CONFIG"  # 5: Kafka's own default
+    UNKNOWN = "UNKNOWN"  # 0, or a source no topic setting has
+
+    @classmethod
+    def of(cls, wire_id: int) -> ConfigSource:
+        """The source DescribeConfigs v1+ names by number (``DescribeConfigsResponse.ConfigSource``)."""
+        return _CONFIG_SOURCES.get(wire_id, cls.UNKNOWN)
+
+    @property
+    def is_topic_override(self) -> bool:
+        return self is ConfigSource.DYNAMIC_TOPIC_CONFIG
+
+
+_CONFIG_SOURCES = {
+    1: ConfigSource.DYNAMIC_TOPIC_CONFIG,
+    2: ConfigSource.DYNAMIC_BROKER_CONFIG,
+    3: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+    4: ConfigSource.STATIC_BROKER_CONFIG,
+    5: ConfigSource.DEFAULT_CONFIG,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRetention:
+    """What decides when a topic's records are deleted, from DescribeConfigs (see
+    :meth:`~airflow_provider_kgroups.client.AsyncGroupsClient.describe_topic_retention`).
+
+    ``retention_ms`` / ``retention_bytes``: ``retention.ms`` / ``retention.bytes`` (per partition),
+    None for -1 (no limit). They delete only when ``cleanup_policy`` holds "delete"
+    (:attr:`deletes`); a compacted-only topic keeps each key's last record whatever its age.
+    ``cleanup_policy``: ``cleanup.policy``'s values, sorted: ``("delete",)``, ``("compact",)``,
+    ``("compact", "delete")``. ``message_timestamp_type``: "CreateTime" or "LogAppendTime" (which
+    timestamp time-based retention reads). ``segment_ms`` / ``segment_bytes``: when a segment is
+    rolled; retention deletes whole closed segments, so a record may outlive ``retention_ms`` by up
+    to a segment's span (None: the broker did not answer the setting).
+
+    ``local_retention_ms`` / ``local_retention_bytes``: how long records stay on the brokers' disks
+    under tiered storage (KIP-405, ``local.retention.*``; then ``retention_*`` is the total, remote
+    included): as Kafka applies them, -2 is ``retention_*``, -1 no limit (None), and without
+    ``remote_storage`` (``remote.storage.enable``) or on a broker that has no such setting (before
+    3.6) they are ``retention_*``.
+
+    ``sources``: for each setting the broker answered (by its Kafka name, ``"retention.ms"``),
+    where its value comes from: a topic override or the broker's value (:class:`ConfigSource`).
+    """
+
+    topic: str
+    retention_ms: int | None
+    retention_bytes: int | None
+    cleanup_policy: tuple[str, ...]
+    message_timestamp_type: str
+    segment_ms: int | None
+    segment_bytes: int | None
+    local_retention_ms: int | None
+    local_retention_bytes: int | None
+    remote_storage: bool
+    sources: Mapping[str, ConfigSource]
+
+    @property
+    def deletes(self) -> bool:
+        """Whether retention deletes records at all (``cleanup.policy`` holds "delete")."""
+        return "delete" in self.cleanup_policy
+
+    def overrides(self) -> frozenset[str]:
+        """The settings the topic sets itself."""
+        return frozenset(name for name, source in self.sources.items() if source.is_topic_override)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "retention_ms": self.retention_ms,
+            "retention_bytes": self.retention_bytes,
+            "cleanup_policy": list(self.cleanup_policy),
+            "message_timestamp_type": self.message_timestamp_type,
+            "segment_ms": self.segment_ms,
+            "segment_bytes": self.segment_bytes,
+            "local_retention_ms": self.local_retention_ms,
+            "local_retention_bytes": self.local_retention_bytes,
+            "remote_storage": self.remote_storage,
+            "sources": {name: self.sources[name].value for name in sorted(self.sources)},
+        }

@@ -11,7 +11,8 @@ A lookup's requests go where its declared :class:`~.contract.Routing` says, as
 ``BATCHING`` (FindCoordinator) to the least-loaded live broker that batches (v4+), connecting
 to every known broker only when no live one does, and otherwise one request per key spread over
 them; ``LEAST_LOADED`` (Metadata) to the least-loaded broker, moving on to the next one at once
-when it fails (``NetworkClient.DefaultMetadataUpdater``); ``FIXED`` keys name their broker and
+when it fails (``NetworkClient.DefaultMetadataUpdater``); ``ANY`` keys need no lookup request and
+go to the least-loaded broker (DescribeConfigs of topics); ``FIXED`` keys name their broker and
 never reach the sender. Calls running side by side share one bootstrap Metadata and one lookup
 per key (:class:`InFlight`).
 """
@@ -289,7 +290,15 @@ async def _batching(call: Call, driver: Driver[Any, Any], dispatch: Dispatch[Any
             driver.on_response(dispatch, plan, response)
 
 
-_ROUTES = {Routing.LEAST_LOADED: _least_loaded, Routing.BATCHING: _batching}
+async def _any_broker(call: Call, driver: Driver[Any, Any], dispatch: Dispatch[Any], keys: list[Any]) -> None:
+    """:attr:`Routing.ANY`: no lookup request; the keys go, all together, to the least-loaded
+    broker a connection opens to (``leastLoadedNode``). Keys sent back after their broker failed
+    come here again, and a broker that just failed is the pool's last choice."""
+    conn = await call.any_connection()
+    driver.adopt(dispatch, Outcome(completed=dict.fromkeys(keys, conn.node_id)))
+
+
+_ROUTES = {Routing.LEAST_LOADED: _least_loaded, Routing.BATCHING: _batching, Routing.ANY: _any_broker}
 
 
 async def _connect_all(call: Call, brokers: dict[int, Any]) -> list[BrokerConnection]:

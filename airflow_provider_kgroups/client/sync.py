@@ -87,6 +87,8 @@ class GroupsClient:
     fetch_records = blocking(AsyncGroupsClient.fetch_records)
     describe_topics = blocking(AsyncGroupsClient.describe_topics)
     check_topics = blocking(AsyncGroupsClient.check_topics)
+    describe_topic_retention = blocking(AsyncGroupsClient.describe_topic_retention)
+    describe_log_dir_sizes = blocking(AsyncGroupsClient.describe_log_dir_sizes)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

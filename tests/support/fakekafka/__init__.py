@@ -22,7 +22,8 @@ From synchronous code (the brokers run on their own loop in a daemon thread)::
         KafkaAdminClient(bootstrap_servers=cluster.bootstrap).list_consumer_group_offsets("billing")
 
 Seeding and reading back (thread-safe): ``add_topic(name, partitions, end_offsets=,
-start_offsets=, last_stable_offsets=, leaders=)``, ``append(topic, p, n, timestamp_ms=)``,
+start_offsets=, last_stable_offsets=, leaders=, config=)`` (``config``: the topic's own settings,
+which DescribeConfigs answers beside ``set_broker_config`` and Kafka's defaults; ``set_topic_config``), ``append(topic, p, n, timestamp_ms=)``,
 ``set_offsets``, ``move_leader(topic, p, node, catching_up=)``, ``delete_topic``; ``add_group(group_id,
 offsets=, members=, state=, protocol_type=, protocol=, coordinator=,
 group_type="classic"|"consumer"|"share"|"streams", topology=)`` (a streams topology's

@@ -4,7 +4,8 @@ Off until the first rule is added (a cluster without an authorizer allows everyt
 on, anything not allowed is denied (``allow.everyone.if.no.acl.found=false``, Kafka's
 default). A rule names a principal (``"*"``: anyone), a resource type (``"topic"``,
 ``"group"``, ``"cluster"``), a literal resource name (``"*"``: every name) and operations
-(``"Describe"``, ``"Read"``, ``"Write"``, ``"Delete"``, ``"Alter"``, ``"All"``).
+(``"Describe"``, ``"Read"``, ``"Write"``, ``"Delete"``, ``"Alter"``, ``"DescribeConfigs"``,
+``"All"``).
 ``StandardAuthorizerData.IMPLIES_DESCRIBE``: an ALLOW for Read, Write, Delete or Alter also
 allows Describe.
 
@@ -21,7 +22,7 @@ __all__ = ["Acls", "ANONYMOUS", "RESOURCE_TYPES", "OPERATIONS"]
 
 ANONYMOUS = "ANONYMOUS"
 RESOURCE_TYPES = ("topic", "group", "cluster")
-OPERATIONS = ("Describe", "Read", "Write", "Delete", "Alter", "All")
+OPERATIONS = ("Describe", "Read", "Write", "Delete", "Alter", "DescribeConfigs", "All")
 IMPLIES_DESCRIBE = frozenset({"Describe", "Read", "Write", "Delete", "Alter", "All"})
 CLUSTER_NAME = "kafka-cluster"
 

@@ -14,8 +14,12 @@ from typing import Any
 from kafka.protocol.admin import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
     DescribeGroupsRequest,
     DescribeGroupsResponse,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
     ListGroupsRequest,
     ListGroupsResponse,
 )
@@ -77,6 +81,7 @@ class Err(IntEnum):
     LEADER_NOT_AVAILABLE = 5
     NOT_LEADER_OR_FOLLOWER = 6
     REPLICA_NOT_AVAILABLE = 9
+    INVALID_TOPIC_EXCEPTION = 17
     COORDINATOR_LOAD_IN_PROGRESS = 14
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16
@@ -85,6 +90,7 @@ class Err(IntEnum):
     UNKNOWN_MEMBER_ID = 25
     TOPIC_AUTHORIZATION_FAILED = 29
     GROUP_AUTHORIZATION_FAILED = 30
+    CLUSTER_AUTHORIZATION_FAILED = 31
     UNSUPPORTED_SASL_MECHANISM = 33
     ILLEGAL_SASL_STATE = 34
     UNSUPPORTED_VERSION = 35
@@ -140,6 +146,8 @@ API_CLASSES: dict[int, tuple[type, type]] = {
     ApiKey.Fetch: (FetchRequest, FetchResponse),
     ApiKey.Produce: (ProduceRequest, ProduceResponse),
     ApiKey.OffsetDelete: (OffsetDeleteRequest, OffsetDeleteResponse),
+    ApiKey.DescribeConfigs: (DescribeConfigsRequest, DescribeConfigsResponse),
+    ApiKey.DescribeLogDirs: (DescribeLogDirsRequest, DescribeLogDirsResponse),
 }
 API_CLASSES[ApiKey.ConsumerGroupDescribe] = _schema_classes(
     ApiKey.ConsumerGroupDescribe, "ConsumerGroupDescribe"
@@ -184,6 +192,8 @@ _KAFKA_43_MAX: dict[int, int] = {
     ApiKey.OffsetDelete: 0,
     ApiKey.DescribeShareGroupOffsets: 1,  # Kafka 4.1+ (KIP-932); v1 (4.2+, KIP-1226): Lag
     ApiKey.AlterShareGroupOffsets: 0,
+    ApiKey.DescribeConfigs: 4,
+    ApiKey.DescribeLogDirs: 5,  # v4 (3.3+): TotalBytes, UsableBytes; v5: IsCordoned
 }
 
 #: api key -> (min, max) advertised by a default broker

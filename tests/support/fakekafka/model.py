@@ -330,3 +330,6 @@ class Topic:
     partitions: list[Partition]
     topic_id: uuid.UUID = ZERO_UUID
     internal: bool = False
+    #: the topic's own settings (``retention.ms`` -> "3600000"), as CreateTopics' configs or
+    #: ``kafka-configs --alter`` leave them; the rest come from the brokers (:mod:`.handlers.configs`)
+    config: dict[str, str] = field(default_factory=dict)

@@ -62,6 +62,14 @@ def _batch_record(item: BatchRecord, now: int) -> tuple[bytes | None, bytes | No
     return key, value, tuple(rest[0]) if rest else (), rest[1] if len(rest) > 1 else now
 
 
+def _config_text(config: Mapping[str, object] | None) -> dict[str, str]:
+    """Settings as Kafka keeps them: text (``True`` -> "true", ``-1`` -> "-1")."""
+    return {
+        key: (str(value).lower() if isinstance(value, bool) else str(value))
+        for key, value in (config or {}).items()
+    }
+
+
 def _check_state(group_type: str, state: str) -> None:
     allowed = STATES_BY_TYPE[group_type]
     if state not in allowed:
@@ -108,6 +116,9 @@ class ClusterState:
         #: then NOT_COORDINATOR for the group)
         self.stable_offsets_model = "3.x"
         self.offset_commit_timeout_s = 5.0
+        #: every broker's server.properties as far as topics see it (``log.retention.ms`` -> "-1"):
+        #: a topic setting without an override takes it (DescribeConfigs: STATIC_BROKER_CONFIG)
+        self.broker_config: dict[str, str] = {}
 
     # ------------------------------------------------------------------ authorization
 
@@ -128,9 +139,12 @@ class ClusterState:
         start_offsets: int | Sequence[int] | None = None,
         last_stable_offsets: int | Sequence[int] | None = None,
         leaders: Sequence[int] | None = None,
+        config: Mapping[str, object] | None = None,
     ) -> None:
         """Create (or replace) a topic. Leaders go round robin over the brokers, continuing
-        across topics, unless ``leaders`` gives one node id per partition."""
+        across topics, unless ``leaders`` gives one node id per partition. ``config``: the topic's
+        own settings (``{"retention.ms": 3600000, "cleanup.policy": "compact"}``), as CreateTopics
+        takes them."""
         with self.lock:
             ends = _per_partition(end_offsets, partitions, 0)
             starts = _per_partition(start_offsets, partitions, 0)
@@ -151,9 +165,32 @@ class ClusterState:
                 for part, lso in zip(parts, _per_partition(last_stable_offsets, partitions, 0), strict=True):
                     part.last_stable = lso
             self.delete_topic(name)
-            topic = Topic(name=name, partitions=parts, topic_id=topic_id_for(name))
+            topic = Topic(
+                name=name, partitions=parts, topic_id=topic_id_for(name), config=_config_text(config)
+            )
             self.topics[name] = topic
             self.topics_by_id[topic.topic_id] = topic
+
+    def set_topic_config(self, name: str, config: Mapping[str, object | None]) -> None:
+        """Set (None: remove) some of a topic's own settings, as ``kafka-configs --alter``
+        (IncrementalAlterConfigs SET / DELETE) does."""
+        with self.lock:
+            topic = self.topics[name]
+            for key, value in config.items():
+                if value is None:
+                    topic.config.pop(key, None)
+                else:
+                    topic.config.update(_config_text({key: value}))
+
+    def set_broker_config(self, config: Mapping[str, object | None]) -> None:
+        """Every broker's static settings (``{"log.retention.ms": -1}``; None removes one), as
+        server.properties would set them before the brokers start."""
+        with self.lock:
+            for key, value in config.items():
+                if value is None:
+                    self.broker_config.pop(key, None)
+                else:
+                    self.broker_config.update(_config_text({key: value}))
 
     def delete_topic(self, name: str) -> None:
         """Remove a topic (committed offsets on it stay, as in Kafka until they expire)."""

@@ -9,6 +9,8 @@ unencoded kafka.protocol response; :mod:`..dispatch` encodes and frames it.
 - :mod:`.offsets`: OffsetDelete
 - :mod:`.share`: DescribeShareGroupOffsets, AlterShareGroupOffsets
 - :mod:`.logs`: ListOffsets, Fetch
+- :mod:`.configs`: DescribeConfigs (topics)
+- :mod:`.log_dirs`: DescribeLogDirs
 - :mod:`.sasl`: SaslHandshake, SaslAuthenticate
 """
 
@@ -17,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import cluster_info, groups, logs, offsets, sasl, share
+from . import cluster_info, configs, groups, log_dirs, logs, offsets, sasl, share
 
 HANDLERS: dict[int, Callable[[Any], Any]] = {
     **cluster_info.HANDLERS,
+    **configs.HANDLERS,
+    **log_dirs.HANDLERS,
     **groups.HANDLERS,
     **logs.HANDLERS,
     **offsets.HANDLERS,
