@@ -43,9 +43,10 @@ from .gate_modes import GateMode, Judgement, Pending
 from .gate_spec import DEFAULT_FAIL_ON, GateSpec, GateState, LagMode
 from .model import LagSnapshot
 from .offset_range import OffsetRange, spark_offsets  # spark_offsets: re-exported
+from .retention_reads import Margins, retention_margins
 from .seconds import GroupLagSeconds, lag_seconds
 from .threshold_mode import ThresholdMode
-from .verdict_text import finding_text
+from .verdict_text import duration, finding_text
 from .verdicts import Verdict, group_verdicts
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ class LagGate:
         self.window: list[LagSnapshot] = []
         self.pending_groups: tuple[str, ...] | None = None  # the last check's, for the metrics
         self.seconds: Mapping[str, GroupLagSeconds] = {}  # measured only for max_lag_seconds
+        self.margins: Margins = {}  # the latest check's retention margins, when AT_RISK fails the gate
         self.notes: list[str] = []  # decided on the way, not yet in a decision (a check that failed later)
 
     @classmethod
@@ -109,9 +111,13 @@ class LagGate:
     # -- checks --------------------------------------------------------------------------------
 
     def evaluate(
-        self, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None = None
+        self,
+        snapshot: LagSnapshot,
+        seconds: Mapping[str, GroupLagSeconds] | None = None,
+        margins: Margins | None = None,
     ) -> Decision:
-        """One check. ``seconds`` is needed (and only used) when the mode wants it (``max_lag_seconds``)."""
+        """One check. ``seconds`` is needed (and only used) when the mode wants it (``max_lag_seconds``);
+        ``margins`` (the lagging partitions' retention margins) when AT_RISK may fail the gate."""
         if not self.spec.bound:
             raise ConfigurationError(
                 "the gate's groups are not bound yet: check_gate binds the patterns first."
@@ -121,7 +127,7 @@ class LagGate:
             s for s in self.window if s.taken_at_ms >= snapshot.taken_at_ms - self.spec.rules.window_ms
         ]
         self.window.append(snapshot)
-        self.seconds, self.pending_groups = seconds or {}, None
+        self.seconds, self.pending_groups, self.margins = seconds or {}, None, margins or {}
         missing = self.missing(snapshot)
         if missing is not None:
             return missing
@@ -133,9 +139,22 @@ class LagGate:
         decision = (
             self._verdicts(judged.pending)
             or self.mode.give_up(self, judged, snapshot.taken_at_ms)
-            or Decision(GateStatus.WAIT, f"check {self.state.checks}: {judged.summary}")
+            or Decision(GateStatus.WAIT, f"check {self.state.checks}: {judged.summary}{self._margin_note()}")
         )
         return replace(decision, warnings=self._once(judged.warnings))
+
+    def _margin_note(self) -> str:
+        """The shortest retention margin of the groups this check measured ("" when none)."""
+        shortest = [
+            (m, g, key) for g, per in self.margins.items() for key, m in per.items() if m.seconds is not None
+        ]
+        if not shortest:
+            return ""
+        margin, group_id, (topic, partition) = min(shortest, key=lambda found: found[0].seconds or 0.0)
+        return (
+            f"; shortest retention margin: {group_id!r} on {topic}[{partition}], at least "
+            f"{duration(max(margin.seconds or 0.0, 0.0))} before retention may delete its first unread record"
+        )
 
     def _once(self, warnings: Mapping[str, str]) -> tuple[str, ...]:
         """The warnings not told yet in this gate's life (the state carries the keys across the
@@ -184,7 +203,9 @@ class LagGate:
         fail_on = fail_fast_verdicts(self.spec.fail_on_verdicts)
         if not fail_on:
             return None
-        verdicts = group_verdicts(self.window, self.spec.rules, group_ids=self.spec.group_ids)
+        verdicts = group_verdicts(
+            self.window, self.spec.rules, group_ids=self.spec.group_ids, margins=self.margins
+        )
         for group_id, verdict in verdicts.items():
             bad = [
                 p
@@ -253,11 +274,15 @@ async def check_gate(client: AsyncGroupsClient, gate: LagGate) -> Decision:
     fixed = await gate.mode.prepare(client, gate, snapshot) if gate.missing(snapshot) is None else None
     if fixed is not None:
         gate.notes.append(fixed.note)
-    seconds = None
+    seconds = margins = None
     if gate.mode.wants_seconds(spec):  # every lagging partition: an unmeasured one may be the oldest
         seconds = await lag_seconds(client, snapshot, worst_n=None, read_committed=spec.read_committed)
+    if Verdict.AT_RISK in fail_fast_verdicts(spec.fail_on_verdicts):  # the margins AT_RISK is judged on
+        margins = await retention_margins(
+            client, snapshot, seconds=seconds, read_committed=spec.read_committed
+        )
     decision = replace(
-        gate.evaluate(snapshot, seconds),
+        gate.evaluate(snapshot, seconds, margins),
         notes=tuple(gate.notes),
         fixed=fixed.value if fixed is not None else None,
     )

@@ -153,6 +153,14 @@ _TAIL = (
         "a committed offset unchanged this long while lagging is STOP/STALL (seconds or timedelta).",
         field="stuck_after_s",
     ),
+    GateParam(
+        "retention_margin_floor",
+        _interval,
+        "with AT_RISK in ``fail_on_verdicts``: a lagging partition whose retention margin (the least "
+        "time before retention may delete its first unread record) is below this is AT_RISK, whatever "
+        "its catch-up time (seconds or timedelta).",
+        field="margin_floor_s",
+    ),
 )
 GATE_PARAMS = _HEAD + _TAIL
 

@@ -40,6 +40,7 @@ class GateSpec:
     fail_on_verdicts: tuple[str, ...] = DEFAULT_FAIL_ON
     verdict_checks: int = 2
     stuck_after_s: float = 600.0
+    margin_floor_s: float = 3600.0
     previous_barrier: Mapping[str, Mapping[str, int]] | None = None
     group_patterns: tuple[str, ...] = ()  # matched against the cluster's groups at the first check
     exclude_patterns: tuple[str, ...] = ()
@@ -84,7 +85,9 @@ class GateSpec:
     @property
     def rules(self) -> VerdictRules:
         stuck_ms = int(self.stuck_after_s * 1000)
-        return VerdictRules(window_ms=3 * stuck_ms, stuck_after_ms=stuck_ms)
+        return VerdictRules(
+            window_ms=3 * stuck_ms, stuck_after_ms=stuck_ms, margin_floor_ms=int(self.margin_floor_s * 1000)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -109,6 +109,7 @@ class ConsumerLagSensor(BaseSensorOperator):
         fail_on_verdicts: Sequence[str] = DEFAULT_FAIL_ON,
         verdict_checks: int = 2,
         stuck_after: float | timedelta = 600,
+        retention_margin_floor: float | timedelta = 3600,
         kafka_groups_conn_id: str = KafkaGroupsHook.default_conn_name,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         poke_interval: float | timedelta = 30,

@@ -32,7 +32,9 @@ def run_available_now(spark, options: dict[str, str], checkpoint: str) -> list[l
     batches: dict[int, list[tuple]] = {}
 
     def collect(df, batch_id: int) -> None:
-        batches[batch_id] = sorted((r.partition, r.offset) for r in df.select("partition", "offset").collect())
+        batches[batch_id] = sorted(
+            (r.partition, r.offset) for r in df.select("partition", "offset").collect()
+        )
 
     query = (
         spark.readStream.format("kgroups")

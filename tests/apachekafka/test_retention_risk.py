@@ -1,0 +1,209 @@
+"""The retention margin, the catch-up time and AT_RISK judged by Apache Kafka itself: a broker that
+checks retention every second, a topic keeping records 15 s in 1 s segments, a producer at 20
+records/s and a group committing 5 records/s (issue 37's scenario).
+
+- the margin is never later than the moment Kafka deleted the first unread record it was measured
+  for (the log start polled every 50 ms with ListOffsets earliest);
+- the group's verdict is AT_RISK before it is LOST, and the gate with ``fail_on_verdicts=["AT_RISK"]``
+  fails naming the margin and the catch-up time;
+- a group reading faster than the producers gets a catch-up time within 20 % of the time it took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka import Producer
+
+from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig
+from airflow_provider_kgroups.client.results import TopicPartition
+from airflow_provider_kgroups.lag.gate import GateSpec, GateStatus, LagGate, check_gate
+from airflow_provider_kgroups.lag.retention import catch_up
+from airflow_provider_kgroups.lag.retention_reads import retention_margins
+from airflow_provider_kgroups.lag.snapshot import take_snapshot
+from airflow_provider_kgroups.lag.verdicts import LagPoint, Verdict, VerdictRules, group_verdicts
+from demo.apache_kafka import NEWEST, KafkaCluster
+from tests.support.production import create_topics
+from tests.support.pytest_kafka import _start
+
+RETENTION_MS = 15_000
+PRODUCE_PER_S = 20
+
+
+@pytest.fixture(scope="module")
+def fast_retention(tmp_path_factory) -> Iterator[KafkaCluster]:
+    """Kafka checking retention every second (the default is every 5 minutes)."""
+    cluster = KafkaCluster(
+        version=NEWEST,
+        nodes=1,
+        properties={"log.retention.check.interval.ms": 1000},
+        workdir=tmp_path_factory.mktemp("kafka-retention"),
+    )
+    yield from _start("kafka-retention", cluster)
+
+
+def create_topic(bootstrap: str, name: str, config: dict[str, str]) -> None:
+    create_topics(bootstrap, {name: 1}, config=config)
+
+
+class Writer(threading.Thread):
+    """A producer at a steady rate (CreateTime: now), until stopped."""
+
+    def __init__(self, bootstrap: str, topic: str, per_s: float) -> None:
+        super().__init__(daemon=True)
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+        self.topic, self.per_s, self.stop = topic, per_s, threading.Event()
+
+    def run(self) -> None:
+        started, sent = time.monotonic(), 0
+        while not self.stop.is_set():
+            due = int((time.monotonic() - started) * self.per_s) + 1
+            for _ in range(due - sent):
+                self.producer.produce(self.topic, b"x" * 100, partition=0)
+            sent = max(sent, due)
+            self.producer.poll(0)
+            self.stop.wait(1 / self.per_s)
+        self.producer.flush(10)
+
+
+class LogStartWatch(threading.Thread):
+    """When Kafka moved the log start past each offset (ListOffsets earliest every 50 ms)."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.tp, self.stop = bootstrap, TopicPartition(topic, 0), threading.Event()
+        self.moves: list[tuple[float, int]] = []  # (epoch s, new log start)
+
+    def run(self) -> None:
+        async def watch() -> None:
+            async with AsyncGroupsClient(ClientConfig.create(self.bootstrap)) as client:
+                last = 0
+                while not self.stop.is_set():
+                    start = (await client.log_start_offsets([self.tp])).values[self.tp].offset
+                    if start > last:
+                        self.moves.append((time.time(), start))
+                        last = start
+                    await asyncio.sleep(0.05)
+
+        asyncio.run(watch())
+
+    def deleted_at(self, offset: int) -> float | None:
+        """The first time the log start was seen past ``offset`` (the record was gone)."""
+        return next((t for t, start in self.moves if start > offset), None)
+
+
+async def commit_at(client: AsyncGroupsClient, group: str, topic: str, offset: int) -> None:
+    await client.commit_offsets(group, {TopicPartition(topic, 0): offset})
+
+
+def test_the_margin_comes_before_deletion_and_at_risk_before_lost(fast_retention):
+    bootstrap = fast_retention.bootstrap
+    topic, group = f"risk-{uuid.uuid4().hex[:6]}", f"risk-slow-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, topic, {"retention.ms": str(RETENTION_MS), "segment.ms": "1000"})
+    writer, watch = Writer(bootstrap, topic, PRODUCE_PER_S), LogStartWatch(bootstrap, topic)
+    writer.start(), watch.start()
+    rules = VerdictRules(window_ms=60_000, stuck_after_ms=20_000, margin_floor_ms=2_000)
+    spec = GateSpec(
+        group_ids=(group,),
+        lag_mode="threshold",
+        max_total_lag=0,
+        fail_on_verdicts=("AT_RISK",),
+        verdict_checks=2,
+        stuck_after_s=20,
+        margin_floor_s=2,
+    )
+    measured: list[tuple[float, int, float]] = []  # (check time, first unread offset, margin s)
+    verdicts: list[tuple[float, Verdict]] = []
+    gate_failed: str | None = None
+
+    async def run() -> None:
+        nonlocal gate_failed
+        gate = LagGate.start(spec, timeout_s=120)
+        window = []
+        async with AsyncGroupsClient(ClientConfig.create(bootstrap)) as client:
+            started = time.monotonic()
+            while time.monotonic() - started < 60:
+                committed = int((time.monotonic() - started) * 5)  # the slow group: 5 records/s
+                await commit_at(client, group, topic, committed)
+                snapshot = await take_snapshot(client, [group])
+                window.append(snapshot)
+                margins = await retention_margins(client, snapshot)
+                margin = margins[group].get((topic, 0))
+                if margin is not None and margin.seconds is not None:
+                    measured.append((snapshot.taken_at_ms / 1000, committed, margin.seconds))
+                found = group_verdicts(window, rules, margins=margins)[group].verdict
+                verdicts.append((time.time(), found))
+                if gate_failed is None:
+                    decision = await check_gate(client, gate)
+                    if decision.status is GateStatus.FAIL:
+                        gate_failed = decision.message
+                if found is Verdict.LOST and gate_failed:
+                    return
+                await asyncio.sleep(0.5)
+
+    try:
+        asyncio.run(run())
+    finally:
+        writer.stop.set(), watch.stop.set()
+        writer.join(15), watch.join(15)
+    assert measured, "no margin was ever known"
+    checked = 0
+    for at, offset, margin in measured:
+        gone = watch.deleted_at(offset)
+        if gone is not None:  # Kafka deleted this first unread record: never before the margin said
+            assert at + margin <= gone, (at, offset, margin, gone)
+            checked += 1
+    assert checked > 0, "Kafka deleted none of the records whose margin was measured within the test"
+    first = {
+        v: next((t for t, found in verdicts if found is v), None) for v in (Verdict.AT_RISK, Verdict.LOST)
+    }
+    assert first[Verdict.LOST] is not None, verdicts[-5:]
+    assert first[Verdict.AT_RISK] is not None and first[Verdict.AT_RISK] < first[Verdict.LOST]
+    assert gate_failed is not None and "AT_RISK" in gate_failed
+    assert "retention may delete its first unread record in" in gate_failed
+    assert "never catches up" in gate_failed
+
+
+def test_the_catch_up_time_of_a_faster_group_is_within_a_fifth_of_the_truth(fast_retention):
+    bootstrap = fast_retention.bootstrap
+    topic, group = f"eta-{uuid.uuid4().hex[:6]}", f"eta-fast-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, topic, {"retention.ms": "-1"})
+    backlog = Producer({"bootstrap.servers": bootstrap})
+    for _ in range(300):
+        backlog.produce(topic, b"x", partition=0)
+    backlog.flush(10)
+    writer = Writer(bootstrap, topic, PRODUCE_PER_S)
+    writer.start()
+
+    async def run() -> tuple[float, float]:
+        tp = TopicPartition(topic, 0)
+        points: list[LagPoint] = []
+        async with AsyncGroupsClient(ClientConfig.create(bootstrap)) as client:
+            started = time.monotonic()
+            eta = None
+            while time.monotonic() - started < 60:
+                elapsed = time.monotonic() - started
+                end = (await client.log_end_offsets([tp])).values[tp].offset
+                committed = min(int(elapsed * 60), end)  # the fast group: 60 records/s, never past the end
+                await commit_at(client, group, topic, committed)
+                points.append(LagPoint(int(time.time() * 1000), committed, 0, end, end - committed))
+                if eta is None and elapsed >= 2:
+                    estimate = catch_up(points)
+                    assert estimate.seconds is not None and not estimate.never
+                    eta = (elapsed, estimate.seconds)
+                if eta is not None and committed >= end:
+                    return eta[1], elapsed - eta[0]
+                await asyncio.sleep(0.2)
+        raise AssertionError("the fast group did not catch up within 60 s")
+
+    try:
+        predicted, actual = asyncio.run(run())
+    finally:
+        writer.stop.set()
+        writer.join(15)
+    assert abs(predicted - actual) <= 0.2 * actual, (predicted, actual)
