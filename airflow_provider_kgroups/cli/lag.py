@@ -8,16 +8,22 @@ named on the group's TOTAL line."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .common import add_selection, selected_and_listed
+from .lag_rows import (
+    group_document,
+    lag_headers,
+    lag_ok,
+    lag_rows_and_totals,
+)
 from .output import TableStream, json_encoder, write_out
 
 if TYPE_CHECKING:
     from ..client import GroupsClient
     from ..client.results import GroupListing
-    from ..lag.model import GroupLag, LagSnapshot
+    from ..lag.model import LagSnapshot
     from ..lag.seconds import GroupLagSeconds
     from .common import Progress
 
@@ -37,128 +43,37 @@ def add_arguments(lag: argparse.ArgumentParser) -> None:
         help="also the lag in seconds of each group's worst partition (age of the oldest unread "
         "record: one extra Fetch round per partition leader)",
     )
-
-
-def _seconds_text(measured: GroupLagSeconds | None) -> str:
-    if measured is None:
-        return ""
-    worst = measured.worst
-    if measured.max_seconds is None:
-        unknown = next((p for p in measured.partitions if p.seconds is None), None)
-        return f"unknown ({unknown.reason})" if unknown is not None else "unknown"
-    prefix = ">=" if measured.at_least else "~" if worst is not None and worst.estimate else ""
-    return f"{prefix}{measured.max_seconds:.3f}"
-
-
-def lag_rows(snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> list[Sequence[Any]]:
-    return lag_rows_and_totals(snapshot, seconds)[0]
-
-
-def lag_rows_and_totals(
-    snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None
-) -> tuple[list[Sequence[Any]], bool]:
-    """The table's rows, and whether every group's total is known (what :func:`lag_ok` asks of
-    the groups, found in the same pass: each total is computed once)."""
-    from ..lag.model import LagFlag
-
-    rows: list[Sequence[Any]] = []  # tuples; typed as TableStream.add takes them (a list is invariant)
-    append = rows.append
-    known = True
-    for gid, group in snapshot.groups.items():
-        extra = (_seconds_text(seconds.get(gid)),) if seconds is not None else ()
-        if group.not_found:
-            append(
-                (gid, "NOT FOUND", "", "", "", None, *extra, "no such group: no member, no committed offset")
-            )
-            known = False
-            continue
-        left: set[str] = set()  # unassigned_topics(group), found in the same pass
-        for p in group.partitions:
-            note = ""
-            if p.flags:
-                note = ",".join(sorted(f.value for f in p.flags))
-                if LagFlag.TOPIC_UNASSIGNED in p.flags:
-                    left.add(p.topic)
-                if LagFlag.LAG_AT_MOST in p.flags and p.log_end is not None and p.committed is not None:
-                    note += f" {p.log_end - p.committed} ({AT_MOST_WHY})"
-            if p.error is not None:
-                note = f"{note}: {p.error}" if note else str(p.error)
-            if extra:
-                append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, "", note))
-            else:
-                append((gid, p.topic, p.partition, p.committed, p.log_end, p.lag, note))
-        summary = f"{group.state.value}, {group.members} member(s)"
-        if group.is_share:
-            summary += (
-                ", share group: CURRENT-OFFSET is the share-partition start offset"
-                if group.partitions
-                else ", share group with no share-partition initialized: nothing to measure yet"
-            )
-        if left:
-            summary += f", no member assigned {', '.join(sorted(left))} (its commits there stay behind)"
-        total = group.total_lag
-        if total is None:
-            summary += ", total unknown"
-            known = False
-        rows.append((gid, "TOTAL", "", "", "", total, *extra, summary))
-    for gid, failure in snapshot.failures.items():
-        rows.append((gid, "ERROR", "", "", "", "", *(("",) if seconds is not None else ()), str(failure)))
-    return rows, known
-
-
-#: why a share-partition's lag is only a bound (the table's note)
-AT_MOST_WHY = (
-    "log end - start offset, an upper bound: the broker gives no exact lag (DescribeShareGroupOffsets v0, "
-    "Kafka 4.1, or -1), so the lag is unknown; kgroups share-lag shows the bound"
-)
-
-
-def unassigned_topics(group: GroupLag) -> list[str]:
-    """The topics the group committed on that none of its members is assigned (the snapshot's
-    ``topic_unassigned`` flag), sorted."""
-    from ..lag.model import LagFlag
-
-    return sorted({p.topic for p in group.partitions if LagFlag.TOPIC_UNASSIGNED in p.flags})
-
-
-def lag_headers(with_seconds: bool) -> tuple[str, ...]:
-    return (
-        "GROUP",
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "LOG-END-OFFSET",
-        "LAG",
-        *(("LAG-SECONDS",) if with_seconds else ()),
-        "NOTE",
+    lag.add_argument(
+        "--risk",
+        action="store_true",
+        help="also each lagging partition's retention margin: at least how long until retention may "
+        "delete its first unread record (the topics' retention settings and one Fetch round); "
+        "AT_RISK when it is below --margin-floor or shorter than the catch-up time",
+    )
+    lag.add_argument(
+        "--sample",
+        type=sample_seconds,
+        metavar="DURATION",
+        help="two snapshots this far apart (e.g. 30s, 2m): the catch-up time of each lagging partition "
+        "from its consume and produce rates ('never' when slower than the producers)",
+    )
+    lag.add_argument(
+        "--margin-floor",
+        type=sample_seconds,
+        default=3600.0,
+        metavar="DURATION",
+        help="with --risk: a margin below this is AT_RISK whatever the catch-up time (default 1h)",
     )
 
 
-def lag_ok(
-    snapshot: LagSnapshot,
-    seconds: Mapping[str, GroupLagSeconds] | None,
-    totals_known: bool | None = None,
-) -> bool:
-    """Unknown is never fine: a group not read, not found, with an unknown total or (with
-    --seconds) an age that is unknown or only a lower bound (a bound is not a value) is exit 1.
-    ``totals_known``: whether every group's total is known, when the caller found it already
-    (None: computed here; a group not found has no total)."""
-    return (
-        not snapshot.failures
-        and (
-            all(g.total_lag is not None for g in snapshot.groups.values())
-            if totals_known is None
-            else totals_known
-        )
-        and (seconds is None or all(s.max_seconds is not None and not s.at_least for s in seconds.values()))
-    )
+def sample_seconds(text: str) -> float:
+    """``30``, ``30s``, ``2m``, ``1h`` -> seconds (> 0), for argparse: a bad value fails before any request."""
+    import re
 
-
-def group_document(group: GroupLag, seconds: GroupLagSeconds | None, with_seconds: bool) -> dict[str, Any]:
-    data = group.to_dict()
-    if with_seconds:
-        data["lag_seconds"] = seconds.to_dict() if seconds is not None else None
-    return data
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*", text)
+    if not match or float(match.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration > 0 such as 30s, 2m or 1h")
+    return float(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2) or "s"]
 
 
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, bool]:
@@ -166,6 +81,10 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, b
 
     ids, listings = selected_and_listed(client, args, progress)
     policy = UnknownLagPolicy(args.unknown_lag)
+    if args.risk or args.sample:
+        from .lag_risk import execute_risk  # the risk view: MARGIN and CATCH-UP columns
+
+        return execute_risk(client, args, ids, policy, progress, listings)
     if args.format in ("jsonl", "table"):
         return None, None, stream_lag(client, args, ids, policy, progress, listings)
     from ..lag.snapshot import take_snapshot

@@ -43,10 +43,11 @@ from .gate_modes import GateMode, Judgement, Pending
 from .gate_spec import DEFAULT_FAIL_ON, GateSpec, GateState, LagMode
 from .model import LagSnapshot
 from .offset_range import OffsetRange, spark_offsets  # spark_offsets: re-exported
+from .retention import duration
 from .retention_reads import Margins, retention_margins
 from .seconds import GroupLagSeconds, lag_seconds
 from .threshold_mode import ThresholdMode
-from .verdict_text import duration, finding_text
+from .verdict_text import finding_text
 from .verdicts import Verdict, group_verdicts
 
 if TYPE_CHECKING:

@@ -181,3 +181,46 @@ def at_risk(margin: RetentionMargin | None, eta: CatchUp, floor_s: float) -> boo
     if margin.seconds < floor_s:
         return True
     return eta.never or (eta.seconds is not None and eta.seconds > margin.seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRisk:
+    """One lagging partition: its margin (None: not asked), its catch-up time and the rule's answer."""
+
+    margin: RetentionMargin | None
+    catch_up: CatchUp
+    at_risk: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "margin": self.margin.to_dict() if self.margin is not None else None,
+            "catch_up": self.catch_up.to_dict(),
+            "at_risk": self.at_risk,
+        }
+
+
+def margin_text(margin: RetentionMargin | None) -> str:
+    """``>=2.0 h``; ``-`` (nothing unread, or not asked); else what stands in for a number."""
+    if margin is None or margin.basis is MarginBasis.NOTHING_UNREAD:
+        return "-"
+    if margin.seconds is not None:
+        return f">={duration(max(margin.seconds, 0.0))}"
+    return {
+        MarginBasis.COMPACTED: "none (compacted)",
+        MarginBasis.NO_TIME_LIMIT: "none (retention.ms=-1)",
+    }.get(margin.basis, "unknown")
+
+
+def catch_up_text(eta: CatchUp) -> str:
+    if eta.never:
+        return "never"
+    return duration(eta.seconds) if eta.seconds is not None else "-"
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``12.5 min``, ``3.1 h``, ``2.0 d``: the one wording of a margin or a catch-up time."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} d"

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from .model import LagSnapshot
-from .retention import RetentionMargin, retention_margin
+from .retention import PartitionRisk, RetentionMargin, at_risk, catch_up, retention_margin
 from .seconds import GroupLagSeconds, LagSecondsBasis, lag_seconds
+from .verdicts import LagPoint
 
 if TYPE_CHECKING:
     from ..client import AsyncGroupsClient
@@ -54,3 +55,32 @@ def tightest(margins: Mapping[tuple[str, int], RetentionMargin]) -> RetentionMar
     """The group's shortest known margin (None: none known)."""
     known = [m for m in margins.values() if m.seconds is not None]
     return min(known, key=lambda m: m.seconds, default=None)  # type: ignore[arg-type, return-value]
+
+
+def partition_risks(
+    latest: LagSnapshot,
+    margins: Mapping[str, Mapping[tuple[str, int], RetentionMargin]] | None,
+    earlier: LagSnapshot | None,
+    floor_s: float,
+) -> dict[str, dict[tuple[str, int], PartitionRisk]]:
+    """Per group, each lagging partition of ``latest``: its margin (from ``margins``), its catch-up
+    time from ``earlier`` to ``latest`` (unknown without ``earlier``) and whether it is AT_RISK."""
+    out: dict[str, dict[tuple[str, int], PartitionRisk]] = {}
+    for group_id, group in latest.groups.items():
+        before = (
+            {(p.topic, p.partition): p for p in earlier.groups[group_id].partitions}
+            if (earlier is not None and group_id in earlier.groups)
+            else {}
+        )
+        per = out.setdefault(group_id, {})
+        for p in group.partitions:
+            if not p.lag:
+                continue
+            key = (p.topic, p.partition)
+            points = [LagPoint.of(latest.taken_at_ms, p)]
+            if key in before:
+                points.insert(0, LagPoint.of(earlier.taken_at_ms, before[key]))  # type: ignore[union-attr]
+            eta = catch_up(points)
+            margin = (margins or {}).get(group_id, {}).get(key)
+            per[key] = PartitionRisk(margin, eta, at_risk(margin, eta, floor_s))
+    return out

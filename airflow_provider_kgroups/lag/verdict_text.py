@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..client.results import GroupState
+from .retention import duration
 from .verdict_findings import GroupReason, Verdict, VerdictFinding, VerdictReason
 
 __all__ = [
@@ -63,15 +64,6 @@ class GroupVerdictLike(Protocol):
 
 def minutes(ms: int | None) -> str:
     return f"{(ms or 0) / 60_000:.1f} min"
-
-
-def duration(seconds: float) -> str:
-    """``42 s``, ``12.5 min``, ``3.1 h``, ``2.0 d``."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} d"
 
 
 def risk_text(f: VerdictFinding) -> str:

@@ -12,6 +12,7 @@ records/s and a group committing 5 records/s (issue 37's scenario).
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 import uuid
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Producer
 
+from airflow_provider_kgroups.cli import main as kgroups_main
 from airflow_provider_kgroups.client import AsyncGroupsClient, ClientConfig
 from airflow_provider_kgroups.client.results import TopicPartition
 from airflow_provider_kgroups.lag.gate import GateSpec, GateStatus, LagGate, check_gate
@@ -207,3 +209,53 @@ def test_the_catch_up_time_of_a_faster_group_is_within_a_fifth_of_the_truth(fast
         writer.stop.set()
         writer.join(15)
     assert abs(predicted - actual) <= 0.2 * actual, (predicted, actual)
+
+
+def test_kgroups_lag_risk_shows_the_margin_the_catch_up_and_at_risk(fast_retention, capsys):
+    """The CLI's view of the same rules: --risk reads the margin (retention.ms 10 min here, so the
+    first unread record, written a moment ago, has at least about 10 min), --sample the catch-up
+    time (a group that does not move while the producers write never catches up), --margin-floor
+    the floor; table and JSON say the same."""
+    bootstrap = fast_retention.bootstrap
+    topic, group = f"cli-risk-{uuid.uuid4().hex[:6]}", f"cli-risk-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, topic, {"retention.ms": "600000"})
+    backlog = Producer({"bootstrap.servers": bootstrap})
+    for _ in range(50):
+        backlog.produce(topic, b"x", partition=0)
+    backlog.flush(10)
+    asyncio.run(commit_once(bootstrap, group, topic, 10))
+    written_by = time.time()
+
+    def lag(*extra: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = kgroups_main(["-b", bootstrap, "lag", group, *extra])
+        return code, capsys.readouterr().out
+
+    code, out = lag("--format", "json")
+    assert code == 0 and '"risk":' not in out  # without the options: as before
+    writer = Writer(bootstrap, topic, PRODUCE_PER_S)
+    writer.start()
+    try:
+        code, out = lag("--format", "json", "--risk", "--sample", "2s", "--margin-floor", "20m")
+        taken = time.time()
+        _, table = lag("--risk", "--sample", "1s", "--margin-floor", "5m")
+    finally:
+        writer.stop.set()
+        writer.join(15)
+    risk = json.loads(out)["groups"][group]["risk"]
+    margin = risk["margin_seconds"]
+    assert 600 - (taken - written_by) - 5 <= margin <= 600, margin
+    assert risk["never_catches_up"] and risk["at_risk"]  # under the 20 min floor, and never catching up
+    partition = risk["partitions"][0]
+    assert partition["margin"]["basis"] == "retention_ms" and partition["catch_up"]["produce_per_s"] > 0
+    header, row = (
+        table.splitlines()[0].split(),
+        next(line for line in table.splitlines() if "TOTAL" not in line and topic in line),
+    )
+    assert header[-3:] == ["MARGIN", "CATCH-UP", "NOTE"]
+    assert ">=9." in row and "never" in row and "AT_RISK" in row  # never catching up: at risk over any floor
+
+
+async def commit_once(bootstrap: str, group: str, topic: str, offset: int) -> None:
+    async with AsyncGroupsClient(ClientConfig.create(bootstrap)) as client:
+        await commit_at(client, group, topic, offset)

@@ -81,7 +81,8 @@ def test_the_rows_pass_finds_whether_every_total_is_known_as_lag_ok_does():
     are made, not computed again for the exit code; the answer is lag_ok's own, part by part."""
     import argparse
 
-    from airflow_provider_kgroups.cli.lag import _jsonl_writer, lag_ok, lag_rows, lag_rows_and_totals
+    from airflow_provider_kgroups.cli.lag import _jsonl_writer
+    from airflow_provider_kgroups.cli.lag_rows import lag_ok, lag_rows, lag_rows_and_totals
     from airflow_provider_kgroups.client.errors import Failure
     from airflow_provider_kgroups.lag.model import LagSnapshot
     from tests.support.builders import group, partition, snapshot
