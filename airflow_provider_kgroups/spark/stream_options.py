@@ -121,13 +121,20 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamSpec:
         raise ConfigurationError(
             "startingOffsets=group starts from the commitToGroup group's offsets: give commitToGroup too."
         )
+    max_offsets = optional_positive_int(opts, "maxOffsetsPerTrigger")
+    min_offsets = optional_positive_int(opts, "minOffsetsPerTrigger")
+    if max_offsets is not None and min_offsets is not None and min_offsets > max_offsets:
+        raise ConfigurationError(  # Spark's Kafka source refuses it too (validateGeneralOptions)
+            f"option minOffsetsPerTrigger ({min_offsets}) is higher than maxOffsetsPerTrigger "
+            f"({max_offsets}): no micro-batch could hold the minimum; lower it to at most the maximum."
+        )
     return StreamSpec(
         config=client_config(opts, OWN_OPTIONS),
         subscription=subscription,
         starting=starting,
         ending=_ending(opts),
-        max_offsets=optional_positive_int(opts, "maxOffsetsPerTrigger"),
-        min_offsets=optional_positive_int(opts, "minOffsetsPerTrigger"),
+        max_offsets=max_offsets,
+        min_offsets=min_offsets,
         max_trigger_delay_ms=duration_ms(opts, "maxTriggerDelay", DEFAULT_MAX_TRIGGER_DELAY),
         commit_group=commit_group,
         flags=read_flags(opts),

@@ -44,11 +44,20 @@ class StreamPlanner:
             else None
         )
         self._progress: ProgressCommitter | None = None
+        self._initial: Offsets | None = None  # resolved by the first initial_offset call
 
     # -- Spark's calls ---------------------------------------------------------------------------
 
     def initial_offset(self) -> dict:
-        """Where a query without a checkpoint starts (Spark does not ask again once one exists)."""
+        """Where a query without a checkpoint starts (Spark does not ask again once one exists).
+        Resolved once: Spark asks twice for a new query's first batch (for its latestOffset, then
+        again to plan it), and its Kafka source answers the second time what it wrote down the
+        first (``KafkaSourceInitialOffsetWriter``), so that ``latest`` cannot move in between."""
+        if self._initial is None:
+            self._initial = self._resolve_initial()
+        return nest_offsets(self._initial)
+
+    def _resolve_initial(self) -> Offsets:
         partitions = self._partitions()
         starting = self.spec.starting
         if starting.word == "earliest":
@@ -66,7 +75,7 @@ class StreamPlanner:
                 tp: min(o, self.spec.ending[tp]) if tp in self.spec.ending else o for tp, o in offsets.items()
             }
         log.info("the query starts at %s (%s)", _show(offsets), self._starting_words())
-        return nest_offsets(offsets)
+        return offsets
 
     def prepare_available_now(self) -> None:
         """Trigger.AvailableNow: the run's end, fixed now (the log end, or the last stable offset
@@ -100,6 +109,12 @@ class StreamPlanner:
         start, end = unnest_offsets(start_nested), unnest_offsets(end_nested)
         new = [tp for tp in end if tp not in start]
         new_starts = self._log_starts(new) if new else {}
+        for tp, first in sorted(new_starts.items()):  # Spark's getOffsetRangesFromResolvedOffsets
+            if first != 0:
+                self._data_loss(
+                    f"{tp}: the partition appeared after the query started and its log starts at "
+                    f"{first}, not 0: offsets 0..{first - 1} were deleted before the query could read them"
+                )
         ranges = {}
         for tp, stop in end.items():
             begin = start.get(tp, new_starts.get(tp, 0))
@@ -172,7 +187,8 @@ class StreamPlanner:
 
     def _resolve_given(self, given: Mapping[TopicPartition, int], partitions: set[TopicPartition]) -> Offsets:
         """Per-partition ``startingOffsets``: they must name the subscription's partitions, as
-        Spark's source requires; -2 and -1 resolved now."""
+        Spark's source requires (with ``endingOffsets``, which names them, a partition left out
+        starts at its earliest offset); -2 and -1 resolved now."""
         if set(given) != partitions and self.spec.ending is None:
             missing = ", ".join(map(str, sorted(partitions - set(given))[:5])) or "none"
             extra = ", ".join(map(str, sorted(set(given) - partitions)[:5])) or "none"
@@ -181,6 +197,9 @@ class StreamPlanner:
                 f"source requires; -2 earliest, -1 latest): missing {missing}; not read {extra}."
             )
         wanted = {tp: o for tp, o in given.items() if tp in partitions}
+        # resolved here, not as a partition new to the first batch (which the data-loss check
+        # of an added partition would take for one whose log no longer starts at 0)
+        wanted.update({tp: -2 for tp in partitions - set(given)})
         starts = self._log_starts([tp for tp, o in wanted.items() if o == -2])
         ends = self._log_ends([tp for tp, o in wanted.items() if o == -1])
         return {tp: starts.get(tp, ends.get(tp, o)) if o < 0 else o for tp, o in wanted.items()}
