@@ -20,6 +20,14 @@ Metrics (names after Airflow's ``[metrics] statsd_prefix``):
 ``kgroups.gate.groups_pending``   gauge     groups the gate still waits for
 ``kgroups.gate.lag``              gauge     per (group, topic), with tags only (see below)
 ``kgroups.gate.wait``             timer     from the first check to the gate opening (ms)
+``kgroups.retention_margin_seconds``  gauge  with AT_RISK in ``fail_on_verdicts``: the shortest
+                                            retention margin (at least this long before retention
+                                            may delete a first unread record); per (group, topic)
+                                            with tags, else the gate's shortest
+``kgroups.lag.eta_seconds``       gauge     the longest catch-up time over the gate's window, per
+                                            (group, topic) with tags, else the gate's longest; not
+                                            sent while unknown (one check) or "never" (the AT_RISK
+                                            verdict says that)
 ``kgroups.cleanup.candidates``    gauge     per cleanup run: groups judged deletable
 ``kgroups.cleanup.deleted``       counter   groups deleted (a real run)
 ``kgroups.cleanup.would_delete``  counter   groups a dry run would have deleted
@@ -178,6 +186,44 @@ def gate_checked(gate: LagGate, *, evaluated: bool, dag_id: str | None, task_id:
         emit.gauge("kgroups.gate.groups_pending", len(pending))
     if emit.tagged:
         _per_group_topic(emit, lags)
+    _risk(emit, gate)
+
+
+def _risk(emit: _Emitter, gate: LagGate) -> None:
+    """The retention margins the check read and the catch-up times over the gate's window."""
+    from ..lag.retention import catch_up
+    from ..lag.verdicts import LagPoint
+
+    margins: dict[tuple[str, str], float] = {}
+    for group, per in (getattr(gate, "margins", None) or {}).items():
+        for (topic, _), margin in per.items():
+            if margin.seconds is not None:
+                margins[(group, topic)] = min(margin.seconds, margins.get((group, topic), margin.seconds))
+    series: dict[tuple[str, str, int], list[LagPoint]] = {}
+    for snapshot in gate.window:
+        for group_id, group in snapshot.groups.items():
+            for p in group.partitions:
+                series.setdefault((group_id, p.topic, p.partition), []).append(
+                    LagPoint.of(snapshot.taken_at_ms, p)
+                )
+    etas: dict[tuple[str, str], float] = {}
+    for (group_id, topic, _), points in series.items():
+        eta = catch_up(points)
+        if eta.seconds is not None and not eta.never:
+            etas[(group_id, topic)] = max(eta.seconds, etas.get((group_id, topic), 0.0))
+    for stat, values, pick in (
+        ("kgroups.retention_margin_seconds", margins, min),
+        ("kgroups.lag.eta_seconds", etas, max),
+    ):
+        if not values:
+            continue
+        if not emit.tagged:
+            emit.gauge(stat, pick(values.values()))
+            continue
+        limit = max(0, settings.get_int("metrics_tag_limit"))
+        ordered = sorted(values.items(), key=lambda kv: kv[1], reverse=pick is max)
+        for (group, topic), value in ordered[:limit]:
+            emit.gauge(stat, value, {"group": _safe(group), "topic": _safe(topic)})
 
 
 def _per_group_topic(emit: _Emitter, lags: Mapping[tuple[str, str], int | None]) -> None:

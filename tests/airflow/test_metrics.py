@@ -328,3 +328,32 @@ def test_unknown_lag_sends_no_total_and_a_failed_read_counts_as_an_error(statsd)
     listener.wait_for("airflow.kgroups.gate.groups_pending")
     assert listener.matching("airflow.kgroups.gate.total_lag") == []  # never 0 for unknown
     assert listener.matching("airflow.kgroups.gate.lag") == []
+
+
+def test_the_shortest_retention_margin_and_the_longest_catch_up_go_out_per_group_and_topic(statsd):
+    """With AT_RISK in fail_on_verdicts the check reads margins: the shortest per (group, topic) goes
+    out as kgroups.retention_margin_seconds; the catch-up time over the gate's window (two checks:
+    g reads 30/s against 10/s written, 100 behind: 5 s) as kgroups.lag.eta_seconds."""
+    from airflow_provider_kgroups.lag.gate import GateSpec, GateState
+    from airflow_provider_kgroups.lag.retention import MarginBasis, RetentionMargin
+    from airflow_provider_kgroups.observability import metrics
+
+    gate = LagGate(
+        GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(started_ms=0), 10**13
+    )
+    gate.evaluate(snapshot(1_000, group("g", partition("t", 0, 0, 300))))
+    margins = {
+        "g": {
+            ("t", 0): RetentionMargin(5400.0, MarginBasis.RETENTION_MS, "test"),
+            ("t", 1): RetentionMargin(None, MarginBasis.COMPACTED, "test"),
+        }
+    }
+    gate.evaluate(snapshot(11_000, group("g", partition("t", 0, 300, 400))), margins=margins)
+    listener = statsd(tags=True)
+    metrics.gate_checked(gate, evaluated=True, dag_id="d", task_id="t")
+    listener.wait_for("airflow.kgroups.lag.eta_seconds")
+    listener.wait_for("airflow.kgroups.retention_margin_seconds")
+    assert listener.matching("airflow.kgroups.retention_margin_seconds", group="g", topic="t") == [
+        (5400.0, "g")
+    ]
+    assert listener.matching("airflow.kgroups.lag.eta_seconds", group="g", topic="t") == [(5.0, "g")]
