@@ -4,7 +4,8 @@ Through the ``[kgroups] ui_kafka_conn_id`` connection (the hook resolves it; its
 in the api-server), all under the client's one deadline (``call_timeout_s``): the group's
 description (members, their client ids, hosts and assignments), its lag (the engine's
 ``take_snapshot``) and the exact lag in seconds of its worst partitions (the record at the
-committed offset, ``lag_seconds``). Nothing is written: the history stays what the snapshot
+committed offset, ``lag_seconds``), with the retention margin of those partitions (at least how
+long until retention may delete the first unread record: :mod:`..lag.retention`). Nothing is written: the history stays what the snapshot
 DAG stored. A failure is returned as a message naming what failed, without the connection's
 details.
 """
@@ -14,10 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..client.errors import KafkaGroupsError
+from ..lag.retention_reads import retention_margins, tightest
 from ..lag.seconds import lag_seconds
 from ..lag.snapshot import take_snapshot
+from ..lag.verdicts import VerdictRules
 
 __all__ = ["live_view", "refresh_group"]
+
+FLOOR_S = VerdictRules().margin_floor_ms / 1000.0  # the verdicts' default floor
 
 
 async def live_view(aclient, group_id: str) -> dict[str, Any]:
@@ -46,6 +51,19 @@ async def live_view(aclient, group_id: str) -> dict[str, Any]:
         out.update({"total_lag": group.total_lag, "partitions": [p.to_dict() for p in group.partitions]})
     if group_id in seconds:
         out["lag_seconds"] = seconds[group_id].to_dict()
+        margins = (await retention_margins(aclient, snapshot, seconds=seconds)).get(group_id, {})
+        shortest = tightest(margins)
+        out["retention_margin"] = (
+            {
+                "topic": key[0],
+                "partition": key[1],
+                **shortest.to_dict(),
+                # one snapshot has no catch-up time: only the floor rule can say AT_RISK here
+                "below_floor_s": FLOOR_S if (shortest.seconds or 0.0) < FLOOR_S else None,
+            }
+            if shortest is not None and (key := next(k for k, m in margins.items() if m is shortest))
+            else {"seconds": None, "reasons": sorted({m.reason for m in margins.values()})}
+        )
     return out
 
 

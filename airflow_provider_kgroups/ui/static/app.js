@@ -245,12 +245,21 @@
     view().append(...parts, ...more);
   }
 
+  /* the shortest retention margin of the measured partitions: at least how long before retention may delete an unread record */
+  function marginLine(m) {
+    if (!m) return null;
+    if (m.seconds === null) return el("p", { id: "margin", class: "muted", text: `retention margin: none known (${(m.reasons || []).join("; ") || "nothing unread"})` });
+    return el("p", { id: "margin" }, m.below_floor_s ? badge("AT_RISK") : null,
+      ` retention margin: at least ${fmtSeconds(Math.max(m.seconds, 0), false)} on ${m.topic}[${m.partition}] before retention (retention.ms=${m.retention_ms}) may delete its first unread record`);
+  }
+
   function renderLive(node, data) {
     if (!data.ok) return node.replaceChildren(el("p", { class: "error", text: `refresh failed (${data.conn_id}): ${data.error}` }));
     const rows = (data.members || []).map((m) => el("tr", {}, el("td", { class: "mono", text: m.member_id }), el("td", { text: m.client_id }), el("td", { text: m.client_host }),
       el("td", { text: Object.entries(m.assignment).map(([t, ps]) => `${t}[${ps.join(",")}]`).join(" ") || "-" })));
     node.replaceChildren(el("h2", { text: `Live at ${fmtTime(data.taken_at_ms)} (not stored): ${data.state || "?"}, total lag ${fmtInt(data.total_lag)}` }),
       data.lag_error ? el("p", { class: "error", text: data.lag_error }) : null,
+      marginLine(data.retention_margin),
       el("table", { id: "members" }, el("tr", {}, ...["member", "client id", "host", "assignment"].map((h) => el("th", { text: h }))), ...rows),
       rows.length ? null : el("p", { class: "muted", text: "No members." }));
   }
