@@ -4,7 +4,7 @@ Built by ``make docs`` and by the test suite (``tests/docs/test_site.py``) with 
 errors (``-W --keep-going``) and nitpicky references (``-n``). Reference pages are generated
 from the code (autodoc for the Airflow classes and the client, sphinx-argparse for the
 ``kgroups`` command, ``_ext/kgroups_docs.py`` for the ``[kgroups]`` section and the connection
-forms), so they cannot drift from it.
+forms, ``_ext/kgroups_layers.py`` for the layers' picture), so they cannot drift from it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ extensions = [
     "sphinx_autodoc_typehints",
     "sphinxarg.ext",
     "kgroups_docs",
+    "kgroups_layers",
 ]
 
 exclude_patterns = ["_build"]

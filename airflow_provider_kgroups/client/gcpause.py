@@ -3,15 +3,13 @@
 A snapshot of 100,000 groups builds millions of small objects (decoded entries, committed
 offsets, partition lags) that live until the call returns and hold no reference cycles.
 CPython's collector, at its default thresholds (700 new objects per young collection), scans
-them again and again as they age: measured on the big benchmark (100,000 groups, 400,000
-partitions), ``take_snapshot`` spent 8.2-8.7 s of CPU with the default thresholds and
-5.0-5.9 s with collection off (5.3 s with a young threshold of 100,000). ``kgroups lag -p``
-over the same groups (9 brokers, streamed in batches) spent 0.27-0.40 s of CPU in 13 young
-collections at 100,000 and 0.02-0.03 s at 1,000,000 (timed by ``gc.callbacks``), peak RSS
-unchanged (97 MB): a young collection scans what is alive of the young objects, and at the
-higher threshold most of the batches' objects are gone before one runs. While at least one
-such call runs, the young threshold is raised to :data:`YOUNG_THRESHOLD` (cycles are still
-collected, just less often); the last call to finish puts the thresholds back.
+them again and again as they age, which costs a large share of such a call's CPU. A young
+collection scans what is alive of the young objects, so at a high threshold most of a streamed
+read's batches are gone before one runs. While at least one such call runs, the young threshold
+is raised to :data:`YOUNG_THRESHOLD` (cycles are still collected, just less often); the last
+call to finish puts the thresholds back. What it saves, at this threshold and at the ones tried
+before it, is measured in docs/performance.rst ("Where the time went, and what changed", and the
+second round of "100,000 groups and the table").
 """
 
 from __future__ import annotations

@@ -297,8 +297,9 @@ def parse_properties(text: str) -> dict[str, str]:
     """``text`` read exactly as ``java.util.Properties.load(Reader)`` reads it (``key=value``,
     ``key: value``, ``key value``, backslash escapes including ``\\uXXXX``, continued lines,
     ``#`` and ``!`` comments; the last of a repeated key wins). The ``javaproperties`` library
-    does the parsing (imported here: it brings urllib.request, email and xml with it, ~15 ms of
-    every command's start that reads no properties file)."""
+    does the parsing (imported here, not at the top: it brings urllib.request, email and xml with
+    it, which every command that reads no properties file would pay at its start; measured in
+    docs/performance.rst, "The everyday lag")."""
     import javaproperties
 
     try:

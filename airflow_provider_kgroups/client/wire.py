@@ -5,25 +5,23 @@ of the request that names one group per entry, OffsetFetch v8-v9 for every commi
 (:class:`AllOffsetsFetch`). Every other message, and these in other versions or shapes, is
 encoded and decoded by kafka-python (:mod:`.protocol`).
 
-Why (measured on the big benchmark's fake: 100,000 groups of 4 partitions, 30 coordinators,
-kafka-python 3.0.12, a shared 2-core machine). kafka-python's generated decoders build a
-slotted container per group, topic and partition, and turn every group's unused
-``AuthorizedOperations`` into a set bit by bit. Decoding the same 100 responses of 1,000
-groups, median of 5 interleaved runs: OffsetFetch 0.67 s -> 0.47 s, DescribeGroups 0.58 s ->
-0.25 s. The whole ``take_snapshot`` process (benchmarks/snapshot_process.py), 4 interleaved
-runs each, with these decoders and without them (kafka-python for every response): 5.5-5.8 s
-of CPU and 5.8-6.1 s wall against 6.4-6.8 s of CPU and 6.7-7.2 s wall; fewer objects also
-leave the collector less to scan. A partition without metadata and tagged fields, which is
-nearly all of them, is read with one ``struct`` call. No maintained library decodes these
-bytes faster: aiokafka's codec builds objects as kafka-python's does, and confluent-kafka
-(librdkafka) is a whole client with its own connections, not a decoder of frames.
+Why: these are the responses whose size grows with the number of groups, and decoding them is
+a large part of a big snapshot's CPU. kafka-python's generated decoders build a slotted
+container per group, topic and partition, and turn every group's unused
+``AuthorizedOperations`` into a set bit by bit; the decoders here build none of that, and fewer
+objects also leave the collector less to scan. A partition without metadata and tagged fields,
+which is nearly all of them, is read with one ``struct`` call. No maintained library decodes
+these bytes faster: aiokafka's codec builds objects as kafka-python's does, and confluent-kafka
+(librdkafka) is a whole client with its own connections, not a decoder of frames. What they save
+(each decoder against kafka-python's, and the whole ``take_snapshot`` process with and without
+them) is measured in docs/performance.rst, "Where the time went, and what changed".
 
 DescribeGroups and ListGroups return named tuples with kafka-python's field names, so the
 handlers read either alike. OffsetFetch goes one step further (:func:`decode_offset_fetch`):
 each group's partitions come out as the values the handler keeps (``{TopicPartition:
 CommittedOffset}``), made in the same pass over the bytes, with no container per topic and
-partition in between (100,000 groups of 4 partitions: ~40 % less CPU than decoding to named
-tuples and converting them after). Exact against kafka-python's decode of the same bytes
+partition in between (less CPU again than decoding to named tuples and converting them after:
+the same section). Exact against kafka-python's decode of the same bytes
 (tests/client/test_wire.py: error codes, null and non-empty metadata, null error messages and
 instance ids, members, leader epochs, unknown tagged fields at every level, every version
 decoded here; OffsetFetch against kafka-python's containers converted by the handler's own

@@ -1,14 +1,15 @@
 """Record batches straight to Arrow columns, vectorised with numpy: the data source's decoder.
 
 :mod:`..client.batches` reads records one by one into Python lists, which is right for the few
-records a lag check dates but costs ~2 us a record: several times what librdkafka spends. Here a
-page's batches are decompressed and joined into one buffer, a short Python loop finds where each
-record starts (its length varint, ``DefaultRecord.readFrom``: one table look-up a record), and
-every other field is decoded for all records at once with numpy at positions computed from those
-starts. Keys and values are never copied into Python objects: the buffer is read as an Arrow
-``binary`` array of every value and the bytes after it, without a copy, and one Arrow ``take``
-gathers the values into the ``binary`` column Spark reads. Headers are rare and read by
-:func:`..client.batches.read_headers`, for the records that have any.
+records a lag check dates but, per record, several times what librdkafka spends (measured in
+docs/performance.rst, "Benchmarks"). Here a page's batches are decompressed and joined into one
+buffer, a short Python loop finds where each record starts (its length varint,
+``DefaultRecord.readFrom``: one table look-up a record), and every other field is decoded for all
+records at once with numpy at positions computed from those starts. Keys and values are never
+copied into Python objects: the buffer is read as an Arrow ``binary`` array of every value and the
+bytes after it, without a copy, and one Arrow ``take`` gathers the values into the ``binary``
+column Spark reads. Headers are rare and read by :func:`..client.batches.read_headers`, for the
+records that have any.
 
 The result is exactly what :mod:`..client.batches` gives (tests/spark/test_arrow_records.py
 compares the two on every codec and on odd records); a record that does not end where its
@@ -30,9 +31,9 @@ __all__ = ["arrow_schema", "batches_to_arrow", "page_to_arrow"]
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 #: Bounds of one Arrow batch (:func:`page_to_arrow`): a page is decoded in groups of whole record
 #: batches of about this many records or decompressed bytes. Working sets this size stay in the
-#: CPU's caches (a 1 MiB zstd page of small records decompresses to ~30 MB and decoded at once
-#: took 2.3x the CPU; lz4 1.4x), and Spark's side costs no more per record for batches of
-#: 2,000-32,000 rows (benchmarks/spark_floor.py) but more above 100,000.
+#: CPU's caches (a compressed page of small records decoded at once costs more CPU), and Spark's
+#: side costs no more per record for batches up to this size but more for much larger ones
+#: (measured in docs/performance.rst, "Benchmarks"; benchmarks/spark_floor.py).
 BATCH_ROWS = 32_768
 BATCH_BYTES = 4 << 20
 

@@ -1,139 +1,19 @@
 """The lag-history job: the snapshot history store (Parquet) in, four Parquet tables out.
-(Long for its docstring: the outputs' reference; the code is the Spark wiring alone.)
 
-Run it with ``spark-submit`` (this file is the application) or call
-:func:`run_lag_history` from a PySpark task. It reads the history with
-``spark.read.parquet(<history>)`` (partition discovery on ``date=``; ``_backups/`` and
-``_audit/`` are skipped as Spark skips ``_`` paths) and never collects it to the driver (it
-reads back only the latest snapshot times, one evaluation time per window and the topic list).
-The rules are not restated here: the executors run the lag engine itself on one group at a
-time (``groupBy("group_id").applyInArrow`` over :mod:`.judging`; the DataFrames are in
+Run it with ``spark-submit`` (this file is the application) or call :func:`run_lag_history` from a
+PySpark task. It reads the history with ``spark.read.parquet(<history>)`` (partition discovery on
+``date=``; ``_backups/`` and ``_audit/`` are skipped as Spark skips ``_`` paths) and never collects
+it to the driver (it reads back only the latest snapshot times, one evaluation time per window and
+the topic list). The rules are not restated here: the executors run the lag engine itself on one
+group at a time (``groupBy("group_id").applyInArrow`` over :mod:`.judging`; the DataFrames are in
 :mod:`.lag_frames`), which calls :func:`..lag.verdicts.group_verdicts` and
 :func:`..cleanup.report.classify`, so a rule lives only in :mod:`..lag` (its permission in
 :mod:`..cleanup.permission`), and the driver and the executors both need this package (and
-pyarrow). Importing this module does not import pyspark. While it runs, the session's time
-zone is UTC (restored after).
+pyarrow). Importing this module does not import pyspark. While it runs, the session's time zone is
+UTC (restored after).
 
-Outputs (each replaced on every run; times are epoch ms, UTC; windows are tumbling windows
-of ``window_minutes`` aligned on the epoch, ``[window_start_ms, window_end_ms)``):
-
-``<output>/partition_verdicts``: one row per group, topic, partition and window, judged at
-the window's *evaluation time* ``at_ms`` = the latest snapshot in that window (any group's),
-for the partitions the group has in that snapshot::
-
-    group_id string, topic string, partition int, window_start_ms long, window_end_ms long,
-    at_ms long, verdict string, reason string, lag long, committed long, log_end long,
-    points int (the partition's points in the rules' look-back), severity int (0 OK .. 6 LOST),
-    last_progress_ms long (last time its committed offset changed, in the input; null: not seen),
-    since_progress_ms long (at_ms - last_progress_ms), history_from_ms long (its first point)
-
-``<output>/lag_windows``: one row per group, topic and window::
-
-    group_id, topic, window_start_ms, window_end_ms, window_start timestamp, snapshots int,
-    partitions int, lag_p50 double, lag_p95 double, lag_p99 double, lag_max long,
-    unknown_lag_snapshots int, max_partition_lag long, last_lag long, at_ms long,
-    verdict string, verdict_partition int, verdict_reason string, judged_partitions int,
-    not_ok_partitions int, last_progress_ms long, since_progress_ms long
-
-``<output>/group_status``: one row per group in the input, as of ``as_of_ms`` (the latest
-snapshot)::
-
-    group_id, as_of_ms, last_seen_ms, first_seen_ms, in_latest_snapshot boolean, state,
-    protocol_type, members int, total_lag long, partitions int, committed_topics array<string>,
-    verdict, reason, last_progress_ms, since_progress_ms, empty_since_ms, expires_at_ms,
-    idle_since_ms long, health string (active | paused | dead; null if not in the latest
-    snapshot), deletable boolean, evidence array<string>, dead_reasons array<string>,
-    cannot_tell array<string>
-
-``<output>/dead_candidates``: the ``group_status`` rows with ``health = 'dead'`` and
-``deletable``: group_id, as_of_ms, state, protocol_type, committed_topics, gone_topics,
-last_progress_ms, since_progress_ms, empty_since_ms, expires_at_ms, idle_since_ms, evidence,
-dead_reasons.
-
-Semantics
----------
-*Lag percentiles*: per snapshot, a topic's lag is the sum over its partitions, or unknown if
-any partition's lag is unknown (never summed as zero); ``lag_p50/p95/p99/max`` are over the
-window's snapshots with a known topic lag (exact percentiles with linear interpolation,
-Spark's ``percentile``), ``unknown_lag_snapshots`` counts the others.
-
-*Verdicts* are those of :mod:`airflow_provider_kgroups.lag.verdicts`, rule for rule, with
-its :class:`~airflow_provider_kgroups.lag.verdicts.VerdictRules` (look-back ``window_ms``,
-``stuck_after_ms``, ``min_points``, ``allowed_lag``): the verdict at ``at_ms`` is what
-``group_verdicts(<the group's snapshots in the look-back up to at_ms>, rules)`` says (the
-look-back may reach into the previous window). A group's verdict is its worst
-partition's (first in topic/partition order on ties); ``group_status`` gives it with the
-same reason text, UNKNOWN for a group missing from the latest snapshot or with no partition.
-
-*Last progress* (the admin API has no commit times): a partition's is the last snapshot
-whose committed offset differs from the partition's previous point; a topic's is the latest
-of its partitions'; a group's compares the whole set of committed offsets between the
-group's consecutive snapshots (:func:`..lag.observation.last_progress`). The history's first
-point is never progress; ``--since`` bounds how far back it looks.
-
-*Dead candidates*: the rules of :mod:`..lag.deadgroups`, with the group's row in the latest
-snapshot standing for DescribeGroups and OffsetFetch (``GroupObservation.of_snapshot``), and
-its earlier rows for the stored history (idle time counts only over an unbroken trailing run of
-snapshots in which the group was Empty without members, had its latest committed offsets and a
-log end beyond a committed offset, and is evidence only when *more* than ``idle_hours``; only
-for plain consumer groups). For the topic list: the topics whose end
-offsets were read (any group's row) in any of the last ``gone_after_snapshots`` snapshots. No
-topic is checked by name here, so a committed topic missing from that list is *cannot tell*,
-never evidence: "every committed topic was deleted" is left to the Python engine
-(:func:`..cleanup.report.find_dead_groups` checks each topic by name), and this job's
-candidates are never more than the Python engine's. "No committed offset at all" is evidence
-only with ``DeadGroupRules(assume_full_visibility=True)`` (``--assume-full-visibility``).
-Share and streams groups are not told apart from other protocol types in the history
-(it has no group type): like any non-consumer protocol type they are never dead here.
-Kafka Streams application ids are recognised only by topics in that list (changelog topics
-are rarely consumed, so add Streams apps to ``deny``). ``group_status`` also gives
-``idle_since_ms``, ``dead_reasons`` (the ``DeadReason`` codes) and ``cannot_tell``. The
-candidates are evidence for a review or for
-:class:`~airflow_provider_kgroups.operators.cleanup.DeadConsumerGroupCleanupOperator`,
-which describes the groups again before deleting anything.
-
-Assumptions: one row per snapshot, group and partition (as the store writes them).
-
-Cost: one shuffle of the history by group (each group's rows are held in one Python worker's
-memory while it is judged; both outputs come from that one pass, cached between their two
-writes: ``persist()``, memory first, then local disk), and a partially aggregated one per
-topic and snapshot (the percentiles). Set ``spark.sql.shuffle.partitions`` to a few times the
-cores (the default 200 is too many for a small history). See ``benchmarks/bench_spark.py``.
-
-Submitting it from Airflow
---------------------------
-With apache-airflow-providers-apache-spark (``spark-submit`` on the worker's PATH; pip's
-pyspark puts it in the virtualenv's ``bin``)::
-
-    import airflow_provider_kgroups.spark.lag_history as lag_history
-    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-
-    SparkSubmitOperator(
-        task_id="lag_history",
-        application=lag_history.__file__,       # or airflow_provider_kgroups.spark.LAG_HISTORY_APPLICATION
-        conn_id="spark_local",                  # AIRFLOW_CONN_SPARK_LOCAL='{"conn_type":"spark","host":"local[*]"}'
-        application_args=["--history", "s3a://bucket/kgroups-history", "--output", "s3a://bucket/kgroups-lag",
-                          "--window-minutes", "60",
-                          "--since", "{{ (data_interval_end - macros.timedelta(days=7)).isoformat() }}",
-                          "--until", "{{ data_interval_end.isoformat() }}", "--idle-hours", "168"],
-        conf={"spark.sql.shuffle.partitions": "64"},
-        env_vars={"PYSPARK_PYTHON": sys.executable},  # local mode: the driver's Python has this package
-    )
-
-``dags/kgroups_lag_history.py`` is this, daily.
-
-Give the connection as JSON: the URI form ``spark://local[*]`` is parsed as an IPv6 host
-and silently falls back to ``yarn``, as does a missing connection. On a cluster, the driver
-needs this package (``pip install airflow-provider-kgroups`` in its image, or
-``py_files=`` a zip of it and kafka-python); executors need it too (the rules run there), with
-pyarrow.
-
-From the command line (it prints a JSON summary: outputs, rows, verdict counts, candidates,
-seconds per step; exit 2 on bad arguments)::
-
-    APP=$(python -c 'import airflow_provider_kgroups.spark as s; print(s.LAG_HISTORY_APPLICATION)')
-    spark-submit --master 'local[2]' "$APP" --history kgroups-history --output kgroups-lag \\
-        --window-minutes 60 --idle-hours 168
+The outputs' columns and what they mean, the job's cost, and how to submit it from Airflow or the
+command line: docs/spark.rst, "The lag-history Spark job".
 """
 
 from __future__ import annotations
