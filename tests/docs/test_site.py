@@ -129,3 +129,21 @@ def test_the_changelog_is_a_page(site):
     changelog = (ROOT / "CHANGELOG.rst").read_text()
     first_heading = changelog.splitlines()[0]
     assert first_heading in _text(site, "changelog.html")
+
+
+def test_the_architecture_picture_shows_every_folder_of_the_layering_check(site):
+    """The picture is drawn from scripts/import_graph.py at build time: every folder it places is a
+    box of the inline SVG (a folder added to the package and placed shows up without a drawing)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import import_graph
+    finally:
+        sys.path.pop(0)
+    page = (site / "architecture.html").read_text()
+    start = page.index('<svg class="kgl"')
+    svg = page[start : page.index("</svg>", start)]
+    placed = [
+        folder for folder in import_graph.LAYERS if folder != "(root)"
+    ]  # the root holds only the version
+    missing = [folder for folder in placed if f'data-name="{folder}"' not in svg]
+    assert not missing, missing
