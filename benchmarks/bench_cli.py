@@ -430,16 +430,21 @@ def scenario_big(args) -> list[dict]:
         snapshot = [*seeded, PY, str(ROOT / "benchmarks" / "snapshot_process.py"), b, "acc-g*"]
         table = [*seeded, *kgroups(b, "--timeout", "600", "lag", "-p", "acc-g*")]
         commands: dict = {"kgroups table": table, "kgroups jsonl": jsonl, "take_snapshot": snapshot}
-        for fmt in args.big_formats.split(",") if args.big_formats else ():  # not checked for exactness
-            commands[f"kgroups {fmt}"] = [
+        formats = {  # json is checked for exactness (in a child process), the others are not
+            f"kgroups {fmt}": [
                 *seeded,
                 *kgroups(b, "--timeout", "600", "--format", fmt, "lag", "-p", "acc-g*"),
             ]
+            for fmt in (args.big_formats.split(",") if args.big_formats else ())
+        }
+        commands.update(formats)
         if args.before:
             before = before_tree(args.before)
             commands["kgroups table (before)"] = (table, before)
             commands["kgroups jsonl (before)"] = (jsonl, before)
             commands["take_snapshot (before)"] = (snapshot_before(snapshot, before), before)
+            for name, argv in formats.items():
+                commands[f"{name} (before)"] = (argv, before)
         if args.fake_cache:
             for argv in commands.values():
                 run_child(argv, server)  # warm-up: the fake keeps these requests' answers
@@ -451,11 +456,13 @@ def scenario_big(args) -> list[dict]:
             {
                 name: exact_jsonl(server.seeded)
                 if "jsonl" in name
+                else exact_json_in_child(server.seeded)
+                if "json" in name
                 else exact_table(server.seeded)
                 if "table" in name
                 else exact_snapshot(server.seeded)
                 for name in commands
-                if "jsonl" in name or "snapshot" in name or "table" in name
+                if "json" in name or "snapshot" in name or "table" in name
             },
         )
     for r in rows:
@@ -478,6 +485,29 @@ def exact_jsonl(seeded: dict) -> Callable[[BinaryIO], bool]:
             ids.add(line["group_id"])
             total += line["total_lag"]
         return len(ids) == seeded["groups"] and total == seeded["total_lag"]
+
+    return check
+
+
+def exact_json_in_child(seeded: dict) -> Callable[[BinaryIO], bool]:
+    """``kgroups --format json lag`` of many groups: every group, none failed, no ``error``, the
+    seeded total lag, read by a child process (the document is one value: read here, it would
+    grow this process and every later child's RSS with it, see run_child)."""
+    script = (
+        "import json, sys\n"
+        "d = json.load(sys.stdin.buffer)\n"
+        "g = d['groups']\n"
+        "ok = list(d) == ['taken_at_ms', 'policy', 'groups', 'failures'] and not d['failures']\n"
+        "ok = ok and all(v['total_lag'] is not None for v in g.values())\n"
+        "print(json.dumps([ok, len(g), sum(v['total_lag'] or 0 for v in g.values())]))\n"
+    )
+
+    def check(out: BinaryIO) -> bool:
+        done = subprocess.run([PY, "-c", script], stdin=out, capture_output=True)
+        if done.returncode:
+            return False
+        ok, groups, total = json.loads(done.stdout)
+        return bool(ok) and groups == seeded["groups"] and total == seeded["total_lag"]
 
     return check
 
@@ -630,7 +660,8 @@ def main() -> None:
     parser.add_argument(
         "--big-formats",
         default="",
-        help="big: also kgroups lag in these formats, e.g. json,table (exactness not checked)",
+        help="big: also kgroups lag in these formats, e.g. json (json checked for exactness), and with "
+        "--before the same commands on that revision",
     )
     parser.add_argument(
         "--no-fake-cache",

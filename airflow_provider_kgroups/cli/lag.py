@@ -1,7 +1,8 @@
 """``kgroups lag``: committed against log-end offset per partition (a share group's share-partition
 start offset, with the broker's exact lag), totals per group, and with
-``--seconds`` the age of each group's oldest unread record; ``--format jsonl`` streams a line
-per group as its batch completes. A topic a Stable group's members are no longer assigned, whose
+``--seconds`` the age of each group's oldest unread record. The table, ``--format jsonl`` (a
+line per group) and ``--format json`` (one document; with ``--pretty`` built whole) are written
+as each batch of groups completes. A topic a Stable group's members are no longer assigned, whose
 commits stay behind (``topic_unassigned``: what the gate's ABANDONED verdict is made of), is
 named on the group's TOTAL line."""
 
@@ -18,7 +19,7 @@ from .lag_rows import (
     lag_ok,
     lag_rows_and_totals,
 )
-from .output import TableStream, json_encoder, write_out
+from .output import JsonDocumentStream, TableStream, json_encoder, write_out
 
 if TYPE_CHECKING:
     from ..client import GroupsClient
@@ -76,6 +77,13 @@ def sample_seconds(text: str) -> float:
     return float(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2) or "s"]
 
 
+def streams(args) -> bool:
+    """Whether the output is written batch by batch (:func:`stream_lag`): every format but
+    ``--pretty`` JSON, which is built from one snapshot: its keys are sorted, so ``failures``
+    comes before ``groups`` and is not known until every group is read."""
+    return args.format != "json" or not getattr(args, "pretty", False)
+
+
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, bool]:
     from ..lag.model import UnknownLagPolicy
 
@@ -85,7 +93,7 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, Any, b
         from .lag_risk import execute_risk  # the risk view: MARGIN and CATCH-UP columns
 
         return execute_risk(client, args, ids, policy, progress, listings)
-    if args.format in ("jsonl", "table"):
+    if streams(args):
         return None, None, stream_lag(client, args, ids, policy, progress, listings)
     from ..lag.snapshot import take_snapshot
 
@@ -127,12 +135,27 @@ def stream_lag(
     (:func:`...lag.snapshot.iter_snapshot`), then one line of failures if any group could not be
     read. ``--format table``: the table, a batch's rows at a time, in the order of the groups
     (:class:`.output.TableStream`; up to a batch of groups, one table exactly as a whole
-    snapshot's). Memory stays at a few batches' worth, whatever the number of groups."""
+    snapshot's). ``--format json``: the whole snapshot's document, a batch's groups at a time in
+    the order of the groups (:class:`.output.JsonDocumentStream`: the same bytes as the document
+    built whole; its ``taken_at_ms`` is the first batch's, when the first commits were read, as a
+    whole snapshot's is; with ``--seconds`` each group's age is as of its own batch's time, as in
+    jsonl). Memory stays at a few batches' worth, whatever the number of groups.
+
+    A run that fails midway (an exception: no broker left, an interrupt)
+    leaves a JSON document whole: its open objects are closed and a last field ``"error"`` names
+    the exception, which then goes on to :func:`..run` (the same message and exit code as without
+    streaming). A run that fails before its first batch is read writes nothing, as before."""
     from ..lag.snapshot import iter_snapshot
 
     progress(f"streaming the lag of {len(ids)} group(s)")
     table = TableStream(lag_headers(args.seconds), write_out) if args.format == "table" else None
-    write_part = _table_writer(table) if table is not None else _jsonl_writer(args)
+    document = JsonDocumentStream(write_out, "groups", "failures") if args.format == "json" else None
+    if table is not None:
+        write_part = _table_writer(table)
+    elif document is not None:
+        write_part = _document_writer(document, args)
+    else:
+        write_part = _jsonl_writer(args)
     ok = True
 
     async def run() -> None:
@@ -143,7 +166,7 @@ def stream_lag(
             policy=policy,
             read_committed=args.read_committed,
             listings=listings,
-            in_order=table is not None,
+            in_order=args.format != "jsonl",
         ):
             seconds = None
             if args.seconds:
@@ -155,9 +178,23 @@ def stream_lag(
             totals_known = write_part(part, seconds)
             ok = ok and lag_ok(part, seconds, totals_known)
 
-    client.run(run())
+    try:
+        client.run(run())
+    except BaseException as exc:
+        if document is not None and document.started:
+            try:
+                document.close(exc)
+            except OSError:  # stdout itself is gone: the error that ended the run is what matters
+                pass
+        raise
     if table is not None:
         table.close()
+    if document is not None:
+        if not document.started:  # no batch at all: the document of no group
+            from ..lag.snapshot import now_ms
+
+            document.start({"taken_at_ms": now_ms(), "policy": policy.value})
+        document.close()
     return ok
 
 
@@ -168,6 +205,29 @@ def _table_writer(table: TableStream) -> Callable[[LagSnapshot, Mapping[str, Gro
     def write(part: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
         rows, known = lag_rows_and_totals(part, seconds)
         table.add(rows)
+        return known
+
+    return write
+
+
+def _document_writer(
+    document: JsonDocumentStream, args
+) -> Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] | None], bool]:
+    """A part into the ``--format json`` document (:class:`.output.JsonDocumentStream`): the first
+    part's time and policy open it, each group is encoded as soon as its entry is made, a group
+    that failed waits for the ``failures`` object. Returns whether every group's total is known."""
+
+    def write(part: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
+        if not document.started:
+            document.start({"taken_at_ms": part.taken_at_ms, "policy": part.policy.value})
+        known = True
+        for gid, g in part.groups.items():
+            entry = group_document(g, (seconds or {}).get(gid), args.seconds)
+            known = known and entry["total_lag"] is not None
+            document.add(gid, entry)
+        for gid, failure in part.failures.items():
+            document.defer(gid, failure.to_dict())
+        document.flush()
         return known
 
     return write

@@ -1,5 +1,6 @@
-"""What every verb prints: the table (left-aligned columns, rendered in blocks), compact or
-pretty JSON as bytes, and :func:`emit`, which builds only the form that was asked for.
+"""What every verb prints: the table (left-aligned columns, rendered in blocks, or written part by
+part), compact or pretty JSON as bytes (or one compact document written part by part), and
+:func:`emit`, which builds only the form that was asked for.
 
 Only the standard library at import (``--help`` loads this module); msgspec or json load when a
 document is written."""
@@ -7,7 +8,7 @@ document is written."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 #: rows rendered at a time: only one block's cell strings live at once (100,000 groups are
@@ -117,6 +118,88 @@ class TableStream:
         """The header alone when no part had a row."""
         if self._widths is None:
             self._write((_header(self._headers, [len(h) for h in self._headers]) + "\n").encode())
+
+
+#: the deferred object's entries stay in memory up to this many bytes, then go to a temporary file
+DEFERRED_IN_MEMORY = 1 << 20
+
+
+class JsonDocumentStream:
+    """One compact JSON document written as it is made (``kgroups --format json lag`` of many
+    groups): ``{<head fields>,"<streamed>":{<entries>},"<deferred>":{<entries>}}``, the bytes
+    :func:`json_encoder` writes for the same dict built whole (msgspec keeps a dict's order and
+    writes no spaces, so a document is its fields' encodings joined).
+
+    :meth:`start` writes the head fields and opens the streamed object; :meth:`add` encodes an
+    entry of it at once and :meth:`flush` writes the entries added since, as one chunk (a part's);
+    :meth:`defer` keeps an entry of the object that comes after it (the groups that could not be
+    read, named after every group that was), as bytes, in memory up to
+    :data:`DEFERRED_IN_MEMORY`, then in a temporary file: memory does not grow with the entries.
+    :meth:`close` writes the rest; with an error, the open objects are closed and a last field
+    ``"error": {"type", "message"}`` says why the document stops there: the output is valid JSON
+    wherever the run stopped."""
+
+    def __init__(self, write: Callable[[bytes], None], streamed: str, deferred: str) -> None:
+        import msgspec.json
+
+        self._encode = msgspec.json.Encoder().encode
+        self._write = write
+        self._streamed, self._deferred = streamed, deferred
+        self._started = self._closed = False
+        self._written = 0  # entries of the streamed object written so far
+        self._pending: list[bytes] = []
+        self._spool: Any = None  # tempfile.SpooledTemporaryFile, made at the first deferred entry
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def start(self, head: Mapping[str, Any]) -> None:
+        encode = self._encode
+        fields = b"".join(encode(key) + b":" + encode(value) + b"," for key, value in head.items())
+        self._write(b"{" + fields + encode(self._streamed) + b":{")
+        self._started = True
+
+    def add(self, key: str, value: Any) -> None:
+        self._pending.append(self._encode(key) + b":" + self._encode(value))
+
+    def flush(self) -> None:
+        if self._pending:
+            self._write((b"," if self._written else b"") + b",".join(self._pending))
+            self._written += len(self._pending)
+            self._pending = []
+
+    def defer(self, key: str, value: Any) -> None:
+        if self._spool is None:
+            import tempfile
+
+            # outlives this call: closed by close(), after its bytes are written
+            self._spool = tempfile.SpooledTemporaryFile(max_size=DEFERRED_IN_MEMORY)  # noqa: SIM115
+        elif self._spool.tell():
+            self._spool.write(b",")
+        self._spool.write(self._encode(key) + b":" + self._encode(value))
+
+    def close(self, error: BaseException | None = None) -> None:
+        """The entries added and not yet flushed, the deferred object, the error if any, and the
+        document's end (with a newline, as :func:`emit` writes one). Only once."""
+        if self._closed:
+            return
+        self._closed = True
+        spool, self._spool = self._spool, None
+        try:
+            self.flush()
+            self._write(b"}," + self._encode(self._deferred) + b":{")
+            if spool is not None:
+                spool.seek(0)
+                while chunk := spool.read(DEFERRED_IN_MEMORY):
+                    self._write(chunk)
+            end = b"}"
+            if error is not None:
+                end += b',"error":' + self._encode({"type": type(error).__name__, "message": str(error)})
+            self._write(end + b"}\n")
+        finally:
+            if spool is not None:
+                spool.close()
 
 
 def json_encoder(args) -> Callable[[Any], bytes]:

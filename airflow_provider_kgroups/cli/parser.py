@@ -91,7 +91,7 @@ def add_common_options(parser: argparse.ArgumentParser, *, in_verb: bool) -> Non
         "--format",
         choices=("table", "json", "jsonl"),
         default=default("table"),
-        help="table (default); json: one compact document; jsonl: lag streams one JSON object per "
+        help="table (default); json: one compact document (lag writes it as it reads, batch by batch); jsonl: lag streams one JSON object per "
         "group as its results complete (other verbs: the document on one line)",
     )
     out.add_argument(
