@@ -18,15 +18,17 @@ from .lazy import lazy_names
 
 _install_codec_import()  # before the first kafka.* import anywhere below (see the module for why)
 
-#: public name -> the submodule that defines it
+#: The one list of the package's public names: name -> the submodule that defines it. ``__all__``,
+#: ``__getattr__`` and ``__dir__`` are derived from it; the imports for type checkers below cannot
+#: be (a checker reads them, it does not run code), so tests/client/test_exports.py holds them to it.
 _HOMES = {
     "AsyncGroupsClient": "client",
+    "GroupsClient": "sync",
     "ClientConfig": "config",
     "GroupSelector": "selection",
-    "GroupsClient": "sync",
     "RequestStats": "transport",
     **dict.fromkeys(
-        ("AuthenticationError", "ConfigurationError", "Failure", "KafkaGroupsError", "NoBrokerAvailable"),
+        ("Failure", "KafkaGroupsError", "ConfigurationError", "NoBrokerAvailable", "AuthenticationError"),
         "errors",
     ),
     **dict.fromkeys(
@@ -52,60 +54,37 @@ _HOMES = {
     ),
 }
 
-__all__ = [
-    "AsyncGroupsClient",
-    "GroupsClient",
-    "ClientConfig",
-    "GroupSelector",
-    "RequestStats",
-    "Failure",
-    "KafkaGroupsError",
-    "ConfigurationError",
-    "NoBrokerAvailable",
-    "AuthenticationError",
-    "CommittedOffset",
-    "ConfigSource",
-    "GroupDeletion",
-    "GroupDescription",
-    "GroupListing",
-    "GroupOffsets",
-    "GroupState",
-    "KeyedResults",
-    "ListedOffset",
-    "ListGroupsResult",
-    "MemberDescription",
-    "ShareGroupOffsets",
-    "TopicDescription",
-    "TopicExistence",
-    "TopicPartition",
-    "TopicRetention",
-]
-
+__all__ = list(_HOMES)
 
 __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
 
 
-if TYPE_CHECKING:  # static analysis sees the eager imports
-    from .client import AsyncGroupsClient
-    from .config import ClientConfig
-    from .errors import AuthenticationError, ConfigurationError, Failure, KafkaGroupsError, NoBrokerAvailable
-    from .results import (
-        CommittedOffset,
-        ConfigSource,
-        GroupDeletion,
-        GroupDescription,
-        GroupListing,
-        GroupOffsets,
-        GroupState,
-        KeyedResults,
-        ListedOffset,
-        ListGroupsResult,
-        MemberDescription,
-        TopicDescription,
-        TopicExistence,
-        TopicPartition,
-        TopicRetention,
-    )
-    from .selection import GroupSelector
-    from .sync import GroupsClient
-    from .transport import RequestStats
+# Type checkers see eager imports; ``X as X`` exports a name to mypy (``no_implicit_reexport``),
+# which cannot read a computed ``__all__``.
+if TYPE_CHECKING:
+    from .client import AsyncGroupsClient as AsyncGroupsClient
+    from .config import ClientConfig as ClientConfig
+    from .errors import AuthenticationError as AuthenticationError
+    from .errors import ConfigurationError as ConfigurationError
+    from .errors import Failure as Failure
+    from .errors import KafkaGroupsError as KafkaGroupsError
+    from .errors import NoBrokerAvailable as NoBrokerAvailable
+    from .results import CommittedOffset as CommittedOffset
+    from .results import ConfigSource as ConfigSource
+    from .results import GroupDeletion as GroupDeletion
+    from .results import GroupDescription as GroupDescription
+    from .results import GroupListing as GroupListing
+    from .results import GroupOffsets as GroupOffsets
+    from .results import GroupState as GroupState
+    from .results import KeyedResults as KeyedResults
+    from .results import ListedOffset as ListedOffset
+    from .results import ListGroupsResult as ListGroupsResult
+    from .results import MemberDescription as MemberDescription
+    from .results import ShareGroupOffsets as ShareGroupOffsets
+    from .results import TopicDescription as TopicDescription
+    from .results import TopicExistence as TopicExistence
+    from .results import TopicPartition as TopicPartition
+    from .results import TopicRetention as TopicRetention
+    from .selection import GroupSelector as GroupSelector
+    from .sync import GroupsClient as GroupsClient
+    from .transport import RequestStats as RequestStats

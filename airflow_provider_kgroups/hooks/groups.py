@@ -13,20 +13,26 @@ Two ways in:
 * async (triggers): :meth:`aget_client` resolves the connection with Airflow's async lookup
   (``BaseHook.aget_connection`` + ``Connection.aextra_dejson``), so no synchronous
   connection lookup ever runs on the triggerer's event loop; :meth:`aclose` closes it.
+
+Each verb is written once, ``async def _<name>(self, aclient, ...)``; its sync ``<name>`` and
+async ``a<name>`` are made from it (:mod:`.twins`), each run through its way's one entry point
+(:meth:`_run`, :meth:`_arun`: the client, then one deadline for everything the verb does).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from airflow.providers.common.compat.sdk import BaseHook
 
-from ..client.errors import ConfigurationError, KafkaGroupsError
+from ..client.errors import ConfigurationError
 from ..version_compat import AIRFLOW_V_3_0_PLUS
 from .connection import check_client_options, client_config_from_connection
 from .connection_form import declared_form_methods
+from .failures import gate_decision_on_error
+from .twins import async_twin, sync_twin
 
 # The client, the lag engine and the history store are imported inside the verbs: importing
 # the hook (every DAG file that uses an operator, the triggerer) stays cheap (PEP 562 packages).
@@ -44,6 +50,9 @@ if TYPE_CHECKING:
     from ..lag.model import LagSnapshot, UnknownLagPolicy
     from ..lag.seconds import GroupLagSeconds
     from ..offsets.spec import ResetSpec
+    from .run_keywords import CleanupRun, DeletionRun, ProgressRun, ResetRun, StaleRun
+
+T = TypeVar("T")
 
 
 def _secrets(config: ClientConfig) -> list[str]:
@@ -184,36 +193,34 @@ class KafkaGroupsHook(BaseHook):
         if client is not None:
             await client.close()
 
-    def _run(self, coroutine_fn, *args, **kwargs):
-        """Run an ``async def f(aclient, ...)`` on the sync client's loop: one code path for both
-        ways in. A verb has one deadline (``call_timeout_s``) for every call it makes."""
+    def _run(self, call: Callable[[AsyncGroupsClient], Coroutine[Any, Any, T]]) -> T:
+        """The sync way's one entry point: ``call(aclient)`` on the sync client's loop, under one
+        deadline (``call_timeout_s``) for every call it makes."""
         client = self.client
         with client.deadline():
-            return client.run(coroutine_fn(client.aclient, *args, **kwargs))
+            return client.run(call(client.aclient))
 
-    async def _arun(self, coroutine_fn, *args, **kwargs):
-        """The async twin of :meth:`_run`, on the caller's loop, under the same one deadline."""
+    async def _arun(self, call: Callable[[AsyncGroupsClient], Coroutine[Any, Any, T]]) -> T:
+        """The async way's: ``call(aclient)`` on the caller's loop, under the same one deadline."""
         aclient = await self.aget_client()
         async with aclient.deadline():
-            return await coroutine_fn(aclient, *args, **kwargs)
+            return await call(aclient)
 
-    # -- verbs (each written once, async, over an AsyncGroupsClient) --------------------------
+    # -- verbs: each written once over an AsyncGroupsClient; its twins are made on the line below it
 
-    def select_groups(self, selector: GroupSelector) -> list[str]:
+    async def _select_groups(self, aclient: AsyncGroupsClient, selector: GroupSelector) -> list[str]:
         """The exact ids plus the listed groups matching the patterns (ListGroups only if patterns);
         a broker whose listing failed raises :class:`IncompleteListingError` (the one selection
         routine, :func:`~..client.selection.select_groups`, shared with the CLI)."""
         from ..client.selection import select_groups
 
-        return self._run(select_groups, selector)
+        return await select_groups(aclient, selector)
 
-    async def aselect_groups(self, selector: GroupSelector) -> list[str]:
-        from ..client.selection import select_groups
+    select_groups, aselect_groups = sync_twin(_select_groups), async_twin(_select_groups)
 
-        return await self._arun(select_groups, selector)
-
-    def snapshot(
+    async def _snapshot(
         self,
+        aclient: AsyncGroupsClient,
         group_ids: Iterable[str],
         *,
         policy: UnknownLagPolicy | str = "fail",
@@ -223,26 +230,15 @@ class KafkaGroupsHook(BaseHook):
         """A lag snapshot of ``group_ids`` (the lag engine's ``take_snapshot``)."""
         from ..lag.snapshot import take_snapshot
 
-        return self._run(
-            take_snapshot, list(group_ids), policy=policy, topics=topics, read_committed=read_committed
+        return await take_snapshot(
+            aclient, list(group_ids), policy=policy, topics=topics, read_committed=read_committed
         )
 
-    async def asnapshot(
-        self,
-        group_ids: Iterable[str],
-        *,
-        policy: UnknownLagPolicy | str = "fail",
-        topics: Iterable[str] | None = None,
-        read_committed: bool = False,
-    ) -> LagSnapshot:
-        from ..lag.snapshot import take_snapshot
+    snapshot, asnapshot = sync_twin(_snapshot), async_twin(_snapshot)
 
-        return await self._arun(
-            take_snapshot, list(group_ids), policy=policy, topics=topics, read_committed=read_committed
-        )
-
-    def fix_barrier(
+    async def _fix_barrier(
         self,
+        aclient: AsyncGroupsClient,
         group_ids: Iterable[str],
         *,
         topics: Iterable[str] | None = None,
@@ -252,45 +248,37 @@ class KafkaGroupsHook(BaseHook):
         """Fix a catch-up target now: log-end offsets, or the offsets at ``timestamp_ms``."""
         from ..lag.barrier import fix_target
 
-        return self._run(
-            fix_target,
-            list(group_ids),
-            topics=topics,
-            timestamp_ms=timestamp_ms,
-            read_committed=read_committed,
+        return await fix_target(
+            aclient, list(group_ids), topics=topics, timestamp_ms=timestamp_ms, read_committed=read_committed
         )
 
-    def lag_seconds(
-        self, snapshot: LagSnapshot, *, read_committed: bool = False
+    fix_barrier = sync_twin(_fix_barrier)
+
+    async def _lag_seconds(
+        self, aclient: AsyncGroupsClient, snapshot: LagSnapshot, *, read_committed: bool = False
     ) -> dict[str, GroupLagSeconds]:
         """Lag in seconds of each group's worst partition (one small Fetch per leader)."""
         from ..lag.seconds import lag_seconds
 
-        return self._run(lag_seconds, snapshot, read_committed=read_committed)
+        return await lag_seconds(aclient, snapshot, read_committed=read_committed)
 
-    def check_gate(self, gate: LagGate) -> Decision:
+    lag_seconds = sync_twin(_lag_seconds)
+
+    async def _check_gate(self, aclient: AsyncGroupsClient, gate: LagGate) -> Decision:
         """One check of a lag gate (:func:`..lag.gate.check_gate`: groups bound, snapshot, target on
         the first check, lag seconds if needed, then the gate's decision). A client error is a
         decision too: wait when retrying can fix it, fail (``not_retriable``) when it cannot."""
         from ..lag.gate import check_gate
-        from .failures import gate_decision_on_error
 
-        try:
-            return self._run(check_gate, gate)
-        except KafkaGroupsError as exc:
-            return gate_decision_on_error(exc)
+        return await check_gate(aclient, gate)
 
-    async def acheck_gate(self, gate: LagGate) -> Decision:
-        from ..lag.gate import check_gate
-        from .failures import gate_decision_on_error
+    # the error becomes a decision whatever raised it: the connection's lookup, the client, the check
+    check_gate = sync_twin(_check_gate, on_error=gate_decision_on_error)
+    acheck_gate = async_twin(_check_gate, on_error=gate_decision_on_error)
 
-        try:
-            return await self._arun(check_gate, gate)
-        except KafkaGroupsError as exc:
-            return gate_decision_on_error(exc)
-
-    def find_dead_groups(
+    async def _find_dead_groups(
         self,
+        aclient: AsyncGroupsClient,
         group_ids: Iterable[str] | None,
         *,
         history: Iterable[LagSnapshot] = (),
@@ -301,111 +289,112 @@ class KafkaGroupsHook(BaseHook):
         from ..cleanup.report import find_dead_groups
         from ..lag.deadgroups import DeadGroupRules
 
-        rules = DeadGroupRules() if rules is None else rules
-        return self._run(
-            find_dead_groups, None if group_ids is None else list(group_ids), history=history, rules=rules
+        return await find_dead_groups(
+            aclient,
+            None if group_ids is None else list(group_ids),
+            history=history,
+            rules=DeadGroupRules() if rules is None else rules,
         )
 
-    def cleanup(self, policy: CleanupPolicy, **options: Any) -> CleanupResult:
+    find_dead_groups = sync_twin(_find_dead_groups)
+
+    async def _cleanup(
+        self, aclient: AsyncGroupsClient, policy: CleanupPolicy, **options: Unpack[CleanupRun]
+    ) -> CleanupResult:
         """The one safety path for deleting groups (:func:`..cleanup.run_cleanup`): plan, describe
         again, back up, delete, audit. ``options``: ``backup_base_url``, ``history``,
         ``connect_clusters``, ``audit_base_url``, ``who``, ``storage_options``."""
         from ..cleanup import run_cleanup
 
-        return self._run(run_cleanup, policy, **options)
+        return await run_cleanup(aclient, policy, **options)
+
+    cleanup = sync_twin(_cleanup)
 
     # -- changing offsets (each through the cleanup's safety path: plan, describe again, back up, change, audit)
 
-    def reset_offsets(
-        self, spec: ResetSpec, group_ids: Iterable[str], options: ResetOptions | None = None, **run: Any
+    async def _reset_offsets(
+        self,
+        aclient: AsyncGroupsClient,
+        spec: ResetSpec,
+        group_ids: Iterable[str],
+        options: ResetOptions | None = None,
+        **run: Unpack[ResetRun],
     ) -> OffsetChangeResult:
         """Reset committed offsets (:func:`..cleanup.reset.run_reset`; ``options`` default: a dry
         run). ``run``: ``backup_base_url`` (required), ``audit_base_url``, ``who``,
         ``connect_clusters``, ``storage_options``."""
         from ..cleanup.reset import ResetOptions, run_reset
 
-        return self._run(run_reset, spec, list(group_ids), options or ResetOptions(), **run)
+        return await run_reset(aclient, spec, list(group_ids), options or ResetOptions(), **run)
 
-    async def areset_offsets(
-        self, spec: ResetSpec, group_ids: Iterable[str], options: ResetOptions | None = None, **run: Any
-    ) -> OffsetChangeResult:
-        from ..cleanup.reset import ResetOptions, run_reset
+    reset_offsets, areset_offsets = sync_twin(_reset_offsets), async_twin(_reset_offsets)
 
-        return await self._arun(run_reset, spec, list(group_ids), options or ResetOptions(), **run)
-
-    def delete_offsets(
+    async def _delete_offsets(
         self,
+        aclient: AsyncGroupsClient,
         group_ids: Iterable[str],
         topics: Mapping[str, Any],
         options: DeletionOptions | None = None,
-        **run: Any,
+        **run: Unpack[DeletionRun],
     ) -> OffsetChangeResult:
         """Delete committed offsets of ``topics`` (topic -> partitions or None) with OffsetDelete
         (:func:`..cleanup.offset_deletion.run_offset_deletion`; default: a dry run)."""
-        return self._run(_delete_offsets, list(group_ids), topics, options, run)
+        from ..cleanup.offset_deletion import DeletionOptions, run_offset_deletion
+        from ..offsets.deletion import plan_offset_deletion
 
-    async def adelete_offsets(
+        plans = await plan_offset_deletion(aclient, list(group_ids), topics)
+        return await run_offset_deletion(aclient, plans, options or DeletionOptions(), **run)
+
+    delete_offsets, adelete_offsets = sync_twin(_delete_offsets), async_twin(_delete_offsets)
+
+    async def _clean_stale_offsets(
         self,
+        aclient: AsyncGroupsClient,
         group_ids: Iterable[str],
-        topics: Mapping[str, Any],
-        options: DeletionOptions | None = None,
-        **run: Any,
-    ) -> OffsetChangeResult:
-        return await self._arun(_delete_offsets, list(group_ids), topics, options, run)
-
-    def clean_stale_offsets(
-        self, group_ids: Iterable[str], options: DeletionOptions, **run: Any
+        options: DeletionOptions,
+        **run: Unpack[StaleRun],
     ) -> OffsetChangeResult:
         """The cleanup's stale-offsets rule (:mod:`..cleanup.stale`) over ``group_ids``."""
         from ..cleanup.stale import run_stale_offsets
 
-        return self._run(run_stale_offsets, list(group_ids), options, **run)
+        return await run_stale_offsets(aclient, list(group_ids), options, **run)
 
-    async def aclean_stale_offsets(
-        self, group_ids: Iterable[str], options: DeletionOptions, **run: Any
-    ) -> OffsetChangeResult:
-        from ..cleanup.stale import run_stale_offsets
+    clean_stale_offsets = sync_twin(_clean_stale_offsets)
+    aclean_stale_offsets = async_twin(_clean_stale_offsets)
 
-        return await self._arun(run_stale_offsets, list(group_ids), options, **run)
-
-    def commit_progress(
-        self, group_id: str, ending: Mapping[TopicPartition, int], **run: Any
+    async def _commit_progress(
+        self,
+        aclient: AsyncGroupsClient,
+        group_id: str,
+        ending: Mapping[TopicPartition, int],
+        **run: Unpack[ProgressRun],
     ) -> OffsetChangeResult:
         """Commit a processed range's ending offsets to a progress group (:mod:`..cleanup.progress`)."""
         from ..cleanup.progress import commit_progress
 
-        return self._run(commit_progress, group_id, ending, **run)
+        return await commit_progress(aclient, group_id, ending, **run)
 
-    async def acommit_progress(
-        self, group_id: str, ending: Mapping[TopicPartition, int], **run: Any
-    ) -> OffsetChangeResult:
-        from ..cleanup.progress import commit_progress
+    commit_progress, acommit_progress = sync_twin(_commit_progress), async_twin(_commit_progress)
 
-        return await self._arun(commit_progress, group_id, ending, **run)
-
-    def progress_offsets(self, group_id: str) -> dict[str, dict[str, int]] | None:
+    async def _progress_offsets(
+        self, aclient: AsyncGroupsClient, group_id: str
+    ) -> dict[str, dict[str, int]] | None:
         """A progress group's offsets as Spark's ``startingOffsets`` (None: no progress yet)."""
         from ..cleanup.progress import progress_offsets
 
-        return self._run(progress_offsets, group_id)
+        return await progress_offsets(aclient, group_id)
 
-    async def aprogress_offsets(self, group_id: str) -> dict[str, dict[str, int]] | None:
-        from ..cleanup.progress import progress_offsets
+    progress_offsets, aprogress_offsets = sync_twin(_progress_offsets), async_twin(_progress_offsets)
 
-        return await self._arun(progress_offsets, group_id)
-
-    def share_lag(self, group_ids: Iterable[str]) -> dict[str, Any]:
+    async def _share_lag(self, aclient: AsyncGroupsClient, group_ids: Iterable[str]) -> dict[str, Any]:
         """Share groups' lag (KIP-932) as JSON-ready data: per share-partition ``lag`` and
         ``lag_kind``, ``"exact"`` where the broker gives it (Kafka 4.2+, KIP-1226), ``"at_most"``
         (the log end minus the start offset) on Kafka 4.1, None when unknown."""
         from ..offsets.share import share_group_lag
 
-        return self._run(share_group_lag, list(group_ids)).to_dict()
+        return (await share_group_lag(aclient, list(group_ids))).to_dict()
 
-    async def ashare_lag(self, group_ids: Iterable[str]) -> dict[str, Any]:
-        from ..offsets.share import share_group_lag
-
-        return (await self._arun(share_group_lag, list(group_ids))).to_dict()
+    share_lag, ashare_lag = sync_twin(_share_lag), async_twin(_share_lag)
 
     def describe_groups(self, group_ids: Iterable[str]) -> KeyedResults[str, GroupDescription]:
         return self.client.describe_groups(list(group_ids))
@@ -430,12 +419,10 @@ class KafkaGroupsHook(BaseHook):
         from ..cleanup.restore import run_restore
         from ..history.backup import restore_outcome
 
+        ids = None if group_ids is None else list(group_ids)
+        who = {"by": "KafkaGroupsHook.restore_offsets", "connection": self.kafka_groups_conn_id}
         results, run = self._run(
-            run_restore,
-            backup,
-            group_ids,
-            storage_options=storage_options,
-            who={"by": "KafkaGroupsHook.restore_offsets", "connection": self.kafka_groups_conn_id},
+            lambda aclient: run_restore(aclient, backup, ids, storage_options=storage_options, who=who)
         )
         for group_id, outcome in results.items():
             self.log.info(
@@ -464,14 +451,6 @@ class KafkaGroupsHook(BaseHook):
             return False, f"{type(exc).__name__}: {exc}"
         finally:
             self.close()
-
-
-async def _delete_offsets(aclient, group_ids, topics, options, run):
-    from ..cleanup.offset_deletion import DeletionOptions, run_offset_deletion
-    from ..offsets.deletion import plan_offset_deletion
-
-    plans = await plan_offset_deletion(aclient, group_ids, topics)
-    return await run_offset_deletion(aclient, plans, options or DeletionOptions(), **run)
 
 
 def restore_call(
