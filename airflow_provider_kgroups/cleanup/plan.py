@@ -39,6 +39,7 @@ from .decisions import GroupDecision, Outcome
 from .permission import PermissionReason, denied_by, first_match, permission
 from .policy import CONNECT_DENY_PATTERN, CleanupPolicy
 from .report import GroupHealthReport
+from .risk_hold import keep_at_risk
 
 __all__ = ["CleanupPlan", "plan_cleanup", "HistorySource"]
 
@@ -194,6 +195,8 @@ async def plan_cleanup(
                 )
             candidates = []
 
+    candidates, at_risk = await keep_at_risk(aclient, candidates, snapshots)
+    decisions.update((d.group_id, d) for d in at_risk)
     cap = policy.cap(len(candidates))
     candidates.sort(key=lambda d: d.order_key)
     chosen = candidates[:cap]

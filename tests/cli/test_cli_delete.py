@@ -112,14 +112,21 @@ def test_delete_everything_keeps_system_groups_honours_the_cap_and_the_backup_re
     # requests: the listing (one per broker, which names each group's coordinator: no
     # FindCoordinator); the evidence (DescribeGroups and OffsetFetch per coordinator, Metadata: bootstrap, the committed topics
     # by name, the listing for the Streams heuristic); then the second describe and the backup's
-    # offset read per coordinator of the chosen groups, and one DeleteGroups per such coordinator
+    # offset read per coordinator of the chosen groups, and one DeleteGroups per such coordinator;
+    # before the cap, the AT_RISK hold's snapshot of the candidates (describe and offsets per their
+    # coordinator, log start and end, a Metadata refresh) and their margins (one DescribeConfigs
+    # for the topic, one Fetch for the first unread records)
     everyone = {cluster.coordinator_of(g) for g in cluster.group_ids() + ["tmp-a", "tmp-b"]}
     chosen = {cluster.coordinator_of(g) for g in ("tmp-a", "tmp-b")}
+    candidates = {cluster.coordinator_of(g) for g in ("tmp-a", "tmp-b", "tmp-c", "tmp-d")}
     assert {api: n for api, n in cluster.requests_by_api().items() if api != "ApiVersions"} == {
         "ListGroups": 3,
-        "Metadata": 3,
-        "DescribeGroups": len(everyone) + len(chosen),
-        "OffsetFetch": len(everyone) + len(chosen),
+        "Metadata": 4,
+        "DescribeGroups": len(everyone) + len(candidates) + len(chosen),
+        "OffsetFetch": len(everyone) + len(candidates) + len(chosen),
+        "ListOffsets": 2,
+        "DescribeConfigs": 1,
+        "Fetch": 1,
         "DeleteGroups": len(chosen),
     }
     assert sorted(g for r in cluster.requests("DeleteGroups") for g in r.request.groups_names) == [
