@@ -259,3 +259,62 @@ def test_kgroups_lag_risk_shows_the_margin_the_catch_up_and_at_risk(fast_retenti
 async def commit_once(bootstrap: str, group: str, topic: str, offset: int) -> None:
     async with AsyncGroupsClient(ClientConfig.create(bootstrap)) as client:
         await commit_at(client, group, topic, offset)
+
+
+def _risk_of(capsys, bootstrap: str, group: str, *extra: str) -> dict:
+    capsys.readouterr()
+    code = kgroups_main(["-b", bootstrap, "lag", group, "--format", "json", "--risk", *extra])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)["groups"][group]["risk"]
+
+
+def _topic_with_backlog(bootstrap: str, config: dict[str, str], group: str, committed: int) -> str:
+    topic = f"doc-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, topic, config)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(20):
+        producer.produce(topic, b"v", key=b"k%d" % i, partition=0)
+    producer.flush(10)
+    asyncio.run(commit_once(bootstrap, group, topic, committed))
+    return topic
+
+
+@pytest.mark.parametrize(
+    "config, basis, says",
+    [
+        ({"cleanup.policy": "compact"}, "compacted", "cleanup.policy=compact"),
+        ({"retention.ms": "-1"}, "no_time_limit", "retention.ms=-1"),
+    ],
+)
+def test_a_topic_not_deleted_by_time_has_no_margin_and_says_why(fast_retention, capsys, config, basis, says):
+    group = f"doc-{uuid.uuid4().hex[:6]}"
+    _topic_with_backlog(fast_retention.bootstrap, config, group, committed=5)
+    risk = _risk_of(capsys, fast_retention.bootstrap, group)
+    margin = risk["partitions"][0]["margin"]
+    assert margin["seconds"] is None and margin["basis"] == basis and says in margin["reason"]
+    assert risk["margin_seconds"] is None and not risk["at_risk"]
+
+
+def test_an_idle_partition_has_nothing_at_risk_when_read_and_never_catches_up_when_not(
+    fast_retention, capsys
+):
+    caught_up, behind = f"idle-a-{uuid.uuid4().hex[:6]}", f"idle-b-{uuid.uuid4().hex[:6]}"
+    topic = _topic_with_backlog(fast_retention.bootstrap, {"retention.ms": "600000"}, caught_up, committed=20)
+    asyncio.run(commit_once(fast_retention.bootstrap, behind, topic, 5))
+    assert _risk_of(capsys, fast_retention.bootstrap, caught_up)["partitions"] == []  # nothing unread
+    risk = _risk_of(capsys, fast_retention.bootstrap, behind, "--sample", "1s")
+    eta = risk["partitions"][0]["catch_up"]
+    assert eta["never"] and eta["consume_per_s"] == 0 and eta["produce_per_s"] == 0  # no one moves
+    assert 0 < risk["margin_seconds"] <= 600 and risk["at_risk"]  # never reading it: it will be taken
+
+
+def test_a_record_without_a_timestamp_gives_no_margin(kafka_old, capsys):
+    """Kafka 2.8 writing the 0.9 message format (magic 0: no timestamps): unknown, never a number."""
+    group = f"old-{uuid.uuid4().hex[:6]}"
+    _topic_with_backlog(
+        kafka_old.bootstrap, {"message.format.version": "0.9.0", "retention.ms": "600000"}, group, committed=5
+    )
+    margin = _risk_of(capsys, kafka_old.bootstrap, group)["partitions"][0]["margin"]
+    assert margin["seconds"] is None and margin["basis"] == "unknown", margin
+    assert "without a timestamp" in margin["reason"] and margin["retention_ms"] == 600_000, margin
