@@ -20,7 +20,9 @@ other session, so that every Spark it times runs the same JVM);
 (``timestamp`` as epoch milliseconds, ``headers`` as ``[(key, value)]``) and, when asked, the
 number of Spark partitions; :meth:`SparkOracle.stream` has it run ``format`` as a Structured
 Streaming query (``availableNow`` or ``once``) from a checkpoint the caller keeps, and answers every
-micro-batch's rows and source offsets (:class:`StreamResult`); an error comes back as
+micro-batch's rows and source offsets (:class:`StreamResult`);
+:meth:`SparkOracle.stream_value_bytes` runs such a query for a benchmark, answering only the sum
+of the value lengths and each batch's timings (:class:`StreamCost`); an error comes back as
 :class:`OracleReadError`.
 
 The tests (``tests/apachekafka/test_spark_kafka_source.py``) and the data-source benchmark use it.
@@ -48,6 +50,8 @@ __all__ = [
     "ReadResult",
     "SparkOracle",
     "StreamBatch",
+    "StreamBatchCost",
+    "StreamCost",
     "StreamResult",
     "connector_jars",
     "pyspark_environment",
@@ -172,6 +176,26 @@ class StreamResult:
     schema: str  # the loaded streaming DataFrame's schema.simpleString()
     batches: list[StreamBatch]
     latest: dict | None
+
+
+@dataclass(frozen=True)
+class StreamBatchCost:
+    """One micro-batch of :meth:`SparkOracle.stream_value_bytes`: the ``durationMs`` of its
+    progress update (Spark's phases in milliseconds: latestOffset, queryPlanning, getBatch,
+    walCommit, addBatch, commitOffsets, triggerExecution) and its ``numInputRows``."""
+
+    batch_id: int
+    durations: dict[str, int]
+    input_rows: int
+
+
+@dataclass(frozen=True)
+class StreamCost:
+    """A benchmark's streaming run: the sum of every delivered value's length, and each batch
+    that ran ``foreachBatch``, in batch order."""
+
+    value_bytes: int
+    batches: list[StreamBatchCost]
 
 
 class SparkOracle:
@@ -307,6 +331,31 @@ class SparkOracle:
         }
         found = self._request(request, timeout=limit + STOP_GRACE)
         return StreamResult(found["schema"], [StreamBatch(**b) for b in found["batches"]], found["latest"])
+
+    def stream_value_bytes(
+        self,
+        format: str,
+        options: dict[str, str],
+        *,
+        checkpoint: str | Path,
+        timeout: float | None = None,
+    ) -> StreamCost:
+        """The same query as :meth:`stream` (AvailableNow), answering only ``sum(length(value))``
+        over its batches and each batch's timings (for a benchmark: nothing collected, so what
+        it costs is the source's and Spark's); timeouts and failures as :meth:`stream`."""
+        limit = self.read_timeout if timeout is None else timeout
+        if limit <= 0:
+            raise ValueError(f"timeout {limit!r}: a stream needs a positive number of seconds")
+        request = {
+            "kind": "stream_value_bytes",
+            "format": format,
+            "options": options,
+            "checkpoint": str(checkpoint),
+            "trigger": "availableNow",
+            "timeout": limit,
+        }
+        found = self._request(request, timeout=limit + STOP_GRACE)
+        return StreamCost(found["value_bytes"], [StreamBatchCost(**b) for b in found["batches"]])
 
     def _request(self, request: dict, *, timeout: float | None = None) -> dict:
         """Send ``request``, wait ``timeout`` seconds (default ``read_timeout``) for its answer."""

@@ -3,7 +3,8 @@ oracle's pyspark first on PYTHONPATH): one Spark session with Spark's Kafka sour
 and the ``kgroups`` source; reads one JSON request a line from stdin, answers one JSON line on the
 file descriptor it was given (Spark's JVM shares stdout and stderr, so they only log). A request's
 ``kind`` picks what it does (:data:`KINDS`): ``read`` (the default) collects a batch read,
-``stream`` runs a Structured Streaming query to its end (:func:`stream`).
+``stream`` runs a Structured Streaming query to its end (:func:`stream`), ``stream_value_bytes``
+runs one for a benchmark, answering only sums and Spark's timings (:func:`stream_value_bytes`).
 
     python -m demo.spark_oracle_worker <answer fd> <workdir> <jar,jar,...> [<settings JSON>]
 
@@ -176,8 +177,49 @@ def parsed_offset(value: str | dict | None) -> dict | None:
     return json.loads(value) if isinstance(value, str) else value
 
 
+def stream_value_bytes(spark, request: dict) -> dict:
+    """A benchmark's stream: ``format`` with ``options`` run as :func:`stream` runs it, but each
+    micro-batch only sums ``length(value)`` (every record delivered, nothing collected or sent
+    back), so the query's cost is the source's and Spark's, not the answer's. Answers the sum
+    over the batches and, per batch that ran, its progress update's ``durationMs`` (every phase
+    Spark timed: latestOffset, queryPlanning, getBatch, walCommit, addBatch, commitOffsets,
+    triggerExecution) and ``numInputRows``: where a micro-batch's time goes besides the data."""
+    if request.get("trigger", "availableNow") not in TRIGGERS:
+        raise ValueError(f"trigger {request['trigger']!r}: the oracle runs {' or '.join(TRIGGERS)}")
+    df = spark.readStream.format(request["format"]).options(**request["options"]).load()
+    summed: dict[int, int] = {}
+
+    def add(batch, batch_id: int) -> None:
+        summed[batch_id] = batch.selectExpr("sum(length(value)) AS n").collect()[0]["n"] or 0
+
+    query = (
+        df.writeStream.foreachBatch(add)
+        .option("checkpointLocation", request["checkpoint"])
+        .trigger(**TRIGGERS[request.get("trigger", "availableNow")])
+        .start()
+    )
+    progress = run_to_end(query, request["timeout"], summed)
+    return {"value_bytes": sum(summed.values()), "batches": [batch_cost(b, progress) for b in sorted(summed)]}
+
+
+def batch_cost(batch_id: int, progress: list) -> dict:
+    """The progress update of the trigger that ran ``batch_id`` (the one with an ``addBatch``
+    duration, as :func:`batch` picks it): its durations and input rows."""
+    for update in progress:
+        if update["batchId"] == batch_id and "addBatch" in update["durationMs"]:
+            return {
+                "batch_id": batch_id,
+                "durations": dict(update["durationMs"]),
+                "input_rows": update["numInputRows"],
+            }
+    raise RuntimeError(
+        f"batch {batch_id} ran but the query's recentProgress has no update for it (it keeps "
+        f"{BASE_SETTINGS['spark.sql.streaming.numRecentProgressUpdates']}): run fewer batches"
+    )
+
+
 #: What a request's ``kind`` asks for.
-KINDS = {"read": read, "stream": stream}
+KINDS = {"read": read, "stream": stream, "stream_value_bytes": stream_value_bytes}
 
 
 def failure(exc: Exception) -> dict:
