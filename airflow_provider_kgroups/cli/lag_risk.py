@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..client.numbers import is_int
 from .lag_rows import lag_headers, lag_ok, lag_rows_and_totals
 from .output import TableStream, write_out
 
@@ -104,7 +105,7 @@ def risk_rows(rows: list[Sequence[Any]], risks: Risks, margin: bool, catch_up: b
     for row in rows:
         gid, topic, partition = row[0], row[1], row[2]
         per = risks.get(gid, {})
-        risk = per.get((topic, partition)) if isinstance(partition, int) else None
+        risk = per.get((topic, partition)) if is_int(partition) else None
         if risk is not None:
             cells = ((margin_text(risk.margin),) if margin else ()) + (
                 (catch_up_text(risk.catch_up),) if catch_up else ()
