@@ -16,7 +16,7 @@ from ..lag.model import LagSnapshot
 from ..lag.retention import at_risk, catch_up, duration
 from ..lag.retention_reads import retention_margins
 from ..lag.snapshot import take_snapshot
-from ..lag.verdicts import LagPoint, VerdictRules
+from ..lag.verdicts import VerdictRules, partition_series
 from .decisions import GroupDecision, Outcome
 
 
@@ -34,17 +34,12 @@ async def keep_at_risk(
     go: list[GroupDecision] = []
     for decision in candidates:
         group = now.groups.get(decision.group_id)
-        risky = []
-        for key, margin in (margins.get(decision.group_id) or {}).items():
-            points = [
-                LagPoint.of(s.taken_at_ms, p)
-                for s in (*history, now)
-                if decision.group_id in s.groups
-                for p in s.groups[decision.group_id].partitions
-                if (p.topic, p.partition) == key
-            ]
-            if group is not None and at_risk(margin, catch_up(points), floor_s):
-                risky.append((key, margin))
+        series = partition_series([*history, now], decision.group_id)
+        risky = [
+            (key, margin)
+            for key, margin in (margins.get(decision.group_id) or {}).items()
+            if group is not None and at_risk(margin, catch_up(series.get(key, [])), floor_s)
+        ]
         if not risky:
             go.append(decision)
             continue

@@ -126,15 +126,18 @@ def _total_cells(
 ) -> tuple[str, ...]:
     from ..lag.retention import catch_up_text, duration
 
-    summary = group_risk(per)
     cells: tuple[str, ...] = ()
     if margin:
-        shortest = summary["margin_seconds"]
-        cells += (f">={duration(max(shortest, 0.0))}" if shortest is not None else "-",)
+        known = [
+            r.margin.seconds for r in per.values() if r.margin is not None and r.margin.seconds is not None
+        ]
+        cells += (f">={duration(max(min(known), 0.0))}" if known else "-",)
     if catch_up:
-        if summary["never_catches_up"]:
+        etas = [r.catch_up for r in per.values()]
+        if any(e.never for e in etas):
             cells += ("never",)
+        elif any(e.seconds is None for e in etas):
+            cells += ("-",)  # one partition's catch-up unknown: the group's is too
         else:
-            longest = max(per.values(), key=lambda r: r.catch_up.seconds or 0.0).catch_up
-            cells += (catch_up_text(longest) if summary["catch_up_seconds"] is not None else "-",)
+            cells += (catch_up_text(max(etas, key=lambda e: e.seconds or 0.0)),)
     return cells

@@ -88,6 +88,7 @@ __all__ = [
     "partition_verdict",
     "group_verdicts",
     "lag_slope_per_s",
+    "partition_series",
 ]
 
 
@@ -372,7 +373,9 @@ def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictR
     )
 
 
-def _series(snapshots: Sequence[LagSnapshot], group_id: str) -> dict[tuple[str, int], list[LagPoint]]:
+def partition_series(
+    snapshots: Sequence[LagSnapshot], group_id: str
+) -> dict[tuple[str, int], list[LagPoint]]:
     """Each partition's points, keyed ``(topic, partition)`` (sorts as ``TopicPartition`` does;
     a tuple key costs a third of building and hashing one per point)."""
     series: dict[tuple[str, int], list[LagPoint]] = {}
@@ -396,7 +399,7 @@ def _group_verdict(
         return GroupVerdict(group_id, Verdict.UNKNOWN, GroupReason.NOT_READ)
     current = {(p.topic, p.partition) for p in latest.partitions}
     verdicts = []
-    for key, points in sorted(_series(snapshots, group_id).items()):
+    for key, points in sorted(partition_series(snapshots, group_id).items()):
         if key not in current:
             continue  # the group no longer has this partition
         found = judge_partition(points, rules, margins.get(key))

@@ -192,25 +192,19 @@ def gate_checked(gate: LagGate, *, evaluated: bool, dag_id: str | None, task_id:
 def _risk(emit: _Emitter, gate: LagGate) -> None:
     """The retention margins the check read and the catch-up times over the gate's window."""
     from ..lag.retention import catch_up
-    from ..lag.verdicts import LagPoint
+    from ..lag.verdicts import partition_series
 
     margins: dict[tuple[str, str], float] = {}
     for group, per in (getattr(gate, "margins", None) or {}).items():
         for (topic, _), margin in per.items():
             if margin.seconds is not None:
                 margins[(group, topic)] = min(margin.seconds, margins.get((group, topic), margin.seconds))
-    series: dict[tuple[str, str, int], list[LagPoint]] = {}
-    for snapshot in gate.window:
-        for group_id, group in snapshot.groups.items():
-            for p in group.partitions:
-                series.setdefault((group_id, p.topic, p.partition), []).append(
-                    LagPoint.of(snapshot.taken_at_ms, p)
-                )
     etas: dict[tuple[str, str], float] = {}
-    for (group_id, topic, _), points in series.items():
-        eta = catch_up(points)
-        if eta.seconds is not None and not eta.never:
-            etas[(group_id, topic)] = max(eta.seconds, etas.get((group_id, topic), 0.0))
+    for group_id in {g for snapshot in gate.window for g in snapshot.groups}:
+        for (topic, _), points in partition_series(gate.window, group_id).items():
+            eta = catch_up(points)
+            if eta.seconds is not None and not eta.never:
+                etas[(group_id, topic)] = max(eta.seconds, etas.get((group_id, topic), 0.0))
     for stat, values, pick in (
         ("kgroups.retention_margin_seconds", margins, min),
         ("kgroups.lag.eta_seconds", etas, max),

@@ -80,8 +80,7 @@ def run_available_now(
     if not query.awaitTermination(timeout_s):
         query.stop()
         raise TimeoutError(f"the AvailableNow run did not end within {timeout_s:.0f} s and was stopped.")
-    progress = [p for p in query.recentProgress if p.get("numInputRows") or p.get("sources")]
-    ran = [p for p in progress if "addBatch" in p.get("durationMs", {})]
+    ran = [p for p in query.recentProgress if "addBatch" in p.get("durationMs", {})]  # batches that ran
     end = ran[-1]["sources"][0]["endOffset"] if ran else None
     summary = {
         "batches": len(ran),

@@ -15,7 +15,9 @@ comes before the sink: the group may lag the sink by a batch, never lead it.
 How: an OffsetCommit as the admin client sends it (no member, generation -1), which Kafka
 accepts only while the group has no members, so a group that consumers are using is never
 moved (the commit fails naming the group; the query stops). The metadata of every committed
-offset says who committed it (:data:`COMMITTER`), which the cleanup reads."""
+offset says who committed it (:data:`COMMITTER`): ``kafka-consumer-groups.sh`` and ``kgroups
+describe`` show it. The cleanup judges such a group as any group without members (its offsets
+move while the query runs)."""
 
 from __future__ import annotations
 
