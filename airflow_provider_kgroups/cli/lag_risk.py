@@ -79,14 +79,25 @@ def execute_risk(client: GroupsClient, args, ids: list[str], policy, progress: P
 
 
 def group_risk(per: Mapping[tuple[str, int], PartitionRisk]) -> dict[str, Any]:
-    """A group's risk as JSON: each lagging partition's, the shortest margin, the longest catch-up."""
+    """A group's risk as JSON: each lagging partition's, the shortest margin, the longest catch-up.
+
+    ``margin_seconds`` is the shortest *known* margin, and a lower bound (``margin_at_least``) as
+    each partition's is; ``margin_unknown_partitions`` counts the lagging partitions whose margin
+    retention may bound but could not be measured (the group's shortest may be among them), so a
+    reader never takes the known minimum for the whole group's."""
+    from ..lag.retention import MarginBasis
+
     margins = [
         r.margin.seconds for r in per.values() if r.margin is not None and r.margin.seconds is not None
     ]
+    unknown = sum(1 for r in per.values() if r.margin is not None and r.margin.basis is MarginBasis.UNKNOWN)
     etas = [r.catch_up for r in per.values()]
+    shortest = min(margins, default=None)
     return {
         "at_risk": any(r.at_risk for r in per.values()),
-        "margin_seconds": min(margins, default=None),
+        "margin_seconds": shortest,
+        "margin_at_least": shortest is not None,
+        "margin_unknown_partitions": unknown,
         "catch_up_seconds": None
         if any(e.never or e.seconds is None for e in etas)
         else max((e.seconds or 0.0 for e in etas), default=0.0),
