@@ -47,6 +47,7 @@ class RetentionSettings(Protocol):
 
 class MarginBasis(str, Enum):
     RETENTION_MS = "retention_ms"  # a lower bound from the first unread record's timestamp
+    HISTORY = "history"  # a lower bound from when the log-end history saw that record appended
     COMPACTED = "compacted"  # no time-based deletion
     NO_TIME_LIMIT = "no_time_limit"  # retention.ms=-1
     NOTHING_UNREAD = "nothing_unread"
