@@ -26,6 +26,8 @@ from ..history.store import table_snapshots
 from ..lag.deadgroups import DeadGroupRules
 from ..lag.model import LagSnapshot
 from ..lag.observation import GroupObservation, history_points, last_progress
+from ..lag.retention import RetentionMargin
+from ..lag.retention_history import history_margin
 from ..lag.verdicts import VerdictRules, group_verdicts
 
 __all__ = [
@@ -58,6 +60,8 @@ PARTITION_VERDICTS = pa.schema(
         ("last_progress_ms", pa.int64()),
         ("since_progress_ms", pa.int64()),
         ("history_from_ms", pa.int64()),
+        ("retention_margin_s", pa.float64()),
+        ("margin_basis", pa.string()),
     ]
 )
 
@@ -116,17 +120,22 @@ def partition_verdicts(
     evaluations: Collection[int],
     window_ms: int,
     rules: VerdictRules,
+    retention_ms: Mapping[str, int] | None = None,
 ) -> pa.Table:
     """The group's partition verdicts at each evaluation time (the latest snapshot of each
     tumbling window of ``window_ms``) at which the group has a snapshot: ``group_verdicts``
     over its snapshots in the look-back up to that time. ``last_progress_ms``: the last point
     whose committed offset differs from the partition's previous point (the first is never
-    progress); ``history_from_ms``: the partition's first point."""
+    progress); ``history_from_ms``: the partition's first point. With ``retention_ms`` (per
+    topic, :func:`..lag.retention_history.deletion_retention_ms`), each lagging partition's
+    retention margin at that time from the log-end history before it
+    (:func:`..lag.retention_history.history_margin`), which the verdicts judge AT_RISK by."""
     rows: list[tuple] = []
     times = [s.taken_at_ms for s in snapshots]
     first: dict = {}
     previous: dict = {}
     progress: dict = {}
+    log_ends: dict = {}  # (topic, partition) -> [(time, log end)], only with retention_ms
     for i, snapshot in enumerate(snapshots):
         at = snapshot.taken_at_ms
         group = snapshot.groups[group_id]
@@ -140,14 +149,25 @@ def partition_verdicts(
             elif p.committed != previous[key]:
                 progress[key] = at
             previous[key] = p.committed
+            if retention_ms is not None and p.log_end is not None:
+                log_ends.setdefault(key, []).append((at, p.log_end))
         if at not in evaluations:
             continue
         look_back = snapshots[bisect_left(times, at - rules.window_ms) : i + 1]
         latest = {(p.topic, p.partition): p for p in group.partitions}
+        margins: dict[tuple[str, int], RetentionMargin] = {}
+        if retention_ms is not None:
+            margins = {
+                key: history_margin(
+                    log_ends.get(key, ()), p.committed, retention_ms.get(p.topic), at, lagging=bool(p.lag)
+                )
+                for key, p in latest.items()
+            }
         start = at // window_ms * window_ms
-        for v in group_verdicts(look_back, rules)[group_id].partitions:
+        for v in group_verdicts(look_back, rules, margins={group_id: margins})[group_id].partitions:
             key = (v.topic, v.partition)
             p = latest[key]
+            margin = margins.get(key)
             rows.append(
                 (
                     group_id,
@@ -166,6 +186,8 @@ def partition_verdicts(
                     progress[key],
                     None if progress[key] is None else at - progress[key],
                     first[key],
+                    None if margin is None else margin.seconds,
+                    None if margin is None else margin.basis.value,
                 )
             )
     columns: list[Sequence[Any]] = list(zip(*rows)) or [[] for _ in PARTITION_VERDICTS.names]
@@ -252,6 +274,7 @@ def judge_group(
     existing_topics: Collection[str],
     rules: VerdictRules,
     dead_rules: DeadGroupRules,
+    retention_ms: Mapping[str, int] | None = None,
 ) -> pa.Table:
     """:func:`partition_verdicts` and :func:`group_status` of the one group in ``rows``
     (history rows, read into snapshots once), as :data:`JUDGED`: the verdict rows first
@@ -259,7 +282,7 @@ def judge_group(
     found = _group(rows)
     if found is None:
         return JUDGED.empty_table()
-    verdicts = partition_verdicts(*found, evaluations, window_ms, rules)
+    verdicts = partition_verdicts(*found, evaluations, window_ms, rules, retention_ms)
     status = group_status(*found, as_of_ms, existing_topics, rules, dead_rules)
     verdict_type, status_type = JUDGED.field("verdict").type, JUDGED.field("status").type
     return pa.table(

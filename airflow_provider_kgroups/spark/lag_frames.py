@@ -4,6 +4,7 @@ percentiles per topic and window. Importing this module does not import pyspark.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -88,13 +89,17 @@ def judge_groups(
     existing_topics: frozenset[str],
     rules: VerdictRules,
     dead: DeadGroupRules,
+    retention_ms: Mapping[str, int] | None = None,
 ) -> DataFrame:
     """Each group's partition verdicts (one row per group, topic, partition and evaluation time
     it has) and its status, in :data:`.judging.JUDGED` rows, judged on the executors by
-    :func:`.judging.judge_group`, one group at a time."""
+    :func:`.judging.judge_group`, one group at a time (``retention_ms``: per topic, for the
+    retention margins)."""
 
     def judge(rows):
-        return judging.judge_group(rows, evaluations, window_ms, as_of_ms, existing_topics, rules, dead)
+        return judging.judge_group(
+            rows, evaluations, window_ms, as_of_ms, existing_topics, rules, dead, retention_ms
+        )
 
     return hist.groupBy("group_id").applyInArrow(judge, spark_schema(judging.JUDGED))
 
