@@ -11,9 +11,9 @@ table, compact or pretty JSON) is ``output.py``; what verbs share is ``common.py
 """
 
 # Only the standard library at import: the arguments are parsed (and ``--help`` answered)
-# before the client, the lag engine or kafka-python's codec are loaded (~300 ms); even the
-# client's errors (dataclasses, kafka.errors: ~10 ms) load only once a verb runs, and a verb's
-# module only once that verb is used.
+# before the client, the lag engine or kafka-python's codec are loaded; even the client's errors
+# (dataclasses, kafka.errors) load only once a verb runs, and a verb's module only once that verb
+# is used (what each costs: docs/performance.rst).
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         no_collection_at_exit()
 
     # A verb's results live until the output is written, hundreds of thousands of objects: with
-    # CPython's default thresholds the collector rescans them ~390 times for lag over 3,000 groups
-    # (~15 % of its CPU). The output is written inside, so it is built with the same few passes.
+    # CPython's default thresholds the collector rescans them again and again (docs/performance.rst
+    # has the cost). The output is written inside, so it is built with the same few passes.
     with fewer_collections():
         return run(args)
 

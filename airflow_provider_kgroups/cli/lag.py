@@ -145,8 +145,6 @@ def stream_lag(
     leaves a JSON document whole: its open objects are closed and a last field ``"error"`` names
     the exception, which then goes on to :func:`..run` (the same message and exit code as without
     streaming). A run that fails before its first batch is read writes nothing, as before."""
-    from ..lag.snapshot import iter_snapshot
-
     progress(f"streaming the lag of {len(ids)} group(s)")
     table = TableStream(lag_headers(args.seconds), write_out) if args.format == "table" else None
     document = JsonDocumentStream(write_out, "groups", "failures") if args.format == "json" else None
@@ -156,30 +154,8 @@ def stream_lag(
         write_part = _document_writer(document, args)
     else:
         write_part = _jsonl_writer(args)
-    ok = True
-
-    async def run() -> None:
-        nonlocal ok
-        async for part in iter_snapshot(
-            client.aclient,
-            ids,
-            policy=policy,
-            read_committed=args.read_committed,
-            listings=listings,
-            in_order=args.format != "jsonl",
-        ):
-            seconds = None
-            if args.seconds:
-                from ..lag.seconds import lag_seconds
-
-                seconds = await lag_seconds(
-                    client.aclient, part, worst_n=1, read_committed=args.read_committed
-                )
-            totals_known = write_part(part, seconds)
-            ok = ok and lag_ok(part, seconds, totals_known)
-
     try:
-        client.run(run())
+        ok = client.run(_write_parts(client, args, ids, policy, listings, write_part))
     except BaseException as exc:
         if document is not None and document.started:
             try:
@@ -195,6 +171,37 @@ def stream_lag(
 
             document.start({"taken_at_ms": now_ms(), "policy": policy.value})
         document.close()
+    return ok
+
+
+async def _write_parts(
+    client: GroupsClient,
+    args,
+    ids: list[str],
+    policy,
+    listings: Mapping[str, GroupListing],
+    write_part: Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] | None], bool],
+) -> bool:
+    """Each batch of groups read (with ``--seconds``, its ages too) and written as it completes;
+    returns whether every group's lag was fine (:func:`.lag_rows.lag_ok`)."""
+    from ..lag.snapshot import iter_snapshot
+
+    ok = True
+    async for part in iter_snapshot(
+        client.aclient,
+        ids,
+        policy=policy,
+        read_committed=args.read_committed,
+        listings=listings,
+        in_order=args.format != "jsonl",
+    ):
+        seconds = None
+        if args.seconds:
+            from ..lag.seconds import lag_seconds
+
+            seconds = await lag_seconds(client.aclient, part, worst_n=1, read_committed=args.read_committed)
+        totals_known = write_part(part, seconds)
+        ok = ok and lag_ok(part, seconds, totals_known)
     return ok
 
 

@@ -11,11 +11,11 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-#: rows rendered at a time: only one block's cell strings live at once (100,000 groups are
-#: 500,000 lines; built whole, their cells took ~400 MB, the command peaking at 687 MB)
+#: rows rendered at a time: only one block's cell strings live at once, whatever the table's
+#: length (docs/performance.rst, "100,000 groups and the table")
 TABLE_BLOCK = 20_000
-#: a streamed part of up to this many rows has its columns made once (~40 MB at most) instead
-#: of twice (for the widths, then for the lines, in blocks)
+#: a streamed part of up to this many rows has its columns made once instead of twice (for the
+#: widths, then for the lines, in blocks): the memory of one part's columns buys the second pass
 ONE_PASS_ROWS = 100_000
 
 
@@ -206,10 +206,10 @@ def json_encoder(args) -> Callable[[Any], bytes]:
     """Compact by default (what scripts read): msgspec, as UTF-8 bytes; ``--pretty``: the
     standard library, indented, keys sorted (what people read).
 
-    The measurement that decided it (benchmarks/RESULTS-json.txt, 3,000 groups, median ms):
-    json compact 60-84, msgspec 7-21, and importing msgspec.json once the lag path's modules are
-    loaded costs 8-11 ms more (a loss only below a few hundred groups). msgspec is already
-    installed with Airflow (apache-airflow-core requires it). Two differences in the bytes,
+    msgspec encodes the lag document several times faster than the standard library, which
+    outweighs its import but for a few hundred groups or fewer (docs/performance.rst, measured in
+    benchmarks/RESULTS-json.txt); it is installed with Airflow anyway (apache-airflow-core
+    requires it). Two differences in the bytes,
     none in the values: non-ASCII text is written as UTF-8 instead of ``\\uXXXX`` escapes
     (RFC 8259 requires UTF-8 between systems; the bytes go to stdout's buffer, so the locale
     cannot break them), and floats outside 1e-4..1e16 are written as ``1e16``, not ``1e+16``."""

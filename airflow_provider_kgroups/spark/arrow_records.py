@@ -20,6 +20,7 @@ raises :class:`~..client.batches.UndecodableBatch` as there.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -214,6 +215,22 @@ def batches_to_arrow(
     )
 
 
+class _Records(NamedTuple):
+    """Per record of a page's batches (one entry each, in order): its batch, offset and time, and
+    where its key, value and headers are in the joined buffer (a length of -1: null)."""
+
+    which: np.ndarray
+    offsets: np.ndarray
+    timestamps: np.ndarray
+    key_at: np.ndarray
+    key_len: np.ndarray
+    value_at: np.ndarray
+    value_len: np.ndarray
+    headers_at: np.ndarray
+    no_headers: np.ndarray
+    ends: np.ndarray
+
+
 def _to_arrow(
     topic: str,
     partition: int,
@@ -223,9 +240,24 @@ def _to_arrow(
     end: int,
     include_headers: bool,
 ) -> pa.RecordBatch:
+    buf = b"".join(payloads)
+    records = _locate(buf, batches, payloads)
+    keep = (records.offsets >= start) & (records.offsets < end)
+    if not keep.all():
+        records = _Records(*(column[keep] for column in records))
+    columns = _columns(topic, partition, buf, batches, records)
+    if include_headers:
+        columns.append(
+            _headers_column(buf, records.headers_at, records.no_headers, records.ends, batches, records.which)
+        )
+    return pa.RecordBatch.from_arrays(columns, schema=arrow_schema(include_headers))
+
+
+def _locate(buf: bytes, batches: Sequence[RecordBatch], payloads: Sequence[bytes | memoryview]) -> _Records:
+    """Every record's fields, decoded for all records at once from their starts; a record whose
+    fields do not end where its length says raises :class:`UndecodableBatch`."""
     stops = np.cumsum([len(p) for p in payloads]).tolist()
     firsts = [0] + stops[:-1]
-    buf = b"".join(payloads)
     counts = [b.count for b in batches]
     try:
         data = np.frombuffer(buf, np.uint8)
@@ -255,53 +287,45 @@ def _to_arrow(
             f"{type(exc).__name__}: {exc}",
         ) from exc
     base = np.array([b.base_offset for b in batches], np.int64)
-    offsets = base[which] + offset_delta
     log_append = np.array([b.timestamp_type == 1 for b in batches], bool)[which]
     timestamps = np.where(
         log_append,
         np.array([b.max_timestamp for b in batches], np.int64)[which],
         np.array([b.first_timestamp for b in batches], np.int64)[which] + ts_delta,
     )
-    keep = (offsets >= start) & (offsets < end)
-    if not keep.all():
-        offsets, timestamps, which, key_at, key_len, value_at, value_len, headers_at, no_headers, ends = (
-            column[keep]
-            for column in (
-                offsets,
-                timestamps,
-                which,
-                key_at,
-                key_len,
-                value_at,
-                value_len,
-                headers_at,
-                no_headers,
-                ends,
-            )
-        )
+    offsets = base[which] + offset_delta
+    return _Records(
+        which, offsets, timestamps, key_at, key_len, value_at, value_len, headers_at, no_headers, ends
+    )
+
+
+def _columns(
+    topic: str, partition: int, buf: bytes, batches: Sequence[RecordBatch], records: _Records
+) -> list[pa.Array]:
+    """The data source's columns but the headers, for ``records``."""
     buffer = pa.py_buffer(buf)
-    n = len(offsets)
+    n = len(records.offsets)
     try:
-        keys, values = _binary(buffer, key_at, key_len), _binary(buffer, value_at, value_len)
+        keys = _binary(buffer, records.key_at, records.key_len)
+        values = _binary(buffer, records.value_at, records.value_len)
     except pa.ArrowInvalid as exc:  # a corrupt length the checks above let through: never read outside
         raise UndecodableBatch(
             batches[0].codec, f"corrupt record in the batches from offset {batches[0].base_offset}: {exc}"
         ) from exc
-    columns = [
+    return [
         keys,
         values,
         _constant_string(topic, n),
         _numbers(np.full(n, partition), pa.int32()),
-        _numbers(offsets, pa.int64()),
-        _numbers(timestamps * 1000, pa.timestamp("us", tz="UTC")),
+        _numbers(records.offsets, pa.int64()),
+        _numbers(records.timestamps * 1000, pa.timestamp("us", tz="UTC")),
         _numbers(
-            np.array([b.timestamp_type for b in batches], np.int32)[which] if n else np.zeros(0, np.int32),
+            np.array([b.timestamp_type for b in batches], np.int32)[records.which]
+            if n
+            else np.zeros(0, np.int32),
             pa.int32(),
         ),
     ]
-    if include_headers:
-        columns.append(_headers_column(buf, headers_at, no_headers, ends, batches, which))
-    return pa.RecordBatch.from_arrays(columns, schema=arrow_schema(include_headers))
 
 
 def _headers_column(

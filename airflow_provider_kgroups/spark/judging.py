@@ -25,7 +25,7 @@ from ..client.results import GroupState
 from ..history.store import table_snapshots
 from ..lag.deadgroups import DeadGroupRules
 from ..lag.model import LagSnapshot
-from ..lag.observation import GroupObservation, history_points, last_progress
+from ..lag.observation import GroupHistoryPoint, GroupObservation, history_points, last_progress
 from ..lag.retention import RetentionMargin
 from ..lag.retention_history import history_margin
 from ..lag.verdicts import VerdictRules, group_verdicts
@@ -223,14 +223,32 @@ def group_status(
         deletable=False,
     )
     if last_seen != as_of_ms:
-        verdict = group_verdicts([LagSnapshot(as_of_ms, {})], rules, group_ids=[group_id])[group_id]
-        row.update(
-            verdict=verdict.verdict.value,
-            reason=verdict.reason,
-            evidence=[f"not in the latest snapshot (last seen {format_time(last_seen)}): not classified"],
-        )
-        return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
+        row.update(_unclassified(group_id, as_of_ms, last_seen, rules))
+    else:
+        row.update(_classified(group_id, snapshots, points, as_of_ms, existing_topics, rules, dead_rules))
+    return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
 
+
+def _unclassified(group_id: str, as_of_ms: int, last_seen: int, rules: VerdictRules) -> dict[str, Any]:
+    """The status fields of a group missing from the latest snapshot: its verdict as of then."""
+    verdict = group_verdicts([LagSnapshot(as_of_ms, {})], rules, group_ids=[group_id])[group_id]
+    return {
+        "verdict": verdict.verdict.value,
+        "reason": verdict.reason,
+        "evidence": [f"not in the latest snapshot (last seen {format_time(last_seen)}): not classified"],
+    }
+
+
+def _classified(
+    group_id: str,
+    snapshots: list[LagSnapshot],
+    points: list[GroupHistoryPoint],
+    as_of_ms: int,
+    existing_topics: Collection[str],
+    rules: VerdictRules,
+    dead_rules: DeadGroupRules,
+) -> dict[str, Any]:
+    """The status fields of a group in the latest snapshot: its row there, verdict and health."""
     times = [s.taken_at_ms for s in snapshots]
     verdict = group_verdicts(snapshots[bisect_left(times, as_of_ms - rules.window_ms) :], rules)[group_id]
     latest = snapshots[-1].groups[group_id]
@@ -244,26 +262,25 @@ def group_status(
     lags = [p.lag for p in latest.partitions]
     known_lags = [lag for lag in lags if lag is not None]
     empty = latest.state is GroupState.EMPTY and not latest.members
-    row.update(
-        state=latest.state.value,
-        protocol_type=latest.protocol_type,
-        members=latest.members,
-        total_lag=sum(known_lags) if len(known_lags) == len(lags) else None,
-        partitions=len(lags),
-        committed_topics=committed,
-        gone_topics=[t for t in committed if t not in existing_topics] if empty else None,
-        verdict=verdict.verdict.value,
-        reason=verdict.reason,
-        empty_since_ms=report.empty_since_ms,
-        expires_at_ms=report.expires_at_ms,
-        idle_since_ms=report.idle_since_ms,
-        health=report.health.value,
-        deletable=report.deletable,
-        evidence=list(report.evidence),
-        dead_reasons=list(report.dead_reasons),
-        cannot_tell=list(report.cannot_tell),
-    )
-    return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
+    return {
+        "state": latest.state.value,
+        "protocol_type": latest.protocol_type,
+        "members": latest.members,
+        "total_lag": sum(known_lags) if len(known_lags) == len(lags) else None,
+        "partitions": len(lags),
+        "committed_topics": committed,
+        "gone_topics": [t for t in committed if t not in existing_topics] if empty else None,
+        "verdict": verdict.verdict.value,
+        "reason": verdict.reason,
+        "empty_since_ms": report.empty_since_ms,
+        "expires_at_ms": report.expires_at_ms,
+        "idle_since_ms": report.idle_since_ms,
+        "health": report.health.value,
+        "deletable": report.deletable,
+        "evidence": list(report.evidence),
+        "dead_reasons": list(report.dead_reasons),
+        "cannot_tell": list(report.cannot_tell),
+    }
 
 
 def judge_group(

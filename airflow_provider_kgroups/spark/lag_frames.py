@@ -105,45 +105,12 @@ def judge_groups(
 
 
 def lag_windows(hist: DataFrame, verdicts: DataFrame, window_ms: int) -> DataFrame:
+    """``<output>/lag_windows``: per group, topic and window, the topic's lag percentiles over the
+    window's snapshots joined with the window's worst partition verdict."""
     F = functions()
-    from pyspark.sql import Window
-
-    per_snapshot = (
-        hist.where(F.col("topic").isNotNull())
-        .groupBy("group_id", "topic", "snapshot_ms")
-        .agg(
-            F.sum("lag").alias("topic_lag"),
-            F.count(F.lit(1)).alias("partitions"),
-            F.count("lag").alias("known"),
-            F.max("lag").alias("max_partition_lag"),
-        )
-        .withColumn("topic_lag", F.when(F.col("partitions") == F.col("known"), F.col("topic_lag")))
-        .withColumn("k", window_index(F.col("snapshot_ms"), window_ms))
+    out = _topic_lag_per_window(hist, window_ms).join(
+        _worst_verdict_per_window(verdicts, window_ms), ["group_id", "topic", "k"], "left"
     )
-    percentiles = F.percentile(F.col("topic_lag"), F.array(F.lit(0.5), F.lit(0.95), F.lit(0.99)))
-    windows = per_snapshot.groupBy("group_id", "topic", "k").agg(
-        F.count(F.lit(1)).cast("int").alias("snapshots"),
-        F.max("partitions").cast("int").alias("partitions"),
-        percentiles.alias("pct"),
-        F.max("topic_lag").alias("lag_max"),
-        F.sum(F.col("topic_lag").isNull().cast("int")).cast("int").alias("unknown_lag_snapshots"),
-        F.max("max_partition_lag").alias("max_partition_lag"),
-        F.max_by("topic_lag", "snapshot_ms").alias("last_lag"),
-    )
-    worst = Window.partitionBy("group_id", "topic", "k").orderBy(F.col("severity").desc(), F.col("partition"))
-    by_topic = (
-        verdicts.withColumn("k", window_index(F.col("window_start_ms"), window_ms))
-        .withColumn("rank", F.row_number().over(worst))
-        .groupBy("group_id", "topic", "k")
-        .agg(
-            F.max("at_ms").alias("at_ms"),
-            F.max(F.when(F.col("rank") == 1, F.struct("verdict", "partition", "reason"))).alias("w"),
-            F.count(F.lit(1)).cast("int").alias("judged_partitions"),
-            F.sum((F.col("verdict") != "OK").cast("int")).cast("int").alias("not_ok_partitions"),
-            F.max("last_progress_ms").alias("last_progress_ms"),
-        )
-    )
-    out = windows.join(by_topic, ["group_id", "topic", "k"], "left")
     return out.select(
         "group_id",
         "topic",
@@ -167,4 +134,53 @@ def lag_windows(hist: DataFrame, verdicts: DataFrame, window_ms: int) -> DataFra
         "not_ok_partitions",
         "last_progress_ms",
         (F.col("at_ms") - F.col("last_progress_ms")).alias("since_progress_ms"),
+    )
+
+
+def _topic_lag_per_window(hist: DataFrame, window_ms: int) -> DataFrame:
+    """Per group, topic and window index ``k``: the topic's lag at each snapshot (null when a
+    partition's is unknown), summarised over the window's snapshots."""
+    F = functions()
+    per_snapshot = (
+        hist.where(F.col("topic").isNotNull())
+        .groupBy("group_id", "topic", "snapshot_ms")
+        .agg(
+            F.sum("lag").alias("topic_lag"),
+            F.count(F.lit(1)).alias("partitions"),
+            F.count("lag").alias("known"),
+            F.max("lag").alias("max_partition_lag"),
+        )
+        .withColumn("topic_lag", F.when(F.col("partitions") == F.col("known"), F.col("topic_lag")))
+        .withColumn("k", window_index(F.col("snapshot_ms"), window_ms))
+    )
+    percentiles = F.percentile(F.col("topic_lag"), F.array(F.lit(0.5), F.lit(0.95), F.lit(0.99)))
+    return per_snapshot.groupBy("group_id", "topic", "k").agg(
+        F.count(F.lit(1)).cast("int").alias("snapshots"),
+        F.max("partitions").cast("int").alias("partitions"),
+        percentiles.alias("pct"),
+        F.max("topic_lag").alias("lag_max"),
+        F.sum(F.col("topic_lag").isNull().cast("int")).cast("int").alias("unknown_lag_snapshots"),
+        F.max("max_partition_lag").alias("max_partition_lag"),
+        F.max_by("topic_lag", "snapshot_ms").alias("last_lag"),
+    )
+
+
+def _worst_verdict_per_window(verdicts: DataFrame, window_ms: int) -> DataFrame:
+    """Per group, topic and window index ``k``: the most severe partition verdict (``w``, the
+    lowest partition among equals) and how many partitions were judged and not OK."""
+    F = functions()
+    from pyspark.sql import Window
+
+    worst = Window.partitionBy("group_id", "topic", "k").orderBy(F.col("severity").desc(), F.col("partition"))
+    return (
+        verdicts.withColumn("k", window_index(F.col("window_start_ms"), window_ms))
+        .withColumn("rank", F.row_number().over(worst))
+        .groupBy("group_id", "topic", "k")
+        .agg(
+            F.max("at_ms").alias("at_ms"),
+            F.max(F.when(F.col("rank") == 1, F.struct("verdict", "partition", "reason"))).alias("w"),
+            F.count(F.lit(1)).cast("int").alias("judged_partitions"),
+            F.sum((F.col("verdict") != "OK").cast("int")).cast("int").alias("not_ok_partitions"),
+            F.max("last_progress_ms").alias("last_progress_ms"),
+        )
     )

@@ -44,7 +44,7 @@ from airflow_provider_kgroups.spark.lag_frames import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["run_lag_history", "LagHistoryResult", "OUTPUTS", "main"]
 
@@ -128,7 +128,46 @@ def run_lag_history(
     """Compute the four outputs (module docstring) from the history at ``history_url`` into
     ``output_url`` (``<output_url>/<name>``, replaced). ``since``/``until``: epoch ms, ISO-8601
     text or aware datetimes bounding ``snapshot_ms`` (``since <= t < until``)."""
-    F = functions()
+    window_ms, since_ms, until_ms = _checked_range(
+        history_url, output_url, window_minutes, gone_after_snapshots, since, until
+    )
+    out = output_url.rstrip("/")
+    paths = {name: f"{out}/{name}" for name in OUTPUTS}
+    timings: dict[str, float] = {}
+    with _utc_session(spark):
+        hist = read_history(spark, history_url, since_ms, until_ms)
+        with _step("latest snapshot times", timings):
+            as_of_ms, evaluations, existing_topics = _input_facts(
+                hist, history_url, since_ms, until_ms, window_ms, gone_after_snapshots
+            )
+        _check_versions(spark)  # before the first Python worker
+
+        with _step("judging", timings):
+            _write_judged(
+                judge_groups(hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules),
+                paths,
+            )
+        verdicts = spark.read.parquet(paths["partition_verdicts"])  # cheaper to read back than to cache
+        with _step("lag_windows", timings):
+            lag_windows(hist, verdicts, window_ms).write.mode("overwrite").parquet(paths["lag_windows"])
+        status = spark.read.parquet(paths["group_status"])
+        with _step("dead_candidates", timings):
+            _dead_candidates(status).write.mode("overwrite").parquet(paths["dead_candidates"])
+        with _step("summary", timings):
+            windows, rows, verdict_counts, candidates = _summary(spark, paths, status)
+    log.info("lag history: as of %s, %d window(s), %s", day(as_of_ms), windows, rows)
+    return LagHistoryResult(paths, as_of_ms, windows, rows, verdict_counts, candidates, timings)
+
+
+def _checked_range(
+    history_url: Any,
+    output_url: Any,
+    window_minutes: Any,
+    gone_after_snapshots: Any,
+    since: Any,
+    until: Any,
+) -> tuple[int, int | None, int | None]:
+    """The job's arguments checked before Spark does any work: ``(window_ms, since_ms, until_ms)``."""
     if not isinstance(history_url, str) or not history_url.strip():
         raise ConfigurationError(f"history_url must be a path or URL, got {history_url!r}.")
     if not isinstance(output_url, str) or not output_url.strip():
@@ -141,115 +180,127 @@ def run_lag_history(
     since_ms, until_ms = _ms("since", since), _ms("until", until)
     if since_ms is not None and until_ms is not None and until_ms <= since_ms:
         raise ConfigurationError(f"until ({until_ms}) must be after since ({since_ms}).")
-    out = output_url.rstrip("/")
-    paths = {name: f"{out}/{name}" for name in OUTPUTS}
+    return window_ms, since_ms, until_ms
 
+
+@contextmanager
+def _utc_session(spark: SparkSession):
+    """The session's time zone is UTC inside, the previous one restored after."""
     previous_tz = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "UTC")
-    timings: dict[str, float] = {}
     try:
-        hist = read_history(spark, history_url, since_ms, until_ms)
-        # the driver's reads of the input: the latest snapshot times, one evaluation time per window
-        # and the topic list (the topics read in the last snapshots), never the history itself
-        with _step("latest snapshot times", timings):
-            latest = (
-                hist.select("snapshot_ms")
-                .distinct()
-                .orderBy(F.col("snapshot_ms").desc())
-                .limit(gone_after_snapshots)
-                .agg(F.max("snapshot_ms").alias("as_of"), F.min("snapshot_ms").alias("cut"))
-                .collect()[0]
-            )
-            if latest["as_of"] is None:
-                raise ConfigurationError(
-                    f"history {history_url!r} has no snapshot in the requested range "
-                    f"(since={since_ms}, until={until_ms})."
-                )
-            as_of_ms, existing_since_ms = int(latest["as_of"]), int(latest["cut"])
-            evaluations = frozenset(
-                int(r["at_ms"])
-                for r in hist.groupBy(window_index(F.col("snapshot_ms"), window_ms))
-                .agg(F.max("snapshot_ms").alias("at_ms"))
-                .collect()
-            )
-            readable = F.col("log_end").isNotNull() & ~F.array_contains(
-                F.split(F.coalesce(F.col("flags"), F.lit("")), ","), LagFlag.ERROR.value
-            )
-            existing_topics = frozenset(
-                r["topic"]
-                for r in hist.where(
-                    (F.col("snapshot_ms") >= existing_since_ms) & readable & F.col("topic").isNotNull()
-                )
-                .select("topic")
-                .distinct()
-                .collect()
-            )
-        _check_versions(spark)  # before the first Python worker
-
-        with _step(
-            "judging", timings
-        ):  # both outputs from one shuffle, cached (spilled if need be) for two writes
-            judged = judge_groups(
-                hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules
-            ).persist()
-            try:
-                judged.where(F.col("verdict").isNotNull()).select("verdict.*").write.mode(
-                    "overwrite"
-                ).parquet(paths["partition_verdicts"])
-                judged.where(F.col("status").isNotNull()).select("status.*").write.mode("overwrite").parquet(
-                    paths["group_status"]
-                )
-            finally:
-                judged.unpersist()
-        verdicts = spark.read.parquet(paths["partition_verdicts"])  # cheaper to read back than to cache
-        with _step("lag_windows", timings):
-            lag_windows(hist, verdicts, window_ms).write.mode("overwrite").parquet(paths["lag_windows"])
-        status = spark.read.parquet(paths["group_status"])
-        with _step("dead_candidates", timings):
-            (
-                status.where((F.col("health") == "dead") & F.col("deletable"))
-                .select(
-                    "group_id",
-                    "as_of_ms",
-                    "state",
-                    "protocol_type",
-                    "committed_topics",
-                    "gone_topics",
-                    "last_progress_ms",
-                    "since_progress_ms",
-                    "empty_since_ms",
-                    "expires_at_ms",
-                    "idle_since_ms",
-                    "evidence",
-                    "dead_reasons",
-                )
-                .write.mode("overwrite")
-                .parquet(paths["dead_candidates"])
-            )
-        with _step("summary", timings):  # small reads of the outputs
-            pv = (
-                spark.read.parquet(paths["partition_verdicts"])
-                .agg(F.count(F.lit(1)).alias("rows"), F.count_distinct("window_start_ms").alias("windows"))
-                .collect()[0]
-            )
-            verdict_counts = {
-                r["verdict"]: int(r["count"]) for r in status.groupBy("verdict").count().collect()
-            }
-            dead = spark.read.parquet(paths["dead_candidates"])
-            candidates = [
-                r["group_id"] for r in dead.select("group_id").orderBy("group_id").limit(100).collect()
-            ]
-            rows = {
-                "partition_verdicts": int(pv["rows"]),
-                "lag_windows": spark.read.parquet(paths["lag_windows"]).count(),
-                "group_status": sum(verdict_counts.values()),
-                "dead_candidates": dead.count(),
-            }
+        yield
     finally:
         if previous_tz is not None:  # Spark always has one (its default: the JVM's zone)
             spark.conf.set("spark.sql.session.timeZone", previous_tz)
-    log.info("lag history: as of %s, %d window(s), %s", day(as_of_ms), int(pv["windows"]), rows)
-    return LagHistoryResult(paths, as_of_ms, int(pv["windows"]), rows, verdict_counts, candidates, timings)
+
+
+def _input_facts(
+    hist: DataFrame,
+    history_url: str,
+    since_ms: int | None,
+    until_ms: int | None,
+    window_ms: int,
+    gone_after_snapshots: int,
+) -> tuple[int, frozenset[int], frozenset[str]]:
+    """The driver's only reads of the input, never the history itself: the latest snapshot time,
+    one evaluation time per window, and the topics read in the last ``gone_after_snapshots``
+    snapshots."""
+    F = functions()
+    latest = (
+        hist.select("snapshot_ms")
+        .distinct()
+        .orderBy(F.col("snapshot_ms").desc())
+        .limit(gone_after_snapshots)
+        .agg(F.max("snapshot_ms").alias("as_of"), F.min("snapshot_ms").alias("cut"))
+        .collect()[0]
+    )
+    if latest["as_of"] is None:
+        raise ConfigurationError(
+            f"history {history_url!r} has no snapshot in the requested range "
+            f"(since={since_ms}, until={until_ms})."
+        )
+    as_of_ms, existing_since_ms = int(latest["as_of"]), int(latest["cut"])
+    evaluations = frozenset(
+        int(r["at_ms"])
+        for r in hist.groupBy(window_index(F.col("snapshot_ms"), window_ms))
+        .agg(F.max("snapshot_ms").alias("at_ms"))
+        .collect()
+    )
+    readable = F.col("log_end").isNotNull() & ~F.array_contains(
+        F.split(F.coalesce(F.col("flags"), F.lit("")), ","), LagFlag.ERROR.value
+    )
+    existing_topics = frozenset(
+        r["topic"]
+        for r in hist.where(
+            (F.col("snapshot_ms") >= existing_since_ms) & readable & F.col("topic").isNotNull()
+        )
+        .select("topic")
+        .distinct()
+        .collect()
+    )
+    return as_of_ms, evaluations, existing_topics
+
+
+def _write_judged(judged: DataFrame, paths: dict[str, str]) -> None:
+    """Both judged outputs from one shuffle, cached (spilled if need be) for the two writes."""
+    F = functions()
+    judged = judged.persist()
+    try:
+        judged.where(F.col("verdict").isNotNull()).select("verdict.*").write.mode("overwrite").parquet(
+            paths["partition_verdicts"]
+        )
+        judged.where(F.col("status").isNotNull()).select("status.*").write.mode("overwrite").parquet(
+            paths["group_status"]
+        )
+    finally:
+        judged.unpersist()
+
+
+#: ``dead_candidates``' columns, taken from ``group_status``.
+_DEAD_CANDIDATE_COLUMNS = (
+    "group_id",
+    "as_of_ms",
+    "state",
+    "protocol_type",
+    "committed_topics",
+    "gone_topics",
+    "last_progress_ms",
+    "since_progress_ms",
+    "empty_since_ms",
+    "expires_at_ms",
+    "idle_since_ms",
+    "evidence",
+    "dead_reasons",
+)
+
+
+def _dead_candidates(status: DataFrame) -> DataFrame:
+    F = functions()
+    return status.where((F.col("health") == "dead") & F.col("deletable")).select(*_DEAD_CANDIDATE_COLUMNS)
+
+
+def _summary(
+    spark: SparkSession, paths: dict[str, str], status: DataFrame
+) -> tuple[int, dict[str, int], dict[str, int], list[str]]:
+    """Small reads of the outputs: ``(windows, rows per output, groups per verdict, the first 100
+    dead candidates)``."""
+    F = functions()
+    pv = (
+        spark.read.parquet(paths["partition_verdicts"])
+        .agg(F.count(F.lit(1)).alias("rows"), F.count_distinct("window_start_ms").alias("windows"))
+        .collect()[0]
+    )
+    verdict_counts = {r["verdict"]: int(r["count"]) for r in status.groupBy("verdict").count().collect()}
+    dead = spark.read.parquet(paths["dead_candidates"])
+    candidates = [r["group_id"] for r in dead.select("group_id").orderBy("group_id").limit(100).collect()]
+    rows = {
+        "partition_verdicts": int(pv["rows"]),
+        "lag_windows": spark.read.parquet(paths["lag_windows"]).count(),
+        "group_status": sum(verdict_counts.values()),
+        "dead_candidates": dead.count(),
+    }
+    return int(pv["windows"]), rows, verdict_counts, candidates
 
 
 # -- spark-submit entry point --------------------------------------------------------------------

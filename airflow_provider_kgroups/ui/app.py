@@ -148,6 +148,15 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
         response.headers.setdefault("Cache-Control", "no-store")
         return response
 
+    _add_page_routes(app)
+    _add_group_routes(app, state)
+    _add_trail_routes(app, state)
+    return app
+
+
+def _add_page_routes(app: FastAPI) -> None:
+    """The page and its static files."""
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page(request: Request, user: ReaderDep) -> HTMLResponse:
         base = html.escape(request.scope.get("root_path", "").rstrip("/") + "/", quote=True)
@@ -165,6 +174,10 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
             media_type=media_type,
             headers={"Cache-Control": "private, max-age=300"},
         )
+
+
+def _add_group_routes(app: FastAPI, state: _State) -> None:
+    """The overview, one group, and "refresh now"."""
 
     @app.get("/api/groups")
     def groups(
@@ -198,33 +211,7 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
         partitions: str | None = None,
         points: str | None = None,
     ) -> dict[str, Any]:
-        from .gates import gating_dags
-        from .group import build_group
-        from .trail import group_cleanups
-
-        try:
-            group_id, (text, ms), budget = parse_group_id(id), parse_window(window), parse_points(points)
-            if partitions not in (None, "", "0", "1"):
-                raise BadRequest(
-                    f"partitions={partitions!r}: 0 (one line per topic) or 1 (one per partition)."
-                )
-        except BadRequest as exc:
-            raise _bad_request(exc) from None
-        data = state.data
-        gates = gating_dags(group_id, readable_dag_ids(user))
-        return state.answer(
-            ("group", group_id, text, partitions, budget, repr(gates)),
-            lambda: build_group(
-                data,
-                group_id,
-                text,
-                ms,
-                per_partition=partitions == "1",
-                points=budget,
-                gates=gates,
-                cleanups=group_cleanups(data.store.url, group_id),
-            ),
-        )
+        return _group_answer(state, user, id, window, partitions, points)
 
     @app.post("/api/group/refresh")
     def refresh(
@@ -243,6 +230,41 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
         settings = state.data.settings
         return refresh_group(settings.kafka_conn_id, group_id, settings.refresh_timeout_s)
 
+
+def _group_answer(
+    state: _State, user: Any, id: str | None, window: str | None, partitions: str | None, points: str | None
+) -> Any:
+    """``GET /api/group``: one group's page, with the DAGs that gate on it that ``user`` may read."""
+    from .gates import gating_dags
+    from .group import build_group
+    from .trail import group_cleanups
+
+    try:
+        group_id, (text, ms), budget = parse_group_id(id), parse_window(window), parse_points(points)
+        if partitions not in (None, "", "0", "1"):
+            raise BadRequest(f"partitions={partitions!r}: 0 (one line per topic) or 1 (one per partition).")
+    except BadRequest as exc:
+        raise _bad_request(exc) from None
+    data = state.data
+    gates = gating_dags(group_id, readable_dag_ids(user))
+    return state.answer(
+        ("group", group_id, text, partitions, budget, repr(gates)),
+        lambda: build_group(
+            data,
+            group_id,
+            text,
+            ms,
+            per_partition=partitions == "1",
+            points=budget,
+            gates=gates,
+            cleanups=group_cleanups(data.store.url, group_id),
+        ),
+    )
+
+
+def _add_trail_routes(app: FastAPI, state: _State) -> None:
+    """The cleanup trail and its backups."""
+
     @app.get("/api/cleanups")
     def cleanups(user: ReaderDep, limit: int = Query(default=200, ge=1, le=1000)) -> dict[str, Any]:
         from .trail import cleanup_runs, open_runs
@@ -259,5 +281,3 @@ def create_app(settings: PageSettings | None = None) -> FastAPI:
             raise _bad_request(exc) from None
         except FileNotFoundError:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no backup named {name!r}") from None
-
-    return app

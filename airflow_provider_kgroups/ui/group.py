@@ -14,10 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..cleanup.report import GroupHealthReport
 from ..history.store import table_snapshots
 from ..lag.deadgroups import DeadGroupRules
+from ..lag.model import GroupLag
 from .data import PageData, floats, partition_names
 from .judging import history_report, verdict_changes
 from .series import budget_per_series, downsample_indices
@@ -116,13 +119,7 @@ def build_group(
         return out
     snapshots = table_snapshots(table)
     rows_table = table.filter(pc.is_valid(table["topic"]))
-    rows = {
-        "snapshot_ms": rows_table["snapshot_ms"].to_numpy(),
-        "topic": rows_table["topic"].to_pylist(),
-        "partition": rows_table["partition"].to_numpy(),
-        "committed": floats(rows_table["committed"]),
-        "lag": floats(rows_table["lag"]),
-    }
+    rows = _partition_rows(rows_table)
     times = np.array(sorted(s.taken_at_ms for s in snapshots), dtype=np.int64)
     keys = sorted({(t, int(p)) for t, p in zip(rows["topic"], rows["partition"])})
     partitions = data.partitions.encode(partition_names(rows_table["topic"], rows_table["partition"]))
@@ -130,67 +127,100 @@ def build_group(
         partitions, rows["snapshot_ms"], rows["committed"], rows["lag"], since
     )
     m = _matrix(times, keys, rows, seconds, at_least)
-    topics = sorted({t for t, _ in keys})
-    lines: list[tuple[str, np.ndarray]] = [("total", np.arange(len(keys)))]
-    if per_partition:
-        lines += [(f"{t}[{p}]", np.array([k])) for k, (t, p) in enumerate(keys)]
-    else:
-        lines += [(t, np.array([k for k, (kt, _) in enumerate(keys) if kt == t])) for t in topics]
-    if len(lines) == 2 and not per_partition:
-        lines = lines[:1]  # one topic: its line is the total
-    budget = budget_per_series(points, len(lines))
-    lag_series, seconds_series = [], []
-    for name, which in lines:
-        total, worst, bound = _combine(m, which)
-        lag_series.append(_series(name, times, total, budget))
-        seconds_series.append(_series(name, times, worst, budget, bound))
     changes, judged, of = verdict_changes(snapshots, group_id)
     report = history_report(snapshots, group_id, DeadGroupRules(idle_hours=data.settings.idle_hours))
-    latest = snapshots[-1].groups[group_id]
-    last = {(t, p): k for k, (t, p) in enumerate(keys)}
     out.update(
         {
             "found": True,
             "last_seen_ms": int(times[-1]),
             "in_latest": int(times[-1]) == as_of,
             "snapshots": len(times),
-            "charts": {
-                "lag": {
-                    "series": lag_series,
-                    "points": sum(s["points"] for s in lag_series),
-                    "raw_points": sum(s["raw_points"] for s in lag_series),
-                },
-                "seconds": {
-                    "series": seconds_series,
-                    "points": sum(s["points"] for s in seconds_series),
-                    "raw_points": sum(s["raw_points"] for s in seconds_series),
-                },
-            },
+            "charts": _charts(m, times, _lines(keys, per_partition), points),
             "verdicts": {"changes": changes, "judged": judged, "snapshots": of},
-            "latest": {
-                "at_ms": int(times[-1]),
-                "state": latest.state.value,
-                "members": latest.members,
-                "protocol_type": latest.protocol_type,
-                "total_lag": latest.total_lag,
-                "partitions": [
-                    _partition(p, m, last.get((p.topic, p.partition)), len(times) - 1)
-                    for p in latest.partitions
-                ],
-            },
-            "dead": None
-            if report is None
-            else {
-                "health": report.health.value,
-                "evidence": list(report.evidence),
-                "dead_reasons": list(report.dead_reasons),
-                "deletable_by_patterns": report.permitted,
-                "cannot_tell": list(report.cannot_tell),
-                "idle_hours": data.settings.idle_hours,
-            },
+            "latest": _latest(snapshots[-1].groups[group_id], m, keys, times),
+            "dead": _dead(report, data.settings.idle_hours),
         }
     )
     return out
+
+
+def _partition_rows(rows_table: pa.Table) -> dict[str, Any]:
+    """The columns of the group's partition rows that the charts are made of."""
+    return {
+        "snapshot_ms": rows_table["snapshot_ms"].to_numpy(),
+        "topic": rows_table["topic"].to_pylist(),
+        "partition": rows_table["partition"].to_numpy(),
+        "committed": floats(rows_table["committed"]),
+        "lag": floats(rows_table["lag"]),
+    }
+
+
+def _lines(keys: list[tuple[str, int]], per_partition: bool) -> list[tuple[str, np.ndarray]]:
+    """The charts' lines: the total, then one per topic (or per partition), each with the indexes
+    of its partitions in ``keys``; a single topic's line is the total."""
+    lines: list[tuple[str, np.ndarray]] = [("total", np.arange(len(keys)))]
+    if per_partition:
+        lines += [(f"{t}[{p}]", np.array([k])) for k, (t, p) in enumerate(keys)]
+    else:
+        topics = sorted({t for t, _ in keys})
+        lines += [(t, np.array([k for k, (kt, _) in enumerate(keys) if kt == t])) for t in topics]
+    if len(lines) == 2 and not per_partition:
+        lines = lines[:1]  # one topic: its line is the total
+    return lines
+
+
+def _charts(
+    m: dict[str, Any], times: np.ndarray, lines: list[tuple[str, np.ndarray]], points: int
+) -> dict[str, Any]:
+    """The lag and seconds charts: each line downsampled to its share of the point budget."""
+    budget = budget_per_series(points, len(lines))
+    lag_series, seconds_series = [], []
+    for name, which in lines:
+        total, worst, bound = _combine(m, which)
+        lag_series.append(_series(name, times, total, budget))
+        seconds_series.append(_series(name, times, worst, budget, bound))
+    return {
+        "lag": {
+            "series": lag_series,
+            "points": sum(s["points"] for s in lag_series),
+            "raw_points": sum(s["raw_points"] for s in lag_series),
+        },
+        "seconds": {
+            "series": seconds_series,
+            "points": sum(s["points"] for s in seconds_series),
+            "raw_points": sum(s["raw_points"] for s in seconds_series),
+        },
+    }
+
+
+def _latest(
+    latest: GroupLag, m: dict[str, Any], keys: list[tuple[str, int]], times: np.ndarray
+) -> dict[str, Any]:
+    """The group's latest snapshot, partition by partition."""
+    last = {(t, p): k for k, (t, p) in enumerate(keys)}
+    return {
+        "at_ms": int(times[-1]),
+        "state": latest.state.value,
+        "members": latest.members,
+        "protocol_type": latest.protocol_type,
+        "total_lag": latest.total_lag,
+        "partitions": [
+            _partition(p, m, last.get((p.topic, p.partition)), len(times) - 1) for p in latest.partitions
+        ],
+    }
+
+
+def _dead(report: GroupHealthReport | None, idle_hours: float) -> dict[str, Any] | None:
+    if report is None:
+        return None
+    return {
+        "health": report.health.value,
+        "evidence": list(report.evidence),
+        "dead_reasons": list(report.dead_reasons),
+        "deletable_by_patterns": report.permitted,
+        "cannot_tell": list(report.cannot_tell),
+        "idle_hours": idle_hours,
+    }
 
 
 def _partition(p, m: dict[str, Any], k: int | None, col: int) -> dict[str, Any]:

@@ -121,47 +121,13 @@ def facts_report(
     "different from now" is ever read of them). Those points give the report the full history
     gives (tests/ui/test_judging.py)."""
     at, state, members = facts["at"], facts["state"], facts["members"]
-    changed, to_read, ends_known = facts["changed"], facts["to_read"], facts["ends_known"]
-    broken = facts["unreadable"]
     n = len(at) - 1  # the last point is now; the history is 0..n-1
-    changes = np.flatnonzero(changed[1:] == 1) + 1
+    changes = np.flatnonzero(facts["changed"][1:] == 1) + 1
     last_change = int(changes[-1]) if len(changes) else 0  # 0: offsets of now throughout
-    empty = np.isin(state, [i for i, s in enumerate(states) if s is GroupState.EMPTY]) & (members == 0)
-    stretch = np.arange(n + 1) >= max(0, last_change - 1)  # before it, only "Empty without members" is read
-    signature = np.stack(
-        [
-            empty,
-            stretch,
-            np.where(stretch, state, 0),
-            np.where(stretch, members, 0),
-            stretch & (np.arange(n + 1) >= last_change),
-            stretch & broken,
-            stretch & to_read,
-            stretch & ends_known,
-        ]
-    )
-    differs = (signature[:, 1:] != signature[:, :-1]).any(axis=0)
-    # of the stored points 0..n-1: the first and the last of each stretch of equal signatures
-    keep: Any = np.flatnonzero(np.r_[True, differs[: n - 1]] | np.r_[differs[: n - 1], True]) if n else []
-    history = []
-    for i in keep:
-        now_offsets = i >= last_change
-        offsets = committed if now_offsets else _OTHER_OFFSETS
-        log_end = (
-            _stand_in_log_end(committed, bool(to_read[i]), bool(ends_known[i]))
-            if now_offsets and committed
-            else {}
-        )
-        history.append(
-            GroupHistoryPoint(
-                int(at[i]),
-                states[int(state[i])],
-                int(members[i]),
-                offsets,
-                log_end,
-                _UNREADABLE if broken[i] else frozenset(),
-            )
-        )
+    history = [
+        _stand_in_point(facts, states, committed, i, now_offsets=i >= last_change)
+        for i in _points_kept(facts, states, last_change)
+    ]
     obs = GroupObservation(
         group_id,
         int(at[n]),
@@ -173,3 +139,53 @@ def facts_report(
         {tp: RECORDED_ERROR for tp in sorted(unreadable)},
     )
     return classify(obs, history, rules)
+
+
+def _points_kept(facts: Mapping[str, np.ndarray], states: Sequence[GroupState], last_change: int) -> Any:
+    """Of the stored points 0..n-1: the first and the last of each stretch where the facts the
+    rules read stay the same (:func:`facts_report`)."""
+    at, state, members = facts["at"], facts["state"], facts["members"]
+    n = len(at) - 1
+    empty = np.isin(state, [i for i, s in enumerate(states) if s is GroupState.EMPTY]) & (members == 0)
+    stretch = np.arange(n + 1) >= max(0, last_change - 1)  # before it, only "Empty without members" is read
+    signature = np.stack(
+        [
+            empty,
+            stretch,
+            np.where(stretch, state, 0),
+            np.where(stretch, members, 0),
+            stretch & (np.arange(n + 1) >= last_change),
+            stretch & facts["unreadable"],
+            stretch & facts["to_read"],
+            stretch & facts["ends_known"],
+        ]
+    )
+    differs = (signature[:, 1:] != signature[:, :-1]).any(axis=0)
+    return np.flatnonzero(np.r_[True, differs[: n - 1]] | np.r_[differs[: n - 1], True]) if n else []
+
+
+def _stand_in_point(
+    facts: Mapping[str, np.ndarray],
+    states: Sequence[GroupState],
+    committed: Mapping[TopicPartition, int],
+    i: int,
+    *,
+    now_offsets: bool,
+) -> GroupHistoryPoint:
+    """Stored point ``i`` with the facts the rules read of it: the offsets of now from the last
+    change of offsets on, offsets that differ from now before it."""
+    to_read, ends_known = facts["to_read"], facts["ends_known"]
+    offsets = committed if now_offsets else _OTHER_OFFSETS
+    log_end = (
+        _stand_in_log_end(committed, bool(to_read[i]), bool(ends_known[i]))
+        if now_offsets and committed
+        else {}
+    )
+    return GroupHistoryPoint(
+        int(facts["at"][i]),
+        states[int(facts["state"][i])],
+        int(facts["members"][i]),
+        offsets,
+        log_end,
+        _UNREADABLE if facts["unreadable"][i] else frozenset(),
+    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -56,8 +56,62 @@ def overview_rows(data: PageData, window_ms: int) -> dict[str, Any]:
     )
 
 
+class _GroupTimes(NamedTuple):
+    """Per group code over the window: its first and last snapshot time (``_NEVER``/-1: none),
+    the row of its last snapshot (-1: none) and the last time its offsets moved (-1: never)."""
+
+    first_t: np.ndarray
+    last_t: np.ndarray
+    last_row: np.ndarray
+    progress: np.ndarray
+
+
 def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str, Any]]) -> dict[str, Any]:
     size = len(data.groups)
+    times = _group_times(w, size)
+    spark, sampled = _sparklines(w, size, window_ms)
+    latest = _latest_rows(data, w, times.last_t)
+    seconds = _latest_seconds(data, w, latest)
+    verdicts = _verdicts(w)
+    states = [GroupState.parse(name) for name in data.states.names]
+    empty_now = [
+        int(c)
+        for c in np.flatnonzero((times.last_t == w.as_of_ms) & (times.last_row >= 0))
+        if states[w.state[times.last_row[c]]] is GroupState.EMPTY
+    ]
+    reports = _dead_reports(data, w, empty_now, latest, states)
+    rows = []
+    for code in np.flatnonzero(times.last_t >= 0):
+        group_id = data.groups.names[code]
+        sparkline = [
+            [int(b), None if np.isnan(spark[code, b]) else int(spark[code, b])]
+            for b in np.flatnonzero(sampled[code])
+        ]
+        rows.append(
+            _row(
+                data,
+                w,
+                code,
+                times,
+                verdicts,
+                seconds,
+                sparkline,
+                reports.get(group_id),
+                deleted.get(group_id),
+            )
+        )
+    return {
+        "as_of_ms": w.as_of_ms,
+        "since_ms": w.since_ms,
+        "groups": rows,
+        "encoded": [json.dumps(r, separators=(",", ":")).encode() for r in rows],
+        "files": len(w.rollups),
+        "idle_hours": data.settings.idle_hours,
+        "rollup_cache": data.rollups.place.describe(),
+    }
+
+
+def _group_times(w: Window, size: int) -> _GroupTimes:
     g, t = w.group, w.t
     first_t = np.full(size, _NEVER)
     np.minimum.at(first_t, g, t)
@@ -69,69 +123,61 @@ def _rows(data: PageData, w: Window, window_ms: int, deleted: dict[str, dict[str
     moved = (w.changed == 1) & (t > first_t[g])  # the window's first point of a group is never progress
     progress = np.full(size, -1)
     np.maximum.at(progress, g[moved], t[moved])
+    return _GroupTimes(first_t, last_t, last_row, progress)
+
+
+def _sparklines(w: Window, size: int, window_ms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group (a row) and slice of the window (a column): the largest total lag (NaN: unknown)
+    and whether the slice holds a snapshot of the group."""
     # flat while filled, then one row per group
     spark: np.ndarray = np.full(size * SPARK_BUCKETS, np.nan)
     sampled: np.ndarray = np.zeros(size * SPARK_BUCKETS, dtype=bool)
-    cell = g * SPARK_BUCKETS + np.minimum(
-        (t - w.since_ms) * SPARK_BUCKETS // max(1, window_ms), SPARK_BUCKETS - 1
+    cell = w.group * SPARK_BUCKETS + np.minimum(
+        (w.t - w.since_ms) * SPARK_BUCKETS // max(1, window_ms), SPARK_BUCKETS - 1
     )
     np.fmax.at(spark, cell, w.total)
     sampled[cell] = True
-    spark, sampled = spark.reshape(size, SPARK_BUCKETS), sampled.reshape(size, SPARK_BUCKETS)
+    return spark.reshape(size, SPARK_BUCKETS), sampled.reshape(size, SPARK_BUCKETS)
 
-    latest = _latest_rows(data, w, last_t)
-    seconds = _latest_seconds(data, w, latest)
-    verdicts = _verdicts(w)
-    states = [GroupState.parse(name) for name in data.states.names]
-    empty_now = [
-        int(c)
-        for c in np.flatnonzero((last_t == w.as_of_ms) & (last_row >= 0))
-        if states[w.state[last_row[c]]] is GroupState.EMPTY
-    ]
-    reports = _dead_reports(data, w, empty_now, latest, states)
-    rows = []
-    for code in np.flatnonzero(last_t >= 0):
-        group_id, i, seen = data.groups.names[code], last_row[code], int(last_t[code])
-        in_newest = seen == w.as_of_ms
-        verdict = verdicts.get(group_id) if in_newest else None
-        progressed = int(progress[code]) if progress[code] >= 0 else None
-        lag_seconds, at_least = seconds.get(group_id, (None, False))
-        removal = deleted.get(group_id)
-        rows.append(
-            {
-                "group_id": group_id,
-                "last_seen_ms": seen,
-                "in_latest": in_newest,
-                "state": data.states.names[w.state[i]],
-                "members": int(w.members[i]),
-                "total_lag": None if np.isnan(w.total[i]) else int(w.total[i]),
-                "lag_seconds": lag_seconds,
-                "lag_seconds_at_least": at_least,
-                "verdict": verdict.verdict.value if verdict else "UNKNOWN",
-                "verdict_reason": verdict.reason
-                if verdict
-                else f"not in the latest snapshot (last seen at {format_time(seen)})",
-                "last_progress_ms": progressed,
-                "idle_ms": w.as_of_ms - (progressed if progressed is not None else int(first_t[code])),
-                "idle_at_least": progressed is None,
-                "sparkline": [
-                    [int(b), None if np.isnan(spark[code, b]) else int(spark[code, b])]
-                    for b in np.flatnonzero(sampled[code])
-                ],
-                "dead": reports.get(group_id),
-                "deleted": None
-                if removal is None
-                else {**removal, "seen_since": removal["at_ms"] is not None and seen > removal["at_ms"]},
-            }
-        )
+
+def _row(
+    data: PageData,
+    w: Window,
+    code: Any,
+    times: _GroupTimes,
+    verdicts: dict[str, Any],
+    seconds: dict[str, tuple[float | None, bool]],
+    sparkline: list[list[Any]],
+    dead: dict[str, Any] | None,
+    removal: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """One group's row of the overview."""
+    group_id, i, seen = data.groups.names[code], times.last_row[code], int(times.last_t[code])
+    in_newest = seen == w.as_of_ms
+    verdict = verdicts.get(group_id) if in_newest else None
+    progressed = int(times.progress[code]) if times.progress[code] >= 0 else None
+    lag_seconds, at_least = seconds.get(group_id, (None, False))
     return {
-        "as_of_ms": w.as_of_ms,
-        "since_ms": w.since_ms,
-        "groups": rows,
-        "encoded": [json.dumps(r, separators=(",", ":")).encode() for r in rows],
-        "files": len(w.rollups),
-        "idle_hours": data.settings.idle_hours,
-        "rollup_cache": data.rollups.place.describe(),
+        "group_id": group_id,
+        "last_seen_ms": seen,
+        "in_latest": in_newest,
+        "state": data.states.names[w.state[i]],
+        "members": int(w.members[i]),
+        "total_lag": None if np.isnan(w.total[i]) else int(w.total[i]),
+        "lag_seconds": lag_seconds,
+        "lag_seconds_at_least": at_least,
+        "verdict": verdict.verdict.value if verdict else "UNKNOWN",
+        "verdict_reason": verdict.reason
+        if verdict
+        else f"not in the latest snapshot (last seen at {format_time(seen)})",
+        "last_progress_ms": progressed,
+        "idle_ms": w.as_of_ms - (progressed if progressed is not None else int(times.first_t[code])),
+        "idle_at_least": progressed is None,
+        "sparkline": sparkline,
+        "dead": dead,
+        "deleted": None
+        if removal is None
+        else {**removal, "seen_since": removal["at_ms"] is not None and seen > removal["at_ms"]},
     }
 
 

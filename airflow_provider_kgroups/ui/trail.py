@@ -101,12 +101,38 @@ def _undo_list(record: dict[str, Any], conn_id: str | None) -> list[dict[str, An
     ]
 
 
+#: the summary's fields the trail shows, in this order
+_SUMMARY_FIELDS = (
+    "examined",
+    "candidates",
+    "cap",
+    "deleted",
+    "would_delete",
+    "skipped",
+    "refused",
+    "failed",
+    "not_found",
+    "unjudged",
+    "kept",
+    "audit_error",
+)
+#: a decision's fields the trail shows, after its group id
+_DECISION_FIELDS = (
+    "decision",
+    "reason",
+    "health",
+    "selected_by",
+    "dead_reasons",
+    "interrupted",
+    "undo_backup",
+)
+
+
 def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
     summary = record.get("summary") or {}
     who = record.get("who") or {}
     decisions = record.get("decisions") or {}
     backup_url = summary.get("backup_url") or record.get("backup_url")
-    deleted = sorted(g for g, d in decisions.items() if d.get("decision") == "deleted")
     undo = _undo_list(record, who.get("connection"))
     run = {
         "action": _action(record),
@@ -115,53 +141,16 @@ def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
         "finished_ms": record.get("finished_ms"),
         "dry_run": record.get("dry_run"),
         "who": who,
-        "summary": {
-            k: summary.get(k)
-            for k in (
-                "examined",
-                "candidates",
-                "cap",
-                "deleted",
-                "would_delete",
-                "skipped",
-                "refused",
-                "failed",
-                "not_found",
-                "unjudged",
-                "kept",
-                "audit_error",
-            )
-        },
+        "summary": {k: summary.get(k) for k in _SUMMARY_FIELDS},
         "backup": backup_name(backup_url),
         "backup_url": backup_url,
         "decisions": [
-            {
-                "group_id": g,
-                **{
-                    k: d.get(k)
-                    for k in (
-                        "decision",
-                        "reason",
-                        "health",
-                        "selected_by",
-                        "dead_reasons",
-                        "interrupted",
-                        "undo_backup",
-                    )
-                },
-            }
+            {"group_id": g, **{k: d.get(k) for k in _DECISION_FIELDS}}
             for g, d in sorted(
                 decisions.items(), key=lambda kv: (_ORDER.get(kv[1].get("decision"), 9), kv[0])
             )
         ],
-        "restore": (
-            restore_commands(backup_url, deleted, who.get("connection"))
-            if backup_url
-            and deleted
-            and not record.get("interrupted")
-            and [u["backup_url"] for u in undo] == [backup_url]
-            else None
-        ),
+        "restore": _restore(record, backup_url, decisions, undo, who.get("connection")),
         "undo": undo,
         "run_id": record.get("run_id"),
         "interrupted": record.get("interrupted"),
@@ -169,6 +158,25 @@ def _run(url: str, record: dict[str, Any]) -> dict[str, Any]:
         "rules": record.get("rules"),
     }
     return redact(run)
+
+
+def _restore(
+    record: dict[str, Any],
+    backup_url: str | None,
+    decisions: dict[str, Any],
+    undo: list[dict[str, Any]],
+    conn_id: str | None,
+) -> dict[str, str] | None:
+    """The one command that undoes the run's deletions, when its one backup undoes them all."""
+    deleted = sorted(g for g, d in decisions.items() if d.get("decision") == "deleted")
+    if (
+        backup_url
+        and deleted
+        and not record.get("interrupted")
+        and [u["backup_url"] for u in undo] == [backup_url]
+    ):
+        return restore_commands(backup_url, deleted, conn_id)
+    return None
 
 
 _ORDER = {
