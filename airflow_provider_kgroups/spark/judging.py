@@ -24,11 +24,11 @@ from ..cleanup.report import classify
 from ..client.results import GroupState
 from ..history.store import table_snapshots
 from ..lag.deadgroups import DeadGroupRules
-from ..lag.model import LagSnapshot
+from ..lag.model import GroupLag, LagSnapshot, PartitionLag
 from ..lag.observation import GroupHistoryPoint, GroupObservation, history_points, last_progress
 from ..lag.retention import RetentionMargin
 from ..lag.retention_history import history_margin
-from ..lag.verdicts import VerdictRules, group_verdicts
+from ..lag.verdicts import GroupVerdict, VerdictRules, group_verdicts
 
 __all__ = [
     "PARTITION_VERDICTS",
@@ -92,6 +92,7 @@ GROUP_STATUS = pa.schema(
         ("evidence", _TEXTS),
         ("dead_reasons", _TEXTS),
         ("cannot_tell", _TEXTS),
+        ("retention_margin_s", pa.float64()),
     ]
 )
 
@@ -135,7 +136,7 @@ def partition_verdicts(
     first: dict = {}
     previous: dict = {}
     progress: dict = {}
-    log_ends: dict = {}  # (topic, partition) -> [(time, log end)], only with retention_ms
+    log_ends: _LogEnds = {}  # only with retention_ms
     for i, snapshot in enumerate(snapshots):
         at = snapshot.taken_at_ms
         group = snapshot.groups[group_id]
@@ -155,43 +156,85 @@ def partition_verdicts(
             continue
         look_back = snapshots[bisect_left(times, at - rules.window_ms) : i + 1]
         latest = {(p.topic, p.partition): p for p in group.partitions}
-        margins: dict[tuple[str, int], RetentionMargin] = {}
-        if retention_ms is not None:
-            margins = {
-                key: history_margin(
-                    log_ends.get(key, ()), p.committed, retention_ms.get(p.topic), at, lagging=bool(p.lag)
-                )
-                for key, p in latest.items()
-            }
-        start = at // window_ms * window_ms
-        for v in group_verdicts(look_back, rules, margins={group_id: margins})[group_id].partitions:
-            key = (v.topic, v.partition)
-            p = latest[key]
-            margin = margins.get(key)
-            rows.append(
-                (
-                    group_id,
-                    v.topic,
-                    v.partition,
-                    start,
-                    start + window_ms,
-                    at,
-                    v.verdict.value,
-                    v.reason,
-                    v.lag,
-                    p.committed,
-                    p.log_end,
-                    v.points,
-                    v.verdict.severity,
-                    progress[key],
-                    None if progress[key] is None else at - progress[key],
-                    first[key],
-                    None if margin is None else margin.seconds,
-                    None if margin is None else margin.basis.value,
-                )
-            )
+        margins = _margins_at(group, log_ends, retention_ms, at)
+        verdict = group_verdicts(look_back, rules, margins={group_id: margins})[group_id]
+        rows.extend(_verdict_rows(verdict, at, window_ms, latest, margins, (first, progress)))
     columns: list[Sequence[Any]] = list(zip(*rows)) or [[] for _ in PARTITION_VERDICTS.names]
     return _table(dict(zip(PARTITION_VERDICTS.names, columns)), PARTITION_VERDICTS)
+
+
+def _verdict_rows(
+    verdict: GroupVerdict,
+    at: int,
+    window_ms: int,
+    latest: Mapping[tuple[str, int], PartitionLag],
+    margins: Mapping[tuple[str, int], RetentionMargin],
+    seen: tuple[Mapping[tuple[str, int], int], Mapping[tuple[str, int], int | None]],
+) -> list[tuple]:
+    """The group's :data:`PARTITION_VERDICTS` rows at evaluation time ``at``; ``seen``: each
+    partition's first point and last progress."""
+    first, progress = seen
+    start = at // window_ms * window_ms
+    rows = []
+    for v in verdict.partitions:
+        key = (v.topic, v.partition)
+        p = latest[key]
+        margin, progressed = margins.get(key), progress[key]
+        rows.append(
+            (
+                verdict.group_id,
+                v.topic,
+                v.partition,
+                start,
+                start + window_ms,
+                at,
+                v.verdict.value,
+                v.reason,
+                v.lag,
+                p.committed,
+                p.log_end,
+                v.points,
+                v.verdict.severity,
+                progressed,
+                None if progressed is None else at - progressed,
+                first[key],
+                None if margin is None else margin.seconds,
+                None if margin is None else margin.basis.value,
+            )
+        )
+    return rows
+
+
+#: (topic, partition) -> the partition's (time, log end) samples, oldest first
+_LogEnds = dict[tuple[str, int], list[tuple[int, int]]]
+
+
+def _log_ends(snapshots: Sequence[LagSnapshot], group_id: str) -> _LogEnds:
+    samples: _LogEnds = {}
+    for snapshot in snapshots:
+        for p in snapshot.groups[group_id].partitions:
+            if p.log_end is not None:
+                samples.setdefault((p.topic, p.partition), []).append((snapshot.taken_at_ms, p.log_end))
+    return samples
+
+
+def _margins_at(
+    group: GroupLag, log_ends: _LogEnds, retention_ms: Mapping[str, int] | None, at_ms: int
+) -> dict[tuple[str, int], RetentionMargin]:
+    """Each of the group's partitions' retention margin at ``at_ms``, from the samples up to it
+    (``{}`` without ``retention_ms``: no margin, as before the job took retention settings)."""
+    if retention_ms is None:
+        return {}
+    return {
+        (p.topic, p.partition): history_margin(
+            log_ends.get((p.topic, p.partition), ()),
+            p.committed,
+            retention_ms.get(p.topic),
+            at_ms,
+            lagging=bool(p.lag),
+        )
+        for p in group.partitions
+    }
 
 
 def group_status(
@@ -201,9 +244,11 @@ def group_status(
     existing_topics: Collection[str],
     rules: VerdictRules,
     dead_rules: DeadGroupRules,
+    retention_ms: Mapping[str, int] | None = None,
 ) -> pa.Table:
     """One row: the group as of ``as_of_ms`` (the latest snapshot). Its verdict is
-    ``group_verdicts``'; its health is ``classify``'s with its row at ``as_of_ms`` as the
+    ``group_verdicts``' (with its partitions' retention margins given ``retention_ms``, and the
+    shortest known one in ``retention_margin_s``); its health is ``classify``'s with its row at ``as_of_ms`` as the
     observation (``GroupObservation.of_snapshot``), its earlier rows as the stored history, and
     ``existing_topics`` as the topic list (no topic checked by name: "every committed topic
     was deleted" is never evidence here). A group missing from the latest snapshot is not
@@ -226,6 +271,7 @@ def group_status(
         row.update(_unclassified(group_id, as_of_ms, last_seen, rules))
     else:
         row.update(_classified(group_id, snapshots, points, as_of_ms, existing_topics, rules, dead_rules))
+        row.update(_verdict(group_id, snapshots, as_of_ms, rules, retention_ms))
     return _table({name: [value] for name, value in row.items()}, GROUP_STATUS)
 
 
@@ -248,9 +294,7 @@ def _classified(
     rules: VerdictRules,
     dead_rules: DeadGroupRules,
 ) -> dict[str, Any]:
-    """The status fields of a group in the latest snapshot: its row there, verdict and health."""
-    times = [s.taken_at_ms for s in snapshots]
-    verdict = group_verdicts(snapshots[bisect_left(times, as_of_ms - rules.window_ms) :], rules)[group_id]
+    """The status fields of a group in the latest snapshot: its row there and its health."""
     latest = snapshots[-1].groups[group_id]
     report = classify(
         GroupObservation.of_snapshot(latest, as_of_ms),
@@ -270,8 +314,6 @@ def _classified(
         "partitions": len(lags),
         "committed_topics": committed,
         "gone_topics": [t for t in committed if t not in existing_topics] if empty else None,
-        "verdict": verdict.verdict.value,
-        "reason": verdict.reason,
         "empty_since_ms": report.empty_since_ms,
         "expires_at_ms": report.expires_at_ms,
         "idle_since_ms": report.idle_since_ms,
@@ -280,6 +322,29 @@ def _classified(
         "evidence": list(report.evidence),
         "dead_reasons": list(report.dead_reasons),
         "cannot_tell": list(report.cannot_tell),
+    }
+
+
+def _verdict(
+    group_id: str,
+    snapshots: list[LagSnapshot],
+    as_of_ms: int,
+    rules: VerdictRules,
+    retention_ms: Mapping[str, int] | None,
+) -> dict[str, Any]:
+    """The verdict fields of a group in the latest snapshot, over the rules' look-back."""
+    times = [s.taken_at_ms for s in snapshots]
+    latest = snapshots[-1].groups[group_id]
+    margins = _margins_at(
+        latest, _log_ends(snapshots, group_id) if retention_ms else {}, retention_ms, as_of_ms
+    )
+    look_back = snapshots[bisect_left(times, as_of_ms - rules.window_ms) :]
+    verdict = group_verdicts(look_back, rules, margins={group_id: margins})[group_id]
+    known = [m.seconds for m in margins.values() if m.seconds is not None]
+    return {
+        "verdict": verdict.verdict.value,
+        "reason": verdict.reason,
+        "retention_margin_s": min(known, default=None),
     }
 
 
@@ -300,7 +365,7 @@ def judge_group(
     if found is None:
         return JUDGED.empty_table()
     verdicts = partition_verdicts(*found, evaluations, window_ms, rules, retention_ms)
-    status = group_status(*found, as_of_ms, existing_topics, rules, dead_rules)
+    status = group_status(*found, as_of_ms, existing_topics, rules, dead_rules, retention_ms)
     verdict_type, status_type = JUDGED.field("verdict").type, JUDGED.field("status").type
     return pa.table(
         {

@@ -23,7 +23,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -124,13 +124,18 @@ def run_lag_history(
     rules: VerdictRules = VerdictRules(),
     dead_rules: DeadGroupRules = DeadGroupRules(),
     gone_after_snapshots: int = 3,
+    retention_ms: Mapping[str, int] | None = None,
 ) -> LagHistoryResult:
     """Compute the four outputs (module docstring) from the history at ``history_url`` into
     ``output_url`` (``<output_url>/<name>``, replaced). ``since``/``until``: epoch ms, ISO-8601
-    text or aware datetimes bounding ``snapshot_ms`` (``since <= t < until``)."""
+    text or aware datetimes bounding ``snapshot_ms`` (``since <= t < until``). ``retention_ms``:
+    each topic's ``retention.ms`` (-1: not deleted by time;
+    :func:`..lag.retention_history.deletion_retention_ms` reads it from the topic's settings), for
+    the retention margins and AT_RISK; a topic left out has an unknown margin."""
     window_ms, since_ms, until_ms = _checked_range(
         history_url, output_url, window_minutes, gone_after_snapshots, since, until
     )
+    retention_ms = _checked_retention(retention_ms)
     out = output_url.rstrip("/")
     paths = {name: f"{out}/{name}" for name in OUTPUTS}
     timings: dict[str, float] = {}
@@ -144,7 +149,9 @@ def run_lag_history(
 
         with _step("judging", timings):
             _write_judged(
-                judge_groups(hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules),
+                judge_groups(
+                    hist, evaluations, window_ms, as_of_ms, existing_topics, rules, dead_rules, retention_ms
+                ),
                 paths,
             )
         verdicts = spark.read.parquet(paths["partition_verdicts"])  # cheaper to read back than to cache
@@ -181,6 +188,24 @@ def _checked_range(
     if since_ms is not None and until_ms is not None and until_ms <= since_ms:
         raise ConfigurationError(f"until ({until_ms}) must be after since ({since_ms}).")
     return window_ms, since_ms, until_ms
+
+
+def _checked_retention(retention_ms: Any) -> dict[str, int] | None:
+    """``retention_ms`` as the executors take it: topic -> ms (>= -1), checked before Spark works."""
+    if retention_ms is None:
+        return None
+    if not isinstance(retention_ms, Mapping):
+        raise ConfigurationError(
+            f"retention_ms must map each topic to its retention.ms (e.g. {{'orders': 604800000}}), "
+            f"got {retention_ms!r}."
+        )
+    for topic, ms in retention_ms.items():
+        if not isinstance(topic, str) or not topic:
+            raise ConfigurationError(f"retention_ms has a key {topic!r}: each key is a topic name.")
+        check_int(
+            f"retention_ms[{topic!r}]", ms, at_least=-1, must_be="retention.ms: an int >= -1 (-1: no limit)"
+        )
+    return dict(retention_ms)
 
 
 @contextmanager
@@ -306,6 +331,15 @@ def _summary(
 # -- spark-submit entry point --------------------------------------------------------------------
 
 
+def _retention_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"not JSON ({exc}): give each topic's retention.ms as an object, e.g. '{{\"orders\": 604800000}}'"
+        ) from exc
+
+
 def _parser() -> argparse.ArgumentParser:
     defaults, dead = VerdictRules(), DeadGroupRules()
     p = argparse.ArgumentParser(
@@ -364,6 +398,18 @@ def _parser() -> argparse.ArgumentParser:
         "then is 'no committed offset at all' evidence of death",
     )
     p.add_argument(
+        "--retention-ms",
+        type=_retention_json,
+        help="each topic's retention.ms as JSON, e.g. '{\"orders\": 604800000}' (-1: not deleted by time), "
+        "for the retention margins and AT_RISK (default: none, no margin)",
+    )
+    p.add_argument(
+        "--margin-floor-minutes",
+        type=float,
+        default=defaults.margin_floor_ms / 60_000,
+        help="AT_RISK below this retention margin, whatever the catch-up time (default 60)",
+    )
+    p.add_argument(
         "--gone-after-snapshots",
         type=int,
         default=3,
@@ -381,6 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stuck_after_ms=round(args.stuck_after_minutes * 60_000),
             min_points=args.min_points,
             allowed_lag=args.allowed_lag,
+            margin_floor_ms=round(args.margin_floor_minutes * 60_000),
         )
         dead = DeadGroupRules(
             idle_hours=args.idle_hours,
@@ -390,6 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             assume_full_visibility=args.assume_full_visibility,
             default_deny=() if args.no_default_deny else DEFAULT_DENY_PATTERNS,
         )
+        retention_ms = _checked_retention(args.retention_ms)  # before Spark starts
     except ConfigurationError as exc:
         print(f"lag_history: {exc}", file=sys.stderr)
         return 2
@@ -407,6 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rules=rules,
             dead_rules=dead,
             gone_after_snapshots=args.gone_after_snapshots,
+            retention_ms=retention_ms,
         )
     except ConfigurationError as exc:
         print(f"lag_history: {exc}", file=sys.stderr)

@@ -324,6 +324,40 @@ def test_dead_group_evidence_equals_the_python_engine(parity):
     assert missing and all(status[g].health is None and not status[g].deletable for g in missing)
 
 
+# -- retention margins over time (issue 37) ------------------------------------------------------
+
+
+def test_retention_margins_over_time_and_at_risk(spark, tmp_path):
+    """With each topic's retention.ms the job gives every lagging partition's margin, placed by
+    the history's log ends (the record at pct's committed 150 was appended after the 00:25
+    snapshot, whose log end was 150; stopper's at 40 after 00:20), as
+    lag.retention_history.history_margin says, and judges AT_RISK under the floor, the group's
+    status too."""
+    history = _write(tmp_path / "history", hand_made_history())
+    result = run_lag_history(
+        spark, history, str(tmp_path / "out"), dead_rules=HAND_RULES, retention_ms={"orders": HOUR}
+    )
+    latest = {
+        (r.group_id, r.partition): r
+        for r in _rows(spark, result, "partition_verdicts")
+        if r.at_ms == result.as_of_ms and r.topic == "orders"
+    }
+    pct, stopper = latest[("pct", 0)], latest[("stopper", 0)]
+    assert (pct.retention_margin_s, pct.margin_basis, pct.verdict) == (30 * 60.0, "history", "AT_RISK")
+    assert (stopper.retention_margin_s, stopper.margin_basis, stopper.verdict) == (
+        25 * 60.0,
+        "history",
+        "AT_RISK",
+    )
+    assert stopper.reason.endswith("the other rules said STOP")
+    caught_up = [r for r in latest.values() if r.lag == 0]
+    assert caught_up and {r.margin_basis for r in caught_up} == {"nothing_unread"}
+    status = {r.group_id: r for r in _rows(spark, result, "group_status")}
+    assert (status["stopper"].verdict, status["stopper"].retention_margin_s) == ("AT_RISK", 25 * 60.0)
+    assert status["pct"].retention_margin_s == 30 * 60.0
+    assert result.verdicts.get("AT_RISK", 0) >= 2
+
+
 # -- arguments ---------------------------------------------------------------------
 
 
@@ -336,6 +370,10 @@ def test_bad_arguments_are_refused_before_spark_runs(spark, tmp_path):
         run_lag_history(spark, "h", "o", since=T0, until=T0)
     with pytest.raises(ConfigurationError, match="not a valid regular expression"):
         run_lag_history(spark, "h", "o", dead_rules=DeadGroupRules(deny=("re:(",)))
+    with pytest.raises(ConfigurationError, match=r"retention_ms\['orders'\] must be retention.ms"):
+        run_lag_history(spark, "h", "o", retention_ms={"orders": -5})
+    with pytest.raises(ConfigurationError, match="must map each topic to its retention.ms"):
+        run_lag_history(spark, "h", "o", retention_ms=604800000)
     with pytest.raises(ConfigurationError, match="cannot be read by Spark"):
         run_lag_history(spark, str(tmp_path / "nowhere"), str(tmp_path / "out"))
     history = _write(tmp_path / "history", hand_made_history())
