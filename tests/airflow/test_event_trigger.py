@@ -330,3 +330,29 @@ async def test_a_threshold_watcher_on_the_age_of_unread_records_reads_it_beside_
             assert event["total_lag"] == 4
             poller.cancel()
             await events.aclose()
+
+
+async def test_a_watcher_with_barrier_timestamp_ends_its_first_range_at_that_time_then_at_the_log_end(
+    kgroups_conn,
+):
+    async with asyncio.timeout(60):
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 1)
+            c.append("orders", 0, 6, timestamp_ms=lambda offset: 1_000 + offset)  # offsets 0..5 at 1000..1005
+            c.add_group("landing", offsets={("orders", 0): 1})
+            conn = kgroups_conn("kg_events_at", host=c.bootstrap)
+            watcher = trigger(conn, ["landing"], ["orders"], barrier_timestamp=1_004)
+            events = watcher.run()
+            first = asyncio.ensure_future(events.__anext__())
+            await until(lambda: c.count("OffsetFetch") >= 2, "two polls")
+            c.commit("landing", {("orders", 0): 4})  # the first record at 1004 is offset 4
+            event = (await asyncio.wait_for(first, DEADLINE_S)).payload
+            assert json.loads(event["startingOffsets"]) == {"orders": {"0": 1}}
+            assert json.loads(event["endingOffsets"]) == {"orders": {"0": 4}}
+            second = asyncio.ensure_future(events.__anext__())
+            await asyncio.sleep(0.2)
+            c.commit("landing", {("orders", 0): 6})
+            event = (await asyncio.wait_for(second, DEADLINE_S)).payload
+            assert json.loads(event["startingOffsets"]) == {"orders": {"0": 4}}
+            assert json.loads(event["endingOffsets"]) == {"orders": {"0": 6}}  # the log end when it opened
+            await events.aclose()
