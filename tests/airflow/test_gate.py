@@ -308,3 +308,35 @@ def test_an_argument_is_validated_once_when_the_spec_is_read_never_again_by_the_
     bound = spec.bind(["orders-a"])
     assert bound.previous_barrier is spec.previous_barrier and bound.fail_on_verdicts is spec.fail_on_verdicts
     assert bound.mode is spec.mode
+
+
+def test_a_spec_serialized_before_the_spec_was_typed_still_loads_into_the_same_values():
+    """The trigger kwargs' spec as the code before the typed spec wrote it (strings, a list of
+    verdicts in the user's order, the nesting of previous_barrier, every mode's keys)."""
+    from airflow_provider_kgroups.lag.gate_spec import LagMode, ThresholdParams
+    from airflow_provider_kgroups.lag.verdicts import Verdict
+
+    written_before = {
+        "group_ids": ["g"],
+        "lag_mode": "threshold",
+        "topics": ["orders"],
+        "barrier_timestamp_ms": None,
+        "unknown_lag": "from_latest",
+        "read_committed": False,
+        "max_lag_per_partition": None,
+        "max_total_lag": 10,
+        "max_lag_seconds": None,
+        "fail_on_verdicts": ["STOP", "STALL", "LOST"],
+        "verdict_checks": 2,
+        "stuck_after_s": 600.0,
+        "margin_floor_s": 3600.0,
+        "previous_barrier": {"orders": {"0": 40}},
+        "group_patterns": [],
+        "exclude_patterns": [],
+    }
+    spec = GateSpec.from_dict(written_before)
+    assert spec.lag_mode is LagMode.THRESHOLD and spec.mode == ThresholdParams(max_total_lag=10)
+    assert spec.unknown_lag is UnknownLagPolicy.FROM_LATEST
+    assert spec.fail_on_verdicts == {Verdict.STOP, Verdict.STALL, Verdict.LOST}
+    assert spec.previous_barrier == {TP0: 40}
+    assert GateSpec.from_dict(spec.to_dict()) == spec and set(spec.to_dict()) == set(written_before)
