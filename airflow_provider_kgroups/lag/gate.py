@@ -21,7 +21,7 @@ reason). How the groups count as there is the mode's business (:mod:`.gate_modes
 * its mode gives up (barrier: the projected catch-up ends after the deadline).
 
 The spec and the state that must survive a hand-over from the sensor to its trigger are values
-with one JSON form each (:mod:`.gate_spec`: the trigger's kwargs); an opened gate's result is a
+with one JSON form each (:mod:`.gate_spec`, :mod:`.gate_state`: the trigger's kwargs); an opened gate's result is a
 :class:`~.gate_decision.GateOpened` whose ``to_xcom`` is the XCom. The window of snapshots for
 the verdicts is kept in memory only (a trigger starts a new window).
 """

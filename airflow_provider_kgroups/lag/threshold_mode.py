@@ -36,7 +36,7 @@ class ThresholdMode(GateMode):
     lag_mode = LagMode.THRESHOLD
 
     def wants_seconds(self, spec: GateSpec) -> bool:
-        return isinstance(spec.mode, ThresholdParams) and spec.mode.max_lag_seconds is not None
+        return spec.params(ThresholdParams).max_lag_seconds is not None
 
     def judge(self, gate: Gate, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds]) -> Judgement:
         spec = gate.spec
