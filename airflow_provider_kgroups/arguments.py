@@ -4,8 +4,8 @@ Pure: no Airflow import, nothing above the client.
 Every parser takes the argument's name and value and returns the parsed value or raises
 :class:`ConfigurationError` naming the argument and the fix. Values that still hold Jinja
 (:func:`is_templated`) are checked only after rendering; :func:`check_arguments` does both.
-An argument that several classes take has one named validator below (``parse_lag_mode``,
-``parse_offset_count``, ...), so the sensor, its gate spec and the triggers check it alike.
+An argument that several classes take has one named validator below (``parse_offset_count``,
+``parse_interval``, ...), so the sensor, its gate spec and the triggers check it alike.
 """
 
 from __future__ import annotations
@@ -144,17 +144,10 @@ def parse_offsets_map(
 
 # -- one validator per shared argument -------------------------------------------------------
 
-#: How a lag gate decides (``lag_mode``).
-LAG_MODES = ("barrier", "threshold")
-
 
 def parse_names(name: str, value: Any) -> tuple[str, ...]:
     """Names (group ids, topics): a non-empty list of non-empty strings, duplicates dropped."""
     return parse_str_list(name, value, allow_empty=False)
-
-
-def parse_lag_mode(name: str, value: Any) -> str:
-    return parse_choice(name, value, LAG_MODES)
 
 
 def parse_offset_count(name: str, value: Any) -> int | None:

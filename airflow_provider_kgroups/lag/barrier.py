@@ -373,9 +373,7 @@ async def fix_target(
     """Fix the target now. Partitions: every partition of ``topics`` for every group, or
     (``topics=None``) each group's committed and assigned partitions. ``timestamp_ms``: the
     first offset at or after that time instead of the log end."""
-    ids = validate_group_ids(group_ids)
-    if timestamp_ms is not None:
-        non_negative_ms("timestamp_ms", timestamp_ms)
+    ids = validate_group_ids(group_ids)  # timestamp_ms: checked by the client's offsets_for_timestamp
     fixed_at = now_ms()
     if topics is not None:
         partitions = await topic_partitions(client, topics)

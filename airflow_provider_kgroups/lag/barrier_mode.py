@@ -17,7 +17,7 @@ from ..client.results import TopicPartition
 from .barrier import BarrierStatus, BarrierTarget, TargetKind, evaluate_barrier, fix_target
 from .gate_decision import Decision, FailureKind, GateStatus
 from .gate_modes import Fixed, Gate, GateMode, Judgement
-from .gate_spec import GateSpec, LagMode
+from .gate_spec import BarrierParams, GateSpec, LagMode
 from .model import LagSnapshot, UnknownLagPolicy
 
 __all__ = ["BarrierMode", "RATE_CHECKPOINTS"]
@@ -37,7 +37,7 @@ class BarrierMode(GateMode):
             client,
             spec.group_ids,
             topics=spec.topics,
-            timestamp_ms=spec.barrier_timestamp_ms,
+            timestamp_ms=spec.params(BarrierParams).barrier_timestamp_ms,
             read_committed=spec.read_committed,
         )
         gate.set_target(target)
@@ -46,6 +46,9 @@ class BarrierMode(GateMode):
         shown = "; ".join(f"{g} {offsets}" for g, offsets in groups[:3])
         more = f"; ... {len(groups) - 3} more" if len(groups) > 3 else ""
         return Fixed(f"Barrier fixed ({fixed['kind']}) for {len(groups)} group(s): {shown}{more}", fixed)
+
+    def needs_client(self, spec: GateSpec) -> bool:
+        return spec.params(BarrierParams).barrier_timestamp_ms is not None  # offsets at a time: a read
 
     def prepare_from(self, gate: Gate, snapshot: LagSnapshot) -> Fixed | None:
         """The target at the snapshot's log ends (the highest any group's read saw), never below
@@ -59,8 +62,8 @@ class BarrierMode(GateMode):
             for p in group.partitions if group is not None else ():
                 if p.log_end is not None and (spec.topics is None or p.topic in spec.topics):
                     log_end[p.tp] = max(log_end.get(p.tp, 0), p.log_end)
-        floor = OffsetMap.parse(spec.previous_barrier or {}, OffsetKind.STARTING, name="previous_barrier")
-        offsets = {tp: max(end, floor.get(tp, 0)) for tp, end in log_end.items()}
+        floor = spec.previous_barrier
+        offsets = {tp: max(end, floor.get(tp, 0) if floor else 0) for tp, end in log_end.items()}
         target = BarrierTarget(
             {g: dict(offsets) for g in spec.group_ids},
             TargetKind.LOG_END,
@@ -118,7 +121,7 @@ def _counted_target(
     target: BarrierTarget, spec: GateSpec, snapshot: LagSnapshot
 ) -> tuple[BarrierTarget, list[str]]:
     """The target without the partitions the policy says not to wait for, and those left out."""
-    if spec.policy not in (UnknownLagPolicy.IGNORE, UnknownLagPolicy.FROM_LATEST):
+    if spec.unknown_lag not in (UnknownLagPolicy.IGNORE, UnknownLagPolicy.FROM_LATEST):
         return target, []
     ignored, offsets = [], {}
     for group_id, targets in target.offsets.items():

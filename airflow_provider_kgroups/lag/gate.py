@@ -21,7 +21,7 @@ reason). How the groups count as there is the mode's business (:mod:`.gate_modes
 * its mode gives up (barrier: the projected catch-up ends after the deadline).
 
 The spec and the state that must survive a hand-over from the sensor to its trigger are values
-with one JSON form each (:mod:`.gate_spec`: the trigger's kwargs); an opened gate's result is a
+with one JSON form each (:mod:`.gate_spec`, :mod:`.gate_state`: the trigger's kwargs); an opened gate's result is a
 :class:`~.gate_decision.GateOpened` whose ``to_xcom`` is the XCom. The window of snapshots for
 the verdicts is kept in memory only (a trigger starts a new window).
 """
@@ -40,7 +40,8 @@ from .barrier import BarrierTarget
 from .barrier_mode import RATE_CHECKPOINTS, BarrierMode
 from .gate_decision import NOT_RETRIABLE, Decision, FailureKind, GateOpened, GateStatus, VerdictHeld
 from .gate_modes import GateMode, Judgement, Pending
-from .gate_spec import DEFAULT_FAIL_ON, GateSpec, GateState, LagMode
+from .gate_spec import DEFAULT_FAIL_ON, GateSpec, LagMode
+from .gate_state import GateState
 from .model import LagSnapshot
 from .offset_range import OffsetRange, spark_offsets  # spark_offsets: re-exported
 from .retention import duration
@@ -60,8 +61,6 @@ _FATAL_GROUP_ERRORS = {
     ErrorCode.GROUP_AUTHORIZATION_FAILED,
     CLIENT_UNSUPPORTED,  # a share group on a broker without DescribeShareGroupOffsets (before Kafka 4.1)
 }
-#: The lag modes' names (``lag_mode``), from the enum.
-LAG_MODES = tuple(m.value for m in LagMode)
 #: Each lag mode's way of deciding.
 MODES: dict[LagMode, GateMode] = {LagMode.BARRIER: BarrierMode(), LagMode.THRESHOLD: ThresholdMode()}
 
@@ -231,10 +230,10 @@ class LagGate:
         )
 
 
-def fail_fast_verdicts(names: Iterable[str]) -> frozenset[Verdict]:
+def fail_fast_verdicts(chosen: Iterable[Verdict]) -> frozenset[Verdict]:
     """The verdicts that fail a gate, from ``fail_on_verdicts``: ABANDONED refines STOP and STALL
     (a stuck commit on a topic no member is assigned), so failing on either fails on it too."""
-    verdicts = {Verdict(v) for v in names}
+    verdicts = set(chosen)
     if verdicts & {Verdict.STOP, Verdict.STALL}:
         verdicts.add(Verdict.ABANDONED)
     return frozenset(verdicts)
@@ -270,18 +269,16 @@ async def check_gate(client: AsyncGroupsClient, gate: LagGate) -> Decision:
         gate.notes.append(f"Groups selected by {patterns}: {', '.join(ids)}")
     spec = gate.spec
     snapshot = await take_snapshot(
-        client, spec.group_ids, policy=spec.policy, topics=spec.topics, read_committed=spec.read_committed
+        client,
+        spec.group_ids,
+        policy=spec.unknown_lag,
+        topics=spec.topics,
+        read_committed=spec.read_committed,
     )
     fixed = await gate.mode.prepare(client, gate, snapshot) if gate.missing(snapshot) is None else None
     if fixed is not None:
         gate.notes.append(fixed.note)
-    seconds = margins = None
-    if gate.mode.wants_seconds(spec):  # every lagging partition: an unmeasured one may be the oldest
-        seconds = await lag_seconds(client, snapshot, worst_n=None, read_committed=spec.read_committed)
-    if Verdict.AT_RISK in fail_fast_verdicts(spec.fail_on_verdicts):  # the margins AT_RISK is judged on
-        margins = await retention_margins(
-            client, snapshot, seconds=seconds, read_committed=spec.read_committed
-        )
+    seconds, margins = await gate_reads(client, gate, snapshot)
     decision = replace(
         gate.evaluate(snapshot, seconds, margins),
         notes=tuple(gate.notes),
@@ -289,6 +286,30 @@ async def check_gate(client: AsyncGroupsClient, gate: LagGate) -> Decision:
     )
     gate.notes.clear()  # told: a check that raises keeps them for the next decision
     return decision
+
+
+def reads_wanted(spec: GateSpec) -> bool:
+    """Whether a check of this spec reads more than the snapshot (records' ages, retention
+    margins, offsets at a time): what a gate fed by a poll it does not own needs a client for."""
+    return MODES[spec.lag_mode].needs_client(spec) or Verdict.AT_RISK in fail_fast_verdicts(
+        spec.fail_on_verdicts
+    )
+
+
+async def gate_reads(
+    client: AsyncGroupsClient, gate: LagGate, snapshot: LagSnapshot
+) -> tuple[Mapping[str, GroupLagSeconds] | None, Margins | None]:
+    """What a check reads beside the snapshot, when the spec wants it: the lag in seconds of every
+    lagging partition (an unmeasured one may be the oldest) and the margins AT_RISK is judged on."""
+    spec = gate.spec
+    seconds = margins = None
+    if gate.mode.wants_seconds(spec):
+        seconds = await lag_seconds(client, snapshot, worst_n=None, read_committed=spec.read_committed)
+    if Verdict.AT_RISK in fail_fast_verdicts(spec.fail_on_verdicts):
+        margins = await retention_margins(
+            client, snapshot, seconds=seconds, read_committed=spec.read_committed
+        )
+    return seconds, margins
 
 
 __all__ = [
@@ -300,11 +321,12 @@ __all__ = [
     "GateStatus",
     "FailureKind",
     "check_gate",
+    "gate_reads",
+    "reads_wanted",
     "GateOpened",
     "VerdictHeld",
     "fail_fast_verdicts",
     "spark_offsets",
-    "LAG_MODES",
     "DEFAULT_FAIL_ON",
     "NOT_RETRIABLE",
     "RATE_CHECKPOINTS",

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..client.results import TopicPartition
 from .gate_decision import Decision
-from .gate_spec import GateSpec, GateState, LagMode
+from .gate_spec import GateSpec, LagMode
+from .gate_state import GateState
 from .model import LagSnapshot
 
 if TYPE_CHECKING:
@@ -83,6 +84,11 @@ class GateMode(ABC):
     def wants_seconds(self, spec: GateSpec) -> bool:
         """Whether a check must measure the groups' lag in seconds before judging."""
         return False
+
+    def needs_client(self, spec: GateSpec) -> bool:
+        """Whether this mode reads with a client beside the snapshot (:meth:`prepare_from` cannot
+        stand in for :meth:`prepare`, or the seconds are measured)."""
+        return self.wants_seconds(spec)
 
     async def prepare(self, client: Any, gate: Gate, snapshot: LagSnapshot) -> Fixed | None:
         return None

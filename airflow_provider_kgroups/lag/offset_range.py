@@ -91,10 +91,10 @@ class OffsetRange:
 
     @classmethod
     def up_to(
-        cls, ending: Mapping[TopicPartition, int], previous: Mapping[str, Mapping[str, int]] | None = None
+        cls, ending: Mapping[TopicPartition, int], previous: Mapping[Any, Any] | None = None
     ) -> OffsetRange:
         """The range ending at ``ending`` (actual offsets) and starting where ``previous`` (where
-        a previous range ended, nested; -2: earliest) ended, else at earliest: every partition of
+        a previous range ended: a ``STARTING`` offset map, or its nesting; -2: earliest) ended, else at earliest: every partition of
         ``ending`` is in both; a start is never after its end (a previous end beyond this one
         starts at the end: nothing to read)."""
         end = OffsetMap.parse(ending, OffsetKind.COMMITTED, name=ENDING)

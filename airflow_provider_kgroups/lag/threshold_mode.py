@@ -22,7 +22,7 @@ from ..client.errors import UndecodableFailure
 from ..client.results import TopicPartition
 from .bounds import Against, Interval
 from .gate_modes import Gate, GateMode, Judgement
-from .gate_spec import GateSpec, LagMode
+from .gate_spec import GateSpec, LagMode, ThresholdParams
 from .model import GroupLag, LagFlag, LagSnapshot, PartitionLag
 from .seconds import GroupLagSeconds
 
@@ -36,7 +36,7 @@ class ThresholdMode(GateMode):
     lag_mode = LagMode.THRESHOLD
 
     def wants_seconds(self, spec: GateSpec) -> bool:
-        return spec.max_lag_seconds is not None
+        return spec.params(ThresholdParams).max_lag_seconds is not None
 
     def judge(self, gate: Gate, snapshot: LagSnapshot, seconds: Mapping[str, GroupLagSeconds]) -> Judgement:
         spec = gate.spec
@@ -58,7 +58,8 @@ class ThresholdMode(GateMode):
                 "; ".join(lines),
                 frozenset(pending),
                 warnings=undecodable_warnings(
-                    {g: m for g, m in seconds.items() if g in waiting_groups}, spec.max_lag_seconds
+                    {g: m for g, m in seconds.items() if g in waiting_groups},
+                    spec.params(ThresholdParams).max_lag_seconds,
                 ),
             )
         return _within(spec, snapshot, seconds)
@@ -70,6 +71,7 @@ def _problems(
     """Why ``group`` is not provably within the thresholds, and the partitions that must move."""
     problems: list[str] = []
     waiting: set[TopicPartition] = set()
+    limits = spec.params(ThresholdParams)
     if not group.partitions:
         problems.append(
             "no partition to judge (no committed offset, no assigned partition): nothing proves it "
@@ -84,7 +86,7 @@ def _problems(
     if unknown:
         waiting |= {p.tp for p in unknown}
         problems.append(
-            f"{len(unknown)} partition(s) with unknown lag ({_names(unknown)}; unknown_lag={spec.unknown_lag}: "
+            f"{len(unknown)} partition(s) with unknown lag ({_names(unknown)}; unknown_lag={spec.unknown_lag.value}: "
             "a partition without a commit has no lag under it)"
         )
     if bounded:
@@ -95,23 +97,23 @@ def _problems(
             "a value: the gate opens once their start offset reaches the log end (lag exactly 0), or on a "
             "Kafka 4.2+ broker; lag_mode='barrier' needs only the start offsets"
         )
-    if spec.max_lag_per_partition is not None:
-        over = [p for p in counted if p.lag is not None and p.lag > spec.max_lag_per_partition]
+    if limits.max_lag_per_partition is not None:
+        over = [p for p in counted if p.lag is not None and p.lag > limits.max_lag_per_partition]
         if over:
             waiting |= {p.tp for p in over}
             worst = max(over, key=lambda p: p.lag)  # type: ignore[arg-type, return-value]  # over: lag is known
             problems.append(
-                f"{len(over)} partition(s) over {spec.max_lag_per_partition} "
+                f"{len(over)} partition(s) over {limits.max_lag_per_partition} "
                 f"(worst {worst.tp} lag {worst.lag})"
             )
-    if spec.max_total_lag is not None:
+    if limits.max_total_lag is not None:
         total = Interval.total(_offsets(p) for p in counted)
-        if total.against(spec.max_total_lag) is Against.OVER:
+        if total.against(limits.max_total_lag) is Against.OVER:
             waiting |= lagging
             known = "" if total.known else "at least "
-            problems.append(f"total lag {known}{total.low:.0f} over {spec.max_total_lag}")
-    if spec.max_lag_seconds is not None:
-        age = _age_problem(measured, spec.max_lag_seconds)
+            problems.append(f"total lag {known}{total.low:.0f} over {limits.max_total_lag}")
+    if limits.max_lag_seconds is not None:
+        age = _age_problem(measured, limits.max_lag_seconds)
         if age is not None:
             waiting |= lagging
             problems.append(age)

@@ -2,43 +2,55 @@
 event-driven downstream job (an Airflow asset event) processes one after another. Pure: the
 caller polls, this decides.
 
-A range watch is a lag gate (:class:`~.gate.LagGate`, the same modes, verdicts and missing-group
-checks as the sensor and its trigger) that re-arms after each range: the gate of the next range
-starts where the previous one ended (its ``previous_barrier``). The first range starts where
-the groups' committed offsets were when watching began (the lowest over the groups; earliest
-where a group has none), or where a stored previous range ended. A range ends where its gate
-opened:
+A range watch is a lag gate (:class:`~.gate.LagGate`, the same spec, modes, verdicts and
+missing-group checks as the sensor and its trigger) that re-arms after each range: the gate of the
+next range starts where the previous one ended (its ``previous_barrier``). The first range starts
+where a stored previous range ended, else at the spec's ``previous_barrier``, else where the
+groups' committed offsets were when watching began (the lowest over the groups; earliest where a
+group has none). A range ends where its gate opened:
 
 * ``barrier`` mode: at the topics' log-end offsets fixed when the range opened (from the poll:
   :meth:`~.gate_modes.GateMode.prepare_from`); the range is finished when every group has
   committed at least that far on every partition (the target does not move while producers
-  keep writing);
-* ``threshold`` mode (``max_total_lag``): at the lowest committed offset over the groups per
-  partition, at the first poll where every group's total lag over the topics is at most
-  ``max_total_lag``.
+  keep writing). With ``barrier_timestamp`` the first range ends at the offsets of that time
+  instead (read with a client), the ranges after it at the log end;
+* ``threshold`` mode: at the lowest committed offset over the groups per partition, at the first
+  poll where every group is provably within the thresholds.
+
+A spec whose checks read more than the poll (``max_lag_seconds``, AT_RISK in
+``fail_on_verdicts``, ``barrier_timestamp``: :func:`~.gate.reads_wanted`) is observed with a
+client (:meth:`RangeWatch.aobserve`); :meth:`RangeWatch.observe` is the pure way for the others.
 
 An empty range (nothing new was written) is never reported; its barrier is fixed again at the
 next poll. A poll in which a group or a partition could not be read decides nothing and says
-which (:attr:`RangeWatch.waiting`, :attr:`RangeWatch.unread`): unknown is never taken as caught
-up. A gate that fails (a Dead group, a fail-fast verdict such as ABANDONED) reports no range and
+which (:attr:`RangeWatch.waiting`, :attr:`RangeWatch.unread`: :func:`~.totals.first_unread`): unknown
+is never taken as caught up. A range's ``total_lag`` is the gate's total
+(:func:`~.totals.total_lag`), None when a partition's lag is unknown. A gate that fails (a Dead group, a fail-fast verdict such as ABANDONED) reports no range and
 keeps its decision in :attr:`RangeWatch.last` for the caller to log; the watch goes on polling.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..client.errors import Failure
+from ..client.errors import ConfigurationError
 from ..client.offset_map import OffsetKind, OffsetMap
 from ..client.results import TopicPartition
-from .gate import LagGate
+from .gate import LagGate, gate_reads, reads_wanted
 from .gate_decision import Decision, GateStatus
-from .gate_spec import GateSpec, GateState, LagMode
+from .gate_spec import BarrierParams, GateSpec, LagMode
+from .gate_state import GateState
 from .model import LagSnapshot
 from .offset_range import OffsetRange
+from .retention_reads import Margins
+from .seconds import GroupLagSeconds
+from .totals import Unread, first_unread, total_lag
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["EARLIEST", "FinishedRange", "RangeWatch", "Waiting", "nested_offsets"]
 
@@ -66,7 +78,7 @@ class FinishedRange:
     starting: Mapping[TopicPartition, int]
     ending: Mapping[TopicPartition, int]
     mode: LagMode
-    total_lag: int
+    total_lag: int | None  # the gate's total over the groups and topics (None: a lag is unknown)
     opened_at_ms: int
     finished_at_ms: int
 
@@ -93,30 +105,27 @@ def nested_offsets(offsets: object) -> dict[TopicPartition, int] | None:
 
 
 class RangeWatch:
-    """The ranges ``group_ids`` finish on ``topics``, poll after poll (:meth:`observe`)."""
+    """The ranges the spec's groups finish on its topics, poll after poll (:meth:`observe`,
+    :meth:`aobserve`). ``start``: where a stored previous range ended (before the spec's
+    ``previous_barrier``)."""
 
-    def __init__(
-        self,
-        group_ids: Iterable[str],
-        topics: Iterable[str],
-        max_total_lag: int | None = None,
-        start: Mapping[TopicPartition, int] | None = None,
-        *,
-        read_committed: bool = False,
-    ) -> None:
-        self.group_ids = tuple(group_ids)
-        self.topics = tuple(topics)
-        self.max_total_lag = max_total_lag  # None: barrier mode
-        self.read_committed = read_committed
-        self.start: dict[TopicPartition, int] | None = dict(start) if start else None
+    def __init__(self, spec: GateSpec, start: Mapping[TopicPartition, int] | None = None) -> None:
+        if not spec.bound or spec.topics is None:
+            raise ConfigurationError(
+                "a range watch needs its groups by id and its topics (group_ids=[...], topics=[...])."
+            )
+        self.spec = spec
+        self.group_ids, self.topics = spec.group_ids, spec.topics
+        first = start or spec.previous_barrier
+        self.start: dict[TopicPartition, int] | None = dict(first) if first else None
         self.waiting = Waiting.FIRST_POLL
-        self.unread: tuple[str, TopicPartition | None, Failure | None] | None = None  # with UNREADABLE
+        self.unread: Unread | None = None  # with UNREADABLE
         self.last: Decision | None = None  # the range gate's last decision
         self._gate: LagGate | None = None
 
     @property
     def mode(self) -> LagMode:
-        return LagMode.BARRIER if self.max_total_lag is None else LagMode.THRESHOLD
+        return self.spec.lag_mode
 
     @property
     def pending_groups(self) -> tuple[str, ...]:
@@ -139,27 +148,64 @@ class RangeWatch:
         }.get(self.waiting, self.waiting.value)
 
     def observe(self, snapshot: LagSnapshot) -> FinishedRange | None:
-        """One poll: the range it finished, if any."""
-        self.unread = self._unread(snapshot)
+        """One poll: the range it finished, if any (pure: for a spec that reads nothing more).
+        A shared poll's snapshot may hold other watchers' topics: the gate sees only this watch's."""
+        if reads_wanted(self.spec):
+            raise ConfigurationError(
+                "this watch's spec reads more than the poll (max_lag_seconds, AT_RISK or "
+                "barrier_timestamp): observe it with a client, await aobserve(client, snapshot)."
+            )
+        snapshot = _on_topics(snapshot, self.topics)
+        gate = self._gate_for(snapshot)
+        return None if gate is None else self._judged(gate, snapshot)
+
+    async def aobserve(self, client: AsyncGroupsClient, snapshot: LagSnapshot) -> FinishedRange | None:
+        """One poll, with what the spec reads beside it (the gate's own reads, :func:`~.gate.gate_reads`)."""
+        snapshot = _on_topics(snapshot, self.topics)
+        gate = self._gate_for(snapshot)
+        if gate is None:
+            return None
+        if gate.mode.needs_client(gate.spec) and gate.missing(snapshot) is None:
+            await gate.mode.prepare(client, gate, snapshot)  # a barrier at a time: offsets read for it
+        seconds, margins = await gate_reads(client, gate, snapshot)
+        return self._judged(gate, snapshot, seconds, margins)
+
+    def _gate_for(self, snapshot: LagSnapshot) -> LagGate | None:
+        """The gate of the range open now (armed at its first poll), or None when this poll has a
+        hole: nothing is decided from it."""
+        self.unread = first_unread(snapshot, self.group_ids, self.topics)
         if self.unread is not None:
             self.waiting = Waiting.UNREADABLE
             return None
-        mine = [p for g in self.group_ids for p in snapshot.groups[g].partitions if p.topic in self.topics]
         if self.start is None:
             lowest: dict[TopicPartition, int | None] = {}
-            for p in mine:  # the lowest commit over the groups; None where a group has none
+            for p in self._mine(snapshot):  # the lowest commit over the groups; None where a group has none
                 before = lowest.get(p.tp, p.committed)
                 lowest[p.tp] = None if before is None or p.committed is None else min(before, p.committed)
             self.start = {tp: EARLIEST if low is None else low for tp, low in lowest.items()}
-        for p in mine:  # a partition added to a topic since: from its log start
+        for p in self._mine(snapshot):  # a partition added to a topic since: from its log start
             self.start.setdefault(p.tp, EARLIEST)
-        gate = self._gate if self._gate is not None else self._arm(snapshot.taken_at_ms)
-        gate.mode.prepare_from(gate, snapshot)
-        decision = self.last = gate.evaluate(snapshot)
+        return self._gate if self._gate is not None else self._arm(snapshot.taken_at_ms)
+
+    def _mine(self, snapshot: LagSnapshot) -> list[Any]:
+        return [p for g in self.group_ids for p in snapshot.groups[g].partitions]
+
+    def _judged(
+        self,
+        gate: LagGate,
+        snapshot: LagSnapshot,
+        seconds: Mapping[str, GroupLagSeconds] | None = None,
+        margins: Margins | None = None,
+    ) -> FinishedRange | None:
+        assert self.start is not None  # set by _gate_for
+        gate.mode.prepare_from(gate, snapshot)  # nothing when prepare fixed the target already
+        decision = self.last = gate.evaluate(snapshot, seconds, margins)
         if decision.status is not GateStatus.DONE or decision.opened is None:
             self.waiting = Waiting.GATE_FAILED if decision.status is GateStatus.FAIL else Waiting.GATE_CLOSED
             return None
         self._gate = None  # the next poll arms the next range's gate (and fixes its barrier again)
+        if isinstance(self.spec.mode, BarrierParams) and self.spec.mode.barrier_timestamp_ms is not None:
+            self.spec = replace(self.spec, mode=BarrierParams())  # only the first range ends at the time
         start = self.start
         ending = {tp: max(end, max(start.get(tp, 0), 0)) for tp, end in decision.opened.range.ending.items()}
         if all(end <= max(start.get(tp, 0), 0) for tp, end in ending.items()):
@@ -171,7 +217,7 @@ class RangeWatch:
             dict(start),
             ending,
             self.mode,
-            _total_lag(mine),
+            total_lag(snapshot.groups[g] for g in self.group_ids),
             gate.state.started_ms,
             snapshot.taken_at_ms,
         )
@@ -179,35 +225,17 @@ class RangeWatch:
     def _arm(self, now_ms: int) -> LagGate:
         """The gate of the next range: from where the last one ended."""
         assert self.start is not None
-        spec = GateSpec(
-            group_ids=self.group_ids,
-            topics=self.topics,
-            lag_mode=self.mode,
-            max_total_lag=self.max_total_lag,
-            read_committed=self.read_committed,
-            previous_barrier=OffsetMap(self.start, OffsetKind.STARTING).nested(),
-        )
+        spec = replace(self.spec, previous_barrier=OffsetMap(self.start, OffsetKind.STARTING))
         self._gate = LagGate(spec, GateState(started_ms=now_ms), _NO_DEADLINE_MS)
         return self._gate
 
-    def _unread(self, snapshot: LagSnapshot) -> tuple[str, TopicPartition | None, Failure | None] | None:
-        """The first group or watched partition this poll could not read, or None: nothing is
-        decided from a poll with a hole."""
-        for group_id in self.group_ids:
-            if group_id in snapshot.failures or group_id not in snapshot.groups:
-                return group_id, None, snapshot.failures.get(group_id)
-            mine = [p for p in snapshot.groups[group_id].partitions if p.topic in self.topics]
-            if not mine:
-                return group_id, None, None  # none of the topics' partitions in its snapshot
-            for p in mine:
-                if p.error is not None or p.log_end is None:
-                    return group_id, p.tp, p.error
-        return None
 
-
-def _total_lag(partitions: Iterable[Any]) -> int:
-    """Records left over the groups and watched partitions: a commit past the end read (it raced
-    ahead of ListOffsets) counts 0, never a negative part; no commit: the whole log."""
-    return sum(
-        max(0, p.log_end - (p.committed if p.committed is not None else p.log_start or 0)) for p in partitions
-    )
+def _on_topics(snapshot: LagSnapshot, topics: tuple[str, ...]) -> LagSnapshot:
+    """The snapshot without the partitions of other topics (a shared poll reads every watcher's)."""
+    groups = {
+        g: lag
+        if all(p.topic in topics for p in lag.partitions)
+        else replace(lag, partitions=tuple(p for p in lag.partitions if p.topic in topics))
+        for g, lag in snapshot.groups.items()
+    }
+    return replace(snapshot, groups=groups)

@@ -57,15 +57,15 @@ from ..client.numbers import is_number
 from ..hooks.failures import fail_fast
 from ..hooks.groups import KafkaGroupsHook
 from ..lag.gate import DEFAULT_FAIL_ON, Decision, FailureKind, GateSpec, GateStatus, LagGate
-from ..lag.gate_params import all_params, param_docs
+from ..lag.gate_spec import all_params, param_docs
 from ..observability import lineage, metrics
 from ..triggers.lag import ConsumerLagTrigger
 
-#: the gate's arguments, from its one table (lag.gate_params): the sensor's own are the selection
-#: (checked by parse_selector) and the connection
+#: the gate's arguments, from its spec's fields (lag.gate_spec): the sensor's own are the selection
+#: and the connection
 GATE_ARGUMENTS = tuple(p.name for p in all_params())
-#: each argument's validator, used before rendering on the arguments that are not templates; once
-#: nothing is templated the gate's spec parses them, once
+#: each argument's one parser, used before rendering on the arguments that are not templates alone;
+#: once nothing is templated GateSpec.parse runs them (and the rules between them)
 _PARSERS = {**{p.name: p.parse for p in all_params()}, "kafka_groups_conn_id": parse_conn_id}
 
 
@@ -148,9 +148,10 @@ class ConsumerLagSensor(BaseSensorOperator):
         self._gate: LagGate | None = None
 
     def _validate(self, *, rendered: bool) -> GateSpec | None:
-        """Once nothing is templated (always after rendering): the gate's spec, which parses each
-        argument once and checks their combination (e.g. thresholds only in threshold mode).
-        Before, every argument that is not a template, alone. Raises ValueError naming it."""
+        """Once nothing is templated (always after rendering): the gate's spec
+        (:meth:`~..lag.gate_spec.GateSpec.parse`: each argument by its parser, and their
+        combination, e.g. thresholds only in threshold mode). Before, every argument that is not a
+        template, alone, by the same parser. Raises ValueError naming it."""
         values = {name: getattr(self, name) for name in self.template_fields}
         selection = (self.group_ids, self.group_patterns, self.exclude_patterns)
         if not rendered and any(map(is_templated, values.values())):
@@ -159,13 +160,12 @@ class ConsumerLagSensor(BaseSensorOperator):
                 parse_selector(self.task_id, *selection, allow_all=False)
             return None
         check_arguments(self.task_id, values, {"kafka_groups_conn_id": parse_conn_id}, rendered=True)
-        selector = parse_selector(self.task_id, *selection, allow_all=False)
         try:
-            return GateSpec(
-                group_ids=selector.ids,
-                group_patterns=selector.patterns,
-                exclude_patterns=selector.exclude,
-                **{p.spec_field: values[p.name] for p in all_params()},
+            return GateSpec.parse(
+                group_ids=self.group_ids,
+                group_patterns=self.group_patterns,
+                exclude_patterns=self.exclude_patterns,
+                **{name: values[name] for name in GATE_ARGUMENTS},
             )
         except ConfigurationError as exc:
             raise ValueError(f"{self.task_id}: {exc}") from None

@@ -2,8 +2,11 @@
 
 An asset watched by this trigger gets an event each time the watched consumer groups have
 finished reading the next offset range of their topics (:mod:`..lag.watch`: the lag gate the
-sensor uses, re-armed after each range, with a barrier fixed when the range opened, or a lag
-threshold); the gate's fail-fast findings (a Dead group, a verdict such as ABANDONED) are logged
+sensor uses, re-armed after each range, with a barrier fixed when the range opened, or lag
+thresholds). It takes the sensor's gate arguments (every mode: ``lag_mode``,
+``barrier_timestamp``, the thresholds, ``unknown_lag``, ``fail_on_verdicts``, ...), read into the
+same :class:`~..lag.gate_spec.GateSpec`; ``max_total_lag`` alone still means threshold mode, as
+it did before the trigger took the others. The gate's fail-fast findings (a Dead group, a verdict such as ABANDONED) are logged
 as warnings while no range is reported; the event's extra carries the range as Spark's
 ``startingOffsets``/``endingOffsets`` (the same JSON the ConsumerLagSensor's XCom carries), so
 a DAG scheduled on the asset processes exactly that range::
@@ -19,8 +22,8 @@ a DAG scheduled on the asset processes exactly that range::
             gate = range_from_events(triggering_asset_events[orders_range])  # startingOffsets, endingOffsets
             ...
 
-Sharing: watchers with the same connection and poll interval share one poll loop in the
-triggerer (``shared_stream_key``): each poll is one batched snapshot of every group and topic
+Sharing: watchers with the same connection, poll interval, ``read_committed`` and
+``unknown_lag`` (what a snapshot's numbers depend on) share one poll loop in the triggerer (``shared_stream_key``): each poll is one batched snapshot of every group and topic
 they watch, so a hundred watched assets cost one snapshot per poll, not a hundred. One
 :class:`SharedLagPoll` per stream key owns the watchers' subscriptions and the poll.
 
@@ -43,8 +46,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.providers.common.compat.triggers import BaseEventTrigger
 from airflow.triggers.base import TriggerEvent
 
-from ..arguments import parse_interval, parse_names, parse_offset_count
+from ..arguments import parse_interval, parse_names
 from ..client.errors import ConfigurationError, KafkaGroupsError, is_retriable
+from ..lag.gate_spec import GateSpec, LagMode
 from ..version_compat import AIRFLOW_V_3_3_PLUS, require_airflow
 from .loading import load_engine
 
@@ -60,8 +64,8 @@ STATE_KEY = "kgroups_range_end"
 SHARED_STREAM = "kgroups-lag-ranges"
 
 
-def _stream_key(conn_id: str, poll_interval: float, read_committed: bool) -> Hashable:
-    return (SHARED_STREAM, conn_id, float(poll_interval), bool(read_committed))
+def _stream_key(conn_id: str, poll_interval: float, read_committed: bool, unknown_lag: str) -> Hashable:
+    return (SHARED_STREAM, conn_id, float(poll_interval), bool(read_committed), unknown_lag)
 
 
 class SharedLagPoll:
@@ -80,6 +84,7 @@ class SharedLagPoll:
     def __init__(self, key: Hashable) -> None:
         self.key = key
         self._wanted: dict[object, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self.hook: KafkaGroupsHook | None = None  # while polling: for a watcher's own reads beside the poll
 
     @classmethod
     def of(cls, key: Hashable) -> SharedLagPoll:
@@ -103,23 +108,29 @@ class SharedLagPoll:
         groups = tuple(sorted({g for gs, _ in self._wanted.values() for g in gs}))
         return groups, tuple(sorted({t for _, ts in self._wanted.values() for t in ts}))
 
-    async def snapshots(self, conn_id: str, poll_interval: float, read_committed: bool) -> AsyncIterator[Any]:
+    async def snapshots(
+        self, conn_id: str, poll_interval: float, read_committed: bool, unknown_lag: str
+    ) -> AsyncIterator[Any]:
         """One snapshot (or the error that prevented it) per poll of what is subscribed, forever."""
         await load_engine()
         from ..hooks.groups import KafkaGroupsHook
 
-        hook = KafkaGroupsHook(conn_id)
+        hook = self.hook = KafkaGroupsHook(conn_id)
         try:
             while True:
                 groups, topics = self.wanted()
                 if groups:
-                    yield await _poll(hook, groups, topics, read_committed)
+                    yield await _poll(hook, groups, topics, read_committed, unknown_lag)
                 await asyncio.sleep(poll_interval)
         finally:
+            self.hook = None
             await hook.aclose()
 
 
 class ConsumerLagEventTrigger(BaseEventTrigger):
+    """``gate_arguments``: the sensor's gate arguments by name (lag.gate_spec's table), read into
+    ``spec`` here, when the DAG is parsed; :meth:`for_spec` takes a spec as it is."""
+
     def __init__(
         self,
         *,
@@ -129,6 +140,7 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         poll_interval: float = 60.0,
         max_total_lag: int | None = None,
         read_committed: bool = False,
+        **gate_arguments: Any,
     ) -> None:
         require_airflow(
             "ConsumerLagEventTrigger", (3, 0), "it drives an AssetWatcher: event-driven scheduling"
@@ -139,25 +151,54 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
                 f"kafka_groups_conn_id must name a connection, got {kafka_groups_conn_id!r}."
             )
         self.kafka_groups_conn_id = kafka_groups_conn_id
-        self.group_ids = tuple(parse_names("group_ids", list(group_ids)))
-        self.topics = tuple(parse_names("topics", list(topics)))
         interval = parse_interval("poll_interval", poll_interval)
         if interval is None:
             raise ConfigurationError(f"poll_interval must be a number of seconds > 0, got {poll_interval!r}.")
         self.poll_interval = float(interval)
-        self.max_total_lag = parse_offset_count("max_total_lag", max_total_lag)
-        self.read_committed = bool(read_committed)
+        if max_total_lag is not None and gate_arguments.get("lag_mode") is None:
+            gate_arguments["lag_mode"] = LagMode.THRESHOLD  # the one threshold this trigger took before
+        self.spec = GateSpec.parse(
+            group_ids=parse_names("group_ids", list(group_ids)),
+            topics=parse_names("topics", list(topics)),
+            max_total_lag=max_total_lag,
+            read_committed=read_committed,
+            **gate_arguments,
+        )
+        if not self.spec.bound:
+            raise ConfigurationError(
+                "ConsumerLagEventTrigger watches groups by id: give group_ids, not patterns."
+            )
+
+    @classmethod
+    def for_spec(
+        cls, spec: GateSpec, *, kafka_groups_conn_id: str, poll_interval: float = 60.0
+    ) -> ConsumerLagEventTrigger:
+        """A watcher of ``spec`` (its groups by id and its topics)."""
+        return cls(
+            kafka_groups_conn_id=kafka_groups_conn_id,
+            poll_interval=poll_interval,
+            **_gate_kwargs(spec),
+        )
+
+    @property
+    def group_ids(self) -> tuple[str, ...]:
+        return self.spec.group_ids
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return self.spec.topics or ()
+
+    @property
+    def read_committed(self) -> bool:
+        return self.spec.read_committed
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
             f"{type(self).__module__}.{type(self).__qualname__}",
             {
                 "kafka_groups_conn_id": self.kafka_groups_conn_id,
-                "group_ids": list(self.group_ids),
-                "topics": list(self.topics),
                 "poll_interval": self.poll_interval,
-                "max_total_lag": self.max_total_lag,
-                "read_committed": self.read_committed,
+                **_gate_kwargs(self.spec),
             },
         )
 
@@ -171,8 +212,10 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         try:
             watch = await self._watch()
             while True:
-                snapshot = await _poll(hook, self.group_ids, self.topics, self.read_committed)
-                event = await self._decide(watch, snapshot)
+                snapshot = await _poll(
+                    hook, self.group_ids, self.topics, self.read_committed, self.spec.unknown_lag.value
+                )
+                event = await self._decide(watch, snapshot, hook)
                 if event is not None:
                     yield event
                 await asyncio.sleep(self.poll_interval)
@@ -182,15 +225,18 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
     # -- watchers sharing one poll --------------------------------------------------------------
 
     def shared_stream_key(self) -> Hashable | None:
-        return _stream_key(self.kafka_groups_conn_id, self.poll_interval, self.read_committed)
+        return _stream_key(
+            self.kafka_groups_conn_id, self.poll_interval, self.read_committed, self.spec.unknown_lag.value
+        )
 
     @classmethod
     async def open_shared_stream(cls, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         """One batched snapshot per poll of every group and topic the subscribers watch."""
-        conn_id, interval = kwargs["kafka_groups_conn_id"], float(kwargs["poll_interval"])
-        read_committed = bool(kwargs.get("read_committed", False))
-        poll = SharedLagPoll.of(_stream_key(conn_id, interval, read_committed))
-        async for snapshot in poll.snapshots(conn_id, interval, read_committed):
+        watcher = cls(**kwargs)  # the kwargs read as the watcher reads them
+        conn_id, interval = watcher.kafka_groups_conn_id, watcher.poll_interval
+        read_committed, unknown_lag = watcher.read_committed, watcher.spec.unknown_lag.value
+        poll = SharedLagPoll.of(_stream_key(conn_id, interval, read_committed, unknown_lag))
+        async for snapshot in poll.snapshots(conn_id, interval, read_committed, unknown_lag):
             yield snapshot
 
     async def filter_shared_stream(self, shared_stream: AsyncIterator[Any]) -> AsyncIterator[TriggerEvent]:
@@ -198,7 +244,7 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
         with poll.subscription(self.group_ids, self.topics):
             watch = await self._watch()
             async for snapshot in shared_stream:
-                event = await self._decide(watch, snapshot)
+                event = await self._decide(watch, snapshot, poll.hook)
                 if event is not None:
                     yield event
 
@@ -222,15 +268,14 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
                 ", ".join(self.topics),
                 json.dumps(stored),
             )
-        return RangeWatch(
-            self.group_ids,
-            self.topics,
-            self.max_total_lag,
-            start=nested_offsets(stored),
-            read_committed=self.read_committed,
-        )
+        return RangeWatch(self.spec, start=nested_offsets(stored))
 
-    async def _decide(self, watch: RangeWatch, snapshot: Any) -> TriggerEvent | None:
+    async def _decide(
+        self, watch: RangeWatch, snapshot: Any, hook: KafkaGroupsHook | None
+    ) -> TriggerEvent | None:
+        """The range ``snapshot`` finished, if any; ``hook``: for the reads the spec wants beside
+        the poll (:func:`~..lag.gate.reads_wanted`)."""
+        from ..lag.gate import reads_wanted
         from ..lag.watch import Waiting
 
         if isinstance(snapshot, BaseException):
@@ -238,7 +283,16 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
                 raise snapshot  # a wrong password or a missing permission: the watcher fails, loudly
             log.warning("Lag poll failed, will retry: %s: %s", type(snapshot).__name__, snapshot)
             return None
-        finished = watch.observe(snapshot)
+        if reads_wanted(watch.spec) and hook is not None:
+            try:
+                finished = await watch.aobserve(await hook.aget_client(), snapshot)
+            except KafkaGroupsError as exc:
+                if not is_retriable(exc):
+                    raise
+                log.warning("Lag read failed, will retry: %s: %s", type(exc).__name__, exc)
+                return None
+        else:
+            finished = watch.observe(snapshot)
         if finished is None:
             if watch.waiting is Waiting.GATE_FAILED:
                 log.warning("No range while %s", watch.waiting_for)
@@ -273,17 +327,39 @@ class ConsumerLagEventTrigger(BaseEventTrigger):
 
 
 async def _poll(
-    hook: KafkaGroupsHook, group_ids: tuple[str, ...], topics: tuple[str, ...], read_committed: bool
+    hook: KafkaGroupsHook,
+    group_ids: tuple[str, ...],
+    topics: tuple[str, ...],
+    read_committed: bool,
+    unknown_lag: str,
 ) -> Any:
     """One snapshot, or the error that prevented it (a value: the stream goes on)."""
     from ..lag.snapshot import take_snapshot  # loaded by run() / open_shared_stream() (load_engine)
 
     try:
         return await take_snapshot(
-            await hook.aget_client(), group_ids, topics=topics, read_committed=read_committed
+            await hook.aget_client(),
+            group_ids,
+            policy=unknown_lag,
+            topics=topics,
+            read_committed=read_committed,
         )
     except KafkaGroupsError as exc:
         return exc
+
+
+def _gate_kwargs(spec: GateSpec) -> dict[str, Any]:
+    """The trigger's keywords for ``spec``, plain JSON: those it always had, then every other gate
+    argument that is not its default (a trigger serialized before it took them has none)."""
+    arguments = spec.arguments()
+    defaults = GateSpec(group_ids=spec.group_ids).arguments()
+    kwargs: dict[str, Any] = {
+        "group_ids": list(spec.group_ids),
+        "topics": arguments.pop("topics"),
+        "max_total_lag": arguments.pop("max_total_lag"),
+        "read_committed": arguments.pop("read_committed"),
+    }
+    return kwargs | {name: value for name, value in arguments.items() if value != defaults[name]}
 
 
 def range_from_events(events: Iterable[Any]) -> dict[str, str]:

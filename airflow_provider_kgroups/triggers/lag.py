@@ -1,9 +1,10 @@
 """``ConsumerLagTrigger``: the deferrable half of :class:`~..sensors.lag.ConsumerLagSensor`.
 
 It polls with the asyncio client and decides with the same :class:`~..lag.gate.LagGate`
-as poke mode. Its kwargs are plain JSON: the connection *id* (never the connection, never a
-secret), the gate's spec and state (the barrier fixed by the sensor's first check), the
-deadline and the poll interval. The connection is resolved inside ``run()`` with Airflow's
+as poke mode. It takes the gate's :class:`~..lag.gate_spec.GateSpec` (or its JSON, as its kwargs
+carry it: read back once, here). Its kwargs are plain JSON: the connection *id* (never the
+connection, never a secret), the gate's spec and state (the barrier fixed by the sensor's first
+check), the deadline and the poll interval. The connection is resolved inside ``run()`` with Airflow's
 async lookup, so nothing synchronous touches the triggerer's event loop.
 
 A triggerer restart re-creates the trigger from these kwargs: the barrier is kept (it was
@@ -22,11 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from ..lag.gate_spec import GateSpec
 from .loading import load_engine
 
 if TYPE_CHECKING:
@@ -39,7 +41,7 @@ class ConsumerLagTrigger(BaseTrigger):
         self,
         *,
         kafka_groups_conn_id: str,
-        spec: dict[str, Any],
+        spec: GateSpec | Mapping[str, Any],
         state: dict[str, Any],
         deadline_ms: int,
         poll_interval: float = 30.0,
@@ -47,7 +49,7 @@ class ConsumerLagTrigger(BaseTrigger):
     ) -> None:
         super().__init__()
         self.kafka_groups_conn_id = kafka_groups_conn_id
-        self.spec = spec
+        self.spec = spec if isinstance(spec, GateSpec) else GateSpec.from_dict(spec)
         self.state = state
         self.deadline_ms = int(deadline_ms)
         self.poll_interval = float(poll_interval)
@@ -62,7 +64,7 @@ class ConsumerLagTrigger(BaseTrigger):
         """The hand-over of ``gate`` (spec, state, deadline) as it stands now."""
         return cls(
             kafka_groups_conn_id=kafka_groups_conn_id,
-            spec=gate.spec.to_dict(),
+            spec=gate.spec,
             state=gate.state.to_dict(),
             deadline_ms=gate.deadline_ms,
             poll_interval=poll_interval,
@@ -74,7 +76,7 @@ class ConsumerLagTrigger(BaseTrigger):
             f"{type(self).__module__}.{type(self).__qualname__}",
             {
                 "kafka_groups_conn_id": self.kafka_groups_conn_id,
-                "spec": self.spec,
+                "spec": self.spec.to_dict(),
                 "state": self.state,
                 "deadline_ms": self.deadline_ms,
                 "poll_interval": self.poll_interval,
@@ -85,10 +87,10 @@ class ConsumerLagTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         await load_engine()  # off the event loop (see .loading)
         from ..hooks.groups import KafkaGroupsHook
-        from ..lag.gate import Decision, GateSpec, GateState, GateStatus, LagGate
+        from ..lag.gate import Decision, GateState, GateStatus, LagGate
         from ..observability import metrics
 
-        gate = LagGate(GateSpec.from_dict(self.spec), GateState.from_dict(self.state), self.deadline_ms)
+        gate = LagGate(self.spec, GateState.from_dict(self.state), self.deadline_ms)
         self._hook = KafkaGroupsHook(self.kafka_groups_conn_id)
         interval_ms = self.poll_interval * 1000
         passed = int(max(0.0, time.time() * 1000 - self.deferred_at_ms) // interval_ms)

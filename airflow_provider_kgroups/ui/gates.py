@@ -17,13 +17,13 @@ from typing import Any
 from ..client.errors import ConfigurationError
 from ..client.numbers import is_number
 from ..client.selection import compile_pattern
-from ..lag.gate_params import LagMode, threshold_names
+from ..lag.gate_spec import LagMode, threshold_names
 
 __all__ = ["SENSOR_MODULE", "SENSOR_TYPE", "gates_in", "gating_dags"]
 
 SENSOR_MODULE = "airflow_provider_kgroups.sensors.lag"
 SENSOR_TYPE = "ConsumerLagSensor"
-#: the gate's arguments shown as thresholds (lag.gate_params: every mode's limits)
+#: the gate's arguments shown as thresholds (lag.gate_spec: every mode's limits)
 THRESHOLDS = threshold_names()
 
 

@@ -15,7 +15,7 @@ from airflow_provider_kgroups.triggers.lag import ConsumerLagTrigger
 from tests.support.fakekafka import FakeCluster, Member
 
 #: a short stuck time so the rule can match within a test (the verdict needs the commit to stay put that long)
-SPEC = {"group_ids": ("billing",), "topics": ("orders",), "stuck_after_s": 0.3, "verdict_checks": 2}
+SPEC = {"group_ids": ("billing",), "topics": ("orders",), "stuck_after": 0.3, "verdict_checks": 2}
 
 
 def left_the_topic(cluster) -> None:
@@ -33,7 +33,7 @@ async def test_the_hooks_check_fails_fast_as_abandoned_and_the_snapshot_flags_th
     async with asyncio.timeout(60), FakeCluster(brokers=1) as cluster:
         left_the_topic(cluster)
         config = ClientConfig.create(cluster.bootstrap, call_timeout_s=10.0, retry_backoff_s=0.01)
-        gate = LagGate.start(GateSpec(**SPEC), 3600)
+        gate = LagGate.start(GateSpec.parse(**SPEC), 3600)
         async with AsyncGroupsClient(config) as client:
             deadline = time.monotonic() + 30
             decision = await check_gate(client, gate)
@@ -51,7 +51,7 @@ async def test_the_deferrable_trigger_fails_fast_as_abandoned(kgroups_conn):
     async with asyncio.timeout(60), FakeCluster(brokers=1) as cluster:
         left_the_topic(cluster)
         conn_id = kgroups_conn("kg_abandoned", host=cluster.bootstrap)
-        gate = LagGate.start(GateSpec(**SPEC), 3600)
+        gate = LagGate.start(GateSpec.parse(**SPEC), 3600)
         trigger = ConsumerLagTrigger.for_gate(gate, conn_id, poll_interval=0.1)
         async for event in trigger.run():
             payload = event.payload

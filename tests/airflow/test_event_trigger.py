@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import pytest
 
@@ -214,3 +215,144 @@ def test_one_poll_object_owns_a_shared_streams_subscriptions():
     del poll
     gc.collect()
     assert SharedLagPoll._polls.get(key) is None
+
+
+# -- every gate argument the sensor has (the one GateSpec) -------------------------------------------
+
+
+def test_the_event_trigger_takes_every_gate_argument_into_a_typed_spec_and_its_kwargs_round_trip():
+    """Each argument of the gate's table, as a user writes it, is read once into the typed spec;
+    the kwargs are plain JSON that re-create the same trigger (the enums, the verdict set and the
+    offset map as their values)."""
+    from datetime import timedelta
+
+    from airflow_provider_kgroups.client.results import TopicPartition
+    from airflow_provider_kgroups.lag.gate_spec import LagMode, ThresholdParams, all_params
+    from airflow_provider_kgroups.lag.model import UnknownLagPolicy
+    from airflow_provider_kgroups.lag.verdicts import Verdict
+
+    arguments = {
+        "lag_mode": "threshold",
+        "max_lag_per_partition": "5",
+        "max_total_lag": 10,
+        "max_lag_seconds": 60,
+        "previous_barrier": '{"orders": {"0": 3}}',
+        "unknown_lag": "IGNORE",
+        "read_committed": True,
+        "fail_on_verdicts": ["lost", "AT_RISK"],
+        "verdict_checks": 3,
+        "stuck_after": timedelta(minutes=5),
+        "retention_margin_floor": "120",
+    }
+    assert set(arguments) | {"topics", "barrier_timestamp"} == {p.name for p in all_params()}
+    watcher = trigger("c", ["landing"], ["orders"], **arguments)
+    spec = watcher.spec
+    assert spec.lag_mode is LagMode.THRESHOLD and spec.mode == ThresholdParams(5, 10, 60)
+    assert spec.previous_barrier == {TopicPartition("orders", 0): 3} and spec.topics == ("orders",)
+    assert spec.unknown_lag is UnknownLagPolicy.IGNORE and spec.read_committed is True
+    assert spec.fail_on_verdicts == frozenset({Verdict.LOST, Verdict.AT_RISK})
+    assert (spec.verdict_checks, spec.stuck_after_s, spec.margin_floor_s) == (3, 300.0, 120.0)
+
+    path, kwargs = watcher.serialize()
+    plain = json.loads(json.dumps(kwargs))
+    assert plain == kwargs  # nothing but JSON
+    assert kwargs["lag_mode"] == "threshold" and kwargs["unknown_lag"] == "ignore"
+    assert kwargs["fail_on_verdicts"] == ["AT_RISK", "LOST"] and kwargs["previous_barrier"] == {
+        "orders": {"0": 3}
+    }
+    again = ConsumerLagEventTrigger(**plain)
+    assert again.spec == spec and again.serialize() == (path, kwargs)
+    assert ConsumerLagEventTrigger.for_spec(spec, kafka_groups_conn_id="c", poll_interval=0.05).spec == spec
+
+
+def test_the_event_trigger_takes_barrier_mode_arguments_and_its_old_keyword_still_means_threshold():
+    from airflow_provider_kgroups.lag.gate_spec import BarrierParams, LagMode, ThresholdParams
+
+    at = trigger("c", ["g"], ["t"], barrier_timestamp="2024-05-01T00:00:00+00:00")
+    assert at.spec.mode == BarrierParams(1714521600000)
+    assert ConsumerLagEventTrigger(**json.loads(json.dumps(at.serialize()[1]))).spec == at.spec
+    old = trigger("c", ["g"], ["t"], max_total_lag=4)  # before it took lag_mode: max_total_lag was threshold
+    assert old.spec.lag_mode is LagMode.THRESHOLD and old.spec.mode == ThresholdParams(max_total_lag=4)
+    assert trigger("c", ["g"], ["t"]).spec.lag_mode is LagMode.BARRIER
+
+
+def test_a_bad_gate_argument_of_the_event_trigger_is_refused_when_the_dag_is_parsed():
+    for arguments, named in (
+        ({"unknown_lag": "zero"}, "unknown lag policy 'zero'"),
+        ({"max_lag_seconds": 60}, "apply to lag_mode='threshold', not 'barrier'"),
+        (
+            {"lag_mode": "threshold", "barrier_timestamp": 5},
+            "barrier_timestamp applies to lag_mode='barrier'",
+        ),
+        ({"lag_mode": "threshold"}, "needs at least one of max_lag_per_partition"),
+        ({"fail_on_verdicts": ["STOPPED"]}, "fail_on_verdicts has 'STOPPED'"),
+        ({"barrier_timestamp": "2024-05-01T00:00"}, "has no time zone"),
+        ({"max_lag": 5}, "'max_lag' is not an argument of a lag gate"),
+        ({"group_patterns": ["orders-*"]}, "watches groups by id"),
+    ):
+        with pytest.raises(ValueError, match=named):
+            trigger("c", ["g"], ["t"], **arguments)
+
+
+async def test_a_threshold_watcher_on_the_age_of_unread_records_reads_it_beside_the_shared_poll(kgroups_conn):
+    """max_lag_seconds needs the records' ages, which a poll does not read: the watcher reads them
+    with the poll's connection (the gate's own reads), and finishes a range once the group's
+    oldest unread record is young enough."""
+    async with asyncio.timeout(60):
+        async with FakeCluster(brokers=1) as c:
+            now = int(time.time() * 1000)
+            c.add_topic("orders", 1)
+            c.append("orders", 0, 10, timestamp_ms=now - 3_600_000)  # an hour old
+            c.append("orders", 0, 5, timestamp_ms=now)
+            c.add_group("landing", offsets={("orders", 0): 2})
+            conn = kgroups_conn("kg_events_seconds", host=c.bootstrap)
+            watcher = trigger(conn, ["landing"], ["orders"], lag_mode="threshold", max_lag_seconds=600)
+            queue: asyncio.Queue = asyncio.Queue()
+
+            async def fan_out():
+                async for raw in ConsumerLagEventTrigger.open_shared_stream(watcher.serialize()[1]):
+                    queue.put_nowait(raw)
+
+            async def stream():
+                while True:
+                    yield await queue.get()
+
+            events = watcher.filter_shared_stream(stream())
+            pending = asyncio.ensure_future(events.__anext__())
+            poller = asyncio.ensure_future(fan_out())
+            await until(lambda: c.count("OffsetFetch") >= 3, "three polls")
+            assert not pending.done()  # the oldest unread record is an hour old
+            c.commit("landing", {("orders", 0): 11})  # what is left is young
+            event = (await asyncio.wait_for(pending, DEADLINE_S)).payload
+            assert event["mode"] == "threshold"
+            assert json.loads(event["startingOffsets"]) == {"orders": {"0": 2}}
+            assert json.loads(event["endingOffsets"]) == {"orders": {"0": 11}}
+            assert event["total_lag"] == 4
+            poller.cancel()
+            await events.aclose()
+
+
+async def test_a_watcher_with_barrier_timestamp_ends_its_first_range_at_that_time_then_at_the_log_end(
+    kgroups_conn,
+):
+    async with asyncio.timeout(60):
+        async with FakeCluster(brokers=1) as c:
+            c.add_topic("orders", 1)
+            c.append("orders", 0, 6, timestamp_ms=lambda offset: 1_000 + offset)  # offsets 0..5 at 1000..1005
+            c.add_group("landing", offsets={("orders", 0): 1})
+            conn = kgroups_conn("kg_events_at", host=c.bootstrap)
+            watcher = trigger(conn, ["landing"], ["orders"], barrier_timestamp=1_004)
+            events = watcher.run()
+            first = asyncio.ensure_future(events.__anext__())
+            await until(lambda: c.count("OffsetFetch") >= 2, "two polls")
+            c.commit("landing", {("orders", 0): 4})  # the first record at 1004 is offset 4
+            event = (await asyncio.wait_for(first, DEADLINE_S)).payload
+            assert json.loads(event["startingOffsets"]) == {"orders": {"0": 1}}
+            assert json.loads(event["endingOffsets"]) == {"orders": {"0": 4}}
+            second = asyncio.ensure_future(events.__anext__())
+            await asyncio.sleep(0.2)
+            c.commit("landing", {("orders", 0): 6})
+            event = (await asyncio.wait_for(second, DEADLINE_S)).payload
+            assert json.loads(event["startingOffsets"]) == {"orders": {"0": 4}}
+            assert json.loads(event["endingOffsets"]) == {"orders": {"0": 6}}  # the log end when it opened
+            await events.aclose()

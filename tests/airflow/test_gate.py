@@ -37,7 +37,9 @@ def snap(
 
 
 def barrier_gate(target: int, *, deadline_s: float = 3600, **spec) -> LagGate:
-    gate = LagGate(GateSpec(group_ids=("g",), **spec), GateState(started_ms=T0), T0 + int(deadline_s * 1000))
+    gate = LagGate(
+        GateSpec.parse(group_ids=("g",), **spec), GateState(started_ms=T0), T0 + int(deadline_s * 1000)
+    )
     gate.set_target(BarrierTarget({"g": {TP0: target}}, TargetKind.LOG_END, T0))
     return gate
 
@@ -66,7 +68,7 @@ def test_projection_beyond_the_time_left_fails_fast_after_two_checks():
 
 
 def test_a_stopped_group_fails_fast_on_a_persistent_stop_verdict():
-    gate = barrier_gate(1_000, stuck_after_s=60)
+    gate = barrier_gate(1_000, stuck_after=60)
     statuses = [gate.evaluate(snap(t, 500, 1_000 + t)).status for t in (0, 30, 60)]
     assert statuses == ["wait", "wait", "wait"]  # STOP seen once (at 60 s): not yet persistent
     decision = gate.evaluate(snap(90, 500, 1_100))
@@ -87,7 +89,7 @@ def test_a_group_that_stopped_consuming_the_topic_fails_fast_as_abandoned_not_st
             T0 + int(at_s * 1000), {"g": GroupLag("g", GroupState.STABLE, "consumer", 3, (part,))}
         )
 
-    gate = barrier_gate(1_000, stuck_after_s=60)
+    gate = barrier_gate(1_000, stuck_after=60)
     assert [gate.evaluate(left(t, 500, 1_000 + t)).status for t in (0, 30, 60)] == ["wait"] * 3
     decision = gate.evaluate(left(90, 500, 1_100))
     assert (decision.status, decision.kind) == ("fail", "verdict")
@@ -99,9 +101,9 @@ def test_a_group_that_stopped_consuming_the_topic_fails_fast_as_abandoned_not_st
         2,
     )
     assert decision.to_event()["verdict"]["reason"] == "topic_left"  # the event carries the value too
-    only_lost = barrier_gate(1_000, stuck_after_s=60, fail_on_verdicts=["LOST"])
+    only_lost = barrier_gate(1_000, stuck_after=60, fail_on_verdicts=["LOST"])
     assert all(only_lost.evaluate(left(t, 500, 1_000 + t)).status == "wait" for t in (0, 30, 60, 90))
-    explicit = barrier_gate(1_000, stuck_after_s=60, fail_on_verdicts=["ABANDONED"])
+    explicit = barrier_gate(1_000, stuck_after=60, fail_on_verdicts=["ABANDONED"])
     assert [explicit.evaluate(left(t, 500, 1_000 + t)).status for t in (0, 30, 60, 90)][-1] == "fail"
 
 
@@ -136,7 +138,7 @@ def test_missing_groups_fail_at_the_first_check(state, members, committed, expec
 
 
 def test_threshold_mode_and_unknown_lag_policy():
-    spec = GateSpec(group_ids=("g",), lag_mode="threshold", max_lag_per_partition=5)
+    spec = GateSpec.parse(group_ids=("g",), lag_mode="threshold", max_lag_per_partition=5)
     gate = LagGate(spec, GateState(started_ms=T0), T0 + 3_600_000)
     assert gate.evaluate(snap(0, 10, 20)).status == "wait"
     unknown = gate.evaluate(snap(1, None, 20))
@@ -145,7 +147,7 @@ def test_threshold_mode_and_unknown_lag_policy():
     done = gate.evaluate(snap(2, 17, 20))
     assert done.status == "done" and done.result["endingOffsets"] == '{"orders": {"0": 17}}'
     ignoring = LagGate(
-        GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0, unknown_lag="ignore"),
+        GateSpec.parse(group_ids=("g",), lag_mode="threshold", max_total_lag=0, unknown_lag="ignore"),
         GateState(started_ms=T0),
         T0 + 3_600_000,
     )
@@ -163,7 +165,7 @@ def test_threshold_mode_and_unknown_lag_policy():
 )
 def test_spec_refuses_bad_combinations(kwargs, named):
     with pytest.raises(ValueError, match=named):
-        GateSpec(group_ids=("g",), **kwargs)
+        GateSpec.parse(group_ids=("g",), **kwargs)
 
 
 def test_spark_offsets_start_at_earliest_and_never_after_the_end():
@@ -198,7 +200,10 @@ def test_barrier_timestamp_takes_what_data_interval_end_renders_to():
 
     end = pendulum.datetime(2024, 5, 1, tz="UTC")
     for value in (str(end), end, end.isoformat(), 1714521600000):
-        assert GateSpec(group_ids=("g",), barrier_timestamp_ms=value).barrier_timestamp_ms == 1714521600000
+        assert (
+            GateSpec.parse(group_ids=("g",), barrier_timestamp=value).mode.barrier_timestamp_ms
+            == 1714521600000
+        )
 
 
 def test_a_trigger_serialized_by_the_code_before_typed_state_still_loads_and_decides():
@@ -220,7 +225,7 @@ def test_a_trigger_serialized_by_the_code_before_typed_state_still_loads_and_dec
         },
         "checkpoints": [{"checked_at_ms": T0, "committed": {"g": {"orders": {"0": 50}}}}],
     }
-    old_spec = GateSpec(group_ids=("g",)).to_dict()
+    old_spec = GateSpec.parse(group_ids=("g",)).to_dict()
     kwargs = {
         "kafka_groups_conn_id": "kg",
         "spec": old_spec,
@@ -230,7 +235,7 @@ def test_a_trigger_serialized_by_the_code_before_typed_state_still_loads_and_dec
         "deferred_at_ms": T0,
     }
     trigger = ConsumerLagTrigger(**json.loads(json.dumps(kwargs)))
-    gate = LagGate(GateSpec.from_dict(trigger.spec), GateState.from_dict(trigger.state), trigger.deadline_ms)
+    gate = LagGate(trigger.spec, GateState.from_dict(trigger.state), trigger.deadline_ms)
     assert gate.target == BarrierTarget({"g": {TP0: 100}}, TargetKind.LOG_END, T0)
     assert gate.state.checkpoints[0].committed == {"g": {TP0: 50}}
     assert gate.state.to_dict() == old_state
@@ -266,3 +271,72 @@ def test_the_xcom_keeps_its_keys_and_an_event_trigger_serialized_before_still_lo
     }
     trigger = ConsumerLagEventTrigger(**old)
     assert trigger.serialize() == ("airflow_provider_kgroups.triggers.events.ConsumerLagEventTrigger", old)
+
+
+def test_a_typed_spec_travels_through_the_triggers_kwargs_and_back_unchanged():
+    """Enums, the verdict set and the offset map are values in the process and plain JSON only in
+    the trigger's kwargs; what comes back is the same spec."""
+    from airflow_provider_kgroups.lag.gate_spec import LagMode, ThresholdParams
+    from airflow_provider_kgroups.lag.verdicts import Verdict
+
+    spec = GateSpec.parse(
+        group_ids=("g",),
+        topics=("orders",),
+        lag_mode=LagMode.THRESHOLD,
+        max_total_lag=7,
+        unknown_lag=UnknownLagPolicy.FROM_EARLIEST,
+        fail_on_verdicts=frozenset({Verdict.STOP, Verdict.AT_RISK}),
+        previous_barrier={"orders": {"0": -2, "1": 5}},
+    )
+    assert isinstance(spec.mode, ThresholdParams) and spec.previous_barrier[TopicPartition("orders", 1)] == 5
+    gate = LagGate(spec, GateState(started_ms=T0), T0 + 60_000)
+    path, kwargs = ConsumerLagTrigger.for_gate(gate, "kg", 5).serialize()
+    plain = json.loads(json.dumps(kwargs))
+    assert plain["spec"]["lag_mode"] == "threshold" and plain["spec"]["unknown_lag"] == "from_earliest"
+    assert plain["spec"]["fail_on_verdicts"] == ["AT_RISK", "STOP"]
+    restored = getattr(importlib.import_module(path.rpartition(".")[0]), path.rpartition(".")[2])(**plain)
+    assert restored.spec == spec and restored.spec.unknown_lag is UnknownLagPolicy.FROM_EARLIEST
+    assert restored.serialize() == (path, kwargs)
+
+
+def test_an_argument_is_validated_once_when_the_spec_is_read_never_again_by_the_gate():
+    """A bad value is refused when the spec is read, naming the argument and the fix; a spec read
+    once keeps its values: binding its groups re-reads nothing (the same objects)."""
+    with pytest.raises(ValueError, match="barrier_timestamp='2024-05-01T00:00:00' has no time zone: add one"):
+        GateSpec.parse(group_ids=("g",), barrier_timestamp="2024-05-01T00:00")
+    spec = GateSpec.parse(group_patterns=("orders-*",), previous_barrier='{"orders": {"0": 1}}')
+    bound = spec.bind(["orders-a"])
+    assert bound.previous_barrier is spec.previous_barrier and bound.fail_on_verdicts is spec.fail_on_verdicts
+    assert bound.mode is spec.mode
+
+
+def test_a_spec_serialized_before_the_spec_was_typed_still_loads_into_the_same_values():
+    """The trigger kwargs' spec as the code before the typed spec wrote it (strings, a list of
+    verdicts in the user's order, the nesting of previous_barrier, every mode's keys)."""
+    from airflow_provider_kgroups.lag.gate_spec import LagMode, ThresholdParams
+    from airflow_provider_kgroups.lag.verdicts import Verdict
+
+    written_before = {
+        "group_ids": ["g"],
+        "lag_mode": "threshold",
+        "topics": ["orders"],
+        "barrier_timestamp_ms": None,
+        "unknown_lag": "from_latest",
+        "read_committed": False,
+        "max_lag_per_partition": None,
+        "max_total_lag": 10,
+        "max_lag_seconds": None,
+        "fail_on_verdicts": ["STOP", "STALL", "LOST"],
+        "verdict_checks": 2,
+        "stuck_after_s": 600.0,
+        "margin_floor_s": 3600.0,
+        "previous_barrier": {"orders": {"0": 40}},
+        "group_patterns": [],
+        "exclude_patterns": [],
+    }
+    spec = GateSpec.from_dict(written_before)
+    assert spec.lag_mode is LagMode.THRESHOLD and spec.mode == ThresholdParams(max_total_lag=10)
+    assert spec.unknown_lag is UnknownLagPolicy.FROM_LATEST
+    assert spec.fail_on_verdicts == {Verdict.STOP, Verdict.STALL, Verdict.LOST}
+    assert spec.previous_barrier == {TP0: 40}
+    assert GateSpec.from_dict(spec.to_dict()) == spec and set(spec.to_dict()) == set(written_before)

@@ -243,7 +243,7 @@ def _gate_after_one_check(groups, seconds=None):
     from airflow_provider_kgroups.lag.gate import GateSpec, GateState
 
     gate = LagGate(
-        GateSpec(group_ids=tuple(g.group_id for g in groups), lag_mode="threshold", max_total_lag=0),
+        GateSpec.parse(group_ids=tuple(g.group_id for g in groups), lag_mode="threshold", max_total_lag=0),
         GateState(started_ms=0),
         deadline_ms=10**13,
     )
@@ -339,7 +339,9 @@ def test_the_shortest_retention_margin_and_the_longest_catch_up_go_out_per_group
     from airflow_provider_kgroups.observability import metrics
 
     gate = LagGate(
-        GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(started_ms=0), 10**13
+        GateSpec.parse(group_ids=("g",), lag_mode="threshold", max_total_lag=0),
+        GateState(started_ms=0),
+        10**13,
     )
     gate.evaluate(snapshot(1_000, group("g", partition("t", 0, 0, 300))))
     margins = {

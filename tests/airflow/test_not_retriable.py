@@ -105,7 +105,7 @@ def test_a_bug_in_a_handler_fails_the_sensor_at_its_first_check(
 async def test_the_trigger_ends_on_an_error_retrying_cannot_fix(kgroups_conn, secure_cluster):
     cluster, certs, _ = secure_cluster
     conn_id = connection(kgroups_conn, cluster, certs.cert, WRONG, "kg_trigger_wrong")
-    spec = GateSpec(group_ids=("billing",), topics=("orders",)).to_dict()
+    spec = GateSpec.parse(group_ids=("billing",), topics=("orders",)).to_dict()
     trigger = ConsumerLagTrigger(
         kafka_groups_conn_id=conn_id,
         spec=spec,
@@ -142,7 +142,7 @@ async def test_the_triggers_first_check_comes_one_poll_interval_after_the_worker
         return await real(self, gate)
 
     monkeypatch.setattr(KafkaGroupsHook, "acheck_gate", spy)
-    spec = GateSpec(group_ids=("billing",), topics=("orders",)).to_dict()
+    spec = GateSpec.parse(group_ids=("billing",), topics=("orders",)).to_dict()
     trigger = ConsumerLagTrigger(
         kafka_groups_conn_id=conn_id,
         spec=spec,

@@ -172,7 +172,7 @@ async def test_a_deferred_check_outlives_several_sessions_without_reconnecting(k
         c.add_topic("orders", partitions=1, end_offsets=10)
         c.add_group("billing", offsets={("orders", 0): 7})
         conn_id = connections(kgroups_conn, c, provider)["kgroups"]
-        spec = GateSpec(
+        spec = GateSpec.parse(
             group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0
         ).to_dict()
         now_ms = int(time.time() * 1000)
@@ -204,7 +204,7 @@ async def test_a_deferred_check_outlives_several_sessions_without_reconnecting(k
 
 async def test_a_token_endpoint_refusal_ends_the_deferred_check_at_once(oauth_cluster, idp, kgroups_conn):
     conn_id = connections(kgroups_conn, oauth_cluster, idp, secret="nope")["kgroups"]
-    spec = GateSpec(
+    spec = GateSpec.parse(
         group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0
     ).to_dict()
     now_ms = int(time.time() * 1000)

@@ -37,7 +37,7 @@ def cluster():
 
 def gate_of(**spec) -> LagGate:
     started = int(time.time() * 1000)
-    return LagGate(GateSpec(**spec), GateState(started_ms=started), started + 3_600_000)
+    return LagGate(GateSpec.parse(**spec), GateState(started_ms=started), started + 3_600_000)
 
 
 def checks(cluster, gate: LagGate, n: int = 1):

@@ -23,7 +23,7 @@ async def test_a_restarted_trigger_goes_on_counting_from_the_hand_over(kgroups_c
         cluster.add_topic("orders", 1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 10})  # caught up: done at the first check
         conn_id = kgroups_conn("kg_restart", host=cluster.bootstrap)
-        spec = GateSpec(
+        spec = GateSpec.parse(
             group_ids=("billing",), topics=("orders",), lag_mode="threshold", max_total_lag=0
         ).to_dict()
         now_ms = int(time.time() * 1000)

@@ -149,17 +149,17 @@ def test_the_gate_fails_at_once_on_a_denied_group_and_names_a_hidden_topic(kafka
         async with AsyncGroupsClient(alice_config(kafka)) as client:
             return await check_gate(client, LagGate.start(spec, timeout_s=30))
 
-    denied = asyncio.run(check(GateSpec(group_ids=(hidden["ghidden"],))))
+    denied = asyncio.run(check(GateSpec.parse(group_ids=(hidden["ghidden"],))))
     assert (denied.status, denied.kind) == (GateStatus.FAIL, FailureKind.MISSING)
     assert "GROUP_AUTHORIZATION_FAILED" in denied.message
     with pytest.raises(ConfigurationError) as raised:
-        asyncio.run(check(GateSpec(group_ids=(hidden["gopen"],), topics=(hidden["hidden"],))))
+        asyncio.run(check(GateSpec.parse(group_ids=(hidden["gopen"],), topics=(hidden["hidden"],))))
     # not "does not exist": Kafka hides the topic, it does not say it is gone
     assert f"'{hidden['hidden']}' are not visible to this principal (TOPIC_AUTHORIZATION_FAILED" in str(
         raised.value
     )
     with pytest.raises(ConfigurationError, match=f"'{hidden['absent']}' do not exist"):
-        asyncio.run(check(GateSpec(group_ids=(hidden["gopen"],), topics=(hidden["absent"],))))
+        asyncio.run(check(GateSpec.parse(group_ids=(hidden["gopen"],), topics=(hidden["absent"],))))
 
 
 def test_the_cleanup_keeps_a_group_it_may_not_read(kafka, kafka_seed, hidden, capsys, tmp_path):

@@ -111,7 +111,9 @@ def test_the_barrier_at_a_timestamp(kafka, kafka_seed, timed):
 
     async def checks():
         async with AsyncGroupsClient(ClientConfig.create(kafka.bootstrap)) as client:
-            gate = LagGate.start(GateSpec(group_ids=(group,), barrier_timestamp_ms=MIDDLE_MS), timeout_s=60)
+            gate = LagGate.start(
+                GateSpec.parse(group_ids=(group,), barrier_timestamp=MIDDLE_MS), timeout_s=60
+            )
             first = await check_gate(client, gate)
             await asyncio.to_thread(kafka_seed.commit, group, {(timed["topic"], 0): 3})
             return first, await check_gate(client, gate)
@@ -146,7 +148,7 @@ def test_an_empty_groups_offsets_expire_and_the_group_with_them(kafka_short, cap
     async def gate():
         async with AsyncGroupsClient(ClientConfig.create(kafka_short.bootstrap)) as client:
             return await check_gate(
-                client, LagGate.start(GateSpec(group_ids=(EXPIRING_GROUP,)), timeout_s=30)
+                client, LagGate.start(GateSpec.parse(group_ids=(EXPIRING_GROUP,)), timeout_s=30)
             )
 
     decision = asyncio.run(gate())

@@ -110,14 +110,14 @@ def test_the_margin_comes_before_deletion_and_at_risk_before_lost(fast_retention
     writer, watch = Writer(bootstrap, topic, PRODUCE_PER_S), LogStartWatch(bootstrap, topic)
     writer.start(), watch.start()
     rules = VerdictRules(window_ms=60_000, stuck_after_ms=20_000, margin_floor_ms=2_000)
-    spec = GateSpec(
+    spec = GateSpec.parse(
         group_ids=(group,),
         lag_mode="threshold",
         max_total_lag=0,
         fail_on_verdicts=("AT_RISK",),
         verdict_checks=2,
-        stuck_after_s=20,
-        margin_floor_s=2,
+        stuck_after=20,
+        retention_margin_floor=2,
     )
     measured: list[tuple[float, int, float]] = []  # (check time, first unread offset, margin s)
     verdicts: list[tuple[float, Verdict]] = []

@@ -118,7 +118,7 @@ def test_a_broker_stopped_under_the_gate_the_snapshot_and_the_cleanup(kafka3, mo
 
     async def keep_checking():
         async with AsyncGroupsClient(config) as aclient:
-            gate = LagGate.start(GateSpec(group_ids=(gate_group,), topics=(topic,)), timeout_s=120)
+            gate = LagGate.start(GateSpec.parse(group_ids=(gate_group,), topics=(topic,)), timeout_s=120)
             while not stop_checking.is_set():
                 decisions.append(await check_gate(aclient, gate))
                 await asyncio.sleep(0.2)

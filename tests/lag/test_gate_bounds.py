@@ -26,7 +26,7 @@ MAX_S = 60.0
 def threshold_gate(**spec) -> LagGate:
     spec = {"max_lag_seconds": MAX_S, **spec}
     return LagGate(
-        GateSpec(group_ids=("g",), lag_mode="threshold", **spec), GateState(started_ms=T0), T0 + HOUR
+        GateSpec.parse(group_ids=("g",), lag_mode="threshold", **spec), GateState(started_ms=T0), T0 + HOUR
     )
 
 
@@ -135,7 +135,9 @@ def test_a_group_with_no_partition_to_judge_never_passes_vacuously():
     """No commit and no assignment (topics=None): nothing is known of its lag, so no threshold
     holds; as with topics=[], a gate that checks nothing must not pass."""
     gate = LagGate(
-        GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(started_ms=T0), T0 + HOUR
+        GateSpec.parse(group_ids=("g",), lag_mode="threshold", max_total_lag=0),
+        GateState(started_ms=T0),
+        T0 + HOUR,
     )
     decision = gate.evaluate(snapshot(T0, group("g", members=2)))
     assert decision.status == "wait" and "no partition" in decision.message
@@ -143,7 +145,9 @@ def test_a_group_with_no_partition_to_judge_never_passes_vacuously():
 
 def test_a_total_known_only_in_part_is_a_lower_bound_that_can_prove_over():
     gate = LagGate(
-        GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=5), GateState(started_ms=T0), T0 + HOUR
+        GateSpec.parse(group_ids=("g",), lag_mode="threshold", max_total_lag=5),
+        GateState(started_ms=T0),
+        T0 + HOUR,
     )
     decision = gate.evaluate(lagging(partition("t", 0, 0, 10), partition("t", 1, None, 10)))
     assert decision.status == "wait"
@@ -178,7 +182,7 @@ async def test_an_undecodable_topic_keeps_a_seconds_gate_closed_for_a_group_hour
         cluster.add_group("g", offsets={("t", 0): 10})
 
     (decision,) = await run_check(
-        setup, GateSpec(group_ids=("g",), topics=("t",), lag_mode="threshold", max_lag_seconds=MAX_S)
+        setup, GateSpec.parse(group_ids=("g",), topics=("t",), lag_mode="threshold", max_lag_seconds=MAX_S)
     )
     assert decision.status == "wait", decision
     assert "lag in seconds unknown" in decision.message and "cannot decode records" in decision.message
@@ -262,7 +266,7 @@ async def test_every_lagging_partition_is_measured_not_only_the_worst_by_offsets
 
     (decision,) = await run_check(
         setup,
-        GateSpec(
+        GateSpec.parse(
             group_ids=("g",),
             topics=("t",),
             lag_mode="threshold",

@@ -31,7 +31,7 @@ def test_every_lag_mode_has_one_strategy_behind_the_interface():
     assert set(MODES) == set(LagMode)
     assert all(isinstance(mode, GateMode) and mode.lag_mode is lag_mode for lag_mode, mode in MODES.items())
     assert (
-        LagGate(GateSpec(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(0), 0).mode
+        LagGate(GateSpec.parse(group_ids=("g",), lag_mode="threshold", max_total_lag=0), GateState(0), 0).mode
         is MODES[LagMode.THRESHOLD]
     )
 
@@ -58,7 +58,7 @@ def test_an_event_written_before_the_enums_still_reads():
 
 
 def test_a_spec_travels_as_plain_json_and_one_written_before_patterns_still_loads():
-    spec = GateSpec(
+    spec = GateSpec.parse(
         group_patterns=("orders-*",),
         exclude_patterns=("orders-tmp*",),
         lag_mode=LagMode.THRESHOLD,
@@ -71,21 +71,21 @@ def test_a_spec_travels_as_plain_json_and_one_written_before_patterns_still_load
     assert GateSpec.from_dict(data) == spec
     older = {
         k: v
-        for k, v in GateSpec(group_ids=("g",)).to_dict().items()
+        for k, v in GateSpec.parse(group_ids=("g",)).to_dict().items()
         if k not in ("group_patterns", "exclude_patterns")
     }
     assert GateSpec.from_dict(older).group_ids == ("g",) and GateSpec.from_dict(older).bound
 
 
 def test_a_spec_validates_without_group_ids_and_binds_them_later():
-    spec = GateSpec(group_patterns=("orders-*",))
+    spec = GateSpec.parse(group_patterns=("orders-*",))
     assert not spec.bound and spec.group_ids == ()
     bound = spec.bind(["orders-a", "orders-b"])
     assert bound.bound and bound.group_ids == ("orders-a", "orders-b") and bound.lag_mode is LagMode.BARRIER
     with pytest.raises(ValueError, match="give group_ids and/or group_patterns"):
-        GateSpec()
+        GateSpec.parse()
     with pytest.raises(ValueError, match="not a valid regular expression"):
-        GateSpec(group_patterns=("re:(orders",))
+        GateSpec.parse(group_patterns=("re:(orders",))
     unbound = LagGate(spec, GateState(started_ms=T0), T0 + HOUR)
     with pytest.raises(ValueError, match="not bound yet"):
         unbound.evaluate(snapshot(T0, group("orders-a", partition("t", 0, 1, 1))))
@@ -108,7 +108,7 @@ async def test_the_first_check_binds_the_patterns_and_fixes_the_barrier_once():
         for name, committed in (("orders-a", 10), ("orders-b", 4), ("orders-tmp", 0), ("billing", 0)):
             cluster.add_group(name, offsets={("orders", 0): committed})
 
-    spec = GateSpec(group_patterns=("orders-*",), exclude_patterns=("orders-tmp",), topics=("orders",))
+    spec = GateSpec.parse(group_patterns=("orders-*",), exclude_patterns=("orders-tmp",), topics=("orders",))
     gate, (first, second) = await fake_check(spec, setup, checks=2)
     assert gate.spec.group_ids == ("orders-a", "orders-b") and gate.spec.bound
     assert (
@@ -125,7 +125,7 @@ async def test_patterns_that_match_no_group_fail_at_the_first_check():
         cluster.add_topic("orders", 1, end_offsets=10)
         cluster.add_group("billing", offsets={("orders", 0): 0})
 
-    _, (decision,) = await fake_check(GateSpec(group_patterns=("orders-*",)), setup)
+    _, (decision,) = await fake_check(GateSpec.parse(group_patterns=("orders-*",)), setup)
     assert decision.status is GateStatus.FAIL and decision.kind is FailureKind.MISSING
     assert "no consumer group matches ['orders-*']" in decision.message
 
@@ -144,7 +144,7 @@ async def test_a_note_survives_a_check_that_failed_after_deciding_it():
     async with asyncio.timeout(30), FakeCluster(brokers=1) as cluster:
         setup(cluster)
         config = ClientConfig.create(cluster.bootstrap, call_timeout_s=2.0, retry_backoff_s=0.01)
-        gate = LagGate.start(GateSpec(group_patterns=("orders-*",), topics=("orders",)), 3600)
+        gate = LagGate.start(GateSpec.parse(group_patterns=("orders-*",), topics=("orders",)), 3600)
         async with AsyncGroupsClient(config) as client:
             with pytest.raises(KafkaGroupsError):
                 await check_gate(client, gate)

@@ -30,7 +30,8 @@ async def run(bootstrap: str, body):
 
 def threshold_gate(group: str, topic: str) -> LagGate:
     return LagGate.start(
-        GateSpec(group_ids=(group,), topics=(topic,), lag_mode="threshold", max_lag_seconds=60), timeout_s=60
+        GateSpec.parse(group_ids=(group,), topics=(topic,), lag_mode="threshold", max_lag_seconds=60),
+        timeout_s=60,
     )
 
 
