@@ -21,7 +21,7 @@ said "not mine"; a live share or streams group is never Dead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,84 +86,130 @@ async def describe_all(
     """``run(handler, keys)`` runs one handler under the caller's deadline; ``hints``: group id ->
     the type a listing reported; ``locate(keys)`` looks coordinators up (batched requests);
     ``limits`` bound each describe request."""
-    # what each group was asked so far, kept only for the groups a first answer did not settle
-    # (most groups are classic and described at once: no bookkeeping for them)
-    progress: dict[str, _Progress] = {}
-    values: dict[str, GroupDescription] = {}
-    failures: dict[str, Failure] = {}
+    rounds = _Rounds(hints, lookup, _first_plan(group_ids, hints))
+    if len(rounds.plan) > 1:
+        await _locate_first(lookup, group_ids, locate)
+    while rounds.plan or rounds.to_list:
+        if not rounds.plan:  # only listings left to ask
+            to_list, rounds.to_list = rounds.to_list, {}
+            rounds.read_listings(*await _from_listings(run, lookup, to_list))
+            continue
+        types = list(rounds.plan)
+        answers = await asyncio.gather(
+            *(run(HANDLER_FOR_TYPE[t](lookup, limits=limits), rounds.plan[t]) for t in types)
+        )
+        rounds.read_answers(zip(types, answers))
+    values, failures = rounds.values, rounds.failures
+    return KeyedResults(
+        {g: values[g] for g in group_ids if g in values}, {g: failures[g] for g in group_ids if g in failures}
+    )
+
+
+def _first_plan(group_ids: list[str], hints: Mapping[str, str]) -> dict[str, list[str]]:
+    """Type -> the groups to ask its describe API first: the listed type, else classic."""
     plan: dict[str, list[str]] = {}
     for g in group_ids:
         hint = hints.get(g)
         plan.setdefault(hint if hint in (CONSUMER, SHARE, STREAMS) else CLASSIC, []).append(g)
-    to_list: dict[str, list[str]] = {}  # group -> the types whose describe API its coordinator lacks
+    return plan
+
+
+async def _locate_first(
+    lookup: CoordinatorLookup, group_ids: list[str], locate: Callable[[list[str]], Awaitable[object]]
+) -> None:
+    """Several APIs at once would each look the same coordinators up: one lookup for all first.
+    What it leaves unmapped (or a failure) the drivers look up again, with retries."""
     unmapped = [g for g in group_ids if lookup.cached(g) is None]
-    if len(plan) > 1 and unmapped:
-        # Several APIs at once would each look the same coordinators up: one lookup for all
-        # first. What it leaves unmapped (or a failure) the drivers look up again, with retries.
-        try:
-            await locate(unmapped)
-        except KafkaGroupsError:
-            pass
-    while plan or to_list:
-        if not plan:  # only listings left to ask
-            listed, failed, unlisted = await _from_listings(run, lookup, to_list)
-            to_list = {}
-            values.update(listed)
-            failures.update(failed)
-            for g in unlisted:  # not listed as the type it was thought to be
-                p = progress.setdefault(g, _Progress(hints.get(g)))
-                if next_types := p.next_types():
-                    for t in next_types:
-                        plan.setdefault(t, []).append(g)
-                elif p.non_classic:
-                    failures[g] = Failure(
-                        CLIENT_INCOMPLETE_RESPONSE,
-                        (
-                            "DescribeGroups says the group exists and is not classic, but no describe API of its "
-                            "coordinator has it and its ListGroups does not list it"
-                        ),
-                    )
-                else:
-                    values[g] = dead(g, lookup.cached(g))
-            continue
-        types = list(plan)
-        answers = await asyncio.gather(
-            *(run(HANDLER_FOR_TYPE[t](lookup, limits=limits), plan[t]) for t in types)
-        )
+    if not unmapped:
+        return
+    try:
+        await locate(unmapped)
+    except KafkaGroupsError:
+        pass
+
+
+@dataclass
+class _Rounds:
+    """What :func:`describe_all` knows between rounds: what to ask next (``plan``: type -> groups;
+    ``to_list``: group -> the types whose describe API its coordinator lacks) and what is settled."""
+
+    hints: Mapping[str, str]
+    lookup: CoordinatorLookup
+    plan: dict[str, list[str]]
+    to_list: dict[str, list[str]] = field(default_factory=dict)
+    values: dict[str, GroupDescription] = field(default_factory=dict)
+    failures: dict[str, Failure] = field(default_factory=dict)
+    # what each group was asked so far, kept only for the groups a first answer did not settle
+    # (most groups are classic and described at once: no bookkeeping for them)
+    progress: dict[str, _Progress] = field(default_factory=dict)
+
+    def _progress_of(self, g: str) -> _Progress:
+        return self.progress.get(g) or self.progress.setdefault(g, _Progress(self.hints.get(g)))
+
+    def _ask_next(self, g: str, p: _Progress) -> bool:
+        """Plans the next types to ask about ``g``; False when none is left."""
+        next_types = p.next_types()
+        for t in next_types:
+            self.plan.setdefault(t, []).append(g)
+        return bool(next_types)
+
+    def read_listings(
+        self, listed: dict[str, GroupDescription], failed: dict[str, Failure], unlisted: list[str]
+    ) -> None:
+        self.values.update(listed)
+        self.failures.update(failed)
+        for g in unlisted:  # not listed as the type it was thought to be
+            p = self._progress_of(g)
+            if self._ask_next(g, p):
+                continue
+            if p.non_classic:
+                self.failures[g] = Failure(
+                    CLIENT_INCOMPLETE_RESPONSE,
+                    (
+                        "DescribeGroups says the group exists and is not classic, but no describe API of its "
+                        "coordinator has it and its ListGroups does not list it"
+                    ),
+                )
+            else:
+                self.values[g] = dead(g, self.lookup.cached(g))
+
+    def read_answers(self, answers: Iterable[tuple[str, KeyedResults[str, Any]]]) -> None:
+        """One round's answers (type, answer of its describe API); plans the next round."""
+        values, failures = self.values, self.failures
         said: dict[str, list[tuple[str, NotDescribed]]] = {}
-        for group_type, answer in zip(types, answers):
+        for group_type, answer in answers:
             failures.update(answer.failures)
             for g, value in answer.values.items():
                 if isinstance(value, GroupDescription):
                     values[g] = value
                 else:
                     said.setdefault(g, []).append((group_type, value))
-        plan = {}
+        self.plan = {}
         for g, nots in said.items():
             if g in values or g in failures:  # found by another API this round, or one of them failed
                 continue
-            p = progress.get(g) or progress.setdefault(g, _Progress(hints.get(g)))
-            for group_type, value in nots:  # every type asked of it this round said "not mine"
-                p.asked.add(group_type)
-                p.non_classic |= value.non_classic
-                if value.unavailable:
-                    p.unavailable.add(group_type)
-            if any(value.absent for _, value in nots):
-                values[g] = dead(g, lookup.cached(g))
-            elif p.hint in NEW_TYPES and p.hint in p.unavailable and len(p.asked) == 1:
-                to_list[g] = [p.hint]  # listed as share/streams, no API to describe it: its listing says
-            elif next_types := p.next_types():
-                for t in next_types:
-                    plan.setdefault(t, []).append(g)
-            elif p.unavailable & set(NEW_TYPES):
-                to_list[g] = sorted(p.unavailable & set(NEW_TYPES))
-            else:
-                values[g] = dead(g, lookup.cached(g))
+            self._read_not_mine(g, nots)
         for g in values.keys() & failures.keys():  # found by one API while another failed: found
             del failures[g]
-    return KeyedResults(
-        {g: values[g] for g in group_ids if g in values}, {g: failures[g] for g in group_ids if g in failures}
-    )
+
+    def _read_not_mine(self, g: str, nots: list[tuple[str, NotDescribed]]) -> None:
+        """Every type asked of ``g`` this round said "not mine": what to ask next, or Dead."""
+        p = self._progress_of(g)
+        for group_type, value in nots:
+            p.asked.add(group_type)
+            p.non_classic |= value.non_classic
+            if value.unavailable:
+                p.unavailable.add(group_type)
+        if any(value.absent for _, value in nots):
+            self.values[g] = dead(g, self.lookup.cached(g))
+        elif p.hint in NEW_TYPES and p.hint in p.unavailable and len(p.asked) == 1:
+            self.to_list[g] = [p.hint]  # listed as share/streams, no API to describe it: its listing says
+        elif not self._ask_next(g, p):  # no describe API left to ask
+            unavailable = p.unavailable & set(NEW_TYPES)
+            if unavailable:
+                self.to_list[g] = sorted(unavailable)
+            else:
+                self.values[g] = dead(g, self.lookup.cached(g))
 
 
 async def _from_listings(

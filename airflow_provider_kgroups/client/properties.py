@@ -7,7 +7,7 @@ parsers (booleans, seconds, whole numbers) that connection extras and properties
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -193,47 +193,14 @@ def kafka_properties_to_options(
             continue
         if is_blank(value):
             continue
-        if key == "socket.timeout.ms":
-            seconds = as_seconds(key, value, scale=0.001)
-            if seconds < MIN_SOCKET_TIMEOUT_S:
-                notes.append(
-                    f"socket.timeout.ms={value} is librdkafka's timeout for one network request; below "
-                    f"{MIN_SOCKET_TIMEOUT_S:g} s every request to a busy broker would time out: using "
-                    f"{MIN_SOCKET_TIMEOUT_S:g} s"
-                )
-                seconds = MIN_SOCKET_TIMEOUT_S
-            options["request_timeout_s"] = seconds
-            continue
-        if key in KAFKA_TRANSLATED:
-            target = KAFKA_TRANSLATED[key]
-            if target == "sasl_mechanism" and options.get(target) == "OAUTHBEARER":
-                continue  # AWS_MSK_IAM, spoken as OAUTHBEARER (auth.jaas)
-            if target in options and str(options[target]) != str(value):
-                raise ConfigurationError(
-                    f"{target} is set twice with different values "
-                    f"(e.g. sasl.mechanism and sasl.mechanisms): keep one."
-                )
-            options[target] = value
+        if key in _SPECIAL_PROPERTIES:
+            _SPECIAL_PROPERTIES[key](value, properties, options, notes)
+        elif key in KAFKA_TRANSLATED:
+            _set_translated(KAFKA_TRANSLATED[key], value, options)
         elif key in KAFKA_TRANSLATED_MS:
             options[KAFKA_TRANSLATED_MS[key]] = as_seconds(key, value, scale=0.001)
         elif key in KAFKA_TRANSLATED_BYTES:
             options[KAFKA_TRANSLATED_BYTES[key]] = as_int(key, value)
-        elif key == "ssl.endpoint.identification.algorithm":
-            algorithm = str(value).strip().lower()
-            if algorithm not in ("https", "none"):
-                raise ConfigurationError(
-                    f"ssl.endpoint.identification.algorithm {value!r} is not supported: "
-                    "use 'https' (check the host name) or 'none'."
-                )
-            options["ssl_check_hostname"] = algorithm == "https"
-        elif key == "enable.ssl.certificate.verification":
-            if not as_bool(key, value):
-                if "ssl.ca.location" in properties:
-                    raise ConfigurationError(
-                        "enable.ssl.certificate.verification=false with ssl.ca.location "
-                        "cannot be honoured: drop one of them."
-                    )
-                options["ssl_check_hostname"] = False
         elif key not in KAFKA_IGNORED:
             unsupported.append(key)
     if unsupported:
@@ -246,6 +213,66 @@ def kafka_properties_to_options(
             "(GSSAPI and JKS keystores are not implemented); consumer/producer-only options are ignored."
         )
     return options
+
+
+def _set_translated(target: str, value: Any, options: dict[str, Any]) -> None:
+    """A :data:`KAFKA_TRANSLATED` property: the same value under the ClientConfig name, which two
+    spellings (sasl.mechanism and sasl.mechanisms) must not set differently."""
+    if target == "sasl_mechanism" and options.get(target) == "OAUTHBEARER":
+        return  # AWS_MSK_IAM, spoken as OAUTHBEARER (auth.jaas)
+    if target in options and str(options[target]) != str(value):
+        raise ConfigurationError(
+            f"{target} is set twice with different values "
+            "(e.g. sasl.mechanism and sasl.mechanisms): keep one."
+        )
+    options[target] = value
+
+
+def _socket_timeout(
+    value: Any, properties: Mapping[str, Any], options: dict[str, Any], notes: list[str]
+) -> None:
+    seconds = as_seconds("socket.timeout.ms", value, scale=0.001)
+    if seconds < MIN_SOCKET_TIMEOUT_S:
+        notes.append(
+            f"socket.timeout.ms={value} is librdkafka's timeout for one network request; below "
+            f"{MIN_SOCKET_TIMEOUT_S:g} s every request to a busy broker would time out: using "
+            f"{MIN_SOCKET_TIMEOUT_S:g} s"
+        )
+        seconds = MIN_SOCKET_TIMEOUT_S
+    options["request_timeout_s"] = seconds
+
+
+def _endpoint_identification(
+    value: Any, properties: Mapping[str, Any], options: dict[str, Any], notes: list[str]
+) -> None:
+    algorithm = str(value).strip().lower()
+    if algorithm not in ("https", "none"):
+        raise ConfigurationError(
+            f"ssl.endpoint.identification.algorithm {value!r} is not supported: "
+            "use 'https' (check the host name) or 'none'."
+        )
+    options["ssl_check_hostname"] = algorithm == "https"
+
+
+def _certificate_verification(
+    value: Any, properties: Mapping[str, Any], options: dict[str, Any], notes: list[str]
+) -> None:
+    if as_bool("enable.ssl.certificate.verification", value):
+        return
+    if "ssl.ca.location" in properties:
+        raise ConfigurationError(
+            "enable.ssl.certificate.verification=false with ssl.ca.location "
+            "cannot be honoured: drop one of them."
+        )
+    options["ssl_check_hostname"] = False
+
+
+#: Properties with a rule of their own: (value, all the properties, the options, the notes).
+_SPECIAL_PROPERTIES: dict[str, Callable[[Any, Mapping[str, Any], dict[str, Any], list[str]], None]] = {
+    "socket.timeout.ms": _socket_timeout,
+    "ssl.endpoint.identification.algorithm": _endpoint_identification,
+    "enable.ssl.certificate.verification": _certificate_verification,
+}
 
 
 def config_from_kafka_properties(properties: Mapping[str, Any], **overrides: Any) -> ClientConfig:

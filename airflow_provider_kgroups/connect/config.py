@@ -210,19 +210,8 @@ def connect_configs_from_properties(
     ``connect.*`` properties apply to every URL. Keys not starting with ``connect.`` are
     ignored (they are the Kafka client's); an unknown ``connect.*`` key is an error.
     No URL at all: an empty list (Connect evidence not configured)."""
-    _, props = split_connect_properties(properties)
-    props = {k: v for k, v in props.items() if not is_blank(v)}
-    unknown = sorted(set(props) - set(PROPERTIES))
-    if unknown:
-        raise ConfigurationError(
-            f"unknown Kafka Connect propert{'ies' if len(unknown) > 1 else 'y'} "
-            f"{', '.join(unknown)}; known: {', '.join(PROPERTIES)}."
-        )
-    all_urls: list[str] = []
-    for url in [*urls, *str(props.get("connect.url", "")).split(",")]:
-        url = (url or "").strip()
-        if url and url.rstrip("/") not in [u.rstrip("/") for u in all_urls]:
-            all_urls.append(url)
+    props = _connect_properties(properties)
+    all_urls = _distinct_urls([*urls, *str(props.get("connect.url", "")).split(",")])
     if not all_urls:
         if set(props) - {"connect.url"}:
             raise ConfigurationError(
@@ -230,19 +219,7 @@ def connect_configs_from_properties(
                 "(or connect.url in the properties)."
             )
         return []
-    if (
-        "connect.ssl.verify" in props
-        and "connect.ssl.ca.location" in props
-        and not as_bool("connect.ssl.verify", props["connect.ssl.verify"])
-    ):
-        raise ConfigurationError(
-            "connect.ssl.verify=false with connect.ssl.ca.location cannot be honoured: drop one of them."
-        )
-    verify: bool | str = True
-    if "connect.ssl.ca.location" in props:
-        verify = str(props["connect.ssl.ca.location"])
-    elif "connect.ssl.verify" in props:
-        verify = as_bool("connect.ssl.verify", props["connect.ssl.verify"])
+    verify = _verify_from_properties(props)
     names = {
         "url": "--connect-url/connect.url",
         "username": "connect.basic.auth.user",
@@ -252,15 +229,7 @@ def connect_configs_from_properties(
         "retries": "connect.retries",
         "backoff_s": "connect.retry.backoff.ms",
     }
-    kwargs: dict[str, Any] = {}
-    if "connect.timeout.ms" in props:
-        kwargs["timeout_s"] = _number("connect.timeout.ms", props["connect.timeout.ms"], scale=0.001)
-    if "connect.retry.backoff.ms" in props:
-        kwargs["backoff_s"] = _number(
-            "connect.retry.backoff.ms", props["connect.retry.backoff.ms"], scale=0.001
-        )
-    if "connect.retries" in props:
-        kwargs["retries"] = _number("connect.retries", props["connect.retries"], whole=True)
+    kwargs = _numbers_from_properties(props)
     return [
         ConnectClusterConfig.create(
             url,
@@ -272,6 +241,60 @@ def connect_configs_from_properties(
         )
         for url in all_urls
     ]
+
+
+def _connect_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``connect.*`` properties that are set; an unknown one is an error."""
+    _, props = split_connect_properties(properties)
+    props = {k: v for k, v in props.items() if not is_blank(v)}
+    unknown = sorted(set(props) - set(PROPERTIES))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown Kafka Connect propert{'ies' if len(unknown) > 1 else 'y'} "
+            f"{', '.join(unknown)}; known: {', '.join(PROPERTIES)}."
+        )
+    return props
+
+
+def _distinct_urls(urls: Iterable[str | None]) -> list[str]:
+    """The non-blank URLs, stripped, in order, each once (a trailing ``/`` makes no other URL)."""
+    out: list[str] = []
+    for url in urls:
+        url = (url or "").strip()
+        if url and url.rstrip("/") not in [u.rstrip("/") for u in out]:
+            out.append(url)
+    return out
+
+
+def _verify_from_properties(props: Mapping[str, Any]) -> bool | str:
+    """``connect.ssl.ca.location`` (a CA bundle's path), else ``connect.ssl.verify``, else True."""
+    if (
+        "connect.ssl.verify" in props
+        and "connect.ssl.ca.location" in props
+        and not as_bool("connect.ssl.verify", props["connect.ssl.verify"])
+    ):
+        raise ConfigurationError(
+            "connect.ssl.verify=false with connect.ssl.ca.location cannot be honoured: drop one of them."
+        )
+    if "connect.ssl.ca.location" in props:
+        return str(props["connect.ssl.ca.location"])
+    if "connect.ssl.verify" in props:
+        return as_bool("connect.ssl.verify", props["connect.ssl.verify"])
+    return True
+
+
+def _numbers_from_properties(props: Mapping[str, Any]) -> dict[str, Any]:
+    """The timeout, backoff (both in ms) and retries that are set, as ConnectClusterConfig's."""
+    kwargs: dict[str, Any] = {}
+    if "connect.timeout.ms" in props:
+        kwargs["timeout_s"] = _number("connect.timeout.ms", props["connect.timeout.ms"], scale=0.001)
+    if "connect.retry.backoff.ms" in props:
+        kwargs["backoff_s"] = _number(
+            "connect.retry.backoff.ms", props["connect.retry.backoff.ms"], scale=0.001
+        )
+    if "connect.retries" in props:
+        kwargs["retries"] = _number("connect.retries", props["connect.retries"], whole=True)
+    return kwargs
 
 
 # -- Airflow: a kgroups_connect connection (pure; the hook only looks it up) ------------------
@@ -316,33 +339,15 @@ def connect_configs_from_connection(
     ``timeout_s``, ``retries``, ``backoff_s``."""
     extra = {k: v for k, v in dict(extra or {}).items() if not is_blank(v)}
     try:
-        if conn_type not in ("kgroups_connect", "http", None, ""):
-            raise ConfigurationError(
-                f"connection type {conn_type!r} is not a Kafka Connect REST connection: "
-                "use 'kgroups_connect'."
-            )
-        unknown = sorted(set(extra) - set(CONNECTION_EXTRA))
-        if unknown:
-            raise ConfigurationError(
-                f"unknown option(s) {', '.join(unknown)} in the extra; known: {', '.join(CONNECTION_EXTRA)}."
-            )
+        _check_connection(conn_type, extra)
         urls = urls_from_host(host, port, schema)
         if not urls:
             raise ConfigurationError(
                 "no Kafka Connect URL: set Host to e.g. 'https://connect:8083' "
                 "(several Connect clusters: comma-separated)."
             )
-        verify: bool | str = True
-        if "ca_bundle" in extra:
-            if "verify" in extra and not as_bool("verify", extra["verify"]):
-                raise ConfigurationError("verify=false with ca_bundle cannot be honoured: drop one of them.")
-            verify = str(extra["ca_bundle"])
-        elif "verify" in extra:
-            verify = as_bool("verify", extra["verify"])
-        kwargs: dict[str, Any] = {}
-        for key in ("timeout_s", "backoff_s"):
-            if key in extra:
-                kwargs[key] = extra[key]
+        verify = _verify_from_extra(extra)
+        kwargs: dict[str, Any] = {key: extra[key] for key in ("timeout_s", "backoff_s") if key in extra}
         if "retries" in extra:
             kwargs["retries"] = _number("retries", extra["retries"], whole=True)
         names = {
@@ -361,3 +366,27 @@ def connect_configs_from_connection(
         raise ConfigurationError(
             f"connection {conn_id!r} ({conn_type or 'kgroups_connect'}): {exc}"
         ) from None
+
+
+def _check_connection(conn_type: str | None, extra: Mapping[str, Any]) -> None:
+    """A Kafka Connect connection type, and only known keys in its extra."""
+    if conn_type not in ("kgroups_connect", "http", None, ""):
+        raise ConfigurationError(
+            f"connection type {conn_type!r} is not a Kafka Connect REST connection: use 'kgroups_connect'."
+        )
+    unknown = sorted(set(extra) - set(CONNECTION_EXTRA))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown option(s) {', '.join(unknown)} in the extra; known: {', '.join(CONNECTION_EXTRA)}."
+        )
+
+
+def _verify_from_extra(extra: Mapping[str, Any]) -> bool | str:
+    """``ca_bundle`` (a CA bundle's path), else ``verify``, else True."""
+    if "ca_bundle" in extra:
+        if "verify" in extra and not as_bool("verify", extra["verify"]):
+            raise ConfigurationError("verify=false with ca_bundle cannot be honoured: drop one of them.")
+        return str(extra["ca_bundle"])
+    if "verify" in extra:
+        return as_bool("verify", extra["verify"])
+    return True

@@ -182,42 +182,119 @@ def rollup_table(
     plain or dictionary-encoded), one row per (snapshot, group, partition)."""
     if table.num_rows == 0:
         return empty_rollup(key, sources)
-    table = table.select(list(HISTORY_COLUMNS))  # strings stay dictionary-encoded until the small outputs
+    rows = _sorted_rows(table.select(list(HISTORY_COLUMNS)))
+    points = _Points.of(rows)
+    first, last, tail = _full_rows(rows, points, tail_ms)
+    return Rollup(
+        key,
+        tuple(sources),
+        int(rows.at_ms.min()),
+        int(rows.at_ms.max()),
+        rows.table.num_rows,
+        _group_points(rows, points),
+        _log_ends(rows),
+        first,
+        last,
+        tail,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """History rows sorted by group, topic, partition and time (strings still dictionary-encoded
+    until the small outputs), with the arrays the rollup reads them by."""
+
+    table: pa.Table
+    group: np.ndarray  # the rank of group_id
+    topic: np.ndarray  # the rank of topic, -1: none (a group without partitions)
+    partition: np.ndarray
+    at_ms: np.ndarray
+    ends: np.ndarray  # log_end, 0 where not read
+    end_valid: np.ndarray
+
+
+def _sorted_rows(table: pa.Table) -> _Rows:
     g, topic = value_ranks(table["group_id"]), value_ranks(table["topic"])
     part, t = _int(table["partition"]), table["snapshot_ms"].to_numpy()
     if not _is_sorted(g, topic, part, t):  # files are written in this order: usually nothing to do
         order = np.lexsort((t, part, topic, g))
         table, g, topic, part, t = table.take(order), g[order], topic[order], part[order], t[order]
-    # points: one per (group, snapshot), sorted by group then time; inverse: each row's point
-    by_point = np.lexsort((t, g))
-    gs, ts = g[by_point], t[by_point]
-    starts = np.r_[True, (gs[1:] != gs[:-1]) | (ts[1:] != ts[:-1])]
-    inverse = np.empty(len(t), dtype=np.int64)
-    inverse[by_point] = np.cumsum(starts) - 1
-    head = by_point[starts]  # a row of each point
-    points = len(head)
-    same_group = np.r_[False, g[head][1:] == g[head][:-1]]  # the point before is the same group's
+    end_valid = table["log_end"].is_valid().to_numpy(zero_copy_only=False)
+    return _Rows(table, g, topic, part, t, _int(table["log_end"], 0), end_valid)
 
+
+@dataclass(frozen=True, slots=True)
+class _Points:
+    """One point per (group, snapshot), sorted by group then time."""
+
+    inverse: np.ndarray  # each row's point
+    head: np.ndarray  # a row of each point
+    same_group: np.ndarray  # the point before is the same group's
+
+    @classmethod
+    def of(cls, rows: _Rows) -> _Points:
+        g, t = rows.group, rows.at_ms
+        by_point = np.lexsort((t, g))
+        gs, ts = g[by_point], t[by_point]
+        starts = np.r_[True, (gs[1:] != gs[:-1]) | (ts[1:] != ts[:-1])]
+        inverse = np.empty(len(t), dtype=np.int64)
+        inverse[by_point] = np.cumsum(starts) - 1
+        head = by_point[starts]
+        return cls(inverse, head, np.r_[False, g[head][1:] == g[head][:-1]])
+
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """Per point, how many of its rows ``mask`` holds."""
+        return np.bincount(self.inverse[mask], minlength=len(self.head))
+
+
+def _group_points(rows: _Rows, points: _Points) -> pa.Table:
+    """The ``groups`` table: one row per point (:data:`GROUPS_SCHEMA`)."""
+    table, count = rows.table, points.count
     committed_valid = table["committed"].is_valid().to_numpy(zero_copy_only=False)
     committed = _int(table["committed"], 0)
-    end_valid = table["log_end"].is_valid().to_numpy(zero_copy_only=False)
-    ends = _int(table["log_end"], 0)
-    has_topic = topic >= 0
+    has_topic = rows.topic >= 0
     lag_valid = table["lag"].is_valid().to_numpy(zero_copy_only=False)
-
-    def count(mask: np.ndarray) -> np.ndarray:
-        return np.bincount(inverse[mask], minlength=points)
-
-    lag_sum = np.zeros(points, dtype=np.int64)
-    np.add.at(lag_sum, inverse[has_topic & lag_valid], _int(table["lag"], 0)[has_topic & lag_valid])
-    unknown = count(has_topic & ~lag_valid)
+    lag_sum = np.zeros(len(points.head), dtype=np.int64)
+    np.add.at(lag_sum, points.inverse[has_topic & lag_valid], _int(table["lag"], 0)[has_topic & lag_valid])
     k = count(committed_valid)
-    to_read = count(committed_valid & end_valid & (ends > committed)) > 0
-    ends_known = count(committed_valid & ~end_valid) == 0
-    unreadable = count(has_topic & ~committed_valid & _has_flag(table["flags"], "error")) > 0
-    # changed: a committed row continues the group's previous point unchanged when the row before
-    # it is the same partition, at that previous point's time, with the same committed offset
-    point_t = t[head]
+    unchanged = _unchanged(rows, points, committed_valid, committed, k)
+    head_rows = _plain(table.take(points.head))
+    state = head_rows["group_state"]
+    members = head_rows["members"]
+    not_found = (
+        pc.fill_null(pc.equal(state, "Dead"), False).to_numpy(zero_copy_only=False)
+        & (_int(members, 0) == 0)
+        & (k == 0)
+    )
+    known = (count(has_topic & ~lag_valid) == 0) & ~not_found
+    flagged_error = _has_flag(table["flags"], "error")
+    return pa.table(
+        {
+            "group_id": head_rows["group_id"],
+            "snapshot_ms": rows.at_ms[points.head],
+            "group_state": state,
+            "protocol_type": head_rows["protocol_type"],
+            "members": members,
+            "total_lag": pa.array(lag_sum, mask=~known),
+            "committed": k.astype(np.int32),
+            "changed": pa.array(~unchanged, mask=~points.same_group),
+            "unreadable": count(has_topic & ~committed_valid & flagged_error) > 0,
+            "to_read": count(committed_valid & rows.end_valid & (rows.ends > committed)) > 0,
+            "ends_known": count(committed_valid & ~rows.end_valid) == 0,
+        },
+        schema=GROUPS_SCHEMA,
+    )
+
+
+def _unchanged(
+    rows: _Rows, points: _Points, committed_valid: np.ndarray, committed: np.ndarray, k: np.ndarray
+) -> np.ndarray:
+    """Per point, whether its ``k`` committed offsets are exactly its group's previous point's: a
+    committed row continues that point unchanged when the row before it is the same partition, at
+    that previous point's time, with the same committed offset."""
+    g, topic, part, t = rows.group, rows.topic, rows.partition, rows.at_ms
+    inverse = points.inverse
+    point_t = t[points.head]
     previous_t = np.r_[-1, point_t[:-1]]
     same_series = np.r_[False, (g[1:] == g[:-1]) & (topic[1:] == topic[:-1]) & (part[1:] == part[:-1])]
     previous_row_t = np.r_[-1, t[:-1]]
@@ -226,51 +303,28 @@ def rollup_table(
         & committed_valid
         & np.r_[False, committed_valid[:-1]]
         & (committed == np.r_[-1, committed[:-1]])
-        & same_group[inverse]
+        & points.same_group[inverse]
         & (previous_row_t == previous_t[inverse])
     )
-    unchanged = (count(continues) == k) & (k == np.r_[0, k[:-1]])
+    return (points.count(continues) == k) & (k == np.r_[0, k[:-1]])
 
-    head_rows = _plain(table.take(head))
-    state = head_rows["group_state"]
-    members = head_rows["members"]
-    not_found = (
-        pc.fill_null(pc.equal(state, "Dead"), False).to_numpy(zero_copy_only=False)
-        & (_int(members, 0) == 0)
-        & (k == 0)
-    )
-    known = (unknown == 0) & ~not_found
-    groups = pa.table(
-        {
-            "group_id": head_rows["group_id"],
-            "snapshot_ms": point_t,
-            "group_state": state,
-            "protocol_type": head_rows["protocol_type"],
-            "members": members,
-            "total_lag": pa.array(lag_sum, mask=~known),
-            "committed": k.astype(np.int32),
-            "changed": pa.array(~unchanged, mask=~same_group),
-            "unreadable": unreadable,
-            "to_read": to_read,
-            "ends_known": ends_known,
-        },
-        schema=GROUPS_SCHEMA,
-    )
 
-    sampled = has_topic & end_valid
+def _log_ends(rows: _Rows) -> pa.Table:
+    """The ``log_ends`` table: one row per (topic, partition, snapshot) whose log end was read."""
+    sampled = (rows.topic >= 0) & rows.end_valid
     samples = pa.table(
         {
-            "topic": topic[sampled],
-            "partition": part[sampled],
-            "snapshot_ms": t[sampled],
-            "log_end": ends[sampled],
+            "topic": rows.topic[sampled],
+            "partition": rows.partition[sampled],
+            "snapshot_ms": rows.at_ms[sampled],
+            "log_end": rows.ends[sampled],
         }
     )
     log_ends = samples.group_by(["topic", "partition", "snapshot_ms"], use_threads=False).aggregate(
         [("log_end", "max")]
     )
-    names = _sorted_values(table["topic"])  # topic rank -> topic
-    log_ends = pa.table(
+    names = _sorted_values(rows.table["topic"])  # topic rank -> topic
+    return pa.table(
         {
             "topic": names.take(log_ends["topic"]),
             "partition": log_ends["partition"],
@@ -279,22 +333,20 @@ def rollup_table(
         },
         schema=LOG_ENDS_SCHEMA,
     )
-    first_point = ~same_group
-    last_point = np.r_[~same_group[1:], True]
+
+
+def _full_rows(rows: _Rows, points: _Points, tail_ms: int) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The full rows of each group's first and last point, and of the last ``tail_ms``."""
+    table, t, inverse = rows.table, rows.at_ms, points.inverse
+    first_point = ~points.same_group
+    last_point = np.r_[~points.same_group[1:], True]
     max_ms = int(t.max())
     every = _plain(table) if (first_point.all() or t.min() >= max_ms - tail_ms) else None
 
     def rows_where(mask: np.ndarray) -> pa.Table:  # one table for all three when they are all the rows
         return every if every is not None and mask.all() else _plain(table.filter(pa.array(mask)))
 
-    return Rollup(
-        key,
-        tuple(sources),
-        int(t.min()),
-        max_ms,
-        table.num_rows,
-        groups,
-        log_ends,
+    return (
         rows_where(first_point[inverse]),
         rows_where(last_point[inverse]),
         rows_where(t >= max_ms - tail_ms),

@@ -123,12 +123,25 @@ def table_snapshots(table: pa.Table) -> list[LagSnapshot]:
             ("partition", "ascending"),
         ]
     )
+    return [
+        LagSnapshot(
+            taken_at_ms=ms,
+            groups={
+                g: GroupLag(
+                    g, GroupState.parse(v["state"]), v["protocol_type"], v["members"], tuple(v["partitions"])
+                )
+                for g, v in groups.items()
+            },
+        )
+        for ms, groups in sorted(_groups_by_time(table.to_pydict()).items())
+    ]
+
+
+def _groups_by_time(columns: Mapping[str, list[Any]]) -> dict[int, dict[str, dict[str, Any]]]:
+    """Snapshot time -> group id -> its state, protocol type, members and partitions, from the
+    columns of rows sorted by time and group."""
     by_time: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
-    flag_sets: dict[
-        str | None, tuple[frozenset[LagFlag], Failure | None]
-    ] = {}  # a few distinct strings, parsed once
-    recorded_error = RECORDED_ERROR
-    columns = table.to_pydict()
+    flag_sets: dict[str | None, tuple[frozenset[LagFlag], Failure | None]] = {}  # a few distinct strings
     current_key, partitions = None, []  # rows come sorted: a group's rows of one snapshot are adjacent
     for (
         at_ms,
@@ -159,24 +172,18 @@ def table_snapshots(table: pa.Table) -> list[LagSnapshot]:
         if topic is None:
             continue
         parsed = flag_sets.get(flag_text)
-        if parsed is None:
-            flags = frozenset(LagFlag(f) for f in (flag_text or "").split(",") if f)
-            parsed = flag_sets[flag_text] = (flags, recorded_error if LagFlag.ERROR in flags else None)
+        if parsed is None:  # parsed once per distinct string
+            parsed = flag_sets[flag_text] = _parse_flags(flag_text)
         partitions.append(
             PartitionLag(topic, partition, committed, log_start, log_end, lag, parsed[0], None, parsed[1])
         )
-    return [
-        LagSnapshot(
-            taken_at_ms=ms,
-            groups={
-                g: GroupLag(
-                    g, GroupState.parse(v["state"]), v["protocol_type"], v["members"], tuple(v["partitions"])
-                )
-                for g, v in groups.items()
-            },
-        )
-        for ms, groups in sorted(by_time.items())
-    ]
+    return by_time
+
+
+def _parse_flags(flag_text: str | None) -> tuple[frozenset[LagFlag], Failure | None]:
+    """A row's comma-joined flags, and the failure an ``error`` flag stands for."""
+    flags = frozenset(LagFlag(f) for f in (flag_text or "").split(",") if f)
+    return flags, RECORDED_ERROR if LagFlag.ERROR in flags else None
 
 
 class HistoryStore:

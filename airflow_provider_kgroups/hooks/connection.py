@@ -146,27 +146,8 @@ def client_config_from_connection(
                 "no bootstrap servers: set Host to 'kafka-1:9092,kafka-2:9092' "
                 "(or bootstrap_servers / bootstrap.servers in the extra)."
             )
-        for name in _FLOAT_OPTIONS:
-            if name in options:
-                options[name] = as_seconds(name, options[name])
-        for name in SIZE_OPTIONS:
-            if name in options:
-                options[name] = as_int(name, options[name])
-        if "ssl_check_hostname" in options:
-            options["ssl_check_hostname"] = as_bool("ssl_check_hostname", options["ssl_check_hostname"])
-        protocol = str(options.get("security_protocol") or "PLAINTEXT").upper()
-        uses_sasl = protocol in ("SASL_PLAINTEXT", "SASL_SSL")
-        if not uses_sasl and ("sasl_username" in options or "sasl_password" in options):
-            raise ConfigurationError(
-                f"a SASL username/password is set but security_protocol is {protocol}: "
-                "set security_protocol to SASL_SSL or SASL_PLAINTEXT, or remove the "
-                "credentials."
-            )
-        if uses_sasl and is_blank(options.get("sasl_mechanism")):
-            raise ConfigurationError(
-                f"security_protocol {protocol} needs sasl_mechanism "
-                "(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)."
-            )
+        _parse_values(options)
+        _check_sasl(options)
         if str(options.get("sasl_mechanism", "")).upper() == "OAUTHBEARER" and allowed_token_callbacks:
             options["allowed_token_callbacks"] = (
                 *_as_list(options.get("allowed_token_callbacks")),
@@ -175,6 +156,35 @@ def client_config_from_connection(
         return ClientConfig.create(options.pop("bootstrap_servers"), **options)
     except ConfigurationError as exc:
         raise ConfigurationError(f"connection {conn_id!r} ({conn_type or 'kgroups'}): {exc}") from None
+
+
+def _parse_values(options: dict[str, Any]) -> None:
+    """Loose values (text from a connection's extra) as ClientConfig's: seconds, sizes, a bool."""
+    for name in _FLOAT_OPTIONS:
+        if name in options:
+            options[name] = as_seconds(name, options[name])
+    for name in SIZE_OPTIONS:
+        if name in options:
+            options[name] = as_int(name, options[name])
+    if "ssl_check_hostname" in options:
+        options["ssl_check_hostname"] = as_bool("ssl_check_hostname", options["ssl_check_hostname"])
+
+
+def _check_sasl(options: Mapping[str, Any]) -> None:
+    """SASL credentials only with a SASL protocol, and a SASL protocol only with a mechanism."""
+    protocol = str(options.get("security_protocol") or "PLAINTEXT").upper()
+    uses_sasl = protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+    if not uses_sasl and ("sasl_username" in options or "sasl_password" in options):
+        raise ConfigurationError(
+            f"a SASL username/password is set but security_protocol is {protocol}: "
+            "set security_protocol to SASL_SSL or SASL_PLAINTEXT, or remove the "
+            "credentials."
+        )
+    if uses_sasl and is_blank(options.get("sasl_mechanism")):
+        raise ConfigurationError(
+            f"security_protocol {protocol} needs sasl_mechanism "
+            "(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)."
+        )
 
 
 def _as_list(value: Any) -> list[str]:

@@ -227,15 +227,8 @@ def compute_lag(
     """
     policy = parse_policy(policy)
     described, committed_by_group = _keyed(descriptions), _keyed(offsets)
-    starts, ends = _keyed(starts), _keyed(ends)
     ids = list(group_ids) if group_ids is not None else list(dict.fromkeys([*described, *committed_by_group]))
-    # each partition's offsets once, not once per group reading it: (log start, log end, end failure)
-    start_of, end_of, end_failures = starts.values, ends.values, ends.failures
-    bounds = {
-        _TP_KEY(tp): (_offset_of(start_of.get(tp)), _offset_of(end_of.get(tp)), end_failures.get(tp))
-        for tp in {*start_of, *end_of, *end_failures}
-    }
-    unread = (None, None, None)
+    bounds = _partition_bounds(_keyed(starts), _keyed(ends))
     groups: dict[str, GroupLag] = {}
     failures: dict[str, Failure] = {}
     for group_id in ids:
@@ -248,86 +241,136 @@ def compute_lag(
             continue
         description = described.values.get(group_id)
         group_offsets = committed_by_group.values[group_id]
-        committed = group_offsets.partitions
-        owners = (
-            {tp: m.member_id for m in description.members for tp in m.assignment}
-            if description is not None and description.members
-            else {}
-        )
-        partitions = []
-        if isinstance(group_offsets, ShareGroupOffsets):
-            lags = group_offsets.lags or {}
-            for tp in _group_partitions(description, group_offsets, topics):
-                start = committed.get(tp)
-                log_start, log_end, end_failure = bounds.get(_TP_KEY(tp), unread)
-                partitions.append(
-                    share_partition_lag(
-                        tp,
-                        start.offset if start is not None else None,
-                        lags.get(tp),
-                        log_start,
-                        log_end,
-                        policy,
-                        assigned_to=owners.get(tp) if owners else None,
-                        error=(start.error if start is not None else None) or end_failure,
-                    )
-                )
-            groups[group_id] = _group_lag(group_id, description, partitions, described, policy, share=True)
-            continue
-        left = unassigned_topics(description, {tp.topic for tp in committed}) if owners else frozenset()
-        if topics is None and (
-            description is None or not description.members or not description.assigned_partitions
-        ):
-            # what _group_partitions gives (the committed ones), read with their commits at once;
-            # the keys are distinct, so the sort never compares further than them
-            partition_rows: Iterable[tuple[tuple[str, int], Any, TopicPartition]] = sorted(
-                zip(map(_TP_KEY, committed), committed.values(), committed)
-            )
-        else:
-            partition_rows = [
-                (_TP_KEY(tp), committed.get(tp), tp)
-                for tp in _group_partitions(description, group_offsets, topics)
-            ]
-        for key, commit, tp in partition_rows:
-            log_start, log_end, end_failure = bounds.get(key, unread)
-            assigned_to = owners.get(tp) if owners else None
-            if (
-                commit is not None
-                and log_end is not None
-                and commit.error is None
-                and end_failure is None
-                and not (left and tp.topic in left)
-            ):
-                # the common case (committed, log end read, nothing failed), inline: what
-                # partition_lag decides for it, without a call and a flags set per partition
-                offset = commit.offset
-                lost = log_start is not None and offset < log_start
-                if offset > log_end:
-                    lag, flags = 0, _CLAMPED_LOST if lost else _CLAMPED
-                else:
-                    lag, flags = log_end - offset, _LOST if lost else _NO_FLAGS
-                partitions.append(
-                    PartitionLag(key[0], key[1], offset, log_start, log_end, lag, flags, assigned_to)
-                )
-                continue
-            if commit is None:
-                offset, error = None, end_failure
-            else:
-                offset, error = commit.offset, commit.error or end_failure
-            partitions.append(
-                partition_lag(
-                    tp,
-                    offset,
-                    log_start,
-                    log_end,
-                    policy,
-                    assigned_to=assigned_to,
-                    error=error,
-                    topic_unassigned=tp.topic in left if left else False,
-                )
-            )
-        groups[group_id] = _group_lag(group_id, description, partitions, described, policy)
+        share = isinstance(group_offsets, ShareGroupOffsets)
+        read = _share_partitions if share else _consumer_partitions
+        partitions = read(description, group_offsets, bounds, policy, topics)
+        groups[group_id] = _group_lag(group_id, description, partitions, described, policy, share=share)
     return LagSnapshot(taken_at_ms=taken_at_ms, groups=groups, policy=policy, failures=failures)
+
+
+#: a partition's offsets read: (log start, log end, the failure reading its log end)
+_Bounds = tuple[int | None, int | None, Failure | None]
+_UNREAD: _Bounds = (None, None, None)
+
+
+def _partition_bounds(
+    starts: KeyedResults[TopicPartition, Any], ends: KeyedResults[TopicPartition, Any]
+) -> dict[tuple[str, int], _Bounds]:
+    """Each partition's offsets once, not once per group reading it, keyed by :data:`_TP_KEY`."""
+    start_of, end_of, end_failures = starts.values, ends.values, ends.failures
+    return {
+        _TP_KEY(tp): (_offset_of(start_of.get(tp)), _offset_of(end_of.get(tp)), end_failures.get(tp))
+        for tp in {*start_of, *end_of, *end_failures}
+    }
+
+
+def _owners(description: GroupDescription | None) -> dict[TopicPartition, str]:
+    """Each assigned partition's member id ({} without members)."""
+    if description is None or not description.members:
+        return {}
+    return {tp: m.member_id for m in description.members for tp in m.assignment}
+
+
+def _share_partitions(
+    description: GroupDescription | None,
+    group_offsets: GroupOffsets,
+    bounds: Mapping[tuple[str, int], _Bounds],
+    policy: UnknownLagPolicy,
+    topics: Mapping[str, Collection[int]] | None,
+) -> list[PartitionLag]:
+    """A share group's partitions, each by :func:`share_partition_lag`."""
+    assert isinstance(group_offsets, ShareGroupOffsets)
+    committed, lags, owners = group_offsets.partitions, group_offsets.lags or {}, _owners(description)
+    partitions = []
+    for tp in _group_partitions(description, group_offsets, topics):
+        start = committed.get(tp)
+        log_start, log_end, end_failure = bounds.get(_TP_KEY(tp), _UNREAD)
+        partitions.append(
+            share_partition_lag(
+                tp,
+                start.offset if start is not None else None,
+                lags.get(tp),
+                log_start,
+                log_end,
+                policy,
+                assigned_to=owners.get(tp) if owners else None,
+                error=(start.error if start is not None else None) or end_failure,
+            )
+        )
+    return partitions
+
+
+def _partition_rows(
+    description: GroupDescription | None,
+    group_offsets: GroupOffsets,
+    topics: Mapping[str, Collection[int]] | None,
+) -> Iterable[tuple[tuple[str, int], Any, TopicPartition]]:
+    """The group's partitions (:func:`_group_partitions`) as (key, commit or None, partition)."""
+    committed = group_offsets.partitions
+    if topics is None and (
+        description is None or not description.members or not description.assigned_partitions
+    ):
+        # the committed ones, read with their commits at once; the keys are distinct, so the
+        # sort never compares further than them
+        return sorted(zip(map(_TP_KEY, committed), committed.values(), committed))
+    return [
+        (_TP_KEY(tp), committed.get(tp), tp) for tp in _group_partitions(description, group_offsets, topics)
+    ]
+
+
+def _consumer_partitions(
+    description: GroupDescription | None,
+    group_offsets: GroupOffsets,
+    bounds: Mapping[tuple[str, int], _Bounds],
+    policy: UnknownLagPolicy,
+    topics: Mapping[str, Collection[int]] | None,
+) -> list[PartitionLag]:
+    """A group's partitions by :func:`partition_lag`'s rules; the common case (committed, log end
+    read, nothing failed) inline, without a call and a flags set per partition."""
+    owners = _owners(description)
+    left = (
+        unassigned_topics(description, {tp.topic for tp in group_offsets.partitions})
+        if owners
+        else frozenset()
+    )
+    partitions = []
+    for key, commit, tp in _partition_rows(description, group_offsets, topics):
+        log_start, log_end, end_failure = bounds.get(key, _UNREAD)
+        assigned_to = owners.get(tp) if owners else None
+        if (
+            commit is not None
+            and log_end is not None
+            and commit.error is None
+            and end_failure is None
+            and not (left and tp.topic in left)
+        ):
+            offset = commit.offset
+            lost = log_start is not None and offset < log_start
+            if offset > log_end:
+                lag, flags = 0, _CLAMPED_LOST if lost else _CLAMPED
+            else:
+                lag, flags = log_end - offset, _LOST if lost else _NO_FLAGS
+            partitions.append(
+                PartitionLag(key[0], key[1], offset, log_start, log_end, lag, flags, assigned_to)
+            )
+            continue
+        if commit is None:
+            offset, error = None, end_failure
+        else:
+            offset, error = commit.offset, commit.error or end_failure
+        partitions.append(
+            partition_lag(
+                tp,
+                offset,
+                log_start,
+                log_end,
+                policy,
+                assigned_to=assigned_to,
+                error=error,
+                topic_unassigned=tp.topic in left if left else False,
+            )
+        )
+    return partitions
 
 
 def _group_lag(

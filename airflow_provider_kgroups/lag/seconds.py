@@ -295,32 +295,16 @@ def resolve_lag_seconds(
         partition.lag,
     )
     committed = reading_position(partition)
-    if committed is None:
-        return base(
-            seconds=None,
-            basis=LagSecondsBasis.UNKNOWN,
-            reason="no committed offset: there is no record to date",
-        )
-    if partition.lag is None:
-        return base(
-            seconds=None,
-            basis=LagSecondsBasis.UNKNOWN,
-            reason=f"its lag in offsets is unknown ({partition.error or 'offsets not read'})",
-        )
-    if partition.lag == 0:
-        return base(seconds=0.0, basis=LagSecondsBasis.CAUGHT_UP, reason="nothing to read")
+    if committed is None or not partition.lag:
+        return _nothing_to_date(base, partition, committed)
     if LagFlag.LOST in partition.flags:
         why = f"the record at offset {committed} was deleted by retention (log start {partition.log_start})"
         return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
-    if isinstance(fetched, Failure):
-        why = f"reading the record at offset {committed} failed ({fetched})"
-        if fetched.code == CLIENT_UNDECODABLE:  # a record we cannot decode is no reason to guess its age
-            return base(seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why, failure=fetched)
-        estimate = _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
-        return replace(estimate, failure=fetched)
-    if fetched is None:
-        return _unknown(base, f"the record at offset {committed} was not fetched")
-    if fetched.position is RecordPosition.AT_OFFSET and fetched.timestamp_ms is not None:
+    if (
+        isinstance(fetched, RecordTimestamp)
+        and fetched.position is RecordPosition.AT_OFFSET
+        and fetched.timestamp_ms is not None
+    ):  # the record itself: the common case, inline
         seconds = _seconds(now_ms, fetched.timestamp_ms)
         future = fetched.timestamp_ms > now_ms
         reason = (
@@ -336,24 +320,57 @@ def resolve_lag_seconds(
             record_offset=fetched.offset,
             record_timestamp_ms=fetched.timestamp_ms,
         )
-    if fetched.position is RecordPosition.AFTER_GAP and fetched.timestamp_ms is not None:
-        why = f"the record at offset {committed} was compacted away (next record: {fetched.offset})"
-        bracketed = _from_history(base, samples, committed, now_ms, why, lower_bound_ms=fetched.timestamp_ms)
-        if bracketed is not None and bracketed.basis is LagSecondsBasis.HISTORY:
-            return bracketed
-        seconds = _seconds(now_ms, fetched.timestamp_ms)
-        if seconds <= 0:
-            return _unknown(
-                base, f"{why}; the next record is no older than the snapshot, which bounds nothing", tail=""
-            )
+    if isinstance(fetched, Failure):
+        return _after_failed_fetch(base, fetched, samples, committed, now_ms)
+    if fetched is None:
+        return _unknown(base, f"the record at offset {committed} was not fetched")
+    return _without_the_record(base, fetched, samples, committed, now_ms)
+
+
+def _nothing_to_date(
+    base: partial[PartitionLagSeconds], partition: PartitionLag, committed: int | None
+) -> PartitionLagSeconds:
+    """No reading position, an unknown lag in offsets, or a lag of 0."""
+    if committed is None:
         return base(
-            seconds=seconds,
-            basis=LagSecondsBasis.NEXT_RECORD,
-            at_least=True,
-            reason=f"{why}; the next record is {seconds:.0f} s old, so at least that (estimate)",
-            record_offset=fetched.offset,
-            record_timestamp_ms=fetched.timestamp_ms,
+            seconds=None,
+            basis=LagSecondsBasis.UNKNOWN,
+            reason="no committed offset: there is no record to date",
         )
+    if partition.lag is None:
+        return base(
+            seconds=None,
+            basis=LagSecondsBasis.UNKNOWN,
+            reason=f"its lag in offsets is unknown ({partition.error or 'offsets not read'})",
+        )
+    return base(seconds=0.0, basis=LagSecondsBasis.CAUGHT_UP, reason="nothing to read")
+
+
+def _after_failed_fetch(
+    base: partial[PartitionLagSeconds],
+    fetched: Failure,
+    samples: Sequence[tuple[int, int]],
+    committed: int,
+    now_ms: int,
+) -> PartitionLagSeconds:
+    why = f"reading the record at offset {committed} failed ({fetched})"
+    if fetched.code == CLIENT_UNDECODABLE:  # a record we cannot decode is no reason to guess its age
+        return base(seconds=None, basis=LagSecondsBasis.UNKNOWN, reason=why, failure=fetched)
+    estimate = _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
+    return replace(estimate, failure=fetched)
+
+
+def _without_the_record(
+    base: partial[PartitionLagSeconds],
+    fetched: RecordTimestamp,
+    samples: Sequence[tuple[int, int]],
+    committed: int,
+    now_ms: int,
+) -> PartitionLagSeconds:
+    """The Fetch found no dated record at the committed offset: the next one after a gap, the
+    log end, an offset out of range or a record without a timestamp."""
+    if fetched.position is RecordPosition.AFTER_GAP and fetched.timestamp_ms is not None:
+        return _after_gap(base, fetched, fetched.timestamp_ms, samples, committed, now_ms)
     if (
         fetched.position is RecordPosition.AT_LOG_END
         and fetched.high_watermark is not None
@@ -371,6 +388,34 @@ def resolve_lag_seconds(
         f"{fetched.high_watermark})",
     }.get(fetched.position, f"the record at offset {committed} has no timestamp (message format v0)")
     return _from_history(base, samples, committed, now_ms, why) or _unknown(base, why)
+
+
+def _after_gap(
+    base: partial[PartitionLagSeconds],
+    fetched: RecordTimestamp,
+    next_ms: int,
+    samples: Sequence[tuple[int, int]],
+    committed: int,
+    now_ms: int,
+) -> PartitionLagSeconds:
+    """The record at the committed offset was compacted away; ``next_ms`` dates the next one."""
+    why = f"the record at offset {committed} was compacted away (next record: {fetched.offset})"
+    bracketed = _from_history(base, samples, committed, now_ms, why, lower_bound_ms=next_ms)
+    if bracketed is not None and bracketed.basis is LagSecondsBasis.HISTORY:
+        return bracketed
+    seconds = _seconds(now_ms, next_ms)
+    if seconds <= 0:
+        return _unknown(
+            base, f"{why}; the next record is no older than the snapshot, which bounds nothing", tail=""
+        )
+    return base(
+        seconds=seconds,
+        basis=LagSecondsBasis.NEXT_RECORD,
+        at_least=True,
+        reason=f"{why}; the next record is {seconds:.0f} s old, so at least that (estimate)",
+        record_offset=fetched.offset,
+        record_timestamp_ms=next_ms,
+    )
 
 
 def _unknown(
@@ -403,36 +448,9 @@ async def lag_seconds(
             "worst_n", worst_n, at_least=1, must_be="a positive int (or None for every lagging partition)"
         )
     now = snapshot.taken_at_ms if now_ms is None else now_ms
-    if isinstance(history, Mapping):
-        samples = {tp: list(points) for tp, points in history.items()}
-        for tp, points in log_end_history([snapshot]).items():  # the snapshot itself is the newest sample
-            samples[tp] = sorted({**dict(samples.get(tp, ())), **dict(points)}.items())
-    else:
-        samples = log_end_history([*history, snapshot])
-    chosen: dict[str, tuple[list[PartitionLag], int]] = {}
-    for group_id, group in snapshot.groups.items():
-        lagging = worst_partitions(group, len(group.partitions))
-        measured = lagging if worst_n is None else lagging[:worst_n]
-        chosen[group_id] = (measured, len(lagging) - len(measured))
-    wanted: dict[TopicPartition, set[int]] = {}
-    for measured, _ in chosen.values():
-        for p in measured:
-            position = reading_position(p)
-            if position is not None and LagFlag.LOST not in p.flags:
-                wanted.setdefault(p.tp, set()).add(position)
-    answer = (
-        await client.fetch_record_timestamps(wanted, read_committed=read_committed, timeout_s=timeout_s)
-        if wanted
-        else KeyedResults()
-    )
-    fetched: dict[tuple[TopicPartition, int | None], RecordTimestamp | Failure] = {}  # None: not read
-    for tp, offsets in wanted.items():
-        for offset in offsets:
-            fetched[(tp, offset)] = (
-                answer.values.get(tp, {}).get(offset)
-                or answer.failures.get(tp)
-                or Failure(CLIENT_INCOMPLETE_RESPONSE, "no answer for this offset")
-            )
+    samples = _log_end_samples(history, snapshot)
+    chosen = _chosen_partitions(snapshot, worst_n)
+    fetched = await _fetch_positions(client, chosen, read_committed=read_committed, timeout_s=timeout_s)
     out = {}
     for group_id, (measured, unmeasured) in chosen.items():
         group = snapshot.groups[group_id]
@@ -448,3 +466,58 @@ async def lag_seconds(
             unmeasured,
         )
     return out
+
+
+def _log_end_samples(
+    history: Iterable[LagSnapshot] | LogEndHistory, snapshot: LagSnapshot
+) -> dict[TopicPartition, list[tuple[int, int]]]:
+    """The (time, log end) samples per partition of ``history``, the snapshot itself the newest."""
+    if not isinstance(history, Mapping):
+        return log_end_history([*history, snapshot])
+    samples = {tp: list(points) for tp, points in history.items()}
+    for tp, points in log_end_history([snapshot]).items():
+        samples[tp] = sorted({**dict(samples.get(tp, ())), **dict(points)}.items())
+    return samples
+
+
+def _chosen_partitions(
+    snapshot: LagSnapshot, worst_n: int | None
+) -> dict[str, tuple[list[PartitionLag], int]]:
+    """Per group: its worst ``worst_n`` lagging partitions, and how many lagging ones are left out."""
+    chosen: dict[str, tuple[list[PartitionLag], int]] = {}
+    for group_id, group in snapshot.groups.items():
+        lagging = worst_partitions(group, len(group.partitions))
+        measured = lagging if worst_n is None else lagging[:worst_n]
+        chosen[group_id] = (measured, len(lagging) - len(measured))
+    return chosen
+
+
+async def _fetch_positions(
+    client: AsyncGroupsClient,
+    chosen: Mapping[str, tuple[list[PartitionLag], int]],
+    *,
+    read_committed: bool,
+    timeout_s: float | None,
+) -> dict[tuple[TopicPartition, int | None], RecordTimestamp | Failure]:
+    """The record at each chosen partition's reading position (not a lost one's: deleted), read
+    in one call; keyed (partition, position), a missing key: not read."""
+    wanted: dict[TopicPartition, set[int]] = {}
+    for measured, _ in chosen.values():
+        for p in measured:
+            position = reading_position(p)
+            if position is not None and LagFlag.LOST not in p.flags:
+                wanted.setdefault(p.tp, set()).add(position)
+    answer = (
+        await client.fetch_record_timestamps(wanted, read_committed=read_committed, timeout_s=timeout_s)
+        if wanted
+        else KeyedResults()
+    )
+    fetched: dict[tuple[TopicPartition, int | None], RecordTimestamp | Failure] = {}
+    for tp, offsets in wanted.items():
+        for offset in offsets:
+            fetched[(tp, offset)] = (
+                answer.values.get(tp, {}).get(offset)
+                or answer.failures.get(tp)
+                or Failure(CLIENT_INCOMPLETE_RESPONSE, "no answer for this offset")
+            )
+    return fetched

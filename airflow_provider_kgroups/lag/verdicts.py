@@ -62,7 +62,7 @@ fine).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -281,39 +281,69 @@ def partition_verdict(
 
 
 def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictRules) -> VerdictFinding:
-    """Rules 1-6 for a partition whose latest point is readable and has a committed offset."""
+    """Rules 1-6 for a partition whose latest point is readable and has a committed offset: the
+    first of :data:`_COMMITTED_RULES` that finds something, else rule 6."""
     assert latest.committed is not None and latest.log_end is not None
-    committed, lag = latest.committed, latest.lag
     known = [p for p in window if p.readable and p.committed is not None and p.lag is not None]
-    # 1. LOST
-    if latest.log_start is not None and committed < latest.log_start:
-        return VerdictFinding(
-            Verdict.LOST,
-            VerdictReason.BELOW_LOG_START,
-            committed,
-            lag,
-            latest.log_start,
-            deleted=latest.log_start - committed,
-        )
-    # 2. REWIND
+    for rule in _COMMITTED_RULES:
+        found = rule(latest, latest.committed, known, rules)
+        if found is not None:
+            return found
+    return _settled(latest, latest.committed, known, rules)
+
+
+def _lost(
+    latest: LagPoint, committed: int, known: list[LagPoint], rules: VerdictRules
+) -> VerdictFinding | None:
+    """1. LOST: the committed offset is below the log start."""
+    if latest.log_start is None or committed >= latest.log_start:
+        return None
+    return VerdictFinding(
+        Verdict.LOST,
+        VerdictReason.BELOW_LOG_START,
+        committed,
+        latest.lag,
+        latest.log_start,
+        deleted=latest.log_start - committed,
+    )
+
+
+def _rewind(
+    latest: LagPoint, committed: int, known: list[LagPoint], rules: VerdictRules
+) -> VerdictFinding | None:
+    """2. REWIND: below the highest committed offset earlier in the window."""
     earlier_max = max((p.committed for p in known[:-1] if p.committed is not None), default=None)
-    if earlier_max is not None and committed < earlier_max:
-        return VerdictFinding(
-            Verdict.REWIND,
-            VerdictReason.WENT_BACK,
-            committed,
-            lag,
-            went_back_from=earlier_max,
-            window_ms=rules.window_ms,
-        )
-    # 3. caught up
-    if lag is not None and lag <= rules.allowed_lag:
-        if lag == 0:
-            return VerdictFinding(Verdict.OK, VerdictReason.CAUGHT_UP, committed, lag)
-        return VerdictFinding(
-            Verdict.OK, VerdictReason.WITHIN_ALLOWED, committed, lag, allowed_lag=rules.allowed_lag
-        )
-    # 4. ABANDONED / STOP / STALL
+    if earlier_max is None or committed >= earlier_max:
+        return None
+    return VerdictFinding(
+        Verdict.REWIND,
+        VerdictReason.WENT_BACK,
+        committed,
+        latest.lag,
+        went_back_from=earlier_max,
+        window_ms=rules.window_ms,
+    )
+
+
+def _caught_up(
+    latest: LagPoint, committed: int, known: list[LagPoint], rules: VerdictRules
+) -> VerdictFinding | None:
+    """3. OK: the lag is within ``allowed_lag``."""
+    lag = latest.lag
+    if lag is None or lag > rules.allowed_lag:
+        return None
+    if lag == 0:
+        return VerdictFinding(Verdict.OK, VerdictReason.CAUGHT_UP, committed, lag)
+    return VerdictFinding(
+        Verdict.OK, VerdictReason.WITHIN_ALLOWED, committed, lag, allowed_lag=rules.allowed_lag
+    )
+
+
+def _stuck(
+    latest: LagPoint, committed: int, known: list[LagPoint], rules: VerdictRules
+) -> VerdictFinding | None:
+    """4. ABANDONED / STOP / STALL: the trailing run of points with this committed offset and
+    something to read spans ``stuck_after_ms``."""
     run = []
     for point in reversed(known):
         if point.committed != committed or point.lag is None or point.lag <= rules.allowed_lag:
@@ -321,56 +351,69 @@ def _committed_verdict(latest: LagPoint, window: list[LagPoint], rules: VerdictR
         run.append(point)
     run.reverse()
     stuck_ms = latest.at_ms - run[0].at_ms if run else 0
-    if stuck_ms >= rules.stuck_after_ms and stuck_ms > 0:
-        growth = latest.log_end - run[0].log_end  # type: ignore[operator]
-        if all(LagFlag.TOPIC_UNASSIGNED in p.flags for p in run):
-            return VerdictFinding(
-                Verdict.ABANDONED, VerdictReason.TOPIC_LEFT, committed, lag, grew_by=growth, for_ms=stuck_ms
-            )
-        if growth > 0:
-            return VerdictFinding(
-                Verdict.STOP,
-                VerdictReason.STUCK_WHILE_GROWING,
-                committed,
-                lag,
-                grew_by=growth,
-                for_ms=stuck_ms,
-            )
-        return VerdictFinding(Verdict.STALL, VerdictReason.STUCK, committed, lag, for_ms=stuck_ms)
-    # 5. WARN
-    if len(known) >= rules.min_points:
-        slope = lag_slope_per_s(known)
-        steps = list(itertools.pairwise(known))
-        rises = sum(1 for a, b in steps if (b.lag or 0) > (a.lag or 0))  # known: every lag is read
-        first_lag = known[0].lag
-        assert lag is not None and first_lag is not None
-        if slope > 0 and 2 * rises > len(steps) and lag - first_lag > rules.allowed_lag:
-            return VerdictFinding(
-                Verdict.WARN,
-                VerdictReason.GROWING,
-                committed,
-                lag,
-                slope_per_s=slope,
-                for_ms=latest.at_ms - known[0].at_ms,
-                first_lag=first_lag,
-                rises=rises,
-                steps=len(steps),
-            )
-    # 6. OK, when the window shows it: the committed offset moved, or enough points for the
-    #    trend rule (5) to have seen a growing lag; fewer points with a lag and no commit prove nothing
+    if stuck_ms < rules.stuck_after_ms or stuck_ms <= 0:
+        return None
+    lag = latest.lag
+    growth = latest.log_end - run[0].log_end  # type: ignore[operator]
+    if all(LagFlag.TOPIC_UNASSIGNED in p.flags for p in run):
+        return VerdictFinding(
+            Verdict.ABANDONED, VerdictReason.TOPIC_LEFT, committed, lag, grew_by=growth, for_ms=stuck_ms
+        )
+    if growth > 0:
+        return VerdictFinding(
+            Verdict.STOP, VerdictReason.STUCK_WHILE_GROWING, committed, lag, grew_by=growth, for_ms=stuck_ms
+        )
+    return VerdictFinding(Verdict.STALL, VerdictReason.STUCK, committed, lag, for_ms=stuck_ms)
+
+
+def _growing(
+    latest: LagPoint, committed: int, known: list[LagPoint], rules: VerdictRules
+) -> VerdictFinding | None:
+    """5. WARN: enough points, a positive slope, most steps rising, and the lag above the first."""
+    if len(known) < rules.min_points:
+        return None
+    slope = lag_slope_per_s(known)
+    steps = list(itertools.pairwise(known))
+    rises = sum(1 for a, b in steps if (b.lag or 0) > (a.lag or 0))  # known: every lag is read
+    lag, first_lag = latest.lag, known[0].lag
+    assert lag is not None and first_lag is not None
+    if slope <= 0 or 2 * rises <= len(steps) or lag - first_lag <= rules.allowed_lag:
+        return None
+    return VerdictFinding(
+        Verdict.WARN,
+        VerdictReason.GROWING,
+        committed,
+        lag,
+        slope_per_s=slope,
+        for_ms=latest.at_ms - known[0].at_ms,
+        first_lag=first_lag,
+        rises=rises,
+        steps=len(steps),
+    )
+
+
+def _settled(latest: LagPoint, committed: int, known: list[LagPoint], rules: VerdictRules) -> VerdictFinding:
+    """6. OK, when the window shows it: the committed offset moved, or enough points for the
+    trend rule (5) to have seen a growing lag; fewer points with a lag and no commit prove nothing."""
     if known and known[0].committed != committed:
-        return VerdictFinding(Verdict.OK, VerdictReason.MOVING, committed, lag)
+        return VerdictFinding(Verdict.OK, VerdictReason.MOVING, committed, latest.lag)
     if len(known) >= rules.min_points:
-        return VerdictFinding(Verdict.OK, VerdictReason.NOT_GROWING, committed, lag)
+        return VerdictFinding(Verdict.OK, VerdictReason.NOT_GROWING, committed, latest.lag)
     return VerdictFinding(
         Verdict.UNKNOWN,
         VerdictReason.TOO_FEW_POINTS,
         committed,
-        lag,
+        latest.lag,
         points=len(known),
         points_needed=rules.min_points,
         window_ms=rules.window_ms,
     )
+
+
+#: Rules 1-5 of the module docstring, in order: the first that finds something wins.
+_COMMITTED_RULES: tuple[
+    Callable[[LagPoint, int, list[LagPoint], VerdictRules], VerdictFinding | None], ...
+] = (_lost, _rewind, _caught_up, _stuck, _growing)
 
 
 def partition_series(

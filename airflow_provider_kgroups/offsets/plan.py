@@ -24,6 +24,8 @@ from ..client.errors import ConfigurationError
 from ..client.results import (
     SHARE,
     STREAMS,
+    GroupDescription,
+    GroupOffsets,
     GroupState,
     KeyedResults,
     ListedOffset,
@@ -258,69 +260,101 @@ async def plan_reset(aclient, spec: ResetSpec, group_ids: Iterable[str], *, now_
     """Plan ``spec`` for ``group_ids`` (raises ConfigurationError for a topic or partition that
     does not exist, before anything is changed)."""
     ids = validate_group_ids(group_ids)
-    if spec.file_offsets is not None:
-        stray = sorted(set(spec.file_offsets) - set(ids))
-        if stray:
-            raise ConfigurationError(
-                f"the file names group(s) {', '.join(map(repr, stray))}, which this call does not."
-            )
+    _check_file_groups(spec, ids)
     counts = await _check_scope_topics(aclient, spec)
-    described, committed = await asyncio.gather(
-        aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids)
-    )
-    shares = [g for g in ids if g in described.values and described.values[g].group_type == SHARE]
-    if shares:  # their "committed offsets" are start offsets, read with their own API
-        starts = await aclient.describe_share_group_offsets(shares)
-        committed = KeyedResults(
-            {**{g: v for g, v in committed.values.items() if g not in shares}, **starts.values},
-            {
-                **{g: f for g, f in committed.failures.items() if g not in shares},
-                **{g: f for g, f in starts.failures.items()},
-            },
-        )
-
+    described, committed = await _read_groups(aclient, ids)
     groups: dict[str, GroupReset] = {}
     scopes: dict[str, list[TopicPartition]] = {}
     for g in ids:
-        d = described.values.get(g)
-        current = committed.values[g].committed() if g in committed.values else {}
-        base = GroupReset(
-            g,
-            d.state if d else GroupState.UNKNOWN,
-            d.group_type if d else "",
-            d.protocol_type if d else "",
-            len(d.members) if d else 0,
-            current,
-        )
-        failure = described.failures.get(g) or committed.failures.get(g)
-        if failure is not None and d is not None and d.group_type == SHARE and failure.code < 0:
-            groups[g] = base.refused(Refusal.SHARE_GROUP, str(failure))  # e.g. the broker lacks the API
-        elif failure is not None:
-            groups[g] = base.refused(Refusal.UNREADABLE, str(failure))
-        elif d.group_type == STREAMS:
-            groups[g] = base.refused(Refusal.STREAMS_GROUP, "")
-        elif d.members or d.state not in (GroupState.EMPTY, GroupState.DEAD):
-            groups[g] = base.refused(Refusal.HAS_MEMBERS, f"{d.state.value}.")
-        elif spec.strategy is Strategy.FROM_FILE and g not in (spec.file_offsets or {}):
-            groups[g] = base.refused(Refusal.NOT_IN_FILE, "")
-        else:
-            groups[g] = base
-            scopes[g] = _scope_partitions(spec, g, current, counts)
-            if not scopes[g]:
-                groups[g] = base.refused(Refusal.NOTHING_IN_SCOPE, "")
-
+        groups[g], scope = _screen_group(spec, g, described, committed, counts)
+        if scope is not None:
+            scopes[g] = scope
     wanted = sorted({tp for g, tps in scopes.items() if groups[g].ok for tp in tps})
-    at_ms = spec.at_ms(now_ms)
-    empty: KeyedResults = KeyedResults()
-    starts, ends, at_time = await asyncio.gather(
-        aclient.log_start_offsets(wanted) if wanted else _done(empty),
-        aclient.log_end_offsets(wanted) if wanted else _done(empty),
-        aclient.offsets_for_timestamp(wanted, at_ms) if wanted and at_ms is not None else _done(empty),
-    )
+    starts, ends, at_time = await _read_partition_offsets(aclient, wanted, spec.at_ms(now_ms))
     for g, tps in scopes.items():
         if groups[g].ok:
             groups[g] = _plan_group(spec, groups[g], tps, starts, ends, at_time)
     return ResetPlan(spec, now_ms, groups)
+
+
+def _check_file_groups(spec: ResetSpec, ids: list[str]) -> None:
+    """A file naming a group this call does not is bad input."""
+    if spec.file_offsets is None:
+        return
+    stray = sorted(set(spec.file_offsets) - set(ids))
+    if stray:
+        raise ConfigurationError(
+            f"the file names group(s) {', '.join(map(repr, stray))}, which this call does not."
+        )
+
+
+async def _read_groups(
+    aclient, ids: list[str]
+) -> tuple[KeyedResults[str, GroupDescription], KeyedResults[str, GroupOffsets]]:
+    """(descriptions, committed offsets) of the groups; a share group's "committed offsets" are
+    its start offsets, read with their own API."""
+    described, committed = await asyncio.gather(
+        aclient.describe_groups(ids), aclient.fetch_committed_offsets(ids)
+    )
+    shares = [g for g in ids if g in described.values and described.values[g].group_type == SHARE]
+    if not shares:
+        return described, committed
+    starts = await aclient.describe_share_group_offsets(shares)
+    committed = KeyedResults(
+        {**{g: v for g, v in committed.values.items() if g not in shares}, **starts.values},
+        {
+            **{g: f for g, f in committed.failures.items() if g not in shares},
+            **{g: f for g, f in starts.failures.items()},
+        },
+    )
+    return described, committed
+
+
+def _screen_group(
+    spec: ResetSpec,
+    g: str,
+    described: KeyedResults[str, GroupDescription],
+    committed: KeyedResults[str, GroupOffsets],
+    counts: Mapping[str, int],
+) -> tuple[GroupReset, list[TopicPartition] | None]:
+    """The group as read, refused when it cannot be reset; with its partitions in scope when
+    it was not refused before they were known (None: refused before)."""
+    d = described.values.get(g)
+    current = committed.values[g].committed() if g in committed.values else {}
+    base = GroupReset(
+        g,
+        d.state if d else GroupState.UNKNOWN,
+        d.group_type if d else "",
+        d.protocol_type if d else "",
+        len(d.members) if d else 0,
+        current,
+    )
+    failure = described.failures.get(g) or committed.failures.get(g)
+    if failure is not None and d is not None and d.group_type == SHARE and failure.code < 0:
+        return base.refused(Refusal.SHARE_GROUP, str(failure)), None  # e.g. the broker lacks the API
+    if failure is not None:
+        return base.refused(Refusal.UNREADABLE, str(failure)), None
+    assert d is not None  # described, as every group read without a failure
+    if d.group_type == STREAMS:
+        return base.refused(Refusal.STREAMS_GROUP, ""), None
+    if d.members or d.state not in (GroupState.EMPTY, GroupState.DEAD):
+        return base.refused(Refusal.HAS_MEMBERS, f"{d.state.value}."), None
+    if spec.strategy is Strategy.FROM_FILE and g not in (spec.file_offsets or {}):
+        return base.refused(Refusal.NOT_IN_FILE, ""), None
+    scope = _scope_partitions(spec, g, current, counts)
+    return (base if scope else base.refused(Refusal.NOTHING_IN_SCOPE, "")), scope
+
+
+async def _read_partition_offsets(
+    aclient, wanted: list[TopicPartition], at_ms: int | None
+) -> tuple[KeyedResults, KeyedResults, KeyedResults]:
+    """(log starts, log ends, offsets at ``at_ms``) of the partitions, read at once."""
+    empty: KeyedResults = KeyedResults()
+    return await asyncio.gather(
+        aclient.log_start_offsets(wanted) if wanted else _done(empty),
+        aclient.log_end_offsets(wanted) if wanted else _done(empty),
+        aclient.offsets_for_timestamp(wanted, at_ms) if wanted and at_ms is not None else _done(empty),
+    )
 
 
 async def _done(value):
@@ -339,47 +373,20 @@ def _plan_group(
     failed = _first_failure(tps, *reads)
     if failed is not None:
         return group.refused(Refusal.UNREADABLE, failed)
-    s = spec.strategy
+    clamps = spec.strategy.clamps
     rows = []
     for tp in tps:
         start, end = starts.values[tp].offset, ends.values[tp].offset
         current = group.current.get(tp)
-        finding = None
-        if s is Strategy.TO_EARLIEST:
-            requested = start
-        elif s is Strategy.TO_LATEST:
-            requested = end
-        elif s is Strategy.TO_CURRENT:
-            requested, finding = (current, None) if current is not None else (end, Finding.NO_COMMIT)
-        elif s is Strategy.TO_OFFSET:
-            requested = spec.offset
-        elif s is Strategy.SHIFT_BY:
-            if current is None:
-                return group.refused(Refusal.NO_COMMIT_TO_SHIFT, str(tp))
-            if spec.shift is None:  # reset_spec requires one for shift_by
-                raise ConfigurationError(
-                    "reset strategy shift_by needs a shift: build the spec with reset_spec."
-                )
-            requested = current + spec.shift
-        elif s in (Strategy.TO_DATETIME, Strategy.BY_DURATION):
-            found: ListedOffset = at_time.values[tp]
-            requested, finding = (
-                (found.offset, None)
-                if found.offset != NO_OFFSET_AT_TIME
-                else (end, Finding.NO_RECORD_AT_TIME)
-            )
-        else:  # FROM_FILE
-            if spec.file_offsets is None:  # reset_spec requires them for from_file
-                raise ConfigurationError(
-                    "reset strategy from_file needs the file's offsets: build the spec with reset_spec."
-                )
-            requested = spec.file_offsets[group.group_id].get(tp)
-            if requested is None:
-                continue  # a scope wider than the file: the file's partitions only
+        if spec.strategy is Strategy.SHIFT_BY and current is None:
+            return group.refused(Refusal.NO_COMMIT_TO_SHIFT, str(tp))
+        requested, finding = _requested(spec, group.group_id, tp, current, start, end, at_time)
+        if requested is None:
+            continue  # a scope wider than the file: the file's partitions only
         target = requested
-        if s.clamps and requested > end:
+        if clamps and requested > end:
             target, finding = end, Finding.CLAMPED_TO_LOG_END
-        elif s.clamps and requested < start:
+        elif clamps and requested < start:
             target, finding = start, Finding.CLAMPED_TO_LOG_START
         rows.append(PartitionReset(tp, current, requested, target, start, end, finding))
     if not rows:
@@ -393,3 +400,38 @@ def _plan_group(
         group.current,
         tuple(rows),
     )
+
+
+def _requested(
+    spec: ResetSpec,
+    group_id: str,
+    tp: TopicPartition,
+    current: int | None,
+    start: int,
+    end: int,
+    at_time: KeyedResults,
+) -> tuple[int | None, Finding | None]:
+    """The offset the strategy asks for ``tp`` (None: the file does not name it), and the finding
+    when it is not what was asked for literally (no commit, no record at the time)."""
+    s = spec.strategy
+    if s is Strategy.TO_EARLIEST:
+        return start, None
+    if s is Strategy.TO_LATEST:
+        return end, None
+    if s is Strategy.TO_CURRENT:
+        return (current, None) if current is not None else (end, Finding.NO_COMMIT)
+    if s is Strategy.TO_OFFSET:
+        return spec.offset, None
+    if s is Strategy.SHIFT_BY:
+        if spec.shift is None:  # reset_spec requires one for shift_by
+            raise ConfigurationError("reset strategy shift_by needs a shift: build the spec with reset_spec.")
+        assert current is not None  # a partition without a commit refuses the group first
+        return current + spec.shift, None
+    if s in (Strategy.TO_DATETIME, Strategy.BY_DURATION):
+        found: ListedOffset = at_time.values[tp]
+        return (found.offset, None) if found.offset != NO_OFFSET_AT_TIME else (end, Finding.NO_RECORD_AT_TIME)
+    if spec.file_offsets is None:  # FROM_FILE; reset_spec requires them for from_file
+        raise ConfigurationError(
+            "reset strategy from_file needs the file's offsets: build the spec with reset_spec."
+        )
+    return spec.file_offsets[group_id].get(tp), None

@@ -80,12 +80,7 @@ def fetch_access_token(
 
     url = str(config.token_endpoint_url).strip()
     shown = endpoint_name(url)
-    headers = {
-        "Authorization": authorization_header(config.client_id or "", config.client_secret or ""),
-        "Accept": "application/json",
-        "Cache-Control": "no-cache",
-        "Content-Type": "application/x-www-form-urlencoded",
-    }
+    headers = _request_headers(config)
     body = request_body(config.scope)
     post = session.post if session is not None else requests.post
     started = time.monotonic()
@@ -105,35 +100,57 @@ def fetch_access_token(
         except requests.RequestException as exc:
             last = f"{type(exc).__name__}"
         else:
-            status = response.status_code
-            if status in (200, 201):
+            if response.status_code in (200, 201):
                 return _access_token(response, shown)
-            if status in UNRETRYABLE_HTTP_CODES:
-                raise AuthenticationError(
-                    f"token endpoint {shown} refused the client credentials of client {config.client_id!r}: "
-                    f"HTTP {status}{_provider_error(response)}; retrying cannot fix this: check the client id, "
-                    "secret and scope."
-                )
-            last = f"HTTP {status}{_provider_error(response)}"
-        wait = min(
-            config.retry_backoff_s * 2 ** (attempt - 1),
-            config.retry_backoff_max_s,
-            deadline - time.monotonic(),
-        )
-        log.warning(
-            "Token endpoint %s attempt %d failed: %s; %s",
-            shown,
-            attempt,
-            last,
-            f"retrying in {wait * 1000:.0f} ms" if wait > 0 else "no time left",
-        )
-        if wait <= 0:
+            last = _refused(response, shown, config)
+        if not _wait_to_retry(config, deadline, attempt, shown, last):
             break
-        time.sleep(wait)
     raise TokenUnavailable(
         f"token endpoint {shown} gave no token in {time.monotonic() - started:.1f} s "
         f"({attempt} attempt(s)); last: {last}"
     )
+
+
+def _request_headers(config: OAuthBearerConfig) -> dict[str, str]:
+    return {
+        "Authorization": authorization_header(config.client_id or "", config.client_secret or ""),
+        "Accept": "application/json",
+        "Cache-Control": "no-cache",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+
+
+def _refused(response: requests.Response, shown: str, config: OAuthBearerConfig) -> str:
+    """What an answer without a token says, to retry; an :class:`AuthenticationError` when
+    retrying cannot fix it (:data:`UNRETRYABLE_HTTP_CODES`)."""
+    status = response.status_code
+    if status in UNRETRYABLE_HTTP_CODES:
+        raise AuthenticationError(
+            f"token endpoint {shown} refused the client credentials of client {config.client_id!r}: "
+            f"HTTP {status}{_provider_error(response)}; retrying cannot fix this: check the client id, "
+            "secret and scope."
+        )
+    return f"HTTP {status}{_provider_error(response)}"
+
+
+def _wait_to_retry(config: OAuthBearerConfig, deadline: float, attempt: int, shown: str, last: str) -> bool:
+    """Logs the failed attempt and sleeps the backoff; False when the deadline leaves no time."""
+    wait = min(
+        config.retry_backoff_s * 2 ** (attempt - 1),
+        config.retry_backoff_max_s,
+        deadline - time.monotonic(),
+    )
+    log.warning(
+        "Token endpoint %s attempt %d failed: %s; %s",
+        shown,
+        attempt,
+        last,
+        f"retrying in {wait * 1000:.0f} ms" if wait > 0 else "no time left",
+    )
+    if wait <= 0:
+        return False
+    time.sleep(wait)
+    return True
 
 
 def _access_token(response: requests.Response, shown: str) -> str:
