@@ -19,6 +19,9 @@ Scenarios (each a fresh fake-cluster process, ``benchmarks/fake_server.py``):
   tansu    the lag scenario on the embedded broker (Tansu) behind ``proxy.VirtualCluster``: 9 virtual
            brokers, 10 ms per request, 3,000 groups committing 12 partitions each, then 1 each
            (``tansu_server.py``); kgroups json vs both peers, each checked for the exact total lag
+  kafka    the mixed shape on Apache Kafka (``kafka_server.py``: the real broker, one node from Maven
+           Central's jars, seeded through it) behind ``proxy.VirtualCluster``: 9 virtual brokers, 10 ms
+           per request; kgroups json vs both peers and the floor, each checked for the exact total lag
   help     ``kgroups --help``
   big      9 brokers (--big-brokers), 100,000 groups of 4 partitions: ``kgroups lag`` (the table, and
            jsonl) and ``take_snapshot`` in a process, each checked for the exact total lag
@@ -29,7 +32,7 @@ and, from the fake's request log, the requests per API and the round trips on th
 path (see ``fake_server.waves``) of the median run. The machine may be shared: medians of
 interleaved runs, and the fake's own CPU is shown apart.
 
-    python benchmarks/bench_cli.py [--scenarios mixed,lag,old,tansu,help,big] [--repeat 5]
+    python benchmarks/bench_cli.py [--scenarios mixed,lag,old,tansu,kafka,help,big] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -240,7 +243,7 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
                 f"wall {min(r['walls']):.1f}-{max(r['walls']):.1f} s over {len(r['walls'])} runs"
             )
     for r in rows:
-        if r["scenario"] == "mixed" and "exact" in r:
+        if (r["scenario"] == "mixed" or r["scenario"].startswith("kafka-")) and "exact" in r:
             print(
                 f"# {r['scenario']} {r['command']}: every run exact (all groups, the seeded total lag): "
                 f"{'yes' if r['exact'] else 'NO'}; wall {min(r['walls']):.3f}-{max(r['walls']):.3f} s over "
@@ -392,6 +395,29 @@ def scenario_tansu(args) -> list[dict]:
             for row in measure(commands, server, args.repeat, name, checks):
                 row["latency"] = args.latency
                 rows.append(row)
+    return rows
+
+
+def scenario_kafka(args) -> list[dict]:
+    """The mixed shape on Apache Kafka (``kafka_server.py``: the real broker from Maven Central's
+    jars, seeded through it with ``fake_server.seed_mixed``'s world, shown as 9 brokers with 10 ms
+    a request by ``proxy.VirtualCluster``): kgroups json against both peers and the floor, each
+    checked for every group and the seeded total lag. The broker does every answer's work, so its
+    CPU (the last column) shares the cores with the clients."""
+    with FakeServer(*nine_brokers(args, "--version", args.kafka_version), script="kafka_server.py") as server:
+        name = f"kafka-{server.seeded['version']}"
+        print(
+            f"  {name}: {server.seeded['group_partitions']:,} committed group-partitions, started and "
+            f"seeded in {server.seeded['seconds']} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        commands, checks = json_against_peer(server, args, floor=True)
+        for argv in commands.values():
+            run_child(argv, server)  # warm-up: page cache, the broker's JIT, the proxy's kept rewrites
+        rows = measure(commands, server, args.repeat, name, checks)
+    for r in rows:
+        r["latency"] = args.latency
     return rows
 
 
@@ -695,6 +721,9 @@ def main() -> None:
         default="12,1",
         help="tansu: partitions each group commits, one world per value",
     )
+    parser.add_argument(
+        "--kafka-version", default="4.4.0", help="kafka: Apache Kafka's version (its jars from Maven Central)"
+    )
     parser.add_argument("--latency", type=float, default=0.010)
     parser.add_argument("--no-jsonl", dest="jsonl", action="store_false")
     parser.add_argument(
@@ -721,6 +750,8 @@ def main() -> None:
             rows += scenario_mixed(args)
         elif scenario == "tansu":
             rows += scenario_tansu(args)
+        elif scenario == "kafka":
+            rows += scenario_kafka(args)
         elif scenario == "help":
             rows += scenario_help(args)
         elif scenario == "big":
