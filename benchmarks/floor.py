@@ -106,9 +106,8 @@ def run_floor(bootstrap: str, groups: list[str]) -> dict:
         ]
         responses = await asyncio.gather(*fetches, *lists)
         seconds = time.perf_counter() - started
-        offsets = sum(
-            1 for r in responses[: len(fetches)] for g in r.groups for t in g.topics for p in t.partitions
-        )
+        # OffsetFetch v8-v9 answers come decoded into each group's partitions (client/wire.py)
+        offsets = sum(len(g.partitions) for r in responses[: len(fetches)] for g in r.groups)
         await pool.close()
         return {
             "seconds": seconds,
@@ -186,13 +185,7 @@ def run_cold_floor(bootstrap: str, groups: list[str]) -> dict:
                 for conn, gs in zip(conns, by_coordinator.values())
             )
         )
-        committed = {
-            (t.name, p.partition_index)
-            for r in fetched
-            for g in r.groups
-            for t in g.topics
-            for p in t.partitions
-        }
+        committed = {(tp.topic, tp.partition) for r in fetched for g in r.groups for tp in g.partitions}
         topics = sorted({t for t, _ in committed})
         described = await first.send(
             MetadataRequest(
