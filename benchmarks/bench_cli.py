@@ -1,6 +1,12 @@
 """``kgroups`` as users run it: whole processes (interpreter start, imports, connect, calls,
-output), side by side with a bare kafka-python 3 script doing the same job, on a fake
+output), side by side with bare kafka-python 3 scripts doing the same job, on a fake
 cluster in its own process. Prints tables; asserts nothing.
+
+The peers: ``kafka-python`` (``kp_lag.py``, the benchmark's first peer: sorted rows of dicts written
+with ``json.dump``) and ``kafka-python plain`` (``kp_lag_plain.py``: the shortest script, one
+admin client, one batched call for the commits and one for the log ends, written with
+``json.dumps``). ``floor`` (``floor.py``): the same requests sent and their answers decoded on
+the client's transport with nothing else, what no client of this transport can beat.
 
 Scenarios (each a fresh fake-cluster process, ``benchmarks/fake_server.py``):
 
@@ -8,11 +14,14 @@ Scenarios (each a fresh fake-cluster process, ``benchmarks/fake_server.py``):
            10 ms per request: ``kgroups lag -p 'acc-g*'`` (json, jsonl, table) vs ``kp_lag.py``
   mixed    9 brokers, 3,000 ``acc-g*`` groups on 5 topics of 1-6 partitions, each on about a third
            of the topics and not on a fifth of their partitions, 10 ms per request: ``kgroups --format
-           json lag -p 'acc-g*'`` vs ``kp_lag.py``, both checked for the exact total lag
+           json lag -p 'acc-g*'`` vs both peers and the floor, each checked for the exact total lag
   old      the same as lag, brokers below FindCoordinator v4 / OffsetFetch v8 (one group per request)
   tansu    the lag scenario on the embedded broker (Tansu) behind ``proxy.VirtualCluster``: 9 virtual
            brokers, 10 ms per request, 3,000 groups committing 12 partitions each, then 1 each
-           (``tansu_server.py``); kgroups json vs ``kp_lag.py``, both checked for the exact total lag
+           (``tansu_server.py``); kgroups json vs both peers, each checked for the exact total lag
+  kafka    the mixed shape on Apache Kafka (``kafka_server.py``: the real broker, one node from Maven
+           Central's jars, seeded through it) behind ``proxy.VirtualCluster``: 9 virtual brokers, 10 ms
+           per request; kgroups json vs both peers and the floor, each checked for the exact total lag
   help     ``kgroups --help``
   big      9 brokers (--big-brokers), 100,000 groups of 4 partitions: ``kgroups lag`` (the table, and
            jsonl) and ``take_snapshot`` in a process, each checked for the exact total lag
@@ -23,7 +32,7 @@ and, from the fake's request log, the requests per API and the round trips on th
 path (see ``fake_server.waves``) of the median run. The machine may be shared: medians of
 interleaved runs, and the fake's own CPU is shown apart.
 
-    python benchmarks/bench_cli.py [--scenarios mixed,lag,old,tansu,help,big] [--repeat 5]
+    python benchmarks/bench_cli.py [--scenarios mixed,lag,old,tansu,kafka,help,big] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -165,17 +174,24 @@ def kgroups(bootstrap: str, *args: str) -> list[str]:
     return [*KGROUPS, "-b", bootstrap, *args]
 
 
-def peer(bootstrap: str, pattern: str) -> list[str]:
-    return [PY, str(ROOT / "benchmarks" / "kp_lag.py"), bootstrap, pattern]
+def peer(bootstrap: str, pattern: str, script: str = "kp_lag.py") -> list[str]:
+    """A script of ``benchmarks/`` run as ``script BOOTSTRAP PATTERN`` (a peer, the floor)."""
+    return [PY, str(ROOT / "benchmarks" / script), bootstrap, pattern]
 
 
 def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
+    """One line per command; ``x kafka-python``, ``x plain``, ``x floor``: its median wall over that
+    of ``kp_lag.py``, ``kp_lag_plain.py`` and the floor in the same scenario (``-`` without one)."""
     base = {r["scenario"]: r["wall"] for r in rows if r["command"] == baseline}
+    plain = {r["scenario"]: r["wall"] for r in rows if r["command"] == "kafka-python plain"}
+    floor = {r["scenario"]: r["wall"] for r in rows if r["command"] == "floor"}
     header = (
         "scenario",
         "command",
         "median wall s",
         "x kafka-python",
+        "x plain",
+        "x floor",
         "median CPU s",
         "peak RSS MB",
         "out KB",
@@ -190,14 +206,17 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
     for r in rows:
         stats = r.get("stats") or {}
         req = stats.get("requests", {})
-        ratio = f"{r['wall'] / base[r['scenario']]:.2f}" if r["scenario"] in base else "-"
+        ratios = [
+            f"{r['wall'] / to[r['scenario']]:.2f}" if r["scenario"] in to else "-"
+            for to in (base, plain, floor)
+        ]
         trips = stats.get("round_trips")
         lines.append(
             (
                 r["scenario"],
                 r["command"],
                 f"{r['wall']:.3f}",
-                ratio,
+                *ratios,
                 f"{r['cpu']:.3f}",
                 f"{r['rss_mb']:.0f}",
                 f"{r['out_bytes'] / 1024:.0f}",
@@ -224,7 +243,7 @@ def print_table(rows: list[dict], baseline: str = "kafka-python") -> None:
                 f"wall {min(r['walls']):.1f}-{max(r['walls']):.1f} s over {len(r['walls'])} runs"
             )
     for r in rows:
-        if r["scenario"] == "mixed" and "exact" in r:
+        if (r["scenario"] == "mixed" or r["scenario"].startswith("kafka-")) and "exact" in r:
             print(
                 f"# {r['scenario']} {r['command']}: every run exact (all groups, the seeded total lag): "
                 f"{'yes' if r['exact'] else 'NO'}; wall {min(r['walls']):.3f}-{max(r['walls']):.3f} s over "
@@ -308,16 +327,28 @@ def nine_brokers(args, *more: str) -> list[str]:
     return ["--brokers", "9", "--groups", str(args.groups), "--latency", str(args.latency), *more]
 
 
-def json_against_peer(server: FakeServer, args) -> tuple[dict, dict]:
-    """``kgroups --format json lag -p 'acc-g*'`` (and the ``--before`` tree's) against kp_lag.py,
-    each checked for every group and the seeded total lag."""
+def json_against_peer(server: FakeServer, args, floor: bool = False) -> tuple[dict, dict]:
+    """``kgroups --format json lag -p 'acc-g*'`` (and the ``--before`` tree's) against both peers
+    (kp_lag.py, kp_lag_plain.py) and with ``floor`` the floor (floor.py), each checked for every
+    group and the seeded total lag."""
     seeded = ["env", "PYTHONHASHSEED=0"]
-    json_cmd = [*seeded, *kgroups(server.bootstrap, "--format", "json", "lag", "-p", "acc-g*")]
-    commands: dict = {"kafka-python": [*seeded, *peer(server.bootstrap, "acc-g*")], "kgroups json": json_cmd}
+    b = server.bootstrap
+    json_cmd = [*seeded, *kgroups(b, "--format", "json", "lag", "-p", "acc-g*")]
+    commands: dict = {
+        "kafka-python": [*seeded, *peer(b, "acc-g*")],
+        "kafka-python plain": [*seeded, *peer(b, "acc-g*", "kp_lag_plain.py")],
+    }
+    if floor:
+        commands["floor"] = [*seeded, *peer(b, "acc-g*", "floor.py")]
+    commands["kgroups json"] = json_cmd
     if args.before:
         commands["kgroups json (before)"] = (json_cmd, before_tree(args.before))
     checks = {
-        name: exact_json(server.seeded) if name.startswith("kgroups") else exact_peer(server.seeded)
+        name: exact_json(server.seeded)
+        if name.startswith("kgroups")
+        else exact_floor(server.seeded)
+        if name == "floor"
+        else exact_peer(server.seeded)
         for name in commands
     }
     return commands, checks
@@ -335,7 +366,7 @@ def scenario_mixed(args) -> list[dict]:
             file=sys.stderr,
             flush=True,
         )
-        commands, checks = json_against_peer(server, args)
+        commands, checks = json_against_peer(server, args, floor=True)
         for argv in commands.values():
             run_child(argv, server)  # warm-up: page cache, and the answers the fake keeps with --cache
         rows = measure(commands, server, args.repeat, "mixed", checks)
@@ -367,6 +398,29 @@ def scenario_tansu(args) -> list[dict]:
     return rows
 
 
+def scenario_kafka(args) -> list[dict]:
+    """The mixed shape on Apache Kafka (``kafka_server.py``: the real broker from Maven Central's
+    jars, seeded through it with ``fake_server.seed_mixed``'s world, shown as 9 brokers with 10 ms
+    a request by ``proxy.VirtualCluster``): kgroups json against both peers and the floor, each
+    checked for every group and the seeded total lag. The broker does every answer's work, so its
+    CPU (the last column) shares the cores with the clients."""
+    with FakeServer(*nine_brokers(args, "--version", args.kafka_version), script="kafka_server.py") as server:
+        name = f"kafka-{server.seeded['version']}"
+        print(
+            f"  {name}: {server.seeded['group_partitions']:,} committed group-partitions, started and "
+            f"seeded in {server.seeded['seconds']} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        commands, checks = json_against_peer(server, args, floor=True)
+        for argv in commands.values():
+            run_child(argv, server)  # warm-up: page cache, the broker's JIT, the proxy's kept rewrites
+        rows = measure(commands, server, args.repeat, name, checks)
+    for r in rows:
+        r["latency"] = args.latency
+    return rows
+
+
 def exact_json(seeded: dict) -> Callable[[BinaryIO], bool]:
     """``kgroups --format json lag``: every group, none failed, the seeded total lag."""
 
@@ -383,12 +437,24 @@ def exact_json(seeded: dict) -> Callable[[BinaryIO], bool]:
 
 
 def exact_peer(seeded: dict) -> Callable[[BinaryIO], bool]:
+    """A peer's ``{group: {"total_lag": N, ...}}``: every group, the seeded total lag."""
+
     def check(out: BinaryIO) -> bool:
         result = json.loads(out.read())
         return (
             len(result) == seeded["groups"]
             and sum(g["total_lag"] for g in result.values()) == seeded["total_lag"]
         )
+
+    return check
+
+
+def exact_floor(seeded: dict) -> Callable[[BinaryIO], bool]:
+    """floor.py's ``{"groups": N, "total_lag": L}``: every group read, the seeded total lag."""
+
+    def check(out: BinaryIO) -> bool:
+        result = json.loads(out.read())
+        return result["groups"] == seeded["groups"] and result["total_lag"] == seeded["total_lag"]
 
     return check
 
@@ -655,6 +721,9 @@ def main() -> None:
         default="12,1",
         help="tansu: partitions each group commits, one world per value",
     )
+    parser.add_argument(
+        "--kafka-version", default="4.4.0", help="kafka: Apache Kafka's version (its jars from Maven Central)"
+    )
     parser.add_argument("--latency", type=float, default=0.010)
     parser.add_argument("--no-jsonl", dest="jsonl", action="store_false")
     parser.add_argument(
@@ -681,6 +750,8 @@ def main() -> None:
             rows += scenario_mixed(args)
         elif scenario == "tansu":
             rows += scenario_tansu(args)
+        elif scenario == "kafka":
+            rows += scenario_kafka(args)
         elif scenario == "help":
             rows += scenario_help(args)
         elif scenario == "big":

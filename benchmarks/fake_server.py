@@ -119,15 +119,19 @@ def seed(cluster, groups: int, topics: int, partitions: int, prefix: str = "acc-
 MIXED_TOPICS = {"acc-orders": 6, "acc-payments": 5, "acc-shipments": 3, "acc-refunds": 2, "acc-audit": 1}
 
 
-def seed_mixed(cluster, groups: int, prefix: str = "acc-g") -> tuple[int, int]:
+def seed_mixed(
+    cluster, groups: int, prefix: str = "acc-g", end_base: int = 50_000, end_step: int = 1_000
+) -> tuple[int, int]:
     """Groups as production has them: each committed on about a third of the topics (at least
     one), and not on about a fifth of those topics' partitions (at least one committed), lags
     from 0 to 999; plus 2 % other groups. Returns the ``acc-g*`` groups' total lag (an exact
-    client's sum) and their committed partitions. A fixed seed: the same world every run."""
+    client's sum) and their committed partitions. A fixed seed: the same world every run.
+    Partition p's log ends at ``end_base + end_step * p`` (a real broker is seeded with fewer
+    records; above 999 every lag fits)."""
     import random
 
     rng = random.Random(31)
-    ends = {t: [50_000 + 1_000 * p for p in range(n)] for t, n in MIXED_TOPICS.items()}
+    ends = {t: [end_base + end_step * p for p in range(n)] for t, n in MIXED_TOPICS.items()}
     for topic, topic_ends in ends.items():
         cluster.add_topic(topic, len(topic_ends), end_offsets=topic_ends)
     total = committed = 0

@@ -2,22 +2,38 @@
 with no driver at all (connect, Metadata, one FindCoordinator, then one concurrent round of
 OffsetFetch per coordinator and ListOffsets per leader), including decoding. For the cold call
 (``cold_call.py``): the fewest sequential round trips a correct client needs
-(:func:`cold_call_floor`) and the same steps run driverless (:func:`run_cold_floor`)."""
+(:func:`cold_call_floor`) and the same steps run driverless (:func:`run_cold_floor`). For
+``kgroups lag --pattern`` (bench_cli's ``mixed`` row ``floor``, a whole process):
+:func:`run_lag_floor`, the requests of the pattern's lag sent and their answers decoded, nothing
+else.
+
+    python benchmarks/floor.py BOOTSTRAP 'acc-g*'   (prints {"groups": N, "total_lag": L})
+"""
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
+import json
+import sys
 import time
+from pathlib import Path
+
+if __name__ == "__main__":  # a script: this checkout's package, not the one the environment installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from airflow_provider_kgroups.client import ClientConfig
 from airflow_provider_kgroups.client.cluster import METADATA, ClusterMetadata
 from airflow_provider_kgroups.client.config import BrokerAddress
+from airflow_provider_kgroups.client.handlers.list_groups import ListGroupsHandler
 from airflow_provider_kgroups.client.handlers.list_offsets import ListOffsetsHandler
 from airflow_provider_kgroups.client.handlers.offset_fetch import OffsetFetchHandler
 from airflow_provider_kgroups.client.lookup import CoordinatorLookup
 from airflow_provider_kgroups.client.protocol import (
     API_VERSIONS,
+    AllOffsetsFetch,
     FindCoordinatorRequest,
+    ListGroupsRequest,
     ListOffsetsRequest,
     MetadataRequest,
     OffsetFetchRequest,
@@ -90,9 +106,8 @@ def run_floor(bootstrap: str, groups: list[str]) -> dict:
         ]
         responses = await asyncio.gather(*fetches, *lists)
         seconds = time.perf_counter() - started
-        offsets = sum(
-            1 for r in responses[: len(fetches)] for g in r.groups for t in g.topics for p in t.partitions
-        )
+        # OffsetFetch v8-v9 answers come decoded into each group's partitions (client/wire.py)
+        offsets = sum(len(g.partitions) for r in responses[: len(fetches)] for g in r.groups)
         await pool.close()
         return {
             "seconds": seconds,
@@ -170,13 +185,7 @@ def run_cold_floor(bootstrap: str, groups: list[str]) -> dict:
                 for conn, gs in zip(conns, by_coordinator.values())
             )
         )
-        committed = {
-            (t.name, p.partition_index)
-            for r in fetched
-            for g in r.groups
-            for t in g.topics
-            for p in t.partitions
-        }
+        committed = {(tp.topic, tp.partition) for r in fetched for g in r.groups for tp in g.partitions}
         topics = sorted({t for t, _ in committed})
         described = await first.send(
             MetadataRequest(
@@ -226,3 +235,99 @@ def run_cold_floor(bootstrap: str, groups: list[str]) -> dict:
         }
 
     return asyncio.run(work())
+
+
+def run_lag_floor(bootstrap: str, pattern: str) -> dict:
+    """What ``kgroups lag --pattern`` cannot do with less: Metadata (brokers and leaders) from the
+    first broker, ListGroups from every broker, an OffsetFetch of every committed offset to each
+    broker for the matching groups it listed (a listing names the coordinator), then ListOffsets
+    (latest) to the leaders of what they committed; the same transport, versions and decoders as
+    the client, no driver, lookups, retries, errors or output. Returns the groups read and the
+    sum of their lags (what bench_cli checks)."""
+
+    async def work() -> dict:
+        metadata, pool = _transport(bootstrap)
+        first = await pool.any()
+        meta = await first.send(
+            MetadataRequest(topics=None, allow_auto_topic_creation=False),
+            first.version_for(MetadataRequest),
+            30,
+        )
+        metadata.learn_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
+        conns = await asyncio.gather(*(pool.get(b.node_id) for b in meta.brokers))
+        listings = await asyncio.gather(
+            *(
+                c.send(
+                    ListGroupsRequest(states_filter=[], types_filter=[]),
+                    c.version_for(ListGroupsHandler.request_class),
+                    30,
+                )
+                for c in conns
+            )
+        )
+        chosen = [
+            (c, ids)
+            for c, listing in zip(conns, listings)
+            if (ids := [g.group_id for g in listing.groups if fnmatch.fnmatchcase(g.group_id, pattern)])
+        ]
+        fetched = await asyncio.gather(
+            *(
+                c.send(AllOffsetsFetch(ids, False), c.version_for(OffsetFetchHandler.request_class), 30)
+                for c, ids in chosen
+            )
+        )
+        committed = {
+            tp
+            for answer in fetched
+            for group in answer.groups
+            for tp, value in group.partitions.items()
+            if value.offset >= 0
+        }
+        leaders = {(t.name, p.partition_index): p.leader_id for t in meta.topics for p in t.partitions}
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        for tp in committed:
+            by_leader.setdefault(leaders[tp.topic, tp.partition], {}).setdefault(tp.topic, []).append(
+                tp.partition
+            )
+        leader_conns = await asyncio.gather(*(pool.get(node) for node in by_leader))
+        ends = await asyncio.gather(
+            *(
+                conn.send(
+                    ListOffsetsRequest(
+                        replica_id=-1,
+                        isolation_level=0,
+                        topics=[
+                            ListOffsetsRequest.ListOffsetsTopic(
+                                name=t,
+                                partitions=[
+                                    ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                                        partition_index=p, timestamp=-1, current_leader_epoch=-1
+                                    )
+                                    for p in ps
+                                ],
+                            )
+                            for t, ps in tps.items()
+                        ],
+                    ),
+                    conn.version_for(ListOffsetsHandler.request_class),
+                    30,
+                )
+                for conn, tps in zip(leader_conns, by_leader.values())
+            )
+        )
+        end = {(t.name, p.partition_index): p.offset for r in ends for t in r.topics for p in t.partitions}
+        lag = sum(
+            end[tp.topic, tp.partition] - value.offset
+            for answer in fetched
+            for group in answer.groups
+            for tp, value in group.partitions.items()
+            if value.offset >= 0
+        )
+        await pool.close()
+        return {"groups": sum(len(answer.groups) for answer in fetched), "total_lag": lag}
+
+    return asyncio.run(work())
+
+
+if __name__ == "__main__":
+    print(json.dumps(run_lag_floor(sys.argv[1], sys.argv[2])))

@@ -27,9 +27,7 @@ from .errors import (
     UnsupportedVersion,
 )
 from .handlers.base import Handler
-from .handlers.delete_groups import DeleteGroupsHandler
-from .handlers.fetch import DEFAULT_PARTITION_BYTES, FetchTimestampHandler
-from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES, FetchRecordsHandler
+from .handlers.fetch_sizes import DEFAULT_PARTITION_BYTES, DEFAULT_RECORD_PAGE_BYTES
 from .handlers.list_offsets import (
     EARLIEST,
     LATEST,
@@ -77,6 +75,21 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
+
+#: The handlers of the verbs the lag path never calls (delete, fetch, commit-side and topic verbs),
+#: imported by their verb on its first call, so that a lag run never builds their message
+#: classes; whoever must not import on an event loop (a trigger: ``triggers/loading.py``) loads
+#: them beforehand.
+VERB_HANDLERS = (
+    "airflow_provider_kgroups.client.handlers.delete_groups",
+    "airflow_provider_kgroups.client.handlers.describe_configs",
+    "airflow_provider_kgroups.client.handlers.describe_log_dirs",
+    "airflow_provider_kgroups.client.handlers.fetch",
+    "airflow_provider_kgroups.client.handlers.fetch_records",
+    "airflow_provider_kgroups.client.handlers.offset_delete",
+    "airflow_provider_kgroups.client.handlers.share_offsets",
+    "airflow_provider_kgroups.client.transport.authenticator",
+)
 
 
 class AsyncGroupsClient(OffsetVerbs, TopicVerbs):
@@ -241,6 +254,8 @@ class AsyncGroupsClient(OffsetVerbs, TopicVerbs):
         A group whose delete request got no response and whose retry answered GROUP_ID_NOT_FOUND
         is ``GroupDeletion.CONFIRMED_GONE_AFTER_LOST_RESPONSE``, not a failure (see
         :mod:`.handlers.delete_groups`)."""
+        from .handlers.delete_groups import DeleteGroupsHandler  # on first use: VERB_HANDLERS
+
         ids = validate_group_ids(group_ids)
         handler = DeleteGroupsHandler(self._coordinators, limits=self._limits)
         return await self._run_groups(self._call(timeout_s), handler, ids)
@@ -313,6 +328,8 @@ class AsyncGroupsClient(OffsetVerbs, TopicVerbs):
         partitions (``partition_bytes`` each, grown only for a batch that does not fit);
         several offsets of one partition are answered from one page where they fit, and
         the rest from further pages, each again one request per leader."""
+        from .handlers.fetch import FetchTimestampHandler  # on first use: VERB_HANDLERS
+
         wanted: dict[TopicPartition, list[int]] = {}
         for tp in partitions_of(positions):
             position = positions[tp]
@@ -369,6 +386,8 @@ class AsyncGroupsClient(OffsetVerbs, TopicVerbs):
         pass the same ``budgets`` dict to the next call to keep the grown size); the leader waits
         up to ``max_wait_ms`` for data. Reading a whole range, with gap and retention checks:
         :class:`~.records.RangeReader`. ``decode=False``: data batches stay undecoded (``RecordPage.batches``)."""
+        from .handlers.fetch_records import FetchRecordsHandler  # on first use: VERB_HANDLERS
+
         tps = partitions_of(positions)
         for tp in tps:
             check_int(f"the fetch offset for {tp}", positions[tp], at_least=0)

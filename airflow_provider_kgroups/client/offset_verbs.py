@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigurationError, Failure
 from .handlers.offset_commit import OffsetCommitHandler, OffsetToCommit
-from .handlers.offset_delete import OffsetDeleteHandler
-from .handlers.share_offsets import AlterShareGroupOffsetsHandler, DescribeShareGroupOffsetsHandler
 from .inputs import partitions_of, to_commit
 from .results import CommittedOffset, KeyedResults, ShareGroupOffsets, TopicPartition
 from .selection import validate_group_ids
@@ -110,6 +108,8 @@ class OffsetVerbs:
                 raise ConfigurationError(f"no partitions named for group {group_id!r}.")
         if not wanted:
             return KeyedResults()
+        from .handlers.offset_delete import OffsetDeleteHandler  # on first use: client.VERB_HANDLERS
+
         handler = OffsetDeleteHandler(self._coordinators, wanted)
         return await self._run_groups(self._call(timeout_s), handler, list(wanted))
 
@@ -132,6 +132,10 @@ class OffsetVerbs:
         if topics is not None:
             wanted = {t: sorted(set(ps)) for t, ps in topics.items()}
             partitions_of(TopicPartition(t, p) for t, ps in wanted.items() for p in ps)
+        from .handlers.share_offsets import (
+            DescribeShareGroupOffsetsHandler,  # on first use: client.VERB_HANDLERS
+        )
+
         handler = DescribeShareGroupOffsetsHandler(self._coordinators, wanted)
         return await self._run_groups(self._call(timeout_s), handler, ids)
 
@@ -147,5 +151,9 @@ class OffsetVerbs:
         }
         if not wanted:
             return KeyedResults()
+        from .handlers.share_offsets import (
+            AlterShareGroupOffsetsHandler,  # on first use: client.VERB_HANDLERS
+        )
+
         handler = AlterShareGroupOffsetsHandler(self._coordinators, wanted)
         return await self._run_groups(self._call(timeout_s), handler, list(wanted))

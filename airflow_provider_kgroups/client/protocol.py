@@ -7,13 +7,19 @@ client names messages by what they are and a codec upgrade is a one-file change.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import threading
+import types
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._codec_import import lazy_package
 
-lazy_package("kafka.protocol.admin")  # its __init__ builds every admin API's classes: see _codec_import
+# Their __init__s build every message class of their modules (admin: every admin API; consumer:
+# Fetch, the group membership APIs, ...): see _codec_import. Only the modules used are imported.
+lazy_package("kafka.protocol.admin")
+lazy_package("kafka.protocol.consumer")
 
 from kafka.protocol.admin.groups import (  # noqa: E402 - after lazy_package() above
     DeleteGroupsRequest,
@@ -24,17 +30,17 @@ from kafka.protocol.admin.groups import (  # noqa: E402 - after lazy_package() a
     ListGroupsResponse,
 )
 from kafka.protocol.api_message import ApiMessage  # noqa: E402 - after lazy_package() above
-from kafka.protocol.consumer import (  # noqa: E402 - after lazy_package() above
-    FetchRequest,
-    FetchResponse,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
+from kafka.protocol.consumer.group import (  # noqa: E402 - after lazy_package() above
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetDeleteRequest,
     OffsetDeleteResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+)
+from kafka.protocol.consumer.offsets import (  # noqa: E402 - after lazy_package() above
+    ListOffsetsRequest,
+    ListOffsetsResponse,
 )
 from kafka.protocol.metadata import (  # noqa: E402 - after lazy_package() above
     ApiVersionsRequest,
@@ -43,12 +49,6 @@ from kafka.protocol.metadata import (  # noqa: E402 - after lazy_package() above
     FindCoordinatorResponse,
     MetadataRequest,
     MetadataResponse,
-)
-from kafka.protocol.sasl import (  # noqa: E402 - after lazy_package() above
-    SaslAuthenticateRequest,
-    SaslAuthenticateResponse,
-    SaslHandshakeRequest,
-    SaslHandshakeResponse,
 )
 
 from . import schemas as _schemas  # noqa: E402 - after lazy_package() above
@@ -79,41 +79,6 @@ class StreamsGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: igno
 
 
 class StreamsGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
-    pass
-
-
-class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
-    pass
-
-
-class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
-    pass
-
-
-class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
-    pass
-
-
-class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc, call-arg]
-    pass
-
-
-# DescribeConfigs and DescribeLogDirs: built here from kafka-python's own copies of Kafka's schemas
-# (a class is found by its name), as kafka.protocol.admin.configs and .cluster build them; importing
-# those modules would build every message class they define (tests/client/test_codec_import.py).
-class DescribeConfigsRequest(ApiMessage):  # type: ignore[misc]  # ApiMessage is Any to mypy
-    pass
-
-
-class DescribeConfigsResponse(ApiMessage):  # type: ignore[misc]  # ApiMessage is Any to mypy
-    pass
-
-
-class DescribeLogDirsRequest(ApiMessage):  # type: ignore[misc]  # ApiMessage is Any to mypy
-    pass
-
-
-class DescribeLogDirsResponse(ApiMessage):  # type: ignore[misc]  # ApiMessage is Any to mypy
     pass
 
 
@@ -223,10 +188,85 @@ def declared_apis() -> tuple[KafkaApi, ...]:
     return tuple(api for _key, api in sorted(_DECLARED.items()))
 
 
-# The connection's own APIs (its handshake and SASL): the transport is their handler.
+# The connection's own APIs (its handshake and SASL): the transport is their handler. SASL's are
+# declared on first use, below (a connection without SASL never builds their classes).
 API_VERSIONS = KafkaApi(ApiVersionsRequest, ApiVersionsResponse, max_version=3)
-SASL_HANDSHAKE = KafkaApi(SaslHandshakeRequest, SaslHandshakeResponse, max_version=1)
-SASL_AUTHENTICATE = KafkaApi(SaslAuthenticateRequest, SaslAuthenticateResponse, max_version=2)
+
+
+def _kafka_messages(module: str, api: str) -> tuple[Any, Any]:
+    loaded = importlib.import_module(module)
+    return getattr(loaded, f"{api}Request"), getattr(loaded, f"{api}Response")
+
+
+def _message(name: str, schemas: types.ModuleType | None = None) -> Callable[[], Any]:
+    """``class <name>(ApiMessage): pass`` from kafka-python's copy of Kafka's schema (a class is
+    found by its name, as kafka.protocol.admin.configs and .cluster build theirs: importing those
+    modules would build every message class they define, tests/client/test_codec_import.py), or
+    from ours (``schemas``: APIs kafka-python lacks)."""
+    keywords = {} if schemas is None else {"load_json": schemas}
+    return lambda: types.new_class(name, (ApiMessage,), keywords, lambda ns: ns.update(__module__=__name__))
+
+
+#: What only some verbs send (records, SASL, share-group offsets, topic settings): built on first
+#: use (PEP 562), so a call that never sends them never builds their classes.
+_ON_FIRST_USE: dict[str, Callable[[], Any]] = {
+    "FetchRequest": lambda: _kafka_messages("kafka.protocol.consumer.fetch", "Fetch")[0],
+    "FetchResponse": lambda: _kafka_messages("kafka.protocol.consumer.fetch", "Fetch")[1],
+    # SASL's classes come with their declaration: a connection asks the versions of what is declared
+    "SASL_HANDSHAKE": lambda: KafkaApi(
+        *_kafka_messages("kafka.protocol.sasl", "SaslHandshake"), max_version=1
+    ),
+    "SASL_AUTHENTICATE": lambda: KafkaApi(
+        *_kafka_messages("kafka.protocol.sasl", "SaslAuthenticate"), max_version=2
+    ),
+    "SaslHandshakeRequest": lambda: _first_use("SASL_HANDSHAKE").request,
+    "SaslHandshakeResponse": lambda: _first_use("SASL_HANDSHAKE").response,
+    "SaslAuthenticateRequest": lambda: _first_use("SASL_AUTHENTICATE").request,
+    "SaslAuthenticateResponse": lambda: _first_use("SASL_AUTHENTICATE").response,
+    **{
+        f"{api}{kind}": _message(f"{api}{kind}", _schemas)
+        for api in ("DescribeShareGroupOffsets", "AlterShareGroupOffsets")
+        for kind in ("Request", "Response")
+    },
+    **{
+        f"{api}{kind}": _message(f"{api}{kind}")
+        for api in ("DescribeConfigs", "DescribeLogDirs")
+        for kind in ("Request", "Response")
+    },
+}
+if TYPE_CHECKING:  # what mypy sees of the names above (ApiMessage is Any: kafka-python ships no types)
+    FetchRequest: type[ApiMessage]
+    FetchResponse: type[ApiMessage]
+    SASL_HANDSHAKE: KafkaApi
+    SASL_AUTHENTICATE: KafkaApi
+    SaslHandshakeRequest: type[ApiMessage]
+    SaslHandshakeResponse: type[ApiMessage]
+    SaslAuthenticateRequest: type[ApiMessage]
+    SaslAuthenticateResponse: type[ApiMessage]
+    DescribeShareGroupOffsetsRequest: type[ApiMessage]
+    DescribeShareGroupOffsetsResponse: type[ApiMessage]
+    AlterShareGroupOffsetsRequest: type[ApiMessage]
+    AlterShareGroupOffsetsResponse: type[ApiMessage]
+    DescribeConfigsRequest: type[ApiMessage]
+    DescribeConfigsResponse: type[ApiMessage]
+    DescribeLogDirsRequest: type[ApiMessage]
+    DescribeLogDirsResponse: type[ApiMessage]
+
+_first_use_lock = threading.RLock()  # one class per name, whichever thread asks first
+
+
+def _first_use(name: str) -> Any:
+    with _first_use_lock:
+        value = globals().get(name)
+        if value is None:
+            value = globals()[name] = _ON_FIRST_USE[name]()
+        return value
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _ON_FIRST_USE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _first_use(name)
 
 
 class CodecWarmup:
@@ -317,24 +357,14 @@ warmup = CodecWarmup()
 __all__ = [
     "AllOffsetsFetch",
     # the messages, by API
-    "AlterShareGroupOffsetsRequest",
-    "AlterShareGroupOffsetsResponse",
     "ApiVersionsRequest",
     "ApiVersionsResponse",
     "ConsumerGroupDescribeRequest",
     "ConsumerGroupDescribeResponse",
     "DeleteGroupsRequest",
     "DeleteGroupsResponse",
-    "DescribeConfigsRequest",
-    "DescribeConfigsResponse",
     "DescribeGroupsRequest",
     "DescribeGroupsResponse",
-    "DescribeLogDirsRequest",
-    "DescribeLogDirsResponse",
-    "DescribeShareGroupOffsetsRequest",
-    "DescribeShareGroupOffsetsResponse",
-    "FetchRequest",
-    "FetchResponse",
     "FindCoordinatorRequest",
     "FindCoordinatorResponse",
     "ListGroupsRequest",
@@ -349,10 +379,6 @@ __all__ = [
     "OffsetDeleteResponse",
     "OffsetFetchRequest",
     "OffsetFetchResponse",
-    "SaslAuthenticateRequest",
-    "SaslAuthenticateResponse",
-    "SaslHandshakeRequest",
-    "SaslHandshakeResponse",
     "ShareGroupDescribeRequest",
     "ShareGroupDescribeResponse",
     "StreamsGroupDescribeRequest",
@@ -365,11 +391,11 @@ __all__ = [
     "KafkaApi",
     "MAX_STRING_BYTES",
     "RESPONSE_FOR",
-    "SASL_AUTHENTICATE",
-    "SASL_HANDSHAKE",
     "compile_codec",
     "compile_codecs",
     "declared_apis",
     "too_long",
     "warmup",
+    # built on first use (see _ON_FIRST_USE)
+    *_ON_FIRST_USE,
 ]

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigurationError, KafkaGroupsError
-from .handlers.fetch_records import DEFAULT_RECORD_PAGE_BYTES
+from .handlers.fetch_sizes import DEFAULT_RECORD_PAGE_BYTES
 from .numbers import check_int
 from .results import RecordPage, TopicPartition
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .handlers.describe_configs import DescribeConfigsHandler
-from .handlers.describe_log_dirs import DescribeLogDirsHandler
 from .inputs import partitions_of, topic_names
 from .results import KeyedResults, TopicPartition, TopicRetention
 
@@ -35,6 +33,8 @@ class TopicVerbs:
         (:class:`~.results.TopicRetention`): one DescribeConfigs for every topic, to the
         least-loaded broker. An unknown topic (UNKNOWN_TOPIC_OR_PARTITION) or one this principal
         may not DescribeConfigs (TOPIC_AUTHORIZATION_FAILED) is that topic's Failure."""
+        from .handlers.describe_configs import DescribeConfigsHandler  # on first use: client.VERB_HANDLERS
+
         names = topic_names(topics)
         if not names:
             return KeyedResults()
@@ -49,6 +49,8 @@ class TopicVerbs:
         """Each partition's size in bytes on its leader (its log segments there; with tiered
         storage, the local part): one DescribeLogDirs per leader. Needs Describe on the cluster
         (else every partition fails with CLUSTER_AUTHORIZATION_FAILED)."""
+        from .handlers.describe_log_dirs import DescribeLogDirsHandler  # on first use: client.VERB_HANDLERS
+
         tps = partitions_of(partitions)
         if not tps:
             return KeyedResults()

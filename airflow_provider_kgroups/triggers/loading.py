@@ -24,8 +24,26 @@ ENGINE = (
 )
 
 
+CLIENT = "airflow_provider_kgroups.client.client"
+
+
 async def load_engine(modules: tuple[str, ...] = ENGINE) -> None:
-    """Import ``modules`` in a worker thread unless already loaded (then: no thread, no wait)."""
-    missing = [m for m in modules if m not in sys.modules]
+    """Import ``modules`` in a worker thread unless already loaded (then: no thread, no wait),
+    and with the client the handlers its verbs import on first use (``client.VERB_HANDLERS``),
+    so that no verb a trigger calls imports on the loop."""
+    missing = [m for m in _with_verb_handlers(modules) if m not in sys.modules]
     if missing:
-        await asyncio.to_thread(lambda: [import_module(m) for m in missing])
+        await asyncio.to_thread(_import, missing)
+
+
+def _with_verb_handlers(modules: tuple[str, ...] | list[str]) -> list[str]:
+    client = sys.modules.get(CLIENT) if CLIENT in modules else None
+    return [*modules, *getattr(client, "VERB_HANDLERS", ())]
+
+
+def _import(modules: list[str]) -> None:
+    for module in modules:
+        import_module(module)
+    for module in _with_verb_handlers(modules):  # the client's, now that it is loaded
+        if module not in sys.modules:
+            import_module(module)

@@ -75,3 +75,22 @@ assert threads == {False}, threads
     assert "airflow_provider_kgroups.client.client" in loaded_after_import(
         "airflow_provider_kgroups.triggers.lag", code
     )
+
+
+@pytest.mark.parametrize("client_first", [False, True])
+def test_trigger_run_loads_the_handlers_the_clients_verbs_import_on_first_use(client_first):
+    """client.VERB_HANDLERS come with the client, off the loop, also when something else in the
+    process imported the client first: no verb a trigger calls imports on the event loop."""
+    code = f"""
+import asyncio, sys
+if {client_first}:
+    import airflow_provider_kgroups.client.client
+from airflow_provider_kgroups.triggers.loading import load_engine
+asyncio.run(load_engine())
+from airflow_provider_kgroups.client.client import VERB_HANDLERS
+missing = [m for m in VERB_HANDLERS if m not in sys.modules]
+assert VERB_HANDLERS and not missing, missing
+"""
+    assert "airflow_provider_kgroups.client.client" in loaded_after_import(
+        "airflow_provider_kgroups.triggers.lag", code
+    )

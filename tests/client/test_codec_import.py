@@ -75,3 +75,21 @@ def test_a_process_that_imported_kafka_first_keeps_the_real_package():
         "print(sys.modules['kafka'] is real)"
     )
     assert out == "True"
+
+
+def test_the_client_leaves_what_only_other_verbs_send_until_they_run():
+    """The lag path builds no message class it never sends: the verbs' own handlers
+    (client.VERB_HANDLERS: fetch, SASL, share offsets, topic settings, deletes) load on first use."""
+    out = run(
+        "import airflow_provider_kgroups.client.client as c; "
+        "print(sorted(m for m in c.VERB_HANDLERS if m in sys.modules), "
+        "[m for m in ('kafka.protocol.sasl', 'kafka.protocol.consumer.fetch') if m in sys.modules])"
+    )
+    assert out == "[] []"
+    out = run(
+        "import airflow_provider_kgroups.client.protocol as p; "
+        "import airflow_provider_kgroups.client.topic_verbs; "
+        "from airflow_provider_kgroups.client.handlers.describe_configs import DescribeConfigsHandler as H; "
+        "print(H.request_class is p.DescribeConfigsRequest, p.CLIENT_MAX_VERSIONS[p.DescribeConfigsRequest])"
+    )
+    assert out == "True 4"

@@ -10,9 +10,10 @@ import pkgutil
 
 import pytest
 
-import airflow_provider_kgroups.client.client  # its verbs import every handler and lookup: every API is declared
+import airflow_provider_kgroups.client.client  # with VERB_HANDLERS below: every handler and lookup, every API declared
 from airflow_provider_kgroups.client import handlers as handlers_package
 from airflow_provider_kgroups.client import lookup, protocol
+from airflow_provider_kgroups.client.client import VERB_HANDLERS
 from airflow_provider_kgroups.client.handlers.base import Handler
 from airflow_provider_kgroups.client.protocol import (
     CLIENT_MAX_VERSIONS,
@@ -24,6 +25,9 @@ from airflow_provider_kgroups.client.protocol import (
     ListGroupsResponse,
     declared_apis,
 )
+
+for _module in VERB_HANDLERS:  # the handlers the client's verbs import on first use
+    importlib.import_module(_module)
 
 
 def _handlers() -> list[type[Handler]]:

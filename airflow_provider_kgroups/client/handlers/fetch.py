@@ -42,6 +42,7 @@ from ..protocol import FetchRequest, FetchResponse, KafkaApi
 from ..results import RecordPosition, RecordTimestamp, TimestampPage, TopicPartition
 from .base import Handler, Notes, VersionNeed
 from .common import missing_from_response
+from .fetch_sizes import DEFAULT_PARTITION_BYTES
 from .list_offsets import READ_COMMITTED
 
 V = TypeVar("V")
@@ -51,7 +52,6 @@ MIN_FETCH_VERSION = 4  # isolation level and record format v2
 #: both Fetch handlers (timestamps, records) speak it
 FETCH = KafkaApi(FetchRequest, FetchResponse, max_version=12)  # v13 replaces topic names with topic ids
 FETCH_NEEDS = (VersionNeed(MIN_FETCH_VERSION, "reading record batches v2 with an isolation level"),)
-DEFAULT_PARTITION_BYTES = 64 * 1024
 MAX_PARTITION_BYTES = 16 * 1024 * 1024
 FETCH_MAX_WAIT_MS = 1
 _LOG_APPEND_TIME = 1

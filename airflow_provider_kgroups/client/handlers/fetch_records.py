@@ -36,8 +36,6 @@ from .fetch import (
 )
 from .list_offsets import READ_COMMITTED
 
-DEFAULT_RECORD_PAGE_BYTES = 1024 * 1024
-
 
 class FetchRecordsHandler(Handler[TopicPartition, RecordPage]):
     """Keys are partitions; ``positions[tp]`` is where the page starts, ``budgets[tp]`` the bytes

@@ -21,7 +21,7 @@ import ssl
 import struct
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import stepmarks
 from ..config import BrokerAddress, ClientConfig
@@ -42,13 +42,13 @@ from ..protocol import (
     RESPONSE_FOR,
     ApiMessage,
     ApiVersionsRequest,
-    SaslAuthenticateRequest,
-    SaslHandshakeRequest,
     warmup,
 )
 from ..wire import decoder_for
-from .authenticator import ReauthRefused, SaslAuthenticator
 from .throttle import throttle_seconds
+
+if TYPE_CHECKING:  # SASL's modules (hashlib, hmac, the mechanisms) load only for a SASL connection
+    from .authenticator import SaslAuthenticator
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,11 @@ class BrokerConnection:
         self._closed = False
         self._slots = asyncio.Semaphore(config.max_in_flight_per_connection)
         self.api_versions: dict[int, tuple[int, int]] = {}
-        self.authenticator = SaslAuthenticator(config, address) if config.uses_sasl else None
+        self.authenticator: SaslAuthenticator | None = None
+        if config.uses_sasl:
+            from .authenticator import SaslAuthenticator
+
+            self.authenticator = SaslAuthenticator(config, address)
         self._reauth_task: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
@@ -207,6 +211,8 @@ class BrokerConnection:
     # -- SASL ------------------------------------------------------------------------------
 
     def _sasl_version(self) -> int:
+        from ..protocol import SaslAuthenticateRequest, SaslHandshakeRequest  # built on first use
+
         if (self.version_for(SaslHandshakeRequest) or 0) < 1:
             raise AuthenticationError(f"broker {self.address} does not support SaslHandshake v1+")
         return self.version_for(SaslAuthenticateRequest) or 0
@@ -221,6 +227,8 @@ class BrokerConnection:
         await asyncio.shield(task)
 
     async def _run_reauth(self) -> None:
+        from .authenticator import ReauthRefused
+
         assert self.authenticator is not None
         try:
             await self.authenticator.authenticate(self._send, self._sasl_version(), reauth=True)
