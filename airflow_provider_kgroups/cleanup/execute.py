@@ -1,4 +1,4 @@
-"""Carrying out a deletion plan through the one safety path (:mod:`.guard`): describe again,
+"""Deleting groups through the one safety path (:mod:`.guard`): describe again,
 back up (read back), delete.
 
 1. the chosen groups are described **again**, right before deleting: anything no longer Empty,
@@ -19,10 +19,9 @@ from ..client import stepmarks
 from ..client.errors import ErrorCode
 from ..client.results import GroupDeletion, GroupOffsets
 from .decisions import GroupDecision, Outcome
-from .guard import Step, StepResult, Words, guarded
-from .plan import CleanupPlan
+from .guard import Step, StepResult, Words
 
-__all__ = ["execute_plan", "GroupDeletionChange"]
+__all__ = ["GroupDeletionChange", "executed"]
 
 #: what the safety path's step means for a deletion
 _OUTCOME = {
@@ -87,28 +86,9 @@ class GroupDeletionChange:
         return steps
 
 
-async def execute_plan(
-    aclient,
-    plan: CleanupPlan,
-    *,
-    backup_base_url: str,
-    note: str = "",
-    storage_options: Mapping[str, Any] | None = None,
-    run: Any = None,
-) -> tuple[dict[str, GroupDecision], str | None]:
-    """Returns every decision (the plan's, updated for the chosen groups) and the backup URL
-    (None when nothing was backed up). ``run``: the :class:`.writeahead.ChangeRun` (leases, intent)."""
-    decisions = dict(plan.decisions)
-    change = GroupDeletionChange({g: decisions[g].reason for g in plan.chosen})
-    steps, backup_url = await guarded(
-        aclient,
-        change,
-        list(plan.chosen),
-        backup_base_url=backup_base_url,
-        note=note,
-        storage_options=storage_options,
-        run=run,
-    )
+def executed(planned: Mapping[str, GroupDecision], steps: Mapping[str, Step]) -> dict[str, GroupDecision]:
+    """Every decision of the plan, those of the groups the safety path ran updated by their step."""
+    decisions = dict(planned)
     for g, step in steps.items():
         decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
-    return decisions, backup_url
+    return decisions

@@ -26,14 +26,18 @@ its own last check of the offsets, and how it is applied. The path returns one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..client import stepmarks
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicPartition
 from ..history.backup import backup_offsets
+
+if TYPE_CHECKING:
+    from .context import ChangeContext
+    from .writeahead import ChangeRun
 
 __all__ = ["Change", "Step", "StepResult", "Words", "guarded"]
 
@@ -113,19 +117,17 @@ def _still_admissible(change: Change, description: GroupDescription) -> tuple[St
 
 
 async def guarded(
-    aclient,
+    context: ChangeContext,
     change: Change,
     group_ids: list[str],
     *,
-    backup_base_url: str,
-    note: str = "",
-    storage_options: Mapping[str, Any] | None = None,
-    absent: Mapping[str, list[TopicPartition]] | None = None,
-    run: Any = None,
+    absent: Mapping[str, Sequence[TopicPartition]] | None = None,
+    run: ChangeRun | None = None,
 ) -> tuple[dict[str, Step], str | None]:
-    """Run ``change`` for ``group_ids`` through the safety path: (one step per group, the backup URL
-    or None when nothing was backed up). ``absent``: partitions the change will commit that have no
-    committed offset now, recorded in the backup so that restoring it removes them again.
+    """Run ``change`` for ``group_ids`` through the safety path with ``context``'s client and backup
+    store: (one step per group, the backup URL or None when nothing was backed up). ``absent``:
+    partitions the change will commit that have no committed offset now, recorded in the backup so
+    that restoring it removes them again.
     ``run``: the run's :class:`.writeahead.ChangeRun` (leases, intent), None for none."""
     steps: dict[str, Step] = {}
     if not group_ids:
@@ -138,6 +140,7 @@ async def guarded(
         group_ids = [g for g in group_ids if g not in held]
         if not group_ids:
             return steps, None
+    aclient = context.client
     again = await aclient.describe_groups(group_ids)
     confirmed = []
     for g in group_ids:
@@ -187,10 +190,10 @@ async def guarded(
     try:
         backup_url = await asyncio.to_thread(
             backup_offsets,
-            backup_base_url,
+            context.backup_base_url,
             to_back_up,
-            note=note,
-            storage_options=storage_options,
+            note=context.note,
+            storage_options=context.storage_options,
             absent={g: list((absent or {}).get(g, ())) for g in to_back_up},
             share_groups=[g for g in to_back_up if g in getattr(change, "share_groups", ())],
         )

@@ -11,19 +11,20 @@ topic keeps it: GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). Undo: ``kgro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..client import stepmarks
 from ..client.errors import ConfigurationError, ErrorCode
 from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
-from ..lag.snapshot import now_ms as _now_ms
 from ..offsets.deletion import GroupOffsetDeletion
-from .guard import Step, StepResult, Words, guarded
+from .context import ChangeContext
+from .guard import Step, StepResult, Words
 from .offset_results import BROKER_REFUSAL, ChangeOutcome, GroupChangeDecision, OffsetChangeResult
-from .offsets_audit import write_change_audit
-from .writeahead import closing_on_error, start_run, tp_key
+from .offsets_audit import change_record
+from .workflow import Guarded, run_workflow
+from .writeahead import tp_key
 
 __all__ = ["DeletionOptions", "OffsetDeletionChange", "cap_plans", "run_offset_deletion"]
 
@@ -220,91 +221,71 @@ def cap_plans(plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions
     return out
 
 
-async def run_offset_deletion(
-    aclient,
-    plans: Mapping[str, GroupOffsetDeletion],
-    options: DeletionOptions,
-    *,
-    backup_base_url: str,
-    audit_base_url: str | None = None,
-    who: Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
-    action: str = "delete-offsets",
-    extra: Mapping[str, Any] | None = None,
-    now_ms: int | None = None,
-) -> OffsetChangeResult:
-    started = _now_ms() if now_ms is None else now_ms
-    run = start_run(
-        audit_base_url,
-        action,
-        dry_run=options.dry_run,
-        who=who,
-        storage_options=storage_options,
-        started_ms=started,
-    )
+@dataclass(frozen=True, slots=True)
+class CappedDeletion:
+    """The deletion plans and, per group that can go, None (in this run) or why not (over a cap)."""
 
-    async def reconciled_then_deleted():
-        if run is not None:
-            await run.reconcile(aclient)
-        return await _run_offset_deletion(
-            aclient,
-            plans,
-            options,
-            run,
-            started,
-            backup_base_url=backup_base_url,
-            audit_base_url=audit_base_url,
-            who=who,
-            storage_options=storage_options,
-            action=action,
-            extra=extra,
-        )
-
-    return await closing_on_error(run, aclient, reconciled_then_deleted())
+    plans: Mapping[str, GroupOffsetDeletion]
+    capped: Mapping[str, str | None]
 
 
-async def _run_offset_deletion(
-    aclient,
-    plans: Mapping[str, GroupOffsetDeletion],
-    options: DeletionOptions,
-    run,
-    started: int,
-    *,
-    backup_base_url: str,
-    audit_base_url: str | None,
-    who: Mapping[str, Any] | None,
-    storage_options: Mapping[str, Any] | None,
-    action: str,
-    extra: Mapping[str, Any] | None,
-) -> OffsetChangeResult:
-    capped = cap_plans(plans, options)
-    decisions = {g: _planned(p, capped.get(g)) for g, p in plans.items()}
-    ready = [g for g, why in capped.items() if why is None]
-    backup_url = None
-    if not options.dry_run and ready:
-        note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
-        steps, backup_url = await guarded(
-            aclient,
-            OffsetDeletionChange(plans),
-            ready,
-            backup_base_url=backup_base_url,
-            note=note,
-            storage_options=storage_options,
-            run=run,
-        )
+@dataclass(frozen=True, slots=True)
+class OffsetDeletionWorkflow:
+    """Deleting the planned offsets, as a change workflow (:mod:`.workflow`). ``extra``: what the
+    result's plan and the audit record say of the run (the topics asked, the stale topics)."""
+
+    plans: Mapping[str, GroupOffsetDeletion]
+    options: DeletionOptions
+    action: str = "delete-offsets"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.dry_run
+
+    async def plan(self, context: ChangeContext, started_ms: int) -> CappedDeletion:
+        return CappedDeletion(self.plans, cap_plans(self.plans, self.options))
+
+    def guarded(self, plan: CappedDeletion) -> Guarded:
+        ready = [g for g, why in plan.capped.items() if why is None]
+        return Guarded(OffsetDeletionChange(plan.plans), ready)
+
+    def result(
+        self, plan: CappedDeletion, steps: Mapping[str, Step], backup_url: str | None
+    ) -> OffsetChangeResult:
+        plans = plan.plans
+        decisions = {g: _planned(p, plan.capped.get(g)) for g, p in plans.items()}
         for g, step in steps.items():
             decisions[g] = _with_predicted_kept(
                 plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
             )
-    result = OffsetChangeResult(action, options.dry_run, decisions, dict(extra or {}), backup_url)
-    if audit_base_url is None:
-        return result
-    return await write_change_audit(
-        result,
-        audit_base_url,
-        started_ms=started,
-        who=who,
-        storage_options=storage_options,
-        run=run,
-        extra={"options": {"max_groups": options.max_groups, "max_partitions": options.max_partitions}},
-    )
+        return OffsetChangeResult(self.action, self.dry_run, decisions, dict(self.extra), backup_url)
+
+    def changed(self, result: OffsetChangeResult) -> list[str]:
+        return result.changed_groups()
+
+    def record(
+        self,
+        context: ChangeContext,
+        plan: CappedDeletion,
+        result: OffsetChangeResult,
+        started_ms: int,
+        run_fields: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        options = {"max_groups": self.options.max_groups, "max_partitions": self.options.max_partitions}
+        return change_record(context, result, started_ms, run_fields, extra={"options": options})
+
+
+async def run_offset_deletion(
+    context: ChangeContext,
+    plans: Mapping[str, GroupOffsetDeletion],
+    options: DeletionOptions,
+    *,
+    action: str = "delete-offsets",
+    extra: Mapping[str, Any] | None = None,
+    now_ms: int | None = None,
+) -> OffsetChangeResult:
+    """Delete the offsets ``plans`` name, within ``options``' caps, through the safety path (unless a
+    dry run); write an audit record under ``context.audit_base_url`` (None: none)."""
+    workflow = OffsetDeletionWorkflow(plans, options, action, dict(extra or {}))
+    return await run_workflow(context, workflow, now_ms=now_ms)

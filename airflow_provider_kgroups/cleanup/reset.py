@@ -27,14 +27,14 @@ from ..client import stepmarks
 from ..client.errors import ConfigurationError
 from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
-from ..connect import fetch_connect_evidence
-from ..lag.snapshot import now_ms as _now_ms
 from ..offsets.plan import GroupReset, Refusal, ResetPlan, plan_reset
 from ..offsets.spec import ResetSpec
-from .guard import Step, StepResult, Words, guarded
+from .context import ChangeContext
+from .guard import Step, StepResult, Words
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
-from .offsets_audit import write_change_audit
-from .writeahead import closing_on_error, start_run, tp_key
+from .offsets_audit import change_record
+from .workflow import Guarded, run_workflow
+from .writeahead import tp_key
 
 __all__ = ["ResetOptions", "run_reset"]
 
@@ -304,137 +304,133 @@ _OUTCOME = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class ReadyReset:
+    """The reset's plan once Kafka Connect, the rewind rule and the cap have had their say: every
+    group's reset (refused or not), the groups to reset through Connect (group -> connector
+    record), those a real run resets, in order."""
+
+    groups: Mapping[str, GroupReset]
+    via: Mapping[str, Any]
+    ready: tuple[str, ...]
+    planned_at_ms: int
+    connect_clusters: tuple[Any, ...]
+    connect_timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ResetWorkflow:
+    """Resetting ``group_ids`` to ``spec``'s offsets, as a change workflow (:mod:`.workflow`)."""
+
+    spec: ResetSpec
+    group_ids: tuple[str, ...]
+    options: ResetOptions
+    action: str = "reset-offsets"
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.dry_run
+
+    async def plan(self, context: ChangeContext, started_ms: int) -> ReadyReset:
+        evidence = await context.connect_evidence()
+        plan = await plan_reset(context.client, self.spec, list(self.group_ids), now_ms=started_ms)
+        groups, via = _connect_check(plan, evidence, self.options.via_connect)
+        if self.options.forward_only:
+            _refuse_rewinds(groups)
+        ready = _capped(groups, self.options.max_groups)
+        return ReadyReset(groups, via, ready, started_ms, context.connect_clusters, context.connect_timeout_s)
+
+    def guarded(self, plan: ReadyReset) -> Guarded:
+        groups = plan.groups
+        change = ResetChange(groups, plan.via, plan.connect_clusters, plan.connect_timeout_s)
+        absent = {
+            g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current]
+            for g in plan.ready
+            if not groups[g].is_share
+        }  # a share-partition's start offset cannot be taken back
+        return Guarded(change, plan.ready, absent)
+
+    def result(
+        self, plan: ReadyReset, steps: Mapping[str, Step], backup_url: str | None
+    ) -> OffsetChangeResult:
+        decisions = {g: _planned(r, g in plan.via) for g, r in plan.groups.items()}
+        for g, step in steps.items():
+            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
+        plan_doc = {
+            "strategy": self.spec.describe(plan.planned_at_ms),
+            "spec": self.spec.to_dict(),
+            "planned_at_ms": plan.planned_at_ms,
+        }
+        return OffsetChangeResult(self.action, self.dry_run, decisions, plan_doc, backup_url)
+
+    def changed(self, result: OffsetChangeResult) -> list[str]:
+        return result.changed_groups()
+
+    def record(
+        self,
+        context: ChangeContext,
+        plan: ReadyReset,
+        result: OffsetChangeResult,
+        started_ms: int,
+        run_fields: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        options = self.options
+        return change_record(
+            context,
+            result,
+            started_ms,
+            run_fields,
+            extra={
+                "connect_clusters": [c.url for c in context.connect_clusters],
+                "options": {
+                    "max_groups": options.max_groups,
+                    "via_connect": options.via_connect,
+                    "forward_only": options.forward_only,
+                },
+            },
+        )
+
+
+def _refuse_rewinds(groups: dict[str, GroupReset]) -> None:
+    """Refuse the groups whose plan moves a committed offset back (``forward_only``)."""
+    for g, r in groups.items():
+        back = [
+            f"{p.tp} from {p.current} to {p.target}"
+            for p in r.partitions
+            if p.current is not None and p.target < p.current
+        ]
+        if r.ok and back:
+            groups[g] = r.refused(Refusal.REWIND, ", ".join(back))
+
+
+def _capped(groups: dict[str, GroupReset], max_groups: int | None) -> tuple[str, ...]:
+    """The groups ready to reset within the cap; those over it are refused OVER_CAP (next run)."""
+    ready = [g for g, r in groups.items() if r.ok]
+    if max_groups is not None and len(ready) > max_groups:
+        for g in ready[max_groups:]:
+            groups[g] = groups[g].refused(
+                Refusal.OVER_CAP,
+                f"at most {max_groups} group(s) per run (max_groups); {len(ready)} were ready: next run",
+            )
+        ready = ready[:max_groups]
+    return tuple(ready)
+
+
 async def run_reset(
-    aclient,
+    context: ChangeContext,
     spec: ResetSpec,
     group_ids: Sequence[str],
     options: ResetOptions = ResetOptions(),
     *,
-    backup_base_url: str,
-    connect_clusters: Sequence[Any] = (),
-    connect_timeout_s: float = 30.0,
-    audit_base_url: str | None = None,
-    who: Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
     now_ms: int | None = None,
     action: str | None = None,
 ) -> OffsetChangeResult:
     """Plan the reset of ``group_ids``; unless ``options.dry_run``, carry it out through the safety
-    path; write an audit record under ``audit_base_url`` (None: none), with the write-ahead intent
-    before the change (:mod:`.writeahead`). ``action``: the audit's name of it (default reset-offsets)."""
-    started = _now_ms() if now_ms is None else now_ms
-    run = start_run(
-        audit_base_url,
-        "reset-offsets" if action is None else action,
-        dry_run=options.dry_run,
-        who=who,
-        storage_options=storage_options,
-        started_ms=started,
-    )
-    return await closing_on_error(
-        run,
-        aclient,
-        _run_reset(
-            aclient,
-            spec,
-            group_ids,
-            options,
-            run,
-            started,
-            backup_base_url=backup_base_url,
-            connect_clusters=connect_clusters,
-            connect_timeout_s=connect_timeout_s,
-            audit_base_url=audit_base_url,
-            who=who,
-            storage_options=storage_options,
-            action=action,
-        ),
-    )
-
-
-async def _run_reset(
-    aclient,
-    spec: ResetSpec,
-    group_ids: Sequence[str],
-    options: ResetOptions,
-    run,
-    started: int,
-    *,
-    backup_base_url: str,
-    connect_clusters: Sequence[Any],
-    connect_timeout_s: float,
-    audit_base_url: str | None,
-    who: Mapping[str, Any] | None,
-    storage_options: Mapping[str, Any] | None,
-    action: str | None,
-) -> OffsetChangeResult:
-    if run is not None:
-        await run.reconcile(aclient)
-    evidence = None
-    if connect_clusters:
-        evidence = await asyncio.to_thread(fetch_connect_evidence, list(connect_clusters), connect_timeout_s)
-    plan = await plan_reset(aclient, spec, group_ids, now_ms=started)
-    groups, via = _connect_check(plan, evidence, options.via_connect)
-    if options.forward_only:
-        for g, r in groups.items():
-            back = [
-                f"{p.tp} from {p.current} to {p.target}"
-                for p in r.partitions
-                if p.current is not None and p.target < p.current
-            ]
-            if r.ok and back:
-                groups[g] = r.refused(Refusal.REWIND, ", ".join(back))
-    ready = [g for g, r in groups.items() if r.ok]
-    if options.max_groups is not None and len(ready) > options.max_groups:
-        for g in ready[options.max_groups :]:
-            groups[g] = groups[g].refused(
-                Refusal.OVER_CAP,
-                f"at most {options.max_groups} group(s) per run "
-                f"(max_groups); {len(ready)} were ready: next run",
-            )
-        ready = ready[: options.max_groups]
-    decisions = {g: _planned(r, g in via) for g, r in groups.items()}
-    backup_url = None
-    if not options.dry_run and ready:
-        change = ResetChange(groups, via, connect_clusters, connect_timeout_s)
-        absent = {
-            g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current]
-            for g in ready
-            if not groups[g].is_share
-        }  # a share-partition's start offset cannot be taken back
-        note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
-        steps, backup_url = await guarded(
-            aclient,
-            change,
-            ready,
-            backup_base_url=backup_base_url,
-            note=note,
-            storage_options=storage_options,
-            absent=absent,
-            run=run,
-        )
-        for g, step in steps.items():
-            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
-    plan_doc = {"strategy": spec.describe(started), "spec": spec.to_dict(), "planned_at_ms": started}
-    result = OffsetChangeResult(action or "reset-offsets", options.dry_run, decisions, plan_doc, backup_url)
-    if audit_base_url is None:
-        return result
-    return await write_change_audit(
-        result,
-        audit_base_url,
-        started_ms=started,
-        who=who,
-        storage_options=storage_options,
-        run=run,
-        extra={
-            "connect_clusters": [c.url for c in connect_clusters],
-            "options": {
-                "max_groups": options.max_groups,
-                "via_connect": options.via_connect,
-                "forward_only": options.forward_only,
-            },
-        },
-    )
+    path; write an audit record under ``context.audit_base_url`` (None: none), with the write-ahead
+    intent before the change (:mod:`.writeahead`). ``action``: the audit's name of it (default
+    reset-offsets)."""
+    workflow = ResetWorkflow(spec, tuple(group_ids), options, action or "reset-offsets")
+    return await run_workflow(context, workflow, now_ms=now_ms)
 
 
 def _planned(group: GroupReset, via_connect: bool) -> GroupChangeDecision:

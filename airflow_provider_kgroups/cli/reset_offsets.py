@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from .common import (
     DEFAULT_BACKUP_URL,
-    absolute_url,
     add_selection,
+    change_context,
     change_footer,
     check_change_options,
     restore_command,
@@ -167,21 +167,11 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
 
     spec, options, clusters = args.prepared
     ids = selected_groups(client, args, progress)
-    backup_base = absolute_url(args.backup_url.strip())
-    progress(f"{'dry run: ' if options.dry_run else ''}planning the reset of {len(ids)} group(s)")
-    result = client.run(
-        run_reset(
-            client.aclient,
-            spec,
-            ids,
-            options,
-            backup_base_url=backup_base,
-            connect_clusters=clusters,
-            connect_timeout_s=args.timeout or 30.0,
-            audit_base_url=None if options.dry_run else backup_base,
-            who={"by": "kgroups reset-offsets"},
-        )
+    context = change_context(
+        client, args, by="kgroups reset-offsets", dry_run=options.dry_run, connect_clusters=clusters
     )
+    progress(f"{'dry run: ' if options.dry_run else ''}planning the reset of {len(ids)} group(s)")
+    result = client.run(run_reset(context, spec, ids, options))
     data = result.to_dict()
     done = result.ids(ChangeOutcome.DONE) + result.ids(ChangeOutcome.PARTIAL)
     if result.backup_url:
