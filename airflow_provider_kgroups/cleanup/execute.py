@@ -13,13 +13,13 @@ back up (read back), delete.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..client import stepmarks
 from ..client.errors import ErrorCode
 from ..client.results import GroupDeletion, GroupOffsets
 from .decisions import GroupDecision, Outcome
 from .guard import Step, StepResult, Words
+from .intent import Intent, IntentKind
 
 __all__ = ["GroupDeletionChange", "executed"]
 
@@ -49,8 +49,8 @@ class GroupDeletionChange:
     def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
         return None
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        return {"kind": "delete-group"}
+    def intent(self, group_id: str) -> Intent:
+        return Intent(IntentKind.DELETE_GROUP)
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         deleted = await aclient.delete_groups(group_ids)

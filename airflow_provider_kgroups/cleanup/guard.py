@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..client import stepmarks
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicPartition
 from ..history.backup import backup_offsets
+from .intent import Intent
 
 if TYPE_CHECKING:
     from .context import ChangeContext
@@ -90,9 +91,8 @@ class Change(Protocol):
         """Why the group's committed offsets, read right before the change, no longer match the
         plan (None: they do)."""
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        """What the change will do to the group, for the intent record: ``kind`` ("delete-group",
-        "commit", "delete-offsets"), ``partitions`` ("topic:p" keys) and, for a commit, ``targets``."""
+    def intent(self, group_id: str) -> Intent:
+        """What the change will do to the group, for the run's write-ahead intent."""
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         """Carry the change out for ``group_ids`` (checked and backed up): one step per group.
@@ -212,10 +212,7 @@ async def guarded(
                 run.write_intent,
                 {g: change.intent(g) for g in to_back_up},
                 backup_url,
-                {
-                    g: {f"{tp.topic}:{tp.partition}": o for tp, o in kept.committed().items()}
-                    for g, kept in to_back_up.items()
-                },
+                {g: kept.committed() for g, kept in to_back_up.items()},
             )
         except Exception as exc:  # noqa: BLE001 - any failure to record the intent means no change is made
             for g in to_back_up:

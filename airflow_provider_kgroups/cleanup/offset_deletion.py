@@ -21,10 +21,10 @@ from ..client.results import GroupOffsets, TopicPartition
 from ..offsets.deletion import GroupOffsetDeletion
 from .context import ChangeContext
 from .guard import Step, StepResult, Words
+from .intent import Intent, IntentKind
 from .offset_results import BROKER_REFUSAL, ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
 from .workflow import Guarded, run_workflow
-from .writeahead import tp_key
 
 __all__ = ["DeletionOptions", "OffsetDeletionChange", "cap_plans", "run_offset_deletion"]
 
@@ -67,11 +67,8 @@ class OffsetDeletionChange:
         ]
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        return {
-            "kind": "delete-offsets",
-            "partitions": sorted(tp_key(tp) for tp in self._plans[group_id].deletable()),
-        }
+    def intent(self, group_id: str) -> Intent:
+        return Intent(IntentKind.DELETE_OFFSETS, frozenset(self._plans[group_id].deletable()))
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         answers = await aclient.delete_committed_offsets({g: self._plans[g].deletable() for g in group_ids})

@@ -31,10 +31,10 @@ from ..offsets.plan import GroupReset, Refusal, ResetPlan, plan_reset
 from ..offsets.spec import ResetSpec
 from .context import ChangeContext
 from .guard import Step, StepResult, Words
+from .intent import Intent
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
 from .workflow import Guarded, run_workflow
-from .writeahead import tp_key
 
 __all__ = ["ResetOptions", "run_reset"]
 
@@ -160,18 +160,9 @@ class ResetChange:
         ]
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        targets = self._groups[group_id].targets()
-        return {
-            "kind": "commit",
-            "partitions": sorted(tp_key(tp) for tp in targets),
-            "targets": {tp_key(tp): o for tp, o in sorted(targets.items())},
-            "via": "connect"
-            if group_id in self._via
-            else "share"
-            if group_id in self.share_groups
-            else "kafka",
-        }
+    def intent(self, group_id: str) -> Intent:
+        via = "connect" if group_id in self._via else "share" if group_id in self.share_groups else "kafka"
+        return Intent.commit(self._groups[group_id].targets(), via=via)
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         direct = [g for g in group_ids if g not in self._via and g not in self.share_groups]

@@ -21,10 +21,10 @@ from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..history.backup import OffsetsBackup, load_backup, restore_offsets
 from .context import ChangeContext
 from .guard import Step, StepResult, Words
+from .intent import Intent
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
 from .workflow import Guarded, run_workflow
-from .writeahead import tp_key
 
 if TYPE_CHECKING:
     from ..client import AsyncGroupsClient
@@ -70,15 +70,12 @@ class RestoreChange:
     def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
         return None
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        targets = {tp_key(tp): c.offset for tp, c in self.backup.groups[group_id].items()}
-        targets.update({tp_key(tp): None for tp in self.backup.absent.get(group_id, ())})
-        return {
-            "kind": "commit",
-            "partitions": sorted(targets),
-            "targets": dict(sorted(targets.items())),
-            "from_backup": self.backup.url,
+    def intent(self, group_id: str) -> Intent:
+        targets: dict[TopicPartition, int | None] = {
+            tp: c.offset for tp, c in self.backup.groups[group_id].items()
         }
+        targets.update(dict.fromkeys(self.backup.absent.get(group_id, ())))
+        return Intent.commit(targets, from_backup=self.backup.url)
 
     async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
         self.results.update(await restore_offsets(aclient, self.backup, group_ids))

@@ -38,6 +38,7 @@ from ..history.backup import OffsetsBackup, load_backup
 from ..history.journal import ACTIVE_RUNS, Journal, Owner
 from ..history.records import record_name
 from ..lag.snapshot import now_ms as _now_ms
+from .intent import Intent, tp_from_key, tp_key
 
 T = TypeVar("T")
 
@@ -54,15 +55,6 @@ class Verdict:
     CHANGED = "changed"
     NOT_CHANGED = "not_changed"
     CANNOT_TELL = "cannot_tell"
-
-
-def tp_key(tp: TopicPartition) -> str:
-    return f"{tp.topic}:{tp.partition}"
-
-
-def _tp(key: str) -> TopicPartition:
-    topic, _, partition = key.rpartition(":")
-    return TopicPartition(topic, int(partition))
 
 
 class ChangeRun:
@@ -148,19 +140,20 @@ class ChangeRun:
 
     def write_intent(
         self,
-        planned: Mapping[str, Mapping[str, Any]],
+        planned: Mapping[str, Intent],
         backup_url: str,
-        backed_up: Mapping[str, Mapping[str, int]],
+        backed_up: Mapping[str, Mapping[TopicPartition, int]],
     ) -> str:
-        """``planned``: group -> what the change will do to it (kind, partitions, targets);
-        ``backed_up``: group -> the offsets the backup holds ("topic:p" -> offset)."""
+        """``planned``: group -> what the change will do to it; ``backed_up``: group -> the offsets
+        the backup holds."""
         if self.lease_expires_ms is not None and _now_ms() >= self.lease_expires_ms:
             raise KafkaGroupsError(
                 f"this run's leases expired before its change (after {self.lease_ttl_ms} ms): "
                 "another run may have taken the groups since"
             )
         for g in planned:
-            self.undo[g] = self._earlier_undo(g, backed_up.get(g) or {}) or backup_url
+            left = {tp_key(tp): o for tp, o in (backed_up.get(g) or {}).items()}
+            self.undo[g] = self._earlier_undo(g, left) or backup_url
         document = {
             "version": RECONCILE_VERSION,
             "run_id": self.run_id,
@@ -170,7 +163,7 @@ class ChangeRun:
             "owner": self.owner.to_dict(),
             "expires_ms": self.lease_expires_ms or _now_ms() + self.lease_ttl_ms,
             "backup_url": backup_url,
-            "groups": {g: {**dict(p), "undo": self.undo[g]} for g, p in planned.items()},
+            "groups": {g: {**p.to_dict(), "undo": self.undo[g]} for g, p in planned.items()},
         }
         self.intent_url = self.journal.write_intent(self.name, document)
         return self.intent_url
@@ -336,8 +329,8 @@ def _verdict(
         if dict(now) == dict(before):
             return Verdict.NOT_CHANGED, "its committed offsets are the backed-up ones"
         return Verdict.CANNOT_TELL, "its committed offsets are neither the backed-up ones nor gone"
-    scope = [_tp(k) for k in plan.get("partitions") or ()]
-    targets = {_tp(k): v for k, v in (plan.get("targets") or {}).items()}
+    scope = [tp_from_key(k) for k in plan.get("partitions") or ()]
+    targets = {tp_from_key(k): v for k, v in (plan.get("targets") or {}).items()}
     changed, same, other = [], [], []
     for tp in scope:
         planned = targets.get(tp) if kind == "commit" else None  # delete-offsets: gone is the target
