@@ -13,6 +13,7 @@ back up (read back), delete.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ..client import stepmarks
 from ..client.errors import ErrorCode
@@ -20,6 +21,9 @@ from ..client.results import GroupDeletion, GroupOffsets
 from .decisions import GroupDecision, Outcome
 from .guard import Step, StepResult, Words
 from .intent import Intent, IntentKind
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["GroupDeletionChange", "executed"]
 
@@ -52,7 +56,9 @@ class GroupDeletionChange:
     def intent(self, group_id: str) -> Intent:
         return Intent(IntentKind.DELETE_GROUP)
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         deleted = await aclient.delete_groups(group_ids)
         stepmarks.reached("change_answered")
         steps = {}

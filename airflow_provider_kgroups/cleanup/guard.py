@@ -26,21 +26,31 @@ its own last check of the offsets, and how it is applied. The path returns one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..client import stepmarks
-from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicPartition
+from ..client.results import (
+    GroupDescription,
+    GroupOffsets,
+    GroupState,
+    KeyedResults,
+    ShareGroupOffsets,
+    TopicPartition,
+)
 from ..history.backup import backup_offsets
 from .intent import Intent
 
 if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
     from .context import ChangeContext
     from .writeahead import ChangeRun
 
-__all__ = ["Change", "Step", "StepResult", "Words", "guarded"]
+__all__ = ["Change", "Step", "StepResult", "Words", "guarded", "read_offsets"]
+
+V = TypeVar("V")
 
 
 class StepResult(str, Enum):
@@ -94,9 +104,30 @@ class Change(Protocol):
     def intent(self, group_id: str) -> Intent:
         """What the change will do to the group, for the run's write-ahead intent."""
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         """Carry the change out for ``group_ids`` (checked and backed up): one step per group.
         Calls ``stepmarks.reached("change_answered")`` once the change's answer is in."""
+
+
+async def read_offsets(
+    aclient: AsyncGroupsClient, group_ids: Sequence[str], share_groups: Collection[str]
+) -> KeyedResults[str, GroupOffsets]:
+    """The groups' committed offsets, and a share group's start offsets (DescribeShareGroupOffsets),
+    read at once: what a change of offsets checks, backs up and reads back."""
+    shares = [g for g in group_ids if g in share_groups]
+    others = [g for g in group_ids if g not in share_groups]
+    committed, started = await asyncio.gather(
+        aclient.fetch_committed_offsets(others) if others else _nothing(GroupOffsets),
+        aclient.describe_share_group_offsets(shares) if shares else _nothing(ShareGroupOffsets),
+    )
+    values: dict[str, GroupOffsets] = {**committed.values, **started.values}
+    return KeyedResults(values, {**committed.failures, **started.failures})
+
+
+async def _nothing(kind: type[V]) -> KeyedResults[str, V]:
+    return KeyedResults()
 
 
 def _still_admissible(change: Change, description: GroupDescription) -> tuple[StepResult, str] | None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client import stepmarks
-from ..client.errors import ConfigurationError, ErrorCode
+from ..client.errors import ConfigurationError, ErrorCode, Failure
 from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
 from ..offsets.deletion import GroupOffsetDeletion
@@ -25,6 +25,9 @@ from .intent import Intent, IntentKind
 from .offset_results import BROKER_REFUSAL, ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
 from .workflow import Guarded, run_workflow
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["DeletionOptions", "OffsetDeletionChange", "cap_plans", "run_offset_deletion"]
 
@@ -70,7 +73,9 @@ class OffsetDeletionChange:
     def intent(self, group_id: str) -> Intent:
         return Intent(IntentKind.DELETE_OFFSETS, frozenset(self._plans[group_id].deletable()))
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         answers = await aclient.delete_committed_offsets({g: self._plans[g].deletable() for g in group_ids})
         stepmarks.reached("change_answered")
         steps = {}
@@ -82,7 +87,7 @@ class OffsetDeletionChange:
         return steps
 
 
-def _group_refused(group_id: str, failure, partitions: list[TopicPartition]) -> Step:
+def _group_refused(group_id: str, failure: Failure, partitions: list[TopicPartition]) -> Step:
     """The broker answered for the whole group: nothing was deleted."""
     failed = {tp: str(failure) for tp in partitions}
     if failure.code == ErrorCode.GROUP_ID_NOT_FOUND:
@@ -107,7 +112,7 @@ def _group_refused(group_id: str, failure, partitions: list[TopicPartition]) -> 
     )
 
 
-def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Any]) -> Step:
+def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Failure | None]) -> Step:
     """The broker's answer per partition: all deleted is done, some is partial, none is refused
     (every partition kept by GROUP_SUBSCRIBED_TO_TOPIC) or failed (any other error)."""
     deleted = {tp: None for tp, f in per_tp.items() if f is None}

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.selection import select_groups
 from ..lag.deadfindings import GroupHealth
@@ -40,6 +40,10 @@ from .permission import PermissionReason, denied_by, first_match, permission
 from .policy import CONNECT_DENY_PATTERN, CleanupPolicy
 from .report import GroupHealthReport
 from .risk_hold import keep_at_risk
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+    from ..connect import ConnectEvidence
 
 __all__ = ["CleanupPlan", "plan_cleanup", "HistorySource"]
 
@@ -95,11 +99,11 @@ def _denied_by(policy: CleanupPolicy, group_id: str) -> str:
 
 
 async def plan_cleanup(
-    aclient,
+    aclient: AsyncGroupsClient,
     policy: CleanupPolicy,
     *,
     history: HistorySource | None = None,
-    connect: Any = None,
+    connect: ConnectEvidence | None = None,
     now_ms: int | None = None,
 ) -> CleanupPlan:
     """Decide, for every selected group, what a run does with it. ``connect``: a
@@ -167,10 +171,11 @@ async def plan_cleanup(
         if decision.outcome is Outcome.WOULD_DELETE:
             candidates.append(decision)
 
-    unreadable = tuple(f.cluster_url for f in connect.failures) if connect is not None else ()
+    failures = connect.failures if connect is not None else ()
+    unreadable = tuple(f.cluster_url for f in failures)
     held: tuple[str, ...] = ()
     if unreadable and candidates:
-        why = "; ".join(f"{f.cluster_url}: {f.reason}" for f in connect.failures)
+        why = "; ".join(f"{f.cluster_url}: {f.reason}" for f in failures)
         if policy.delete_despite_unreadable_connect:
             candidates = [
                 d.becomes(

@@ -21,20 +21,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client import stepmarks
 from ..client.errors import ConfigurationError
 from ..client.numbers import check_int
-from ..client.results import GroupOffsets, TopicPartition
+from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..offsets.plan import GroupReset, Refusal, ResetPlan, plan_reset
 from ..offsets.spec import ResetSpec
 from .context import ChangeContext
-from .guard import Step, StepResult, Words
+from .guard import Step, StepResult, Words, read_offsets
 from .intent import Intent
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
 from .workflow import Guarded, run_workflow
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+    from ..client.offset_verbs import PartitionOutcomes
+    from ..connect import ConnectClusterConfig, ConnectEvidence, ConnectorRecord
 
 __all__ = ["ResetOptions", "run_reset"]
 
@@ -63,13 +68,13 @@ class ResetOptions:
             check_int("max_groups", self.max_groups, at_least=1, must_be="a whole number >= 1")
 
 
-def _sink_records(evidence: Any, group_id: str) -> list[Any]:
+def _sink_records(evidence: ConnectEvidence, group_id: str) -> list[ConnectorRecord]:
     return [r for r in evidence.connectors if r.type != "source" and r.group_id == group_id]
 
 
 def _connect_check(
-    plan: ResetPlan, evidence: Any, via_connect: bool
-) -> tuple[dict[str, GroupReset], dict[str, Any]]:
+    plan: ResetPlan, evidence: ConnectEvidence | None, via_connect: bool
+) -> tuple[dict[str, GroupReset], dict[str, ConnectorRecord]]:
     """The plan's groups with Connect's refusals added, and the groups to reset via Connect
     (group -> (connector record))."""
     groups, via = dict(plan.groups), {}
@@ -124,27 +129,18 @@ class ResetChange:
     def __init__(
         self,
         groups: Mapping[str, GroupReset],
-        via: Mapping[str, Any],
-        clusters: Sequence[Any],
+        via: Mapping[str, ConnectorRecord],
+        clusters: Sequence[ConnectClusterConfig],
         connect_timeout_s: float,
     ) -> None:
         self._groups, self._via, self._clusters, self._timeout = groups, via, clusters, connect_timeout_s
         self.share_groups = frozenset(g for g, r in groups.items() if r.is_share)
 
-    async def read_offsets(self, aclient, group_ids: list[str]):
+    async def read_offsets(
+        self, aclient: AsyncGroupsClient, group_ids: list[str]
+    ) -> KeyedResults[str, GroupOffsets]:
         """Committed offsets, and a share group's start offsets (DescribeShareGroupOffsets)."""
-        from ..client.results import KeyedResults
-
-        shares = [g for g in group_ids if g in self.share_groups]
-        others = [g for g in group_ids if g not in self.share_groups]
-        read = await asyncio.gather(
-            *([aclient.fetch_committed_offsets(others)] if others else []),
-            *([aclient.describe_share_group_offsets(shares)] if shares else []),
-        )
-        return KeyedResults(
-            {k: v for r in read for k, v in r.values.items()},
-            {k: f for r in read for k, f in r.failures.items()},
-        )
+        return await read_offsets(aclient, group_ids, self.share_groups)
 
     def backup_scope(self, group_id: str) -> frozenset[TopicPartition]:
         return frozenset(p.tp for p in self._groups[group_id].partitions)
@@ -164,7 +160,9 @@ class ResetChange:
         via = "connect" if group_id in self._via else "share" if group_id in self.share_groups else "kafka"
         return Intent.commit(self._groups[group_id].targets(), via=via)
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         direct = [g for g in group_ids if g not in self._via and g not in self.share_groups]
         shares = [g for g in group_ids if g in self.share_groups]
         steps: dict[str, Step] = {}
@@ -176,9 +174,9 @@ class ResetChange:
                 steps[g] = _step(g, self._groups[g].targets(), results, read_back)
         if shares:  # a share group's start offsets (AlterShareGroupOffsets, KIP-932)
             results = await aclient.alter_share_group_offsets({g: self._groups[g].targets() for g in shares})
-            read_back = await aclient.describe_share_group_offsets(shares)
+            shares_back = await read_offsets(aclient, shares, shares)
             for g in shares:
-                steps[g] = _step(g, self._groups[g].targets(), results, read_back)
+                steps[g] = _step(g, self._groups[g].targets(), results, shares_back)
         via = [g for g in group_ids if g in self._via]
         for g in via:
             steps[g] = await asyncio.to_thread(self._through_connect, g)
@@ -212,7 +210,12 @@ class ResetChange:
         )
 
 
-def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_back) -> Step:
+def _step(
+    group_id: str,
+    targets: Mapping[TopicPartition, int],
+    results: KeyedResults[str, PartitionOutcomes],
+    read_back: KeyedResults[str, GroupOffsets],
+) -> Step:
     if group_id in results.failures:
         failure = results.failures[group_id]
         return Step(
@@ -257,11 +260,13 @@ def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_ba
     )
 
 
-def _read(group_id: str, read_back) -> dict[TopicPartition, int] | None:
+def _read(group_id: str, read_back: KeyedResults[str, GroupOffsets]) -> dict[TopicPartition, int] | None:
     return read_back.values[group_id].committed() if group_id in read_back.values else None
 
 
-def _connect_read_back(step: Step, targets: Mapping[TopicPartition, int], read_back) -> Step:
+def _connect_read_back(
+    step: Step, targets: Mapping[TopicPartition, int], read_back: KeyedResults[str, GroupOffsets]
+) -> Step:
     """A Connect reset as the group reads after it. Connect answers the PATCH once the admin client's
     alterConsumerGroupOffsets has completed (``Worker.alterSinkConnectorOffsets``) and the connector
     is STOPPED, so a partition that reads otherwise was not committed: the audit says so."""
@@ -302,10 +307,10 @@ class ReadyReset:
     record), those a real run resets, in order."""
 
     groups: Mapping[str, GroupReset]
-    via: Mapping[str, Any]
+    via: Mapping[str, ConnectorRecord]
     ready: tuple[str, ...]
     planned_at_ms: int
-    connect_clusters: tuple[Any, ...]
+    connect_clusters: tuple[ConnectClusterConfig, ...]
     connect_timeout_s: float
 
 

@@ -10,7 +10,6 @@ in (``<store>/_backups/<name>`` -> ``<store>``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,7 +19,7 @@ from ..client.errors import CLIENT_NOT_SENT, Failure
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..history.backup import OffsetsBackup, load_backup, restore_offsets
 from .context import ChangeContext
-from .guard import Step, StepResult, Words
+from .guard import Step, StepResult, Words, read_offsets
 from .intent import Intent
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
@@ -47,19 +46,12 @@ class RestoreChange:
     def __init__(self, backup: OffsetsBackup) -> None:
         self.backup = backup
         self.share_groups = frozenset(backup.share_groups)
-        self.results: dict[str, KeyedResults] = {}
+        self.results: dict[str, KeyedResults[TopicPartition, int]] = {}
 
-    async def read_offsets(self, aclient, group_ids: list[str]):
-        shares = [g for g in group_ids if g in self.share_groups]
-        others = [g for g in group_ids if g not in self.share_groups]
-        read = await asyncio.gather(
-            *([aclient.fetch_committed_offsets(others)] if others else []),
-            *([aclient.describe_share_group_offsets(shares)] if shares else []),
-        )
-        return KeyedResults(
-            {k: v for r in read for k, v in r.values.items()},
-            {k: f for r in read for k, f in r.failures.items()},
-        )
+    async def read_offsets(
+        self, aclient: AsyncGroupsClient, group_ids: list[str]
+    ) -> KeyedResults[str, GroupOffsets]:
+        return await read_offsets(aclient, group_ids, self.share_groups)
 
     def scope(self, group_id: str) -> frozenset[TopicPartition]:
         return frozenset(self.backup.groups[group_id]) | frozenset(self.backup.absent.get(group_id, ()))
@@ -77,7 +69,9 @@ class RestoreChange:
         targets.update(dict.fromkeys(self.backup.absent.get(group_id, ())))
         return Intent.commit(targets, from_backup=self.backup.url)
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         self.results.update(await restore_offsets(aclient, self.backup, group_ids))
         stepmarks.reached("change_answered")
         steps = {}

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
+from ..client.results import TopicPartition
 from ..history.audit import write_audit
 from ..lag.snapshot import now_ms as _now_ms
 from .context import ChangeContext
@@ -51,7 +52,7 @@ class Guarded:
 
     change: Change
     group_ids: Sequence[str]
-    absent: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    absent: Mapping[str, Sequence[TopicPartition]] = field(default_factory=dict)
 
 
 class Workflow(Protocol[PlanT, ResultT]):

@@ -28,7 +28,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Mapping
 from datetime import UTC
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..client import stepmarks
 from ..client.errors import KafkaGroupsError
@@ -39,6 +39,9 @@ from ..history.journal import ACTIVE_RUNS, Journal, Owner
 from ..history.records import record_name
 from ..lag.snapshot import now_ms as _now_ms
 from .intent import Intent, tp_from_key, tp_key
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 T = TypeVar("T")
 
@@ -87,7 +90,7 @@ class ChangeRun:
 
     # -- 1. reconcile --------------------------------------------------------------------
 
-    async def reconcile(self, aclient) -> list[dict[str, Any]]:
+    async def reconcile(self, aclient: AsyncGroupsClient) -> list[dict[str, Any]]:
         found = await reconcile_open_intents(aclient, self.journal, by={"run_id": self.run_id, **self.who})
         self.reconciled.extend(found)
         return found
@@ -226,7 +229,7 @@ class ChangeRun:
             self.leased = []
         ACTIVE_RUNS.discard(self.run_id)
 
-    async def close_after_error(self, aclient, error: BaseException) -> None:
+    async def close_after_error(self, aclient: AsyncGroupsClient, error: BaseException) -> None:
         """The run raised after (maybe) changing groups: reconcile its own intent now (its
         outcome from the groups' state) so that its leases can go."""
         ACTIVE_RUNS.discard(self.run_id)
@@ -264,7 +267,7 @@ def undo_by_backup(
     return out
 
 
-async def closing_on_error(run: ChangeRun | None, aclient: Any, work: Awaitable[T]) -> T:
+async def closing_on_error(run: ChangeRun | None, aclient: AsyncGroupsClient, work: Awaitable[T]) -> T:
     """``work``'s result; when it raises, ``run`` (if any) first closes its records: its own intent
     reconciled from the groups' state so that its leases can go."""
     try:
@@ -352,7 +355,12 @@ def _verdict(
 
 
 async def reconcile_open_intents(
-    aclient, journal: Journal, *, by: Mapping[str, Any], only: str | None = None, error: str | None = None
+    aclient: AsyncGroupsClient,
+    journal: Journal,
+    *,
+    by: Mapping[str, Any],
+    only: str | None = None,
+    error: str | None = None,
 ) -> list[dict[str, Any]]:
     """Write the outcome of every open intent whose run cannot be running any more (``only``: that
     one intent, whatever its owner: the run itself after an error). Returns the outcomes written."""
@@ -412,7 +420,7 @@ def _left(plan: Mapping[str, Any], now: Mapping[TopicPartition, int] | None) -> 
 
 
 async def _reconcile_one(
-    aclient,
+    aclient: AsyncGroupsClient,
     journal: Journal,
     name: str,
     intent: Mapping[str, Any],
