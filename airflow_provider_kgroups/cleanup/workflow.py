@@ -21,7 +21,7 @@ from ..history.audit import write_audit
 from ..lag.snapshot import now_ms as _now_ms
 from .context import ChangeContext
 from .guard import Change, Step, guarded
-from .writeahead import ChangeRun, closing_on_error
+from .writeahead import ChangeRun, closing_on_error, reconciled_summaries
 
 __all__ = ["Guarded", "Outcome", "Workflow", "run_workflow"]
 
@@ -118,7 +118,9 @@ async def _run(
     result = workflow.result(plan, steps, backup_url)
     if run is not None:
         result = replace(  # type: ignore[type-var]  # ResultT is a dataclass (Outcome says which fields)
-            result, undo=run.undo_of(workflow.changed(result)), reconciled=run.reconciled_summaries()
+            result,
+            undo=run.undo_of(workflow.changed(result)),
+            reconciled=reconciled_summaries(run.reconciled),
         )
     if context.audit_base_url is None:
         return result

@@ -6,13 +6,13 @@ A run that may change groups (``ChangeRun``, made by the workflows that keep an 
    any more (its process on this host is gone, or its lease expired) gets its outcome written now,
    per group "interrupted: changed / not changed / cannot tell" from the groups' current state
    against the intent's backup and plan, with the undo from that backup;
-2. **leases** the groups it is about to change (one lease file per group, exclusive create, owner
-   and expiry): a group whose lease another live run holds is kept, not changed, and says whose;
-   a dead run's lease is broken only once its intent has an outcome;
+2. **leases** the groups it is about to change (:mod:`.leases`: one lease file per group,
+   exclusive create, owner and expiry): a group whose lease another live run holds is kept, not
+   changed, and says whose; a dead run's lease is broken only once its intent has an outcome;
 3. after the backup is read back, writes its **intent** (the run, the groups, the planned change
    per group, the backup, the undo per group) and reads it back, before the first change request;
-4. writes its **outcome** (the audit record, under the intent's name: that closes it), then
-   releases the leases.
+4. writes its **outcome** (the audit record, under the intent's name: that closes it, written by
+   :func:`.workflow.run_workflow`), then releases the leases.
 
 The undo of a group is the backup taken before the first change of the interrupted work: the
 reconciliation leaves a pending undo per group it found changed (or cannot tell), with the offsets
@@ -26,12 +26,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Mapping
-from datetime import UTC
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..client import stepmarks
-from ..client.errors import KafkaGroupsError
 from ..client.results import TopicPartition
 from ..history.audit import write_audit
 from ..history.backup import OffsetsBackup, load_backup
@@ -39,13 +37,22 @@ from ..history.journal import ACTIVE_RUNS, Journal, Owner
 from ..history.records import record_name
 from ..lag.snapshot import now_ms as _now_ms
 from .intent import Intent, tp_from_key, tp_key
+from .leases import Leases
 
 if TYPE_CHECKING:
     from ..client import AsyncGroupsClient
 
 T = TypeVar("T")
 
-__all__ = ["ChangeRun", "LEASE_TTL_S", "Verdict", "reconcile_open_intents", "start_run", "undo_by_backup"]
+__all__ = [
+    "ChangeRun",
+    "LEASE_TTL_S",
+    "Verdict",
+    "reconcile_open_intents",
+    "reconciled_summaries",
+    "start_run",
+    "undo_by_backup",
+]
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +86,7 @@ class ChangeRun:
         self.run_id = uuid.uuid4().hex
         self.name = record_name(self.started_ms, self.run_id)
         self.owner = Owner.me(self.run_id)
-        self.lease_ttl_ms = int(lease_ttl_s * 1000)
-        self.leased: list[str] = []
-        self.lease_expires_ms: int | None = None
+        self.leases = Leases(self.journal, self.owner, self.name, int(lease_ttl_s * 1000))
         self.intent_url: str | None = None
         self.reconciled: list[dict[str, Any]] = []  # the outcomes this run wrote for runs that died
         self.undo: dict[str, str] = {}  # group -> the backup that undoes this run's change of it
@@ -95,49 +100,15 @@ class ChangeRun:
         self.reconciled.extend(found)
         return found
 
-    # -- 2. leases -----------------------------------------------------------------------
+    # -- 2. leases (:mod:`.leases`) ------------------------------------------------------
 
     def lease(self, group_ids: list[str]) -> dict[str, str]:
         """Take the groups' leases: group -> why not, for those another run holds."""
-        refused: dict[str, str] = {}
-        expires = self.lease_expires_ms = _now_ms() + self.lease_ttl_ms
-        for g in group_ids:
-            for _ in range(3):  # a stale lease broken: try again
-                held = self.journal.take_lease(g, self.owner, self.name, expires)
-                if held is None:
-                    self.leased.append(g)
-                    break
-                why = self._held_by(g, held)
-                if why is not None:
-                    refused[g] = why
-                    break
-            else:
-                refused[g] = "its lease could not be taken (another run took it at the same moment)"
-        return refused
+        return self.leases.take(group_ids)
 
-    def _held_by(self, group_id: str, held: Mapping[str, Any]) -> str | None:
-        """Why the lease ``held`` keeps this run off the group, or None once it is broken (stale)."""
-        owner = Owner.from_dict(held.get("owner") or {})
-        where = f"{self.journal.url('_leases', '')}"
-        if held.get("unreadable") or not owner.run_id:
-            return f"its lease in {where} cannot be read: another run may be changing it; look and remove it by hand"
-        if owner.run_id == self.run_id:
-            return "this run already holds its lease"
-        gone = owner.gone(int(held.get("expires_ms") or 0), _now_ms())
-        if gone is None:
-            return (
-                f"another run is changing it: run {owner.run_id[:12]} (process {owner.pid} on {owner.host}) "
-                f"holds its lease until {_iso(int(held.get('expires_ms') or 0))}; not changed by this run"
-            )
-        intent = str(held.get("intent") or "")
-        if intent and self.journal.is_open(intent):
-            return (
-                f"the run {owner.run_id[:12]} that held its lease died ({gone}) and its intent {intent} has no "
-                "outcome yet (reconciliation could not write it): rerun once it has one"
-            )
-        self.journal.release_lease(group_id, owner.run_id)
-        log.info("broke the stale lease of %s held by run %s: %s", group_id, owner.run_id[:12], gone)
-        return None
+    @property
+    def leased(self) -> list[str]:
+        return self.leases.held
 
     # -- 3. intent -----------------------------------------------------------------------
 
@@ -149,11 +120,7 @@ class ChangeRun:
     ) -> str:
         """``planned``: group -> what the change will do to it; ``backed_up``: group -> the offsets
         the backup holds."""
-        if self.lease_expires_ms is not None and _now_ms() >= self.lease_expires_ms:
-            raise KafkaGroupsError(
-                f"this run's leases expired before its change (after {self.lease_ttl_ms} ms): "
-                "another run may have taken the groups since"
-            )
+        self.leases.check_unexpired()
         for g in planned:
             left = {tp_key(tp): o for tp, o in (backed_up.get(g) or {}).items()}
             self.undo[g] = self._earlier_undo(g, left) or backup_url
@@ -164,7 +131,7 @@ class ChangeRun:
             "who": self.who,
             "started_ms": self.started_ms,
             "owner": self.owner.to_dict(),
-            "expires_ms": self.lease_expires_ms or _now_ms() + self.lease_ttl_ms,
+            "expires_ms": self.leases.expires_ms or _now_ms() + self.leases.ttl_ms,
             "backup_url": backup_url,
             "groups": {g: {**p.to_dict(), "undo": self.undo[g]} for g, p in planned.items()},
         }
@@ -196,20 +163,6 @@ class ChangeRun:
         self.changed = [g for g in changed if g in self.undo]
         return {g: self.undo[g] for g in self.changed}
 
-    def reconciled_summaries(self) -> tuple[dict[str, Any], ...]:
-        """One line's worth per interrupted run this run reconciled."""
-        return tuple(
-            {
-                "audit": r["audit"],
-                "run_id": r["run_id"],
-                "action": r["action"],
-                "why": r["interrupted"]["why"],
-                "groups": r["groups"],
-                "undo": r["undo"],
-            }
-            for r in self.reconciled
-        )
-
     def outcome_name(self) -> str | None:
         """The name the outcome record is written under (the intent's), None when no intent was
         written (nothing was changed: the record gets a name of its own)."""
@@ -224,9 +177,7 @@ class ChangeRun:
             for g in self.changed:  # its outcome names the earlier undo now: the pending one is taken
                 self.journal.clear_pending_undo(g)
         if self.intent_url is None or outcome_written:
-            for g in self.leased:
-                self.journal.release_lease(g, self.run_id)
-            self.leased = []
+            self.leases.release()
         ACTIVE_RUNS.discard(self.run_id)
 
     async def close_after_error(self, aclient: AsyncGroupsClient, error: BaseException) -> None:
@@ -252,6 +203,21 @@ class ChangeRun:
                 "could not write the outcome of run %s after its error; the next run reconciles it",
                 self.run_id[:12],
             )
+
+
+def reconciled_summaries(reconciled: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """One line's worth per interrupted run's outcome in ``reconciled`` (:attr:`ChangeRun.reconciled`)."""
+    return tuple(
+        {
+            "audit": r["audit"],
+            "run_id": r["run_id"],
+            "action": r["action"],
+            "why": r["interrupted"]["why"],
+            "groups": r["groups"],
+            "undo": r["undo"],
+        }
+        for r in reconciled
+    )
 
 
 def undo_by_backup(
@@ -292,12 +258,6 @@ def start_run(
     if dry_run or audit_base_url is None:
         return None
     return ChangeRun(audit_base_url, action, who=who, storage_options=storage_options, started_ms=started_ms)
-
-
-def _iso(ms: int) -> str:
-    from datetime import datetime
-
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- reconciliation ----------------------------------------------------------------------
