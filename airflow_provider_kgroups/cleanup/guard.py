@@ -26,7 +26,7 @@ its own last check of the offsets, and how it is applied. The path returns one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -163,15 +163,38 @@ async def guarded(
     steps: dict[str, Step] = {}
     if not group_ids:
         return steps, None
+    ids = list(group_ids) if run is None else await _leased(run, change, group_ids, steps)
+    ids = await _still_as_planned(context.client, change, ids, steps) if ids else []
+    to_back_up = await _offsets_to_back_up(context.client, change, ids, steps) if ids else {}
+    if not to_back_up:
+        return steps, None
+    backup_url = await _backed_up(context, change, to_back_up, absent or {}, steps)
+    if backup_url is None:
+        return steps, None
+    if run is not None and not await _intent_written(run, change, to_back_up, backup_url, steps):
+        return steps, backup_url
+    steps.update(await change.apply(context.client, list(to_back_up), backup_url))
+    return steps, backup_url
+
+
+def _left_alone(steps: dict[str, Step], group_ids: Iterable[str], result: StepResult, why: str) -> None:
+    for g in group_ids:
+        steps[g] = Step(g, result, why)
+
+
+async def _leased(run: ChangeRun, change: Change, group_ids: list[str], steps: dict[str, Step]) -> list[str]:
+    """1. The groups whose leases this run took; the others are held by another run."""
+    held = await asyncio.to_thread(run.lease, list(group_ids))
+    for g, why in held.items():
+        steps[g] = Step(g, StepResult.CHANGED, f"{why}; not {change.words.done}")
+    return [g for g in group_ids if g not in held]
+
+
+async def _still_as_planned(
+    aclient: AsyncGroupsClient, change: Change, group_ids: list[str], steps: dict[str, Step]
+) -> list[str]:
+    """2. The groups that, described again right before the change, the change still admits."""
     w = change.words
-    if run is not None:
-        held = await asyncio.to_thread(run.lease, list(group_ids))
-        for g, why in held.items():
-            steps[g] = Step(g, StepResult.CHANGED, f"{why}; not {w.done}")
-        group_ids = [g for g in group_ids if g not in held]
-        if not group_ids:
-            return steps, None
-    aclient = context.client
     again = await aclient.describe_groups(group_ids)
     confirmed = []
     for g in group_ids:
@@ -187,15 +210,20 @@ async def guarded(
             steps[g] = Step(g, *stop)
         else:
             confirmed.append(g)
-    if not confirmed:
-        return steps, None
+    return confirmed
 
+
+async def _offsets_to_back_up(
+    aclient: AsyncGroupsClient, change: Change, group_ids: list[str], steps: dict[str, Step]
+) -> dict[str, GroupOffsets]:
+    """3. Per group whose offsets did not move since the plan, the offsets its backup keeps."""
+    w = change.words
     read = getattr(change, "read_offsets", None)  # share groups keep start offsets, read with their own API
     offsets = await (
-        read(aclient, confirmed) if read is not None else aclient.fetch_committed_offsets(confirmed)
+        read(aclient, group_ids) if read is not None else aclient.fetch_committed_offsets(group_ids)
     )
     to_back_up: dict[str, GroupOffsets] = {}
-    for g in confirmed:
+    for g in group_ids:
         if g in offsets.failures:
             steps[g] = Step(
                 g,
@@ -215,8 +243,17 @@ async def guarded(
             if scope is None
             else GroupOffsets(g, {tp: c for tp, c in kept.partitions.items() if tp in scope})
         )
-    if not to_back_up:
-        return steps, None
+    return to_back_up
+
+
+async def _backed_up(
+    context: ChangeContext,
+    change: Change,
+    to_back_up: Mapping[str, GroupOffsets],
+    absent: Mapping[str, Sequence[TopicPartition]],
+    steps: dict[str, Step],
+) -> str | None:
+    """4. The backup's URL once it is written and read back (None: it failed, nothing is changed)."""
     stepmarks.reached("before_backup")
     try:
         backup_url = await asyncio.to_thread(
@@ -225,34 +262,35 @@ async def guarded(
             to_back_up,
             note=context.note,
             storage_options=context.storage_options,
-            absent={g: list((absent or {}).get(g, ())) for g in to_back_up},
+            absent={g: list(absent.get(g, ())) for g in to_back_up},
             share_groups=[g for g in to_back_up if g in getattr(change, "share_groups", ())],
         )
     except Exception as exc:  # noqa: BLE001 - no backup, no change (the message names the place, never a secret)
-        for g in to_back_up:
-            steps[g] = Step(
-                g,
-                StepResult.FAILED,
-                f"the backup of its offsets failed ({type(exc).__name__}: {exc}): not {w.done}",
-            )
-        return steps, None
+        why = f"the backup of its offsets failed ({type(exc).__name__}: {exc}): not {change.words.done}"
+        _left_alone(steps, to_back_up, StepResult.FAILED, why)
+        return None
     stepmarks.reached("after_backup")
-    if run is not None:
-        try:
-            await asyncio.to_thread(
-                run.write_intent,
-                {g: change.intent(g) for g in to_back_up},
-                backup_url,
-                {g: kept.committed() for g, kept in to_back_up.items()},
-            )
-        except Exception as exc:  # noqa: BLE001 - any failure to record the intent means no change is made
-            for g in to_back_up:
-                steps[g] = Step(
-                    g,
-                    StepResult.FAILED,
-                    f"the intent record could not be written ({type(exc).__name__}: {exc}): not {w.done}",
-                )
-            return steps, backup_url
-        stepmarks.reached("after_intent")
-    steps.update(await change.apply(aclient, list(to_back_up), backup_url))
-    return steps, backup_url
+    return backup_url
+
+
+async def _intent_written(
+    run: ChangeRun,
+    change: Change,
+    to_back_up: Mapping[str, GroupOffsets],
+    backup_url: str,
+    steps: dict[str, Step],
+) -> bool:
+    """5. Whether the run's intent is written and read back (False: nothing is changed)."""
+    try:
+        await asyncio.to_thread(
+            run.write_intent,
+            {g: change.intent(g) for g in to_back_up},
+            backup_url,
+            {g: kept.committed() for g, kept in to_back_up.items()},
+        )
+    except Exception as exc:  # noqa: BLE001 - any failure to record the intent means no change is made
+        why = f"the intent record could not be written ({type(exc).__name__}: {exc}): not {change.words.done}"
+        _left_alone(steps, to_back_up, StepResult.FAILED, why)
+        return False
+    stepmarks.reached("after_intent")
+    return True

@@ -379,6 +379,24 @@ def _left(plan: Mapping[str, Any], now: Mapping[TopicPartition, int] | None) -> 
     return {tp_key(tp): o for tp, o in sorted(now.items()) if scope is None or tp_key(tp) in scope}
 
 
+def _interrupted(
+    plan: Mapping[str, Any],
+    before: Mapping[TopicPartition, int | None] | None,
+    now: Mapping[TopicPartition, int] | None,
+    state: str | None,
+) -> dict[str, Any]:
+    """One group's decision in an interrupted run's outcome (``plan``: the group's intent record)."""
+    verdict, why = _verdict(str(plan.get("kind")), plan, before, now, state)
+    return {
+        "decision": "interrupted",
+        "interrupted": verdict,
+        "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})",
+        "state_now": state,
+        "undo_backup": plan.get("undo"),
+        "offsets_left": _left(plan, now),
+    }
+
+
 async def _reconcile_one(
     aclient: AsyncGroupsClient,
     journal: Journal,
@@ -409,16 +427,8 @@ async def _reconcile_one(
         )
         now = committed.values[g].committed() if g in committed.values else None
         state = described.values[g].state.value if g in described.values else None
-        verdict, why = _verdict(str(plan.get("kind")), plan, before, now, state)
-        decisions[g] = {
-            "decision": "interrupted",
-            "interrupted": verdict,
-            "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})",
-            "state_now": state,
-            "undo_backup": plan.get("undo"),
-            "offsets_left": _left(plan, now),
-        }
-        if verdict != Verdict.NOT_CHANGED and plan.get("undo"):
+        decisions[g] = _interrupted(plan, before, now, state)
+        if decisions[g]["interrupted"] != Verdict.NOT_CHANGED and plan.get("undo"):
             undo[g] = plan["undo"]
     counts = {
         v: sorted(g for g, d in decisions.items() if d["interrupted"] == v)
