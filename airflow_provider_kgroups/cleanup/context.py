@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Required, TypedDict
 
-from .writeahead import ChangeRun, start_run
+from .writeahead import ChangeRun
 
 if TYPE_CHECKING:
     from ..client import AsyncGroupsClient
@@ -68,10 +68,11 @@ class ChangeContext:
 
     def start_run(self, action: str, *, dry_run: bool, started_ms: int) -> ChangeRun | None:
         """The write-ahead records of a run: None for a dry run or one without an audit store."""
-        return start_run(
+        if dry_run or self.audit_base_url is None:
+            return None
+        return ChangeRun(
             self.audit_base_url,
             action,
-            dry_run=dry_run,
             who=self.who,
             storage_options=self.storage_options,
             started_ms=started_ms,

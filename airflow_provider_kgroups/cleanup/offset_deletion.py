@@ -248,7 +248,7 @@ class OffsetDeletionWorkflow:
     async def plan(self, context: ChangeContext, started_ms: int) -> CappedDeletion:
         return CappedDeletion(self.plans, cap_plans(self.plans, self.options))
 
-    def guarded(self, plan: CappedDeletion) -> Guarded:
+    def guarded(self, context: ChangeContext, plan: CappedDeletion) -> Guarded:
         ready = [g for g, why in plan.capped.items() if why is None]
         return Guarded(OffsetDeletionChange(plan.plans), ready)
 

@@ -310,8 +310,6 @@ class ReadyReset:
     via: Mapping[str, ConnectorRecord]
     ready: tuple[str, ...]
     planned_at_ms: int
-    connect_clusters: tuple[ConnectClusterConfig, ...]
-    connect_timeout_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,11 +332,11 @@ class ResetWorkflow:
         if self.options.forward_only:
             _refuse_rewinds(groups)
         ready = _capped(groups, self.options.max_groups)
-        return ReadyReset(groups, via, ready, started_ms, context.connect_clusters, context.connect_timeout_s)
+        return ReadyReset(groups, via, ready, started_ms)
 
-    def guarded(self, plan: ReadyReset) -> Guarded:
+    def guarded(self, context: ChangeContext, plan: ReadyReset) -> Guarded:
         groups = plan.groups
-        change = ResetChange(groups, plan.via, plan.connect_clusters, plan.connect_timeout_s)
+        change = ResetChange(groups, plan.via, context.connect_clusters, context.connect_timeout_s)
         absent = {
             g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current]
             for g in plan.ready

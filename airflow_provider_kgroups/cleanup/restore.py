@@ -145,7 +145,7 @@ class RestoreWorkflow:
         }
         return RestorePlan(change, self.group_ids, absent)
 
-    def guarded(self, plan: RestorePlan) -> Guarded:
+    def guarded(self, context: ChangeContext, plan: RestorePlan) -> Guarded:
         return Guarded(plan.change, plan.group_ids, plan.absent)
 
     def result(

@@ -49,7 +49,7 @@ class CleanupWorkflow:
         )
         return DeletionPlan(plan, connect)
 
-    def guarded(self, plan: DeletionPlan) -> Guarded:
+    def guarded(self, context: ChangeContext, plan: DeletionPlan) -> Guarded:
         reasons = {g: plan.plan.decisions[g].reason for g in plan.plan.chosen}
         return Guarded(GroupDeletionChange(reasons), plan.plan.chosen)
 

@@ -68,7 +68,7 @@ class Workflow(Protocol[PlanT, ResultT]):
         """Decide per group what the run would do (no change)."""
         ...
 
-    def guarded(self, plan: PlanT) -> Guarded | None:
+    def guarded(self, context: ChangeContext, plan: PlanT) -> Guarded | None:
         """What a real run changes (None: nothing)."""
         ...
 
@@ -110,7 +110,7 @@ async def _run(
     plan = await workflow.plan(context, started)
     steps: Mapping[str, Step] = {}
     backup_url = None
-    work = None if workflow.dry_run else workflow.guarded(plan)
+    work = None if workflow.dry_run else workflow.guarded(context, plan)
     if work is not None and work.group_ids:
         steps, backup_url = await guarded(
             context, work.change, list(work.group_ids), absent=work.absent, run=run

@@ -50,7 +50,6 @@ __all__ = [
     "Verdict",
     "reconcile_open_intents",
     "reconciled_summaries",
-    "start_run",
     "undo_by_backup",
 ]
 
@@ -242,22 +241,6 @@ async def closing_on_error(run: ChangeRun | None, aclient: AsyncGroupsClient, wo
         if run is not None:
             await run.close_after_error(aclient, exc)
         raise
-
-
-def start_run(
-    audit_base_url: str | None,
-    action: str,
-    *,
-    dry_run: bool,
-    who: Mapping[str, Any] | None,
-    storage_options: Mapping[str, Any] | None,
-    started_ms: int,
-) -> ChangeRun | None:
-    """The write-ahead records of a run that may change groups: None for a dry run or a run that
-    keeps no audit trail (``audit_base_url`` None)."""
-    if dry_run or audit_base_url is None:
-        return None
-    return ChangeRun(audit_base_url, action, who=who, storage_options=storage_options, started_ms=started_ms)
 
 
 # -- reconciliation ----------------------------------------------------------------------
