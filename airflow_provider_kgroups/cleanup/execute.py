@@ -19,7 +19,7 @@ from ..client import stepmarks
 from ..client.errors import ErrorCode
 from ..client.results import GroupDeletion, GroupOffsets
 from .decisions import GroupDecision, Outcome
-from .guard import Step, StepResult, Words
+from .guard import Step, StepDetail, StepResult, Words
 from .intent import Intent, IntentKind
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class GroupDeletionChange:
                     g,
                     StepResult.DONE,
                     f"{planned}; offsets backed up to {backup_url}{note}",
-                    {"deletion": GroupDeletion(how).value},
+                    StepDetail(deletion=GroupDeletion(how).value),
                 )
                 continue
             failure = deleted.failures[g]
@@ -96,5 +96,5 @@ def executed(planned: Mapping[str, GroupDecision], steps: Mapping[str, Step]) ->
     """Every decision of the plan, those of the groups the safety path ran updated by their step."""
     decisions = dict(planned)
     for g, step in steps.items():
-        decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
+        decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail.changes())
     return decisions

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .context import ChangeContext
     from .writeahead import ChangeRun
 
-__all__ = ["Change", "Step", "StepResult", "Words", "guarded", "read_offsets"]
+__all__ = ["Change", "Step", "StepDetail", "StepResult", "Words", "guarded", "read_offsets"]
 
 V = TypeVar("V")
 
@@ -65,11 +65,26 @@ class StepResult(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class StepDetail:
+    """What a change did to one group, partition by partition (what it names is set)."""
+
+    changed: Mapping[TopicPartition, int | None] | None = None  # partition -> what it became (None: gone)
+    failed: Mapping[TopicPartition, str] | None = None  # partition -> why not
+    kept: Mapping[TopicPartition, str] | None = None  # kept by the broker's rule (not changed)
+    refusal: str | None = None  # the broker refused the change (``offset_results.BROKER_REFUSAL``)
+    deletion: str | None = None  # how a group went (a ``GroupDeletion`` value)
+
+    def changes(self) -> dict[str, Any]:
+        """The fields set, as the keywords of the decision's ``becomes``."""
+        return {f: getattr(self, f) for f in self.__slots__ if getattr(self, f) is not None}
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
     group_id: str
     result: StepResult
     reason: str
-    detail: Mapping[str, Any] = field(default_factory=dict)  # what the change did (partitions, errors)
+    detail: StepDetail = StepDetail()  # what the change did (partitions, errors)
 
 
 @dataclass(frozen=True, slots=True)

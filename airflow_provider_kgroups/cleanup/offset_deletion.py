@@ -11,7 +11,7 @@ topic keeps it: GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). Undo: ``kgro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..client import stepmarks
@@ -20,7 +20,7 @@ from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
 from ..offsets.deletion import GroupOffsetDeletion
 from .context import ChangeContext
-from .guard import Step, StepResult, Words
+from .guard import Step, StepDetail, StepResult, Words
 from .intent import Intent, IntentKind
 from .offset_results import BROKER_REFUSAL, ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
@@ -95,20 +95,20 @@ def _group_refused(group_id: str, failure: Failure, partitions: list[TopicPartit
             group_id,
             StepResult.GONE,
             f"gone before the offset deletion ({failure}): nothing deleted",
-            {"failed": failed},
+            StepDetail(failed=failed),
         )
     if failure.code == ErrorCode.NON_EMPTY_GROUP:
         return Step(
             group_id,
             StepResult.REFUSED,
             f"the broker refused the group: {failure}; nothing deleted",
-            {"failed": failed, "refusal": BROKER_REFUSAL},
+            StepDetail(failed=failed, refusal=BROKER_REFUSAL),
         )
     return Step(
         group_id,
         StepResult.FAILED,
         f"the offset deletion failed: {failure}; nothing deleted",
-        {"failed": failed},
+        StepDetail(failed=failed),
     )
 
 
@@ -122,7 +122,7 @@ def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Failure 
         if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
     }
     failed = {tp: str(f) for tp, f in per_tp.items() if f is not None and tp not in kept}
-    detail = {"changed": deleted, "failed": failed, "kept": kept}
+    detail = StepDetail(changed=deleted, failed=failed, kept=kept)
     listed = ", ".join(f"{tp} {why}" for tp, why in sorted({**kept, **failed}.items()))
     if not kept and not failed:
         return Step(group_id, StepResult.DONE, f"deleted the offsets of {len(deleted)} partition(s)", detail)
@@ -140,7 +140,7 @@ def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Failure 
         StepResult.REFUSED,
         f"the broker refused every partition: a member subscribes to the "
         f"topic (GROUP_SUBSCRIBED_TO_TOPIC); nothing deleted ({len(kept)} partition(s))",
-        {**detail, "refusal": BROKER_REFUSAL},
+        replace(detail, refusal=BROKER_REFUSAL),
     )
 
 
@@ -259,7 +259,7 @@ class OffsetDeletionWorkflow:
         decisions = {g: _planned(p, plan.capped.get(g)) for g, p in plans.items()}
         for g, step in steps.items():
             decisions[g] = _with_predicted_kept(
-                plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
+                plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail.changes())
             )
         return OffsetChangeResult(self.action, self.dry_run, decisions, dict(self.extra), backup_url)
 

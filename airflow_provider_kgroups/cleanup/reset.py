@@ -30,7 +30,7 @@ from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..offsets.plan import GroupReset, Refusal, ResetPlan, plan_reset
 from ..offsets.spec import ResetSpec
 from .context import ChangeContext
-from .guard import Step, StepResult, Words, read_offsets
+from .guard import Step, StepDetail, StepResult, Words, read_offsets
 from .intent import Intent
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
@@ -200,13 +200,13 @@ class ResetChange:
                 group_id,
                 StepResult.FAILED,
                 f"Kafka Connect did not alter the offsets: {exc}",
-                {"failed": {tp: str(exc) for tp in targets}},
+                StepDetail(failed={tp: str(exc) for tp in targets}),
             )
         return Step(
             group_id,
             StepResult.DONE,
             f"reset through Kafka Connect (connector {record.name!r}): {message}",
-            {"changed": targets},
+            StepDetail(changed=targets),
         )
 
 
@@ -222,7 +222,7 @@ def _step(
             group_id,
             StepResult.FAILED,
             f"the commit failed: {failure}",
-            {"failed": {tp: str(failure) for tp in targets}},
+            StepDetail(failed={tp: str(failure) for tp in targets}),
         )
     answers = results.values[group_id]
     failed = {tp: str(f) for tp, f in answers.items() if f is not None}
@@ -242,21 +242,24 @@ def _step(
             else "; could not be read back"
         )
         return Step(
-            group_id, StepResult.DONE, f"committed {len(changed)} partition(s){check}", {"changed": changed}
+            group_id,
+            StepResult.DONE,
+            f"committed {len(changed)} partition(s){check}",
+            StepDetail(changed=changed),
         )
     if not changed:
         return Step(
             group_id,
             StepResult.FAILED,
             f"every partition's commit failed ({next(iter(failed.values()))})",
-            {"failed": failed},
+            StepDetail(failed=failed),
         )
     listed = ", ".join(f"{tp} {why}" for tp, why in sorted(failed.items()))
     return Step(
         group_id,
         StepResult.PARTIAL,
         f"committed {len(changed)} partition(s), {len(failed)} failed: {listed}",
-        {"changed": changed, "failed": failed},
+        StepDetail(changed=changed, failed=failed),
     )
 
 
@@ -283,11 +286,14 @@ def _connect_read_back(
         if seen.get(tp) != o
     }
     if not failed:
-        return Step(step.group_id, StepResult.DONE, f"{step.reason}; read back", {"changed": changed})
+        return Step(step.group_id, StepResult.DONE, f"{step.reason}; read back", StepDetail(changed=changed))
     listed = ", ".join(f"{tp}: {why}" for tp, why in sorted(failed.items()))
     result = StepResult.PARTIAL if changed else StepResult.FAILED
     return Step(
-        step.group_id, result, f"{step.reason}; read back: {listed}", {"changed": changed, "failed": failed}
+        step.group_id,
+        result,
+        f"{step.reason}; read back: {listed}",
+        StepDetail(changed=changed, failed=failed),
     )
 
 
@@ -349,7 +355,7 @@ class ResetWorkflow:
     ) -> OffsetChangeResult:
         decisions = {g: _planned(r, g in plan.via) for g, r in plan.groups.items()}
         for g, step in steps.items():
-            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
+            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail.changes())
         plan_doc = {
             "strategy": self.spec.describe(plan.planned_at_ms),
             "spec": self.spec.to_dict(),

@@ -19,7 +19,7 @@ from ..client.errors import CLIENT_NOT_SENT, Failure
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..history.backup import OffsetsBackup, load_backup, restore_offsets
 from .context import ChangeContext
-from .guard import Step, StepResult, Words, read_offsets
+from .guard import Step, StepDetail, StepResult, Words, read_offsets
 from .intent import Intent
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
 from .offsets_audit import change_record
@@ -84,7 +84,7 @@ class RestoreChange:
                 g,
                 result,
                 f"restored {len(changed)} partition(s) from {self.backup.url}{listed}",
-                {"changed": changed, "failed": failed},
+                StepDetail(changed=changed, failed=failed),
             )
         return steps
 
@@ -158,8 +158,8 @@ class RestoreWorkflow:
                 g,
                 _OUTCOME[step.result],
                 step.reason,
-                changed=step.detail.get("changed", {}),
-                failed=step.detail.get("failed", {}),
+                changed=step.detail.changed or {},
+                failed=step.detail.failed or {},
             )
             if (
                 g not in change.results
