@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TypeVar
+from dataclasses import Field, dataclass, field, replace
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from ..client.results import TopicPartition
 from ..history.audit import write_audit
@@ -23,14 +23,16 @@ from .context import ChangeContext
 from .guard import Change, Step, guarded
 from .writeahead import ChangeRun, closing_on_error, reconciled_summaries
 
-__all__ = ["Guarded", "Outcome", "Workflow", "run_workflow"]
+__all__ = ["AuditedResult", "Guarded", "Workflow", "run_workflow"]
 
 PlanT = TypeVar("PlanT")
-ResultT = TypeVar("ResultT", bound="Outcome")
+ResultT = TypeVar("ResultT", bound="AuditedResult")
 
 
-class Outcome(Protocol):
-    """What a workflow's result has for the driver to fill in (a frozen dataclass)."""
+class AuditedResult(Protocol):
+    """What a workflow's result has for the driver to fill in: a frozen dataclass with these fields."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     @property
     def dry_run(self) -> bool: ...
@@ -56,6 +58,8 @@ class Guarded:
 
 
 class Workflow(Protocol[PlanT, ResultT]):
+    """One kind of change: its plan (``PlanT``, a typed value) and its result (``ResultT``)."""
+
     @property
     def action(self) -> str:
         """The audit's name of the run ("delete-groups", "reset-offsets", ...)."""
@@ -117,7 +121,7 @@ async def _run(
         )
     result = workflow.result(plan, steps, backup_url)
     if run is not None:
-        result = replace(  # type: ignore[type-var]  # ResultT is a dataclass (Outcome says which fields)
+        result = replace(
             result,
             undo=run.undo_of(workflow.changed(result)),
             reconciled=reconciled_summaries(run.reconciled),
@@ -147,7 +151,7 @@ async def _audited(
     except Exception as exc:  # noqa: BLE001 - the change is done; the run is not fine without its record
         if run is not None:
             run.finish(outcome_written=False)  # its intent stays open: the next run reconciles it
-        return replace(result, audit_error=f"{type(exc).__name__}: {exc}")  # type: ignore[type-var]
+        return replace(result, audit_error=f"{type(exc).__name__}: {exc}")
     if run is not None:
         run.finish(outcome_written=True)
-    return replace(result, audit_url=url)  # type: ignore[type-var]
+    return replace(result, audit_url=url)
