@@ -53,7 +53,7 @@ class ChangeContext:
     backup_base_url: str
     audit_base_url: str | None = None
     who: Mapping[str, Any] = field(default_factory=dict)
-    storage_options: Mapping[str, Any] | None = None
+    storage_options: Mapping[str, Any] | None = field(default=None, repr=False)  # may hold credentials
     connect_clusters: tuple[ConnectClusterConfig, ...] = ()
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
 
