@@ -6,9 +6,11 @@
   (``find_dead_groups``); :mod:`.evidence_text`: the evidence in words;
 * :mod:`.plan`: select -> classify -> Connect -> permission -> caps: one decision per group;
 * :mod:`.execute`: describe again, back up (read back), delete;
-* :mod:`.run`: plan + execute + the audit record (:mod:`..history.audit`).
+* :mod:`.run`: plan + execute + the audit record (:mod:`..history.audit`), driven by :mod:`.workflow`
+  (plan -> guarded -> audit) as every change is, with its :class:`.context.ChangeContext`.
 """
 
+from .context import ChangeContext
 from .decisions import CleanupResult, GroupDecision, Outcome
 from .plan import CleanupPlan, plan_cleanup
 from .policy import CONNECT_DENY_PATTERN, CleanupPolicy
@@ -16,6 +18,7 @@ from .report import DeadGroupsResult, GroupHealthReport, classify_groups, find_d
 from .run import run_cleanup
 
 __all__ = [
+    "ChangeContext",
     "CleanupPolicy",
     "CleanupPlan",
     "CleanupResult",

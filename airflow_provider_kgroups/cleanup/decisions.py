@@ -44,7 +44,9 @@ class GroupDecision:
     connect: Mapping[str, Any] | None = None  # the Kafka Connect verdict, when Connect was asked
     deletion: str | None = None  # a GroupDeletion value when deleted
     findings: tuple[Any, ...] = ()  # the evidence as values (lag.deadfindings), rendered in ``evidence``
-    order_key: tuple = field(default=(), compare=False, repr=False)  # candidates: who goes first under a cap
+    order_key: tuple[Any, ...] = field(
+        default=(), compare=False, repr=False
+    )  # candidates: who goes first under a cap
 
     @property
     def unjudged(self) -> bool:

@@ -162,32 +162,9 @@ def finding_lines(f: Finding, obs: GroupObservation) -> list[str]:
             return ["cannot tell how long it has been idle: no stored history"]
         return _idle_lines(f)
     if isinstance(f, TopicsFinding):
-        topics = ", ".join(f.topics)
-        return [
-            {
-                Reason.TOPICS_DELETED: f"every committed topic was deleted (UNKNOWN_TOPIC_OR_PARTITION by name): {topics}",
-                Reason.SOME_TOPICS_DELETED: f"{len(f.topics)} of {f.of} committed topics no longer exist (checked by "
-                f"name): {topics}",
-                Reason.TOPICS_NOT_LISTED: f"cannot tell whether every committed topic was deleted: {topics} not in the "
-                "topic list (which leaves out topics the principal may not Describe) and not "
-                "checked by name",
-                Reason.SOME_TOPICS_NOT_LISTED: f"{len(f.topics)} of {f.of} committed topics are not in the topic list "
-                f"(not checked by name): {topics}",
-            }[reason]
-        ]
+        return [_topics_line(f)]
     if isinstance(f, TopicsUnknown):
-        why = (
-            [f"{', '.join(f.hidden)} not visible to this principal (TOPIC_AUTHORIZATION_FAILED)"]
-            if f.hidden
-            else []
-        )
-        why += (
-            [f"the check of {', '.join(f'{t} ({failure})' for t, failure in f.failed)} failed"]
-            if f.failed
-            else []
-        )
-        why += [f"{', '.join(f.unchecked)} not checked by name"] if f.unchecked else []
-        return [f"cannot tell whether every committed topic was deleted: {'; '.join(why)}"]
+        return [_topics_unknown_line(f)]
     if isinstance(f, CommitsUnreadable):
         parts = ", ".join(str(tp) if failure is None else f"{tp} ({failure})" for tp, failure in f.partitions)
         return [f"cannot tell what it committed on {parts}: its committed offsets there could not be read"]
@@ -199,16 +176,7 @@ def finding_lines(f: Finding, obs: GroupObservation) -> list[str]:
             f"{format_time(f.at_ms)})"
         ]
     if isinstance(f, ExpiryFinding):
-        # the times are known unless the reason is EXPIRY_UNKNOWN
-        if reason is Reason.EXPIRY_UNKNOWN or f.empty_since_ms is None or f.expires_at_ms is None:
-            return [
-                f"Kafka expires its offsets {f.retention_minutes} min after it became Empty (KIP-211); when that "
-                "was is not in the history"
-            ]
-        return [
-            f"Empty since at least {format_time(f.empty_since_ms)}: Kafka will expire its offsets at or before "
-            f"{format_time(f.expires_at_ms)} (offsets.retention.minutes={f.retention_minutes}, KIP-211)"
-        ]
+        return [_expiry_line(f)]
     return {
         Reason.NOT_PLAIN_CONSUMER: [
             f"protocol type {obs.protocol_type!r} is not a plain consumer group: neither a "
@@ -222,6 +190,48 @@ def finding_lines(f: Finding, obs: GroupObservation) -> list[str]:
             "assume_full_visibility only if it may Describe every topic and group)"
         ],
     }[reason]
+
+
+def _topics_line(f: TopicsFinding) -> str:
+    topics = ", ".join(f.topics)
+    return {
+        Reason.TOPICS_DELETED: f"every committed topic was deleted (UNKNOWN_TOPIC_OR_PARTITION by name): {topics}",
+        Reason.SOME_TOPICS_DELETED: f"{len(f.topics)} of {f.of} committed topics no longer exist (checked by "
+        f"name): {topics}",
+        Reason.TOPICS_NOT_LISTED: f"cannot tell whether every committed topic was deleted: {topics} not in the "
+        "topic list (which leaves out topics the principal may not Describe) and not "
+        "checked by name",
+        Reason.SOME_TOPICS_NOT_LISTED: f"{len(f.topics)} of {f.of} committed topics are not in the topic list "
+        f"(not checked by name): {topics}",
+    }[f.reason]
+
+
+def _topics_unknown_line(f: TopicsUnknown) -> str:
+    why = (
+        [f"{', '.join(f.hidden)} not visible to this principal (TOPIC_AUTHORIZATION_FAILED)"]
+        if f.hidden
+        else []
+    )
+    why += (
+        [f"the check of {', '.join(f'{t} ({failure})' for t, failure in f.failed)} failed"]
+        if f.failed
+        else []
+    )
+    why += [f"{', '.join(f.unchecked)} not checked by name"] if f.unchecked else []
+    return f"cannot tell whether every committed topic was deleted: {'; '.join(why)}"
+
+
+def _expiry_line(f: ExpiryFinding) -> str:
+    # the times are known unless the reason is EXPIRY_UNKNOWN
+    if f.reason is Reason.EXPIRY_UNKNOWN or f.empty_since_ms is None or f.expires_at_ms is None:
+        return (
+            f"Kafka expires its offsets {f.retention_minutes} min after it became Empty (KIP-211); when that "
+            "was is not in the history"
+        )
+    return (
+        f"Empty since at least {format_time(f.empty_since_ms)}: Kafka will expire its offsets at or before "
+        f"{format_time(f.expires_at_ms)} (offsets.retention.minutes={f.retention_minutes}, KIP-211)"
+    )
 
 
 def verdict_line(found: GroupEvidence) -> str:

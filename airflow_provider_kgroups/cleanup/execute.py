@@ -1,4 +1,4 @@
-"""Carrying out a deletion plan through the one safety path (:mod:`.guard`): describe again,
+"""Deleting groups through the one safety path (:mod:`.guard`): describe again,
 back up (read back), delete.
 
 1. the chosen groups are described **again**, right before deleting: anything no longer Empty,
@@ -13,16 +13,19 @@ back up (read back), delete.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..client import stepmarks
 from ..client.errors import ErrorCode
 from ..client.results import GroupDeletion, GroupOffsets
 from .decisions import GroupDecision, Outcome
-from .guard import Step, StepResult, Words, guarded
-from .plan import CleanupPlan
+from .guard import Step, StepDetail, StepResult, Words
+from .intent import Intent, IntentKind
 
-__all__ = ["execute_plan", "GroupDeletionChange"]
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+
+__all__ = ["GroupDeletionChange", "executed"]
 
 #: what the safety path's step means for a deletion
 _OUTCOME = {
@@ -50,10 +53,12 @@ class GroupDeletionChange:
     def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
         return None
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        return {"kind": "delete-group"}
+    def intent(self, group_id: str) -> Intent:
+        return Intent(IntentKind.DELETE_GROUP)
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         deleted = await aclient.delete_groups(group_ids)
         stepmarks.reached("change_answered")
         steps = {}
@@ -70,7 +75,7 @@ class GroupDeletionChange:
                     g,
                     StepResult.DONE,
                     f"{planned}; offsets backed up to {backup_url}{note}",
-                    {"deletion": GroupDeletion(how).value},
+                    StepDetail(deletion=GroupDeletion(how).value),
                 )
                 continue
             failure = deleted.failures[g]
@@ -87,28 +92,9 @@ class GroupDeletionChange:
         return steps
 
 
-async def execute_plan(
-    aclient,
-    plan: CleanupPlan,
-    *,
-    backup_base_url: str,
-    note: str = "",
-    storage_options: Mapping[str, Any] | None = None,
-    run: Any = None,
-) -> tuple[dict[str, GroupDecision], str | None]:
-    """Returns every decision (the plan's, updated for the chosen groups) and the backup URL
-    (None when nothing was backed up). ``run``: the :class:`.writeahead.ChangeRun` (leases, intent)."""
-    decisions = dict(plan.decisions)
-    change = GroupDeletionChange({g: decisions[g].reason for g in plan.chosen})
-    steps, backup_url = await guarded(
-        aclient,
-        change,
-        list(plan.chosen),
-        backup_base_url=backup_base_url,
-        note=note,
-        storage_options=storage_options,
-        run=run,
-    )
+def executed(planned: Mapping[str, GroupDecision], steps: Mapping[str, Step]) -> dict[str, GroupDecision]:
+    """Every decision of the plan, those of the groups the safety path ran updated by their step."""
+    decisions = dict(planned)
     for g, step in steps.items():
-        decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
-    return decisions, backup_url
+        decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail.changes())
+    return decisions

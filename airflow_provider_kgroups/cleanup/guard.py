@@ -26,16 +26,31 @@ its own last check of the offsets, and how it is applied. The path returns one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..client import stepmarks
-from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicPartition
+from ..client.results import (
+    GroupDescription,
+    GroupOffsets,
+    GroupState,
+    KeyedResults,
+    ShareGroupOffsets,
+    TopicPartition,
+)
 from ..history.backup import backup_offsets
+from .intent import Intent
 
-__all__ = ["Change", "Step", "StepResult", "Words", "guarded"]
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+    from .context import ChangeContext
+    from .writeahead import ChangeRun
+
+__all__ = ["Change", "Step", "StepDetail", "StepResult", "Words", "guarded", "read_offsets"]
+
+V = TypeVar("V")
 
 
 class StepResult(str, Enum):
@@ -50,11 +65,26 @@ class StepResult(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class StepDetail:
+    """What a change did to one group, partition by partition (what it names is set)."""
+
+    changed: Mapping[TopicPartition, int | None] | None = None  # partition -> what it became (None: gone)
+    failed: Mapping[TopicPartition, str] | None = None  # partition -> why not
+    kept: Mapping[TopicPartition, str] | None = None  # kept by the broker's rule (not changed)
+    refusal: str | None = None  # the broker refused the change (``offset_results.BROKER_REFUSAL``)
+    deletion: str | None = None  # how a group went (a ``GroupDeletion`` value)
+
+    def changes(self) -> dict[str, Any]:
+        """The fields set, as the keywords of the decision's ``becomes``."""
+        return {f: getattr(self, f) for f in self.__slots__ if getattr(self, f) is not None}
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
     group_id: str
     result: StepResult
     reason: str
-    detail: Mapping[str, Any] = field(default_factory=dict)  # what the change did (partitions, errors)
+    detail: StepDetail = StepDetail()  # what the change did (partitions, errors)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +116,33 @@ class Change(Protocol):
         """Why the group's committed offsets, read right before the change, no longer match the
         plan (None: they do)."""
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        """What the change will do to the group, for the intent record: ``kind`` ("delete-group",
-        "commit", "delete-offsets"), ``partitions`` ("topic:p" keys) and, for a commit, ``targets``."""
+    def intent(self, group_id: str) -> Intent:
+        """What the change will do to the group, for the run's write-ahead intent."""
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         """Carry the change out for ``group_ids`` (checked and backed up): one step per group.
         Calls ``stepmarks.reached("change_answered")`` once the change's answer is in."""
+
+
+async def read_offsets(
+    aclient: AsyncGroupsClient, group_ids: Sequence[str], share_groups: Collection[str]
+) -> KeyedResults[str, GroupOffsets]:
+    """The groups' committed offsets, and a share group's start offsets (DescribeShareGroupOffsets),
+    read at once: what a change of offsets checks, backs up and reads back."""
+    shares = [g for g in group_ids if g in share_groups]
+    others = [g for g in group_ids if g not in share_groups]
+    committed, started = await asyncio.gather(
+        aclient.fetch_committed_offsets(others) if others else _nothing(GroupOffsets),
+        aclient.describe_share_group_offsets(shares) if shares else _nothing(ShareGroupOffsets),
+    )
+    values: dict[str, GroupOffsets] = {**committed.values, **started.values}
+    return KeyedResults(values, {**committed.failures, **started.failures})
+
+
+async def _nothing(kind: type[V]) -> KeyedResults[str, V]:
+    return KeyedResults()
 
 
 def _still_admissible(change: Change, description: GroupDescription) -> tuple[StepResult, str] | None:
@@ -113,31 +163,53 @@ def _still_admissible(change: Change, description: GroupDescription) -> tuple[St
 
 
 async def guarded(
-    aclient,
+    context: ChangeContext,
     change: Change,
     group_ids: list[str],
     *,
-    backup_base_url: str,
-    note: str = "",
-    storage_options: Mapping[str, Any] | None = None,
-    absent: Mapping[str, list[TopicPartition]] | None = None,
-    run: Any = None,
+    absent: Mapping[str, Sequence[TopicPartition]] | None = None,
+    run: ChangeRun | None = None,
 ) -> tuple[dict[str, Step], str | None]:
-    """Run ``change`` for ``group_ids`` through the safety path: (one step per group, the backup URL
-    or None when nothing was backed up). ``absent``: partitions the change will commit that have no
-    committed offset now, recorded in the backup so that restoring it removes them again.
+    """Run ``change`` for ``group_ids`` through the safety path with ``context``'s client and backup
+    store: (one step per group, the backup URL or None when nothing was backed up). ``absent``:
+    partitions the change will commit that have no committed offset now, recorded in the backup so
+    that restoring it removes them again.
     ``run``: the run's :class:`.writeahead.ChangeRun` (leases, intent), None for none."""
     steps: dict[str, Step] = {}
     if not group_ids:
         return steps, None
+    ids = list(group_ids) if run is None else await _leased(run, change, group_ids, steps)
+    ids = await _still_as_planned(context.client, change, ids, steps) if ids else []
+    to_back_up = await _offsets_to_back_up(context.client, change, ids, steps) if ids else {}
+    if not to_back_up:
+        return steps, None
+    backup_url = await _backed_up(context, change, to_back_up, absent or {}, steps)
+    if backup_url is None:
+        return steps, None
+    if run is not None and not await _intent_written(run, change, to_back_up, backup_url, steps):
+        return steps, backup_url
+    steps.update(await change.apply(context.client, list(to_back_up), backup_url))
+    return steps, backup_url
+
+
+def _left_alone(steps: dict[str, Step], group_ids: Iterable[str], result: StepResult, why: str) -> None:
+    for g in group_ids:
+        steps[g] = Step(g, result, why)
+
+
+async def _leased(run: ChangeRun, change: Change, group_ids: list[str], steps: dict[str, Step]) -> list[str]:
+    """1. The groups whose leases this run took; the others are held by another run."""
+    held = await asyncio.to_thread(run.lease, list(group_ids))
+    for g, why in held.items():
+        steps[g] = Step(g, StepResult.CHANGED, f"{why}; not {change.words.done}")
+    return [g for g in group_ids if g not in held]
+
+
+async def _still_as_planned(
+    aclient: AsyncGroupsClient, change: Change, group_ids: list[str], steps: dict[str, Step]
+) -> list[str]:
+    """2. The groups that, described again right before the change, the change still admits."""
     w = change.words
-    if run is not None:
-        held = await asyncio.to_thread(run.lease, list(group_ids))
-        for g, why in held.items():
-            steps[g] = Step(g, StepResult.CHANGED, f"{why}; not {w.done}")
-        group_ids = [g for g in group_ids if g not in held]
-        if not group_ids:
-            return steps, None
     again = await aclient.describe_groups(group_ids)
     confirmed = []
     for g in group_ids:
@@ -153,15 +225,20 @@ async def guarded(
             steps[g] = Step(g, *stop)
         else:
             confirmed.append(g)
-    if not confirmed:
-        return steps, None
+    return confirmed
 
+
+async def _offsets_to_back_up(
+    aclient: AsyncGroupsClient, change: Change, group_ids: list[str], steps: dict[str, Step]
+) -> dict[str, GroupOffsets]:
+    """3. Per group whose offsets did not move since the plan, the offsets its backup keeps."""
+    w = change.words
     read = getattr(change, "read_offsets", None)  # share groups keep start offsets, read with their own API
     offsets = await (
-        read(aclient, confirmed) if read is not None else aclient.fetch_committed_offsets(confirmed)
+        read(aclient, group_ids) if read is not None else aclient.fetch_committed_offsets(group_ids)
     )
     to_back_up: dict[str, GroupOffsets] = {}
-    for g in confirmed:
+    for g in group_ids:
         if g in offsets.failures:
             steps[g] = Step(
                 g,
@@ -181,47 +258,54 @@ async def guarded(
             if scope is None
             else GroupOffsets(g, {tp: c for tp, c in kept.partitions.items() if tp in scope})
         )
-    if not to_back_up:
-        return steps, None
+    return to_back_up
+
+
+async def _backed_up(
+    context: ChangeContext,
+    change: Change,
+    to_back_up: Mapping[str, GroupOffsets],
+    absent: Mapping[str, Sequence[TopicPartition]],
+    steps: dict[str, Step],
+) -> str | None:
+    """4. The backup's URL once it is written and read back (None: it failed, nothing is changed)."""
     stepmarks.reached("before_backup")
     try:
         backup_url = await asyncio.to_thread(
             backup_offsets,
-            backup_base_url,
+            context.backup_base_url,
             to_back_up,
-            note=note,
-            storage_options=storage_options,
-            absent={g: list((absent or {}).get(g, ())) for g in to_back_up},
+            note=context.note,
+            storage_options=context.storage_options,
+            absent={g: list(absent.get(g, ())) for g in to_back_up},
             share_groups=[g for g in to_back_up if g in getattr(change, "share_groups", ())],
         )
     except Exception as exc:  # noqa: BLE001 - no backup, no change (the message names the place, never a secret)
-        for g in to_back_up:
-            steps[g] = Step(
-                g,
-                StepResult.FAILED,
-                f"the backup of its offsets failed ({type(exc).__name__}: {exc}): not {w.done}",
-            )
-        return steps, None
+        why = f"the backup of its offsets failed ({type(exc).__name__}: {exc}): not {change.words.done}"
+        _left_alone(steps, to_back_up, StepResult.FAILED, why)
+        return None
     stepmarks.reached("after_backup")
-    if run is not None:
-        try:
-            await asyncio.to_thread(
-                run.write_intent,
-                {g: change.intent(g) for g in to_back_up},
-                backup_url,
-                {
-                    g: {f"{tp.topic}:{tp.partition}": o for tp, o in kept.committed().items()}
-                    for g, kept in to_back_up.items()
-                },
-            )
-        except Exception as exc:  # noqa: BLE001 - any failure to record the intent means no change is made
-            for g in to_back_up:
-                steps[g] = Step(
-                    g,
-                    StepResult.FAILED,
-                    f"the intent record could not be written ({type(exc).__name__}: {exc}): not {w.done}",
-                )
-            return steps, backup_url
-        stepmarks.reached("after_intent")
-    steps.update(await change.apply(aclient, list(to_back_up), backup_url))
-    return steps, backup_url
+    return backup_url
+
+
+async def _intent_written(
+    run: ChangeRun,
+    change: Change,
+    to_back_up: Mapping[str, GroupOffsets],
+    backup_url: str,
+    steps: dict[str, Step],
+) -> bool:
+    """5. Whether the run's intent is written and read back (False: nothing is changed)."""
+    try:
+        await asyncio.to_thread(
+            run.write_intent,
+            {g: change.intent(g) for g in to_back_up},
+            backup_url,
+            {g: kept.committed() for g, kept in to_back_up.items()},
+        )
+    except Exception as exc:  # noqa: BLE001 - any failure to record the intent means no change is made
+        why = f"the intent record could not be written ({type(exc).__name__}: {exc}): not {change.words.done}"
+        _left_alone(steps, to_back_up, StepResult.FAILED, why)
+        return False
+    stepmarks.reached("after_intent")
+    return True

@@ -11,19 +11,23 @@ topic keeps it: GROUP_SUBSCRIBED_TO_TOPIC, reported per partition). Undo: ``kgro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from ..client import stepmarks
-from ..client.errors import ConfigurationError, ErrorCode
+from ..client.errors import ConfigurationError, ErrorCode, Failure
 from ..client.numbers import check_int
 from ..client.results import GroupOffsets, TopicPartition
-from ..lag.snapshot import now_ms as _now_ms
 from ..offsets.deletion import GroupOffsetDeletion
-from .guard import Step, StepResult, Words, guarded
+from .context import ChangeContext
+from .guard import Step, StepDetail, StepResult, Words
+from .intent import Intent, IntentKind
 from .offset_results import BROKER_REFUSAL, ChangeOutcome, GroupChangeDecision, OffsetChangeResult
-from .offsets_audit import write_change_audit
-from .writeahead import closing_on_error, start_run, tp_key
+from .offsets_audit import change_record
+from .workflow import Guarded, run_workflow
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["DeletionOptions", "OffsetDeletionChange", "cap_plans", "run_offset_deletion"]
 
@@ -66,13 +70,12 @@ class OffsetDeletionChange:
         ]
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        return {
-            "kind": "delete-offsets",
-            "partitions": sorted(tp_key(tp) for tp in self._plans[group_id].deletable()),
-        }
+    def intent(self, group_id: str) -> Intent:
+        return Intent(IntentKind.DELETE_OFFSETS, frozenset(self._plans[group_id].deletable()))
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         answers = await aclient.delete_committed_offsets({g: self._plans[g].deletable() for g in group_ids})
         stepmarks.reached("change_answered")
         steps = {}
@@ -84,7 +87,7 @@ class OffsetDeletionChange:
         return steps
 
 
-def _group_refused(group_id: str, failure, partitions: list[TopicPartition]) -> Step:
+def _group_refused(group_id: str, failure: Failure, partitions: list[TopicPartition]) -> Step:
     """The broker answered for the whole group: nothing was deleted."""
     failed = {tp: str(failure) for tp in partitions}
     if failure.code == ErrorCode.GROUP_ID_NOT_FOUND:
@@ -92,24 +95,24 @@ def _group_refused(group_id: str, failure, partitions: list[TopicPartition]) -> 
             group_id,
             StepResult.GONE,
             f"gone before the offset deletion ({failure}): nothing deleted",
-            {"failed": failed},
+            StepDetail(failed=failed),
         )
     if failure.code == ErrorCode.NON_EMPTY_GROUP:
         return Step(
             group_id,
             StepResult.REFUSED,
             f"the broker refused the group: {failure}; nothing deleted",
-            {"failed": failed, "refusal": BROKER_REFUSAL},
+            StepDetail(failed=failed, refusal=BROKER_REFUSAL),
         )
     return Step(
         group_id,
         StepResult.FAILED,
         f"the offset deletion failed: {failure}; nothing deleted",
-        {"failed": failed},
+        StepDetail(failed=failed),
     )
 
 
-def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Any]) -> Step:
+def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Failure | None]) -> Step:
     """The broker's answer per partition: all deleted is done, some is partial, none is refused
     (every partition kept by GROUP_SUBSCRIBED_TO_TOPIC) or failed (any other error)."""
     deleted = {tp: None for tp, f in per_tp.items() if f is None}
@@ -119,7 +122,7 @@ def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Any]) ->
         if f is not None and f.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
     }
     failed = {tp: str(f) for tp, f in per_tp.items() if f is not None and tp not in kept}
-    detail = {"changed": deleted, "failed": failed, "kept": kept}
+    detail = StepDetail(changed=deleted, failed=failed, kept=kept)
     listed = ", ".join(f"{tp} {why}" for tp, why in sorted({**kept, **failed}.items()))
     if not kept and not failed:
         return Step(group_id, StepResult.DONE, f"deleted the offsets of {len(deleted)} partition(s)", detail)
@@ -137,7 +140,7 @@ def _partitions_answered(group_id: str, per_tp: Mapping[TopicPartition, Any]) ->
         StepResult.REFUSED,
         f"the broker refused every partition: a member subscribes to the "
         f"topic (GROUP_SUBSCRIBED_TO_TOPIC); nothing deleted ({len(kept)} partition(s))",
-        {**detail, "refusal": BROKER_REFUSAL},
+        replace(detail, refusal=BROKER_REFUSAL),
     )
 
 
@@ -220,91 +223,71 @@ def cap_plans(plans: Mapping[str, GroupOffsetDeletion], options: DeletionOptions
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class CappedDeletion:
+    """The deletion plans and, per group that can go, None (in this run) or why not (over a cap)."""
+
+    plans: Mapping[str, GroupOffsetDeletion]
+    capped: Mapping[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetDeletionWorkflow:
+    """Deleting the planned offsets, as a change workflow (:mod:`.workflow`). ``extra``: what the
+    result's plan and the audit record say of the run (the topics asked, the stale topics)."""
+
+    plans: Mapping[str, GroupOffsetDeletion]
+    options: DeletionOptions
+    action: str = "delete-offsets"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.dry_run
+
+    async def plan(self, context: ChangeContext, started_ms: int) -> CappedDeletion:
+        return CappedDeletion(self.plans, cap_plans(self.plans, self.options))
+
+    def guarded(self, context: ChangeContext, plan: CappedDeletion) -> Guarded:
+        ready = [g for g, why in plan.capped.items() if why is None]
+        return Guarded(OffsetDeletionChange(plan.plans), ready)
+
+    def result(
+        self, plan: CappedDeletion, steps: Mapping[str, Step], backup_url: str | None
+    ) -> OffsetChangeResult:
+        plans = plan.plans
+        decisions = {g: _planned(p, plan.capped.get(g)) for g, p in plans.items()}
+        for g, step in steps.items():
+            decisions[g] = _with_predicted_kept(
+                plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail.changes())
+            )
+        return OffsetChangeResult(self.action, self.dry_run, decisions, dict(self.extra), backup_url)
+
+    def changed(self, result: OffsetChangeResult) -> list[str]:
+        return result.changed_groups()
+
+    def record(
+        self,
+        context: ChangeContext,
+        plan: CappedDeletion,
+        result: OffsetChangeResult,
+        started_ms: int,
+        run_fields: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        options = {"max_groups": self.options.max_groups, "max_partitions": self.options.max_partitions}
+        return change_record(context, result, started_ms, run_fields, extra={"options": options})
+
+
 async def run_offset_deletion(
-    aclient,
+    context: ChangeContext,
     plans: Mapping[str, GroupOffsetDeletion],
     options: DeletionOptions,
     *,
-    backup_base_url: str,
-    audit_base_url: str | None = None,
-    who: Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
     action: str = "delete-offsets",
     extra: Mapping[str, Any] | None = None,
     now_ms: int | None = None,
 ) -> OffsetChangeResult:
-    started = _now_ms() if now_ms is None else now_ms
-    run = start_run(
-        audit_base_url,
-        action,
-        dry_run=options.dry_run,
-        who=who,
-        storage_options=storage_options,
-        started_ms=started,
-    )
-
-    async def reconciled_then_deleted():
-        if run is not None:
-            await run.reconcile(aclient)
-        return await _run_offset_deletion(
-            aclient,
-            plans,
-            options,
-            run,
-            started,
-            backup_base_url=backup_base_url,
-            audit_base_url=audit_base_url,
-            who=who,
-            storage_options=storage_options,
-            action=action,
-            extra=extra,
-        )
-
-    return await closing_on_error(run, aclient, reconciled_then_deleted())
-
-
-async def _run_offset_deletion(
-    aclient,
-    plans: Mapping[str, GroupOffsetDeletion],
-    options: DeletionOptions,
-    run,
-    started: int,
-    *,
-    backup_base_url: str,
-    audit_base_url: str | None,
-    who: Mapping[str, Any] | None,
-    storage_options: Mapping[str, Any] | None,
-    action: str,
-    extra: Mapping[str, Any] | None,
-) -> OffsetChangeResult:
-    capped = cap_plans(plans, options)
-    decisions = {g: _planned(p, capped.get(g)) for g, p in plans.items()}
-    ready = [g for g, why in capped.items() if why is None]
-    backup_url = None
-    if not options.dry_run and ready:
-        note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
-        steps, backup_url = await guarded(
-            aclient,
-            OffsetDeletionChange(plans),
-            ready,
-            backup_base_url=backup_base_url,
-            note=note,
-            storage_options=storage_options,
-            run=run,
-        )
-        for g, step in steps.items():
-            decisions[g] = _with_predicted_kept(
-                plans[g], decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
-            )
-    result = OffsetChangeResult(action, options.dry_run, decisions, dict(extra or {}), backup_url)
-    if audit_base_url is None:
-        return result
-    return await write_change_audit(
-        result,
-        audit_base_url,
-        started_ms=started,
-        who=who,
-        storage_options=storage_options,
-        run=run,
-        extra={"options": {"max_groups": options.max_groups, "max_partitions": options.max_partitions}},
-    )
+    """Delete the offsets ``plans`` name, within ``options``' caps, through the safety path (unless a
+    dry run); write an audit record under ``context.audit_base_url`` (None: none)."""
+    workflow = OffsetDeletionWorkflow(plans, options, action, dict(extra or {}))
+    return await run_workflow(context, workflow, now_ms=now_ms)

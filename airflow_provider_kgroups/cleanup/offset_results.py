@@ -84,6 +84,10 @@ class OffsetChangeResult:
     def ids(self, outcome: ChangeOutcome) -> list[str]:
         return [g for g, d in self.decisions.items() if d.outcome is outcome]
 
+    def changed_groups(self) -> list[str]:
+        """The groups changed, wholly or in part."""
+        return self.ids(ChangeOutcome.DONE) + self.ids(ChangeOutcome.PARTIAL)
+
     @property
     def ok(self) -> bool:
         """Every group asked was changed (or, in a dry run, would be) and the audit was written."""

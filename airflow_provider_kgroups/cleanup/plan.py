@@ -27,12 +27,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.selection import select_groups
 from ..lag.deadfindings import GroupHealth
-from ..lag.deadgroup_reads import read_dead_group_evidence
-from ..lag.deadgroups import NOT_JUDGED_GROUP_TYPES
+from ..lag.deadgroup_reads import DeadGroupReads, read_dead_group_evidence
+from ..lag.deadgroups import NOT_JUDGED_GROUP_TYPES, DeadGroupRules
 from ..lag.model import LagSnapshot
 from ..lag.snapshot import now_ms as _now_ms
 from .decisions import GroupDecision, Outcome
@@ -40,6 +40,10 @@ from .permission import PermissionReason, denied_by, first_match, permission
 from .policy import CONNECT_DENY_PATTERN, CleanupPolicy
 from .report import GroupHealthReport
 from .risk_hold import keep_at_risk
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+    from ..connect import ConnectEvidence, ConnectVerdict
 
 __all__ = ["CleanupPlan", "plan_cleanup", "HistorySource"]
 
@@ -95,111 +99,141 @@ def _denied_by(policy: CleanupPolicy, group_id: str) -> str:
 
 
 async def plan_cleanup(
-    aclient,
+    aclient: AsyncGroupsClient,
     policy: CleanupPolicy,
     *,
     history: HistorySource | None = None,
-    connect: Any = None,
+    connect: ConnectEvidence | None = None,
     now_ms: int | None = None,
 ) -> CleanupPlan:
     """Decide, for every selected group, what a run does with it. ``connect``: a
     ``ConnectEvidence`` (``for_group(id)``), or None when no Connect cluster is configured."""
     now = _now_ms() if now_ms is None else now_ms
-    named = list(policy.named)
-    judged: list[str] = []
-    if policy.selector is not None:
-        judged = await select_groups(aclient, policy.selector)
-    ids = list(dict.fromkeys([*named, *judged]))
+    ids = await _selected(aclient, policy)
     if not ids:
         return CleanupPlan(policy, {}, (), policy.cap(0), 0, {})
-    named_set = set(named)
-
     snapshots: list[LagSnapshot] = []
     if history is not None:
         since = max(0, now - int(2 * policy.rules.idle_hours * 3_600_000))
         snapshots = list(await asyncio.to_thread(history, ids, since))
-
     reads = await read_dead_group_evidence(aclient, ids, history=snapshots, rules=policy.rules, now_ms=now)
     rules_of = {
         _DEFAULT: policy.rules,
         _OVERRIDDEN: policy.rules_overridden(),
         _CONNECT_GONE: policy.rules_connector_gone(),
     }
+    named = set(policy.named)
     decisions: dict[str, GroupDecision] = {}
-    candidates: list[GroupDecision] = []
     reports: dict[str, GroupHealthReport] = {}
     for g in ids:
-        by = "name" if g in named_set else "pattern"
-        found = reads.evidence.get(g)
-        # with the protocol type when known: a Connect worker group (protocol "connect") is kept
-        verdict = (
-            None
-            if connect is None
-            else connect.for_group(
-                g, **({} if found is None else {"protocol_type": found.observation.protocol_type})
-            )
-        )
-        connect_info = _connect_dict(verdict) if verdict is not None else None
-        if found is None:
-            why = reads.failures.get(g, "not described")
-            decisions[g] = GroupDecision(
-                g, Outcome.KEEP, f"could not be read, so not judged: {why}", None, by, connect=connect_info
-            )
-            continue
-        if g in policy.override_deny:
-            variant = _OVERRIDDEN
-        elif verdict is not None and _status(verdict) == _CONNECTOR_GONE:
-            variant = _CONNECT_GONE
-        else:
-            variant = _DEFAULT
-        report = reports[g] = GroupHealthReport(found, permission(g, rules_of[variant], reads.listed_topics))
-        base = dict(
-            health=report.health.value,
-            selected_by=by,
-            evidence=report.evidence,
-            cannot_tell=report.cannot_tell,
-            dead_reasons=report.dead_reasons,
-            connect=connect_info,
-            findings=report.findings,
-        )
-        decision = _decide(g, report, policy, variant, verdict, by, base)
-        decisions[g] = decision
-        if decision.outcome is Outcome.WOULD_DELETE:
-            candidates.append(decision)
-
-    unreadable = tuple(f.cluster_url for f in connect.failures) if connect is not None else ()
-    held: tuple[str, ...] = ()
-    if unreadable and candidates:
-        why = "; ".join(f"{f.cluster_url}: {f.reason}" for f in connect.failures)
-        if policy.delete_despite_unreadable_connect:
-            candidates = [
-                d.becomes(
-                    d.outcome,
-                    f"{d.reason}; Kafka Connect could not be read ({why}): deleted "
-                    "anyway (delete_despite_unreadable_connect)",
-                )
-                for d in candidates
-            ]
-            decisions.update((d.group_id, d) for d in candidates)
-        else:
-            held = tuple(d.group_id for d in candidates)
-            for d in candidates:
-                decisions[d.group_id] = d.becomes(
-                    Outcome.KEEP,
-                    (
-                        f"held: Kafka Connect could not be read ({why}), so a group named by a connector's "
-                        "consumer.override.group.id there cannot be recognised and nothing is deleted in this run "
-                        "(delete_despite_unreadable_connect / --delete-despite-unreadable-connect deletes anyway); "
-                        f"without the hold: {d.reason}"
-                    ),
-                )
-            candidates = []
-
+        by = "name" if g in named else "pattern"
+        decisions[g], report = _judged(g, by, policy, rules_of, reads, connect)
+        if report is not None:
+            reports[g] = report
+    candidates = [d for d in decisions.values() if d.outcome is Outcome.WOULD_DELETE]
+    candidates, held = _connect_hold(candidates, decisions, connect, policy)
     candidates, at_risk = await keep_at_risk(aclient, candidates, snapshots)
     decisions.update((d.group_id, d) for d in at_risk)
+    chosen, cap = _capped(candidates, decisions, policy)
+    unreadable = tuple(f.cluster_url for f in (connect.failures if connect is not None else ()))
+    return CleanupPlan(policy, decisions, chosen, cap, len(candidates), reports, held, unreadable)
+
+
+async def _selected(aclient: AsyncGroupsClient, policy: CleanupPolicy) -> list[str]:
+    """The groups named, then those the selector selects (each once)."""
+    judged: list[str] = []
+    if policy.selector is not None:
+        judged = await select_groups(aclient, policy.selector)
+    return list(dict.fromkeys([*policy.named, *judged]))
+
+
+def _judged(
+    g: str,
+    by: str,
+    policy: CleanupPolicy,
+    rules_of: Mapping[str, DeadGroupRules],
+    reads: DeadGroupReads,
+    connect: ConnectEvidence | None,
+) -> tuple[GroupDecision, GroupHealthReport | None]:
+    """The group's decision (``by``: "name" or "pattern") from its evidence, Kafka Connect's word
+    and the rules its permission is judged by (``rules_of`` its variant), and its report (None: it
+    could not be read)."""
+    found = reads.evidence.get(g)
+    # with the protocol type when known: a Connect worker group (protocol "connect") is kept
+    verdict = (
+        None
+        if connect is None
+        else connect.for_group(
+            g, **({} if found is None else {"protocol_type": found.observation.protocol_type})
+        )
+    )
+    connect_info = _connect_dict(verdict) if verdict is not None else None
+    if found is None:
+        why = reads.failures.get(g, "not described")
+        return GroupDecision(
+            g, Outcome.KEEP, f"could not be read, so not judged: {why}", None, by, connect=connect_info
+        ), None
+    if g in policy.override_deny:
+        variant = _OVERRIDDEN
+    elif verdict is not None and _status(verdict) == _CONNECTOR_GONE:
+        variant = _CONNECT_GONE
+    else:
+        variant = _DEFAULT
+    report = GroupHealthReport(found, permission(g, rules_of[variant], reads.listed_topics))
+    base = dict(
+        health=report.health.value,
+        selected_by=by,
+        evidence=report.evidence,
+        cannot_tell=report.cannot_tell,
+        dead_reasons=report.dead_reasons,
+        connect=connect_info,
+        findings=report.findings,
+    )
+    return _decide(g, report, policy, variant, verdict, by, base), report
+
+
+def _connect_hold(
+    candidates: list[GroupDecision],
+    decisions: dict[str, GroupDecision],
+    connect: ConnectEvidence | None,
+    policy: CleanupPolicy,
+) -> tuple[list[GroupDecision], tuple[str, ...]]:
+    """With a Kafka Connect cluster unreadable, the candidates are held (kept), unless the policy
+    deletes despite it: (the candidates left, the groups held)."""
+    failures = connect.failures if connect is not None else ()
+    if not failures or not candidates:
+        return candidates, ()
+    why = "; ".join(f"{f.cluster_url}: {f.reason}" for f in failures)
+    if policy.delete_despite_unreadable_connect:
+        candidates = [
+            d.becomes(
+                d.outcome,
+                f"{d.reason}; Kafka Connect could not be read ({why}): deleted "
+                "anyway (delete_despite_unreadable_connect)",
+            )
+            for d in candidates
+        ]
+        decisions.update((d.group_id, d) for d in candidates)
+        return candidates, ()
+    for d in candidates:
+        decisions[d.group_id] = d.becomes(
+            Outcome.KEEP,
+            (
+                f"held: Kafka Connect could not be read ({why}), so a group named by a connector's "
+                "consumer.override.group.id there cannot be recognised and nothing is deleted in this run "
+                "(delete_despite_unreadable_connect / --delete-despite-unreadable-connect deletes anyway); "
+                f"without the hold: {d.reason}"
+            ),
+        )
+    return [], tuple(d.group_id for d in candidates)
+
+
+def _capped(
+    candidates: list[GroupDecision], decisions: dict[str, GroupDecision], policy: CleanupPolicy
+) -> tuple[tuple[str, ...], int]:
+    """(the candidates chosen within the run's cap, first first; the cap); the others are skipped."""
     cap = policy.cap(len(candidates))
     candidates.sort(key=lambda d: d.order_key)
-    chosen = candidates[:cap]
     for d in candidates[cap:]:
         decisions[d.group_id] = d.becomes(
             Outcome.SKIP,
@@ -209,9 +243,7 @@ async def plan_cleanup(
                 f"{d.reason}"
             ),
         )
-    return CleanupPlan(
-        policy, decisions, tuple(d.group_id for d in chosen), cap, len(candidates), reports, held, unreadable
-    )
+    return tuple(d.group_id for d in candidates[:cap]), cap
 
 
 def _decide(
@@ -219,7 +251,7 @@ def _decide(
     report: GroupHealthReport,
     policy: CleanupPolicy,
     variant: str,
-    verdict: Any,
+    verdict: ConnectVerdict | None,
     by: str,
     base: dict[str, Any],
 ) -> GroupDecision:
@@ -240,10 +272,23 @@ def _decide(
         return keep(_reason(report))
     if report.group_type in NOT_JUDGED_GROUP_TYPES:
         return keep(_reason(report))
-    connector_gone = verdict is not None and _status(verdict) == _CONNECTOR_GONE
     if not report.permitted:
         return keep(_reason(report))
+    return _deletable(g, report, policy, variant, verdict, by, base) or keep(_reason(report))
 
+
+def _deletable(
+    g: str,
+    report: GroupHealthReport,
+    policy: CleanupPolicy,
+    variant: str,
+    verdict: ConnectVerdict | None,
+    by: str,
+    base: dict[str, Any],
+) -> GroupDecision | None:
+    """A permitted group's would-delete decision: named, dead by the evidence, or its connector gone
+    (None: nothing says it is abandoned)."""
+    gone = verdict if verdict is not None and _status(verdict) == _CONNECTOR_GONE else None
     lifted = ""
     if variant == _OVERRIDDEN:
         lifted = f"; {_denied_by(policy, g)} overridden by name (override_deny)"
@@ -262,11 +307,11 @@ def _decide(
             **base,
         )
     if report.health is GroupHealth.DEAD:
-        extra = f"; Kafka Connect: {verdict.reason}" if connector_gone else ""
+        extra = f"; Kafka Connect: {gone.reason}" if gone is not None else ""
         return GroupDecision(
             g, Outcome.WOULD_DELETE, f"{_reason(report)}{extra}{lifted}", order_key=(1, idle_key, g), **base
         )
-    if connector_gone:
+    if gone is not None:
         base = {
             **base,
             "health": GroupHealth.DEAD.value,
@@ -275,8 +320,8 @@ def _decide(
         return GroupDecision(
             g,
             Outcome.WOULD_DELETE,
-            (f"dead: Kafka Connect: {verdict.reason}; {report.evidence[-1]}{lifted}"),
+            (f"dead: Kafka Connect: {gone.reason}; {report.evidence[-1]}{lifted}"),
             order_key=(1, idle_key, g),
             **base,
         )
-    return keep(_reason(report))
+    return None

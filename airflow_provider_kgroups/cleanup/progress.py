@@ -13,7 +13,7 @@ back (a rerun of an older interval) is refused unless ``allow_rewind``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..client.errors import ConfigurationError, KafkaGroupsError
 from ..client.numbers import is_int
@@ -21,24 +21,28 @@ from ..client.results import TopicPartition
 from ..client.selection import validate_group_ids
 from ..lag.offset_range import nest_offsets
 from ..offsets.spec import ResetSpec, Scope, Strategy
+from .context import ChangeContext
 from .offset_results import OffsetChangeResult
 from .reset import ResetOptions, run_reset
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["commit_progress", "progress_offsets"]
 
 
 async def commit_progress(
-    aclient,
+    context: ChangeContext,
     group_id: str,
     ending: Mapping[TopicPartition, int],
     *,
-    backup_base_url: str,
     allow_rewind: bool = False,
     dry_run: bool = False,
-    **options: Any,
+    now_ms: int | None = None,
+    action: str | None = None,
 ) -> OffsetChangeResult:
-    """Commit ``ending`` (per partition, the first offset *not* processed) to ``group_id``.
-    ``options``: ``audit_base_url``, ``who``, ``storage_options`` (see :func:`.reset.run_reset`)."""
+    """Commit ``ending`` (per partition, the first offset *not* processed) to ``group_id``
+    (``now_ms``, ``action``: see :func:`.reset.run_reset`)."""
     validate_group_ids([group_id], what="progress group")
     bad = {tp: o for tp, o in ending.items() if not is_int(o) or o < 0}
     if not ending or bad:
@@ -48,16 +52,16 @@ async def commit_progress(
         )
     spec = ResetSpec(Strategy.FROM_FILE, Scope(), file_offsets={group_id: dict(ending)})
     return await run_reset(
-        aclient,
+        context,
         spec,
         [group_id],
         ResetOptions(dry_run=dry_run, forward_only=not allow_rewind),
-        backup_base_url=backup_base_url,
-        **options,
+        now_ms=now_ms,
+        action=action,
     )
 
 
-async def progress_offsets(aclient, group_id: str) -> dict[str, dict[str, int]] | None:
+async def progress_offsets(aclient: AsyncGroupsClient, group_id: str) -> dict[str, dict[str, int]] | None:
     """The progress group's committed offsets in Spark's ``startingOffsets`` form
     (``{"topic": {"0": 42}}``), or None when it has none yet (the first run)."""
     validate_group_ids([group_id], what="progress group")

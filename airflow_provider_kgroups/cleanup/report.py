@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.errors import Failure
 from ..client.results import GroupDescription, GroupOffsets, GroupState, TopicExistence
@@ -22,6 +22,9 @@ from ..lag.observation import GroupHistoryPoint, GroupObservation
 from ..lag.snapshot import now_ms as _now_ms
 from .evidence_text import cannot_tell_lines, evidence_lines
 from .permission import Permission, permission
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = [
     "GroupHealthReport",
@@ -200,7 +203,7 @@ def classify_groups(
 
 
 async def find_dead_groups(
-    client,
+    client: AsyncGroupsClient,
     group_ids: Iterable[str] | None = None,
     *,
     history: Iterable[LagSnapshot] = (),

@@ -21,20 +21,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client import stepmarks
 from ..client.errors import ConfigurationError
 from ..client.numbers import check_int
-from ..client.results import GroupOffsets, TopicPartition
-from ..connect import fetch_connect_evidence
-from ..lag.snapshot import now_ms as _now_ms
+from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..offsets.plan import GroupReset, Refusal, ResetPlan, plan_reset
 from ..offsets.spec import ResetSpec
-from .guard import Step, StepResult, Words, guarded
+from .context import ChangeContext
+from .guard import Step, StepDetail, StepResult, Words, read_offsets
+from .intent import Intent
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
-from .offsets_audit import write_change_audit
-from .writeahead import closing_on_error, start_run, tp_key
+from .offsets_audit import change_record
+from .workflow import Guarded, run_workflow
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+    from ..client.offset_verbs import PartitionOutcomes
+    from ..connect import ConnectClusterConfig, ConnectEvidence, ConnectorRecord
 
 __all__ = ["ResetOptions", "run_reset"]
 
@@ -63,13 +68,13 @@ class ResetOptions:
             check_int("max_groups", self.max_groups, at_least=1, must_be="a whole number >= 1")
 
 
-def _sink_records(evidence: Any, group_id: str) -> list[Any]:
+def _sink_records(evidence: ConnectEvidence, group_id: str) -> list[ConnectorRecord]:
     return [r for r in evidence.connectors if r.type != "source" and r.group_id == group_id]
 
 
 def _connect_check(
-    plan: ResetPlan, evidence: Any, via_connect: bool
-) -> tuple[dict[str, GroupReset], dict[str, Any]]:
+    plan: ResetPlan, evidence: ConnectEvidence | None, via_connect: bool
+) -> tuple[dict[str, GroupReset], dict[str, ConnectorRecord]]:
     """The plan's groups with Connect's refusals added, and the groups to reset via Connect
     (group -> (connector record))."""
     groups, via = dict(plan.groups), {}
@@ -124,27 +129,18 @@ class ResetChange:
     def __init__(
         self,
         groups: Mapping[str, GroupReset],
-        via: Mapping[str, Any],
-        clusters: Sequence[Any],
+        via: Mapping[str, ConnectorRecord],
+        clusters: Sequence[ConnectClusterConfig],
         connect_timeout_s: float,
     ) -> None:
         self._groups, self._via, self._clusters, self._timeout = groups, via, clusters, connect_timeout_s
         self.share_groups = frozenset(g for g, r in groups.items() if r.is_share)
 
-    async def read_offsets(self, aclient, group_ids: list[str]):
+    async def read_offsets(
+        self, aclient: AsyncGroupsClient, group_ids: list[str]
+    ) -> KeyedResults[str, GroupOffsets]:
         """Committed offsets, and a share group's start offsets (DescribeShareGroupOffsets)."""
-        from ..client.results import KeyedResults
-
-        shares = [g for g in group_ids if g in self.share_groups]
-        others = [g for g in group_ids if g not in self.share_groups]
-        read = await asyncio.gather(
-            *([aclient.fetch_committed_offsets(others)] if others else []),
-            *([aclient.describe_share_group_offsets(shares)] if shares else []),
-        )
-        return KeyedResults(
-            {k: v for r in read for k, v in r.values.items()},
-            {k: f for r in read for k, f in r.failures.items()},
-        )
+        return await read_offsets(aclient, group_ids, self.share_groups)
 
     def backup_scope(self, group_id: str) -> frozenset[TopicPartition]:
         return frozenset(p.tp for p in self._groups[group_id].partitions)
@@ -160,20 +156,13 @@ class ResetChange:
         ]
         return f"its committed offsets moved since the plan ({', '.join(diff)})" if diff else None
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        targets = self._groups[group_id].targets()
-        return {
-            "kind": "commit",
-            "partitions": sorted(tp_key(tp) for tp in targets),
-            "targets": {tp_key(tp): o for tp, o in sorted(targets.items())},
-            "via": "connect"
-            if group_id in self._via
-            else "share"
-            if group_id in self.share_groups
-            else "kafka",
-        }
+    def intent(self, group_id: str) -> Intent:
+        via = "connect" if group_id in self._via else "share" if group_id in self.share_groups else "kafka"
+        return Intent.commit(self._groups[group_id].targets(), via=via)
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         direct = [g for g in group_ids if g not in self._via and g not in self.share_groups]
         shares = [g for g in group_ids if g in self.share_groups]
         steps: dict[str, Step] = {}
@@ -185,9 +174,9 @@ class ResetChange:
                 steps[g] = _step(g, self._groups[g].targets(), results, read_back)
         if shares:  # a share group's start offsets (AlterShareGroupOffsets, KIP-932)
             results = await aclient.alter_share_group_offsets({g: self._groups[g].targets() for g in shares})
-            read_back = await aclient.describe_share_group_offsets(shares)
+            shares_back = await read_offsets(aclient, shares, shares)
             for g in shares:
-                steps[g] = _step(g, self._groups[g].targets(), results, read_back)
+                steps[g] = _step(g, self._groups[g].targets(), results, shares_back)
         via = [g for g in group_ids if g in self._via]
         for g in via:
             steps[g] = await asyncio.to_thread(self._through_connect, g)
@@ -211,24 +200,29 @@ class ResetChange:
                 group_id,
                 StepResult.FAILED,
                 f"Kafka Connect did not alter the offsets: {exc}",
-                {"failed": {tp: str(exc) for tp in targets}},
+                StepDetail(failed={tp: str(exc) for tp in targets}),
             )
         return Step(
             group_id,
             StepResult.DONE,
             f"reset through Kafka Connect (connector {record.name!r}): {message}",
-            {"changed": targets},
+            StepDetail(changed=targets),
         )
 
 
-def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_back) -> Step:
+def _step(
+    group_id: str,
+    targets: Mapping[TopicPartition, int],
+    results: KeyedResults[str, PartitionOutcomes],
+    read_back: KeyedResults[str, GroupOffsets],
+) -> Step:
     if group_id in results.failures:
         failure = results.failures[group_id]
         return Step(
             group_id,
             StepResult.FAILED,
             f"the commit failed: {failure}",
-            {"failed": {tp: str(failure) for tp in targets}},
+            StepDetail(failed={tp: str(failure) for tp in targets}),
         )
     answers = results.values[group_id]
     failed = {tp: str(f) for tp, f in answers.items() if f is not None}
@@ -248,29 +242,34 @@ def _step(group_id: str, targets: Mapping[TopicPartition, int], results, read_ba
             else "; could not be read back"
         )
         return Step(
-            group_id, StepResult.DONE, f"committed {len(changed)} partition(s){check}", {"changed": changed}
+            group_id,
+            StepResult.DONE,
+            f"committed {len(changed)} partition(s){check}",
+            StepDetail(changed=changed),
         )
     if not changed:
         return Step(
             group_id,
             StepResult.FAILED,
             f"every partition's commit failed ({next(iter(failed.values()))})",
-            {"failed": failed},
+            StepDetail(failed=failed),
         )
     listed = ", ".join(f"{tp} {why}" for tp, why in sorted(failed.items()))
     return Step(
         group_id,
         StepResult.PARTIAL,
         f"committed {len(changed)} partition(s), {len(failed)} failed: {listed}",
-        {"changed": changed, "failed": failed},
+        StepDetail(changed=changed, failed=failed),
     )
 
 
-def _read(group_id: str, read_back) -> dict[TopicPartition, int] | None:
+def _read(group_id: str, read_back: KeyedResults[str, GroupOffsets]) -> dict[TopicPartition, int] | None:
     return read_back.values[group_id].committed() if group_id in read_back.values else None
 
 
-def _connect_read_back(step: Step, targets: Mapping[TopicPartition, int], read_back) -> Step:
+def _connect_read_back(
+    step: Step, targets: Mapping[TopicPartition, int], read_back: KeyedResults[str, GroupOffsets]
+) -> Step:
     """A Connect reset as the group reads after it. Connect answers the PATCH once the admin client's
     alterConsumerGroupOffsets has completed (``Worker.alterSinkConnectorOffsets``) and the connector
     is STOPPED, so a partition that reads otherwise was not committed: the audit says so."""
@@ -287,11 +286,14 @@ def _connect_read_back(step: Step, targets: Mapping[TopicPartition, int], read_b
         if seen.get(tp) != o
     }
     if not failed:
-        return Step(step.group_id, StepResult.DONE, f"{step.reason}; read back", {"changed": changed})
+        return Step(step.group_id, StepResult.DONE, f"{step.reason}; read back", StepDetail(changed=changed))
     listed = ", ".join(f"{tp}: {why}" for tp, why in sorted(failed.items()))
     result = StepResult.PARTIAL if changed else StepResult.FAILED
     return Step(
-        step.group_id, result, f"{step.reason}; read back: {listed}", {"changed": changed, "failed": failed}
+        step.group_id,
+        result,
+        f"{step.reason}; read back: {listed}",
+        StepDetail(changed=changed, failed=failed),
     )
 
 
@@ -304,137 +306,131 @@ _OUTCOME = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class ReadyReset:
+    """The reset's plan once Kafka Connect, the rewind rule and the cap have had their say: every
+    group's reset (refused or not), the groups to reset through Connect (group -> connector
+    record), those a real run resets, in order."""
+
+    groups: Mapping[str, GroupReset]
+    via: Mapping[str, ConnectorRecord]
+    ready: tuple[str, ...]
+    planned_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResetWorkflow:
+    """Resetting ``group_ids`` to ``spec``'s offsets, as a change workflow (:mod:`.workflow`)."""
+
+    spec: ResetSpec
+    group_ids: tuple[str, ...]
+    options: ResetOptions
+    action: str = "reset-offsets"
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.dry_run
+
+    async def plan(self, context: ChangeContext, started_ms: int) -> ReadyReset:
+        evidence = await context.connect_evidence()
+        plan = await plan_reset(context.client, self.spec, list(self.group_ids), now_ms=started_ms)
+        groups, via = _connect_check(plan, evidence, self.options.via_connect)
+        if self.options.forward_only:
+            _refuse_rewinds(groups)
+        ready = _capped(groups, self.options.max_groups)
+        return ReadyReset(groups, via, ready, started_ms)
+
+    def guarded(self, context: ChangeContext, plan: ReadyReset) -> Guarded:
+        groups = plan.groups
+        change = ResetChange(groups, plan.via, context.connect_clusters, context.connect_timeout_s)
+        absent = {
+            g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current]
+            for g in plan.ready
+            if not groups[g].is_share
+        }  # a share-partition's start offset cannot be taken back
+        return Guarded(change, plan.ready, absent)
+
+    def result(
+        self, plan: ReadyReset, steps: Mapping[str, Step], backup_url: str | None
+    ) -> OffsetChangeResult:
+        decisions = {g: _planned(r, g in plan.via) for g, r in plan.groups.items()}
+        for g, step in steps.items():
+            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail.changes())
+        plan_doc = {
+            "strategy": self.spec.describe(plan.planned_at_ms),
+            "spec": self.spec.to_dict(),
+            "planned_at_ms": plan.planned_at_ms,
+        }
+        return OffsetChangeResult(self.action, self.dry_run, decisions, plan_doc, backup_url)
+
+    def changed(self, result: OffsetChangeResult) -> list[str]:
+        return result.changed_groups()
+
+    def record(
+        self,
+        context: ChangeContext,
+        plan: ReadyReset,
+        result: OffsetChangeResult,
+        started_ms: int,
+        run_fields: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        options = self.options
+        return change_record(
+            context,
+            result,
+            started_ms,
+            run_fields,
+            extra={
+                "connect_clusters": [c.url for c in context.connect_clusters],
+                "options": {
+                    "max_groups": options.max_groups,
+                    "via_connect": options.via_connect,
+                    "forward_only": options.forward_only,
+                },
+            },
+        )
+
+
+def _refuse_rewinds(groups: dict[str, GroupReset]) -> None:
+    """Refuse the groups whose plan moves a committed offset back (``forward_only``)."""
+    for g, r in groups.items():
+        back = [
+            f"{p.tp} from {p.current} to {p.target}"
+            for p in r.partitions
+            if p.current is not None and p.target < p.current
+        ]
+        if r.ok and back:
+            groups[g] = r.refused(Refusal.REWIND, ", ".join(back))
+
+
+def _capped(groups: dict[str, GroupReset], max_groups: int | None) -> tuple[str, ...]:
+    """The groups ready to reset within the cap; those over it are refused OVER_CAP (next run)."""
+    ready = [g for g, r in groups.items() if r.ok]
+    if max_groups is not None and len(ready) > max_groups:
+        for g in ready[max_groups:]:
+            groups[g] = groups[g].refused(
+                Refusal.OVER_CAP,
+                f"at most {max_groups} group(s) per run (max_groups); {len(ready)} were ready: next run",
+            )
+        ready = ready[:max_groups]
+    return tuple(ready)
+
+
 async def run_reset(
-    aclient,
+    context: ChangeContext,
     spec: ResetSpec,
     group_ids: Sequence[str],
     options: ResetOptions = ResetOptions(),
     *,
-    backup_base_url: str,
-    connect_clusters: Sequence[Any] = (),
-    connect_timeout_s: float = 30.0,
-    audit_base_url: str | None = None,
-    who: Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
     now_ms: int | None = None,
     action: str | None = None,
 ) -> OffsetChangeResult:
     """Plan the reset of ``group_ids``; unless ``options.dry_run``, carry it out through the safety
-    path; write an audit record under ``audit_base_url`` (None: none), with the write-ahead intent
-    before the change (:mod:`.writeahead`). ``action``: the audit's name of it (default reset-offsets)."""
-    started = _now_ms() if now_ms is None else now_ms
-    run = start_run(
-        audit_base_url,
-        "reset-offsets" if action is None else action,
-        dry_run=options.dry_run,
-        who=who,
-        storage_options=storage_options,
-        started_ms=started,
-    )
-    return await closing_on_error(
-        run,
-        aclient,
-        _run_reset(
-            aclient,
-            spec,
-            group_ids,
-            options,
-            run,
-            started,
-            backup_base_url=backup_base_url,
-            connect_clusters=connect_clusters,
-            connect_timeout_s=connect_timeout_s,
-            audit_base_url=audit_base_url,
-            who=who,
-            storage_options=storage_options,
-            action=action,
-        ),
-    )
-
-
-async def _run_reset(
-    aclient,
-    spec: ResetSpec,
-    group_ids: Sequence[str],
-    options: ResetOptions,
-    run,
-    started: int,
-    *,
-    backup_base_url: str,
-    connect_clusters: Sequence[Any],
-    connect_timeout_s: float,
-    audit_base_url: str | None,
-    who: Mapping[str, Any] | None,
-    storage_options: Mapping[str, Any] | None,
-    action: str | None,
-) -> OffsetChangeResult:
-    if run is not None:
-        await run.reconcile(aclient)
-    evidence = None
-    if connect_clusters:
-        evidence = await asyncio.to_thread(fetch_connect_evidence, list(connect_clusters), connect_timeout_s)
-    plan = await plan_reset(aclient, spec, group_ids, now_ms=started)
-    groups, via = _connect_check(plan, evidence, options.via_connect)
-    if options.forward_only:
-        for g, r in groups.items():
-            back = [
-                f"{p.tp} from {p.current} to {p.target}"
-                for p in r.partitions
-                if p.current is not None and p.target < p.current
-            ]
-            if r.ok and back:
-                groups[g] = r.refused(Refusal.REWIND, ", ".join(back))
-    ready = [g for g, r in groups.items() if r.ok]
-    if options.max_groups is not None and len(ready) > options.max_groups:
-        for g in ready[options.max_groups :]:
-            groups[g] = groups[g].refused(
-                Refusal.OVER_CAP,
-                f"at most {options.max_groups} group(s) per run "
-                f"(max_groups); {len(ready)} were ready: next run",
-            )
-        ready = ready[: options.max_groups]
-    decisions = {g: _planned(r, g in via) for g, r in groups.items()}
-    backup_url = None
-    if not options.dry_run and ready:
-        change = ResetChange(groups, via, connect_clusters, connect_timeout_s)
-        absent = {
-            g: [p.tp for p in groups[g].partitions if p.tp not in groups[g].current]
-            for g in ready
-            if not groups[g].is_share
-        }  # a share-partition's start offset cannot be taken back
-        note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
-        steps, backup_url = await guarded(
-            aclient,
-            change,
-            ready,
-            backup_base_url=backup_base_url,
-            note=note,
-            storage_options=storage_options,
-            absent=absent,
-            run=run,
-        )
-        for g, step in steps.items():
-            decisions[g] = decisions[g].becomes(_OUTCOME[step.result], step.reason, **step.detail)
-    plan_doc = {"strategy": spec.describe(started), "spec": spec.to_dict(), "planned_at_ms": started}
-    result = OffsetChangeResult(action or "reset-offsets", options.dry_run, decisions, plan_doc, backup_url)
-    if audit_base_url is None:
-        return result
-    return await write_change_audit(
-        result,
-        audit_base_url,
-        started_ms=started,
-        who=who,
-        storage_options=storage_options,
-        run=run,
-        extra={
-            "connect_clusters": [c.url for c in connect_clusters],
-            "options": {
-                "max_groups": options.max_groups,
-                "via_connect": options.via_connect,
-                "forward_only": options.forward_only,
-            },
-        },
-    )
+    path; write an audit record under ``context.audit_base_url`` (None: none), with the write-ahead
+    intent before the change (:mod:`.writeahead`). ``action``: the audit's name of it (default
+    reset-offsets)."""
+    workflow = ResetWorkflow(spec, tuple(group_ids), options, action or "reset-offsets")
+    return await run_workflow(context, workflow, now_ms=now_ms)
 
 
 def _planned(group: GroupReset, via_connect: bool) -> GroupChangeDecision:

@@ -10,21 +10,25 @@ in (``<store>/_backups/<name>`` -> ``<store>``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..client import stepmarks
-from ..client.errors import CLIENT_NOT_SENT, ConfigurationError, Failure
+from ..client.errors import CLIENT_NOT_SENT, Failure
 from ..client.results import GroupOffsets, KeyedResults, TopicPartition
 from ..history.backup import OffsetsBackup, load_backup, restore_offsets
-from ..lag.snapshot import now_ms as _now_ms
-from .guard import Step, StepResult, Words, guarded
+from .context import ChangeContext
+from .guard import Step, StepDetail, StepResult, Words, read_offsets
+from .intent import Intent
 from .offset_results import ChangeOutcome, GroupChangeDecision, OffsetChangeResult
-from .offsets_audit import write_change_audit
-from .writeahead import start_run, tp_key
+from .offsets_audit import change_record
+from .workflow import Guarded, run_workflow
 
-__all__ = ["RestoreChange", "run_restore", "store_of"]
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+
+__all__ = ["RestoreChange", "restore_context", "run_restore", "store_of"]
 
 
 def store_of(backup_url: str) -> str:
@@ -42,19 +46,12 @@ class RestoreChange:
     def __init__(self, backup: OffsetsBackup) -> None:
         self.backup = backup
         self.share_groups = frozenset(backup.share_groups)
-        self.results: dict[str, KeyedResults] = {}
+        self.results: dict[str, KeyedResults[TopicPartition, int]] = {}
 
-    async def read_offsets(self, aclient, group_ids: list[str]):
-        shares = [g for g in group_ids if g in self.share_groups]
-        others = [g for g in group_ids if g not in self.share_groups]
-        read = await asyncio.gather(
-            *([aclient.fetch_committed_offsets(others)] if others else []),
-            *([aclient.describe_share_group_offsets(shares)] if shares else []),
-        )
-        return KeyedResults(
-            {k: v for r in read for k, v in r.values.items()},
-            {k: f for r in read for k, f in r.failures.items()},
-        )
+    async def read_offsets(
+        self, aclient: AsyncGroupsClient, group_ids: list[str]
+    ) -> KeyedResults[str, GroupOffsets]:
+        return await read_offsets(aclient, group_ids, self.share_groups)
 
     def scope(self, group_id: str) -> frozenset[TopicPartition]:
         return frozenset(self.backup.groups[group_id]) | frozenset(self.backup.absent.get(group_id, ()))
@@ -65,17 +62,16 @@ class RestoreChange:
     def moved(self, group_id: str, offsets: GroupOffsets) -> str | None:
         return None
 
-    def intent(self, group_id: str) -> dict[str, Any]:
-        targets = {tp_key(tp): c.offset for tp, c in self.backup.groups[group_id].items()}
-        targets.update({tp_key(tp): None for tp in self.backup.absent.get(group_id, ())})
-        return {
-            "kind": "commit",
-            "partitions": sorted(targets),
-            "targets": dict(sorted(targets.items())),
-            "from_backup": self.backup.url,
+    def intent(self, group_id: str) -> Intent:
+        targets: dict[TopicPartition, int | None] = {
+            tp: c.offset for tp, c in self.backup.groups[group_id].items()
         }
+        targets.update(dict.fromkeys(self.backup.absent.get(group_id, ())))
+        return Intent.commit(targets, from_backup=self.backup.url)
 
-    async def apply(self, aclient, group_ids: list[str], backup_url: str | None) -> dict[str, Step]:
+    async def apply(
+        self, aclient: AsyncGroupsClient, group_ids: list[str], backup_url: str | None
+    ) -> dict[str, Step]:
         self.results.update(await restore_offsets(aclient, self.backup, group_ids))
         stepmarks.reached("change_answered")
         steps = {}
@@ -88,7 +84,7 @@ class RestoreChange:
                 g,
                 result,
                 f"restored {len(changed)} partition(s) from {self.backup.url}{listed}",
-                {"changed": changed, "failed": failed},
+                StepDetail(changed=changed, failed=failed),
             )
         return steps
 
@@ -102,78 +98,107 @@ _OUTCOME = {
 }
 
 
-async def run_restore(
-    aclient,
-    backup: OffsetsBackup | str,
-    group_ids: Sequence[str] | None = None,
+def restore_context(
+    client: AsyncGroupsClient,
+    backup_url: str,
     *,
     who: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, Any] | None = None,
-    store_url: str | None = None,
-) -> tuple[dict[str, KeyedResults], OffsetChangeResult]:
-    """Restore ``group_ids`` (default: every group in the backup) written ahead: per group the
-    partitions' results (as :func:`..history.backup.restore_offsets`) and the run's result, with
-    the backup of the offsets it overwrote (its own undo) and its audit record."""
-    if isinstance(backup, str):
-        backup = load_backup(backup, storage_options=storage_options)
-    ids = list(backup.groups) if group_ids is None else list(dict.fromkeys(group_ids))
-    if not set(ids) <= set(backup.groups):  # the message names them (and the backup) before any change
-        await restore_offsets(aclient, backup, ids)
-    if not (store_url or backup.url):
-        raise ConfigurationError(
-            "a backup given as a value without its URL needs store_url: where the restore's "
-            "backup, intent and audit record go."
-        )
-    store = store_url or store_of(str(backup.url))
-    started = _now_ms()
-    run = start_run(
-        store, "restore", dry_run=False, who=who, storage_options=storage_options, started_ms=started
-    )
-    assert run is not None, "a restore is never a dry run and always has a store"
-    change = RestoreChange(backup)
-    try:
-        await run.reconcile(aclient)
-        current = await change.read_offsets(aclient, ids)
+) -> ChangeContext:
+    """The context of restoring the backup at ``backup_url``: the restore's own backup, intent and
+    audit record go to the store the backup is in (:func:`store_of`)."""
+    store = store_of(backup_url)
+    return ChangeContext(client, store, store, dict(who or {}), storage_options)
+
+
+@dataclass(frozen=True, slots=True)
+class RestorePlan:
+    """What the restore commits (``change``: the backup) to ``group_ids``; ``absent``: the
+    partitions it commits that have no committed offset now."""
+
+    change: RestoreChange
+    group_ids: tuple[str, ...]
+    absent: Mapping[str, list[TopicPartition]]
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreWorkflow:
+    """Restoring ``change``'s backup to ``group_ids``, as a change workflow (:mod:`.workflow`): never
+    a dry run."""
+
+    change: RestoreChange
+    group_ids: tuple[str, ...]
+    action: str = "restore"
+    dry_run: bool = False
+
+    async def plan(self, context: ChangeContext, started_ms: int) -> RestorePlan:
+        change = self.change
+        current = await change.read_offsets(context.client, list(self.group_ids))
         absent = {
             g: [
                 tp
                 for tp in change.scope(g)
                 if (current.values[g].committed() if g in current.values else {}).get(tp) is None
             ]
-            for g in ids
+            for g in self.group_ids
             if g not in change.share_groups
         }
-        steps, backup_url = await guarded(
-            aclient,
-            change,
-            ids,
-            backup_base_url=store,
-            note=", ".join(f"{k}={v}" for k, v in (who or {}).items()),
-            storage_options=storage_options,
-            absent=absent,
-            run=run,
-        )
-    except BaseException as exc:
-        await run.close_after_error(aclient, exc)
-        raise
-    decisions = {}
-    for g in ids:
-        step = steps[g]
-        decisions[g] = GroupChangeDecision(
-            g,
-            _OUTCOME[step.result],
-            step.reason,
-            changed=step.detail.get("changed", {}),
-            failed=step.detail.get("failed", {}),
-        )
-        if (
-            g not in change.results
-        ):  # the path kept it (leased by another run, unreadable): say so per partition
-            change.results[g] = KeyedResults(
-                {}, {tp: Failure(CLIENT_NOT_SENT, step.reason) for tp in sorted(change.scope(g))}
+        return RestorePlan(change, self.group_ids, absent)
+
+    def guarded(self, context: ChangeContext, plan: RestorePlan) -> Guarded:
+        return Guarded(plan.change, plan.group_ids, plan.absent)
+
+    def result(
+        self, plan: RestorePlan, steps: Mapping[str, Step], backup_url: str | None
+    ) -> OffsetChangeResult:
+        change, decisions = plan.change, {}
+        for g in plan.group_ids:
+            step = steps[g]
+            decisions[g] = GroupChangeDecision(
+                g,
+                _OUTCOME[step.result],
+                step.reason,
+                changed=step.detail.changed or {},
+                failed=step.detail.failed or {},
             )
-    result = OffsetChangeResult("restore", False, decisions, {"from_backup": backup.url}, backup_url)
-    result = await write_change_audit(
-        result, store, started_ms=started, who=who, storage_options=storage_options, run=run
-    )
+            if (
+                g not in change.results
+            ):  # the path kept it (leased by another run, unreadable): say so per partition
+                change.results[g] = KeyedResults(
+                    {}, {tp: Failure(CLIENT_NOT_SENT, step.reason) for tp in sorted(change.scope(g))}
+                )
+        return OffsetChangeResult(
+            self.action, False, decisions, {"from_backup": plan.change.backup.url}, backup_url
+        )
+
+    def changed(self, result: OffsetChangeResult) -> list[str]:
+        return result.changed_groups()
+
+    def record(
+        self,
+        context: ChangeContext,
+        plan: RestorePlan,
+        result: OffsetChangeResult,
+        started_ms: int,
+        run_fields: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        return change_record(context, result, started_ms, run_fields)
+
+
+async def run_restore(
+    context: ChangeContext,
+    backup: OffsetsBackup | str,
+    group_ids: Sequence[str] | None = None,
+) -> tuple[dict[str, KeyedResults[TopicPartition, int]], OffsetChangeResult]:
+    """Restore ``group_ids`` (default: every group in the backup) written ahead: per group the
+    partitions' results (as :func:`..history.backup.restore_offsets`) and the run's result, with
+    the backup of the offsets it overwrote (its own undo) and its audit record, both in
+    ``context``'s stores (:func:`restore_context`: the backup's own)."""
+    if isinstance(backup, str):
+        backup = load_backup(backup, storage_options=context.storage_options)
+    ids = list(backup.groups) if group_ids is None else list(dict.fromkeys(group_ids))
+    if not set(ids) <= set(backup.groups):  # the message names them (and the backup) before any change
+        await restore_offsets(context.client, backup, ids)
+    change = RestoreChange(backup)
+    result = await run_workflow(context, RestoreWorkflow(change, tuple(ids)))
     return {g: change.results[g] for g in ids if g in change.results}, result

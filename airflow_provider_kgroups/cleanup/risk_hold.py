@@ -11,6 +11,7 @@ group is judged as before."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..lag.model import LagSnapshot
 from ..lag.retention import at_risk, catch_up, duration
@@ -19,9 +20,12 @@ from ..lag.snapshot import take_snapshot
 from ..lag.verdicts import VerdictRules, partition_series
 from .decisions import GroupDecision, Outcome
 
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+
 
 async def keep_at_risk(
-    aclient, candidates: list[GroupDecision], history: Sequence[LagSnapshot]
+    aclient: AsyncGroupsClient, candidates: list[GroupDecision], history: Sequence[LagSnapshot]
 ) -> tuple[list[GroupDecision], list[GroupDecision]]:
     """``candidates`` split into those that may still go and those kept as AT_RISK (as decisions)."""
     if not candidates:

@@ -1,146 +1,107 @@
-"""The one safety path, end to end: (unless a dry run) reconcile interrupted runs, plan, (unless a
-dry run) execute with the write-ahead intent, audit (the intent's outcome)."""
+"""Deleting groups as a change workflow (:mod:`.workflow`): plan (with Kafka Connect's evidence),
+delete what the plan chose through the safety path (:mod:`.execute`), audit."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..connect import fetch_connect_evidence
-from ..history.audit import write_audit
 from ..lag.snapshot import now_ms as _now_ms
+from .context import ChangeContext
 from .decisions import CleanupResult, Outcome
-from .execute import execute_plan
-from .plan import HistorySource, plan_cleanup
+from .execute import GroupDeletionChange, executed
+from .guard import Step
+from .plan import CleanupPlan, HistorySource, plan_cleanup
 from .policy import CleanupPolicy
-from .writeahead import closing_on_error, start_run
+from .workflow import Guarded, run_workflow
+
+if TYPE_CHECKING:
+    from ..connect import ConnectEvidence
 
 __all__ = ["run_cleanup"]
 
 AUDIT_VERSION = 1
 
 
+@dataclass(frozen=True, slots=True)
+class DeletionPlan:
+    """The cleanup's plan and the Connect evidence it was made with (None: none configured)."""
+
+    plan: CleanupPlan
+    connect: ConnectEvidence | None
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupWorkflow:
+    policy: CleanupPolicy
+    history: HistorySource | None
+    action: str = "delete-groups"
+
+    @property
+    def dry_run(self) -> bool:
+        return self.policy.dry_run
+
+    async def plan(self, context: ChangeContext, started_ms: int) -> DeletionPlan:
+        connect = await context.connect_evidence()
+        plan = await plan_cleanup(
+            context.client, self.policy, history=self.history, connect=connect, now_ms=started_ms
+        )
+        return DeletionPlan(plan, connect)
+
+    def guarded(self, context: ChangeContext, plan: DeletionPlan) -> Guarded:
+        reasons = {g: plan.plan.decisions[g].reason for g in plan.plan.chosen}
+        return Guarded(GroupDeletionChange(reasons), plan.plan.chosen)
+
+    def result(self, plan: DeletionPlan, steps: Mapping[str, Step], backup_url: str | None) -> CleanupResult:
+        p = plan.plan
+        return CleanupResult(
+            self.dry_run,
+            executed(p.decisions, steps),
+            p.cap,
+            p.candidates,
+            backup_url,
+            held=p.held,
+            connect_unreadable=p.connect_unreadable,
+        )
+
+    def changed(self, result: CleanupResult) -> list[str]:
+        return [g for g, d in result.decisions.items() if d.outcome is Outcome.DELETED]
+
+    def record(
+        self,
+        context: ChangeContext,
+        plan: DeletionPlan,
+        result: CleanupResult,
+        started_ms: int,
+        run_fields: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        return {
+            "version": AUDIT_VERSION,
+            "started_ms": started_ms,
+            "finished_ms": _now_ms(),
+            "who": dict(context.who),
+            "dry_run": self.dry_run,
+            "rules": self.policy.to_dict(),
+            "connect_clusters": [c.url for c in context.connect_clusters],
+            "connect_failures": [f.to_dict() for f in plan.connect.failures]
+            if plan.connect is not None
+            else [],
+            **run_fields,
+            "undo": dict(result.undo),
+            "reconciled": [dict(r) for r in result.reconciled],
+            "summary": result.summary(),
+            "decisions": {g: d.to_dict() for g, d in sorted(result.decisions.items())},
+        }
+
+
 async def run_cleanup(
-    aclient,
+    context: ChangeContext,
     policy: CleanupPolicy,
     *,
-    backup_base_url: str,
     history: HistorySource | None = None,
-    connect_clusters: Sequence[Any] = (),
-    connect_timeout_s: float = 30.0,
-    audit_base_url: str | None = None,
-    who: Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
     now_ms: int | None = None,
 ) -> CleanupResult:
     """Plan; delete what the plan chose unless ``policy.dry_run``; write an audit record under
-    ``audit_base_url`` (None: none). ``connect_clusters``: ``ConnectClusterConfig`` values
-    (none: Connect is not asked and ``connect-*`` groups stay behind the default deny).
-    ``who``: who ran it (the CLI, or the Airflow run's ids), for the audit."""
-    started = _now_ms() if now_ms is None else now_ms
-    run = start_run(
-        audit_base_url,
-        "delete-groups",
-        dry_run=policy.dry_run,
-        who=who,
-        storage_options=storage_options,
-        started_ms=started,
-    )
-    return await closing_on_error(
-        run,
-        aclient,
-        _run_cleanup(
-            aclient,
-            policy,
-            run,
-            started,
-            backup_base_url=backup_base_url,
-            history=history,
-            connect_clusters=connect_clusters,
-            connect_timeout_s=connect_timeout_s,
-            audit_base_url=audit_base_url,
-            who=who,
-            storage_options=storage_options,
-        ),
-    )
-
-
-async def _run_cleanup(
-    aclient,
-    policy: CleanupPolicy,
-    run,
-    started: int,
-    *,
-    backup_base_url: str,
-    history: HistorySource | None,
-    connect_clusters: Sequence[Any],
-    connect_timeout_s: float,
-    audit_base_url: str | None,
-    who: Mapping[str, Any] | None,
-    storage_options: Mapping[str, Any] | None,
-) -> CleanupResult:
-    if run is not None:
-        await run.reconcile(aclient)
-    connect = None
-    if connect_clusters:
-        connect = await asyncio.to_thread(fetch_connect_evidence, list(connect_clusters), connect_timeout_s)
-    plan = await plan_cleanup(aclient, policy, history=history, connect=connect, now_ms=started)
-    decisions, backup_url = dict(plan.decisions), None
-    if not policy.dry_run:
-        note = ", ".join(f"{k}={v}" for k, v in (who or {}).items())
-        decisions, backup_url = await execute_plan(
-            aclient,
-            plan,
-            backup_base_url=backup_base_url,
-            note=note,
-            storage_options=storage_options,
-            run=run,
-        )
-    result = CleanupResult(
-        policy.dry_run,
-        decisions,
-        plan.cap,
-        plan.candidates,
-        backup_url,
-        held=plan.held,
-        connect_unreadable=plan.connect_unreadable,
-    )
-    if run is not None:
-        deleted = [g for g, d in decisions.items() if d.outcome is Outcome.DELETED]
-        result = replace(result, undo=run.undo_of(deleted), reconciled=run.reconciled_summaries())
-    if audit_base_url is None:
-        return result
-    record = {
-        "version": AUDIT_VERSION,
-        "started_ms": started,
-        "finished_ms": _now_ms(),
-        "who": dict(who or {}),
-        "dry_run": policy.dry_run,
-        "rules": policy.to_dict(),
-        "connect_clusters": [c.url for c in connect_clusters],
-        "connect_failures": [f.to_dict() for f in connect.failures] if connect is not None else [],
-        **(run.outcome_fields() if run is not None else {}),
-        "undo": dict(result.undo),
-        "reconciled": [dict(r) for r in result.reconciled],
-        "summary": result.summary(),
-        "decisions": {g: d.to_dict() for g, d in sorted(decisions.items())},
-    }
-    name = run.outcome_name() if run is not None else None
-    try:
-        url = await asyncio.to_thread(
-            write_audit,
-            audit_base_url,
-            record,
-            started_ms=started,
-            storage_options=storage_options,
-            name=name,
-        )
-    except Exception as exc:  # noqa: BLE001 - the change is done; the run is not fine without its record
-        if run is not None:
-            run.finish(outcome_written=False)  # its intent stays open: the next run reconciles it
-        return replace(result, audit_error=f"{type(exc).__name__}: {exc}")
-    if run is not None:
-        run.finish(outcome_written=True)
-    return replace(result, audit_url=url)
+    ``context.audit_base_url`` (None: none)."""
+    return await run_workflow(context, CleanupWorkflow(policy, history), now_ms=now_ms)

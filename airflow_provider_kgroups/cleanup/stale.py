@@ -23,20 +23,27 @@ internals) are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..client.results import TopicExistence
 from ..offsets.deletion import GroupOffsetDeletion, Prediction, plan_offset_deletion
+from .context import ChangeContext
 from .offset_deletion import DeletionOptions, run_offset_deletion
 from .offset_results import OffsetChangeResult
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["plan_stale_offsets", "run_stale_offsets"]
 
 
 async def plan_stale_offsets(
-    aclient, group_ids: Iterable[str], *, denied: Callable[[str], str | None] = lambda g: None
+    aclient: AsyncGroupsClient,
+    group_ids: Iterable[str],
+    *,
+    denied: Callable[[str], str | None] = lambda g: None,
 ) -> tuple[dict[str, GroupOffsetDeletion], dict[str, str]]:
     """(the deletion plan per group, why each topic counts as stale: "group/topic" -> reason).
     ``denied(group_id)``: the deny pattern protecting the group, or None."""
@@ -88,25 +95,15 @@ async def plan_stale_offsets(
 
 
 async def run_stale_offsets(
-    aclient,
+    context: ChangeContext,
     group_ids: Iterable[str],
     options: DeletionOptions,
     *,
-    backup_base_url: str,
-    audit_base_url: str | None = None,
-    who: Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
     denied: Callable[[str], str | None] = lambda g: None,
 ) -> OffsetChangeResult:
-    plans, why = await plan_stale_offsets(aclient, group_ids, denied=denied)
+    """Delete the stale offsets of ``group_ids`` (:func:`plan_stale_offsets`) as
+    :func:`.offset_deletion.run_offset_deletion` does."""
+    plans, why = await plan_stale_offsets(context.client, group_ids, denied=denied)
     return await run_offset_deletion(
-        aclient,
-        plans,
-        options,
-        backup_base_url=backup_base_url,
-        audit_base_url=audit_base_url,
-        who=who,
-        storage_options=storage_options,
-        action="stale-offsets",
-        extra={"stale_topics": why},
+        context, plans, options, action="stale-offsets", extra={"stale_topics": why}
     )

@@ -6,13 +6,13 @@ A run that may change groups (``ChangeRun``, made by the workflows that keep an 
    any more (its process on this host is gone, or its lease expired) gets its outcome written now,
    per group "interrupted: changed / not changed / cannot tell" from the groups' current state
    against the intent's backup and plan, with the undo from that backup;
-2. **leases** the groups it is about to change (one lease file per group, exclusive create, owner
-   and expiry): a group whose lease another live run holds is kept, not changed, and says whose;
-   a dead run's lease is broken only once its intent has an outcome;
+2. **leases** the groups it is about to change (:mod:`.leases`: one lease file per group,
+   exclusive create, owner and expiry): a group whose lease another live run holds is kept, not
+   changed, and says whose; a dead run's lease is broken only once its intent has an outcome;
 3. after the backup is read back, writes its **intent** (the run, the groups, the planned change
    per group, the backup, the undo per group) and reads it back, before the first change request;
-4. writes its **outcome** (the audit record, under the intent's name: that closes it), then
-   releases the leases.
+4. writes its **outcome** (the audit record, under the intent's name: that closes it, written by
+   :func:`.workflow.run_workflow`), then releases the leases.
 
 The undo of a group is the backup taken before the first change of the interrupted work: the
 reconciliation leaves a pending undo per group it found changed (or cannot tell), with the offsets
@@ -26,22 +26,32 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Mapping
-from datetime import UTC
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..client import stepmarks
-from ..client.errors import KafkaGroupsError
 from ..client.results import TopicPartition
 from ..history.audit import write_audit
 from ..history.backup import OffsetsBackup, load_backup
 from ..history.journal import ACTIVE_RUNS, Journal, Owner
 from ..history.records import record_name
 from ..lag.snapshot import now_ms as _now_ms
+from .intent import Intent, tp_from_key, tp_key
+from .leases import Leases
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 T = TypeVar("T")
 
-__all__ = ["ChangeRun", "LEASE_TTL_S", "Verdict", "reconcile_open_intents", "start_run", "undo_by_backup"]
+__all__ = [
+    "ChangeRun",
+    "LEASE_TTL_S",
+    "Verdict",
+    "reconcile_open_intents",
+    "reconciled_summaries",
+    "undo_by_backup",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +64,6 @@ class Verdict:
     CHANGED = "changed"
     NOT_CHANGED = "not_changed"
     CANNOT_TELL = "cannot_tell"
-
-
-def tp_key(tp: TopicPartition) -> str:
-    return f"{tp.topic}:{tp.partition}"
-
-
-def _tp(key: str) -> TopicPartition:
-    topic, _, partition = key.rpartition(":")
-    return TopicPartition(topic, int(partition))
 
 
 class ChangeRun:
@@ -84,9 +85,7 @@ class ChangeRun:
         self.run_id = uuid.uuid4().hex
         self.name = record_name(self.started_ms, self.run_id)
         self.owner = Owner.me(self.run_id)
-        self.lease_ttl_ms = int(lease_ttl_s * 1000)
-        self.leased: list[str] = []
-        self.lease_expires_ms: int | None = None
+        self.leases = Leases(self.journal, self.owner, self.name, int(lease_ttl_s * 1000))
         self.intent_url: str | None = None
         self.reconciled: list[dict[str, Any]] = []  # the outcomes this run wrote for runs that died
         self.undo: dict[str, str] = {}  # group -> the backup that undoes this run's change of it
@@ -95,72 +94,35 @@ class ChangeRun:
 
     # -- 1. reconcile --------------------------------------------------------------------
 
-    async def reconcile(self, aclient) -> list[dict[str, Any]]:
+    async def reconcile(self, aclient: AsyncGroupsClient) -> list[dict[str, Any]]:
         found = await reconcile_open_intents(aclient, self.journal, by={"run_id": self.run_id, **self.who})
         self.reconciled.extend(found)
         return found
 
-    # -- 2. leases -----------------------------------------------------------------------
+    # -- 2. leases (:mod:`.leases`) ------------------------------------------------------
 
     def lease(self, group_ids: list[str]) -> dict[str, str]:
         """Take the groups' leases: group -> why not, for those another run holds."""
-        refused: dict[str, str] = {}
-        expires = self.lease_expires_ms = _now_ms() + self.lease_ttl_ms
-        for g in group_ids:
-            for _ in range(3):  # a stale lease broken: try again
-                held = self.journal.take_lease(g, self.owner, self.name, expires)
-                if held is None:
-                    self.leased.append(g)
-                    break
-                why = self._held_by(g, held)
-                if why is not None:
-                    refused[g] = why
-                    break
-            else:
-                refused[g] = "its lease could not be taken (another run took it at the same moment)"
-        return refused
+        return self.leases.take(group_ids)
 
-    def _held_by(self, group_id: str, held: Mapping[str, Any]) -> str | None:
-        """Why the lease ``held`` keeps this run off the group, or None once it is broken (stale)."""
-        owner = Owner.from_dict(held.get("owner") or {})
-        where = f"{self.journal.url('_leases', '')}"
-        if held.get("unreadable") or not owner.run_id:
-            return f"its lease in {where} cannot be read: another run may be changing it; look and remove it by hand"
-        if owner.run_id == self.run_id:
-            return "this run already holds its lease"
-        gone = owner.gone(int(held.get("expires_ms") or 0), _now_ms())
-        if gone is None:
-            return (
-                f"another run is changing it: run {owner.run_id[:12]} (process {owner.pid} on {owner.host}) "
-                f"holds its lease until {_iso(int(held.get('expires_ms') or 0))}; not changed by this run"
-            )
-        intent = str(held.get("intent") or "")
-        if intent and self.journal.is_open(intent):
-            return (
-                f"the run {owner.run_id[:12]} that held its lease died ({gone}) and its intent {intent} has no "
-                "outcome yet (reconciliation could not write it): rerun once it has one"
-            )
-        self.journal.release_lease(group_id, owner.run_id)
-        log.info("broke the stale lease of %s held by run %s: %s", group_id, owner.run_id[:12], gone)
-        return None
+    @property
+    def leased(self) -> list[str]:
+        return self.leases.held
 
     # -- 3. intent -----------------------------------------------------------------------
 
     def write_intent(
         self,
-        planned: Mapping[str, Mapping[str, Any]],
+        planned: Mapping[str, Intent],
         backup_url: str,
-        backed_up: Mapping[str, Mapping[str, int]],
+        backed_up: Mapping[str, Mapping[TopicPartition, int]],
     ) -> str:
-        """``planned``: group -> what the change will do to it (kind, partitions, targets);
-        ``backed_up``: group -> the offsets the backup holds ("topic:p" -> offset)."""
-        if self.lease_expires_ms is not None and _now_ms() >= self.lease_expires_ms:
-            raise KafkaGroupsError(
-                f"this run's leases expired before its change (after {self.lease_ttl_ms} ms): "
-                "another run may have taken the groups since"
-            )
+        """``planned``: group -> what the change will do to it; ``backed_up``: group -> the offsets
+        the backup holds."""
+        self.leases.check_unexpired()
         for g in planned:
-            self.undo[g] = self._earlier_undo(g, backed_up.get(g) or {}) or backup_url
+            left = {tp_key(tp): o for tp, o in (backed_up.get(g) or {}).items()}
+            self.undo[g] = self._earlier_undo(g, left) or backup_url
         document = {
             "version": RECONCILE_VERSION,
             "run_id": self.run_id,
@@ -168,9 +130,9 @@ class ChangeRun:
             "who": self.who,
             "started_ms": self.started_ms,
             "owner": self.owner.to_dict(),
-            "expires_ms": self.lease_expires_ms or _now_ms() + self.lease_ttl_ms,
+            "expires_ms": self.leases.expires_ms or _now_ms() + self.leases.ttl_ms,
             "backup_url": backup_url,
-            "groups": {g: {**dict(p), "undo": self.undo[g]} for g, p in planned.items()},
+            "groups": {g: {**p.to_dict(), "undo": self.undo[g]} for g, p in planned.items()},
         }
         self.intent_url = self.journal.write_intent(self.name, document)
         return self.intent_url
@@ -200,20 +162,6 @@ class ChangeRun:
         self.changed = [g for g in changed if g in self.undo]
         return {g: self.undo[g] for g in self.changed}
 
-    def reconciled_summaries(self) -> tuple[dict[str, Any], ...]:
-        """One line's worth per interrupted run this run reconciled."""
-        return tuple(
-            {
-                "audit": r["audit"],
-                "run_id": r["run_id"],
-                "action": r["action"],
-                "why": r["interrupted"]["why"],
-                "groups": r["groups"],
-                "undo": r["undo"],
-            }
-            for r in self.reconciled
-        )
-
     def outcome_name(self) -> str | None:
         """The name the outcome record is written under (the intent's), None when no intent was
         written (nothing was changed: the record gets a name of its own)."""
@@ -228,12 +176,10 @@ class ChangeRun:
             for g in self.changed:  # its outcome names the earlier undo now: the pending one is taken
                 self.journal.clear_pending_undo(g)
         if self.intent_url is None or outcome_written:
-            for g in self.leased:
-                self.journal.release_lease(g, self.run_id)
-            self.leased = []
+            self.leases.release()
         ACTIVE_RUNS.discard(self.run_id)
 
-    async def close_after_error(self, aclient, error: BaseException) -> None:
+    async def close_after_error(self, aclient: AsyncGroupsClient, error: BaseException) -> None:
         """The run raised after (maybe) changing groups: reconcile its own intent now (its
         outcome from the groups' state) so that its leases can go."""
         ACTIVE_RUNS.discard(self.run_id)
@@ -258,6 +204,21 @@ class ChangeRun:
             )
 
 
+def reconciled_summaries(reconciled: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """One line's worth per interrupted run's outcome in ``reconciled`` (:attr:`ChangeRun.reconciled`)."""
+    return tuple(
+        {
+            "audit": r["audit"],
+            "run_id": r["run_id"],
+            "action": r["action"],
+            "why": r["interrupted"]["why"],
+            "groups": r["groups"],
+            "undo": r["undo"],
+        }
+        for r in reconciled
+    )
+
+
 def undo_by_backup(
     backup_url: str | None, changed: list[str], undo: Mapping[str, str]
 ) -> dict[str, list[str]]:
@@ -271,7 +232,7 @@ def undo_by_backup(
     return out
 
 
-async def closing_on_error(run: ChangeRun | None, aclient: Any, work: Awaitable[T]) -> T:
+async def closing_on_error(run: ChangeRun | None, aclient: AsyncGroupsClient, work: Awaitable[T]) -> T:
     """``work``'s result; when it raises, ``run`` (if any) first closes its records: its own intent
     reconciled from the groups' state so that its leases can go."""
     try:
@@ -280,28 +241,6 @@ async def closing_on_error(run: ChangeRun | None, aclient: Any, work: Awaitable[
         if run is not None:
             await run.close_after_error(aclient, exc)
         raise
-
-
-def start_run(
-    audit_base_url: str | None,
-    action: str,
-    *,
-    dry_run: bool,
-    who: Mapping[str, Any] | None,
-    storage_options: Mapping[str, Any] | None,
-    started_ms: int,
-) -> ChangeRun | None:
-    """The write-ahead records of a run that may change groups: None for a dry run or a run that
-    keeps no audit trail (``audit_base_url`` None)."""
-    if dry_run or audit_base_url is None:
-        return None
-    return ChangeRun(audit_base_url, action, who=who, storage_options=storage_options, started_ms=started_ms)
-
-
-def _iso(ms: int) -> str:
-    from datetime import datetime
-
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- reconciliation ----------------------------------------------------------------------
@@ -336,8 +275,8 @@ def _verdict(
         if dict(now) == dict(before):
             return Verdict.NOT_CHANGED, "its committed offsets are the backed-up ones"
         return Verdict.CANNOT_TELL, "its committed offsets are neither the backed-up ones nor gone"
-    scope = [_tp(k) for k in plan.get("partitions") or ()]
-    targets = {_tp(k): v for k, v in (plan.get("targets") or {}).items()}
+    scope = [tp_from_key(k) for k in plan.get("partitions") or ()]
+    targets = {tp_from_key(k): v for k, v in (plan.get("targets") or {}).items()}
     changed, same, other = [], [], []
     for tp in scope:
         planned = targets.get(tp) if kind == "commit" else None  # delete-offsets: gone is the target
@@ -359,7 +298,12 @@ def _verdict(
 
 
 async def reconcile_open_intents(
-    aclient, journal: Journal, *, by: Mapping[str, Any], only: str | None = None, error: str | None = None
+    aclient: AsyncGroupsClient,
+    journal: Journal,
+    *,
+    by: Mapping[str, Any],
+    only: str | None = None,
+    error: str | None = None,
 ) -> list[dict[str, Any]]:
     """Write the outcome of every open intent whose run cannot be running any more (``only``: that
     one intent, whatever its owner: the run itself after an error). Returns the outcomes written."""
@@ -418,8 +362,26 @@ def _left(plan: Mapping[str, Any], now: Mapping[TopicPartition, int] | None) -> 
     return {tp_key(tp): o for tp, o in sorted(now.items()) if scope is None or tp_key(tp) in scope}
 
 
+def _interrupted(
+    plan: Mapping[str, Any],
+    before: Mapping[TopicPartition, int | None] | None,
+    now: Mapping[TopicPartition, int] | None,
+    state: str | None,
+) -> dict[str, Any]:
+    """One group's decision in an interrupted run's outcome (``plan``: the group's intent record)."""
+    verdict, why = _verdict(str(plan.get("kind")), plan, before, now, state)
+    return {
+        "decision": "interrupted",
+        "interrupted": verdict,
+        "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})",
+        "state_now": state,
+        "undo_backup": plan.get("undo"),
+        "offsets_left": _left(plan, now),
+    }
+
+
 async def _reconcile_one(
-    aclient,
+    aclient: AsyncGroupsClient,
     journal: Journal,
     name: str,
     intent: Mapping[str, Any],
@@ -448,16 +410,8 @@ async def _reconcile_one(
         )
         now = committed.values[g].committed() if g in committed.values else None
         state = described.values[g].state.value if g in described.values else None
-        verdict, why = _verdict(str(plan.get("kind")), plan, before, now, state)
-        decisions[g] = {
-            "decision": "interrupted",
-            "interrupted": verdict,
-            "reason": f"interrupted: {verdict.replace('_', ' ')} ({why})",
-            "state_now": state,
-            "undo_backup": plan.get("undo"),
-            "offsets_left": _left(plan, now),
-        }
-        if verdict != Verdict.NOT_CHANGED and plan.get("undo"):
+        decisions[g] = _interrupted(plan, before, now, state)
+        if decisions[g]["interrupted"] != Verdict.NOT_CHANGED and plan.get("undo"):
             undo[g] = plan["undo"]
     counts = {
         v: sorted(g for g, d in decisions.items() if d["interrupted"] == v)

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 from .parser import ENV_BOOTSTRAP
 
 if TYPE_CHECKING:
+    from ..cleanup.context import ChangeContext
     from ..client import ClientConfig, GroupsClient
     from ..client.results import GroupListing
+    from ..connect import ConnectClusterConfig
 
 DEFAULT_BACKUP_URL = "./kgroups-backups"
 
@@ -114,6 +116,29 @@ def selected_and_listed(
 
 def absolute_url(url: str) -> str:
     return url if "://" in url else os.path.abspath(url)
+
+
+def change_context(
+    client: GroupsClient,
+    args: argparse.Namespace,
+    *,
+    by: str,
+    dry_run: bool,
+    connect_clusters: Sequence[ConnectClusterConfig] = (),
+) -> ChangeContext:
+    """The context of a changing verb's run: the backup in ``--backup-url``, the audit record next to
+    it (none for a dry run), who ran it (``by``, e.g. "kgroups delete"), the Kafka Connect clusters."""
+    from ..cleanup.context import ChangeContext
+
+    backup_base = absolute_url(args.backup_url.strip())
+    return ChangeContext(
+        client.aclient,
+        backup_base,
+        audit_base_url=None if dry_run else backup_base,
+        who={"by": by},
+        connect_clusters=tuple(connect_clusters),
+        connect_timeout_s=args.timeout or 30.0,
+    )
 
 
 def restore_command(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .common import DEFAULT_BACKUP_URL, absolute_url, add_selection, change_footer, restore_command
+from .common import DEFAULT_BACKUP_URL, add_selection, change_context, change_footer, restore_command
 from .output import render_table
 
 if TYPE_CHECKING:
@@ -123,7 +123,6 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     from ..cleanup import Outcome, run_cleanup
 
     policy, connect_clusters = args.prepared
-    backup_base = absolute_url(args.backup_url.strip())
     history = None
     if args.history_url:
         from ..history.store import HistoryStore
@@ -139,14 +138,11 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
     )
     result = client.run(
         run_cleanup(
-            client.aclient,
+            change_context(
+                client, args, by="kgroups delete", dry_run=policy.dry_run, connect_clusters=connect_clusters
+            ),
             policy,
-            backup_base_url=backup_base,
             history=history,
-            connect_clusters=connect_clusters,
-            connect_timeout_s=args.timeout or 30.0,
-            audit_base_url=None if policy.dry_run else backup_base,
-            who={"by": "kgroups delete"},
         )
     )
     rows: list[Sequence[Any]] = [

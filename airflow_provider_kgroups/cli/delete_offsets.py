@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from .common import (
     DEFAULT_BACKUP_URL,
-    absolute_url,
     add_selection,
+    change_context,
     change_footer,
     check_change_options,
     restore_command,
@@ -73,18 +73,15 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
 
     topics, options = args.prepared
     ids = selected_groups(client, args, progress)
-    backup_base = absolute_url(args.backup_url.strip())
+    context = change_context(client, args, by="kgroups delete-offsets", dry_run=options.dry_run)
     progress(f"{'dry run: ' if options.dry_run else ''}planning the offset deletion of {len(ids)} group(s)")
 
     async def run():
         plans = await plan_offset_deletion(client.aclient, ids, topics)
         return await run_offset_deletion(
-            client.aclient,
+            context,
             plans,
             options,
-            backup_base_url=backup_base,
-            audit_base_url=None if options.dry_run else backup_base,
-            who={"by": "kgroups delete-offsets"},
             extra={"topics": {t: None if p is None else list(p) for t, p in topics.items()}},
         )
 

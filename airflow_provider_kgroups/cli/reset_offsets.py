@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from .common import (
     DEFAULT_BACKUP_URL,
-    absolute_url,
     add_selection,
+    change_context,
     change_footer,
     check_change_options,
     restore_command,
@@ -21,8 +21,9 @@ from .common import (
 from .output import render_table
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
+    from ..cleanup.offset_results import OffsetChangeResult
     from ..client import GroupsClient
     from .common import Progress
 
@@ -161,64 +162,42 @@ def _rows(result) -> list[Sequence[Any]]:
 
 
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
-    from ..cleanup.offset_results import ChangeOutcome
     from ..cleanup.reset import run_reset
-    from ..offsets.csvfile import export_csv
 
     spec, options, clusters = args.prepared
     ids = selected_groups(client, args, progress)
-    backup_base = absolute_url(args.backup_url.strip())
+    context = change_context(
+        client, args, by="kgroups reset-offsets", dry_run=options.dry_run, connect_clusters=clusters
+    )
     progress(f"{'dry run: ' if options.dry_run else ''}planning the reset of {len(ids)} group(s)")
-    result = client.run(
-        run_reset(
-            client.aclient,
-            spec,
-            ids,
-            options,
-            backup_base_url=backup_base,
-            connect_clusters=clusters,
-            connect_timeout_s=args.timeout or 30.0,
-            audit_base_url=None if options.dry_run else backup_base,
-            who={"by": "kgroups reset-offsets"},
-        )
-    )
+    result = client.run(run_reset(context, spec, ids, options))
     data = result.to_dict()
-    done = result.ids(ChangeOutcome.DONE) + result.ids(ChangeOutcome.PARTIAL)
     if result.backup_url:
-        data["undo_command"] = restore_command(args, result.backup_url, done, result.undo)
+        data["undo_command"] = restore_command(args, result.backup_url, result.changed_groups(), result.undo)
     if args.export:
-        ready = (ChangeOutcome.WOULD_DO,) if options.dry_run else (ChangeOutcome.DONE, ChangeOutcome.PARTIAL)
-        offsets = {
-            g: {tp: v for tp, v in d.changed.items()}
-            if not options.dry_run
-            else {_tp(r): r["new"] for r in d.rows}
-            for g, d in result.decisions.items()
-            if d.outcome in ready
-        }
-        return (
-            data,
-            export_csv(offsets, single_group=len(ids) == 1 and not args.pattern).rstrip("\n"),
-            result.ok,
-        )
-    lines = (
-        [
-            render_table(
-                (
-                    "GROUP",
-                    "TOPIC",
-                    "PARTITION",
-                    "CURRENT-OFFSET",
-                    "NEW-OFFSET",
-                    "LOG-START",
-                    "LOG-END",
-                    "NOTE",
-                ),
-                _rows(result),
-            )
-        ]
-        if any(d.rows for d in result.decisions.values())
-        else []
-    )
+        return data, _export(result, single_group=len(ids) == 1 and not args.pattern), result.ok
+    return data, "\n".join(_report(result, data)), result.ok
+
+
+def _export(result: OffsetChangeResult, *, single_group: bool) -> str:
+    """``--export``: the offsets a run committed (a dry run: would commit) as a reset CSV."""
+    from ..cleanup.offset_results import ChangeOutcome
+    from ..offsets.csvfile import export_csv
+
+    dry = result.dry_run
+    ready = (ChangeOutcome.WOULD_DO,) if dry else (ChangeOutcome.DONE, ChangeOutcome.PARTIAL)
+    offsets = {
+        g: {tp: v for tp, v in d.changed.items()} if not dry else {_tp(r): r["new"] for r in d.rows}
+        for g, d in result.decisions.items()
+        if d.outcome in ready
+    }
+    return export_csv(offsets, single_group=single_group).rstrip("\n")
+
+
+def _report(result: OffsetChangeResult, data: Mapping[str, Any]) -> list[str]:
+    """The partitions' table, the decisions' table, the strategy, the counts and the footer."""
+    columns = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET", "LOG-START", "LOG-END", "NOTE")
+    lines = [render_table(columns, _rows(result))] if any(d.rows for d in result.decisions.values()) else []
     lines.append(
         render_table(
             ("GROUP", "DECISION", "REASON"),
@@ -237,11 +216,11 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
         before="committing",
         dry_run=(
             "dry run: nothing committed; pass --execute to commit exactly the above."
-            if options.dry_run
+            if result.dry_run
             else None
         ),
     )
-    return data, "\n".join(lines), result.ok
+    return lines
 
 
 def _tp(row):

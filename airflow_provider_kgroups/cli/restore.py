@@ -38,7 +38,7 @@ def prepare(args) -> None:
 
 
 def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, bool]:
-    from ..cleanup.restore import run_restore
+    from ..cleanup.restore import restore_context, run_restore
     from ..history.backup import restore_outcome
 
     backup = args.prepared
@@ -46,7 +46,11 @@ def execute(client: GroupsClient, args, progress: Progress) -> tuple[Any, str, b
         f"committing the offsets of {len(args.groups) or len(backup.groups)} group(s) from {args.backup_url}"
     )
     results, run = client.run(
-        run_restore(client.aclient, backup, args.groups or None, who={"by": "kgroups restore"})
+        run_restore(
+            restore_context(client.aclient, args.backup_url, who={"by": "kgroups restore"}),
+            backup,
+            args.groups or None,
+        )
     )
     rows: list[Sequence[Any]] = []
     for g, outcome in results.items():

@@ -305,8 +305,10 @@ class KafkaGroupsHook(BaseHook):
         again, back up, delete, audit. ``options``: ``backup_base_url``, ``history``,
         ``connect_clusters``, ``audit_base_url``, ``who``, ``storage_options``."""
         from ..cleanup import run_cleanup
+        from ..cleanup.context import context_from
 
-        return await run_cleanup(aclient, policy, **options)
+        context, rest = context_from(aclient, options)
+        return await run_cleanup(context, policy, **rest)
 
     cleanup = sync_twin(_cleanup)
 
@@ -323,9 +325,11 @@ class KafkaGroupsHook(BaseHook):
         """Reset committed offsets (:func:`..cleanup.reset.run_reset`; ``options`` default: a dry
         run). ``run``: ``backup_base_url`` (required), ``audit_base_url``, ``who``,
         ``connect_clusters``, ``storage_options``."""
+        from ..cleanup.context import context_from
         from ..cleanup.reset import ResetOptions, run_reset
 
-        return await run_reset(aclient, spec, list(group_ids), options or ResetOptions(), **run)
+        context, rest = context_from(aclient, run)
+        return await run_reset(context, spec, list(group_ids), options or ResetOptions(), **rest)
 
     reset_offsets, areset_offsets = sync_twin(_reset_offsets), async_twin(_reset_offsets)
 
@@ -339,11 +343,13 @@ class KafkaGroupsHook(BaseHook):
     ) -> OffsetChangeResult:
         """Delete committed offsets of ``topics`` (topic -> partitions or None) with OffsetDelete
         (:func:`..cleanup.offset_deletion.run_offset_deletion`; default: a dry run)."""
+        from ..cleanup.context import context_from
         from ..cleanup.offset_deletion import DeletionOptions, run_offset_deletion
         from ..offsets.deletion import plan_offset_deletion
 
+        context, rest = context_from(aclient, run)
         plans = await plan_offset_deletion(aclient, list(group_ids), topics)
-        return await run_offset_deletion(aclient, plans, options or DeletionOptions(), **run)
+        return await run_offset_deletion(context, plans, options or DeletionOptions(), **rest)
 
     delete_offsets, adelete_offsets = sync_twin(_delete_offsets), async_twin(_delete_offsets)
 
@@ -355,9 +361,11 @@ class KafkaGroupsHook(BaseHook):
         **run: Unpack[StaleRun],
     ) -> OffsetChangeResult:
         """The cleanup's stale-offsets rule (:mod:`..cleanup.stale`) over ``group_ids``."""
+        from ..cleanup.context import context_from
         from ..cleanup.stale import run_stale_offsets
 
-        return await run_stale_offsets(aclient, list(group_ids), options, **run)
+        context, rest = context_from(aclient, run)
+        return await run_stale_offsets(context, list(group_ids), options, **rest)
 
     clean_stale_offsets = sync_twin(_clean_stale_offsets)
     aclean_stale_offsets = async_twin(_clean_stale_offsets)
@@ -370,9 +378,11 @@ class KafkaGroupsHook(BaseHook):
         **run: Unpack[ProgressRun],
     ) -> OffsetChangeResult:
         """Commit a processed range's ending offsets to a progress group (:mod:`..cleanup.progress`)."""
+        from ..cleanup.context import context_from
         from ..cleanup.progress import commit_progress
 
-        return await commit_progress(aclient, group_id, ending, **run)
+        context, rest = context_from(aclient, run)
+        return await commit_progress(context, group_id, ending, **rest)
 
     commit_progress, acommit_progress = sync_twin(_commit_progress), async_twin(_commit_progress)
 
@@ -416,13 +426,15 @@ class KafkaGroupsHook(BaseHook):
         operator's result) for ``group_ids`` (default: every group in it). The groups must be
         Empty or absent. Returns per group ``{"results": {"topic:partition": offset}, "errors": {...},
         "outcome": "restored" | "partial" | "failed"}``."""
-        from ..cleanup.restore import run_restore
+        from ..cleanup.restore import restore_context, run_restore
         from ..history.backup import restore_outcome
 
         ids = None if group_ids is None else list(group_ids)
         who = {"by": "KafkaGroupsHook.restore_offsets", "connection": self.kafka_groups_conn_id}
         results, run = self._run(
-            lambda aclient: run_restore(aclient, backup, ids, storage_options=storage_options, who=who)
+            lambda aclient: run_restore(
+                restore_context(aclient, backup, who=who, storage_options=storage_options), backup, ids
+            )
         )
         for group_id, outcome in results.items():
             self.log.info(

@@ -1,35 +1,25 @@
-"""The keywords :class:`~.groups.KafkaGroupsHook`'s changing verbs pass on to the cleanup's safety
-path (plan, describe again, back up, change, audit), as ``TypedDict``\\ s for ``**run``.
+"""The keywords :class:`~.groups.KafkaGroupsHook`'s changing verbs take, as ``TypedDict``\\ s for
+``**run``: the change's context (:class:`..cleanup.context.ContextKeywords`: where the backup and
+the audit go, who asked, the Kafka Connect clusters), which the verb makes into one
+:class:`..cleanup.context.ChangeContext`, and the workflow's own keywords, passed on to it.
 
-Each mirrors the keyword-only parameters of the function its verb runs; mypy checks the verb's
-``function(..., **run)`` call against that function, so a keyword the function drops or retypes
-is an error there. Only type checkers read this module (the hook imports it under
-``TYPE_CHECKING``): at run time the keywords go through unchanged, as before.
+Only type checkers read this module (the hook imports it under ``TYPE_CHECKING``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Required, TypedDict
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..cleanup.context import ContextKeywords
 
 if TYPE_CHECKING:
     from ..cleanup.plan import HistorySource
 
 
-class ChangeRun(TypedDict, total=False):
-    """Where the backup and the audit go, and who asked: every change takes these."""
-
-    backup_base_url: Required[str]
-    audit_base_url: str | None
-    who: Mapping[str, Any] | None
-    storage_options: Mapping[str, Any] | None
-
-
-class ResetRun(ChangeRun, total=False):
+class ResetRun(ContextKeywords, total=False):
     """:func:`..cleanup.reset.run_reset`'s."""
 
-    connect_clusters: Sequence[Any]
-    connect_timeout_s: float
     now_ms: int | None
     action: str | None
 
@@ -41,7 +31,7 @@ class ProgressRun(ResetRun, total=False):
     dry_run: bool
 
 
-class DeletionRun(ChangeRun, total=False):
+class DeletionRun(ContextKeywords, total=False):
     """:func:`..cleanup.offset_deletion.run_offset_deletion`'s."""
 
     action: str
@@ -49,16 +39,14 @@ class DeletionRun(ChangeRun, total=False):
     now_ms: int | None
 
 
-class StaleRun(ChangeRun, total=False):
+class StaleRun(ContextKeywords, total=False):
     """:func:`..cleanup.stale.run_stale_offsets`'s."""
 
     denied: Callable[[str], str | None]
 
 
-class CleanupRun(ChangeRun, total=False):
+class CleanupRun(ContextKeywords, total=False):
     """:func:`..cleanup.run_cleanup`'s."""
 
     history: HistorySource | None
-    connect_clusters: Sequence[Any]
-    connect_timeout_s: float
     now_ms: int | None

@@ -23,11 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.errors import Failure
 from ..client.results import TopicPartition
 from ..client.selection import validate_group_ids
+
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
 
 __all__ = ["LagKind", "SharePartitionLag", "ShareGroupLag", "share_group_lag"]
 
@@ -147,7 +150,7 @@ class ShareGroupLag:
         return {"groups": groups, "failures": {g: f.to_dict() for g, f in self.failures.items()}}
 
 
-async def share_group_lag(aclient, group_ids: Iterable[str]) -> ShareGroupLag:
+async def share_group_lag(aclient: AsyncGroupsClient, group_ids: Iterable[str]) -> ShareGroupLag:
     """One DescribeShareGroupOffsets per coordinator (v1 where the broker has it: the exact lag),
     one ListOffsets per leader for all groups (the log end, and the bound where no exact lag)."""
     ids = validate_group_ids(group_ids)

@@ -51,7 +51,7 @@ from ..arguments import (
     parse_url,
 )
 from ..cleanup import CleanupPolicy, CleanupResult, Outcome
-from ..cleanup.offset_results import ChangeOutcome
+from ..cleanup.offset_results import ChangeOutcome, OffsetChangeResult
 from ..client.errors import ConfigurationError
 from ..hooks.connect import connect_configs_from_conn_ids
 from ..hooks.groups import KafkaGroupsHook, restore_call
@@ -267,17 +267,37 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         policy = self._validate(rendered=True)
         assert policy is not None
+        ti = context["ti"]
+        result, stale = self._run(policy, _who(ti, self.kafka_groups_conn_id))
+        self._log_decisions(result, stale)
+        out = self._xcom(result)
+        if stale is not None:
+            out["stale_offsets"] = {
+                **stale.summary(),
+                "decisions": {  # the plan's refusals are most groups: left out
+                    g: d.to_dict()
+                    for g, d in stale.decisions.items()
+                    if d.outcome is not ChangeOutcome.REFUSED or d.refused_by_broker
+                },
+            }
+        metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
+        self._summary = out  # for get_openlineage_facets_on_complete / _on_failure
+        self._log_summary(policy, out)
+        problems = _problems(result, stale)
+        if problems:
+            ti.xcom_push(key="return_value", value=out)
+            raise AirflowException(
+                f"{'; '.join(problems)} (the other groups were handled; see the audit {out['audit_url']})"
+            )
+        return out
+
+    def _run(
+        self, policy: CleanupPolicy, who: dict[str, Any]
+    ) -> tuple[CleanupResult, OffsetChangeResult | None]:
+        """The deletions, then (when asked) the stale offsets, both audited in the history store."""
         from ..history.store import HistoryStore
 
         store = HistoryStore(self.history_url, storage_options=self.storage_options)
-        ti = context["ti"]
-        who = {
-            "dag_id": ti.dag_id,
-            "run_id": ti.run_id,
-            "task_id": ti.task_id,
-            "try_number": ti.try_number,
-            "connection": self.kafka_groups_conn_id,
-        }
         try:
             result = self.hook.cleanup(
                 policy,
@@ -295,6 +315,9 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             )
         finally:
             self.hook.close()
+        return result, stale
+
+    def _log_decisions(self, result: CleanupResult, stale: OffsetChangeResult | None) -> None:
         for decision in result.decisions.values():
             self.log.info("%s", decision.line())
         if result.held:
@@ -304,20 +327,10 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
                 ", ".join(result.connect_unreadable),
                 len(result.held),
             )
-        out = self._xcom(result)
-        if stale is not None:
-            for decision in stale.decisions.values():
-                self.log.info("stale offsets: %s", decision.line())
-            out["stale_offsets"] = {
-                **stale.summary(),
-                "decisions": {  # the plan's refusals are most groups: left out
-                    g: d.to_dict()
-                    for g, d in stale.decisions.items()
-                    if d.outcome is not ChangeOutcome.REFUSED or d.refused_by_broker
-                },
-            }
-        metrics.cleanup_ran(out, dag_id=ti.dag_id, task_id=ti.task_id)
-        self._summary = out  # for get_openlineage_facets_on_complete / _on_failure
+        for change in stale.decisions.values() if stale is not None else ():
+            self.log.info("stale offsets: %s", change.line())
+
+    def _log_summary(self, policy: CleanupPolicy, out: Mapping[str, Any]) -> None:
         self.log.info(
             "Cleanup %s: %d examined, %d deleted, %d would delete, %d skipped, %d refused, %d not found, "
             "%d failed, %d kept; audit %s",
@@ -332,26 +345,6 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             sum(out["kept"].values()),
             out["audit_url"],
         )
-        problems = (
-            [f"{len(result.failed)} group deletion(s) failed unexpectedly: {', '.join(result.failed)}"]
-            if result.failed
-            else []
-        )
-        if result.refused:
-            problems.append(
-                f"{len(result.refused)} group deletion(s) refused by the broker (a member joined: "
-                f"NON_EMPTY_GROUP), not deleted: {', '.join(result.refused)}"
-            )
-        if result.audit_error:
-            problems.append(f"the audit record could not be written ({result.audit_error})")
-        if stale is not None:
-            problems += _stale_problems(stale)
-        if problems:
-            ti.xcom_push(key="return_value", value=out)
-            raise AirflowException(
-                f"{'; '.join(problems)} (the other groups were handled; see the audit {out['audit_url']})"
-            )
-        return out
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: what the run deleted (run facet ``kgroups_cleanup``), the backup and audit it wrote."""
@@ -394,6 +387,36 @@ class DeadConsumerGroupCleanupOperator(BaseOperator):
             if d.outcome is not Outcome.KEEP or g in result.held
         }
         return out
+
+
+def _who(ti: Any, conn_id: str) -> dict[str, Any]:
+    """Who ran the cleanup, for its audit records: the task instance and the connection."""
+    return {
+        "dag_id": ti.dag_id,
+        "run_id": ti.run_id,
+        "task_id": ti.task_id,
+        "try_number": ti.try_number,
+        "connection": conn_id,
+    }
+
+
+def _problems(result: CleanupResult, stale: OffsetChangeResult | None) -> list[str]:
+    """What fails the task (the other groups were handled)."""
+    problems = (
+        [f"{len(result.failed)} group deletion(s) failed unexpectedly: {', '.join(result.failed)}"]
+        if result.failed
+        else []
+    )
+    if result.refused:
+        problems.append(
+            f"{len(result.refused)} group deletion(s) refused by the broker (a member joined: "
+            f"NON_EMPTY_GROUP), not deleted: {', '.join(result.refused)}"
+        )
+    if result.audit_error:
+        problems.append(f"the audit record could not be written ({result.audit_error})")
+    if stale is not None:
+        problems += _stale_problems(stale)
+    return problems
 
 
 def _optional_url(name: str, value: Any) -> str | None:

@@ -12,7 +12,7 @@ details.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.errors import KafkaGroupsError
 from ..lag.retention_reads import retention_margins, tightest
@@ -20,12 +20,15 @@ from ..lag.seconds import lag_seconds
 from ..lag.snapshot import take_snapshot
 from ..lag.verdicts import VerdictRules
 
+if TYPE_CHECKING:
+    from ..client import AsyncGroupsClient
+
 __all__ = ["live_view", "refresh_group"]
 
 FLOOR_S = VerdictRules().margin_floor_ms / 1000.0  # the verdicts' default floor
 
 
-async def live_view(aclient, group_id: str) -> dict[str, Any]:
+async def live_view(aclient: AsyncGroupsClient, group_id: str) -> dict[str, Any]:
     """The group now: description, lag per partition, lag in seconds (worst 3 partitions)."""
     described = await aclient.describe_groups([group_id])
     snapshot = await take_snapshot(aclient, [group_id])

@@ -18,7 +18,7 @@ import time
 import pytest
 import requests
 
-from airflow_provider_kgroups.cleanup import CleanupPolicy, Outcome, run_cleanup
+from airflow_provider_kgroups.cleanup import ChangeContext, CleanupPolicy, Outcome, run_cleanup
 from airflow_provider_kgroups.cli import EXIT_OK, EXIT_PARTIAL, main
 from airflow_provider_kgroups.client.selection import GroupSelector
 from airflow_provider_kgroups.connect import ConnectClusterConfig
@@ -52,12 +52,9 @@ def history(ids, since_ms):
 async def run(policy: CleanupPolicy, clusters, tmp_path):
     async def body(client, cluster):
         result = await run_cleanup(
-            client,
+            ChangeContext(client, str(tmp_path), connect_clusters=tuple(clusters), connect_timeout_s=10),
             policy,
-            backup_base_url=str(tmp_path),
             history=history,
-            connect_clusters=clusters,
-            connect_timeout_s=10,
             now_ms=NOW,
         )
         return result, {g: cluster.has_group(g) for g in GROUPS}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from airflow_provider_kgroups.cleanup import ChangeContext
 from airflow_provider_kgroups.cleanup import reset as reset_module
 from airflow_provider_kgroups.cleanup.offset_results import ChangeOutcome
 from airflow_provider_kgroups.cleanup.reset import ResetOptions, run_reset
@@ -30,17 +31,12 @@ def cluster():
         yield c
 
 
-async def reset(c, spec, ids=("g",), options=REAL, tmp_path=None, **kwargs):
+async def reset(c, spec, ids=("g",), options=REAL, tmp_path=None, connect_clusters=()):
     async with AsyncGroupsClient(config(c)) as client:
-        return await run_reset(
-            client,
-            spec,
-            list(ids),
-            options,
-            backup_base_url=str(tmp_path),
-            audit_base_url=str(tmp_path),
-            **kwargs,
+        context = ChangeContext(
+            client, str(tmp_path), str(tmp_path), connect_clusters=tuple(connect_clusters)
         )
+        return await run_reset(context, spec, list(ids), options)
 
 
 def after_plan(monkeypatch, action):
@@ -250,10 +246,10 @@ async def test_a_progress_commit_the_broker_refuses_in_part_or_whole_is_not_done
     cluster.inject_error("OffsetCommit", Err.TOPIC_AUTHORIZATION_FAILED, key=("progress", "events", 1))
     ending = {TopicPartition("events", 0): 70, TopicPartition("events", 1): 80}
     async with AsyncGroupsClient(config(cluster)) as client:
-        partial = await commit_progress(client, "progress", ending, backup_base_url=str(tmp_path))
+        partial = await commit_progress(ChangeContext(client, str(tmp_path)), "progress", ending)
         cluster.inject_error("OffsetCommit", Err.TOPIC_AUTHORIZATION_FAILED, key=("progress", "events", 0))
         failed = await commit_progress(
-            client, "progress", {TopicPartition("events", 0): 90}, backup_base_url=str(tmp_path)
+            ChangeContext(client, str(tmp_path)), "progress", {TopicPartition("events", 0): 90}
         )
     assert partial.decisions["progress"].outcome is ChangeOutcome.PARTIAL and not partial.ok
     assert partial.summary()["done"] == 0 and partial.summary()["partial"] == 1

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from airflow_provider_kgroups.cleanup import CleanupPolicy, Outcome, run_cleanup
+from airflow_provider_kgroups.cleanup import ChangeContext, CleanupPolicy, Outcome, run_cleanup
 from airflow_provider_kgroups.client.selection import GroupSelector
 from airflow_provider_kgroups.lag.deadgroups import DeadGroupRules
 from tests.support.builders import HOUR, group, partition, snapshot
@@ -55,7 +55,7 @@ async def test_a_dead_group_whose_unread_records_retention_may_still_take_is_kep
             max_deletions_percent=100,
             dry_run=False,
         )
-        result = await run_cleanup(client, policy, backup_base_url=str(tmp_path), history=history, now_ms=NOW)
+        result = await run_cleanup(ChangeContext(client, str(tmp_path)), policy, history=history, now_ms=NOW)
         return result, cluster.has_group("old-job")
 
     result, exists = await with_fake_cluster(body, brokers=1, setup=setup)

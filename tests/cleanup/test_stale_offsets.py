@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from airflow_provider_kgroups.cleanup import ChangeContext
 from airflow_provider_kgroups.cleanup.offset_deletion import DeletionOptions
 from airflow_provider_kgroups.cleanup.offset_results import ChangeOutcome
 from airflow_provider_kgroups.cleanup.stale import run_stale_offsets
@@ -35,7 +36,7 @@ def cluster():
 async def stale(c, ids, options, tmp_path, **kw):
     async with AsyncGroupsClient(config(c)) as client:
         return await run_stale_offsets(
-            client, ids, options, backup_base_url=str(tmp_path), audit_base_url=str(tmp_path), **kw
+            ChangeContext(client, str(tmp_path), str(tmp_path)), ids, options, **kw
         )
 
 
