@@ -65,11 +65,20 @@ def history_topics(data_interval_end: datetime) -> list[str]:
 
 def retention_by_topic(conn_id: str, topics: list[str]) -> dict[str, int]:
     """Each topic's ``retention.ms`` as the job takes it (-1: not deleted by time); a topic Kafka
-    cannot describe is left out (its margins unknown), one log line each."""
+    cannot describe, or one with a ``retention.bytes``, is left out (its margins unknown), one log
+    line each."""
     found = KafkaGroupsHook(conn_id).client.describe_topic_retention(topics)
     for topic, failure in found.failures.items():
         log.warning("retention of %s unknown (%s): its margins stay unknown", topic, failure)
-    retention = {topic: deletion_retention_ms(settings) for topic, settings in found.values.items()}
+    retention = {}
+    for topic, topic_settings in found.values.items():
+        ms = deletion_retention_ms(topic_settings)
+        if ms is None:
+            log.info(
+                "retention of %s not given: retention.bytes also deletes by size, no time is safe", topic
+            )
+        else:
+            retention[topic] = ms
     log.info("retention.ms of %d topic(s) for the job: %s", len(retention), retention)
     return retention
 

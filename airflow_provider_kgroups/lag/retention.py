@@ -14,8 +14,11 @@ side, the margin is unknown, never made up:
 
 * a topic whose ``cleanup.policy`` has no ``delete`` (compacted only): no time-based deletion,
   no margin (compaction removes only superseded keys);
-* ``retention.ms=-1``: never deleted by time (``retention.bytes`` alone is not bounded here:
-  the byte position of an offset is not known, so a byte budget gives no safe time);
+* ``retention.ms=-1``: never deleted by time;
+* ``retention.bytes`` set (a deleting topic with a size limit, whatever its ``retention.ms``):
+  unknown. Kafka deletes the oldest segments while the partition is over the limit, and the byte
+  position of the first unread record is not known, so no time is on the safe side: the time
+  margin alone could come after a deletion by size;
 * no unread record (caught up), or a first unread record whose age is an estimate or only a
   lower bound (deleted, compacted, old message format without timestamps): unknown, reason said.
 
@@ -41,6 +44,8 @@ class RetentionSettings(Protocol):
 
     @property
     def retention_ms(self) -> int | None: ...
+    @property
+    def retention_bytes(self) -> int | None: ...
     @property
     def cleanup_policy(self) -> tuple[str, ...]: ...
 
@@ -95,6 +100,14 @@ def retention_margin(
             None,
             MarginBasis.COMPACTED,
             f"cleanup.policy={','.join(settings.cleanup_policy) or 'none'}: records are not deleted by time",
+        )
+    if settings.retention_bytes is not None:
+        return RetentionMargin(
+            None,
+            MarginBasis.UNKNOWN,
+            f"retention.bytes={settings.retention_bytes} also deletes by size, and the first unread "
+            "record's byte position is not known: no time is safe",
+            retention_ms=settings.retention_ms,
         )
     if settings.retention_ms is None:
         return RetentionMargin(

@@ -24,13 +24,16 @@ __all__ = ["NOT_BY_TIME", "deletion_retention_ms", "history_margin"]
 NOT_BY_TIME = -1
 
 
-def deletion_retention_ms(settings: RetentionSettings) -> int:
+def deletion_retention_ms(settings: RetentionSettings) -> int | None:
     """A topic's time limit as the lag-history job takes it: ``retention.ms``, or
-    :data:`NOT_BY_TIME` when its records are not deleted by time (``retention.ms=-1``, or a
-    compacted-only ``cleanup.policy``)."""
-    if "delete" not in settings.cleanup_policy or settings.retention_ms is None:
+    :data:`NOT_BY_TIME` when its records are not deleted at all (``retention.ms=-1``, or a
+    compacted-only ``cleanup.policy``); None when a ``retention.bytes`` also deletes by size, which
+    no time bounds (:func:`.retention.retention_margin`): leave the topic out, its margins unknown."""
+    if "delete" not in settings.cleanup_policy:
         return NOT_BY_TIME
-    return settings.retention_ms
+    if settings.retention_bytes is not None:
+        return None
+    return NOT_BY_TIME if settings.retention_ms is None else settings.retention_ms
 
 
 def history_margin(

@@ -285,9 +285,11 @@ def _topic_with_backlog(bootstrap: str, config: dict[str, str], group: str, comm
     [
         ({"cleanup.policy": "compact"}, "compacted", "cleanup.policy=compact"),
         ({"retention.ms": "-1"}, "no_time_limit", "retention.ms=-1"),
+        # a size limit may delete before the time one, by an amount no offset tells: no safe number
+        ({"retention.bytes": "1048576"}, "unknown", "retention.bytes=1048576 also deletes by size"),
     ],
 )
-def test_a_topic_not_deleted_by_time_has_no_margin_and_says_why(fast_retention, capsys, config, basis, says):
+def test_a_topic_without_a_safe_time_has_no_margin_and_says_why(fast_retention, capsys, config, basis, says):
     group = f"doc-{uuid.uuid4().hex[:6]}"
     _topic_with_backlog(fast_retention.bootstrap, config, group, committed=5)
     risk = _risk_of(capsys, fast_retention.bootstrap, group)

@@ -20,6 +20,7 @@ HOUR_MS = 3_600_000
 class Settings:
     retention_ms: int | None = 6 * HOUR_MS
     cleanup_policy: tuple[str, ...] = ("delete",)
+    retention_bytes: int | None = None
 
 
 def test_the_margin_is_the_first_unread_records_timestamp_plus_retention_ms_minus_now():
@@ -42,6 +43,31 @@ def test_the_margin_is_the_first_unread_records_timestamp_plus_retention_ms_minu
             "cleanup.policy=compact",
         ),
         (Settings(retention_ms=None), True, NOW, True, MarginBasis.NO_TIME_LIMIT, "retention.ms=-1"),
+        # a size limit may delete before the time limit, by an amount no offset tells: no safe time
+        (
+            Settings(retention_bytes=1 << 30),
+            True,
+            NOW,
+            True,
+            MarginBasis.UNKNOWN,
+            "retention.bytes=1073741824",
+        ),
+        (
+            Settings(retention_ms=None, retention_bytes=1 << 30),
+            True,
+            NOW,
+            True,
+            MarginBasis.UNKNOWN,
+            "also deletes by size",
+        ),
+        (
+            Settings(cleanup_policy=("compact",), retention_bytes=1 << 30),
+            True,
+            NOW,
+            True,
+            MarginBasis.COMPACTED,
+            "compact",
+        ),
         (Settings(), False, NOW, True, MarginBasis.UNKNOWN, "not known exactly"),
         (Settings(), True, -1, True, MarginBasis.UNKNOWN, "without a timestamp"),
         (None, True, NOW, True, MarginBasis.UNKNOWN, "could not be read"),

@@ -46,10 +46,14 @@ def test_no_time_limit_and_nothing_unread() -> None:
 
 
 def test_deletion_retention_ms_reads_the_topic_settings() -> None:
-    def topic(ms: int | None, *policy: str) -> SimpleNamespace:
-        return SimpleNamespace(retention_ms=ms, cleanup_policy=policy)
+    def topic(ms: int | None, *policy: str, size_limit: int | None = None) -> SimpleNamespace:
+        return SimpleNamespace(retention_ms=ms, cleanup_policy=policy, retention_bytes=size_limit)
 
     assert deletion_retention_ms(topic(604_800_000, "delete")) == 604_800_000
     assert deletion_retention_ms(topic(604_800_000, "compact", "delete")) == 604_800_000
     assert deletion_retention_ms(topic(604_800_000, "compact")) == NOT_BY_TIME
     assert deletion_retention_ms(topic(None, "delete")) == NOT_BY_TIME
+    # a size limit deletes by an amount no offset tells: no time to give, the topic is left out
+    assert deletion_retention_ms(topic(604_800_000, "delete", size_limit=1 << 30)) is None
+    assert deletion_retention_ms(topic(None, "delete", size_limit=1 << 30)) is None
+    assert deletion_retention_ms(topic(None, "compact", size_limit=1 << 30)) == NOT_BY_TIME
