@@ -77,7 +77,11 @@ def _skip_tags(data: bytes, pos: int) -> int:
 
 def _string(data: bytes, pos: int) -> tuple[str | None, int]:
     """A compact (nullable) string: its length + 1 as an unsigned varint, 0 for null."""
-    size, pos = _uvarint(data, pos)
+    size = data[pos]
+    if size < 0x80:  # a one-byte length, as nearly every one is: no call for it
+        pos += 1
+    else:
+        size, pos = _uvarint(data, pos)
     if size == 0:
         return None, pos
     end = pos + size - 1
@@ -94,6 +98,9 @@ def _bytes(data: bytes, pos: int) -> tuple[bytes | None, int]:
 
 def _array_size(data: bytes, pos: int) -> tuple[int, int]:
     """A compact array's length (-1 for null)."""
+    size = data[pos]
+    if size < 0x80:
+        return size - 1, pos + 1
     size, pos = _uvarint(data, pos)
     return size - 1, pos
 
