@@ -221,7 +221,9 @@ def decode_offset_fetch(data: bytes) -> CommittedGroups:
         topic_count, pos = _array_size(data, pos)
         partitions: dict[TopicPartition, CommittedOffset] = {}
         errors = False
-        for _ in range(_not_null(topic_count, f"group {group_id!r}'s topics array")):
+        if topic_count < 0:  # the message named only then: not formatted for every group
+            _not_null(topic_count, f"group {group_id!r}'s topics array")
+        for _ in range(topic_count):
             size, pos = _uvarint(data, pos)
             raw = data[pos : pos + size - 1] if size else None
             known = topics.get(raw)
@@ -230,7 +232,8 @@ def decode_offset_fetch(data: bytes) -> CommittedGroups:
             name, by_index = known
             pos += max(size - 1, 0)
             partition_count, pos = _array_size(data, pos)
-            _not_null(partition_count, f"topic {name!r}'s partitions array")
+            if partition_count < 0:
+                _not_null(partition_count, f"topic {name!r}'s partitions array")
             block = data[pos : pos + partition_count * size_of]
             if (
                 len(block) == partition_count * size_of
