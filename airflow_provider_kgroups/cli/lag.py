@@ -228,10 +228,12 @@ def _document_writer(
         if not document.started:
             document.start({"taken_at_ms": part.taken_at_ms, "policy": part.policy.value})
         known = True
+        entries = {}
         for gid, g in part.groups.items():
-            entry = group_document(g, (seconds or {}).get(gid), args.seconds)
+            entry = group_document(g, (seconds or {}).get(gid), args.seconds, for_msgspec=True)
             known = known and entry["total_lag"] is not None
-            document.add(gid, entry)
+            entries[gid] = entry
+        document.add_all(entries)
         for gid, failure in part.failures.items():
             document.defer(gid, failure.to_dict())
         document.flush()
@@ -244,6 +246,7 @@ def _jsonl_writer(args) -> Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] 
     """A part as ``--format jsonl`` lines: one per group, then one per group that failed. Returns
     whether every group's total is known (read from the documents: each total computed once)."""
     encode = json_encoder(args)
+    for_msgspec = not getattr(args, "pretty", False)  # json_encoder's choice
 
     def write(part: LagSnapshot, seconds: Mapping[str, GroupLagSeconds] | None) -> bool:
         lines = []
@@ -252,7 +255,7 @@ def _jsonl_writer(args) -> Callable[[LagSnapshot, Mapping[str, GroupLagSeconds] 
             # each document encoded as soon as it is made: a part's documents are never all held
             document = {
                 "taken_at_ms": part.taken_at_ms,
-                **group_document(g, (seconds or {}).get(gid), args.seconds),
+                **group_document(g, (seconds or {}).get(gid), args.seconds, for_msgspec=for_msgspec),
             }
             known = known and document["total_lag"] is not None
             lines.append(encode(document))

@@ -131,8 +131,21 @@ def lag_ok(
     )
 
 
-def group_document(group: GroupLag, seconds: GroupLagSeconds | None, with_seconds: bool) -> dict[str, Any]:
-    data = group.to_dict()
+def group_document(
+    group: GroupLag, seconds: GroupLagSeconds | None, with_seconds: bool, *, for_msgspec: bool = False
+) -> dict[str, Any]:
+    """The group's JSON object. ``for_msgspec``: for msgspec's encoder only (the compact
+    writers), the same bytes once encoded, without a dict per partition
+    (:func:`encodable_partitions`)."""
+    data = group.document(encodable_partitions(group)) if for_msgspec else group.to_dict()
     if with_seconds:
         data["lag_seconds"] = seconds.to_dict() if seconds is not None else None
     return data
+
+
+def encodable_partitions(group: GroupLag) -> list[Any]:
+    """The group's partitions for msgspec: one without a flag or an error as itself (msgspec
+    writes a dataclass's fields in order, which are the keys and values of its ``to_dict``:
+    ``"flags":[]``, ``"error":null``), any other as its ``to_dict`` (sorted flags, the
+    error's object)."""
+    return [p if not p.flags and p.error is None else p.to_dict() for p in group.partitions]

@@ -163,6 +163,12 @@ class JsonDocumentStream:
     def add(self, key: str, value: Any) -> None:
         self._pending.append(self._encode(key) + b":" + self._encode(value))
 
+    def add_all(self, entries: Mapping[str, Any]) -> None:
+        """:meth:`add` of each entry, in order, with one call of the encoder (a mapping's
+        encoding without its braces is its entries' encodings joined by commas)."""
+        if entries:
+            self._pending.append(self._encode(entries)[1:-1])
+
     def flush(self) -> None:
         if self._pending:
             self._write((b"," if self._written else b"") + b",".join(self._pending))

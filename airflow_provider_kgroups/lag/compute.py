@@ -339,12 +339,12 @@ def _consumer_partitions(
         assigned_to = owners.get(tp) if owners else None
         if (
             commit is not None
+            and (offset := commit.offset) is not None  # None: an answer's -1, no commit
             and log_end is not None
             and commit.error is None
             and end_failure is None
             and not (left and tp.topic in left)
         ):
-            offset = commit.offset
             lost = log_start is not None and offset < log_start
             if offset > log_end:
                 lag, flags = 0, _CLAMPED_LOST if lost else _CLAMPED

@@ -127,6 +127,12 @@ class GroupLag:
         return max(known, key=lambda p: p.lag, default=None)  # type: ignore[arg-type, return-value]  # known: lag is not None
 
     def to_dict(self) -> dict[str, Any]:
+        return self.document([p.to_dict() for p in self.partitions])
+
+    def document(self, partitions: list[Any]) -> dict[str, Any]:
+        """:meth:`to_dict`'s object with ``partitions`` in its place: the compact JSON writers
+        pass each partition without a flag or an error as its :class:`PartitionLag`, which
+        msgspec encodes as the object its ``to_dict`` makes (:func:`...cli.lag_rows.encodable_partitions`)."""
         return {
             "group_id": self.group_id,
             "state": self.state.value,
@@ -135,7 +141,7 @@ class GroupLag:
             "not_found": self.not_found,
             "total_lag": self.total_lag,
             "policy": self.policy.value,
-            "partitions": [p.to_dict() for p in self.partitions],
+            "partitions": partitions,
             "error": self.error.to_dict() if self.error else None,
         }
 

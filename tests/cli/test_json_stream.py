@@ -75,6 +75,65 @@ def test_the_document_written_in_parts_is_the_document_built_whole(monkeypatch, 
         assert streamed(parts, deferred_in_memory=in_memory, monkeypatch=monkeypatch) == whole(parts)
 
 
+def test_entries_added_all_at_once_are_the_entries_added_one_by_one():
+    value = {"total_lag": 3, "partitions": [{"lag": 1.5e16, "flags": ["x"]}], "error": None}
+    entries = [("a", value), (ODD_IDS[0], {"n": "ü"}), (ODD_IDS[1], None), (ODD_IDS[2], [])]
+    for chunks in ([entries], [entries[:1], [], entries[1:]], [[], []]):
+        one_by_one: list[bytes] = []
+        all_at_once: list[bytes] = []
+        for out, add in ((one_by_one, "one"), (all_at_once, "all")):
+            document = JsonDocumentStream(out.append, "groups", "failures")
+            document.start({"taken_at_ms": T0})
+            for chunk in chunks:
+                if add == "one":
+                    for key, entry in chunk:
+                        document.add(key, entry)
+                else:
+                    document.add_all(dict(chunk))
+                document.flush()
+            document.close()
+        assert b"".join(all_at_once) == b"".join(one_by_one)
+        json.loads(b"".join(all_at_once))
+
+
+def test_a_group_for_msgspec_is_encoded_as_its_to_dict():
+    """The compact writers leave a partition without a flag or an error as its PartitionLag:
+    msgspec writes it as the object its to_dict makes; every other partition is its to_dict."""
+    from airflow_provider_kgroups.cli.lag_rows import group_document
+    from airflow_provider_kgroups.client.results import GroupState
+    from airflow_provider_kgroups.lag.model import GroupLag, LagFlag, PartitionLag
+
+    plain = partition("t", 0, 5, 10)
+    assigned = PartitionLag("t", 1, 2**40, None, 2**41, 2**41 - 2**40, frozenset(), "member-ü-1")
+    groups = [
+        group("plain", plain, assigned),
+        group(
+            "flags", partition("t", 0, 50, 40, flags=[LagFlag.TOPIC_UNASSIGNED]), partition("u", 3, 1, 9, 4)
+        ),
+        group("no-commit", partition("t", 0, None, 10), plain),
+        group(
+            "error",
+            PartitionLag(
+                "t", 0, 5, 0, None, None, frozenset({LagFlag.ERROR}), None, Failure(6, "not leader")
+            ),
+            PartitionLag("t", 1, 5, 0, 9, 4, frozenset(), None, Failure(6)),  # an error, no flag
+        ),
+        GroupLag("failed", GroupState.UNKNOWN, "", 0, (), Failure(15)),  # not described
+        group("not-found", state="Dead", members=0),
+        group("share", plain, protocol_type="share"),
+        group(ODD_IDS[2]),
+    ]
+    encode = msgspec.json.Encoder().encode
+    for g in groups:
+        for with_seconds in (False, True):
+            compact = group_document(g, None, with_seconds, for_msgspec=True)
+            assert encode(compact) == encode(group_document(g, None, with_seconds)), g.group_id
+    assert any(
+        isinstance(p, PartitionLag)
+        for p in group_document(groups[0], None, False, for_msgspec=True)["partitions"]
+    )
+
+
 def test_an_error_closes_the_open_objects_and_is_the_last_field():
     parts = [([("a", {"total_lag": 1})], [("f", {"code": 30})]), ([("b", {"total_lag": 2})], [])]
     text = streamed(parts, error=NoBrokerAvailable("no broker answered Metadata"))

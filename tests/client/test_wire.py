@@ -309,6 +309,43 @@ def test_offset_fetch_skips_unknown_tagged_fields_at_every_level(version):
     )
 
 
+@pytest.mark.parametrize("version", [8, 9])
+def test_offset_fetch_topics_of_plain_partitions_and_of_mixed_ones(version):
+    """A topic whose partitions all have the plain shape (read with one unpack: no commit, an
+    unknown epoch, an error among them) and one whose plain partitions come before one that is
+    not (read partition by partition), in the same group."""
+
+    def partition(index, offset, epoch, metadata, error):
+        return struct.pack(">iqi", index, offset, epoch) + cstr(metadata) + struct.pack(">h", error) + b"\x00"
+
+    plain = [partition(0, -1, -1, "", 0), partition(1, 7, 2, "", 0), partition(2, 8, -1, "", 3)]
+    mixed = [partition(0, 5, 0, "", 0), partition(1, 6, 0, "", 0), partition(2, 9, 1, "meta", 0)]
+    body = (
+        struct.pack(">i", 0)
+        + carray(
+            [
+                cstr("g1")
+                + carray([cstr("plain") + carray(plain) + b"\x00", cstr("mixed") + carray(mixed) + b"\x00"])
+                + struct.pack(">h", 0)
+                + b"\x00",
+            ]
+        )
+        + b"\x00"
+    )
+    data = struct.pack(">i", 42) + b"\x00" + body
+    assert_offset_fetch_same(data, version)
+    ours = decoder_for(OffsetFetchResponse, version)(data)
+    assert [(tp.topic, tp.partition, c) for tp, c in ours.groups[0].partitions.items()] == [
+        ("plain", 0, CommittedOffset(None, "", None, None)),
+        ("plain", 1, CommittedOffset(7, "", 2, None)),
+        ("plain", 2, CommittedOffset(8, "", None, Failure(3))),
+        ("mixed", 0, CommittedOffset(5, "", 0, None)),
+        ("mixed", 1, CommittedOffset(6, "", 0, None)),
+        ("mixed", 2, CommittedOffset(9, "meta", 1, None)),
+    ]
+    assert ours.groups[0].errors
+
+
 def test_offset_fetch_of_many_groups_matches_kafka_python():
     """A response as big as one chunk (1,000 groups of 4 partitions), varint lengths past one byte."""
     R = OffsetFetchResponse

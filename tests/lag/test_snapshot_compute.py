@@ -117,6 +117,17 @@ def test_committed_offset_read_with_an_error_is_an_error_partition():
     assert LagFlag.ERROR in only.flags and only.lag is None and only.error.code == 88
 
 
+@pytest.mark.parametrize("policy", list(P))
+def test_a_commit_read_as_no_offset_is_a_partition_without_a_commit(policy):
+    """An answer's -1 (CommittedOffset(None), no error: what OffsetFetch says of a named partition
+    the group never committed) is decided by the policy, as if the partition had no commit."""
+    committed = {"g": GroupOffsets("g", {tp("t", 0): CommittedOffset(None)})}
+    snap = compute_lag({"g": description("g")}, committed, {tp("t", 0): 4}, {tp("t", 0): 10}, policy, T0)
+    (only,) = snap.groups["g"].partitions
+    assert only == partition_lag(tp("t", 0), None, 4, 10, policy)
+    assert LagFlag.NO_COMMIT in only.flags
+
+
 def test_groups_whose_offsets_failed_are_failures_and_described_only_groups_keep_their_lag():
     committed = KeyedResults({"b": offsets("b", {tp("t", 0): 5})}, {"a": Failure(30, "denied")})
     described = KeyedResults({"a": description("a")}, {"b": Failure(15)})

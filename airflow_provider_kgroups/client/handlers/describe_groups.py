@@ -132,16 +132,22 @@ class DescribeGroupsHandler(Handler[str, "GroupDescription | NotDescribed"]):
                 outcome.completed[group_id] = NotDescribed()
                 continue
             consumer = group.protocol_type in ("consumer", "")
-            members = tuple(
-                MemberDescription(
-                    member_id=m.member_id,
-                    group_instance_id=m.group_instance_id,
-                    client_id=m.client_id,
-                    client_host=m.client_host,
-                    assignment=decode_assignment(m.member_assignment) if consumer else (),
-                    subscribed_topics=decode_subscription(m.member_metadata) if consumer else (),
+            members = (
+                tuple(
+                    MemberDescription(
+                        member_id=m.member_id,
+                        group_instance_id=m.group_instance_id,
+                        client_id=m.client_id,
+                        client_host=m.client_host,
+                        assignment=decode_assignment(m.member_assignment) if consumer else (),
+                        subscribed_topics=decode_subscription(m.member_metadata) if consumer else (),
+                    )
+                    for m in group.members
                 )
-                for m in group.members
+                # an Empty group, as most of a big cluster's are: no generator for no member (a
+                # null array, which the spec does not allow, still fails as before: not iterable)
+                if group.members != []
+                else ()
             )
             outcome.completed[group_id] = GroupDescription(
                 group_id=group_id,
