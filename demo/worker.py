@@ -206,6 +206,12 @@ class ConsumerWorker(Worker):
         consumer = None
         try:
             consumer = KafkaConsumer(**self._config)
+            # The topics' partitions known before the first join: kafka-python 3 otherwise joins
+            # with none (a topic created just before), assigns nothing, and rejoins when its
+            # metadata arrives; that second rebalance was seen to stall past 30 s (the leader's
+            # assignment never applied). With the metadata first, a member usually joins once.
+            for topic in self.topics:
+                consumer.partitions_for_topic(topic)
             consumer.subscribe(self.topics)
             paused_applied = False
             while not self._stop.is_set():
