@@ -49,17 +49,21 @@ def _transport(bootstrap: str) -> tuple[ClusterMetadata, ConnectionPool]:
     return metadata, ConnectionPool(config, metadata)
 
 
+async def _cluster(bootstrap: str):
+    """The transport and the cluster's Metadata (all topics) from the first broker, its brokers learnt."""
+    metadata, pool = _transport(bootstrap)
+    first = await pool.any()
+    meta = await first.send(
+        MetadataRequest(topics=None, allow_auto_topic_creation=False), first.version_for(MetadataRequest), 30
+    )
+    metadata.learn_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
+    return pool, first, meta
+
+
 def run_floor(bootstrap: str, groups: list[str]) -> dict:
     async def work():
         started = time.perf_counter()
-        metadata, pool = _transport(bootstrap)
-        first = await pool.any()
-        meta = await first.send(
-            MetadataRequest(topics=None, allow_auto_topic_creation=False),
-            first.version_for(MetadataRequest),
-            30,
-        )
-        metadata.learn_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
+        pool, first, meta = await _cluster(bootstrap)
         conns = {
             b.node_id: c
             for b, c in zip(meta.brokers, await asyncio.gather(*(pool.get(b.node_id) for b in meta.brokers)))
@@ -246,14 +250,7 @@ def run_lag_floor(bootstrap: str, pattern: str) -> dict:
     sum of their lags (what bench_cli checks)."""
 
     async def work() -> dict:
-        metadata, pool = _transport(bootstrap)
-        first = await pool.any()
-        meta = await first.send(
-            MetadataRequest(topics=None, allow_auto_topic_creation=False),
-            first.version_for(MetadataRequest),
-            30,
-        )
-        metadata.learn_brokers({b.node_id: BrokerAddress(b.host, b.port) for b in meta.brokers})
+        pool, _, meta = await _cluster(bootstrap)
         conns = await asyncio.gather(*(pool.get(b.node_id) for b in meta.brokers))
         listings = await asyncio.gather(
             *(
